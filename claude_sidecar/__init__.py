@@ -1,0 +1,1 @@
+"""claude-sidecar: embed the Claude Code agent in any editor."""

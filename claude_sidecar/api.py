@@ -1,0 +1,300 @@
+"""The ``claude/*`` JSON-RPC surface: every method, parameter, result and notification.
+
+These msgspec types are the single source of truth for the protocol. The server
+decodes client params into them once, results and notifications are encoded from them,
+and docs/protocol.md is checked against them by the test suite.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+
+from .errors import InvalidParams
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+ChannelState = Literal["starting", "idle", "running", "awaitingPermission", "exited"]
+DeltaKind = Literal["text", "thinking", "toolInput"]
+
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class Params(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True):
+    """Base of every request's params: camelCase keys, unknown keys rejected."""
+
+
+class Result(msgspec.Struct, rename="camel", omit_defaults=True):
+    """Base of every result and notification: camelCase keys, unset optionals omitted."""
+
+
+def _require_uuid(field: str, value: str | None) -> None:
+    if value is not None and not _UUID.match(value):
+        raise InvalidParams(field, f"is not a UUID ({value[:60]!r})", "pass a UUID such as "
+                            "'0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out")
+
+
+def _require_directory(field: str, value: str) -> None:
+    if "\x00" in value or not os.path.isabs(value):
+        raise InvalidParams(field, f"is not an absolute path ({value[:200]!r})",
+                            "pass the absolute path of an existing directory")
+    if not os.path.isdir(value):
+        raise InvalidParams(field, f"is not an existing directory ({value[:200]!r})",
+                            "create it first or pass an existing directory")
+
+
+# ---------------------------------------------------------------- initialize
+
+class InitializationOptions(Params):
+    """``initializationOptions`` of the LSP ``initialize`` request (all optional)."""
+
+    client_name: str | None = None
+    cli_path: str | None = None
+
+
+# ---------------------------------------------------------------- requests
+
+class NewChannelParams(Params):
+    """``claude/newChannel``: start one CLI process for one conversation."""
+
+    cwd: str
+    model: str | None = None
+    permission_mode: PermissionMode | None = None
+    resume: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    allowed_tools: list[NonEmpty] | None = None
+    disallowed_tools: list[NonEmpty] | None = None
+    add_dirs: list[str] | None = None
+    max_thinking_tokens: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    env: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        _require_directory("cwd", self.cwd)
+        _require_uuid("resume", self.resume)
+        for i, directory in enumerate(self.add_dirs or ()):
+            _require_directory(f"addDirs[{i}]", directory)
+        if self.system_prompt is not None and self.append_system_prompt is not None:
+            raise InvalidParams("appendSystemPrompt", "cannot be combined with systemPrompt",
+                                "pass one of systemPrompt (replace) or appendSystemPrompt (add)")
+
+
+class NewChannelResult(Result):
+    channel_id: str
+    pid: int
+    session_id: str
+
+
+class ChannelParams(Params):
+    """Params naming one channel (``claude/interrupt``, ``claude/closeChannel``)."""
+
+    channel_id: NonEmpty
+
+
+class TextBlock(msgspec.Struct, tag="text", forbid_unknown_fields=True):
+    """A text content block."""
+
+    text: str
+
+
+class ImageBlock(msgspec.Struct, tag="image", rename="camel", forbid_unknown_fields=True):
+    """An image content block: base64 ``data`` of ``mediaType``."""
+
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: NonEmpty
+
+
+ContentBlock = TextBlock | ImageBlock
+
+
+class SendMessageParams(Params):
+    """``claude/sendMessage``: queue one user message on a channel."""
+
+    channel_id: NonEmpty
+    text: str | None = None
+    content: list[ContentBlock] | None = None
+    uuid: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.content is None):
+            raise InvalidParams("text", "and `content` are both set or both missing",
+                                "pass exactly one: `text` (a string) or `content` (blocks)")
+        if self.content is not None and not self.content:
+            raise InvalidParams("content", "is empty", "pass at least one text or image block")
+        _require_uuid("uuid", self.uuid)
+
+    def cli_content(self) -> list[dict[str, Any]]:
+        """The message content in the Anthropic shape the CLI expects."""
+        if self.text is not None:
+            return [{"type": "text", "text": self.text}]
+        blocks: list[dict[str, Any]] = []
+        for block in self.content or ():
+            if isinstance(block, TextBlock):
+                blocks.append({"type": "text", "text": block.text})
+            else:
+                blocks.append({"type": "image", "source": {
+                    "type": "base64", "media_type": block.media_type, "data": block.data}})
+        return blocks
+
+
+class SendMessageResult(Result):
+    message_id: str
+
+
+class SetModelParams(Params):
+    """``claude/setModel``: switch the model of a channel (null: the default model)."""
+
+    channel_id: NonEmpty
+    model: str | None
+
+
+class SetPermissionModeParams(Params):
+    """``claude/setPermissionMode``: switch a channel's permission mode."""
+
+    channel_id: NonEmpty
+    mode: PermissionMode
+
+
+class ListChannelsParams(Params):
+    """``claude/listChannels`` takes no parameters."""
+
+
+class ExitInfo(Result):
+    """How a channel's CLI process ended."""
+
+    code: int | None
+    signal: int | None
+    stderr_tail: str
+
+
+class ChannelInfo(Result):
+    channel_id: str
+    pid: int
+    session_id: str
+    cwd: str
+    state: ChannelState
+    model: str | None = None
+    permission_mode: str | None = None
+    exit: ExitInfo | None = None
+
+
+class ListChannelsResult(Result):
+    channels: list[ChannelInfo]
+
+
+class Ok(Result):
+    """The result of requests that only confirm."""
+
+    ok: bool = True
+
+
+class CloseChannelResult(Result):
+    exit: ExitInfo
+
+
+# ---------------------------------------------------------------- notifications
+
+class DeltaNotification(Result):
+    """``claude/delta``: one streamed content delta."""
+
+    channel_id: str
+    seq: int
+    kind: DeltaKind
+    index: int
+    text: str
+    parent_tool_use_id: str | None = None
+
+
+class MessageNotification(Result):
+    """``claude/message``: one CLI message, verbatim."""
+
+    channel_id: str
+    seq: int
+    message: msgspec.Raw
+
+
+class StatusNotification(Result):
+    """``claude/status``: the channel's state changed."""
+
+    channel_id: str
+    seq: int
+    state: ChannelState
+    session_id: str
+    model: str | None = None
+    permission_mode: str | None = None
+    exit: ExitInfo | None = None
+
+
+# ---------------------------------------------------------------- the table
+
+@dataclass(frozen=True)
+class Method:
+    """One ``claude/*`` request: its params and result types and what it does."""
+
+    name: str
+    params: type[Params]
+    result: type[Result]
+    summary: str
+
+
+METHODS: tuple[Method, ...] = (
+    Method("claude/newChannel", NewChannelParams, NewChannelResult,
+           "Start a CLI process for one conversation in `cwd`."),
+    Method("claude/sendMessage", SendMessageParams, SendMessageResult,
+           "Queue a user message; returns its uuid as soon as it is queued."),
+    Method("claude/interrupt", ChannelParams, Ok, "Stop the running turn."),
+    Method("claude/closeChannel", ChannelParams, CloseChannelResult,
+           "End the CLI process gracefully and forget the channel."),
+    Method("claude/listChannels", ListChannelsParams, ListChannelsResult,
+           "Every open channel with its state."),
+    Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
+    Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
+           "Switch the channel's permission mode."),
+)
+
+NOTIFICATIONS: dict[str, type[Result]] = {
+    "claude/delta": DeltaNotification,
+    "claude/message": MessageNotification,
+    "claude/status": StatusNotification,
+}
+
+
+# ---------------------------------------------------------------- decoding
+
+_FIELD_RE = re.compile(r"`\$\.([^`]+)`")
+_MISSING_RE = re.compile(r"missing required field `([^`]+)`")
+_UNKNOWN_RE = re.compile(r"unknown field `([^`]+)`")
+
+
+P = TypeVar("P", bound=Params)
+
+
+def decode_params(method: str, params_type: type[P], params: Any, prefix: str = "") -> P:
+    """Turn a request's raw params into ``params_type`` or raise ``InvalidParams``.
+
+    ``prefix`` is prepended to field names in errors (e.g. ``initializationOptions.``).
+    """
+    if params is None:
+        params = {}
+    try:
+        return msgspec.convert(params, params_type, strict=True)
+    except msgspec.ValidationError as e:
+        text = str(e)
+        fix = f"see {method} in docs/protocol.md"
+        if m := _MISSING_RE.search(text):
+            prefix = _FIELD_RE.search(text)
+            field = f"{prefix.group(1)}.{m.group(1)}" if prefix else m.group(1)
+            raise InvalidParams(prefix + field, "is required", fix) from e
+        if m := _UNKNOWN_RE.search(text):
+            prefix = _FIELD_RE.search(text)
+            field = f"{prefix.group(1)}.{m.group(1)}" if prefix else m.group(1)
+            raise InvalidParams(prefix + field, "is not a known parameter",
+                                f"remove it or check its spelling; {fix}") from e
+        m = _FIELD_RE.search(text)
+        field = prefix + m.group(1) if m else prefix.rstrip(".") or "params"
+        problem = text.split(" - at ")[0]
+        raise InvalidParams(field, f"is invalid: {problem}", fix) from e

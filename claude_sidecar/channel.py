@@ -1,0 +1,291 @@
+"""One conversation: a CLI process, its in-queue, its state and its control requests.
+
+The channel reads every stdout line once, routes it (content deltas become
+``claude/delta``, control traffic is correlated, everything else is forwarded verbatim
+as ``claude/message``) and keeps a small state machine whose every change is logged and
+emitted as ``claude/status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import secrets
+import uuid as uuidlib
+from typing import Any
+
+import msgspec
+
+from . import wire
+from .api import ExitInfo, NewChannelParams
+from .errors import (
+    ChannelExited,
+    CliStartFailed,
+    ControlRequestFailed,
+    ControlRequestTimeout,
+)
+from .launch import LaunchSpec
+from .outbox import Outbox
+from .transport import Transport
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 60.0
+CONTROL_TIMEOUT = 30.0
+
+_DELTA_KINDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "toolInput"}
+
+
+class State(enum.StrEnum):
+    """Where a channel is in its life."""
+
+    STARTING = "starting"
+    IDLE = "idle"
+    RUNNING = "running"
+    AWAITING_PERMISSION = "awaitingPermission"
+    EXITED = "exited"
+
+
+class Channel:
+    """One CLI process serving one conversation."""
+
+    def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
+                 outbox: Outbox) -> None:
+        self.id = channel_id
+        self.options = options
+        self.cwd = options.cwd
+        self.session_id = options.resume or session_id
+        self.model = options.model
+        self.permission_mode = options.permission_mode
+        self.state = State.STARTING
+        self.exit: ExitInfo | None = None
+        self.init_response: dict[str, Any] | None = None
+        self._outbox = outbox
+        self._transport: Transport | None = None
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
+        self._request_ids = itertools.count(1)
+        self._turns_queued = 0
+        self._tasks: list[asyncio.Task[None]] = []
+        self._exited = asyncio.Event()
+
+    # ------------------------------------------------------------ life cycle
+
+    @property
+    def pid(self) -> int:
+        """The CLI's process id (0 before it is spawned)."""
+        return self._transport.pid if self._transport else 0
+
+    async def start(self, launch: LaunchSpec) -> None:
+        """Spawn the CLI and complete the ``initialize`` handshake.
+
+        Raises ``CliStartFailed`` if the process cannot start or exits before answering.
+        """
+        try:
+            self._transport = await Transport.spawn(launch.argv, cwd=launch.cwd, env=launch.env)
+        except OSError as e:
+            raise CliStartFailed(f"{type(e).__name__}: {e}") from e
+        self._tasks = [
+            asyncio.create_task(self._write_loop(), name=f"{self.id}-writer"),
+            asyncio.create_task(self._read_loop(), name=f"{self.id}-reader"),
+        ]
+        try:
+            reply = await self.control("initialize", START_TIMEOUT, hooks=None)
+        except (ChannelExited, ControlRequestTimeout, ControlRequestFailed) as e:
+            tail = self._transport.stderr_tail()
+            await self.close(grace=0.5)
+            raise CliStartFailed(e.message, tail) from e
+        self.init_response = msgspec.json.decode(reply) if reply else {}
+        mode = self.init_response.get("current_permission_mode")
+        if isinstance(mode, str) and self.permission_mode is None:
+            self.permission_mode = mode
+        self._set_state(State.IDLE)
+
+    async def close(self, grace: float = 5.0) -> ExitInfo:
+        """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
+        assert self._transport is not None
+        if self.exit is None:
+            await self._transport.shutdown(grace=grace)
+            await self._exited.wait()
+        for task in self._tasks:
+            task.cancel()
+        assert self.exit is not None
+        return self.exit
+
+    def kill_now(self) -> None:
+        """SIGKILL the CLI's process group; used when the daemon itself is going away."""
+        if self._transport is not None and self.exit is None:
+            self._transport.kill_now()
+
+    # ------------------------------------------------------------ requests
+
+    def send_user_message(self, content: list[dict[str, Any]], message_id: str | None) -> str:
+        """Queue a user turn; returns its uuid. Messages sent during a turn queue up."""
+        self._require_alive()
+        message_id = message_id or str(uuidlib.uuid4())
+        self._queue.put_nowait(wire.user_message(content, message_id))
+        self._turns_queued += 1
+        if self.state == State.IDLE:
+            self._set_state(State.RUNNING)
+        return message_id
+
+    async def interrupt(self) -> None:
+        """Stop the running turn; the channel stays usable."""
+        await self.control("interrupt", CONTROL_TIMEOUT)
+
+    async def set_model(self, model: str | None) -> None:
+        """Switch the model for the following turns."""
+        await self.control("set_model", CONTROL_TIMEOUT, model=model)
+        self.model = model
+        self._emit_status()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Switch the permission mode."""
+        await self.control("set_permission_mode", CONTROL_TIMEOUT, mode=mode)
+        self.permission_mode = mode
+        self._emit_status()
+
+    async def control(self, subtype: str, timeout: float, **fields: Any) -> msgspec.Raw:
+        """Send a control request to the CLI and wait for its answer (empty if it had none)."""
+        self._require_alive()
+        request_id = f"req_{next(self._request_ids)}_{secrets.token_hex(4)}"
+        future: asyncio.Future[msgspec.Raw] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (subtype, future)
+        self._queue.put_nowait(wire.control_request(request_id, {"subtype": subtype, **fields}))
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError as e:
+            raise ControlRequestTimeout(subtype, timeout) from e
+        finally:
+            self._pending.pop(request_id, None)
+
+    def _require_alive(self) -> None:
+        if self.exit is not None:
+            raise ChannelExited(self.id, self.exit.code, self.exit.signal)
+
+    # ------------------------------------------------------------ state
+
+    def _set_state(self, state: State) -> None:
+        if state == self.state:
+            return
+        log.info("channel %s: %s -> %s", self.id, self.state, state)
+        self.state = state
+        self._emit_status()
+
+    def _emit_status(self) -> None:
+        self._outbox.status(self.state, self.session_id, self.model, self.permission_mode,
+                            self.exit)
+
+    # ------------------------------------------------------------ I/O loops
+
+    async def _write_loop(self) -> None:
+        assert self._transport is not None
+        while True:
+            data = await self._queue.get()
+            try:
+                await self._transport.write(data)
+            except (BrokenPipeError, ConnectionResetError) as e:
+                # The reader sees EOF and reports the exit; nothing more to write.
+                log.info("channel %s: stdin closed (%s)", self.id, e)
+                return
+
+    async def _read_loop(self) -> None:
+        assert self._transport is not None
+        try:
+            async for raw in self._transport.lines():
+                self._route(raw)
+        finally:
+            info = await self._transport.wait()
+            self.exit = ExitInfo(code=info.code, signal=info.signal,
+                                 stderr_tail=self._transport.stderr_tail())
+            for subtype, future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ChannelExited(self.id, info.code, info.signal))
+            log.info("channel %s: CLI exited (code %s, signal %s)", self.id, info.code,
+                     info.signal)
+            self._set_state(State.EXITED)
+            self._exited.set()
+
+    def _route(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        try:
+            line = wire.line_decoder.decode(raw)
+        except msgspec.ValidationError:
+            # Valid JSON that is not a typed message: pass it on, the client may know it.
+            self._outbox.message(raw)
+            return
+        except msgspec.DecodeError:
+            log.warning("channel %s: skipping non-JSON line: %.200r", self.id, raw)
+            return
+        kind = line.type
+        if kind == "stream_event" and line.event is not None:
+            event = line.event
+            delta = event.delta
+            if event.type == "content_block_delta" and delta is not None:
+                delta_kind = _DELTA_KINDS.get(delta.type)
+                text = delta.text if delta_kind == "text" else (
+                    delta.thinking if delta_kind == "thinking" else delta.partial_json)
+                if delta_kind is not None and text is not None:
+                    self._outbox.delta(delta_kind, event.index or 0, text,  # type: ignore[arg-type]
+                                       line.parent_tool_use_id)
+                    return
+            self._outbox.message(raw)
+        elif kind == "control_response" and line.response is not None:
+            self._resolve(line.response)
+        elif kind == "control_request" and line.request_id is not None:
+            self._answer_cli_request(line.request_id, line.request, raw)
+        else:
+            self._outbox.message(raw)
+            if kind == "system" and line.subtype == "init":
+                self._note_init(line)
+            elif kind == "result":
+                self._note_result()
+
+    def _resolve(self, response: wire.ControlResponseBody) -> None:
+        entry = self._pending.get(response.request_id)
+        if entry is None:
+            # With --replay-user-messages the CLI echoes our own answers back; ignore them.
+            log.debug("channel %s: control_response for unknown id %s", self.id,
+                      response.request_id)
+            return
+        subtype, future = entry
+        if future.done():
+            return
+        if response.subtype == "success":
+            future.set_result(response.response)
+        else:
+            future.set_exception(ControlRequestFailed(subtype, response.error or "unknown error"))
+
+    def _answer_cli_request(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
+        subtype = "?"
+        if request:
+            try:
+                subtype = wire.control_head_decoder.decode(request).subtype
+            except msgspec.MsgspecError:
+                pass
+        # No feature handles this request yet: the client sees it, and the CLI gets a
+        # clear refusal instead of waiting forever.
+        log.warning("channel %s: unsupported control request %s", self.id, subtype)
+        self._outbox.message(raw)
+        self._queue.put_nowait(wire.control_error(
+            request_id, f"claude-sidecar does not support control request `{subtype}`"))
+
+    def _note_init(self, line: wire.CliLine) -> None:
+        changed = False
+        if line.session_id and line.session_id != self.session_id:
+            self.session_id, changed = line.session_id, True
+        if line.model and line.model != self.model:
+            self.model, changed = line.model, True
+        if line.permissionMode and line.permissionMode != self.permission_mode:
+            self.permission_mode, changed = line.permissionMode, True
+        if changed:
+            self._emit_status()
+
+    def _note_result(self) -> None:
+        self._turns_queued = max(0, self._turns_queued - 1)
+        if self._turns_queued == 0:
+            self._set_state(State.IDLE)

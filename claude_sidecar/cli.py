@@ -1,0 +1,80 @@
+"""The ``claude-sidecar`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+DESCRIPTION = """\
+claude-sidecar embeds the Claude Code agent in editors. An editor plugin starts it
+with --stdio and speaks LSP-style JSON-RPC (Content-Length framing) with claude/*
+methods over stdin/stdout; see docs/protocol.md. stdout carries JSON-RPC only: logs go
+to stderr, or to the file given with --log-file.
+"""
+
+EPILOG = """\
+commands:
+  claude-sidecar --stdio            serve one editor over stdin/stdout (what plugins run)
+  claude-sidecar demo               play a scripted session against the real CLI and the
+                                    built-in stand-in model: no API key needed
+  claude-sidecar scripted-model     run the stand-in model (Anthropic Messages API) alone
+
+The Claude Code CLI is looked up in this order: --cli, $CLAUDE_SIDECAR_CLI, `claude`
+on PATH, the binary bundled in the claude-agent-sdk package, ~/.claude/local/claude.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claude-sidecar", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stdio", action="store_true",
+                        help="serve JSON-RPC on stdin/stdout (the mode editor plugins use)")
+    parser.add_argument("--cli", metavar="PATH", help="path of the Claude Code CLI binary")
+    parser.add_argument("--log-file", metavar="PATH",
+                        help="append logs to this file instead of stderr")
+    parser.add_argument("--log-level", default="INFO",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default: INFO")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = sub.add_parser("demo", help="play a scripted session with the stand-in model")
+    demo.add_argument("--prompt", help="the prompt to send (default: the demo's own)")
+    model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
+    model.add_argument("--scenario", metavar="FILE",
+                       help="scenario JSON (default: the demo scenario); see docs/scripted-model.md")
+    model.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: free)")
+    return parser
+
+
+def _configure_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (logging.FileHandler(log_file) if log_file
+                                else logging.StreamHandler(sys.stderr))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    # pygls logs every message body at INFO; that is noise and costs time per delta.
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``claude-sidecar`` console script and ``python -m claude_sidecar``."""
+    args = _parser().parse_args(argv)
+    _configure_logging(args.log_level, args.log_file)
+    if args.command == "demo":
+        from .demo import run_demo
+        return run_demo(cli_path=args.cli, prompt=args.prompt)
+    if args.command == "scripted-model":
+        from .scripted import DEMO_SCENARIO_PATH, load_scenario
+        from .scripted.server import serve
+        scenario = load_scenario(args.scenario or DEMO_SCENARIO_PATH)
+        serve(scenario, "127.0.0.1", args.port)
+        return 0
+    if args.stdio:
+        from .server import build_server
+        from .stdio import serve_stdio
+        return serve_stdio(build_server(cli_path=args.cli))
+    _parser().print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Every error the daemon reports, with its JSON-RPC code.
+
+Each class carries structured fields in ``data`` so a client can act on the error
+without parsing the message. The codes are documented in docs/protocol.md; the
+table ``ERROR_CODES`` below is the single source for that section.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+
+
+class SidecarError(JsonRpcException):
+    """Base of every error the daemon sends as a JSON-RPC error response."""
+
+    CODE = -32603
+    NAME = "internalError"
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message=message, code=self.CODE, data={"name": self.NAME, **data})
+
+
+class InvalidParams(SidecarError):
+    """A request parameter is missing, has the wrong type, or an invalid value."""
+
+    CODE = -32602
+    NAME = "invalidParams"
+
+    def __init__(self, field: str, problem: str, fix: str) -> None:
+        super().__init__(f"invalid params: `{field}` {problem}; {fix}", field=field)
+
+
+class ServerNotInitialized(SidecarError):
+    """A ``claude/*`` request arrived before ``initialize``."""
+
+    CODE = -32002
+    NAME = "serverNotInitialized"
+
+    def __init__(self, method: str) -> None:
+        super().__init__(
+            f"{method} was sent before `initialize`; send `initialize` first",
+            method=method,
+        )
+
+
+class ChannelNotFound(SidecarError):
+    """The ``channelId`` names no channel of this daemon."""
+
+    CODE = -32001
+    NAME = "channelNotFound"
+
+    def __init__(self, channel_id: str) -> None:
+        super().__init__(
+            f"no channel `{channel_id}`; use a channelId returned by claude/newChannel "
+            "(claude/listChannels lists the open ones)",
+            channelId=channel_id,
+        )
+
+
+class ChannelExited(SidecarError):
+    """The channel's CLI process has exited; the request cannot be served."""
+
+    CODE = -32003
+    NAME = "channelExited"
+
+    def __init__(self, channel_id: str, exit_code: int | None, signal: int | None) -> None:
+        super().__init__(
+            f"channel `{channel_id}` has exited (exit code {exit_code}, signal {signal}); "
+            "open a new channel with claude/newChannel (pass `resume` with its sessionId "
+            "to continue the conversation)",
+            channelId=channel_id,
+            exitCode=exit_code,
+            signal=signal,
+        )
+
+
+class CliNotFound(SidecarError):
+    """No Claude Code CLI binary was found in any of the places looked."""
+
+    CODE = -32004
+    NAME = "cliNotFound"
+
+    def __init__(self, looked: list[str]) -> None:
+        places = "; ".join(looked)
+        super().__init__(
+            f"Claude Code CLI not found (looked in: {places}); install it "
+            "(`npm install -g @anthropic-ai/claude-code` or `pip install claude-agent-sdk`), "
+            "or pass `--cli PATH` / set CLAUDE_SIDECAR_CLI / the `cliPath` initialize option",
+            looked=looked,
+        )
+
+
+class CliStartFailed(SidecarError):
+    """The CLI binary exists but could not be started or died during start-up."""
+
+    CODE = -32005
+    NAME = "cliStartFailed"
+
+    def __init__(self, reason: str, stderr_tail: str = "") -> None:
+        super().__init__(
+            f"the Claude Code CLI failed to start: {reason}; check the CLI path, the cwd and "
+            "the stderr tail in `data.stderrTail`",
+            reason=reason,
+            stderrTail=stderr_tail,
+        )
+
+
+class ControlRequestFailed(SidecarError):
+    """The CLI answered a control request with an error."""
+
+    CODE = -32006
+    NAME = "controlRequestFailed"
+
+    def __init__(self, subtype: str, error: str) -> None:
+        super().__init__(
+            f"the CLI refused `{subtype}`: {error}; check the value you sent "
+            "(the channel is still usable)",
+            subtype=subtype,
+            cliError=error,
+        )
+
+
+class ControlRequestTimeout(SidecarError):
+    """The CLI did not answer a control request in time."""
+
+    CODE = -32007
+    NAME = "controlRequestTimeout"
+
+    def __init__(self, subtype: str, timeout: float) -> None:
+        super().__init__(
+            f"the CLI did not answer `{subtype}` within {timeout:g} s; the CLI may be hung: "
+            "retry, or close the channel with claude/closeChannel",
+            subtype=subtype,
+            timeoutSeconds=timeout,
+        )
+
+
+ERROR_CODES: tuple[type[SidecarError], ...] = (
+    InvalidParams,
+    ServerNotInitialized,
+    ChannelNotFound,
+    ChannelExited,
+    CliNotFound,
+    CliStartFailed,
+    ControlRequestFailed,
+    ControlRequestTimeout,
+)
+"""Every error class, in the order docs/protocol.md lists them."""

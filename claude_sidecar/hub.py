@@ -1,0 +1,87 @@
+"""The set of channels of one daemon: ids, creation, lookup and teardown."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import uuid as uuidlib
+from collections.abc import Mapping
+
+from .api import ChannelInfo, ExitInfo, NewChannelParams
+from .channel import Channel
+from .discovery import find_cli
+from .errors import ChannelNotFound
+from .launch import build_launch
+from .outbox import Outbox, Sink
+
+log = logging.getLogger(__name__)
+
+
+class Hub:
+    """Owns every channel; the server's handlers go through it."""
+
+    def __init__(self, sink: Sink, *, cli_path: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self._sink = sink
+        self.cli_path = cli_path
+        self._env = env
+        self._channels: dict[str, Channel] = {}
+        self._ids = itertools.count(1)
+
+    async def new_channel(self, options: NewChannelParams) -> Channel:
+        """Start a CLI for ``options`` and return its channel once the CLI is ready."""
+        cli = find_cli(self.cli_path, self._env)
+        channel_id = f"ch-{next(self._ids)}"
+        session_id = str(uuidlib.uuid4())
+        channel = Channel(channel_id, options, session_id, Outbox(channel_id, self._sink))
+        launch = build_launch(cli, options, session_id, self._env)
+        self._channels[channel_id] = channel
+        try:
+            await channel.start(launch)
+        except BaseException:
+            self._channels.pop(channel_id, None)
+            raise
+        return channel
+
+    def get(self, channel_id: str) -> Channel:
+        """The channel named ``channel_id`` or ``ChannelNotFound``."""
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            raise ChannelNotFound(channel_id)
+        return channel
+
+    async def close_channel(self, channel_id: str) -> ExitInfo:
+        """Close one channel and forget it."""
+        channel = self.get(channel_id)
+        try:
+            return await channel.close()
+        finally:
+            self._channels.pop(channel_id, None)
+
+    def list(self) -> list[ChannelInfo]:
+        """Describe every channel, oldest first."""
+        return [
+            ChannelInfo(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
+                        state=c.state.value, model=c.model,  # type: ignore[arg-type]
+                        permission_mode=c.permission_mode, exit=c.exit)
+            for c in self._channels.values()
+        ]
+
+    async def close_all(self, grace: float = 5.0) -> None:
+        """Close every channel concurrently (used at shutdown and when the client leaves)."""
+        channels = list(self._channels.values())
+        if channels:
+            log.info("closing %d channel(s)", len(channels))
+        results = await asyncio.gather(*(c.close(grace=grace) for c in channels),
+                                       return_exceptions=True)
+        for channel, result in zip(channels, results):
+            if isinstance(result, BaseException):
+                log.error("channel %s: close failed: %r", channel.id, result)
+                channel.kill_now()
+            self._channels.pop(channel.id, None)
+
+    def kill_all_now(self) -> None:
+        """SIGKILL every CLI at once; the last resort when the event loop is gone."""
+        for channel in self._channels.values():
+            channel.kill_now()

@@ -1,0 +1,73 @@
+"""The command line and environment of one CLI process, built from channel options."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .api import NewChannelParams
+
+ENTRYPOINT = "claude-sidecar"
+
+# Variables that would make the CLI misbehave under a daemon: CLAUDECODE makes it refuse
+# to start ("nested session") when the daemon itself runs inside Claude Code.
+_STRIPPED = ("CLAUDECODE",)
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything needed to spawn one CLI process."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+
+
+def build_launch(
+    cli: str,
+    options: NewChannelParams,
+    session_id: str,
+    base_env: Mapping[str, str] | None = None,
+) -> LaunchSpec:
+    """Turn ``claude/newChannel`` options into argv and environment for the CLI.
+
+    Values go in ``--flag=value`` form so that a value starting with ``-`` can never be
+    read as another flag; no shell is ever involved.
+    """
+    argv = [
+        cli,
+        "--output-format", "stream-json",
+        "--input-format", "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--replay-user-messages",
+    ]
+    if options.resume:
+        argv.append(f"--resume={options.resume}")
+    else:
+        argv.append(f"--session-id={session_id}")
+    if options.model:
+        argv.append(f"--model={options.model}")
+    if options.permission_mode:
+        argv.append(f"--permission-mode={options.permission_mode}")
+    if options.system_prompt is not None:
+        argv.append(f"--system-prompt={options.system_prompt}")
+    if options.append_system_prompt is not None:
+        argv.append(f"--append-system-prompt={options.append_system_prompt}")
+    if options.allowed_tools:
+        argv.append(f"--allowedTools={','.join(options.allowed_tools)}")
+    if options.disallowed_tools:
+        argv.append(f"--disallowedTools={','.join(options.disallowed_tools)}")
+    for directory in options.add_dirs or ():
+        argv.append(f"--add-dir={directory}")
+    if options.max_thinking_tokens is not None:
+        argv.append(f"--max-thinking-tokens={options.max_thinking_tokens}")
+
+    env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
+           if k not in _STRIPPED}
+    env["CLAUDE_CODE_ENTRYPOINT"] = ENTRYPOINT
+    # Needed for claude/rewindFiles; without it the CLI answers "File rewinding is not enabled".
+    env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
+    env.update(options.env or {})
+    return LaunchSpec(argv=argv, env=env, cwd=options.cwd)

@@ -1,0 +1,141 @@
+"""The pygls JSON-RPC server: decodes ``claude/*`` params, calls the hub, encodes results.
+
+Each handler serves one method of ``api.METHODS``. Params are decoded once into the
+method's msgspec type; results go back as builtins (pygls's codec cannot encode
+msgspec structs). Notifications bypass pygls's codec: they are encoded by ``outbox``
+and written straight to the client's stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import msgspec
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp.server import LanguageServer
+
+from . import api
+from .errors import ServerNotInitialized
+from .hub import Hub
+
+log = logging.getLogger(__name__)
+
+try:
+    __version__ = version("claude-sidecar")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0+unknown"
+
+
+class SidecarServer(LanguageServer):
+    """The daemon's JSON-RPC endpoint: one client, many channels."""
+
+    def __init__(self, *, cli_path: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        # lsprotocol's converter leaves custom params as plain dicts (pygls's default
+        # turns them into namedtuples and loses keys).
+        super().__init__("claude-sidecar", __version__, converter_factory=get_converter)
+        self.hub = Hub(self.send_frame, cli_path=cli_path, env=env)
+        self.initialized = False
+        self.client_name: str | None = None
+
+    def send_frame(self, data: bytes) -> None:
+        """Write one already-framed JSON-RPC message to the client."""
+        writer = self.protocol.writer
+        if writer is None:
+            log.error("no client stream; dropping a notification")
+            return
+        writer.write(data)
+
+
+Handler = Callable[[SidecarServer, Any], Awaitable[api.Result]]
+
+
+async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
+    channel = await ls.hub.new_channel(p)
+    return api.NewChannelResult(channel_id=channel.id, pid=channel.pid,
+                                session_id=channel.session_id)
+
+
+async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
+    message_id = ls.hub.get(p.channel_id).send_user_message(p.cli_content(), p.uuid)
+    return api.SendMessageResult(message_id=message_id)
+
+
+async def interrupt(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    await ls.hub.get(p.channel_id).interrupt()
+    return api.Ok()
+
+
+async def close_channel(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return api.CloseChannelResult(exit=await ls.hub.close_channel(p.channel_id))
+
+
+async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Result:
+    return api.ListChannelsResult(channels=ls.hub.list())
+
+
+async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
+    await ls.hub.get(p.channel_id).set_model(p.model)
+    return api.Ok()
+
+
+async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams) -> api.Result:
+    await ls.hub.get(p.channel_id).set_permission_mode(p.mode)
+    return api.Ok()
+
+
+HANDLERS: dict[str, Handler] = {
+    "claude/newChannel": new_channel,
+    "claude/sendMessage": send_message,
+    "claude/interrupt": interrupt,
+    "claude/closeChannel": close_channel,
+    "claude/listChannels": list_channels,
+    "claude/setModel": set_model,
+    "claude/setPermissionMode": set_permission_mode,
+}
+
+
+def _register(server: SidecarServer, method: api.Method, handler: Handler) -> None:
+    async def serve(ls: SidecarServer, raw_params: Any) -> Any:
+        if not ls.initialized:
+            raise ServerNotInitialized(method.name)
+        params = api.decode_params(method.name, method.params, raw_params)
+        return msgspec.to_builtins(await handler(ls, params))
+
+    serve.__name__ = handler.__name__
+    server.feature(method.name)(serve)
+
+
+def build_server(*, cli_path: str | None = None,
+                 env: Mapping[str, str] | None = None) -> SidecarServer:
+    """Create the server with every ``claude/*`` method and the LSP lifecycle wired up."""
+    server = SidecarServer(cli_path=cli_path, env=env)
+    missing = {m.name for m in api.METHODS} ^ HANDLERS.keys()
+    if missing:
+        raise RuntimeError(f"method table and handlers disagree on: {sorted(missing)}")
+    for method in api.METHODS:
+        _register(server, method, HANDLERS[method.name])
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: SidecarServer, params: types.InitializeParams) -> None:
+        options = api.decode_params("initialize", api.InitializationOptions,
+                                    params.initialization_options, "initializationOptions.")
+        ls.client_name = options.client_name
+        if options.cli_path:
+            ls.hub.cli_path = options.cli_path
+        ls.initialized = True
+        log.info("initialized by %s", options.client_name or "an unnamed client")
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: SidecarServer, params: None) -> None:
+        await ls.hub.close_all()
+
+    @server.feature(types.EXIT)
+    async def on_exit(ls: SidecarServer, params: None) -> None:
+        await ls.hub.close_all(grace=1.0)
+
+    return server

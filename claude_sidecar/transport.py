@@ -1,0 +1,186 @@
+"""Moving bytes to and from one CLI process; knows nothing of their meaning.
+
+The process runs in its own process group (so its tools and MCP servers die with it)
+and, on Linux, asks the kernel to SIGKILL it if the daemon dies, so no CLI outlives
+the daemon even when the daemon is killed without a chance to clean up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ctypes
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK = 256 * 1024
+STDERR_TAIL_LINES = 50
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL me when the daemon thread that spawned me dies."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a process ended: exactly one of ``code`` or ``signal`` is set."""
+
+    code: int | None
+    signal: int | None
+
+    @classmethod
+    def from_returncode(cls, returncode: int) -> ExitInfo:
+        """Split asyncio's returncode (negative for a signal) into code and signal."""
+        if returncode < 0:
+            return cls(code=None, signal=-returncode)
+        return cls(code=returncode, signal=None)
+
+
+class Transport:
+    """One child process speaking newline-delimited JSON on stdin/stdout."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._stderr_task = asyncio.ensure_future(self._drain_stderr())
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def spawn(
+        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
+    ) -> Transport:
+        """Start ``argv`` in its own process group with piped stdin/stdout/stderr.
+
+        No pipe is shared with the daemon's own stdout: fd 1 of the daemon carries
+        JSON-RPC and a child must never write into it.
+        """
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            limit=READ_CHUNK,
+        )
+        log.info("spawned pid %d: %s", process.pid, argv[0])
+        return cls(process)
+
+    @property
+    def pid(self) -> int:
+        """The child's process id (also its process group id)."""
+        return self._process.pid
+
+    @property
+    def exit_info(self) -> ExitInfo | None:
+        """How the process ended, or None while it runs."""
+        rc = self._process.returncode
+        return None if rc is None else ExitInfo.from_returncode(rc)
+
+    def stderr_tail(self) -> str:
+        """The last lines the process wrote to stderr."""
+        return "\n".join(self._stderr_tail)
+
+    async def write(self, data: bytes) -> None:
+        """Write bytes to the child's stdin and wait until the pipe accepts them."""
+        stdin = self._process.stdin
+        assert stdin is not None
+        async with self._write_lock:
+            stdin.write(data)
+            await stdin.drain()
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        """Yield each stdout line (without the newline) until EOF, with no length limit."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        pending = bytearray()
+        while True:
+            chunk = await stdout.read(READ_CHUNK)
+            if not chunk:
+                break
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                if pending:
+                    pending += chunk[start:end]
+                    yield bytes(pending)
+                    pending.clear()
+                else:
+                    yield chunk[start:end]
+                start = end + 1
+            pending += chunk[start:]
+        if pending:
+            yield bytes(pending)
+
+    async def _drain_stderr(self) -> None:
+        stderr = self._process.stderr
+        assert stderr is not None
+        pending = b""
+        while chunk := await stderr.read(READ_CHUNK):
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                text = raw.decode("utf-8", "replace")
+                self._stderr_tail.append(text[:2000])
+                log.debug("cli %d stderr: %s", self._process.pid, text[:2000])
+        if pending:
+            self._stderr_tail.append(pending.decode("utf-8", "replace")[:2000])
+
+    async def wait(self) -> ExitInfo:
+        """Wait for the process to exit and for its stderr to be drained."""
+        rc = await self._process.wait()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
+        except asyncio.TimeoutError:
+            # A grandchild may hold stderr open; the tail we have is enough.
+            pass
+        return ExitInfo.from_returncode(rc)
+
+    def close_stdin(self) -> None:
+        """Signal end of input; the CLI then flushes its session file and exits."""
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to the child's whole process group (its tools included)."""
+        try:
+            os.killpg(self._process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ExitInfo:
+        """Close stdin, wait ``grace`` s, then SIGTERM, wait ``term_grace`` s, then SIGKILL."""
+        self.close_stdin()
+        for sig, wait_for in ((signal.SIGTERM, grace), (signal.SIGKILL, term_grace)):
+            if await self._exited_within(wait_for):
+                break
+            log.warning("pid %d still running; sending %s", self.pid, sig.name)
+            self.signal_group(sig)
+        else:
+            await self._process.wait()
+        # The CLI may have left children in its group (e.g. a backgrounded Bash tool).
+        self.signal_group(signal.SIGKILL)
+        return await self.wait()
+
+    async def _exited_within(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    def kill_now(self) -> None:
+        """SIGKILL the process group at once; for when there is no time to be polite."""
+        self.signal_group(signal.SIGKILL)

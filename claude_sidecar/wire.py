@@ -1,0 +1,113 @@
+"""Typed views of the CLI's stream-json lines, decoded once at the edge.
+
+The CLI prints one JSON object per line. The daemon only needs a handful of fields
+to route a line (its type, a content delta, a control request id); everything else is
+forwarded to the client verbatim as the original bytes. So ``CliLine`` declares just
+those fields and msgspec skips the rest without building Python objects for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Delta(msgspec.Struct, omit_defaults=True):
+    """The ``delta`` of a ``content_block_delta`` stream event."""
+
+    type: str
+    text: str | None = None
+    thinking: str | None = None
+    partial_json: str | None = None
+
+
+class StreamEvent(msgspec.Struct, omit_defaults=True):
+    """The raw Anthropic SSE event inside a ``stream_event`` line."""
+
+    type: str
+    index: int | None = None
+    delta: Delta | None = None
+
+
+class ControlResponseBody(msgspec.Struct, omit_defaults=True):
+    """The ``response`` of a ``control_response`` line."""
+
+    subtype: str
+    request_id: str
+    # msgspec.Raw cannot be part of a union; an empty Raw means the field was absent.
+    response: msgspec.Raw = msgspec.Raw()
+    error: str | None = None
+
+
+class CliLine(msgspec.Struct, omit_defaults=True):
+    """One line from the CLI's stdout: the routing fields only."""
+
+    type: str
+    subtype: str | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+    parent_tool_use_id: str | None = None
+    # stream_event
+    event: StreamEvent | None = None
+    # control_request (CLI -> host) and control_cancel_request
+    request_id: str | None = None
+    request: msgspec.Raw = msgspec.Raw()
+    # control_response (answer to one of our requests)
+    response: ControlResponseBody | None = None
+    # system/init and result
+    model: str | None = None
+    permissionMode: str | None = None
+    # system/session_state_changed
+    state: str | None = None
+
+
+class ControlRequestHead(msgspec.Struct):
+    """The subtype of a control request the CLI sends us."""
+
+    subtype: str
+
+
+line_decoder = msgspec.json.Decoder(CliLine)
+control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
+encoder = msgspec.json.Encoder()
+
+
+def user_message(content: list[dict[str, Any]], uuid: str) -> bytes:
+    """Encode a user turn as one stream-json input line (newline included)."""
+    return encoder.encode(
+        {
+            "type": "user",
+            "session_id": "",
+            "message": {"role": "user", "content": content},
+            "parent_tool_use_id": None,
+            "uuid": uuid,
+        }
+    ) + b"\n"
+
+
+def control_request(request_id: str, request: dict[str, Any]) -> bytes:
+    """Encode a host -> CLI control request line."""
+    return encoder.encode(
+        {"type": "control_request", "request_id": request_id, "request": request}
+    ) + b"\n"
+
+
+def control_success(request_id: str, response: Any) -> bytes:
+    """Encode a successful answer to a control request the CLI sent."""
+    return encoder.encode(
+        {
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": response},
+        }
+    ) + b"\n"
+
+
+def control_error(request_id: str, error: str) -> bytes:
+    """Encode an error answer to a control request the CLI sent."""
+    return encoder.encode(
+        {
+            "type": "control_response",
+            "response": {"subtype": "error", "request_id": request_id, "error": error},
+        }
+    ) + b"\n"
