@@ -186,7 +186,7 @@ class ListChannelsResult(Result):
     channels: list[ChannelInfo]
 
 
-class Ok(Result):
+class Ok(Result, omit_defaults=False):
     """The result of requests that only confirm."""
 
     ok: bool = True

@@ -1,0 +1,67 @@
+"""Fixtures: a stand-in model, a temp HOME and workspace, and a daemon per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar, wait_until_dead
+
+# A plain conversation: enough for tests that only need some streamed text.
+BASIC_SCENARIO = {
+    "rules": [
+        {"match": "(?i)hello", "steps": [[{"text": "Hello from the stand-in model!"}]]},
+    ],
+    "default": [[{"text": "A scripted answer."}]],
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModel]:
+    """The stand-in Messages API; tests swap scenarios with ``model.set_scenario``."""
+    with ScriptedModel(load_scenario(BASIC_SCENARIO)) as scripted:
+        yield scripted
+
+
+@pytest.fixture
+def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "CLAUDECODE"}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=model.url,
+        ANTHROPIC_API_KEY="sk-ant-test-dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return env
+
+
+@pytest.fixture
+async def sidecar(daemon_env: dict[str, str]) -> AsyncIterator[Sidecar]:
+    """A daemon with an initialized client; on teardown no CLI may survive."""
+    daemon = Sidecar(daemon_env)
+    await daemon.start()
+    try:
+        yield daemon
+    finally:
+        await daemon.stop()
+    assert await wait_until_dead(daemon.pids) == [], "CLI processes outlived the daemon"
+    daemon.assert_seq_contiguous()

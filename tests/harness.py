@@ -1,0 +1,182 @@
+"""A test client for the daemon: pytest-lsp's LanguageClient plus a notification log.
+
+``Sidecar`` starts ``python -m claude_sidecar --stdio`` with its own HOME, points the
+CLI at a stand-in model, records every ``claude/*`` notification, and checks on the way
+out that each channel's ``seq`` ran 1, 2, 3, ... without gaps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+NOTIFICATIONS = ("claude/delta", "claude/message", "claude/status")
+
+
+@dataclass
+class Note:
+    """One notification as received, with its arrival time."""
+
+    method: str
+    params: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def channel(self) -> str:
+        return self.params["channelId"]
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return self.params.get("message") or {}
+
+
+class Sidecar:
+    """A running daemon and a client connected to it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.client = LanguageClient(converter_factory=get_converter)
+        self.notes: list[Note] = []
+        self.pids: list[int] = []
+        self._changed = asyncio.Event()
+        for method in NOTIFICATIONS:
+            self.client.feature(method)(self._recorder(method))
+
+    def _recorder(self, method: str) -> Callable[[Any, Any], None]:
+        def record(ls: Any, params: Any) -> None:
+            self.notes.append(Note(method, params))
+            self._changed.set()
+        return record
+
+    async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
+        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
+                                   "--log-level", "DEBUG", env=self.env)
+        await self.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            initialization_options={"clientName": "pytest", **(initialization_options or {})}))
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        assert self.client._server is not None
+        return self.client._server
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            await asyncio.wait_for(self.client.shutdown_session(), 30)
+        await self.client.stop()
+
+    # ------------------------------------------------------------ requests
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request and return its result (raises JsonRpcException on error)."""
+        return await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, params or {}), 60)
+
+    async def error(self, method: str, params: dict[str, Any]) -> JsonRpcException:
+        """Send a request that must fail and return the error."""
+        try:
+            result = await self.request(method, params)
+        except JsonRpcException as e:
+            return e
+        raise AssertionError(f"{method} succeeded with {result!r}; an error was expected")
+
+    async def new_channel(self, cwd: str, **options: Any) -> str:
+        result = await self.request("claude/newChannel", {"cwd": cwd, **options})
+        self.pids.append(result["pid"])
+        return result["channelId"]
+
+    async def send(self, channel_id: str, text: str, **extra: Any) -> str:
+        result = await self.request("claude/sendMessage",
+                                    {"channelId": channel_id, "text": text, **extra})
+        return result["messageId"]
+
+    # ------------------------------------------------------------ notifications
+
+    def of(self, channel_id: str, method: str | None = None) -> list[Note]:
+        return [n for n in self.notes
+                if n.channel == channel_id and (method is None or n.method == method)]
+
+    async def wait_for(self, predicate: Callable[[Note], bool], timeout: float = 60,
+                       after: int = 0) -> Note:
+        """Wait for a notification (among those from index ``after``) matching ``predicate``."""
+        deadline = time.monotonic() + timeout
+        checked = after
+        while True:
+            for note in self.notes[checked:]:
+                if predicate(note):
+                    return note
+            checked = len(self.notes)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no matching notification within {timeout} s; "
+                                     f"last ones: {[n.params for n in self.notes[-5:]]}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    async def wait_for_result(self, channel_id: str, after: int = 0,
+                              timeout: float = 60) -> dict[str, Any]:
+        """Wait for the next ``result`` message of a channel and return it."""
+        note = await self.wait_for(
+            lambda n: n.channel == channel_id and n.message.get("type") == "result",
+            timeout, after)
+        return note.message
+
+    async def wait_for_state(self, channel_id: str, state: str, after: int = 0,
+                             timeout: float = 60) -> Note:
+        return await self.wait_for(
+            lambda n: n.channel == channel_id and n.method == "claude/status"
+            and n.params["state"] == state, timeout, after)
+
+    def text(self, channel_id: str, kind: str = "text", after: int = 0) -> str:
+        """Concatenate the channel's deltas of one kind."""
+        return "".join(n.params["text"] for n in self.notes[after:]
+                       if n.channel == channel_id and n.method == "claude/delta"
+                       and n.params["kind"] == kind)
+
+    def assert_seq_contiguous(self) -> None:
+        by_channel: dict[str, list[int]] = {}
+        for note in self.notes:
+            by_channel.setdefault(note.channel, []).append(note.params["seq"])
+        for channel_id, seqs in by_channel.items():
+            assert seqs == list(range(1, len(seqs) + 1)), (
+                f"seq of {channel_id} is not 1..n: {seqs[:50]}")
+
+
+def assistant_text(messages: list[dict[str, Any]]) -> str:
+    """Concatenate the text blocks of the ``assistant`` messages given."""
+    return "".join(
+        block.get("text", "")
+        for m in messages if m.get("type") == "assistant"
+        for block in m["message"]["content"] if block.get("type") == "text")
+
+
+def pid_alive(pid: int) -> bool:
+    """True if ``pid`` runs and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except IndexError:
+        return os.path.exists(f"/proc/{pid}")
+
+
+async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
+    """Wait for every pid to end; return those still alive after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return alive

@@ -1,0 +1,154 @@
+"""Channels start, interrupt, switch model and mode, close; no CLI outlives them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar, pid_alive, wait_until_dead
+
+LONG_ANSWER = "word " * 400
+SLOW = {
+    "rules": [
+        {"match": "(?i)long", "steps": [[{"text": LONG_ANSWER}]], "chunk": 5, "delay": 0.02},
+        {"match": "(?i)hello", "steps": [[{"text": "Hello again!"}]]},
+    ],
+    "default": [[{"text": "?"}]],
+}
+
+
+async def test_new_channel_reports_its_pid_session_and_state(
+        sidecar: Sidecar, workspace: Path) -> None:
+    result = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
+    sidecar.pids.append(result["pid"])
+
+    assert pid_alive(result["pid"])
+    listed = (await sidecar.request("claude/listChannels"))["channels"]
+    assert listed == [{
+        "channelId": result["channelId"], "pid": result["pid"],
+        "sessionId": result["sessionId"], "cwd": str(workspace), "state": "idle",
+        "permissionMode": "default",
+    }]
+
+
+async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SLOW))
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "tell me something long")
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta")
+
+    assert await sidecar.request("claude/interrupt", {"channelId": channel}) == {"ok": True}
+    result = await sidecar.wait_for_result(channel, timeout=20)
+
+    assert result["subtype"] == "error_during_execution"
+    streamed = sidecar.text(channel)
+    assert 0 < len(streamed) < len(LONG_ANSWER) and LONG_ANSWER.startswith(streamed)
+    mark = len(sidecar.notes)
+    await sidecar.send(channel, "hello")
+    follow_up = await sidecar.wait_for_result(channel, after=mark)
+    assert follow_up["subtype"] == "success"
+    assert sidecar.text(channel, after=mark) == "Hello again!"
+
+
+async def test_set_model_and_permission_mode_reach_the_cli_and_the_status(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.request("claude/setModel", {"channelId": channel, "model": "claude-sonnet-4-5"})
+    await sidecar.request("claude/setPermissionMode", {"channelId": channel, "mode": "plan"})
+    await sidecar.send(channel, "hello")
+    await sidecar.wait_for_result(channel)
+
+    assert model.main_requests[-1]["model"] == "claude-sonnet-4-5"
+    status = sidecar.of(channel, "claude/status")[-1].params
+    assert status["model"] == "claude-sonnet-4-5"
+    assert status["permissionMode"] == "plan"
+    listed = (await sidecar.request("claude/listChannels"))["channels"][0]
+    assert (listed["model"], listed["permissionMode"]) == ("claude-sonnet-4-5", "plan")
+
+
+async def test_close_channel_ends_the_cli_and_forgets_the_channel(
+        sidecar: Sidecar, workspace: Path) -> None:
+    channel = await sidecar.new_channel(str(workspace))
+    pid = sidecar.pids[-1]
+
+    result = await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    assert result["exit"]["code"] == 0 and result["exit"]["signal"] is None
+    assert not pid_alive(pid)
+    assert sidecar.of(channel, "claude/status")[-1].params["state"] == "exited"
+    assert (await sidecar.request("claude/listChannels"))["channels"] == []
+
+
+async def test_close_channel_mid_turn_ends_the_cli(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SLOW))
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "something long")
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta")
+
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    assert not pid_alive(sidecar.pids[-1])
+
+
+async def test_a_cli_that_dies_is_reported_with_exit_info(
+        sidecar: Sidecar, workspace: Path) -> None:
+    channel = await sidecar.new_channel(str(workspace))
+
+    os.kill(sidecar.pids[-1], signal.SIGKILL)
+    exited = await sidecar.wait_for_state(channel, "exited")
+
+    assert exited.params["exit"]["signal"] == signal.SIGKILL
+    assert "stderrTail" in exited.params["exit"]
+    error = await sidecar.error("claude/sendMessage", {"channelId": channel, "text": "hi"})
+    assert error.code == -32003 and error.data["name"] == "channelExited"
+
+
+async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],
+                                               tmp_path: Path) -> None:
+    daemon = Sidecar(daemon_env)
+    await daemon.start()
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        await daemon.new_channel(str(tmp_path / name))
+
+    await daemon.client.shutdown_session()
+
+    assert daemon.process.returncode == 0
+    assert await wait_until_dead(daemon.pids, timeout=2) == []
+    await daemon.client.stop()
+
+
+async def test_client_closing_stdin_ends_every_cli(daemon_env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    daemon = Sidecar(daemon_env)
+    await daemon.start()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        await daemon.new_channel(str(tmp_path / name))
+
+    stdin = daemon.process.stdin
+    assert stdin is not None
+    stdin.close()
+    await asyncio.wait_for(daemon.process.wait(), 20)
+
+    assert await wait_until_dead(daemon.pids, timeout=2) == []
+    await daemon.client.stop()
+
+
+async def test_a_killed_daemon_takes_its_clis_with_it(daemon_env: dict[str, str],
+                                                      workspace: Path) -> None:
+    daemon = Sidecar(daemon_env)
+    await daemon.start()
+    await daemon.new_channel(str(workspace))
+
+    daemon.process.kill()
+    await daemon.process.wait()
+
+    assert await wait_until_dead(daemon.pids, timeout=5) == []
+    await daemon.client.stop()
