@@ -16,7 +16,8 @@ import msgspec
 
 from .errors import InvalidParams
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+PermissionMode = Literal[
+    "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
 ChannelState = Literal["starting", "idle", "running", "awaitingPermission", "exited"]
 DeltaKind = Literal["text", "thinking", "toolInput"]
 
@@ -146,10 +147,10 @@ class SendMessageResult(Result):
 
 
 class SetModelParams(Params):
-    """``claude/setModel``: switch the model of a channel (null: the default model)."""
+    """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
     channel_id: NonEmpty
-    model: str | None
+    model: str | None = None
 
 
 class SetPermissionModeParams(Params):
@@ -283,18 +284,21 @@ def decode_params(method: str, params_type: type[P], params: Any, prefix: str = 
     try:
         return msgspec.convert(params, params_type, strict=True)
     except msgspec.ValidationError as e:
-        text = str(e)
-        fix = f"see {method} in docs/protocol.md"
-        if m := _MISSING_RE.search(text):
-            prefix = _FIELD_RE.search(text)
-            field = f"{prefix.group(1)}.{m.group(1)}" if prefix else m.group(1)
-            raise InvalidParams(prefix + field, "is required", fix) from e
-        if m := _UNKNOWN_RE.search(text):
-            prefix = _FIELD_RE.search(text)
-            field = f"{prefix.group(1)}.{m.group(1)}" if prefix else m.group(1)
-            raise InvalidParams(prefix + field, "is not a known parameter",
-                                f"remove it or check its spelling; {fix}") from e
-        m = _FIELD_RE.search(text)
-        field = prefix + m.group(1) if m else prefix.rstrip(".") or "params"
-        problem = text.split(" - at ")[0]
-        raise InvalidParams(field, f"is invalid: {problem}", fix) from e
+        raise _invalid(method, str(e), prefix) from e
+
+
+def _invalid(method: str, text: str, prefix: str) -> InvalidParams:
+    """Map msgspec's validation message to an ``InvalidParams`` naming the field."""
+    fix = f"see {method} in docs/protocol.md"
+    at = _FIELD_RE.search(text)
+    # msgspec writes dict keys as `[...]`; the dict's own name is the useful part.
+    path = at.group(1).replace("[...]", "") if at else ""
+    if m := _MISSING_RE.search(text):
+        field = f"{path}.{m.group(1)}" if path else m.group(1)
+        return InvalidParams(prefix + field, "is required", fix)
+    if m := _UNKNOWN_RE.search(text):
+        field = f"{path}.{m.group(1)}" if path else m.group(1)
+        return InvalidParams(prefix + field, "is not a known parameter",
+                             f"remove it or check its spelling; {fix}")
+    field = prefix + path if path else prefix.rstrip(".") or "params"
+    return InvalidParams(field, f"is invalid: {text.split(' - at ')[0]}", fix)

@@ -17,6 +17,7 @@ import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from . import api
 from .errors import ServerNotInitialized
@@ -30,6 +31,21 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
 
+class SidecarProtocol(LanguageServerProtocol):
+    """pygls's protocol, refusing ``claude/*`` requests until ``initialize`` has run."""
+
+    _server: SidecarServer
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        # Checked here, on arrival, not in the async handler: by the time a handler task
+        # runs, a later `initialize` may already have been processed.
+        if method_name.startswith("claude/") and not self._server.initialized:
+            error = ServerNotInitialized(method_name)
+            self._send_response(msg_id, None, error.to_response_error())
+            return
+        super()._handle_request(msg_id, method_name, params)
+
+
 class SidecarServer(LanguageServer):
     """The daemon's JSON-RPC endpoint: one client, many channels."""
 
@@ -37,7 +53,8 @@ class SidecarServer(LanguageServer):
                  env: Mapping[str, str] | None = None) -> None:
         # lsprotocol's converter leaves custom params as plain dicts (pygls's default
         # turns them into namedtuples and loses keys).
-        super().__init__("claude-sidecar", __version__, converter_factory=get_converter)
+        super().__init__("claude-sidecar", __version__, protocol_cls=SidecarProtocol,
+                         converter_factory=get_converter)
         self.hub = Hub(self.send_frame, cli_path=cli_path, env=env)
         self.initialized = False
         self.client_name: str | None = None
@@ -101,8 +118,6 @@ HANDLERS: dict[str, Handler] = {
 
 def _register(server: SidecarServer, method: api.Method, handler: Handler) -> None:
     async def serve(ls: SidecarServer, raw_params: Any) -> Any:
-        if not ls.initialized:
-            raise ServerNotInitialized(method.name)
         params = api.decode_params(method.name, method.params, raw_params)
         return msgspec.to_builtins(await handler(ls, params))
 

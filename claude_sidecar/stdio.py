@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import BinaryIO
 
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
 from .server import SidecarServer
 
@@ -32,10 +32,15 @@ def claim_stdout() -> BinaryIO:
     return rpc_out
 
 
-async def _stdin_reader() -> asyncio.StreamReader:
+async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_HEADER_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                     sys.stdin.buffer)
+    except ValueError:
+        # stdin is a regular file (`< requests.bin`): only a thread can read it.
+        return StdinAsyncReader(sys.stdin.buffer)
     return reader
 
 

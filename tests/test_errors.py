@@ -1,0 +1,164 @@
+"""Bad input gets a JSON-RPC error that names the field and the fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.harness import Sidecar
+
+MISSING_DIR = "/nonexistent/claude-sidecar-test"
+
+
+@pytest.mark.parametrize(("method", "params", "field"), [
+    ("claude/newChannel", {}, "cwd"),
+    ("claude/newChannel", {"cwd": 42}, "cwd"),
+    ("claude/newChannel", {"cwd": "relative/path"}, "cwd"),
+    ("claude/newChannel", {"cwd": MISSING_DIR}, "cwd"),
+    ("claude/newChannel", {"cwd": "{ws}", "permissionMode": "yolo"}, "permissionMode"),
+    ("claude/newChannel", {"cwd": "{ws}", "resume": "not-a-uuid"}, "resume"),
+    ("claude/newChannel", {"cwd": "{ws}", "maxThinkingTokens": -1}, "maxThinkingTokens"),
+    ("claude/newChannel", {"cwd": "{ws}", "addDirs": [MISSING_DIR]}, "addDirs[0]"),
+    ("claude/newChannel", {"cwd": "{ws}", "env": {"A": 1}}, "env"),
+    ("claude/newChannel", {"cwd": "{ws}", "cwdd": "/tmp"}, "cwdd"),
+    ("claude/newChannel", {"cwd": "{ws}", "systemPrompt": "a", "appendSystemPrompt": "b"},
+     "appendSystemPrompt"),
+    ("claude/sendMessage", {"channelId": "ch-1"}, "text"),
+    ("claude/sendMessage", {"channelId": "ch-1", "text": "a", "content": []}, "text"),
+    ("claude/sendMessage", {"text": "hi"}, "channelId"),
+    ("claude/sendMessage", {"channelId": "ch-1", "content": [{"type": "video"}]}, "content[0].type"),
+    ("claude/sendMessage", {"channelId": "ch-1", "content": [
+        {"type": "image", "mediaType": "image/bmp", "data": "AA=="}]}, "content[0].mediaType"),
+    ("claude/sendMessage", {"channelId": "ch-1", "text": "hi", "uuid": "123"}, "uuid"),
+    ("claude/interrupt", {}, "channelId"),
+    ("claude/setPermissionMode", {"channelId": "ch-1", "mode": "yolo"}, "mode"),
+    ("claude/setModel", {"channelId": "ch-1", "model": 5}, "model"),
+])
+async def test_invalid_params_are_rejected_naming_the_field(
+        sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any],
+        field: str) -> None:
+    params = json.loads(json.dumps(params).replace("{ws}", str(workspace)))
+
+    error = await sidecar.error(method, params)
+
+    assert error.code == -32602
+    assert error.data == {"name": "invalidParams", "field": field}
+    assert f"`{field}`" in error.message
+    assert sidecar.pids == [] and (await sidecar.request("claude/listChannels"))["channels"] == []
+
+
+@pytest.mark.parametrize("method", ["claude/sendMessage", "claude/interrupt",
+                                    "claude/closeChannel", "claude/setModel",
+                                    "claude/setPermissionMode"])
+async def test_unknown_channel_is_reported_with_the_channel_id(
+        sidecar: Sidecar, method: str) -> None:
+    params = {"channelId": "ch-404", "text": "hi", "model": None, "mode": "plan"}
+    allowed = {"claude/sendMessage": {"channelId", "text"}, "claude/setModel": {
+        "channelId", "model"}, "claude/setPermissionMode": {"channelId", "mode"}}
+    params = {k: v for k, v in params.items() if k in allowed.get(method, {"channelId"})}
+
+    error = await sidecar.error(method, params)
+
+    assert error.code == -32001
+    assert error.data == {"name": "channelNotFound", "channelId": "ch-404"}
+    assert "claude/listChannels" in error.message
+
+
+async def test_a_cli_that_cannot_be_found_names_every_place_looked(
+        daemon_env: dict[str, str], workspace: Path) -> None:
+    daemon = Sidecar(daemon_env)
+    await daemon.start({"cliPath": "/nowhere/claude"})
+    try:
+        error = await daemon.error("claude/newChannel", {"cwd": str(workspace)})
+    finally:
+        await daemon.stop()
+
+    assert error.code == -32004
+    assert error.data["name"] == "cliNotFound"
+    assert "/nowhere/claude" in error.message and "install" in error.message
+
+
+async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
+        sidecar: Sidecar, workspace: Path) -> None:
+    channel = await sidecar.new_channel(str(workspace))
+
+    # The CLI refuses this mode unless it was launched with --dangerously-skip-permissions.
+    error = await sidecar.error("claude/setPermissionMode",
+                                {"channelId": channel, "mode": "bypassPermissions"})
+
+    assert error.code == -32006
+    assert error.data["name"] == "controlRequestFailed"
+    assert error.data["subtype"] == "set_permission_mode"
+    assert "dangerously-skip-permissions" in error.data["cliError"]
+    await sidecar.send(channel, "hello")
+    assert (await sidecar.wait_for_result(channel))["subtype"] == "success"
+
+
+async def test_unknown_methods_get_method_not_found_and_the_daemon_keeps_serving(
+        sidecar: Sidecar) -> None:
+    error = await sidecar.error("claude/doesNotExist", {})
+
+    assert error.code == -32601
+    assert (await sidecar.request("claude/listChannels")) == {"channels": []}
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _exchange(env: dict[str, str], requests: list[dict[str, Any]]) -> tuple[
+        dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
+    """Pipe framed requests into a daemon; return its replies by id and the process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+        input=b"".join(_frame(r) for r in requests), capture_output=True, env=env, timeout=60)
+    replies, rest = [], done.stdout
+    while rest:
+        header, _, rest = rest.partition(b"\r\n\r\n")
+        fields = dict(line.split(b": ", 1) for line in header.split(b"\r\n"))
+        assert set(fields) <= {b"Content-Length", b"Content-Type"}, (
+            f"stray bytes on stdout: {header[:80]!r}")
+        length = int(fields[b"Content-Length"])
+        replies.append(json.loads(rest[:length]))
+        rest = rest[length:]
+    return {r.get("id"): r for r in replies}, done
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 2, "method": "initialize",
+              "params": {"capabilities": {}, "initializationOptions": {"clientName": "raw"}}}
+SHUTDOWN_AND_EXIT = [{"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
+                     {"jsonrpc": "2.0", "method": "exit"}]
+
+
+def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc(
+        daemon_env: dict[str, str]) -> None:
+    replies, done = _exchange(daemon_env, [
+        {"jsonrpc": "2.0", "id": 1, "method": "claude/listChannels", "params": {}},
+        INITIALIZE,
+        {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels", "params": {}},
+        *SHUTDOWN_AND_EXIT,
+    ])
+
+    assert replies[1]["error"]["code"] == -32002
+    assert "initialize" in replies[1]["error"]["message"]
+    assert replies[2]["result"]["serverInfo"]["name"] == "claude-sidecar"
+    assert replies[3]["result"] == {"channels": []}
+    assert done.returncode == 0
+    assert b"initialized by raw" in done.stderr, "logs go to stderr"
+
+
+def test_bad_initialization_options_are_rejected_naming_the_field(
+        daemon_env: dict[str, str]) -> None:
+    bad = {**INITIALIZE, "params": {"capabilities": {},
+                                    "initializationOptions": {"cliPath": 7}}}
+    replies, done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
+
+    error = replies[2]["error"]
+    assert error["code"] == -32602
+    assert error["data"] == {"name": "invalidParams", "field": "initializationOptions.cliPath"}
