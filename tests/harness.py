@@ -36,7 +36,8 @@ class Note:
         return self.params["channelId"]
 
     @property
-    def message(self) -> dict[str, Any]:
+    def message(self) -> Any:
+        """The CLI message of a ``claude/message`` (usually a dict; any JSON passes through)."""
         return self.params.get("message") or {}
 
 
@@ -130,7 +131,8 @@ class Sidecar:
                               timeout: float = 60) -> dict[str, Any]:
         """Wait for the next ``result`` message of a channel and return it."""
         note = await self.wait_for(
-            lambda n: n.channel == channel_id and n.message.get("type") == "result",
+            lambda n: n.channel == channel_id and isinstance(n.message, dict)
+            and n.message.get("type") == "result",
             timeout, after)
         return note.message
 

@@ -1,0 +1,83 @@
+"""Odd CLI output (garbage, huge lines, unknown types, stray control traffic) is survived.
+
+The real CLI cannot be made to print garbage on cue, so these use tests/fakes/fake_cli.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.harness import Sidecar
+
+FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
+
+
+@pytest.fixture
+async def fake(daemon_env: dict[str, str], tmp_path: Path):
+    lines = tmp_path / "lines.bin"
+    answers = tmp_path / "answers.jsonl"
+    answers.touch()
+    daemon = Sidecar({**daemon_env, "FAKE_CLI_LINES": str(lines),
+                      "FAKE_CLI_ANSWERS": str(answers)})
+    await daemon.start({"cliPath": str(FAKE_CLI)})
+    try:
+        yield daemon, lines, answers
+    finally:
+        await daemon.stop()
+    daemon.assert_seq_contiguous()
+
+
+async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
+        fake, workspace: Path) -> None:
+    daemon, lines, _ = fake
+    big = "x" * (8 * 1024 * 1024)
+    lines.write_bytes(b"\n".join([
+        b"this is not json",
+        b'{"type": "brand_new_type", "payload": [1, 2, 3]}',
+        b"\xff\xfe garbage bytes",
+        json.dumps({"type": "assistant", "message": {"content": [{"type": "text",
+                                                                  "text": big}]}}).encode(),
+        b"[1, 2, 3]",
+        b'{"no_type_field": true}',
+        b'{"type": "control_response", "response": {"subtype": "success", '
+        b'"request_id": "req_unknown", "response": {}}}',
+        b"{truncated json",
+    ]) + b"\n")
+    channel = await daemon.new_channel(str(workspace))
+
+    await daemon.send(channel, "go")
+    await daemon.wait_for_result(channel)
+
+    messages = [n.message for n in daemon.of(channel, "claude/message")]
+    kinds = [m.get("type", "<none>") for m in messages if isinstance(m, dict)]
+    assert kinds[:3] == ["brand_new_type", "assistant", "<none>"]
+    assert messages[1]["message"]["content"][0]["text"] == big
+    assert kinds[-1] == "result"
+    assert [1, 2, 3] in messages, "valid JSON of another shape is passed through"
+
+
+async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_hanging(
+        fake, workspace: Path) -> None:
+    daemon, lines, answers = fake
+    lines.write_bytes(json.dumps({"type": "control_request", "request_id": "cli_1",
+                                  "request": {"subtype": "brand_new_request"}}).encode() + b"\n")
+    channel = await daemon.new_channel(str(workspace))
+
+    await daemon.send(channel, "go")
+    await daemon.wait_for_result(channel)
+
+    forwarded = [n.message for n in daemon.of(channel, "claude/message")
+                 if n.message["type"] == "control_request"]
+    assert forwarded and forwarded[0]["request_id"] == "cli_1"
+    for _ in range(100):
+        if answers.read_text():
+            break
+        await asyncio.sleep(0.05)
+    answer = json.loads(answers.read_text().splitlines()[0])
+    assert answer["response"]["subtype"] == "error"
+    assert answer["response"]["request_id"] == "cli_1"
+    assert "brand_new_request" in answer["response"]["error"]

@@ -1,0 +1,53 @@
+"""Client params decode once into typed structs, or fail naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from claude_sidecar import api
+from claude_sidecar.errors import InvalidParams
+
+
+def test_new_channel_params_decode_camel_case(tmp_path) -> None:
+    params = api.decode_params("claude/newChannel", api.NewChannelParams, {
+        "cwd": str(tmp_path), "permissionMode": "plan", "allowedTools": ["Read"],
+        "maxThinkingTokens": 2048, "env": {"A": "1"}})
+
+    assert params.permission_mode == "plan"
+    assert params.allowed_tools == ["Read"]
+    assert params.max_thinking_tokens == 2048
+
+
+@pytest.mark.parametrize(("raw", "field", "phrase"), [
+    (None, "cwd", "is required"),
+    ([], "params", "Expected `object`"),
+    ({"cwd": True}, "cwd", "Expected `str`"),
+    ({"cwd": "/", "model": ["x"]}, "model", "Expected `str | null`"),
+    ({"cwd": "/", "bogus": 1}, "bogus", "not a known parameter"),
+])
+def test_bad_params_name_the_field(raw, field, phrase) -> None:
+    with pytest.raises(InvalidParams) as raised:
+        api.decode_params("claude/newChannel", api.NewChannelParams, raw)
+
+    assert raised.value.data["field"] == field
+    assert phrase in raised.value.message
+    assert "docs/protocol.md" in raised.value.message or "directory" in raised.value.message
+
+
+def test_send_message_turns_blocks_into_the_cli_content_shape() -> None:
+    params = api.decode_params("claude/sendMessage", api.SendMessageParams, {
+        "channelId": "ch-1", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "mediaType": "image/png", "data": "AAAA"}]})
+
+    assert params.cli_content() == [
+        {"type": "text", "text": "look"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "AAAA"}},
+    ]
+
+
+def test_every_method_has_params_and_result_types() -> None:
+    names = [m.name for m in api.METHODS]
+    assert len(names) == len(set(names))
+    assert all(name.startswith("claude/") for name in names)

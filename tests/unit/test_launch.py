@@ -1,0 +1,45 @@
+"""Channel options become CLI flags in --flag=value form, and a clean environment."""
+
+from __future__ import annotations
+
+from claude_sidecar.api import NewChannelParams
+from claude_sidecar.launch import build_launch
+
+
+def test_options_become_flags_with_values_attached(tmp_path) -> None:
+    options = NewChannelParams(
+        cwd=str(tmp_path), model="opus", permission_mode="acceptEdits",
+        append_system_prompt="--be-brief", allowed_tools=["Read", "Bash(git log:*)"],
+        add_dirs=[str(tmp_path)], max_thinking_tokens=0)
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
+
+    assert spec.argv[:6] == ["/bin/claude", "--output-format", "stream-json",
+                             "--input-format", "stream-json", "--verbose"]
+    assert "--session-id=0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d" in spec.argv
+    assert "--append-system-prompt=--be-brief" in spec.argv
+    assert "--allowedTools=Read,Bash(git log:*)" in spec.argv
+    assert f"--add-dir={tmp_path}" in spec.argv
+    assert "--max-thinking-tokens=0" in spec.argv
+    assert spec.cwd == str(tmp_path)
+
+
+def test_resume_replaces_the_new_session_id(tmp_path) -> None:
+    options = NewChannelParams(cwd=str(tmp_path), resume="6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b")
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
+
+    assert "--resume=6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b" in spec.argv
+    assert not [a for a in spec.argv if a.startswith("--session-id")]
+
+
+def test_environment_drops_claudecode_and_enables_checkpointing(tmp_path) -> None:
+    options = NewChannelParams(cwd=str(tmp_path), env={"FOO": "bar"})
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d",
+                        {"CLAUDECODE": "1", "PATH": "/bin"})
+
+    assert "CLAUDECODE" not in spec.env
+    assert spec.env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] == "true"
+    assert spec.env["CLAUDE_CODE_ENTRYPOINT"] == "claude-sidecar"
+    assert spec.env["FOO"] == "bar" and spec.env["PATH"] == "/bin"
