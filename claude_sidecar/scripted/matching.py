@@ -1,0 +1,256 @@
+"""Reading a Messages API request and choosing the scripted reply for it.
+
+Everything here is pure: a decoded request body and a scenario go in, a
+:class:`Plan` (the blocks to send, or an error) comes out.  The HTTP server
+only adds transport.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+from .scenario import Block, ErrorSpec, Scenario, Step, Usage
+
+__all__ = [
+    "Plan",
+    "find_cwd",
+    "is_side_call",
+    "plan_reply",
+    "prompt_text",
+    "step_index",
+    "substitute",
+]
+
+_REMINDER_OPEN = "<system-reminder>"
+_REMINDER_CLOSE = "</system-reminder>"
+# The CLI states its working directory in an environment section.  2.1.x puts
+# it in a trailing role:"system" message ("Primary working directory: /x");
+# older versions put "Working directory: /x" in the system prompt.  Both are
+# searched, the more specific phrase first.
+_CWD_PATTERNS = (
+    re.compile(r"Primary working directory: *([^\n]+)"),
+    re.compile(r"(?<![A-Za-z])Working directory: *([^\n]+)"),
+)
+
+
+class Plan(msgspec.Struct):
+    """The reply chosen for one request.
+
+    Either ``error`` is set (answer with an HTTP error), or ``blocks`` holds
+    fully resolved blocks: placeholders substituted, tool ids assigned, and
+    ``chunk``/``delay`` filled in on every block.
+    """
+
+    blocks: list[Block]
+    usage: dict[str, int]
+    error: ErrorSpec | None = None
+    rule: str | None = None  # rule name / regex that matched, None for default or side call
+    step: int = 0
+    prompt: str = ""
+    side: bool = False
+
+
+def _is_reminder(text: str) -> bool:
+    t = text.strip()
+    return t.startswith(_REMINDER_OPEN) and t.endswith(_REMINDER_CLOSE)
+
+
+def _prompt_parts(message: dict[str, Any]) -> list[str]:
+    """The user-typed text of one message: text blocks minus system reminders."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [] if _is_reminder(content) or not content.strip() else [content]
+    parts: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "text":
+                continue  # tool_result, image, document ... are not prompt text
+            text = block.get("text")
+            if isinstance(text, str) and text.strip() and not _is_reminder(text):
+                parts.append(text)
+    return parts
+
+
+def _last_prompt_index(messages: list[Any]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user" and _prompt_parts(m):
+            return i
+    return -1
+
+
+def prompt_text(messages: list[Any]) -> str:
+    """The user's prompt: the last non-reminder text block of the last user message that has one.
+
+    Messages after it (assistant turns, tool results, a trailing role:"system"
+    entry) are skipped, so the prompt stays the same across the tool-use loop.
+    Only the last text block counts because the CLI merges consecutive user
+    messages: after a turn that failed with an API error, the next request
+    carries the failed prompt and the new one as two text blocks of one
+    message, and the new one must decide the rule.
+    """
+    i = _last_prompt_index(messages)
+    return _prompt_parts(messages[i])[-1].strip() if i >= 0 else ""
+
+
+def step_index(messages: list[Any]) -> int:
+    """How many assistant messages follow the prompt: the index of the step to play."""
+    i = _last_prompt_index(messages)
+    return sum(1 for m in messages[i + 1 :] if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def _texts(body: dict[str, Any]) -> Iterable[str]:
+    system = body.get("system")
+    if isinstance(system, str):
+        yield system
+    elif isinstance(system, list):
+        for b in system:
+            if isinstance(b, dict) and isinstance(b.get("text"), str):
+                yield b["text"]
+    for m in body.get("messages") or ():
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user"):
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            yield content
+        elif isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and isinstance(b.get("text"), str):
+                    yield b["text"]
+
+
+def find_cwd(body: dict[str, Any]) -> str | None:
+    """The working directory the CLI reports in its environment section, if any."""
+    texts = list(_texts(body))
+    for pattern in _CWD_PATTERNS:
+        for text in texts:
+            m = pattern.search(text)
+            if m:
+                return m.group(1).strip()
+    return None
+
+
+def is_side_call(body: dict[str, Any]) -> bool:
+    """True for requests without tools: titles, summaries and other side calls."""
+    return not body.get("tools")
+
+
+def substitute(value: Any, mapping: dict[str, str]) -> Any:
+    """Replace ``{name}`` placeholders in every string inside ``value``.
+
+    Plain ``str.replace`` rather than ``str.format``: file contents in tool
+    inputs are full of braces that must stay untouched.
+    """
+    if isinstance(value, str):
+        for key, repl in mapping.items():
+            value = value.replace("{" + key + "}", repl)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, mapping) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, mapping) for k, v in value.items()}
+    return value
+
+
+def _estimate_tokens(n_chars: int) -> int:
+    # ~4 characters per token is the usual rule of thumb; good enough for
+    # cost/context displays, and deterministic for a given request.
+    return max(1, n_chars // 4)
+
+
+def _block_chars(b: Block) -> int:
+    if b.text is not None:
+        return len(b.text)
+    if b.thinking is not None:
+        return len(b.thinking)
+    if b.tool_use is not None:
+        return len(msgspec.json.encode(b.tool_use.input)) + len(b.tool_use.name)
+    return 0
+
+
+def _usage(spec: Usage | None, blocks: list[Block], request_size: int) -> dict[str, int]:
+    spec = spec or Usage()
+    return {
+        "input_tokens": spec.input_tokens if spec.input_tokens is not None else _estimate_tokens(request_size),
+        "output_tokens": (
+            spec.output_tokens
+            if spec.output_tokens is not None
+            else _estimate_tokens(sum(_block_chars(b) for b in blocks))
+        ),
+        "cache_creation_input_tokens": spec.cache_creation_input_tokens,
+        "cache_read_input_tokens": spec.cache_read_input_tokens,
+    }
+
+
+def plan_reply(
+    scenario: Scenario,
+    body: dict[str, Any],
+    next_tool_id: Callable[[], str] | None = None,
+    request_size: int = 0,
+) -> Plan:
+    """Choose and resolve the reply to one ``/v1/messages`` request body.
+
+    Side calls (no ``tools``) get ``scenario.side_reply``.  Otherwise the first
+    rule whose regex is found in the prompt is used (else ``default``), and its
+    step number :func:`step_index` is played; past the last step the
+    ``finished`` text is played.  ``next_tool_id`` supplies ids for tool_use
+    blocks that have none; ``request_size`` (bytes) feeds the input-token
+    estimate when the scenario gives no usage.
+    """
+    if next_tool_id is None:
+        counter = itertools.count(1)
+        next_tool_id = lambda: f"toolu_scripted_{next(counter)}"  # noqa: E731
+    messages = body.get("messages") or []
+    if not isinstance(messages, list):
+        messages = []
+    prompt = prompt_text(messages)
+
+    if is_side_call(body):
+        blocks = [Block(text=scenario.side_reply, chunk=0, delay=0.0)]
+        return Plan(blocks=blocks, usage=_usage(None, blocks, request_size), prompt=prompt, side=True)
+
+    rule = scenario.rule_for(prompt)
+    steps: list[Step] = rule.steps if rule else scenario.default
+    k = step_index(messages)
+    step: Step = steps[k] if k < len(steps) else [Block(text=scenario.finished)]
+    chunk = rule.chunk if rule and rule.chunk is not None else scenario.chunk
+    delay = rule.delay if rule and rule.delay is not None else scenario.delay
+    rule_label = (rule.name or rule.match) if rule else None
+
+    if step[0].error is not None:
+        return Plan(blocks=[], usage={}, error=step[0].error, rule=rule_label, step=k, prompt=prompt)
+
+    cwd = find_cwd(body)
+    mapping = {"prompt": prompt}
+    if cwd is not None:
+        mapping["cwd"] = cwd
+    resolved: list[Block] = []
+    for b in step:
+        extra: dict[str, Any] = {
+            "chunk": b.chunk if b.chunk is not None else chunk,
+            "delay": b.delay if b.delay is not None else delay,
+        }
+        if b.text is not None:
+            extra["text"] = substitute(b.text, mapping)
+        elif b.thinking is not None:
+            extra["thinking"] = substitute(b.thinking, mapping)
+        elif b.tool_use is not None:
+            extra["tool_use"] = msgspec.structs.replace(
+                b.tool_use,
+                input=substitute(b.tool_use.input, mapping),
+                id=b.tool_use.id or next_tool_id(),
+            )
+        resolved.append(msgspec.structs.replace(b, **extra))
+    usage_spec = rule.usage if rule else scenario.default_usage
+    return Plan(
+        blocks=resolved,
+        usage=_usage(usage_spec, resolved, request_size),
+        rule=rule_label,
+        step=k,
+        prompt=prompt,
+    )

@@ -1,0 +1,177 @@
+"""Fixtures for the scripted-model tests: a driver for the real Claude Code CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def claude_binary() -> Path | None:
+    """The CLI bundled in the pinned claude-agent-sdk wheel, if installed."""
+    # find_spec locates the package without importing it (the import takes ~2 s).
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
+    return path if path.is_file() else None
+
+
+def cli_env(base_url: str, home: Path) -> dict[str, str]:
+    """An environment that points the CLI at the stand-in and isolates it."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # CLAUDECODE makes the CLI refuse to start inside another session;
+        # stray ANTHROPIC_*/CLAUDE_* settings from the host must not leak in.
+        if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "CLAUDECODE"
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return env
+
+
+class CliSession:
+    """One real CLI process in stream-json mode, driven line by line.
+
+    ``acceptEdits`` rather than ``bypassPermissions``: the CLI refuses the
+    latter as root unless IS_SANDBOX=1, and acceptEdits already allows Write
+    and Edit inside the working directory.
+    """
+
+    def __init__(self, binary: Path, base_url: str, home: Path, workspace: Path, *extra_args: str) -> None:
+        cmd = [
+            str(binary),
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--permission-mode",
+            "acceptEdits",
+            *extra_args,
+        ]
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=workspace,
+            env=cli_env(base_url, home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.stderr: list[bytes] = []
+        threading.Thread(target=self._pump_stdout, daemon=True).start()
+        threading.Thread(target=self._pump_stderr, daemon=True).start()
+
+    def _pump_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            try:
+                self.lines.put(json.loads(raw))
+            except ValueError:
+                continue  # non-JSON noise is allowed on stdout
+        self.lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self.stderr.append(raw)
+
+    def send(self, text: str) -> str:
+        """Send one user message; returns the uuid stamped on it."""
+        assert self.proc.stdin is not None
+        msg_uuid = str(uuid.uuid4())
+        line = {
+            "type": "user",
+            "session_id": "",
+            "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+            "parent_tool_use_id": None,
+            "uuid": msg_uuid,
+        }
+        self.proc.stdin.write(json.dumps(line).encode() + b"\n")
+        self.proc.stdin.flush()
+        return msg_uuid
+
+    def read_turn(self, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Every output line up to and including the next ``result`` line."""
+        out: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                item = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no result within {timeout}s; got {out!r}; stderr={self.stderr_text()!r}")
+            if item is None:
+                raise AssertionError(f"CLI exited before a result; got {out!r}; stderr={self.stderr_text()!r}")
+            out.append(item)
+            if item.get("type") == "result":
+                return out
+
+    def stderr_text(self) -> str:
+        return b"".join(self.stderr).decode(errors="replace")
+
+    def close(self, timeout: float = 10.0) -> int:
+        """Close stdin and wait for the CLI to exit (killed after ``timeout``)."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+@pytest.fixture
+def claude() -> Path:
+    binary = claude_binary()
+    if binary is None:
+        pytest.skip("the Claude Code CLI (claude-agent-sdk bundled binary) is not installed")
+    return binary
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def start_cli(claude: Path, home: Path, workspace: Path):
+    """Factory: ``start_cli(model, *extra_args)`` -> a running :class:`CliSession`."""
+    sessions: list[CliSession] = []
+
+    def start(model: Any, *extra_args: str) -> CliSession:
+        session = CliSession(claude, model.url, home, workspace, *extra_args)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.close()

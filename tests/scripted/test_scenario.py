@@ -1,0 +1,373 @@
+"""Pure unit tests: scenario loading, matching, step selection, SSE sequences."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from claude_sidecar.scripted import DEMO_SCENARIO_PATH, Scenario, load_scenario
+from claude_sidecar.scripted.matching import find_cwd, plan_reply, prompt_text, step_index, substitute
+from claude_sidecar.scripted.scenario import Block, ToolUseSpec
+from claude_sidecar.scripted.sse import (
+    SseEvent,
+    encode_event,
+    error_body,
+    message_body,
+    split_chunks,
+    stop_reason,
+    stream_events,
+)
+
+REMINDER = "<system-reminder>\nAttribution for commits...\n</system-reminder>\n"
+ENV = "# Environment\n - Primary working directory: /work/space\n - Is a git repository: false\n"
+TOOLS = [{"name": "Write", "input_schema": {"type": "object"}}]
+
+
+def user(*texts: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+
+def tool_result(tool_id: str = "toolu_1") -> dict:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}]}
+
+
+def assistant(text: str = "x") -> dict:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def system_msg(text: str = ENV) -> dict:
+    return {"role": "system", "content": [{"type": "text", "text": text}]}
+
+
+def request(*messages: dict, tools: list | None = TOOLS, **extra) -> dict:
+    body = {"model": "claude-test", "messages": list(messages), "stream": True} | extra
+    if tools is not None:
+        body["tools"] = tools
+    return body
+
+
+SCENARIO = {
+    "rules": [
+        {
+            "name": "greet",
+            "match": "(?i)hello",
+            "steps": [[{"thinking": "The user greets me."}, {"text": "Hello! How can I help?"}]],
+            "usage": {"input_tokens": 12, "output_tokens": 7},
+            "chunk": 8,
+        },
+        {
+            "match": "write",
+            "steps": [
+                [
+                    {"text": "I'll write it."},
+                    {"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/a.txt", "content": "{x}\n"}}},
+                ],
+                [{"text": "Done: {prompt}"}],
+            ],
+            "delay": 0.5,
+        },
+        {"match": "overloaded", "steps": [[{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]]},
+    ],
+    "default": [[{"text": "I am a scripted stand-in model."}]],
+    "side_reply": "Scripted title",
+}
+
+
+@pytest.fixture
+def scenario() -> Scenario:
+    return load_scenario(SCENARIO)
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def test_load_from_dict_bytes_path_and_scenario(tmp_path: Path, scenario: Scenario) -> None:
+    raw = json.dumps(SCENARIO).encode()
+    path = tmp_path / "s.json"
+    path.write_bytes(raw)
+    assert load_scenario(raw) == scenario
+    assert load_scenario(path) == scenario
+    assert load_scenario(str(path)) == scenario
+    assert load_scenario(scenario) is scenario
+
+
+def test_defaults() -> None:
+    sc = load_scenario({})
+    assert sc.rules == []
+    assert sc.default == [[Block(text="I am a scripted stand-in model.")]]
+    assert sc.side_reply == "Scripted title"
+    assert sc.finished == "(scenario finished)"
+    assert sc.chunk == 16 and sc.delay == 0.0
+
+
+def test_demo_scenario_loads() -> None:
+    sc = load_scenario(DEMO_SCENARIO_PATH)
+    kinds = [b.kind for b in sc.rules[0].steps[0]]
+    assert kinds == ["thinking", "text", "tool_use"]
+    assert sc.rules[0].steps[0][2].tool_use.input["file_path"] == "{cwd}/haiku.txt"
+    assert sc.rule_for("Create a haiku file") is sc.rules[0]
+    assert sc.rule_for("what time is it") is None
+
+
+@pytest.mark.parametrize(
+    ("doc", "fragments"),
+    [
+        ({"rules": [{"match": "x", "steps": [[{"txt": "a"}]]}]}, ["unknown field `txt`", "$.rules[0].steps[0][0]"]),
+        ({"rules": [{"match": "x", "steps": [[{"text": "a", "thinking": "b"}]]}]}, ["exactly one of", "text, thinking", "$.rules[0].steps[0][0]"]),
+        ({"rules": [{"match": "x", "steps": [[{}]]}]}, ["exactly one of", "$.rules[0].steps[0][0]"]),
+        ({"rules": [{"match": "(", "steps": [[{"text": "a"}]]}]}, ["not a valid Python regex", "$.rules[0]"]),
+        ({"rules": [{"match": "x", "steps": []}]}, ["`steps` must not be empty", "$.rules[0]"]),
+        ({"rules": [{"match": "x", "steps": [[{"text": "a"}], []]}]}, ["steps[1] is empty", "$.rules[0]"]),
+        ({"rules": [{"match": "x", "steps": [[{"text": "a"}, {"error": {}}]]}]}, ["only block of its step", "$.rules[0]"]),
+        ({"rules": [{"match": "x", "steps": [[{"tool_use": {"input": {}}}]]}]}, ["missing required field `name`", "$.rules[0].steps[0][0].tool_use"]),
+        ({"rules": [{"match": "x", "steps": [[{"error": {"status": 200}}]]}]}, ["400..599", "$.rules[0].steps[0][0].error"]),
+        ({"rules": [{"match": "x", "steps": [[{"text": "a", "chunk": -1}]]}]}, ["`chunk` must be >= 0", "$.rules[0].steps[0][0]"]),
+        ({"rules": [{"match": "x", "steps": [[{"text": "a", "signature": "s"}]]}]}, ["only allowed on a `thinking`"]),
+        ({"default": [[{"text": 3}]]}, ["Expected `str | null`, got `int`", "$.default[0][0].text"]),
+        ({"rules": {}}, ["Expected `array`", "$.rules"]),
+        ({"bogus": 1}, ["unknown field `bogus`"]),
+    ],
+)
+def test_bad_scenarios_name_the_path(doc: dict, fragments: list[str]) -> None:
+    with pytest.raises(ValueError) as info:
+        load_scenario(doc)
+    message = str(info.value)
+    assert message.startswith("invalid scenario (dict): ")
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_bad_json_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"rules": [')
+    with pytest.raises(ValueError, match=r"invalid scenario file '.*broken\.json': not valid JSON: Input data was truncated"):
+        load_scenario(path)
+    path.write_text('{"rules": [{"match": 1, "steps": [[{"text": "a"}]]}]}')
+    with pytest.raises(ValueError, match=r"broken\.json.*Expected `str`, got `int` - at `\$\.rules\[0\]\.match`"):
+        load_scenario(path)
+
+
+def test_missing_file_raises_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_scenario(tmp_path / "nope.json")
+
+
+def test_validation_error_is_not_leaked() -> None:
+    with pytest.raises(ValueError) as info:
+        load_scenario(b'{"rules": 5}')
+    assert not isinstance(info.value, msgspec.ValidationError)
+
+
+# --- prompt and step --------------------------------------------------------------------
+
+
+def test_prompt_skips_trailing_system_message_and_reminders() -> None:
+    msgs = [user(REMINDER, "Create a haiku file"), system_msg()]
+    assert prompt_text(msgs) == "Create a haiku file"
+    assert step_index(msgs) == 0
+
+
+def test_prompt_string_content_and_empty() -> None:
+    assert prompt_text([{"role": "user", "content": "plain"}]) == "plain"
+    assert prompt_text([]) == ""
+    assert prompt_text([user(REMINDER)]) == ""
+
+
+def test_prompt_is_last_text_block() -> None:
+    # After an API error the CLI merges the failed prompt and the new one.
+    assert prompt_text([user(REMINDER, "fail please\n", "hello")]) == "hello"
+
+
+def test_tool_results_are_not_prompt_and_steps_count_assistants() -> None:
+    msgs = [user(REMINDER, "write a file"), system_msg(), assistant(), tool_result(), assistant(), tool_result()]
+    assert prompt_text(msgs) == "write a file"
+    assert step_index(msgs) == 2
+
+
+def test_new_prompt_resets_the_step() -> None:
+    msgs = [user("write a file"), assistant(), tool_result(), assistant("done"), user("hello again")]
+    assert prompt_text(msgs) == "hello again"
+    assert step_index(msgs) == 0
+
+
+def test_find_cwd() -> None:
+    assert find_cwd(request(user("hi"), system_msg())) == "/work/space"
+    # Older CLIs: in the system prompt, string content.
+    body = request(user("hi"), system="<env>\nWorking directory: /old/cwd\nPlatform: linux\n</env>")
+    assert find_cwd(body) == "/old/cwd"
+    body = request(user("hi"), system=[{"type": "text", "text": "Working directory: /a"}])
+    assert find_cwd(body) == "/a"
+    assert find_cwd(request(user("hi"), {"role": "system", "content": ENV})) == "/work/space"
+    assert find_cwd(request(user("hi"))) is None
+
+
+def test_substitute_leaves_other_braces() -> None:
+    value = {"a": "{cwd}/x", "b": ["{cwd}", 3, {"c": "{ json: {cwd} }"}], "d": None}
+    assert substitute(value, {"cwd": "/w"}) == {"a": "/w/x", "b": ["/w", 3, {"c": "{ json: /w }"}], "d": None}
+
+
+# --- plan_reply ---------------------------------------------------------------------
+
+
+def test_first_matching_rule_wins(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("Hello, write something"), system_msg()))
+    assert plan.rule == "greet"
+    assert [b.kind for b in plan.blocks] == ["thinking", "text"]
+    assert plan.usage["input_tokens"] == 12 and plan.usage["output_tokens"] == 7
+    assert all(b.chunk == 8 and b.delay == 0.0 for b in plan.blocks)
+
+
+def test_default_reply_and_estimated_usage(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("what?")), request_size=4000)
+    assert plan.rule is None
+    assert [b.text for b in plan.blocks] == ["I am a scripted stand-in model."]
+    assert plan.usage["input_tokens"] == 1000
+    assert plan.usage["output_tokens"] == len("I am a scripted stand-in model.") // 4
+
+
+def test_tool_step_then_next_step_then_finished(scenario: Scenario) -> None:
+    first = request(user(REMINDER, "please write"), system_msg())
+    plan = plan_reply(scenario, first, lambda: "toolu_fixed")
+    assert plan.rule == "write" and plan.step == 0
+    tool = plan.blocks[1].tool_use
+    assert tool == ToolUseSpec(name="Write", input={"file_path": "/work/space/a.txt", "content": "{x}\n"}, id="toolu_fixed")
+    assert all(b.delay == 0.5 and b.chunk == 16 for b in plan.blocks)
+    assert stop_reason(plan.blocks) == "tool_use"
+
+    second = request(user(REMINDER, "please write"), system_msg(), assistant(), tool_result())
+    plan = plan_reply(scenario, second)
+    assert plan.step == 1 and [b.text for b in plan.blocks] == ["Done: please write"]
+    assert stop_reason(plan.blocks) == "end_turn"
+
+    third = request(user("please write"), assistant(), tool_result(), assistant(), tool_result())
+    assert [b.text for b in plan_reply(scenario, third).blocks] == ["(scenario finished)"]
+
+
+def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
+    body = request(user("write"), system_msg())
+    ids = [plan_reply(scenario, body).blocks[1].tool_use.id for _ in range(2)]
+    assert ids == ["toolu_scripted_1", "toolu_scripted_1"]  # fresh counter per call without a supplier
+    sc = load_scenario({"rules": [{"match": "", "steps": [[{"tool_use": {"name": "Bash", "id": "toolu_mine"}}]]}]})
+    assert plan_reply(sc, body).blocks[0].tool_use.id == "toolu_mine"
+
+
+def test_cwd_placeholder_is_left_when_unknown(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("write")))
+    assert plan.blocks[1].tool_use.input["file_path"] == "{cwd}/a.txt"
+
+
+def test_error_plan(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("server overloaded?")))
+    assert plan.error is not None and plan.error.status == 529 and plan.error.retry is False
+    assert plan.blocks == []
+
+
+def test_side_call_gets_side_reply(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("hello"), tools=None))
+    assert plan.side and plan.rule is None
+    assert [b.text for b in plan.blocks] == ["Scripted title"]
+    assert plan_reply(scenario, request(user("hello"), tools=[])).side
+
+
+def test_block_pacing_overrides_rule_and_scenario() -> None:
+    sc = load_scenario(
+        {
+            "chunk": 3,
+            "delay": 0.1,
+            "rules": [{"match": "", "chunk": 5, "steps": [[{"text": "a"}, {"text": "b", "chunk": 0, "delay": 0}]]}],
+        }
+    )
+    a, b = plan_reply(sc, request(user("x"))).blocks
+    assert (a.chunk, a.delay) == (5, 0.1)
+    assert (b.chunk, b.delay) == (0, 0)
+
+
+# --- SSE ---------------------------------------------------------------------------
+
+
+def test_split_chunks() -> None:
+    assert split_chunks("abcdefg", 3) == ["abc", "def", "g"]
+    assert split_chunks("abc", 0) == ["abc"]
+    assert split_chunks("", 4) == [""]
+    assert "".join(split_chunks("héllo wörld ✓", 2)) == "héllo wörld ✓"
+
+
+def _blocks() -> list[Block]:
+    return [
+        Block(thinking="Let me think.", chunk=5, delay=0.0),
+        Block(text="Hello world!", chunk=5, delay=0.25),
+        Block(tool_use=ToolUseSpec(name="Write", input={"file_path": "/w/a.txt", "content": "x\n"}, id="toolu_9"), chunk=10),
+    ]
+
+
+def test_stream_event_sequence() -> None:
+    usage = {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 0}
+    events = stream_events(_blocks(), message_id="msg_1", model="m", usage=usage)
+    names = [e.event for e in events]
+    assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+    assert all(e.data["type"] == e.event for e in events)
+    start = events[0].data["message"]
+    assert start["id"] == "msg_1" and start["role"] == "assistant" and start["content"] == []
+    assert start["usage"]["input_tokens"] == 10 and start["usage"]["cache_read_input_tokens"] == 3
+    assert events[-2].data["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
+    assert events[-2].data["usage"] == {"output_tokens": 20}
+    assert names.count("ping") == 1 and names.index("ping") == 2
+
+    # Per index: start, deltas, stop, in order, indices ascending.
+    by_index: dict[int, list[SseEvent]] = {}
+    for e in events:
+        if "index" in e.data:
+            by_index.setdefault(e.data["index"], []).append(e)
+    assert sorted(by_index) == [0, 1, 2]
+    for evs in by_index.values():
+        assert evs[0].event == "content_block_start" and evs[-1].event == "content_block_stop"
+        assert {e.event for e in evs[1:-1]} == {"content_block_delta"}
+
+    thinking = [e.data["delta"] for e in by_index[0][1:-1]]
+    assert by_index[0][0].data["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    assert "".join(d["thinking"] for d in thinking if d["type"] == "thinking_delta") == "Let me think."
+    assert thinking[-1]["type"] == "signature_delta" and thinking[-1]["signature"]
+
+    text = [e for e in by_index[1][1:-1]]
+    assert [e.data["delta"]["text"] for e in text] == ["Hello", " worl", "d!"]
+    assert all(e.delay == 0.25 for e in text)
+
+    tool = by_index[2]
+    assert tool[0].data["content_block"] == {"type": "tool_use", "id": "toolu_9", "name": "Write", "input": {}}
+    partial = "".join(e.data["delta"]["partial_json"] for e in tool[1:-1])
+    assert len(tool) > 3 and json.loads(partial) == {"file_path": "/w/a.txt", "content": "x\n"}
+
+
+def test_stop_reason_end_turn() -> None:
+    events = stream_events([Block(text="hi", chunk=0)], message_id="m", model="m", usage={})
+    assert events[-2].data["delta"]["stop_reason"] == "end_turn"
+    assert [e.event for e in events] == [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+
+
+def test_encode_event() -> None:
+    raw = encode_event(SseEvent("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    assert raw == b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+    assert b"\n" not in encode_event(SseEvent("x", {"t": "a\nb"})).split(b"data: ")[1][:-2]
+
+
+def test_message_body_and_error_body() -> None:
+    body = message_body(_blocks(), message_id="msg_2", model="m", usage={"input_tokens": 1, "output_tokens": 2})
+    assert body["stop_reason"] == "tool_use" and body["type"] == "message"
+    assert [c["type"] for c in body["content"]] == ["thinking", "text", "tool_use"]
+    assert body["content"][2]["input"]["file_path"] == "/w/a.txt"
+    assert body["usage"]["output_tokens"] == 2
+    assert error_body("overloaded_error", "Overloaded") == {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+    }

@@ -1,0 +1,240 @@
+"""The HTTP server on its own, driven with http.client (no CLI)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+
+SCENARIO = {
+    "rules": [
+        {"match": "slow", "delay": 0.5, "chunk": 1, "steps": [[{"text": "a very slow reply"}]]},
+        {"match": "tool", "steps": [[{"tool_use": {"name": "Bash", "input": {"command": "ls"}}}], [{"text": "listed"}]]},
+        {"match": "overload", "steps": [[{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]]},
+        {"match": "retryable", "steps": [[{"error": {"status": 500, "retry": None}}]]},
+    ],
+    "default": [[{"text": "default reply"}]],
+    "chunk": 4,
+}
+TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+
+
+def body(prompt: str, *, stream: bool = True, tools: list | None = TOOLS, extra: list | None = None) -> dict:
+    b: dict[str, Any] = {
+        "model": "claude-test",
+        "stream": stream,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}, *(extra or [])],
+    }
+    if tools is not None:
+        b["tools"] = tools
+    return b
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModel]:
+    with ScriptedModel(load_scenario(SCENARIO)) as m:
+        yield m
+
+
+def connect(model: ScriptedModel) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", model.port, timeout=5)
+
+
+def post(conn: http.client.HTTPConnection, payload: Any, path: str = "/v1/messages?beta=true") -> http.client.HTTPResponse:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    conn.request("POST", path, body=data, headers={"Content-Type": "application/json"})
+    return conn.getresponse()
+
+
+def parse_sse(raw: bytes) -> list[tuple[str, dict]]:
+    events = []
+    for chunk in raw.decode().split("\n\n"):
+        if not chunk.strip():
+            continue
+        lines = dict(line.split(": ", 1) for line in chunk.split("\n"))
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_url_and_health(model: ScriptedModel) -> None:
+    assert model.url == f"http://127.0.0.1:{model.port}"
+    conn = connect(model)
+    conn.request("GET", "/")
+    resp = conn.getresponse()
+    assert resp.status == 200 and json.loads(resp.read())["status"] == "ok"
+    conn.request("HEAD", "/")
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.read() == b""
+
+
+def test_not_started_has_no_url() -> None:
+    with pytest.raises(RuntimeError):
+        ScriptedModel({}).url
+
+
+def test_unknown_paths_are_404_json(model: ScriptedModel) -> None:
+    conn = connect(model)
+    resp = post(conn, {"x": 1}, "/v1/complete")
+    assert resp.status == 404
+    assert json.loads(resp.read())["error"]["type"] == "not_found_error"
+    conn.request("GET", "/v1/models")
+    resp = conn.getresponse()
+    assert resp.status == 404 and json.loads(resp.read())["type"] == "error"
+    assert model.requests == []
+
+
+def test_bad_json_is_400(model: ScriptedModel) -> None:
+    resp = post(connect(model), b"{nope")
+    assert resp.status == 400
+    assert json.loads(resp.read())["error"]["type"] == "invalid_request_error"
+
+
+def test_count_tokens(model: ScriptedModel) -> None:
+    resp = post(connect(model), body("x" * 400), "/v1/messages/count_tokens?beta=true")
+    assert resp.status == 200
+    assert json.loads(resp.read())["input_tokens"] > 100
+    assert model.requests == []  # not a model call
+
+
+def test_stream_is_chunked_sse_on_a_keep_alive_connection(model: ScriptedModel) -> None:
+    conn = connect(model)
+    for _ in range(2):  # the second request reuses the same connection
+        resp = post(conn, body("hi"))
+        assert resp.status == 200
+        assert resp.getheader("Content-Type").startswith("text/event-stream")
+        assert resp.getheader("Transfer-Encoding") == "chunked"
+        events = parse_sse(resp.read())
+        assert events[0][0] == "message_start" and events[-1][0] == "message_stop"
+        text = "".join(d["delta"]["text"] for name, d in events if name == "content_block_delta")
+        assert text == "default reply"
+        assert sum(1 for name, _ in events if name == "content_block_delta") == 4  # chunk 4
+    assert len(model.requests) == 2
+
+
+def test_non_streaming_gets_a_json_message(model: ScriptedModel) -> None:
+    resp = post(connect(model), body("hi", stream=False))
+    assert resp.status == 200 and resp.getheader("Content-Type") == "application/json"
+    msg = json.loads(resp.read())
+    assert msg["type"] == "message" and msg["role"] == "assistant" and msg["model"] == "claude-test"
+    assert msg["content"] == [{"type": "text", "text": "default reply"}]
+    assert msg["stop_reason"] == "end_turn" and msg["id"].startswith("msg_scripted_")
+
+
+def test_side_calls_and_main_requests(model: ScriptedModel) -> None:
+    conn = connect(model)
+    msg = json.loads(post(conn, body("title please", stream=False, tools=None)).read())
+    assert msg["content"][0]["text"] == "Scripted title"
+    post(conn, body("hi")).read()
+    assert [r["messages"][0]["content"][0]["text"] for r in model.requests] == ["title please", "hi"]
+    assert [r["messages"][0]["content"][0]["text"] for r in model.main_requests] == ["hi"]
+    model.clear_requests()
+    assert model.requests == []
+
+
+def test_tool_use_steps_and_ids(model: ScriptedModel) -> None:
+    conn = connect(model)
+    events = parse_sse(post(conn, body("use a tool")).read())
+    start = next(d for name, d in events if name == "content_block_start")
+    assert start["content_block"]["id"] == "toolu_scripted_1"
+    assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
+    follow = [
+        {"role": "assistant", "content": [dict(start["content_block"], input={"command": "ls"})]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_scripted_1", "content": "a\nb"}]},
+    ]
+    events = parse_sse(post(conn, body("use a tool", extra=follow)).read())
+    assert "".join(d["delta"].get("text", "") for n, d in events if n == "content_block_delta") == "listed"
+
+
+def test_error_reply(model: ScriptedModel) -> None:
+    conn = connect(model)
+    resp = post(conn, body("overload"))
+    assert resp.status == 529
+    assert resp.getheader("x-should-retry") == "false"
+    assert json.loads(resp.read()) == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    resp = post(conn, body("retryable"))
+    assert resp.status == 500 and resp.getheader("x-should-retry") is None
+    assert json.loads(resp.read())["error"] == {"type": "api_error", "message": "Scripted error"}
+
+
+def test_set_scenario_swaps_replies(model: ScriptedModel) -> None:
+    conn = connect(model)
+    model.set_scenario({"default": [[{"text": "swapped"}]]})
+    msg = json.loads(post(conn, body("hi", stream=False)).read())
+    assert msg["content"][0]["text"] == "swapped"
+    with pytest.raises(ValueError):
+        model.set_scenario({"default": []})
+
+
+def test_chunked_request_body(model: ScriptedModel) -> None:
+    conn = connect(model)
+    data = json.dumps(body("hi", stream=False)).encode()
+    conn.request("POST", "/v1/messages", body=iter([data[:10], data[10:]]), encode_chunked=True)
+    resp = conn.getresponse()
+    assert resp.status == 200 and json.loads(resp.read())["content"][0]["text"] == "default reply"
+
+
+def test_concurrent_requests_are_all_recorded(model: ScriptedModel) -> None:
+    def run(i: int) -> None:
+        post(connect(model), body(f"hi {i}", stream=False)).read()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r["messages"][0]["content"][0]["text"] for r in model.requests) == sorted(f"hi {i}" for i in range(20))
+
+
+def test_stop_is_prompt_with_an_open_stream_and_an_idle_connection() -> None:
+    model = ScriptedModel(SCENARIO).start()
+    idle = socket.create_connection(("127.0.0.1", model.port))  # an idle keep-alive client
+    conn = connect(model)
+    resp = post(conn, body("slow"))  # ~8 s of deltas if left alone
+    assert resp.status == 200
+    resp.read(40)  # the stream has started
+    t0 = time.monotonic()
+    model.stop()
+    assert time.monotonic() - t0 < 1.0
+    with pytest.raises(OSError):  # nobody listens any more
+        socket.create_connection(("127.0.0.1", conn.port), timeout=1)
+    idle.settimeout(2)
+    assert idle.recv(10) == b""  # closed by the server
+    model.stop()  # idempotent
+
+
+def test_serve_blocks_until_interrupted_and_keeps_stdout_clean() -> None:
+    code = (
+        "import signal, sys\n"
+        # A background shell may start us with SIGINT ignored; make Ctrl-C work.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from claude_sidecar.scripted import serve, DEMO_SCENARIO_PATH\n"
+        "serve(DEMO_SCENARIO_PATH, on_ready=lambda url: print('READY', url, file=sys.stderr, flush=True))\n"
+        "print('RETURNED', file=sys.stderr, flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        assert line.startswith("READY http://127.0.0.1:"), line
+        url = line.split()[1]
+        conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=5)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 200
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and out == b""
+    assert b"RETURNED" in err
