@@ -67,7 +67,9 @@ class Channel:
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
-        self._turns_queued = 0
+        # uuids of user messages the CLI has not yet taken up (it echoes each one when it
+        # does): a turn's result means idle only when none is left.
+        self._unconsumed: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._exited = asyncio.Event()
 
@@ -126,7 +128,7 @@ class Channel:
         self._require_alive()
         message_id = message_id or str(uuidlib.uuid4())
         self._queue.put_nowait(wire.user_message(content, message_id))
-        self._turns_queued += 1
+        self._unconsumed.add(message_id)
         if self.state == State.IDLE:
             self._set_state(State.RUNNING)
         return message_id
@@ -242,6 +244,8 @@ class Channel:
             self._outbox.message(raw)
             if kind == "system" and line.subtype == "init":
                 self._note_init(line)
+            elif kind == "user" and line.uuid is not None:
+                self._unconsumed.discard(line.uuid)
             elif kind == "result":
                 self._note_result()
 
@@ -286,6 +290,7 @@ class Channel:
             self._emit_status()
 
     def _note_result(self) -> None:
-        self._turns_queued = max(0, self._turns_queued - 1)
-        if self._turns_queued == 0:
+        # Messages sent mid-turn are either merged into the running turn (echoed before
+        # this result) or start a turn of their own after it (not echoed yet).
+        if not self._unconsumed:
             self._set_state(State.IDLE)

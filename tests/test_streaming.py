@@ -155,3 +155,28 @@ async def test_send_message_accepts_content_blocks_and_a_chosen_uuid(
     images = [b for m in sent if m["role"] == "user" and isinstance(m["content"], list)
               for b in m["content"] if b.get("type") == "image"]
     assert images and images[0]["source"]["data"] == pixel
+
+
+async def test_a_message_sent_during_a_tool_call_joins_the_turn_and_the_channel_goes_idle(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario({
+        "rules": [{"match": "(?i)run", "steps": [
+            [{"tool_use": {"name": "Bash", "input": {"command": "sleep 1.5; echo done"}}}],
+            [{"text": "The command finished."}],
+        ]}],
+        "default": [[{"text": "?"}]],
+    }))
+    channel = await sidecar.new_channel(str(workspace), allowedTools=["Bash"])
+    await sidecar.send(channel, "run the command")
+    await sidecar.wait_for(lambda n: n.channel == channel and isinstance(n.message, dict)
+                           and n.message.get("type") == "assistant")
+
+    late = await sidecar.send(channel, "also, be brief")
+    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes))
+
+    echoed = [n.message for n in sidecar.of(channel, "claude/message")
+              if n.message.get("uuid") == late]
+    assert echoed, "the late message was taken up by the CLI"
+    results = [n.message for n in sidecar.of(channel, "claude/message")
+               if n.message.get("type") == "result"]
+    assert results[-1]["subtype"] == "success"
