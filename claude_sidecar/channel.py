@@ -93,12 +93,18 @@ class Channel:
             asyncio.create_task(self._write_loop(), name=f"{self.id}-writer"),
             asyncio.create_task(self._read_loop(), name=f"{self.id}-reader"),
         ]
+        for task in self._tasks:
+            task.add_done_callback(self._report_crash)
         try:
             reply = await self.control("initialize", START_TIMEOUT, hooks=None)
-        except (ChannelExited, ControlRequestTimeout, ControlRequestFailed) as e:
+        except ChannelExited as e:
+            reason = f"it exited during start-up (exit code {e.data['exitCode']}, " \
+                     f"signal {e.data['signal']})"
+            raise CliStartFailed(reason, self._transport.stderr_tail()) from e
+        except (ControlRequestTimeout, ControlRequestFailed) as e:
             tail = self._transport.stderr_tail()
             await self.close(grace=0.5)
-            raise CliStartFailed(e.message, tail) from e
+            raise CliStartFailed(f"`initialize` failed: {e.message}", tail) from e
         self.init_response = msgspec.json.decode(reply) if reply else {}
         mode = self.init_response.get("current_permission_mode")
         if isinstance(mode, str) and self.permission_mode is None:
@@ -115,6 +121,11 @@ class Channel:
             task.cancel()
         assert self.exit is not None
         return self.exit
+
+    def _report_crash(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.error("channel %s: %s crashed", self.id, task.get_name(), exc_info=error)
+            self.kill_now()
 
     def kill_now(self) -> None:
         """SIGKILL the CLI's process group; used when the daemon itself is going away."""
@@ -198,7 +209,12 @@ class Channel:
         assert self._transport is not None
         try:
             async for raw in self._transport.lines():
-                self._route(raw)
+                try:
+                    self._route(raw)
+                except Exception:
+                    # A routing bug must not stop the reader: the CLI would block on a full
+                    # pipe and the channel would hang. Log it and keep reading.
+                    log.exception("channel %s: failed to route a line: %.200r", self.id, raw)
         finally:
             info = await self._transport.wait()
             self.exit = ExitInfo(code=info.code, signal=info.signal,

@@ -52,12 +52,14 @@ class Hub:
         return channel
 
     async def close_channel(self, channel_id: str) -> ExitInfo:
-        """Close one channel and forget it."""
+        """Forget one channel, then close it; later requests naming it get ChannelNotFound."""
         channel = self.get(channel_id)
+        del self._channels[channel_id]
         try:
             return await channel.close()
-        finally:
-            self._channels.pop(channel_id, None)
+        except BaseException:
+            channel.kill_now()
+            raise
 
     def list(self) -> list[ChannelInfo]:
         """Describe every channel, oldest first."""

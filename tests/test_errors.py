@@ -83,6 +83,26 @@ async def test_a_cli_that_cannot_be_found_names_every_place_looked(
     assert "/nowhere/claude" in error.message and "install" in error.message
 
 
+async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
+        daemon_env: dict[str, str], workspace: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken-claude"
+    broken.write_text("#!/bin/sh\necho 'fatal: cannot read settings' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    daemon = Sidecar(daemon_env)
+    await daemon.start({"cliPath": str(broken)})
+    try:
+        error = await daemon.error("claude/newChannel", {"cwd": str(workspace)})
+        listed = await daemon.request("claude/listChannels")
+    finally:
+        await daemon.stop()
+
+    assert error.code == -32005
+    assert error.data["name"] == "cliStartFailed"
+    assert "exit code 3" in error.message
+    assert "fatal: cannot read settings" in error.data["stderrTail"]
+    assert listed == {"channels": []}
+
+
 async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import queue
@@ -15,15 +14,7 @@ from typing import Any
 
 import pytest
 
-
-def claude_binary() -> Path | None:
-    """The CLI bundled in the pinned claude-agent-sdk wheel, if installed."""
-    # find_spec locates the package without importing it (the import takes ~2 s).
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
-    return path if path.is_file() else None
+from claude_sidecar.discovery import find_cli
 
 
 def cli_env(base_url: str, home: Path) -> dict[str, str]:
@@ -142,24 +133,8 @@ class CliSession:
 
 @pytest.fixture
 def claude() -> Path:
-    binary = claude_binary()
-    if binary is None:
-        pytest.skip("the Claude Code CLI (claude-agent-sdk bundled binary) is not installed")
-    return binary
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
+    """The CLI the daemon would use (the pinned bundled binary in this project's venv)."""
+    return Path(find_cli())
 
 
 @pytest.fixture
