@@ -219,13 +219,15 @@ class Channel:
             info = await self._transport.wait()
             self.exit = ExitInfo(code=info.code, signal=info.signal,
                                  stderr_tail=self._transport.stderr_tail())
+            # Release waiters before telling the client: if the client is gone, the
+            # notification fails, and close() must not wait for it.
+            self._exited.set()
             for subtype, future in self._pending.values():
                 if not future.done():
                     future.set_exception(ChannelExited(self.id, info.code, info.signal))
             log.info("channel %s: CLI exited (code %s, signal %s)", self.id, info.code,
                      info.signal)
             self._set_state(State.EXITED)
-            self._exited.set()
 
     def _route(self, raw: bytes) -> None:
         if not raw.strip():
@@ -258,8 +260,8 @@ class Channel:
             self._answer_cli_request(line.request_id, line.request, raw)
         else:
             self._outbox.message(raw)
-            if kind == "system" and line.subtype == "init":
-                self._note_init(line)
+            if kind == "system" and line.subtype in ("init", "status"):
+                self._note_settings(line)
             elif kind == "user" and line.uuid is not None:
                 self._unconsumed.discard(line.uuid)
             elif kind == "result":
@@ -294,7 +296,8 @@ class Channel:
         self._queue.put_nowait(wire.control_error(
             request_id, f"claude-sidecar does not support control request `{subtype}`"))
 
-    def _note_init(self, line: wire.CliLine) -> None:
+    def _note_settings(self, line: wire.CliLine) -> None:
+        """Track the session, model and mode the CLI reports (init each turn, status on change)."""
         changed = False
         if line.session_id and line.session_id != self.session_id:
             self.session_id, changed = line.session_id, True
@@ -306,6 +309,9 @@ class Channel:
             self._emit_status()
 
     def _note_result(self) -> None:
+        if self.state == State.STARTING:
+            # e.g. a `resume` of an unknown session: the CLI prints an error result and exits.
+            return
         # Messages sent mid-turn are either merged into the running turn (echoed before
         # this result) or start a turn of their own after it (not echoed yet).
         if not self._unconsumed:

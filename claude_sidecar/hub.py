@@ -34,14 +34,20 @@ class Hub:
         cli = find_cli(self.cli_path, self._env)
         channel_id = f"ch-{next(self._ids)}"
         session_id = str(uuidlib.uuid4())
-        channel = Channel(channel_id, options, session_id, Outbox(channel_id, self._sink))
+        outbox = Outbox(channel_id, self._sink, held=True)
+        channel = Channel(channel_id, options, session_id, outbox)
         launch = build_launch(cli, options, session_id, self._env)
         self._channels[channel_id] = channel
         try:
             await channel.start(launch)
         except BaseException:
             self._channels.pop(channel_id, None)
+            dropped = outbox.discard()
+            if dropped:
+                log.warning("channel %s failed to start; dropped %d notification(s): %.500r",
+                            channel_id, len(dropped), b"".join(dropped))
             raise
+        outbox.release()
         return channel
 
     def get(self, channel_id: str) -> Channel:

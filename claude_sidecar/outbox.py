@@ -32,13 +32,41 @@ def frame(method: str, params: msgspec.Struct) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-class Outbox:
-    """Numbers and sends the notifications of one channel."""
+def _nowhere(data: bytes) -> None:
+    pass
 
-    def __init__(self, channel_id: str, sink: Sink) -> None:
+
+class Outbox:
+    """Numbers and sends the notifications of one channel.
+
+    A channel's outbox starts ``held`` while its CLI starts: the client learns the
+    channel id only from the ``claude/newChannel`` response, so nothing about a channel
+    that fails to start is ever sent, and a started one begins at seq 1.
+    """
+
+    def __init__(self, channel_id: str, sink: Sink, *, held: bool = False) -> None:
         self.channel_id = channel_id
         self._sink = sink
         self._seq = 0
+        self._held: list[bytes] | None = [] if held else None
+
+    def release(self) -> None:
+        """Send everything held back, in order, and stop holding."""
+        held, self._held = self._held, None
+        for data in held or ():
+            self._sink(data)
+
+    def discard(self) -> list[bytes]:
+        """Drop what was held back (the channel never came to be); returns the frames."""
+        held, self._held = self._held or [], None
+        self._sink = _nowhere
+        return held
+
+    def _send(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self._sink(data)
 
     @property
     def last_seq(self) -> int:
@@ -51,13 +79,13 @@ class Outbox:
 
     def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Send ``claude/delta`` for one content_block_delta."""
-        self._sink(frame("claude/delta", DeltaNotification(
+        self._send(frame("claude/delta", DeltaNotification(
             channel_id=self.channel_id, seq=self._next(), kind=kind, index=index, text=text,
             parent_tool_use_id=parent_tool_use_id)))
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""
-        self._sink(frame("claude/message", MessageNotification(
+        self._send(frame("claude/message", MessageNotification(
             channel_id=self.channel_id, seq=self._next(), message=msgspec.Raw(raw))))
 
     def status(
@@ -69,6 +97,6 @@ class Outbox:
         exit: ExitInfo | None = None,
     ) -> None:
         """Send ``claude/status`` after a state change."""
-        self._sink(frame("claude/status", StatusNotification(
+        self._send(frame("claude/status", StatusNotification(
             channel_id=self.channel_id, seq=self._next(), state=state,  # type: ignore[arg-type]
             session_id=session_id, model=model, permission_mode=permission_mode, exit=exit)))

@@ -8,6 +8,7 @@ and written straight to the client's stream.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -17,7 +18,9 @@ import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 
 from . import api
 from .errors import ServerNotInitialized
@@ -35,6 +38,7 @@ class SidecarProtocol(LanguageServerProtocol):
     """pygls's protocol, refusing ``claude/*`` requests until ``initialize`` has run."""
 
     _server: SidecarServer
+    _shutdown_requested = False
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         # Checked here, on arrival, not in the async handler: by the time a handler task
@@ -43,7 +47,29 @@ class SidecarProtocol(LanguageServerProtocol):
             error = ServerNotInitialized(method_name)
             self._send_response(msg_id, None, error.to_response_error())
             return
+        if self._shutdown or self._shutdown_requested:
+            # pygls drops requests after `shutdown` silently; a client would wait forever.
+            error = JsonRpcInvalidRequest(f"{method_name}: the server is shutting down; "
+                                          "only `exit` is accepted now")
+            self._send_response(msg_id, None, error.to_response_error())
+            return
+        if method_name == "shutdown":
+            # Refuse what comes after it even while channels are still closing.
+            self._shutdown_requested = True
         super()._handle_request(msg_id, method_name, params)
+
+    def handle_message(self, message: Any) -> None:
+        if self._shutdown and isinstance(message, RPCRequest) and message.method != "exit":
+            self._handle_request(message.id, message.method, message.params)
+            return
+        super().handle_message(message)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # JSON-RPC lets a request leave out `params`; pygls would fail to decode it and
+        # never answer, so treat a missing `params` as null.
+        if "method" in data and "params" not in data:
+            data = {**data, "params": None}
+        return super().structure_message(data)
 
 
 class SidecarServer(LanguageServer):
@@ -58,14 +84,20 @@ class SidecarServer(LanguageServer):
         self.hub = Hub(self.send_frame, cli_path=cli_path, env=env)
         self.initialized = False
         self.client_name: str | None = None
+        self.client_gone = asyncio.Event()
 
     def send_frame(self, data: bytes) -> None:
         """Write one already-framed JSON-RPC message to the client."""
         writer = self.protocol.writer
-        if writer is None:
-            log.error("no client stream; dropping a notification")
+        if writer is None or self.client_gone.is_set():
             return
-        writer.write(data)
+        try:
+            writer.write(data)
+        except (BrokenPipeError, ConnectionResetError, ValueError) as e:
+            # ValueError: the stream was already closed. Either way nobody is listening;
+            # the serve loop sees the event and closes every channel.
+            log.error("the client's stream is gone (%s); shutting down", e)
+            self.client_gone.set()
 
 
 Handler = Callable[[SidecarServer, Any], Awaitable[api.Result]]

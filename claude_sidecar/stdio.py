@@ -47,16 +47,22 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
 async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     reader = await _stdin_reader()
     server.protocol.set_writer(StdoutWriter(rpc_out))
+    serving = asyncio.ensure_future(run_async(
+        stop_event=threading.Event(),
+        reader=reader,
+        protocol=server.protocol,
+        logger=log,
+        error_handler=server.report_server_error,
+    ))
+    gone = asyncio.ensure_future(server.client_gone.wait())
     try:
-        await run_async(
-            stop_event=threading.Event(),
-            reader=reader,
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
-        log.info("client closed stdin")
+        await asyncio.wait({serving, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done():
+            serving.result()
+            log.info("client closed stdin")
     finally:
+        serving.cancel()
+        gone.cancel()
         await server.hub.close_all(grace=2.0)
 
 

@@ -182,3 +182,41 @@ async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
     while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     return alive
+
+
+class RawClient:
+    """A bare JSON-RPC peer over pipes, for what a well-behaved client never does."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        import subprocess
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+
+    def send(self, message: dict[str, Any]) -> None:
+        import json
+        body = json.dumps(message).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        """Read the next message (blocking)."""
+        import json
+        assert self.process.stdout is not None
+        length = 0
+        while (line := self.process.stdout.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(self.process.stdout.read(length))
+
+    def reply_to(self, request_id: int) -> dict[str, Any]:
+        """Read messages until the response to ``request_id``."""
+        while (message := self.receive()).get("id") != request_id or "method" in message:
+            pass
+        return message
+
+    def initialize(self) -> None:
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"capabilities": {}}})
+        self.reply_to(0)

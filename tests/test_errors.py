@@ -101,6 +101,7 @@ async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
     assert "exit code 3" in error.message
     assert "fatal: cannot read settings" in error.data["stderrTail"]
     assert listed == {"channels": []}
+    assert daemon.notes == [], "a channel that never started is never announced"
 
 
 async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
@@ -182,3 +183,22 @@ def test_bad_initialization_options_are_rejected_naming_the_field(
     error = replies[2]["error"]
     assert error["code"] == -32602
     assert error["data"] == {"name": "invalidParams", "field": "initializationOptions.cliPath"}
+
+
+def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> None:
+    replies, _ = _exchange(daemon_env, [
+        INITIALIZE, {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels"},
+        *SHUTDOWN_AND_EXIT])
+
+    assert replies[3]["result"] == {"channels": []}
+
+
+def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, str]) -> None:
+    replies, done = _exchange(daemon_env, [
+        INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 5, "method": "claude/listChannels", "params": {}},
+        {"jsonrpc": "2.0", "method": "exit"}])
+
+    assert replies[5]["error"]["code"] == -32600
+    assert "shutting down" in replies[5]["error"]["message"]
+    assert done.returncode == 0

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, pid_alive, wait_until_dead
+from tests.harness import RawClient, Sidecar, pid_alive, wait_until_dead
 
 LONG_ANSWER = "word " * 400
 SLOW = {
@@ -152,3 +152,22 @@ async def test_a_killed_daemon_takes_its_clis_with_it(daemon_env: dict[str, str]
 
     assert await wait_until_dead(daemon.pids, timeout=5) == []
     await daemon.client.stop()
+
+
+async def test_a_client_that_vanishes_without_closing_stdin_ends_the_daemon_and_its_clis(
+        daemon_env: dict[str, str], workspace: Path) -> None:
+    client = RawClient(daemon_env)
+    client.initialize()
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "claude/newChannel",
+                 "params": {"cwd": str(workspace)}})
+    reply = client.reply_to(1)
+    pid = reply["result"]["pid"]
+
+    # The editor's reading end goes away; its writing end stays open.
+    assert client.process.stdout is not None
+    client.process.stdout.close()
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "claude/sendMessage",
+                 "params": {"channelId": reply["result"]["channelId"], "text": "hello"}})
+
+    assert await asyncio.to_thread(client.process.wait, 20) is not None
+    assert await wait_until_dead([pid], timeout=5) == []
