@@ -55,6 +55,8 @@ class InitializationOptions(Params):
 
     client_name: str | None = None
     cli_path: str | None = None
+    allow_dangerously_skip_permissions: bool = False
+    auto_allow_tools: list[NonEmpty] = []
 
 
 # ---------------------------------------------------------------- requests
@@ -146,6 +148,36 @@ class SendMessageResult(Result):
     message_id: str
 
 
+PermissionDecision = Literal["allow", "allowAlways", "deny"]
+
+
+class RespondPermissionParams(Params):
+    """``claude/respondPermission``: the user's decision on one permission request."""
+
+    channel_id: NonEmpty
+    request_id: NonEmpty
+    decision: PermissionDecision
+    updated_input: dict[str, Any] | None = None
+    updated_permissions: list[dict[str, Any]] | None = None
+    message: str | None = None
+    interrupt: bool = False
+    answers: dict[str, str] | None = None
+    annotations: dict[str, dict[str, Any]] | None = None
+    mode: PermissionMode | None = None
+
+    def __post_init__(self) -> None:
+        if self.decision == "deny":
+            for name, value in (("updatedInput", self.updated_input),
+                                ("updatedPermissions", self.updated_permissions),
+                                ("answers", self.answers), ("mode", self.mode)):
+                if value is not None:
+                    raise InvalidParams(name, "cannot be combined with decision `deny`",
+                                        "leave it out, or allow")
+        elif self.interrupt:
+            raise InvalidParams("interrupt", "only applies to decision `deny`",
+                                "leave it out, or deny")
+
+
 class SetModelParams(Params):
     """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
@@ -172,6 +204,25 @@ class ExitInfo(Result):
     stderr_tail: str
 
 
+class PermissionRequest(Result):
+    """A tool use waiting for the user's decision (or decided by a client rule)."""
+
+    request_id: str
+    tool_name: str
+    tool_use_id: str | None
+    input: dict[str, Any]
+    suggestions: list[Any]
+    display_name: str | None = None
+    blocked_path: str | None = None
+    description: str | None = None
+    decision_reason: str | None = None
+    requires_user_interaction: bool = False
+    preview: str | None = None
+    preview_note: str | None = None
+    parent_tool_use_id: str | None = None
+    auto_decision: Literal["allow"] | None = None
+
+
 class ChannelInfo(Result):
     channel_id: str
     pid: int
@@ -181,6 +232,7 @@ class ChannelInfo(Result):
     model: str | None = None
     permission_mode: str | None = None
     exit: ExitInfo | None = None
+    pending_permissions: list[PermissionRequest] = []
 
 
 class ListChannelsResult(Result):
@@ -230,6 +282,22 @@ class StatusNotification(Result):
     exit: ExitInfo | None = None
 
 
+class PermissionRequestNotification(PermissionRequest):
+    """``claude/permissionRequest``: a tool use needs the user's decision."""
+
+    channel_id: str = ""
+    seq: int = 0
+
+
+class PermissionCancelledNotification(Result):
+    """``claude/permissionCancelled``: a pending request no longer needs an answer."""
+
+    channel_id: str
+    seq: int
+    request_id: str
+    reason: Literal["withdrawn", "interrupted", "closed"]
+
+
 # ---------------------------------------------------------------- the table
 
 @dataclass(frozen=True)
@@ -252,6 +320,8 @@ METHODS: tuple[Method, ...] = (
            "End the CLI process gracefully and forget the channel."),
     Method("claude/listChannels", ListChannelsParams, ListChannelsResult,
            "Every open channel with its state."),
+    Method("claude/respondPermission", RespondPermissionParams, Ok,
+           "Answer a permission request: allow, allow always, or deny."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),
@@ -261,6 +331,8 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/delta": DeltaNotification,
     "claude/message": MessageNotification,
     "claude/status": StatusNotification,
+    "claude/permissionRequest": PermissionRequestNotification,
+    "claude/permissionCancelled": PermissionCancelledNotification,
 }
 
 

@@ -18,13 +18,14 @@ from typing import Any
 
 import msgspec
 
-from . import wire
-from .api import ExitInfo, NewChannelParams
+from . import permissions, wire
+from .api import ExitInfo, NewChannelParams, PermissionRequest, RespondPermissionParams
 from .errors import (
     ChannelExited,
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
+    PermissionRequestNotFound,
 )
 from .launch import LaunchSpec
 from .outbox import Outbox
@@ -52,7 +53,7 @@ class Channel:
     """One CLI process serving one conversation."""
 
     def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
-                 outbox: Outbox) -> None:
+                 outbox: Outbox, rules: permissions.Rules | None = None) -> None:
         self.id = channel_id
         self.options = options
         self.cwd = options.cwd
@@ -64,7 +65,11 @@ class Channel:
         self.init_response: dict[str, Any] | None = None
         self._outbox = outbox
         self._transport: Transport | None = None
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue()
+        # The in-queue: lines for the CLI's stdin, in order; None closes stdin.
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._rules = rules or permissions.Rules()
+        self.permissions: dict[str, PermissionRequest] = {}
+        self._interrupting = False
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
@@ -115,6 +120,12 @@ class Channel:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
         assert self._transport is not None
         if self.exit is None:
+            self._deny_all_pending(permissions.DENIED_ON_CLOSE, "closed")
+            # stdin is closed by the writer, after every line queued before it.
+            self._queue.put_nowait(None)
+            _, pending = await asyncio.wait({self._tasks[0]}, timeout=grace)
+            if pending:
+                log.warning("channel %s: the CLI is not reading its input", self.id)
             await self._transport.shutdown(grace=grace)
             await self._exited.wait()
         for task in self._tasks:
@@ -145,8 +156,29 @@ class Channel:
         return message_id
 
     async def interrupt(self) -> None:
-        """Stop the running turn; the channel stays usable."""
-        await self.control("interrupt", CONTROL_TIMEOUT)
+        """Stop the running turn; the channel stays usable.
+
+        The CLI withdraws pending permission asks itself; any it leaves are denied here, so
+        no ask outlives the turn.
+        """
+        self._interrupting = True
+        try:
+            await self.control("interrupt", CONTROL_TIMEOUT)
+        finally:
+            self._interrupting = False
+            self._deny_all_pending(permissions.DENIED_ON_INTERRUPT, "interrupted")
+
+    def respond_permission(self, p: RespondPermissionParams) -> None:
+        """Send the client's decision on a pending ask; each ask is answered once."""
+        self._require_alive()
+        request = self.permissions.get(p.request_id)
+        if request is None:
+            raise PermissionRequestNotFound(self.id, p.request_id)
+        response = permissions.answer(request, p)
+        del self.permissions[p.request_id]
+        log.info("channel %s: %s %s (%s)", self.id, p.decision, request.tool_name, p.request_id)
+        self._queue.put_nowait(wire.control_success(p.request_id, response))
+        self._settle_permissions()
 
     async def set_model(self, model: str | None) -> None:
         """Switch the model for the following turns."""
@@ -198,6 +230,9 @@ class Channel:
         assert self._transport is not None
         while True:
             data = await self._queue.get()
+            if data is None:
+                self._transport.close_stdin()
+                return
             try:
                 await self._transport.write(data)
             except (BrokenPipeError, ConnectionResetError) as e:
@@ -222,6 +257,10 @@ class Channel:
             # Release waiters before telling the client: if the client is gone, the
             # notification fails, and close() must not wait for it.
             self._exited.set()
+            self._tasks[0].cancel()
+            for request_id in list(self.permissions):
+                del self.permissions[request_id]
+                self._outbox.permission_cancelled(request_id, "closed")
             for subtype, future in self._pending.values():
                 if not future.done():
                     future.set_exception(ChannelExited(self.id, info.code, info.signal))
@@ -258,6 +297,11 @@ class Channel:
             self._resolve(line.response)
         elif kind == "control_request" and line.request_id is not None:
             self._answer_cli_request(line.request_id, line.request, raw)
+        elif kind == "control_cancel_request" and line.request_id in self.permissions:
+            del self.permissions[line.request_id]
+            self._outbox.permission_cancelled(
+                line.request_id, "interrupted" if self._interrupting else "withdrawn")
+            self._settle_permissions()
         else:
             self._outbox.message(raw)
             if kind == "system" and line.subtype in ("init", "status"):
@@ -289,12 +333,45 @@ class Channel:
                 subtype = wire.control_head_decoder.decode(request).subtype
             except msgspec.MsgspecError:
                 pass
+        if subtype == "can_use_tool":
+            self._ask_permission(request_id, request, raw)
+            return
         # No feature handles this request yet: the client sees it, and the CLI gets a
         # clear refusal instead of waiting forever.
         log.warning("channel %s: unsupported control request %s", self.id, subtype)
         self._outbox.message(raw)
         self._queue.put_nowait(wire.control_error(
             request_id, f"claude-sidecar does not support control request `{subtype}`"))
+
+    def _ask_permission(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
+        try:
+            ask = wire.can_use_tool_decoder.decode(request)
+        except msgspec.MsgspecError as e:
+            log.warning("channel %s: malformed can_use_tool: %s", self.id, e)
+            self._outbox.message(raw)
+            self._queue.put_nowait(wire.control_error(request_id, f"malformed request: {e}"))
+            return
+        described = permissions.describe(request_id, ask, None)
+        if self._rules.allows(ask):
+            log.info("channel %s: %s allowed by a client rule", self.id, ask.tool_name)
+            self._queue.put_nowait(wire.control_success(request_id, permissions.allow(ask.input)))
+            self._outbox.permission_request(msgspec.structs.replace(described,
+                                                                    auto_decision="allow"))
+            return
+        self.permissions[request_id] = described
+        self._outbox.permission_request(described)
+        self._set_state(State.AWAITING_PERMISSION)
+
+    def _deny_all_pending(self, message: str, reason: str) -> None:
+        for request_id in list(self.permissions):
+            del self.permissions[request_id]
+            self._queue.put_nowait(wire.control_success(request_id, permissions.deny(message)))
+            self._outbox.permission_cancelled(request_id, reason)
+        self._settle_permissions()
+
+    def _settle_permissions(self) -> None:
+        if not self.permissions and self.state == State.AWAITING_PERMISSION:
+            self._set_state(State.RUNNING)
 
     def _note_settings(self, line: wire.CliLine) -> None:
         """Track the session, model and mode the CLI reports (init each turn, status on change)."""

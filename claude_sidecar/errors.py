@@ -137,6 +137,22 @@ class ControlRequestTimeout(SidecarError):
         )
 
 
+class PermissionRequestNotFound(SidecarError):
+    """The permission request was already answered, cancelled, or never asked."""
+
+    CODE = -32008
+    NAME = "permissionRequestNotFound"
+
+    def __init__(self, channel_id: str, request_id: str) -> None:
+        super().__init__(
+            f"channel `{channel_id}` has no pending permission request `{request_id}`: it was "
+            "already answered, withdrawn (claude/permissionCancelled), or never asked; "
+            "claude/listChannels lists the pending ones",
+            channelId=channel_id,
+            requestId=request_id,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -146,5 +162,6 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
+    PermissionRequestNotFound,
 )
 """Every error class, in the order docs/protocol.md lists them."""

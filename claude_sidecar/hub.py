@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from .api import ChannelInfo, ExitInfo, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
-from .errors import ChannelNotFound
+from .errors import ChannelNotFound, InvalidParams
 from .launch import build_launch
 from .outbox import Outbox, Sink
+from .permissions import Rules
 
 log = logging.getLogger(__name__)
 
@@ -28,15 +29,26 @@ class Hub:
         self._env = env
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
+        self.rules = Rules()
+        self.allow_bypass = False
+
+    def check_mode(self, field: str, mode: str | None) -> None:
+        """Refuse bypassPermissions unless the client opted in at ``initialize``."""
+        if mode == "bypassPermissions" and not self.allow_bypass:
+            raise InvalidParams(field, "is bypassPermissions, which this client did not enable",
+                                "send initializationOptions.allowDangerouslySkipPermissions: "
+                                "true in `initialize` to allow it")
 
     async def new_channel(self, options: NewChannelParams) -> Channel:
         """Start a CLI for ``options`` and return its channel once the CLI is ready."""
+        self.check_mode("permissionMode", options.permission_mode)
         cli = find_cli(self.cli_path, self._env)
         channel_id = f"ch-{next(self._ids)}"
         session_id = str(uuidlib.uuid4())
         outbox = Outbox(channel_id, self._sink, held=True)
-        channel = Channel(channel_id, options, session_id, outbox)
-        launch = build_launch(cli, options, session_id, self._env)
+        channel = Channel(channel_id, options, session_id, outbox, self.rules)
+        launch = build_launch(cli, options, session_id, self._env,
+                              allow_bypass=self.allow_bypass)
         self._channels[channel_id] = channel
         try:
             await channel.start(launch)
@@ -72,7 +84,8 @@ class Hub:
         return [
             ChannelInfo(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
                         state=c.state.value, model=c.model,  # type: ignore[arg-type]
-                        permission_mode=c.permission_mode, exit=c.exit)
+                        permission_mode=c.permission_mode, exit=c.exit,
+                        pending_permissions=list(c.permissions.values()))
             for c in self._channels.values()
         ]
 

@@ -29,11 +29,14 @@ def build_launch(
     options: NewChannelParams,
     session_id: str,
     base_env: Mapping[str, str] | None = None,
+    *,
+    allow_bypass: bool = False,
 ) -> LaunchSpec:
     """Turn ``claude/newChannel`` options into argv and environment for the CLI.
 
     Values go in ``--flag=value`` form so that a value starting with ``-`` can never be
-    read as another flag; no shell is ever involved.
+    read as another flag; no shell is ever involved. ``allow_bypass`` is the client's
+    explicit opt-in to bypassPermissions.
     """
     argv = [
         cli,
@@ -42,7 +45,13 @@ def build_launch(
         "--verbose",
         "--include-partial-messages",
         "--replay-user-messages",
+        # Permission asks come to the daemon as can_use_tool control requests; without
+        # this flag the CLI turns every "ask" into a silent deny.
+        "--permission-prompt-tool=stdio",
     ]
+    if allow_bypass:
+        # Only makes bypassPermissions available; the mode is still chosen separately.
+        argv.append("--allow-dangerously-skip-permissions")
     if options.resume:
         argv.append(f"--resume={options.resume}")
     else:

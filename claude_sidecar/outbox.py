@@ -12,7 +12,16 @@ from collections.abc import Callable
 
 import msgspec
 
-from .api import DeltaKind, DeltaNotification, ExitInfo, MessageNotification, StatusNotification
+from .api import (
+    DeltaKind,
+    DeltaNotification,
+    ExitInfo,
+    MessageNotification,
+    PermissionCancelledNotification,
+    PermissionRequest,
+    PermissionRequestNotification,
+    StatusNotification,
+)
 
 Sink = Callable[[bytes], None]
 """Takes one complete JSON-RPC frame (header and body) and sends it to the client."""
@@ -100,3 +109,14 @@ class Outbox:
         self._send(frame("claude/status", StatusNotification(
             channel_id=self.channel_id, seq=self._next(), state=state,  # type: ignore[arg-type]
             session_id=session_id, model=model, permission_mode=permission_mode, exit=exit)))
+
+    def permission_request(self, request: PermissionRequest) -> None:
+        """Send ``claude/permissionRequest`` for a tool use awaiting (or given) a decision."""
+        self._send(frame("claude/permissionRequest", PermissionRequestNotification(
+            **msgspec.structs.asdict(request), channel_id=self.channel_id, seq=self._next())))
+
+    def permission_cancelled(self, request_id: str, reason: str) -> None:
+        """Send ``claude/permissionCancelled``: the request needs no answer any more."""
+        self._send(frame("claude/permissionCancelled", PermissionCancelledNotification(
+            channel_id=self.channel_id, seq=self._next(), request_id=request_id,
+            reason=reason)))  # type: ignore[arg-type]

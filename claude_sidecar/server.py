@@ -25,6 +25,7 @@ from pygls.protocol.json_rpc import RPCRequest
 from . import api
 from .errors import ServerNotInitialized
 from .hub import Hub
+from .permissions import Rules
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +128,18 @@ async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Res
     return api.ListChannelsResult(channels=ls.hub.list())
 
 
+async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) -> api.Result:
+    ls.hub.get(p.channel_id).respond_permission(p)
+    return api.Ok()
+
+
 async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
     await ls.hub.get(p.channel_id).set_model(p.model)
     return api.Ok()
 
 
 async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams) -> api.Result:
+    ls.hub.check_mode("mode", p.mode)
     await ls.hub.get(p.channel_id).set_permission_mode(p.mode)
     return api.Ok()
 
@@ -143,6 +150,7 @@ HANDLERS: dict[str, Handler] = {
     "claude/interrupt": interrupt,
     "claude/closeChannel": close_channel,
     "claude/listChannels": list_channels,
+    "claude/respondPermission": respond_permission,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
 }
@@ -174,6 +182,8 @@ def build_server(*, cli_path: str | None = None,
         ls.client_name = options.client_name
         if options.cli_path:
             ls.hub.cli_path = options.cli_path
+        ls.hub.allow_bypass = options.allow_dangerously_skip_permissions
+        ls.hub.rules = Rules(options.auto_allow_tools)
         ls.initialized = True
         log.info("initialized by %s", options.client_name or "an unnamed client")
 

@@ -68,8 +68,24 @@ class ControlRequestHead(msgspec.Struct):
     subtype: str
 
 
+class CanUseTool(msgspec.Struct, omit_defaults=True):
+    """A ``can_use_tool`` control request: the CLI asks whether a tool may run."""
+
+    tool_name: str
+    input: dict[str, Any] = {}
+    tool_use_id: str | None = None
+    permission_suggestions: list[Any] | None = None
+    display_name: str | None = None
+    blocked_path: str | None = None
+    description: str | None = None
+    decision_reason: str | None = None
+    requires_user_interaction: bool = False
+    agent_id: str | None = None
+
+
 line_decoder = msgspec.json.Decoder(CliLine)
 control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
+can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
 encoder = msgspec.json.Encoder()
 
 

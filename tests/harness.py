@@ -20,7 +20,8 @@ from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-NOTIFICATIONS = ("claude/delta", "claude/message", "claude/status")
+NOTIFICATIONS = ("claude/delta", "claude/message", "claude/status", "claude/permissionRequest",
+                 "claude/permissionCancelled")
 
 
 @dataclass

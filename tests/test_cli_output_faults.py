@@ -81,3 +81,18 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
     assert answer["response"]["subtype"] == "error"
     assert answer["response"]["request_id"] == "cli_1"
     assert "brand_new_request" in answer["response"]["error"]
+
+
+async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
+        fake, workspace: Path) -> None:
+    daemon, lines, _ = fake
+    lines.write_bytes(b"")
+    channel = await daemon.new_channel(str(workspace))
+
+    error = await daemon.error("claude/setModel", {"channelId": channel, "model": "refuse-me"})
+
+    assert error.code == -32006
+    assert error.data == {"name": "controlRequestFailed", "subtype": "set_model",
+                          "cliError": "model refuse-me is not available"}
+    await daemon.send(channel, "still there?")
+    assert (await daemon.wait_for_result(channel))["subtype"] == "success"

@@ -104,20 +104,18 @@ async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
     assert daemon.notes == [], "a channel that never started is never announced"
 
 
-async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
+async def test_bypass_permissions_is_refused_unless_the_client_opted_in(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
-    # The CLI refuses this mode unless it was launched with --dangerously-skip-permissions.
-    error = await sidecar.error("claude/setPermissionMode",
-                                {"channelId": channel, "mode": "bypassPermissions"})
+    switch = await sidecar.error("claude/setPermissionMode",
+                                 {"channelId": channel, "mode": "bypassPermissions"})
+    start = await sidecar.error("claude/newChannel", {"cwd": str(workspace),
+                                                      "permissionMode": "bypassPermissions"})
 
-    assert error.code == -32006
-    assert error.data["name"] == "controlRequestFailed"
-    assert error.data["subtype"] == "set_permission_mode"
-    assert "dangerously-skip-permissions" in error.data["cliError"]
-    await sidecar.send(channel, "hello")
-    assert (await sidecar.wait_for_result(channel))["subtype"] == "success"
+    assert (switch.code, switch.data["field"]) == (-32602, "mode")
+    assert (start.code, start.data["field"]) == (-32602, "permissionMode")
+    assert "allowDangerouslySkipPermissions" in switch.message
 
 
 async def test_unknown_methods_get_method_not_found_and_the_daemon_keeps_serving(

@@ -135,6 +135,18 @@ def find_cwd(body: dict[str, Any]) -> str | None:
     return None
 
 
+_PLAN_FILE = re.compile(r"plan (?:file )?at (/\S+?\.md)|plan file exists at:? (/\S+?\.md)")
+
+
+def find_plan_file(body: dict[str, Any]) -> str | None:
+    """The plan file path that plan mode's system reminder tells the model to write, if any."""
+    found = None
+    for text in _texts(body):
+        for m in _PLAN_FILE.finditer(text):
+            found = m.group(1) or m.group(2)
+    return found
+
+
 def is_side_call(body: dict[str, Any]) -> bool:
     """True for requests without tools: titles, summaries and other side calls."""
     return not body.get("tools")
@@ -229,6 +241,9 @@ def plan_reply(
     mapping = {"prompt": prompt}
     if cwd is not None:
         mapping["cwd"] = cwd
+    plan_file = find_plan_file(body)
+    if plan_file is not None:
+        mapping["plan_file"] = plan_file
     resolved: list[Block] = []
     for b in step:
         extra: dict[str, Any] = {

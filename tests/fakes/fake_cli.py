@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A synthetic CLI for faults the real one cannot produce on cue.
 
-It answers `initialize`, and on each user message prints the lines of the file named by
+It answers control requests (refusing `set_model` to "refuse-me"), and on each user message prints the lines of the file named by
 $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. Only the
 standard library: it runs under any python3.
 """
@@ -18,7 +18,11 @@ def emit(obj):
 
 for line in sys.stdin:
     message = json.loads(line)
-    if message["type"] == "control_request":
+    if message["type"] == "control_request" and message["request"].get("model") == "refuse-me":
+        emit({"type": "control_response", "response": {
+            "subtype": "error", "request_id": message["request_id"],
+            "error": "model refuse-me is not available"}})
+    elif message["type"] == "control_request":
         emit({"type": "control_response", "response": {
             "subtype": "success", "request_id": message["request_id"], "response": {}}})
     elif message["type"] == "control_response":
