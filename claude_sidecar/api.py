@@ -178,6 +178,33 @@ class RespondPermissionParams(Params):
                                 "leave it out, or deny")
 
 
+class RewindFilesParams(Params):
+    """``claude/rewindFiles``: restore files to how they were when a prompt was sent."""
+
+    channel_id: NonEmpty
+    message_id: str
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        _require_uuid("messageId", self.message_id)
+
+
+class FileDiff(Result, omit_defaults=False):
+    """What a rewind does (or would do) to one file."""
+
+    path: str
+    diff: str | None
+    note: str | None = None
+
+
+class RewindFilesResult(Result, omit_defaults=False):
+    can_rewind: bool
+    files_changed: list[str]
+    insertions: int
+    deletions: int
+    diffs: list[FileDiff]
+
+
 class SetModelParams(Params):
     """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
@@ -298,6 +325,21 @@ class PermissionCancelledNotification(Result):
     reason: Literal["withdrawn", "interrupted", "closed"]
 
 
+class FileUpdatedNotification(Result, omit_defaults=False):
+    """``claude/fileUpdated``: a file changed on disk by an edit tool or a rewind."""
+
+    channel_id: str
+    seq: int
+    path: str
+    tool_name: str
+    tool_use_id: str | None
+    message_id: str | None
+    old_content: str | None
+    new_content: str | None
+    diff: str | None
+    notice: str | None = None
+
+
 # ---------------------------------------------------------------- the table
 
 @dataclass(frozen=True)
@@ -322,6 +364,8 @@ METHODS: tuple[Method, ...] = (
            "Every open channel with its state."),
     Method("claude/respondPermission", RespondPermissionParams, Ok,
            "Answer a permission request: allow, allow always, or deny."),
+    Method("claude/rewindFiles", RewindFilesParams, RewindFilesResult,
+           "Undo the agent's file edits back to one of the user's messages."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),
@@ -333,6 +377,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/status": StatusNotification,
     "claude/permissionRequest": PermissionRequestNotification,
     "claude/permissionCancelled": PermissionCancelledNotification,
+    "claude/fileUpdated": FileUpdatedNotification,
 }
 
 

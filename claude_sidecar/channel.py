@@ -19,14 +19,23 @@ from typing import Any
 import msgspec
 
 from . import permissions, wire
-from .api import ExitInfo, NewChannelParams, PermissionRequest, RespondPermissionParams
+from .api import (
+    ExitInfo,
+    FileDiff,
+    NewChannelParams,
+    PermissionRequest,
+    RespondPermissionParams,
+    RewindFilesResult,
+)
 from .errors import (
     ChannelExited,
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
+    InvalidParams,
     PermissionRequestNotFound,
 )
+from .files import TRACKED_MATCHER, EditLog, FileChange, Unreadable, read_text, unified_diff
 from .launch import LaunchSpec
 from .outbox import Outbox
 from .transport import Transport
@@ -35,6 +44,14 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0
 CONTROL_TIMEOUT = 30.0
+
+# Hooks registered at initialize: the daemon snapshots a file before an edit tool runs
+# and reads it again after, to send claude/fileUpdated.
+PRE_EDIT, POST_EDIT = "sidecar_pre_edit", "sidecar_post_edit"
+HOOKS = {
+    "PreToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [PRE_EDIT]}],
+    "PostToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [POST_EDIT]}],
+}
 
 _DELTA_KINDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "toolInput"}
 
@@ -70,6 +87,7 @@ class Channel:
         self._rules = rules or permissions.Rules()
         self.permissions: dict[str, PermissionRequest] = {}
         self._interrupting = False
+        self.edits = EditLog()
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
@@ -101,7 +119,7 @@ class Channel:
         for task in self._tasks:
             task.add_done_callback(self._report_crash)
         try:
-            reply = await self.control("initialize", START_TIMEOUT, hooks=None)
+            reply = await self.control("initialize", START_TIMEOUT, hooks=HOOKS)
         except ChannelExited as e:
             reason = f"it exited during start-up (exit code {e.data['exitCode']}, " \
                      f"signal {e.data['signal']})"
@@ -306,8 +324,9 @@ class Channel:
             self._outbox.message(raw)
             if kind == "system" and line.subtype in ("init", "status"):
                 self._note_settings(line)
-            elif kind == "user" and line.uuid is not None:
+            elif kind == "user" and line.uuid in self._unconsumed:
                 self._unconsumed.discard(line.uuid)
+                self.edits.prompt(line.uuid)
             elif kind == "result":
                 self._note_result()
 
@@ -336,6 +355,9 @@ class Channel:
         if subtype == "can_use_tool":
             self._ask_permission(request_id, request, raw)
             return
+        if subtype == "hook_callback":
+            self._run_hook(request_id, request, raw)
+            return
         # No feature handles this request yet: the client sees it, and the CLI gets a
         # clear refusal instead of waiting forever.
         log.warning("channel %s: unsupported control request %s", self.id, subtype)
@@ -361,6 +383,74 @@ class Channel:
         self.permissions[request_id] = described
         self._outbox.permission_request(described)
         self._set_state(State.AWAITING_PERMISSION)
+
+    def _run_hook(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
+        try:
+            hook = wire.hook_callback_decoder.decode(request)
+        except msgspec.MsgspecError as e:
+            log.warning("channel %s: malformed hook_callback: %s", self.id, e)
+            self._outbox.message(raw)
+            self._queue.put_nowait(wire.control_success(request_id, {}))
+            return
+        event, tool_use_id = hook.input, hook.input.tool_use_id or hook.tool_use_id
+        if tool_use_id is not None and hook.callback_id == PRE_EDIT:
+            self.edits.before(tool_use_id, event.tool_input)
+        elif tool_use_id is not None and hook.callback_id == POST_EDIT:
+            change = self.edits.after(tool_use_id, event.tool_name or "?", event.tool_input,
+                                      event.tool_response)
+            if change is not None:
+                self._outbox.file_updated(change)
+        # An empty hook output: no opinion, the tool proceeds as it would have.
+        self._queue.put_nowait(wire.control_success(request_id, {}))
+
+    async def rewind_files(self, message_id: str, dry_run: bool) -> RewindFilesResult:
+        """Restore the files the agent changed since prompt ``message_id`` (or preview it)."""
+        preview = await self._rewind(message_id, dry_run=True)
+        diffs = []
+        before: dict[str, tuple[str | None, str | None]] = {}
+        for path in preview.filesChanged:
+            try:
+                current, notice = read_text(path), None
+            except Unreadable as e:
+                current, notice = None, str(e)
+            before[path] = (current, notice)
+            known, target = self.edits.content_at(message_id, path)
+            if notice:
+                diffs.append(FileDiff(path=path, diff=None, note=notice))
+            elif known:
+                diffs.append(FileDiff(path=path, diff=unified_diff(path, current, target)))
+            else:
+                diffs.append(FileDiff(path=path, diff=None, note=(
+                    "changed before this daemon opened the channel; its old content is only "
+                    "in the CLI's checkpoint")))
+        if not dry_run:
+            await self._rewind(message_id, dry_run=False)
+            for path, (old, notice) in before.items():
+                new, new_notice = None, None
+                try:
+                    new = read_text(path)
+                except Unreadable as e:
+                    new_notice = str(e)
+                if notice is None and new_notice is None and old == new:
+                    continue
+                change = FileChange(path=path, tool_name="rewindFiles", tool_use_id=None,
+                                    message_id=message_id, old=old, new=new,
+                                    notice=notice or new_notice)
+                self.edits.changes.append(change)
+                self._outbox.file_updated(change)
+        return RewindFilesResult(can_rewind=preview.canRewind, files_changed=preview.filesChanged,
+                                 insertions=preview.insertions, deletions=preview.deletions,
+                                 diffs=diffs)
+
+    async def _rewind(self, message_id: str, dry_run: bool) -> wire.RewindReply:
+        raw = await self.control("rewind_files", CONTROL_TIMEOUT, user_message_id=message_id,
+                                 dry_run=dry_run)
+        reply = wire.rewind_reply_decoder.decode(raw) if raw else wire.RewindReply()
+        if not reply.canRewind:
+            raise InvalidParams("messageId", f"cannot be rewound to: {reply.error or 'refused'}",
+                                "pass the messageId of one of this session's user messages "
+                                "(claude/sendMessage returns it)")
+        return reply
 
     def _deny_all_pending(self, message: str, reason: str) -> None:
         for request_id in list(self.permissions):

@@ -100,3 +100,100 @@ def preview_edit(tool_name: str, tool_input: dict[str, Any]) -> Preview | None:
         return Preview(unified_diff(path, old, new))
     except (ValueError, AttributeError) as e:
         return Preview(None, f"the edit would fail: {e}")
+
+
+NOTEBOOK_TOOLS = frozenset({"NotebookEdit"})
+TRACKED_TOOLS = EDIT_TOOLS | NOTEBOOK_TOOLS
+TRACKED_MATCHER = "|".join(sorted(TRACKED_TOOLS))
+
+
+def tool_path(tool_input: dict[str, Any]) -> str | None:
+    """The file an edit tool works on (``notebook_path`` for NotebookEdit)."""
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    return path if isinstance(path, str) and os.path.isabs(path) else None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file as it was before and after a change (None: the file did not exist)."""
+
+    path: str
+    tool_name: str
+    tool_use_id: str | None
+    message_id: str | None
+    old: str | None
+    new: str | None
+    notice: str | None = None
+
+    @property
+    def diff(self) -> str | None:
+        """The unified diff of the change; None when contents are not shown."""
+        return None if self.notice else unified_diff(self.path, self.old, self.new)
+
+
+def _snapshot(path: str) -> tuple[str | None, str | None]:
+    """(content, notice): the text of ``path`` or why it is not shown."""
+    try:
+        return read_text(path), None
+    except Unreadable as e:
+        return None, str(e)
+
+
+class EditLog:
+    """What the agent's edit tools did to files in one channel, prompt by prompt.
+
+    ``before`` runs in the PreToolUse hook (the baseline, read from disk), ``after`` in
+    PostToolUse (the result, read from disk). The log also answers what a file looked
+    like when a given prompt was sent, for rewind previews.
+    """
+
+    def __init__(self) -> None:
+        self._baselines: dict[str, tuple[str, str | None, str | None]] = {}
+        self._prompts: list[str] = []
+        self.changes: list[FileChange] = []
+
+    def prompt(self, message_id: str) -> None:
+        """Record that the CLI took up the user prompt ``message_id``."""
+        if message_id not in self._prompts:
+            self._prompts.append(message_id)
+
+    @property
+    def current_prompt(self) -> str | None:
+        return self._prompts[-1] if self._prompts else None
+
+    def before(self, tool_use_id: str, tool_input: dict[str, Any]) -> None:
+        """Capture the file an edit tool is about to change."""
+        path = tool_path(tool_input)
+        if path is not None:
+            self._baselines[tool_use_id] = (path, *_snapshot(path))
+
+    def after(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any],
+              tool_response: Any) -> FileChange | None:
+        """The change an edit tool made, read from disk now that it is done."""
+        baseline = self._baselines.pop(tool_use_id, None)
+        path = baseline[0] if baseline else tool_path(tool_input)
+        if path is None:
+            return None
+        if baseline is not None:
+            old, old_notice = baseline[1], baseline[2]
+        else:
+            # No PreToolUse seen (e.g. the hook was not registered yet): the tool's own
+            # report of the original file is the best baseline there is.
+            original = tool_response.get("originalFile") if isinstance(tool_response, dict) else None
+            old, old_notice = (original if isinstance(original, str) else None), None
+        new, new_notice = _snapshot(path)
+        change = FileChange(path=path, tool_name=tool_name, tool_use_id=tool_use_id,
+                            message_id=self.current_prompt, old=old, new=new,
+                            notice=old_notice or new_notice)
+        self.changes.append(change)
+        return change
+
+    def content_at(self, message_id: str, path: str) -> tuple[bool, str | None]:
+        """(known, content): ``path`` as it was just before prompt ``message_id`` ran."""
+        if message_id not in self._prompts:
+            return False, None
+        since = set(self._prompts[self._prompts.index(message_id):])
+        for change in self.changes:
+            if change.path == path and change.message_id in since:
+                return change.notice is None, change.old
+        return False, None

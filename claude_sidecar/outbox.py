@@ -12,10 +12,12 @@ from collections.abc import Callable
 
 import msgspec
 
+from .files import FileChange
 from .api import (
     DeltaKind,
     DeltaNotification,
     ExitInfo,
+    FileUpdatedNotification,
     MessageNotification,
     PermissionCancelledNotification,
     PermissionRequest,
@@ -120,3 +122,12 @@ class Outbox:
         self._send(frame("claude/permissionCancelled", PermissionCancelledNotification(
             channel_id=self.channel_id, seq=self._next(), request_id=request_id,
             reason=reason)))  # type: ignore[arg-type]
+
+    def file_updated(self, change: FileChange) -> None:
+        """Send ``claude/fileUpdated`` for a change that is on disk."""
+        shown = change.notice is None
+        self._send(frame("claude/fileUpdated", FileUpdatedNotification(
+            channel_id=self.channel_id, seq=self._next(), path=change.path,
+            tool_name=change.tool_name, tool_use_id=change.tool_use_id,
+            message_id=change.message_id, old_content=change.old if shown else None,
+            new_content=change.new if shown else None, diff=change.diff, notice=change.notice)))

@@ -133,6 +133,10 @@ async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) 
     return api.Ok()
 
 
+async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
+    return await ls.hub.get(p.channel_id).rewind_files(p.message_id, p.dry_run)
+
+
 async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
     await ls.hub.get(p.channel_id).set_model(p.model)
     return api.Ok()
@@ -151,6 +155,7 @@ HANDLERS: dict[str, Handler] = {
     "claude/closeChannel": close_channel,
     "claude/listChannels": list_channels,
     "claude/respondPermission": respond_permission,
+    "claude/rewindFiles": rewind_files,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
 }

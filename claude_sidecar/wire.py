@@ -83,9 +83,39 @@ class CanUseTool(msgspec.Struct, omit_defaults=True):
     agent_id: str | None = None
 
 
+class HookInput(msgspec.Struct, omit_defaults=True):
+    """The event a hook callback reports (PreToolUse / PostToolUse fields)."""
+
+    hook_event_name: str
+    tool_name: str | None = None
+    tool_input: dict[str, Any] = {}
+    tool_use_id: str | None = None
+    tool_response: Any = None
+
+
+class HookCallback(msgspec.Struct, omit_defaults=True):
+    """A ``hook_callback`` control request for a hook registered at ``initialize``."""
+
+    callback_id: str
+    input: HookInput
+    tool_use_id: str | None = None
+
+
+class RewindReply(msgspec.Struct, omit_defaults=True):
+    """The CLI's answer to ``rewind_files`` (dry runs add the counts)."""
+
+    canRewind: bool = False
+    error: str | None = None
+    filesChanged: list[str] = []
+    insertions: int = 0
+    deletions: int = 0
+
+
 line_decoder = msgspec.json.Decoder(CliLine)
 control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
 can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
+hook_callback_decoder = msgspec.json.Decoder(HookCallback)
+rewind_reply_decoder = msgspec.json.Decoder(RewindReply)
 encoder = msgspec.json.Encoder()
 
 

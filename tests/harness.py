@@ -20,8 +20,9 @@ from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-NOTIFICATIONS = ("claude/delta", "claude/message", "claude/status", "claude/permissionRequest",
-                 "claude/permissionCancelled")
+from claude_sidecar import api
+
+NOTIFICATIONS = tuple(api.NOTIFICATIONS)
 
 
 @dataclass
