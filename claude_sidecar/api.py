@@ -205,6 +205,24 @@ class RewindFilesResult(Result, omit_defaults=False):
     diffs: list[FileDiff]
 
 
+class ForkSessionParams(Params):
+    """``claude/forkSession``: a new channel whose session starts with another's history."""
+
+    channel_id: str | None = None
+    session_id: str | None = None
+    at_message_id: str | None = None
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.channel_id is None) == (self.session_id is None):
+            raise InvalidParams("channelId", "and `sessionId` are both set or both missing",
+                                "pass exactly one: the live channel or the stored session")
+        _require_uuid("sessionId", self.session_id)
+        _require_uuid("atMessageId", self.at_message_id)
+        if self.cwd is not None:
+            _require_directory("cwd", self.cwd)
+
+
 class SetModelParams(Params):
     """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
@@ -366,6 +384,8 @@ METHODS: tuple[Method, ...] = (
            "Answer a permission request: allow, allow always, or deny."),
     Method("claude/rewindFiles", RewindFilesParams, RewindFilesResult,
            "Undo the agent's file edits back to one of the user's messages."),
+    Method("claude/forkSession", ForkSessionParams, NewChannelResult,
+           "Branch a conversation into a new channel; the source is untouched."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),

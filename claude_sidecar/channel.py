@@ -70,11 +70,12 @@ class Channel:
     """One CLI process serving one conversation."""
 
     def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
-                 outbox: Outbox, rules: permissions.Rules | None = None) -> None:
+                 outbox: Outbox, rules: permissions.Rules | None = None,
+                 fork: bool = False) -> None:
         self.id = channel_id
         self.options = options
         self.cwd = options.cwd
-        self.session_id = options.resume or session_id
+        self.session_id = session_id if fork or not options.resume else options.resume
         self.model = options.model
         self.permission_mode = options.permission_mode
         self.state = State.STARTING
@@ -88,6 +89,9 @@ class Channel:
         self.permissions: dict[str, PermissionRequest] = {}
         self._interrupting = False
         self.edits = EditLog()
+        # The last top-level assistant message of each prompt's exchange: a fork "at" a
+        # prompt keeps the history up to there.
+        self.exchange_ends: dict[str, str] = {}
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
@@ -327,6 +331,9 @@ class Channel:
             elif kind == "user" and line.uuid in self._unconsumed:
                 self._unconsumed.discard(line.uuid)
                 self.edits.prompt(line.uuid)
+            elif kind == "assistant" and line.uuid and line.parent_tool_use_id is None:
+                if (prompt := self.edits.current_prompt) is not None:
+                    self.exchange_ends[prompt] = line.uuid
             elif kind == "result":
                 self._note_result()
 

@@ -8,7 +8,9 @@ import logging
 import uuid as uuidlib
 from collections.abc import Mapping
 
-from .api import ChannelInfo, ExitInfo, NewChannelParams
+import msgspec
+
+from .api import ChannelInfo, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
 from .errors import ChannelNotFound, InvalidParams
@@ -39,16 +41,21 @@ class Hub:
                                 "send initializationOptions.allowDangerouslySkipPermissions: "
                                 "true in `initialize` to allow it")
 
-    async def new_channel(self, options: NewChannelParams) -> Channel:
-        """Start a CLI for ``options`` and return its channel once the CLI is ready."""
+    async def new_channel(self, options: NewChannelParams, *, fork: bool = False,
+                          resume_at: str | None = None) -> Channel:
+        """Start a CLI for ``options`` and return its channel once the CLI is ready.
+
+        With ``fork``, ``options.resume`` names the source session and the channel gets a
+        new session id; ``resume_at`` cuts the copied history after that message.
+        """
         self.check_mode("permissionMode", options.permission_mode)
         cli = find_cli(self.cli_path, self._env)
         channel_id = f"ch-{next(self._ids)}"
         session_id = str(uuidlib.uuid4())
         outbox = Outbox(channel_id, self._sink, held=True)
-        channel = Channel(channel_id, options, session_id, outbox, self.rules)
+        channel = Channel(channel_id, options, session_id, outbox, self.rules, fork=fork)
         launch = build_launch(cli, options, session_id, self._env,
-                              allow_bypass=self.allow_bypass)
+                              allow_bypass=self.allow_bypass, fork=fork, resume_at=resume_at)
         self._channels[channel_id] = channel
         try:
             await channel.start(launch)
@@ -61,6 +68,31 @@ class Hub:
             raise
         outbox.release()
         return channel
+
+    async def fork(self, p: ForkSessionParams) -> Channel:
+        """A new channel continuing a copy of a live channel's or a stored session's history."""
+        source = self.get(p.channel_id) if p.channel_id else next(
+            (c for c in self._channels.values() if c.session_id == p.session_id), None)
+        if source is not None:
+            session_id, cwd = source.session_id, p.cwd or source.cwd
+            options = msgspec.structs.replace(
+                source.options, cwd=cwd, resume=session_id,
+                permission_mode=source.permission_mode or source.options.permission_mode)
+        else:
+            assert p.session_id is not None
+            if p.cwd is None:
+                raise InvalidParams("cwd", "is required to fork a session that has no channel",
+                                    "pass the directory the session was recorded in")
+            session_id, cwd = p.session_id, p.cwd
+            options = NewChannelParams(cwd=cwd, resume=session_id)
+        resume_at = None
+        if p.at_message_id is not None:
+            resume_at = source.exchange_ends.get(p.at_message_id) if source else None
+            if resume_at is None:
+                raise InvalidParams(
+                    "atMessageId", "is not a user message of this session with an answer",
+                    "pass a messageId that claude/sendMessage returned on the source channel")
+        return await self.new_channel(options, fork=True, resume_at=resume_at)
 
     def get(self, channel_id: str) -> Channel:
         """The channel named ``channel_id`` or ``ChannelNotFound``."""

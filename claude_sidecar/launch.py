@@ -31,12 +31,15 @@ def build_launch(
     base_env: Mapping[str, str] | None = None,
     *,
     allow_bypass: bool = False,
+    fork: bool = False,
+    resume_at: str | None = None,
 ) -> LaunchSpec:
     """Turn ``claude/newChannel`` options into argv and environment for the CLI.
 
     Values go in ``--flag=value`` form so that a value starting with ``-`` can never be
     read as another flag; no shell is ever involved. ``allow_bypass`` is the client's
-    explicit opt-in to bypassPermissions.
+    explicit opt-in to bypassPermissions. ``fork`` starts a new session (``session_id``)
+    from the history of ``options.resume``, cut after message ``resume_at`` if given.
     """
     argv = [
         cli,
@@ -54,6 +57,11 @@ def build_launch(
         argv.append("--allow-dangerously-skip-permissions")
     if options.resume:
         argv.append(f"--resume={options.resume}")
+        if fork:
+            # A fork gets a new session id chosen here; the source session is untouched.
+            argv += ["--fork-session", f"--session-id={session_id}"]
+        if resume_at:
+            argv.append(f"--resume-session-at={resume_at}")
     else:
         argv.append(f"--session-id={session_id}")
     if options.model:

@@ -133,6 +133,12 @@ async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) 
     return api.Ok()
 
 
+async def fork_session(ls: SidecarServer, p: api.ForkSessionParams) -> api.Result:
+    channel = await ls.hub.fork(p)
+    return api.NewChannelResult(channel_id=channel.id, pid=channel.pid,
+                                session_id=channel.session_id)
+
+
 async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
     return await ls.hub.get(p.channel_id).rewind_files(p.message_id, p.dry_run)
 
@@ -156,6 +162,7 @@ HANDLERS: dict[str, Handler] = {
     "claude/listChannels": list_channels,
     "claude/respondPermission": respond_permission,
     "claude/rewindFiles": rewind_files,
+    "claude/forkSession": fork_session,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
 }

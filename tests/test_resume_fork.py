@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_sidecar.scripted import ScriptedModel
+from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar
 
 
@@ -36,3 +36,96 @@ async def test_resuming_an_unknown_session_fails_cleanly(
     assert error.code == -32005
     assert (await sidecar.request("claude/listChannels"))["channels"] == []
     assert sidecar.notes == []
+
+
+THREE_EXCHANGES = {"rules": [
+    {"match": "one", "steps": [[{"text": "answer one"}]]},
+    {"match": "two", "steps": [[{"text": "answer two"}]]},
+    {"match": "three", "steps": [[{"text": "answer three"}]]},
+    {"match": "slow", "steps": [[{"text": "slow " * 200}]], "chunk": 5, "delay": 0.01},
+], "default": [[{"text": "answer default"}]]}
+
+
+def texts_of(request: dict) -> list[str]:
+    """The prompt and answer texts of a request's conversation, reminders left out."""
+    out = []
+    for message in request["messages"]:
+        if message["role"] == "system":
+            continue
+        content = message["content"]
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        out += [b["text"].strip() for b in blocks if b.get("type") == "text"
+                and not b["text"].startswith("<system-reminder>")]
+    return out
+
+
+async def test_fork_at_the_second_message_keeps_two_exchanges_and_leaves_the_source_alone(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    source = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
+    sidecar.pids.append(source["pid"])
+    ids = []
+    for text in ("one", "two", "three"):
+        mark = len(sidecar.notes)
+        ids.append(await sidecar.send(source["channelId"], text))
+        await sidecar.wait_for_result(source["channelId"], after=mark)
+
+    fork = await sidecar.request("claude/forkSession", {
+        "channelId": source["channelId"], "atMessageId": ids[1]})
+    sidecar.pids.append(fork["pid"])
+    await sidecar.send(fork["channelId"], "next in the fork")
+    await sidecar.wait_for_result(fork["channelId"])
+    forked_request = model.main_requests[-1]
+    mark = len(sidecar.notes)
+    await sidecar.send(source["channelId"], "next in the source")
+    await sidecar.wait_for_result(source["channelId"], after=mark)
+
+    assert fork["sessionId"] != source["sessionId"]
+    assert texts_of(forked_request) == ["one", "answer one", "two", "answer two",
+                                        "next in the fork"]
+    assert texts_of(model.main_requests[-1]) == [
+        "one", "answer one", "two", "answer two", "three", "answer three",
+        "next in the source"]
+
+
+async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    source = await sidecar.new_channel(str(workspace))
+    await sidecar.send(source, "one")
+    await sidecar.wait_for_result(source)
+    mark = len(sidecar.notes)
+    await sidecar.send(source, "slow please")
+    await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta",
+                           after=mark)
+
+    fork = await sidecar.request("claude/forkSession", {"channelId": source})
+    sidecar.pids.append(fork["pid"])
+    source_result = await sidecar.wait_for_result(source, after=mark)
+    await sidecar.send(fork["channelId"], "three")
+    fork_result = await sidecar.wait_for_result(fork["channelId"])
+
+    assert source_result["subtype"] == "success"
+    assert sidecar.text(source, after=mark) == "slow " * 200
+    assert fork_result["subtype"] == "success"
+    assert "one" in texts_of(model.main_requests[-1])
+
+
+async def test_fork_of_a_stored_session_without_a_channel(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    source = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
+    sidecar.pids.append(source["pid"])
+    await sidecar.send(source["channelId"], "hello, my name is Ada")
+    await sidecar.wait_for_result(source["channelId"])
+    await sidecar.request("claude/closeChannel", {"channelId": source["channelId"]})
+
+    missing_cwd = await sidecar.error("claude/forkSession", {"sessionId": source["sessionId"]})
+    fork = await sidecar.request("claude/forkSession", {
+        "sessionId": source["sessionId"], "cwd": str(workspace)})
+    sidecar.pids.append(fork["pid"])
+    await sidecar.send(fork["channelId"], "what is my name?")
+    await sidecar.wait_for_result(fork["channelId"])
+
+    assert missing_cwd.code == -32602 and missing_cwd.data["field"] == "cwd"
+    assert fork["sessionId"] != source["sessionId"]
+    assert "hello, my name is Ada" in texts_of(model.main_requests[-1])
