@@ -176,6 +176,12 @@ class RespondPermissionParams(Params):
         elif self.interrupt:
             raise InvalidParams("interrupt", "only applies to decision `deny`",
                                 "leave it out, or deny")
+        elif self.message is not None:
+            raise InvalidParams("message", "only applies to decision `deny` (the model sees it "
+                                "as the reason)", "leave it out, or deny")
+        if self.annotations is not None and self.answers is None:
+            raise InvalidParams("annotations", "needs `answers`",
+                                "pass the answers the annotations belong to")
 
 
 class RewindFilesParams(Params):

@@ -462,7 +462,9 @@ class Channel:
     def _deny_all_pending(self, message: str, reason: str) -> None:
         for request_id in list(self.permissions):
             del self.permissions[request_id]
-            self._queue.put_nowait(wire.control_success(request_id, permissions.deny(message)))
+            # interrupt: the turn must end here, not go on to another model call.
+            self._queue.put_nowait(wire.control_success(
+                request_id, permissions.deny(message, interrupt=True)))
             self._outbox.permission_cancelled(request_id, reason)
         self._settle_permissions()
 

@@ -60,8 +60,13 @@ def unified_diff(path: str, old: str | None, new: str | None) -> str:
         fromfile=path if old is not None else "/dev/null",
         tofile=path if new is not None else "/dev/null")
     # difflib leaves a line without its newline unterminated; mark it as diff(1) does.
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
+    if not text and (old is None) != (new is None):
+        # Creating or deleting an empty file changes no line, but it is still a change.
+        text = (f"--- {path if old is not None else '/dev/null'}\n"
+                f"+++ {path if new is not None else '/dev/null'}\n")
+    return text
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool) -> str:

@@ -129,6 +129,7 @@ async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Res
 
 
 async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) -> api.Result:
+    ls.hub.check_mode("mode", p.mode)
     ls.hub.get(p.channel_id).respond_permission(p)
     return api.Ok()
 

@@ -65,3 +65,7 @@ def test_other_tools_have_no_preview() -> None:
 
 def test_a_missing_final_newline_is_marked() -> None:
     assert unified_diff("f", "a", "b").endswith("+b\n\\ No newline at end of file\n")
+
+
+def test_creating_an_empty_file_is_still_a_diff() -> None:
+    assert unified_diff("/w/empty", None, "") == "--- /dev/null\n+++ /w/empty\n"
