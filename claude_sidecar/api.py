@@ -15,13 +15,14 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from .errors import InvalidParams
+from .sessions import History, SessionPage
 
 PermissionMode = Literal[
     "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
 ChannelState = Literal["starting", "idle", "running", "awaitingPermission", "exited"]
 DeltaKind = Literal["text", "thinking", "toolInput"]
 
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 
@@ -34,7 +35,7 @@ class Result(msgspec.Struct, rename="camel", omit_defaults=True):
 
 
 def _require_uuid(field: str, value: str | None) -> None:
-    if value is not None and not _UUID.match(value):
+    if value is not None and not _UUID.fullmatch(value):
         raise InvalidParams(field, f"is not a UUID ({value[:60]!r})", "pass a UUID such as "
                             "'0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out")
 
@@ -229,6 +230,30 @@ class ForkSessionParams(Params):
             _require_directory("cwd", self.cwd)
 
 
+class ListSessionsParams(Params):
+    """``claude/listSessions``: the sessions the CLI stored for a directory, newest first."""
+
+    cwd: str
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
+    cursor: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_directory("cwd", self.cwd)
+
+
+class GetHistoryParams(Params):
+    """``claude/getHistory``: a stored conversation as messages a client can render."""
+
+    session_id: str
+    cwd: str
+
+    def __post_init__(self) -> None:
+        _require_uuid("sessionId", self.session_id)
+        if "\x00" in self.cwd or not os.path.isabs(self.cwd):
+            raise InvalidParams("cwd", f"is not an absolute path ({self.cwd[:200]!r})",
+                                "pass the directory the session was recorded in")
+
+
 class SetModelParams(Params):
     """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
@@ -372,7 +397,7 @@ class Method:
 
     name: str
     params: type[Params]
-    result: type[Result]
+    result: type[msgspec.Struct]
     summary: str
 
 
@@ -392,6 +417,10 @@ METHODS: tuple[Method, ...] = (
            "Undo the agent's file edits back to one of the user's messages."),
     Method("claude/forkSession", ForkSessionParams, NewChannelResult,
            "Branch a conversation into a new channel; the source is untouched."),
+    Method("claude/listSessions", ListSessionsParams, SessionPage,
+           "The sessions stored for a directory, newest first, a page at a time."),
+    Method("claude/getHistory", GetHistoryParams, History,
+           "A stored conversation as messages a client can render."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),

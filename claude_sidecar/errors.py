@@ -153,6 +153,21 @@ class PermissionRequestNotFound(SidecarError):
         )
 
 
+class SessionNotFound(SidecarError):
+    """No stored session with that id for that directory."""
+
+    CODE = -32009
+    NAME = "sessionNotFound"
+
+    def __init__(self, session_id: str, cwd: str) -> None:
+        super().__init__(
+            f"no stored session `{session_id}` for `{cwd}`; claude/listSessions lists the "
+            "sessions of a directory (pass the directory the session was recorded in)",
+            sessionId=session_id,
+            cwd=cwd,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -163,5 +178,6 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     ControlRequestFailed,
     ControlRequestTimeout,
     PermissionRequestNotFound,
+    SessionNotFound,
 )
 """Every error class, in the order docs/protocol.md lists them."""

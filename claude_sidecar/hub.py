@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import uuid as uuidlib
 from collections.abc import Mapping
+from pathlib import Path
 
 import msgspec
 
 from .api import ChannelInfo, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
-from .errors import ChannelNotFound, InvalidParams
+from . import sessions
+from .errors import ChannelNotFound, InvalidParams, SessionNotFound
 from .launch import build_launch
 from .outbox import Outbox, Sink
 from .permissions import Rules
@@ -89,10 +92,54 @@ class Hub:
         if p.at_message_id is not None:
             resume_at = source.exchange_ends.get(p.at_message_id) if source else None
             if resume_at is None:
+                resume_at = await self._stored_exchange_end(session_id, cwd, p.at_message_id)
+            if resume_at is None:
                 raise InvalidParams(
                     "atMessageId", "is not a user message of this session with an answer",
                     "pass a messageId that claude/sendMessage returned on the source channel")
         return await self.new_channel(options, fork=True, resume_at=resume_at)
+
+    def _claude_home(self) -> tuple[Path, Path | None]:
+        env = os.environ if self._env is None else self._env
+        config_dir = env.get("CLAUDE_CONFIG_DIR")
+        return Path(env.get("HOME", "~")).expanduser(), Path(config_dir) if config_dir else None
+
+    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> sessions.SessionPage:
+        """The sessions the CLI stored for ``cwd``, newest first."""
+        home, config_dir = self._claude_home()
+        try:
+            return await asyncio.to_thread(sessions.list_sessions, home, cwd, limit, cursor,
+                                           config_dir=config_dir)
+        except ValueError as e:
+            raise InvalidParams("cursor", f"is not valid ({e})",
+                                "pass the nextCursor of the previous page, or leave it out") from e
+
+    async def history(self, session_id: str, cwd: str) -> sessions.History:
+        """A stored session's conversation; warnings list what could not be read."""
+        home, config_dir = self._claude_home()
+        try:
+            return await asyncio.to_thread(sessions.read_history, home, cwd, session_id,
+                                           config_dir=config_dir)
+        except FileNotFoundError as e:
+            raise SessionNotFound(session_id, cwd) from e
+
+    async def _stored_exchange_end(self, session_id: str, cwd: str,
+                                   message_id: str) -> str | None:
+        """The last top-level assistant entry of prompt ``message_id``'s exchange."""
+        try:
+            messages = (await self.history(session_id, cwd)).messages
+        except SessionNotFound:
+            return None
+        end, inside = None, False
+        for message in messages:
+            if message.kind == "userPrompt":
+                if inside:
+                    break
+                inside = message.uuid == message_id
+            elif inside and message.parent_tool_use_id is None and message.kind in (
+                    "assistantText", "thinking", "toolUse"):
+                end = message.uuid
+        return end
 
     def get(self, channel_id: str) -> Channel:
         """The channel named ``channel_id`` or ``ChannelNotFound``."""

@@ -101,7 +101,7 @@ class SidecarServer(LanguageServer):
             self.client_gone.set()
 
 
-Handler = Callable[[SidecarServer, Any], Awaitable[api.Result]]
+Handler = Callable[[SidecarServer, Any], Awaitable[msgspec.Struct]]
 
 
 async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
@@ -144,6 +144,14 @@ async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Resul
     return await ls.hub.get(p.channel_id).rewind_files(p.message_id, p.dry_run)
 
 
+async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
+    return await ls.hub.list_sessions(p.cwd, p.limit, p.cursor)
+
+
+async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
+    return await ls.hub.history(p.session_id, p.cwd)
+
+
 async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
     await ls.hub.get(p.channel_id).set_model(p.model)
     return api.Ok()
@@ -164,6 +172,8 @@ HANDLERS: dict[str, Handler] = {
     "claude/respondPermission": respond_permission,
     "claude/rewindFiles": rewind_files,
     "claude/forkSession": fork_session,
+    "claude/listSessions": list_sessions,
+    "claude/getHistory": get_history,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
 }

@@ -1,0 +1,83 @@
+"""claude/listSessions and claude/getHistory serve the CLI's stored sessions to the client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar
+from tests.test_resume_fork import THREE_EXCHANGES, texts_of
+
+
+async def chat(sidecar: Sidecar, cwd: Path, *prompts: str) -> tuple[str, list[str]]:
+    """Run a closed chat of ``prompts``; returns its session id and message ids."""
+    opened = await sidecar.request("claude/newChannel", {"cwd": str(cwd)})
+    sidecar.pids.append(opened["pid"])
+    ids = []
+    for prompt in prompts:
+        mark = len(sidecar.notes)
+        ids.append(await sidecar.send(opened["channelId"], prompt))
+        await sidecar.wait_for_result(opened["channelId"], after=mark)
+    await sidecar.request("claude/closeChannel", {"channelId": opened["channelId"]})
+    return opened["sessionId"], ids
+
+
+async def test_list_sessions_pages_newest_first(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    older, _ = await chat(sidecar, workspace, "one")
+    newer, _ = await chat(sidecar, workspace, "two", "three")
+
+    page = await sidecar.request("claude/listSessions", {"cwd": str(workspace), "limit": 1})
+    rest = await sidecar.request("claude/listSessions", {
+        "cwd": str(workspace), "limit": 1, "cursor": page["nextCursor"]})
+
+    assert [s["sessionId"] for s in page["sessions"]] == [newer]
+    assert page["sessions"][0]["firstPrompt"] == "two"
+    assert page["sessions"][0]["messageCount"] == 4
+    assert [s["sessionId"] for s in rest["sessions"]] == [older]
+    assert rest["nextCursor"] is None
+
+
+async def test_get_history_returns_prompts_with_their_message_ids_and_the_answers(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    session, ids = await chat(sidecar, workspace, "one", "two")
+
+    history = await sidecar.request("claude/getHistory", {"sessionId": session,
+                                                          "cwd": str(workspace)})
+
+    shown = [(m["kind"], m.get("text")) for m in history["messages"]]
+    assert shown == [("userPrompt", "one"), ("assistantText", "answer one"),
+                     ("userPrompt", "two"), ("assistantText", "answer two")]
+    prompts = [m["uuid"] for m in history["messages"] if m["kind"] == "userPrompt"]
+    assert prompts == ids
+    assert history["warnings"] == []
+
+
+async def test_unknown_sessions_and_bad_cursors_get_documented_errors(
+        sidecar: Sidecar, workspace: Path) -> None:
+    missing = await sidecar.error("claude/getHistory", {
+        "sessionId": "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b", "cwd": str(workspace)})
+    cursor = await sidecar.error("claude/listSessions", {"cwd": str(workspace),
+                                                         "cursor": "not a cursor"})
+    traversal = await sidecar.error("claude/getHistory", {"sessionId": "../../etc/passwd",
+                                                          "cwd": str(workspace)})
+
+    assert missing.code == -32009 and missing.data["name"] == "sessionNotFound"
+    assert cursor.code == -32602 and cursor.data["field"] == "cursor"
+    assert traversal.code == -32602 and traversal.data["field"] == "sessionId"
+
+
+async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    session, ids = await chat(sidecar, workspace, "one", "two", "three")
+
+    fork = await sidecar.request("claude/forkSession", {
+        "sessionId": session, "cwd": str(workspace), "atMessageId": ids[0]})
+    sidecar.pids.append(fork["pid"])
+    await sidecar.send(fork["channelId"], "after the fork")
+    await sidecar.wait_for_result(fork["channelId"])
+
+    assert texts_of(model.main_requests[-1]) == ["one", "answer one", "after the fork"]
