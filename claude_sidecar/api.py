@@ -387,6 +387,7 @@ class FileUpdatedNotification(Result, omit_defaults=False):
     new_content: str | None
     diff: str | None
     notice: str | None = None
+    parent_tool_use_id: str | None = None
 
 
 # ---------------------------------------------------------------- the table

@@ -92,6 +92,8 @@ class Channel:
         # The last top-level assistant message of each prompt's exchange: a fork "at" a
         # prompt keeps the history up to there.
         self.exchange_ends: dict[str, str] = {}
+        # tool_use id -> the Agent tool use whose sub-agent made it.
+        self._subagent_tools: dict[str, str] = {}
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
@@ -328,10 +330,16 @@ class Channel:
             self._outbox.message(raw)
             if kind == "system" and line.subtype in ("init", "status"):
                 self._note_settings(line)
+                if line.subtype == "init" and self.state == State.IDLE:
+                    # A turn the CLI started by itself, e.g. when a background agent ends.
+                    self._set_state(State.RUNNING)
             elif kind == "user" and line.uuid in self._unconsumed:
                 self._unconsumed.discard(line.uuid)
                 self.edits.prompt(line.uuid)
-            elif kind == "assistant" and line.uuid and line.parent_tool_use_id is None:
+            elif kind == "assistant" and line.parent_tool_use_id is not None:
+                for tool_use_id in wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids():
+                    self._subagent_tools[tool_use_id] = line.parent_tool_use_id
+            elif kind == "assistant" and line.uuid:
                 if (prompt := self.edits.current_prompt) is not None:
                     self.exchange_ends[prompt] = line.uuid
             elif kind == "result":
@@ -404,7 +412,8 @@ class Channel:
             self.edits.before(tool_use_id, event.tool_input)
         elif tool_use_id is not None and hook.callback_id == POST_EDIT:
             change = self.edits.after(tool_use_id, event.tool_name or "?", event.tool_input,
-                                      event.tool_response)
+                                      event.tool_response,
+                                      self._subagent_tools.pop(tool_use_id, None))
             if change is not None:
                 self._outbox.file_updated(change)
         # An empty hook output: no opinion, the tool proceeds as it would have.

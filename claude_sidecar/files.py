@@ -129,6 +129,7 @@ class FileChange:
     old: str | None
     new: str | None
     notice: str | None = None
+    parent_tool_use_id: str | None = None
 
     @property
     def diff(self) -> str | None:
@@ -173,7 +174,7 @@ class EditLog:
             self._baselines[tool_use_id] = (path, *_snapshot(path))
 
     def after(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any],
-              tool_response: Any) -> FileChange | None:
+              tool_response: Any, parent_tool_use_id: str | None = None) -> FileChange | None:
         """The change an edit tool made, read from disk now that it is done."""
         baseline = self._baselines.pop(tool_use_id, None)
         path = baseline[0] if baseline else tool_path(tool_input)
@@ -189,7 +190,8 @@ class EditLog:
         new, new_notice = _snapshot(path)
         change = FileChange(path=path, tool_name=tool_name, tool_use_id=tool_use_id,
                             message_id=self.current_prompt, old=old, new=new,
-                            notice=old_notice or new_notice)
+                            notice=old_notice or new_notice,
+                            parent_tool_use_id=parent_tool_use_id)
         self.changes.append(change)
         return change
 

@@ -130,4 +130,5 @@ class Outbox:
             channel_id=self.channel_id, seq=self._next(), path=change.path,
             tool_name=change.tool_name, tool_use_id=change.tool_use_id,
             message_id=change.message_id, old_content=change.old if shown else None,
-            new_content=change.new if shown else None, diff=change.diff, notice=change.notice)))
+            new_content=change.new if shown else None, diff=change.diff, notice=change.notice,
+            parent_tool_use_id=change.parent_tool_use_id)))

@@ -101,6 +101,24 @@ class HookCallback(msgspec.Struct, omit_defaults=True):
     tool_use_id: str | None = None
 
 
+class _ContentBlock(msgspec.Struct):
+    type: str
+    id: str | None = None
+
+
+class _AssistantBody(msgspec.Struct):
+    content: list[_ContentBlock] = []
+
+
+class AssistantToolUses(msgspec.Struct):
+    """Just the tool_use ids of an ``assistant`` line (decoded for sub-agent lines only)."""
+
+    message: _AssistantBody = msgspec.field(default_factory=_AssistantBody)
+
+    def tool_use_ids(self) -> list[str]:
+        return [b.id for b in self.message.content if b.type == "tool_use" and b.id]
+
+
 class RewindReply(msgspec.Struct, omit_defaults=True):
     """The CLI's answer to ``rewind_files`` (dry runs add the counts)."""
 
@@ -116,6 +134,7 @@ control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
 can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
 hook_callback_decoder = msgspec.json.Decoder(HookCallback)
 rewind_reply_decoder = msgspec.json.Decoder(RewindReply)
+assistant_tool_uses_decoder = msgspec.json.Decoder(AssistantToolUses)
 encoder = msgspec.json.Encoder()
 
 

@@ -135,3 +135,31 @@ async def test_rewind_to_a_message_that_is_not_a_user_message_is_a_clear_error(
     assert error.code == -32602 and error.data["field"] == "messageId"
     assert "claude/sendMessage" in error.message
     assert (workspace / "notes.md").exists()
+
+
+async def test_an_edit_made_by_a_sub_agent_is_reported_with_its_parent_tool_use(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario({"rules": [
+        {"match": "SUBTASK", "steps": [
+            [{"tool_use": {"name": "Write", "input": {
+                "file_path": "{cwd}/sub.txt", "content": "from the sub-agent\n"}}}],
+            [{"text": "sub done"}]]},
+        {"match": "(?i)delegate", "steps": [
+            [{"tool_use": {"name": "Agent", "input": {
+                "description": "write a file", "prompt": "SUBTASK: write sub.txt",
+                "subagent_type": "general-purpose"}}}],
+            [{"text": "Delegated."}]]},
+    ], "default": [[{"text": "Noted."}]]}))
+    channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
+
+    await sidecar.send(channel, "delegate the file")
+    update = await sidecar.wait_for(lambda n: n.method == "claude/fileUpdated")
+
+    agent_calls = [b["id"] for n in sidecar.of(channel, "claude/message")
+                   if n.message.get("type") == "assistant"
+                   for b in n.message["message"]["content"]
+                   if b.get("type") == "tool_use" and b["name"] == "Agent"]
+    assert update.params["path"] == str(workspace / "sub.txt")
+    assert update.params["newContent"] == "from the sub-agent\n"
+    assert update.params["parentToolUseId"] == agent_calls[0]
+    await sidecar.wait_for_state(channel, "idle", after=sidecar.notes.index(update))
