@@ -19,23 +19,15 @@ from typing import Any
 import msgspec
 
 from . import permissions, wire
-from .api import (
-    ExitInfo,
-    FileDiff,
-    NewChannelParams,
-    PermissionRequest,
-    RespondPermissionParams,
-    RewindFilesResult,
-)
+from .api import ExitInfo, NewChannelParams, PermissionRequest, RespondPermissionParams
 from .errors import (
     ChannelExited,
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
-    InvalidParams,
     PermissionRequestNotFound,
 )
-from .files import TRACKED_MATCHER, EditLog, FileChange, Unreadable, read_text, unified_diff
+from .files import TRACKED_MATCHER, EditLog, FileChange
 from .launch import LaunchSpec
 from .outbox import Outbox
 from .transport import Transport
@@ -77,6 +69,8 @@ class Channel:
         self.cwd = options.cwd
         self.session_id = session_id if fork or not options.resume else options.resume
         self.model = options.model
+        # The model the client asked for (newChannel or setModel); None: the CLI's default.
+        self.requested_model = options.model
         self.permission_mode = options.permission_mode
         self.state = State.STARTING
         self.exit: ExitInfo | None = None
@@ -207,7 +201,7 @@ class Channel:
     async def set_model(self, model: str | None) -> None:
         """Switch the model for the following turns."""
         await self.control("set_model", CONTROL_TIMEOUT, model=model)
-        self.model = model
+        self.model = self.requested_model = model
         self._emit_status()
 
     async def set_permission_mode(self, mode: str) -> None:
@@ -419,54 +413,10 @@ class Channel:
         # An empty hook output: no opinion, the tool proceeds as it would have.
         self._queue.put_nowait(wire.control_success(request_id, {}))
 
-    async def rewind_files(self, message_id: str, dry_run: bool) -> RewindFilesResult:
-        """Restore the files the agent changed since prompt ``message_id`` (or preview it)."""
-        preview = await self._rewind(message_id, dry_run=True)
-        diffs = []
-        before: dict[str, tuple[str | None, str | None]] = {}
-        for path in preview.filesChanged:
-            try:
-                current, notice = read_text(path), None
-            except Unreadable as e:
-                current, notice = None, str(e)
-            before[path] = (current, notice)
-            known, target = self.edits.content_at(message_id, path)
-            if notice:
-                diffs.append(FileDiff(path=path, diff=None, note=notice))
-            elif known:
-                diffs.append(FileDiff(path=path, diff=unified_diff(path, current, target)))
-            else:
-                diffs.append(FileDiff(path=path, diff=None, note=(
-                    "changed before this daemon opened the channel; its old content is only "
-                    "in the CLI's checkpoint")))
-        if not dry_run:
-            await self._rewind(message_id, dry_run=False)
-            for path, (old, notice) in before.items():
-                new, new_notice = None, None
-                try:
-                    new = read_text(path)
-                except Unreadable as e:
-                    new_notice = str(e)
-                if notice is None and new_notice is None and old == new:
-                    continue
-                change = FileChange(path=path, tool_name="rewindFiles", tool_use_id=None,
-                                    message_id=message_id, old=old, new=new,
-                                    notice=notice or new_notice)
-                self.edits.changes.append(change)
-                self._outbox.file_updated(change)
-        return RewindFilesResult(can_rewind=preview.canRewind, files_changed=preview.filesChanged,
-                                 insertions=preview.insertions, deletions=preview.deletions,
-                                 diffs=diffs)
-
-    async def _rewind(self, message_id: str, dry_run: bool) -> wire.RewindReply:
-        raw = await self.control("rewind_files", CONTROL_TIMEOUT, user_message_id=message_id,
-                                 dry_run=dry_run)
-        reply = wire.rewind_reply_decoder.decode(raw) if raw else wire.RewindReply()
-        if not reply.canRewind:
-            raise InvalidParams("messageId", f"cannot be rewound to: {reply.error or 'refused'}",
-                                "pass the messageId of one of this session's user messages "
-                                "(claude/sendMessage returns it)")
-        return reply
+    def report_file_change(self, change: FileChange) -> None:
+        """Record a change made outside the edit tools (e.g. a rewind) and tell the client."""
+        self.edits.changes.append(change)
+        self._outbox.file_updated(change)
 
     def _deny_all_pending(self, message: str, reason: str) -> None:
         for request_id in list(self.permissions):

@@ -79,7 +79,7 @@ class Hub:
         if source is not None:
             session_id, cwd = source.session_id, p.cwd or source.cwd
             options = msgspec.structs.replace(
-                source.options, cwd=cwd, resume=session_id,
+                source.options, cwd=cwd, resume=session_id, model=source.requested_model,
                 permission_mode=source.permission_mode or source.options.permission_mode)
         else:
             assert p.session_id is not None

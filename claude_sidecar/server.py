@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 
-from . import api
+from . import api, rewind
 from .errors import ServerNotInitialized
 from .hub import Hub
 from .permissions import Rules
@@ -141,7 +141,7 @@ async def fork_session(ls: SidecarServer, p: api.ForkSessionParams) -> api.Resul
 
 
 async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
-    return await ls.hub.get(p.channel_id).rewind_files(p.message_id, p.dry_run)
+    return await rewind.rewind_files(ls.hub.get(p.channel_id), p.message_id, p.dry_run)
 
 
 async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
