@@ -129,3 +129,18 @@ async def test_fork_of_a_stored_session_without_a_channel(
     assert missing_cwd.code == -32602 and missing_cwd.data["field"] == "cwd"
     assert fork["sessionId"] != source["sessionId"]
     assert "hello, my name is Ada" in texts_of(model.main_requests[-1])
+
+
+async def test_a_fork_keeps_the_model_set_on_its_source(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    source = await sidecar.new_channel(str(workspace))
+    await sidecar.request("claude/setModel", {"channelId": source, "model": "claude-sonnet-4-5"})
+    await sidecar.send(source, "hello")
+    await sidecar.wait_for_result(source)
+
+    fork = await sidecar.request("claude/forkSession", {"channelId": source})
+    sidecar.pids.append(fork["pid"])
+    await sidecar.send(fork["channelId"], "hello again")
+    await sidecar.wait_for_result(fork["channelId"])
+
+    assert model.main_requests[-1]["model"] == "claude-sonnet-4-5"
