@@ -81,3 +81,21 @@ async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
     await sidecar.wait_for_result(fork["channelId"])
 
     assert texts_of(model.main_requests[-1]) == ["one", "answer one", "after the fork"]
+
+
+async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    session, ids = await chat(sidecar, workspace, "one", "two")
+    (stored,) = home.glob(f".claude/projects/*/{session}.jsonl")
+    data = stored.read_bytes()
+    stored.write_bytes(data[: len(data) - len(data.splitlines()[-1]) // 2 - 1])
+
+    history = await sidecar.request("claude/getHistory", {"sessionId": session,
+                                                          "cwd": str(workspace)})
+    listed = await sidecar.request("claude/listSessions", {"cwd": str(workspace)})
+
+    assert history["messages"][0] == {**history["messages"][0], "kind": "userPrompt",
+                                      "text": "one", "uuid": ids[0]}
+    assert history["warnings"], "the damage is reported"
+    assert [s["sessionId"] for s in listed["sessions"]] == [session]
