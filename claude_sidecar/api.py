@@ -49,6 +49,26 @@ def _require_directory(field: str, value: str) -> None:
                             "create it first or pass an existing directory")
 
 
+_MCP_FIELDS = {"stdio": ("command", str), "http": ("url", str), "sse": ("url", str)}
+
+
+def _check_mcp_server(name: str, config: dict[str, Any]) -> None:
+    """Check one ``mcpServers`` entry in the Claude Code config shape."""
+    field = f"mcpServers.{name}"
+    if not name or "\x00" in name:
+        raise InvalidParams("mcpServers", "has an empty server name", "name every server")
+    kind = config.get("type", "stdio")
+    if kind not in _MCP_FIELDS:
+        raise InvalidParams(f"{field}.type", f"is {kind!r}",
+                            "use stdio (with command), http or sse (with url)")
+    key, expected = _MCP_FIELDS[kind]
+    if not isinstance(config.get(key), expected) or not config[key]:
+        raise InvalidParams(f"{field}.{key}", f"is required for a {kind} server",
+                            f"give the server's {key} as a string")
+    if kind == "stdio" and not isinstance(config.get("args", []), list):
+        raise InvalidParams(f"{field}.args", "is not a list", "pass the arguments as strings")
+
+
 # ---------------------------------------------------------------- initialize
 
 class InitializationOptions(Params):
@@ -76,9 +96,13 @@ class NewChannelParams(Params):
     add_dirs: list[str] | None = None
     max_thinking_tokens: Annotated[int, msgspec.Meta(ge=0)] | None = None
     env: dict[str, str] | None = None
+    mcp_servers: dict[str, dict[str, Any]] | None = None
+    strict_mcp_config: bool = False
 
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
+        for name, config in (self.mcp_servers or {}).items():
+            _check_mcp_server(name, config)
         _require_uuid("resume", self.resume)
         for i, directory in enumerate(self.add_dirs or ()):
             _require_directory(f"addDirs[{i}]", directory)
@@ -254,6 +278,37 @@ class GetHistoryParams(Params):
                                 "pass the directory the session was recorded in")
 
 
+class McpServerParams(Params):
+    """``claude/mcpReconnect``: restart one MCP server of a channel."""
+
+    channel_id: NonEmpty
+    server_name: NonEmpty
+
+
+class McpToggleParams(Params):
+    """``claude/mcpToggle``: enable or disable one MCP server of a channel."""
+
+    channel_id: NonEmpty
+    server_name: NonEmpty
+    enabled: bool
+
+
+class McpServerStatus(Result):
+    """One MCP server as the channel's CLI sees it."""
+
+    name: str
+    status: str
+    tools: list[str] = []
+    error: str | None = None
+    transport: str | None = None
+    scope: str | None = None
+    server_info: dict[str, Any] | None = None
+
+
+class McpStatusResult(Result, omit_defaults=False):
+    servers: list[McpServerStatus]
+
+
 class SetModelParams(Params):
     """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
 
@@ -422,6 +477,10 @@ METHODS: tuple[Method, ...] = (
            "The sessions stored for a directory, newest first, a page at a time."),
     Method("claude/getHistory", GetHistoryParams, History,
            "A stored conversation as messages a client can render."),
+    Method("claude/mcpStatus", ChannelParams, McpStatusResult,
+           "Each MCP server of a channel: status and tools."),
+    Method("claude/mcpReconnect", McpServerParams, Ok, "Restart one MCP server."),
+    Method("claude/mcpToggle", McpToggleParams, Ok, "Enable or disable one MCP server."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,6 +79,11 @@ def build_launch(
         argv.append(f"--disallowedTools={','.join(options.disallowed_tools)}")
     for directory in options.add_dirs or ():
         argv.append(f"--add-dir={directory}")
+    if options.mcp_servers:
+        argv.append("--mcp-config=" + json.dumps({"mcpServers": options.mcp_servers}))
+    if options.strict_mcp_config:
+        # Only the servers given here; the user's and project's MCP settings are ignored.
+        argv.append("--strict-mcp-config")
     if options.max_thinking_tokens is not None:
         argv.append(f"--max-thinking-tokens={options.max_thinking_tokens}")
 

@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 
-from . import api, rewind
+from . import api, mcp_servers, rewind
 from .errors import ServerNotInitialized
 from .hub import Hub
 from .permissions import Rules
@@ -152,6 +152,20 @@ async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
     return await ls.hub.history(p.session_id, p.cwd)
 
 
+async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return await mcp_servers.status(ls.hub.get(p.channel_id))
+
+
+async def mcp_reconnect(ls: SidecarServer, p: api.McpServerParams) -> api.Result:
+    await mcp_servers.reconnect(ls.hub.get(p.channel_id), p.server_name)
+    return api.Ok()
+
+
+async def mcp_toggle(ls: SidecarServer, p: api.McpToggleParams) -> api.Result:
+    await mcp_servers.toggle(ls.hub.get(p.channel_id), p.server_name, p.enabled)
+    return api.Ok()
+
+
 async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
     await ls.hub.get(p.channel_id).set_model(p.model)
     return api.Ok()
@@ -174,6 +188,9 @@ HANDLERS: dict[str, Handler] = {
     "claude/forkSession": fork_session,
     "claude/listSessions": list_sessions,
     "claude/getHistory": get_history,
+    "claude/mcpStatus": mcp_status,
+    "claude/mcpReconnect": mcp_reconnect,
+    "claude/mcpToggle": mcp_toggle,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
 }

@@ -129,12 +129,33 @@ class RewindReply(msgspec.Struct, omit_defaults=True):
     deletions: int = 0
 
 
+class McpTool(msgspec.Struct):
+    name: str
+
+
+class McpServer(msgspec.Struct, omit_defaults=True):
+    """One server in the CLI's ``mcp_status`` answer."""
+
+    name: str
+    status: str
+    error: str | None = None
+    tools: list[McpTool] = []
+    transport: str | None = None
+    scope: str | None = None
+    serverInfo: dict[str, Any] | None = None
+
+
+class McpStatusReply(msgspec.Struct):
+    mcpServers: list[McpServer] = []
+
+
 line_decoder = msgspec.json.Decoder(CliLine)
 control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
 can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
 hook_callback_decoder = msgspec.json.Decoder(HookCallback)
 rewind_reply_decoder = msgspec.json.Decoder(RewindReply)
 assistant_tool_uses_decoder = msgspec.json.Decoder(AssistantToolUses)
+mcp_status_decoder = msgspec.json.Decoder(McpStatusReply)
 encoder = msgspec.json.Encoder()
 
 
