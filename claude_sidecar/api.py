@@ -71,6 +71,15 @@ def _check_mcp_server(name: str, config: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------- initialize
 
+class EditorTool(Params):
+    """A tool the editor offers the agent (served as ``mcp__ide__<name>``)."""
+
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    description: str = ""
+    input_schema: dict[str, Any] = msgspec.field(
+        default_factory=lambda: {"type": "object", "properties": {}})
+
+
 class InitializationOptions(Params):
     """``initializationOptions`` of the LSP ``initialize`` request (all optional)."""
 
@@ -78,6 +87,8 @@ class InitializationOptions(Params):
     cli_path: str | None = None
     allow_dangerously_skip_permissions: bool = False
     auto_allow_tools: list[NonEmpty] = []
+    editor_tools: list[EditorTool] = []
+    editor_tool_timeout: Annotated[float, msgspec.Meta(gt=0, le=600)] = 30.0
 
 
 # ---------------------------------------------------------------- requests
@@ -445,6 +456,19 @@ class FileUpdatedNotification(Result, omit_defaults=False):
     parent_tool_use_id: str | None = None
 
 
+class CallEditorToolParams(Result, omit_defaults=False):
+    """``claude/callEditorTool``: a request the daemon sends the client (server -> client).
+
+    The result is the tool's output: a string, or any JSON value (sent to the model as
+    JSON text). A JSON-RPC error, or no answer within ``editorToolTimeout``, becomes a
+    tool error the model sees.
+    """
+
+    channel_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
 # ---------------------------------------------------------------- the table
 
 @dataclass(frozen=True)
@@ -485,6 +509,11 @@ METHODS: tuple[Method, ...] = (
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),
 )
+
+CLIENT_REQUESTS: dict[str, type[Result]] = {
+    "claude/callEditorTool": CallEditorToolParams,
+}
+"""Requests the daemon sends to the client (the client answers them)."""
 
 NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/delta": DeltaNotification,

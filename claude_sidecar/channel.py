@@ -27,6 +27,7 @@ from .errors import (
     ControlRequestTimeout,
     PermissionRequestNotFound,
 )
+from .editor_tools import SERVER_NAME, EditorToolServer
 from .files import TRACKED_MATCHER, EditLog, FileChange
 from .launch import LaunchSpec
 from .outbox import Outbox
@@ -63,7 +64,7 @@ class Channel:
 
     def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
                  outbox: Outbox, rules: permissions.Rules | None = None,
-                 fork: bool = False) -> None:
+                 fork: bool = False, editor_tools: EditorToolServer | None = None) -> None:
         self.id = channel_id
         self.options = options
         self.cwd = options.cwd
@@ -88,6 +89,7 @@ class Channel:
         self.exchange_ends: dict[str, str] = {}
         # tool_use id -> the Agent tool use whose sub-agent made it.
         self._subagent_tools: dict[str, str] = {}
+        self._editor_tools = editor_tools
         self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
         self._request_ids = itertools.count(1)
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
@@ -146,8 +148,10 @@ class Channel:
                 log.warning("channel %s: the CLI is not reading its input", self.id)
             await self._transport.shutdown(grace=grace)
             await self._exited.wait()
-        for task in self._tasks:
+        for task in list(self._tasks):
             task.cancel()
+        if self._editor_tools is not None:
+            await self._editor_tools.close()
         assert self.exit is not None
         return self.exit
 
@@ -367,6 +371,11 @@ class Channel:
         if subtype == "hook_callback":
             self._run_hook(request_id, request, raw)
             return
+        if subtype == "mcp_message":
+            task = asyncio.create_task(self._serve_mcp(request_id, request))
+            self._tasks.append(task)
+            task.add_done_callback(self._tasks.remove)
+            return
         # No feature handles this request yet: the client sees it, and the CLI gets a
         # clear refusal instead of waiting forever.
         log.warning("channel %s: unsupported control request %s", self.id, subtype)
@@ -412,6 +421,20 @@ class Channel:
                 self._outbox.file_updated(change)
         # An empty hook output: no opinion, the tool proceeds as it would have.
         self._queue.put_nowait(wire.control_success(request_id, {}))
+
+    async def _serve_mcp(self, request_id: str, request: msgspec.Raw) -> None:
+        try:
+            mcp = wire.mcp_message_decoder.decode(request)
+        except msgspec.MsgspecError as e:
+            self._queue.put_nowait(wire.control_error(request_id, f"malformed mcp_message: {e}"))
+            return
+        if self._editor_tools is None or mcp.server_name != SERVER_NAME:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mcp.message.get("id"), "error": {
+                "code": -32601, "message": f"no in-process MCP server {mcp.server_name!r}"}}
+        else:
+            reply = await self._editor_tools.handle(mcp.message)
+        if self.exit is None:
+            self._queue.put_nowait(wire.control_success(request_id, {"mcp_response": reply}))
 
     def report_file_change(self, change: FileChange) -> None:
         """Record a change made outside the edit tools (e.g. a rewind) and tell the client."""

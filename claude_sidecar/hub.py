@@ -7,15 +7,17 @@ import itertools
 import logging
 import os
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
-from .api import ChannelInfo, ExitInfo, ForkSessionParams, NewChannelParams
+from .api import ChannelInfo, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
-from . import sessions
+from .editor_tools import EditorToolServer
+from . import editor_tools, sessions
 from .errors import ChannelNotFound, InvalidParams, SessionNotFound
 from .launch import build_launch
 from .outbox import Outbox, Sink
@@ -36,6 +38,10 @@ class Hub:
         self._ids = itertools.count(1)
         self.rules = Rules()
         self.allow_bypass = False
+        self.editor_tools: list[EditorTool] = []
+        self.editor_tool_timeout = 30.0
+        # Set by the server: sends claude/callEditorTool to the client.
+        self.ask_editor: Callable[[str, str, dict[str, Any]], Awaitable[Any]] | None = None
 
     def check_mode(self, field: str, mode: str | None) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
@@ -56,9 +62,20 @@ class Hub:
         channel_id = f"ch-{next(self._ids)}"
         session_id = str(uuidlib.uuid4())
         outbox = Outbox(channel_id, self._sink, held=True)
-        channel = Channel(channel_id, options, session_id, outbox, self.rules, fork=fork)
+        tools, sdk_servers = None, {}
+        if self.editor_tools and self.ask_editor is not None:
+            ask = self.ask_editor
+
+            async def ask_for_channel(tool: str, arguments: dict[str, Any]) -> Any:
+                return await ask(channel_id, tool, arguments)
+
+            tools = EditorToolServer(self.editor_tools, ask_for_channel, self.editor_tool_timeout)
+            sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(self.editor_tools)}
+        channel = Channel(channel_id, options, session_id, outbox, self.rules, fork=fork,
+                          editor_tools=tools)
         launch = build_launch(cli, options, session_id, self._env,
-                              allow_bypass=self.allow_bypass, fork=fork, resume_at=resume_at)
+                              allow_bypass=self.allow_bypass, fork=fork, resume_at=resume_at,
+                              sdk_servers=sdk_servers)
         self._channels[channel_id] = channel
         try:
             await channel.start(launch)

@@ -34,12 +34,15 @@ def build_launch(
     allow_bypass: bool = False,
     fork: bool = False,
     resume_at: str | None = None,
+    sdk_servers: dict[str, list[str]] | None = None,
 ) -> LaunchSpec:
     """Turn ``claude/newChannel`` options into argv and environment for the CLI.
 
     Values go in ``--flag=value`` form so that a value starting with ``-`` can never be
     read as another flag; no shell is ever involved. ``allow_bypass`` is the client's
-    explicit opt-in to bypassPermissions. ``fork`` starts a new session (``session_id``)
+    explicit opt-in to bypassPermissions. ``sdk_servers`` maps in-process MCP servers the
+    daemon serves to their tool names, which are allowed without asking. ``fork`` starts
+    a new session (``session_id``)
     from the history of ``options.resume``, cut after message ``resume_at`` if given.
     """
     argv = [
@@ -73,14 +76,19 @@ def build_launch(
         argv.append(f"--system-prompt={options.system_prompt}")
     if options.append_system_prompt is not None:
         argv.append(f"--append-system-prompt={options.append_system_prompt}")
-    if options.allowed_tools:
-        argv.append(f"--allowedTools={','.join(options.allowed_tools)}")
+    allowed = list(options.allowed_tools or [])
+    for tools in (sdk_servers or {}).values():
+        allowed += tools
+    if allowed:
+        argv.append(f"--allowedTools={','.join(allowed)}")
     if options.disallowed_tools:
         argv.append(f"--disallowedTools={','.join(options.disallowed_tools)}")
     for directory in options.add_dirs or ():
         argv.append(f"--add-dir={directory}")
-    if options.mcp_servers:
-        argv.append("--mcp-config=" + json.dumps({"mcpServers": options.mcp_servers}))
+    servers = {name: {"type": "sdk", "name": name} for name in sdk_servers or {}}
+    servers.update(options.mcp_servers or {})
+    if servers:
+        argv.append("--mcp-config=" + json.dumps({"mcpServers": servers}))
     if options.strict_mcp_config:
         # Only the servers given here; the user's and project's MCP settings are ignored.
         argv.append("--strict-mcp-config")

@@ -86,6 +86,13 @@ class SidecarServer(LanguageServer):
         self.initialized = False
         self.client_name: str | None = None
         self.client_gone = asyncio.Event()
+        self.hub.ask_editor = self.ask_editor
+
+    async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """Send ``claude/callEditorTool`` to the client and return its result."""
+        params = api.CallEditorToolParams(channel_id=channel_id, tool=tool, arguments=arguments)
+        return await self.protocol.send_request_async("claude/callEditorTool",
+                                                      msgspec.to_builtins(params))
 
     def send_frame(self, data: bytes) -> None:
         """Write one already-framed JSON-RPC message to the client."""
@@ -224,6 +231,8 @@ def build_server(*, cli_path: str | None = None,
             ls.hub.cli_path = options.cli_path
         ls.hub.allow_bypass = options.allow_dangerously_skip_permissions
         ls.hub.rules = Rules(options.auto_allow_tools)
+        ls.hub.editor_tools = options.editor_tools
+        ls.hub.editor_tool_timeout = options.editor_tool_timeout
         ls.initialized = True
         log.info("initialized by %s", options.client_name or "an unnamed client")
 

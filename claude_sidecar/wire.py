@@ -149,6 +149,13 @@ class McpStatusReply(msgspec.Struct):
     mcpServers: list[McpServer] = []
 
 
+class McpMessage(msgspec.Struct):
+    """An ``mcp_message`` control request: JSON-RPC for an in-process MCP server."""
+
+    server_name: str
+    message: dict[str, Any]
+
+
 line_decoder = msgspec.json.Decoder(CliLine)
 control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
 can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
@@ -156,6 +163,7 @@ hook_callback_decoder = msgspec.json.Decoder(HookCallback)
 rewind_reply_decoder = msgspec.json.Decoder(RewindReply)
 assistant_tool_uses_decoder = msgspec.json.Decoder(AssistantToolUses)
 mcp_status_decoder = msgspec.json.Decoder(McpStatusReply)
+mcp_message_decoder = msgspec.json.Decoder(McpMessage)
 encoder = msgspec.json.Encoder()
 
 

@@ -1,0 +1,129 @@
+"""The editor's own tools for the agent: an in-process MCP server named ``ide``.
+
+The client declares its tools at ``initialize`` (``editorTools``). Each channel then
+registers an SDK MCP server ``ide`` with its CLI; the CLI speaks MCP to it through
+``mcp_message`` control requests. The MCP protocol itself (handshake, tools/list,
+tools/call, errors) is served by the ``mcp`` package's low-level ``Server`` over its
+in-memory transport; this module only bridges messages and turns a tool call into a
+``claude/callEditorTool`` request to the client. A client error or a timeout becomes a
+tool error the model sees, never a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+import mcp_types as mt
+from mcp.server.lowlevel import Server
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+
+from .api import EditorTool
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "ide"
+
+AskEditor = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Sends ``claude/callEditorTool`` to the client and returns its result (or raises)."""
+
+
+def tool_names(tools: Sequence[EditorTool]) -> list[str]:
+    """The names the model sees: ``mcp__ide__<tool>``."""
+    return [f"mcp__{SERVER_NAME}__{tool.name}" for tool in tools]
+
+
+def _as_text(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+class EditorToolServer:
+    """One channel's ``ide`` MCP server; started by the CLI's first message, closed with it."""
+
+    def __init__(self, tools: Sequence[EditorTool], ask: AskEditor, timeout: float) -> None:
+        self._tools = list(tools)
+        self._ask = ask
+        self._timeout = timeout
+        self._server = Server(SERVER_NAME, on_list_tools=self._list_tools,
+                              on_call_tool=self._call_tool)
+        self._outgoing: Any = None
+        self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._ready: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    async def _list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
+        return mt.ListToolsResult(tools=[
+            mt.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+            for t in self._tools])
+
+    async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        arguments = dict(params.arguments or {})
+        try:
+            with anyio.fail_after(self._timeout):
+                result = await self._ask(params.name, arguments)
+        except TimeoutError:
+            text, failed = f"the editor did not answer within {self._timeout:g} s", True
+        except Exception as e:  # the client's JSON-RPC error, or the client went away
+            text, failed = f"the editor could not run {params.name}: {e}", True
+        else:
+            text, failed = _as_text(result), False
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
+                                 is_error=failed)
+
+    async def _serve(self) -> None:
+        assert self._ready is not None
+        async with create_client_server_memory_streams() as (client, server):
+            incoming, self._outgoing = client
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._server.run, server[0], server[1],
+                                 self._server.create_initialization_options())
+                group.start_soon(self._collect, incoming)
+                self._ready.set()
+                await self._stop.wait()
+                group.cancel_scope.cancel()
+
+    async def _collect(self, incoming: Any) -> None:
+        async for item in incoming:
+            if isinstance(item, Exception):
+                log.warning("ide MCP server: %s", item)
+                continue
+            reply = item.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            future = self._waiting.pop(reply.get("id"), None)
+            if future is not None and not future.done():
+                future.set_result(reply)
+
+    async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Deliver one JSON-RPC message from the CLI; return the reply to send back."""
+        if self._task is None:
+            self._ready = asyncio.Event()
+            self._task = asyncio.create_task(self._serve(), name="ide-mcp")
+        assert self._ready is not None
+        await self._ready.wait()
+        request_id = message.get("id")
+        try:
+            parsed = mt.jsonrpc_message_adapter.validate_python(message)
+        except ValueError as e:
+            return {"jsonrpc": "2.0", "id": request_id,
+                    "error": {"code": -32600, "message": f"invalid JSON-RPC: {e}"}}
+        if "method" not in message or request_id is None:
+            await self._outgoing.send(SessionMessage(parsed))
+            # A notification expects no reply, but the control request carrying it does.
+            return {"jsonrpc": "2.0", "result": {}}
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        await self._outgoing.send(SessionMessage(parsed))
+        return await future
+
+    async def close(self) -> None:
+        """Stop the server; pending calls are answered with an error by the CLI's timeout."""
+        self._stop.set()
+        for future in self._waiting.values():
+            future.cancel()
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=2)

@@ -1,0 +1,138 @@
+"""The agent can ask the editor things only the editor knows, through the `ide` MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcInternalError
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar, wait_until_dead
+
+DIAGNOSTICS_TOOL = {
+    "name": "getDiagnostics",
+    "description": "Errors and warnings the editor shows for a file (all files if no uri).",
+    "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
+}
+ASK_DIAGNOSTICS = {"rules": [{"match": "(?i)problems", "steps": [
+    [{"tool_use": {"name": "mcp__ide__getDiagnostics", "input": {"uri": "file:///w/a.py"}}}],
+    [{"text": "I looked at the problems."}]]}], "default": [[{"text": "Hello!"}]]}
+
+
+class Editor:
+    """Answers claude/callEditorTool the way a test tells it to."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.answer: Callable[[dict[str, Any]], Any] = lambda params: None
+
+
+@pytest.fixture
+async def editor_sidecar(daemon_env: dict[str, str], model: ScriptedModel
+                         ) -> AsyncIterator[tuple[Sidecar, Editor]]:
+    model.set_scenario(load_scenario(ASK_DIAGNOSTICS))
+    editor = Editor()
+    daemon = Sidecar(daemon_env)
+
+    @daemon.client.feature("claude/callEditorTool")
+    async def call_editor_tool(ls: Any, params: Any) -> Any:
+        editor.calls.append(params)
+        answer = editor.answer(params)
+        return await answer if asyncio.iscoroutine(answer) else answer
+
+    await daemon.start({"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2})
+    try:
+        yield daemon, editor
+    finally:
+        await daemon.stop()
+    assert await wait_until_dead(daemon.pids) == []
+
+
+def last_tool_result(model: ScriptedModel) -> dict[str, Any]:
+    return [b for m in model.main_requests[-1]["messages"] if m["role"] == "user"
+            and isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result"][-1]
+
+
+async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
+        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    sidecar, editor = editor_sidecar
+    editor.answer = lambda params: {"diagnostics": [
+        {"line": 3, "severity": "error", "message": "undefined name 'foo'"}]}
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "any problems in a.py?")
+    result = await sidecar.wait_for_result(channel)
+
+    assert editor.calls == [{"channelId": channel, "tool": "getDiagnostics",
+                             "arguments": {"uri": "file:///w/a.py"}}]
+    tool_result = last_tool_result(model)
+    assert "undefined name 'foo'" in tool_result["content"][0]["text"]
+    assert not tool_result.get("is_error")
+    assert result["subtype"] == "success"
+    assert sidecar.of(channel, "claude/permissionRequest") == [], "editor tools need no ask"
+
+
+async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
+        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    sidecar, editor = editor_sidecar
+
+    def fail(params: dict[str, Any]) -> None:
+        raise JsonRpcInternalError("no such buffer")
+
+    editor.answer = fail
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "any problems in a.py?")
+    result = await sidecar.wait_for_result(channel)
+
+    tool_result = last_tool_result(model)
+    assert tool_result.get("is_error") is True
+    assert "no such buffer" in str(tool_result["content"])
+    assert result["subtype"] == "success"
+
+
+async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
+        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    sidecar, editor = editor_sidecar
+    late = asyncio.Event()
+
+    async def answer_too_late(params: dict[str, Any]) -> str:
+        await asyncio.sleep(3)
+        late.set()
+        return "far too late"
+
+    editor.answer = answer_too_late
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "any problems in a.py?")
+    result = await sidecar.wait_for_result(channel, timeout=30)
+    tool_result = last_tool_result(model)
+    await asyncio.wait_for(late.wait(), 10)
+
+    assert tool_result.get("is_error") is True
+    assert "did not answer within 2 s" in str(tool_result["content"])
+    assert result["subtype"] == "success"
+    assert (await sidecar.request("claude/listChannels"))["channels"][0]["state"] == "idle", (
+        "the late answer is dropped and the daemon keeps serving")
+
+
+async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
+        editor_sidecar: tuple[Sidecar, Editor], workspace: Path) -> None:
+    sidecar, _ = editor_sidecar
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "hello")
+    await sidecar.wait_for_result(channel)
+
+    for _ in range(100):
+        servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
+        ide = next(s for s in servers if s["name"] == "ide")
+        if ide["status"] == "connected":
+            break
+        await asyncio.sleep(0.1)
+
+    assert ide["status"] == "connected" and ide["tools"] == ["getDiagnostics"]
