@@ -58,15 +58,23 @@ def _check_mcp_server(name: str, config: dict[str, Any]) -> None:
     if not name or "\x00" in name:
         raise InvalidParams("mcpServers", "has an empty server name", "name every server")
     kind = config.get("type", "stdio")
-    if kind not in _MCP_FIELDS:
+    if not isinstance(kind, str) or kind not in _MCP_FIELDS:
         raise InvalidParams(f"{field}.type", f"is {kind!r}",
                             "use stdio (with command), http or sse (with url)")
     key, expected = _MCP_FIELDS[kind]
     if not isinstance(config.get(key), expected) or not config[key]:
         raise InvalidParams(f"{field}.{key}", f"is required for a {kind} server",
                             f"give the server's {key} as a string")
-    if kind == "stdio" and not isinstance(config.get("args", []), list):
-        raise InvalidParams(f"{field}.args", "is not a list", "pass the arguments as strings")
+    args = config.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise InvalidParams(f"{field}.args", "is not a list of strings",
+                            "pass the arguments as strings")
+    for key in ("env", "headers"):
+        value = config.get(key, {})
+        if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise InvalidParams(f"{field}.{key}", "is not an object of strings",
+                                f'pass {key} as {{"NAME": "value"}}')
 
 
 # ---------------------------------------------------------------- initialize

@@ -78,6 +78,7 @@ class Channel:
         self.init_response: dict[str, Any] | None = None
         self._outbox = outbox
         self._transport: Transport | None = None
+        self._launch = LaunchSpec(argv=[], env={}, cwd=options.cwd)
         # The in-queue: lines for the CLI's stdin, in order; None closes stdin.
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._rules = rules or permissions.Rules()
@@ -110,9 +111,11 @@ class Channel:
 
         Raises ``CliStartFailed`` if the process cannot start or exits before answering.
         """
+        self._launch = launch
         try:
             self._transport = await Transport.spawn(launch.argv, cwd=launch.cwd, env=launch.env)
         except OSError as e:
+            launch.remove_files()
             raise CliStartFailed(f"{type(e).__name__}: {e}") from e
         self._tasks = [
             asyncio.create_task(self._write_loop(), name=f"{self.id}-writer"),
@@ -279,6 +282,7 @@ class Channel:
             # Release waiters before telling the client: if the client is gone, the
             # notification fails, and close() must not wait for it.
             self._exited.set()
+            self._launch.remove_files()
             self._tasks[0].cancel()
             for request_id in list(self.permissions):
                 del self.permissions[request_id]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,6 +25,22 @@ class LaunchSpec:
     argv: list[str]
     env: dict[str, str]
     cwd: str
+    # Private files the CLI reads at start (the MCP config); removed when it exits.
+    files: tuple[str, ...] = ()
+
+    def remove_files(self) -> None:
+        """Delete the private files; safe to call more than once."""
+        for path in self.files:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
+def _private_file(data: str) -> str:
+    """Write ``data`` to a new file only this user can read; returns its path."""
+    fd, path = tempfile.mkstemp(prefix="claude-sidecar-mcp-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        f.write(data)
+    return path
 
 
 def build_launch(
@@ -87,8 +105,12 @@ def build_launch(
         argv.append(f"--add-dir={directory}")
     servers = {name: {"type": "sdk", "name": name} for name in sdk_servers or {}}
     servers.update(options.mcp_servers or {})
+    files: tuple[str, ...] = ()
     if servers:
-        argv.append("--mcp-config=" + json.dumps({"mcpServers": servers}))
+        # A file, not an argument: server env and headers often hold tokens, and the
+        # command line is visible to every user of the machine.
+        files = (_private_file(json.dumps({"mcpServers": servers})),)
+        argv.append(f"--mcp-config={files[0]}")
     if options.strict_mcp_config:
         # Only the servers given here; the user's and project's MCP settings are ignored.
         argv.append("--strict-mcp-config")
@@ -101,4 +123,4 @@ def build_launch(
     # Needed for claude/rewindFiles; without it the CLI answers "File rewinding is not enabled".
     env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     env.update(options.env or {})
-    return LaunchSpec(argv=argv, env=env, cwd=options.cwd)
+    return LaunchSpec(argv=argv, env=env, cwd=options.cwd, files=files)

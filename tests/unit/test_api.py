@@ -51,3 +51,17 @@ def test_every_method_has_params_and_result_types() -> None:
     names = [m.name for m in api.METHODS]
     assert len(names) == len(set(names))
     assert all(name.startswith("claude/") for name in names)
+
+
+@pytest.mark.parametrize(("servers", "field"), [
+    ({"x": {"type": ["stdio"]}}, "mcpServers.x.type"),
+    ({"x": {"command": "srv", "args": [1]}}, "mcpServers.x.args"),
+    ({"x": {"command": "srv", "env": {"A": 1}}}, "mcpServers.x.env"),
+    ({"x": {"type": "http", "url": "http://h", "headers": "oops"}}, "mcpServers.x.headers"),
+    ({"x": {"type": "sse"}}, "mcpServers.x.url"),
+])
+def test_mcp_server_configs_are_checked_field_by_field(tmp_path, servers, field) -> None:
+    with pytest.raises(InvalidParams) as raised:
+        api.decode_params("claude/newChannel", api.NewChannelParams,
+                          {"cwd": str(tmp_path), "mcpServers": servers})
+    assert raised.value.data["field"] == field

@@ -43,3 +43,26 @@ def test_environment_drops_claudecode_and_enables_checkpointing(tmp_path) -> Non
     assert spec.env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] == "true"
     assert spec.env["CLAUDE_CODE_ENTRYPOINT"] == "claude-sidecar"
     assert spec.env["FOO"] == "bar" and spec.env["PATH"] == "/bin"
+
+
+def test_mcp_servers_go_in_a_private_file_not_on_the_command_line(tmp_path) -> None:
+    import json
+    import os
+    import stat
+
+    secret = {"weather": {"command": "srv", "env": {"TOKEN": "s3cret"}}}
+    options = NewChannelParams(cwd=str(tmp_path), mcp_servers=secret, strict_mcp_config=True)
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {},
+                        sdk_servers={"ide": ["mcp__ide__getDiagnostics"]})
+
+    assert not any("s3cret" in arg for arg in spec.argv)
+    (config_arg,) = [a for a in spec.argv if a.startswith("--mcp-config=")]
+    path = config_arg.split("=", 1)[1]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert json.loads(open(path).read())["mcpServers"] == {
+        "ide": {"type": "sdk", "name": "ide"}, **secret}
+    assert "--strict-mcp-config" in spec.argv
+    assert "--allowedTools=mcp__ide__getDiagnostics" in spec.argv
+    spec.remove_files()
+    assert not os.path.exists(path)
