@@ -102,6 +102,11 @@ class Channel:
     # ------------------------------------------------------------ life cycle
 
     @property
+    def outbox(self) -> Outbox:
+        """Where this channel's notifications go (kept across a restart)."""
+        return self._outbox
+
+    @property
     def pid(self) -> int:
         """The CLI's process id (0 before it is spawned)."""
         return self._transport.pid if self._transport else 0

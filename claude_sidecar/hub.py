@@ -36,6 +36,7 @@ class Hub:
         self._env = env
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
+        self._restarts: dict[str, asyncio.Future[Channel]] = {}
         self.rules = Rules()
         self.allow_bypass = False
         self.editor_tools: list[EditorTool] = []
@@ -58,10 +59,53 @@ class Hub:
         new session id; ``resume_at`` cuts the copied history after that message.
         """
         self.check_mode("permissionMode", options.permission_mode)
-        cli = find_cli(self.cli_path, self._env)
         channel_id = f"ch-{next(self._ids)}"
-        session_id = str(uuidlib.uuid4())
         outbox = Outbox(channel_id, self._sink, held=True)
+        try:
+            channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
+                                        fork=fork, resume_at=resume_at)
+        except BaseException:
+            dropped = outbox.discard()
+            if dropped:
+                log.warning("channel %s failed to start; dropped %d notification(s): %.500r",
+                            channel_id, len(dropped), b"".join(dropped))
+            raise
+        outbox.release()
+        return channel
+
+    async def restart(self, channel_id: str) -> Channel:
+        """Start a new CLI for a channel whose CLI died, resuming its session.
+
+        The channel keeps its id and its seq numbering; the conversation continues with
+        its history. If the restart fails the old, exited channel stays in place.
+        """
+        pending = self._restarts.get(channel_id)
+        if pending is not None:
+            # Two messages raced for a dead channel: one restart serves both.
+            return await asyncio.shield(pending)
+        task = asyncio.ensure_future(self._restart(channel_id))
+        self._restarts[channel_id] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._restarts.pop(channel_id, None)
+
+    async def _restart(self, channel_id: str) -> Channel:
+        old = self.get(channel_id)
+        options = msgspec.structs.replace(
+            old.options, resume=old.session_id, model=old.requested_model,
+            permission_mode=old.permission_mode or old.options.permission_mode)
+        log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
+        try:
+            return await self._start(channel_id, options, old.session_id, old.outbox)
+        except BaseException:
+            self._channels[channel_id] = old
+            raise
+
+    async def _start(self, channel_id: str, options: NewChannelParams, session_id: str,
+                     outbox: Outbox, *, fork: bool = False,
+                     resume_at: str | None = None) -> Channel:
+        cli = find_cli(self.cli_path, self._env)
         tools, sdk_servers = None, {}
         if self.editor_tools and self.ask_editor is not None:
             ask = self.ask_editor
@@ -81,12 +125,7 @@ class Hub:
             await channel.start(launch)
         except BaseException:
             self._channels.pop(channel_id, None)
-            dropped = outbox.discard()
-            if dropped:
-                log.warning("channel %s failed to start; dropped %d notification(s): %.500r",
-                            channel_id, len(dropped), b"".join(dropped))
             raise
-        outbox.release()
         return channel
 
     async def fork(self, p: ForkSessionParams) -> Channel:

@@ -118,7 +118,12 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
-    message_id = ls.hub.get(p.channel_id).send_user_message(p.cli_content(), p.uuid)
+    channel = ls.hub.get(p.channel_id)
+    if channel.exit is not None:
+        # The CLI died (a closed channel is gone from the hub): bring it back with its
+        # session, so the conversation continues where it was.
+        channel = await ls.hub.restart(p.channel_id)
+    message_id = channel.send_user_message(p.cli_content(), p.uuid)
     return api.SendMessageResult(message_id=message_id)
 
 

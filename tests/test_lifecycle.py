@@ -96,17 +96,29 @@ async def test_close_channel_mid_turn_ends_the_cli(
     assert not pid_alive(sidecar.pids[-1])
 
 
-async def test_a_cli_that_dies_is_reported_with_exit_info(
-        sidecar: Sidecar, workspace: Path) -> None:
+async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conversation(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "hello, my name is Ada")
+    await sidecar.wait_for_result(channel)
+    session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
 
     os.kill(sidecar.pids[-1], signal.SIGKILL)
     exited = await sidecar.wait_for_state(channel, "exited")
+    refused = await sidecar.error("claude/interrupt", {"channelId": channel})
+    mark = len(sidecar.notes)
+    await sidecar.send(channel, "what is my name?")
+    result = await sidecar.wait_for_result(channel, after=mark)
+    listed = (await sidecar.request("claude/listChannels"))["channels"][0]
+    sidecar.pids.append(listed["pid"])
 
     assert exited.params["exit"]["signal"] == signal.SIGKILL
     assert "stderrTail" in exited.params["exit"]
-    error = await sidecar.error("claude/sendMessage", {"channelId": channel, "text": "hi"})
-    assert error.code == -32003 and error.data["name"] == "channelExited"
+    assert refused.code == -32003 and refused.data["name"] == "channelExited"
+    assert result["subtype"] == "success"
+    assert (listed["channelId"], listed["sessionId"]) == (channel, session)
+    history = repr(model.main_requests[-1]["messages"])
+    assert "my name is Ada" in history and "what is my name?" in history
 
 
 async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],

@@ -1,0 +1,35 @@
+"""API errors from the model reach the client as error results; the channel keeps working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar
+
+
+@pytest.mark.parametrize(("status", "kind"), [
+    (429, "rate_limit_error"), (500, "api_error"), (529, "overloaded_error")])
+async def test_an_api_error_ends_the_turn_with_an_error_result_and_the_channel_recovers(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path, status: int,
+        kind: str) -> None:
+    model.set_scenario(load_scenario({"rules": [
+        {"match": "(?i)fail", "steps": [[{"error": {
+            "status": status, "type": kind, "message": f"scripted {status}"}}]]},
+        {"match": "(?i)hello", "steps": [[{"text": "Back to normal."}]]},
+    ]}))
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "please fail")
+    failed = await sidecar.wait_for_result(channel)
+    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes) - 1)
+    mark = len(sidecar.notes)
+    await sidecar.send(channel, "hello")
+    recovered = await sidecar.wait_for_result(channel, after=mark)
+
+    assert failed["is_error"] is True
+    assert str(status) in failed.get("result", "") or failed.get("api_error_status") == status
+    assert recovered["subtype"] == "success" and recovered["is_error"] is False
+    assert sidecar.text(channel, after=mark) == "Back to normal."
