@@ -98,6 +98,13 @@ class InitializationOptions(Params):
     editor_tools: list[EditorTool] = []
     editor_tool_timeout: Annotated[float, msgspec.Meta(gt=0, le=600)] = 30.0
 
+    def __post_init__(self) -> None:
+        names = [tool.name for tool in self.editor_tools]
+        if len(names) != len(set(names)):
+            duplicate = next(n for n in names if names.count(n) > 1)
+            raise InvalidParams("editorTools", f"names {duplicate!r} twice",
+                                "give every editor tool its own name")
+
 
 # ---------------------------------------------------------------- requests
 
@@ -554,6 +561,13 @@ def decode_params(method: str, params_type: type[P], params: Any, prefix: str = 
         return msgspec.convert(params, params_type, strict=True)
     except msgspec.ValidationError as e:
         raise _invalid(method, str(e), prefix) from e
+    except InvalidParams as e:
+        if not prefix:
+            raise
+        # Raised by a struct's own checks: name the field as the client sees it.
+        field = e.data["field"]
+        raise InvalidParams(prefix + field, e.message.split(f"`{field}` ", 1)[-1].split("; ")[0],
+                            e.message.rsplit("; ", 1)[-1]) from e
 
 
 def _invalid(method: str, text: str, prefix: str) -> InvalidParams:

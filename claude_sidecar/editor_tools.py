@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "ide"
 
-AskEditor = Callable[[str, dict[str, Any]], Awaitable[Any]]
-"""Sends ``claude/callEditorTool`` to the client and returns its result (or raises)."""
+AskEditor = Callable[[str, dict[str, Any], float], Awaitable[Any]]
+"""Sends ``claude/callEditorTool`` to the client and returns its result; raises
+``TimeoutError`` after the given seconds, or the client's error."""
 
 
 def tool_names(tools: Sequence[EditorTool]) -> list[str]:
@@ -64,9 +65,12 @@ class EditorToolServer:
 
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         arguments = dict(params.arguments or {})
+        if params.name not in {t.name for t in self._tools}:
+            text = f"the editor has no tool {params.name!r}"
+            return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
+                                     is_error=True)
         try:
-            with anyio.fail_after(self._timeout):
-                result = await self._ask(params.name, arguments)
+            result = await self._ask(params.name, arguments, self._timeout)
         except TimeoutError:
             text, failed = f"the editor did not answer within {self._timeout:g} s", True
         except Exception as e:  # the client's JSON-RPC error, or the client went away

@@ -42,7 +42,7 @@ class Hub:
         self.editor_tools: list[EditorTool] = []
         self.editor_tool_timeout = 30.0
         # Set by the server: sends claude/callEditorTool to the client.
-        self.ask_editor: Callable[[str, str, dict[str, Any]], Awaitable[Any]] | None = None
+        self.ask_editor: Callable[[str, str, dict[str, Any], float], Awaitable[Any]] | None = None
 
     def check_mode(self, field: str, mode: str | None) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
@@ -59,6 +59,10 @@ class Hub:
         new session id; ``resume_at`` cuts the copied history after that message.
         """
         self.check_mode("permissionMode", options.permission_mode)
+        if self.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
+            raise InvalidParams(f"mcpServers.{editor_tools.SERVER_NAME}",
+                                "is reserved for the editor's own tools (editorTools)",
+                                "give that server another name")
         channel_id = f"ch-{next(self._ids)}"
         outbox = Outbox(channel_id, self._sink, held=True)
         try:
@@ -110,8 +114,9 @@ class Hub:
         if self.editor_tools and self.ask_editor is not None:
             ask = self.ask_editor
 
-            async def ask_for_channel(tool: str, arguments: dict[str, Any]) -> Any:
-                return await ask(channel_id, tool, arguments)
+            async def ask_for_channel(tool: str, arguments: dict[str, Any],
+                                      timeout: float) -> Any:
+                return await ask(channel_id, tool, arguments, timeout)
 
             tools = EditorToolServer(self.editor_tools, ask_for_channel, self.editor_tool_timeout)
             sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(self.editor_tools)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -88,11 +89,23 @@ class SidecarServer(LanguageServer):
         self.client_gone = asyncio.Event()
         self.hub.ask_editor = self.ask_editor
 
-    async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any]) -> Any:
-        """Send ``claude/callEditorTool`` to the client and return its result."""
+    async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any],
+                         timeout: float) -> Any:
+        """Send ``claude/callEditorTool`` to the client and return its result.
+
+        After ``timeout`` seconds the client is sent ``$/cancelRequest`` and
+        ``TimeoutError`` raised; a late answer then lands on a future nobody awaits.
+        """
         params = api.CallEditorToolParams(channel_id=channel_id, tool=tool, arguments=arguments)
-        return await self.protocol.send_request_async("claude/callEditorTool",
-                                                      msgspec.to_builtins(params))
+        request_id = str(uuidlib.uuid4())
+        answer = self.protocol.send_request_async("claude/callEditorTool",
+                                                  msgspec.to_builtins(params), msg_id=request_id)
+        try:
+            # shield: cancelling pygls's future would make the late answer an error.
+            return await asyncio.wait_for(asyncio.shield(answer), timeout)
+        except TimeoutError:
+            self.protocol.notify("$/cancelRequest", {"id": request_id})
+            raise
 
     def send_frame(self, data: bytes) -> None:
         """Write one already-framed JSON-RPC message to the client."""

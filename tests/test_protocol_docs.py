@@ -101,6 +101,15 @@ def test_every_notification_has_a_section_with_every_field(name: str) -> None:
     assert not missing, f"{name}: fields not documented in its section: {missing}"
 
 
+@pytest.mark.parametrize("name", api.CLIENT_REQUESTS)
+def test_every_request_to_the_client_has_a_section_with_every_field(name: str) -> None:
+    text = section(name)
+
+    missing = missing_in(text, required_names(api.CLIENT_REQUESTS[name]))
+
+    assert not missing, f"{name}: fields not documented in its section: {missing}"
+
+
 def test_every_initialization_option_is_documented() -> None:
     text = section("initialize")
 
@@ -127,7 +136,7 @@ def test_standard_json_rpc_codes_are_documented() -> None:
 def test_every_claude_method_named_in_a_heading_exists() -> None:
     """The reverse direction: no section documents a method that is not implemented
     (planned methods are listed in the Planned section, not as headings)."""
-    known = {m.name for m in api.METHODS} | set(api.NOTIFICATIONS)
+    known = {m.name for m in api.METHODS} | set(api.NOTIFICATIONS) | set(api.CLIENT_REQUESTS)
     headed = {m.group(2).replace("`", "") for line in doc_text().splitlines()
               if (m := HEADING.match(line))}
     documented = {h for h in headed if h.startswith("claude/")}
