@@ -68,8 +68,8 @@ class ChannelExited(SidecarError):
     def __init__(self, channel_id: str, exit_code: int | None, signal: int | None) -> None:
         super().__init__(
             f"channel `{channel_id}` has exited (exit code {exit_code}, signal {signal}); "
-            "open a new channel with claude/newChannel (pass `resume` with its sessionId "
-            "to continue the conversation)",
+            "send it a message (claude/sendMessage restarts it with its session) or close "
+            "it with claude/closeChannel",
             channelId=channel_id,
             exitCode=exit_code,
             signal=signal,
