@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A synthetic CLI for faults the real one cannot produce on cue.
 
-It answers control requests (refusing `set_model` to "refuse-me"), and on each user message prints the lines of the file named by
+It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
+set it streams that many text deltas per user message; otherwise on each user message prints the lines of the file named by
 $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. Only the
 standard library: it runs under any python3.
 """
@@ -28,6 +29,14 @@ for line in sys.stdin:
     elif message["type"] == "control_response":
         with open(os.environ["FAKE_CLI_ANSWERS"], "a") as answers:
             answers.write(line)
+    elif message["type"] == "user" and os.environ.get("FAKE_CLI_DELTAS"):
+        # Load mode: stream N text deltas as fast as the pipe takes them.
+        out = sys.stdout.buffer
+        for i in range(int(os.environ["FAKE_CLI_DELTAS"])):
+            out.write(b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
+                      b'"delta":{"type":"text_delta","text":"%d "}},"session_id":"s"}\n' % i)
+        out.flush()
+        emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
     elif message["type"] == "user":
         with open(os.environ["FAKE_CLI_LINES"], "rb") as script:
             sys.stdout.buffer.write(script.read())
