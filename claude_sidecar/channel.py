@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0
 CONTROL_TIMEOUT = 30.0
+# The CLI answers an interrupt at once; one that does not is hung, and the client must
+# hear so quickly (the channel can then be closed, which escalates to SIGKILL).
+INTERRUPT_TIMEOUT = 5.0
 
 # Hooks registered at initialize: the daemon snapshots a file before an edit tool runs
 # and reads it again after, to send claude/fileUpdated.
@@ -193,7 +196,7 @@ class Channel:
         """
         self._interrupting = True
         try:
-            await self.control("interrupt", CONTROL_TIMEOUT)
+            await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
             self._interrupting = False
             self._deny_all_pending(permissions.DENIED_ON_INTERRUPT, "interrupted")

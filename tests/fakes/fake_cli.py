@@ -2,7 +2,8 @@
 """A synthetic CLI for faults the real one cannot produce on cue.
 
 It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
-set it streams that many text deltas per user message; otherwise on each user message prints the lines of the file named by
+set it streams that many text deltas per user message; with $FAKE_CLI_HANG it hangs on
+the first user message (ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
 $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. Only the
 standard library: it runs under any python3.
 """
@@ -29,6 +30,12 @@ for line in sys.stdin:
     elif message["type"] == "control_response":
         with open(os.environ["FAKE_CLI_ANSWERS"], "a") as answers:
             answers.write(line)
+    elif message["type"] == "user" and os.environ.get("FAKE_CLI_HANG"):
+        # Hang mode: ignore SIGTERM, stop reading and answering; only SIGKILL ends it.
+        import signal
+        import time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
     elif message["type"] == "user" and os.environ.get("FAKE_CLI_DELTAS"):
         # Load mode: stream N text deltas as fast as the pipe takes them.
         out = sys.stdout.buffer

@@ -1,0 +1,36 @@
+"""A CLI that hangs cannot hang the daemon: interrupt answers, close ends the process."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.harness import Sidecar, pid_alive
+
+FAKE_CLI = Path(__file__).parent.parent / "fakes" / "fake_cli.py"
+
+
+async def test_interrupt_answers_and_close_escalates_to_sigkill_for_a_hung_cli(
+        daemon_env: dict[str, str], workspace: Path) -> None:
+    daemon = Sidecar({**daemon_env, "FAKE_CLI_HANG": "1", "FAKE_CLI_ANSWERS": os.devnull,
+                      "FAKE_CLI_LINES": os.devnull})
+    await daemon.start({"cliPath": str(FAKE_CLI)})
+    try:
+        channel = await daemon.new_channel(str(workspace))
+        await daemon.send(channel, "hang now")
+
+        started = time.monotonic()
+        interrupt = await daemon.error("claude/interrupt", {"channelId": channel})
+        interrupted_after = time.monotonic() - started
+        started = time.monotonic()
+        closed = await daemon.request("claude/closeChannel", {"channelId": channel})
+        closed_after = time.monotonic() - started
+    finally:
+        await daemon.stop()
+
+    assert interrupt.code == -32007 and interrupt.data["subtype"] == "interrupt"
+    assert interrupted_after < 15
+    assert closed["exit"]["signal"] == 9, "SIGTERM was ignored, SIGKILL ended it"
+    assert closed_after < 20
+    assert not pid_alive(daemon.pids[-1])
