@@ -26,7 +26,9 @@ _HEADER_LIMIT = 1 << 20
 def claim_stdout() -> BinaryIO:
     """Return a private binary stream onto the real stdout; fd 1 becomes stderr."""
     sys.stdout.flush()
-    rpc_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    # Buffered: a raw write to a pipe may write only part of a frame; the writer
+    # flushes after every message, so nothing waits in the buffer.
+    rpc_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return rpc_out
