@@ -34,7 +34,7 @@ async def fake(daemon_env: dict[str, str], tmp_path: Path):
 async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
         fake, workspace: Path) -> None:
     daemon, lines, _ = fake
-    big = "x" * (8 * 1024 * 1024)
+    big = "x" * (20 * 1024 * 1024)
     lines.write_bytes(b"\n".join([
         b"this is not json",
         b'{"type": "brand_new_type", "payload": [1, 2, 3]}',

@@ -98,12 +98,16 @@ async def test_close_channel_mid_turn_ends_the_cli(
 
 async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conversation(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SLOW))
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.send(channel, "hello, my name is Ada")
     await sidecar.wait_for_result(channel)
     session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
+    await sidecar.send(channel, "tell me something long")
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta",
+                           after=len(sidecar.notes))
 
-    os.kill(sidecar.pids[-1], signal.SIGKILL)
+    os.kill(sidecar.pids[-1], signal.SIGKILL)  # mid-turn
     exited = await sidecar.wait_for_state(channel, "exited")
     refused = await sidecar.error("claude/interrupt", {"channelId": channel})
     mark = len(sidecar.notes)
@@ -118,7 +122,8 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
     assert result["subtype"] == "success"
     assert (listed["channelId"], listed["sessionId"]) == (channel, session)
     history = repr(model.main_requests[-1]["messages"])
-    assert "my name is Ada" in history and "what is my name?" in history
+    assert "my name is Ada" in history and "Hello again!" in history
+    assert "what is my name?" in history
 
 
 async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],

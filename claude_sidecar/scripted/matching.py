@@ -51,6 +51,7 @@ class Plan(msgspec.Struct):
     error: ErrorSpec | None = None
     rule: str | None = None  # rule name / regex that matched, None for default or side call
     step: int = 0
+    cut_after_events: int | None = None
     prompt: str = ""
     side: bool = False
 
@@ -268,4 +269,5 @@ def plan_reply(
         rule=rule_label,
         step=k,
         prompt=prompt,
+        cut_after_events=rule.cut_after_events if rule else None,
     )

@@ -139,8 +139,13 @@ class Rule(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     chunk: int | None = None
     delay: float | None = None
     name: str | None = None
+    # Drop the connection after this many SSE events, mid-stream, as a failing network
+    # or a crashing API would (every time this rule streams).
+    cut_after_events: int | None = None
 
     def __post_init__(self) -> None:
+        if self.cut_after_events is not None and self.cut_after_events < 1:
+            raise ValueError("`cut_after_events` must be at least 1")
         try:
             re.compile(self.match)
         except re.error as e:

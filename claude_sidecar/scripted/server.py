@@ -191,9 +191,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", self.server.model._next_id("req_scripted_"))
         self.end_headers()
         try:
-            for event in stream_events(plan.blocks, message_id=message_id, model=model_name, usage=plan.usage):
+            events = stream_events(plan.blocks, message_id=message_id, model=model_name,
+                                   usage=plan.usage)
+            for sent, event in enumerate(events):
                 # Event.wait doubles as an interruptible sleep: stop() ends slow streams at once.
                 if (event.delay > 0 and stopping.wait(event.delay)) or stopping.is_set():
+                    raise _StopStream
+                if plan.cut_after_events is not None and sent >= plan.cut_after_events:
+                    log.info("cutting the stream after %d events, as scripted", sent)
+                    self.connection.shutdown(socket.SHUT_RDWR)
                     raise _StopStream
                 self._write_chunk(encode_event(event))
             self._write_chunk(b"")  # zero-length chunk ends the body
