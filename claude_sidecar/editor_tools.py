@@ -15,15 +15,12 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
-import anyio
-import mcp_types as mt
-from mcp.server.lowlevel import Server
-from mcp.shared.memory import create_client_server_memory_streams
-from mcp.shared.message import SessionMessage
+from typing import TYPE_CHECKING, Any
 
 from .api import EditorTool
+
+if TYPE_CHECKING:
+    import mcp_types as mt
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +47,10 @@ class EditorToolServer:
         self._tools = list(tools)
         self._ask = ask
         self._timeout = timeout
+        # Imported here: the mcp package costs the daemon's start-up time and memory
+        # (~0.4 s, tens of MB), and only clients that declare editor tools need it.
+        from mcp.server.lowlevel import Server
+
         self._server = Server(SERVER_NAME, on_list_tools=self._list_tools,
                               on_call_tool=self._call_tool)
         self._outgoing: Any = None
@@ -59,11 +60,15 @@ class EditorToolServer:
         self._stop = asyncio.Event()
 
     async def _list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
+        import mcp_types as mt
+
         return mt.ListToolsResult(tools=[
             mt.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
             for t in self._tools])
 
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        import mcp_types as mt
+
         arguments = dict(params.arguments or {})
         if params.name not in {t.name for t in self._tools}:
             text = f"the editor has no tool {params.name!r}"
@@ -81,6 +86,9 @@ class EditorToolServer:
                                  is_error=failed)
 
     async def _serve(self) -> None:
+        import anyio
+        from mcp.shared.memory import create_client_server_memory_streams
+
         assert self._ready is not None
         async with create_client_server_memory_streams() as (client, server):
             incoming, self._outgoing = client
@@ -104,6 +112,9 @@ class EditorToolServer:
 
     async def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         """Deliver one JSON-RPC message from the CLI; return the reply to send back."""
+        import mcp_types as mt
+        from mcp.shared.message import SessionMessage
+
         if self._task is None:
             self._ready = asyncio.Event()
             self._task = asyncio.create_task(self._serve(), name="ide-mcp")
