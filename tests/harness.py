@@ -167,6 +167,13 @@ def assistant_text(messages: list[dict[str, Any]]) -> str:
         for block in m["message"]["content"] if block.get("type") == "text")
 
 
+def tool_results(model: Any) -> list[dict[str, Any]]:
+    """Every tool_result block in the stand-in model's latest main request, in order."""
+    return [block for m in model.main_requests[-1]["messages"] if m["role"] == "user"
+            and isinstance(m["content"], list) for block in m["content"]
+            if block.get("type") == "tool_result"]
+
+
 def pid_alive(pid: int) -> bool:
     """True if ``pid`` runs and is not a zombie."""
     try:

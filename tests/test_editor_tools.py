@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcInternalError
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, wait_until_dead
+from tests.harness import Sidecar, tool_results, wait_until_dead
 
 DIAGNOSTICS_TOOL = {
     "name": "getDiagnostics",
@@ -52,12 +52,6 @@ async def editor_sidecar(daemon_env: dict[str, str], model: ScriptedModel
     assert await wait_until_dead(daemon.pids) == []
 
 
-def last_tool_result(model: ScriptedModel) -> dict[str, Any]:
-    return [b for m in model.main_requests[-1]["messages"] if m["role"] == "user"
-            and isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_result"][-1]
-
-
 async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
         editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
     sidecar, editor = editor_sidecar
@@ -70,7 +64,7 @@ async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
 
     assert editor.calls == [{"channelId": channel, "tool": "getDiagnostics",
                              "arguments": {"uri": "file:///w/a.py"}}]
-    tool_result = last_tool_result(model)
+    tool_result = tool_results(model)[-1]
     assert "undefined name 'foo'" in tool_result["content"][0]["text"]
     assert not tool_result.get("is_error")
     assert result["subtype"] == "success"
@@ -90,7 +84,7 @@ async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
     await sidecar.send(channel, "any problems in a.py?")
     result = await sidecar.wait_for_result(channel)
 
-    tool_result = last_tool_result(model)
+    tool_result = tool_results(model)[-1]
     assert tool_result.get("is_error") is True
     assert "no such buffer" in str(tool_result["content"])
     assert result["subtype"] == "success"
@@ -111,7 +105,7 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
 
     await sidecar.send(channel, "any problems in a.py?")
     result = await sidecar.wait_for_result(channel, timeout=30)
-    tool_result = last_tool_result(model)
+    tool_result = tool_results(model)[-1]
     await asyncio.wait_for(late.wait(), 10)
 
     assert tool_result.get("is_error") is True

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar
+from tests.harness import Sidecar, tool_results
 
 WEATHER = {"weather": {"type": "stdio", "command": sys.executable,
                        "args": [str(Path(__file__).parent / "fixtures" / "weather_mcp.py")]}}
@@ -40,10 +40,7 @@ async def test_a_configured_stdio_server_answers_the_models_tool_call(
 
     assert server["tools"] == ["forecast"] and server["transport"] == "stdio"
     assert result["subtype"] == "success"
-    tool_results = [b for m in model.main_requests[-1]["messages"] if m["role"] == "user"
-                    and isinstance(m["content"], list) for b in m["content"]
-                    if b.get("type") == "tool_result"]
-    assert "Forecast for Paris: sunny, 23 degrees" in str(tool_results[-1]["content"])
+    assert "Forecast for Paris: sunny, 23 degrees" in str(tool_results(model)[-1]["content"])
 
 
 async def test_a_broken_server_shows_as_failed_and_the_channel_keeps_working(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Note, Sidecar, wait_until_dead
+from tests.harness import Note, Sidecar, tool_results, wait_until_dead
 
 
 def write_twice(first: str = "note.txt", second: str | None = None) -> dict[str, Any]:
@@ -33,13 +33,6 @@ async def respond(sidecar: Sidecar, channel: str, request: Note, decision: str,
     return await sidecar.request("claude/respondPermission", {
         "channelId": channel, "requestId": request.params["requestId"],
         "decision": decision, **extra})
-
-
-def tool_results(model: ScriptedModel) -> list[dict[str, Any]]:
-    """Every tool_result block the model was sent in its latest request."""
-    return [block for m in model.main_requests[-1]["messages"] if m["role"] == "user"
-            and isinstance(m["content"], list) for block in m["content"]
-            if block.get("type") == "tool_result"]
 
 
 @pytest.fixture
