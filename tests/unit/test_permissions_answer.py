@@ -71,6 +71,10 @@ def test_deny_with_allow_only_fields_is_invalid() -> None:
         params("deny", updated_input={"a": 1})
     with pytest.raises(InvalidParams):
         params("allow", interrupt=True)
+    with pytest.raises(InvalidParams):
+        params("allow", message="a reason only a deny can give")
+    with pytest.raises(InvalidParams):
+        params("allow", annotations={"Q?": {"notes": "n"}})
 
 
 def test_rules_match_names_and_patterns_but_never_user_questions() -> None:
