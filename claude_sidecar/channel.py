@@ -49,7 +49,9 @@ HOOKS = {
     "PostToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [POST_EDIT]}],
 }
 
-_DELTA_KINDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "toolInput"}
+# delta type -> (claude/delta kind, the Delta field holding its text)
+_DELTA_KINDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+                "input_json_delta": ("toolInput", "partial_json")}
 
 
 class State(enum.StrEnum):
@@ -104,6 +106,13 @@ class Channel:
 
     # ------------------------------------------------------------ life cycle
 
+    def continuation(self, **changes: Any) -> NewChannelParams:
+        """Options for a new CLI continuing this channel's session, as the client has it
+        now (current permission mode, chosen model); used by restart and fork."""
+        return msgspec.structs.replace(
+            self.options, resume=self.session_id, model=self.requested_model,
+            permission_mode=self.permission_mode or self.options.permission_mode, **changes)
+
     @property
     def outbox(self) -> Outbox:
         """Where this channel's notifications go (kept across a restart)."""
@@ -151,7 +160,7 @@ class Channel:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
         assert self._transport is not None
         if self.exit is None:
-            self._deny_all_pending(permissions.DENIED_ON_CLOSE, "closed")
+            self._cancel_pending("closed", permissions.DENIED_ON_CLOSE)
             # stdin is closed by the writer, after every line queued before it.
             self._queue.put_nowait(None)
             _, pending = await asyncio.wait({self._tasks[0]}, timeout=grace)
@@ -199,7 +208,7 @@ class Channel:
             await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
             self._interrupting = False
-            self._deny_all_pending(permissions.DENIED_ON_INTERRUPT, "interrupted")
+            self._cancel_pending("interrupted", permissions.DENIED_ON_INTERRUPT)
 
     def respond_permission(self, p: RespondPermissionParams) -> None:
         """Send the client's decision on a pending ask; each ask is answered once."""
@@ -292,9 +301,7 @@ class Channel:
             self._exited.set()
             self._launch.remove_files()
             self._tasks[0].cancel()
-            for request_id in list(self.permissions):
-                del self.permissions[request_id]
-                self._outbox.permission_cancelled(request_id, "closed")
+            self._cancel_pending("closed", deny_message=None)
             for subtype, future in self._pending.values():
                 if not future.done():
                     future.set_exception(ChannelExited(self.id, info.code, info.signal))
@@ -303,7 +310,7 @@ class Channel:
             self._set_state(State.EXITED)
 
     def _route(self, raw: bytes) -> None:
-        if not raw.strip():
+        if not raw or raw.isspace():  # isspace: no copy of a many-MB line, unlike strip()
             return
         try:
             line = wire.line_decoder.decode(raw)
@@ -318,12 +325,11 @@ class Channel:
         if kind == "stream_event" and line.event is not None:
             event = line.event
             delta = event.delta
-            if event.type == "content_block_delta" and delta is not None:
-                delta_kind = _DELTA_KINDS.get(delta.type)
-                text = delta.text if delta_kind == "text" else (
-                    delta.thinking if delta_kind == "thinking" else delta.partial_json)
-                if delta_kind is not None and text is not None:
-                    self._outbox.delta(delta_kind, event.index or 0, text,  # type: ignore[arg-type]
+            known = _DELTA_KINDS.get(delta.type) if delta is not None else None
+            if event.type == "content_block_delta" and known is not None:
+                text = getattr(delta, known[1])
+                if text is not None:
+                    self._outbox.delta(known[0], event.index or 0, text,  # type: ignore[arg-type]
                                        line.parent_tool_use_id)
                     return
             self._outbox.message(raw)
@@ -453,12 +459,14 @@ class Channel:
         self.edits.changes.append(change)
         self._outbox.file_updated(change)
 
-    def _deny_all_pending(self, message: str, reason: str) -> None:
+    def _cancel_pending(self, reason: str, deny_message: str | None) -> None:
+        """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""
         for request_id in list(self.permissions):
             del self.permissions[request_id]
-            # interrupt: the turn must end here, not go on to another model call.
-            self._queue.put_nowait(wire.control_success(
-                request_id, permissions.deny(message, interrupt=True)))
+            if deny_message is not None:
+                # interrupt: the turn must end here, not go on to another model call.
+                self._queue.put_nowait(wire.control_success(
+                    request_id, permissions.deny(deny_message, interrupt=True)))
             self._outbox.permission_cancelled(request_id, reason)
         self._settle_permissions()
 

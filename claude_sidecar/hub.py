@@ -11,8 +11,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from .api import ChannelInfo, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
@@ -96,9 +94,7 @@ class Hub:
 
     async def _restart(self, channel_id: str) -> Channel:
         old = self.get(channel_id)
-        options = msgspec.structs.replace(
-            old.options, resume=old.session_id, model=old.requested_model,
-            permission_mode=old.permission_mode or old.options.permission_mode)
+        options = old.continuation()
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
             return await self._start(channel_id, options, old.session_id, old.outbox)
@@ -139,9 +135,7 @@ class Hub:
             (c for c in self._channels.values() if c.session_id == p.session_id), None)
         if source is not None:
             session_id, cwd = source.session_id, p.cwd or source.cwd
-            options = msgspec.structs.replace(
-                source.options, cwd=cwd, resume=session_id, model=source.requested_model,
-                permission_mode=source.permission_mode or source.options.permission_mode)
+            options = source.continuation(cwd=cwd)
         else:
             assert p.session_id is not None
             if p.cwd is None:
@@ -186,21 +180,11 @@ class Hub:
 
     async def _stored_exchange_end(self, session_id: str, cwd: str,
                                    message_id: str) -> str | None:
-        """The last top-level assistant entry of prompt ``message_id``'s exchange."""
         try:
-            messages = (await self.history(session_id, cwd)).messages
+            history = await self.history(session_id, cwd)
         except SessionNotFound:
             return None
-        end, inside = None, False
-        for message in messages:
-            if message.kind == "userPrompt":
-                if inside:
-                    break
-                inside = message.uuid == message_id
-            elif inside and message.parent_tool_use_id is None and message.kind in (
-                    "assistantText", "thinking", "toolUse"):
-                end = message.uuid
-        return end
+        return sessions.exchange_end(history, message_id)
 
     def get(self, channel_id: str) -> Channel:
         """The channel named ``channel_id`` or ``ChannelNotFound``."""

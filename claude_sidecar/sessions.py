@@ -945,3 +945,18 @@ def list_sessions(home: Path, cwd: str, limit: int = 50, cursor: str | None = No
     page = summaries[:limit]
     more = len(summaries) > limit
     return SessionPage(page, _encode_cursor(page[-1]) if more else None)
+
+
+def exchange_end(history: History, message_id: str) -> str | None:
+    """The uuid of the last top-level assistant entry answering prompt ``message_id``:
+    where a fork "at" that prompt cuts the history (``--resume-session-at``)."""
+    end, inside = None, False
+    for message in history.messages:
+        if message.kind == "userPrompt":
+            if inside:
+                break
+            inside = message.uuid == message_id
+        elif inside and message.parent_tool_use_id is None and message.kind in (
+                "assistantText", "thinking", "toolUse"):
+            end = message.uuid
+    return end

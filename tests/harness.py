@@ -93,10 +93,27 @@ class Sidecar:
             return e
         raise AssertionError(f"{method} succeeded with {result!r}; an error was expected")
 
-    async def new_channel(self, cwd: str, **options: Any) -> str:
-        result = await self.request("claude/newChannel", {"cwd": cwd, **options})
+    async def open_channel(self, method: str = "claude/newChannel",
+                           **params: Any) -> dict[str, Any]:
+        """Open a channel (newChannel or forkSession) and return the whole result; its pid
+        is checked on teardown."""
+        result = await self.request(method, params)
         self.pids.append(result["pid"])
-        return result["channelId"]
+        return result
+
+    async def new_channel(self, cwd: str, **options: Any) -> str:
+        return (await self.open_channel(cwd=cwd, **options))["channelId"]
+
+    async def chat(self, cwd: str, *prompts: str) -> tuple[str, list[str]]:
+        """A closed chat of ``prompts`` in ``cwd``: its session id and message ids."""
+        opened = await self.open_channel(cwd=cwd)
+        ids = []
+        for prompt in prompts:
+            mark = len(self.notes)
+            ids.append(await self.send(opened["channelId"], prompt))
+            await self.wait_for_result(opened["channelId"], after=mark)
+        await self.request("claude/closeChannel", {"channelId": opened["channelId"]})
+        return opened["sessionId"], ids
 
     async def send(self, channel_id: str, text: str, **extra: Any) -> str:
         result = await self.request("claude/sendMessage",

@@ -22,8 +22,7 @@ SLOW = {
 
 async def test_new_channel_reports_its_pid_session_and_state(
         sidecar: Sidecar, workspace: Path) -> None:
-    result = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
-    sidecar.pids.append(result["pid"])
+    result = await sidecar.open_channel(cwd=str(workspace))
 
     assert pid_alive(result["pid"])
     listed = (await sidecar.request("claude/listChannels"))["channels"]

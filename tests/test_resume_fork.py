@@ -10,19 +10,13 @@ from tests.harness import Sidecar
 
 async def test_a_resumed_channel_continues_the_conversation_with_its_context(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
-    first = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
-    sidecar.pids.append(first["pid"])
-    await sidecar.send(first["channelId"], "hello, my name is Ada")
-    await sidecar.wait_for_result(first["channelId"])
-    await sidecar.request("claude/closeChannel", {"channelId": first["channelId"]})
+    session, _ = await sidecar.chat(str(workspace), "hello, my name is Ada")
 
-    resumed = await sidecar.request("claude/newChannel", {
-        "cwd": str(workspace), "resume": first["sessionId"]})
-    sidecar.pids.append(resumed["pid"])
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=session)
     await sidecar.send(resumed["channelId"], "what is my name?")
     await sidecar.wait_for_result(resumed["channelId"])
 
-    assert resumed["sessionId"] == first["sessionId"]
+    assert resumed["sessionId"] == session
     history = repr(model.main_requests[-1]["messages"])
     assert "my name is Ada" in history and "Hello from the stand-in model!" in history
     assert "what is my name?" in history
@@ -62,17 +56,15 @@ def texts_of(request: dict) -> list[str]:
 async def test_fork_at_the_second_message_keeps_two_exchanges_and_leaves_the_source_alone(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
-    source = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
-    sidecar.pids.append(source["pid"])
+    source = await sidecar.open_channel(cwd=str(workspace))
     ids = []
     for text in ("one", "two", "three"):
         mark = len(sidecar.notes)
         ids.append(await sidecar.send(source["channelId"], text))
         await sidecar.wait_for_result(source["channelId"], after=mark)
 
-    fork = await sidecar.request("claude/forkSession", {
-        "channelId": source["channelId"], "atMessageId": ids[1]})
-    sidecar.pids.append(fork["pid"])
+    fork = await sidecar.open_channel("claude/forkSession", channelId=source["channelId"],
+                                      atMessageId=ids[1])
     await sidecar.send(fork["channelId"], "next in the fork")
     await sidecar.wait_for_result(fork["channelId"])
     forked_request = model.main_requests[-1]
@@ -99,8 +91,7 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
     await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta",
                            after=mark)
 
-    fork = await sidecar.request("claude/forkSession", {"channelId": source})
-    sidecar.pids.append(fork["pid"])
+    fork = await sidecar.open_channel("claude/forkSession", channelId=source)
     source_result = await sidecar.wait_for_result(source, after=mark)
     await sidecar.send(fork["channelId"], "three")
     fork_result = await sidecar.wait_for_result(fork["channelId"])
@@ -113,21 +104,16 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
 
 async def test_fork_of_a_stored_session_without_a_channel(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
-    source = await sidecar.request("claude/newChannel", {"cwd": str(workspace)})
-    sidecar.pids.append(source["pid"])
-    await sidecar.send(source["channelId"], "hello, my name is Ada")
-    await sidecar.wait_for_result(source["channelId"])
-    await sidecar.request("claude/closeChannel", {"channelId": source["channelId"]})
+    session, _ = await sidecar.chat(str(workspace), "hello, my name is Ada")
 
-    missing_cwd = await sidecar.error("claude/forkSession", {"sessionId": source["sessionId"]})
-    fork = await sidecar.request("claude/forkSession", {
-        "sessionId": source["sessionId"], "cwd": str(workspace)})
-    sidecar.pids.append(fork["pid"])
+    missing_cwd = await sidecar.error("claude/forkSession", {"sessionId": session})
+    fork = await sidecar.open_channel("claude/forkSession", sessionId=session,
+                                      cwd=str(workspace))
     await sidecar.send(fork["channelId"], "what is my name?")
     await sidecar.wait_for_result(fork["channelId"])
 
     assert missing_cwd.code == -32602 and missing_cwd.data["field"] == "cwd"
-    assert fork["sessionId"] != source["sessionId"]
+    assert fork["sessionId"] != session
     assert "hello, my name is Ada" in texts_of(model.main_requests[-1])
 
 
@@ -138,8 +124,7 @@ async def test_a_fork_keeps_the_model_set_on_its_source(
     await sidecar.send(source, "hello")
     await sidecar.wait_for_result(source)
 
-    fork = await sidecar.request("claude/forkSession", {"channelId": source})
-    sidecar.pids.append(fork["pid"])
+    fork = await sidecar.open_channel("claude/forkSession", channelId=source)
     await sidecar.send(fork["channelId"], "hello again")
     await sidecar.wait_for_result(fork["channelId"])
 

@@ -9,24 +9,11 @@ from tests.harness import Sidecar
 from tests.test_resume_fork import THREE_EXCHANGES, texts_of
 
 
-async def chat(sidecar: Sidecar, cwd: Path, *prompts: str) -> tuple[str, list[str]]:
-    """Run a closed chat of ``prompts``; returns its session id and message ids."""
-    opened = await sidecar.request("claude/newChannel", {"cwd": str(cwd)})
-    sidecar.pids.append(opened["pid"])
-    ids = []
-    for prompt in prompts:
-        mark = len(sidecar.notes)
-        ids.append(await sidecar.send(opened["channelId"], prompt))
-        await sidecar.wait_for_result(opened["channelId"], after=mark)
-    await sidecar.request("claude/closeChannel", {"channelId": opened["channelId"]})
-    return opened["sessionId"], ids
-
-
 async def test_list_sessions_pages_newest_first(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
-    older, _ = await chat(sidecar, workspace, "one")
-    newer, _ = await chat(sidecar, workspace, "two", "three")
+    older, _ = await sidecar.chat(str(workspace), "one")
+    newer, _ = await sidecar.chat(str(workspace), "two", "three")
 
     page = await sidecar.request("claude/listSessions", {"cwd": str(workspace), "limit": 1})
     rest = await sidecar.request("claude/listSessions", {
@@ -42,7 +29,7 @@ async def test_list_sessions_pages_newest_first(
 async def test_get_history_returns_prompts_with_their_message_ids_and_the_answers(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
-    session, ids = await chat(sidecar, workspace, "one", "two")
+    session, ids = await sidecar.chat(str(workspace), "one", "two")
 
     history = await sidecar.request("claude/getHistory", {"sessionId": session,
                                                           "cwd": str(workspace)})
@@ -72,11 +59,10 @@ async def test_unknown_sessions_and_bad_cursors_get_documented_errors(
 async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
-    session, ids = await chat(sidecar, workspace, "one", "two", "three")
+    session, ids = await sidecar.chat(str(workspace), "one", "two", "three")
 
-    fork = await sidecar.request("claude/forkSession", {
-        "sessionId": session, "cwd": str(workspace), "atMessageId": ids[0]})
-    sidecar.pids.append(fork["pid"])
+    fork = await sidecar.open_channel("claude/forkSession", sessionId=session,
+                                      cwd=str(workspace), atMessageId=ids[0])
     await sidecar.send(fork["channelId"], "after the fork")
     await sidecar.wait_for_result(fork["channelId"])
 
@@ -86,7 +72,7 @@ async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
 async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
-    session, ids = await chat(sidecar, workspace, "one", "two")
+    session, ids = await sidecar.chat(str(workspace), "one", "two")
     (stored,) = home.glob(f".claude/projects/*/{session}.jsonl")
     data = stored.read_bytes()
     stored.write_bytes(data[: len(data) - len(data.splitlines()[-1]) // 2 - 1])
