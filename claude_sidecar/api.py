@@ -97,6 +97,7 @@ class InitializationOptions(Params):
     auto_allow_tools: list[NonEmpty] = []
     editor_tools: list[EditorTool] = []
     editor_tool_timeout: Annotated[float, msgspec.Meta(gt=0, le=600)] = 30.0
+    coalesce_deltas_ms: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
 
     def __post_init__(self) -> None:
         names = [tool.name for tool in self.editor_tools]

@@ -39,6 +39,8 @@ class Hub:
         self.allow_bypass = False
         self.editor_tools: list[EditorTool] = []
         self.editor_tool_timeout = 30.0
+        # Seconds between claude/delta notifications of one channel (0: no coalescing).
+        self.coalesce = 0.0
         # Set by the server: sends claude/callEditorTool to the client.
         self.ask_editor: Callable[[str, str, dict[str, Any], float], Awaitable[Any]] | None = None
 
@@ -62,7 +64,7 @@ class Hub:
                                 "is reserved for the editor's own tools (editorTools)",
                                 "give that server another name")
         channel_id = f"ch-{next(self._ids)}"
-        outbox = Outbox(channel_id, self._sink, held=True)
+        outbox = Outbox(channel_id, self._sink, held=True, coalesce=self.coalesce)
         try:
             channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
                                         fork=fork, resume_at=resume_at)

@@ -1,14 +1,22 @@
-"""Per-channel notification numbering and encoding.
+"""Per-channel notification numbering, coalescing and encoding.
 
 Every notification about a channel carries ``channelId`` and a ``seq`` that starts at
 1 and has no gaps, so a client can detect loss or reordering. Notifications are
-encoded with msgspec straight into a Content-Length frame; CLI messages travel as the
-original bytes (``msgspec.Raw``) and are never decoded into Python objects and back.
+encoded with msgspec in one pass straight into a Content-Length frame; CLI messages
+travel as the original bytes (``msgspec.Raw``) and are never decoded and re-encoded.
+
+With coalescing on (``initializationOptions.coalesceDeltasMs``), text and thinking
+deltas of one content block are merged: the first delta after a quiet interval goes
+out at once, the ones that follow within the interval wait and leave together at its
+end (tool-input JSON fragments are merged the same way). Any other notification first sends what is waiting, so nothing is reordered, and
+no text is ever dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -33,13 +41,14 @@ _encoder = msgspec.json.Encoder()
 
 class _Frame(msgspec.Struct):
     method: str
-    params: msgspec.Raw
+    # Any: a params struct is encoded in the same pass as the envelope.
+    params: Any
     jsonrpc: str = "2.0"
 
 
 def frame(method: str, params: msgspec.Struct) -> bytes:
     """Encode a JSON-RPC notification as a Content-Length framed message."""
-    body = _encoder.encode(_Frame(method, msgspec.Raw(_encoder.encode(params))))
+    body = _encoder.encode(_Frame(method, params))
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
@@ -55,11 +64,18 @@ class Outbox:
     that fails to start is ever sent, and a started one begins at seq 1.
     """
 
-    def __init__(self, channel_id: str, sink: Sink, *, held: bool = False) -> None:
+    def __init__(self, channel_id: str, sink: Sink, *, held: bool = False,
+                 coalesce: float = 0.0) -> None:
         self.channel_id = channel_id
         self._sink = sink
         self._seq = 0
         self._held: list[bytes] | None = [] if held else None
+        # Coalescing: seconds between delta notifications (0: every delta is sent).
+        self._coalesce = coalesce
+        self._waiting: tuple[DeltaKind, int, str | None] | None = None
+        self._waiting_text: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_delta_at = float("-inf")
 
     def release(self) -> None:
         """Send everything held back, in order, and stop holding."""
@@ -70,10 +86,12 @@ class Outbox:
     def discard(self) -> list[bytes]:
         """Drop what was held back (the channel never came to be); returns the frames."""
         held, self._held = self._held or [], None
+        if self._timer is not None:
+            self._timer.cancel()
         self._sink = _nowhere
         return held
 
-    def _send(self, data: bytes) -> None:
+    def _write(self, data: bytes) -> None:
         if self._held is not None:
             self._held.append(data)
         else:
@@ -85,18 +103,54 @@ class Outbox:
         return self._seq
 
     def _next(self) -> int:
+        if self._waiting is not None:
+            # A merged delta waiting to be sent precedes whatever is being numbered now.
+            self.flush()
         self._seq += 1
         return self._seq
 
     def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
-        """Send ``claude/delta`` for one content_block_delta."""
-        self._send(frame("claude/delta", DeltaNotification(
+        """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
+        if not self._coalesce:
+            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
+            return
+        block = (kind, index, parent_tool_use_id)
+        if self._waiting == block:
+            self._waiting_text.append(text)
+            return
+        if self._waiting is not None:
+            self.flush()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due = self._last_delta_at + self._coalesce
+        if now >= due:
+            self._last_delta_at = now
+            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
+            return
+        self._waiting, self._waiting_text = block, [text]
+        self._timer = loop.call_at(due, self.flush)
+
+    def flush(self) -> None:
+        """Send the merged delta that is waiting, if any."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._waiting is None:
+            return
+        (kind, index, parent), text = self._waiting, "".join(self._waiting_text)
+        self._waiting, self._waiting_text = None, []
+        self._last_delta_at = asyncio.get_running_loop().time()
+        self._write(self._delta_frame(kind, index, text, parent))
+
+    def _delta_frame(self, kind: DeltaKind, index: int, text: str,
+                     parent_tool_use_id: str | None) -> bytes:
+        return frame("claude/delta", DeltaNotification(
             channel_id=self.channel_id, seq=self._next(), kind=kind, index=index, text=text,
-            parent_tool_use_id=parent_tool_use_id)))
+            parent_tool_use_id=parent_tool_use_id))
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""
-        self._send(frame("claude/message", MessageNotification(
+        self._write(frame("claude/message", MessageNotification(
             channel_id=self.channel_id, seq=self._next(), message=msgspec.Raw(raw))))
 
     def status(
@@ -108,25 +162,25 @@ class Outbox:
         exit: ExitInfo | None = None,
     ) -> None:
         """Send ``claude/status`` after a state change."""
-        self._send(frame("claude/status", StatusNotification(
+        self._write(frame("claude/status", StatusNotification(
             channel_id=self.channel_id, seq=self._next(), state=state,  # type: ignore[arg-type]
             session_id=session_id, model=model, permission_mode=permission_mode, exit=exit)))
 
     def permission_request(self, request: PermissionRequest) -> None:
         """Send ``claude/permissionRequest`` for a tool use awaiting (or given) a decision."""
-        self._send(frame("claude/permissionRequest", PermissionRequestNotification(
+        self._write(frame("claude/permissionRequest", PermissionRequestNotification(
             **msgspec.structs.asdict(request), channel_id=self.channel_id, seq=self._next())))
 
     def permission_cancelled(self, request_id: str, reason: str) -> None:
         """Send ``claude/permissionCancelled``: the request needs no answer any more."""
-        self._send(frame("claude/permissionCancelled", PermissionCancelledNotification(
+        self._write(frame("claude/permissionCancelled", PermissionCancelledNotification(
             channel_id=self.channel_id, seq=self._next(), request_id=request_id,
             reason=reason)))  # type: ignore[arg-type]
 
     def file_updated(self, change: FileChange) -> None:
         """Send ``claude/fileUpdated`` for a change that is on disk."""
         shown = change.notice is None
-        self._send(frame("claude/fileUpdated", FileUpdatedNotification(
+        self._write(frame("claude/fileUpdated", FileUpdatedNotification(
             channel_id=self.channel_id, seq=self._next(), path=change.path,
             tool_name=change.tool_name, tool_use_id=change.tool_use_id,
             message_id=change.message_id, old_content=change.old if shown else None,

@@ -113,11 +113,19 @@ class SidecarServer(LanguageServer):
         if writer is None or self.client_gone.is_set():
             return
         try:
-            writer.write(data)
+            # A FrameWriter batches notifications; another writer (tests) takes them as is.
+            getattr(writer, "queue", writer.write)(data)
         except (BrokenPipeError, ConnectionResetError, ValueError) as e:
-            # ValueError: the stream was already closed. Either way nobody is listening;
-            # the serve loop sees the event and closes every channel.
-            log.error("the client's stream is gone (%s); shutting down", e)
+            self.lose_client(e)
+
+    def lose_client(self, error: OSError | ValueError) -> None:
+        """The client's stream failed: nobody is listening any more.
+
+        ValueError means the stream was already closed. The serve loop sees the event
+        and closes every channel.
+        """
+        if not self.client_gone.is_set():
+            log.error("the client's stream is gone (%s); shutting down", error)
             self.client_gone.set()
 
 
@@ -251,6 +259,7 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.rules = Rules(options.auto_allow_tools)
         ls.hub.editor_tools = options.editor_tools
         ls.hub.editor_tool_timeout = options.editor_tool_timeout
+        ls.hub.coalesce = options.coalesce_deltas_ms / 1000
         ls.initialized = True
         log.info("initialized by %s", options.client_name or "an unnamed client")
 

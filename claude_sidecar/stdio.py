@@ -12,26 +12,69 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import BinaryIO
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdinAsyncReader, run_async
 
 from .server import SidecarServer
 
 log = logging.getLogger(__name__)
 
 _HEADER_LIMIT = 1 << 20
+_OUT_BUFFER = 1 << 16
 
 
 def claim_stdout() -> BinaryIO:
     """Return a private binary stream onto the real stdout; fd 1 becomes stderr."""
     sys.stdout.flush()
-    # Buffered: a raw write to a pipe may write only part of a frame; the writer
-    # flushes after every message, so nothing waits in the buffer.
-    rpc_out = os.fdopen(os.dup(1), "wb")
+    # Buffered: a raw write to a pipe may write only part of a frame; FrameWriter
+    # decides when to flush.
+    rpc_out = os.fdopen(os.dup(1), "wb", buffering=_OUT_BUFFER)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return rpc_out
+
+
+class FrameWriter:
+    """The client's stream, as pygls's writer, plus batched writes for notifications.
+
+    pygls's own messages (responses) are flushed at once. Notifications go through
+    ``queue``: they are flushed once per event-loop iteration, so a burst of deltas read
+    from a CLI in one chunk costs one system call instead of one per delta. Both share
+    one buffer, so the order on the wire is the order of the calls.
+    """
+
+    def __init__(self, stream: BinaryIO, on_error: Callable[[OSError | ValueError], None]) -> None:
+        self._stream = stream
+        self._on_error = on_error
+        self._flush_due = False
+
+    def write(self, data: bytes) -> None:
+        """Write one frame and flush (pygls's writer interface)."""
+        self._stream.write(data)
+        self._stream.flush()
+        self._flush_due = False
+
+    def queue(self, data: bytes) -> None:
+        """Write one frame; it is flushed before the event loop next waits for I/O."""
+        self._stream.write(data)
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        if not self._flush_due:
+            return
+        self._flush_due = False
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as e:
+            self._on_error(e)
+
+    def close(self) -> None:
+        """Close the stream (pygls's writer interface)."""
+        self._stream.close()
 
 
 async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
@@ -48,7 +91,7 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
 
 async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     reader = await _stdin_reader()
-    server.protocol.set_writer(StdoutWriter(rpc_out))
+    server.protocol.set_writer(FrameWriter(rpc_out, server.lose_client))
     serving = asyncio.ensure_future(run_async(
         stop_event=threading.Event(),
         reader=reader,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,27 @@ def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
     )
     return env
+
+
+@pytest.fixture
+async def sidecar_with(daemon_env: dict[str, str]
+                       ) -> AsyncIterator[Callable[[dict[str, Any]], Awaitable[Sidecar]]]:
+    """Starts daemons with the given ``initializationOptions``; each is stopped and
+    checked on teardown like ``sidecar``."""
+    daemons: list[Sidecar] = []
+
+    async def start(options: dict[str, Any]) -> Sidecar:
+        daemon = Sidecar(daemon_env)
+        daemons.append(daemon)
+        await daemon.start(options)
+        return daemon
+
+    yield start
+    for daemon in daemons:
+        await daemon.stop()
+    for daemon in daemons:
+        assert await wait_until_dead(daemon.pids) == [], "CLI processes outlived the daemon"
+        daemon.assert_seq_contiguous()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from claude_sidecar.outbox import Outbox
@@ -44,3 +45,76 @@ def test_optional_fields_are_omitted_when_unset() -> None:
 
     assert _decode(frames[0])["params"] == {"channelId": "ch-1", "seq": 1, "kind": "thinking",
                                             "index": 2, "text": "hmm"}
+
+
+def _params(frames: list[bytes]) -> list[dict]:
+    return [_decode(f)["params"] for f in frames]
+
+
+async def test_without_coalescing_every_delta_is_its_own_notification() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append)
+
+    for word in ("a", "b", "c"):
+        outbox.delta("text", 0, word, None)
+
+    assert [p["text"] for p in _params(frames)] == ["a", "b", "c"]
+
+
+async def test_coalescing_sends_the_first_delta_at_once_and_merges_the_rest() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, coalesce=0.02)
+
+    for word in ("Hel", "lo", ", wor", "ld"):
+        outbox.delta("text", 0, word, None)
+    sent_at_once = len(frames)
+    await asyncio.sleep(0.05)
+
+    assert sent_at_once == 1
+    assert [(p["seq"], p["text"]) for p in _params(frames)] == [(1, "Hel"), (2, "lo, world")]
+
+
+async def test_coalescing_never_lets_another_notification_overtake_waiting_text() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, coalesce=10.0)
+
+    outbox.delta("text", 0, "first", None)
+    outbox.delta("text", 0, " second", None)
+    outbox.message(b'{"type":"assistant"}')
+
+    assert [(p["seq"], p.get("text")) for p in _params(frames)] == [
+        (1, "first"), (2, " second"), (3, None)]
+
+
+async def test_coalescing_keeps_blocks_and_kinds_apart() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, coalesce=10.0)
+
+    outbox.delta("thinking", 0, "hmm", None)
+    outbox.delta("thinking", 0, " ok", None)
+    outbox.delta("text", 1, "Hi", None)
+    outbox.delta("text", 1, " there", None)
+    outbox.delta("text", 1, "!", "toolu_sub")
+    outbox.flush()
+
+    assert [(p["kind"], p["index"], p["text"], p.get("parentToolUseId"))
+            for p in _params(frames)] == [
+        ("thinking", 0, "hmm", None), ("thinking", 0, " ok", None),
+        ("text", 1, "Hi there", None), ("text", 1, "!", "toolu_sub")]
+
+
+async def test_coalescing_sends_at_most_one_delta_per_interval() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, coalesce=0.05)
+    loop = asyncio.get_running_loop()
+    sent_at: list[float] = []
+    outbox._sink = lambda data: (frames.append(data), sent_at.append(loop.time()))  # type: ignore[method-assign]
+
+    for i in range(40):
+        outbox.delta("text", 0, f"{i} ", None)
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.06)
+
+    assert "".join(p["text"] for p in _params(frames)) == "".join(f"{i} " for i in range(40))
+    gaps = [b - a for a, b in zip(sent_at, sent_at[1:])]
+    assert len(frames) < 10 and min(gaps) >= 0.045

@@ -1,0 +1,54 @@
+"""Delta coalescing (initializationOptions.coalesceDeltasMs) against the real CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import Sidecar, assistant_text
+
+ANSWER = "Coalescing merges the deltas of one block into fewer notifications. " * 3
+SLOW_STREAM = {
+    "rules": [],
+    "default": [[{"thinking": "Let me think about this carefully, step by step."},
+                 {"text": ANSWER}]],
+    "chunk": 3,
+    "delay": 0.004,
+}
+StartSidecar = Callable[[dict[str, Any]], Awaitable[Sidecar]]
+
+
+async def test_coalesced_deltas_carry_all_the_text_in_far_fewer_notifications(
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SLOW_STREAM))
+    sidecar = await sidecar_with({"coalesceDeltasMs": 100})
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "explain coalescing")
+    await sidecar.wait_for_result(channel)
+
+    messages = [n.message for n in sidecar.of(channel, "claude/message")]
+    assert sidecar.text(channel) == assistant_text(messages)
+    assert ANSWER.strip() in sidecar.text(channel)
+    assert sidecar.text(channel, "thinking") == "Let me think about this carefully, step by step."
+    # ~90 deltas of 3 characters over ~0.4 s: with 100 ms frames, a handful per block.
+    deltas = sidecar.of(channel, "claude/delta")
+    assert len(deltas) <= 15, f"{len(deltas)} notifications: the deltas were not merged"
+
+
+async def test_coalesced_deltas_never_follow_the_message_that_ends_their_block(
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SLOW_STREAM))
+    sidecar = await sidecar_with({"coalesceDeltasMs": 1000})
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.send(channel, "explain coalescing")
+    await sidecar.wait_for_result(channel)
+
+    notes = [n for n in sidecar.notes if n.channel == channel]
+    block_stops = [i for i, n in enumerate(notes) if n.method == "claude/message"
+                   and n.message.get("event", {}).get("type") == "content_block_stop"]
+    last_delta = max(i for i, n in enumerate(notes) if n.method == "claude/delta")
+    assert last_delta < block_stops[-1], "text arrived after the block had ended"
