@@ -342,6 +342,8 @@ class Channel:
             self._outbox.permission_cancelled(
                 line.request_id, "interrupted" if self._interrupting else "withdrawn")
             self._settle_permissions()
+        elif kind == "system" and line.subtype == "thinking_tokens":
+            self._outbox.progress(raw)
         else:
             self._outbox.message(raw)
             if kind == "system" and line.subtype in ("init", "status"):

@@ -74,6 +74,8 @@ class Outbox:
         self._coalesce = coalesce
         self._waiting: tuple[DeltaKind, int, str | None] | None = None
         self._waiting_text: list[str] = []
+        self._waiting_progress: bytes | None = None
+        # Set while something waits for the end of the interval.
         self._timer: asyncio.TimerHandle | None = None
         self._last_delta_at = float("-inf")
 
@@ -88,6 +90,7 @@ class Outbox:
         held, self._held = self._held or [], None
         if self._timer is not None:
             self._timer.cancel()
+            self._timer = None
         self._sink = _nowhere
         return held
 
@@ -103,8 +106,8 @@ class Outbox:
         return self._seq
 
     def _next(self) -> int:
-        if self._waiting is not None:
-            # A merged delta waiting to be sent precedes whatever is being numbered now.
+        if self._timer is not None:
+            # What waits for the end of the interval precedes whatever is numbered now.
             self.flush()
         self._seq += 1
         return self._seq
@@ -120,27 +123,49 @@ class Outbox:
             return
         if self._waiting is not None:
             self.flush()
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        due = self._last_delta_at + self._coalesce
-        if now >= due:
-            self._last_delta_at = now
+        if self._too_soon():
+            self._waiting, self._waiting_text = block, [text]
+        else:
+            self._last_delta_at = asyncio.get_running_loop().time()
             self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
-            return
-        self._waiting, self._waiting_text = block, [text]
+
+    def progress(self, raw: bytes) -> None:
+        """Send a CLI progress message (``system/thinking_tokens``) as ``claude/message``.
+
+        Each carries a running total; when coalescing, one that arrives within the
+        interval replaces the one waiting and goes out just before the merged delta.
+        """
+        if self._coalesce and self._too_soon():
+            self._waiting_progress = raw
+        else:
+            self.message(raw)
+
+    def _too_soon(self) -> bool:
+        """True if a delta sent now would come within the interval; the flush timer is
+        then armed for its end."""
+        if self._timer is not None:
+            return True
+        loop = asyncio.get_running_loop()
+        due = self._last_delta_at + self._coalesce
+        if loop.time() >= due:
+            return False
         self._timer = loop.call_at(due, self.flush)
+        return True
 
     def flush(self) -> None:
-        """Send the merged delta that is waiting, if any."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._waiting is None:
+        """Send what waits for the end of the interval (progress, then merged delta)."""
+        if self._timer is None:
             return
-        (kind, index, parent), text = self._waiting, "".join(self._waiting_text)
+        self._timer.cancel()
+        self._timer = None
+        progress, self._waiting_progress = self._waiting_progress, None
+        waiting, text = self._waiting, "".join(self._waiting_text)
         self._waiting, self._waiting_text = None, []
-        self._last_delta_at = asyncio.get_running_loop().time()
-        self._write(self._delta_frame(kind, index, text, parent))
+        if progress is not None:
+            self.message(progress)
+        if waiting is not None:
+            self._last_delta_at = asyncio.get_running_loop().time()
+            self._write(self._delta_frame(waiting[0], waiting[1], text, waiting[2]))
 
     def _delta_frame(self, kind: DeltaKind, index: int, text: str,
                      parent_tool_use_id: str | None) -> bytes:

@@ -118,3 +118,16 @@ async def test_coalescing_sends_at_most_one_delta_per_interval() -> None:
     assert "".join(p["text"] for p in _params(frames)) == "".join(f"{i} " for i in range(40))
     gaps = [b - a for a, b in zip(sent_at, sent_at[1:])]
     assert len(frames) < 10 and min(gaps) >= 0.045
+
+
+async def test_coalescing_keeps_only_the_last_progress_message_of_a_frame() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, coalesce=10.0)
+
+    for n, word in enumerate(("Let", " me", " think"), start=1):
+        outbox.progress(b'{"type":"system","subtype":"thinking_tokens","estimated_tokens":%d}' % n)
+        outbox.delta("thinking", 0, word, None)
+    outbox.flush()
+
+    assert [(p["seq"], p.get("text") or p["message"]["estimated_tokens"])
+            for p in _params(frames)] == [(1, 1), (2, "Let"), (3, 3), (4, " me think")]
