@@ -97,6 +97,9 @@ class Relay:
         except msgspec.ValidationError:
             return framed(Notification("claude/message", MessageParams(
                 self.channel_id, self.seq, msgspec.Raw(raw))))
+        except msgspec.DecodeError:
+            self.seq -= 1
+            return b""  # not JSON: skipped, as the daemon does
         event = line.event
         if event is not None and event.type == "content_block_delta" and event.delta:
             known = KINDS.get(event.delta.type)

@@ -73,6 +73,25 @@ def _content_length(headers: bytes) -> int:
     raise ValueError(f"no Content-Length in {headers!r}")
 
 
+_live: list[subprocess.Popen[Any]] = []
+
+
+def track(process: subprocess.Popen[Any]) -> subprocess.Popen[Any]:
+    """Remember a child process so that ``kill_all`` can end it if the benchmark fails."""
+    _live.append(process)
+    return process
+
+
+def kill_all() -> None:
+    """SIGKILL every tracked child that is still running (their CLIs die with them:
+    the daemon's and the synthetic CLI's children have PR_SET_PDEATHSIG)."""
+    while _live:
+        process = _live.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -93,10 +112,12 @@ class Peer:
         finally:
             if stderr_path:
                 stderr.close()  # type: ignore[union-attr]
+        track(self.process)
         self.pid = self.process.pid
         self._out = self.process.stdout.fileno()  # type: ignore[union-attr]
         self.framer = Framer()
         self._ids = itertools.count(1)
+        self._responses: dict[Any, dict[str, Any]] = {}
 
     # ------------------------------------------------------------ raw I/O
 
@@ -118,11 +139,13 @@ class Peer:
             raise EOFError(f"{self.argv[:3]} closed its stdout{self._tail()}")
         return chunk
 
-    def bodies(self, timeout: float) -> Iterator[tuple[int, bytes]]:
-        """(arrival time as time.monotonic_ns(), body) for every frame, forever."""
+    def bodies(self, timeout: float, clock: Callable[[], int] = time.monotonic_ns
+               ) -> Iterator[tuple[int, bytes]]:
+        """(arrival time by ``clock``, body) for every frame, forever; the arrival time is
+        taken when the read that completed the frame returned."""
         while True:
             chunk = self.read_chunk(timeout)
-            now = time.monotonic_ns()
+            now = clock()
             for body in self.framer.feed(chunk):
                 yield now, body
 
@@ -146,20 +169,23 @@ class Peer:
 
     def wait_response(self, request_id: int, method: str, timeout: float = 60,
                       on_other: Callable[[dict[str, Any]], None] | None = None) -> Any:
+        """Read until the response to ``request_id``; responses to other requests are
+        kept for their own ``wait_response``, everything else goes to ``on_other``."""
         deadline = time.monotonic() + timeout
-        while True:
+        while (message := self._responses.pop(request_id, None)) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"no response to {method} within {timeout} s")
             chunk = self.read_chunk(remaining)
             for body in self.framer.feed(chunk):
-                message = json.loads(body)
-                if message.get("id") == request_id and "method" not in message:
-                    if "error" in message:
-                        raise RpcError(method, message["error"])
-                    return message.get("result")
-                if on_other is not None:
-                    on_other(message)
+                other = json.loads(body)
+                if "id" in other and "method" not in other:
+                    self._responses[other["id"]] = other
+                elif on_other is not None:
+                    on_other(other)
+        if "error" in message:
+            raise RpcError(method, message["error"])
+        return message.get("result")
 
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -180,6 +206,8 @@ class Peer:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        if self.process in _live:
+            _live.remove(self.process)
 
     def _tail(self) -> str:
         if not self.stderr_path:

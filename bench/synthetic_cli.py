@@ -14,8 +14,9 @@ It speaks just enough of the CLI's stream-json protocol:
 
   ``burst [N]``
       N text deltas (default ``$SYNTH_BURST``) written as fast as the pipe takes them.
-      The delta lines are built once at start-up and written in 1 MiB chunks, so this
-      process emits well over a million lines a second and is never the bottleneck.
+      The delta lines for ``$SYNTH_BURST`` are built once at start-up (and reused by
+      every such turn) and written in 1 MiB chunks, so this process emits over a
+      million lines a second and is never the bottleneck.
   ``paced RATE SECONDS``
       RATE text deltas a second for SECONDS, each line written and flushed on its own;
       the delta's text is ``time.monotonic_ns()`` taken just before the write, plus
@@ -108,12 +109,11 @@ class Cli:
             "content": [], "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})
         self.event({"type": "content_block_start", "index": 0,
                     "content_block": {"type": "text", "text": ""}})
-        n = 0
         if text and text[0] == "paced":
             full = self.paced(float(text[1]), float(text[2]))
         else:
             n = int(text[1]) if len(text) > 1 else self.burst_n
-            lines, full = self.prebuilt.pop(n, None) or self.build(n)
+            lines, full = self.prebuilt.get(n) or self.build(n)
             for start in range(0, len(lines), CHUNK):
                 write_all(lines[start:start + CHUNK])
         self.event({"type": "content_block_stop", "index": 0})
@@ -128,9 +128,6 @@ class Cli:
                    "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
                    "stop_reason": "end_turn", "session_id": self.session, "total_cost_usd": 0,
                    "usage": {"input_tokens": 1, "output_tokens": 1}, "uuid": self.uid()})
-        if n and n == self.burst_n:
-            # Ready for the next turn; built after the result, outside any timed stream.
-            self.prebuilt[n] = self.build(n)
 
     def paced(self, rate: float, seconds: float) -> bytes:
         """Deltas at ``rate``/s for ``seconds``, each stamped with monotonic_ns at write."""

@@ -88,6 +88,18 @@ class EditorTool(Params):
         default_factory=lambda: {"type": "object", "properties": {}})
 
 
+class WarmPoolOptions(Params):
+    """``initializationOptions.warmPool``: spare CLIs started ahead of new chats."""
+
+    size: Annotated[int, msgspec.Meta(ge=0, le=8)] = 1
+    idle_seconds: Annotated[float, msgspec.Meta(gt=0, le=86400)] = 300.0
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.cwd is not None:
+            _require_directory("warmPool.cwd", self.cwd)
+
+
 class InitializationOptions(Params):
     """``initializationOptions`` of the LSP ``initialize`` request (all optional)."""
 
@@ -98,6 +110,7 @@ class InitializationOptions(Params):
     editor_tools: list[EditorTool] = []
     editor_tool_timeout: Annotated[float, msgspec.Meta(gt=0, le=600)] = 30.0
     coalesce_deltas_ms: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
+    warm_pool: WarmPoolOptions = msgspec.field(default_factory=WarmPoolOptions)
 
     def __post_init__(self) -> None:
         names = [tool.name for tool in self.editor_tools]

@@ -113,6 +113,13 @@ class Channel:
             self.options, resume=self.session_id, model=self.requested_model,
             permission_mode=self.permission_mode or self.options.permission_mode, **changes)
 
+    def adopt(self, channel_id: str, options: NewChannelParams, outbox: Outbox) -> None:
+        """Make a spare from the warm pool the channel a client asked for: it takes the
+        client's id, options and outbox, and announces its state there."""
+        log.info("channel %s: is spare %s (pid %d)", channel_id, self.id, self.pid)
+        self.id, self.options, self._outbox = channel_id, options, outbox
+        self._emit_status()
+
     @property
     def outbox(self) -> Outbox:
         """Where this channel's notifications go (kept across a restart)."""

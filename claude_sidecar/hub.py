@@ -16,10 +16,11 @@ from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
 from . import editor_tools, sessions
-from .errors import ChannelNotFound, InvalidParams, SessionNotFound
+from .errors import ChannelNotFound, InvalidParams, SessionNotFound, SidecarError
 from .launch import build_launch
 from .outbox import Outbox, Sink
 from .permissions import Rules
+from .pool import WarmPool
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ class Hub:
         self._env = env
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
+        self._spare_ids = itertools.count(1)
+        self.pool = WarmPool(self._start_spare)
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         self.rules = Rules()
         self.allow_bypass = False
@@ -66,8 +69,10 @@ class Hub:
         channel_id = f"ch-{next(self._ids)}"
         outbox = Outbox(channel_id, self._sink, held=True, coalesce=self.coalesce)
         try:
-            channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
-                                        fork=fork, resume_at=resume_at)
+            channel = None if fork else await self._from_pool(channel_id, options, outbox)
+            if channel is None:
+                channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
+                                            fork=fork, resume_at=resume_at)
         except BaseException:
             dropped = outbox.discard()
             if dropped:
@@ -75,7 +80,38 @@ class Hub:
                             channel_id, len(dropped), b"".join(dropped))
             raise
         outbox.release()
+        if not fork:
+            self.pool.prepare(options)
         return channel
+
+    async def _from_pool(self, channel_id: str, options: NewChannelParams,
+                         outbox: Outbox) -> Channel | None:
+        """A spare CLI from the warm pool set up for ``options``, or None if there is none."""
+        spare = await self.pool.take(options)
+        if spare is None:
+            return None
+        try:
+            if options.model is not None:
+                await spare.set_model(options.model)
+            if options.permission_mode not in (None, spare.permission_mode):
+                await spare.set_permission_mode(options.permission_mode)  # type: ignore[arg-type]
+        except SidecarError as e:
+            log.warning("warm pool: could not set up spare pid %d (%s); starting a new CLI",
+                        spare.pid, e.message)
+            await spare.close(grace=1.0)
+            return None
+        spare.adopt(channel_id, options, outbox)
+        self._channels[channel_id] = spare
+        log.info("channel %s: took spare CLI pid %d from the warm pool", channel_id, spare.pid)
+        return spare
+
+    async def _start_spare(self, options: NewChannelParams) -> Channel:
+        spare_id = f"spare-{next(self._spare_ids)}"
+        # A spare's notifications go nowhere: it is quiet until its first message anyway,
+        # and the chat that takes it gets its own outbox.
+        outbox = Outbox(spare_id, lambda data: None)
+        return await self._start(spare_id, options, str(uuidlib.uuid4()), outbox,
+                                 register=False)
 
     async def restart(self, channel_id: str) -> Channel:
         """Start a new CLI for a channel whose CLI died, resuming its session.
@@ -105,8 +141,8 @@ class Hub:
             raise
 
     async def _start(self, channel_id: str, options: NewChannelParams, session_id: str,
-                     outbox: Outbox, *, fork: bool = False,
-                     resume_at: str | None = None) -> Channel:
+                     outbox: Outbox, *, fork: bool = False, resume_at: str | None = None,
+                     register: bool = True) -> Channel:
         cli = find_cli(self.cli_path, self._env)
         tools, sdk_servers = None, {}
         if self.editor_tools and self.ask_editor is not None:
@@ -114,7 +150,8 @@ class Hub:
 
             async def ask_for_channel(tool: str, arguments: dict[str, Any],
                                       timeout: float) -> Any:
-                return await ask(channel_id, tool, arguments, timeout)
+                # channel.id, not channel_id: a spare from the pool gets its id later.
+                return await ask(channel.id, tool, arguments, timeout)
 
             tools = EditorToolServer(self.editor_tools, ask_for_channel, self.editor_tool_timeout)
             sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(self.editor_tools)}
@@ -123,6 +160,10 @@ class Hub:
         launch = build_launch(cli, options, session_id, self._env,
                               allow_bypass=self.allow_bypass, fork=fork, resume_at=resume_at,
                               sdk_servers=sdk_servers)
+        if not register:
+            await channel.start(launch)
+            return channel
+        # Registered while it starts, so that closing the daemon closes it too.
         self._channels[channel_id] = channel
         try:
             await channel.start(launch)
@@ -221,7 +262,7 @@ class Hub:
         if channels:
             log.info("closing %d channel(s)", len(channels))
         results = await asyncio.gather(*(c.close(grace=grace) for c in channels),
-                                       return_exceptions=True)
+                                       self.pool.close(), return_exceptions=True)
         for channel, result in zip(channels, results):
             if isinstance(result, BaseException):
                 log.error("channel %s: close failed: %r", channel.id, result)
@@ -232,3 +273,4 @@ class Hub:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""
         for channel in self._channels.values():
             channel.kill_now()
+        self.pool.kill_now()

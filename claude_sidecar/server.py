@@ -260,6 +260,11 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.editor_tools = options.editor_tools
         ls.hub.editor_tool_timeout = options.editor_tool_timeout
         ls.hub.coalesce = options.coalesce_deltas_ms / 1000
+        ls.hub.pool.size = options.warm_pool.size
+        ls.hub.pool.idle_seconds = options.warm_pool.idle_seconds
+        if options.warm_pool.cwd is not None:
+            # The editor knows its workspace: the first chat need not wait for a CLI.
+            ls.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd))
         ls.initialized = True
         log.info("initialized by %s", options.client_name or "an unnamed client")
 

@@ -66,7 +66,9 @@ class Sidecar:
                                    "--log-level", "DEBUG", env=self.env)
         await self.client.initialize_session(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
-            initialization_options={"clientName": "pytest", **(initialization_options or {})}))
+            # No warm pool unless a test asks: spare CLIs would double the suite's CPU load.
+            initialization_options={"clientName": "pytest", "warmPool": {"size": 0},
+                                    **(initialization_options or {})}))
 
     @property
     def process(self) -> asyncio.subprocess.Process:
@@ -200,6 +202,21 @@ def pid_alive(pid: int) -> bool:
         return False
     except IndexError:
         return os.path.exists(f"/proc/{pid}")
+
+
+def child_pids(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid`` (a daemon's CLIs)."""
+    children = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
+            if int(ppid) == pid and state != "Z":
+                children.add(int(entry))
+    return children
 
 
 async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:

@@ -1,0 +1,386 @@
+"""Sections (a) and (b): how fast and how promptly the daemon relays CLI deltas.
+
+Both drive the daemon (``python -m claude_sidecar --stdio``) on the synthetic CLI
+(synthetic_cli.py) and read it with the minimal client of rpc_client.py. Run them
+through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
+
+(a) Relay throughput. Every channel's CLI streams a burst of text deltas (1 channel x
+    100,000; 8 channels x 25,000 at once) as fast as the pipe takes them. Figure:
+    ``claude/delta`` notifications per second arriving at the client, from writing the
+    ``claude/sendMessage`` requests to the arrival of the last delta of every channel
+    (median of the repeats). Peers in the same run, on the same CLI and the same bursts:
+
+    - SDK: ``claude_agent_sdk.ClaudeSDKClient`` x N in one process (sdk_peer.py), stream
+      events counted from the first ``query`` to the last delta;
+    - relay: msgspec_relay.py, the least a relay can do (decode each line once, encode
+      one frame, one write per read chunk): the practical limit on this machine.
+
+    Ratios: daemon/SDK and daemon/relay (1.0 = as fast). Also CPU per delta (user+sys
+    of the relaying process, /proc/<pid>/stat, divided by the deltas), which is less
+    disturbed by other load than wall time. With coalescing (``initializationOptions``
+    ``coalesceDeltasMs``) the daemon merges deltas: then notifications/s drops by design
+    and the figure to compare is characters of delta text per second.
+
+(b) Added latency. 8 channels each stream 200 deltas/s for 5 s; the CLI writes
+    ``time.monotonic_ns()`` into each delta's text just before it writes the line, the
+    client takes ``time.monotonic_ns()`` when the read completing the frame returns
+    (CLOCK_MONOTONIC is system-wide on Linux). Figures: p50, p99 and max of arrival -
+    write over all deltas, in ms, for the daemon and for the msgspec relay under the same
+    load; with coalescing, for every delta merged into a notification, so the interval
+    bounds the added wait.
+
+The client's own ceiling (frames/s it can split and count on one core) is measured too,
+so a peer near it would show up; figures are never checked against fixed numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+import synthetic_cli
+from rpc_client import Daemon, Framer, Peer, RpcError, kill_all, track
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COALESCE_MS = 16
+TEXT_LEN = len(synthetic_cli.burst_text(0))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class _Params(msgspec.Struct):
+    text: str = ""
+
+
+class _Note(msgspec.Struct):
+    params: _Params
+
+
+_delta_decoder = msgspec.json.Decoder(_Note)
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU time of ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+@dataclass
+class Stream:
+    """What one turn on every channel delivered to the client."""
+
+    notifications: int = 0
+    chars: int = 0
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+
+    @property
+    def per_s(self) -> float:
+        return self.notifications / self.elapsed_s if self.elapsed_s else 0.0
+
+    @property
+    def chars_per_s(self) -> float:
+        return self.chars / self.elapsed_s if self.elapsed_s else 0.0
+
+
+def pump(peer: Peer, started_ns: int, results: int, *, decode_text: bool = False,
+         latency: bool = False, timeout: float = 120) -> Stream:
+    """Read frames until ``results`` turn results came; count (and time) the deltas.
+
+    Bodies are not decoded, except the text of deltas when ``decode_text`` (coalesced
+    deltas carry a variable amount of text) or ``latency`` (the text is the timestamps);
+    otherwise every delta carries one burst text of known length.
+    """
+    stream = Stream()
+    seen = last = 0
+    lat = stream.latencies_ms
+    for now, body in peer.bodies(timeout):
+        if b'"claude/delta"' in body:
+            stream.notifications += 1
+            last = now
+            if latency:
+                text = _delta_decoder.decode(body).params.text
+                for stamp in text.split("|")[:-1]:
+                    lat.append((now - int(stamp)) / 1e6)
+                stream.chars += len(text)
+            elif decode_text:
+                stream.chars += len(_delta_decoder.decode(body).params.text)
+            else:
+                stream.chars += TEXT_LEN
+        elif b'"type":"result"' in body:
+            seen += 1
+            if seen == results:
+                break
+        elif b'"error":{' in body:
+            message = json.loads(body)
+            if "error" in message:
+                raise RpcError(str(message.get("id")), message["error"])
+    stream.elapsed_s = (last - started_ns) / 1e9
+    return stream
+
+
+# ------------------------------------------------------------ the three relays
+
+
+class DaemonRelay:
+    """The daemon with N channels on the synthetic CLI."""
+
+    name = "daemon"
+
+    def __init__(self, cli: str, channels: int, burst: int, tmp: str,
+                 coalesce_ms: int | None = None) -> None:
+        self.channels: list[str] = []
+        self.coalesce_ms = coalesce_ms
+        self.unavailable: str | None = None
+        self.peer = Daemon(cli=cli, stderr_path=os.path.join(tmp, "daemon.log"))
+        try:
+            self.peer.initialize({"clientName": "bench"} | (
+                {"coalesceDeltasMs": coalesce_ms} if coalesce_ms else {}))
+        except RpcError as e:
+            self.unavailable = str(e)
+            return
+        workspace = tempfile.mkdtemp(prefix="ws-", dir=tmp)
+        ids = [self.peer.request_frame("claude/newChannel", {
+            "cwd": workspace, "env": {"SYNTH_BURST": str(burst)}}) for _ in range(channels)]
+        self.peer.write(b"".join(data for _, data in ids))
+        for request_id, _ in ids:
+            self.channels.append(self.peer.wait_response(request_id, "claude/newChannel")
+                                 ["channelId"])
+        # Let whatever the daemon starts after a new channel (e.g. a spare CLI of its warm
+        # pool, which builds its own burst) settle before anything is timed.
+        time.sleep(1.0)
+
+    def turn(self, text: str, *, decode_text: bool = False, latency: bool = False) -> Stream:
+        frames = b"".join(self.peer.request_frame("claude/sendMessage", {
+            "channelId": c, "text": text})[1] for c in self.channels)
+        cpu = cpu_seconds(self.peer.pid)
+        started = time.monotonic_ns()
+        self.peer.write(frames)
+        stream = pump(self.peer, started, len(self.channels), decode_text=decode_text,
+                      latency=latency)
+        stream.cpu_s = cpu_seconds(self.peer.pid) - cpu
+        return stream
+
+    def close(self) -> None:
+        self.peer.shutdown()
+
+
+class MsgspecRelay:
+    """msgspec_relay.py with N synthetic CLIs: the practical limit."""
+
+    name = "relay"
+
+    def __init__(self, cli: str, channels: int, burst: int, tmp: str) -> None:
+        self.channels = channels
+        self.peer = Peer([sys.executable, os.path.join(HERE, "msgspec_relay.py"),
+                          "--cli", cli, "--channels", str(channels)],
+                         env={**os.environ, "SYNTH_BURST": str(burst)},
+                         stderr_path=os.path.join(tmp, "relay.log"))
+        next(self.peer.bodies(60))  # relay/ready
+
+    def turn(self, text: str, *, decode_text: bool = False, latency: bool = False) -> Stream:
+        cpu = cpu_seconds(self.peer.pid)
+        started = time.monotonic_ns()
+        self.peer.write(b"go %s\n" % text.encode())
+        stream = pump(self.peer, started, self.channels, decode_text=decode_text,
+                      latency=latency)
+        stream.cpu_s = cpu_seconds(self.peer.pid) - cpu
+        return stream
+
+    def close(self) -> None:
+        self.peer.close()
+
+
+class SdkRelay:
+    """sdk_peer.py: N ClaudeSDKClient in one process."""
+
+    name = "SDK"
+
+    def __init__(self, cli: str, channels: int, burst: int, tmp: str) -> None:
+        with open(os.path.join(tmp, "sdk.log"), "ab") as log:
+            self.process = track(subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "sdk_peer.py"), "--cli", cli,
+                 "--channels", str(channels), "--deltas", str(burst)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                stderr=log))
+        self.ask(None)
+
+    def ask(self, command: str | None) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if command is not None:
+            self.process.stdin.write(command + "\n")
+            self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise EOFError("the SDK peer exited; see sdk.log")
+        return json.loads(line)
+
+    def turn(self, text: str, **_: Any) -> Stream:
+        cpu = cpu_seconds(self.process.pid)
+        answer = self.ask(text)
+        deltas = answer["deltas"]
+        return Stream(notifications=deltas, chars=deltas * TEXT_LEN,
+                      elapsed_s=answer["elapsed_ns"] / 1e9,
+                      cpu_s=cpu_seconds(self.process.pid) - cpu)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def client_ceiling(frames: int = 200_000) -> float:
+    """Frames/s this client splits and counts on one core (the same loop as ``pump``)."""
+    body = (b'{"method":"claude/delta","params":{"channelId":"ch-1","seq":123456,'
+            b'"kind":"text","index":0,"text":"w000123 "},"jsonrpc":"2.0"}')
+    data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body) * frames
+    chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)]
+    framer, count = Framer(), 0
+    started = time.perf_counter()
+    for chunk in chunks:
+        now = time.monotonic_ns()
+        for body in framer.feed(chunk):
+            if b'"claude/delta"' in body:
+                count += 1
+                last = now  # noqa: F841 (as in pump)
+            elif b'"type":"result"' in body:
+                pass
+    return count / (time.perf_counter() - started)
+
+
+# ------------------------------------------------------------ (a)
+
+
+def _median_stream(streams: list[Stream]) -> dict[str, Any]:
+    """Median figures over repeats (each figure its own median) plus every repeat."""
+    return {
+        "per_s": statistics.median(s.per_s for s in streams),
+        "chars_per_s": statistics.median(s.chars_per_s for s in streams),
+        "notifications": streams[0].notifications,
+        "cpu_us_per_delta": None,  # filled by the caller, who knows the delta count
+        "runs": [{"notifications": s.notifications, "chars": s.chars,
+                  "elapsed_s": round(s.elapsed_s, 4), "cpu_s": s.cpu_s} for s in streams],
+    }
+
+
+def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
+    """Section (a): every relay on every configuration, repeats interleaved."""
+    configs = [(1, 20_000), (8, 5_000)] if quick else [(1, 100_000), (8, 25_000)]
+    tmp = tempfile.mkdtemp(prefix="bench-relay-")
+    cli = synthetic_cli.wrapper(tmp)
+    out: dict[str, Any] = {"client_ceiling_frames_per_s": client_ceiling(),
+                           "coalesce_ms": COALESCE_MS, "configs": []}
+    for channels, burst in configs:
+        total = channels * burst
+        log(f"(a) {channels} channel(s) x {burst} deltas ...")
+        relays: list[Any] = []
+        try:
+            relays.append(DaemonRelay(cli, channels, burst, tmp))
+            relays.append(DaemonRelay(cli, channels, burst, tmp, coalesce_ms=COALESCE_MS))
+            relays.append(SdkRelay(cli, channels, burst, tmp))
+            relays.append(MsgspecRelay(cli, channels, burst, tmp))
+            keys = ["daemon", "daemon_coalesced", "sdk", "relay"]
+            streams: dict[str, list[Stream]] = {k: [] for k in keys}
+            for _ in range(repeats):
+                for key, relay in zip(keys, relays):
+                    if getattr(relay, "unavailable", None):
+                        continue
+                    stream = relay.turn("burst", decode_text=(key == "daemon_coalesced"))
+                    if stream.chars != total * TEXT_LEN:
+                        raise AssertionError(f"{key}: {stream.chars} characters of delta "
+                                             f"text arrived, {total * TEXT_LEN} were sent")
+                    streams[key].append(stream)
+                    time.sleep(0.2)
+            row: dict[str, Any] = {"channels": channels, "deltas_per_channel": burst}
+            for key in keys:
+                if not streams[key]:
+                    row[key] = None
+                    continue
+                figures = _median_stream(streams[key])
+                figures["cpu_us_per_delta"] = statistics.median(
+                    s.cpu_s for s in streams[key]) / total * 1e6
+                row[key] = figures
+            coalesced = relays[1]
+            if coalesced.unavailable:
+                row["coalescing"] = f"not available: {coalesced.unavailable}"
+            elif row["daemon_coalesced"]["notifications"] >= total:
+                row["coalescing"] = "no effect: one notification per delta"
+            else:
+                row["coalescing"] = "on"
+            out["configs"].append(row)
+        except BaseException:
+            kill_all()
+            raise
+        finally:
+            for relay in relays:
+                relay.close()
+    return out
+
+
+# ------------------------------------------------------------ (b)
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    n = len(ordered)
+    return {"p50_ms": ordered[n // 2], "p99_ms": ordered[min(n - 1, int(n * 0.99))],
+            "max_ms": ordered[-1], "samples": n}
+
+
+def latency(quick: bool, log=print) -> dict[str, Any]:
+    """Section (b): paced deltas on 8 channels through the daemon (coalescing off, on)
+    and through the msgspec relay, one after the other."""
+    channels, rate = 8, 200
+    seconds = 2 if quick else 5
+    tmp = tempfile.mkdtemp(prefix="bench-latency-")
+    cli = synthetic_cli.wrapper(tmp)
+    command = f"paced {rate} {seconds}"
+    out: dict[str, Any] = {"channels": channels, "rate_per_channel": rate, "seconds": seconds,
+                           "coalesce_ms": COALESCE_MS}
+    for key, make in [
+            ("daemon", lambda: DaemonRelay(cli, channels, 0, tmp)),
+            ("daemon_coalesced", lambda: DaemonRelay(cli, channels, 0, tmp, COALESCE_MS)),
+            ("relay", lambda: MsgspecRelay(cli, channels, 0, tmp))]:
+        log(f"(b) {key}: {channels} channels x {rate} deltas/s for {seconds} s ...")
+        relay = make()
+        try:
+            if getattr(relay, "unavailable", None):
+                out[key] = None
+                out["coalescing"] = f"not available: {relay.unavailable}"
+                continue
+            stream = relay.turn(command, latency=True)
+            expected = channels * rate * seconds
+            if len(stream.latencies_ms) != expected:
+                raise AssertionError(f"{key}: {len(stream.latencies_ms)} timestamps "
+                                     f"arrived, {expected} were sent")
+            out[key] = {**_percentiles(stream.latencies_ms),
+                        "notifications": stream.notifications,
+                        "cpu_s": stream.cpu_s}
+            if key == "daemon_coalesced":
+                out["coalescing"] = ("on" if stream.notifications < expected
+                                     else "no effect: one notification per delta")
+        finally:
+            relay.close()
+    return out
+
+
+if __name__ == "__main__":
+    print("run these through run.py: uv run python bench/run.py --only a,b", file=sys.stderr)
+    try:
+        print(json.dumps({"a": throughput(True, 1), "b": latency(True)}, indent=1))
+    finally:
+        kill_all()

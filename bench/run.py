@@ -1,0 +1,262 @@
+"""The benchmark suite: every figure side by side with its peer, measured in the same run.
+
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e]``
+
+Prints one table per section on stdout (progress goes to stderr) and writes everything
+measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
+``bench/results/latest.json``. ``--quick`` shrinks every section (whole run < 60 s);
+the normal run takes 2-3 minutes. Figures depend on the machine and on whatever else
+runs on it: compare a figure with its peer in the same run, never with a fixed number.
+Nothing here asserts a figure; a section fails only if something was lost or broke.
+
+Sections (each module's docstring says exactly how it measures):
+
+(a) relay.py: relay throughput, ``claude/delta`` notifications/s arriving at a JSON-RPC
+    client while synthetic CLIs stream at full speed (1 channel x 100k deltas, 8 x 25k at
+    once); peers: the Python SDK's ClaudeSDKClient on the same CLI, and a minimal msgspec
+    relay (the practical limit); also CPU time per delta; and with delta coalescing
+    (``coalesceDeltasMs``) on vs off: notifications/s and characters/s.
+(b) relay.py: added latency from the CLI writing a delta line to the client reading the
+    notification, p50/p99/max, 8 channels x 200 deltas/s; peer: the msgspec relay; and
+    the same with coalescing on.
+(c) memory.py: the daemon's VmRSS/VmHWM idle and with 16 channels after streaming;
+    peer: a Python process with the SDK and 16 ClaudeSDKClient.
+(d) first_token.py (``run_all``): time to first token with the real CLI; peer: the SDK.
+(e) file_updated.py: ``claude/fileUpdated`` arrival minus the file's mtime for an Edit
+    of a 10,000-line file by the real CLI; peer row: the same on a 10-line file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from rpc_client import kill_all  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+NA_COALESCE = "n/a (coalescing not available)"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------ formatting
+
+
+def num(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if digits == 0 and abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits or 2}f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a is not None and b else "-"
+
+
+def table(title: str, columns: list[str], rows: list[list[str]]) -> str:
+    cells = [columns] + rows
+    widths = [max(len(row[i]) if i < len(row) else 0 for row in cells)
+              for i in range(len(columns))]
+    lines = [title]
+    for row in cells:
+        parts = [row[0].ljust(widths[0])]
+        parts += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        lines.append("  " + "  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def format_a(a: dict[str, Any]) -> str:
+    rows = []
+    coalesce_rows = []
+    for config in a["configs"]:
+        name = f"{config['channels']} ch x {config['deltas_per_channel']:,}"
+        d, s, r = (config.get(k) or {} for k in ("daemon", "sdk", "relay"))
+        rows.append([f"{name}: msg/s", num(d.get("per_s")), num(s.get("per_s")),
+                     num(r.get("per_s")), ratio(d.get("per_s"), s.get("per_s")),
+                     ratio(d.get("per_s"), r.get("per_s"))])
+        rows.append([f"{name}: CPU us/delta", num(d.get("cpu_us_per_delta"), 1),
+                     num(s.get("cpu_us_per_delta"), 1), num(r.get("cpu_us_per_delta"), 1),
+                     ratio(d.get("cpu_us_per_delta"), s.get("cpu_us_per_delta")),
+                     ratio(d.get("cpu_us_per_delta"), r.get("cpu_us_per_delta"))])
+        c = config.get("daemon_coalesced")
+        if config.get("coalescing") != "on" or not c:
+            coalesce_rows.append([f"{name}: notifications/s", NA_COALESCE, num(d.get("per_s")), "-"])
+            coalesce_rows.append([f"{name}: chars/s", NA_COALESCE, num(d.get("chars_per_s")), "-"])
+            continue
+        coalesce_rows.append([f"{name}: notifications/s", num(c["per_s"]), num(d.get("per_s")),
+                              ratio(c["per_s"], d.get("per_s"))])
+        coalesce_rows.append([f"{name}: chars/s", num(c["chars_per_s"]),
+                              num(d.get("chars_per_s")), ratio(c["chars_per_s"],
+                                                               d.get("chars_per_s"))])
+        coalesce_rows.append([f"{name}: CPU us/delta", num(c["cpu_us_per_delta"], 1),
+                              num(d.get("cpu_us_per_delta"), 1),
+                              ratio(c["cpu_us_per_delta"], d.get("cpu_us_per_delta"))])
+    runs = len(a["configs"][0]["daemon"]["runs"]) if a["configs"] else 0
+    first = table(f"(a) relay throughput: claude/delta at the client, median of {runs} "
+                  f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s)",
+                  ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay"], rows)
+    second = table(f"(a) with delta coalescing (coalesceDeltasMs {a['coalesce_ms']}) vs off",
+                   ["", f"daemon {a['coalesce_ms']} ms", "daemon off", "on/off"],
+                   coalesce_rows)
+    return first + "\n" + second
+
+
+def format_b(b: dict[str, Any]) -> str:
+    d, r, c = b.get("daemon"), b.get("relay"), b.get("daemon_coalesced")
+    coalesced_na = c is None or b.get("coalescing") != "on"
+    rows = []
+    for key, label in [("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"), ("max_ms", "max ms"),
+                       ("notifications", "notifications"), ("cpu_s", "CPU s")]:
+        digits = 0 if key == "notifications" else 2
+        rows.append([label, num(d[key], digits), num(r[key], digits),
+                     ratio(d[key], r[key]),
+                     NA_COALESCE if coalesced_na else num(c[key], digits)])  # type: ignore[index]
+    return table(f"(b) added latency CLI line -> client, {b['channels']} ch x "
+                 f"{b['rate_per_channel']} deltas/s x {b['seconds']} s",
+                 ["", "daemon", "relay", "daemon/relay",
+                  f"daemon coalesce {b['coalesce_ms']} ms"], rows)
+
+
+def format_c(c: dict[str, Any]) -> str:
+    d, s = c["daemon"], c["sdk"]
+    rows = []
+    for state, label in [("idle", "idle"), ("loaded", f"{c['channels']} ch after "
+                                                     f"{c['deltas_per_channel']:,} deltas")]:
+        for key, name in [("rss_mib", "VmRSS MiB"), ("hwm_mib", "VmHWM MiB")]:
+            rows.append([f"{label}: {name}", num(d[state][key], 1), num(s[state][key], 1),
+                         ratio(d[state][key], s[state][key])])
+    return table("(c) resident memory of the relaying Python process",
+                 ["", "daemon", "SDK", "daemon/SDK"], rows)
+
+
+def format_d(d: dict[str, Any]) -> str:
+    rows = []
+
+    def add(name: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                add(f"{name}: {key}" if name else str(key), inner)
+        elif isinstance(value, list) and value and all(
+                isinstance(v, (int, float)) for v in value):
+            rows.append([name, num(statistics.median(value), 1), num(min(value), 1),
+                         num(max(value), 1)])
+        elif isinstance(value, (int, float)):
+            rows.append([name, num(value, 1), "", ""])
+        else:
+            rows.append([name, str(value)[:60], "", ""])
+
+    add("", d)
+    return table("(d) time to first token, ms (bench/first_token.py)",
+                 ["", "median", "min", "max"], rows)
+
+
+def format_e(e: dict[str, Any]) -> str:
+    big, small = e["big"], e["small"]
+    rows = [[label, num(big[key], 1), num(small[key], 1), ratio(big[key], small[key])]
+            for key, label in [("p50_ms", "p50 ms"), ("max_ms", "max ms")]]
+    return table(f"(e) claude/fileUpdated arrival - file mtime, Edit by the real CLI, "
+                 f"{e['edits']} edits (mtime resolution {e['mtime_resolution_ms']:g} ms)",
+                 ["", f"{big['lines']:,} lines", f"{small['lines']} lines (peer)",
+                  "ratio"], rows)
+
+
+# ------------------------------------------------------------ sections
+
+
+def run_d(quick: bool) -> dict[str, Any]:
+    import first_token
+    run_all = getattr(first_token, "run_all", None)
+    if run_all is None:
+        raise NotImplementedError("bench/first_token.py has no run_all(runs) yet: (d) skipped")
+    log("(d) time to first token (bench/first_token.py) ...")
+    return run_all(1 if quick else 3)
+
+
+def sections(quick: bool) -> dict[str, tuple[Callable[[], dict[str, Any]],
+                                             Callable[[dict[str, Any]], str]]]:
+    import file_updated
+    import memory
+    import relay
+    return {
+        "a": (lambda: relay.throughput(quick, 1 if quick else 3, log=log), format_a),
+        "b": (lambda: relay.latency(quick, log=log), format_b),
+        "c": (lambda: memory.measure(quick, log=log), format_c),
+        "d": (lambda: run_d(quick), format_d),
+        "e": (lambda: file_updated.measure(quick, log=log), format_e),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
+    parser.add_argument("--only", default="a,b,c,d,e", help="sections, e.g. a,b (default all)")
+    args = parser.parse_args()
+    chosen = [s.strip() for s in args.only.split(",") if s.strip()]
+    available = sections(args.quick)
+    unknown = [s for s in chosen if s not in available]
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; choose from {','.join(available)}")
+
+    started = datetime.datetime.now()
+    report: dict[str, Any] = {
+        "started": started.isoformat(timespec="seconds"), "quick": args.quick,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(), "loadavg_start": os.getloadavg()},
+        "sections": {}, "skipped": {}, "errors": {}, "seconds": {}}
+    tables = []
+    for name in chosen:
+        measure, render = available[name]
+        began = time.monotonic()
+        try:
+            result = measure()
+        except NotImplementedError as e:
+            report["skipped"][name] = str(e)
+            tables.append(f"({name}) skipped: {e}")
+            continue
+        except Exception as e:  # one broken section must not hide the others
+            report["errors"][name] = traceback.format_exc()
+            tables.append(f"({name}) FAILED: {type(e).__name__}: {e}")
+            log(traceback.format_exc())
+            continue
+        finally:
+            kill_all()
+            report["seconds"][name] = round(time.monotonic() - began, 1)
+        report["sections"][name] = result
+        tables.append(render(result))
+    report["machine"]["loadavg_end"] = os.getloadavg()
+    text = "\n\n".join(tables)
+    report["table"] = text
+    print(text)
+
+    RESULTS.mkdir(exist_ok=True)
+    data = json.dumps(report, indent=1)
+    path = RESULTS / f"{started:%Y%m%d-%H%M%S}.json"
+    path.write_text(data)
+    (RESULTS / "latest.json").write_text(data)
+    log(f"\nwritten: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
+        f" and latest.json ({sum(report['seconds'].values()):.0f} s)")
+    return 1 if report["errors"] else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    finally:
+        kill_all()

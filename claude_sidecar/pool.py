@@ -1,0 +1,155 @@
+"""A warm pool: CLI processes started ahead of the ``claude/newChannel`` that needs them.
+
+Starting a CLI and completing its ``initialize`` handshake is most of a new chat's wait.
+After each new chat the pool starts a spare CLI with the same options, so the next chat
+in that directory takes an initialized process instead of waiting for one. Model and
+permission mode are left out of the match: the daemon applies them to the spare by
+control request. Spares are bounded (``size``), closed when idle for ``idle_seconds``
+and closed with the daemon; a spare that dies is simply dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import msgspec
+
+from .api import NewChannelParams
+from .channel import Channel
+
+log = logging.getLogger(__name__)
+
+Spawn = Callable[[NewChannelParams], Awaitable[Channel]]
+"""Starts a CLI for the given options and returns its channel once it is initialized."""
+
+
+def pool_key(options: NewChannelParams) -> bytes | None:
+    """What a spare must match to serve ``options``; None if no spare can (a resume or
+    fork needs its own history)."""
+    if options.resume is not None:
+        return None
+    return msgspec.json.encode(msgspec.structs.replace(options, model=None,
+                                                       permission_mode=None))
+
+
+def spare_options(options: NewChannelParams) -> NewChannelParams:
+    """The options a spare is started with: the model and mode come later, per chat."""
+    return msgspec.structs.replace(options, model=None, permission_mode=None)
+
+
+@dataclass
+class _Spare:
+    key: bytes
+    starting: asyncio.Task[Channel]
+    reaper: asyncio.TimerHandle | None = None
+
+
+class WarmPool:
+    """Spare initialized CLIs, keyed by the options they were started with."""
+
+    def __init__(self, spawn: Spawn, size: int = 1, idle_seconds: float = 300.0) -> None:
+        self._spawn = spawn
+        self.size = size
+        self.idle_seconds = idle_seconds
+        self._spares: list[_Spare] = []
+        self._closing: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the spares that have started."""
+        return [s.starting.result().pid for s in self._spares
+                if s.starting.done() and not s.starting.cancelled()
+                and s.starting.exception() is None]
+
+    def prepare(self, options: NewChannelParams) -> None:
+        """Start a spare for chats like ``options`` unless one is there already.
+
+        When the pool is full the oldest spare makes room: the latest chat's options are
+        the likeliest next.
+        """
+        key = pool_key(options)
+        if key is None or self._closed or self.size <= 0 \
+                or any(s.key == key for s in self._spares):
+            return
+        while len(self._spares) >= self.size:
+            self._discard(self._spares.pop(0), "making room")
+        starting = asyncio.ensure_future(self._spawn(spare_options(options)))
+        spare = _Spare(key, starting)
+        self._spares.append(spare)
+        starting.add_done_callback(lambda task: self._started(spare, task))
+
+    def _started(self, spare: _Spare, task: asyncio.Task[Channel]) -> None:
+        if task.cancelled():
+            return
+        if (error := task.exception()) is not None:
+            log.warning("warm pool: a spare CLI failed to start: %s", error)
+            with contextlib.suppress(ValueError):
+                self._spares.remove(spare)
+            return
+        if spare in self._spares:
+            log.info("warm pool: spare CLI pid %d ready", task.result().pid)
+            spare.reaper = asyncio.get_running_loop().call_later(
+                self.idle_seconds, self._reap, spare)
+
+    def _reap(self, spare: _Spare) -> None:
+        if spare in self._spares:
+            self._spares.remove(spare)
+            self._discard(spare, f"idle for {self.idle_seconds:g} s")
+
+    async def take(self, options: NewChannelParams) -> Channel | None:
+        """A started spare for ``options`` (waiting for one still starting), or None."""
+        key = pool_key(options)
+        spare = next((s for s in self._spares if s.key == key), None)
+        if spare is None:
+            return None
+        self._spares.remove(spare)
+        if spare.reaper is not None:
+            spare.reaper.cancel()
+        try:
+            channel = await asyncio.shield(spare.starting)
+        except asyncio.CancelledError:
+            self._discard(spare, "the request was cancelled")
+            raise
+        except Exception:  # already logged by _started; the caller starts a CLI itself
+            return None
+        if channel.exit is not None:
+            log.info("warm pool: spare pid %d had exited; not used", channel.pid)
+            return None
+        return channel
+
+    def _discard(self, spare: _Spare, reason: str) -> None:
+        if spare.reaper is not None:
+            spare.reaper.cancel()
+        log.info("warm pool: closing a spare CLI (%s)", reason)
+        task = asyncio.ensure_future(self._close(spare.starting))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _close(starting: asyncio.Task[Channel]) -> None:
+        try:
+            channel = await starting
+        except Exception:
+            return
+        await channel.close(grace=2.0)
+
+    async def close(self) -> None:
+        """Close every spare (those still starting too) and wait until they are gone."""
+        self._closed = True
+        spares, self._spares = self._spares, []
+        for spare in spares:
+            self._discard(spare, "the daemon is closing")
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def kill_now(self) -> None:
+        """SIGKILL every started spare; the last resort when the event loop is gone."""
+        for spare in self._spares:
+            if spare.starting.done() and not spare.starting.cancelled() \
+                    and spare.starting.exception() is None:
+                spare.starting.result().kill_now()

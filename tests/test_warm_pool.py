@@ -1,0 +1,146 @@
+"""The warm pool: spare initialized CLIs serve the next claude/newChannel at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.scripted import ScriptedModel
+from tests.harness import Sidecar, child_pids, wait_until_dead
+
+StartSidecar = Callable[[dict[str, Any]], Awaitable[Sidecar]]
+
+
+async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[int]:
+    """Wait until the daemon has ``count`` CLI processes that serve no channel."""
+    deadline = time.monotonic() + timeout
+    while True:
+        channels = await sidecar.request("claude/listChannels", {})
+        spare = child_pids(sidecar.process.pid) - {c["pid"] for c in channels["channels"]}
+        if len(spare) == count or time.monotonic() > deadline:
+            assert len(spare) == count, f"expected {count} spare CLI(s), found {sorted(spare)}"
+            return spare
+        await asyncio.sleep(0.1)
+
+
+async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"size": 1}})
+    first = await sidecar.open_channel(cwd=str(workspace))
+    (spare,) = await spares(sidecar)
+
+    second = await sidecar.open_channel(cwd=str(workspace))
+    await sidecar.send(second["channelId"], "hello")
+    result = await sidecar.wait_for_result(second["channelId"])
+
+    assert second["pid"] == spare and first["pid"] != spare
+    assert result["subtype"] == "success"
+    assert sidecar.text(second["channelId"]) == "Hello from the stand-in model!"
+    assert result["session_id"] == second["sessionId"]
+    statuses = sidecar.of(second["channelId"], "claude/status")
+    assert statuses[0].params["seq"] == 1 and statuses[0].params["state"] == "idle"
+
+
+async def test_a_spare_is_started_at_initialize_for_the_editors_workspace(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    (spare,) = await spares(sidecar)
+
+    opened = await sidecar.open_channel(cwd=str(workspace))
+
+    assert opened["pid"] == spare
+
+
+async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    (spare,) = await spares(sidecar)
+
+    opened = await sidecar.open_channel(cwd=str(workspace), model="claude-haiku-4-5",
+                                        permissionMode="plan")
+    channel = opened["channelId"]
+    await sidecar.send(channel, "hello")
+    await sidecar.wait_for_result(channel)
+
+    assert opened["pid"] == spare
+    init = next(n.message for n in sidecar.of(channel, "claude/message")
+                if n.message.get("subtype") == "init")
+    assert init["permissionMode"] == "plan"
+    assert model.requests[-1]["model"] == "claude-haiku-4-5"
+    status = sidecar.of(channel, "claude/status")[0].params
+    assert status["model"] == "claude-haiku-4-5" and status["permissionMode"] == "plan"
+
+
+async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_replaced(
+        sidecar_with: StartSidecar, workspace: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "size": 1}})
+    (spare,) = await spares(sidecar)
+
+    opened = await sidecar.open_channel(cwd=str(other))
+    (replacement,) = await spares(sidecar)
+    assert await wait_until_dead([spare]) == [], "the pool holds one spare at most"
+
+    assert opened["pid"] != spare and replacement != spare
+    assert (await sidecar.open_channel(cwd=str(other)))["pid"] == replacement
+
+
+async def test_an_idle_spare_is_closed_after_idle_seconds(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "idleSeconds": 1}})
+    (spare,) = await spares(sidecar)
+
+    assert await wait_until_dead([spare], timeout=10) == []
+    await spares(sidecar, count=0)
+
+
+async def test_a_spare_that_died_is_not_used(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    (spare,) = await spares(sidecar)
+    os.kill(spare, signal.SIGKILL)
+    assert await wait_until_dead([spare]) == []
+
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    await sidecar.send(opened["channelId"], "hello")
+    result = await sidecar.wait_for_result(opened["channelId"])
+
+    assert opened["pid"] != spare and result["subtype"] == "success"
+
+
+async def test_no_spare_outlives_the_daemon(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    (spare,) = await spares(sidecar)
+
+    await sidecar.stop()
+
+    assert await wait_until_dead([spare]) == []
+
+
+async def test_no_spare_outlives_a_killed_daemon(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    (spare,) = await spares(sidecar)
+
+    sidecar.process.kill()
+    await sidecar.process.wait()
+
+    assert await wait_until_dead([spare]) == []
+
+
+async def test_resumed_chats_never_take_a_spare(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
+    session_id, _ = await sidecar.chat(str(workspace), "hello")
+    spare = await spares(sidecar)
+
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=session_id)
+
+    assert resumed["pid"] not in spare and resumed["sessionId"] == session_id
