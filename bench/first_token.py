@@ -42,55 +42,116 @@ def _env(model_url: str, home: str) -> dict[str, str]:
     return env
 
 
-async def measure_daemon(model_url: str, runs: int) -> dict[str, list[float]]:
-    home = tempfile.mkdtemp(prefix="bench-home-")
-    client = LanguageClient("bench", "1", converter_factory=get_converter)
-    first_delta: dict[str, asyncio.Future[float]] = {}
-    results: dict[str, asyncio.Event] = {}
+def _children(pid: int) -> int:
+    """How many live processes have ``pid`` as parent (the daemon's CLIs)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
+            except (OSError, ValueError):
+                continue
+            count += int(ppid) == pid and state != "Z"
+    return count
 
-    def on_delta(params: dict[str, Any]) -> None:
-        future = first_delta.get(params["channelId"])
+
+class _Daemon:
+    """One daemon under a pygls client, timing the first delta of each turn."""
+
+    def __init__(self) -> None:
+        self.client = LanguageClient("bench", "1", converter_factory=get_converter)
+        self._first_delta: dict[str, asyncio.Future[float]] = {}
+        self._results: dict[str, asyncio.Event] = {}
+        # pygls tags handlers with attributes: plain functions, not bound methods.
+        self.client.feature("claude/delta")(lambda params: self._on_delta(params))
+        self.client.feature("claude/message")(lambda params: self._on_message(params))
+        self.client.feature("claude/status")(lambda params: None)
+
+    def _on_delta(self, params: dict[str, Any]) -> None:
+        future = self._first_delta.get(params["channelId"])
         if future is not None and not future.done():
             future.set_result(time.perf_counter())
 
-    def on_message(params: dict[str, Any]) -> None:
+    def _on_message(self, params: dict[str, Any]) -> None:
         message = params["message"]
         if isinstance(message, dict) and message.get("type") == "result":
-            results.setdefault(params["channelId"], asyncio.Event()).set()
+            self._results.setdefault(params["channelId"], asyncio.Event()).set()
 
-    client.feature("claude/delta")(on_delta)
-    client.feature("claude/message")(on_message)
-    client.feature("claude/status")(lambda params: None)
-    await client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                          "--log-level", "WARNING", env=_env(model_url, home))
-    await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
-    request = client.protocol.send_request_async
-    figures: dict[str, list[float]] = {"new channel": [], "fresh channel": [], "warm turn": []}
+    async def start(self, model_url: str, options: dict[str, Any]) -> None:
+        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
+                                   "--log-level", "WARNING",
+                                   env=_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+        await self.client.initialize_async(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options=options))
 
-    async def turn(channel_id: str, started: float) -> float:
-        loop = asyncio.get_running_loop()
-        first_delta[channel_id] = loop.create_future()
-        results[channel_id] = asyncio.Event()
-        await request("claude/sendMessage", {"channelId": channel_id, "text": "hi"})
-        at = await asyncio.wait_for(first_delta[channel_id], 60)
-        await asyncio.wait_for(results[channel_id].wait(), 60)
+    @property
+    def pid(self) -> int:
+        assert self.client._server is not None
+        return self.client._server.pid
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.client.protocol.send_request_async(method, params)
+
+    async def turn(self, channel_id: str, started: float) -> float:
+        """Send a prompt; ms from ``started`` to its first delta (waits for the result)."""
+        self._first_delta[channel_id] = asyncio.get_running_loop().create_future()
+        self._results[channel_id] = asyncio.Event()
+        await self.request("claude/sendMessage", {"channelId": channel_id, "text": "hi"})
+        at = await asyncio.wait_for(self._first_delta[channel_id], 60)
+        await asyncio.wait_for(self._results[channel_id].wait(), 60)
         return (at - started) * 1000
 
-    for _ in range(runs):
-        workspace = tempfile.mkdtemp(prefix="bench-ws-")
+    async def new_chat(self, cwd: str) -> float:
+        """``claude/newChannel`` + ``claude/sendMessage`` -> first delta, in ms."""
         started = time.perf_counter()
-        channel = (await request("claude/newChannel", {"cwd": workspace}))["channelId"]
-        figures["new channel"].append(await turn(channel, started))
-        figures["warm turn"].append(await turn(channel, time.perf_counter()))
-        await request("claude/closeChannel", {"channelId": channel})
+        channel = (await self.request("claude/newChannel", {"cwd": cwd}))["channelId"]
+        elapsed = await self.turn(channel, started)
+        await self.request("claude/closeChannel", {"channelId": channel})
+        return elapsed
 
-        channel = (await request("claude/newChannel", {"cwd": workspace}))["channelId"]
-        figures["fresh channel"].append(await turn(channel, time.perf_counter()))
-        await request("claude/closeChannel", {"channelId": channel})
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
 
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+
+async def _spare_ready(daemon_pid: int, settle: float = 1.5) -> None:
+    """Wait until the daemon has spawned its spare CLI, then for it to initialize."""
+    deadline = time.monotonic() + 30
+    while _children(daemon_pid) < 1 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(settle)
+
+
+async def measure_daemon(model_url: str, runs: int) -> dict[str, list[float]]:
+    """First-delta times through the daemon: cold, with the warm pool, fresh, warm."""
+    figures: dict[str, list[float]] = {
+        "new chat, cold": [], "new chat, warm pool": [], "fresh process, first turn": [],
+        "warm turn": []}
+    cold = _Daemon()
+    await cold.start(model_url, {"warmPool": {"size": 0}})
+    try:
+        for _ in range(runs):
+            workspace = tempfile.mkdtemp(prefix="bench-ws-")
+            figures["new chat, cold"].append(await cold.new_chat(workspace))
+            channel = (await cold.request("claude/newChannel", {"cwd": workspace}))["channelId"]
+            figures["fresh process, first turn"].append(
+                await cold.turn(channel, time.perf_counter()))
+            figures["warm turn"].append(await cold.turn(channel, time.perf_counter()))
+            await cold.request("claude/closeChannel", {"channelId": channel})
+    finally:
+        await cold.stop()
+
+    workspace = tempfile.mkdtemp(prefix="bench-ws-")
+    pooled = _Daemon()
+    await pooled.start(model_url, {"warmPool": {"size": 1, "cwd": workspace}})
+    try:
+        for _ in range(runs):
+            await _spare_ready(pooled.pid)
+            figures["new chat, warm pool"].append(await pooled.new_chat(workspace))
+    finally:
+        await pooled.stop()
     return figures
 
 

@@ -57,17 +57,22 @@ def log(message: str) -> None:
 
 
 def num(value: Any, digits: int = 0) -> str:
+    """A figure for the table: thousands separated; ``digits`` decimals (0: whole
+    numbers from 100 up, one decimal below)."""
     if value is None:
         return "-"
     if isinstance(value, str):
         return value
-    if digits == 0 and abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:,.{digits or 2}f}"
+    if digits == 0:
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}"
+    return f"{value:,.{digits}f}"
 
 
 def ratio(a: float | None, b: float | None) -> str:
-    return f"{a / b:.2f}" if a is not None and b else "-"
+    if a is None or not b:
+        return "-"
+    r = a / b
+    return f"{r:.1f}" if r >= 10 else f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
 
 
 def table(title: str, columns: list[str], rows: list[list[str]]) -> str:
@@ -184,7 +189,7 @@ def run_d(quick: bool) -> dict[str, Any]:
     import first_token
     run_all = getattr(first_token, "run_all", None)
     if run_all is None:
-        raise NotImplementedError("bench/first_token.py has no run_all(runs) yet: (d) skipped")
+        raise NotImplementedError("bench/first_token.py has no run_all(runs) yet")
     log("(d) time to first token (bench/first_token.py) ...")
     return run_all(1 if quick else 3)
 

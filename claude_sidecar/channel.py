@@ -103,6 +103,8 @@ class Channel:
         self._unconsumed: set[str] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._exited = asyncio.Event()
+        # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
+        self.first_turn_done = asyncio.Event()
 
     # ------------------------------------------------------------ life cycle
 
@@ -306,6 +308,7 @@ class Channel:
             # Release waiters before telling the client: if the client is gone, the
             # notification fails, and close() must not wait for it.
             self._exited.set()
+            self.first_turn_done.set()
             self._launch.remove_files()
             self._tasks[0].cancel()
             self._cancel_pending("closed", deny_message=None)
@@ -496,6 +499,7 @@ class Channel:
             self._emit_status()
 
     def _note_result(self) -> None:
+        self.first_turn_done.set()
         if self.state == State.STARTING:
             # e.g. a `resume` of an unknown session: the CLI prints an error result and exits.
             return

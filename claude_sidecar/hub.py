@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
@@ -24,6 +25,9 @@ from .pool import WarmPool
 
 log = logging.getLogger(__name__)
 
+# A new chat's spare is started when its first turn ends, or after this many seconds.
+REFILL_AFTER = 30.0
+
 
 class Hub:
     """Owns every channel; the server's handlers go through it."""
@@ -37,6 +41,7 @@ class Hub:
         self._ids = itertools.count(1)
         self._spare_ids = itertools.count(1)
         self.pool = WarmPool(self._start_spare)
+        self._background: set[asyncio.Future[None]] = set()
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         self.rules = Rules()
         self.allow_bypass = False
@@ -81,8 +86,20 @@ class Hub:
             raise
         outbox.release()
         if not fork:
-            self.pool.prepare(options)
+            self._refill_pool(channel, options)
         return channel
+
+    def _refill_pool(self, channel: Channel, options: NewChannelParams) -> None:
+        """Start a spare like ``channel`` once its first turn is over: a CLI starting
+        meanwhile would take CPU from that turn (when the user is waiting most)."""
+        async def refill() -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(channel.first_turn_done.wait(), REFILL_AFTER)
+            self.pool.prepare(options)
+
+        task = asyncio.ensure_future(refill())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _from_pool(self, channel_id: str, options: NewChannelParams,
                          outbox: Outbox) -> Channel | None:
@@ -258,6 +275,8 @@ class Hub:
 
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""
+        for task in self._background:
+            task.cancel()
         channels = list(self._channels.values())
         if channels:
             log.info("closing %d channel(s)", len(channels))

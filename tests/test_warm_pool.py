@@ -32,6 +32,8 @@ async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
         sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"size": 1}})
     first = await sidecar.open_channel(cwd=str(workspace))
+    await sidecar.send(first["channelId"], "hello")
+    await sidecar.wait_for_result(first["channelId"])
     (spare,) = await spares(sidecar)
 
     second = await sidecar.open_channel(cwd=str(workspace))
@@ -84,11 +86,26 @@ async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_rep
     (spare,) = await spares(sidecar)
 
     opened = await sidecar.open_channel(cwd=str(other))
+    await sidecar.send(opened["channelId"], "hello")
+    await sidecar.wait_for_result(opened["channelId"])
     (replacement,) = await spares(sidecar)
     assert await wait_until_dead([spare]) == [], "the pool holds one spare at most"
 
     assert opened["pid"] != spare and replacement != spare
     assert (await sidecar.open_channel(cwd=str(other)))["pid"] == replacement
+
+
+async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"size": 1}})
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    await asyncio.sleep(2)
+    await spares(sidecar, count=0)
+
+    await sidecar.send(opened["channelId"], "hello")
+    await sidecar.wait_for_result(opened["channelId"])
+
+    await spares(sidecar, count=1)
 
 
 async def test_an_idle_spare_is_closed_after_idle_seconds(
