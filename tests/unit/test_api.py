@@ -65,3 +65,26 @@ def test_mcp_server_configs_are_checked_field_by_field(tmp_path, servers, field)
         api.decode_params("claude/newChannel", api.NewChannelParams,
                           {"cwd": str(tmp_path), "mcpServers": servers})
     assert raised.value.data["field"] == field
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"coalesceDeltasMs": -1}, "initializationOptions.coalesceDeltasMs"),
+    ({"coalesceDeltasMs": 5000}, "initializationOptions.coalesceDeltasMs"),
+    ({"warmPool": {"size": 9}}, "initializationOptions.warmPool.size"),
+    ({"warmPool": {"idleSeconds": 0}}, "initializationOptions.warmPool.idleSeconds"),
+    ({"warmPool": {"cwd": "relative/dir"}}, "initializationOptions.warmPool.cwd"),
+    ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
+])
+def test_bad_performance_options_name_the_field(options, field) -> None:
+    with pytest.raises(InvalidParams) as caught:
+        api.decode_params("initialize", api.InitializationOptions, options,
+                          "initializationOptions.")
+
+    assert caught.value.data["field"] == field
+
+
+def test_performance_options_default_to_no_coalescing_and_one_spare() -> None:
+    options = api.decode_params("initialize", api.InitializationOptions, None)
+
+    assert options.coalesce_deltas_ms == 0
+    assert (options.warm_pool.size, options.warm_pool.idle_seconds) == (1, 300.0)
