@@ -6,7 +6,9 @@ The real Claude Code CLI (found as the daemon finds it: the one bundled with
 claude-agent-sdk) talks to the stand-in model (``claude_sidecar.scripted``), whose
 scenario answers a prompt with one ``Edit`` tool use: ``old_string`` is the prompt (a
 unique line of the file), ``new_string`` that line with a suffix; then "Edited.". The
-channel runs in ``acceptEdits``, so nothing asks. Every turn edits a different line.
+channel runs in ``acceptEdits``, so nothing asks. Every turn edits a different line;
+each channel first plays one untimed turn without an edit, then a 3 s pause (the end of
+a first turn makes the daemon start a spare CLI for its warm pool).
 
 Figure: arrival of ``claude/fileUpdated`` at the client (``time.time_ns()`` when the read
 completing its frame returned) minus the file's ``st_mtime_ns`` after the edit. This
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -57,11 +60,18 @@ def _env(model_url: str, home: str) -> dict[str, str]:
     return env
 
 
-def edit_latencies(daemon: Daemon, workspace: str, lines: list[int]) -> list[float]:
+def turn(daemon: Daemon, channel: str, text: str) -> None:
+    """One turn, not timed: send and read until its result."""
+    daemon.request("claude/sendMessage", {"channelId": channel, "text": text})
+    for _, body in daemon.bodies(120):
+        if b'"claude/message"' in body[:64] and b'"type":"result"' in body:
+            return
+
+
+def edit_latencies(daemon: Daemon, channel: str, workspace: str,
+                   lines: list[int]) -> list[float]:
     """Edit each of ``lines`` in ``workspace``/target.txt, one turn each; latencies in ms."""
     path = os.path.join(workspace, "target.txt")
-    channel = daemon.new_channel(workspace, permissionMode="acceptEdits")["channelId"]
-    time.sleep(1.0)  # let a spare CLI the daemon may start after a new channel settle
     latencies = []
     for i in lines:
         daemon.request("claude/sendMessage", {"channelId": channel, "text": line(i)})
@@ -79,7 +89,6 @@ def edit_latencies(daemon: Daemon, workspace: str, lines: list[int]) -> list[flo
         if arrived is None:
             raise AssertionError(f"no claude/fileUpdated for the edit of line {i} "
                                  f"(the scenario's Edit failed?)")
-    daemon.request("claude/closeChannel", {"channelId": channel})
     return latencies
 
 
@@ -102,13 +111,21 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
                         stderr_path=os.path.join(tmp, "daemon.log"))
         try:
             daemon.initialize({"clientName": "bench"})
+            channels = {name: daemon.new_channel(workspaces[name], permissionMode="acceptEdits")
+                        ["channelId"] for name in files}
+            # An untimed first turn on each channel, then a pause: a channel's first turn
+            # ending makes the daemon start a spare CLI (its warm pool), which is not
+            # what is measured here.
+            for channel in channels.values():
+                turn(daemon, channel, "warm up")
+            time.sleep(3.0)
             for name, count in files.items():
                 # Different lines each time, from the middle of the file.
                 middle = count // 2
                 lines = [middle + k * (1 if count < 100 else 37) - edits // 2
                          for k in range(edits)]
                 log(f"(e) {edits} edits of a {count}-line file (real CLI) ...")
-                latencies = edit_latencies(daemon, workspaces[name], lines)
+                latencies = edit_latencies(daemon, channels[name], workspaces[name], lines)
                 out[name] = {"lines": count, "latencies_ms": latencies,
                              "p50_ms": statistics.median(latencies),
                              "max_ms": max(latencies),
@@ -116,6 +133,7 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
                                                                    "target.txt"))}
         finally:
             daemon.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,7 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
     daemon = daemon_memory(cli, burst, tmp)
     log(f"(c) SDK: idle, then {CHANNELS} clients x {burst} deltas ...")
     sdk = sdk_memory(cli, burst, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed
     return {"channels": CHANNELS, "deltas_per_channel": burst, "daemon": daemon, "sdk": sdk}
 
 

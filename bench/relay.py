@@ -15,7 +15,9 @@ through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
     - relay: msgspec_relay.py, the least a relay can do (decode each line once, encode
       one frame, one write per read chunk): the practical limit on this machine.
 
-    Ratios: daemon/SDK and daemon/relay (1.0 = as fast). Also CPU per delta (user+sys
+    Every channel first plays one untimed 1-delta turn (first-turn work, such as the
+    daemon's warm pool starting a spare CLI, is not what is measured). Ratios:
+    daemon/SDK and daemon/relay (1.0 = as fast). Also CPU per delta (user+sys
     of the relaying process, /proc/<pid>/stat, divided by the deltas), which is less
     disturbed by other load than wall time. With coalescing (``initializationOptions``
     ``coalesceDeltasMs``) the daemon merges deltas: then notifications/s drops by design
@@ -26,8 +28,8 @@ through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
     client takes ``time.monotonic_ns()`` when the read completing the frame returns
     (CLOCK_MONOTONIC is system-wide on Linux). Figures: p50, p99 and max of arrival -
     write over all deltas, in ms, for the daemon and for the msgspec relay under the same
-    load; with coalescing, for every delta merged into a notification, so the interval
-    bounds the added wait.
+    load (after the same untimed warm-up turn as in (a)); with coalescing, for every
+    delta merged into a notification, so the interval bounds the added wait.
 
 The client's own ceiling (frames/s it can split and count on one core) is measured too,
 so a peer near it would show up; figures are never checked against fixed numbers.
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -156,9 +159,6 @@ class DaemonRelay:
         for request_id, _ in ids:
             self.channels.append(self.peer.wait_response(request_id, "claude/newChannel")
                                  ["channelId"])
-        # Let whatever the daemon starts after a new channel (e.g. a spare CLI of its warm
-        # pool, which builds its own burst) settle before anything is timed.
-        time.sleep(1.0)
 
     def turn(self, text: str, *, decode_text: bool = False, latency: bool = False) -> Stream:
         frames = b"".join(self.peer.request_frame("claude/sendMessage", {
@@ -243,23 +243,34 @@ class SdkRelay:
             self.process.wait()
 
 
+def warm_up(relays: list[Any]) -> None:
+    """One untimed 1-delta turn on every channel of every relay, then a pause: the
+    figures are for the steady state, not for first-turn work (the daemon starts a
+    spare CLI for its warm pool when a channel's first turn ends)."""
+    for relay in relays:
+        if not getattr(relay, "unavailable", None):
+            relay.turn("burst 1")
+    time.sleep(1.0)
+
+
 def client_ceiling(frames: int = 200_000) -> float:
     """Frames/s this client splits and counts on one core (the same loop as ``pump``)."""
     body = (b'{"method":"claude/delta","params":{"channelId":"ch-1","seq":123456,'
             b'"kind":"text","index":0,"text":"w000123 "},"jsonrpc":"2.0"}')
     data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body) * frames
     chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)]
-    framer, count = Framer(), 0
+    framer, count, last = Framer(), 0, 0
     started = time.perf_counter()
     for chunk in chunks:
         now = time.monotonic_ns()
         for body in framer.feed(chunk):
             if b'"claude/delta"' in body:
                 count += 1
-                last = now  # noqa: F841 (as in pump)
+                last = now
             elif b'"type":"result"' in body:
                 pass
-    return count / (time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    return count / elapsed if last else 0.0
 
 
 # ------------------------------------------------------------ (a)
@@ -269,6 +280,7 @@ def _median_stream(streams: list[Stream]) -> dict[str, Any]:
     """Median figures over repeats (each figure its own median) plus every repeat."""
     return {
         "per_s": statistics.median(s.per_s for s in streams),
+        "best_per_s": max(s.per_s for s in streams),
         "chars_per_s": statistics.median(s.chars_per_s for s in streams),
         "notifications": streams[0].notifications,
         "cpu_us_per_delta": None,  # filled by the caller, who knows the delta count
@@ -293,6 +305,7 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
             relays.append(DaemonRelay(cli, channels, burst, tmp, coalesce_ms=COALESCE_MS))
             relays.append(SdkRelay(cli, channels, burst, tmp))
             relays.append(MsgspecRelay(cli, channels, burst, tmp))
+            warm_up(relays)
             keys = ["daemon", "daemon_coalesced", "sdk", "relay"]
             streams: dict[str, list[Stream]] = {k: [] for k in keys}
             for _ in range(repeats):
@@ -328,6 +341,7 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
         finally:
             for relay in relays:
                 relay.close()
+    shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed
     return out
 
 
@@ -362,6 +376,7 @@ def latency(quick: bool, log=print) -> dict[str, Any]:
                 out[key] = None
                 out["coalescing"] = f"not available: {relay.unavailable}"
                 continue
+            warm_up([relay])
             stream = relay.turn(command, latency=True)
             expected = channels * rate * seconds
             if len(stream.latencies_ms) != expected:
@@ -375,6 +390,7 @@ def latency(quick: bool, log=print) -> dict[str, Any]:
                                      else "no effect: one notification per delta")
         finally:
             relay.close()
+    shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed
     return out
 
 

@@ -118,6 +118,8 @@ class Peer:
         self.framer = Framer()
         self._ids = itertools.count(1)
         self._responses: dict[Any, dict[str, Any]] = {}
+        # Frames that wait_response read past (no on_other given): bodies() yields them.
+        self._backlog: list[tuple[int, bytes]] = []
 
     # ------------------------------------------------------------ raw I/O
 
@@ -143,6 +145,9 @@ class Peer:
                ) -> Iterator[tuple[int, bytes]]:
         """(arrival time by ``clock``, body) for every frame, forever; the arrival time is
         taken when the read that completed the frame returned."""
+        while self._backlog:
+            at, body = self._backlog.pop(0)  # stamped with time.monotonic_ns()
+            yield at + (clock() - time.monotonic_ns()), body
         while True:
             chunk = self.read_chunk(timeout)
             now = clock()
@@ -170,19 +175,23 @@ class Peer:
     def wait_response(self, request_id: int, method: str, timeout: float = 60,
                       on_other: Callable[[dict[str, Any]], None] | None = None) -> Any:
         """Read until the response to ``request_id``; responses to other requests are
-        kept for their own ``wait_response``, everything else goes to ``on_other``."""
+        kept for their own ``wait_response``, everything else goes to ``on_other`` or, if
+        none is given, is kept for ``bodies()`` (with its arrival time)."""
         deadline = time.monotonic() + timeout
         while (message := self._responses.pop(request_id, None)) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"no response to {method} within {timeout} s")
             chunk = self.read_chunk(remaining)
+            now = time.monotonic_ns()
             for body in self.framer.feed(chunk):
                 other = json.loads(body)
-                if "id" in other and "method" not in other:
-                    self._responses[other["id"]] = other
+                if "method" not in other:
+                    self._responses[other.get("id")] = other
                 elif on_other is not None:
                     on_other(other)
+                else:
+                    self._backlog.append((now, body))
         if "error" in message:
             raise RpcError(method, message["error"])
         return message.get("result")

@@ -5,7 +5,7 @@ Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e]``
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
 ``bench/results/latest.json``. ``--quick`` shrinks every section (whole run < 60 s);
-the normal run takes 2-3 minutes. Figures depend on the machine and on whatever else
+the normal run takes 1.5-3 minutes. Figures depend on the machine and on whatever else
 runs on it: compare a figure with its peer in the same run, never with a fixed number.
 Nothing here asserts a figure; a section fails only if something was lost or broke.
 

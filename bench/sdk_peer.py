@@ -57,9 +57,9 @@ async def main() -> None:
     from claude_agent_sdk.types import ResultMessage, StreamEvent
 
     idle = status()
-    workspace = tempfile.mkdtemp(prefix="bench-sdk-")
+    workspace = tempfile.TemporaryDirectory(prefix="bench-sdk-")
     clients = [ClaudeSDKClient(ClaudeAgentOptions(
-        cwd=workspace, cli_path=args.cli, include_partial_messages=True,
+        cwd=workspace.name, cli_path=args.cli, include_partial_messages=True,
         env={"SYNTH_BURST": str(args.deltas)})) for _ in range(args.channels)]
     await asyncio.gather(*(c.connect() for c in clients))
     reply({"ready": True, "idle": idle})
@@ -91,6 +91,7 @@ async def main() -> None:
     finally:
         for client in clients:
             await client.disconnect()
+        workspace.cleanup()
 
 
 if __name__ == "__main__":
