@@ -2,8 +2,10 @@
 
 Prints a table (median and min of N runs, in ms) and writes JSON next to this file:
 
-- new channel: ``claude/newChannel`` + ``claude/sendMessage`` -> first ``claude/delta``
-- fresh channel: ``claude/sendMessage`` on a channel that just became ready -> first delta
+- new chat, cold: ``claude/newChannel`` + ``claude/sendMessage`` -> first ``claude/delta``,
+  warm pool off
+- new chat, warm pool: the same with a spare CLI ready in the pool
+- fresh process, first turn: ``claude/sendMessage`` on a channel that just became ready
 - warm turn: a second ``claude/sendMessage`` on the same channel -> first delta
 - peer: the official Python SDK (``ClaudeSDKClient``) connect + query -> first stream event
 
@@ -178,23 +180,38 @@ async def measure_sdk(model_url: str, runs: int) -> list[float]:
     return timings
 
 
+def run_all(runs: int) -> dict[str, Any]:
+    """Every figure of this benchmark, in ms, with the ratios the targets are stated in."""
+    with ScriptedModel(load_scenario(SCENARIO)) as model:
+        figures = asyncio.run(measure_daemon(model.url, runs))
+        try:
+            figures["peer: SDK connect + query"] = asyncio.run(measure_sdk(model.url, runs))
+        except ImportError as e:
+            print(f"(SDK peer skipped: {e})", file=sys.stderr)
+    median = {name: statistics.median(values) for name, values in figures.items()}
+    ratios = {"warm pool / warm turn (target <= 1.5)":
+              median["new chat, warm pool"] / median["warm turn"]}
+    if "peer: SDK connect + query" in median:
+        ratios["SDK / warm pool (target >= 5)"] = (
+            median["peer: SDK connect + query"] / median["new chat, warm pool"])
+        ratios["SDK / cold"] = median["peer: SDK connect + query"] / median["new chat, cold"]
+    return {"first delta ms": figures, "ratios": ratios}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    with ScriptedModel(load_scenario(SCENARIO)) as model:
-        figures = asyncio.run(measure_daemon(model.url, args.runs))
-        try:
-            figures["peer: SDK connect + query"] = asyncio.run(measure_sdk(model.url, args.runs))
-        except ImportError as e:
-            print(f"(SDK peer skipped: {e})", file=sys.stderr)
-    print(f"{'time to first delta (ms)':<34}{'median':>10}{'min':>10}{'max':>10}")
-    for name, values in figures.items():
-        print(f"{name:<34}{statistics.median(values):>10.1f}{min(values):>10.1f}"
+    result = run_all(args.runs)
+    print(f"{'time to first delta (ms)':<40}{'median':>10}{'min':>10}{'max':>10}")
+    for name, values in result["first delta ms"].items():
+        print(f"{name:<40}{statistics.median(values):>10.1f}{min(values):>10.1f}"
               f"{max(values):>10.1f}")
+    for name, value in result["ratios"].items():
+        print(f"{name:<40}{value:>10.2f}")
     out = Path(__file__).with_name("results")
     out.mkdir(exist_ok=True)
-    (out / "first_token.json").write_text(json.dumps(figures, indent=2))
+    (out / "first_token.json").write_text(json.dumps(result, indent=2))
     return 0
 
 

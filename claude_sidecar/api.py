@@ -575,6 +575,11 @@ def decode_params(method: str, params_type: type[P], params: Any, prefix: str = 
         return msgspec.convert(params, params_type, strict=True)
     except msgspec.ValidationError as e:
         raise _invalid(method, str(e), prefix) from e
+    except UnicodeEncodeError as e:
+        # msgspec cannot even describe a value holding a lone surrogate (JSON "\udc80").
+        raise InvalidParams(prefix.rstrip(".") or "params",
+                            "holds text that is not valid Unicode (a lone surrogate)",
+                            f"send valid UTF-8 text; see {method} in docs/protocol.md") from e
     except InvalidParams as e:
         if not prefix:
             raise

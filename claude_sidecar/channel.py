@@ -294,13 +294,15 @@ class Channel:
     async def _read_loop(self) -> None:
         assert self._transport is not None
         try:
-            async for raw in self._transport.lines():
-                try:
-                    self._route(raw)
-                except Exception:
-                    # A routing bug must not stop the reader: the CLI would block on a full
-                    # pipe and the channel would hang. Log it and keep reading.
-                    log.exception("channel %s: failed to route a line: %.200r", self.id, raw)
+            async for batch in self._transport.batches():
+                for raw in batch:
+                    try:
+                        self._route(raw)
+                    except Exception:
+                        # A routing bug must not stop the reader: the CLI would block on a
+                        # full pipe and the channel would hang. Log it and keep reading.
+                        log.exception("channel %s: failed to route a line: %.200r",
+                                      self.id, raw)
         finally:
             info = await self._transport.wait()
             self.exit = ExitInfo(code=info.code, signal=info.signal,
@@ -332,14 +334,14 @@ class Channel:
             log.warning("channel %s: skipping non-JSON line: %.200r", self.id, raw)
             return
         kind = line.type
-        if kind == "stream_event" and line.event is not None:
-            event = line.event
+        event = line.event
+        if event is not None and kind == "stream_event":
             delta = event.delta
-            known = _DELTA_KINDS.get(delta.type) if delta is not None else None
-            if event.type == "content_block_delta" and known is not None:
-                text = getattr(delta, known[1])
+            if delta is not None and event.type == "content_block_delta":
+                known = _DELTA_KINDS.get(delta.type)
+                text = getattr(delta, known[1]) if known is not None else None
                 if text is not None:
-                    self._outbox.delta(known[0], event.index or 0, text,  # type: ignore[arg-type]
+                    self._outbox.delta(known[0], event.index or 0, text,  # type: ignore
                                        line.parent_tool_use_id)
                     return
             self._outbox.message(raw)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -39,17 +38,23 @@ Sink = Callable[[bytes], None]
 _encoder = msgspec.json.Encoder()
 
 
-class _Frame(msgspec.Struct):
-    method: str
-    # Any: a params struct is encoded in the same pass as the envelope.
-    params: Any
-    jsonrpc: str = "2.0"
-
-
 def frame(method: str, params: msgspec.Struct) -> bytes:
-    """Encode a JSON-RPC notification as a Content-Length framed message."""
-    body = _encoder.encode(_Frame(method, params))
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    """Encode a JSON-RPC notification as a Content-Length framed message.
+
+    The envelope is a constant per method: only the params are encoded, and the frame
+    is built with one copy of them.
+    """
+    prefix = _PREFIXES.get(method)
+    if prefix is None:
+        prefix = _PREFIXES[method] = b'{"jsonrpc":"2.0","method":%s,"params":' % (
+            _encoder.encode(method))
+    body = _encoder.encode(params)
+    return b"Content-Length: %d\r\n\r\n%s%s}" % (len(prefix) + len(body) + 1, prefix, body)
+
+
+_PREFIXES: dict[str, bytes] = {}
+_DELTA_FRAME = b'Content-Length: %d\r\n\r\n{"jsonrpc":"2.0","method":"claude/delta","params":%s}'
+_DELTA_OVERHEAD = len(b'{"jsonrpc":"2.0","method":"claude/delta","params":}')
 
 
 def _nowhere(data: bytes) -> None:
@@ -115,7 +120,15 @@ class Outbox:
     def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
         if not self._coalesce:
-            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
+            # The hot path of a streaming turn, kept to one encode and one copy.
+            self._seq += 1
+            body = _encoder.encode(DeltaNotification(self.channel_id, self._seq, kind, index,
+                                                     text, parent_tool_use_id))
+            data = _DELTA_FRAME % (len(body) + _DELTA_OVERHEAD, body)
+            if self._held is None:
+                self._sink(data)
+            else:
+                self._held.append(data)
             return
         block = (kind, index, parent_tool_use_id)
         if self._waiting == block:

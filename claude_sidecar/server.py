@@ -13,7 +13,7 @@ import logging
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from lsprotocol import types
@@ -27,6 +27,9 @@ from . import api, mcp_servers, rewind
 from .errors import ServerNotInitialized
 from .hub import Hub
 from .permissions import Rules
+
+if TYPE_CHECKING:
+    from .stdio import FrameWriter
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,9 @@ class SidecarServer(LanguageServer):
         self.initialized = False
         self.client_name: str | None = None
         self.client_gone = asyncio.Event()
+        self._gone = False
+        # Where notifications go (set by the stdio loop): batched writes to the client.
+        self.frames: FrameWriter | None = None
         self.hub.ask_editor = self.ask_editor
 
     async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any],
@@ -108,13 +114,12 @@ class SidecarServer(LanguageServer):
             raise
 
     def send_frame(self, data: bytes) -> None:
-        """Write one already-framed JSON-RPC message to the client."""
-        writer = self.protocol.writer
-        if writer is None or self.client_gone.is_set():
+        """Write one already-framed JSON-RPC notification to the client."""
+        frames = self.frames
+        if frames is None or self._gone:
             return
         try:
-            # A FrameWriter batches notifications; another writer (tests) takes them as is.
-            getattr(writer, "queue", writer.write)(data)
+            frames.queue(data)
         except (BrokenPipeError, ConnectionResetError, ValueError) as e:
             self.lose_client(e)
 
@@ -124,8 +129,9 @@ class SidecarServer(LanguageServer):
         ValueError means the stream was already closed. The serve loop sees the event
         and closes every channel.
         """
-        if not self.client_gone.is_set():
+        if not self._gone:
             log.error("the client's stream is gone (%s); shutting down", error)
+            self._gone = True
             self.client_gone.set()
 
 

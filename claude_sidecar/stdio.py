@@ -91,7 +91,8 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
 
 async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     reader = await _stdin_reader()
-    server.protocol.set_writer(FrameWriter(rpc_out, server.lose_client))
+    server.frames = FrameWriter(rpc_out, server.lose_client)
+    server.protocol.set_writer(server.frames)
     serving = asyncio.ensure_future(run_async(
         stop_event=threading.Event(),
         reader=reader,

@@ -101,8 +101,13 @@ class Transport:
             stdin.write(data)
             await stdin.drain()
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        """Yield each stdout line (without the newline) until EOF, with no length limit."""
+    async def batches(self) -> AsyncIterator[list[bytes]]:
+        """Yield the complete stdout lines (without newlines) of each read, until EOF.
+
+        Lines come in batches, one per read of up to ``READ_CHUNK`` bytes, so a fast
+        stream costs one resumption per read rather than per line; a line has no length
+        limit (one longer than a read is joined across reads).
+        """
         stdout = self._process.stdout
         assert stdout is not None
         pending = bytearray()
@@ -110,18 +115,16 @@ class Transport:
             chunk = await stdout.read(READ_CHUNK)
             if not chunk:
                 break
-            start = 0
-            while (end := chunk.find(b"\n", start)) != -1:
-                if pending:
-                    pending += chunk[start:end]
-                    yield bytes(pending)
-                    pending.clear()
-                else:
-                    yield chunk[start:end]
-                start = end + 1
-            pending += chunk[start:]
+            lines = chunk.split(b"\n")
+            if pending:
+                pending += lines[0]
+                lines[0] = bytes(pending)
+                pending.clear()
+            pending += lines.pop()
+            if lines:
+                yield lines
         if pending:
-            yield bytes(pending)
+            yield [bytes(pending)]
 
     async def _drain_stderr(self) -> None:
         stderr = self._process.stderr

@@ -88,3 +88,10 @@ def test_performance_options_default_to_no_coalescing_and_one_spare() -> None:
 
     assert options.coalesce_deltas_ms == 0
     assert (options.warm_pool.size, options.warm_pool.idle_seconds) == (1, 300.0)
+
+
+def test_params_with_a_lone_surrogate_are_invalid_params() -> None:
+    with pytest.raises(InvalidParams) as caught:
+        api.decode_params("claude/newChannel", api.NewChannelParams, "\udc80bad")
+
+    assert caught.value.data["field"] == "params"

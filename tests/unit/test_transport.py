@@ -1,4 +1,4 @@
-"""The transport splits stdout into lines with no length limit and keeps a stderr tail."""
+"""The transport splits stdout into batches of lines with no length limit and keeps a stderr tail."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path
     transport = await Transport.spawn([sys.executable, "-c", SCRIPT], cwd=str(tmp_path),
                                       env={"PATH": "/usr/bin:/bin"})
 
-    lines = [line async for line in transport.lines()]
+    lines = [line async for batch in transport.batches() for line in batch]
     info = await transport.wait()
 
     assert lines[0] == b'{"a": 1}'
@@ -35,7 +35,7 @@ async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path
 async def test_stderr_is_drained_into_a_bounded_tail(tmp_path) -> None:
     transport = await Transport.spawn([sys.executable, "-c", SCRIPT], cwd=str(tmp_path),
                                       env={"PATH": "/usr/bin:/bin"})
-    _ = [line async for line in transport.lines()]
+    _ = [batch async for batch in transport.batches()]
     await transport.wait()
 
     tail = transport.stderr_tail().splitlines()
@@ -48,8 +48,8 @@ async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_
                 "print('ready', flush=True); time.sleep(60)")
     transport = await Transport.spawn([sys.executable, "-c", stubborn], cwd=str(tmp_path),
                                       env={"PATH": "/usr/bin:/bin"})
-    lines = transport.lines()
-    assert await anext(lines) == b"ready"
+    batches = transport.batches()
+    assert await anext(batches) == [b"ready"]
 
     info = await transport.shutdown(grace=0.2, term_grace=0.2)
 
