@@ -7,7 +7,9 @@ computed from the file on disk and the tool's input, exactly as the tool would a
 from __future__ import annotations
 
 import difflib
+import functools
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,20 +55,51 @@ def read_text(path: str) -> str | None:
         raise Unreadable("not UTF-8 text") from e
 
 
-def unified_diff(path: str, old: str | None, new: str | None) -> str:
-    """A unified diff from ``old`` to ``new`` (None: the file does not exist)."""
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$")
+
+
+def unified_diff(path: str, old: str | None, new: str | None, context: int = 3) -> str:
+    """A unified diff from ``old`` to ``new`` (None: the file does not exist).
+
+    Lines both sides share at the start and the end are set aside before difflib runs,
+    so a small edit of a big file costs a scan of it, not a full sequence match (which
+    is quadratic in the worst case and ~20 ms for 10,000 lines even in the best).
+    """
+    a = (old or "").splitlines(keepends=True)
+    b = (new or "").splitlines(keepends=True)
+    common = min(len(a), len(b))
+    head = 0
+    while head < common and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < common - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start, cut = max(0, head - context), max(0, tail - context)
     lines = difflib.unified_diff(
-        (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
+        a[start:len(a) - cut], b[start:len(b) - cut], n=context,
         fromfile=path if old is not None else "/dev/null",
         tofile=path if new is not None else "/dev/null")
-    # difflib leaves a line without its newline unterminated; mark it as diff(1) does.
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    parts = []
+    for line in lines:
+        if start and line.startswith("@@"):
+            line = _shift_hunk(line, start)
+        # difflib leaves a line without its newline unterminated; mark it as diff(1) does.
+        parts.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    text = "".join(parts)
     if not text and (old is None) != (new is None):
         # Creating or deleting an empty file changes no line, but it is still a change.
         text = (f"--- {path if old is not None else '/dev/null'}\n"
                 f"+++ {path if new is not None else '/dev/null'}\n")
     return text
+
+
+def _shift_hunk(header: str, offset: int) -> str:
+    """Move a hunk header's line numbers down by ``offset`` lines."""
+    m = _HUNK.match(header.rstrip("\n"))
+    assert m is not None, header
+    old_start, old_len, new_start, new_len = m.groups()
+    return (f"@@ -{int(old_start) + offset}{old_len or ''} "
+            f"+{int(new_start) + offset}{new_len or ''} @@\n")
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool) -> str:
@@ -131,9 +164,9 @@ class FileChange:
     notice: str | None = None
     parent_tool_use_id: str | None = None
 
-    @property
+    @functools.cached_property
     def diff(self) -> str | None:
-        """The unified diff of the change; None when contents are not shown."""
+        """The unified diff of the change (computed once); None when contents are not shown."""
         return None if self.notice else unified_diff(self.path, self.old, self.new)
 
 

@@ -69,3 +69,15 @@ def test_a_missing_final_newline_is_marked() -> None:
 
 def test_creating_an_empty_file_is_still_a_diff() -> None:
     assert unified_diff("/w/empty", None, "") == "--- /dev/null\n+++ /w/empty\n"
+
+
+def test_a_small_edit_in_a_big_file_gets_the_same_diff_as_a_full_match() -> None:
+    import difflib
+    old = "".join(f"line {i}\n" for i in range(10_000))
+    new = old.replace("line 5000\n", "changed\n").replace("line 9998\n", "")
+
+    expected = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                            fromfile="/w/big.txt", tofile="/w/big.txt"))
+
+    assert unified_diff("/w/big.txt", old, new) == expected
+    assert "@@ -4998,7 +4998,7 @@" in expected
