@@ -5,6 +5,7 @@ Prints a table (median and min of N runs, in ms) and writes JSON next to this fi
 - new chat, cold: ``claude/newChannel`` + ``claude/sendMessage`` -> first ``claude/delta``,
   warm pool off
 - new chat, warm pool: the same with a spare CLI ready in the pool
+- new chat, warm pool, primed: the spare also built its context (``primeContext``)
 - fresh process, first turn: ``claude/sendMessage`` on a channel that just became ready
 - warm turn: a second ``claude/sendMessage`` on the same channel -> first delta
 - peer: the official Python SDK (``ClaudeSDKClient``) connect + query -> first stream event
@@ -145,15 +146,19 @@ async def measure_daemon(model_url: str, runs: int) -> dict[str, list[float]]:
     finally:
         await cold.stop()
 
-    workspace = tempfile.mkdtemp(prefix="bench-ws-")
-    pooled = _Daemon()
-    await pooled.start(model_url, {"warmPool": {"size": 1, "cwd": workspace}})
-    try:
-        for _ in range(runs):
-            await _spare_ready(pooled.pid)
-            figures["new chat, warm pool"].append(await pooled.new_chat(workspace))
-    finally:
-        await pooled.stop()
+    for name, prime in (("new chat, warm pool", False),
+                        ("new chat, warm pool, primed", True)):
+        workspace = tempfile.mkdtemp(prefix="bench-ws-")
+        pooled = _Daemon()
+        await pooled.start(model_url, {"warmPool": {"size": 1, "cwd": workspace,
+                                                    "primeContext": prime}})
+        figures[name] = []
+        try:
+            for _ in range(runs):
+                await _spare_ready(pooled.pid)
+                figures[name].append(await pooled.new_chat(workspace))
+        finally:
+            await pooled.stop()
     return figures
 
 
@@ -190,10 +195,14 @@ def run_all(runs: int) -> dict[str, Any]:
             print(f"(SDK peer skipped: {e})", file=sys.stderr)
     median = {name: statistics.median(values) for name, values in figures.items()}
     ratios = {"warm pool / warm turn (target <= 1.5)":
-              median["new chat, warm pool"] / median["warm turn"]}
+              median["new chat, warm pool"] / median["warm turn"],
+              "primed pool / warm turn (target <= 1.5)":
+              median["new chat, warm pool, primed"] / median["warm turn"]}
     if "peer: SDK connect + query" in median:
         ratios["SDK / warm pool (target >= 5)"] = (
             median["peer: SDK connect + query"] / median["new chat, warm pool"])
+        ratios["SDK / primed pool (target >= 5)"] = (
+            median["peer: SDK connect + query"] / median["new chat, warm pool, primed"])
         ratios["SDK / cold"] = median["peer: SDK connect + query"] / median["new chat, cold"]
     return {"first delta ms": figures, "ratios": ratios}
 

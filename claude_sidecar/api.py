@@ -94,6 +94,7 @@ class WarmPoolOptions(Params):
     size: Annotated[int, msgspec.Meta(ge=0, le=8)] = 1
     idle_seconds: Annotated[float, msgspec.Meta(gt=0, le=86400)] = 300.0
     cwd: str | None = None
+    prime_context: bool = False
 
     def __post_init__(self) -> None:
         if self.cwd is not None:

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 # A new chat's spare is started when its first turn ends, or after this many seconds.
 REFILL_AFTER = 30.0
+PRIME_TIMEOUT = 30.0
 
 
 class Hub:
@@ -42,6 +43,8 @@ class Hub:
         self._spare_ids = itertools.count(1)
         self.pool = WarmPool(self._start_spare)
         self._background: set[asyncio.Future[None]] = set()
+        # Warm each spare's context once it is up (initializationOptions.warmPool.primeContext).
+        self.prime_spares = False
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         self.rules = Rules()
         self.allow_bypass = False
@@ -127,8 +130,18 @@ class Hub:
         # A spare's notifications go nowhere: it is quiet until its first message anyway,
         # and the chat that takes it gets its own outbox.
         outbox = Outbox(spare_id, lambda data: None)
-        return await self._start(spare_id, options, str(uuidlib.uuid4()), outbox,
-                                 register=False)
+        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), outbox,
+                                  register=False)
+        if self.prime_spares:
+            # The CLI's /context: it builds the system prompt, tool schemas and attachments
+            # (and counts their tokens), the work a first turn otherwise does while the
+            # user waits. It writes no session.
+            try:
+                await spare.control("get_context_usage", PRIME_TIMEOUT)
+            except SidecarError as e:
+                log.info("warm pool: priming spare pid %d failed (%s); using it anyway",
+                         spare.pid, e.message)
+        return spare
 
     async def restart(self, channel_id: str) -> Channel:
         """Start a new CLI for a channel whose CLI died, resuming its session.

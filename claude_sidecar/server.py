@@ -268,6 +268,7 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.coalesce = options.coalesce_deltas_ms / 1000
         ls.hub.pool.size = options.warm_pool.size
         ls.hub.pool.idle_seconds = options.warm_pool.idle_seconds
+        ls.hub.prime_spares = options.warm_pool.prime_context
         if options.warm_pool.cwd is not None:
             # The editor knows its workspace: the first chat need not wait for a CLI.
             ls.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd))

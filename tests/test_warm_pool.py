@@ -161,3 +161,22 @@ async def test_resumed_chats_never_take_a_spare(
     resumed = await sidecar.open_channel(cwd=str(workspace), resume=session_id)
 
     assert resumed["pid"] not in spare and resumed["sessionId"] == session_id
+
+
+async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_used(
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, home: Path) -> None:
+    sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "primeContext": True}})
+    (spare,) = await spares(sidecar)
+    deadline = time.monotonic() + 20
+    while model.token_counts == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert model.token_counts > 0, "the spare did not count its context's tokens"
+    assert not list(home.glob(".claude/projects/*/*.jsonl")), "priming wrote a session"
+
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    await sidecar.send(opened["channelId"], "hello")
+    result = await sidecar.wait_for_result(opened["channelId"])
+
+    assert opened["pid"] == spare and result["subtype"] == "success"
+    assert sidecar.text(opened["channelId"]) == "Hello from the stand-in model!"
+    assert len(list(home.glob(".claude/projects/*/*.jsonl"))) == 1

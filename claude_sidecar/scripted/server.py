@@ -137,6 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "invalid_request_error", "Request body must be a JSON object")
             return
         if path == "/v1/messages/count_tokens":
+            self.server.model._count_tokens()
             # ~4 characters per token, same estimate as the replies' usage.
             self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
             return
@@ -226,6 +227,7 @@ class ScriptedModel:
         self._port = port
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self._token_counts = 0
         self._connections: set[socket.socket] = set()
         self._counters: dict[str, itertools.count[int]] = {}
         self._stopping = threading.Event()
@@ -318,6 +320,16 @@ class ScriptedModel:
     def main_requests(self) -> list[dict[str, Any]]:
         """The requests that carried ``tools`` (the agent's own turns, not side calls)."""
         return [r for r in self.requests if r.get("tools")]
+
+    @property
+    def token_counts(self) -> int:
+        """How many ``/v1/messages/count_tokens`` requests were answered so far."""
+        with self._lock:
+            return self._token_counts
+
+    def _count_tokens(self) -> None:
+        with self._lock:
+            self._token_counts += 1
 
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. between phases of a test)."""
