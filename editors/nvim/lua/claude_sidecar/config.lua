@@ -1,0 +1,58 @@
+--- Options of claude_sidecar.setup(), with their defaults.
+local M = {}
+
+---@class claude_sidecar.Config
+M.defaults = {
+  -- The daemon command; it must speak JSON-RPC on stdin/stdout (`claude-sidecar --stdio`).
+  cmd = { "claude-sidecar", "--stdio" },
+  -- Extra environment for the daemon (and, through it, the CLI).
+  env = nil,
+  -- Path of the Claude Code CLI; nil lets the daemon look for it.
+  cli_path = nil,
+  -- Defaults for new chats; nil means the CLI's own default.
+  model = nil,
+  permission_mode = nil,
+  -- Merge streamed deltas into one notification per this many ms (0: every delta).
+  coalesce_ms = 16,
+  -- Spare CLIs kept ready for the next chat (0 turns the warm pool off).
+  warm_pool = 1,
+  -- Tool names (or patterns) the daemon allows without asking.
+  auto_allow_tools = {},
+  -- Answer the agent's questions about the editor (diagnostics, open buffers, selection).
+  editor_tools = true,
+  -- Chat window: "right", "left", "below", "above" (a split) or "tab".
+  layout = "right",
+  width = 80,
+  height = 20,
+  prompt_height = 5,
+  -- Lines of a tool result shown in the chat (the rest is folded away).
+  tool_result_lines = 8,
+  keymaps = {
+    send = "<C-s>", -- in the prompt buffer (normal and insert mode)
+    interrupt = "<C-c>", -- in the chat and prompt buffers
+    close = "q", -- in the chat buffer: close the window (the chat goes on)
+  },
+  log_level = vim.log.levels.WARN,
+  log_file = nil,
+}
+
+---@type claude_sidecar.Config
+M.options = vim.deepcopy(M.defaults)
+
+--- Merge user options over the defaults; errors name the bad option.
+---@param opts table|nil
+function M.apply(opts)
+  opts = opts or {}
+  vim.validate("opts", opts, "table")
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  vim.validate("cmd", merged.cmd, "table")
+  vim.validate("coalesce_ms", merged.coalesce_ms, "number")
+  vim.validate("warm_pool", merged.warm_pool, "number")
+  vim.validate("layout", merged.layout, function(v)
+    return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
+  end, "one of right, left, below, above, tab")
+  M.options = merged
+  return merged
+end
+
+return M

@@ -1,0 +1,280 @@
+--- claude_sidecar.nvim: chat with Claude Code inside Neovim, through the claude-sidecar daemon.
+local M = {}
+
+local configured = false
+
+--- Configure the plugin (see lua/claude_sidecar/config.lua for every option).
+---@param opts table|nil
+function M.setup(opts)
+  local config = require("claude_sidecar.config")
+  config.apply(opts)
+  if configured then
+    return
+  end
+  configured = true
+  local chat = require("claude_sidecar.chat")
+  local rpc = require("claude_sidecar.rpc")
+  for _, method in ipairs({ "claude/delta", "claude/message", "claude/status", "claude/permissionRequest",
+    "claude/permissionCancelled", "claude/fileUpdated" }) do
+    rpc.on_notification(method, function(params)
+      chat.dispatch(method, params)
+    end)
+  end
+  rpc.on_request("claude/callEditorTool", function(params)
+    return require("claude_sidecar.editor_tools").call(params)
+  end)
+  rpc.on_exit(chat.daemon_exited)
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
+    callback = function()
+      rpc.stop(3000)
+    end,
+  })
+end
+
+local function ensure_setup()
+  if not configured then
+    M.setup({})
+  end
+end
+
+local function chat_or_warn()
+  ensure_setup()
+  local chat = require("claude_sidecar.chat")
+  local c = chat.for_buffer(vim.api.nvim_get_current_buf()) or chat.current()
+  if not c then
+    vim.notify("claude-sidecar: no chat yet; :Claude opens one", vim.log.levels.WARN)
+  end
+  return c
+end
+
+--- :Claude — show the current chat, or start one in the current directory.
+function M.open()
+  ensure_setup()
+  local chat = require("claude_sidecar.chat")
+  chat.show(chat.current() or chat.new(vim.fn.getcwd()))
+end
+
+--- :ClaudeNew — start another chat.
+function M.new()
+  ensure_setup()
+  local chat = require("claude_sidecar.chat")
+  chat.show(chat.new(vim.fn.getcwd()))
+end
+
+--- :ClaudeSend [text] — send text, or (with a range) the lines as context plus text.
+function M.send(text, line1, line2)
+  ensure_setup()
+  local chat = require("claude_sidecar.chat")
+  local source = vim.api.nvim_get_current_buf()
+  if line1 and line2 and not chat.for_buffer(source) then
+    local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(source), ":~:.")
+    local lines = vim.api.nvim_buf_get_lines(source, line1 - 1, line2, false)
+    local context = string.format("%s lines %d-%d:\n```%s\n%s\n```", path ~= "" and path or "[buffer]",
+      line1, line2, vim.bo[source].filetype, table.concat(lines, "\n"))
+    text = text ~= "" and (context .. "\n\n" .. text) or context
+  end
+  if text == "" then
+    vim.notify("claude-sidecar: nothing to send", vim.log.levels.WARN)
+    return
+  end
+  local c = chat.current() or chat.new(vim.fn.getcwd())
+  chat.send(c, text)
+  chat.show(c)
+end
+
+function M.interrupt()
+  local c = chat_or_warn()
+  if c then
+    require("claude_sidecar.chat").interrupt(c)
+  end
+end
+
+local MODES = { "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions" }
+
+--- :ClaudeMode [mode] — switch the permission mode (a picker without an argument).
+function M.mode(mode)
+  local c = chat_or_warn()
+  if not c then
+    return
+  end
+  local function apply(choice)
+    if not choice or choice == "" then
+      return
+    end
+    require("claude_sidecar.rpc").request("claude/setPermissionMode", { channelId = c.channel_id, mode = choice },
+      function(err)
+        if err then
+          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+        end
+      end)
+  end
+  if mode and mode ~= "" then
+    apply(mode)
+  else
+    vim.ui.select(MODES, { prompt = "Permission mode (now " .. tostring(c.mode) .. ")" }, apply)
+  end
+end
+
+--- :ClaudeModel [model] — switch the model (asked for without an argument).
+function M.model(model)
+  local c = chat_or_warn()
+  if not c then
+    return
+  end
+  local function apply(choice)
+    if not choice or choice == "" then
+      return
+    end
+    require("claude_sidecar.rpc").request("claude/setModel", { channelId = c.channel_id, model = choice },
+      function(err)
+        if err then
+          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+        end
+      end)
+  end
+  if model and model ~= "" then
+    apply(model)
+  else
+    vim.ui.input({ prompt = "Model (now " .. tostring(c.model) .. "): " }, apply)
+  end
+end
+
+--- The prompt (entry) at the cursor in a chat window, for fork and rewind.
+local function prompt_at_cursor(c)
+  local chat = require("claude_sidecar.chat")
+  local index = #c.t.entries
+  if vim.api.nvim_get_current_buf() == c.buf then
+    index = chat.entry_at(c, vim.api.nvim_win_get_cursor(0)[1]) or 1
+  end
+  local entry, at = require("claude_sidecar.transcript").prompt_at(c.t, index)
+  if not entry or not entry.message_id then
+    vim.notify("claude-sidecar: put the cursor on (or below) a prompt that was sent", vim.log.levels.WARN)
+    return nil
+  end
+  return entry, at
+end
+
+--- :ClaudeFork — a new chat continuing this one up to the answer to the prompt at the cursor.
+function M.fork()
+  local c = chat_or_warn()
+  if not c then
+    return
+  end
+  local entry, at = prompt_at_cursor(c)
+  if not entry then
+    return
+  end
+  local chat = require("claude_sidecar.chat")
+  local fork = chat.create(c.cwd, require("claude_sidecar.transcript").until_exchange_end(c.t, at))
+  chat.refresh(fork, 1)
+  local params = { atMessageId = entry.message_id }
+  if c.channel_id then
+    params.channelId = c.channel_id
+  else
+    params.sessionId = c.session_id
+  end
+  chat.open_channel(fork, params, "claude/forkSession")
+  chat.show(fork)
+end
+
+--- :ClaudeRewind — show what rewinding files to before the prompt at the cursor does, then ask.
+function M.rewind()
+  local c = chat_or_warn()
+  if not c or not c.channel_id then
+    return
+  end
+  local entry = prompt_at_cursor(c)
+  if not entry then
+    return
+  end
+  local rpc = require("claude_sidecar.rpc")
+  local errors = require("claude_sidecar.errors")
+  local params = { channelId = c.channel_id, messageId = entry.message_id, dryRun = true }
+  rpc.request("claude/rewindFiles", params, function(err, preview)
+    if err then
+      vim.notify("claude-sidecar: " .. errors.describe(err), vim.log.levels.ERROR)
+      return
+    end
+    if not preview.canRewind or #preview.filesChanged == 0 then
+      vim.notify("claude-sidecar: no file to rewind for that prompt", vim.log.levels.INFO)
+      return
+    end
+    local lines = { string.format("Rewind %d file(s) (+%d −%d) to before: %s", #preview.filesChanged,
+      preview.insertions, preview.deletions, (entry.text:gsub("\n", " "))), "" }
+    for _, d in ipairs(preview.diffs) do
+      vim.list_extend(lines, vim.split(d.diff or ("--- " .. d.path .. ": " .. (d.note or "no diff")), "\n"))
+    end
+    local files = require("claude_sidecar.files")
+    vim.cmd("tabnew")
+    local buf = files.scratch(lines, "claude://rewind/" .. entry.message_id, "diff")
+    vim.api.nvim_win_set_buf(0, buf)
+    vim.ui.select({ "Rewind", "Cancel" }, { prompt = lines[1] .. "?", kind = "claude_sidecar.rewind" },
+      function(choice)
+        if choice ~= "Rewind" then
+          return
+        end
+        params.dryRun = false
+        rpc.request("claude/rewindFiles", params, function(e, done)
+          if e then
+            vim.notify("claude-sidecar: " .. errors.describe(e), vim.log.levels.ERROR)
+            return
+          end
+          for _, path in ipairs(done.filesChanged) do
+            files.reload(path)
+          end
+          require("claude_sidecar.chat").add_notice(c, string.format("rewound %d file(s) to before: %s",
+            #done.filesChanged, (entry.text:gsub("\n", " "))))
+        end)
+      end)
+  end)
+end
+
+--- :ClaudeSessions — resume a stored session of the current directory.
+function M.sessions()
+  ensure_setup()
+  require("claude_sidecar.sessions").pick(vim.fn.getcwd())
+end
+
+--- :ClaudeChats — switch between the open chats.
+function M.chats()
+  ensure_setup()
+  local chat = require("claude_sidecar.chat")
+  if #chat.chats == 0 then
+    return M.open()
+  end
+  vim.ui.select(chat.chats, { prompt = "Claude chats", kind = "claude_sidecar.chat",
+    format_item = function(c)
+      local first = require("claude_sidecar.transcript").prompt_at(c.t, #c.t.entries)
+      return string.format("#%d %s · %s%s", c.number, vim.fn.fnamemodify(c.cwd, ":~"), c.state,
+        first and (" · " .. first.text:gsub("\n", " "):sub(1, 50)) or "")
+    end }, function(c)
+    if c then
+      chat.show(c)
+    end
+  end)
+end
+
+--- :ClaudeDiff [path] — Claude's latest change (of path) as a side-by-side diff.
+function M.diff(path)
+  require("claude_sidecar.files").diff(path)
+end
+
+--- For the statusline: "Claude: running · plan · $0.0123" for the current chat ("" without one).
+function M.statusline()
+  local chat = package.loaded["claude_sidecar.chat"]
+  local c = chat and (chat.for_buffer(vim.api.nvim_get_current_buf()) or chat.current())
+  if not c then
+    return ""
+  end
+  local parts = { "Claude: " .. c.state }
+  if c.mode and c.mode ~= "default" then
+    table.insert(parts, c.mode)
+  end
+  if c.t.cost_usd > 0 then
+    table.insert(parts, string.format("$%.4f", c.t.cost_usd))
+  end
+  return table.concat(parts, " · ")
+end
+
+return M

@@ -1,0 +1,32 @@
+-- Commands only; everything else loads on first use (require("claude_sidecar").setup() to configure).
+if vim.g.loaded_claude_sidecar then
+  return
+end
+vim.g.loaded_claude_sidecar = true
+
+local function cs()
+  return require("claude_sidecar")
+end
+
+local command = vim.api.nvim_create_user_command
+command("Claude", function() cs().open() end, { desc = "Open or focus the Claude chat" })
+command("ClaudeNew", function() cs().new() end, { desc = "Start another Claude chat" })
+command("ClaudeChats", function() cs().chats() end, { desc = "Switch between Claude chats" })
+command("ClaudeSend", function(args)
+  if args.range > 0 then
+    cs().send(args.args, args.line1, args.line2)
+  else
+    cs().send(args.args)
+  end
+end, { nargs = "*", range = true, desc = "Send text (and the selected lines) to Claude" })
+command("ClaudeInterrupt", function() cs().interrupt() end, { desc = "Stop Claude's current turn" })
+command("ClaudeMode", function(args) cs().mode(args.args) end, {
+  nargs = "?", desc = "Set the permission mode",
+  complete = function() return { "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions" } end,
+})
+command("ClaudeModel", function(args) cs().model(args.args) end, { nargs = "?", desc = "Set the model" })
+command("ClaudeFork", function() cs().fork() end, { desc = "Fork the chat at the prompt under the cursor" })
+command("ClaudeRewind", function() cs().rewind() end, { desc = "Rewind files to before the prompt under the cursor" })
+command("ClaudeSessions", function() cs().sessions() end, { desc = "Resume a stored Claude session" })
+command("ClaudeDiff", function(args) cs().diff(args.args) end, { nargs = "?", complete = "file",
+  desc = "Show Claude's latest change to a file as a diff" })
