@@ -23,6 +23,7 @@ local M = {}
 ---@field folds {[1]: integer, [2]: integer}[] thinking line ranges (1-based, inclusive)
 ---@field outbox string[] prompts waiting for the channel to open
 ---@field opening boolean
+---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
@@ -248,6 +249,11 @@ local function attach(chat, channel_id, session_id)
     M.dispatch(note.method, note.params)
   end
   early[channel_id] = nil
+  local waiting = chat.on_open
+  chat.on_open = {}
+  for _, fn in ipairs(waiting) do
+    fn(chat)
+  end
   local outbox = chat.outbox
   chat.outbox = {}
   for _, text in ipairs(outbox) do
@@ -284,7 +290,7 @@ function M.create(cwd, t)
   count = count + 1
   local chat = {
     number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, folds = {},
-    outbox = {}, opening = false,
+    outbox = {}, opening = false, on_open = {},
   }
   chat.buf = buffer("claude://chat/" .. count, "markdown")
   chat.prompt_buf = buffer("claude://prompt/" .. count, "markdown")
@@ -303,6 +309,16 @@ function M.new(cwd)
   local opts = config.options
   M.open_channel(chat, { model = opts.model, permissionMode = opts.permission_mode })
   return chat
+end
+
+--- Run fn(chat) now if the chat's channel is open, else once it is (in order, before
+--- any queued prompt is sent).
+function M.when_open(chat, fn)
+  if chat.channel_id then
+    fn(chat)
+  else
+    table.insert(chat.on_open, fn)
+  end
 end
 
 --- Send a prompt; queued while the channel opens, and a dead channel is resumed first.

@@ -102,12 +102,14 @@ function M.mode(mode)
     if not choice or choice == "" then
       return
     end
-    require("claude_sidecar.rpc").request("claude/setPermissionMode", { channelId = c.channel_id, mode = choice },
-      function(err)
-        if err then
-          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
-        end
-      end)
+    require("claude_sidecar.chat").when_open(c, function()
+      require("claude_sidecar.rpc").request("claude/setPermissionMode", { channelId = c.channel_id, mode = choice },
+        function(err)
+          if err then
+            vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+          end
+        end)
+    end)
   end
   if mode and mode ~= "" then
     apply(mode)
@@ -126,12 +128,14 @@ function M.model(model)
     if not choice or choice == "" then
       return
     end
-    require("claude_sidecar.rpc").request("claude/setModel", { channelId = c.channel_id, model = choice },
-      function(err)
-        if err then
-          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
-        end
-      end)
+    require("claude_sidecar.chat").when_open(c, function()
+      require("claude_sidecar.rpc").request("claude/setModel", { channelId = c.channel_id, model = choice },
+        function(err)
+          if err then
+            vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+          end
+        end)
+    end)
   end
   if model and model ~= "" then
     apply(model)

