@@ -57,6 +57,9 @@ end
 
 --- Redraw entries from index `from` to the end (earlier entries never change).
 function M.refresh(chat, from)
+  if not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
   from = math.max(1, math.min(from or 1, #chat.t.entries + 1))
   local opts = { tool_result_lines = config.options.tool_result_lines }
   local start = chat.starts[from] or vim.api.nvim_buf_line_count(chat.buf)
@@ -103,6 +106,9 @@ local function title(chat)
 end
 
 local function set_title(chat)
+  if not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
   vim.bo[chat.buf].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { "# " .. title(chat) })
   vim.bo[chat.buf].modifiable = false
