@@ -41,6 +41,28 @@ def buffer_lines(editor: Editor, buf: int) -> list[str]:
     return editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
 
 
+def greet_then_shout(editor: Editor) -> None:
+    """Two turns in a new chat, each editing hello.py."""
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn(1)
+    editor.type_prompt("now shout")
+    editor.wait_for_turn(2)
+
+
+def cursor_to(editor: Editor, line: str, below: int = 0) -> None:
+    """Put the cursor in the chat window on ``line`` (or ``below`` lines under it)."""
+    editor.lua("""
+        local text, below = ...
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_set_current_win(win)
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if line == text then vim.api.nvim_win_set_cursor(win, { i + below, 0 }) end
+        end
+    """, line, below)
+
+
 def test_a_permission_request_is_answered_from_a_picker_with_the_diff_shown(
         editor: Editor, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(EDITS))
@@ -136,20 +158,9 @@ def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
-    editor.cmd("Claude")
-    editor.type_prompt("greet the world")
-    editor.wait_for_turn(1)
-    editor.type_prompt("now shout")
-    editor.wait_for_turn(2)
+    greet_then_shout(editor)
 
-    editor.lua("""
-        local c = require("claude_sidecar.chat").current()
-        local win = vim.fn.bufwinid(c.buf)
-        vim.api.nvim_set_current_win(win)
-        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
-          if line == "> greet the world" then vim.api.nvim_win_set_cursor(win, { i, 0 }) end
-        end
-    """)
+    cursor_to(editor, "> greet the world")
     editor.cmd("ClaudeFork")
     editor.wait(lambda: editor.chat("channel_id") and editor.chat("number") == 2,
                 what="the fork's channel")
@@ -170,19 +181,8 @@ def test_rewind_previews_the_files_then_restores_them(
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
     buf = open_file(editor, workspace / "hello.py")
-    editor.cmd("Claude")
-    editor.type_prompt("greet the world")
-    editor.wait_for_turn(1)
-    editor.type_prompt("now shout")
-    editor.wait_for_turn(2)
-    editor.lua("""
-        local c = require("claude_sidecar.chat").current()
-        local win = vim.fn.bufwinid(c.buf)
-        vim.api.nvim_set_current_win(win)
-        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
-          if line == "> now shout" then vim.api.nvim_win_set_cursor(win, { i + 2, 0 }) end
-        end
-    """)
+    greet_then_shout(editor)
+    cursor_to(editor, "> now shout", below=2)
 
     editor.cmd("ClaudeRewind")
     question = editor.wait(lambda: editor.questions(), what="the rewind question")[0]

@@ -92,25 +92,30 @@ end
 
 local MODES = { "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions" }
 
+--- Returns apply(value): sends `method` with { [field] = value } for chat c once its channel
+--- is open (an empty value does nothing).
+local function setter(c, method, field)
+  return function(value)
+    if not value or value == "" then
+      return
+    end
+    require("claude_sidecar.chat").when_open(c, function()
+      require("claude_sidecar.rpc").request(method, { channelId = c.channel_id, [field] = value }, function(err)
+        if err then
+          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+        end
+      end)
+    end)
+  end
+end
+
 --- :ClaudeMode [mode] — switch the permission mode (a picker without an argument).
 function M.mode(mode)
   local c = chat_or_warn()
   if not c then
     return
   end
-  local function apply(choice)
-    if not choice or choice == "" then
-      return
-    end
-    require("claude_sidecar.chat").when_open(c, function()
-      require("claude_sidecar.rpc").request("claude/setPermissionMode", { channelId = c.channel_id, mode = choice },
-        function(err)
-          if err then
-            vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
-          end
-        end)
-    end)
-  end
+  local apply = setter(c, "claude/setPermissionMode", "mode")
   if mode and mode ~= "" then
     apply(mode)
   else
@@ -124,19 +129,7 @@ function M.model(model)
   if not c then
     return
   end
-  local function apply(choice)
-    if not choice or choice == "" then
-      return
-    end
-    require("claude_sidecar.chat").when_open(c, function()
-      require("claude_sidecar.rpc").request("claude/setModel", { channelId = c.channel_id, model = choice },
-        function(err)
-          if err then
-            vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
-          end
-        end)
-    end)
-  end
+  local apply = setter(c, "claude/setModel", "model")
   if model and model ~= "" then
     apply(model)
   else
