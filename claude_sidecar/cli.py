@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from . import __version__
+
 DESCRIPTION = """\
 claude-sidecar embeds the Claude Code agent in editors. An editor plugin starts it
 with --stdio and speaks LSP-style JSON-RPC (Content-Length framing) with claude/*
@@ -29,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="claude-sidecar", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"claude-sidecar {__version__}")
     parser.add_argument("--stdio", action="store_true",
                         help="serve JSON-RPC on stdin/stdout (the mode editor plugins use)")
     parser.add_argument("--cli", metavar="PATH", help="path of the Claude Code CLI binary")

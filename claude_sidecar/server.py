@@ -12,7 +12,6 @@ import asyncio
 import logging
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Mapping
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -23,7 +22,7 @@ from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 
-from . import api, mcp_servers, rewind
+from . import __version__, api, mcp_servers, rewind
 from .errors import ServerNotInitialized
 from .hub import Hub
 from .permissions import Rules
@@ -33,10 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-try:
-    __version__ = version("claude-sidecar")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0+unknown"
 
 
 class SidecarProtocol(LanguageServerProtocol):

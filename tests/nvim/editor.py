@@ -51,7 +51,7 @@ function _G.answer(label)
   end
   error("no choice " .. tostring(label) .. " in " .. vim.inspect(q.labels))
 end
-options.cmd = daemon_cmd
+options.cmd = options.cmd or daemon_cmd
 require("claude_sidecar").setup(options)
 """
 

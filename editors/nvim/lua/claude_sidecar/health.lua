@@ -14,15 +14,20 @@ function M.check()
   local daemon = config.cmd[1]
   local daemon_path = vim.fn.exepath(daemon)
   if daemon_path ~= "" then
-    local out = vim.system({ daemon_path, "--help" }, { text = true }):wait(10000)
+    -- The daemon command with --version instead of --stdio (works for `python -m ...` too).
+    local version_cmd = vim.tbl_filter(function(arg) return arg ~= "--stdio" end, config.cmd)
+    table.insert(version_cmd, "--version")
+    local out = vim.system(version_cmd, { text = true }):wait(20000)
     if out.code == 0 then
-      health.ok("daemon: " .. table.concat(config.cmd, " ") .. " (" .. daemon_path .. ")")
+      health.ok("daemon: " .. vim.trim(out.stdout or "") .. " (" .. table.concat(config.cmd, " ") .. ")")
     else
-      health.error("daemon " .. daemon_path .. " --help failed: " .. (out.stderr or ""))
+      health.error(table.concat(version_cmd, " ") .. " failed: " .. vim.trim(out.stderr or ""), {
+        "check setup({ cmd = ... }): it must start claude-sidecar",
+      })
     end
   else
     health.error("daemon not found: " .. daemon, {
-      "install it: pip install claude-sidecar (or uv tool install claude-sidecar)",
+      "install it: uv tool install /path/to/claude-sidecar (or pip install it)",
       "or point setup({ cmd = { '/path/to/claude-sidecar', '--stdio' } }) at it",
     })
   end
