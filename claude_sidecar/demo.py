@@ -105,7 +105,9 @@ async def _play(prompt: str, model_url: str, workspace: str, home: str,
     try:
         await client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
-            initialization_options={"clientName": "claude-sidecar demo"}))
+            # One chat and done: a spare CLI for a next chat would only cost time.
+            initialization_options={"clientName": "claude-sidecar demo",
+                                    "warmPool": {"size": 0}}))
         started = time.monotonic()
         channel = await client.protocol.send_request_async(
             "claude/newChannel", {"cwd": workspace, "permissionMode": "acceptEdits"})
