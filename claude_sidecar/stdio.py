@@ -8,6 +8,7 @@ When the client goes away (stdin EOF) every channel is closed before the daemon 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -90,6 +91,10 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
 
 
 async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
+    # The ~50k objects of the imports (pygls, lsprotocol, cattrs) live as long as the
+    # daemon: out of the collector's sight, a full collection takes ~3 ms instead of ~30.
+    gc.collect()
+    gc.freeze()
     reader = await _stdin_reader()
     server.frames = FrameWriter(rpc_out, server.lose_client)
     server.protocol.set_writer(server.frames)
