@@ -43,8 +43,6 @@ class Hub:
         self._spare_ids = itertools.count(1)
         self.pool = WarmPool(self._start_spare)
         self._background: set[asyncio.Future[None]] = set()
-        # Warm each spare's context once it is up (initializationOptions.warmPool.primeContext).
-        self.prime_spares = False
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         self.rules = Rules()
         self.allow_bypass = False
@@ -132,7 +130,7 @@ class Hub:
         outbox = Outbox(spare_id, lambda data: None)
         spare = await self._start(spare_id, options, str(uuidlib.uuid4()), outbox,
                                   register=False)
-        if self.prime_spares:
+        if self.pool.options.prime_context:
             # The CLI's /context: it builds the system prompt, tool schemas and attachments
             # (and counts their tokens), the work a first turn otherwise does while the
             # user waits. It writes no session.

@@ -8,8 +8,8 @@ travel as the original bytes (``msgspec.Raw``) and are never decoded and re-enco
 With coalescing on (``initializationOptions.coalesceDeltasMs``), text and thinking
 deltas of one content block are merged: the first delta after a quiet interval goes
 out at once, the ones that follow within the interval wait and leave together at its
-end (tool-input JSON fragments are merged the same way). Any other notification first sends what is waiting, so nothing is reordered, and
-no text is ever dropped.
+end (tool-input JSON fragments are merged the same way). Any other notification first
+sends what is waiting, so nothing is reordered, and no text is ever dropped.
 """
 
 from __future__ import annotations
@@ -53,8 +53,6 @@ def frame(method: str, params: msgspec.Struct) -> bytes:
 
 
 _PREFIXES: dict[str, bytes] = {}
-_DELTA_FRAME = b'Content-Length: %d\r\n\r\n{"jsonrpc":"2.0","method":"claude/delta","params":%s}'
-_DELTA_OVERHEAD = len(b'{"jsonrpc":"2.0","method":"claude/delta","params":}')
 
 
 def _nowhere(data: bytes) -> None:
@@ -120,15 +118,7 @@ class Outbox:
     def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
         if not self._coalesce:
-            # The hot path of a streaming turn, kept to one encode and one copy.
-            self._seq += 1
-            body = _encoder.encode(DeltaNotification(self.channel_id, self._seq, kind, index,
-                                                     text, parent_tool_use_id))
-            data = _DELTA_FRAME % (len(body) + _DELTA_OVERHEAD, body)
-            if self._held is None:
-                self._sink(data)
-            else:
-                self._held.append(data)
+            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
             return
         block = (kind, index, parent_tool_use_id)
         if self._waiting == block:
@@ -182,9 +172,9 @@ class Outbox:
 
     def _delta_frame(self, kind: DeltaKind, index: int, text: str,
                      parent_tool_use_id: str | None) -> bytes:
+        # Positional: the hot path of a streaming turn.
         return frame("claude/delta", DeltaNotification(
-            channel_id=self.channel_id, seq=self._next(), kind=kind, index=index, text=text,
-            parent_tool_use_id=parent_tool_use_id))
+            self.channel_id, self._next(), kind, index, text, parent_tool_use_id))
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""

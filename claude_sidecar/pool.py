@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .api import NewChannelParams
+from .api import NewChannelParams, WarmPoolOptions
 from .channel import Channel
 
 log = logging.getLogger(__name__)
@@ -51,20 +51,13 @@ class _Spare:
 class WarmPool:
     """Spare initialized CLIs, keyed by the options they were started with."""
 
-    def __init__(self, spawn: Spawn, size: int = 1, idle_seconds: float = 300.0) -> None:
+    def __init__(self, spawn: Spawn) -> None:
         self._spawn = spawn
-        self.size = size
-        self.idle_seconds = idle_seconds
+        # initializationOptions.warmPool; replaced by the server at initialize.
+        self.options = WarmPoolOptions()
         self._spares: list[_Spare] = []
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
-
-    @property
-    def pids(self) -> list[int]:
-        """Process ids of the spares that have started."""
-        return [s.starting.result().pid for s in self._spares
-                if s.starting.done() and not s.starting.cancelled()
-                and s.starting.exception() is None]
 
     def prepare(self, options: NewChannelParams) -> None:
         """Start a spare for chats like ``options`` unless one is there already.
@@ -73,10 +66,10 @@ class WarmPool:
         the likeliest next.
         """
         key = pool_key(options)
-        if key is None or self._closed or self.size <= 0 \
+        if key is None or self._closed or self.options.size <= 0 \
                 or any(s.key == key for s in self._spares):
             return
-        while len(self._spares) >= self.size:
+        while len(self._spares) >= self.options.size:
             self._discard(self._spares.pop(0), "making room")
         starting = asyncio.ensure_future(self._spawn(spare_options(options)))
         spare = _Spare(key, starting)
@@ -94,12 +87,12 @@ class WarmPool:
         if spare in self._spares:
             log.info("warm pool: spare CLI pid %d ready", task.result().pid)
             spare.reaper = asyncio.get_running_loop().call_later(
-                self.idle_seconds, self._reap, spare)
+                self.options.idle_seconds, self._reap, spare)
 
     def _reap(self, spare: _Spare) -> None:
         if spare in self._spares:
             self._spares.remove(spare)
-            self._discard(spare, f"idle for {self.idle_seconds:g} s")
+            self._discard(spare, f"idle for {self.options.idle_seconds:g} s")
 
     async def take(self, options: NewChannelParams) -> Channel | None:
         """A started spare for ``options`` (waiting for one still starting), or None."""

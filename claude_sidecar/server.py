@@ -85,7 +85,6 @@ class SidecarServer(LanguageServer):
         self.initialized = False
         self.client_name: str | None = None
         self.client_gone = asyncio.Event()
-        self._gone = False
         # Where notifications go (set by the stdio loop): batched writes to the client.
         self.frames: FrameWriter | None = None
         self.hub.ask_editor = self.ask_editor
@@ -111,7 +110,7 @@ class SidecarServer(LanguageServer):
     def send_frame(self, data: bytes) -> None:
         """Write one already-framed JSON-RPC notification to the client."""
         frames = self.frames
-        if frames is None or self._gone:
+        if frames is None or self.client_gone.is_set():
             return
         try:
             frames.queue(data)
@@ -124,9 +123,8 @@ class SidecarServer(LanguageServer):
         ValueError means the stream was already closed. The serve loop sees the event
         and closes every channel.
         """
-        if not self._gone:
+        if not self.client_gone.is_set():
             log.error("the client's stream is gone (%s); shutting down", error)
-            self._gone = True
             self.client_gone.set()
 
 
@@ -261,9 +259,7 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.editor_tools = options.editor_tools
         ls.hub.editor_tool_timeout = options.editor_tool_timeout
         ls.hub.coalesce = options.coalesce_deltas_ms / 1000
-        ls.hub.pool.size = options.warm_pool.size
-        ls.hub.pool.idle_seconds = options.warm_pool.idle_seconds
-        ls.hub.prime_spares = options.warm_pool.prime_context
+        ls.hub.pool.options = options.warm_pool
         if options.warm_pool.cwd is not None:
             # The editor knows its workspace: the first chat need not wait for a CLI.
             ls.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd))

@@ -105,24 +105,21 @@ def step_index(messages: list[Any]) -> int:
     return sum(1 for m in messages[i + 1 :] if isinstance(m, dict) and m.get("role") == "assistant")
 
 
-def _texts(body: dict[str, Any]) -> Iterable[str]:
-    system = body.get("system")
-    if isinstance(system, str):
-        yield system
-    elif isinstance(system, list):
-        for b in system:
+def _block_texts(content: Any) -> Iterable[str]:
+    """The text of a string, or of the text blocks of a content list."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for b in content:
             if isinstance(b, dict) and isinstance(b.get("text"), str):
                 yield b["text"]
+
+
+def _texts(body: dict[str, Any]) -> Iterable[str]:
+    yield from _block_texts(body.get("system"))
     for m in body.get("messages") or ():
-        if not isinstance(m, dict) or m.get("role") not in ("system", "user"):
-            continue
-        content = m.get("content")
-        if isinstance(content, str):
-            yield content
-        elif isinstance(content, list):
-            for b in content:
-                if isinstance(b, dict) and isinstance(b.get("text"), str):
-                    yield b["text"]
+        if isinstance(m, dict) and m.get("role") in ("system", "user"):
+            yield from _block_texts(m.get("content"))
 
 
 def find_cwd(body: dict[str, Any]) -> str | None:

@@ -32,8 +32,6 @@ local early = {} ---@type table<string, {method: string, params: table}[]>
 local current = nil ---@type claude_sidecar.Chat|nil
 local count = 0
 
-local ns = vim.api.nvim_create_namespace("claude_sidecar")
-
 --- The chat the user is working with, if any.
 function M.current()
   return current
@@ -47,10 +45,6 @@ function M.for_buffer(buf)
     end
   end
   return nil
-end
-
-function M.for_channel(channel_id)
-  return by_channel[channel_id]
 end
 
 -- ------------------------------------------------------------------ rendering
@@ -387,10 +381,6 @@ function handlers.message(chat, params)
   if type(message) ~= "table" then
     return
   end
-  if message.type == "system" and message.subtype == "init" then
-    chat.model = message.model or chat.model
-    chat.mode = message.permissionMode or chat.mode
-  end
   local index = transcript.message(chat.t, message)
   if index then
     M.refresh(chat, index)
@@ -447,19 +437,4 @@ function M.daemon_exited()
   early = {}
 end
 
-function M.forget(chat)
-  if chat.channel_id then
-    by_channel[chat.channel_id] = nil
-  end
-  for i, other in ipairs(M.chats) do
-    if other == chat then
-      table.remove(M.chats, i)
-    end
-  end
-  if current == chat then
-    current = M.chats[#M.chats]
-  end
-end
-
-M.namespace = ns
 return M

@@ -7,8 +7,8 @@ local M = {}
 
 local waiting = {} ---@type {chat: table, params: table, index: integer}[]
 local asking = false
-local cancelled = {} ---@type table<string, boolean>
-local items = {} ---@type table<string, {chat: table, params: table, index: integer}>
+-- requestId -> the request (its chat, params, transcript entry, withdrawn flag).
+local items = {} ---@type table<string, {chat: table, params: table, index: integer, withdrawn: boolean?}>
 
 local function settle(item, text)
   local chat = require("claude_sidecar.chat")
@@ -17,7 +17,8 @@ local function settle(item, text)
 end
 
 local function respond(item, response, shown)
-  if cancelled[item.params.requestId] then
+  items[item.params.requestId] = nil
+  if item.withdrawn then
     return
   end
   response.channelId = item.chat.channel_id
@@ -113,9 +114,6 @@ local function next_question()
     return
   end
   local item = table.remove(waiting, 1)
-  while item and cancelled[item.params.requestId] do
-    item = table.remove(waiting, 1)
-  end
   if not item then
     return
   end
@@ -145,12 +143,13 @@ function M.request(chat, params)
 end
 
 --- claude/permissionCancelled: the request needs no answer any more.
-function M.cancelled(chat, params)
-  cancelled[params.requestId] = true
+function M.cancelled(_, params)
   local item = items[params.requestId]
   if not item then
     return
   end
+  items[params.requestId] = nil
+  item.withdrawn = true
   for i, other in ipairs(waiting) do
     if other == item then
       table.remove(waiting, i)

@@ -163,19 +163,6 @@ function M.request(method, params, callback)
   assert(client).request(method, params, callback)
 end
 
---- Send a request and wait for its answer (for commands that need it at once).
----@return table|nil err, any result
-function M.request_sync(method, params, timeout_ms)
-  local done, err, result = false, nil, nil
-  M.request(method, params, function(e, r)
-    done, err, result = true, e, r
-  end)
-  if not vim.wait(timeout_ms or 10000, function() return done end, 10) then
-    return { code = -32098, message = method .. ": no answer from the daemon in time" }, nil
-  end
-  return err, result
-end
-
 --- True while a daemon runs.
 function M.running()
   return client ~= nil and not client.is_closing()
