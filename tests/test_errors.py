@@ -172,15 +172,19 @@ def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc
     assert b"initialized by raw" in done.stderr, "logs go to stderr"
 
 
+@pytest.mark.parametrize("options, field", [
+    ({"cliPath": 7}, "initializationOptions.cliPath"),
+    ({"warmPool": {"cwd": "not/absolute"}}, "initializationOptions.warmPool.cwd"),
+    ({"coalesceDeltasMs": -16}, "initializationOptions.coalesceDeltasMs"),
+])
 def test_bad_initialization_options_are_rejected_naming_the_field(
-        daemon_env: dict[str, str]) -> None:
-    bad = {**INITIALIZE, "params": {"capabilities": {},
-                                    "initializationOptions": {"cliPath": 7}}}
+        daemon_env: dict[str, str], options: dict, field: str) -> None:
+    bad = {**INITIALIZE, "params": {"capabilities": {}, "initializationOptions": options}}
     replies, done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
 
     error = replies[2]["error"]
     assert error["code"] == -32602
-    assert error["data"] == {"name": "invalidParams", "field": "initializationOptions.cliPath"}
+    assert error["data"] == {"name": "invalidParams", "field": field}
 
 
 def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> None:
