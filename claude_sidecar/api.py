@@ -20,6 +20,8 @@ from .sessions import History, SessionPage
 PermissionMode = Literal[
     "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
 ChannelState = Literal["starting", "idle", "running", "awaitingPermission", "exited"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+SettingSource = Literal["user", "project", "local"]
 DeltaKind = Literal["text", "thinking", "toolInput"]
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -77,10 +79,40 @@ def _check_mcp_server(name: str, config: dict[str, Any]) -> None:
                                 f'pass {key} as {{"NAME": "value"}}')
 
 
+def check_input_schema(field: str, schema: dict[str, Any]) -> None:
+    """Refuse a tool input schema the CLI would drop: MCP wants a JSON-Schema object.
+
+    The CLI silently leaves out a tool whose schema it cannot use, so the model would
+    never see it; the editor must hear why instead. Lua encodes an empty table as
+    ``[]``, the usual way a ``properties`` ends up a list.
+    """
+    if schema.get("type") != "object":
+        raise InvalidParams(f"{field}.type", f"is {schema.get('type')!r}, not \"object\"",
+                            'a tool takes an object of arguments: set "type": "object"')
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise InvalidParams(f"{field}.properties", f"is a {type(properties).__name__}, "
+                            "not an object", "send an object of property schemas (from Lua, "
+                            "an empty table encodes as [], so use vim.empty_dict())")
+    for name, sub in properties.items():
+        if not isinstance(sub, dict):
+            raise InvalidParams(f"{field}.properties.{name}", "is not a schema object",
+                                'describe each property with an object such as '
+                                '{"type": "string"}')
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise InvalidParams(f"{field}.required", "is not a list of property names",
+                            "list the required properties by name")
+    unknown = [r for r in required if r not in properties]
+    if unknown:
+        raise InvalidParams(f"{field}.required", f"names {unknown[0]!r}, which is not in "
+                            "`properties`", "declare every required property")
+
+
 # ---------------------------------------------------------------- initialize
 
 class EditorTool(Params):
-    """A tool the editor offers the agent (served as ``mcp__ide__<name>``)."""
+    """A tool the editor offers the agent (served as ``mcp__editor__<name>``)."""
 
     name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
     description: str = ""
@@ -119,6 +151,8 @@ class InitializationOptions(Params):
             duplicate = next(n for n in names if names.count(n) > 1)
             raise InvalidParams("editorTools", f"names {duplicate!r} twice",
                                 "give every editor tool its own name")
+        for i, tool in enumerate(self.editor_tools):
+            check_input_schema(f"editorTools[{i}].inputSchema", tool.input_schema)
 
 
 # ---------------------------------------------------------------- requests
@@ -139,9 +173,28 @@ class NewChannelParams(Params):
     env: dict[str, str] | None = None
     mcp_servers: dict[str, dict[str, Any]] | None = None
     strict_mcp_config: bool = False
+    effort: Effort | None = None
+    max_turns: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | None = None
+    max_budget_usd: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    fallback_model: NonEmpty | None = None
+    agent: NonEmpty | None = None
+    settings: dict[str, Any] | None = None
+    setting_sources: list[SettingSource] | None = None
+    output_style: NonEmpty | None = None
 
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
+        if self.fallback_model is not None and self.fallback_model == self.model:
+            raise InvalidParams("fallbackModel", f"is the same as `model` ({self.model!r})",
+                                "name another model to fall back to, or leave it out")
+        if self.setting_sources is not None and \
+                len(set(self.setting_sources)) != len(self.setting_sources):
+            raise InvalidParams("settingSources", "names a source twice",
+                                "list each of user, project, local at most once")
+        style = (self.settings or {}).get("outputStyle")
+        if self.output_style is not None and style not in (None, self.output_style):
+            raise InvalidParams("outputStyle", f"differs from settings.outputStyle ({style!r})",
+                                "set the output style in one place")
         for name, config in (self.mcp_servers or {}).items():
             _check_mcp_server(name, config)
         _require_uuid("resume", self.resume)
@@ -156,6 +209,7 @@ class NewChannelResult(Result):
     channel_id: str
     pid: int
     session_id: str
+    info: ChannelInfo
 
 
 class ChannelParams(Params):
@@ -395,7 +449,17 @@ class PermissionRequest(Result):
     auto_decision: Literal["allow"] | None = None
 
 
-class ChannelInfo(Result):
+class BackgroundTask(Result):
+    """A task running in the background of a channel (a shell, a sub-agent)."""
+
+    task_id: str
+    task_type: str | None = None
+    description: str | None = None
+
+
+class ChannelSummary(Result):
+    """One open channel, as ``claude/listChannels`` lists it."""
+
     channel_id: str
     pid: int
     session_id: str
@@ -405,10 +469,101 @@ class ChannelInfo(Result):
     permission_mode: str | None = None
     exit: ExitInfo | None = None
     pending_permissions: list[PermissionRequest] = []
+    tasks: list[BackgroundTask] = []
 
 
 class ListChannelsResult(Result):
-    channels: list[ChannelInfo]
+    channels: list[ChannelSummary]
+
+
+class StopTaskParams(Params):
+    """``claude/stopTask``: stop one background task of a channel."""
+
+    channel_id: NonEmpty
+    task_id: NonEmpty
+
+
+# ---------------------------------------------------------------- what the CLI reports
+
+class SlashCommand(Result):
+    """A slash command the channel's CLI accepts (type it as the message text)."""
+
+    name: str
+    description: str = ""
+    argument_hint: str = ""
+    aliases: list[str] = []
+    builtin: bool = False
+
+
+class AgentInfo(Result):
+    """A sub-agent the model can start, or the channel can run as (``agent``)."""
+
+    name: str
+    description: str = ""
+    model: str | None = None
+
+
+class ModelInfo(Result):
+    """A model a client can offer in its picker (``value`` goes to claude/setModel)."""
+
+    value: str
+    display_name: str
+    description: str = ""
+    resolved_model: str | None = None
+    supports_effort: bool = False
+    supported_effort_levels: list[str] = []
+    supports_adaptive_thinking: bool = False
+    supports_fast_mode: bool = False
+    supports_auto_mode: bool = False
+
+
+class AccountInfo(Result):
+    """Where the CLI's credentials come from; never a key or a token."""
+
+    api_provider: str | None = None
+    api_key_source: str | None = None
+    token_source: str | None = None
+    email: str | None = None
+    organization: str | None = None
+    subscription_type: str | None = None
+
+
+class ChannelInfo(Result, omit_defaults=False):
+    """What a channel's CLI reported when it started: ``claude/channelInfo``."""
+
+    cli_version: str | None
+    commands: list[SlashCommand]
+    agents: list[AgentInfo]
+    models: list[ModelInfo]
+    output_style: str | None
+    available_output_styles: list[str]
+    account: AccountInfo | None
+    fast_mode_state: str | None
+    model: str | None
+    permission_mode: str | None
+    effort: Effort | None
+
+
+class ContextCategory(Result):
+    """One share of the context window (system prompt, tools, messages, free space...)."""
+
+    name: str
+    tokens: int
+    id: str | None = None
+    kind: str | None = None
+    deferred: bool = False
+
+
+class ContextUsageResult(Result, omit_defaults=False):
+    """``claude/contextUsage``: how full the channel's context window is."""
+
+    total_tokens: int
+    max_tokens: int
+    percentage: float
+    model: str | None
+    categories: list[ContextCategory]
+    auto_compact_threshold: int | None
+    auto_compact_enabled: bool
 
 
 class Ok(Result, omit_defaults=False):
@@ -419,6 +574,49 @@ class Ok(Result, omit_defaults=False):
 
 class CloseChannelResult(Result):
     exit: ExitInfo
+
+
+class CliInfo(Result, omit_defaults=False):
+    """The CLI the daemon runs for new channels, or why there is none."""
+
+    path: str | None
+    version: str | None
+    error: str | None = None
+
+
+class ServerInfo(Result, omit_defaults=False):
+    name: str
+    version: str
+
+
+class SidecarFeatures(Result, omit_defaults=False):
+    """The ``claude/*`` surface this daemon serves, and the CLI it runs.
+
+    Sent as an experimental capability: typed LSP clients (lsp4j, vscode-languageclient)
+    keep those as free-form JSON, where they would drop unknown result keys.
+    """
+
+    methods: list[str]
+    notifications: list[str]
+    client_requests: list[str]
+    cli: CliInfo
+
+
+class Experimental(Result, omit_defaults=False):
+    claude_sidecar: SidecarFeatures
+
+
+class ServerCapabilities(Result, omit_defaults=False):
+    """Only what the daemon does: no LSP document features."""
+
+    experimental: Experimental
+
+
+class InitializeResult(Result, omit_defaults=False):
+    """The result of ``initialize``."""
+
+    capabilities: ServerCapabilities
+    server_info: ServerInfo
 
 
 # ---------------------------------------------------------------- notifications
@@ -442,8 +640,18 @@ class MessageNotification(Result):
     message: msgspec.Raw
 
 
+class RetryInfo(Result):
+    """The CLI is waiting to retry a failed model request (HTTP 429, 5xx, 529)."""
+
+    attempt: int
+    max_retries: int
+    retry_in_ms: int
+    error: str
+    error_status: int | None = None
+
+
 class StatusNotification(Result):
-    """``claude/status``: the channel's state changed."""
+    """``claude/status``: the channel's state, model, mode or retry changed."""
 
     channel_id: str
     seq: int
@@ -452,6 +660,44 @@ class StatusNotification(Result):
     model: str | None = None
     permission_mode: str | None = None
     exit: ExitInfo | None = None
+    retry: RetryInfo | None = None
+
+
+TurnOutcome = Literal["success", "interrupted", "error", "maxTurns", "maxBudget"]
+TurnErrorKind = Literal["api", "execution", "cliExited"]
+
+
+class TurnError(Result):
+    """Why a turn ended with outcome ``error``."""
+
+    kind: TurnErrorKind
+    message: str
+    status: int | None = None
+
+
+class TurnUsage(Result, omit_defaults=False):
+    """Tokens one turn used, over all its model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class TurnEndedNotification(Result):
+    """``claude/turnEnded``: a turn is over, and how it went."""
+
+    channel_id: str
+    seq: int
+    outcome: TurnOutcome
+    duration_ms: int
+    permission_wait_ms: int
+    cost_usd: float
+    total_cost_usd: float
+    usage: TurnUsage
+    num_turns: int = 0
+    message_ids: list[str] = []
+    error: TurnError | None = None
 
 
 class PermissionRequestNotification(PermissionRequest):
@@ -538,6 +784,11 @@ METHODS: tuple[Method, ...] = (
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
     Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
            "Switch the channel's permission mode."),
+    Method("claude/channelInfo", ChannelParams, ChannelInfo,
+           "What the channel's CLI offers: commands, agents, models, output styles."),
+    Method("claude/contextUsage", ChannelParams, ContextUsageResult,
+           "How full the channel's context window is, by category."),
+    Method("claude/stopTask", StopTaskParams, Ok, "Stop a background task of a channel."),
 )
 
 CLIENT_REQUESTS: dict[str, type[Result]] = {
@@ -552,6 +803,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/permissionRequest": PermissionRequestNotification,
     "claude/permissionCancelled": PermissionCancelledNotification,
     "claude/fileUpdated": FileUpdatedNotification,
+    "claude/turnEnded": TurnEndedNotification,
 }
 
 

@@ -18,14 +18,26 @@ from typing import Any
 
 import msgspec
 
-from . import permissions, wire
-from .api import ExitInfo, NewChannelParams, PermissionRequest, RespondPermissionParams
+from . import channel_info, permissions, turns, wire
+from .api import (
+    BackgroundTask,
+    ChannelInfo,
+    ContextUsageResult,
+    ExitInfo,
+    NewChannelParams,
+    PermissionRequest,
+    RespondPermissionParams,
+    RetryInfo,
+    TurnError,
+    TurnUsage,
+)
 from .errors import (
     ChannelExited,
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
     PermissionRequestNotFound,
+    TaskNotFound,
 )
 from .editor_tools import SERVER_NAME, EditorToolServer
 from .files import TRACKED_MATCHER, EditLog, FileChange
@@ -48,6 +60,10 @@ HOOKS = {
     "PreToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [PRE_EDIT]}],
     "PostToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [POST_EDIT]}],
 }
+
+# system lines the channel keeps track of: retries and background tasks.
+_NOTED_SYSTEM = frozenset(
+    {"api_retry", "background_tasks_changed", "task_started", "task_notification"})
 
 # delta type -> (claude/delta kind, the Delta field holding its text)
 _DELTA_KINDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
@@ -78,9 +94,21 @@ class Channel:
         # The model the client asked for (newChannel or setModel); None: the CLI's default.
         self.requested_model = options.model
         self.permission_mode = options.permission_mode
+        self.effort = options.effort
         self.state = State.STARTING
         self.exit: ExitInfo | None = None
-        self.init_response: dict[str, Any] | None = None
+        # What the CLI answered to `initialize` (its commands, models, ...).
+        self.reported = wire.InitializeReply()
+        # The retry the CLI is waiting for (from system/api_retry), until the next answer.
+        self.retry: RetryInfo | None = None
+        # Background tasks (shells, sub-agents) by task id, as the CLI reports them.
+        self.tasks: dict[str, BackgroundTask] = {}
+        # The running turn (None when idle); the CLI's running cost at the last result.
+        self._turn: turns.TurnClock | None = None
+        self._reported_cost = 0.0
+        # Cost of this channel's earlier CLI processes (it was restarted with its session).
+        self.cost_before = 0.0
+        self._closing = False
         self._outbox = outbox
         self._transport: Transport | None = None
         self._launch = LaunchSpec(argv=[], env={}, cwd=options.cwd)
@@ -159,16 +187,32 @@ class Channel:
             tail = self._transport.stderr_tail()
             await self.close(grace=0.5)
             raise CliStartFailed(f"`initialize` failed: {e.message}", tail) from e
-        self.init_response = msgspec.json.decode(reply) if reply else {}
-        mode = self.init_response.get("current_permission_mode")
-        if isinstance(mode, str) and self.permission_mode is None:
+        try:
+            self.reported = wire.initialize_reply_decoder.decode(reply) if reply else \
+                wire.InitializeReply()
+        except msgspec.MsgspecError as e:
+            log.warning("channel %s: unexpected initialize answer (%s); no channel info", self.id, e)
+        mode = self.reported.current_permission_mode
+        if mode is not None and self.permission_mode is None:
             self.permission_mode = mode
         self._set_state(State.IDLE)
+
+    def info(self) -> ChannelInfo:
+        """What the CLI reported at start, with the channel's current model, mode and effort."""
+        return channel_info.channel_info(self.reported, model=self.model,
+                                         permission_mode=self.permission_mode,
+                                         effort=self.effort)
+
+    @property
+    def total_cost(self) -> float:
+        """What the channel's turns have cost so far, over every CLI process it had."""
+        return self.cost_before + self._reported_cost
 
     async def close(self, grace: float = 5.0) -> ExitInfo:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
         assert self._transport is not None
         if self.exit is None:
+            self._closing = True
             self._cancel_pending("closed", permissions.DENIED_ON_CLOSE)
             # stdin is closed by the writer, after every line queued before it.
             self._queue.put_nowait(None)
@@ -213,6 +257,8 @@ class Channel:
         no ask outlives the turn.
         """
         self._interrupting = True
+        if self._turn is not None:
+            self._turn.interrupted = True
         try:
             await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
@@ -243,6 +289,21 @@ class Channel:
         self.permission_mode = mode
         self._emit_status()
 
+    async def stop_task(self, task_id: str) -> None:
+        """Stop one background task; the CLI reports its end as ``system/task_*`` lines."""
+        self._require_alive()
+        if task_id not in self.tasks:
+            raise TaskNotFound(self.id, task_id, sorted(self.tasks))
+        await self.control("stop_task", CONTROL_TIMEOUT, task_id=task_id)
+
+    async def context_usage(self) -> ContextUsageResult:
+        """The CLI's breakdown of the context window (``/context``)."""
+        reply = await self.control("get_context_usage", CONTROL_TIMEOUT)
+        try:
+            return channel_info.context_usage(wire.context_usage_decoder.decode(reply))
+        except msgspec.MsgspecError as e:
+            raise ControlRequestFailed("get_context_usage", f"unexpected answer: {e}") from e
+
     async def control(self, subtype: str, timeout: float, **fields: Any) -> msgspec.Raw:
         """Send a control request to the CLI and wait for its answer (empty if it had none)."""
         self._require_alive()
@@ -268,12 +329,16 @@ class Channel:
         if state == self.state:
             return
         log.info("channel %s: %s -> %s", self.id, self.state, state)
+        if state in (State.RUNNING, State.AWAITING_PERMISSION):
+            if self._turn is None:
+                self._turn = turns.TurnClock()
+            self._turn.waiting(state == State.AWAITING_PERMISSION)
         self.state = state
         self._emit_status()
 
     def _emit_status(self) -> None:
         self._outbox.status(self.state, self.session_id, self.model, self.permission_mode,
-                            self.exit)
+                            self.exit, self.retry)
 
     # ------------------------------------------------------------ I/O loops
 
@@ -319,6 +384,9 @@ class Channel:
                     future.set_exception(ChannelExited(self.id, info.code, info.signal))
             log.info("channel %s: CLI exited (code %s, signal %s)", self.id, info.code,
                      info.signal)
+            self.retry = None
+            if self._turn is not None:
+                self._end_turn_by_exit(info.code, info.signal)
             self._set_state(State.EXITED)
 
     def _route(self, raw: bytes) -> None:
@@ -335,6 +403,10 @@ class Channel:
             return
         kind = line.type
         event = line.event
+        if self.retry is not None and kind in ("stream_event", "assistant", "result"):
+            # The model answered again: the retry is over.
+            self.retry = None
+            self._emit_status()
         if event is not None and kind == "stream_event":
             delta = event.delta
             if delta is not None and event.type == "content_block_delta":
@@ -363,6 +435,8 @@ class Channel:
                 if line.subtype == "init" and self.state == State.IDLE:
                     # A turn the CLI started by itself, e.g. when a background agent ends.
                     self._set_state(State.RUNNING)
+            elif kind == "system" and line.subtype in _NOTED_SYSTEM:
+                self._note_system(line.subtype, raw)
             elif kind == "user" and line.uuid in self._unconsumed:
                 self._unconsumed.discard(line.uuid)
                 self.edits.prompt(line.uuid)
@@ -373,7 +447,7 @@ class Channel:
                 if (prompt := self.edits.current_prompt) is not None:
                     self.exchange_ends[prompt] = line.uuid
             elif kind == "result":
-                self._note_result()
+                self._note_result(raw)
 
     def _resolve(self, response: wire.ControlResponseBody) -> None:
         entry = self._pending.get(response.request_id)
@@ -500,12 +574,62 @@ class Channel:
         if changed:
             self._emit_status()
 
-    def _note_result(self) -> None:
+    def _note_system(self, subtype: str, raw: bytes) -> None:
+        """Track the retry the CLI waits for and the background tasks it runs."""
+        if subtype == "api_retry":
+            retry = wire.api_retry_decoder.decode(raw)
+            self.retry = RetryInfo(attempt=retry.attempt, max_retries=retry.max_retries,
+                                   retry_in_ms=retry.retry_delay_ms, error=retry.error,
+                                   error_status=retry.error_status)
+            self._emit_status()
+        elif subtype == "background_tasks_changed":
+            self.tasks = {t.task_id: BackgroundTask(task_id=t.task_id, task_type=t.task_type,
+                                                    description=t.description)
+                          for t in wire.background_tasks_decoder.decode(raw).tasks}
+        elif subtype == "task_started":
+            task = wire.task_decoder.decode(raw)
+            self.tasks[task.task_id] = BackgroundTask(
+                task_id=task.task_id, task_type=task.task_type, description=task.description)
+        else:  # task_notification: the task is over
+            self.tasks.pop(wire.task_decoder.decode(raw).task_id, None)
+
+    def _end_turn(self, line: wire.ResultLine) -> None:
+        turn, self._turn = self._turn, None
+        judged = turns.judge(line, turn is not None and turn.interrupted, self._reported_cost)
+        self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
+        self._outbox.turn_ended(
+            judged.outcome, duration_ms=line.duration_ms,
+            permission_wait_ms=turn.waited_ms() if turn else 0, cost_usd=judged.cost_usd,
+            total_cost_usd=self.total_cost, usage=judged.usage, num_turns=line.num_turns,
+            message_ids=line.user_message_uuids, error=judged.error)
+
+    def _end_turn_by_exit(self, code: int | None, signal: int | None) -> None:
+        turn, self._turn = self._turn, None
+        assert turn is not None
+        if self._closing:
+            outcome, error = "interrupted", None
+        else:
+            outcome, error = "error", TurnError(
+                kind="cliExited", message=f"the CLI exited during the turn (exit code {code}, "
+                                          f"signal {signal})")
+        self._outbox.turn_ended(outcome, duration_ms=turn.elapsed_ms(),  # type: ignore[arg-type]
+                                permission_wait_ms=turn.waited_ms(), cost_usd=0.0,
+                                total_cost_usd=self.total_cost, usage=TurnUsage(), error=error)
+
+    def _note_result(self, raw: bytes) -> None:
         self.first_turn_done.set()
         if self.state == State.STARTING:
             # e.g. a `resume` of an unknown session: the CLI prints an error result and exits.
             return
+        try:
+            line = wire.result_decoder.decode(raw)
+        except msgspec.MsgspecError as e:
+            log.warning("channel %s: unexpected result line (%s)", self.id, e)
+            line = wire.ResultLine(is_error=True, result=f"unreadable result line: {e}")
+        self._end_turn(line)
         # Messages sent mid-turn are either merged into the running turn (echoed before
         # this result) or start a turn of their own after it (not echoed yet).
-        if not self._unconsumed:
+        if self._unconsumed:
+            self._turn = turns.TurnClock()
+        else:
             self._set_state(State.IDLE)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from .api import CliInfo
 from .errors import CliNotFound
 
 ENV_VAR = "CLAUDE_SIDECAR_CLI"
@@ -57,3 +60,35 @@ def find_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) 
             return str(path)
         looked.append(f"{label} ({path})" if path else f"{label} (none)")
     raise CliNotFound(looked)
+
+
+VERSION_TIMEOUT = 5.0
+_VERSION = re.compile(r"\d+\.\d+\.\d+\S*")
+
+
+def cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
+    """The version the CLI at ``path`` prints (``2.1.330``); raises ``OSError`` or
+    ``ValueError`` when it cannot be run or says something else."""
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT, env=None if env is None else dict(env),
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        raise ValueError(f"`{path} --version` did not answer within {VERSION_TIMEOUT:g} s") from e
+    match = _VERSION.search(done.stdout)
+    if done.returncode != 0 or match is None:
+        said = (done.stdout + done.stderr).strip()[:200]
+        raise ValueError(f"`{path} --version` exited with {done.returncode}: {said!r}")
+    return match.group(0)
+
+
+def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) -> CliInfo:
+    """Which CLI new channels will run and its version, or why there is none."""
+    try:
+        path = find_cli(explicit, env)
+    except CliNotFound as e:
+        return CliInfo(path=None, version=None, error=e.message)
+    try:
+        return CliInfo(path=path, version=cli_version(path, env))
+    except (OSError, ValueError) as e:
+        return CliInfo(path=path, version=None, error=f"cannot tell its version: {e}")

@@ -1,7 +1,7 @@
-"""The editor's own tools for the agent: an in-process MCP server named ``ide``.
+"""The editor's own tools for the agent: an in-process MCP server named ``editor``.
 
 The client declares its tools at ``initialize`` (``editorTools``). Each channel then
-registers an SDK MCP server ``ide`` with its CLI; the CLI speaks MCP to it through
+registers an SDK MCP server ``editor`` with its CLI; the CLI speaks MCP to it through
 ``mcp_message`` control requests. The MCP protocol itself (handshake, tools/list,
 tools/call, errors) is served by the ``mcp`` package's low-level ``Server`` over its
 in-memory transport; this module only bridges messages and turns a tool call into a
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SERVER_NAME = "ide"
+# Not "ide": the CLI keeps only getDiagnostics and executeCode of a server by that name
+# (its own IDE integration), and would silently drop every other editor tool.
+SERVER_NAME = "editor"
 
 AskEditor = Callable[[str, dict[str, Any], float], Awaitable[Any]]
 """Sends ``claude/callEditorTool`` to the client and returns its result; raises
@@ -41,7 +43,7 @@ def _as_text(result: Any) -> str:
 
 
 class EditorToolServer:
-    """One channel's ``ide`` MCP server; started by the CLI's first message, closed with it."""
+    """One channel's ``editor`` MCP server; started by the CLI's first message, closed with it."""
 
     def __init__(self, tools: Sequence[EditorTool], ask: AskEditor, timeout: float) -> None:
         self._tools = list(tools)
@@ -103,7 +105,7 @@ class EditorToolServer:
     async def _collect(self, incoming: Any) -> None:
         async for item in incoming:
             if isinstance(item, Exception):
-                log.warning("ide MCP server: %s", item)
+                log.warning("editor MCP server: %s", item)
                 continue
             reply = item.message.model_dump(by_alias=True, mode="json", exclude_none=True)
             future = self._waiting.pop(reply.get("id"), None)
@@ -117,7 +119,7 @@ class EditorToolServer:
 
         if self._task is None:
             self._ready = asyncio.Event()
-            self._task = asyncio.create_task(self._serve(), name="ide-mcp")
+            self._task = asyncio.create_task(self._serve(), name="editor-mcp")
         assert self._ready is not None
         await self._ready.wait()
         request_id = message.get("id")

@@ -168,6 +168,24 @@ class SessionNotFound(SidecarError):
         )
 
 
+class TaskNotFound(SidecarError):
+    """The channel has no running background task with that id."""
+
+    CODE = -32010
+    NAME = "taskNotFound"
+
+    def __init__(self, channel_id: str, task_id: str, running: list[str]) -> None:
+        listed = ", ".join(running) if running else "none"
+        super().__init__(
+            f"channel `{channel_id}` has no running background task `{task_id}` (running: "
+            f"{listed}); it may have ended already (a `system/task_notification` message "
+            "says so); claude/listChannels lists each channel's tasks",
+            channelId=channel_id,
+            taskId=task_id,
+            running=running,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -179,5 +197,6 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     ControlRequestTimeout,
     PermissionRequestNotFound,
     SessionNotFound,
+    TaskNotFound,
 )
 """Every error class, in the order docs/protocol.md lists them."""

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .api import ChannelInfo, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
+from .api import ChannelSummary, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
@@ -53,6 +53,11 @@ class Hub:
         # Set by the server: sends claude/callEditorTool to the client.
         self.ask_editor: Callable[[str, str, dict[str, Any], float], Awaitable[Any]] | None = None
 
+    @property
+    def env(self) -> Mapping[str, str] | None:
+        """The environment CLIs start with (None: the daemon's own)."""
+        return self._env
+
     def check_mode(self, field: str, mode: str | None) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
         if mode == "bypassPermissions" and not self.allow_bypass:
@@ -79,6 +84,12 @@ class Hub:
             if channel is None:
                 channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
                                             fork=fork, resume_at=resume_at)
+            try:
+                self._check_reported(channel, options)
+            except InvalidParams:
+                self._channels.pop(channel_id, None)
+                await channel.close(grace=1.0)
+                raise
         except BaseException:
             dropped = outbox.discard()
             if dropped:
@@ -163,10 +174,12 @@ class Hub:
         options = old.continuation()
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
-            return await self._start(channel_id, options, old.session_id, old.outbox)
+            channel = await self._start(channel_id, options, old.session_id, old.outbox)
         except BaseException:
             self._channels[channel_id] = old
             raise
+        channel.cost_before = old.total_cost
+        return channel
 
     async def _start(self, channel_id: str, options: NewChannelParams, session_id: str,
                      outbox: Outbox, *, fork: bool = False, resume_at: str | None = None,
@@ -199,6 +212,21 @@ class Hub:
             self._channels.pop(channel_id, None)
             raise
         return channel
+
+    @staticmethod
+    def _check_reported(channel: Channel, options: NewChannelParams) -> None:
+        """Refuse an output style or agent the CLI does not know: it would silently run
+        without it. Only the started CLI knows the user's and project's own."""
+        reported = channel.reported
+        styles = reported.available_output_styles
+        if options.output_style is not None and styles and options.output_style not in styles:
+            raise InvalidParams("outputStyle", f"is {options.output_style!r}, which this CLI "
+                                "does not know", f"use one of: {', '.join(styles)}")
+        agents = [a.name for a in reported.agents]
+        if options.agent is not None and agents and options.agent not in agents:
+            raise InvalidParams("agent", f"is {options.agent!r}, which this CLI does not know",
+                                f"use one of: {', '.join(agents)} (or define it in "
+                                ".claude/agents/)")
 
     async def fork(self, p: ForkSessionParams) -> Channel:
         """A new channel continuing a copy of a live channel's or a stored session's history."""
@@ -274,13 +302,14 @@ class Hub:
             channel.kill_now()
             raise
 
-    def list(self) -> list[ChannelInfo]:
+    def list(self) -> list[ChannelSummary]:
         """Describe every channel, oldest first."""
         return [
-            ChannelInfo(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
-                        state=c.state.value, model=c.model,  # type: ignore[arg-type]
-                        permission_mode=c.permission_mode, exit=c.exit,
-                        pending_permissions=list(c.permissions.values()))
+            ChannelSummary(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
+                           state=c.state.value, model=c.model,  # type: ignore[arg-type]
+                           permission_mode=c.permission_mode, exit=c.exit,
+                           pending_permissions=list(c.permissions.values()),
+                           tasks=list(c.tasks.values()))
             for c in self._channels.values()
         ]
 

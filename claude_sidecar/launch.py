@@ -35,9 +35,9 @@ class LaunchSpec:
                 os.unlink(path)
 
 
-def _private_file(data: str) -> str:
+def _private_file(data: str, kind: str = "mcp") -> str:
     """Write ``data`` to a new file only this user can read; returns its path."""
-    fd, path = tempfile.mkstemp(prefix="claude-sidecar-mcp-", suffix=".json")
+    fd, path = tempfile.mkstemp(prefix=f"claude-sidecar-{kind}-", suffix=".json")
     with os.fdopen(fd, "w") as f:
         f.write(data)
     return path
@@ -105,17 +105,37 @@ def build_launch(
         argv.append(f"--add-dir={directory}")
     servers = {name: {"type": "sdk", "name": name} for name in sdk_servers or {}}
     servers.update(options.mcp_servers or {})
-    files: tuple[str, ...] = ()
+    files: list[str] = []
     if servers:
         # A file, not an argument: server env and headers often hold tokens, and the
         # command line is visible to every user of the machine.
-        files = (_private_file(json.dumps({"mcpServers": servers})),)
-        argv.append(f"--mcp-config={files[0]}")
+        files.append(_private_file(json.dumps({"mcpServers": servers})))
+        argv.append(f"--mcp-config={files[-1]}")
     if options.strict_mcp_config:
         # Only the servers given here; the user's and project's MCP settings are ignored.
         argv.append("--strict-mcp-config")
     if options.max_thinking_tokens is not None:
         argv.append(f"--max-thinking-tokens={options.max_thinking_tokens}")
+    if options.effort is not None:
+        argv.append(f"--effort={options.effort}")
+    if options.max_turns is not None:
+        argv.append(f"--max-turns={options.max_turns}")
+    if options.max_budget_usd is not None:
+        argv.append(f"--max-budget-usd={options.max_budget_usd}")
+    if options.fallback_model is not None:
+        argv.append(f"--fallback-model={options.fallback_model}")
+    if options.agent is not None:
+        argv.append(f"--agent={options.agent}")
+    if options.setting_sources is not None:
+        argv.append(f"--setting-sources={','.join(options.setting_sources)}")
+    settings = dict(options.settings or {})
+    if options.output_style is not None:
+        # The CLI has no flag for it: the setting is how the SDKs choose a style.
+        settings["outputStyle"] = options.output_style
+    if settings:
+        # A file, like the MCP config: settings can hold an env with secrets.
+        files.append(_private_file(json.dumps(settings), "settings"))
+        argv.append(f"--settings={files[-1]}")
 
     env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
            if k not in _STRIPPED}
@@ -123,4 +143,4 @@ def build_launch(
     # Needed for claude/rewindFiles; without it the CLI answers "File rewinding is not enabled".
     env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
     env.update(options.env or {})
-    return LaunchSpec(argv=argv, env=env, cwd=options.cwd, files=files)
+    return LaunchSpec(argv=argv, env=env, cwd=options.cwd, files=tuple(files))

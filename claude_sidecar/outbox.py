@@ -29,7 +29,12 @@ from .api import (
     PermissionCancelledNotification,
     PermissionRequest,
     PermissionRequestNotification,
+    RetryInfo,
     StatusNotification,
+    TurnEndedNotification,
+    TurnError,
+    TurnOutcome,
+    TurnUsage,
 )
 
 Sink = Callable[[bytes], None]
@@ -188,11 +193,24 @@ class Outbox:
         model: str | None,
         permission_mode: str | None,
         exit: ExitInfo | None = None,
+        retry: RetryInfo | None = None,
     ) -> None:
-        """Send ``claude/status`` after a state change."""
+        """Send ``claude/status`` after a change of state, model, mode or retry."""
         self._write(frame("claude/status", StatusNotification(
             channel_id=self.channel_id, seq=self._next(), state=state,  # type: ignore[arg-type]
-            session_id=session_id, model=model, permission_mode=permission_mode, exit=exit)))
+            session_id=session_id, model=model, permission_mode=permission_mode, exit=exit,
+            retry=retry)))
+
+    def turn_ended(self, outcome: TurnOutcome, *, duration_ms: int, permission_wait_ms: int,
+                   cost_usd: float, total_cost_usd: float, usage: TurnUsage,
+                   num_turns: int = 0, message_ids: list[str] | None = None,
+                   error: TurnError | None = None) -> None:
+        """Send ``claude/turnEnded``: how a turn ended."""
+        self._write(frame("claude/turnEnded", TurnEndedNotification(
+            channel_id=self.channel_id, seq=self._next(), outcome=outcome,
+            duration_ms=duration_ms, permission_wait_ms=permission_wait_ms, cost_usd=cost_usd,
+            total_cost_usd=total_cost_usd, usage=usage, num_turns=num_turns,
+            message_ids=message_ids or [], error=error)))
 
     def permission_request(self, request: PermissionRequest) -> None:
         """Send ``claude/permissionRequest`` for a tool use awaiting (or given) a decision."""

@@ -38,7 +38,7 @@ def describe(request_id: str, ask: CanUseTool, parent_tool_use_id: str | None) -
 class Rules:
     """Client-side rules: tools the daemon allows without asking the client.
 
-    A rule is a tool name (``Read``) or a shell-style pattern (``mcp__ide__*``). Tools
+    A rule is a tool name (``Read``) or a shell-style pattern (``mcp__editor__*``). Tools
     that need the user's input (AskUserQuestion, ExitPlanMode) are never auto-allowed.
     """
 

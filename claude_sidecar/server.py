@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid as uuidlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -21,9 +21,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
+from pygls.protocol.language_server import lsp_method
 
 from . import __version__, api, mcp_servers, rewind
+from .discovery import describe_cli
 from .errors import ServerNotInitialized
+from .channel import Channel
 from .hub import Hub
 from .permissions import Rules
 
@@ -64,6 +67,13 @@ class SidecarProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        # pygls's own work (and our handler) first, then the daemon's answer: pygls would
+        # advertise LSP document features the daemon does not have.
+        yield from super().lsp_initialize(params)
+        return msgspec.to_builtins(self._server.initialize_result())
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         # JSON-RPC lets a request leave out `params`; pygls would fail to decode it and
         # never answer, so treat a missing `params` as null.
@@ -88,6 +98,17 @@ class SidecarServer(LanguageServer):
         # Where notifications go (set by the stdio loop): batched writes to the client.
         self.frames: FrameWriter | None = None
         self.hub.ask_editor = self.ask_editor
+        self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
+
+    def initialize_result(self) -> api.InitializeResult:
+        """The ``initialize`` result: the ``claude/*`` surface and the CLI in use."""
+        return api.InitializeResult(
+            capabilities=api.ServerCapabilities(experimental=api.Experimental(
+                claude_sidecar=api.SidecarFeatures(
+                    methods=[m.name for m in api.METHODS],
+                    notifications=list(api.NOTIFICATIONS),
+                    client_requests=list(api.CLIENT_REQUESTS), cli=self.cli))),
+            server_info=api.ServerInfo(name="claude-sidecar", version=__version__))
 
     async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any],
                          timeout: float) -> Any:
@@ -131,10 +152,13 @@ class SidecarServer(LanguageServer):
 Handler = Callable[[SidecarServer, Any], Awaitable[msgspec.Struct]]
 
 
-async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
-    channel = await ls.hub.new_channel(p)
+def _opened(channel: Channel) -> api.NewChannelResult:
     return api.NewChannelResult(channel_id=channel.id, pid=channel.pid,
-                                session_id=channel.session_id)
+                                session_id=channel.session_id, info=channel.info())
+
+
+async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
+    return _opened(await ls.hub.new_channel(p))
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
@@ -167,9 +191,7 @@ async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) 
 
 
 async def fork_session(ls: SidecarServer, p: api.ForkSessionParams) -> api.Result:
-    channel = await ls.hub.fork(p)
-    return api.NewChannelResult(channel_id=channel.id, pid=channel.pid,
-                                session_id=channel.session_id)
+    return _opened(await ls.hub.fork(p))
 
 
 async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
@@ -209,6 +231,19 @@ async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams)
     return api.Ok()
 
 
+async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return ls.hub.get(p.channel_id).info()
+
+
+async def context_usage(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return await ls.hub.get(p.channel_id).context_usage()
+
+
+async def stop_task(ls: SidecarServer, p: api.StopTaskParams) -> api.Result:
+    await ls.hub.get(p.channel_id).stop_task(p.task_id)
+    return api.Ok()
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -225,6 +260,9 @@ HANDLERS: dict[str, Handler] = {
     "claude/mcpToggle": mcp_toggle,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
+    "claude/channelInfo": channel_info,
+    "claude/contextUsage": context_usage,
+    "claude/stopTask": stop_task,
 }
 
 
@@ -259,6 +297,8 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.editor_tools = options.editor_tools
         ls.hub.editor_tool_timeout = options.editor_tool_timeout
         ls.hub.coalesce = options.coalesce_deltas_ms / 1000
+        # Told at once, so an editor can say "no CLI" before the user opens a chat.
+        ls.cli = describe_cli(ls.hub.cli_path, ls.hub.env)
         ls.hub.pool.options = options.warm_pool
         if options.warm_pool.cwd is not None:
             # The editor knows its workspace: the first chat need not wait for a CLI.

@@ -156,7 +156,135 @@ class McpMessage(msgspec.Struct):
     message: dict[str, Any]
 
 
+class InitCommand(msgspec.Struct, omit_defaults=True):
+    name: str
+    description: str = ""
+    argumentHint: str = ""
+    aliases: list[str] = []
+    builtin: bool = False
+
+
+class InitAgent(msgspec.Struct, omit_defaults=True):
+    name: str
+    description: str = ""
+    model: str | None = None
+
+
+class InitModel(msgspec.Struct, omit_defaults=True):
+    value: str
+    displayName: str = ""
+    description: str = ""
+    resolvedModel: str | None = None
+    supportsEffort: bool = False
+    supportedEffortLevels: list[str] = []
+    supportsAdaptiveThinking: bool = False
+    supportsFastMode: bool = False
+    supportsAutoMode: bool = False
+
+
+class InitAccount(msgspec.Struct, omit_defaults=True):
+    """The account fields the daemon passes on; anything else (tokens) is never read."""
+
+    apiProvider: str | None = None
+    apiKeySource: str | None = None
+    tokenSource: str | None = None
+    email: str | None = None
+    organization: str | None = None
+    subscriptionType: str | None = None
+
+
+class InitializeReply(msgspec.Struct, omit_defaults=True):
+    """The CLI's answer to the ``initialize`` control request (the fields used)."""
+
+    commands: list[InitCommand] = []
+    agents: list[InitAgent] = []
+    models: list[InitModel] = []
+    output_style: str | None = None
+    available_output_styles: list[str] = []
+    account: InitAccount | None = None
+    claude_code_version: str | None = None
+    current_permission_mode: str | None = None
+    fast_mode_state: str | None = None
+
+
+class ResultUsage(msgspec.Struct, omit_defaults=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class ModelUsage(msgspec.Struct, omit_defaults=True):
+    costUSD: float = 0.0
+
+
+class ResultLine(msgspec.Struct, omit_defaults=True):
+    """A ``result`` line: how a turn ended."""
+
+    subtype: str = ""
+    is_error: bool = False
+    duration_ms: int = 0
+    num_turns: int = 0
+    total_cost_usd: float = 0.0
+    usage: ResultUsage = msgspec.field(default_factory=ResultUsage)
+    # Per model, what this turn cost (CLI 2.1.3xx; older ones only give the running total).
+    model_usage_since_last_result: dict[str, ModelUsage] | None = None
+    terminal_reason: str | None = None
+    api_error_status: int | None = None
+    result: str | None = None
+    errors: list[str] = []
+    user_message_uuids: list[str] = []
+
+
+class ApiRetry(msgspec.Struct, omit_defaults=True):
+    """A ``system/api_retry`` line: a model request failed and will be retried."""
+
+    attempt: int = 0
+    max_retries: int = 0
+    retry_delay_ms: int = 0
+    error_status: int | None = None
+    error: str = ""
+
+
+class TaskEntry(msgspec.Struct, omit_defaults=True):
+    task_id: str
+    task_type: str | None = None
+    description: str | None = None
+
+
+class BackgroundTasks(msgspec.Struct):
+    """A ``system/background_tasks_changed`` line: every task running now."""
+
+    tasks: list[TaskEntry] = []
+
+
+class ContextCategory(msgspec.Struct, omit_defaults=True):
+    name: str
+    tokens: int = 0
+    id: str | None = None
+    kind: str | None = None
+    isDeferred: bool = False
+
+
+class ContextUsageReply(msgspec.Struct, omit_defaults=True):
+    """The CLI's answer to ``get_context_usage`` (the terminal grid is left out)."""
+
+    totalTokens: int = 0
+    maxTokens: int = 0
+    percentage: float = 0.0
+    model: str | None = None
+    categories: list[ContextCategory] = []
+    autoCompactThreshold: int | None = None
+    isAutoCompactEnabled: bool = False
+
+
 line_decoder = msgspec.json.Decoder(CliLine)
+initialize_reply_decoder = msgspec.json.Decoder(InitializeReply)
+result_decoder = msgspec.json.Decoder(ResultLine)
+api_retry_decoder = msgspec.json.Decoder(ApiRetry)
+background_tasks_decoder = msgspec.json.Decoder(BackgroundTasks)
+task_decoder = msgspec.json.Decoder(TaskEntry)
+context_usage_decoder = msgspec.json.Decoder(ContextUsageReply)
 control_head_decoder = msgspec.json.Decoder(ControlRequestHead)
 can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
 hook_callback_decoder = msgspec.json.Decoder(HookCallback)

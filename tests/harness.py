@@ -51,6 +51,7 @@ class Sidecar:
         self.client = LanguageClient(converter_factory=get_converter)
         self.notes: list[Note] = []
         self.pids: list[int] = []
+        self.initialized = types.InitializeResult(capabilities=types.ServerCapabilities())
         self._changed = asyncio.Event()
         for method in NOTIFICATIONS:
             self.client.feature(method)(self._recorder(method))
@@ -64,11 +65,18 @@ class Sidecar:
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
         await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
                                    "--log-level", "DEBUG", env=self.env)
-        await self.client.initialize_session(types.InitializeParams(
+        self.initialized = await self.client.initialize_session(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             # No warm pool unless a test asks: spare CLIs would double the suite's CPU load.
             initialization_options={"clientName": "pytest", "warmPool": {"size": 0},
                                     **(initialization_options or {})}))
+
+    @property
+    def features(self) -> dict[str, Any]:
+        """What the daemon said of itself at ``initialize`` (capabilities.experimental)."""
+        experimental = self.initialized.capabilities.experimental
+        assert isinstance(experimental, dict), "initialize has not answered yet"
+        return experimental["claudeSidecar"]
 
     @property
     def process(self) -> asyncio.subprocess.Process:

@@ -19,7 +19,7 @@ DIAGNOSTICS_TOOL = {
     "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
 }
 ASK_DIAGNOSTICS = {"rules": [{"match": "(?i)problems", "steps": [
-    [{"tool_use": {"name": "mcp__ide__getDiagnostics", "input": {"uri": "file:///w/a.py"}}}],
+    [{"tool_use": {"name": "mcp__editor__getDiagnostics", "input": {"uri": "file:///w/a.py"}}}],
     [{"text": "I looked at the problems."}]]}], "default": [[{"text": "Hello!"}]]}
 
 
@@ -124,9 +124,40 @@ async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
 
     for _ in range(100):
         servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
-        ide = next(s for s in servers if s["name"] == "ide")
+        ide = next(s for s in servers if s["name"] == "editor")
         if ide["status"] == "connected":
             break
         await asyncio.sleep(0.1)
 
     assert ide["status"] == "connected" and ide["tools"] == ["getDiagnostics"]
+
+
+async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_message(
+        daemon_env: dict[str, str], workspace: Path) -> None:
+    tools = [DIAGNOSTICS_TOOL,
+             {"name": "getOpenEditors", "description": "The files open in the editor."},
+             {"name": "getSelection", "inputSchema": {"type": "object", "properties": {},
+                                                      "required": []}},
+             {"name": "openFile", "inputSchema": {
+                 "type": "object", "required": ["path"],
+                 "properties": {"path": {"type": "string"},
+                                "range": {"type": "object", "properties": {
+                                    "start": {"type": "integer"}, "end": {"type": "integer"}}}}}}]
+    daemon = Sidecar(daemon_env)
+    await daemon.start({"editorTools": tools})
+    try:
+        channel = await daemon.new_channel(str(workspace))
+        await daemon.send(channel, "hello")
+        await daemon.wait_for_result(channel)
+        for _ in range(100):
+            servers = (await daemon.request("claude/mcpStatus", {"channelId": channel}))["servers"]
+            ide = next(s for s in servers if s["name"] == "editor")
+            if ide["status"] == "connected":
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        await daemon.stop()
+    assert await wait_until_dead(daemon.pids) == []
+
+    assert ide["status"] == "connected"
+    assert sorted(ide["tools"]) == sorted(t["name"] for t in tools)

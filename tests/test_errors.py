@@ -176,6 +176,17 @@ def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc
     ({"cliPath": 7}, "initializationOptions.cliPath"),
     ({"warmPool": {"cwd": "not/absolute"}}, "initializationOptions.warmPool.cwd"),
     ({"coalesceDeltasMs": -16}, "initializationOptions.coalesceDeltasMs"),
+    # What a Lua client sends for an empty table: the CLI would silently drop the tool.
+    ({"editorTools": [{"name": "t", "inputSchema": {"type": "object", "properties": []}}]},
+     "initializationOptions.editorTools[0].inputSchema.properties"),
+    ({"editorTools": [{"name": "t", "inputSchema": {"type": "string"}}]},
+     "initializationOptions.editorTools[0].inputSchema.type"),
+    ({"editorTools": [{"name": "a"}, {"name": "t", "inputSchema": {
+        "type": "object", "properties": {"uri": "string"}}}]},
+     "initializationOptions.editorTools[1].inputSchema.properties.uri"),
+    ({"editorTools": [{"name": "t", "inputSchema": {
+        "type": "object", "properties": {}, "required": ["uri"]}}]},
+     "initializationOptions.editorTools[0].inputSchema.required"),
 ])
 def test_bad_initialization_options_are_rejected_naming_the_field(
         daemon_env: dict[str, str], options: dict, field: str) -> None:

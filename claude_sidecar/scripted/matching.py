@@ -232,8 +232,12 @@ def plan_reply(
     delay = rule.delay if rule and rule.delay is not None else scenario.delay
     rule_label = (rule.name or rule.match) if rule else None
 
-    if step[0].error is not None:
-        return Plan(blocks=[], usage={}, error=step[0].error, rule=rule_label, step=k, prompt=prompt)
+    error = step[0].error
+    if error is not None:
+        if error.times is None:
+            return Plan(blocks=[], usage={}, error=error, rule=rule_label, step=k, prompt=prompt)
+        # The server decides per request whether this one still fails.
+        step = step[1:] or [Block(text=scenario.finished)]
 
     cwd = find_cwd(body)
     mapping = {"prompt": prompt}
@@ -263,6 +267,7 @@ def plan_reply(
     return Plan(
         blocks=resolved,
         usage=_usage(usage_spec, resolved, request_size),
+        error=error,
         rule=rule_label,
         step=k,
         prompt=prompt,

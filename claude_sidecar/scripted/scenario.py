@@ -68,10 +68,14 @@ class ErrorSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     type: str = "api_error"
     message: str = "Scripted error"
     retry: bool | None = False
+    # Fail only the first `times` requests for this step; later ones get the rest of it.
+    times: int | None = None
 
     def __post_init__(self) -> None:
         if not 400 <= self.status <= 599:
             raise ValueError(f"error.status must be 400..599, got {self.status}")
+        if self.times is not None and self.times < 1:
+            raise ValueError(f"error.times must be at least 1, got {self.times}")
 
 
 class Block(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -126,8 +130,13 @@ def _check_steps(steps: list[Step], where: str) -> None:
     for i, step in enumerate(steps):
         if not step:
             raise ValueError(f"{where}[{i}] is empty: a step needs at least one block")
-        if any(b.error is not None for b in step) and len(step) != 1:
-            raise ValueError(f"{where}[{i}]: an `error` block must be the only block of its step")
+        errors = [j for j, b in enumerate(step) if b.error is not None]
+        if not errors:
+            continue
+        first = step[0].error
+        if errors != [0] or (len(step) > 1 and (first is None or first.times is None)):
+            raise ValueError(f"{where}[{i}]: an `error` block must be the only block of its "
+                             "step, or its first with `times` (the rest answers afterwards)")
 
 
 class Rule(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

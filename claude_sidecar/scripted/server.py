@@ -170,6 +170,9 @@ class _Handler(BaseHTTPRequestHandler):
             plan.prompt,
             f" -> error {plan.error.status}" if plan.error else "",
         )
+        if plan.error is not None and plan.error.times is not None and \
+                model._failures(plan) > plan.error.times:
+            plan = msgspec.structs.replace(plan, error=None)
         if plan.error is not None:
             headers = {} if plan.error.retry is None else {"x-should-retry": "true" if plan.error.retry else "false"}
             self._send_error_json(plan.error.status, plan.error.type, plan.error.message, headers)
@@ -228,6 +231,8 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._token_counts = 0
+        # Requests seen per (rule, step, prompt) of steps whose error has `times`.
+        self._failed: dict[tuple[str | None, int, str], int] = {}
         self._connections: set[socket.socket] = set()
         self._counters: dict[str, itertools.count[int]] = {}
         self._stopping = threading.Event()
@@ -307,8 +312,12 @@ class ScriptedModel:
         return self._scenario
 
     def set_scenario(self, scenario: ScenarioSource) -> None:
-        """Swap the scenario; requests already being answered keep the old one."""
+        """Swap the scenario; requests already being answered keep the old one.
+
+        Counts of failed requests (``error.times``) start again."""
         self._scenario = load_scenario(scenario)
+        with self._lock:
+            self._failed.clear()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -326,6 +335,13 @@ class ScriptedModel:
         """How many ``/v1/messages/count_tokens`` requests were answered so far."""
         with self._lock:
             return self._token_counts
+
+    def _failures(self, plan: Plan) -> int:
+        """Count one more request for a step that fails a limited number of times."""
+        key = (plan.rule, plan.step, plan.prompt)
+        with self._lock:
+            self._failed[key] = self._failed.get(key, 0) + 1
+            return self._failed[key]
 
     def _count_tokens(self) -> None:
         with self._lock:

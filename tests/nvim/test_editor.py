@@ -16,7 +16,7 @@ import asyncio
 
 ASK_DIAGNOSTICS = {"rules": [
     {"match": "(?i)problems", "steps": [
-        [{"tool_use": {"name": "mcp__ide__getDiagnostics", "input": {}}}],
+        [{"tool_use": {"name": "mcp__editor__getDiagnostics", "input": {}}}],
         [{"text": "I looked at the diagnostics."}]]},
 ], "default": [[{"text": "A scripted answer."}]]}
 
@@ -76,7 +76,7 @@ def test_the_agent_reads_neovims_diagnostics_through_the_editor_tools(
     assert answer == {"diagnostics": [{
         "file": str(workspace / "app.py"), "line": 1, "column": 5, "severity": "error",
         "source": "pyflakes", "message": "undefined name 'undefined_name'"}]}
-    assert any(line.startswith("● mcp__ide__getDiagnostics") for line in editor.chat_lines())
+    assert any(line.startswith("● mcp__editor__getDiagnostics") for line in editor.chat_lines())
 
 
 def test_several_chats_run_at_once_and_a_picker_switches_between_them(

@@ -167,6 +167,25 @@ def test_error_reply(model: ScriptedModel) -> None:
     assert json.loads(resp.read())["error"] == {"type": "api_error", "message": "Scripted error"}
 
 
+def test_an_error_with_times_fails_that_often_then_plays_the_rest_of_the_step(
+        model: ScriptedModel) -> None:
+    model.set_scenario({"rules": [{"match": "busy", "steps": [[
+        {"error": {"status": 529, "type": "overloaded_error", "retry": True, "times": 2}},
+        {"text": "finally"}]]}]})
+    conn = connect(model)
+
+    replies = []
+    for _ in range(3):
+        response = post(conn, body("busy", stream=False))
+        replies.append((response.status, json.loads(response.read())))
+
+    assert [status for status, _ in replies] == [529, 529, 200]
+    assert replies[0][1]["error"]["type"] == "overloaded_error"
+    assert replies[2][1]["content"][0]["text"] == "finally"
+    model.set_scenario(model.scenario)
+    assert post(conn, body("busy", stream=False)).status == 529, "the count starts again"
+
+
 def test_set_scenario_swaps_replies(model: ScriptedModel) -> None:
     conn = connect(model)
     model.set_scenario({"default": [[{"text": "swapped"}]]})

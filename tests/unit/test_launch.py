@@ -54,15 +54,55 @@ def test_mcp_servers_go_in_a_private_file_not_on_the_command_line(tmp_path) -> N
     options = NewChannelParams(cwd=str(tmp_path), mcp_servers=secret, strict_mcp_config=True)
 
     spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {},
-                        sdk_servers={"ide": ["mcp__ide__getDiagnostics"]})
+                        sdk_servers={"editor": ["mcp__editor__getDiagnostics"]})
 
     assert not any("s3cret" in arg for arg in spec.argv)
     (config_arg,) = [a for a in spec.argv if a.startswith("--mcp-config=")]
     path = config_arg.split("=", 1)[1]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert json.loads(open(path).read())["mcpServers"] == {
-        "ide": {"type": "sdk", "name": "ide"}, **secret}
+        "editor": {"type": "sdk", "name": "editor"}, **secret}
     assert "--strict-mcp-config" in spec.argv
-    assert "--allowedTools=mcp__ide__getDiagnostics" in spec.argv
+    assert "--allowedTools=mcp__editor__getDiagnostics" in spec.argv
+    spec.remove_files()
+    assert not os.path.exists(path)
+
+
+def test_turn_limits_effort_agent_and_sources_become_flags(tmp_path) -> None:
+    options = NewChannelParams(
+        cwd=str(tmp_path), effort="xhigh", max_turns=12, max_budget_usd=2.5,
+        fallback_model="haiku", agent="reviewer", setting_sources=["user", "local"])
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
+
+    assert {"--effort=xhigh", "--max-turns=12", "--max-budget-usd=2.5",
+            "--fallback-model=haiku", "--agent=reviewer",
+            "--setting-sources=user,local"} <= set(spec.argv)
+    assert not [a for a in spec.argv if a.startswith("--settings")]
+
+
+def test_empty_setting_sources_read_no_settings_files(tmp_path) -> None:
+    spec = build_launch("/bin/claude", NewChannelParams(cwd=str(tmp_path), setting_sources=[]),
+                        "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
+
+    assert "--setting-sources=" in spec.argv
+
+
+def test_settings_and_output_style_go_in_one_private_settings_file(tmp_path) -> None:
+    import json
+    import os
+    import stat
+
+    options = NewChannelParams(cwd=str(tmp_path), output_style="Explanatory",
+                               settings={"env": {"TOKEN": "s3cret"}})
+
+    spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
+
+    (settings_arg,) = [a for a in spec.argv if a.startswith("--settings=")]
+    path = settings_arg.split("=", 1)[1]
+    assert not any("s3cret" in arg for arg in spec.argv)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with open(path) as f:
+        assert json.load(f) == {"env": {"TOKEN": "s3cret"}, "outputStyle": "Explanatory"}
     spec.remove_files()
     assert not os.path.exists(path)

@@ -78,9 +78,9 @@ def test_deny_with_allow_only_fields_is_invalid() -> None:
 
 
 def test_rules_match_names_and_patterns_but_never_user_questions() -> None:
-    rules = Rules(["Read", "mcp__ide__*"])
+    rules = Rules(["Read", "mcp__editor__*"])
 
     assert rules.allows(CanUseTool(tool_name="Read"))
-    assert rules.allows(CanUseTool(tool_name="mcp__ide__getDiagnostics"))
+    assert rules.allows(CanUseTool(tool_name="mcp__editor__getDiagnostics"))
     assert not rules.allows(CanUseTool(tool_name="Write"))
     assert not rules.allows(CanUseTool(tool_name="Read", requires_user_interaction=True))
