@@ -168,6 +168,21 @@ class SessionNotFound(SidecarError):
         )
 
 
+class SessionInUse(SidecarError):
+    """The session is the conversation of an open channel of this daemon."""
+
+    CODE = -32010
+    NAME = "sessionInUse"
+
+    def __init__(self, session_id: str, channel_id: str) -> None:
+        super().__init__(
+            f"session `{session_id}` is open in channel `{channel_id}`; close the channel "
+            "with claude/closeChannel first, then delete the session",
+            sessionId=session_id,
+            channelId=channel_id,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -179,5 +194,6 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     ControlRequestTimeout,
     PermissionRequestNotFound,
     SessionNotFound,
+    SessionInUse,
 )
 """Every error class, in the order docs/protocol.md lists them."""

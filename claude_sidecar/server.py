@@ -209,6 +209,16 @@ async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams)
     return api.Ok()
 
 
+async def rename_session(ls: SidecarServer, p: api.RenameSessionParams) -> api.Result:
+    await ls.hub.rename_session(p.session_id, p.cwd, p.title)
+    return api.Ok()
+
+
+async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.Result:
+    await ls.hub.delete_session(p.session_id, p.cwd)
+    return api.Ok()
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -225,6 +235,8 @@ HANDLERS: dict[str, Handler] = {
     "claude/mcpToggle": mcp_toggle,
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
+    "claude/renameSession": rename_session,
+    "claude/deleteSession": delete_session,
 }
 
 
