@@ -42,6 +42,13 @@ def _require_uuid(field: str, value: str | None) -> None:
                             "'0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out")
 
 
+def _require_recorded_cwd(value: str) -> None:
+    """``cwd`` naming where a stored session was recorded: absolute, but it need not exist."""
+    if "\x00" in value or not os.path.isabs(value):
+        raise InvalidParams("cwd", f"is not an absolute path ({value[:200]!r})",
+                            "pass the directory the session was recorded in")
+
+
 def _require_directory(field: str, value: str) -> None:
     if "\x00" in value or not os.path.isabs(value):
         raise InvalidParams(field, f"is not an absolute path ({value[:200]!r})",
@@ -368,9 +375,37 @@ class GetHistoryParams(Params):
 
     def __post_init__(self) -> None:
         _require_uuid("sessionId", self.session_id)
-        if "\x00" in self.cwd or not os.path.isabs(self.cwd):
-            raise InvalidParams("cwd", f"is not an absolute path ({self.cwd[:200]!r})",
-                                "pass the directory the session was recorded in")
+        _require_recorded_cwd(self.cwd)
+
+
+class RenameSessionParams(Params):
+    """``claude/renameSession``: give a stored session a custom title."""
+
+    session_id: str
+    cwd: str
+    title: str
+
+    def __post_init__(self) -> None:
+        _require_uuid("sessionId", self.session_id)
+        _require_recorded_cwd(self.cwd)
+        if not self.title.strip():
+            raise InvalidParams("title", "is empty or only whitespace",
+                                "pass the title to show, e.g. \"Fix the login bug\"")
+        # JSON may carry a lone surrogate ("\udc80"); it cannot be written to the file.
+        if any("\ud800" <= c <= "\udfff" for c in self.title):
+            raise InvalidParams("title", "holds text that is not valid Unicode (a lone "
+                                "surrogate)", "send the title as valid UTF-8 text")
+
+
+class DeleteSessionParams(Params):
+    """``claude/deleteSession``: delete a stored session for good."""
+
+    session_id: str
+    cwd: str
+
+    def __post_init__(self) -> None:
+        _require_uuid("sessionId", self.session_id)
+        _require_recorded_cwd(self.cwd)
 
 
 class McpServerParams(Params):
@@ -789,6 +824,10 @@ METHODS: tuple[Method, ...] = (
     Method("claude/contextUsage", ChannelParams, ContextUsageResult,
            "How full the channel's context window is, by category."),
     Method("claude/stopTask", StopTaskParams, Ok, "Stop a background task of a channel."),
+    Method("claude/renameSession", RenameSessionParams, Ok,
+           "Give a stored session a custom title (what claude/listSessions shows)."),
+    Method("claude/deleteSession", DeleteSessionParams, Ok,
+           "Delete a stored session for good (refused while a channel uses it)."),
 )
 
 CLIENT_REQUESTS: dict[str, type[Result]] = {

@@ -186,6 +186,21 @@ class TaskNotFound(SidecarError):
         )
 
 
+class SessionInUse(SidecarError):
+    """The session is the conversation of an open channel of this daemon."""
+
+    CODE = -32011
+    NAME = "sessionInUse"
+
+    def __init__(self, session_id: str, channel_id: str) -> None:
+        super().__init__(
+            f"session `{session_id}` is open in channel `{channel_id}`; close the channel "
+            "with claude/closeChannel first, then delete the session",
+            sessionId=session_id,
+            channelId=channel_id,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -198,5 +213,6 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     PermissionRequestNotFound,
     SessionNotFound,
     TaskNotFound,
+    SessionInUse,
 )
 """Every error class, in the order docs/protocol.md lists them."""

@@ -17,7 +17,8 @@ from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
 from . import editor_tools, sessions
-from .errors import ChannelNotFound, InvalidParams, SessionNotFound, SidecarError
+from .errors import (ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound,
+                     SidecarError)
 from .launch import build_launch
 from .outbox import Outbox, Sink
 from .permissions import Rules
@@ -276,6 +277,39 @@ class Hub:
                                            config_dir=config_dir)
         except FileNotFoundError as e:
             raise SessionNotFound(session_id, cwd) from e
+
+    async def rename_session(self, session_id: str, cwd: str, title: str) -> None:
+        """Give a stored session a custom title; a live channel's session too (its CLI
+        keeps appending to the same file and the title stays the last one)."""
+        home, config_dir = self._claude_home()
+        await self._edit_session(session_id, cwd, sessions.rename_session, home, cwd,
+                                 session_id, title, config_dir=config_dir)
+
+    async def delete_session(self, session_id: str, cwd: str) -> None:
+        """Delete a stored session; refused while a channel of this daemon uses it."""
+        user = next((c for c in self._channels.values()
+                     if c.session_id.lower() == session_id.lower()), None)
+        if user is not None:
+            # Its CLI would recreate the file with its next entries (a fragment listed as
+            # a session of its own), and a restart would resume a session that is gone.
+            raise SessionInUse(session_id, user.id)
+        home, config_dir = self._claude_home()
+        await self._edit_session(session_id, cwd, sessions.delete_session, home, cwd,
+                                 session_id, config_dir=config_dir)
+
+    async def _edit_session(self, session_id: str, cwd: str, edit: Callable[..., None],
+                            *args: Any, **kwargs: Any) -> None:
+        """Run a session edit (synchronous file I/O) in a thread, its failures as errors."""
+        try:
+            await asyncio.to_thread(edit, *args, **kwargs)
+        except FileNotFoundError as e:
+            raise SessionNotFound(session_id, cwd) from e
+        except sessions.ConfigDirMismatch as e:
+            raise SidecarError(str(e), sessionId=session_id) from e
+        except OSError as e:
+            raise SidecarError(f"the session file of `{session_id}` could not be changed "
+                               f"({e}); check its permissions and the free disk space",
+                               sessionId=session_id, cwd=cwd) from e
 
     async def _stored_exchange_end(self, session_id: str, cwd: str,
                                    message_id: str) -> str | None:

@@ -244,6 +244,16 @@ async def stop_task(ls: SidecarServer, p: api.StopTaskParams) -> api.Result:
     return api.Ok()
 
 
+async def rename_session(ls: SidecarServer, p: api.RenameSessionParams) -> api.Result:
+    await ls.hub.rename_session(p.session_id, p.cwd, p.title)
+    return api.Ok()
+
+
+async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.Result:
+    await ls.hub.delete_session(p.session_id, p.cwd)
+    return api.Ok()
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -263,6 +273,8 @@ HANDLERS: dict[str, Handler] = {
     "claude/channelInfo": channel_info,
     "claude/contextUsage": context_usage,
     "claude/stopTask": stop_task,
+    "claude/renameSession": rename_session,
+    "claude/deleteSession": delete_session,
 }
 
 

@@ -1,9 +1,12 @@
-"""Reading the Claude Code CLI's own session files: listing sessions and replaying history.
+"""The Claude Code CLI's own session files: listing, replaying history, renaming, deleting.
 
 The CLI stores each conversation as JSON lines at
 ``<config>/projects/<slug of the cwd>/<session id>.jsonl`` where ``<config>`` is
 ``$HOME/.claude`` (or ``$CLAUDE_CONFIG_DIR``). Nothing here talks to a CLI process:
-these are pure functions over those files, verified against CLI 2.1.330.
+these are functions over those files, verified against CLI 2.1.330. Reading is done
+here; renaming and deleting are done by the official SDK's ``rename_session`` and
+``delete_session`` (see :func:`rename_session`), so that a session is edited exactly the
+way every other SDK host edits it.
 
 What a session file holds (CLI 2.1.330)
 ---------------------------------------
@@ -56,19 +59,23 @@ import threading
 from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import msgspec
 
 __all__ = [
+    "ConfigDirMismatch",
     "History",
     "HistoryKind",
     "HistoryMessage",
     "SessionPage",
     "SessionSummary",
+    "delete_session",
     "list_sessions",
     "project_dir",
     "read_history",
+    "rename_session",
 ]
 
 # ---------------------------------------------------------------- results
@@ -85,11 +92,14 @@ class _Out(msgspec.Struct, rename="camel", omit_defaults=True):
 class SessionSummary(_Out):
     """One stored session, as a session picker shows it.
 
-    ``title``: the session's custom title (``/rename``), else the CLI's AI title, else its
-    summary entry, else ``firstPrompt`` cut to 80 characters. ``firstPrompt``: the first
-    prompt the user typed (a slash command only if there is nothing else), whitespace
-    collapsed, cut to 200 characters. ``updatedAt``/``createdAt``: the newest/oldest entry
-    timestamp in the file (the file's mtime if none), ISO 8601 UTC with milliseconds.
+    ``title``: the session's custom title (``/rename`` or :func:`rename_session`), else the
+    CLI's AI title, else its summary entry, else ``firstPrompt`` cut to 80 characters.
+    ``customTitle``: the custom title alone (the last one set, stripped), omitted if the
+    session never got one: it tells a title the user chose from a generated one.
+    ``firstPrompt``: the first prompt the user typed (a slash command only if there is
+    nothing else), whitespace collapsed, cut to 200 characters. ``updatedAt``/``createdAt``:
+    the newest/oldest entry timestamp in the file (the file's mtime if none), ISO 8601 UTC
+    with milliseconds.
     ``messageCount``: user prompts plus assistant responses on the current conversation
     chain (see :func:`read_history`); one response counts once however many blocks
     (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
@@ -102,6 +112,7 @@ class SessionSummary(_Out):
     updated_at: str
     created_at: str
     message_count: int
+    custom_title: str | None = None
     cwd: str | None = None
     git_branch: str | None = None
 
@@ -864,10 +875,12 @@ def _summarize(path: Path, session_id: str) -> SessionSummary | None:
     mtime = _iso(file.mtime) or ""
     title = next((titles[k].strip() for k in ("custom-title", "ai-title", "summary")
                   if k in titles), None) or _cut(prompt, _TITLE_MAX)
+    custom = titles["custom-title"].strip() if "custom-title" in titles else None
     return SessionSummary(
         session_id=session_id, title=title, first_prompt=_cut(prompt, _PROMPT_MAX),
         updated_at=max(stamps) if stamps else mtime, created_at=min(stamps) if stamps else mtime,
-        message_count=renderer.prompts + len(renderer.responses), cwd=cwd, git_branch=branch)
+        message_count=renderer.prompts + len(renderer.responses), custom_title=custom,
+        cwd=cwd, git_branch=branch)
 
 
 def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
@@ -945,6 +958,104 @@ def list_sessions(home: Path, cwd: str, limit: int = 50, cursor: str | None = No
     page = summaries[:limit]
     more = len(summaries) > limit
     return SessionPage(page, _encode_cursor(page[-1]) if more else None)
+
+
+# ---------------------------------------------------------------- editing
+
+
+def _sdk() -> ModuleType:
+    """The ``claude_agent_sdk`` package, imported on first use: it imports ``mcp``
+    (about a second), which the daemon's start-up should not pay for an edit that may
+    never come."""
+    import claude_agent_sdk
+    return claude_agent_sdk
+
+
+class ConfigDirMismatch(RuntimeError):
+    """The SDK would edit another config directory than the one the daemon's CLIs use."""
+
+
+def _check_sdk_config_dir(home: Path, config_dir: Path | None) -> None:
+    """Make sure the SDK's session functions edit the folder the daemon's CLIs write.
+
+    ``claude_agent_sdk.rename_session``/``delete_session`` take no config directory: they
+    read ``$CLAUDE_CONFIG_DIR``, else ``~/.claude`` (``$HOME``), from this process's
+    ``os.environ`` (SDK 0.2.187, ``_internal/sessions.py``). The daemon's CLIs get the
+    environment the hub was given, which is ``os.environ`` too when the daemon runs as
+    ``claude-sidecar --stdio``. Changing ``os.environ`` for the call would leak into every
+    other thread of the daemon, so a hub given another environment is refused instead.
+    """
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    sdk = Path(configured) if configured else Path.home() / ".claude"
+    ours = _projects_root(home, config_dir).parent
+    if os.path.realpath(sdk) != os.path.realpath(ours):
+        raise ConfigDirMismatch(
+            f"the CLIs of this daemon keep sessions in {ours}, but the SDK's session "
+            f"functions would edit {sdk} (they read only the daemon's own environment); "
+            "run the daemon with the HOME / CLAUDE_CONFIG_DIR its CLIs use")
+
+
+def _edit(action: str, home: Path, cwd: str, session_id: str, config_dir: Path | None,
+          *args: Any) -> None:
+    """Run the SDK's ``action`` (``rename_session``, ``delete_session``) on a session file.
+
+    The file is looked up here first, as :func:`read_history` does, so that an edit finds
+    exactly the sessions that :func:`list_sessions` shows for ``cwd`` (the SDK alone would
+    also search the other git worktrees of ``cwd``) and an unknown session fails alike
+    everywhere. The SDK is then given ``cwd`` as its ``directory``.
+    """
+    path = _session_file(home, cwd, session_id, config_dir)
+    _check_sdk_config_dir(home, config_dir)
+    edit = getattr(_sdk(), action)
+    try:
+        edit(session_id, *args, directory=cwd)
+    except FileNotFoundError:
+        # SDK 0.2.187 derives the folder from the NFC form of ``cwd`` and replaces code
+        # points, the CLI uses the path as given and replaces UTF-16 units (see _slug):
+        # for a path with an emoji or in NFD (macOS HFS+) the SDK looks in another
+        # folder. Without a directory it searches every folder, which finds the file
+        # that was found above, provided that no other folder holds the same id.
+        if list(path.parent.parent.glob(f"*/{session_id}.jsonl")) != [path]:
+            raise
+        edit(session_id, *args, directory=None)
+
+
+def rename_session(home: Path, cwd: str, session_id: str, title: str, *,
+                   config_dir: Path | None = None) -> None:
+    """Give the stored session ``session_id`` of ``cwd`` a custom title.
+
+    Done by the SDK's ``rename_session``, which appends
+    ``{"type":"custom-title","customTitle":<title stripped>,"sessionId":<id>}`` to the
+    session file (the entry the CLI's ``/rename`` writes). The last custom title in the
+    file wins, here (:func:`list_sessions`) as in the SDK's and the CLI's listings, so a
+    rename can be repeated. Appending is safe while a CLI is writing the same file: it is
+    one ``O_APPEND`` write, and (the SDK notes) a CLI that re-appends its metadata reads
+    the file's tail first. Verified with CLI 2.1.330: the title stays through the
+    channel's later turns and its close.
+
+    Raises ``ValueError`` (``session_id`` not a UUID, ``title`` blank, ``cwd`` not
+    absolute), ``FileNotFoundError`` (no such session in ``cwd``'s folder),
+    ``ConfigDirMismatch`` (see :func:`_check_sdk_config_dir`), ``OSError`` (the write
+    failed).
+    """
+    if not title.strip():
+        raise ValueError("title must not be empty or only whitespace")
+    _edit("rename_session", home, cwd, session_id, config_dir, title)
+
+
+def delete_session(home: Path, cwd: str, session_id: str, *,
+                   config_dir: Path | None = None) -> None:
+    """Delete the stored session ``session_id`` of ``cwd`` for good.
+
+    Done by the SDK's ``delete_session``: it removes ``<id>.jsonl`` and the ``<id>/``
+    folder next to it (sub-agent transcripts). It leaves the CLI's file checkpoints
+    (``<config>/file-history/<id>/``). Do not delete the session of a running CLI: the
+    CLI keeps appending and recreates the file with only its newest entries (verified
+    with CLI 2.1.330), a fragment that lists as a session of its own.
+
+    Raises like :func:`rename_session`.
+    """
+    _edit("delete_session", home, cwd, session_id, config_dir)
 
 
 def exchange_end(history: History, message_id: str) -> str | None:
