@@ -367,8 +367,8 @@ class ListSessionsParams(Params):
         _require_directory("cwd", self.cwd)
 
 
-class GetHistoryParams(Params):
-    """``claude/getHistory``: a stored conversation as messages a client can render."""
+class StoredSessionParams(Params):
+    """Params naming a stored session: its id and the directory it was recorded in."""
 
     session_id: str
     cwd: str
@@ -378,16 +378,21 @@ class GetHistoryParams(Params):
         _require_recorded_cwd(self.cwd)
 
 
-class RenameSessionParams(Params):
+class GetHistoryParams(StoredSessionParams):
+    """``claude/getHistory``: a stored conversation as messages a client can render."""
+
+
+class DeleteSessionParams(StoredSessionParams):
+    """``claude/deleteSession``: delete a stored session for good."""
+
+
+class RenameSessionParams(StoredSessionParams):
     """``claude/renameSession``: give a stored session a custom title."""
 
-    session_id: str
-    cwd: str
     title: str
 
     def __post_init__(self) -> None:
-        _require_uuid("sessionId", self.session_id)
-        _require_recorded_cwd(self.cwd)
+        super().__post_init__()
         if not self.title.strip():
             raise InvalidParams("title", "is empty or only whitespace",
                                 "pass the title to show, e.g. \"Fix the login bug\"")
@@ -395,17 +400,6 @@ class RenameSessionParams(Params):
         if any("\ud800" <= c <= "\udfff" for c in self.title):
             raise InvalidParams("title", "holds text that is not valid Unicode (a lone "
                                 "surrogate)", "send the title as valid UTF-8 text")
-
-
-class DeleteSessionParams(Params):
-    """``claude/deleteSession``: delete a stored session for good."""
-
-    session_id: str
-    cwd: str
-
-    def __post_init__(self) -> None:
-        _require_uuid("sessionId", self.session_id)
-        _require_recorded_cwd(self.cwd)
 
 
 class McpServerParams(Params):

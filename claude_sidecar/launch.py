@@ -18,6 +18,12 @@ ENTRYPOINT = "claude-sidecar"
 _STRIPPED = ("CLAUDECODE",)
 
 
+# Options passed on as they are: NewChannelParams field -> CLI flag.
+_VALUE_FLAGS = (("effort", "--effort"), ("max_turns", "--max-turns"),
+                ("max_budget_usd", "--max-budget-usd"), ("fallback_model", "--fallback-model"),
+                ("agent", "--agent"))
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """Everything needed to spawn one CLI process."""
@@ -116,16 +122,10 @@ def build_launch(
         argv.append("--strict-mcp-config")
     if options.max_thinking_tokens is not None:
         argv.append(f"--max-thinking-tokens={options.max_thinking_tokens}")
-    if options.effort is not None:
-        argv.append(f"--effort={options.effort}")
-    if options.max_turns is not None:
-        argv.append(f"--max-turns={options.max_turns}")
-    if options.max_budget_usd is not None:
-        argv.append(f"--max-budget-usd={options.max_budget_usd}")
-    if options.fallback_model is not None:
-        argv.append(f"--fallback-model={options.fallback_model}")
-    if options.agent is not None:
-        argv.append(f"--agent={options.agent}")
+    for field, flag in _VALUE_FLAGS:
+        value = getattr(options, field)
+        if value is not None:
+            argv.append(f"{flag}={value}")
     if options.setting_sources is not None:
         argv.append(f"--setting-sources={','.join(options.setting_sources)}")
     settings = dict(options.settings or {})

@@ -52,6 +52,21 @@ async def editor_sidecar(daemon_env: dict[str, str], model: ScriptedModel
     assert await wait_until_dead(daemon.pids) == []
 
 
+async def editor_server_after_a_message(sidecar: Sidecar, workspace: Path) -> dict[str, Any]:
+    """The `editor` server's claude/mcpStatus entry once a new channel's first turn ran
+    (the CLI connects in-process servers then), polled until it is connected."""
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "hello")
+    await sidecar.wait_for_result(channel)
+    for _ in range(100):
+        servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
+        editor = next(s for s in servers if s["name"] == "editor")
+        if editor["status"] == "connected":
+            break
+        await asyncio.sleep(0.1)
+    return editor
+
+
 async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
         editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
     sidecar, editor = editor_sidecar
@@ -118,18 +133,10 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
 async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
         editor_sidecar: tuple[Sidecar, Editor], workspace: Path) -> None:
     sidecar, _ = editor_sidecar
-    channel = await sidecar.new_channel(str(workspace))
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
 
-    for _ in range(100):
-        servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
-        ide = next(s for s in servers if s["name"] == "editor")
-        if ide["status"] == "connected":
-            break
-        await asyncio.sleep(0.1)
+    editor = await editor_server_after_a_message(sidecar, workspace)
 
-    assert ide["status"] == "connected" and ide["tools"] == ["getDiagnostics"]
+    assert editor["status"] == "connected" and editor["tools"] == ["getDiagnostics"]
 
 
 async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_message(
@@ -146,18 +153,10 @@ async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_messa
     daemon = Sidecar(daemon_env)
     await daemon.start({"editorTools": tools})
     try:
-        channel = await daemon.new_channel(str(workspace))
-        await daemon.send(channel, "hello")
-        await daemon.wait_for_result(channel)
-        for _ in range(100):
-            servers = (await daemon.request("claude/mcpStatus", {"channelId": channel}))["servers"]
-            ide = next(s for s in servers if s["name"] == "editor")
-            if ide["status"] == "connected":
-                break
-            await asyncio.sleep(0.1)
+        editor = await editor_server_after_a_message(daemon, workspace)
     finally:
         await daemon.stop()
     assert await wait_until_dead(daemon.pids) == []
 
-    assert ide["status"] == "connected"
-    assert sorted(ide["tools"]) == sorted(t["name"] for t in tools)
+    assert editor["status"] == "connected"
+    assert sorted(editor["tools"]) == sorted(t["name"] for t in tools)
