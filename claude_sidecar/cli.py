@@ -21,6 +21,9 @@ commands:
   claude-sidecar demo               play a scripted session against the real CLI and the
                                     built-in stand-in model: no API key needed
   claude-sidecar scripted-model     run the stand-in model (Anthropic Messages API) alone
+  claude-sidecar schema [--output FILE]
+                                    print the JSON Schema of the claude/* protocol (what
+                                    editor clients generate their types from)
 
 The Claude Code CLI is looked up in this order: --cli, $CLAUDE_SIDECAR_CLI, `claude`
 on PATH, the binary bundled in the claude-agent-sdk package, ~/.claude/local/claude.
@@ -46,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--scenario", metavar="FILE",
                        help="scenario JSON (default: the demo scenario); see docs/scripted-model.md")
     model.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: free)")
+    schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
+    schema.add_argument("--output", metavar="FILE",
+                        help="write it to FILE instead of stdout "
+                             "(the repository keeps it in docs/protocol.schema.json)")
     return parser
 
 
@@ -70,6 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         from .scripted.server import serve
         scenario = load_scenario(args.scenario or DEMO_SCENARIO_PATH)
         serve(scenario, "127.0.0.1", args.port)
+        return 0
+    if args.command == "schema":
+        from .schema import build, render
+        text = render(build())
+        if args.output:
+            try:
+                with open(args.output, "w", encoding="utf-8") as out:
+                    out.write(text)
+            except OSError as e:
+                print(f"claude-sidecar schema: cannot write {args.output}: {e}", file=sys.stderr)
+                return 1
+        else:
+            sys.stdout.write(text)
         return 0
     if args.stdio:
         from .server import build_server
