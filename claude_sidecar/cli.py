@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default: INFO")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="play a scripted session with the stand-in model")
-    demo.add_argument("--prompt", help="the prompt to send (default: the demo's own)")
+    demo.add_argument("--prompt", help="one prompt to send instead of the demo's two")
     model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
     model.add_argument("--scenario", metavar="FILE",
                        help="scenario JSON (default: the demo scenario); see docs/scripted-model.md")

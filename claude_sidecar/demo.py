@@ -1,8 +1,11 @@
 """``claude-sidecar demo``: the whole stack on the embedded stand-in model.
 
 Starts the scripted model, the daemon (``--stdio``, exactly as an editor would) and a
-small terminal client, then plays one scripted turn: streamed thinking and text, a
-Write tool call that really runs, its result, and the turn's cost. No API key needed.
+small terminal client, then plays two scripted turns as an editor plugin would show
+them: streamed thinking and text, a Write tool call that asks for permission with the
+diff the daemon previewed, the demo's answer (allow), the ``claude/fileUpdated`` diff of
+what really changed on disk, and the turn's cost; then an Edit of the same file, asked
+and shown the same way. No API key needed.
 """
 
 from __future__ import annotations
@@ -14,15 +17,18 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
+from . import api
 from .scripted import DEMO_SCENARIO_PATH, ScriptedModel, load_scenario
 
-DEFAULT_PROMPT = "Create a haiku file about editors, please."
+DEFAULT_PROMPTS = ("Create a haiku file about editors, please.",
+                   "Now give it a brighter last line.")
 
 
 class _Style:
@@ -30,18 +36,53 @@ class _Style:
         self.enabled = enabled
 
     def __call__(self, code: str, text: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.enabled else text
+        return f"\033[{code}m{text}\033[0m" if self.enabled and text else text
+
+
+def _ignore(params: dict[str, Any]) -> None:
+    """Notifications the transcript does not show (``claude/status``, newer ones)."""
+
+
+def _feature(handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """A fresh function calling ``handler``: pygls sets attributes on what it registers,
+    which a bound method refuses. It stays a coroutine function if ``handler`` is one, so
+    pygls runs it as a task."""
+    if asyncio.iscoroutinefunction(handler):
+        async def run_async(params: dict[str, Any]) -> None:
+            await handler(params)
+        return run_async
+
+    def run(params: dict[str, Any]) -> None:
+        handler(params)
+    return run
 
 
 class _Renderer:
-    """Prints notifications as a chat transcript."""
+    """Prints notifications as a chat transcript and answers permission requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, respond: Callable[[dict[str, Any]], Awaitable[Any]]) -> None:
         self.style = _Style(sys.stdout.isatty())
+        self.respond = respond
         self.kind: str | None = None
         self.first_delta_at: float | None = None
         self.done = asyncio.Event()
         self.result: dict[str, Any] = {}
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        """A handler for every notification the daemon sends (none left to pygls's
+        "unknown method" warning); those the transcript does not show are ignored."""
+        shown: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "claude/delta": self.delta,
+            "claude/message": self.message,
+            "claude/permissionRequest": self.permission_request,
+            "claude/permissionCancelled": self.permission_cancelled,
+            "claude/fileUpdated": self.file_updated,
+        }
+        return {name: shown.get(name, _ignore) for name in api.NOTIFICATIONS}
+
+    def start_turn(self) -> None:
+        self.first_delta_at = None
+        self.done.clear()
 
     def _switch(self, kind: str | None, header: str = "") -> None:
         if kind != self.kind:
@@ -50,6 +91,16 @@ class _Renderer:
             if header:
                 print(header)
             self.kind = kind
+
+    def _diff(self, diff: str) -> None:
+        """A unified diff, indented, without its file headers (the title names the file)."""
+        lines = diff.splitlines()
+        if len(lines) >= 2 and lines[0].startswith("--- ") and lines[1].startswith("+++ "):
+            lines = lines[2:]
+        colours = {"+": "32", "-": "31", "@": "36", "\\": "2"}
+        for line in lines:
+            code = colours.get(line[:1])
+            print("  " + (self.style(code, line) if code else line))
 
     def delta(self, params: dict[str, Any]) -> None:
         if self.first_delta_at is None:
@@ -69,8 +120,10 @@ class _Renderer:
             for block in message["message"]["content"]:
                 if block.get("type") == "tool_use":
                     self._switch(None)
-                    arguments = json.dumps(block["input"], ensure_ascii=False)
-                    print(self.style("33", f"⚙ tool call {block['name']}: ") + arguments[:300])
+                    tool_input = block["input"]
+                    shown = tool_input.get("file_path") or json.dumps(tool_input,
+                                                                      ensure_ascii=False)
+                    print(self.style("33", f"⚙ tool call {block['name']}: ") + shown[:300])
         elif kind == "user" and message.get("parent_tool_use_id") is None:
             content = message["message"].get("content")
             for block in content if isinstance(content, list) else ():
@@ -85,15 +138,49 @@ class _Renderer:
             self.result = message
             self.done.set()
 
+    async def permission_request(self, params: dict[str, Any]) -> None:
+        self._switch(None)
+        target = params.get("description") or params["toolName"]
+        print(self.style("1;35", f"? permission request: {params['toolName']} {target}")
+              + self.style("2", " (the daemon's preview of the change)"
+                           if params.get("preview") else ""))
+        if params.get("preview") is not None:
+            self._diff(params["preview"])
+        elif params.get("previewNote"):
+            print(self.style("2", f"  ({params['previewNote']})"))
+        if params.get("autoDecision"):
+            print(self.style("2", "  → allowed by the client's autoAllowTools"))
+            return
+        # An editor would wait for the user's click here; the demo clicks "allow".
+        print(self.style("35", "  → allowed (the demo answers for you)"))
+        await self.respond({"channelId": params["channelId"],
+                            "requestId": params["requestId"], "decision": "allow"})
 
-async def _play(prompt: str, model_url: str, workspace: str, home: str,
+    def permission_cancelled(self, params: dict[str, Any]) -> None:
+        self._switch(None)
+        print(self.style("2", f"  permission request withdrawn ({params['reason']})"))
+
+    def file_updated(self, params: dict[str, Any]) -> None:
+        self._switch(None)
+        print(self.style("1;34", f"✎ file updated by {params['toolName']}: {params['path']}")
+              + self.style("2", " (what changed on disk)" if params.get("diff") else ""))
+        if params.get("diff") is not None:
+            self._diff(params["diff"])
+        elif params.get("notice"):
+            print(self.style("2", f"  ({params['notice']})"))
+
+
+async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: str,
                 cli_path: str | None) -> int:
-    renderer = _Renderer()
-    style = renderer.style
     client = LanguageClient("claude-sidecar-demo", "1", converter_factory=get_converter)
-    client.feature("claude/delta")(lambda params: renderer.delta(params))
-    client.feature("claude/message")(lambda params: renderer.message(params))
-    client.feature("claude/status")(lambda params: None)
+
+    async def respond_permission(params: dict[str, Any]) -> Any:
+        return await client.protocol.send_request_async("claude/respondPermission", params)
+
+    renderer = _Renderer(respond_permission)
+    style = renderer.style
+    for name, handler in renderer.handlers().items():
+        client.feature(name)(_feature(handler))
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="demo-no-key-needed",
@@ -109,27 +196,31 @@ async def _play(prompt: str, model_url: str, workspace: str, home: str,
             initialization_options={"clientName": "claude-sidecar demo",
                                     "warmPool": {"size": 0}}))
         started = time.monotonic()
+        # `default` mode: the CLI asks before every edit, as a new user's editor would.
         channel = await client.protocol.send_request_async(
-            "claude/newChannel", {"cwd": workspace, "permissionMode": "acceptEdits"})
+            "claude/newChannel", {"cwd": workspace, "permissionMode": "default"})
         ready = time.monotonic()
         print(style("2", f"channel {channel['channelId']}: CLI pid {channel['pid']}, "
-                         f"ready in {(ready - started) * 1000:.0f} ms, workspace {workspace}"))
-        print(style("1", "you: ") + prompt)
-        sent = time.monotonic()
-        await client.protocol.send_request_async(
-            "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt})
-        await asyncio.wait_for(renderer.done.wait(), 120)
-        result = renderer.result
-        first = ((renderer.first_delta_at or sent) - sent) * 1000
-        print(style("2", f"turn {result.get('subtype')}: {result.get('num_turns')} model calls, "
-                         f"{result.get('duration_ms')} ms, cost ${result.get('total_cost_usd', 0):.4f}, "
-                         f"first token after {first:.0f} ms"))
-        written = os.path.join(workspace, "haiku.txt")
-        if os.path.exists(written):
-            print(style("2", f"the Write tool really ran: {written}"))
+                         f"ready in {(ready - started) * 1000:.0f} ms, workspace {workspace}, "
+                         "permission mode default (edits ask first)"))
+        failed = False
+        for prompt in prompts:
+            print(style("1", "you: ") + prompt)
+            renderer.start_turn()
+            sent = time.monotonic()
+            await client.protocol.send_request_async(
+                "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt})
+            await asyncio.wait_for(renderer.done.wait(), 120)
+            result = renderer.result
+            failed = failed or bool(result.get("is_error"))
+            first = ((renderer.first_delta_at or sent) - sent) * 1000
+            print(style("2", f"turn {result.get('subtype')}: {result.get('num_turns')} model "
+                             f"calls, {result.get('duration_ms')} ms, total cost "
+                             f"${result.get('total_cost_usd', 0):.4f}, "
+                             f"first token after {first:.0f} ms"))
         await client.protocol.send_request_async(
             "claude/closeChannel", {"channelId": channel["channelId"]})
-        return 0 if not result.get("is_error") else 1
+        return 1 if failed else 0
     finally:
         await client.shutdown_async(None)
         client.exit(None)
@@ -137,7 +228,7 @@ async def _play(prompt: str, model_url: str, workspace: str, home: str,
 
 
 def run_demo(cli_path: str | None = None, prompt: str | None = None) -> int:
-    """Play the demo session; returns the process exit code."""
+    """Play the demo session (only ``prompt`` if given); returns the process exit code."""
     # The transcript is the demo's output; the stand-in's per-request log is noise here.
     scripted_log = logging.getLogger("claude_sidecar.scripted")
     if scripted_log.getEffectiveLevel() > logging.DEBUG:
@@ -145,5 +236,13 @@ def run_demo(cli_path: str | None = None, prompt: str | None = None) -> int:
     home = tempfile.mkdtemp(prefix="claude-sidecar-demo-home-")
     workspace = tempfile.mkdtemp(prefix="claude-sidecar-demo-")
     with ScriptedModel(load_scenario(DEMO_SCENARIO_PATH)) as model:
-        return asyncio.run(_play(prompt or DEFAULT_PROMPT, model.url, workspace, home,
-                                 cli_path))
+        code = asyncio.run(_play((prompt,) if prompt else DEFAULT_PROMPTS, model.url,
+                                 workspace, home, cli_path))
+    written = os.path.join(workspace, "haiku.txt")
+    if os.path.exists(written):
+        style = _Style(sys.stdout.isatty())
+        print(style("2", f"the tools really ran: {written} now reads:"))
+        with open(written, encoding="utf-8") as poem:
+            for line in poem.read().splitlines():
+                print("  " + line)
+    return code

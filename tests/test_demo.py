@@ -1,4 +1,4 @@
-"""`claude-sidecar demo` plays a whole session on the stand-in model."""
+"""`claude-sidecar demo` plays a whole session on the stand-in model, as an editor shows it."""
 
 from __future__ import annotations
 
@@ -6,16 +6,48 @@ import os
 import subprocess
 import sys
 
+import pytest
 
-def test_demo_streams_thinking_text_and_a_real_tool_call() -> None:
+
+@pytest.fixture(scope="module")
+def demo() -> subprocess.CompletedProcess[str]:
+    """One run of the demo, shared by the tests below (it takes a few seconds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+    return subprocess.run([sys.executable, "-m", "claude_sidecar", "demo"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
 
-    done = subprocess.run([sys.executable, "-m", "claude_sidecar", "demo"], env=env,
-                          capture_output=True, text=True, timeout=120)
 
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = done.stdout
+def test_demo_streams_thinking_text_and_real_tool_calls(demo) -> None:
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    out = demo.stdout
     assert "thinking…" in out and "claude:" in out
     assert "tool call Write" in out and "tool result: File created successfully" in out
-    assert "turn success" in out
-    assert "the Write tool really ran" in out
+    assert "tool call Edit" in out and "has been updated successfully" in out
+    assert out.count("turn success") == 2
+    assert "the tools really ran" in out and "  tests turn green by noon\n" in out
+
+
+def test_demo_shows_each_permission_request_with_its_preview_and_answers_it(demo) -> None:
+    out = demo.stdout
+
+    assert "? permission request: Write haiku.txt" in out
+    assert "? permission request: Edit haiku.txt" in out
+    assert out.count("→ allowed (the demo answers for you)") == 2
+    request = out.index("? permission request: Write")
+    assert out.index("  +Cursor blinks at dawn", request) < out.index("→ allowed", request)
+
+
+def test_demo_shows_the_diff_of_every_file_update(demo) -> None:
+    out = demo.stdout
+    write = out.index("✎ file updated by Write: ")
+    edit = out.index("✎ file updated by Edit: ")
+
+    assert out.index("  +Cursor blinks at dawn\n", write) < edit
+    assert out.index("  -code wakes, line by line\n", edit) < out.index(
+        "  +tests turn green by noon\n", edit)
+    assert "\033[" not in out  # colours only on a terminal
+
+
+def test_demo_client_knows_every_notification_the_daemon_sends(demo) -> None:
+    assert "Ignoring notification" not in demo.stderr
+    assert "unknown method" not in demo.stderr
