@@ -4,8 +4,8 @@ Starts the scripted model, the daemon (``--stdio``, exactly as an editor would) 
 small terminal client, then plays two scripted turns as an editor plugin would show
 them: streamed thinking and text, a Write tool call that asks for permission with the
 diff the daemon previewed, the demo's answer (allow), the ``claude/fileUpdated`` diff of
-what really changed on disk, and the turn's cost; then an Edit of the same file, asked
-and shown the same way. No API key needed.
+what really changed on disk, and the turn's ``claude/turnEnded`` summary; then an Edit of
+the same file, asked and shown the same way. No API key needed.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class _Renderer:
         self.kind: str | None = None
         self.first_delta_at: float | None = None
         self.done = asyncio.Event()
-        self.result: dict[str, Any] = {}
+        self.ended: dict[str, Any] = {}
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         """A handler for every notification the daemon sends (none left to pygls's
@@ -77,6 +77,7 @@ class _Renderer:
             "claude/permissionRequest": self.permission_request,
             "claude/permissionCancelled": self.permission_cancelled,
             "claude/fileUpdated": self.file_updated,
+            "claude/turnEnded": self.turn_ended,
         }
         return {name: shown.get(name, _ignore) for name in api.NOTIFICATIONS}
 
@@ -133,10 +134,6 @@ class _Renderer:
                     if isinstance(text, list):
                         text = " ".join(part.get("text", "") for part in text)
                     print(self.style("32", "✓ tool result: ") + str(text)[:300])
-        elif kind == "result":
-            self._switch(None)
-            self.result = message
-            self.done.set()
 
     async def permission_request(self, params: dict[str, Any]) -> None:
         self._switch(None)
@@ -159,6 +156,11 @@ class _Renderer:
     def permission_cancelled(self, params: dict[str, Any]) -> None:
         self._switch(None)
         print(self.style("2", f"  permission request withdrawn ({params['reason']})"))
+
+    def turn_ended(self, params: dict[str, Any]) -> None:
+        self._switch(None)
+        self.ended = params
+        self.done.set()
 
     def file_updated(self, params: dict[str, Any]) -> None:
         self._switch(None)
@@ -211,12 +213,12 @@ async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: 
             await client.protocol.send_request_async(
                 "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt})
             await asyncio.wait_for(renderer.done.wait(), 120)
-            result = renderer.result
-            failed = failed or bool(result.get("is_error"))
+            ended = renderer.ended
+            failed = failed or ended["outcome"] != "success"
             first = ((renderer.first_delta_at or sent) - sent) * 1000
-            print(style("2", f"turn {result.get('subtype')}: {result.get('num_turns')} model "
-                             f"calls, {result.get('duration_ms')} ms, total cost "
-                             f"${result.get('total_cost_usd', 0):.4f}, "
+            print(style("2", f"turn {ended['outcome']}: {ended.get('numTurns', 0)} model calls, "
+                             f"{ended['durationMs']} ms ({ended['permissionWaitMs']} ms of them "
+                             f"waiting for permission), cost ${ended['costUsd']:.4f}, "
                              f"first token after {first:.0f} ms"))
         await client.protocol.send_request_async(
             "claude/closeChannel", {"channelId": channel["channelId"]})
