@@ -31,6 +31,7 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
+from claude_sidecar import api
 from claude_sidecar.discovery import find_cli
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -69,7 +70,8 @@ class _Daemon:
         # pygls tags handlers with attributes: plain functions, not bound methods.
         self.client.feature("claude/delta")(lambda params: self._on_delta(params))
         self.client.feature("claude/message")(lambda params: self._on_message(params))
-        self.client.feature("claude/status")(lambda params: None)
+        for method in set(api.NOTIFICATIONS) - {"claude/delta", "claude/message"}:
+            self.client.feature(method)(lambda params: None)
 
     def _on_delta(self, params: dict[str, Any]) -> None:
         future = self._first_delta.get(params["channelId"])
@@ -127,17 +129,22 @@ async def _spare_ready(daemon_pid: int, settle: float = 1.5) -> None:
     await asyncio.sleep(settle)
 
 
-async def measure_daemon(model_url: str, runs: int) -> dict[str, list[float]]:
-    """First-delta times through the daemon: cold, with the warm pool, fresh, warm."""
+async def measure(model_url: str, runs: int, sdk: bool) -> dict[str, list[float]]:
+    """First-delta times through the daemon (cold, with the warm pool, fresh, warm), and
+    of the SDK peer, each SDK run right after a cold one so both see the same load."""
     figures: dict[str, list[float]] = {
         "new chat, cold": [], "new chat, warm pool": [], "fresh process, first turn": [],
         "warm turn": []}
+    if sdk:
+        figures["peer: SDK connect + query"] = []
     cold = _Daemon()
     await cold.start(model_url, {"warmPool": {"size": 0}})
     try:
         for _ in range(runs):
             workspace = tempfile.mkdtemp(prefix="bench-ws-")
             figures["new chat, cold"].append(await cold.new_chat(workspace))
+            if sdk:
+                figures["peer: SDK connect + query"].append(await sdk_new_chat(model_url))
             channel = (await cold.request("claude/newChannel", {"cwd": workspace}))["channelId"]
             figures["fresh process, first turn"].append(
                 await cold.turn(channel, time.perf_counter()))
@@ -162,37 +169,40 @@ async def measure_daemon(model_url: str, runs: int) -> dict[str, list[float]]:
     return figures
 
 
-async def measure_sdk(model_url: str, runs: int) -> list[float]:
-    """The peer: connect a ClaudeSDKClient and query; time to its first stream event."""
+async def sdk_new_chat(model_url: str) -> float:
+    """The peer: connect a ClaudeSDKClient and query; ms to its first content delta.
+
+    The SDK runs the same agent as the daemon: the Claude Code system prompt (the SDK's
+    default is an empty one) and the user's and project's settings."""
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
     from claude_agent_sdk.types import StreamEvent
 
-    timings = []
-    for _ in range(runs):
-        workspace = tempfile.mkdtemp(prefix="bench-ws-")
-        options = ClaudeAgentOptions(
-            cwd=workspace, cli_path=find_cli(), include_partial_messages=True,
-            env=_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
-        started = time.perf_counter()
-        first = None
-        async with ClaudeSDKClient(options) as sdk:
-            await sdk.query("hi")
-            async for message in sdk.receive_response():
-                if first is None and isinstance(message, StreamEvent) and \
-                        message.event.get("type") == "content_block_delta":
-                    first = time.perf_counter()
-        timings.append(((first or time.perf_counter()) - started) * 1000)
-    return timings
+    workspace = tempfile.mkdtemp(prefix="bench-ws-")
+    options = ClaudeAgentOptions(
+        cwd=workspace, cli_path=find_cli(), include_partial_messages=True,
+        system_prompt={"type": "preset", "preset": "claude_code"},
+        env=_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+    started = time.perf_counter()
+    first = None
+    async with ClaudeSDKClient(options) as sdk:
+        await sdk.query("hi")
+        async for message in sdk.receive_response():
+            if first is None and isinstance(message, StreamEvent) and \
+                    message.event.get("type") == "content_block_delta":
+                first = time.perf_counter()
+    return ((first or time.perf_counter()) - started) * 1000
 
 
 def run_all(runs: int) -> dict[str, Any]:
     """Every figure of this benchmark, in ms, with the ratios the targets are stated in."""
+    try:
+        import claude_agent_sdk  # noqa: F401
+        sdk = True
+    except ImportError as e:
+        print(f"(SDK peer skipped: {e})", file=sys.stderr)
+        sdk = False
     with ScriptedModel(load_scenario(SCENARIO)) as model:
-        figures = asyncio.run(measure_daemon(model.url, runs))
-        try:
-            figures["peer: SDK connect + query"] = asyncio.run(measure_sdk(model.url, runs))
-        except ImportError as e:
-            print(f"(SDK peer skipped: {e})", file=sys.stderr)
+        figures = asyncio.run(measure(model.url, runs, sdk))
     median = {name: statistics.median(values) for name, values in figures.items()}
     ratios = {"warm pool / warm turn (target <= 1.5)":
               median["new chat, warm pool"] / median["warm turn"],

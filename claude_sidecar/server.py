@@ -25,6 +25,7 @@ from pygls.protocol.language_server import lsp_method
 
 from . import __version__, api, mcp_servers, rewind
 from .discovery import describe_cli
+from .transport import pdeathsig_wrapper
 from .errors import ServerNotInitialized
 from .channel import Channel
 from .hub import Hub
@@ -311,6 +312,8 @@ def build_server(*, cli_path: str | None = None,
         ls.hub.coalesce = options.coalesce_deltas_ms / 1000
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
         ls.cli = describe_cli(ls.hub.cli_path, ls.hub.env)
+        # Checked now (a few ms) rather than on the first chat's way to its first answer.
+        pdeathsig_wrapper()
         ls.hub.pool.options = options.warm_pool
         if options.warm_pool.cwd is not None:
             # The editor knows its workspace: the first chat need not wait for a CLI.

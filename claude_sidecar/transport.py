@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import ctypes
+import functools
 import logging
 import os
+import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +27,34 @@ STDERR_TAIL_LINES = 50
 _PR_SET_PDEATHSIG = 1
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
 def _die_with_parent() -> None:
     """Runs in the child before exec: SIGKILL me when the daemon thread that spawned me dies."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@functools.cache
+def pdeathsig_wrapper() -> tuple[str, ...] | None:
+    """A command prefix that sets the parent-death signal and execs the rest, if any.
+
+    util-linux's ``setpriv --pdeathsig`` does in the child what ``_die_with_parent``
+    does, without a ``preexec_fn``: Python can then spawn with vfork instead of a full
+    fork of the daemon (~9 ms less per CLI, with the event loop blocked all that time).
+    Checked once, as an old setpriv lacks the option.
+    """
+    setpriv = shutil.which("setpriv") if _LIBC is not None else None
+    if setpriv is None:
+        return None
+    prefix = (setpriv, "--pdeathsig", "KILL", "--")
+    try:
+        done = subprocess.run([*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True,
+                              timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return prefix if done.returncode == 0 else None
 
 
 @dataclass(frozen=True)
@@ -64,15 +90,16 @@ class Transport:
         No pipe is shared with the daemon's own stdout: fd 1 of the daemon carries
         JSON-RPC and a child must never write into it.
         """
+        wrapper = pdeathsig_wrapper()
         process = await asyncio.create_subprocess_exec(
-            *argv,
+            *(wrapper or ()), *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=None if wrapper else _die_with_parent,
             limit=READ_CHUNK,
         )
         log.info("spawned pid %d: %s", process.pid, argv[0])

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 
-from claude_sidecar.transport import Transport
+import pytest
+
+from claude_sidecar.transport import Transport, pdeathsig_wrapper
+from tests.harness import pid_alive
 
 SCRIPT = r"""
 import sys
@@ -54,3 +61,38 @@ async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_
     info = await transport.shutdown(grace=0.2, term_grace=0.2)
 
     assert info.signal == 9
+
+
+PARENT = r"""
+import asyncio, sys
+from claude_sidecar import transport
+if sys.argv[1] == "preexec":
+    transport.pdeathsig_wrapper = lambda: None
+async def main():
+    child = await transport.Transport.spawn(["sleep", "60"], cwd="/", env={"PATH": "/usr/bin:/bin"})
+    print(child.pid, flush=True)
+    await asyncio.sleep(60)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("way", ["setpriv", "preexec"])
+def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
+    if way == "setpriv" and pdeathsig_wrapper() is None:
+        pytest.fail("setpriv --pdeathsig is not available here: the fast spawn path is untested")
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert pid_alive(child)
+
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while pid_alive(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    survived = pid_alive(child)
+    if survived:
+        os.kill(child, signal.SIGKILL)
+    assert not survived, f"pid {child} outlived its parent ({way})"
