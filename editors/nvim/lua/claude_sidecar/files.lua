@@ -35,7 +35,7 @@ function M.reload(path)
     return false
   end
   if vim.bo[buf].modified then
-    log.warn("%s changed on disk but has unsaved changes here: not reloaded (:e! to take Claude's version)",
+    log.notify(vim.log.levels.WARN, "%s changed on disk but has unsaved changes here: not reloaded (:e! to take Claude's version)",
       vim.fn.fnamemodify(path, ":~:."))
     return false
   end
@@ -94,12 +94,11 @@ function M.diff(path)
     end
   end
   if not change then
-    vim.notify("claude-sidecar: no change by Claude" .. (wanted and (" to " .. wanted) or "") .. " yet",
-      vim.log.levels.WARN)
+    log.notify(vim.log.levels.WARN, "no change by Claude" .. (wanted and (" to " .. wanted) or "") .. " yet")
     return
   end
   if change.notice then
-    vim.notify("claude-sidecar: " .. change.path .. ": " .. change.notice, vim.log.levels.WARN)
+    log.notify(vim.log.levels.WARN, "%s", change.path .. ": " .. change.notice)
     return
   end
   local filetype = vim.filetype.match({ filename = change.path }) or ""

@@ -1,4 +1,6 @@
 --- claude_sidecar.nvim: chat with Claude Code inside Neovim, through the claude-sidecar daemon.
+local log = require("claude_sidecar.log")
+
 local M = {}
 
 local configured = false
@@ -43,7 +45,7 @@ local function chat_or_warn()
   local chat = require("claude_sidecar.chat")
   local c = chat.for_buffer(vim.api.nvim_get_current_buf()) or chat.current()
   if not c then
-    vim.notify("claude-sidecar: no chat yet; :Claude opens one", vim.log.levels.WARN)
+    log.notify(vim.log.levels.WARN, "no chat yet; :Claude opens one")
   end
   return c
 end
@@ -75,7 +77,7 @@ function M.send(text, line1, line2)
     text = text ~= "" and (context .. "\n\n" .. text) or context
   end
   if text == "" then
-    vim.notify("claude-sidecar: nothing to send", vim.log.levels.WARN)
+    log.notify(vim.log.levels.WARN, "nothing to send")
     return
   end
   local c = chat.current() or chat.new(vim.fn.getcwd())
@@ -102,7 +104,7 @@ local function setter(c, method, field)
     require("claude_sidecar.chat").when_open(c, function()
       require("claude_sidecar.rpc").request(method, { channelId = c.channel_id, [field] = value }, function(err)
         if err then
-          vim.notify("claude-sidecar: " .. require("claude_sidecar.errors").describe(err), vim.log.levels.ERROR)
+          log.notify(vim.log.levels.ERROR, "%s", require("claude_sidecar.errors").describe(err))
         end
       end)
     end)
@@ -146,7 +148,7 @@ local function prompt_at_cursor(c)
   end
   local entry, at = require("claude_sidecar.transcript").prompt_at(c.t, index)
   if not entry or not entry.message_id then
-    vim.notify("claude-sidecar: put the cursor on (or below) a prompt that was sent", vim.log.levels.WARN)
+    log.notify(vim.log.levels.WARN, "put the cursor on (or below) a prompt that was sent")
     return nil
   end
   return entry, at
@@ -190,11 +192,11 @@ function M.rewind()
   local params = { channelId = c.channel_id, messageId = entry.message_id, dryRun = true }
   rpc.request("claude/rewindFiles", params, function(err, preview)
     if err then
-      vim.notify("claude-sidecar: " .. errors.describe(err), vim.log.levels.ERROR)
+      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
       return
     end
     if not preview.canRewind or #preview.filesChanged == 0 then
-      vim.notify("claude-sidecar: no file to rewind for that prompt", vim.log.levels.INFO)
+      log.notify(vim.log.levels.INFO, "no file to rewind for that prompt")
       return
     end
     local lines = { string.format("Rewind %d file(s) (+%d −%d) to before: %s", #preview.filesChanged,
@@ -214,7 +216,7 @@ function M.rewind()
         params.dryRun = false
         rpc.request("claude/rewindFiles", params, function(e, done)
           if e then
-            vim.notify("claude-sidecar: " .. errors.describe(e), vim.log.levels.ERROR)
+            log.notify(vim.log.levels.ERROR, "%s", errors.describe(e))
             return
           end
           for _, path in ipairs(done.filesChanged) do

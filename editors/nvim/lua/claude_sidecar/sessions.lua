@@ -1,6 +1,7 @@
 --- :ClaudeSessions: pick a stored session of this directory and continue it.
 local chat = require("claude_sidecar.chat")
 local errors = require("claude_sidecar.errors")
+local log = require("claude_sidecar.log")
 local rpc = require("claude_sidecar.rpc")
 local transcript = require("claude_sidecar.transcript")
 
@@ -16,7 +17,7 @@ end
 function M.resume(session_id, cwd, done)
   rpc.request("claude/getHistory", { sessionId = session_id, cwd = cwd }, function(err, history)
     if err then
-      vim.notify("claude-sidecar: " .. errors.describe(err), vim.log.levels.ERROR)
+      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
       return
     end
     local c = chat.create(cwd, transcript.from_history(history.messages))
@@ -35,11 +36,11 @@ function M.pick(cwd)
   cwd = cwd or vim.fn.getcwd()
   rpc.request("claude/listSessions", { cwd = cwd, limit = 50 }, function(err, page)
     if err then
-      vim.notify("claude-sidecar: " .. errors.describe(err), vim.log.levels.ERROR)
+      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
       return
     end
     if #page.sessions == 0 then
-      vim.notify("claude-sidecar: no stored sessions for " .. cwd, vim.log.levels.INFO)
+      log.notify(vim.log.levels.INFO, "no stored sessions for " .. cwd)
       return
     end
     vim.ui.select(page.sessions, { prompt = "Resume a Claude session", kind = "claude_sidecar.session",
