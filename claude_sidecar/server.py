@@ -26,7 +26,7 @@ from pygls.protocol.language_server import lsp_method
 from . import __version__, api, mcp_servers, rewind
 from .discovery import describe_cli
 from .transport import pdeathsig_wrapper
-from .errors import ServerNotInitialized
+from .errors import ServerNotInitialized, SidecarError
 from .channel import Channel
 from .hub import Hub
 from .permissions import Rules
@@ -61,6 +61,17 @@ class SidecarProtocol(LanguageServerProtocol):
             # Refuse what comes after it even while channels are still closing.
             self._shutdown_requested = True
         super()._handle_request(msg_id, method_name, params)
+
+    def _send_handler_result(self, future: asyncio.Future[Any], *, msg_id: Any) -> None:
+        # A SidecarError is an answer the client asked for (a bad field, an unknown
+        # channel), not a daemon fault: one log line instead of pygls's ERROR traceback.
+        if not future.cancelled() and isinstance(error := future.exception(), SidecarError):
+            self._request_futures.pop(msg_id, None)
+            log.info("request %s answered with %s (%d): %s", msg_id,
+                     error.NAME, error.CODE, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def handle_message(self, message: Any) -> None:
         if self._shutdown and isinstance(message, RPCRequest) and message.method != "exit":

@@ -215,3 +215,16 @@ def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, s
     assert replies[5]["error"]["code"] == -32600
     assert "shutting down" in replies[5]["error"]["message"]
     assert done.returncode == 0
+
+
+def test_an_expected_error_is_logged_as_one_line_not_a_traceback(
+        daemon_env: dict[str, str]) -> None:
+    replies, done = _exchange(daemon_env, [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "id": 3, "method": "claude/closeChannel",
+         "params": {"channelId": "ch-nope"}},
+        *SHUTDOWN_AND_EXIT])
+
+    assert replies[3]["error"]["code"] == -32001
+    assert b"channelNotFound (-32001)" in done.stderr
+    assert b"Traceback" not in done.stderr
