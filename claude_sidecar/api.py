@@ -611,6 +611,45 @@ class CliInfo(Result, omit_defaults=False):
     path: str | None
     version: str | None
     error: str | None = None
+    source: str | None = None
+    """Where it was found: ``--cli``, ``$CLAUDE_SIDECAR_CLI``, ``PATH``,
+    ``claude-agent-sdk bundle`` or ``~/.claude/local`` (``cliPath`` counts as ``--cli``)."""
+    tested: bool | None = None
+    """Whether ``version`` is within ``testedVersions`` (null when the version is unknown)."""
+    tested_versions: list[str] = msgspec.field(default_factory=list)
+    """The CLI versions this daemon's test suite runs against."""
+
+
+class AuthInfo(Result, omit_defaults=False):
+    """How the CLI authenticates, as its ``auth status`` reports it: never a secret."""
+
+    logged_in: bool | None
+    """Null when the CLI could not say (see ``error``)."""
+    method: str | None = None
+    """The CLI's ``authMethod``: ``api_key``, ``api_key_helper``, ``claude.ai``, ``none``..."""
+    source: str | None = None
+    """Where a key comes from (the CLI's ``apiKeySource``): ``ANTHROPIC_API_KEY``,
+    ``apiKeyHelper``..."""
+    provider: str | None = None
+    """``firstParty``, ``bedrock``, ``vertex``..."""
+    base_url: str | None = None
+    """``ANTHROPIC_BASE_URL`` without any user:password part; null for the default API."""
+    error: str | None = None
+
+
+class DoctorReport(Result, omit_defaults=False):
+    """What ``claude-sidecar doctor --json`` prints: the facts behind a working set-up."""
+
+    daemon_version: str
+    python: str
+    cli: CliInfo
+    auth: AuthInfo
+    config_dir: str
+    """The CLI's config home (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``): sessions live here."""
+    problems: list[str]
+    """What stops channels from working, each with its fix; empty when none."""
+    warnings: list[str]
+    """What may not work (e.g. a CLI outside the tested range)."""
 
 
 class ServerInfo(Result, omit_defaults=False):

@@ -21,6 +21,8 @@ commands:
   claude-sidecar demo               play a scripted session against the real CLI and the
                                     built-in stand-in model: no API key needed
   claude-sidecar scripted-model     run the stand-in model (Anthropic Messages API) alone
+  claude-sidecar doctor [--json]   which CLI would run (path, version, tested or not), how it
+                                    authenticates (never a secret), where its files are
   claude-sidecar schema [--output FILE]
                                     print the JSON Schema of the claude/* protocol (what
                                     editor clients generate their types from)
@@ -49,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--scenario", metavar="FILE",
                        help="scenario JSON (default: the demo scenario); see docs/scripted-model.md")
     model.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: free)")
+    doctor = sub.add_parser("doctor", help="check which CLI would run and how it authenticates")
+    doctor.add_argument("--json", action="store_true",
+                        help="print the report as JSON (DoctorReport in docs/protocol.md)")
+    # Also after the subcommand; SUPPRESS keeps a top-level --cli when this one is absent.
+    doctor.add_argument("--cli", metavar="PATH", default=argparse.SUPPRESS,
+                        help="check this CLI binary instead of the one the lookup finds")
     schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
     schema.add_argument("--output", metavar="FILE",
                         help="write it to FILE instead of stdout "
@@ -78,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         scenario = load_scenario(args.scenario or DEMO_SCENARIO_PATH)
         serve(scenario, "127.0.0.1", args.port)
         return 0
+    if args.command == "doctor":
+        import msgspec
+
+        from .doctor import examine, render_text
+        report = examine(args.cli)
+        if args.json:
+            sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        else:
+            sys.stdout.write(render_text(report))
+        return 1 if report.problems else 0
     if args.command == "schema":
         from .schema import build, render
         text = render(build())

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .api import CliInfo
+from .compat import TESTED_CLI_VERSIONS, in_tested_range
 from .errors import CliNotFound
 
 ENV_VAR = "CLAUDE_SIDECAR_CLI"
@@ -37,6 +38,13 @@ def _is_executable(path: Path) -> bool:
 
 def find_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """Return the path of the CLI binary to run, or raise ``CliNotFound``."""
+    return locate_cli(explicit, env)[0]
+
+
+def locate_cli(explicit: str | None = None,
+               env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The CLI binary to run and where it was found (``PATH``, ``claude-agent-sdk bundle``,
+    ...), or raise ``CliNotFound``."""
     env = os.environ if env is None else env
     looked: list[str] = []
     candidates: list[tuple[str, Path | None]] = []
@@ -44,7 +52,7 @@ def find_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) 
         # An explicit choice that is wrong is an error, not a hint to look elsewhere.
         path = Path(explicit).expanduser()
         if _is_executable(path):
-            return str(path)
+            return str(path), "--cli"
         raise CliNotFound([f"explicit path ({path}: not an executable file)"])
     if env.get(ENV_VAR):
         candidates.append((f"${ENV_VAR}", Path(env[ENV_VAR]).expanduser()))
@@ -57,7 +65,7 @@ def find_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) 
     )
     for label, path in candidates:
         if path is not None and _is_executable(path):
-            return str(path)
+            return str(path), label
         looked.append(f"{label} ({path})" if path else f"{label} (none)")
     raise CliNotFound(looked)
 
@@ -84,11 +92,15 @@ def cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
 
 def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) -> CliInfo:
     """Which CLI new channels will run and its version, or why there is none."""
+    tested = list(TESTED_CLI_VERSIONS)
     try:
-        path = find_cli(explicit, env)
+        path, source = locate_cli(explicit, env)
     except CliNotFound as e:
-        return CliInfo(path=None, version=None, error=e.message)
+        return CliInfo(path=None, version=None, error=e.message, tested_versions=tested)
     try:
-        return CliInfo(path=path, version=cli_version(path, env))
+        version = cli_version(path, env)
     except (OSError, ValueError) as e:
-        return CliInfo(path=path, version=None, error=f"cannot tell its version: {e}")
+        return CliInfo(path=path, version=None, error=f"cannot tell its version: {e}",
+                       source=source, tested_versions=tested)
+    return CliInfo(path=path, version=version, source=source,
+                   tested=in_tested_range(version), tested_versions=tested)

@@ -9,6 +9,8 @@ that code generators and tests walk instead of parsing docs/protocol.md:
 - ``x-clientRequests``: ``{name: {summary, params, result}}`` for the requests the daemon
   sends the client;
 - ``x-initializationOptions``: the ``initializationOptions`` of ``initialize``;
+- ``x-initializeResult``: the result of ``initialize``;
+- ``x-doctor``: what ``claude-sidecar doctor --json`` prints;
 - ``x-errors``: ``{data.name: {code, summary, data}}`` for every error code;
 - ``x-version``: the daemon version the document describes.
 
@@ -38,7 +40,7 @@ def build() -> dict[str, Any]:
     """The schema document of the ``claude/*`` surface, as a JSON-ready dict."""
     inputs = [m.params for m in api.METHODS] + [api.InitializationOptions]
     outputs = ([m.result for m in api.METHODS] + list(api.NOTIFICATIONS.values())
-               + list(api.CLIENT_REQUESTS.values()))
+               + list(api.CLIENT_REQUESTS.values()) + [api.InitializeResult, api.DoctorReport])
     received = _structs(inputs)
     sent = _structs(outputs)
     structs = list({s.cls: s for s in received + sent}.values())
@@ -69,6 +71,8 @@ def build() -> dict[str, Any]:
                                     "result": {"description": _ANY_JSON}}
                              for name, tp in api.CLIENT_REQUESTS.items()},
         "x-initializationOptions": ref[api.InitializationOptions],
+        "x-initializeResult": ref[api.InitializeResult],
+        "x-doctor": ref[api.DoctorReport],
         "x-errors": {error.NAME: {"code": error.CODE, "summary": _summary(error),
                                   "data": _error_data(error)}
                      for error in errors.ERROR_CODES},

@@ -15,6 +15,15 @@ async def test_initialize_names_the_cli_and_its_version(sidecar: Sidecar) -> Non
     assert cli["version"] == "2.1.330"
 
 
+async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_tested(
+        sidecar: Sidecar) -> None:
+    cli = sidecar.features["cli"]
+
+    assert cli["source"] in {"--cli", "$CLAUDE_SIDECAR_CLI", "PATH", "claude-agent-sdk bundle"}
+    assert cli["tested"] is True
+    assert "2.1.330" in cli["testedVersions"]
+
+
 async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[str, str]) -> None:
     client = RawClient(daemon_env)
     try:

@@ -313,3 +313,19 @@ def test_the_reference_has_examples_of_every_kind_of_message() -> None:
 
     assert kinds == {"params", "result", "error", "initializationOptions"}
     assert len(EXAMPLES) > 200
+
+
+def test_the_initialize_result_is_documented_field_by_field() -> None:
+    text = section("initialize")
+
+    missing = missing_in(text, names_in(SCHEMA["x-initializeResult"]))
+
+    assert not missing, f"initialize result fields not documented: {missing}"
+
+
+def test_the_doctor_report_is_documented_field_by_field() -> None:
+    text = section("Checking a set-up: claude-sidecar doctor")
+
+    missing = missing_in(text, names_in(SCHEMA["x-doctor"]))
+
+    assert not missing, f"DoctorReport fields not documented: {missing}"

@@ -1,0 +1,28 @@
+"""The tested CLI range: versions compare as numbers, not as text."""
+
+from __future__ import annotations
+
+from claude_sidecar import compat
+
+
+def test_versions_compare_numerically() -> None:
+    assert compat.version_key("2.1.330") > compat.version_key("2.1.99")
+    assert compat.version_key("2.1.330 (Claude Code)") == (2, 1, 330)
+    assert compat.version_key("no version here") is None
+
+
+def test_the_pinned_cli_is_in_the_tested_range_and_others_are_not(monkeypatch) -> None:
+    monkeypatch.setattr(compat, "TESTED_CLI_VERSIONS", ("2.0.76", "2.1.330"))
+
+    assert compat.in_tested_range("2.1.330")
+    assert compat.in_tested_range("2.1.5")
+    assert not compat.in_tested_range("2.1.331")
+    assert not compat.in_tested_range("1.0.3")
+    assert not compat.in_tested_range("garbage")
+    assert compat.tested_range() == "2.0.76 … 2.1.330"
+
+
+def test_the_bundled_cli_version_is_a_tested_one() -> None:
+    from claude_agent_sdk._cli_version import __cli_version__
+
+    assert __cli_version__ in compat.TESTED_CLI_VERSIONS
