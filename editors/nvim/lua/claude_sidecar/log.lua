@@ -48,6 +48,33 @@ function M.info(...) emit(levels.INFO, ...) end
 function M.warn(...) emit(levels.WARN, ...) end
 function M.error(...) emit(levels.ERROR, ...) end
 
+-- The daemon's log lines on stderr: "2026-11-22 23:43:20,123 WARNING claude_sidecar.hub: text".
+local daemon_levels = { DEBUG = levels.DEBUG, INFO = levels.INFO, WARNING = levels.WARN,
+  ERROR = levels.ERROR, CRITICAL = levels.ERROR }
+
+--- A reader for the daemon's stderr: give it each line; it logs the line at the level the
+--- daemon gave it ("daemon: name: text"). Lines that carry no level (a traceback's) go with
+--- the line before them; lines before any level (Python failing before its logging is set
+--- up) are errors. Call it with nil when the daemon has exited.
+---@return fun(line: string|nil)
+function M.daemon_reader()
+  local level = levels.ERROR
+  return function(line)
+    if line == nil then
+      level = levels.ERROR
+      return
+    end
+    local name, rest = line:match("^%d%d%d%d%-%d%d%-%d%d [%d:,.]+ (%u+) (.*)$")
+    if name and daemon_levels[name] then
+      level = daemon_levels[name]
+      line = rest
+    end
+    if line ~= "" then
+      emit(level, "daemon: " .. line)
+    end
+  end
+end
+
 --- Tell the user (always shown, also logged): log.notify(level, fmt, ...).
 ---@param level integer vim.log.levels.*
 ---@param fmt string
