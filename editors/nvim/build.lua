@@ -11,7 +11,8 @@ local plugin = vim.fn.fnamemodify(script, ":p:h")
 local checkout = vim.fn.fnamemodify(plugin, ":h:h")
 
 local function say(text)
-  io.stdout:write("claude_sidecar build: " .. text .. "\n")
+  -- print: stdout under `nvim -l`, a message when lazy.nvim runs it inside Neovim.
+  print("claude_sidecar build: " .. text)
 end
 
 local function run(cmd)

@@ -53,17 +53,24 @@ function M.checkout_daemon()
   return M.checkout() .. bin
 end
 
---- The daemon command to run: `cmd` if set, else the checkout's daemon, else the one on PATH.
+--- The daemon's --log-level for the plugin's log_level: it need not say what is not recorded.
+local function daemon_log_level(level)
+  if level <= vim.log.levels.DEBUG then
+    return "DEBUG"
+  end
+  return ({ [vim.log.levels.INFO] = "INFO", [vim.log.levels.WARN] = "WARNING" })[level] or "ERROR"
+end
+
+--- The daemon command to run: `cmd` if set, else the checkout's daemon, else the one on PATH
+--- (these two with the --log-level that matches `log_level`).
 ---@return string[]
 function M.daemon_cmd()
   if M.options.cmd then
     return M.options.cmd
   end
   local installed = M.checkout_daemon()
-  if vim.fn.executable(installed) == 1 then
-    return { installed, "--stdio" }
-  end
-  return { "claude-sidecar", "--stdio" }
+  local program = vim.fn.executable(installed) == 1 and installed or "claude-sidecar"
+  return { program, "--stdio", "--log-level", daemon_log_level(M.options.log_level) }
 end
 
 --- Merge user options over the defaults; errors name the bad option.

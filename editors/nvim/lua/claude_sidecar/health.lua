@@ -76,7 +76,8 @@ function M.check()
     })
     return
   end
-  health.ok(string.format("daemon command: %s (%s: %s)", shown, where, path))
+  local resolved = path == cmd[1] and "" or (": " .. path)
+  health.ok(string.format("daemon command: %s (%s%s)", shown, where, resolved))
 
   local server, err = rpc.server(), nil
   if server then

@@ -77,8 +77,7 @@ end
 --- The message for a daemon that cannot be started: names the option and the fixes.
 local function cannot_start(cmd, reason)
   return string.format("cannot start the daemon `%s`: %s; set require('claude_sidecar').setup({ cmd = ... })"
-    .. " or install it (pip install /path/to/claude-sidecar, or the build step: see :help claude_sidecar-install)",
-    table.concat(cmd, " "), reason)
+    .. " or install it (:help claude_sidecar-install)", table.concat(cmd, " "), reason)
 end
 
 local function start()
