@@ -8,6 +8,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -82,6 +83,19 @@ def test_a_daemon_command_that_is_not_executable_says_so(
     shown = editor.wait(lambda: messages(editor), what="a message")
 
     assert f"cannot start the daemon `{daemon} --stdio`: not executable;" in shown[0]
+
+
+def test_a_daemon_that_dies_at_start_shows_its_error_output_in_the_chat(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor({"cmd": [sys.executable, "-c",
+                                   "import sys; sys.stderr.write('ImportError: no pygls\\n'); sys.exit(3)"]})
+
+    editor.cmd("Claude")
+    editor.wait(lambda: editor.chat("state") == "failed", what="the chat to fail")
+
+    notices = [line for line in editor.chat_lines() if line.startswith("⚠")]
+    assert notices == ["⚠ could not start Claude: the claude-sidecar daemon exited (code 3)",
+                       "⚠ ImportError: no pygls"]
 
 
 # ------------------------------------------------------------ the daemon's log

@@ -131,7 +131,15 @@ function M.start(cmd, opts, handlers)
       end
     end)
   end, vim.schedule_wrap(handlers.error))
-  local read_stderr = line_splitter(vim.schedule_wrap(handlers.stderr))
+  -- The last lines of stderr, for the error of requests the process never answered.
+  local tail = {}
+  local read_stderr = line_splitter(function(line)
+    table.insert(tail, line)
+    if #tail > 10 then
+      table.remove(tail, 1)
+    end
+    vim.schedule(function() handlers.stderr(line) end)
+  end)
 
   process = vim.system(cmd, {
     stdin = true,
@@ -152,8 +160,14 @@ function M.start(cmd, opts, handlers)
   }, vim.schedule_wrap(function(result)
     local pending = callbacks
     callbacks = {}
+    local exited = {
+      code = -32099,
+      message = result.signal ~= 0 and string.format("the claude-sidecar daemon was killed (signal %d)", result.signal)
+        or string.format("the claude-sidecar daemon exited (code %d)", result.code),
+      data = { stderrTail = table.concat(tail, "\n") },
+    }
     for _, callback in pairs(pending) do
-      callback({ code = -32099, message = "the claude-sidecar daemon exited" }, nil)
+      callback(exited, nil)
     end
     handlers.exit(result.code, result.signal)
   end))

@@ -1,4 +1,4 @@
---- The daemon: one `claude-sidecar --stdio` per Neovim, started on first use, started
+--- The daemon: one `claude-sidecar --stdio` per Neovim (over connection.lua), started on first use, started
 --- again on the next request if it died, and shut down when Neovim exits.
 local log = require("claude_sidecar.log")
 
@@ -136,7 +136,8 @@ local function start()
       return
     end
     if err then
-      log.error("initialize failed: %s", require("claude_sidecar.errors").describe(err))
+      -- The requests waiting for the daemon report it (e.g. the chat that was opening).
+      log.info("initialize failed: %s", require("claude_sidecar.errors").describe(err))
       fail_queued(err)
       M.stop()
       return
