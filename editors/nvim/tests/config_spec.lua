@@ -33,4 +33,13 @@ return {
     assert(config.daemon_cmd()[1] == expected, config.daemon_cmd()[1])
     assert(vim.fn.filereadable(config.checkout() .. "/editors/nvim/build.lua") == 1, config.checkout())
   end,
+
+  ["the checkout is found through a symlinked plugin folder (pack/*/start)"] = function()
+    local start = vim.fn.tempname() .. "/pack/claude/start"
+    vim.fn.mkdir(start, "p")
+    local plugin = vim.fn.fnamemodify(config.checkout() .. "/editors/nvim", ":p"):gsub("/$", "")
+    assert(vim.uv.fs_symlink(plugin, start .. "/claude_sidecar"))
+    local linked = dofile(start .. "/claude_sidecar/lua/claude_sidecar/config.lua")
+    assert(linked.checkout() == config.checkout(), linked.checkout())
+  end,
 }

@@ -44,7 +44,8 @@ M.options = vim.deepcopy(M.defaults)
 --- The checkout this plugin is part of (the plugin is its editors/nvim folder).
 function M.checkout()
   local source = debug.getinfo(1, "S").source:gsub("^@", "")
-  return vim.fn.fnamemodify(source, ":p:h:h:h:h:h")
+  -- The real path: the plugin folder is often a symlink into a pack/*/start directory.
+  return vim.fn.fnamemodify(vim.uv.fs_realpath(source) or source, ":p:h:h:h:h:h")
 end
 
 --- The daemon the build step installs: <checkout>/.venv/bin/claude-sidecar.
