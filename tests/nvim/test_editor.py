@@ -7,7 +7,6 @@ import os
 import signal
 from pathlib import Path
 
-from claude_sidecar.discovery import find_cli
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import wait_until_dead
 from tests.nvim.editor import Editor
@@ -113,29 +112,3 @@ def test_the_statusline_shows_state_mode_and_cost(editor: Editor) -> None:
         "return require('claude_sidecar').statusline()")) and s, what="the mode in the statusline")
 
     assert line.startswith("Claude: idle · acceptEdits · $")
-
-
-def test_checkhealth_finds_the_daemon_and_the_cli(start_editor) -> None:
-    editor = start_editor({"cli_path": find_cli()})
-
-    editor.cmd("checkhealth claude_sidecar")
-    report = "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
-
-    assert "OK Neovim 0.11" in report
-    assert "OK daemon: claude-sidecar 0." in report
-    assert "2.1.330" in report and "OK Claude Code CLI" in report
-    assert "ERROR" not in report
-
-
-def test_a_missing_daemon_is_reported_by_checkhealth_and_in_the_chat(start_editor) -> None:
-    editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})
-
-    editor.cmd("checkhealth claude_sidecar")
-    report = "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
-    editor.cmd("Claude")
-    notice = editor.wait(lambda: [line for line in editor.chat_lines() if line.startswith("⚠")],
-                         what="the failure notice")
-
-    assert "ERROR daemon not found: /nowhere/claude-sidecar" in report
-    assert "could not start Claude: cannot start the claude-sidecar daemon" in notice[0]
-    assert editor.chat("state") == "failed"

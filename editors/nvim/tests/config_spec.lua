@@ -14,4 +14,32 @@ return {
     ok, err = pcall(config.apply, { cmd = "claude-sidecar --stdio" })
     assert(not ok and tostring(err):match("cmd"), tostring(err))
   end,
+
+  ["the daemon runs with the log level of the plugin, unless cmd is given"] = function()
+    config.apply({ log_level = vim.log.levels.DEBUG })
+    local cmd = config.daemon_cmd()
+    assert(vim.deep_equal(vim.list_slice(cmd, 2), { "--stdio", "--log-level", "DEBUG" }), vim.inspect(cmd))
+    config.apply({})
+    assert(config.daemon_cmd()[4] == "WARNING")
+    config.apply({ cmd = { "/opt/claude-sidecar", "--stdio" } })
+    assert(vim.deep_equal(config.daemon_cmd(), { "/opt/claude-sidecar", "--stdio" }))
+    config.apply({})
+  end,
+
+  ["without cmd, the daemon the build step installed in this checkout is preferred"] = function()
+    config.apply({})
+    local installed = config.checkout() .. "/.venv/bin/claude-sidecar"
+    local expected = vim.fn.executable(installed) == 1 and installed or "claude-sidecar"
+    assert(config.daemon_cmd()[1] == expected, config.daemon_cmd()[1])
+    assert(vim.fn.filereadable(config.checkout() .. "/editors/nvim/build.lua") == 1, config.checkout())
+  end,
+
+  ["the checkout is found through a symlinked plugin folder (pack/*/start)"] = function()
+    local start = vim.fn.tempname() .. "/pack/claude/start"
+    vim.fn.mkdir(start, "p")
+    local plugin = vim.fn.fnamemodify(config.checkout() .. "/editors/nvim", ":p"):gsub("/$", "")
+    assert(vim.uv.fs_symlink(plugin, start .. "/claude_sidecar"))
+    local linked = dofile(start .. "/claude_sidecar/lua/claude_sidecar/config.lua")
+    assert(linked.checkout() == config.checkout(), linked.checkout())
+  end,
 }

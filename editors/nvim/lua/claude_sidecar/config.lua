@@ -4,7 +4,9 @@ local M = {}
 ---@class claude_sidecar.Config
 M.defaults = {
   -- The daemon command; it must speak JSON-RPC on stdin/stdout (`claude-sidecar --stdio`).
-  cmd = { "claude-sidecar", "--stdio" },
+  -- nil: the daemon the build step installed in this checkout (<checkout>/.venv), else
+  -- `claude-sidecar --stdio` from PATH.
+  cmd = nil,
   -- Extra environment for the daemon (and, through it, the CLI).
   env = nil,
   -- Path of the Claude Code CLI; nil lets the daemon look for it.
@@ -39,6 +41,39 @@ M.defaults = {
 ---@type claude_sidecar.Config
 M.options = vim.deepcopy(M.defaults)
 
+--- The checkout this plugin is part of (the plugin is its editors/nvim folder).
+function M.checkout()
+  local source = debug.getinfo(1, "S").source:gsub("^@", "")
+  -- The real path: the plugin folder is often a symlink into a pack/*/start directory.
+  return vim.fn.fnamemodify(vim.uv.fs_realpath(source) or source, ":p:h:h:h:h:h")
+end
+
+--- The daemon the build step installs: <checkout>/.venv/bin/claude-sidecar.
+function M.checkout_daemon()
+  local bin = vim.fn.has("win32") == 1 and "/.venv/Scripts/claude-sidecar.exe" or "/.venv/bin/claude-sidecar"
+  return M.checkout() .. bin
+end
+
+--- The daemon's --log-level for the plugin's log_level: it need not say what is not recorded.
+local function daemon_log_level(level)
+  if level <= vim.log.levels.DEBUG then
+    return "DEBUG"
+  end
+  return ({ [vim.log.levels.INFO] = "INFO", [vim.log.levels.WARN] = "WARNING" })[level] or "ERROR"
+end
+
+--- The daemon command to run: `cmd` if set, else the checkout's daemon, else the one on PATH
+--- (these two with the --log-level that matches `log_level`).
+---@return string[]
+function M.daemon_cmd()
+  if M.options.cmd then
+    return M.options.cmd
+  end
+  local installed = M.checkout_daemon()
+  local program = vim.fn.executable(installed) == 1 and installed or "claude-sidecar"
+  return { program, "--stdio", "--log-level", daemon_log_level(M.options.log_level) }
+end
+
 --- Merge user options over the defaults; errors name the bad option.
 ---@param opts table|nil
 function M.apply(opts)
@@ -47,7 +82,7 @@ function M.apply(opts)
   vim.validate({ opts = { opts, "table" } })
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   vim.validate({
-    cmd = { merged.cmd, "table" },
+    cmd = { merged.cmd, "table", true },
     coalesce_ms = { merged.coalesce_ms, "number" },
     warm_pool = { merged.warm_pool, "number" },
     layout = { merged.layout, function(v)

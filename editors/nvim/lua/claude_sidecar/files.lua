@@ -22,35 +22,82 @@ local function stats(diff)
   return string.format(" (+%d −%d)", added, removed)
 end
 
---- Reload the buffer showing `path` from disk, unless the user has unsaved changes in it.
----@return boolean reloaded
-function M.reload(path)
-  local buf = nil
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then
-      buf = b
+-- changedtick of each file buffer when it last matched the file on disk (read, written, or
+-- reloaded): a buffer whose tick moved on since has edits of the user's that are not saved.
+local synced = {} ---@type table<integer, integer>
+
+local function mark_synced(buf)
+  if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+    synced[buf] = vim.api.nvim_buf_get_changedtick(buf)
+  end
+end
+
+--- Follow file buffers to know when each was last in sync with its file (called by setup).
+function M.track()
+  local group = vim.api.nvim_create_augroup("claude_sidecar_files", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufWritePost", "FileChangedShellPost" }, {
+    group = group,
+    -- Scheduled: Neovim resets 'modified' (a change of the tick) after BufReadPost.
+    callback = function(args) vim.schedule(function() mark_synced(args.buf) end) end,
+  })
+  vim.api.nvim_create_autocmd({ "BufUnload", "BufDelete" }, {
+    group = group,
+    callback = function(args) synced[args.buf] = nil end,
+  })
+  -- Buffers opened before the plugin loaded: unmodified ones are as on disk now.
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if synced[buf] == nil and vim.api.nvim_buf_get_name(buf) ~= "" then
+      mark_synced(buf)
     end
   end
+end
+
+--- True if the user changed `buf` since it last matched its file.
+local function has_unsaved_changes(buf)
+  if vim.bo[buf].modified then
+    return true
+  end
+  local tick = synced[buf]
+  return tick ~= nil and tick ~= vim.api.nvim_buf_get_changedtick(buf)
+end
+
+local function buffer_of(path)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then
+      return b
+    end
+  end
+end
+
+--- Bring the buffer showing `path` up to date with the file, as :checktime does (so
+--- 'autoread' and the user's FileChangedShell autocmds decide), unless the user has changed
+--- the buffer since it last matched the file: then it is left alone and the user is told.
+---@return boolean reloaded
+function M.reload(path)
+  local buf = buffer_of(path)
   if not buf then
     return false
   end
-  if vim.bo[buf].modified then
-    log.notify(vim.log.levels.WARN, "%s changed on disk but has unsaved changes here: not reloaded (:e! to take Claude's version)",
+  if has_unsaved_changes(buf) then
+    log.notify(vim.log.levels.WARN,
+      "%s changed on disk but has unsaved changes here: not reloaded (:e! to take Claude's version)",
       vim.fn.fnamemodify(path, ":~:."))
     return false
   end
-  local tick = vim.api.nvim_buf_get_changedtick(buf)
-  vim.api.nvim_buf_call(buf, function()
-    -- The buffer is unmodified (checked above, same tick): :edit re-reads it, keeping the view.
-    if vim.api.nvim_buf_get_changedtick(buf) == tick then
-      local view = vim.fn.winsaveview()
-      vim.cmd("silent! edit")
-      vim.fn.winrestview(view)
-    end
-  end)
-  return true
+  local before = vim.api.nvim_buf_get_changedtick(buf)
+  local ok, err = pcall(vim.cmd.checktime, tostring(buf))
+  if not ok then
+    log.warn("checktime %s: %s", path, err)
+  end
+  local reloaded = vim.api.nvim_buf_get_changedtick(buf) ~= before
+  if reloaded then
+    mark_synced(buf)
+  end
+  return reloaded
 end
 
+--- claude/fileUpdated: record the change, show it in the chat, reload the file's buffer and
+--- fire `User ClaudeFileUpdated` ({chat, path, reloaded}).
 function M.updated(chat, params)
   table.insert(M.changes, { path = params.path, old = params.oldContent, new = params.newContent,
     diff = params.diff, notice = params.notice })
@@ -58,7 +105,9 @@ function M.updated(chat, params)
   table.insert(entries, { kind = "file", path = vim.fn.fnamemodify(params.path, ":~:."),
     stats = params.notice and (" (" .. params.notice .. ")") or stats(params.diff) })
   require("claude_sidecar.chat").refresh(chat, #entries)
-  M.reload(params.path)
+  local reloaded = M.reload(params.path)
+  require("claude_sidecar.events").emit("ClaudeFileUpdated",
+    { chat = chat.number, path = params.path, reloaded = reloaded })
 end
 
 local function scratch(lines, name, filetype)

@@ -1,9 +1,61 @@
---- :checkhealth claude_sidecar
+--- :checkhealth claude_sidecar — what the daemon says about itself and the CLI it will run.
 local M = {}
+
+local PROBE_TIMEOUT_MS = 30000
+
+--- Start `cmd` once, ask it `initialize` (no warm pool: nothing is spawned) and shut it down.
+---@return table|nil server as rpc.describe_initialize gives it
+---@return string|nil error
+local function probe(cmd)
+  local config = require("claude_sidecar.config").options
+  local answer, failure, exited = nil, nil, false
+  local stderr = {}
+  local ok, connection = pcall(require("claude_sidecar.connection").start, cmd, { env = config.env }, {
+    notification = function() end,
+    request = function() return nil, { code = -32601, message = "health check" } end,
+    stderr = function(line) table.insert(stderr, line) end,
+    exit = function() exited = true end,
+    error = function(message) failure = message end,
+  })
+  if not ok then
+    return nil, tostring(connection)
+  end
+  local options = { clientName = "claude_sidecar.nvim health", warmPool = { size = 0 } }
+  if config.cli_path then
+    options.cliPath = config.cli_path
+  end
+  connection.request("initialize", {
+    processId = vim.fn.getpid(),
+    capabilities = vim.empty_dict(),
+    initializationOptions = options,
+  }, function(err, result)
+    if err then
+      failure = require("claude_sidecar.errors").describe(err)
+    else
+      answer = result
+    end
+  end)
+  vim.wait(PROBE_TIMEOUT_MS, function() return answer ~= nil or failure ~= nil or exited end, 20)
+  if not exited then
+    local done = false
+    connection.request("shutdown", vim.NIL, function() done = true end)
+    vim.wait(3000, function() return done end, 10)
+    connection.notify("exit", vim.NIL)
+    vim.wait(2000, function() return connection.is_closing() end, 10)
+    connection.terminate()
+  end
+  if answer then
+    return require("claude_sidecar.rpc").describe_initialize(answer), nil
+  end
+  local tail = table.concat(vim.list_slice(stderr, math.max(1, #stderr - 5)), "\n")
+  return nil, (failure or (exited and "it exited" or "no answer to initialize in 30 s"))
+    .. (tail ~= "" and ("\n" .. tail) or "")
+end
 
 function M.check()
   local health = vim.health
-  local config = require("claude_sidecar.config").options
+  local config = require("claude_sidecar.config")
+  local rpc = require("claude_sidecar.rpc")
   health.start("claude_sidecar")
   if vim.fn.has("nvim-0.10") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
@@ -11,42 +63,54 @@ function M.check()
     health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
   end
 
-  local daemon = config.cmd[1]
-  local daemon_path = vim.fn.exepath(daemon)
-  if daemon_path ~= "" then
-    -- The daemon command with --version instead of --stdio (works for `python -m ...` too).
-    local version_cmd = vim.tbl_filter(function(arg) return arg ~= "--stdio" end, config.cmd)
-    table.insert(version_cmd, "--version")
-    local out = vim.system(version_cmd, { text = true }):wait(20000)
-    if out.code == 0 then
-      health.ok("daemon: " .. vim.trim(out.stdout or "") .. " (" .. table.concat(config.cmd, " ") .. ")")
-    else
-      health.error(table.concat(version_cmd, " ") .. " failed: " .. vim.trim(out.stderr or ""), {
-        "check setup({ cmd = ... }): it must start claude-sidecar",
-      })
-    end
-  else
-    health.error("daemon not found: " .. daemon, {
-      "install it: uv tool install /path/to/claude-sidecar (or pip install it)",
-      "or point setup({ cmd = { '/path/to/claude-sidecar', '--stdio' } }) at it",
+  local cmd = config.daemon_cmd()
+  local shown = table.concat(cmd, " ")
+  local where = config.options.cmd and "setup({ cmd })"
+    or (cmd[1] == config.checkout_daemon() and "installed by the build step" or "from PATH")
+  local path = vim.fn.exepath(cmd[1])
+  if path == "" then
+    health.error(string.format("daemon command `%s` (%s): not found", shown, where), {
+      "run the build step: nvim -l " .. config.checkout() .. "/editors/nvim/build.lua",
+      "or pip install /path/to/claude-sidecar (claude-sidecar on PATH)",
+      "or point require('claude_sidecar').setup({ cmd = { '/path/to/claude-sidecar', '--stdio' } }) at it",
     })
+    return
   end
-  local rpc = require("claude_sidecar.rpc")
-  if rpc.running() then
+  local resolved = path == cmd[1] and "" or (": " .. path)
+  health.ok(string.format("daemon command: %s (%s%s)", shown, where, resolved))
+
+  local server, err = rpc.server(), nil
+  if server then
     health.ok("daemon running, pid " .. tostring(rpc.pid()))
   else
-    health.info("daemon not running (it starts with the first chat)")
+    health.info("daemon not running (it starts with the first chat); asked a short-lived one")
+    server, err = probe(cmd)
+  end
+  if not server then
+    health.error("the daemon did not answer: " .. tostring(err), {
+      "check require('claude_sidecar').setup({ cmd = ... }): it must run `claude-sidecar --stdio`",
+    })
+    return
+  end
+  health.ok(string.format("daemon version: %s %s", server.name or "?", server.version or "?"))
+
+  local cli = server.cli
+  if cli.path and not cli.error then
+    health.ok(string.format("Claude Code CLI the daemon runs: %s (version %s)", cli.path, cli.version or "?"))
+  elseif cli.path then
+    health.warn(string.format("Claude Code CLI: %s: %s", cli.path, cli.error))
+  else
+    health.error("Claude Code CLI: " .. (cli.error or "not found"), {
+      "install it (npm install -g @anthropic-ai/claude-code), or the claude-agent-sdk Python package",
+      "or set require('claude_sidecar').setup({ cli_path = '/path/to/claude' })",
+    })
   end
 
-  local cli = config.cli_path or vim.env.CLAUDE_SIDECAR_CLI or vim.fn.exepath("claude")
-  if cli and cli ~= "" and vim.fn.executable(cli) == 1 then
-    local out = vim.system({ cli, "--version" }, { text = true }):wait(10000)
-    health.ok("Claude Code CLI: " .. cli .. " " .. vim.trim(out.stdout or ""))
+  local log_file = config.options.log_file
+  if log_file then
+    health.info("log file: " .. log_file)
   else
-    health.warn("Claude Code CLI not on PATH and no cli_path set", {
-      "the daemon also finds the CLI bundled with the claude-agent-sdk Python package",
-      "or set setup({ cli_path = '/path/to/claude' })",
-    })
+    health.info("no log_file: warnings and errors (the daemon's too) are shown as messages")
   end
 end
 

@@ -26,6 +26,7 @@ function M.setup(opts)
     return require("claude_sidecar.editor_tools").call(params)
   end)
   rpc.on_exit(chat.daemon_exited)
+  require("claude_sidecar.files").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
     callback = function()

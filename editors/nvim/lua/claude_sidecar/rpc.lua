@@ -1,10 +1,10 @@
---- The daemon: one `claude-sidecar --stdio` per Neovim, started on first use, started
+--- The daemon: one `claude-sidecar --stdio` per Neovim (over connection.lua), started on first use, started
 --- again on the next request if it died, and shut down when Neovim exits.
 local log = require("claude_sidecar.log")
 
 local M = {}
 
----@type vim.lsp.rpc.PublicClient|nil
+---@type claude_sidecar.Connection|nil
 local client = nil
 local ready = false
 ---@type {method: string, params: table, callback: fun(err: any, result: any)}[]
@@ -14,6 +14,7 @@ local request_handlers = {} ---@type table<string, fun(params: table): any, tabl
 local exit_listeners = {} ---@type fun(code: integer, signal: integer)[]
 local generation = 0
 local daemon_pid = nil ---@type integer|nil
+local server = nil ---@type table|nil the daemon's initialize answer, as M.describe_initialize gives it
 
 --- Handle a notification from the daemon (one handler per method).
 function M.on_notification(method, handler)
@@ -58,85 +59,119 @@ local function initialization_options()
   return options
 end
 
+--- Why `cmd` could not run, in the user's terms (nil if it looks runnable).
+local function unrunnable(cmd)
+  local program = cmd[1]
+  if type(program) ~= "string" or program == "" then
+    return "no command given"
+  end
+  if vim.fn.executable(program) == 1 then
+    return nil
+  end
+  if program:find("/", 1, true) and vim.uv.fs_stat(program) then
+    return "not executable"
+  end
+  return "not found"
+end
+
+--- The message for a daemon that cannot be started: names the option and the fixes.
+local function cannot_start(cmd, reason)
+  return string.format("cannot start the daemon `%s`: %s; set require('claude_sidecar').setup({ cmd = ... })"
+    .. " or install it (:help claude_sidecar-install)", table.concat(cmd, " "), reason)
+end
+
 local function start()
-  local config = require("claude_sidecar.config").options
+  local config = require("claude_sidecar.config")
+  local cmd = config.daemon_cmd()
   generation = generation + 1
   local this = generation
-  local dispatchers = {
+  local daemon_log = log.daemon_reader()
+  local ok, started = pcall(require("claude_sidecar.connection").start, cmd, { env = config.options.env }, {
     notification = function(method, params)
       local handler = notification_handlers[method]
       if handler then
-        local ok, err = pcall(handler, params)
-        if not ok then
+        local handled, err = pcall(handler, params)
+        if not handled then
           log.error("handling %s failed: %s", method, err)
         end
       end
     end,
-    server_request = function(method, params)
+    request = function(method, params)
       local handler = request_handlers[method]
       if not handler then
         return nil, { code = -32601, message = "claude_sidecar.nvim does not handle " .. method }
       end
-      local ok, result, err = pcall(handler, params)
-      if not ok then
-        return nil, { code = -32603, message = tostring(result) }
-      end
-      return result, err
+      return handler(params)
     end,
-    on_exit = vim.schedule_wrap(function(code, signal)
+    stderr = daemon_log,
+    exit = function(code, signal)
+      daemon_log(nil)
       if this ~= generation then
         return
       end
       log.info("daemon exited (code %s, signal %s)", code, signal)
-      client, ready = nil, false
+      client, ready, server = nil, false, nil
       fail_queued({ code = -32099, message = "the claude-sidecar daemon exited" })
       for _, listener in ipairs(exit_listeners) do
         listener(code, signal)
       end
-    end),
-    on_error = function(code, err)
-      log.warn("daemon stream error %s: %s", code, vim.inspect(err))
     end,
-  }
-  local before = {}
-  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
-    before[pid] = true
-  end
-  local ok, started = pcall(vim.lsp.rpc.start, config.cmd, dispatchers, { env = config.env })
+    error = function(message)
+      log.warn("daemon stream: %s", message)
+    end,
+  })
   if not ok then
-    error(string.format("cannot start the claude-sidecar daemon (%s): %s",
-      table.concat(config.cmd, " "), started), 0)
+    error(cannot_start(cmd, unrunnable(cmd) or tostring(started)), 0)
   end
   client = started
-  daemon_pid = nil
-  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
-    if not before[pid] then
-      daemon_pid = pid
-    end
-  end
-  log.info("daemon started: %s", table.concat(config.cmd, " "))
+  daemon_pid = started.pid
+  log.info("daemon started: %s", table.concat(cmd, " "))
   client.request("initialize", {
     processId = vim.fn.getpid(),
     clientInfo = { name = "Neovim", version = tostring(vim.version()) },
     capabilities = vim.empty_dict(),
     initializationOptions = initialization_options(),
-  }, function(err)
+  }, function(err, result)
     if this ~= generation then
       return
     end
     if err then
-      log.error("initialize failed: %s", require("claude_sidecar.errors").describe(err))
+      -- The requests waiting for the daemon report it (e.g. the chat that was opening).
+      log.info("initialize failed: %s", require("claude_sidecar.errors").describe(err))
       fail_queued(err)
       M.stop()
       return
     end
     ready = true
+    server = M.describe_initialize(result)
     local pending = queued
     queued = {}
     for _, item in ipairs(pending) do
       M.request(item.method, item.params, item.callback)
     end
   end)
+end
+
+--- What the initialize result says about the daemon and the CLI it runs.
+---@param result table the InitializeResult
+---@return {name: string|nil, version: string|nil, cli: {path: string|nil, version: string|nil, error: string|nil}}
+function M.describe_initialize(result)
+  local info = result and result.serverInfo or {}
+  local sidecar = vim.tbl_get(result or {}, "capabilities", "experimental", "claudeSidecar") or {}
+  local cli = sidecar.cli or {}
+  local function text(v)
+    return type(v) == "string" and v or nil
+  end
+  return {
+    name = text(info.name),
+    version = text(info.version),
+    cli = { path = text(cli.path), version = text(cli.version), error = text(cli.error) },
+  }
+end
+
+--- What the running daemon said about itself when it started (nil before initialize answered).
+function M.server()
+  return server
 end
 
 --- Send a request; callback(err, result) runs on the main loop. Starts the daemon if needed.
@@ -152,6 +187,7 @@ function M.request(method, params, callback)
   if not client then
     local ok, err = pcall(start)
     if not ok then
+      log.notify(vim.log.levels.ERROR, "%s", err)
       vim.schedule(function() callback({ code = -32099, message = err }, nil) end)
       return
     end
@@ -180,7 +216,7 @@ function M.stop(timeout_ms)
     return
   end
   generation = generation + 1
-  client, ready = nil, false
+  client, ready, server = nil, false, nil
   queued = {}
   if running.is_closing() then
     return

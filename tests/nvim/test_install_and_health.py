@@ -1,0 +1,387 @@
+"""Installing and running the plugin: the daemon command, its log, :checkhealth, changed
+files, the lazy.nvim spec of the README and the :help file."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pynvim
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.harness import wait_until_dead
+from tests.nvim.editor import PLUGIN, Editor, nvim_binary
+
+EDIT_HELLO = {"rules": [
+    {"match": "(?i)greet", "steps": [
+        [{"tool_use": {"name": "Edit", "input": {
+            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
+            "new_string": "print('hello, world')"}}}],
+        [{"text": "Greeting changed."}]]},
+], "default": [[{"text": "Plain answer."}]]}
+
+
+def record_messages(editor: Editor) -> None:
+    """Keep what the plugin shows the user (vim.notify) in _G.messages."""
+    editor.lua("_G.messages = {}; vim.notify = function(msg) table.insert(_G.messages, msg) end")
+
+
+def messages(editor: Editor) -> list[str]:
+    return editor.lua("return _G.messages")
+
+
+def checkhealth(editor: Editor) -> str:
+    editor.cmd("checkhealth claude_sidecar")
+    return "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+
+
+def open_file(editor: Editor, path: Path) -> int:
+    editor.cmd(f"edit {path}")
+    return editor.lua("return vim.api.nvim_get_current_buf()")
+
+
+def buffer_lines(editor: Editor, buf: int) -> list[str]:
+    return editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+
+
+# ------------------------------------------------------------ the daemon command
+
+
+def test_a_daemon_command_that_is_not_found_is_named_with_the_option_that_fixes_it(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})
+    record_messages(editor)
+
+    editor.cmd("Claude")
+    shown = editor.wait(lambda: messages(editor), what="a message")
+
+    assert shown[0].startswith(
+        "claude-sidecar: cannot start the daemon `/nowhere/claude-sidecar --stdio`: not found; "
+        "set require('claude_sidecar').setup({ cmd = ... })")
+    assert "language server" not in shown[0]
+    notice = editor.wait(lambda: [line for line in editor.chat_lines() if line.startswith("⚠")],
+                         what="the failure notice in the chat")
+    assert "cannot start the daemon" in notice[0]
+    assert editor.chat("state") == "failed"
+
+
+def test_a_daemon_command_that_is_not_executable_says_so(
+        start_editor: Callable[..., Editor], tmp_path: Path) -> None:
+    daemon = tmp_path / "claude-sidecar"
+    daemon.write_text("#!/bin/sh\n")
+    daemon.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    editor = start_editor({"cmd": [str(daemon), "--stdio"]})
+    record_messages(editor)
+
+    editor.cmd("Claude")
+    shown = editor.wait(lambda: messages(editor), what="a message")
+
+    assert f"cannot start the daemon `{daemon} --stdio`: not executable;" in shown[0]
+
+
+def test_a_daemon_that_dies_at_start_shows_its_error_output_in_the_chat(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor({"cmd": [sys.executable, "-c",
+                                   "import sys; sys.stderr.write('ImportError: no pygls\\n'); sys.exit(3)"]})
+
+    editor.cmd("Claude")
+    editor.wait(lambda: editor.chat("state") == "failed", what="the chat to fail")
+
+    notices = [line for line in editor.chat_lines() if line.startswith("⚠")]
+    assert notices == ["⚠ could not start Claude: the claude-sidecar daemon exited (code 3)",
+                       "⚠ ImportError: no pygls"]
+
+
+# ------------------------------------------------------------ the daemon's log
+
+
+def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_lsp_log(
+        start_editor: Callable[..., Editor], tmp_path: Path, home: Path) -> None:
+    plugin_log = tmp_path / "claude_sidecar.log"
+    editor = start_editor({"log_file": str(plugin_log), "log_level": 0})  # TRACE: everything
+    editor.cmd("Claude")
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+    lsp_log = Path(editor.lua("return vim.lsp.log.get_filename()"))
+    editor.quit()
+
+    lines = plugin_log.read_text().splitlines()
+    daemon_levels = {line.split()[1] for line in lines if " daemon: " in line}
+    assert lsp_log.is_relative_to(home)
+    assert not lsp_log.exists() or "claude_sidecar" not in lsp_log.read_text()
+    assert {"DEBUG", "INFO"} <= daemon_levels, lines[:20]
+    assert "ERROR" not in daemon_levels, [line for line in lines if " ERROR daemon: " in line]
+    assert any(re.match(r"\S+ DEBUG daemon: claude_sidecar\.\w+: ", line) for line in lines)
+
+
+# ------------------------------------------------------------ files Claude changed
+
+
+def test_a_buffer_the_user_changed_is_not_clobbered_and_the_user_is_told(
+        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path,
+        tmp_path: Path) -> None:
+    model.set_scenario(load_scenario(EDIT_HELLO))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    # A log file: the warning must still reach the user, not only the log.
+    editor = start_editor({"permission_mode": "acceptEdits", "log_file": str(tmp_path / "log")})
+    record_messages(editor)
+    buf = open_file(editor, workspace / "hello.py")
+    editor.cmd("normal! Amy own change")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+
+    told = editor.wait(lambda: [m for m in messages(editor) if "hello.py" in m], what="a warning")
+    assert buffer_lines(editor, buf) == ["print('hello')my own change"]
+    assert (workspace / "hello.py").read_text() == "print('hello, world')\n"
+    assert "hello.py changed on disk but has unsaved changes here: not reloaded" in told[0]
+
+
+def test_a_clean_buffer_is_reloaded_and_claude_file_updated_fires(
+        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDIT_HELLO))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    editor.lua("""
+        _G.updates = {}
+        vim.api.nvim_create_autocmd("User", { pattern = "ClaudeFileUpdated",
+          callback = function(args) table.insert(_G.updates, args.data) end })
+    """)
+    buf = open_file(editor, workspace / "hello.py")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+
+    updates = editor.wait(lambda: editor.lua("return _G.updates"), what="ClaudeFileUpdated")
+    assert updates == [{"chat": 1, "path": str(workspace / "hello.py"), "reloaded": True}]
+    assert buffer_lines(editor, buf) == ["print('hello, world')"]
+    assert editor.lua("return vim.bo[...].modified", buf) is False
+
+
+def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
+        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(EDIT_HELLO))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    editor.lua("""
+        _G.asked = {}
+        vim.o.autoread = false  -- with 'autoread' an unchanged buffer reloads without asking
+        vim.api.nvim_create_autocmd("FileChangedShell", { callback = function(args)
+          table.insert(_G.asked, args.file)
+          vim.v.fcs_choice = ""  -- keep the buffer as it is
+        end })
+    """)
+    buf = open_file(editor, workspace / "hello.py")
+    editor.cmd("Claude")
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+
+    asked = editor.wait(lambda: editor.lua("return _G.asked"), what="FileChangedShell")
+    assert asked == [str(workspace / "hello.py")]
+    assert buffer_lines(editor, buf) == ["print('hello')"]
+
+
+# ------------------------------------------------------------ :checkhealth
+
+
+def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor()  # no cli_path, no `claude` on PATH: the daemon finds the bundled CLI
+
+    before = checkhealth(editor)
+    editor.cmd("Claude")
+    editor.wait(lambda: editor.chat("state") == "idle", what="the chat to be ready")
+    running = checkhealth(editor)
+
+    for report in (before, running):
+        assert "OK Neovim 0.11" in report
+        assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
+        assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
+        assert re.search(r"OK Claude Code CLI the daemon runs: \S+/claude_agent_sdk/_bundled/claude "
+                         r"\(version 2\.1\.\d+\)", report), report
+        assert "ERROR" not in report and "WARNING" not in report
+    assert "daemon not running" in before
+    assert f"OK daemon running, pid {editor.daemon_pid()}" in running
+
+
+def test_checkhealth_says_why_the_daemon_finds_no_cli(start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor({"cli_path": "/nowhere/claude"})
+
+    report = checkhealth(editor)
+
+    assert re.search(r"ERROR Claude Code CLI: .*/nowhere/claude", report), report
+    assert "cli_path" in report
+
+
+def test_checkhealth_names_a_daemon_command_that_is_not_found(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})
+
+    report = checkhealth(editor)
+
+    assert ("ERROR daemon command `/nowhere/claude-sidecar --stdio` (setup({ cmd })): not found"
+            in report)
+    assert "setup({ cmd = {" in report
+
+
+# ------------------------------------------------------------ install: the README's lazy.nvim spec
+
+COMMANDS = ["Claude", "ClaudeNew", "ClaudeChats", "ClaudeClose", "ClaudeSend", "ClaudeInterrupt",
+            "ClaudeMode", "ClaudeModel", "ClaudeImage", "ClaudeFork", "ClaudeRewind",
+            "ClaudeSessions", "ClaudeDiff", "ClaudePermissions"]
+REPOSITORY = PLUGIN.parents[1]
+
+
+def readme_lazy_spec() -> str:
+    """The Lua table of the lazy.nvim spec in editors/nvim/README.md."""
+    readme = (PLUGIN / "README.md").read_text()
+    section = readme[readme.index("**lazy.nvim**"):]
+    found = re.search(r"```lua\n(.*?)```", section, re.S)
+    assert found, "no lazy.nvim spec in the README"
+    return found.group(1)
+
+
+def defined_commands() -> list[str]:
+    """The commands plugin/claude_sidecar.lua defines."""
+    source = (PLUGIN / "plugin" / "claude_sidecar.lua").read_text()
+    return re.findall(r'^command\("(\w+)"', source, re.M)
+
+
+def clone_of_this_checkout(tmp_path: Path) -> Path:
+    """A git repository of this checkout's files as they are now, cloned over file:// into
+    where lazy.nvim would put it (<root>/<name>)."""
+    source = tmp_path / "source"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=REPOSITORY, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if (REPOSITORY / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPOSITORY / name, source / name)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    subprocess.run(git + ["init", "-q"], cwd=source, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=source, check=True)
+    subprocess.run(git + ["commit", "-qm", "snapshot"], cwd=source, check=True)
+    clone = tmp_path / "lazy" / "claude_sidecar"
+    subprocess.run(["git", "clone", "-q", f"file://{source}", str(clone)], check=True)
+    return clone
+
+
+# What lazy.nvim does with a spec (lazy.nvim itself cannot be fetched here): `build` runs in
+# the plugin's directory after the clone (a "*.lua" build is loadfile'd and called); `cmd`
+# makes stub commands that load the plugin (plugin.dir on the runtimepath, then
+# config(plugin, opts)) and run the command again.
+_LAZY_BUILD = r"""
+local spec_source, dir = ...
+local spec = assert(loadstring("return " .. spec_source))()
+local plugin = { dir = dir, name = spec.name }
+for _, build in ipairs(type(spec.build) == "table" and spec.build or { spec.build }) do
+  if type(build) == "function" then
+    build(plugin)
+  elseif build:match("%.lua$") then
+    assert(loadfile(dir .. "/" .. build))()
+  else
+    local out = vim.system({ vim.o.shell, "-c", build }, { cwd = dir, text = true }):wait()
+    assert(out.code == 0, out.stderr)
+  end
+end
+"""
+
+_LAZY_LOAD_ON_CMD = r"""
+local spec_source, dir, opts = ...
+local spec = assert(loadstring("return " .. spec_source))()
+local plugin = { dir = dir, name = spec.name }
+vim.o.swapfile = false
+local function load()
+  for _, name in ipairs(spec.cmd) do
+    pcall(vim.api.nvim_del_user_command, name)
+  end
+  vim.opt.rtp:append(dir)
+  spec.config(plugin, vim.tbl_deep_extend("force", spec.opts or {}, opts))
+end
+for _, name in ipairs(spec.cmd) do
+  vim.api.nvim_create_user_command(name, function(args)
+    load()
+    vim.cmd({ cmd = name, args = args.fargs, bang = args.bang })
+  end, { nargs = "*", bang = true })
+end
+"""
+
+
+class LazyInstalledEditor(Editor):
+    """A headless Neovim where the plugin is installed only through the README's lazy spec."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, clone: Path) -> None:
+        wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in env.items()]
+        self.nvim = pynvim.attach("child", argv=wrapper + [
+            nvim_binary(), "--embed", "--headless", "--clean", "-n"])
+        self.cwd = cwd
+        self.closed = False
+        self.processes = []
+        self.nvim.exec_lua(_LAZY_LOAD_ON_CMD, readme_lazy_spec(), str(clone), {"warm_pool": 0})
+
+
+def test_the_readme_lazy_spec_names_every_command() -> None:
+    spec = readme_lazy_spec()
+    names = re.findall(r'"(Claude\w*)"', spec[spec.index("cmd ="):spec.index("}", spec.index("cmd ="))])
+
+    assert names == COMMANDS
+    assert set(defined_commands()) <= set(COMMANDS), "a command the lazy spec does not load on"
+
+
+def test_the_readme_lazy_spec_installs_from_a_clone_and_claude_works(
+        tmp_path: Path, daemon_env: dict[str, str], workspace: Path) -> None:
+    clone = clone_of_this_checkout(tmp_path)
+    builder = pynvim.attach("child", argv=["env", "-u", "VIRTUAL_ENV", nvim_binary(),
+                                           "--embed", "--headless", "--clean", "-n"])
+    try:
+        builder.exec_lua(_LAZY_BUILD, readme_lazy_spec(), str(clone))
+    finally:
+        builder.close()
+    editor = LazyInstalledEditor(daemon_env, workspace, clone)
+    try:
+        editor.cmd("Claude")
+        editor.type_prompt("hello")
+        editor.wait_for_turn()
+        chat = editor.chat_lines()
+        daemon = Path(f"/proc/{editor.daemon_pid()}/cmdline").read_bytes().split(b"\0")
+        help_file = editor.lua("return vim.api.nvim_get_runtime_file('doc/tags', true)")
+        editor.cmd("help :ClaudeSessions")
+        help_buffer = editor.lua("return vim.api.nvim_buf_get_name(0)")
+    finally:
+        editor.quit()
+
+    assert asyncio.run(wait_until_dead(editor.processes, timeout=15)) == []
+    assert "Hello from the stand-in model!" in chat
+    assert any(arg.decode().startswith(str(clone / ".venv" / "bin")) for arg in daemon), daemon
+    assert str(clone / "editors" / "nvim" / "doc" / "tags") in help_file
+    assert help_buffer == str(clone / "editors" / "nvim" / "doc" / "claude_sidecar.txt")
+
+
+# ------------------------------------------------------------ :help
+
+
+def test_every_command_has_a_help_tag() -> None:
+    help_text = (PLUGIN / "doc" / "claude_sidecar.txt").read_text()
+    tags = set(re.findall(r"\*(:Claude\w*)\*", help_text))
+
+    assert set(f":{name}" for name in defined_commands()) <= tags
+    assert tags == {f":{name}" for name in COMMANDS}
+
+
+def test_helptags_makes_the_tags_without_an_error(tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    shutil.copytree(PLUGIN / "doc", doc, ignore=shutil.ignore_patterns("tags"))
+
+    run = subprocess.run([nvim_binary(), "--headless", "--clean", "-n", "-es",
+                          "-c", f"try | helptags {doc} | catch | echo v:exception | cq | endtry",
+                          "-c", "qa!"], capture_output=True, text=True, timeout=60)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    tags = (doc / "tags").read_text().splitlines()
+    assert any(line.startswith("claude_sidecar-install\t") for line in tags)
