@@ -111,8 +111,9 @@ function M.refresh(chat, from)
   vim.bo[chat.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(chat.buf, ns, start, -1)
   for _, hl in ipairs(hls) do
-    vim.api.nvim_buf_set_extmark(chat.buf, ns, hl[1], 0, { end_row = hl[1] + 1, end_col = 0,
-      hl_group = hl[2], hl_eol = false })
+    -- Ends on its own line: a mark reaching into the next line would be cleared with it.
+    vim.api.nvim_buf_set_extmark(chat.buf, ns, hl[1], 0, { end_row = hl[1],
+      end_col = #lines[hl[1] - start + 1], hl_group = hl[2] })
   end
   local last = vim.api.nvim_buf_line_count(chat.buf)
   for win, at_end in pairs(follow) do
