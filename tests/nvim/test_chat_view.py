@@ -144,6 +144,7 @@ def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
 def test_thinking_is_folded_while_it_streams(editor: Editor, model: ScriptedModel) -> None:
     start(editor, model)
     editor.type_prompt("ponder this")
+    editor.nvim.input("i")  # typing the next prompt: Neovim does not update folds in insert mode
     editor.wait(lambda: "  step 5 of my reasoning" in editor.chat_lines(), what="thinking to stream")
 
     folded = editor.lua("""

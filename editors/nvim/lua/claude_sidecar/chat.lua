@@ -22,7 +22,7 @@ local M = {}
 ---@field t claude_sidecar.Transcript
 ---@field starts integer[] first buffer line (0-based) of each entry
 ---@field entries_end integer the buffer line (0-based) after the last entry (queued prompts follow)
----@field fold_levels table<integer, string> foldexpr value of the folded lines (1-based)
+---@field folds {[1]: integer, [2]: integer}[] line ranges (1-based) folded in every chat window
 ---@field outbox string[] prompts waiting for the channel to open
 ---@field opening boolean
 ---@field sending integer claude/sendMessage requests not answered yet
@@ -57,6 +57,24 @@ end
 
 -- ------------------------------------------------------------------ rendering
 
+-- Folds are manual, made as entries are drawn: Neovim does not update expression folds of
+-- other windows while the user types (in insert mode) in the prompt, so a thinking block
+-- streaming in would stay open.
+--- In window `win`, replace the folds of lines first..last with `folds` (created closed).
+local function fold(win, first, last, folds)
+  vim.api.nvim_win_call(win, function()
+    if vim.wo.foldmethod ~= "manual" then
+      return
+    end
+    if last >= first then
+      vim.cmd(string.format("silent! keepjumps %d,%dfolddelete!", first, last))
+    end
+    for _, range in ipairs(folds) do
+      vim.cmd(string.format("silent! keepjumps %d,%dfold", range[1], range[2]))
+    end
+  end)
+end
+
 --- Redraw entries from index `from` to the end (earlier entries never change), then the
 --- queued prompts.
 function M.refresh(chat, from)
@@ -70,18 +88,18 @@ function M.refresh(chat, from)
     start = 1 -- line 0 holds the chat's title
   end
   local old_count = vim.api.nvim_buf_line_count(chat.buf)
-  for lnum = start + 1, old_count do
-    chat.fold_levels[lnum] = nil
+  for i = #chat.folds, 1, -1 do
+    if chat.folds[i][1] > start then
+      table.remove(chat.folds, i)
+    end
   end
+  local new_folds = {}
   local lines, hls, line = {}, {}, start
   for i = from, #chat.t.entries do
     chat.starts[i] = line
     local entry_lines, meta = render.entry(chat.t.entries[i], opts)
     for _, fold in ipairs(meta.folds) do
-      chat.fold_levels[line + fold[1]] = ">1"
-      for lnum = line + fold[1] + 1, line + fold[2] do
-        chat.fold_levels[lnum] = "1"
-      end
+      table.insert(new_folds, { line + fold[1], line + fold[2] })
     end
     for _, hl in ipairs(meta.hl) do
       table.insert(hls, { line + hl[1] - 1, hl[2] })
@@ -116,9 +134,13 @@ function M.refresh(chat, from)
       end_col = #lines[hl[1] - start + 1], hl_group = hl[2] })
   end
   local last = vim.api.nvim_buf_line_count(chat.buf)
+  vim.list_extend(chat.folds, new_folds)
   for win, at_end in pairs(follow) do
-    if at_end and vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_win_set_cursor(win, { last, 0 })
+    if vim.api.nvim_win_is_valid(win) then
+      fold(win, start + 1, last, new_folds)
+      if at_end then
+        vim.api.nvim_win_set_cursor(win, { last, 0 })
+      end
     end
   end
 end
@@ -154,12 +176,6 @@ local function set_title(chat)
   vim.bo[chat.buf].modifiable = false
   -- Every statusline may show a chat's state (claude_sidecar.statusline()), not only the current one.
   vim.cmd("redrawstatus!")
-end
-
---- Fold level of line `lnum` in a chat buffer (the 'foldexpr'): thinking blocks fold away.
-function M.foldexpr(lnum)
-  local chat = M.for_buffer(vim.api.nvim_get_current_buf())
-  return chat and chat.fold_levels[lnum] or "0"
 end
 
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
@@ -256,15 +272,18 @@ local function window_for(buf)
   return nil
 end
 
-local function setup_chat_window(win)
+--- Window options of a chat window; its folds are made again when `fresh` (the chat was
+--- just put in it), else kept as the user left them.
+local function setup_chat_window(win, chat, fresh)
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
-  vim.wo[win].foldmethod = "expr"
-  vim.wo[win].foldexpr = "v:lua.require'claude_sidecar.chat'.foldexpr(v:lnum)"
   vim.wo[win].foldtext = "v:lua.require'claude_sidecar.chat'.foldtext()"
-  vim.wo[win].foldlevel = 0
+  if fresh or vim.wo[win].foldmethod ~= "manual" then
+    vim.wo[win].foldmethod = "manual"
+    fold(win, 1, vim.api.nvim_buf_line_count(chat.buf), chat.folds)
+  end
 end
 
 --- Show `buf` in `win` with the cursor on its last line (so it follows new output).
@@ -278,6 +297,7 @@ function M.show(chat)
   current = chat
   local opts = config.options
   local chat_win = window_for(chat.buf)
+  local fresh = not chat_win
   if not chat_win then
     -- Another chat's windows in this tab are reused, so switching chats keeps the layout.
     for _, other in ipairs(M.chats) do
@@ -315,7 +335,7 @@ function M.show(chat)
       vim.api.nvim_win_set_height(chat_win, opts.height)
     end
   end
-  setup_chat_window(chat_win)
+  setup_chat_window(chat_win, chat, fresh)
   local prompt_win = window_for(chat.prompt_buf)
   if not prompt_win then
     vim.api.nvim_set_current_win(chat_win)
@@ -402,7 +422,7 @@ function M.create(cwd, t)
   count = count + 1
   local chat = {
     number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, entries_end = 1,
-    fold_levels = {}, outbox = {}, opening = false, sending = 0, closed = false, on_open = {},
+    folds = {}, outbox = {}, opening = false, sending = 0, closed = false, on_open = {},
   }
   -- Named for the tabline and :ls (which shorten everything up to the last "/").
   local project = vim.fn.fnamemodify(cwd, ":t")
