@@ -178,6 +178,12 @@ local function set_title(chat)
   vim.cmd("redrawstatus!")
 end
 
+--- The chat window's winbar: the chat's title.
+function M.winbar()
+  local chat = M.for_buffer(vim.api.nvim_get_current_buf())
+  return chat and title(chat) or ""
+end
+
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
 function M.foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
@@ -275,13 +281,20 @@ end
 --- Window options of a chat window; its folds are made again when `fresh` (the chat was
 --- just put in it), else kept as the user left them.
 local function setup_chat_window(win, chat, fresh)
-  vim.wo[win].wrap = true
-  vim.wo[win].linebreak = true
-  vim.wo[win].number = false
-  vim.wo[win].relativenumber = false
-  vim.wo[win].foldtext = "v:lua.require'claude_sidecar.chat'.foldtext()"
+  -- Local values only: a window split from this one must not inherit them.
+  local function set(name, value)
+    vim.api.nvim_set_option_value(name, value, { scope = "local", win = win })
+  end
+  set("wrap", true)
+  set("linebreak", true)
+  set("number", false)
+  set("relativenumber", false)
+  set("foldtext", "v:lua.require'claude_sidecar.chat'.foldtext()")
+  set("fillchars", "fold: ")
+  -- The title stays in sight when the transcript scrolls (state, retries).
+  set("winbar", "%{v:lua.require'claude_sidecar.chat'.winbar()}")
   if fresh or vim.wo[win].foldmethod ~= "manual" then
-    vim.wo[win].foldmethod = "manual"
+    set("foldmethod", "manual")
     fold(win, 1, vim.api.nvim_buf_line_count(chat.buf), chat.folds)
   end
 end
