@@ -425,6 +425,11 @@ function M.open_channel(chat, params, method)
       chat.outbox = {}
       return
     end
+    if chat.closed then
+      -- :ClaudeClose came while the channel was opening.
+      rpc.request("claude/closeChannel", { channelId = result.channelId })
+      return
+    end
     attach(chat, result.channelId, result.sessionId)
   end)
 end
