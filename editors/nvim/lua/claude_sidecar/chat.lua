@@ -360,25 +360,28 @@ function M.show(chat)
   vim.api.nvim_set_current_win(prompt_win)
 end
 
---- Close the chat's windows (its tab, with layout "tab"); the chat (and its CLI) goes on.
-function M.hide(chat)
-  local tab = vim.api.nvim_get_current_tabpage()
-  local only_chat = true
+--- Close the chat's windows in tab page `tab` (default: the current one); a tab holding
+--- nothing but the chat (layout "tab") goes with them. The chat (and its CLI) goes on.
+function M.hide(chat, tab)
+  tab = tab or vim.api.nvim_get_current_tabpage()
+  local mine, others = {}, 0
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
     local buf = vim.api.nvim_win_get_buf(win)
-    local floating = vim.api.nvim_win_get_config(win).relative ~= ""
-    if buf ~= chat.buf and buf ~= chat.prompt_buf and not floating then
-      only_chat = false
+    if buf == chat.buf or buf == chat.prompt_buf then
+      table.insert(mine, win)
+    elseif vim.api.nvim_win_get_config(win).relative == "" then
+      others = others + 1
     end
   end
-  if only_chat and #vim.api.nvim_list_tabpages() > 1 then
-    -- A tab holding nothing but the chat (layout "tab") goes with it.
+  if #mine == 0 then
+    return
+  end
+  if others == 0 and #vim.api.nvim_list_tabpages() > 1 then
     vim.cmd("tabclose " .. vim.api.nvim_tabpage_get_number(tab))
     return
   end
-  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
-    local win = window_for(buf)
-    if win and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+  for _, win in ipairs(mine) do
+    if #vim.api.nvim_tabpage_list_wins(tab) > 1 then
       vim.api.nvim_win_close(win, false)
     end
   end
@@ -463,7 +466,11 @@ function M.close(chat)
     return
   end
   chat.closed = true
-  M.hide(chat)
+  for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    if vim.api.nvim_tabpage_is_valid(tab) then
+      M.hide(chat, tab)
+    end
+  end
   if chat.channel_id then
     local channel_id = chat.channel_id
     rpc.request("claude/closeChannel", { channelId = channel_id }, function(err)
