@@ -98,8 +98,8 @@ function M.refresh(chat, from)
   for i = from, #chat.t.entries do
     chat.starts[i] = line
     local entry_lines, meta = render.entry(chat.t.entries[i], opts)
-    for _, fold in ipairs(meta.folds) do
-      table.insert(new_folds, { line + fold[1], line + fold[2] })
+    for _, range in ipairs(meta.folds) do
+      table.insert(new_folds, { line + range[1], line + range[2] })
     end
     for _, hl in ipairs(meta.hl) do
       table.insert(hls, { line + hl[1] - 1, hl[2] })
