@@ -19,6 +19,7 @@ command("ClaudeSend", function(args)
     cs().send(args.args)
   end
 end, { nargs = "*", range = true, desc = "Send text (and the selected lines) to Claude" })
+command("ClaudeClose", function() cs().close() end, { desc = "Close the Claude chat (its CLI ends)" })
 command("ClaudeInterrupt", function() cs().interrupt() end, { desc = "Stop Claude's current turn" })
 command("ClaudeMode", function(args) cs().mode(args.args) end, {
   nargs = "?", desc = "Set the permission mode",

@@ -11,16 +11,30 @@ return {
     eq(render.entry({ kind = "prompt", text = "fix it\nplease" }, opts), { "", "> fix it", "> please" })
   end,
 
-  ["thinking has a header and folds from the line after it"] = function()
-    local lines, fold_from = render.entry({ kind = "thinking", text = "a\nb" }, opts)
+  ["thinking folds from its header to its end"] = function()
+    local lines, meta = render.entry({ kind = "thinking", text = "a\nb" }, opts)
     eq(lines, { "", "∴ Thinking", "  a", "  b" })
-    eq(fold_from, 3)
+    eq(meta.folds, { { 2, 4 } })
   end,
 
-  ["a tool result is cut to tool_result_lines"] = function()
-    local lines = render.entry({ kind = "tool", name = "Bash", input = { command = "ls" },
-      result = "a\nb\nc\nd" }, opts)
-    eq(lines, { "", "● Bash(ls)", "  ⎿ a", "    b", "    … +2 lines" })
+  ["a tool result is cut to tool_result_lines unless expanded"] = function()
+    local tool = { kind = "tool", name = "Bash", input = { command = "ls" }, result = "a\nb\nc\nd" }
+    eq(render.entry(tool, opts), { "", "● Bash(ls)", "  ⎿ a", "    b", "    … +2 lines (<Tab> shows them)" })
+    tool.expanded = true
+    eq(render.entry(tool, opts), { "", "● Bash(ls)", "  ⎿ a", "    b", "    c", "    d" })
+  end,
+
+  ["entries are highlighted with the plugin's groups"] = function()
+    local _, meta = render.entry({ kind = "prompt", text = "a\nb" }, opts)
+    eq(meta.hl, { { 2, "ClaudeSidecarPrompt" }, { 3, "ClaudeSidecarPrompt" } })
+    _, meta = render.entry({ kind = "tool", name = "Read", input = {}, result = "gone", is_error = true }, opts)
+    eq(meta.hl, { { 2, "ClaudeSidecarTool" }, { 3, "ClaudeSidecarToolError" } })
+    _, meta = render.entry({ kind = "file", path = "a.py" }, opts)
+    eq(meta.hl, { { 2, "ClaudeSidecarFile" } })
+  end,
+
+  ["a queued prompt says it waits"] = function()
+    eq(render.queued("later"), { "", "> later", "  ⧗ queued: Claude reads it when the current step is done" })
   end,
 
   ["a failed tool result is marked"] = function()
@@ -30,10 +44,22 @@ return {
   end,
 
   ["a finished turn shows its duration and cost"] = function()
-    eq(render.entry({ kind = "result", duration_ms = 1234, cost_usd = 0.0021 }, opts),
-      { "", "─── done in 1.2 s · $0.0021 ───" })
-    eq(render.entry({ kind = "result", is_error = true, text = "rate limited" }, opts),
+    eq(render.entry({ kind = "result", outcome = "success", duration_ms = 1234, permission_wait_ms = 0,
+      cost_usd = 0.0021 }, opts), { "", "─── done in 1.2 s · $0.0021 ───" })
+    eq(render.entry({ kind = "result", outcome = "error", is_error = true, text = "rate limited" }, opts),
       { "", "─── error: rate limited ───" })
+  end,
+
+  ["a turn's time waiting for permission is shown apart"] = function()
+    eq(render.turn_summary({ outcome = "success", duration_ms = 13012, permission_wait_ms = 9240 }),
+      "done in 13.0 s (9.2 s waiting for permission)")
+  end,
+
+  ["an interrupted turn says so, whatever the CLI's text"] = function()
+    eq(render.turn_summary({ outcome = "interrupted", duration_ms = 600, permission_wait_ms = 0,
+      text = "[ede_diagnostic] result_type=user" }), "interrupted after 0.6 s")
+    eq(render.turn_summary({ outcome = "maxTurns", duration_ms = 2000 }),
+      "stopped after 2.0 s: too many model calls (maxTurns)")
   end,
 
   ["tool summaries name the file or command, long ones cut"] = function()

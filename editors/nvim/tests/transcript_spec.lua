@@ -55,13 +55,36 @@ return {
     eq(#t.entries, 0)
   end,
 
-  ["a turn's cost is the increase of the CLI's running total"] = function()
+  ["a turn ends from claude/turnEnded, with the channel's total cost"] = function()
     local t = transcript.new()
-    transcript.message(t, { type = "result", duration_ms = 1200, total_cost_usd = 0.03 })
-    transcript.message(t, { type = "result", duration_ms = 800, total_cost_usd = 0.05 })
-    eq(t.entries[1].cost_usd, 0.03)
-    assert(math.abs(t.entries[2].cost_usd - 0.02) < 1e-9)
+    transcript.message(t, { type = "result", subtype = "error_during_execution", is_error = true,
+      result = "[ede_diagnostic] x" })
+    eq(#t.entries, 0)
+    local index = transcript.turn_ended(t, { outcome = "interrupted", durationMs = 63, permissionWaitMs = 0,
+      costUsd = 0.01, totalCostUsd = 0.05 })
+    eq(t.entries[index].outcome, "interrupted")
+    eq(t.entries[index].text, nil)
     eq(t.cost_usd, 0.05)
+  end,
+
+  ["a prompt queued mid-turn is placed when the CLI takes it up"] = function()
+    local t = transcript.new()
+    transcript.prompt(t, "first", "u1")
+    transcript.queue(t, "second", "u2")
+    transcript.message(t, { type = "assistant", message = { id = "m1", content = { { type = "text", text = "1" } } } })
+    transcript.turn_ended(t, { outcome = "success", durationMs = 5, permissionWaitMs = 0, messageIds = { "u1" } })
+    eq(#t.queued, 1)
+    local index = transcript.message(t, { type = "user", uuid = "u2", isReplay = true,
+      message = { content = { { type = "text", text = "second" } } } })
+    eq(vim.tbl_map(function(e) return e.kind end, t.entries), { "prompt", "text", "result", "prompt" })
+    eq(index, 4)
+    eq(#t.queued, 0)
+  end,
+
+  ["/clear leaves a marker"] = function()
+    local t = transcript.new()
+    local index = transcript.message(t, { type = "conversation_reset", trigger = "clear" })
+    eq(t.entries[index].kind, "marker")
   end,
 
   ["history becomes prompts, answers and tool calls with results"] = function()
@@ -72,9 +95,25 @@ return {
       { kind = "toolUse", uuid = "a2", toolName = "Bash", toolUseId = "t1", input = { command = "ls" } },
       { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "a.txt", isError = false },
     })
-    eq(vim.tbl_map(function(e) return e.kind end, t.entries), { "prompt", "thinking", "text", "tool" })
+    eq(vim.tbl_map(function(e) return e.kind end, t.entries), { "prompt", "thinking", "text", "tool", "separator" })
     eq(t.entries[1].message_id, "u1")
     eq(t.entries[4].result, "a.txt")
+  end,
+
+  ["history ends each exchange with a separator and shows edits and interruptions"] = function()
+    local t = transcript.from_history({
+      { kind = "userPrompt", uuid = "u1", text = "greet" },
+      { kind = "toolUse", uuid = "a1", toolName = "Edit", toolUseId = "t1",
+        input = { file_path = "/w/hello.py", old_string = "a", new_string = "b\nc" } },
+      { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "ok" },
+      { kind = "userPrompt", uuid = "u3", text = "more" },
+      { kind = "assistantText", uuid = "a2", text = "partial" },
+      { kind = "system", uuid = "s1", subtype = "interrupted", text = "[Request interrupted by user]" },
+    })
+    eq(vim.tbl_map(function(e) return e.kind end, t.entries),
+      { "prompt", "tool", "file", "separator", "prompt", "text", "separator" })
+    eq(t.entries[3].stats, " (+2 −1)")
+    eq(t.entries[7].text, "interrupted")
   end,
 
   ["the prompt at an entry and the history up to the end of its exchange"] = function()

@@ -1,6 +1,7 @@
 --- Chats: one buffer per channel (the transcript) and a prompt buffer to write in.
 local config = require("claude_sidecar.config")
 local errors = require("claude_sidecar.errors")
+local events = require("claude_sidecar.events")
 local log = require("claude_sidecar.log")
 local render = require("claude_sidecar.render")
 local rpc = require("claude_sidecar.rpc")
@@ -20,14 +21,21 @@ local M = {}
 ---@field prompt_buf integer
 ---@field t claude_sidecar.Transcript
 ---@field starts integer[] first buffer line (0-based) of each entry
----@field folds {[1]: integer, [2]: integer}[] thinking line ranges (1-based, inclusive)
+---@field entries_end integer the buffer line (0-based) after the last entry (queued prompts follow)
+---@field folds {[1]: integer, [2]: integer}[] line ranges (1-based) folded in every chat window
 ---@field outbox string[] prompts waiting for the channel to open
 ---@field opening boolean
+---@field sending integer claude/sendMessage requests not answered yet
+---@field retry table|nil the retry the CLI waits for (claude/status `retry`)
+---@field retry_entry integer|nil the notice entry that shows it
+---@field tab integer|nil the tab page opened for the chat (layout "tab")
+---@field closed boolean
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
 local by_channel = {} ---@type table<string, claude_sidecar.Chat>
+local ns = vim.api.nvim_create_namespace("claude_sidecar.chat")
 local early = {} ---@type table<string, {method: string, params: table}[]>
 local current = nil ---@type claude_sidecar.Chat|nil
 local count = 0
@@ -49,54 +57,114 @@ end
 
 -- ------------------------------------------------------------------ rendering
 
---- Redraw entries from index `from` to the end (earlier entries never change).
+-- Folds are manual, made as entries are drawn: Neovim does not update expression folds of
+-- other windows while the user types (in insert mode) in the prompt, so a thinking block
+-- streaming in would stay open.
+--- In window `win`, replace the folds of lines first..last with `folds` (created closed).
+local function fold(win, first, last, folds)
+  vim.api.nvim_win_call(win, function()
+    if vim.wo.foldmethod ~= "manual" then
+      return
+    end
+    if last >= first then
+      vim.cmd(string.format("silent! keepjumps %d,%dfolddelete!", first, last))
+    end
+    for _, range in ipairs(folds) do
+      vim.cmd(string.format("silent! keepjumps %d,%dfold", range[1], range[2]))
+    end
+  end)
+end
+
+--- Redraw entries from index `from` to the end (earlier entries never change), then the
+--- queued prompts.
 function M.refresh(chat, from)
   if not vim.api.nvim_buf_is_valid(chat.buf) then
     return
   end
   from = math.max(1, math.min(from or 1, #chat.t.entries + 1))
   local opts = { tool_result_lines = config.options.tool_result_lines }
-  local start = chat.starts[from] or vim.api.nvim_buf_line_count(chat.buf)
+  local start = chat.starts[from] or chat.entries_end
   if from == 1 then
     start = 1 -- line 0 holds the chat's title
   end
-  local lines, line = {}, start
+  local old_count = vim.api.nvim_buf_line_count(chat.buf)
   for i = #chat.folds, 1, -1 do
     if chat.folds[i][1] > start then
       table.remove(chat.folds, i)
     end
   end
+  local new_folds = {}
+  local lines, hls, line = {}, {}, start
   for i = from, #chat.t.entries do
     chat.starts[i] = line
-    local entry_lines, fold_from = render.entry(chat.t.entries[i], opts)
-    if fold_from then
-      table.insert(chat.folds, { line + fold_from, line + #entry_lines })
+    local entry_lines, meta = render.entry(chat.t.entries[i], opts)
+    for _, range in ipairs(meta.folds) do
+      table.insert(new_folds, { line + range[1], line + range[2] })
+    end
+    for _, hl in ipairs(meta.hl) do
+      table.insert(hls, { line + hl[1] - 1, hl[2] })
     end
     vim.list_extend(lines, entry_lines)
     line = line + #entry_lines
   end
+  chat.entries_end = line
   for i = #chat.t.entries + 1, #chat.starts do
     chat.starts[i] = nil
   end
+  for _, q in ipairs(chat.t.queued) do
+    local queued = render.queued(q.text)
+    for k = 2, #queued do
+      table.insert(hls, { line + k - 1, "ClaudeSidecarNotice" })
+    end
+    vim.list_extend(lines, queued)
+    line = line + #queued
+  end
+  -- Windows whose cursor is on the last line follow the output.
   local follow = {}
   for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    local last = vim.api.nvim_buf_line_count(chat.buf)
-    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= last - 1
+    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= old_count - 1
   end
   vim.bo[chat.buf].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf, start, -1, false, lines)
   vim.bo[chat.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(chat.buf, ns, start, -1)
+  for _, hl in ipairs(hls) do
+    -- Ends on its own line: a mark reaching into the next line would be cleared with it.
+    vim.api.nvim_buf_set_extmark(chat.buf, ns, hl[1], 0, { end_row = hl[1],
+      end_col = #lines[hl[1] - start + 1], hl_group = hl[2] })
+  end
   local last = vim.api.nvim_buf_line_count(chat.buf)
+  vim.list_extend(chat.folds, new_folds)
   for win, at_end in pairs(follow) do
-    if at_end and vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_win_set_cursor(win, { last, 0 })
+    if vim.api.nvim_win_is_valid(win) then
+      fold(win, start + 1, last, new_folds)
+      if at_end then
+        vim.api.nvim_win_set_cursor(win, { last, 0 })
+      end
     end
   end
 end
 
+--- "API overloaded (529), retry 2/10 in 4 s" for a claude/status `retry`.
+function M.describe_retry(retry)
+  local reason = ({ overloaded = "API overloaded", rate_limit = "rate limited by the API",
+    server_error = "API server error", network_error = "network error" })[retry.error or ""]
+    or ("API error" .. (retry.error and retry.error ~= "" and (" (" .. retry.error .. ")") or ""))
+  if retry.errorStatus then
+    reason = reason .. " (" .. retry.errorStatus .. ")"
+  end
+  local wait = retry.retryInMs or 0
+  return string.format("%s, retry %d/%d in %s", reason, retry.attempt or 0, retry.maxRetries or 0,
+    wait < 1000 and string.format("%.1f s", wait / 1000) or string.format("%.0f s", wait / 1000))
+end
+
 local function title(chat)
+  local state = chat.state
+  if chat.retry then
+    state = string.format("%s · retry %d/%d", state, chat.retry.attempt or 0, chat.retry.maxRetries or 0)
+  end
   return string.format("Claude #%d · %s · %s%s", chat.number, vim.fn.fnamemodify(chat.cwd, ":~"),
-    chat.state, chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or "")
+    state, chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or "")
 end
 
 local function set_title(chat)
@@ -106,19 +174,20 @@ local function set_title(chat)
   vim.bo[chat.buf].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { "# " .. title(chat) })
   vim.bo[chat.buf].modifiable = false
+  -- Every statusline may show a chat's state (claude_sidecar.statusline()), not only the current one.
+  vim.cmd("redrawstatus!")
 end
 
---- Fold level of line `lnum` in a chat buffer: thinking blocks fold away.
-function M.foldexpr(lnum)
+--- The chat window's winbar: the chat's title.
+function M.winbar()
   local chat = M.for_buffer(vim.api.nvim_get_current_buf())
-  if chat then
-    for _, range in ipairs(chat.folds) do
-      if lnum >= range[1] and lnum <= range[2] then
-        return 1
-      end
-    end
-  end
-  return 0
+  return chat and title(chat) or ""
+end
+
+--- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
+function M.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  return string.format("%s  ⋯ %d lines (zo or <Tab> opens)", first, vim.v.foldend - vim.v.foldstart)
 end
 
 --- The transcript entry shown at 1-based line `lnum` of the chat buffer.
@@ -143,28 +212,60 @@ local function buffer(name, filetype)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
-  vim.bo[buf].filetype = filetype
   pcall(vim.api.nvim_buf_set_name, buf, name)
+  vim.bo[buf].filetype = filetype
   return buf
+end
+
+--- Put the cursor in the chat's prompt, in insert mode at the end of what is written there.
+function M.focus_prompt(chat)
+  M.show(chat)
+  vim.cmd("startinsert!")
+end
+
+--- <Tab> in the transcript: show all of a tool's output (or cut it again), open or close a
+--- thinking block.
+function M.toggle_at_cursor(chat)
+  local win = vim.api.nvim_get_current_win()
+  local lnum = vim.api.nvim_win_get_cursor(win)[1]
+  local index = M.entry_at(chat, lnum)
+  local entry = index and chat.t.entries[index]
+  if entry and entry.kind == "tool" and entry.result then
+    entry.expanded = not entry.expanded
+    M.refresh(chat, index)
+    vim.api.nvim_win_set_cursor(win, { math.min(chat.starts[index] + 2, vim.api.nvim_buf_line_count(chat.buf)), 0 })
+  elseif vim.fn.foldlevel(lnum) > 0 then
+    vim.cmd("normal! za")
+  end
 end
 
 local function map_keys(chat)
   local keys = config.options.keymaps
+  local function map(modes, buf, lhs, fn, desc)
+    vim.keymap.set(modes, lhs, fn, { buffer = buf, desc = desc, nowait = true })
+  end
   local send = function()
     M.send_prompt_buffer(chat)
   end
   if keys.send then
-    vim.keymap.set({ "n", "i" }, keys.send, send, { buffer = chat.prompt_buf, desc = "Send to Claude" })
+    map({ "n", "i" }, chat.prompt_buf, keys.send, send, "Send to Claude")
   end
-  vim.keymap.set("n", "<CR>", send, { buffer = chat.prompt_buf, desc = "Send to Claude" })
+  map("n", chat.prompt_buf, "<CR>", send, "Send to Claude")
   if keys.interrupt then
-    for _, buf in ipairs({ chat.buf, chat.prompt_buf }) do
-      vim.keymap.set("n", keys.interrupt, function() M.interrupt(chat) end,
-        { buffer = buf, desc = "Interrupt Claude" })
-    end
+    local interrupt = function() M.interrupt(chat) end
+    map("n", chat.buf, keys.interrupt, interrupt, "Interrupt Claude")
+    map({ "n", "i" }, chat.prompt_buf, keys.interrupt, interrupt, "Interrupt Claude")
   end
   if keys.close then
-    vim.keymap.set("n", keys.close, function() M.hide(chat) end, { buffer = chat.buf, desc = "Hide the chat" })
+    map("n", chat.buf, keys.close, function() M.hide(chat) end, "Hide the chat")
+  end
+  -- The transcript is read-only: the keys that would start typing there go to the prompt.
+  for _, lhs in ipairs({ "i", "a", "o", "I", "A", "O", "<CR>" }) do
+    map("n", chat.buf, lhs, function() M.focus_prompt(chat) end, "Write in the prompt")
+  end
+  if keys.toggle then
+    map("n", chat.buf, keys.toggle, function() M.toggle_at_cursor(chat) end,
+      "Show all of a tool's output / open a thinking block")
   end
 end
 
@@ -177,13 +278,31 @@ local function window_for(buf)
   return nil
 end
 
-local function setup_chat_window(win, chat)
-  vim.wo[win].wrap = true
-  vim.wo[win].linebreak = true
-  vim.wo[win].number = false
-  vim.wo[win].foldmethod = "expr"
-  vim.wo[win].foldexpr = "v:lua.require'claude_sidecar.chat'.foldexpr(v:lnum)"
-  vim.wo[win].foldlevel = 0
+--- Window options of a chat window; its folds are made again when `fresh` (the chat was
+--- just put in it), else kept as the user left them.
+local function setup_chat_window(win, chat, fresh)
+  -- Local values only: a window split from this one must not inherit them.
+  local function set(name, value)
+    vim.api.nvim_set_option_value(name, value, { scope = "local", win = win })
+  end
+  set("wrap", true)
+  set("linebreak", true)
+  set("number", false)
+  set("relativenumber", false)
+  set("foldtext", "v:lua.require'claude_sidecar.chat'.foldtext()")
+  set("fillchars", "fold: ")
+  -- The title stays in sight when the transcript scrolls (state, retries).
+  set("winbar", "%{v:lua.require'claude_sidecar.chat'.winbar()}")
+  if fresh or vim.wo[win].foldmethod ~= "manual" then
+    set("foldmethod", "manual")
+    fold(win, 1, vim.api.nvim_buf_line_count(chat.buf), chat.folds)
+  end
+end
+
+--- Show `buf` in `win` with the cursor on its last line (so it follows new output).
+local function show_buffer(win, buf)
+  vim.api.nvim_win_set_buf(win, buf)
+  vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
 end
 
 --- Show a chat (its transcript above its prompt) and put the cursor in the prompt.
@@ -191,13 +310,14 @@ function M.show(chat)
   current = chat
   local opts = config.options
   local chat_win = window_for(chat.buf)
+  local fresh = not chat_win
   if not chat_win then
     -- Another chat's windows in this tab are reused, so switching chats keeps the layout.
     for _, other in ipairs(M.chats) do
       local win = other ~= chat and window_for(other.buf)
       if win then
         chat_win = win
-        vim.api.nvim_win_set_buf(win, chat.buf)
+        show_buffer(win, chat.buf)
         local prompt_win = window_for(other.prompt_buf)
         if prompt_win then
           vim.api.nvim_win_set_buf(prompt_win, chat.prompt_buf)
@@ -211,14 +331,24 @@ function M.show(chat)
       above = "topleft split", tab = "tabnew" })[opts.layout]
     vim.cmd(split)
     chat_win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(chat_win, chat.buf)
+    if opts.layout == "tab" then
+      local scratch = vim.api.nvim_get_current_buf()
+      chat.tab = vim.api.nvim_get_current_tabpage()
+      show_buffer(chat_win, chat.buf)
+      -- :tabnew's empty buffer would linger in the buffer list.
+      if scratch ~= chat.buf and vim.api.nvim_buf_get_name(scratch) == "" then
+        pcall(vim.api.nvim_buf_delete, scratch, {})
+      end
+    else
+      show_buffer(chat_win, chat.buf)
+    end
     if opts.layout == "right" or opts.layout == "left" then
       vim.api.nvim_win_set_width(chat_win, opts.width)
     elseif opts.layout ~= "tab" then
       vim.api.nvim_win_set_height(chat_win, opts.height)
     end
   end
-  setup_chat_window(chat_win, chat)
+  setup_chat_window(chat_win, chat, fresh)
   local prompt_win = window_for(chat.prompt_buf)
   if not prompt_win then
     vim.api.nvim_set_current_win(chat_win)
@@ -230,11 +360,28 @@ function M.show(chat)
   vim.api.nvim_set_current_win(prompt_win)
 end
 
---- Close the chat's windows; the chat (and its CLI) goes on.
-function M.hide(chat)
-  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
-    local win = window_for(buf)
-    if win and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+--- Close the chat's windows in tab page `tab` (default: the current one); a tab holding
+--- nothing but the chat (layout "tab") goes with them. The chat (and its CLI) goes on.
+function M.hide(chat, tab)
+  tab = tab or vim.api.nvim_get_current_tabpage()
+  local mine, others = {}, 0
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if buf == chat.buf or buf == chat.prompt_buf then
+      table.insert(mine, win)
+    elseif vim.api.nvim_win_get_config(win).relative == "" then
+      others = others + 1
+    end
+  end
+  if #mine == 0 then
+    return
+  end
+  if others == 0 and #vim.api.nvim_list_tabpages() > 1 then
+    vim.cmd("tabclose " .. vim.api.nvim_tabpage_get_number(tab))
+    return
+  end
+  for _, win in ipairs(mine) do
+    if #vim.api.nvim_tabpage_list_wins(tab) > 1 then
       vim.api.nvim_win_close(win, false)
     end
   end
@@ -281,26 +428,74 @@ function M.open_channel(chat, params, method)
       chat.outbox = {}
       return
     end
+    if chat.closed then
+      -- :ClaudeClose came while the channel was opening.
+      rpc.request("claude/closeChannel", { channelId = result.channelId })
+      return
+    end
     attach(chat, result.channelId, result.sessionId)
   end)
 end
 
 --- Create a chat (and its buffers) without opening a channel.
 function M.create(cwd, t)
+  require("claude_sidecar.highlights").ensure()
   count = count + 1
   local chat = {
-    number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, folds = {},
-    outbox = {}, opening = false, on_open = {},
+    number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, entries_end = 1,
+    folds = {}, outbox = {}, opening = false, sending = 0, closed = false, on_open = {},
   }
-  chat.buf = buffer("claude://chat/" .. count, "markdown")
-  chat.prompt_buf = buffer("claude://prompt/" .. count, "markdown")
+  -- Named for the tabline and :ls (which shorten everything up to the last "/").
+  local project = vim.fn.fnamemodify(cwd, ":t")
+  chat.buf = buffer(string.format("claude://Claude #%d · %s", count, project), "claude_sidecar")
+  chat.prompt_buf = buffer(string.format("claude://Claude #%d prompt · %s", count, project), "claude_sidecar_prompt")
   vim.bo[chat.buf].modifiable = false
   vim.b[chat.buf].claude_sidecar_chat = count
+  vim.b[chat.prompt_buf].claude_sidecar_chat = count
   map_keys(chat)
   table.insert(M.chats, chat)
   set_title(chat)
   M.refresh(chat, 1)
+  events.emit("ClaudeChatOpened", { chat = count, cwd = cwd, buf = chat.buf, prompt_buf = chat.prompt_buf })
   return chat
+end
+
+--- Close a chat: its channel (the CLI ends), its windows and buffers.
+function M.close(chat)
+  if chat.closed then
+    return
+  end
+  chat.closed = true
+  for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    if vim.api.nvim_tabpage_is_valid(tab) then
+      M.hide(chat, tab)
+    end
+  end
+  if chat.channel_id then
+    local channel_id = chat.channel_id
+    rpc.request("claude/closeChannel", { channelId = channel_id }, function(err)
+      by_channel[channel_id] = nil
+      if err and errors.name(err) ~= "channelNotFound" then
+        log.notify(vim.log.levels.WARN, "closing Claude #%d: %s", chat.number, errors.describe(err))
+      end
+    end)
+  end
+  for i, other in ipairs(M.chats) do
+    if other == chat then
+      table.remove(M.chats, i)
+      break
+    end
+  end
+  if current == chat then
+    current = M.chats[#M.chats]
+  end
+  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
+    if vim.api.nvim_buf_is_valid(buf) then
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end
+  end
+  events.emit("ClaudeChatClosed", { chat = chat.number })
+  vim.cmd("redrawstatus!")
 end
 
 --- A new chat in `cwd` with the configured model and mode.
@@ -321,7 +516,21 @@ function M.when_open(chat, fn)
   end
 end
 
+local function new_uuid()
+  local b = { string.byte(vim.uv.random(16), 1, 16) }
+  b[7] = bit.bor(bit.band(b[7], 0x0f), 0x40)
+  b[9] = bit.bor(bit.band(b[9], 0x3f), 0x80)
+  return string.format("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", unpack(b))
+end
+
+--- Whether a turn runs (or a prompt is on its way): a prompt sent now waits for it.
+local function busy(chat)
+  return chat.sending > 0 or chat.state == "running" or chat.state == "awaitingPermission"
+    or #chat.t.queued > 0
+end
+
 --- Send a prompt; queued while the channel opens, and a dead channel is resumed first.
+--- While a turn runs it is shown as queued, below the answer, until the CLI takes it up.
 function M.send(chat, text)
   if text:match("^%s*$") then
     return
@@ -333,15 +542,23 @@ function M.send(chat, text)
     end
     return
   end
-  local index = transcript.prompt(chat.t, text, nil)
-  M.refresh(chat, index)
-  rpc.request("claude/sendMessage", { channelId = chat.channel_id, text = text }, function(err, result)
-    if err then
-      M.add_notice(chat, "not sent: " .. errors.describe(err))
-      return
-    end
-    chat.t.entries[index].message_id = result.messageId
-  end)
+  local message_id = new_uuid()
+  if busy(chat) then
+    transcript.queue(chat.t, text, message_id)
+    M.refresh(chat, #chat.t.entries + 1)
+  else
+    M.refresh(chat, transcript.prompt(chat.t, text, message_id))
+  end
+  chat.sending = chat.sending + 1
+  rpc.request("claude/sendMessage", { channelId = chat.channel_id, text = text, uuid = message_id },
+    function(err)
+      chat.sending = chat.sending - 1
+      if err then
+        local index = transcript.take_up(chat.t, message_id)
+        M.refresh(chat, index or #chat.t.entries + 1)
+        M.add_notice(chat, "not sent: " .. errors.describe(err))
+      end
+    end)
 end
 
 function M.send_prompt_buffer(chat)
@@ -387,18 +604,47 @@ function handlers.message(chat, params)
   end
 end
 
+function handlers.turnEnded(chat, params)
+  M.refresh(chat, transcript.turn_ended(chat.t, params))
+  local err = params.error
+  events.emit("ClaudeTurnEnded", { chat = chat.number, outcome = params.outcome,
+    duration_ms = params.durationMs, permission_wait_ms = params.permissionWaitMs,
+    cost_usd = params.costUsd, total_cost_usd = params.totalCostUsd,
+    error = err and err.message or nil, message_ids = params.messageIds or {} })
+end
+
+local function show_retry(chat, retry)
+  if retry then
+    local text = M.describe_retry(retry)
+    local entry = chat.retry_entry and chat.t.entries[chat.retry_entry]
+    if entry then
+      entry.text = text
+      M.refresh(chat, chat.retry_entry)
+    else
+      chat.retry_entry = transcript.notice(chat.t, text)
+      M.refresh(chat, chat.retry_entry)
+    end
+  elseif chat.retry_entry then
+    local entry = chat.t.entries[chat.retry_entry]
+    entry.text = entry.text:gsub(", retry (%d+)/%d+ in .*$", ": retried %1 time(s)")
+    M.refresh(chat, chat.retry_entry)
+    chat.retry_entry = nil
+  end
+  chat.retry = retry
+end
+
 function handlers.status(chat, params)
   chat.state = params.state
   chat.session_id = params.sessionId or chat.session_id
   chat.model = params.model or chat.model
   chat.mode = params.permissionMode or chat.mode
+  show_retry(chat, params.retry)
   set_title(chat)
   if params.state == "exited" and params.exit then
     local exit = params.exit
     M.add_notice(chat, string.format("the CLI exited (code %s, signal %s); the next message resumes the session",
       tostring(exit.code), tostring(exit.signal)))
   end
-  vim.cmd("redrawstatus")
 end
 
 --- Route one notification to its chat (held until the chat knows its channel id).
@@ -406,6 +652,9 @@ function M.dispatch(method, params)
   local name = method:match("^claude/(.*)$")
   local channel_id = params.channelId
   local chat = by_channel[channel_id]
+  if chat and chat.closed and name ~= "permissionCancelled" then
+    return
+  end
   if not chat then
     early[channel_id] = early[channel_id] or {}
     table.insert(early[channel_id], { method = method, params = params })

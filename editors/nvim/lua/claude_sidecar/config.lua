@@ -33,6 +33,7 @@ M.defaults = {
     send = "<C-s>", -- in the prompt buffer (normal and insert mode)
     interrupt = "<C-c>", -- in the chat and prompt buffers
     close = "q", -- in the chat buffer: close the window (the chat goes on)
+    toggle = "<Tab>", -- in the chat buffer: all of a tool's output / open a thinking block
   },
   log_level = vim.log.levels.WARN,
   log_file = nil,

@@ -17,7 +17,7 @@ function M.setup(opts)
   local chat = require("claude_sidecar.chat")
   local rpc = require("claude_sidecar.rpc")
   for _, method in ipairs({ "claude/delta", "claude/message", "claude/status", "claude/permissionRequest",
-    "claude/permissionCancelled", "claude/fileUpdated" }) do
+    "claude/permissionCancelled", "claude/fileUpdated", "claude/turnEnded" }) do
     rpc.on_notification(method, function(params)
       chat.dispatch(method, params)
     end)
@@ -65,23 +65,33 @@ function M.new()
   chat.show(chat.new(vim.fn.getcwd()))
 end
 
---- :ClaudeSend [text] — send text, or (with a range) the lines as context plus text.
+--- :ClaudeSend [text] — send text, or (with a range) the lines as context plus text. In a
+--- chat's transcript the lines are quoted back to Claude; in its prompt they are the prompt.
 function M.send(text, line1, line2)
   ensure_setup()
   local chat = require("claude_sidecar.chat")
   local source = vim.api.nvim_get_current_buf()
-  if line1 and line2 and not chat.for_buffer(source) then
-    local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(source), ":~:.")
+  local here = chat.for_buffer(source)
+  if line1 and line2 then
     local lines = vim.api.nvim_buf_get_lines(source, line1 - 1, line2, false)
-    local context = string.format("%s lines %d-%d:\n```%s\n%s\n```", path ~= "" and path or "[buffer]",
-      line1, line2, vim.bo[source].filetype, table.concat(lines, "\n"))
+    local context
+    if here and source == here.buf then
+      local quoted = vim.tbl_map(function(line) return "> " .. line end, lines)
+      context = "About this part of our conversation:\n" .. table.concat(quoted, "\n")
+    elseif here then
+      context = table.concat(lines, "\n")
+    else
+      local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(source), ":~:.")
+      context = string.format("%s lines %d-%d:\n```%s\n%s\n```", path ~= "" and path or "[buffer]",
+        line1, line2, vim.bo[source].filetype, table.concat(lines, "\n"))
+    end
     text = text ~= "" and (context .. "\n\n" .. text) or context
   end
-  if text == "" then
+  if text:match("^%s*$") then
     log.notify(vim.log.levels.WARN, "nothing to send")
     return
   end
-  local c = chat.current() or chat.new(vim.fn.getcwd())
+  local c = here or chat.current() or chat.new(vim.fn.getcwd())
   chat.send(c, text)
   chat.show(c)
 end
@@ -90,6 +100,14 @@ function M.interrupt()
   local c = chat_or_warn()
   if c then
     require("claude_sidecar.chat").interrupt(c)
+  end
+end
+
+--- :ClaudeClose — close the current chat: its CLI ends, its windows and buffers go.
+function M.close()
+  local c = chat_or_warn()
+  if c then
+    require("claude_sidecar.chat").close(c)
   end
 end
 
@@ -166,7 +184,9 @@ function M.fork()
     return
   end
   local chat = require("claude_sidecar.chat")
-  local fork = chat.create(c.cwd, require("claude_sidecar.transcript").until_exchange_end(c.t, at))
+  local transcript = require("claude_sidecar.transcript")
+  local fork = chat.create(c.cwd, transcript.until_exchange_end(c.t, at))
+  transcript.marker(fork.t, string.format("forked from Claude #%d: the conversation goes on from here", c.number))
   chat.refresh(fork, 1)
   local params = { atMessageId = entry.message_id }
   if c.channel_id then
@@ -268,6 +288,9 @@ function M.statusline()
     return ""
   end
   local parts = { "Claude: " .. c.state }
+  if c.retry then
+    table.insert(parts, string.format("retry %d/%d", c.retry.attempt or 0, c.retry.maxRetries or 0))
+  end
   if c.mode and c.mode ~= "default" then
     table.insert(parts, c.mode)
   end

@@ -34,13 +34,49 @@ local function seconds(ms)
   return ms and string.format("%.1f s", ms / 1000) or "?"
 end
 
+--- The turn's end line: how it ended, how long it took (and how much of that was spent
+--- waiting for the user's permission answers), what it cost.
+function M.turn_summary(entry)
+  local took = seconds(entry.duration_ms)
+  if (entry.permission_wait_ms or 0) > 0 then
+    took = string.format("%s (%s waiting for permission)", took, seconds(entry.permission_wait_ms))
+  end
+  local outcome = entry.outcome or (entry.is_error and "error" or "success")
+  local summary
+  if outcome == "success" then
+    summary = "done in " .. took
+  elseif outcome == "interrupted" then
+    summary = "interrupted after " .. took
+  elseif outcome == "maxTurns" then
+    summary = "stopped after " .. took .. ": too many model calls (maxTurns)"
+  elseif outcome == "maxBudget" then
+    summary = "stopped after " .. took .. ": the budget is spent (maxBudget)"
+  else
+    summary = "error: " .. (entry.text or "the turn failed"):gsub("\n", " ")
+  end
+  if entry.cost_usd and entry.cost_usd > 0 then
+    summary = summary .. string.format(" · $%.4f", entry.cost_usd)
+  end
+  return summary
+end
+
+-- The highlight group of an entry's first line (and of every line for the kinds in WHOLE).
+local HEAD_GROUP = {
+  prompt = "ClaudeSidecarPrompt", thinking = "ClaudeSidecarThinking", tool = "ClaudeSidecarTool",
+  permission = "ClaudeSidecarPermission", notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
+  separator = "ClaudeSidecarTurnEnd", marker = "ClaudeSidecarTurnEnd", file = "ClaudeSidecarFile",
+}
+local WHOLE = { prompt = true, thinking = true, notice = true }
+
 --- Lines of one entry (each entry starts with an empty separator line).
 ---@param entry table
 ---@param opts {tool_result_lines: integer}
----@return string[] lines, integer|nil fold_from first line (1-based, within these lines) to fold
+---@return string[] lines
+---@return {folds: {[1]: integer, [2]: integer}[], hl: {[1]: integer, [2]: string}[]} meta line
+---  ranges to fold and {line, highlight group} pairs (1-based, within these lines)
 function M.entry(entry, opts)
   local lines = { "" }
-  local fold_from = nil
+  local meta = { folds = {}, hl = {} }
   if entry.kind == "prompt" then
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "> " .. line)
@@ -49,30 +85,34 @@ function M.entry(entry, opts)
     vim.list_extend(lines, split(entry.text))
   elseif entry.kind == "thinking" then
     table.insert(lines, "∴ Thinking")
-    fold_from = #lines + 1
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "  " .. line)
     end
+    -- The header stays visible as the closed fold's text.
+    table.insert(meta.folds, { 2, #lines })
   elseif entry.kind == "tool" then
     local prefix = entry.parent and "  ● " or "● "
     table.insert(lines, prefix .. M.tool_summary(entry.name, entry.input))
     if entry.result then
       local result = split(entry.result)
-      local shown = math.min(#result, opts.tool_result_lines)
+      local shown = entry.expanded and #result or math.min(#result, opts.tool_result_lines)
       for i = 1, shown do
         table.insert(lines, (i == 1 and (entry.is_error and "  ⎿ ✗ " or "  ⎿ ") or "    ") .. result[i])
+        if i == 1 and entry.is_error then
+          table.insert(meta.hl, { #lines, "ClaudeSidecarToolError" })
+        end
       end
       if #result > shown then
-        table.insert(lines, string.format("    … +%d lines", #result - shown))
+        table.insert(lines, string.format("    … +%d lines (<Tab> shows them)", #result - shown))
+        table.insert(meta.hl, { #lines, "ClaudeSidecarNotice" })
       end
     end
   elseif entry.kind == "result" then
-    local summary = entry.is_error and ("error: " .. (entry.text or "the turn failed"))
-      or ("done in " .. seconds(entry.duration_ms))
-    if entry.cost_usd then
-      summary = summary .. string.format(" · $%.4f", entry.cost_usd)
-    end
-    table.insert(lines, "─── " .. summary .. " ───")
+    table.insert(lines, "─── " .. M.turn_summary(entry) .. " ───")
+  elseif entry.kind == "separator" then
+    table.insert(lines, entry.text and ("─── " .. entry.text .. " ───") or "───")
+  elseif entry.kind == "marker" then
+    table.insert(lines, "═══ " .. entry.text .. " ═══")
   elseif entry.kind == "permission" then
     local head = ("? " .. entry.tool .. " — " .. entry.text):gsub("\n", " ")
     table.insert(lines, head)
@@ -90,7 +130,26 @@ function M.entry(entry, opts)
       table.insert(lines, "⚠ " .. line)
     end
   end
-  return lines, fold_from
+  local group = HEAD_GROUP[entry.kind]
+  if group and #lines > 1 then
+    local heads = {}
+    for i = 2, WHOLE[entry.kind] and #lines or 2 do
+      table.insert(heads, { i, group })
+    end
+    meta.hl = vim.list_extend(heads, meta.hl)
+  end
+  return lines, meta
+end
+
+--- Lines of a prompt waiting for the CLI to take it up (shown below the transcript).
+---@return string[] lines
+function M.queued(text)
+  local lines = { "" }
+  for _, line in ipairs(split(text)) do
+    table.insert(lines, "> " .. line)
+  end
+  table.insert(lines, "  ⧗ queued: Claude reads it when the current step is done")
+  return lines
 end
 
 return M

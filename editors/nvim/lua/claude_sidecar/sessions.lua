@@ -20,7 +20,9 @@ function M.resume(session_id, cwd, done)
       log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
       return
     end
-    local c = chat.create(cwd, transcript.from_history(history.messages))
+    local t = transcript.from_history(history.messages)
+    transcript.marker(t, "resumed: the conversation goes on from here")
+    local c = chat.create(cwd, t)
     c.session_id = session_id
     chat.refresh(c, 1)
     chat.open_channel(c, { resume = session_id })

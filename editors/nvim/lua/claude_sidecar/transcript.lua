@@ -2,8 +2,13 @@
 --- stored session's history. Pure Lua: no buffers, no API calls (tested on its own).
 ---
 --- Entry kinds: prompt {text, message_id}, text {text}, thinking {text},
---- tool {name, id, input, result, is_error, parent}, result {duration_ms, cost_usd,
---- is_error, text}, notice {text}.
+--- tool {name, id, input, result, is_error, parent, expanded}, result {outcome, duration_ms,
+--- permission_wait_ms, cost_usd, is_error, text}, notice {text}, marker {text} (a boundary:
+--- resumed, forked, cleared), separator {} (the end of a turn of a stored history),
+--- file {path, stats}.
+---
+--- Prompts sent while a turn runs wait in `queued` (shown after the entries) until the CLI
+--- takes them up, so they land after the answer they waited for.
 local M = {}
 
 ---@class claude_sidecar.Transcript
@@ -12,11 +17,12 @@ local M = {}
 ---@field streamed table<string, boolean> assistant message ids whose text came as deltas
 ---@field tools table<string, integer> tool_use id -> entry
 ---@field message_id string|nil the assistant message streaming now
----@field cost_usd number the CLI's total_cost_usd at the last result
+---@field cost_usd number what the channel has cost so far (turnEnded's totalCostUsd)
+---@field queued {text: string, message_id: string}[] prompts the CLI has not taken up yet
 
 ---@return claude_sidecar.Transcript
 function M.new()
-  return { entries = {}, blocks = {}, streamed = {}, tools = {}, message_id = nil, cost_usd = 0 }
+  return { entries = {}, blocks = {}, streamed = {}, tools = {}, message_id = nil, cost_usd = 0, queued = {} }
 end
 
 local function add(t, entry)
@@ -29,9 +35,45 @@ function M.prompt(t, text, message_id)
   return add(t, { kind = "prompt", text = text, message_id = message_id })
 end
 
+--- Queue a prompt sent while a turn runs; it is placed when the CLI takes it up.
+function M.queue(t, text, message_id)
+  table.insert(t.queued, { text = text, message_id = message_id })
+end
+
+--- Place queued prompt `message_id` at the end of the entries; returns its index (nil if
+--- it was not queued).
+function M.take_up(t, message_id)
+  for i, q in ipairs(t.queued) do
+    if q.message_id == message_id then
+      table.remove(t.queued, i)
+      return M.prompt(t, q.text, q.message_id)
+    end
+  end
+  return nil
+end
+
 --- Add a line the plugin itself has to say (errors, exits).
 function M.notice(t, text)
   return add(t, { kind = "notice", text = text })
+end
+
+--- Add a boundary in the conversation (resumed, forked, cleared).
+function M.marker(t, text)
+  return add(t, { kind = "marker", text = text })
+end
+
+--- Apply claude/turnEnded: the turn's end line; returns its index.
+function M.turn_ended(t, params)
+  t.cost_usd = params.totalCostUsd or t.cost_usd
+  t.blocks, t.message_id = {}, nil
+  -- A prompt the CLI answered without echoing it (it failed first) still goes above its end.
+  for _, id in ipairs(params.messageIds or {}) do
+    M.take_up(t, id)
+  end
+  local err = params.error
+  return add(t, { kind = "result", outcome = params.outcome, duration_ms = params.durationMs,
+    permission_wait_ms = params.permissionWaitMs, cost_usd = params.costUsd,
+    is_error = params.outcome ~= "success", text = err and err.message or nil })
 end
 
 --- Apply one claude/delta; returns the index of the entry that changed (nil if none).
@@ -90,6 +132,13 @@ local function on_assistant(t, message, first)
 end
 
 local function on_user(t, message, first)
+  if message.uuid and not message.parent_tool_use_id then
+    -- The CLI echoes a prompt when it takes it up: a queued prompt's turn starts here.
+    local index = M.take_up(t, message.uuid)
+    if index then
+      first = first or index
+    end
+  end
   local content = (message.message or {}).content
   for _, block in ipairs(type(content) == "table" and content or {}) do
     if type(block) == "table" and block.type == "tool_result" then
@@ -120,28 +169,60 @@ function M.message(t, message)
   elseif kind == "user" then
     return on_user(t, message, nil)
   elseif kind == "result" then
-    -- total_cost_usd counts from the CLI process's start: a turn's cost is the increase
-    -- (a restarted CLI starts again from zero).
-    local total = message.total_cost_usd
-    local cost = total and (total >= t.cost_usd and total - t.cost_usd or total) or nil
-    t.cost_usd = total or t.cost_usd
+    -- The turn's end line comes from claude/turnEnded (see M.turn_ended).
     t.blocks, t.message_id = {}, nil
-    local text = nil
-    if message.is_error then
-      text = message.result or (message.errors and table.concat(message.errors, "; ")) or message.subtype
-    end
-    return add(t, { kind = "result", duration_ms = message.duration_ms,
-      cost_usd = cost, is_error = message.is_error == true, text = text })
+  elseif kind == "conversation_reset" then
+    return M.marker(t, message.trigger == "clear" and "conversation cleared: Claude starts afresh from here"
+      or ("conversation reset (" .. tostring(message.trigger) .. ")"))
   end
   return nil
 end
 
---- A transcript from claude/getHistory's messages (a stored session).
+local EDIT_TOOLS = { Edit = true, MultiEdit = true, Write = true, NotebookEdit = true }
+
+local function count_lines(text)
+  if type(text) ~= "string" or text == "" then
+    return 0
+  end
+  local _, n = text:gsub("\n", "")
+  return text:sub(-1) == "\n" and n or n + 1
+end
+
+--- The "✎ path (+a −r)" line of an edit tool call in a stored history (the diff itself is
+--- not stored: counted from the tool's input).
+local function edit_entry(tool)
+  local input = type(tool.input) == "table" and tool.input or {}
+  local path = input.file_path or input.notebook_path
+  if type(path) ~= "string" then
+    return nil
+  end
+  local stats
+  if tool.name == "Write" then
+    stats = string.format(" (+%d)", count_lines(input.content))
+  elseif tool.name == "Edit" then
+    stats = string.format(" (+%d −%d)", count_lines(input.new_string), count_lines(input.old_string))
+  else
+    stats = ""
+  end
+  return { kind = "file", path = vim.fn.fnamemodify(path, ":~:."), stats = stats }
+end
+
+--- A transcript from claude/getHistory's messages (a stored session): each exchange ends
+--- with a separator, edits get their ✎ line, compactions and interruptions are shown.
 function M.from_history(messages)
   local t = M.new()
+  local interrupted, in_exchange = false, false
+  local function end_exchange()
+    if in_exchange then
+      add(t, { kind = "separator", text = interrupted and "interrupted" or nil })
+    end
+    interrupted, in_exchange = false, false
+  end
   for _, m in ipairs(messages or {}) do
     if m.kind == "userPrompt" and not m.parentToolUseId then
+      end_exchange()
       M.prompt(t, m.text or "", m.uuid)
+      in_exchange = true
     elseif (m.kind == "assistantText" or m.kind == "thinking") and not m.parentToolUseId then
       add(t, { kind = m.kind == "assistantText" and "text" or "thinking", text = m.text or "" })
     elseif m.kind == "toolUse" then
@@ -150,11 +231,25 @@ function M.from_history(messages)
     elseif m.kind == "toolResult" then
       local index = t.tools[m.toolUseId or ""]
       if index then
-        t.entries[index].result = m.text or ""
-        t.entries[index].is_error = m.isError == true
+        local tool = t.entries[index]
+        tool.result = m.text or ""
+        tool.is_error = m.isError == true
+        local edit = not tool.is_error and EDIT_TOOLS[tool.name] and edit_entry(tool)
+        if edit then
+          add(t, edit)
+        end
+      end
+    elseif m.kind == "system" and not m.parentToolUseId then
+      if m.subtype == "interrupted" then
+        interrupted = true
+      elseif m.subtype == "compactBoundary" then
+        M.marker(t, "conversation compacted")
+      elseif m.subtype == "commandOutput" or m.subtype == "apiError" then
+        M.notice(t, m.text or m.subtype)
       end
     end
   end
+  end_exchange()
   return t
 end
 

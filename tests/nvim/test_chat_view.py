@@ -1,0 +1,369 @@
+"""How a chat looks and behaves: turn ends, retries, folds, order, keys, windows, filetypes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.nvim.editor import Editor
+
+SCENARIO = {"rules": [
+    {"match": "(?i)long", "steps": [[{"text": "word " * 400}]], "chunk": 5, "delay": 0.02},
+    {"match": "(?i)ponder", "steps": [[
+        {"thinking": "\n".join(f"step {i} of my reasoning" for i in range(40)), "chunk": 8, "delay": 0.03},
+        {"text": "Pondered."}]]},
+    {"match": "(?i)greet", "steps": [
+        [{"tool_use": {"name": "Edit", "input": {
+            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
+            "new_string": "print('hello, world')"}}}],
+        [{"text": "Greeting changed."}]]},
+    {"match": "(?i)count", "steps": [
+        [{"tool_use": {"name": "Bash", "input": {"command": "seq 1 20", "description": "count"}}}],
+        [{"text": "Counted."}]]},
+    {"match": "(?i)busy", "steps": [[
+        {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
+                   "retry": True, "times": 3}},
+        {"text": "Answered after the retries."}]]},
+], "default": [[{"text": "Plain answer."}]]}
+
+
+def start(editor: Editor, model: ScriptedModel) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    editor.cmd("Claude")
+
+
+def chat_text(editor: Editor) -> str:
+    return "\n".join(editor.chat_lines())
+
+
+def turn_lines(editor: Editor) -> list[str]:
+    return [line for line in editor.chat_lines() if line.startswith("─── ")]
+
+
+def wait_streaming(editor: Editor) -> None:
+    editor.wait(lambda: any(line.startswith("word word") for line in editor.chat_lines()),
+                what="the answer to start streaming")
+
+
+def record_events(editor: Editor, *names: str) -> None:
+    """Keep the data of each User event ``names`` in _G.events (a list of {name, data})."""
+    editor.lua("""
+        _G.events = {}
+        for _, name in ipairs({ ... }) do
+          vim.api.nvim_create_autocmd("User", { pattern = name, callback = function(args)
+            table.insert(_G.events, { name = name, data = args.data })
+          end })
+        end
+    """, *names)
+
+
+def events(editor: Editor) -> list[dict[str, Any]]:
+    return editor.lua("return _G.events")
+
+
+def chat_window(editor: Editor) -> int:
+    return editor.lua("return vim.fn.bufwinid(require('claude_sidecar.chat').current().buf)")
+
+
+# ------------------------------------------------------------------ turn ends
+
+
+def test_an_interrupted_turn_says_interrupted(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+
+    editor.cmd("ClaudeInterrupt")
+    result = editor.wait_for_turn()
+
+    assert result["outcome"] == "interrupted"
+    assert re.fullmatch(r"─── interrupted after \d+\.\d s( · \$\d\.\d{4})? ───", turn_lines(editor)[-1])
+    assert "ede_diagnostic" not in chat_text(editor)
+
+
+def test_the_turn_line_shows_the_time_spent_waiting_for_permission(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "hello.py").write_text("print('hello')\n")
+    start(editor, model)
+    editor.type_prompt("greet the world")
+    editor.wait(lambda: editor.questions(), what="the permission question")
+    editor.answer("Allow")
+    editor.wait_for_turn()
+
+    assert re.fullmatch(r"─── done in \d+\.\d s \(\d+\.\d s waiting for permission\) · \$\d\.\d{4} ───",
+                        turn_lines(editor)[-1]), turn_lines(editor)
+
+
+def test_turn_ended_is_a_user_event_with_the_outcome(editor: Editor, model: ScriptedModel) -> None:
+    record_events(editor, "ClaudeTurnEnded")
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+
+    ended = editor.wait(lambda: events(editor), what="the ClaudeTurnEnded event")
+    data = ended[0]["data"]
+    assert data["chat"] == 1 and data["outcome"] == "success"
+    assert data["duration_ms"] >= 0 and data["permission_wait_ms"] == 0 and data["cost_usd"] > 0
+
+
+def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+
+    editor.nvim.input("iwhile I type<C-c>")
+    result = editor.wait_for_turn()
+
+    assert result["outcome"] == "interrupted"
+    assert editor.lua("return vim.api.nvim_get_mode().mode") == "i", "<C-c> left insert mode"
+
+
+def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
+        editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("are you busy?")
+
+    title = editor.wait(lambda: "retry" in editor.chat_lines()[0] and editor.chat_lines()[0],
+                        what="the retry in the title")
+    notice = next(line for line in editor.chat_lines() if line.startswith("⚠ "))
+    editor.wait_for_turn()
+    lines = editor.chat_lines()
+
+    assert re.search(r"· running · retry \d+/10", title), title
+    assert re.fullmatch(r"⚠ API overloaded \(529\), retry \d+/10 in \d+(\.\d)? s", notice), notice
+    assert "⚠ API overloaded (529): retried 3 time(s)" in lines
+    assert "retry" not in lines[0] and editor.chat("retry") is None
+    assert "Answered after the retries." in lines
+
+
+# ------------------------------------------------------------------ folds and tool output
+
+
+def test_thinking_is_folded_while_it_streams(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("ponder this")
+    editor.nvim.input("i")  # typing the next prompt: Neovim does not update folds in insert mode
+    editor.wait(lambda: "  step 5 of my reasoning" in editor.chat_lines(), what="thinking to stream")
+
+    folded = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+        for i, line in ipairs(lines) do
+          if line == "  step 3 of my reasoning" then
+            return vim.api.nvim_win_call(vim.fn.bufwinid(c.buf), function() return vim.fn.foldclosed(i) end)
+          end
+        end
+    """)
+    still_thinking = "Pondered." not in editor.chat_lines()
+
+    assert still_thinking, "the thinking ended before it was looked at"
+    assert folded > 0, "the thinking streaming in is not in a closed fold"
+
+
+def test_tab_shows_all_of_a_tool_output_and_cuts_it_again(
+        start_editor, model: ScriptedModel) -> None:
+    editor = start_editor({"auto_allow_tools": ["Bash"]})
+    start(editor, model)
+    editor.type_prompt("count to twenty")
+    editor.wait_for_turn()
+    cut = editor.chat_lines()
+
+    cursor_on(editor, "● Bash(seq 1 20)")
+    editor.nvim.input("<Tab>")
+    full = editor.wait(lambda: "    20" in editor.chat_lines() and editor.chat_lines(), what="the full output")
+    editor.nvim.input("<Tab>")
+    editor.wait(lambda: "    20" not in editor.chat_lines(), what="the output cut again")
+
+    assert "    … +12 lines (<Tab> shows them)" in cut and "    20" not in cut
+    assert [f"    {n}" for n in range(9, 21)] == full[full.index("    8") + 1:full.index("    20") + 1]
+
+
+def cursor_on(editor: Editor, text: str) -> None:
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_set_current_win(win)
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if line == ... then vim.api.nvim_win_set_cursor(win, { i, 0 }) end
+        end
+    """, text)
+
+
+# ------------------------------------------------------------------ order
+
+
+def test_a_prompt_sent_mid_turn_waits_below_the_answer_and_follows_it(
+        editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+
+    editor.type_prompt("and then this")
+    queued = editor.chat_lines()
+    editor.wait_for_turn(2)
+    lines = editor.chat_lines()
+
+    assert queued[-2:] == ["> and then this", "  ⧗ queued: Claude reads it when the current step is done"]
+    first_end = next(i for i, line in enumerate(lines) if line.startswith("─── done"))
+    answer = next(i for i, line in enumerate(lines) if line.startswith("word word"))
+    assert answer < first_end < lines.index("> and then this") < lines.index("Plain answer.")
+    assert not any("queued" in line for line in lines)
+
+
+# ------------------------------------------------------------------ fork, resume, /clear
+
+
+def test_a_fork_window_follows_new_output(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn(1)
+    editor.type_prompt("hello again")
+    editor.wait_for_turn(2)
+    cursor_on(editor, "> hello")
+
+    editor.cmd("ClaudeFork")
+    editor.wait(lambda: editor.chat("channel_id") and editor.chat("number") == 2, what="the fork's channel")
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+    editor.wait_for_turn(2)
+
+    shown = editor.lua("""
+        local win = ...
+        return { vim.api.nvim_win_get_cursor(win)[1], vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(win)) }
+    """, chat_window(editor))
+    assert shown[0] == shown[1], "the fork's window stayed behind the output"
+    assert any(line.startswith("═══ forked from Claude #1") for line in editor.chat_lines())
+
+
+def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "hello.py").write_text("print('hello')\n")
+    first = start_editor({"permission_mode": "acceptEdits"})
+    start(first, model)
+    first.type_prompt("greet the world")
+    first.wait_for_turn()
+    first.type_prompt("hello")
+    first.wait_for_turn(2)
+    first.quit()
+
+    editor = start_editor()
+    editor.cmd("ClaudeSessions")
+    editor.wait(lambda: editor.questions(), what="the session list")
+    editor.answer(editor.questions()[0]["labels"][0])
+    editor.wait(lambda: editor.chat("channel_id"), what="the resumed channel")
+    lines = editor.chat_lines()
+
+    assert "✎ hello.py (+1 −1)" in lines
+    assert lines.index("> greet the world") < lines.index("───") < lines.index("> hello")
+    assert lines[-1] == "═══ resumed: the conversation goes on from here ═══"
+
+
+def test_clear_leaves_a_marker(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn(1)
+    editor.type_prompt("/clear")
+    editor.wait_for_turn(2)
+
+    lines = editor.chat_lines()
+    assert lines.index("> /clear") < lines.index("═══ conversation cleared: Claude starts afresh from here ═══")
+
+
+# ------------------------------------------------------------------ keys and commands
+
+
+def test_a_range_of_the_transcript_is_sent_as_a_quote(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn(1)
+    cursor_on(editor, "Plain answer.")
+
+    editor.cmd(".ClaudeSend what did you mean?")
+    editor.wait_for_turn(2)
+
+    sent = repr(model.main_requests[-1]["messages"][-1])
+    assert "About this part of our conversation:\\n> Plain answer.\\n\\nwhat did you mean?" in sent, sent
+
+
+def test_typing_keys_in_the_transcript_go_to_the_prompt_in_insert_mode(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    where = []
+    for key in ("i", "a", "o", "<CR>"):
+        cursor_on(editor, "# Claude #1 · " + editor.chat_lines()[0].split(" · ", 1)[1])
+        editor.nvim.input(key)
+        where.append(editor.lua("""
+            local c = require("claude_sidecar.chat").current()
+            return { vim.api.nvim_get_current_buf() == c.prompt_buf, vim.api.nvim_get_mode().mode }
+        """))
+        editor.nvim.input("<Esc>")
+
+    assert where == [[True, "i"]] * 4
+
+
+def test_claude_close_ends_the_chat_its_cli_and_its_buffers(editor: Editor, model: ScriptedModel) -> None:
+    record_events(editor, "ClaudeChatOpened", "ClaudeChatClosed")
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+    bufs = editor.lua("local c = require('claude_sidecar.chat').current() return { c.buf, c.prompt_buf }")
+
+    editor.cmd("ClaudeClose")
+    editor.lua("""
+        _G.listed = nil
+        require("claude_sidecar.rpc").request("claude/listChannels", vim.empty_dict(), function(err, r)
+          _G.listed = r or { error = err }
+        end)
+    """)
+    listed = editor.wait(lambda: editor.lua("return _G.listed"), what="the channel list")
+
+    assert listed["channels"] == []
+    assert editor.lua("return vim.tbl_map(vim.api.nvim_buf_is_valid, ...)", bufs) == [False, False]
+    assert editor.lua("return #require('claude_sidecar.chat').chats") == 0
+    assert [(e["name"], e["data"]["chat"]) for e in events(editor)] == [
+        ("ClaudeChatOpened", 1), ("ClaudeChatClosed", 1)]
+
+
+def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedModel) -> None:
+    editor = start_editor({"layout": "tab"})
+    start(editor, model)
+    opened = editor.lua("return #vim.api.nvim_list_tabpages()")
+    names = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        return { vim.api.nvim_buf_get_name(c.buf), vim.api.nvim_buf_get_name(c.prompt_buf) }
+    """)
+
+    cursor_on(editor, editor.chat_lines()[0])
+    editor.nvim.input("q")
+
+    assert opened == 2
+    assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1
+    assert names == ["claude://Claude #1 · workspace", "claude://Claude #1 prompt · workspace"]
+
+
+def test_chat_buffers_have_their_filetypes_and_highlight_groups(editor: Editor, model: ScriptedModel) -> None:
+    start(editor, model)
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+
+    found = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local ns = vim.api.nvim_get_namespaces()["claude_sidecar.chat"]
+        local groups = {}
+        for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })) do
+          local line = vim.api.nvim_buf_get_lines(c.buf, mark[2], mark[2] + 1, false)[1]
+          groups[line] = mark[4].hl_group
+        end
+        local links = {}
+        for _, g in ipairs({ "Prompt", "Tool", "ToolError", "Permission", "Notice", "TurnEnd", "Thinking", "File" }) do
+          links[g] = vim.api.nvim_get_hl(0, { name = "ClaudeSidecar" .. g }).link or false
+        end
+        return { vim.bo[c.buf].filetype, vim.bo[c.prompt_buf].filetype, vim.b[c.buf].current_syntax, groups, links }
+    """)
+    filetype, prompt_filetype, syntax, groups, links = found
+
+    assert (filetype, prompt_filetype, syntax) == ("claude_sidecar", "claude_sidecar_prompt", "claude_sidecar")
+    assert groups["> hello"] == "ClaudeSidecarPrompt"
+    assert any(g == "ClaudeSidecarTurnEnd" for line, g in groups.items() if line.startswith("─── done"))
+    assert all(links.values()), links
