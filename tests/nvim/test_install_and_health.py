@@ -204,7 +204,8 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
         assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
         assert re.search(r"OK Claude Code CLI the daemon runs: \S+/claude_agent_sdk/_bundled/claude "
-                         r"\(version 2\.1\.\d+\)", report), report
+                         r"\(version 2\.1\.\d+, found via claude-agent-sdk bundle\)", report), report
+        assert "OK CLI authentication: api_key from ANTHROPIC_API_KEY, API at http://127.0.0.1:" in report
         assert "ERROR" not in report and "WARNING" not in report
     assert "daemon not running" in before
     assert f"OK daemon running, pid {editor.daemon_pid()}" in running

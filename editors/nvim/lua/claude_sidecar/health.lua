@@ -52,6 +52,29 @@ local function probe(cmd)
     .. (tail ~= "" and ("\n" .. tail) or "")
 end
 
+--- `claude-sidecar doctor --json` through the same daemon command: how the CLI authenticates.
+---@return table|nil report DoctorReport (docs/protocol.md)
+---@return string|nil error
+local function doctor(cmd)
+  local config = require("claude_sidecar.config").options
+  local argv = vim.tbl_filter(function(arg) return arg ~= "--stdio" end, cmd)
+  vim.list_extend(argv, { "doctor", "--json" })
+  if config.cli_path then
+    vim.list_extend(argv, { "--cli", config.cli_path })
+  end
+  local ok, job = pcall(vim.system, argv, { text = true, env = config.env })
+  if not ok then
+    return nil, tostring(job)
+  end
+  local done = job:wait(PROBE_TIMEOUT_MS)
+  local decoded, report = pcall(vim.json.decode, done.stdout or "")
+  if not decoded or type(report) ~= "table" then
+    return nil, string.format("`%s` gave no report (exit %s): %s", table.concat(argv, " "),
+      tostring(done.code), vim.trim(done.stderr or ""):sub(1, 200))
+  end
+  return report, nil
+end
+
 function M.check()
   local health = vim.health
   local config = require("claude_sidecar.config")
@@ -96,7 +119,16 @@ function M.check()
 
   local cli = server.cli
   if cli.path and not cli.error then
-    health.ok(string.format("Claude Code CLI the daemon runs: %s (version %s)", cli.path, cli.version or "?"))
+    local found = cli.source and (", found via " .. cli.source) or ""
+    health.ok(string.format("Claude Code CLI the daemon runs: %s (version %s%s)", cli.path,
+      cli.version or "?", found))
+    if cli.tested == false then
+      health.warn(string.format("CLI %s is not a version the daemon is tested with (%s)", cli.version,
+        table.concat(cli.tested_versions, ", ")), {
+        "it may work; if something breaks, use the CLI bundled with the daemon: unset "
+          .. "$CLAUDE_SIDECAR_CLI and cli_path, or put it first on PATH",
+      })
+    end
   elseif cli.path then
     health.warn(string.format("Claude Code CLI: %s: %s", cli.path, cli.error))
   else
@@ -104,6 +136,28 @@ function M.check()
       "install it (npm install -g @anthropic-ai/claude-code), or the claude-agent-sdk Python package",
       "or set require('claude_sidecar').setup({ cli_path = '/path/to/claude' })",
     })
+  end
+
+  local report, doctor_err = doctor(cmd)
+  if not report then
+    health.warn("could not ask `claude-sidecar doctor` how the CLI authenticates: " .. tostring(doctor_err))
+  else
+    local auth = type(report.auth) == "table" and report.auth or {}
+    local base_url = type(auth.baseUrl) == "string" and (", API at " .. auth.baseUrl) or ""
+    if auth.loggedIn == true then
+      local source = type(auth.source) == "string" and (" from " .. auth.source) or ""
+      health.ok(string.format("CLI authentication: %s%s%s", tostring(auth.method), source, base_url))
+    elseif auth.loggedIn == false then
+      health.error("the CLI has no credentials" .. base_url, {
+        "set ANTHROPIC_API_KEY in the environment Neovim starts the daemon in (or setup({ env = ... }))",
+        "or log in once in a terminal: claude auth login",
+      })
+    else
+      health.warn("CLI authentication unknown: " .. tostring(auth.error))
+    end
+    if type(report.configDir) == "string" then
+      health.info("CLI config and sessions: " .. report.configDir)
+    end
   end
 
   local log_file = config.options.log_file

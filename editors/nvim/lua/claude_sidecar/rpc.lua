@@ -165,7 +165,14 @@ function M.describe_initialize(result)
   return {
     name = text(info.name),
     version = text(info.version),
-    cli = { path = text(cli.path), version = text(cli.version), error = text(cli.error) },
+    cli = {
+      path = text(cli.path),
+      version = text(cli.version),
+      error = text(cli.error),
+      source = text(cli.source),
+      tested = type(cli.tested) == "boolean" and cli.tested or nil,
+      tested_versions = type(cli.testedVersions) == "table" and cli.testedVersions or {},
+    },
   }
 end
 
