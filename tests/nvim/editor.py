@@ -27,12 +27,24 @@ vim.opt.rtp:prepend(plugin)
 vim.cmd("runtime plugin/claude_sidecar.lua")
 vim.o.swapfile = false
 _G.questions = {}
+-- What the windows of the current tab show when a picker opens: {filetype, lines} each.
+local function screen()
+  local out = {}
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    local top, bottom = vim.fn.line("w0", win), vim.fn.line("w$", win)
+    table.insert(out, { filetype = vim.bo[buf].filetype, float = vim.api.nvim_win_get_config(win).relative ~= "",
+      lines = vim.api.nvim_buf_get_lines(buf, top - 1, bottom, false) })
+  end
+  return out
+end
 vim.ui.select = function(items, opts, on_choice)
   local labels = {}
   for i, item in ipairs(items) do
     labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
   end
-  table.insert(_G.questions, { prompt = opts.prompt, labels = labels, items = items, on_choice = on_choice })
+  table.insert(_G.questions, { prompt = opts.prompt, labels = labels, items = items, on_choice = on_choice,
+    screen = screen() })
 end
 vim.ui.input = function(opts, on_confirm)
   table.insert(_G.questions, { prompt = opts.prompt, input = true, on_choice = on_confirm })
@@ -76,7 +88,8 @@ class Editor:
         self.processes: list[int] = []
         self.nvim.exec_lua(_PRELUDE, str(PLUGIN),
                            [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
-                           {"warm_pool": 0, "coalesce_ms": 16, **(options or {})})
+                           {"warm_pool": 0, "coalesce_ms": 16, "start_insert": False,
+                            **(options or {})})
 
     def lua(self, code: str, *args: Any) -> Any:
         """Run Lua in Neovim and return its result."""
@@ -150,6 +163,11 @@ class Editor:
             end
             return out
         """)
+
+    def screen_at_question(self) -> list[dict[str, Any]]:
+        """What the windows of the current tab showed when the oldest waiting picker opened:
+        ``{filetype, float, lines}`` per window (only the lines in view)."""
+        return self.lua("return _G.questions[1] and _G.questions[1].screen or {}")
 
     def answer(self, label: str) -> None:
         """Answer the oldest waiting question with ``label``."""

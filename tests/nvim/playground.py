@@ -46,8 +46,10 @@ SCENARIO = {"rules": [
                         {"label": "Blue", "description": "calm and cold"}]}]}}}],
         [{"text": "Noted."}]]},
     {"match": "(?i)plan", "steps": [
-        [{"tool_use": {"name": "ExitPlanMode", "input": {
-            "plan": "# Plan\n\n1. Change the greeting in `hello.py`.\n2. Add a test."}}}],
+        [{"tool_use": {"name": "Write", "input": {
+            "file_path": "{plan_file}",
+            "content": "# Plan\n\n1. Change the greeting in `hello.py`.\n2. Add a test.\n"}}}],
+        [{"tool_use": {"name": "ExitPlanMode", "input": {}}}],
         [{"text": "Plan approved, going ahead."}]]},
     {"match": "(?i)busy", "steps": [[
         {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",

@@ -76,10 +76,10 @@ def test_a_permission_request_is_answered_from_a_picker_with_the_diff_shown(
     editor.wait_for_turn()
 
     assert question["prompt"] == "Allow Edit(hello.py)?"
-    assert question["labels"] == ["Allow", "Always allow", "Deny"]
+    assert question["labels"] == ["Allow", "Always allow", "Deny", "Deny with reason…", "Later"]
     assert "-print('hello')" in chat and "+print('hello, world')" in chat, "no diff preview"
     assert (workspace / "hello.py").read_text() == "print('hello, world')\n"
-    assert any(line.endswith("— ✓ allowed") for line in editor.chat_lines())
+    assert "  ✓ allowed" in editor.chat_lines()
 
 
 def test_a_denied_edit_leaves_the_file_alone(
@@ -94,7 +94,7 @@ def test_a_denied_edit_leaves_the_file_alone(
     editor.wait_for_turn()
 
     assert (workspace / "hello.py").read_text() == "print('hello')\n"
-    assert any(line.endswith("— ✗ denied") for line in editor.chat_lines())
+    assert "  ✗ denied" in editor.chat_lines()
 
 
 def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
@@ -233,10 +233,11 @@ def test_plan_approval_and_agent_questions_are_pickers(
     editor.wait_for_turn(1)
     editor.type_prompt("which color do I like?")
     color = editor.wait(lambda: editor.questions(), what="the agent's question")[0]
-    editor.answer("Blue")
+    editor.answer("Blue — cold")
     editor.wait_for_turn(2)
 
     assert plan["prompt"] == "Claude has a plan. Go ahead?"
     assert editor.chat("mode") == "acceptEdits"
-    assert color == {"prompt": "Which color?", "labels": ["Red", "Blue"], "input": False}
+    assert color == {"prompt": "Which color?", "input": False,
+                     "labels": ["Red — warm", "Blue — cold", "Other… — answer in your own words"]}
     assert "Blue" in repr(model.main_requests[-1]["messages"])

@@ -367,3 +367,18 @@ def test_chat_buffers_have_their_filetypes_and_highlight_groups(editor: Editor, 
     assert groups["> hello"] == "ClaudeSidecarPrompt"
     assert any(g == "ClaudeSidecarTurnEnd" for line, g in groups.items() if line.startswith("─── done"))
     assert all(links.values()), links
+
+
+def test_claude_leaves_you_typing_in_the_prompt(start_editor, model: ScriptedModel) -> None:
+    editor = start_editor({"start_insert": True})
+    model.set_scenario(load_scenario(SCENARIO))
+    editor.cmd("Claude")
+    editor.nvim.input("hello there")
+
+    prompt = editor.wait(lambda: editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        return vim.api.nvim_get_current_buf() == c.prompt_buf
+          and vim.api.nvim_buf_get_lines(c.prompt_buf, 0, -1, false)[1]"""), what="typed text")
+
+    assert prompt == "hello there"
+    assert editor.lua("return vim.api.nvim_get_mode().mode") == "i"

@@ -31,3 +31,5 @@ command("ClaudeRewind", function() cs().rewind() end, { desc = "Rewind files to 
 command("ClaudeSessions", function() cs().sessions() end, { desc = "Resume a stored Claude session" })
 command("ClaudeDiff", function(args) cs().diff(args.args) end, { nargs = "?", complete = "file",
   desc = "Show Claude's latest change to a file as a diff" })
+command("ClaudePermissions", function() cs().permissions() end,
+  { desc = "Answer the permission requests left for later" })

@@ -68,9 +68,23 @@ return {
     assert(long:match("file%.py%)$") and #long < 100, long)
   end,
 
-  ["a permission shows its preview indented under the question"] = function()
-    eq(render.entry({ kind = "permission", tool = "Edit(a.py)", text = "waiting for your answer",
-      preview = "--- a.py\n+++ a.py\n-x\n+y\n" }, opts),
-      { "", "? Edit(a.py) — waiting for your answer", "    --- a.py", "    +++ a.py", "    -x", "    +y" })
+  ["a permission shows its diff and its state inside the tool's entry, above the result"] = function()
+    local tool = { kind = "tool", name = "Edit", input = { file_path = "a.py" },
+      permission = { state = "pending", text = "waiting for your answer",
+        preview = "--- /abs/a.py\n+++ /abs/a.py\n-x\n+y\n" } }
+    local lines = render.entry(tool, opts)
+    eq(lines, { "", "● Edit(a.py)", "    --- /abs/a.py", "    +++ /abs/a.py", "    -x", "    +y",
+      "  ? waiting for your answer" })
+    tool.permission.state, tool.permission.text, tool.result = "allowed", "allowed", "done"
+    local answered, meta = render.entry(tool, opts)
+    eq(vim.list_slice(answered, 7), { "  ✓ allowed", "  ⎿ done" })
+    eq(meta.folds, { { 3, 6 } })
+  end,
+
+  ["a question shows its options with their descriptions"] = function()
+    local input = { questions = { { question = "Which color?", header = "Color",
+      options = { { label = "Red", description = "warm" }, { label = "Blue" } } } } }
+    eq(render.tool_summary("AskUserQuestion", input), "Question(Which color?)")
+    eq(render.question_lines(input), { "[Color] Which color?", "  • Red — warm", "  • Blue" })
   end,
 }

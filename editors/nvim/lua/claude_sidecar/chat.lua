@@ -66,12 +66,19 @@ local function fold(win, first, last, folds)
     if vim.wo.foldmethod ~= "manual" then
       return
     end
-    if last >= first then
-      vim.cmd(string.format("silent! keepjumps %d,%dfolddelete!", first, last))
+    local view = vim.fn.winsaveview()
+    -- There is no Ex command to delete folds in a range: zD on each line that has one.
+    -- Rewritten lines can leave old folds there, shifted by the line changes.
+    for lnum = first, math.min(last, vim.api.nvim_buf_line_count(0)) do
+      if vim.fn.foldlevel(lnum) > 0 then
+        vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+        vim.cmd("silent! normal! zD")
+      end
     end
     for _, range in ipairs(folds) do
       vim.cmd(string.format("silent! keepjumps %d,%dfold", range[1], range[2]))
     end
+    vim.fn.winrestview(view)
   end)
 end
 
@@ -187,7 +194,7 @@ end
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
 function M.foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
-  return string.format("%s  ⋯ %d lines (zo or <Tab> opens)", first, vim.v.foldend - vim.v.foldstart)
+  return string.format("%s  ⋯ %d lines (zo or <Tab> opens)", first, vim.v.foldend - vim.v.foldstart + 1)
 end
 
 --- The transcript entry shown at 1-based line `lnum` of the chat buffer.

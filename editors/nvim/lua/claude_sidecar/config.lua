@@ -27,6 +27,8 @@ M.defaults = {
   width = 80,
   height = 20,
   prompt_height = 5,
+  -- :Claude and :ClaudeNew leave you typing in the prompt (insert mode).
+  start_insert = true,
   -- Lines of a tool result shown in the chat (the rest is folded away).
   tool_result_lines = 8,
   keymaps = {

@@ -51,18 +51,27 @@ local function chat_or_warn()
   return c
 end
 
+--- Show chat `c` with the cursor in its prompt, typing if `start_insert` says so.
+local function show_for_typing(c)
+  local chat = require("claude_sidecar.chat")
+  if require("claude_sidecar.config").options.start_insert then
+    chat.focus_prompt(c)
+  else
+    chat.show(c)
+  end
+end
+
 --- :Claude — show the current chat, or start one in the current directory.
 function M.open()
   ensure_setup()
   local chat = require("claude_sidecar.chat")
-  chat.show(chat.current() or chat.new(vim.fn.getcwd()))
+  show_for_typing(chat.current() or chat.new(vim.fn.getcwd()))
 end
 
 --- :ClaudeNew — start another chat.
 function M.new()
   ensure_setup()
-  local chat = require("claude_sidecar.chat")
-  chat.show(chat.new(vim.fn.getcwd()))
+  show_for_typing(require("claude_sidecar.chat").new(vim.fn.getcwd()))
 end
 
 --- :ClaudeSend [text] — send text, or (with a range) the lines as context plus text. In a
@@ -201,53 +210,19 @@ end
 --- :ClaudeRewind — show what rewinding files to before the prompt at the cursor does, then ask.
 function M.rewind()
   local c = chat_or_warn()
-  if not c or not c.channel_id then
+  if not c then
     return
   end
   local entry = prompt_at_cursor(c)
-  if not entry then
-    return
+  if entry then
+    require("claude_sidecar.rewind").start(c, entry)
   end
-  local rpc = require("claude_sidecar.rpc")
-  local errors = require("claude_sidecar.errors")
-  local params = { channelId = c.channel_id, messageId = entry.message_id, dryRun = true }
-  rpc.request("claude/rewindFiles", params, function(err, preview)
-    if err then
-      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
-      return
-    end
-    if not preview.canRewind or #preview.filesChanged == 0 then
-      log.notify(vim.log.levels.INFO, "no file to rewind for that prompt")
-      return
-    end
-    local lines = { string.format("Rewind %d file(s) (+%d −%d) to before: %s", #preview.filesChanged,
-      preview.insertions, preview.deletions, (entry.text:gsub("\n", " "))), "" }
-    for _, d in ipairs(preview.diffs) do
-      vim.list_extend(lines, vim.split(d.diff or ("--- " .. d.path .. ": " .. (d.note or "no diff")), "\n"))
-    end
-    local files = require("claude_sidecar.files")
-    vim.cmd("tabnew")
-    local buf = files.scratch(lines, "claude://rewind/" .. entry.message_id, "diff")
-    vim.api.nvim_win_set_buf(0, buf)
-    vim.ui.select({ "Rewind", "Cancel" }, { prompt = lines[1] .. "?", kind = "claude_sidecar.rewind" },
-      function(choice)
-        if choice ~= "Rewind" then
-          return
-        end
-        params.dryRun = false
-        rpc.request("claude/rewindFiles", params, function(e, done)
-          if e then
-            log.notify(vim.log.levels.ERROR, "%s", errors.describe(e))
-            return
-          end
-          for _, path in ipairs(done.filesChanged) do
-            files.reload(path)
-          end
-          require("claude_sidecar.chat").add_notice(c, string.format("rewound %d file(s) to before: %s",
-            #done.filesChanged, (entry.text:gsub("\n", " "))))
-        end)
-      end)
-  end)
+end
+
+--- :ClaudePermissions — the permission requests waiting for an answer, in every chat.
+function M.permissions()
+  ensure_setup()
+  require("claude_sidecar.permissions").pick()
 end
 
 --- :ClaudeSessions — resume a stored session of the current directory.

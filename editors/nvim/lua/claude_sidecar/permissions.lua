@@ -1,36 +1,177 @@
 --- Permission requests: the user decides each tool use the agent asks about.
+---
+--- A request shows in its tool's entry of the chat (with the diff, plan or questions), then
+--- a `vim.ui.select` picker asks, one request at a time across all chats. "Later" (or
+--- cancelling the picker) leaves the request pending: `:ClaudePermissions` asks it again.
 local errors = require("claude_sidecar.errors")
+local events = require("claude_sidecar.events")
+local log = require("claude_sidecar.log")
 local render = require("claude_sidecar.render")
 local rpc = require("claude_sidecar.rpc")
+local transcript = require("claude_sidecar.transcript")
 
 local M = {}
 
-local waiting = {} ---@type {chat: table, params: table, index: integer}[]
-local asking = false
--- requestId -> the request (its chat, params, transcript entry, withdrawn flag).
-local items = {} ---@type table<string, {chat: table, params: table, index: integer, withdrawn: boolean?}>
+---@class claude_sidecar.PermissionItem
+---@field chat claude_sidecar.Chat
+---@field channel_id string the channel that asked (a resumed chat gets another)
+---@field params table the claude/permissionRequest params
+---@field index integer the tool's transcript entry
+---@field later boolean the user chose to decide later
 
-local function settle(item, text)
-  local chat = require("claude_sidecar.chat")
-  item.chat.t.entries[item.index].text = text
-  chat.refresh(item.chat, item.index)
+---@type claude_sidecar.PermissionItem[] pending requests, oldest first
+local pending = {}
+local asking = nil ---@type claude_sidecar.PermissionItem|nil
+
+local function chat_module()
+  return require("claude_sidecar.chat")
 end
 
-local function respond(item, response, shown)
-  items[item.params.requestId] = nil
-  if item.withdrawn then
+--- Whether the item can still be answered (its chat and channel are still there).
+local function live(item)
+  return not item.chat.closed and item.chat.channel_id == item.channel_id
+end
+
+local function forget(item)
+  for i, other in ipairs(pending) do
+    if other == item then
+      table.remove(pending, i)
+      return
+    end
+  end
+end
+
+local function settle(item, state, text)
+  local entry = item.chat.t.entries[item.index]
+  if entry and entry.permission then
+    entry.permission.state, entry.permission.text = state, text
+    chat_module().refresh(item.chat, item.index)
+  end
+end
+
+local function respond(item, response, state, shown)
+  forget(item)
+  if not live(item) then
     return
   end
-  response.channelId = item.chat.channel_id
+  response.channelId = item.channel_id
   response.requestId = item.params.requestId
   rpc.request("claude/respondPermission", response, function(err)
     if err and errors.name(err) ~= "permissionRequestNotFound" then
-      settle(item, "permission answer failed: " .. errors.describe(err))
+      settle(item, "pending", "the answer failed: " .. errors.describe(err))
     end
   end)
-  settle(item, shown)
+  settle(item, state, shown)
 end
 
+--- Who asks, for the picker's prompt: "Claude #2 (shop)" when several chats are open.
+local function asker(item)
+  if #chat_module().chats < 2 then
+    return ""
+  end
+  return string.format("Claude #%d (%s): ", item.chat.number, vim.fn.fnamemodify(item.chat.cwd, ":t"))
+end
+
+-- ------------------------------------------------------------------ showing what is asked
+
+--- Make sure the user sees the request before the picker covers the screen: in the chat
+--- window when the entry fits there, else (and always for a plan, to be read as markdown)
+--- in a floating preview. Returns a closer.
+local function reveal(item)
+  local chat = item.chat
+  local entry = chat.t.entries[item.index]
+  local body, filetype = render.permission_body(entry)
+  local win = vim.fn.bufwinid(chat.buf)
+  if entry.name ~= "ExitPlanMode" and win ~= -1 and vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_get_current_tabpage() then
+    local first = (chat.starts[item.index] or 0) + 1
+    local last = vim.api.nvim_buf_line_count(chat.buf)
+    if last - first + 1 <= vim.api.nvim_win_get_height(win) then
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
+      vim.cmd("redraw")
+      return function() end
+    end
+  end
+  if #body == 0 then
+    vim.cmd("redraw")
+    return function() end
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, body)
+  vim.bo[buf].filetype = filetype or ""
+  vim.bo[buf].modifiable = false
+  local width = 20
+  for _, line in ipairs(body) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
+  end
+  width = math.min(width, vim.o.columns - 4)
+  -- Leave the lower part of the screen to the picker (the default one lists at the bottom).
+  local height = math.max(1, math.min(#body, math.floor(vim.o.lines * 0.6) - 2))
+  local float = vim.api.nvim_open_win(buf, false, {
+    relative = "editor", row = 1, col = math.max(0, math.floor((vim.o.columns - width) / 2) - 1),
+    width = width, height = height, style = "minimal", border = "rounded", focusable = false,
+    title = " " .. asker(item) .. render.tool_summary(entry.name, entry.input) .. " ", title_pos = "center",
+  })
+  vim.wo[float].wrap = filetype == "markdown"
+  vim.cmd("redraw")
+  return function()
+    if vim.api.nvim_win_is_valid(float) then
+      vim.api.nvim_win_close(float, true)
+    end
+  end
+end
+
+-- ------------------------------------------------------------------ pickers
+
+local function deny_with_reason(item, again, done)
+  vim.ui.input({ prompt = "Why not? (Claude reads this): " }, function(reason)
+    if reason == nil or vim.trim(reason) == "" then
+      return again()
+    end
+    respond(item, { decision = "deny", message = reason }, "denied", "denied: " .. reason)
+    done()
+  end)
+end
+
+local function defer(item, done)
+  item.later = true
+  settle(item, "later", "waiting for your answer (:ClaudePermissions)")
+  done()
+end
+
+local function ask_tool(item, done)
+  local params = item.params
+  local choices = { "Allow" }
+  -- "Always allow" keeps the CLI's suggested rules; without any the daemon refuses it.
+  if type(params.suggestions) == "table" and #params.suggestions > 0 then
+    table.insert(choices, "Always allow")
+  end
+  vim.list_extend(choices, { "Deny", "Deny with reason…", "Later" })
+  local function again()
+    ask_tool(item, done)
+  end
+  vim.ui.select(choices, {
+    prompt = asker(item) .. "Allow " .. render.tool_summary(params.toolName, params.input) .. "?",
+    kind = "claude_sidecar.permission",
+  }, function(choice)
+    if choice == "Allow" then
+      respond(item, { decision = "allow" }, "allowed", "allowed")
+    elseif choice == "Always allow" then
+      respond(item, { decision = "allowAlways" }, "allowed", "always allowed")
+    elseif choice == "Deny" then
+      respond(item, { decision = "deny" }, "denied", "denied")
+    elseif choice == "Deny with reason…" then
+      return deny_with_reason(item, again, done)
+    else
+      return defer(item, done)
+    end
+    done()
+  end)
+end
+
+local OTHER = "Other…"
+
+--- Ask each question of an AskUserQuestion request; done(answers) or done(nil) if cancelled.
 local function ask_questions(item, done)
   local questions = (item.params.input or {}).questions or {}
   local answers = {}
@@ -39,123 +180,197 @@ local function ask_questions(item, done)
     if not q then
       return done(answers)
     end
-    local labels = {}
-    for _, option in ipairs(q.options or {}) do
-      table.insert(labels, option.label)
-    end
-    vim.ui.select(labels, { prompt = q.question, kind = "claude_sidecar.question" }, function(choice)
-      if choice == nil then
-        return done(nil)
+    local options = vim.list_extend({}, q.options or {})
+    local chosen = {}
+    local function pick()
+      local items = vim.list_extend({}, options)
+      table.insert(items, { label = OTHER, description = "answer in your own words" })
+      if q.multiSelect then
+        table.insert(items, { label = "Done", description = #chosen > 0 and table.concat(chosen, ", ") or "none chosen" })
       end
-      answers[q.question] = choice
-      ask(i + 1)
-    end)
+      vim.ui.select(items, {
+        prompt = asker(item) .. tostring(q.question),
+        kind = "claude_sidecar.question",
+        format_item = function(option)
+          local mark = vim.tbl_contains(chosen, option.label) and "✓ " or ""
+          local description = option.description and option.description ~= "" and (" — " .. option.description) or ""
+          return mark .. tostring(option.label) .. description
+        end,
+      }, function(option)
+        if option == nil then
+          return done(nil)
+        elseif option.label == OTHER then
+          vim.ui.input({ prompt = tostring(q.question) .. " " }, function(text)
+            if text == nil or vim.trim(text) == "" then
+              return pick()
+            end
+            answers[q.question] = text
+            ask(i + 1)
+          end)
+        elseif option.label == "Done" and q.multiSelect then
+          if #chosen == 0 then
+            return pick()
+          end
+          answers[q.question] = table.concat(chosen, ", ")
+          ask(i + 1)
+        elseif q.multiSelect then
+          if vim.tbl_contains(chosen, option.label) then
+            chosen = vim.tbl_filter(function(l) return l ~= option.label end, chosen)
+          else
+            table.insert(chosen, option.label)
+          end
+          pick()
+        else
+          answers[q.question] = option.label
+          ask(i + 1)
+        end
+      end)
+    end
+    pick()
   end
   ask(1)
+end
+
+local function ask_user_question(item, done)
+  ask_questions(item, function(answers)
+    if not answers then
+      return defer(item, done)
+    end
+    local shown = {}
+    for _, q in ipairs((item.params.input or {}).questions or {}) do
+      if answers[q.question] then
+        table.insert(shown, answers[q.question])
+      end
+    end
+    respond(item, { decision = "allow", answers = answers }, "allowed", "answered: " .. table.concat(shown, "; "))
+    done()
+  end)
 end
 
 local PLAN_CHOICES = {
   { label = "Yes, and auto-accept edits", mode = "acceptEdits" },
   { label = "Yes, and ask before each edit", mode = "default" },
   { label = "No, keep planning", mode = nil },
+  { label = "No, and tell Claude what to change…", mode = nil, reason = true },
+  { label = "Later", later = true },
 }
 
-local function ask(item, done)
-  local params = item.params
-  local name = params.toolName
-  if name == "AskUserQuestion" then
-    ask_questions(item, function(answers)
-      if answers then
-        local shown = {}
-        for question, answer in pairs(answers) do
-          table.insert(shown, question .. " " .. answer)
-        end
-        respond(item, { decision = "allow", answers = answers }, "✓ answered: " .. table.concat(shown, "; "))
-      else
-        respond(item, { decision = "deny", message = "The user did not answer." }, "✗ not answered")
-      end
-      done()
-    end)
-    return
-  end
-  if name == "ExitPlanMode" then
-    vim.ui.select(PLAN_CHOICES, {
-      prompt = "Claude has a plan. Go ahead?",
-      kind = "claude_sidecar.plan",
-      format_item = function(choice) return choice.label end,
-    }, function(choice)
-      if choice and choice.mode then
-        respond(item, { decision = "allow", mode = choice.mode }, "✓ plan approved (" .. choice.mode .. ")")
-      else
-        respond(item, { decision = "deny", message = "The user wants to keep planning." }, "✗ keep planning")
-      end
-      done()
-    end)
-    return
-  end
-  local choices = { "Allow", "Always allow", "Deny" }
-  vim.ui.select(choices, {
-    prompt = "Allow " .. render.tool_summary(name, params.input) .. "?",
-    kind = "claude_sidecar.permission",
+local function ask_plan(item, done)
+  vim.ui.select(PLAN_CHOICES, {
+    prompt = asker(item) .. "Claude has a plan. Go ahead?",
+    kind = "claude_sidecar.plan",
+    format_item = function(choice) return choice.label end,
   }, function(choice)
-    if choice == "Allow" then
-      respond(item, { decision = "allow" }, "✓ allowed")
-    elseif choice == "Always allow" then
-      respond(item, { decision = "allowAlways" }, "✓ always allowed")
+    if choice == nil or choice.later then
+      return defer(item, done)
+    elseif choice.mode then
+      respond(item, { decision = "allow", mode = choice.mode }, "allowed", "plan approved (" .. choice.mode .. ")")
+    elseif choice.reason then
+      return deny_with_reason(item, function() ask_plan(item, done) end, done)
     else
-      respond(item, { decision = "deny" }, "✗ denied")
+      respond(item, { decision = "deny", message = "The user wants to keep planning." }, "denied", "keep planning")
     end
     done()
   end)
+end
+
+local function ask(item, done)
+  local close = reveal(item)
+  local function finished()
+    close()
+    done()
+  end
+  local name = item.params.toolName
+  if name == "AskUserQuestion" then
+    ask_user_question(item, finished)
+  elseif name == "ExitPlanMode" then
+    ask_plan(item, finished)
+  else
+    ask_tool(item, finished)
+  end
 end
 
 local function next_question()
   if asking then
     return
   end
-  local item = table.remove(waiting, 1)
-  if not item then
-    return
+  for _, item in ipairs(pending) do
+    if not item.later and live(item) then
+      asking = item
+      ask(item, function()
+        asking = nil
+        vim.schedule(next_question)
+      end)
+      return
+    end
   end
-  asking = true
-  ask(item, function()
-    asking = false
-    vim.schedule(next_question)
-  end)
 end
 
---- claude/permissionRequest: show it in the chat (with its diff preview) and ask.
+-- ------------------------------------------------------------------ notifications
+
+local WAITING = "waiting for your answer"
+
+--- claude/permissionRequest: show it in its tool's entry (with the diff) and ask.
 function M.request(chat, params)
-  local entries = chat.t.entries
-  table.insert(entries, {
-    kind = "permission", tool = render.tool_summary(params.toolName, params.input),
-    preview = params.preview or params.previewNote,
-    text = params.autoDecision and "✓ allowed by autoAllowTools" or "waiting for your answer",
-  })
-  require("claude_sidecar.chat").refresh(chat, #entries)
+  local index = transcript.permission(chat.t, params,
+    params.autoDecision and "allowed by autoAllowTools" or WAITING)
+  chat_module().refresh(chat, index)
+  events.emit("ClaudePermissionRequest", { chat = chat.number, tool = params.toolName,
+    request_id = params.requestId, auto = params.autoDecision ~= nil })
   if params.autoDecision then
     return
   end
-  local item = { chat = chat, params = params, index = #entries }
-  items[params.requestId] = item
-  table.insert(waiting, item)
+  table.insert(pending, { chat = chat, channel_id = chat.channel_id, params = params, index = index, later = false })
   next_question()
 end
 
 --- claude/permissionCancelled: the request needs no answer any more.
 function M.cancelled(_, params)
-  local item = items[params.requestId]
-  if not item then
-    return
-  end
-  items[params.requestId] = nil
-  item.withdrawn = true
-  for i, other in ipairs(waiting) do
-    if other == item then
-      table.remove(waiting, i)
+  for _, item in ipairs(pending) do
+    if item.params.requestId == params.requestId then
+      forget(item)
+      settle(item, "withdrawn", "withdrawn (" .. tostring(params.reason) .. ")")
+      return
     end
   end
-  settle(item, "withdrawn (" .. params.reason .. ")")
+end
+
+--- The requests still waiting for an answer (stale ones, of closed or restarted channels, dropped).
+---@return claude_sidecar.PermissionItem[]
+function M.pending()
+  pending = vim.tbl_filter(live, pending)
+  return vim.list_extend({}, pending)
+end
+
+--- :ClaudePermissions — pick a pending request (of any chat) and answer it now.
+function M.pick()
+  local items = M.pending()
+  if #items == 0 then
+    log.notify(vim.log.levels.INFO, "no permission request is waiting")
+    return
+  end
+  if asking then
+    log.notify(vim.log.levels.INFO, "answer the open question first")
+    return
+  end
+  vim.ui.select(items, {
+    prompt = "Waiting for your answer",
+    kind = "claude_sidecar.permissions",
+    format_item = function(item)
+      return string.format("Claude #%d (%s): %s", item.chat.number, vim.fn.fnamemodify(item.chat.cwd, ":t"),
+        render.tool_summary(item.params.toolName, item.params.input))
+    end,
+  }, function(item)
+    if not item then
+      return
+    end
+    item.later = false
+    settle(item, "pending", WAITING)
+    -- Asked first, ahead of other waiting requests.
+    forget(item)
+    table.insert(pending, 1, item)
+    next_question()
+  end)
 end
 
 return M

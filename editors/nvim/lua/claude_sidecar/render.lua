@@ -8,6 +8,14 @@ end
 --- What a tool call is about, in one short line.
 function M.tool_summary(name, input)
   input = type(input) == "table" and input or {}
+  if name == "AskUserQuestion" and type(input.questions) == "table" then
+    local first = input.questions[1]
+    local text = type(first) == "table" and first.question or "?"
+    local more = #input.questions > 1 and string.format(" (+%d more)", #input.questions - 1) or ""
+    return "Question(" .. tostring(text):gsub("\n", " ") .. more .. ")"
+  elseif name == "ExitPlanMode" then
+    return "Plan(ready for your approval)"
+  end
   local path = input.file_path or input.notebook_path
   local subject
   if type(path) == "string" then
@@ -60,10 +68,59 @@ function M.turn_summary(entry)
   return summary
 end
 
+--- A diff's lines, with the absolute paths of its ---/+++ headers made relative.
+local function diff_lines(diff)
+  local lines = {}
+  for _, line in ipairs(split(diff)) do
+    local mark, path = line:match("^([-+][-+][-+]) (/.*)$")
+    if mark then
+      line = mark .. " " .. vim.fn.fnamemodify(path, ":~:.")
+    end
+    if line ~= "" then
+      table.insert(lines, line)
+    end
+  end
+  return lines
+end
+M.diff_lines = diff_lines
+
+--- The questions of an AskUserQuestion input, each with its options and their descriptions.
+function M.question_lines(input)
+  local lines = {}
+  for _, q in ipairs(type(input) == "table" and type(input.questions) == "table" and input.questions or {}) do
+    if type(q) == "table" then
+      table.insert(lines, string.format("%s%s", q.header and ("[" .. q.header .. "] ") or "",
+        tostring(q.question or "?"):gsub("\n", " ")) .. (q.multiSelect and " (choose any)" or ""))
+      for _, option in ipairs(type(q.options) == "table" and q.options or {}) do
+        local description = option.description and option.description ~= "" and (" — " .. option.description) or ""
+        table.insert(lines, "  • " .. tostring(option.label) .. description)
+      end
+    end
+  end
+  return lines
+end
+
+--- The body shown with a permission request: the edit's diff, the plan, or the questions.
+function M.permission_body(entry)
+  local input = type(entry.input) == "table" and entry.input or {}
+  if entry.name == "ExitPlanMode" and type(input.plan) == "string" then
+    return split(input.plan), "markdown"
+  elseif entry.name == "AskUserQuestion" then
+    return M.question_lines(input), "markdown"
+  elseif entry.permission and entry.permission.preview then
+    return diff_lines(entry.permission.preview), "diff"
+  end
+  return {}, nil
+end
+
+local PERMISSION_STATE = {
+  pending = "? ", later = "? ", allowed = "✓ ", denied = "✗ ", withdrawn = "– ",
+}
+
 -- The highlight group of an entry's first line (and of every line for the kinds in WHOLE).
 local HEAD_GROUP = {
   prompt = "ClaudeSidecarPrompt", thinking = "ClaudeSidecarThinking", tool = "ClaudeSidecarTool",
-  permission = "ClaudeSidecarPermission", notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
+  notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
   separator = "ClaudeSidecarTurnEnd", marker = "ClaudeSidecarTurnEnd", file = "ClaudeSidecarFile",
 }
 local WHOLE = { prompt = true, thinking = true, notice = true }
@@ -93,6 +150,25 @@ function M.entry(entry, opts)
   elseif entry.kind == "tool" then
     local prefix = entry.parent and "  ● " or "● "
     table.insert(lines, prefix .. M.tool_summary(entry.name, entry.input))
+    local permission = entry.permission
+    if permission then
+      local body = M.permission_body(entry)
+      local indent = entry.name == "ExitPlanMode" and "" or "    "
+      local first = #lines + 1
+      for _, line in ipairs(body) do
+        table.insert(lines, indent .. line)
+      end
+      -- Once answered, the diff or plan folds away (zo opens it again).
+      if permission.state ~= "pending" and permission.state ~= "later" and #lines >= first + 2 then
+        table.insert(meta.folds, { first, #lines })
+      end
+      if permission.reason or permission.blocked_path then
+        table.insert(lines, "    (" .. table.concat(vim.tbl_filter(function(x) return x ~= nil end,
+          { permission.reason, permission.blocked_path }), ": ") .. ")")
+      end
+      table.insert(lines, "  " .. (PERMISSION_STATE[permission.state] or "? ") .. permission.text:gsub("\n", " "))
+      table.insert(meta.hl, { #lines, "ClaudeSidecarPermission" })
+    end
     if entry.result then
       local result = split(entry.result)
       local shown = entry.expanded and #result or math.min(#result, opts.tool_result_lines)
@@ -113,16 +189,6 @@ function M.entry(entry, opts)
     table.insert(lines, entry.text and ("─── " .. entry.text .. " ───") or "───")
   elseif entry.kind == "marker" then
     table.insert(lines, "═══ " .. entry.text .. " ═══")
-  elseif entry.kind == "permission" then
-    local head = ("? " .. entry.tool .. " — " .. entry.text):gsub("\n", " ")
-    table.insert(lines, head)
-    if entry.preview then
-      for _, line in ipairs(split(entry.preview)) do
-        if line ~= "" then
-          table.insert(lines, "    " .. line)
-        end
-      end
-    end
   elseif entry.kind == "file" then
     table.insert(lines, string.format("✎ %s%s", entry.path, entry.stats or ""))
   elseif entry.kind == "notice" then

@@ -2,10 +2,13 @@
 --- stored session's history. Pure Lua: no buffers, no API calls (tested on its own).
 ---
 --- Entry kinds: prompt {text, message_id}, text {text}, thinking {text},
---- tool {name, id, input, result, is_error, parent, expanded}, result {outcome, duration_ms,
+--- tool {name, id, input, result, is_error, parent, expanded, permission}, result {outcome, duration_ms,
 --- permission_wait_ms, cost_usd, is_error, text}, notice {text}, marker {text} (a boundary:
 --- resumed, forked, cleared), separator {} (the end of a turn of a stored history),
 --- file {path, stats}.
+---
+--- A permission request lives in its tool's entry (`permission` {state, text, preview,
+--- reason}), so the chat reads tool, then the question and its answer, then the result.
 ---
 --- Prompts sent while a turn runs wait in `queued` (shown after the entries) until the CLI
 --- takes them up, so they land after the answer they waited for.
@@ -60,6 +63,25 @@ end
 --- Add a boundary in the conversation (resumed, forked, cleared).
 function M.marker(t, text)
   return add(t, { kind = "marker", text = text })
+end
+
+--- Attach claude/permissionRequest `params` to its tool's entry (made from the request when
+--- the tool call has not been shown yet); returns the entry's index.
+function M.permission(t, params, text)
+  local index = params.toolUseId and t.tools[params.toolUseId]
+  if not index then
+    index = add(t, { kind = "tool", name = params.toolName, id = params.toolUseId, input = params.input })
+    if params.toolUseId then
+      t.tools[params.toolUseId] = index
+    end
+  end
+  local entry = t.entries[index]
+  -- The CLI may have normalised the input (ExitPlanMode gets the plan file's text).
+  entry.input = params.input or entry.input
+  entry.permission = { state = params.autoDecision and "allowed" or "pending", text = text,
+    preview = params.preview or params.previewNote, reason = params.decisionReason,
+    blocked_path = params.blockedPath }
+  return index
 end
 
 --- Apply claude/turnEnded: the turn's end line; returns its index.

@@ -1,0 +1,242 @@
+"""Permission requests in Neovim: seen before answered, answered the way the user means."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.nvim.editor import Editor
+
+BIG = "".join(f"line {i}\n" for i in range(80))
+
+SCENARIO = {"rules": [
+    {"match": "(?i)greet", "steps": [
+        [{"tool_use": {"name": "Edit", "input": {
+            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
+            "new_string": "print('hello, world')"}}}],
+        [{"text": "Greeting changed."}]]},
+    {"match": "(?i)big", "steps": [
+        [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/big.txt", "content": BIG}}}],
+        [{"text": "Written."}]]},
+    {"match": "(?i)which", "steps": [
+        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
+            "question": "Which color?", "header": "Color", "multiSelect": False,
+            "options": [{"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cold"}]}]}}}],
+        [{"text": "Noted."}]]},
+    {"match": "(?i)plan", "steps": [
+        # As in real use: the plan goes to the plan file, whose text the CLI then sends.
+        [{"tool_use": {"name": "Write", "input": {
+            "file_path": "{plan_file}", "content": "# Greeting plan\n\n1. Change `hello.py`.\n2. Add a test.\n"}}}],
+        [{"tool_use": {"name": "ExitPlanMode", "input": {}}}],
+        [{"text": "Going ahead."}]]},
+], "default": [[{"text": "Plain answer."}]]}
+
+
+def start(editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor.cmd("Claude")
+
+
+def ask(editor: Editor, prompt: str) -> dict[str, Any]:
+    """Send ``prompt`` and wait for the first picker it brings up."""
+    editor.type_prompt(prompt)
+    return editor.wait(lambda: editor.questions(), what="a picker")[0]
+
+
+def visible(screen: list[dict[str, Any]], *, floats: bool | None = None) -> str:
+    return "\n".join(line for win in screen if floats is None or win["float"] == floats
+                     for line in win["lines"])
+
+
+def test_the_diff_is_on_screen_when_the_picker_asks(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+
+    shown = visible(editor.screen_at_question())
+
+    assert "● Edit(hello.py)" in shown
+    assert "    -print('hello')" in shown and "    +print('hello, world')" in shown
+    assert "  ? waiting for your answer" in shown
+
+
+def test_a_diff_too_long_for_the_chat_window_is_shown_in_a_float_while_asked(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "write something big")
+
+    in_float = visible(editor.screen_at_question(), floats=True)
+    editor.answer("Allow")
+    editor.wait_for_turn()
+
+    assert "+line 0" in in_float and "+++ big.txt" in in_float
+    assert editor.lua("""
+        for _, win in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_config(win).relative ~= "" then return false end
+        end
+        return true""") is True, "the preview closes once answered"
+    assert (workspace / "big.txt").read_text() == BIG
+
+
+def test_the_permission_sits_between_the_tool_call_and_its_result(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Allow")
+    editor.wait_for_turn()
+
+    lines = editor.chat_lines()
+    tool = lines.index("● Edit(hello.py)")
+    answer = lines.index("  ✓ allowed")
+    result = next(i for i, line in enumerate(lines) if line.startswith("  ⎿ "))
+    assert tool < answer < result
+
+
+def test_deny_with_a_reason_tells_the_model_why(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Deny with reason…")
+    reason = editor.wait(lambda: editor.questions(), what="the reason prompt")[0]
+    editor.answer("use a greet() function instead")
+    editor.wait_for_turn()
+
+    assert reason["input"] is True
+    assert (workspace / "hello.py").read_text() == "print('hello')\n"
+    assert "use a greet() function instead" in repr(model.main_requests[-1]["messages"])
+    assert "  ✗ denied: use a greet() function instead" in editor.chat_lines()
+
+
+def test_an_answered_diff_folds_away_and_the_answer_stays_in_sight(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Deny with reason…")
+    editor.wait(lambda: editor.questions(), what="the reason prompt")
+    editor.answer("not now")
+    editor.wait_for_turn()
+
+    folded = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        local out = {}
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          out[line] = vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(i) ~= -1 end)
+        end
+        return out""")
+    assert folded["    -print('hello')"] is True
+    assert folded["  ✗ denied: not now"] is False
+    assert folded["  ⎿ ✗ not now"] is False
+
+
+def test_later_leaves_the_request_pending_until_claude_permissions_answers_it(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Later")
+
+    assert editor.questions() == []
+    assert editor.chat("state") == "awaitingPermission"
+    assert "  ? waiting for your answer (:ClaudePermissions)" in editor.chat_lines()
+    editor.cmd("ClaudePermissions")
+    listed = editor.wait(lambda: editor.questions(), what="the list of waiting requests")[0]
+    editor.answer(listed["labels"][0])
+    again = editor.wait(lambda: editor.questions(), what="the request asked again")[0]
+    editor.answer("Allow")
+    editor.wait_for_turn()
+
+    assert listed["labels"] == [f"Claude #1 ({workspace.name}): Edit(hello.py)"]
+    assert again["prompt"] == "Allow Edit(hello.py)?"
+    assert (workspace / "hello.py").read_text() == "print('hello, world')\n"
+
+
+def test_an_interrupted_request_leaves_the_waiting_list(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Later")
+    editor.cmd("ClaudeInterrupt")
+    editor.wait_for_turn()
+
+    assert editor.lua("return #require('claude_sidecar.permissions').pending()") == 0
+    assert any(line.startswith("  – withdrawn") for line in editor.chat_lines())
+
+
+def test_the_picker_says_which_chat_asks_when_several_run(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    editor.cmd("ClaudeNew")
+
+    question = ask(editor, "greet the world")
+
+    assert question["prompt"] == f"Claude #2 ({workspace.name}): Allow Edit(hello.py)?"
+
+
+def test_a_question_shows_its_options_with_descriptions_and_takes_free_text(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    question = ask(editor, "which color do I like?")
+    shown = visible(editor.screen_at_question())
+    editor.answer("Other… — answer in your own words")
+    editor.wait(lambda: editor.questions(), what="the free-text prompt")
+    editor.answer("Green")
+    editor.wait_for_turn()
+
+    assert question["labels"] == ["Red — warm", "Blue — cold", "Other… — answer in your own words"]
+    assert "  • Red — warm" in shown and "  • Blue — cold" in shown
+    assert "Green" in repr(model.main_requests[-1]["messages"])
+    assert "  ✓ answered: Green" in editor.chat_lines()
+
+
+def test_the_plan_is_shown_as_markdown_before_it_is_approved(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    editor.cmd("ClaudeMode plan")
+    editor.wait(lambda: editor.chat("mode") == "plan", what="plan mode")
+    question = ask(editor, "make a plan")
+
+    previews = [w for w in editor.screen_at_question() if w["float"]]
+    editor.answer("Yes, and ask before each edit")
+    editor.wait_for_turn()
+
+    assert question["prompt"] == "Claude has a plan. Go ahead?"
+    assert previews and previews[0]["filetype"] == "markdown"
+    assert previews[0]["lines"][0] == "# Greeting plan"
+    assert editor.chat("mode") == "default"
+
+
+def test_a_permission_request_is_a_user_event(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor.lua("""
+        _G.asked = {}
+        vim.api.nvim_create_autocmd("User", { pattern = "ClaudePermissionRequest",
+          callback = function(args) table.insert(_G.asked, args.data) end })""")
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+
+    asked = editor.lua("return _G.asked")
+
+    assert len(asked) == 1 and asked[0]["chat"] == 1 and asked[0]["tool"] == "Edit"
+    assert asked[0]["request_id"]
+
+
+def test_rewind_in_a_chat_whose_cli_exited_says_why(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+    editor.lua("require('claude_sidecar.rpc').stop(3000)")
+    editor.wait(lambda: editor.chat("state") == "exited", what="the chat to see its CLI gone")
+    editor.lua("_G.said = {}; vim.notify = function(msg) table.insert(_G.said, msg) end")
+
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(c.buf))
+        vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(c.buf), 0 })""")
+    editor.cmd("ClaudeRewind")
+
+    said = editor.wait(lambda: editor.lua("return _G.said"), what="a message")
+    assert any("cannot rewind: Claude #1's CLI is not running (exited)" in s for s in said), said
