@@ -119,8 +119,9 @@ async def test_a_pending_request_shows_in_the_state_and_in_list_channels(
     pending = listed["pendingPermissions"]
     assert [p["requestId"] for p in pending] == [request.params["requestId"]]
     assert pending[0]["toolName"] == "Write"
+    answered = len(sidecar.notes)
     await respond(sidecar, channel, request, "allow")
-    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes) - 1)
+    await sidecar.wait_for_state(channel, "idle", after=answered)
     states = [n.params["state"] for n in sidecar.of(channel, "claude/status")]
     assert "awaitingPermission" in states
     assert states[states.index("awaitingPermission") + 1] == "running"

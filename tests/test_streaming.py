@@ -59,9 +59,10 @@ async def test_message_notifications_carry_every_other_cli_message_verbatim(
 async def test_status_follows_the_turn_from_idle_to_running_to_idle(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
+    sent = len(sidecar.notes)
     await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
-    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes) - 1)
+    await sidecar.wait_for_result(channel, after=sent)
+    await sidecar.wait_for_state(channel, "idle", after=sent)
 
     states = [n.params["state"] for n in sidecar.of(channel, "claude/status")]
     deduped = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
@@ -127,9 +128,11 @@ async def test_messages_sent_during_a_turn_queue_up_and_are_all_answered(
     second = await sidecar.send(channel, "second")
 
     assert first != second
-    await sidecar.wait_for(lambda n: n.channel == channel and "SECOND ANSWER" in sidecar.text(
-        channel), timeout=60)
-    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes) - 1)
+    await sidecar.wait_for(lambda n: "SECOND ANSWER" in sidecar.text(channel), timeout=60)
+    # The idle that follows the second answer: after the last note its text needs.
+    answered = max(i for i in range(len(sidecar.notes))
+                   if "SECOND ANSWER" in sidecar.text(channel, after=i))
+    await sidecar.wait_for_state(channel, "idle", after=answered)
     prompts = [m for r in model.main_requests for m in r["messages"] if m["role"] == "user"]
     assert "second" in repr(prompts[-1])
 
