@@ -331,7 +331,7 @@ def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedMode
     opened = editor.lua("return #vim.api.nvim_list_tabpages()")
     names = editor.lua("""
         local c = require("claude_sidecar.chat").current()
-        return { vim.api.nvim_buf_get_name(c.buf), vim.api.nvim_buf_get_name(c.prompt_buf) }
+        return { vim.fn.bufname(c.buf), vim.fn.bufname(c.prompt_buf) }
     """)
 
     cursor_on(editor, editor.chat_lines()[0])
@@ -339,7 +339,7 @@ def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedMode
 
     assert opened == 2
     assert editor.lua("return #vim.api.nvim_list_tabpages()") == 1
-    assert names == ["claude://Claude #1 · workspace", "claude://Claude #1 prompt · workspace"]
+    assert names == ["[Claude #1] workspace", "[Claude #1 prompt] workspace"]
 
 
 def test_chat_buffers_have_their_filetypes_and_highlight_groups(editor: Editor, model: ScriptedModel) -> None:

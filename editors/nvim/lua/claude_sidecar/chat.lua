@@ -452,10 +452,11 @@ function M.create(cwd, t)
     number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, entries_end = 1,
     folds = {}, outbox = {}, opening = false, sending = 0, closed = false, on_open = {},
   }
-  -- Named for the tabline and :ls (which shorten everything up to the last "/").
+  -- Named for the tabline and :ls, which shorten every path component before the last "/":
+  -- no "/" in the name (a "claude://" name showed as "c//...").
   local project = vim.fn.fnamemodify(cwd, ":t")
-  chat.buf = buffer(string.format("claude://Claude #%d · %s", count, project), "claude_sidecar")
-  chat.prompt_buf = buffer(string.format("claude://Claude #%d prompt · %s", count, project), "claude_sidecar_prompt")
+  chat.buf = buffer(string.format("[Claude #%d] %s", count, project), "claude_sidecar")
+  chat.prompt_buf = buffer(string.format("[Claude #%d prompt] %s", count, project), "claude_sidecar_prompt")
   vim.bo[chat.buf].modifiable = false
   vim.b[chat.buf].claude_sidecar_chat = count
   vim.b[chat.prompt_buf].claude_sidecar_chat = count

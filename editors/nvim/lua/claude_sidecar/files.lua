@@ -152,11 +152,13 @@ function M.diff(path)
   end
   local filetype = vim.filetype.match({ filename = change.path }) or ""
   vim.cmd("tabnew")
-  local old = scratch(lines_of(change.old), "claude://before/" .. change.path, filetype)
+  -- No "/" in the names: the tabline shortens every path component before the last one.
+  local shown = vim.fn.fnamemodify(change.path, ":t")
+  local old = scratch(lines_of(change.old), "[before Claude] " .. shown, filetype)
   vim.api.nvim_win_set_buf(0, old)
   vim.cmd("diffthis")
   vim.cmd("rightbelow vsplit")
-  local new = scratch(lines_of(change.new), "claude://after/" .. change.path, filetype)
+  local new = scratch(lines_of(change.new), "[after Claude] " .. shown, filetype)
   vim.api.nvim_win_set_buf(0, new)
   vim.cmd("diffthis")
 end

@@ -67,7 +67,7 @@ function M.start(chat, entry)
       vim.list_extend(lines, require("claude_sidecar.render").diff_lines(d.diff or ("--- " .. d.path .. ": "
         .. (d.note or "no diff"))))
     end
-    local close = preview_tab(lines, "claude://rewind/" .. entry.message_id)
+    local close = preview_tab(lines, "[rewind preview] " .. entry.message_id:sub(1, 8))
     -- Drawn before the picker: the default one takes the screen until it is answered.
     vim.cmd("redraw")
     vim.ui.select({ "Rewind", "Cancel" }, { prompt = title .. "?", kind = "claude_sidecar.rewind" },
