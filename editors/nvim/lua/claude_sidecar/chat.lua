@@ -433,6 +433,7 @@ function M.open_channel(chat, params, method)
       rpc.request("claude/closeChannel", { channelId = result.channelId })
       return
     end
+    chat.info = result.info -- what the CLI offers: models, slash commands, agents
     attach(chat, result.channelId, result.sessionId)
   end)
 end

@@ -144,17 +144,12 @@ function M.mode(mode)
   end
 end
 
---- :ClaudeModel [model] — switch the model (asked for without an argument).
-function M.model(model)
+--- :ClaudeModel [model [effort]] — switch the model (a picker of the CLI's models, then of
+--- the effort levels, without an argument).
+function M.model(model, effort)
   local c = chat_or_warn()
-  if not c then
-    return
-  end
-  local apply = setter(c, "claude/setModel", "model")
-  if model and model ~= "" then
-    apply(model)
-  else
-    vim.ui.input({ prompt = "Model (now " .. tostring(c.model) .. "): " }, apply)
+  if c then
+    require("claude_sidecar.model_picker").pick(c, model, effort)
   end
 end
 
