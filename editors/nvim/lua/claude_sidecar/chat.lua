@@ -178,10 +178,11 @@ local function set_title(chat)
   vim.cmd("redrawstatus!")
 end
 
---- The chat window's winbar: the chat's title.
+--- The chat window's winbar: the chat's title (and its context meter and cost).
 function M.winbar()
   local chat = M.for_buffer(vim.api.nvim_get_current_buf())
-  return chat and title(chat) or ""
+  local meter = chat and require("claude_sidecar.meter").text(chat) or ""
+  return chat and (title(chat) .. (meter ~= "" and (" · " .. meter) or "")) or ""
 end
 
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.

@@ -27,6 +27,7 @@ function M.setup(opts)
   end)
   rpc.on_exit(chat.daemon_exited)
   require("claude_sidecar.files").track()
+  require("claude_sidecar.meter").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
     callback = function()
@@ -275,7 +276,7 @@ function M.diff(path)
   require("claude_sidecar.files").diff(path)
 end
 
---- For the statusline: "Claude: running · plan · $0.0123" for the current chat ("" without one).
+--- For the statusline: "Claude: running · plan · ctx 23% · $0.0123" for the current chat ("" without one).
 function M.statusline()
   local chat = package.loaded["claude_sidecar.chat"]
   local c = chat and (chat.for_buffer(vim.api.nvim_get_current_buf()) or chat.current())
@@ -289,8 +290,9 @@ function M.statusline()
   if c.mode and c.mode ~= "default" then
     table.insert(parts, c.mode)
   end
-  if c.t.cost_usd > 0 then
-    table.insert(parts, string.format("$%.4f", c.t.cost_usd))
+  local meter = require("claude_sidecar.meter").text(c)
+  if meter ~= "" then
+    table.insert(parts, meter)
   end
   return table.concat(parts, " · ")
 end
