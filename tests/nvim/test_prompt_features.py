@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel
@@ -83,3 +84,84 @@ def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(
     assert int(meter[1]) == round(daemon_context_percentage(editor))
     assert float(meter[2]) == round(cost, 4) and cost > 0
     assert chat_winbar(editor).endswith(meter[0])
+
+
+def complete_in_prompt(editor: Editor, text: str) -> str:
+    """Write ``text`` in the prompt, press <C-x><C-u> at its end; the prompt's line after."""
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(c.prompt_buf))
+        vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { ... })
+    """, text)
+    editor.nvim.input("A<C-x><C-u>")
+    line = editor.lua("return vim.api.nvim_get_current_line()")
+    editor.nvim.input("<C-e><Esc>")
+    return line
+
+
+def test_at_completes_files_of_the_chats_directory_in_the_prompt(
+        editor: Editor, workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "calculator.py").write_text("")
+    open_chat(editor)
+
+    assert complete_in_prompt(editor, "explain @calcu") == "explain @src/calculator.py"
+
+
+def test_at_offers_git_files_and_open_buffers_first(editor: Editor, workspace: Path,
+                                                      tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    (workspace / "tracked.py").write_text("")
+    (workspace / ".gitignore").write_text("ignored.py\n")
+    (workspace / "ignored.py").write_text("")
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("notes\n")
+    editor.cmd(f"edit {elsewhere}")
+    open_chat(editor)
+
+    words = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { "@" })
+        local _, found = require("claude_sidecar.completion").complete_at(c.prompt_buf, 1, 1)
+        return vim.tbl_map(function(x) return x.word end, found)
+    """)
+
+    assert words[0] == "@" + str(elsewhere).replace(str(Path.home()), "~", 1)
+    assert "@tracked.py" in words and "@.gitignore" in words
+    assert "@ignored.py" not in words
+
+
+def test_slash_completes_the_clis_commands_at_the_start_of_a_prompt(editor: Editor) -> None:
+    open_chat(editor)
+
+    assert complete_in_prompt(editor, "/compa") == "/compact"
+    assert complete_in_prompt(editor, "then /compa") == "then /compa"
+
+
+def test_the_nvim_cmp_and_blink_sources_give_the_same_items(editor: Editor, workspace: Path) -> None:
+    (workspace / "calc.py").write_text("")
+    open_chat(editor)
+
+    got = editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(c.prompt_buf))
+        vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { "see @cal" })
+        local out = {}
+        local cmp = require("claude_sidecar.completion.cmp").new()
+        out.cmp_available = cmp:is_available()
+        cmp:complete({ context = { bufnr = c.prompt_buf, cursor = { row = 1, col = 9 } } },
+          function(r) out.cmp = r.items end)
+        local blink = require("claude_sidecar.completion.blink").new({})
+        out.blink_enabled = blink:enabled()
+        blink:get_completions({ bufnr = c.prompt_buf, cursor = { 1, 8 } }, function(r) out.blink = r.items end)
+        vim.cmd("wincmd p")
+        out.cmp_elsewhere = cmp:is_available()
+        return out
+    """)
+
+    assert got["cmp_available"] and got["blink_enabled"] and not got["cmp_elsewhere"]
+    assert got["cmp"] == got["blink"]
+    item = got["cmp"][0]
+    assert item["label"] == "@calc.py" and item["textEdit"]["newText"] == "@calc.py"
+    assert item["textEdit"]["range"] == {"start": {"line": 0, "character": 4},
+                                         "end": {"line": 0, "character": 8}}
