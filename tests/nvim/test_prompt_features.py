@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import re
+import struct
 import subprocess
+import zlib
 from pathlib import Path
+from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel
 from tests.nvim.editor import Editor
@@ -165,3 +169,65 @@ def test_the_nvim_cmp_and_blink_sources_give_the_same_items(editor: Editor, work
     assert item["label"] == "@calc.py" and item["textEdit"]["newText"] == "@calc.py"
     assert item["textEdit"]["range"] == {"start": {"line": 0, "character": 4},
                                          "end": {"line": 0, "character": 8}}
+
+
+def png(path: Path) -> bytes:
+    """Write a 1×1 PNG at ``path``; its bytes."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data)))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    path.write_bytes(data)
+    return data
+
+
+def images_sent(model: ScriptedModel) -> list[dict[str, Any]]:
+    """The image blocks of the last user message the stand-in model received."""
+    last_user = [m for m in model.main_requests[-1]["messages"] if m["role"] == "user"][-1]
+    content = last_user["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
+
+
+def test_claude_image_goes_with_the_next_prompt(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    data = png(workspace / "shot.png")
+    open_chat(editor)
+
+    editor.cmd("ClaudeImage shot.png")
+    editor.wait(lambda: any("shot.png" in line for line in editor.chat_lines()), what="the image line")
+    editor.type_prompt("what is in this picture?")
+    editor.wait_for_turn()
+
+    assert images_sent(model) == [{"type": "image", "source": {
+        "type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()}}]
+    assert any("🖼 shot.png (1 KB) goes with your next message" in line for line in editor.chat_lines())
+
+
+def test_a_prompt_that_is_only_an_image_path_attaches_the_image(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    png(workspace / "drop me.png")
+    open_chat(editor)
+
+    editor.type_prompt(f"'{workspace / 'drop me.png'}'")
+    editor.wait(lambda: any("drop me.png" in line for line in editor.chat_lines()), what="the image line")
+    assert model.main_requests == [], "the path itself was sent"
+    editor.type_prompt("describe it")
+    editor.wait_for_turn()
+
+    assert [b["source"]["media_type"] for b in images_sent(model)] == ["image/png"]
+
+
+def test_a_file_that_is_not_an_image_is_refused(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "notes.png").write_text("not really a picture\n")
+    open_chat(editor)
+    editor.lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
+
+    editor.cmd("ClaudeImage notes.png")
+    note = editor.wait(lambda: editor.lua("return _G.notes[1]"), what="a refusal")
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+
+    assert note.endswith(": notes.png is not an image Claude can read (PNG, JPEG, GIF or WebP)")
+    assert images_sent(model) == []

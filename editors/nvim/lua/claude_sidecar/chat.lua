@@ -552,7 +552,9 @@ function M.send(chat, text)
     M.refresh(chat, transcript.prompt(chat.t, text, message_id))
   end
   chat.sending = chat.sending + 1
-  rpc.request("claude/sendMessage", { channelId = chat.channel_id, text = text, uuid = message_id },
+  local params = { channelId = chat.channel_id, text = text, uuid = message_id }
+  require("claude_sidecar.images").into(chat, params) -- images attached with :ClaudeImage
+  rpc.request("claude/sendMessage", params,
     function(err)
       chat.sending = chat.sending - 1
       if err then
@@ -570,6 +572,9 @@ function M.send_prompt_buffer(chat)
     return
   end
   vim.api.nvim_buf_set_lines(chat.prompt_buf, 0, -1, false, {})
+  if require("claude_sidecar.images").take_prompt(chat, text) then
+    return -- only an image's path: it goes with the next prompt
+  end
   M.send(chat, text)
 end
 

@@ -154,6 +154,14 @@ function M.model(model, effort)
   end
 end
 
+--- :ClaudeImage [path] — attach an image (PNG, JPEG, GIF, WebP) to the next message.
+function M.image(path)
+  local c = chat_or_warn()
+  if c then
+    require("claude_sidecar.images").command(c, path)
+  end
+end
+
 --- The prompt (entry) at the cursor in a chat window, for fork and rewind.
 local function prompt_at_cursor(c)
   local chat = require("claude_sidecar.chat")
