@@ -73,4 +73,9 @@ return {
       preview = "--- a.py\n+++ a.py\n-x\n+y\n" }, opts),
       { "", "? Edit(a.py) — waiting for your answer", "    --- a.py", "    +++ a.py", "    -x", "    +y" })
   end,
+
+  ["an attached image is one line with its name and size"] = function()
+    eq(render.entry({ kind = "image", text = "shot.png (34 KB) goes with your next message" }, opts),
+      { "", "🖼 shot.png (34 KB) goes with your next message" })
+  end,
 }

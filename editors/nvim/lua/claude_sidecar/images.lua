@@ -64,8 +64,8 @@ function M.attach(chat, path)
   end
   chat.images = chat.images or {}
   table.insert(chat.images, image)
-  require("claude_sidecar.chat").add_notice(chat, string.format("🖼 %s (%s) goes with your next message",
-    vim.fn.fnamemodify(path, ":~:."), size(image.bytes)))
+  local text = string.format("%s (%s) goes with your next message", vim.fn.fnamemodify(path, ":~:."), size(image.bytes))
+  require("claude_sidecar.chat").refresh(chat, require("claude_sidecar.transcript").image(chat.t, text))
   return true
 end
 

@@ -51,8 +51,9 @@ local function set(chat, model, effort)
       log.notify(vim.log.levels.ERROR, "%s", require("claude_sidecar.errors").describe(err))
       return
     end
-    require("claude_sidecar.chat").add_notice(chat, string.format("model: %s%s", model,
-      effort and (" · effort " .. effort) or ""))
+    -- A boundary: the turns below run on the new model.
+    local text = string.format("model: %s%s", model, effort and (" · effort " .. effort) or "")
+    require("claude_sidecar.chat").refresh(chat, require("claude_sidecar.transcript").marker(chat.t, text))
     M.channel_info(chat, function() end)
   end)
 end

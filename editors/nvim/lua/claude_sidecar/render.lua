@@ -65,6 +65,7 @@ local HEAD_GROUP = {
   prompt = "ClaudeSidecarPrompt", thinking = "ClaudeSidecarThinking", tool = "ClaudeSidecarTool",
   permission = "ClaudeSidecarPermission", notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
   separator = "ClaudeSidecarTurnEnd", marker = "ClaudeSidecarTurnEnd", file = "ClaudeSidecarFile",
+  image = "ClaudeSidecarFile",
 }
 local WHOLE = { prompt = true, thinking = true, notice = true }
 
@@ -125,6 +126,8 @@ function M.entry(entry, opts)
     end
   elseif entry.kind == "file" then
     table.insert(lines, string.format("✎ %s%s", entry.path, entry.stats or ""))
+  elseif entry.kind == "image" then
+    table.insert(lines, "🖼 " .. entry.text)
   elseif entry.kind == "notice" then
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "⚠ " .. line)

@@ -5,7 +5,7 @@
 --- tool {name, id, input, result, is_error, parent, expanded}, result {outcome, duration_ms,
 --- permission_wait_ms, cost_usd, is_error, text}, notice {text}, marker {text} (a boundary:
 --- resumed, forked, cleared), separator {} (the end of a turn of a stored history),
---- file {path, stats}.
+--- file {path, stats}, image {text} (an image attached to the next prompt).
 ---
 --- Prompts sent while a turn runs wait in `queued` (shown after the entries) until the CLI
 --- takes them up, so they land after the answer they waited for.
@@ -55,6 +55,11 @@ end
 --- Add a line the plugin itself has to say (errors, exits).
 function M.notice(t, text)
   return add(t, { kind = "notice", text = text })
+end
+
+--- Add the line of an image attached to the next prompt ("shot.png (34 KB) ...").
+function M.image(t, text)
+  return add(t, { kind = "image", text = text })
 end
 
 --- Add a boundary in the conversation (resumed, forked, cleared).
