@@ -434,10 +434,12 @@ class McpStatusResult(Result, omit_defaults=False):
 
 
 class SetModelParams(Params):
-    """``claude/setModel``: switch the model of a channel (null or absent: the default)."""
+    """``claude/setModel``: switch the model of a channel (null or absent: the default),
+    and with ``effort`` how hard it thinks."""
 
     channel_id: NonEmpty
     model: str | None = None
+    effort: Effort | None = None
 
 
 class SetPermissionModeParams(Params):

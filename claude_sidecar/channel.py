@@ -23,6 +23,7 @@ from .api import (
     BackgroundTask,
     ChannelInfo,
     ContextUsageResult,
+    Effort,
     ExitInfo,
     NewChannelParams,
     PermissionRequest,
@@ -141,6 +142,7 @@ class Channel:
         now (current permission mode, chosen model); used by restart and fork."""
         return msgspec.structs.replace(
             self.options, resume=self.session_id, model=self.requested_model,
+            effort=self.effort,
             permission_mode=self.permission_mode or self.options.permission_mode, **changes)
 
     def adopt(self, channel_id: str, options: NewChannelParams, outbox: Outbox) -> None:
@@ -277,10 +279,16 @@ class Channel:
         self._queue.put_nowait(wire.control_success(p.request_id, response))
         self._settle_permissions()
 
-    async def set_model(self, model: str | None) -> None:
-        """Switch the model for the following turns."""
+    async def set_model(self, model: str | None, effort: Effort | None = None) -> None:
+        """Switch the model (and, when given, the effort) for the following turns."""
         await self.control("set_model", CONTROL_TIMEOUT, model=model)
         self.model = self.requested_model = model
+        if effort is not None:
+            # The CLI has no set_effort request; its flag settings layer takes effortLevel
+            # at runtime (what `/effort` changes), and the next turn sends it.
+            await self.control("apply_flag_settings", CONTROL_TIMEOUT,
+                               settings={"effortLevel": effort})
+            self.effort = effort
         self._emit_status()
 
     async def set_permission_mode(self, mode: str) -> None:

@@ -233,7 +233,7 @@ async def mcp_toggle(ls: SidecarServer, p: api.McpToggleParams) -> api.Result:
 
 
 async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
-    await ls.hub.get(p.channel_id).set_model(p.model)
+    await ls.hub.get(p.channel_id).set_model(p.model, p.effort)
     return api.Ok()
 
 

@@ -142,3 +142,19 @@ async def test_bad_channel_options_name_the_field(
 
     assert error.code == -32602
     assert error.data["field"].split("[")[0] == field, error.message
+
+
+@pytest.mark.parametrize("effort", ["high", "max"])
+async def test_set_model_with_effort_changes_the_effort_of_the_next_turn(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path, effort: str) -> None:
+    channel = await sidecar.new_channel(str(workspace), effort="low")
+    await one_turn(sidecar, channel)
+
+    await sidecar.request("claude/setModel",
+                          {"channelId": channel, "model": "sonnet", "effort": effort})
+    await one_turn(sidecar, channel, "again")
+
+    assert model.main_requests[-1]["output_config"]["effort"] == effort
+    assert "sonnet" in model.main_requests[-1]["model"]
+    info = await sidecar.request("claude/channelInfo", {"channelId": channel})
+    assert info["effort"] == effort

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -111,4 +112,4 @@ def test_the_statusline_shows_state_mode_and_cost(editor: Editor) -> None:
     line = editor.wait(lambda: "acceptEdits" in (s := editor.lua(
         "return require('claude_sidecar').statusline()")) and s, what="the mode in the statusline")
 
-    assert line.startswith("Claude: idle · acceptEdits · $")
+    assert re.fullmatch(r"Claude: idle · acceptEdits( · ctx \d+%)? · \$\d+\.\d{4}", line), line

@@ -25,7 +25,12 @@ command("ClaudeMode", function(args) cs().mode(args.args) end, {
   nargs = "?", desc = "Set the permission mode",
   complete = function() return { "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions" } end,
 })
-command("ClaudeModel", function(args) cs().model(args.args) end, { nargs = "?", desc = "Set the model" })
+command("ClaudeModel", function(args) cs().model(args.fargs[1], args.fargs[2]) end, {
+  nargs = "*", desc = "Set the model (and effort)",
+  complete = function(lead) return require("claude_sidecar.model_picker").complete(lead) end,
+})
+command("ClaudeImage", function(args) cs().image(args.args) end, { nargs = "?", complete = "file",
+  desc = "Attach an image to the next message" })
 command("ClaudeFork", function() cs().fork() end, { desc = "Fork the chat at the prompt under the cursor" })
 command("ClaudeRewind", function() cs().rewind() end, { desc = "Rewind files to before the prompt under the cursor" })
 command("ClaudeSessions", function() cs().sessions() end, { desc = "Resume a stored Claude session" })

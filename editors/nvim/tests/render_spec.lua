@@ -87,4 +87,9 @@ return {
     eq(render.tool_summary("AskUserQuestion", input), "Question(Which color?)")
     eq(render.question_lines(input), { "[Color] Which color?", "  • Red — warm", "  • Blue" })
   end,
+
+  ["an attached image is one line with its name and size"] = function()
+    eq(render.entry({ kind = "image", text = "shot.png (34 KB) goes with your next message" }, opts),
+      { "", "🖼 shot.png (34 KB) goes with your next message" })
+  end,
 }

@@ -185,10 +185,11 @@ local function set_title(chat)
   vim.cmd("redrawstatus!")
 end
 
---- The chat window's winbar: the chat's title.
+--- The chat window's winbar: the chat's title (and its context meter and cost).
 function M.winbar()
   local chat = M.for_buffer(vim.api.nvim_get_current_buf())
-  return chat and title(chat) or ""
+  local meter = chat and require("claude_sidecar.meter").text(chat) or ""
+  return chat and (title(chat) .. (meter ~= "" and (" · " .. meter) or "")) or ""
 end
 
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
@@ -440,6 +441,7 @@ function M.open_channel(chat, params, method)
       rpc.request("claude/closeChannel", { channelId = result.channelId })
       return
     end
+    chat.info = result.info -- what the CLI offers: models, slash commands, agents
     attach(chat, result.channelId, result.sessionId)
   end)
 end
@@ -558,7 +560,9 @@ function M.send(chat, text)
     M.refresh(chat, transcript.prompt(chat.t, text, message_id))
   end
   chat.sending = chat.sending + 1
-  rpc.request("claude/sendMessage", { channelId = chat.channel_id, text = text, uuid = message_id },
+  local params = { channelId = chat.channel_id, text = text, uuid = message_id }
+  require("claude_sidecar.images").into(chat, params) -- images attached with :ClaudeImage
+  rpc.request("claude/sendMessage", params,
     function(err)
       chat.sending = chat.sending - 1
       if err then
@@ -576,6 +580,9 @@ function M.send_prompt_buffer(chat)
     return
   end
   vim.api.nvim_buf_set_lines(chat.prompt_buf, 0, -1, false, {})
+  if require("claude_sidecar.images").take_prompt(chat, text) then
+    return -- only an image's path: it goes with the next prompt
+  end
   M.send(chat, text)
 end
 

@@ -27,6 +27,7 @@ function M.setup(opts)
   end)
   rpc.on_exit(chat.daemon_exited)
   require("claude_sidecar.files").track()
+  require("claude_sidecar.meter").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
     callback = function()
@@ -153,17 +154,20 @@ function M.mode(mode)
   end
 end
 
---- :ClaudeModel [model] — switch the model (asked for without an argument).
-function M.model(model)
+--- :ClaudeModel [model [effort]] — switch the model (a picker of the CLI's models, then of
+--- the effort levels, without an argument).
+function M.model(model, effort)
   local c = chat_or_warn()
-  if not c then
-    return
+  if c then
+    require("claude_sidecar.model_picker").pick(c, model, effort)
   end
-  local apply = setter(c, "claude/setModel", "model")
-  if model and model ~= "" then
-    apply(model)
-  else
-    vim.ui.input({ prompt = "Model (now " .. tostring(c.model) .. "): " }, apply)
+end
+
+--- :ClaudeImage [path] — attach an image (PNG, JPEG, GIF, WebP) to the next message.
+function M.image(path)
+  local c = chat_or_warn()
+  if c then
+    require("claude_sidecar.images").command(c, path)
   end
 end
 
@@ -255,7 +259,7 @@ function M.diff(path)
   require("claude_sidecar.files").diff(path)
 end
 
---- For the statusline: "Claude: running · plan · $0.0123" for the current chat ("" without one).
+--- For the statusline: "Claude: running · plan · ctx 23% · $0.0123" for the current chat ("" without one).
 function M.statusline()
   local chat = package.loaded["claude_sidecar.chat"]
   local c = chat and (chat.for_buffer(vim.api.nvim_get_current_buf()) or chat.current())
@@ -269,8 +273,9 @@ function M.statusline()
   if c.mode and c.mode ~= "default" then
     table.insert(parts, c.mode)
   end
-  if c.t.cost_usd > 0 then
-    table.insert(parts, string.format("$%.4f", c.t.cost_usd))
+  local meter = require("claude_sidecar.meter").text(c)
+  if meter ~= "" then
+    table.insert(parts, meter)
   end
   return table.concat(parts, " · ")
 end

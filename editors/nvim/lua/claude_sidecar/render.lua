@@ -122,6 +122,7 @@ local HEAD_GROUP = {
   prompt = "ClaudeSidecarPrompt", thinking = "ClaudeSidecarThinking", tool = "ClaudeSidecarTool",
   notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
   separator = "ClaudeSidecarTurnEnd", marker = "ClaudeSidecarTurnEnd", file = "ClaudeSidecarFile",
+  image = "ClaudeSidecarFile",
 }
 local WHOLE = { prompt = true, thinking = true, notice = true }
 
@@ -191,6 +192,8 @@ function M.entry(entry, opts)
     table.insert(lines, "═══ " .. entry.text .. " ═══")
   elseif entry.kind == "file" then
     table.insert(lines, string.format("✎ %s%s", entry.path, entry.stats or ""))
+  elseif entry.kind == "image" then
+    table.insert(lines, "🖼 " .. entry.text)
   elseif entry.kind == "notice" then
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "⚠ " .. line)

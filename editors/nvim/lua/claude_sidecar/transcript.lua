@@ -5,7 +5,7 @@
 --- tool {name, id, input, result, is_error, parent, expanded, permission}, result {outcome, duration_ms,
 --- permission_wait_ms, cost_usd, is_error, text}, notice {text}, marker {text} (a boundary:
 --- resumed, forked, cleared), separator {} (the end of a turn of a stored history),
---- file {path, stats}.
+--- file {path, stats}, image {text} (an image attached to the next prompt).
 ---
 --- A permission request lives in its tool's entry (`permission` {state, text, preview,
 --- reason}), so the chat reads tool, then the question and its answer, then the result.
@@ -58,6 +58,11 @@ end
 --- Add a line the plugin itself has to say (errors, exits).
 function M.notice(t, text)
   return add(t, { kind = "notice", text = text })
+end
+
+--- Add the line of an image attached to the next prompt ("shot.png (34 KB) ...").
+function M.image(t, text)
+  return add(t, { kind = "image", text = text })
 end
 
 --- Add a boundary in the conversation (resumed, forked, cleared).
