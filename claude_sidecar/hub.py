@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .api import ChannelSummary, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
 from .channel import Channel
 from .discovery import find_cli
@@ -173,6 +175,12 @@ class Hub:
     async def _restart(self, channel_id: str) -> Channel:
         old = self.get(channel_id)
         options = old.continuation()
+        home, config_dir = self._claude_home()
+        if not await asyncio.to_thread(sessions.session_exists, home, old.cwd, old.session_id,
+                                       config_dir=config_dir):
+            # The CLI died before the first message and stored nothing: `--resume` would
+            # fail, so start the same session id afresh.
+            options = msgspec.structs.replace(options, resume=None)
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
             channel = await self._start(channel_id, options, old.session_id, old.outbox)

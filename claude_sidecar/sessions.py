@@ -725,6 +725,17 @@ def _session_file(home: Path, cwd: str, session_id: str, config_dir: Path | None
     return path
 
 
+def session_exists(home: Path, cwd: str, session_id: str, *,
+                   config_dir: Path | None = None) -> bool:
+    """Whether the CLI has stored session ``session_id`` of ``cwd`` (it writes the file
+    with the first message, so a CLI that died before one left nothing to resume)."""
+    try:
+        _session_file(home, cwd, session_id, config_dir)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def _subagents(session_path: Path, warnings: list[str]) -> dict[str, list[_Renderer]]:
     """Each sub-agent transcript of a session, rendered, by the tool use that started it."""
     root = session_path.with_suffix("") / "subagents"

@@ -125,6 +125,23 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
     assert "what is my name?" in history
 
 
+async def test_a_cli_that_dies_before_the_first_message_starts_again_with_the_same_session(
+        sidecar: Sidecar, workspace: Path) -> None:
+    channel = await sidecar.new_channel(str(workspace))
+    session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
+
+    os.kill(sidecar.pids[-1], signal.SIGKILL)  # nothing stored yet: there is nothing to resume
+    await sidecar.wait_for_state(channel, "exited")
+    mark = len(sidecar.notes)
+    await sidecar.send(channel, "hello")
+    result = await sidecar.wait_for_result(channel, after=mark)
+    listed = (await sidecar.request("claude/listChannels"))["channels"][0]
+    sidecar.pids.append(listed["pid"])
+
+    assert result["subtype"] == "success"
+    assert (listed["sessionId"], result["session_id"]) == (session, session)
+
+
 async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],
                                                tmp_path: Path) -> None:
     daemon = Sidecar(daemon_env)
