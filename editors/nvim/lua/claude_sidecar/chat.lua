@@ -165,12 +165,13 @@ function M.describe_retry(retry)
     wait < 1000 and string.format("%.1f s", wait / 1000) or string.format("%.0f s", wait / 1000))
 end
 
-local function title(chat)
+--- The chat's title: number, directory (only its name when `short`), state, mode.
+local function title(chat, short)
   local state = chat.state
   if chat.retry then
     state = string.format("%s · retry %d/%d", state, chat.retry.attempt or 0, chat.retry.maxRetries or 0)
   end
-  return string.format("Claude #%d · %s · %s%s", chat.number, vim.fn.fnamemodify(chat.cwd, ":~"),
+  return string.format("Claude #%d · %s · %s%s", chat.number, vim.fn.fnamemodify(chat.cwd, short and ":t" or ":~"),
     state, chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or "")
 end
 
@@ -189,7 +190,8 @@ end
 function M.winbar()
   local chat = M.for_buffer(vim.api.nvim_get_current_buf())
   local meter = chat and require("claude_sidecar.meter").text(chat) or ""
-  return chat and (title(chat) .. (meter ~= "" and (" · " .. meter) or "")) or ""
+  -- The directory's name only: a long path would push the state and the meter out of sight.
+  return chat and (title(chat, true) .. (meter ~= "" and (" · " .. meter) or "")) or ""
 end
 
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
