@@ -140,7 +140,7 @@ class HistoryMessage(_Out):
     * ``assistantText`` / ``thinking``: ``text``.
     * ``toolUse``: ``toolName``, ``toolUseId``, ``input``.
     * ``toolResult``: ``toolUseId``, ``text`` (the text parts of the result), ``isError``,
-      ``imageCount``.
+      ``imageCount``, and ``permission`` (``allowed``/``denied``) when the user was asked.
     * ``system``: ``subtype`` and ``text``: ``compactBoundary``, ``compactSummary`` (the
       summary that replaced the earlier conversation), ``commandOutput`` (slash/shell
       command output), ``interrupted``, ``taskNotification`` (a background task or agent
@@ -161,6 +161,21 @@ class HistoryMessage(_Out):
     is_error: bool = False
     image_count: int = 0
     parent_tool_use_id: str | None = None
+    permission: Literal["allowed", "denied"] | None = None
+
+
+def _user_answer(entry: _Entry) -> Literal["allowed", "denied"] | None:
+    """How the user answered the permission request of a tool result's entry (CLI 2.1.330
+    stores ``permissionDecision`` {decision: accept | reject, source: user_... | ...});
+    None when the user was not asked (rules, modes) or the CLI stored nothing."""
+    answer = entry.permission_decision
+    if not isinstance(answer, dict) or not str(answer.get("source", "")).startswith("user"):
+        return None
+    if answer.get("decision") == "accept":
+        return "allowed"
+    if answer.get("decision") == "reject":
+        return "denied"
+    return None
 
 
 class History(_Out):
@@ -304,6 +319,7 @@ class _Entry(msgspec.Struct, rename="camel"):
     origin: Any = None
     compact_metadata: Any = None
     source_tool_assistant_uuid: Any = msgspec.field(default=None, name="sourceToolAssistantUUID")
+    permission_decision: Any = None
 
 
 class _TypeOnly(msgspec.Struct):
@@ -620,7 +636,7 @@ class _Renderer:
                     text, images = _result_text(b.content)
                     self.add(line, "toolResult", tool_use_id=b.tool_use_id if isinstance(
                         b.tool_use_id, str) else None, text=text, is_error=b.is_error is True,
-                        image_count=images)
+                        image_count=images, permission=_user_answer(e))
                 elif b.type == "text" and isinstance(b.text, str) and b.text.startswith(
                         _INTERRUPTED):
                     self.add(line, "system", subtype="interrupted", text=b.text)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar
+from tests.test_permissions import next_request, respond, write_twice
 from tests.test_resume_fork import THREE_EXCHANGES, texts_of
 
 
@@ -85,3 +86,22 @@ async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
                                       "text": "one", "uuid": ids[0]}
     assert history["warnings"], "the damage is reported"
     assert [s["sessionId"] for s in listed["sessions"]] == [session]
+
+
+async def test_history_says_how_the_user_answered_each_permission_request(
+        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    model.set_scenario(load_scenario(write_twice("kept.txt", "refused.txt")))
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "write two files")
+    first = await next_request(sidecar, channel)
+    await respond(sidecar, channel, first, "allow")
+    second = await next_request(sidecar, channel, after=sidecar.notes.index(first) + 1)
+    await respond(sidecar, channel, second, "deny")
+    await sidecar.wait_for_result(channel)
+    session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
+
+    history = await sidecar.request("claude/getHistory", {"sessionId": session,
+                                                          "cwd": str(workspace)})
+
+    results = [m for m in history["messages"] if m["kind"] == "toolResult"]
+    assert [m.get("permission") for m in results] == ["allowed", "denied"]

@@ -126,4 +126,16 @@ return {
     eq({ prompt.message_id, at }, { "u1", 1 })
     eq(vim.tbl_map(function(e) return e.text end, transcript.until_exchange_end(t, at).entries), { "one", "1" })
   end,
+
+  ["a stored history keeps the user's permission answers in the tool entries"] = function()
+    local t = transcript.from_history({
+      { kind = "userPrompt", uuid = "u1", text = "edit" },
+      { kind = "toolUse", uuid = "a1", toolName = "Edit", toolUseId = "t1", input = { file_path = "/w/a.py" } },
+      { kind = "toolResult", uuid = "r1", toolUseId = "t1", text = "denied", isError = true, permission = "denied" },
+      { kind = "toolUse", uuid = "a2", toolName = "Read", toolUseId = "t2", input = { file_path = "/w/a.py" } },
+      { kind = "toolResult", uuid = "r2", toolUseId = "t2", text = "x" },
+    })
+    eq(t.entries[2].permission, { state = "denied", text = "denied" })
+    eq(t.entries[3].permission, nil)
+  end,
 }

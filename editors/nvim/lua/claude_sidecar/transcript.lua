@@ -261,6 +261,10 @@ function M.from_history(messages)
         local tool = t.entries[index]
         tool.result = m.text or ""
         tool.is_error = m.isError == true
+        -- The user's answer, when the CLI stored one (the diff itself is not stored).
+        if m.permission == "allowed" or m.permission == "denied" then
+          tool.permission = { state = m.permission, text = m.permission }
+        end
         local edit = not tool.is_error and EDIT_TOOLS[tool.name] and edit_entry(tool)
         if edit then
           add(t, edit)
