@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +165,19 @@ def test_an_interrupted_request_leaves_the_waiting_list(
 
     assert editor.lua("return #require('claude_sidecar.permissions').pending()") == 0
     assert any(line.startswith("  – withdrawn") for line in editor.chat_lines())
+
+
+def test_a_request_left_for_later_is_withdrawn_when_the_daemon_dies(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "greet the world")
+    editor.answer("Later")
+
+    os.kill(editor.daemon_pid(), signal.SIGKILL)  # no goodbye: nothing cancels the request
+    editor.wait(lambda: "  – withdrawn (the daemon exited)" in editor.chat_lines(),
+                what="the request withdrawn")
+
+    assert editor.lua("return #require('claude_sidecar.permissions').pending()") == 0
 
 
 def test_the_picker_says_which_chat_asks_when_several_run(

@@ -58,7 +58,10 @@ local function respond(item, response, state, shown)
   response.requestId = item.params.requestId
   rpc.request("claude/respondPermission", response, function(err)
     if err and errors.name(err) ~= "permissionRequestNotFound" then
-      settle(item, "pending", "the answer failed: " .. errors.describe(err))
+      -- Still pending in the daemon: back on the list, to be answered again.
+      item.later = true
+      table.insert(pending, item)
+      settle(item, "later", "the answer failed (" .. errors.describe(err) .. "); :ClaudePermissions asks again")
     end
   end)
   settle(item, state, shown)
@@ -333,6 +336,15 @@ function M.cancelled(_, params)
       return
     end
   end
+end
+
+--- The daemon died: its requests can no longer be answered.
+function M.daemon_exited()
+  for _, item in ipairs(pending) do
+    settle(item, "withdrawn", "withdrawn (the daemon exited)")
+  end
+  pending = {}
+  asking = nil
 end
 
 --- The requests still waiting for an answer (stale ones, of closed or restarted channels, dropped).
