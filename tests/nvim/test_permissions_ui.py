@@ -27,6 +27,13 @@ SCENARIO = {"rules": [
             "options": [{"label": "Red", "description": "warm"},
                         {"label": "Blue", "description": "cold"}]}]}}}],
         [{"text": "Noted."}]]},
+    {"match": "(?i)toppings", "steps": [
+        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
+            "question": "Which toppings?", "header": "Pizza", "multiSelect": True,
+            "options": [{"label": "Cheese", "description": "always"},
+                        {"label": "Olives", "description": "salty"},
+                        {"label": "Basil", "description": "fresh"}]}]}}}],
+        [{"text": "Ordered."}]]},
     {"match": "(?i)plan", "steps": [
         # As in real use: the plan goes to the plan file, whose text the CLI then sends.
         [{"tool_use": {"name": "Write", "input": {
@@ -204,6 +211,22 @@ def test_a_question_shows_its_options_with_descriptions_and_takes_free_text(
     assert "  • Red — warm" in shown and "  • Blue — cold" in shown
     assert "Green" in repr(model.main_requests[-1]["messages"])
     assert "  ✓ answered: Green" in editor.chat_lines()
+
+
+def test_a_multiple_choice_question_takes_several_options_until_done(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    start(editor, model, workspace)
+    ask(editor, "choose pizza toppings")
+    editor.answer("Cheese — always")
+    again = editor.wait(lambda: editor.questions(), what="the question again")[0]
+    editor.answer("Basil — fresh")
+    editor.wait(lambda: editor.questions(), what="the question again")
+    editor.answer("Done — Cheese, Basil")
+    editor.wait_for_turn()
+
+    assert again["labels"][:2] == ["✓ Cheese — always", "Olives — salty"]
+    assert "Cheese, Basil" in repr(model.main_requests[-1]["messages"])
+    assert "  ✓ answered: Cheese, Basil" in editor.chat_lines()
 
 
 def test_the_plan_is_shown_as_markdown_before_it_is_approved(
