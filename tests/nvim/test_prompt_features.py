@@ -112,6 +112,19 @@ def test_at_completes_files_of_the_chats_directory_in_the_prompt(
     assert complete_in_prompt(editor, "explain @calcu") == "explain @src/calculator.py"
 
 
+def test_a_completed_mention_brings_the_files_content_to_the_model(
+        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "calculator.py").write_text("def add(a, b): return a - b  # BUG_7\n")
+    open_chat(editor)
+    completed = complete_in_prompt(editor, "why is add wrong in @calcu")
+
+    editor.type_prompt(completed)
+    editor.wait_for_turn()
+
+    assert "BUG_7" in repr(model.main_requests[-1]["messages"]), "the CLI expands @path mentions"
+
+
 def test_at_offers_git_files_and_open_buffers_first(editor: Editor, workspace: Path,
                                                       tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
