@@ -12,7 +12,6 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -21,6 +20,7 @@ from . import __version__
 from .api import AuthInfo, CliInfo, DoctorReport
 from .compat import tested_range
 from .discovery import describe_cli
+from .sessions import claude_home, config_home
 
 AUTH_TIMEOUT = 10.0
 LOGIN_FIX = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "
@@ -63,12 +63,6 @@ def _auth_status(cli: str, env: Mapping[str, str]) -> tuple[_AuthStatus | None, 
                       f"exited with {done.returncode}: {said[0][:120] if said else 'no output'!r})")
 
 
-def _config_dir(env: Mapping[str, str]) -> str:
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return env["CLAUDE_CONFIG_DIR"]
-    return str(Path(env.get("HOME", "~")).expanduser() / ".claude")
-
-
 def _auth(cli: CliInfo, env: Mapping[str, str]) -> tuple[AuthInfo, str | None]:
     if cli.path is None:
         return AuthInfo(logged_in=None, base_url=_base_url(env), error="no CLI to ask"), None
@@ -100,7 +94,7 @@ def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -
         warnings.append(auth.error)
     return DoctorReport(daemon_version=__version__,
                         python=f"{platform.python_version()} ({sys.executable})",
-                        cli=cli, auth=auth, config_dir=config_dir or _config_dir(env),
+                        cli=cli, auth=auth, config_dir=config_dir or str(config_home(*claude_home(env))),
                         problems=problems, warnings=warnings)
 
 

@@ -263,9 +263,7 @@ class Hub:
         return await self.new_channel(options, fork=True, resume_at=resume_at)
 
     def _claude_home(self) -> tuple[Path, Path | None]:
-        env = os.environ if self._env is None else self._env
-        config_dir = env.get("CLAUDE_CONFIG_DIR")
-        return Path(env.get("HOME", "~")).expanduser(), Path(config_dir) if config_dir else None
+        return sessions.claude_home(os.environ if self._env is None else self._env)
 
     async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> sessions.SessionPage:
         """The sessions the CLI stored for ``cwd``, newest first."""

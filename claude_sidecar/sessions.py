@@ -57,6 +57,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -230,8 +231,19 @@ def _slug(path: str) -> str:
     return f"{slug[:_SLUG_MAX]}-{_js_hash36(path)}"
 
 
+def claude_home(env: Mapping[str, str]) -> tuple[Path, Path | None]:
+    """``$HOME`` and ``$CLAUDE_CONFIG_DIR`` (None when unset) as a CLI run in ``env`` reads them."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR")
+    return Path(env.get("HOME", "~")).expanduser(), Path(config_dir) if config_dir else None
+
+
+def config_home(home: Path, config_dir: Path | None) -> Path:
+    """The CLI's config home: ``config_dir`` if set, else ``home/.claude``."""
+    return config_dir if config_dir is not None else Path(home) / ".claude"
+
+
 def _projects_root(home: Path, config_dir: Path | None) -> Path:
-    return (config_dir if config_dir is not None else Path(home) / ".claude") / "projects"
+    return config_home(home, config_dir) / "projects"
 
 
 def project_dir(home: Path, cwd: str, *, config_dir: Path | None = None) -> Path:
@@ -1012,9 +1024,8 @@ def _check_sdk_config_dir(home: Path, config_dir: Path | None) -> None:
     ``claude-sidecar --stdio``. Changing ``os.environ`` for the call would leak into every
     other thread of the daemon, so a hub given another environment is refused instead.
     """
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    sdk = Path(configured) if configured else Path.home() / ".claude"
-    ours = _projects_root(home, config_dir).parent
+    sdk = config_home(*claude_home(os.environ))
+    ours = config_home(home, config_dir)
     if os.path.realpath(sdk) != os.path.realpath(ours):
         raise ConfigDirMismatch(
             f"the CLIs of this daemon keep sessions in {ours}, but the SDK's session "
