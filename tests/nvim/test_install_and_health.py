@@ -220,6 +220,20 @@ def test_checkhealth_says_why_the_daemon_finds_no_cli(start_editor: Callable[...
     assert "cli_path" in report
 
 
+def test_checkhealth_warns_about_a_cli_version_the_daemon_is_not_tested_with(
+        start_editor: Callable[..., Editor], tmp_path: Path) -> None:
+    old = tmp_path / "claude"
+    old.write_text("#!/bin/sh\n"
+                   'if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi\n'
+                   "exit 1\n")
+    old.chmod(0o755)
+    editor = start_editor({"cli_path": str(old)})
+
+    report = checkhealth(editor)
+
+    assert "WARNING CLI 1.0.3 is not a version the daemon is tested with (2.1.330)" in report, report
+
+
 def test_checkhealth_names_a_daemon_command_that_is_not_found(
         start_editor: Callable[..., Editor]) -> None:
     editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})

@@ -32,40 +32,45 @@ local function line_splitter(emit)
       return
     end
     pending = pending .. chunk
+    local pos = 1
     while true do
-      local newline = pending:find("\n", 1, true)
+      local newline = pending:find("\n", pos, true)
       if not newline then
         break
       end
-      emit((pending:sub(1, newline - 1):gsub("\r$", "")))
-      pending = pending:sub(newline + 1)
+      emit((pending:sub(pos, newline - 1):gsub("\r$", "")))
+      pos = newline + 1
     end
+    pending = pending:sub(pos)
   end
 end
 
---- Splits a byte stream into Content-Length framed bodies; `emit` gets each body.
+--- Splits a byte stream into Content-Length framed bodies; `emit` gets each body. The
+--- buffer is cut once per chunk, not once per message: a chunk can hold hundreds of deltas.
 local function frame_splitter(emit, on_error)
   local buffer = ""
   return function(chunk)
     buffer = buffer .. chunk
+    local pos = 1
     while true do
-      local header_end = buffer:find("\r\n\r\n", 1, true)
+      local header_end = buffer:find("\r\n\r\n", pos, true)
       if not header_end then
-        return
+        break
       end
-      local length = tonumber(buffer:sub(1, header_end - 1):match("[Cc]ontent%-[Ll]ength:%s*(%d+)"))
+      local length = tonumber(buffer:sub(pos, header_end - 1):match("[Cc]ontent%-[Ll]ength:%s*(%d+)"))
       if not length then
-        on_error("a message without Content-Length: " .. buffer:sub(1, math.min(header_end, 200)))
-        buffer = buffer:sub(header_end + 4)
+        on_error("a message without Content-Length: " .. buffer:sub(pos, math.min(header_end, pos + 200)))
+        pos = header_end + 4
       else
         local body_end = header_end + 3 + length
         if #buffer < body_end then
-          return
+          break
         end
         emit(buffer:sub(header_end + 4, body_end))
-        buffer = buffer:sub(body_end + 1)
+        pos = body_end + 1
       end
     end
+    buffer = buffer:sub(pos)
   end
 end
 

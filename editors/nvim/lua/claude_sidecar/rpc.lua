@@ -162,6 +162,11 @@ function M.describe_initialize(result)
   local function text(v)
     return type(v) == "string" and v or nil
   end
+  -- Not `x and y or nil`: a false `tested` is the one that matters.
+  local tested = nil
+  if type(cli.tested) == "boolean" then
+    tested = cli.tested
+  end
   return {
     name = text(info.name),
     version = text(info.version),
@@ -170,7 +175,7 @@ function M.describe_initialize(result)
       version = text(cli.version),
       error = text(cli.error),
       source = text(cli.source),
-      tested = type(cli.tested) == "boolean" and cli.tested or nil,
+      tested = tested,
       tested_versions = type(cli.testedVersions) == "table" and cli.testedVersions or {},
     },
   }
