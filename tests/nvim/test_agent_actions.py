@@ -6,29 +6,14 @@ from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.nvim.editor import Editor
+from tests.nvim.scenarios import GREET, LONG, PLAN, WHICH_COLOR, scenario
 
-EDITS = {"rules": [
-    {"match": "(?i)greet", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
-            "new_string": "print('hello, world')"}}}],
-        [{"text": "Greeting changed."}]]},
-    {"match": "(?i)shout", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/hello.py", "old_string": "hello, world",
-            "new_string": "HELLO, WORLD"}}}],
-        [{"text": "Louder now."}]]},
-    {"match": "(?i)long", "steps": [[{"text": "word " * 400}]], "chunk": 5, "delay": 0.02},
-    {"match": "(?i)plan", "steps": [
-        [{"tool_use": {"name": "ExitPlanMode", "input": {}}}],
-        [{"text": "Plan approved, going ahead."}]]},
-    {"match": "(?i)which", "steps": [
-        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
-            "question": "Which color?", "header": "Color", "multiSelect": False,
-            "options": [{"label": "Red", "description": "warm"},
-                        {"label": "Blue", "description": "cold"}]}]}}}],
-        [{"text": "Noted."}]]},
-], "default": [[{"text": "Plain answer."}]]}
+SHOUT = {"match": "(?i)shout", "steps": [
+    [{"tool_use": {"name": "Edit", "input": {
+        "file_path": "{cwd}/hello.py", "old_string": "hello, world",
+        "new_string": "HELLO, WORLD"}}}],
+    [{"text": "Louder now."}]]}
+EDITS = scenario(GREET, SHOUT, LONG, PLAN, WHICH_COLOR)
 
 
 def open_file(editor: Editor, path: Path) -> int:

@@ -8,25 +8,9 @@ from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.nvim.editor import Editor
+from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PONDER, scenario
 
-SCENARIO = {"rules": [
-    {"match": "(?i)long", "steps": [[{"text": "word " * 400}]], "chunk": 5, "delay": 0.02},
-    {"match": "(?i)ponder", "steps": [[
-        {"thinking": "\n".join(f"step {i} of my reasoning" for i in range(40)), "chunk": 8, "delay": 0.03},
-        {"text": "Pondered."}]]},
-    {"match": "(?i)greet", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
-            "new_string": "print('hello, world')"}}}],
-        [{"text": "Greeting changed."}]]},
-    {"match": "(?i)count", "steps": [
-        [{"tool_use": {"name": "Bash", "input": {"command": "seq 1 20", "description": "count"}}}],
-        [{"text": "Counted."}]]},
-    {"match": "(?i)busy", "steps": [[
-        {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
-                   "retry": True, "times": 3}},
-        {"text": "Answered after the retries."}]]},
-], "default": [[{"text": "Plain answer."}]]}
+SCENARIO = scenario(LONG, PONDER, GREET, COUNT, BUSY)
 
 
 def start(editor: Editor, model: ScriptedModel) -> None:

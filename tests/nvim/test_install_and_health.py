@@ -17,14 +17,9 @@ import pynvim
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
+from tests.nvim.scenarios import GREET, scenario
 
-EDIT_HELLO = {"rules": [
-    {"match": "(?i)greet", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
-            "new_string": "print('hello, world')"}}}],
-        [{"text": "Greeting changed."}]]},
-], "default": [[{"text": "Plain answer."}]]}
+EDIT_HELLO = scenario(GREET)
 
 
 def record_messages(editor: Editor) -> None:

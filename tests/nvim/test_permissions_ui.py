@@ -9,38 +9,21 @@ from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.nvim.editor import Editor
+from tests.nvim.scenarios import GREET, PLAN, WHICH_COLOR, scenario
 
 BIG = "".join(f"line {i}\n" for i in range(80))
 
-SCENARIO = {"rules": [
-    {"match": "(?i)greet", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/hello.py", "old_string": "print('hello')",
-            "new_string": "print('hello, world')"}}}],
-        [{"text": "Greeting changed."}]]},
-    {"match": "(?i)big", "steps": [
-        [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/big.txt", "content": BIG}}}],
-        [{"text": "Written."}]]},
-    {"match": "(?i)which", "steps": [
-        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
-            "question": "Which color?", "header": "Color", "multiSelect": False,
-            "options": [{"label": "Red", "description": "warm"},
-                        {"label": "Blue", "description": "cold"}]}]}}}],
-        [{"text": "Noted."}]]},
-    {"match": "(?i)toppings", "steps": [
-        [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
-            "question": "Which toppings?", "header": "Pizza", "multiSelect": True,
-            "options": [{"label": "Cheese", "description": "always"},
-                        {"label": "Olives", "description": "salty"},
-                        {"label": "Basil", "description": "fresh"}]}]}}}],
-        [{"text": "Ordered."}]]},
-    {"match": "(?i)plan", "steps": [
-        # As in real use: the plan goes to the plan file, whose text the CLI then sends.
-        [{"tool_use": {"name": "Write", "input": {
-            "file_path": "{plan_file}", "content": "# Greeting plan\n\n1. Change `hello.py`.\n2. Add a test.\n"}}}],
-        [{"tool_use": {"name": "ExitPlanMode", "input": {}}}],
-        [{"text": "Going ahead."}]]},
-], "default": [[{"text": "Plain answer."}]]}
+BIG_WRITE = {"match": "(?i)big", "steps": [
+    [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/big.txt", "content": BIG}}}],
+    [{"text": "Written."}]]}
+TOPPINGS = {"match": "(?i)toppings", "steps": [
+    [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
+        "question": "Which toppings?", "header": "Pizza", "multiSelect": True,
+        "options": [{"label": "Cheese", "description": "always"},
+                    {"label": "Olives", "description": "salty"},
+                    {"label": "Basil", "description": "fresh"}]}]}}}],
+    [{"text": "Ordered."}]]}
+SCENARIO = scenario(GREET, BIG_WRITE, WHICH_COLOR, TOPPINGS, PLAN)
 
 
 def start(editor: Editor, model: ScriptedModel, workspace: Path) -> None:

@@ -19,6 +19,12 @@ function M.describe(err)
   return text
 end
 
+--- Tell the user a request failed (the one way daemon errors reach the user as messages).
+---@param err table|string|nil
+function M.report(err)
+  require("claude_sidecar.log").notify(vim.log.levels.ERROR, "%s", M.describe(err))
+end
+
 --- The daemon's error name (e.g. "channelNotFound"), if it sent one.
 ---@param err table|string|nil
 ---@return string|nil

@@ -34,6 +34,11 @@ end
 ---@param path string
 ---@return table|nil image, string|nil why_not
 function M.load(path)
+  local stat = vim.uv.fs_stat(path)
+  if stat and stat.size > MAX_BYTES then
+    -- Refused before reading: a big file need not pass through memory to be refused.
+    return nil, string.format("%s is too large (%s; at most 5 MB)", vim.fn.fnamemodify(path, ":~:."), size(stat.size))
+  end
   local file = io.open(path, "rb")
   if not file then
     return nil, "cannot read " .. path
@@ -43,9 +48,6 @@ function M.load(path)
   local media_type = M.media_type(data)
   if not media_type then
     return nil, vim.fn.fnamemodify(path, ":~:.") .. " is not an image Claude can read (PNG, JPEG, GIF or WebP)"
-  end
-  if #data > MAX_BYTES then
-    return nil, string.format("%s is too large (%s; at most 5 MB)", vim.fn.fnamemodify(path, ":~:."), size(#data))
   end
   return { path = path, media_type = media_type, data = vim.base64.encode(data), bytes = #data }
 end

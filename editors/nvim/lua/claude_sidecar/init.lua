@@ -136,7 +136,7 @@ local function setter(c, method, field)
     require("claude_sidecar.chat").when_open(c, function()
       require("claude_sidecar.rpc").request(method, { channelId = c.channel_id, [field] = value }, function(err)
         if err then
-          log.notify(vim.log.levels.ERROR, "%s", require("claude_sidecar.errors").describe(err))
+          require("claude_sidecar.errors").report(err)
         end
       end)
     end)

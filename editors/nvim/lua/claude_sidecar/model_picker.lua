@@ -12,7 +12,7 @@ function M.channel_info(chat, fn)
   require("claude_sidecar.chat").when_open(chat, function()
     require("claude_sidecar.rpc").request("claude/channelInfo", { channelId = chat.channel_id }, function(err, info)
       if err then
-        log.notify(vim.log.levels.ERROR, "%s", require("claude_sidecar.errors").describe(err))
+        require("claude_sidecar.errors").report(err)
         return
       end
       chat.info = info
@@ -48,7 +48,7 @@ local function set(chat, model, effort)
   local params = { channelId = chat.channel_id, model = model, effort = effort }
   require("claude_sidecar.rpc").request("claude/setModel", params, function(err)
     if err then
-      log.notify(vim.log.levels.ERROR, "%s", require("claude_sidecar.errors").describe(err))
+      require("claude_sidecar.errors").report(err)
       return
     end
     -- A boundary: the turns below run on the new model.

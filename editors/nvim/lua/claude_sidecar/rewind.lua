@@ -53,7 +53,7 @@ function M.start(chat, entry)
   local params = { channelId = chat.channel_id, messageId = entry.message_id, dryRun = true }
   rpc.request("claude/rewindFiles", params, function(err, preview)
     if err then
-      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
+      errors.report(err)
       return
     end
     if not preview.canRewind or #preview.filesChanged == 0 then
@@ -79,7 +79,7 @@ function M.start(chat, entry)
         params.dryRun = false
         rpc.request("claude/rewindFiles", params, function(e, done)
           if e then
-            log.notify(vim.log.levels.ERROR, "%s", errors.describe(e))
+            errors.report(e)
             return
           end
           local files = require("claude_sidecar.files")

@@ -17,7 +17,7 @@ end
 function M.resume(session_id, cwd, done)
   rpc.request("claude/getHistory", { sessionId = session_id, cwd = cwd }, function(err, history)
     if err then
-      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
+      errors.report(err)
       return
     end
     local t = transcript.from_history(history.messages)
@@ -38,7 +38,7 @@ function M.pick(cwd)
   cwd = cwd or vim.fn.getcwd()
   rpc.request("claude/listSessions", { cwd = cwd, limit = 50 }, function(err, page)
     if err then
-      log.notify(vim.log.levels.ERROR, "%s", errors.describe(err))
+      errors.report(err)
       return
     end
     if #page.sessions == 0 then
