@@ -61,7 +61,12 @@ end
 -- other windows while the user types (in insert mode) in the prompt, so a thinking block
 -- streaming in would stay open.
 --- In window `win`, replace the folds of lines first..last with `folds` (created closed).
-local function fold(win, first, last, folds)
+--- `stale`: that range had folds before (else there is nothing to delete: the common case of
+--- an answer streaming in costs nothing here).
+local function fold(win, first, last, folds, stale)
+  if not stale and #folds == 0 then
+    return
+  end
   vim.api.nvim_win_call(win, function()
     if vim.wo.foldmethod ~= "manual" then
       return
@@ -69,10 +74,12 @@ local function fold(win, first, last, folds)
     local view = vim.fn.winsaveview()
     -- There is no Ex command to delete folds in a range: zD on each line that has one.
     -- Rewritten lines can leave old folds there, shifted by the line changes.
-    for lnum = first, math.min(last, vim.api.nvim_buf_line_count(0)) do
-      if vim.fn.foldlevel(lnum) > 0 then
-        vim.api.nvim_win_set_cursor(0, { lnum, 0 })
-        vim.cmd("silent! normal! zD")
+    if stale then
+      for lnum = first, math.min(last, vim.api.nvim_buf_line_count(0)) do
+        if vim.fn.foldlevel(lnum) > 0 then
+          vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+          vim.cmd("silent! normal! zD")
+        end
       end
     end
     for _, range in ipairs(folds) do
@@ -95,9 +102,11 @@ function M.refresh(chat, from)
     start = 1 -- line 0 holds the chat's title
   end
   local old_count = vim.api.nvim_buf_line_count(chat.buf)
+  local stale = false
   for i = #chat.folds, 1, -1 do
     if chat.folds[i][1] > start then
       table.remove(chat.folds, i)
+      stale = true
     end
   end
   local new_folds = {}
@@ -144,7 +153,7 @@ function M.refresh(chat, from)
   vim.list_extend(chat.folds, new_folds)
   for win, at_end in pairs(follow) do
     if vim.api.nvim_win_is_valid(win) then
-      fold(win, start + 1, last, new_folds)
+      fold(win, start + 1, last, new_folds, stale)
       if at_end then
         vim.api.nvim_win_set_cursor(win, { last, 0 })
       end
@@ -305,7 +314,7 @@ local function setup_chat_window(win, chat, fresh)
   set("winbar", "%{v:lua.require'claude_sidecar.chat'.winbar()}")
   if fresh or vim.wo[win].foldmethod ~= "manual" then
     set("foldmethod", "manual")
-    fold(win, 1, vim.api.nvim_buf_line_count(chat.buf), chat.folds)
+    fold(win, 1, vim.api.nvim_buf_line_count(chat.buf), chat.folds, true)
   end
 end
 
