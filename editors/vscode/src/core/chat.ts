@@ -1,0 +1,196 @@
+// One conversation as the user sees it: a stable identity over the daemon channels that
+// serve it (a daemon restart gives it a new channel on the same session), its transcript
+// state, and the claude/* requests that act on it.
+
+import { Emitter, type Event } from 'vscode-jsonrpc/node';
+import type { DaemonConnection } from './connection';
+import { SidecarError } from './errors';
+import type {
+  ChannelInfo,
+  ClaudeNotifications,
+  ContextUsageResult,
+  FileUpdatedNotification,
+  ImageBlock,
+  NewChannelParams,
+  PermissionRequestNotification,
+  RespondPermissionParams,
+  RewindFilesResult,
+  SetModelParams,
+  SetPermissionModeParams,
+  StatusNotification,
+  TextBlock,
+} from './protocol.generated';
+import { initialState, reduce, type ChatEvent, type ChatState } from './transcript';
+
+/** The contents of one file update, kept out of ChatState (which goes to the webview). */
+export interface FileContents {
+  path: string;
+  oldContent: string | null;
+  newContent: string | null;
+}
+
+/** Files kept for diffs at most; older updates can no longer be opened side by side. */
+const KEPT_FILE_UPDATES = 200;
+
+export class Chat {
+  private readonly eventEmitter = new Emitter<ChatEvent>();
+  /** Every event after it was applied to `state`, in order. */
+  readonly onEvent: Event<ChatEvent> = this.eventEmitter.event;
+  private readonly closedEmitter = new Emitter<void>();
+  readonly onClosed: Event<void> = this.closedEmitter.event;
+
+  state: ChatState = initialState();
+  info: ChannelInfo | null = null;
+  /** The channel's latest claude/status. */
+  status: StatusNotification | undefined;
+  /** What the conversation has cost so far (US dollars). */
+  totalCostUsd = 0;
+  /** The pid of the CLI serving the chat now. */
+  pid: number | undefined;
+  channelId: string | undefined;
+  sessionId: string | undefined;
+  /** The channel's pending permission requests, whole (the state keeps what the view needs). */
+  readonly permissionRequests = new Map<string, PermissionRequestNotification>();
+  /** File updates by notification seq, with their contents. */
+  readonly fileContents = new Map<number, FileContents>();
+  /** True once a message was taken: the session exists on disk and can be resumed. */
+  hasConversation = false;
+  closed = false;
+
+  constructor(
+    /** Stable within this client: `chat-1`, `chat-2`, ... */
+    readonly id: string,
+    /** What opened the channel; reused (with `resume`) when the chat moves to a new daemon. */
+    readonly channelParams: NewChannelParams,
+    private readonly daemon: () => Promise<DaemonConnection>,
+    private readonly onClose: (chat: Chat) => Promise<void>,
+  ) {}
+
+  get cwd(): string {
+    return this.channelParams.cwd;
+  }
+
+  /** The user's prompts, oldest first: where a fork or rewind can start. */
+  readonly prompts: { messageId: string; text: string }[] = [];
+
+  /** Applies one event to the state and tells the listeners. */
+  apply(event: ChatEvent): void {
+    if (event.kind === 'userMessage') this.prompts.push({ messageId: event.messageId, text: event.text });
+    if (event.kind === 'history') {
+      for (const m of event.history.messages) {
+        if (m.kind === 'userPrompt') this.prompts.push({ messageId: m.uuid, text: m.text ?? '' });
+      }
+    }
+    this.state = reduce(this.state, event);
+    this.eventEmitter.fire(event);
+  }
+
+  /** Serves the chat from a (new) daemon channel. */
+  bind(channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
+    this.channelId = channelId;
+    this.pid = pid;
+    this.sessionId = sessionId;
+    this.info = info;
+    this.permissionRequests.clear();
+    this.apply({ kind: 'bound', channelId, sessionId, cwd: this.cwd });
+  }
+
+  /** Routes a notification of this chat's channel. */
+  notify<M extends keyof ClaudeNotifications>(method: M, params: ClaudeNotifications[M]): void {
+    if (method === 'claude/permissionRequest') {
+      const request = params as PermissionRequestNotification;
+      if (request.autoDecision !== 'allow') this.permissionRequests.set(request.requestId, request);
+    } else if (method === 'claude/permissionCancelled') {
+      this.permissionRequests.delete((params as { requestId: string }).requestId);
+    } else if (method === 'claude/fileUpdated') {
+      this.keepFileContents(params as FileUpdatedNotification);
+    } else if (method === 'claude/status') {
+      this.status = params as StatusNotification;
+      this.sessionId = this.status.sessionId;
+    } else if (method === 'claude/turnEnded') {
+      this.totalCostUsd = (params as ClaudeNotifications['claude/turnEnded']).totalCostUsd;
+    }
+    // The event carries no file contents: they can be megabytes, and the state is cloned to the webview.
+    const slim =
+      method === 'claude/fileUpdated'
+        ? ({ ...(params as FileUpdatedNotification), oldContent: null, newContent: null } as ClaudeNotifications[M])
+        : params;
+    this.apply({ kind: 'notification', method, params: slim } as ChatEvent);
+  }
+
+  /** Sends a user message; resolves with its id once the daemon queued it. */
+  async send(text: string, images: ImageBlock[] = []): Promise<string> {
+    const channelId = this.requireChannel();
+    const content: (TextBlock | ImageBlock)[] | undefined = images.length
+      ? [...images, { type: 'text', text }]
+      : undefined;
+    const daemon = await this.daemon();
+    const { messageId } = await daemon.request(
+      'claude/sendMessage',
+      content ? { channelId, content } : { channelId, text },
+    );
+    this.hasConversation = true;
+    this.apply({ kind: 'userMessage', messageId, text, images: images.length });
+    return messageId;
+  }
+
+  async interrupt(): Promise<void> {
+    const channelId = this.requireChannel();
+    await (await this.daemon()).request('claude/interrupt', { channelId });
+  }
+
+  /** Answers a pending permission request. */
+  async respondPermission(answer: Omit<RespondPermissionParams, 'channelId'>): Promise<void> {
+    const channelId = this.requireChannel();
+    await (await this.daemon()).request('claude/respondPermission', { ...answer, channelId });
+    this.permissionRequests.delete(answer.requestId);
+  }
+
+  /** Switches the model (null: the default) and, when given, the effort. */
+  async setModel(model: string | null, effort?: SetModelParams['effort']): Promise<void> {
+    const channelId = this.requireChannel();
+    await (await this.daemon()).request('claude/setModel', effort ? { channelId, model, effort } : { channelId, model });
+  }
+
+  async setPermissionMode(mode: SetPermissionModeParams['mode']): Promise<void> {
+    const channelId = this.requireChannel();
+    await (await this.daemon()).request('claude/setPermissionMode', { channelId, mode });
+  }
+
+  /** Restores files to how they were before `messageId` (a dry run only reports). */
+  async rewind(messageId: string, dryRun: boolean): Promise<RewindFilesResult> {
+    const channelId = this.requireChannel();
+    return (await this.daemon()).request('claude/rewindFiles', { channelId, messageId, dryRun });
+  }
+
+  async contextUsage(): Promise<ContextUsageResult> {
+    const channelId = this.requireChannel();
+    return (await this.daemon()).request('claude/contextUsage', { channelId });
+  }
+
+  /** Closes the channel (its CLI ends); the chat stays readable but takes no more messages. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.onClose(this);
+    this.closedEmitter.fire();
+  }
+
+  private requireChannel(): string {
+    if (this.closed) throw new SidecarError('this chat is closed: open a new one', 'chat');
+    if (!this.channelId) throw new SidecarError('this chat has no channel yet', 'chat');
+    return this.channelId;
+  }
+
+  private keepFileContents(update: FileUpdatedNotification): void {
+    this.fileContents.set(update.seq, {
+      path: update.path,
+      oldContent: update.oldContent,
+      newContent: update.newContent,
+    });
+    if (this.fileContents.size > KEPT_FILE_UPDATES) {
+      const oldest = this.fileContents.keys().next().value;
+      if (oldest !== undefined) this.fileContents.delete(oldest);
+    }
+  }
+}

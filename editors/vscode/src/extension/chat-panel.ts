@@ -1,0 +1,217 @@
+// One chat in an editor tab: a webview showing the chat's transcript, fed by the host.
+//
+// The host keeps the chat (src/core/chat.ts) and forwards each event; the page keeps a copy
+// of the state built by the same reducer. Closing the tab closes the chat's channel.
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Chat } from '../core/chat';
+import type { SidecarClient } from '../core/client';
+import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../shared/webview-messages';
+import { webviewHtml } from '../webview/index.html';
+import { openFileUpdate, reviewPendingEdit, type DiffContents } from './diff-views';
+import type { Logger } from './logger';
+
+export const VIEW_TYPE = 'claudeSidecar.chat';
+
+/** What the page saves with setState that the host reads back to restore a panel after a reload. */
+export interface RestorableState {
+  sessionId?: string;
+  cwd?: string;
+}
+
+export interface PanelHost {
+  client: SidecarClient;
+  diffs: DiffContents;
+  log: Logger;
+  extensionUri: vscode.Uri;
+  /** Opens a panel for another chat (a fork). */
+  show(chat: Chat): ChatPanel;
+  newChat(): Promise<void>;
+  showSessions(): Promise<void>;
+}
+
+type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']> };
+
+export class ChatPanel implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+  private ready = false;
+  private readonly changed = new vscode.EventEmitter<void>();
+  /** The chat's state or the panel's focus changed. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    readonly chat: Chat,
+    readonly panel: vscode.WebviewPanel,
+    private readonly host: PanelHost,
+  ) {
+    const webview = panel.webview;
+    webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(host.extensionUri, 'dist')],
+    };
+    panel.iconPath = vscode.Uri.joinPath(host.extensionUri, 'media', 'claude.svg');
+    webview.html = this.html();
+    this.disposables.push(
+      webview.onDidReceiveMessage((m: WebviewMessage) => this.received(m)),
+      panel.onDidDispose(() => this.dispose()),
+      panel.onDidChangeViewState(() => this.changed.fire()),
+      chat.onEvent((event) => {
+        this.post({ type: 'event', event });
+        if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
+        this.changed.fire();
+      }),
+    );
+    this.updateTitle();
+  }
+
+  /** Shows the tab (and focuses the prompt). */
+  reveal(): void {
+    this.panel.reveal();
+    this.post({ type: 'focusPrompt' });
+  }
+
+  /** Puts text into the prompt box; `send` sends it at once. */
+  insertPrompt(text: string, send: boolean): void {
+    this.panel.reveal();
+    this.post({ type: 'insertPrompt', text, send });
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.changed.fire();
+    this.changed.dispose();
+    void this.chat.close();
+  }
+
+  private html(): string {
+    const dist = vscode.Uri.joinPath(this.host.extensionUri, 'dist');
+    const nonce = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    return webviewHtml({
+      scriptUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      styleUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
+      cspSource: this.panel.webview.cspSource,
+      nonce,
+    });
+  }
+
+  private post(message: HostMessage): void {
+    // Events before `ready` are in the state the page gets with `reset`.
+    if (!this.ready && message.type !== 'response') return;
+    void this.panel.webview.postMessage(message);
+  }
+
+  private updateTitle(): void {
+    const first = this.chat.prompts[0]?.text.trim().split('\n')[0];
+    this.panel.title = first ? `Claude: ${first.slice(0, 40)}` : 'Claude';
+  }
+
+  private async received(message: WebviewMessage): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        this.ready = true;
+        this.post({
+          type: 'reset',
+          state: this.chat.state,
+          info: this.chat.info,
+          workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+        });
+        return;
+      case 'log':
+        this.host.log[message.level](`webview: ${message.message}`);
+        return;
+      case 'request': {
+        try {
+          const result = await this.handle(message.op, message.params);
+          this.post({ type: 'response', id: message.id, result: result ?? null });
+        } catch (e) {
+          const error = e as Error & { code?: number };
+          this.host.log.warn(`${message.op}: ${error.message}`);
+          this.post({ type: 'response', id: message.id, error: { message: error.message, code: error.code } });
+        }
+        if (message.op === 'send') this.updateTitle();
+      }
+    }
+  }
+
+  /** Runs one operation the page asked for (public for the extension tests, which act as the page). */
+  handle<K extends WebviewOp>(op: K, params: WebviewOps[K]['params']): Promise<WebviewOps[K]['result']> {
+    return (this.handlers[op] as (p: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']>)(params);
+  }
+
+  private readonly handlers: Handlers = {
+    send: async ({ text, images }) => ({ messageId: await this.chat.send(text, images ?? []) }),
+    interrupt: async () => {
+      await this.chat.interrupt();
+      return null;
+    },
+    respondPermission: async (answer) => {
+      await this.chat.respondPermission(answer);
+      return null;
+    },
+    reviewPermission: async ({ requestId }) => {
+      await reviewPendingEdit(this.host.diffs, this.chat, requestId);
+      return null;
+    },
+    openFileDiff: async ({ seq }) => {
+      await openFileUpdate(this.host.diffs, this.chat, seq);
+      return null;
+    },
+    openFile: async ({ path: file, line }) => {
+      const absolute = path.isAbsolute(file) ? file : path.join(this.chat.cwd, file);
+      const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+      await vscode.window.showTextDocument(vscode.Uri.file(absolute), {
+        selection: new vscode.Range(position, position),
+        viewColumn: vscode.ViewColumn.One,
+      });
+      return null;
+    },
+    setModel: async ({ model, effort }) => {
+      await this.chat.setModel(model, effort as never);
+      return null;
+    },
+    setPermissionMode: async ({ mode }) => {
+      await this.chat.setPermissionMode(mode as never);
+      return null;
+    },
+    fork: async ({ messageId }) => {
+      const fork = await this.host.client.forkChat(this.chat, messageId);
+      this.host.show(fork);
+      return null;
+    },
+    rewind: async ({ messageId, dryRun }) => this.chat.rewind(messageId, dryRun),
+    completeFiles: async ({ query }) => ({ paths: await completeFiles(this.chat.cwd, query) }),
+    contextUsage: async () => this.chat.contextUsage(),
+    showSessions: async () => {
+      await this.host.showSessions();
+      return null;
+    },
+    newChat: async () => {
+      await this.host.newChat();
+      return null;
+    },
+    listSessions: async () => ({ sessions: await this.host.client.listSessions(this.chat.cwd) }),
+  };
+}
+
+/** Workspace files under `cwd` whose path contains `query` (case-insensitive), best first. */
+export async function completeFiles(cwd: string, query: string): Promise<string[]> {
+  const base = vscode.Uri.file(cwd);
+  const literal = query.replace(/[[\]{}*?!]/g, '');
+  // A query with a slash matches the path from a folder on; otherwise any part of the name.
+  const glob = !literal ? '**/*' : literal.includes('/') ? `**/${literal}*` : `**/*${literal}*`;
+  const found = await vscode.workspace.findFiles(
+    new vscode.RelativePattern(base, glob),
+    '**/{node_modules,.git,dist,out,.venv,__pycache__}/**',
+    200,
+  );
+  const q = query.toLowerCase();
+  const rel = found.map((u) => path.relative(cwd, u.fsPath));
+  const score = (p: string) => {
+    const name = path.basename(p).toLowerCase();
+    if (name.startsWith(q)) return 0;
+    if (name.includes(q)) return 1;
+    return 2;
+  };
+  return rel.sort((a, b) => score(a) - score(b) || a.length - b.length || a.localeCompare(b)).slice(0, 50);
+}

@@ -1,0 +1,293 @@
+// The extension's entry: settings -> one daemon client for the window, chat panels,
+// commands, the status bar and the editor tools. The logic lives in src/core; this layer
+// only connects it to VS Code.
+
+import * as vscode from 'vscode';
+import type { Chat } from '../core/chat';
+import { SidecarClient } from '../core/client';
+import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
+import { DIFF_SCHEME, DiffContents } from './diff-views';
+import { EDITOR_TOOL_HANDLERS, EDITOR_TOOLS } from './editor-tools';
+import { coreLog, createLogger, type Logger } from './logger';
+import { readSettings } from './settings';
+import { StatusBar } from './status-bar';
+
+class Extension implements PanelHost, vscode.Disposable {
+  readonly log: Logger = createLogger();
+  readonly diffs = new DiffContents();
+  private readonly statusBar = new StatusBar();
+  private readonly panels = new Map<string, ChatPanel>();
+  private clientInstance: SidecarClient | undefined;
+  private lastFocused: ChatPanel | undefined;
+
+  constructor(readonly extensionUri: vscode.Uri) {}
+
+  /** The window's daemon client, made from the settings when first needed. */
+  get client(): SidecarClient {
+    if (!this.clientInstance) {
+      const settings = readSettings();
+      const client = new SidecarClient({
+        command: settings.daemonCommand,
+        env: { ...process.env, ...settings.env },
+        cwd: this.workspaceFolder(),
+        log: coreLog(this.log),
+        initializationOptions: {
+          clientName: 'vscode',
+          ...(settings.cliPath ? { cliPath: settings.cliPath } : {}),
+          allowDangerouslySkipPermissions: settings.allowDangerouslySkipPermissions,
+          autoAllowTools: settings.autoAllowTools,
+          editorTools: EDITOR_TOOLS,
+          coalesceDeltasMs: 16,
+          warmPool: { size: 1, cwd: this.workspaceFolder() },
+        },
+        editorTools: EDITOR_TOOL_HANDLERS,
+      });
+      client.onDaemonState(() => this.refreshStatus());
+      this.clientInstance = client;
+    }
+    return this.clientInstance;
+  }
+
+  /** The folder new chats run in: the active editor's workspace folder, else the first one. */
+  workspaceFolder(): string {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+    return folder?.uri.fsPath ?? process.env.HOME ?? '/';
+  }
+
+  show(chat: Chat, panel?: vscode.WebviewPanel): ChatPanel {
+    const existing = this.panels.get(chat.id);
+    if (existing) {
+      existing.reveal();
+      return existing;
+    }
+    const webviewPanel =
+      panel ??
+      vscode.window.createWebviewPanel(VIEW_TYPE, 'Claude', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
+        enableScripts: true,
+        retainContextWhenHidden: false,
+        enableFindWidget: true,
+      });
+    const chatPanel = new ChatPanel(chat, webviewPanel, this);
+    this.panels.set(chat.id, chatPanel);
+    chatPanel.onDidChange(() => {
+      if (chatPanel.panel.active) this.lastFocused = chatPanel;
+      void vscode.commands.executeCommand('setContext', 'claudeSidecar.chatFocused', this.activePanel() !== undefined);
+      this.refreshStatus();
+    });
+    webviewPanel.onDidDispose(() => {
+      this.panels.delete(chat.id);
+      if (this.lastFocused === chatPanel) this.lastFocused = undefined;
+      this.refreshStatus();
+    });
+    this.lastFocused = chatPanel;
+    chatPanel.reveal();
+    return chatPanel;
+  }
+
+  async newChat(): Promise<void> {
+    const settings = readSettings();
+    const chat = await this.withProgress('Starting Claude…', () =>
+      this.client.openChat({
+        cwd: this.workspaceFolder(),
+        ...(settings.model ? { model: settings.model } : {}),
+        permissionMode: settings.permissionMode,
+      }),
+    );
+    this.show(chat);
+  }
+
+  async showSessions(): Promise<void> {
+    const cwd = this.workspaceFolder();
+    const sessions = await this.withProgress('Listing sessions…', () => this.client.listSessions(cwd));
+    if (sessions.length === 0) {
+      void vscode.window.showInformationMessage(`No Claude sessions stored for ${cwd} yet.`);
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      sessions.map((s) => ({
+        label: s.customTitle || s.title || s.firstPrompt || s.sessionId,
+        description: `${s.messageCount} messages${s.gitBranch ? ` · ${s.gitBranch}` : ''}`,
+        detail: `${new Date(s.updatedAt).toLocaleString()} · ${s.sessionId}`,
+        sessionId: s.sessionId,
+      })),
+      { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true },
+    );
+    if (!pick) return;
+    await this.resume(cwd, pick.sessionId);
+  }
+
+  async resume(cwd: string, sessionId: string, panel?: vscode.WebviewPanel): Promise<void> {
+    const settings = readSettings();
+    const chat = await this.withProgress('Resuming the session…', () =>
+      this.client.resumeChat(cwd, sessionId, { permissionMode: settings.permissionMode }),
+    );
+    this.show(chat, panel);
+  }
+
+  /** The chat panel the user works with: the active one, else the last focused. */
+  activePanel(): ChatPanel | undefined {
+    for (const p of this.panels.values()) if (p.panel.active) return p;
+    return this.lastFocused;
+  }
+
+  async sendSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showWarningMessage('Open a file and select some text to send it to Claude.');
+      return;
+    }
+    const doc = editor.document;
+    const selection = editor.selection;
+    const text = selection.isEmpty ? doc.lineAt(selection.active.line).text : doc.getText(selection);
+    const rel = vscode.workspace.asRelativePath(doc.uri);
+    const start = selection.start.line + 1;
+    const end = selection.end.line + 1;
+    const where = start === end ? `${rel}:${start}` : `${rel}:${start}-${end}`;
+    const quoted = `@${where}\n\`\`\`${doc.languageId}\n${text}\n\`\`\`\n`;
+    let panel = this.activePanel();
+    if (!panel) {
+      await this.newChat();
+      panel = this.activePanel();
+    }
+    panel?.insertPrompt(quoted, false);
+  }
+
+  async interrupt(): Promise<void> {
+    const panel = this.activePanel();
+    if (!panel) return;
+    await panel.chat.interrupt();
+  }
+
+  async fork(): Promise<void> {
+    const panel = this.requirePanel();
+    const fork = await this.withProgress('Forking the chat…', () => this.client.forkChat(panel.chat));
+    this.show(fork);
+  }
+
+  async rewind(): Promise<void> {
+    const panel = this.requirePanel();
+    const prompts = [...panel.chat.prompts].reverse();
+    if (prompts.length === 0) {
+      void vscode.window.showInformationMessage('This chat has no messages to rewind to.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      prompts.map((p) => ({ label: p.text.split('\n')[0] || '(image)', messageId: p.messageId })),
+      { title: 'Rewind files to before this message' },
+    );
+    if (!pick) return;
+    const dry = await panel.chat.rewind(pick.messageId, true);
+    if (!dry.canRewind || dry.filesChanged.length === 0) {
+      void vscode.window.showInformationMessage(
+        dry.canRewind ? 'No file changed since that message.' : 'These files cannot be rewound (no checkpoint).',
+      );
+      return;
+    }
+    const files = dry.filesChanged.map((f) => vscode.workspace.asRelativePath(f)).join(', ');
+    const answer = await vscode.window.showWarningMessage(
+      `Restore ${dry.filesChanged.length} file(s) to before that message? (+${dry.insertions} −${dry.deletions}: ${files})`,
+      { modal: true },
+      'Rewind',
+    );
+    if (answer === 'Rewind') await panel.chat.rewind(pick.messageId, false);
+  }
+
+  async restartDaemon(): Promise<void> {
+    const client = this.clientInstance;
+    this.clientInstance = undefined;
+    for (const panel of [...this.panels.values()]) panel.panel.dispose();
+    await client?.dispose();
+    void vscode.window.showInformationMessage('The Claude daemon will start again with the next chat.');
+  }
+
+  refreshStatus(): void {
+    const chat = this.activePanel()?.chat;
+    const state = this.clientInstance?.state ?? 'stopped';
+    this.statusBar.show(
+      state,
+      chat && {
+        state: chat.status?.state ?? 'starting',
+        model: chat.status?.model,
+        costUsd: chat.totalCostUsd,
+      },
+    );
+  }
+
+  async dispose(): Promise<void> {
+    for (const panel of [...this.panels.values()]) panel.dispose();
+    await this.clientInstance?.dispose();
+    this.statusBar.dispose();
+    this.diffs.dispose();
+    this.log.dispose();
+  }
+
+  private requirePanel(): ChatPanel {
+    const panel = this.activePanel();
+    if (!panel) throw new Error('No Claude chat is open: start one with "Claude: New Chat".');
+    return panel;
+  }
+
+  private withProgress<T>(title: string, task: () => Promise<T>): Promise<T> {
+    return Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title }, task));
+  }
+}
+
+let extension: Extension | undefined;
+
+/** Runs a command, reporting its failure to the user (and the log) instead of throwing. */
+function command(name: string, run: () => Promise<void>): vscode.Disposable {
+  return vscode.commands.registerCommand(name, async () => {
+    try {
+      await run();
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      extension?.log.error(`${name}: ${message}`);
+      const pick = await vscode.window.showErrorMessage(`Claude: ${message}`, 'Show Log');
+      if (pick === 'Show Log') extension?.log.show();
+    }
+  });
+}
+
+export function activate(context: vscode.ExtensionContext): { extension: Extension } {
+  const ext = new Extension(context.extensionUri);
+  extension = ext;
+  context.subscriptions.push(
+    { dispose: () => void ext.dispose() },
+    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, ext.diffs),
+    command('claudeSidecar.newChat', () => ext.newChat()),
+    command('claudeSidecar.sendSelection', () => ext.sendSelection()),
+    command('claudeSidecar.interrupt', () => ext.interrupt()),
+    command('claudeSidecar.fork', () => ext.fork()),
+    command('claudeSidecar.rewind', () => ext.rewind()),
+    command('claudeSidecar.sessions', () => ext.showSessions()),
+    command('claudeSidecar.showLog', async () => ext.log.show()),
+    command('claudeSidecar.restartDaemon', () => ext.restartDaemon()),
+    vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
+      // A chat tab left open when the window closed comes back as its resumed session.
+      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: RestorableState | undefined) {
+        if (state?.sessionId && state.cwd) {
+          try {
+            await ext.resume(state.cwd, state.sessionId, panel);
+            return;
+          } catch (e) {
+            ext.log.warn(`cannot restore the chat of session ${state.sessionId}: ${(e as Error).message}`);
+          }
+        }
+        panel.dispose();
+      },
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('claudeSidecar.daemonCommand') || e.affectsConfiguration('claudeSidecar.env') ||
+          e.affectsConfiguration('claudeSidecar.cliPath')) {
+        void vscode.window.showInformationMessage('Claude: the new settings apply after "Claude: Restart the Daemon".');
+      }
+    }),
+  );
+  return { extension: ext };
+}
+
+export async function deactivate(): Promise<void> {
+  await extension?.dispose();
+  extension = undefined;
+}

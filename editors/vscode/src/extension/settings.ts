@@ -1,0 +1,57 @@
+// The extension's settings, read and checked in one place: a bad value is reported with
+// the setting's name and what to put there instead.
+
+import * as vscode from 'vscode';
+import { SidecarError } from '../core/errors';
+import type { NewChannelParams } from '../core/protocol.generated';
+
+export interface Settings {
+  daemonCommand: string[];
+  cliPath: string;
+  env: Record<string, string>;
+  model: string;
+  permissionMode: NonNullable<NewChannelParams['permissionMode']>;
+  allowDangerouslySkipPermissions: boolean;
+  autoAllowTools: string[];
+}
+
+const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const;
+
+/** Splits a command line on spaces, keeping "quoted" or 'quoted' arguments whole. */
+export function splitCommand(line: string): string[] {
+  const args: string[] = [];
+  const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  for (const m of line.matchAll(pattern)) args.push(m[1] ?? m[2] ?? m[3] ?? '');
+  return args;
+}
+
+export function readSettings(): Settings {
+  const c = vscode.workspace.getConfiguration('claudeSidecar');
+  const raw = c.get<unknown>('daemonCommand', 'claude-sidecar --stdio');
+  let daemonCommand: string[];
+  if (typeof raw === 'string') daemonCommand = splitCommand(raw);
+  else if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) daemonCommand = raw as string[];
+  else throw new SidecarError('claudeSidecar.daemonCommand must be a string or an array of strings, e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');
+  if (daemonCommand.length === 0) {
+    throw new SidecarError('claudeSidecar.daemonCommand is empty: set it to e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');
+  }
+  const env = c.get<Record<string, unknown>>('env', {});
+  for (const [k, v] of Object.entries(env)) {
+    if (typeof v !== 'string') {
+      throw new SidecarError(`claudeSidecar.env.${k} must be a string (got ${JSON.stringify(v)})`, 'claudeSidecar.env');
+    }
+  }
+  const mode = c.get<string>('permissionMode', 'default');
+  if (!(MODES as readonly string[]).includes(mode)) {
+    throw new SidecarError(`claudeSidecar.permissionMode must be one of ${MODES.join(', ')} (got ${mode})`, 'claudeSidecar.permissionMode');
+  }
+  return {
+    daemonCommand,
+    cliPath: c.get<string>('cliPath', '').trim(),
+    env: env as Record<string, string>,
+    model: c.get<string>('model', '').trim(),
+    permissionMode: mode as Settings['permissionMode'],
+    allowDangerouslySkipPermissions: c.get<boolean>('allowDangerouslySkipPermissions', false),
+    autoAllowTools: c.get<string[]>('autoAllowTools', []),
+  };
+}

@@ -1,0 +1,76 @@
+// The messages between the extension host and one chat webview (one panel = one chat).
+//
+// The host owns the chat: it holds the channel, runs every claude/* notification of it
+// through the transcript reducer (src/core/transcript.ts) and forwards the same event to
+// the webview, which runs the same reducer on its copy. A webview that is (re)created
+// (the panel was hidden and VS Code dropped it, or the window reloaded) sends `ready` and
+// gets the host's whole state back as `reset`: nothing is lost while it was away.
+// What only the page knows (the draft, scroll position, collapsed blocks) it keeps with
+// the webview API's getState/setState.
+//
+// The webview asks for things with `request` (an id and one of WebviewOps); the host
+// answers each with exactly one `response`.
+
+import type {
+  ChannelInfo,
+  ContextUsageResult,
+  ImageBlock,
+  RespondPermissionParams,
+  RewindFilesResult,
+  SessionSummary,
+} from '../core/protocol.generated';
+import type { ChatEvent, ChatState } from '../core/transcript';
+
+/** What the host sends the webview. */
+export type HostMessage =
+  /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart). */
+  | { type: 'reset'; state: ChatState; info: ChannelInfo | null; workspaceFolders: string[] }
+  /** One event the host already applied to its own state; apply it with the same reducer. */
+  | { type: 'event'; event: ChatEvent }
+  /** `claude/channelInfo` changed (the channel was (re)started). */
+  | { type: 'info'; info: ChannelInfo | null }
+  /** The answer to one `request`. */
+  | { type: 'response'; id: number; result?: unknown; error?: { message: string; code?: number } }
+  /** Put text into the prompt box (e.g. the command "send selection"), optionally sending it. */
+  | { type: 'insertPrompt'; text: string; send: boolean }
+  /** Move the keyboard focus to the prompt box. */
+  | { type: 'focusPrompt' };
+
+/** The operations the webview can ask the host for: params and result of each. */
+export interface WebviewOps {
+  /** Send a user message (text and pasted or dropped images). */
+  send: { params: { text: string; images?: ImageBlock[] }; result: { messageId: string } };
+  /** Stop the running turn. */
+  interrupt: { params: Record<string, never>; result: null };
+  /** Answer a permission request: claude/respondPermission's params; the host adds channelId. */
+  respondPermission: { params: Omit<RespondPermissionParams, 'channelId'>; result: null };
+  /** Open the proposed edit of a pending permission request in VS Code's diff editor. */
+  reviewPermission: { params: { requestId: string }; result: null };
+  /** Open a file update (by its event seq in the transcript) in VS Code's diff editor. */
+  openFileDiff: { params: { seq: number }; result: null };
+  /** Open a file in an editor, optionally at a 1-based line. */
+  openFile: { params: { path: string; line?: number }; result: null };
+  setModel: { params: { model: string | null; effort?: string }; result: null };
+  setPermissionMode: { params: { mode: string }; result: null };
+  /** Fork the conversation (at a message, or at the end) into a new chat panel. */
+  fork: { params: { messageId?: string }; result: null };
+  /** Rewind files to before a message: dryRun first to show what would change. */
+  rewind: { params: { messageId: string; dryRun: boolean }; result: RewindFilesResult };
+  /** Workspace files matching what follows `@` in the prompt. */
+  completeFiles: { params: { query: string }; result: { paths: string[] } };
+  contextUsage: { params: Record<string, never>; result: ContextUsageResult };
+  /** Show the stored sessions of the workspace (a quick pick) and resume the one chosen. */
+  showSessions: { params: Record<string, never>; result: null };
+  /** Open a new chat panel. */
+  newChat: { params: Record<string, never>; result: null };
+  listSessions: { params: Record<string, never>; result: { sessions: SessionSummary[] } };
+}
+
+export type WebviewOp = keyof WebviewOps;
+
+/** What the webview sends the host. */
+export type WebviewMessage =
+  | { type: 'ready' }
+  | { [K in WebviewOp]: { type: 'request'; id: number; op: K; params: WebviewOps[K]['params'] } }[WebviewOp]
+  /** Something the host should log (webview errors end up in the output channel). */
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string };

@@ -1,0 +1,230 @@
+// The protocol client core against the real daemon, the real Claude Code CLI and the
+// stand-in model: each test one behaviour, in its own HOME and workspace.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { SidecarClient } from '../../src/core/client';
+import { SidecarError } from '../../src/core/errors';
+import { assertAllGone, client, Recorder, removeSandbox, sandbox, startModel, type Model, type Sandbox } from './harness';
+import { GREETING, SCENARIO } from './scenario';
+
+let model: Model;
+let box: Sandbox;
+let sidecar: SidecarClient;
+let pids: number[];
+
+before(async () => {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'sidecar-model-'));
+  model = await startModel(SCENARIO, dir);
+});
+after(async () => model.stop());
+
+beforeEach(() => {
+  box = sandbox(model);
+  fs.writeFileSync(path.join(box.workspace, 'hello.py'), "print('hello')\n");
+  sidecar = client(box);
+  pids = [];
+  sidecar.onChatOpened((chat) => chat.onEvent((e) => {
+    if (e.kind === 'bound' && chat.pid) pids.push(chat.pid);
+  }));
+  sidecar.onDaemonState(async (s) => {
+    if (s === 'running') pids.push((await sidecar.daemon()).pid!);
+  });
+});
+
+afterEach(async () => {
+  await sidecar.dispose();
+  await assertAllGone(pids);
+  removeSandbox(box);
+});
+
+async function open() {
+  const chat = await sidecar.openChat({ cwd: box.workspace });
+  return { chat, rec: new Recorder(chat) };
+}
+
+describe('the protocol client core', () => {
+  test('an answer streams as deltas, then arrives whole', async () => {
+    const { rec } = await open();
+    const ended = await rec.turn('hello there');
+    assert.equal(ended.outcome, 'success');
+    const text = rec.notifications().flatMap((n) => (n.method === 'claude/delta' && n.params.kind === 'text' ? [n.params.text] : []));
+    assert.ok(text.length > 1, `expected several text deltas, got ${text.length}`);
+    assert.equal(text.join(''), GREETING);
+    const thinking = rec.notifications().some((n) => n.method === 'claude/delta' && n.params.kind === 'thinking');
+    assert.ok(thinking, 'the thinking streamed too');
+  });
+
+  test('an allowed edit runs and is reported as a file update with its diff', async () => {
+    const { chat, rec } = await open();
+    const since = rec.mark();
+    await chat.send('greet the world');
+    const ask = await rec.next('claude/permissionRequest', undefined, { since });
+    assert.equal(ask.toolName, 'Edit');
+    assert.match(ask.preview ?? '', /^\+print\('hello, world'\)$/m);
+    assert.ok(chat.permissionRequests.has(ask.requestId));
+    await chat.respondPermission({ requestId: ask.requestId, decision: 'allow' });
+    const update = await rec.next('claude/fileUpdated', undefined, { since });
+    assert.equal(update.path, path.join(box.workspace, 'hello.py'));
+    assert.match(update.diff ?? '', /^-print\('hello'\)$/m);
+    const kept = chat.fileContents.get(update.seq);
+    assert.deepEqual(kept, {
+      path: update.path,
+      oldContent: "print('hello')\n",
+      newContent: "print('hello, world')\n",
+    });
+    assert.equal(update.oldContent, null, 'the event stays small: contents are kept by the chat');
+    const ended = await rec.next('claude/turnEnded', undefined, { since });
+    assert.equal(ended.outcome, 'success');
+    assert.equal(fs.readFileSync(path.join(box.workspace, 'hello.py'), 'utf8'), "print('hello, world')\n");
+  });
+
+  test('a denied edit leaves the file as it was and tells the model why', async () => {
+    const { chat, rec } = await open();
+    const since = rec.mark();
+    await chat.send('greet the world');
+    const ask = await rec.next('claude/permissionRequest', undefined, { since });
+    await chat.respondPermission({ requestId: ask.requestId, decision: 'deny', message: 'keep it short' });
+    await rec.next('claude/turnEnded', undefined, { since });
+    assert.equal(fs.readFileSync(path.join(box.workspace, 'hello.py'), 'utf8'), "print('hello')\n");
+    assert.ok(!rec.notifications().slice(since).some((n) => n.method === 'claude/fileUpdated'));
+    assert.equal(chat.permissionRequests.size, 0);
+  });
+
+  test('an interrupt mid-stream ends the turn as interrupted and the chat stays usable', async () => {
+    const { chat, rec } = await open();
+    const since = rec.mark();
+    await chat.send('tell me something long');
+    await rec.next('claude/delta', (d) => d.kind === 'text', { since });
+    await chat.interrupt();
+    const ended = await rec.next('claude/turnEnded', undefined, { since });
+    assert.equal(ended.outcome, 'interrupted');
+    const next = await rec.turn('hello again');
+    assert.equal(next.outcome, 'success');
+  });
+
+  test('a fork is a new chat with the conversation so far, on its own session', async () => {
+    const { chat, rec } = await open();
+    await rec.turn('hello there');
+    const fork = await sidecar.forkChat(chat);
+    assert.notEqual(fork.sessionId, chat.sessionId);
+    assert.notEqual(fork.channelId, chat.channelId);
+    assert.deepEqual(fork.prompts.map((p) => p.text), ['hello there'], 'the fork shows the history it copied');
+    const forked = new Recorder(fork);
+    const ended = await forked.turn('hello from the fork');
+    assert.equal(ended.outcome, 'success');
+    assert.ok(sidecar.allChats().includes(fork));
+  });
+
+  test('a fork at a message keeps the conversation up to that exchange only', async () => {
+    const { chat, rec } = await open();
+    await rec.turn('hello one');
+    await rec.turn('hello two');
+    const first = chat.prompts[0]!.messageId;
+    const fork = await sidecar.forkChat(chat, first);
+    assert.deepEqual(fork.prompts.map((p) => p.text), ['hello one']);
+    const ended = await new Recorder(fork).turn('hello three');
+    assert.equal(ended.outcome, 'success');
+  });
+
+  test('rewinding to a message restores the files its turn changed, after a dry run shows them', async () => {
+    const { chat, rec } = await open();
+    const since = rec.mark();
+    const messageId = await chat.send('greet the world');
+    const ask = await rec.next('claude/permissionRequest', undefined, { since });
+    await chat.respondPermission({ requestId: ask.requestId, decision: 'allow' });
+    await rec.next('claude/turnEnded', undefined, { since });
+    const file = path.join(box.workspace, 'hello.py');
+    const dry = await chat.rewind(messageId, true);
+    assert.equal(dry.canRewind, true);
+    assert.deepEqual(dry.filesChanged, [file]);
+    assert.equal(fs.readFileSync(file, 'utf8'), "print('hello, world')\n", 'a dry run changes nothing');
+    const mark = rec.mark();
+    await chat.rewind(messageId, false);
+    assert.equal(fs.readFileSync(file, 'utf8'), "print('hello')\n");
+    const restored = await rec.next('claude/fileUpdated', (u) => u.toolName === 'rewindFiles', { since: mark });
+    assert.equal(restored.path, file);
+  });
+
+  test('a stored session is resumed with its history and goes on where it stopped', async () => {
+    const first = await open();
+    await first.rec.turn('hello there');
+    const sessionId = first.chat.sessionId!;
+    await first.chat.close();
+    const sessions = await sidecar.listSessions(box.workspace);
+    assert.ok(sessions.some((s) => s.sessionId === sessionId), 'the session is listed');
+    const resumed = await sidecar.resumeChat(box.workspace, sessionId);
+    assert.equal(resumed.sessionId, sessionId);
+    const history = new Recorder(resumed);
+    const ended = await history.turn('hello once more');
+    assert.equal(ended.outcome, 'success');
+  });
+
+  test('when the daemon dies, a new one takes over every chat on the same session', async () => {
+    const { chat, rec } = await open();
+    await rec.turn('hello there');
+    const sessionId = chat.sessionId;
+    const oldChannel = chat.channelId;
+    const daemon = await sidecar.daemon();
+    const mark = rec.mark();
+    process.kill(daemon.pid!, 'SIGKILL');
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        const resumed = rec.events.slice(mark).some((e) => e.kind === 'notice' && /Resumed/.test(e.text));
+        if (resumed) resolve();
+        else setTimeout(check, 50);
+      };
+      check();
+    });
+    assert.equal(chat.sessionId, sessionId);
+    assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
+    const ended = await rec.turn('hello after the crash');
+    assert.equal(ended.outcome, 'success');
+    assert.equal(chat.sessionId, sessionId, 'the conversation went on in its session');
+    void oldChannel;
+  });
+
+  test("the model's editor-tool call is answered by the client's handler", async () => {
+    const calls: unknown[] = [];
+    await sidecar.dispose();
+    sidecar = client(box, {
+      initializationOptions: {
+        warmPool: { size: 0 },
+        editorTools: [{ name: 'getSelection', description: 'The selected text.' }],
+      },
+      editorTools: {
+        getSelection: async (args, chat) => {
+          calls.push({ args, chat: chat?.id });
+          return { text: 'const x = 1;' };
+        },
+      },
+    });
+    const { chat, rec } = await open();
+    const ended = await rec.turn('look at my selection');
+    assert.equal(ended.outcome, 'success');
+    assert.deepEqual(calls, [{ args: {}, chat: chat.id }]);
+  });
+
+  test('a daemon command that cannot start fails with an error naming the setting', async () => {
+    await sidecar.dispose();
+    sidecar = client(box, { command: [path.join(box.root, 'no-such-daemon'), '--stdio'] });
+    await assert.rejects(sidecar.openChat({ cwd: box.workspace }), (e: unknown) => {
+      assert.ok(e instanceof SidecarError);
+      assert.equal(e.where, 'daemonCommand');
+      assert.match(e.message, /no-such-daemon/);
+      return true;
+    });
+    assert.equal(sidecar.state, 'failed');
+  });
+
+  test('bad parameters come back as the daemon error naming the field', async () => {
+    await assert.rejects(sidecar.openChat({ cwd: 'relative/path' }), (e: unknown) => {
+      assert.ok(e instanceof SidecarError);
+      assert.equal(e.errorName, 'invalidParams');
+      assert.match(e.message, /cwd/);
+      return true;
+    });
+  });
+});

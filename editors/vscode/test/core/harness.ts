@@ -1,0 +1,200 @@
+// What the core tests share: the stand-in model, an isolated HOME and workspace, a client
+// on the real daemon and the real CLI, and waiting for a chat's events.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Chat } from '../../src/core/chat';
+import { SidecarClient, type ClientOptions } from '../../src/core/client';
+import type { ClaudeNotifications } from '../../src/core/protocol.generated';
+import type { ChatEvent } from '../../src/core/transcript';
+
+/** The repository's root (the folder with pyproject.toml). */
+export function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'pyproject.toml'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('cannot find the repository root (pyproject.toml) above ' + __dirname);
+    dir = up;
+  }
+  return dir;
+}
+
+/** The daemon executable of the repository's virtualenv (`uv sync` makes it). */
+export function sidecarBin(): string {
+  const bin = process.env.CLAUDE_SIDECAR_BIN ?? path.join(repoRoot(), '.venv', 'bin', 'claude-sidecar');
+  if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`uv sync\` in ${repoRoot()} first`);
+  return bin;
+}
+
+export interface Model {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `claude-sidecar scripted-model` with a scenario (see docs/scripted-model.md). */
+export async function startModel(scenario: unknown, dir: string): Promise<Model> {
+  const file = path.join(dir, 'scenario.json');
+  fs.writeFileSync(file, JSON.stringify(scenario));
+  const child: ChildProcess = spawn(sidecarBin(), ['scripted-model', '--scenario', file, '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`the stand-in model did not start: ${seen}`)), 20_000);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the stand-in model exited (${code}): ${seen}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGINT');
+      }),
+  };
+}
+
+/** An own HOME and workspace, and the environment that points the CLI at the model. */
+export interface Sandbox {
+  root: string;
+  home: string;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export function sandbox(model: Model): Sandbox {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-vscode-'));
+  const home = path.join(root, 'home');
+  const workspace = path.join(root, 'workspace');
+  fs.mkdirSync(home);
+  fs.mkdirSync(workspace);
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE') && v !== undefined) env[k] = v;
+  }
+  Object.assign(env, {
+    HOME: home,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: 'sk-ant-test-dummy',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  });
+  return { root, home, workspace, env };
+}
+
+/** A client on the real daemon; the warm pool is off unless asked for (it costs a CLI). */
+export function client(box: Sandbox, options: Partial<ClientOptions> = {}): SidecarClient {
+  return new SidecarClient({
+    command: [sidecarBin(), '--stdio'],
+    env: box.env,
+    cwd: box.workspace,
+    log: process.env.SIDECAR_TEST_LOG ? (level, m) => console.error(`[${level}] ${m}`) : undefined,
+    ...options,
+    initializationOptions: { warmPool: { size: 0 }, ...options.initializationOptions },
+  });
+}
+
+type Notification = { [M in keyof ClaudeNotifications]: { method: M; params: ClaudeNotifications[M] } }[keyof ClaudeNotifications];
+
+/** Records a chat's events from now on, and waits for the ones a test expects. */
+export class Recorder {
+  readonly events: ChatEvent[] = [];
+  private waiters: { test: (e: ChatEvent) => boolean; resolve: (e: ChatEvent) => void }[] = [];
+
+  constructor(readonly chat: Chat) {
+    chat.onEvent((e) => {
+      this.events.push(e);
+      this.waiters = this.waiters.filter((w) => {
+        if (!w.test(e)) return true;
+        w.resolve(e);
+        return false;
+      });
+    });
+  }
+
+  /** The notifications recorded so far. */
+  notifications(): Notification[] {
+    return this.events.flatMap((e) => (e.kind === 'notification' ? [{ method: e.method, params: e.params } as Notification] : []));
+  }
+
+  /** Waits for the next notification `method` (from the mark `since`, default: from now) matching `test`. */
+  async next<M extends keyof ClaudeNotifications>(
+    method: M,
+    test: (params: ClaudeNotifications[M]) => boolean = () => true,
+    { since, timeoutMs = 60_000 }: { since?: number; timeoutMs?: number } = {},
+  ): Promise<ClaudeNotifications[M]> {
+    const match = (e: ChatEvent) => e.kind === 'notification' && e.method === method && test(e.params as ClaudeNotifications[M]);
+    if (since !== undefined) {
+      const seen = this.events.slice(since).find(match);
+      if (seen) return (seen as unknown as { params: ClaudeNotifications[M] }).params;
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no ${method} within ${timeoutMs} ms; saw: ${this.summary()}`)),
+        timeoutMs,
+      );
+      this.waiters.push({
+        test: match,
+        resolve: (e) => {
+          clearTimeout(timer);
+          resolve((e as unknown as { params: ClaudeNotifications[M] }).params);
+        },
+      });
+    });
+  }
+
+  /** A position in the recording, to wait "from here" without racing the action that follows. */
+  mark(): number {
+    return this.events.length;
+  }
+
+  /** Sends `text` and waits for the end of its turn. */
+  async turn(text: string): Promise<ClaudeNotifications['claude/turnEnded']> {
+    const since = this.mark();
+    const messageId = await this.chat.send(text);
+    return this.next('claude/turnEnded', (p) => (p.messageIds ?? []).includes(messageId), { since });
+  }
+
+  private summary(): string {
+    return this.events
+      .slice(-15)
+      .map((e) => (e.kind === 'notification' ? e.method : e.kind))
+      .join(', ');
+  }
+}
+
+/** Whether a process still runs. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of `pids` runs; fails naming those that outlived the wait. */
+export async function assertAllGone(pids: number[], timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let left = pids.filter(alive);
+  while (left.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = pids.filter(alive);
+  }
+  assert.deepEqual(left, [], `processes outlived the client: ${left.join(', ')}`);
+}
+
+export function removeSandbox(box: Sandbox): void {
+  fs.rmSync(box.root, { recursive: true, force: true });
+}

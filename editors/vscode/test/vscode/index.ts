@@ -1,0 +1,180 @@
+// Extension tests, run inside a real VS Code (code-server's VS Code server) by
+// test/host/run-extension-tests.mjs: the extension as installed, its daemon, the real CLI
+// and the stand-in model. test/vscode/run.mjs prepares the workspace and the settings.
+//
+// The page's part is played by calling ChatPanel.handle (what the webview's requests do);
+// the page itself is tested in Chromium (test/webview) and in the UI run (test/vscode/ui.mjs).
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { ChatEvent } from '../../src/core/transcript';
+import type { ChatPanel } from '../../src/extension/chat-panel';
+
+type Api = { extension: { activePanel(): ChatPanel | undefined } };
+
+const tests: { name: string; run: () => Promise<void> }[] = [];
+function test(name: string, run: () => Promise<void>): void {
+  tests.push({ name, run });
+}
+
+function workspace(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error('the tests need a workspace folder');
+  return folder.uri.fsPath;
+}
+
+async function api(): Promise<Api> {
+  const ext = vscode.extensions.getExtension<Api>('claude-sidecar.claude-sidecar');
+  assert.ok(ext, 'the extension is installed');
+  return ext.activate();
+}
+
+/** Waits for the chat's next event matching `test` (from now). */
+function next(panel: ChatPanel, match: (e: ChatEvent) => boolean, timeoutMs = 60_000): Promise<ChatEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`timed out waiting for a chat event (${timeoutMs} ms)`));
+    }, timeoutMs);
+    const sub = panel.chat.onEvent((e) => {
+      if (!match(e)) return;
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(e);
+    });
+  });
+}
+
+const isNote = (method: string) => (e: ChatEvent) => e.kind === 'notification' && e.method === method;
+
+async function newChatPanel(): Promise<ChatPanel> {
+  const { extension } = await api();
+  await vscode.commands.executeCommand('claudeSidecar.newChat');
+  const panel = extension.activePanel();
+  assert.ok(panel, 'claudeSidecar.newChat opened a chat panel');
+  return panel;
+}
+
+async function turn(panel: ChatPanel, text: string): Promise<ChatEvent[]> {
+  const seen: ChatEvent[] = [];
+  const sub = panel.chat.onEvent((e) => seen.push(e));
+  const ended = next(panel, isNote('claude/turnEnded'));
+  await panel.handle('send', { text });
+  await ended;
+  sub.dispose();
+  return seen;
+}
+
+function activeDiffTab(): vscode.TabInputTextDiff | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputTextDiff ? input : undefined;
+}
+
+async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('New Chat opens a chat tab whose answer streams in', async () => {
+  const panel = await newChatPanel();
+  const events = await turn(panel, 'hello there');
+  const text = events.flatMap((e) =>
+    e.kind === 'notification' && e.method === 'claude/delta' && e.params.kind === 'text' ? [e.params.text] : [],
+  );
+  assert.equal(text.join(''), 'Hello from the stand-in model.');
+  assert.match(panel.panel.title, /hello there/);
+  panel.panel.dispose();
+});
+
+test('a pending edit opens in the diff editor; once allowed, its change does too', async () => {
+  const panel = await newChatPanel();
+  const asked = next(panel, isNote('claude/permissionRequest'));
+  await panel.handle('send', { text: 'greet the world' });
+  const ask = await asked;
+  assert.ok(ask.kind === 'notification' && ask.method === 'claude/permissionRequest');
+  await panel.handle('reviewPermission', { requestId: ask.params.requestId });
+  const review = await until(activeDiffTab, 'the proposed edit opens in a diff editor');
+  assert.equal(review.original.fsPath, path.join(workspace(), 'hello.py'));
+  const proposed = await vscode.workspace.openTextDocument(review.modified);
+  assert.equal(proposed.getText(), "print('hello, world')\n");
+
+  const updated = next(panel, isNote('claude/fileUpdated'));
+  const ended = next(panel, isNote('claude/turnEnded'));
+  await panel.handle('respondPermission', { requestId: ask.params.requestId, decision: 'allow' });
+  const update = await updated;
+  await ended;
+  assert.ok(update.kind === 'notification' && update.method === 'claude/fileUpdated');
+  assert.equal(fs.readFileSync(path.join(workspace(), 'hello.py'), 'utf8'), "print('hello, world')\n");
+  await panel.handle('openFileDiff', { seq: update.params.seq });
+  const change = await until(
+    () => (activeDiffTab()?.modified.path.includes('/after/') ? activeDiffTab() : undefined),
+    'the change opens in a diff editor',
+  );
+  const before = await vscode.workspace.openTextDocument(change.original);
+  assert.equal(before.getText(), "print('hello')\n");
+  panel.panel.dispose();
+});
+
+test("the model's getSelection is answered with the active editor's selection", async () => {
+  const file = path.join(workspace(), 'notes.txt');
+  fs.writeFileSync(file, 'first line\nthe selected words\nlast line\n');
+  const editor = await vscode.window.showTextDocument(vscode.Uri.file(file));
+  editor.selection = new vscode.Selection(1, 4, 1, 18);
+  const panel = await newChatPanel();
+  const events = await turn(panel, 'look at my selection');
+  const results = events.flatMap((e) => {
+    if (e.kind !== 'notification' || e.method !== 'claude/message') return [];
+    return [JSON.stringify(e.params.message)];
+  });
+  assert.ok(results.some((r) => r.includes('selected words') && r.includes('tool_result')), 'the tool result carries the selection');
+  panel.panel.dispose();
+});
+
+test('files are completed from the workspace after @', async () => {
+  fs.mkdirSync(path.join(workspace(), 'src'), { recursive: true });
+  fs.writeFileSync(path.join(workspace(), 'src', 'app.py'), 'x = 1\n');
+  const panel = await newChatPanel();
+  const { paths } = await panel.handle('completeFiles', { query: 'app' });
+  assert.deepEqual(paths, [path.join('src', 'app.py')]);
+  panel.panel.dispose();
+});
+
+test('closing the chat tab ends its CLI', async () => {
+  const panel = await newChatPanel();
+  const pid = panel.chat.pid;
+  assert.ok(pid, 'the chat has a CLI process');
+  panel.panel.dispose();
+  await until(() => {
+    try {
+      process.kill(pid, 0);
+      return undefined;
+    } catch {
+      return true;
+    }
+  }, `CLI ${pid} ends`);
+});
+
+/** The entry the extension host calls (extensionTestsPath). */
+export async function run(): Promise<void> {
+  let failed = 0;
+  for (const t of tests) {
+    const started = Date.now();
+    try {
+      await t.run();
+      console.log(`ok - ${t.name} (${Date.now() - started} ms)`);
+    } catch (e) {
+      failed++;
+      console.log(`not ok - ${t.name}\n  ${(e as Error).stack ?? e}`);
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  }
+  console.log(`# extension tests: ${tests.length - failed} passed, ${failed} failed`);
+  if (failed) throw new Error(`${failed} extension test(s) failed`);
+}
