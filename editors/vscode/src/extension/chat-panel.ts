@@ -36,6 +36,7 @@ type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise
 export class ChatPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
+  private disposed = false;
   private readonly changed = new vscode.EventEmitter<void>();
   /** The chat's state or the panel's focus changed. */
   readonly onDidChange = this.changed.event;
@@ -59,6 +60,7 @@ export class ChatPanel implements vscode.Disposable {
       chat.onEvent((event) => {
         this.post({ type: 'event', event });
         if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
+        if (event.kind === 'userMessage' || event.kind === 'history') this.updateTitle();
         this.changed.fire();
       }),
     );
@@ -78,8 +80,9 @@ export class ChatPanel implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
     for (const d of this.disposables.splice(0)) d.dispose();
-    this.changed.fire();
     this.changed.dispose();
     void this.chat.close();
   }
@@ -97,7 +100,7 @@ export class ChatPanel implements vscode.Disposable {
 
   private post(message: HostMessage): void {
     // Events before `ready` are in the state the page gets with `reset`.
-    if (!this.ready && message.type !== 'response') return;
+    if (this.disposed || (!this.ready && message.type !== 'response')) return;
     void this.panel.webview.postMessage(message);
   }
 
@@ -129,7 +132,6 @@ export class ChatPanel implements vscode.Disposable {
           this.host.log.warn(`${message.op}: ${error.message}`);
           this.post({ type: 'response', id: message.id, error: { message: error.message, code: error.code } });
         }
-        if (message.op === 'send') this.updateTitle();
       }
     }
   }

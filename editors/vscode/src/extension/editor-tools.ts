@@ -39,6 +39,25 @@ export const EDITOR_TOOLS: EditorTool[] = [
 
 const SEVERITY = ['error', 'warning', 'information', 'hint'] as const;
 
+// While the user types in the chat, the chat's webview has the focus and VS Code reports no
+// active text editor: the editor the user means is the one they used last.
+let lastTextEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
+
+/** Keeps track of the text editor used last; dispose with the extension. */
+export function trackLastTextEditor(): vscode.Disposable {
+  return vscode.window.onDidChangeActiveTextEditor((editor) => {
+    if (editor && editor.document.uri.scheme !== 'output') lastTextEditor = editor;
+  });
+}
+
+/** The active text editor, or the last one used if it is still open. */
+export function currentTextEditor(): vscode.TextEditor | undefined {
+  const active = vscode.window.activeTextEditor;
+  if (active) return active;
+  if (lastTextEditor && !lastTextEditor.document.isClosed) return lastTextEditor;
+  return undefined;
+}
+
 function toUri(value: string): vscode.Uri {
   return value.startsWith('file:') ? vscode.Uri.parse(value) : vscode.Uri.file(value);
 }
@@ -66,7 +85,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
   },
 
   async getOpenEditors() {
-    const active = vscode.window.activeTextEditor?.document.uri.toString();
+    const active = currentTextEditor()?.document.uri.toString();
     const editors = vscode.window.tabGroups.all.flatMap((group) =>
       group.tabs.flatMap((tab) => {
         const input = tab.input;
@@ -78,7 +97,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
   },
 
   async getSelection() {
-    const editor = vscode.window.activeTextEditor;
+    const editor = currentTextEditor();
     if (!editor) return { file: null, text: '', start: null, end: null };
     const s = editor.selection;
     return {

@@ -7,7 +7,7 @@ import type { Chat } from '../core/chat';
 import { SidecarClient } from '../core/client';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
-import { EDITOR_TOOL_HANDLERS, EDITOR_TOOLS } from './editor-tools';
+import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
 import { coreLog, createLogger, type Logger } from './logger';
 import { readSettings } from './settings';
 import { StatusBar } from './status-bar';
@@ -50,7 +50,7 @@ class Extension implements PanelHost, vscode.Disposable {
 
   /** The folder new chats run in: the active editor's workspace folder, else the first one. */
   workspaceFolder(): string {
-    const active = vscode.window.activeTextEditor?.document.uri;
+    const active = currentTextEditor()?.document.uri;
     const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
     return folder?.uri.fsPath ?? process.env.HOME ?? '/';
   }
@@ -132,7 +132,7 @@ class Extension implements PanelHost, vscode.Disposable {
   }
 
   async sendSelection(): Promise<void> {
-    const editor = vscode.window.activeTextEditor;
+    const editor = currentTextEditor();
     if (!editor) {
       void vscode.window.showWarningMessage('Open a file and select some text to send it to Claude.');
       return;
@@ -255,6 +255,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
   context.subscriptions.push(
     { dispose: () => void ext.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, ext.diffs),
+    trackLastTextEditor(),
     command('claudeSidecar.newChat', () => ext.newChat()),
     command('claudeSidecar.sendSelection', () => ext.sendSelection()),
     command('claudeSidecar.interrupt', () => ext.interrupt()),

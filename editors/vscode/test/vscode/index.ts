@@ -146,6 +146,73 @@ test('files are completed from the workspace after @', async () => {
   panel.panel.dispose();
 });
 
+test("the model's getDiagnostics sees the problems VS Code shows", async () => {
+  const file = path.join(workspace(), 'hello.py');
+  const problems = vscode.languages.createDiagnosticCollection('sidecar-test');
+  problems.set(vscode.Uri.file(file), [
+    new vscode.Diagnostic(new vscode.Range(0, 0, 0, 5), 'undefined name prnt', vscode.DiagnosticSeverity.Error),
+  ]);
+  try {
+    const panel = await newChatPanel();
+    const events = await turn(panel, 'what are the problems');
+    const results = events.flatMap((e) =>
+      e.kind === 'notification' && e.method === 'claude/message' ? [JSON.stringify(e.params.message)] : [],
+    );
+    assert.ok(
+      results.some((r) => r.includes('tool_result') && r.includes('undefined name prnt') && r.includes('hello.py')),
+      'the tool result lists the diagnostic with its file',
+    );
+    panel.panel.dispose();
+  } finally {
+    problems.dispose();
+  }
+});
+
+test("the model's openFile shows the file in an editor", async () => {
+  const panel = await newChatPanel();
+  await turn(panel, 'show me the file');
+  const opened = await until(
+    () => vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === path.join(workspace(), 'hello.py')),
+    'hello.py is shown',
+  );
+  assert.ok(opened);
+  panel.panel.dispose();
+});
+
+test('Fork from a message opens the fork in a second chat tab', async () => {
+  const { extension } = await api();
+  const panel = await newChatPanel();
+  await turn(panel, 'hello one');
+  await turn(panel, 'hello two');
+  await panel.handle('fork', { messageId: panel.chat.prompts[0]!.messageId });
+  const fork = await until(() => {
+    const active = extension.activePanel();
+    return active && active !== panel ? active : undefined;
+  }, 'the fork opens in its own tab');
+  assert.deepEqual(fork.chat.prompts.map((p) => p.text), ['hello one']);
+  assert.notEqual(fork.chat.sessionId, panel.chat.sessionId);
+  fork.panel.dispose();
+  panel.panel.dispose();
+});
+
+test('Rewind to a message restores the files its turn changed', async () => {
+  const file = path.join(workspace(), 'hello.py');
+  fs.writeFileSync(file, "print('hello')\n");
+  const panel = await newChatPanel();
+  const asked = next(panel, isNote('claude/permissionRequest'));
+  const ended = next(panel, isNote('claude/turnEnded'));
+  const { messageId } = await panel.handle('send', { text: 'greet the world' });
+  const ask = await asked;
+  assert.ok(ask.kind === 'notification' && ask.method === 'claude/permissionRequest');
+  await panel.handle('respondPermission', { requestId: ask.params.requestId, decision: 'allow' });
+  await ended;
+  const dry = await panel.handle('rewind', { messageId, dryRun: true });
+  assert.deepEqual(dry.filesChanged, [file]);
+  await panel.handle('rewind', { messageId, dryRun: false });
+  assert.equal(fs.readFileSync(file, 'utf8'), "print('hello')\n");
+  panel.panel.dispose();
+});
+
 test('closing the chat tab ends its CLI', async () => {
   const panel = await newChatPanel();
   const pid = panel.chat.pid;
