@@ -95,9 +95,13 @@ export class DaemonConnection {
     });
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
-      child.once('error', (e) =>
-        reject(new SidecarError(`cannot start the daemon \`${options.command.join(' ')}\`: ${e.message}`, 'daemonCommand', { cause: e })),
-      );
+      child.once('error', (e: NodeJS.ErrnoException) => {
+        const hint =
+          e.code === 'ENOENT'
+            ? `${program} was not found: install claude-sidecar, or set daemonCommand to its full path (e.g. /path/to/.venv/bin/claude-sidecar --stdio)`
+            : e.message;
+        reject(new SidecarError(`cannot start the daemon \`${options.command.join(' ')}\`: ${hint}`, 'daemonCommand', { cause: e }));
+      });
     });
     await spawned;
     const rpc = createMessageConnection(

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
 import { SidecarClient } from '../core/client';
+import { SidecarError } from '../core/errors';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -243,8 +244,13 @@ function command(name: string, run: () => Promise<void>): vscode.Disposable {
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       extension?.log.error(`${name}: ${message}`);
-      const pick = await vscode.window.showErrorMessage(`Claude: ${message}`, 'Show Log');
+      // A setting the user can fix gets a button that opens it.
+      const where = e instanceof SidecarError ? e.where : '';
+      const setting = where === 'daemonCommand' ? 'claudeSidecar.daemonCommand' : where.startsWith('claudeSidecar.') ? where : '';
+      const actions = setting ? ['Open Settings', 'Show Log'] : ['Show Log'];
+      const pick = await vscode.window.showErrorMessage(`Claude: ${message}`, ...actions);
       if (pick === 'Show Log') extension?.log.show();
+      if (pick === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', setting);
     }
   });
 }
