@@ -28,6 +28,7 @@ const STEPS = [
   { name: 'core', what: 'core against the real daemon and CLI', cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/core')] },
   { name: 'webview', what: 'chat webview in headless Chromium', cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/webview')] },
   { name: 'extension', what: 'extension tests inside VS Code (code-server)', cmd: () => [node, 'test/vscode/run.mjs'] },
+  { name: 'package', what: 'production build and .vsix (vsce)', cmd: () => ['npm', 'run', '--silent', 'package'] },
   { name: 'ui', what: 'UI run: palette -> chat -> permission -> diff', cmd: () => [node, 'test/vscode/ui.mjs'] },
 ];
 

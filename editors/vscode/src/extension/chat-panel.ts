@@ -9,7 +9,7 @@ import type { Chat } from '../core/chat';
 import type { SidecarClient } from '../core/client';
 import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../shared/webview-messages';
 import { webviewHtml } from '../webview/index.html';
-import { openFileUpdate, reviewPendingEdit, type DiffContents } from './diff-views';
+import { closeDiffsOf, openFileUpdate, reviewPendingEdit, type DiffContents } from './diff-views';
 import type { Logger } from './logger';
 
 export const VIEW_TYPE = 'claudeSidecar.chat';
@@ -36,6 +36,8 @@ type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise
 export class ChatPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
+  /** The proposed-edit diff editors opened from this chat, by permission request. */
+  private readonly reviews = new Map<string, vscode.Uri>();
   private disposed = false;
   private readonly changed = new vscode.EventEmitter<void>();
   /** The chat's state or the panel's focus changed. */
@@ -61,6 +63,9 @@ export class ChatPanel implements vscode.Disposable {
         this.post({ type: 'event', event });
         if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
         if (event.kind === 'userMessage' || event.kind === 'history') this.updateTitle();
+        if (event.kind === 'notification' && event.method === 'claude/permissionCancelled') {
+          void this.closeReview(event.params.requestId);
+        }
         this.changed.fire();
       }),
     );
@@ -85,6 +90,19 @@ export class ChatPanel implements vscode.Disposable {
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();
     void this.chat.close();
+  }
+
+  /** A decided or withdrawn proposal's diff editor would show a stale choice: close it. */
+  private async closeReview(requestId: string): Promise<void> {
+    const uri = this.reviews.get(requestId);
+    if (!uri) return;
+    this.reviews.delete(requestId);
+    await closeDiffsOf(uri);
+  }
+
+  /** Where files and diffs open: a column beside the chat, so the chat stays in view. */
+  private codeColumn(): vscode.ViewColumn {
+    return this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
   }
 
   private html(): string {
@@ -149,14 +167,15 @@ export class ChatPanel implements vscode.Disposable {
     },
     respondPermission: async (answer) => {
       await this.chat.respondPermission(answer);
+      await this.closeReview(answer.requestId);
       return null;
     },
     reviewPermission: async ({ requestId }) => {
-      await reviewPendingEdit(this.host.diffs, this.chat, requestId);
+      this.reviews.set(requestId, await reviewPendingEdit(this.host.diffs, this.chat, requestId, this.codeColumn()));
       return null;
     },
     openFileDiff: async ({ seq }) => {
-      await openFileUpdate(this.host.diffs, this.chat, seq);
+      await openFileUpdate(this.host.diffs, this.chat, seq, this.codeColumn());
       return null;
     },
     openFile: async ({ path: file, line }) => {
@@ -164,7 +183,7 @@ export class ChatPanel implements vscode.Disposable {
       const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
       await vscode.window.showTextDocument(vscode.Uri.file(absolute), {
         selection: new vscode.Range(position, position),
-        viewColumn: vscode.ViewColumn.One,
+        viewColumn: this.codeColumn(),
       });
       return null;
     },

@@ -39,22 +39,35 @@ export class DiffContents implements vscode.TextDocumentContentProvider, vscode.
   }
 }
 
-/** Opens the before/after of one file update of the chat (by its notification seq). */
-export async function openFileUpdate(contents: DiffContents, chat: Chat, seq: number): Promise<void> {
+/** Opens the before/after of one file update of the chat (by its notification seq) in `column`. */
+export async function openFileUpdate(
+  contents: DiffContents,
+  chat: Chat,
+  seq: number,
+  column: vscode.ViewColumn,
+): Promise<void> {
   const update = chat.fileContents.get(seq);
   if (!update) throw new Error('that change is no longer kept: open the file instead');
   const name = path.basename(update.path);
   if (update.oldContent === null && update.newContent === null) {
-    await vscode.window.showTextDocument(vscode.Uri.file(update.path));
+    await vscode.window.showTextDocument(vscode.Uri.file(update.path), { viewColumn: column });
     return;
   }
   const before = contents.uriFor(update.path, 'before', update.oldContent ?? '');
   const after = contents.uriFor(update.path, 'after', update.newContent ?? '');
-  await vscode.commands.executeCommand('vscode.diff', before, after, `${name} (Claude's change)`, { preview: true });
+  await vscode.commands.executeCommand('vscode.diff', before, after, `${name} (Claude's change)`, {
+    preview: true,
+    viewColumn: column,
+  });
 }
 
-/** Opens a pending edit as a diff of the file now and the file as the edit would leave it. */
-export async function reviewPendingEdit(contents: DiffContents, chat: Chat, requestId: string): Promise<void> {
+/** Opens a pending edit as a diff of the file now and the file as the edit would leave it, in `column`. */
+export async function reviewPendingEdit(
+  contents: DiffContents,
+  chat: Chat,
+  requestId: string,
+  column: vscode.ViewColumn,
+): Promise<vscode.Uri> {
   const request = chat.permissionRequests.get(requestId);
   if (!request) throw new Error('that permission request is no longer pending');
   const file = editedPath(request.toolName, request.input);
@@ -73,6 +86,15 @@ export async function reviewPendingEdit(contents: DiffContents, chat: Chat, requ
     left,
     right,
     `${path.basename(file)} (proposed by Claude: allow or deny in the chat)`,
-    { preview: true },
+    { preview: true, viewColumn: column },
   );
+  return right;
+}
+
+/** Closes the diff editors showing `uri` (a proposal that was decided, or withdrawn). */
+export async function closeDiffsOf(uri: vscode.Uri): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) =>
+    g.tabs.filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === uri.toString()),
+  );
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
 }

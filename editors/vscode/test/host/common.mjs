@@ -55,6 +55,8 @@ export function exitForPrerequisite(err, what) {
  */
 export function loadToolchain() {
   const keys = ['CODE_SERVER', 'VSCODE_SERVER_MAIN', 'NODE24', 'CHROMIUM', 'PLAYWRIGHT_CORE'];
+  // playwright-core is a devDependency of the extension (npm ci installs it; it downloads no browser).
+  const defaults = { PLAYWRIGHT_CORE: path.join(VSCODE_DIR, 'node_modules', 'playwright-core') };
   const dir = process.env.VSCODE_TOOLCHAIN_DIR || DEFAULT_TOOLCHAIN_DIR;
   const envFile = path.join(dir, 'env.sh');
   const fromFile = {};
@@ -69,7 +71,7 @@ export function loadToolchain() {
   const vsce = process.env.VSCE || path.join(VSCODE_DIR, 'node_modules', '.bin', 'vsce');
   if (fs.existsSync(vsce)) tc.VSCE = vsce;
   for (const k of keys) {
-    tc[k] = process.env[k] || fromFile[k];
+    tc[k] = process.env[k] || fromFile[k] || defaults[k];
     if (!tc[k]) throw new PrerequisiteError(`${k} not set and not found in ${envFile}`);
     if (!fs.existsSync(tc[k])) throw new PrerequisiteError(`${k}=${tc[k]} does not exist`);
   }

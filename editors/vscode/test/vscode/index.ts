@@ -110,6 +110,11 @@ test('a pending edit opens in the diff editor; once allowed, its change does too
   await panel.handle('respondPermission', { requestId: ask.params.requestId, decision: 'allow' });
   const update = await updated;
   await ended;
+  const showsProposal = () =>
+    vscode.window.tabGroups.all.some((g) =>
+      g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === review.modified.toString()),
+    );
+  await until(() => (showsProposal() ? undefined : true), "the proposal's diff editor closes once it is decided");
   assert.ok(update.kind === 'notification' && update.method === 'claude/fileUpdated');
   assert.equal(fs.readFileSync(path.join(workspace(), 'hello.py'), 'utf8'), "print('hello, world')\n");
   await panel.handle('openFileDiff', { seq: update.params.seq });

@@ -45,6 +45,8 @@ export function sandbox(modelUrl) {
   fs.mkdirSync(workspace);
   fs.writeFileSync(path.join(workspace, 'hello.py'), "print('hello')\n");
   const settings = {
+    // The bundled chat view is disabled (no AI host here): its empty sidebar would only take room.
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'claudeSidecar.daemonCommand': [SIDECAR, '--stdio'],
     'claudeSidecar.env': {
       HOME: home,

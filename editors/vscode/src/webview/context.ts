@@ -1,0 +1,32 @@
+// What the page's views share: the host, the page state, the chat state and the channel info.
+
+import type { ChannelInfo } from '../core/protocol.generated';
+import type { ChatState, FileUpdate } from '../core/transcript';
+import type { Request } from './host';
+import type { ViewState } from './view-state';
+
+export interface ViewContext {
+  request: Request;
+  view: ViewState;
+  /** The chat state now (the views re-read it on every render). */
+  state(): ChatState;
+  info(): ChannelInfo | null;
+  /** Shows a message at the bottom of the page for a few seconds (e.g. a request failed). */
+  toast(text: string, level?: 'info' | 'error'): void;
+  /** Asks to rewind files to before a prompt (dry run, confirm, rewind). */
+  rewind(messageId: string): void;
+}
+
+export function fileUpdate(ctx: ViewContext, seq: number): FileUpdate | undefined {
+  return ctx.state().files.find((f) => f.seq === seq);
+}
+
+/** Runs a request; a failure becomes a toast (and the error is returned to the caller's `catch`). */
+export async function attempt<T>(ctx: ViewContext, what: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (e) {
+    ctx.toast(`${what}: ${(e as Error).message}`, 'error');
+    return undefined;
+  }
+}

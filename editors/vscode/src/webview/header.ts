@@ -1,0 +1,99 @@
+// The chat's controls: a bar above the transcript (context meter, cost, sessions, new
+// chat) and, under the prompt where the eye already is, the permission mode and model
+// (and effort) pickers.
+
+import type { ChannelInfo, ContextUsageResult, ModelInfo } from '../core/protocol.generated';
+import type { ChatState } from '../core/transcript';
+import { attempt, type ViewContext } from './context';
+import { formatCost, h, iconButton } from './dom';
+
+const MODES: { value: string; label: string }[] = [
+  { value: 'default', label: 'Ask before edits' },
+  { value: 'acceptEdits', label: 'Edit automatically' },
+  { value: 'plan', label: 'Plan mode' },
+  { value: 'bypassPermissions', label: 'Bypass permissions' },
+];
+
+function select(label: string, onChange: (value: string) => void): HTMLSelectElement {
+  const el = h('select', { class: 'picker', title: label, attrs: { 'aria-label': label } });
+  el.addEventListener('change', () => onChange(el.value));
+  return el;
+}
+
+function setOptions(el: HTMLSelectElement, options: { value: string; label: string; title?: string }[], current: string): void {
+  el.replaceChildren(...options.map((o) => {
+    const option = h('option', { text: o.label, title: o.title ?? '' });
+    option.value = o.value;
+    return option;
+  }));
+  el.value = current;
+}
+
+export class Header {
+  readonly el: HTMLElement;
+  /** The pickers, placed under the prompt. */
+  readonly pickers: HTMLElement;
+  private readonly model = select('Model', (value) => this.chooseModel(value));
+  private readonly effort = select('Effort', (value) => this.chooseModel(this.model.value, value));
+  private readonly mode = select('Permission mode', (value) => {
+    void attempt(this.ctx, 'Permission mode', () => this.ctx.request('setPermissionMode', { mode: value }));
+  });
+  private readonly meterBar = h('span', { class: 'meter-fill' });
+  private readonly meter = h('span', { class: 'meter', attrs: { role: 'meter', 'aria-label': 'Context used', 'aria-valuemin': '0', 'aria-valuemax': '100' } },
+    h('span', { class: 'meter-track' }, this.meterBar));
+  private readonly meterText = h('span', { class: 'meter-text' });
+  private readonly cost = h('span', { class: 'cost', title: 'What this chat has cost so far' });
+  private shown = '';
+
+  constructor(private readonly ctx: ViewContext) {
+    this.pickers = h('div', { class: 'pickers' }, this.mode, this.model, this.effort);
+    this.el = h('header', { class: 'header' },
+      h('div', { class: 'header-title', text: 'Claude' }),
+      h('div', { class: 'header-facts' }, this.meter, this.meterText, this.cost),
+      h('div', { class: 'header-actions' },
+        iconButton('☰', 'Sessions: resume an earlier chat', () => void attempt(ctx, 'Sessions', () => ctx.request('showSessions', {}))),
+        iconButton('+', 'New chat', () => void attempt(ctx, 'New chat', () => ctx.request('newChat', {})))));
+    this.setContext(null);
+  }
+
+  private currentModel(info: ChannelInfo | null, state: ChatState): ModelInfo | undefined {
+    const models = info?.models ?? [];
+    const active = state.status.model ?? info?.model;
+    return models.find((m) => m.value === info?.model) ?? models.find((m) => m.resolvedModel === active || m.value === active);
+  }
+
+  update(state: ChatState, info: ChannelInfo | null): void {
+    const mode = state.status.permissionMode ?? info?.permissionMode ?? 'default';
+    const key = JSON.stringify([info?.models.map((m) => m.value), info?.model, info?.effort, state.status.model, mode]);
+    if (key !== this.shown) {
+      this.shown = key;
+      const current = this.currentModel(info, state);
+      const models = info?.models ?? [];
+      setOptions(this.model, models.length
+        ? models.map((m) => ({ value: m.value, label: m.displayName, title: m.description ?? '' }))
+        : [{ value: '', label: state.status.model ?? 'Model' }], current?.value ?? '');
+      this.model.disabled = !models.length;
+      const levels = current?.supportedEffortLevels ?? [];
+      this.effort.hidden = !levels.length;
+      setOptions(this.effort, [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))], info?.effort ?? '');
+      // Bypassing every permission needs the user's opt-in in the daemon; offered only where it is on.
+      const modes = MODES.filter((m) => m.value !== 'bypassPermissions' || mode === 'bypassPermissions');
+      setOptions(this.mode, modes, mode);
+    }
+    this.cost.textContent = state.totals.costUsd ? formatCost(state.totals.costUsd) : '';
+  }
+
+  setContext(usage: ContextUsageResult | null): void {
+    const percent = usage ? Math.min(100, Math.max(0, usage.percentage)) : 0;
+    this.meter.hidden = !usage;
+    this.meterBar.style.width = `${percent}%`;
+    this.meter.setAttribute('aria-valuenow', String(Math.round(percent)));
+    this.meter.classList.toggle('high', percent >= 80);
+    this.meterText.textContent = usage ? `${Math.round(percent)}% context` : '';
+    this.meterText.title = usage ? `${usage.totalTokens.toLocaleString()} of ${usage.maxTokens.toLocaleString()} tokens` : '';
+  }
+
+  private chooseModel(model: string, effort?: string): void {
+    void attempt(this.ctx, 'Model', () => this.ctx.request('setModel', effort ? { model, effort } : { model }));
+  }
+}

@@ -1,0 +1,139 @@
+// The chat page. It holds a copy of the chat state, applies the host's events with the
+// same reducer as the host (src/core/transcript.ts) and draws what changed, at most once
+// per animation frame however fast the deltas come.
+
+import './style.css';
+import type { ChannelInfo } from '../core/protocol.generated';
+import { initialState, reduce, type ChatState } from '../core/transcript';
+import type { HostMessage } from '../shared/webview-messages';
+import { Composer } from './composer';
+import type { ViewContext } from './context';
+import { h } from './dom';
+import { Header } from './header';
+import { Host } from './host';
+import { PermissionDock } from './permission-card';
+import { rewindFiles } from './rewind-dialog';
+import { StatusLine } from './status-line';
+import { TranscriptView } from './transcript-view';
+import { ViewState } from './view-state';
+
+const host = new Host();
+const view = new ViewState(host);
+let state: ChatState = initialState();
+let info: ChannelInfo | null = null;
+
+const toasts = h('div', { class: 'toasts', attrs: { 'aria-live': 'polite' } });
+
+const ctx: ViewContext = {
+  request: host.request,
+  view,
+  state: () => state,
+  info: () => info,
+  toast(text, level = 'info') {
+    const toast = h('div', { class: `toast ${level}`, text, attrs: { role: level === 'error' ? 'alert' : 'status' } });
+    toasts.append(toast);
+    setTimeout(() => toast.remove(), 6000);
+  },
+  rewind: (messageId) => void rewindFiles(ctx, messageId),
+};
+
+const header = new Header(ctx);
+const transcript = new TranscriptView(ctx);
+const status = new StatusLine(ctx);
+const permissions = new PermissionDock(ctx);
+const composer = new Composer(ctx, () => status.interrupt(), header.pickers);
+
+document.getElementById('app')!.append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
+
+let frame = 0;
+function render(): void {
+  frame = 0;
+  transcript.update(state);
+  header.update(state, info);
+  status.update(state);
+  permissions.update(state);
+}
+function scheduleRender(): void {
+  frame ||= requestAnimationFrame(render);
+}
+
+async function refreshContext(): Promise<void> {
+  if (!state.channelId) return;
+  try {
+    header.setContext(await host.request('contextUsage', {}));
+  } catch {
+    // The meter just keeps its last value (e.g. the CLI is restarting).
+  }
+}
+
+function remember(): void {
+  // The host restores a reloaded panel's chat from these.
+  if (state.sessionId && state.cwd) view.update({ sessionId: state.sessionId, cwd: state.cwd });
+}
+
+window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'reset':
+      state = message.state;
+      info = message.info;
+      permissions.clear();
+      render();
+      transcript.rebuild(state);
+      remember();
+      void refreshContext();
+      break;
+    case 'event':
+      reduce(state, message.event);
+      if (message.event.kind === 'history') {
+        transcript.rebuild(state);
+      } else if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
+        void refreshContext();
+      } else if (message.event.kind === 'bound') {
+        remember();
+      }
+      scheduleRender();
+      break;
+    case 'info':
+      info = message.info;
+      scheduleRender();
+      break;
+    case 'response':
+      host.settle(message);
+      break;
+    case 'insertPrompt':
+      composer.insert(message.text, message.send);
+      break;
+    case 'focusPrompt':
+      composer.focus();
+      break;
+  }
+});
+
+// Copy buttons of code blocks, in every markdown block now and later.
+document.addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  const copy = target.closest('.copy-code');
+  if (copy) {
+    const code = copy.closest('.code-block')?.querySelector('pre')?.textContent ?? '';
+    void navigator.clipboard.writeText(code).then(() => {
+      copy.textContent = 'Copied';
+      setTimeout(() => (copy.textContent = 'Copy'), 1500);
+    }, () => ctx.toast('Could not copy to the clipboard', 'error'));
+    return;
+  }
+  // A link to a file of the workspace opens in an editor; web links are VS Code's to open.
+  const link = target.closest('a');
+  const href = link?.getAttribute('href') ?? '';
+  if (link && href && !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#')) {
+    event.preventDefault();
+    const [path, line] = decodeURIComponent(href).split('#L');
+    void ctx.request('openFile', line ? { path: path ?? href, line: Number(line) } : { path: path ?? href }).catch((e: Error) => ctx.toast(e.message, 'error'));
+  }
+});
+
+window.addEventListener('error', (event) => host.log('error', `${event.message} (${event.filename}:${event.lineno})`));
+window.addEventListener('unhandledrejection', (event) => host.log('error', String(event.reason)));
+
+host.ready();
+composer.focus();

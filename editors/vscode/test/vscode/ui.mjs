@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// The UI run: the packaged extension (.vsix) installed into code-server, used the way a
+// person does in Chromium: command palette -> "Claude: New Chat" -> type a prompt in the
+// chat -> the answer streams -> a permission card with the diff -> "Review in diff editor"
+// -> Allow -> "Open diff" shows the change in VS Code's diff editor. Screenshots of each
+// state go to test-artifacts/ui/ (look at them).
+//
+//   node test/vscode/ui.mjs [--verbose]
+// Needs: `npm run package` (dist/claude-sidecar.vsix), the toolchain, `uv sync` at the root.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
+import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer } from '../host/ui.mjs';
+import { sandbox, startModel } from './run.mjs';
+
+const VSIX = path.join(VSCODE_DIR, 'dist', 'claude-sidecar.vsix');
+const SHOTS = path.join(VSCODE_DIR, 'test-artifacts', 'ui');
+const verbose = process.argv.includes('--verbose');
+
+/** The chat webview's inner frame (VS Code nests the page in two iframes). */
+async function chatFrame(page, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (await frame.locator('textarea.prompt').count().catch(() => 0)) return frame;
+    }
+    if (Date.now() > deadline) throw new Error('the chat webview did not show a prompt box');
+    await sleep(200);
+  }
+}
+
+/** Waits until a diff editor shows a line with `text` (its content has rendered). */
+async function diffShows(page, text) {
+  await page.locator('.monaco-diff-editor .view-line', { hasText: text }).first().waitFor({ timeout: 15_000 });
+}
+
+async function step(name, run) {
+  const started = Date.now();
+  await run();
+  console.log(`ok - ${name} (${Date.now() - started} ms)`);
+}
+
+async function main() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
+  fs.rmSync(SHOTS, { recursive: true, force: true });
+  const model = await startModel(path.join(VSCODE_DIR, 'test', 'scenario.json'));
+  const box = sandbox(model.url);
+  let server;
+  let page;
+  try {
+    server = await startCodeServer({ extensionVsix: VSIX, workspace: box.workspace, settings: box.settings, verbose });
+    page = await openWorkbench(server.url);
+    let chat;
+    await step('"Claude: New Chat" from the command palette opens the chat beside the open file', async () => {
+      await page.getByRole('treeitem', { name: 'hello.py' }).first().click();
+      await page.locator('.monaco-editor .view-line', { hasText: "print('hello')" }).first().waitFor({ timeout: 15_000 });
+      await runCommand(page, 'Claude: New Chat');
+      chat = await chatFrame(page);
+      await chat.locator('textarea.prompt').waitFor({ state: 'visible' });
+    });
+    await step('a prompt typed and sent streams its answer into the chat', async () => {
+      await chat.locator('textarea.prompt').click();
+      await page.keyboard.type('hello there');
+      await page.keyboard.press('Enter');
+      await chat.getByText('Hello from the stand-in model.').first().waitFor({ timeout: 30_000 });
+      await screenshot(page, path.join(SHOTS, '1-answer.png'));
+    });
+    await step('an edit asks permission with its diff in the card', async () => {
+      await chat.locator('textarea.prompt').click();
+      await page.keyboard.type('greet the world');
+      await page.keyboard.press('Enter');
+      const card = chat.locator('.permission-card').first();
+      await card.waitFor({ timeout: 30_000 });
+      const text = await card.innerText();
+      assert.match(text, /print\('hello, world'\)/, 'the card shows the proposed line');
+      await screenshot(page, path.join(SHOTS, '2-permission-card.png'));
+    });
+    await step('"Review in diff editor" opens the proposed edit in VS Code\'s diff editor', async () => {
+      await chat.getByRole('button', { name: /review/i }).first().click();
+      await diffShows(page, "print('hello, world')");
+      await screenshot(page, path.join(SHOTS, '3-review-diff.png'));
+    });
+    await step('Allow runs the edit: the file changes on disk', async () => {
+      chat = await chatFrame(page);
+      await chat.getByRole('button', { name: /^allow$/i }).first().click();
+      const file = path.join(box.workspace, 'hello.py');
+      const deadline = Date.now() + 30_000;
+      while (fs.readFileSync(file, 'utf8') !== "print('hello, world')\n") {
+        if (Date.now() > deadline) throw new Error('hello.py was not changed');
+        await sleep(200);
+      }
+      await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
+      await screenshot(page, path.join(SHOTS, '4-allowed.png'));
+    });
+    await step('"Open diff" of the change shows it in the diff editor', async () => {
+      await chat.getByRole('button', { name: /open diff/i }).first().click();
+      await page.locator('.tab.active', { hasText: "Claude's change" }).first().waitFor({ timeout: 15_000 });
+      await diffShows(page, "print('hello, world')");
+      await screenshot(page, path.join(SHOTS, '5-change-diff.png'));
+    });
+    console.log(`# UI run passed; screenshots in ${path.relative(process.cwd(), SHOTS)}`);
+  } catch (e) {
+    if (page) await screenshot(page, path.join(SHOTS, 'failure.png')).catch(() => {});
+    throw e;
+  } finally {
+    await closeWorkbench(page);
+    await server?.stop();
+    model.stop();
+    fs.rmSync(box.root, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+} catch (e) {
+  if (e instanceof PrerequisiteError) exitForPrerequisite(e, 'the VS Code UI run');
+  console.error(`not ok - ${e.stack ?? e}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,299 @@
+// The chat page in headless Chromium, driven through recorded real chats
+// (test/fixtures) by a scripted host. Screenshots of the key states go to
+// test-artifacts/webview/.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import type { ContextUsageResult } from '../../src/core/protocol.generated';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/transcript';
+import { hostEvents } from '../core/fixtures';
+import { launch, PageServer, ScriptedHost } from './scripted-host';
+
+let browser: Browser;
+const server = new PageServer();
+
+before(async () => {
+  await server.start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server.stop();
+});
+
+const CONTEXT: ContextUsageResult = {
+  totalTokens: 23_400, maxTokens: 200_000, percentage: 11.7, model: 'claude-opus-5-5',
+  categories: [], autoCompactThreshold: null, autoCompactEnabled: true,
+};
+
+function stateOf(events: ChatEvent[]): ChatState {
+  const state = initialState();
+  for (const event of events) reduce(state, event);
+  return state;
+}
+
+const isMethod = (method: string) => (e: ChatEvent) => e.kind === 'notification' && e.method === method;
+
+async function openWith(state: ChatState, viewport?: { width: number; height: number }): Promise<ScriptedHost> {
+  const host = await ScriptedHost.open(browser, server, viewport);
+  await host.reset(state);
+  await host.answer('contextUsage', CONTEXT);
+  await host.frame();
+  return host;
+}
+
+describe('streaming', () => {
+  it('streams thinking then markdown, collapses the thinking when done, ends with the footer', async () => {
+    const events = hostEvents('streamed-thinking');
+    const delta = (kind: string, piece: string) => events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/delta' && e.params.kind === kind && e.params.text.includes(piece));
+    const midThinking = delta('thinking', 'e case and i');
+    const midText = delta('text', 'str) -> boo');
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(initialState());
+    await host.events(events.slice(0, midThinking));
+    const page = host.page;
+    assert.equal(await page.locator('details.thinking').getAttribute('open'), '', 'thinking is open while it streams');
+    assert.match(await page.locator('details.thinking').innerText(), /Thinking…\nThe user wants a function/);
+    await host.screenshot('thinking');
+    await host.events(events.slice(midThinking, midText));
+    assert.equal(await page.locator('details.thinking').getAttribute('open'), null, 'thinking is closed when done');
+    assert.match(await page.locator('.entry.text').innerText(), /Here is a small palindrome check/);
+    assert.equal(await page.locator('.entry.text.streaming').count(), 1);
+    assert.match(await page.locator('.status-line').innerText(), /working/);
+    await host.screenshot('streaming');
+
+    await host.events(events.slice(midText));
+    await host.answer('contextUsage', CONTEXT);
+    await host.frame();
+    assert.equal(await page.locator('.code-block .hljs-keyword').first().innerText(), 'def');
+    assert.equal(await page.locator('.code-block .copy-code').count(), 1);
+    assert.match(await page.locator('.entry.turn').innerText(), /Done · .* · \$0\.06/);
+    assert.match(await page.locator('.header').innerText(), /12% context/);
+    assert.equal(await page.locator('.entry.user').count(), 1, 'the replayed prompt is not shown twice');
+    await host.screenshot('answer');
+    assert.deepEqual(host.errors, []);
+  });
+});
+
+describe('permissions', () => {
+  it('shows a Write request with its diff; Allow answers it', async () => {
+    // Up to the request and the awaitingPermission status that follows it.
+    const events = hostEvents('write-allowed');
+    const asked = events.findIndex(isMethod('claude/permissionRequest'));
+    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const card = host.page.locator('.permission-card');
+    assert.equal(await card.count(), 1);
+    const text = await card.innerText();
+    assert.match(text, /Allow Write/);
+    assert.match(text, /README\.md/);
+    assert.equal(await card.locator('.diff-line.del .code').first().innerText(), 'A web shop.');
+    assert.equal(await card.locator('.diff-line.add .code').first().innerText(), 'A tiny web shop.');
+    assert.match(text, /Allow all edits for this session/);
+    assert.equal(await card.getByRole('button', { name: 'Review in diff editor' }).count(), 1);
+    assert.match(await host.page.locator('.status-line').innerText(), /Waiting for your answer/);
+    await host.screenshot('permission-write');
+
+    await card.getByRole('button', { name: 'Allow', exact: true }).click();
+    const request = await host.request('respondPermission');
+    const pending = Object.keys(stateOf(events.slice(0, asked + 2)).pending);
+    assert.deepEqual(request.params, { requestId: pending[0], decision: 'allow' });
+
+    await host.answer('respondPermission', null);
+    await host.events(events.slice(asked + 2));
+    assert.equal(await card.count(), 0, 'the card goes when the request is answered');
+    const write = host.page.locator('.entry.tool', { hasText: 'Write' });
+    assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the file update shows its diff');
+    assert.match(await write.locator('.tool-head').innerText(), /\+5.*−1/s);
+    await write.getByRole('button', { name: 'Open diff' }).click();
+    const open = await host.request('openFileDiff');
+    assert.equal(typeof open.params.seq, 'number');
+    await host.screenshot('write-done');
+  });
+
+  it('denies an Edit with the reason typed', async () => {
+    const events = hostEvents('edit-denied');
+    const asked = events.findIndex(isMethod('claude/permissionRequest'));
+    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const card = host.page.locator('.permission-card');
+    await card.getByRole('textbox', { name: 'Reason for denying' }).fill('Keep the greeting short.');
+    await card.getByRole('button', { name: 'Deny' }).click();
+    const request = await host.request('respondPermission');
+    assert.equal(request.params.decision, 'deny');
+    assert.equal(request.params.message, 'Keep the greeting short.');
+    await host.answer('respondPermission', null);
+    await host.events(events.slice(asked + 2));
+    const edit = host.page.locator('.entry.tool', { hasText: 'Edit' });
+    assert.equal(await edit.getAttribute('data-status'), 'denied');
+    await edit.locator('.tool-head').click();
+    assert.match(await edit.locator('.tool-body').innerText(), /Keep the greeting short\./);
+    await host.screenshot('edit-denied');
+  });
+
+  it('answers an AskUserQuestion with the options chosen (multiSelect joined)', async () => {
+    const events = hostEvents('ask-question');
+    const asked = events.findIndex(isMethod('claude/permissionRequest'));
+    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const card = host.page.locator('.permission-card');
+    assert.equal(await card.locator('.question').count(), 2);
+    await card.getByRole('radio', { name: /Blue/ }).click();
+    await card.getByRole('checkbox', { name: /hover/ }).click();
+    await card.getByRole('checkbox', { name: /focus/ }).click();
+    await host.screenshot('question');
+    await card.getByRole('button', { name: 'Submit answers' }).click();
+    const request = await host.request('respondPermission');
+    assert.equal(request.params.decision, 'allow');
+    assert.deepEqual(request.params.answers, {
+      'Which colour should the button be?': 'Blue',
+      'Which states need styles?': 'hover, focus',
+    });
+  });
+
+  it('approves a plan and switches to accepting edits', async () => {
+    const events = hostEvents('plan-approved');
+    const asked = events.findIndex(isMethod('claude/permissionRequest'));
+    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const card = host.page.locator('.permission-card');
+    assert.equal(await card.locator('.markdown.plan h1').innerText(), 'Greeting plan');
+    await host.screenshot('plan');
+    await card.getByRole('button', { name: 'Approve, auto-accept edits' }).click();
+    const request = await host.request('respondPermission');
+    assert.deepEqual({ ...request.params, requestId: '' }, { requestId: '', decision: 'allow', mode: 'acceptEdits' });
+  });
+});
+
+describe('tools and turns', () => {
+  it('shows a Bash call with its output, a sub-agent nested, and an API error in red', async () => {
+    const state = stateOf([...hostEvents('bash-output'), ...hostEvents('sub-agent').slice(1), ...hostEvents('api-error').slice(1)]);
+    const host = await openWith(state);
+    const page = host.page;
+    const bash = page.locator('.entry.tool', { hasText: 'seq 1 12' });
+    await bash.locator('.tool-head').click();
+    assert.match(await bash.locator('.tool-result').innerText(), /^1\n2\n3/);
+    assert.equal(await page.locator('.sub-agent .entry.tool', { hasText: 'echo hi' }).count(), 1, "the sub-agent's Bash is under its Agent call");
+    const failed = page.locator('.entry.turn.error');
+    assert.match(await failed.locator('.turn-error').innerText(), /API Error: 500 scripted failure/);
+    const color = await failed.locator('.turn-error').evaluate((el) => getComputedStyle(el).color);
+    assert.equal(color, 'rgb(248, 81, 73)');
+    await host.screenshot('tools-and-error');
+  });
+
+  it('caps a huge diff and keeps long paths on one line', async () => {
+    const path = `/home/dev/project/${'very-long-directory-name/'.repeat(6)}generated_module.py`;
+    const diff = `--- /dev/null\n+++ ${path}\n@@ -0,0 +1,400 @@\n${Array.from({ length: 400 }, (_, i) => `+line ${i} ${'x'.repeat(i % 7 === 0 ? 180 : 20)}`).join('\n')}\n`;
+    const events: ChatEvent[] = [
+      ...hostEvents('write-allowed').slice(0, 12),
+      { kind: 'notification', method: 'claude/message', params: { channelId: 'ch-2', seq: 100, message: { type: 'assistant', message: { content: [{ type: 'tool_use', id: 'toolu_big', name: 'Write', input: { file_path: path, content: '...' } }] }, parent_tool_use_id: null } } },
+      { kind: 'notification', method: 'claude/fileUpdated', params: { channelId: 'ch-2', seq: 101, path, toolName: 'Write', toolUseId: 'toolu_big', messageId: null, oldContent: null, newContent: null, diff, notice: null, parentToolUseId: null } },
+    ];
+    const host = await openWith(stateOf(events));
+    const tool = host.page.locator('.entry.tool', { hasText: 'generated_module.py' });
+    assert.equal(await tool.locator('.diff-line').count(), 12);
+    const showAll = tool.getByRole('button', { name: /Show all 400 lines/ });
+    assert.equal(await showAll.count(), 1);
+    const overflow = await host.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(overflow, 0, 'nothing is wider than the page');
+    await host.screenshot('big-diff');
+    await showAll.click();
+    assert.equal(await tool.locator('.diff-line').count(), 400);
+  });
+});
+
+describe('prompt', () => {
+  it('sends on Enter, completes @ files from the host and / commands from the channel info', async () => {
+    const host = await openWith(stateOf(hostEvents('streamed-thinking')));
+    const prompt = host.page.getByRole('textbox', { name: 'Message to Claude' });
+    await prompt.fill('');
+    await prompt.pressSequentially('look at @rea');
+    const ask = await host.answer('completeFiles', { paths: ['README.md', 'src/reader.ts', 'docs/reading-list.md'] });
+    assert.equal(ask.params.query, 'rea');
+    await host.frame();
+    assert.equal(await host.page.locator('.completion-item').count(), 3);
+    await host.screenshot('file-completion');
+    await prompt.press('ArrowDown');
+    await prompt.press('Enter');
+    assert.equal(await prompt.inputValue(), 'look at @src/reader.ts ');
+
+    await prompt.fill('');
+    await prompt.pressSequentially('/co');
+    const items = host.page.locator('.completion-item');
+    assert.deepEqual(await items.locator('.completion-label').allInnerTexts(), ['/compact', '/context']);
+    await host.screenshot('command-completion');
+    await prompt.press('Tab');
+    assert.equal(await prompt.inputValue(), '/compact ');
+
+    await prompt.fill('hello there');
+    await prompt.press('Shift+Enter');
+    await prompt.pressSequentially('second line');
+    await prompt.press('Enter');
+    const send = await host.request('send');
+    assert.deepEqual(send.params, { text: 'hello there\nsecond line' });
+    assert.equal(await prompt.inputValue(), '');
+  });
+
+  it('refuses an image over 5 MB with a message; Escape stops a running turn', async () => {
+    const events = hostEvents('interrupted');
+    const host = await openWith(stateOf(events.slice(0, 20)));
+    await host.page.evaluate(() => {
+      const data = new DataTransfer();
+      data.items.add(new File([new Uint8Array(6 * 1024 * 1024)], 'huge.png', { type: 'image/png' }));
+      document.querySelector('.composer')!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    });
+    await host.frame();
+    assert.match(await host.page.locator('.composer-message').innerText(), /huge\.png is 6\.0 MB: images can be 5 MB at most/);
+    assert.equal(await host.page.locator('.thumb').count(), 0);
+    await host.page.getByRole('textbox', { name: 'Message to Claude' }).press('Escape');
+    await host.request('interrupt');
+    await host.screenshot('running-refused-image');
+  });
+});
+
+describe('user message actions', () => {
+  it('rewinds files after a dry run shown in a dialog; forks from a message', async () => {
+    const host = await openWith(stateOf(hostEvents('write-allowed')));
+    const page = host.page;
+    const message = page.locator('.entry.user').first();
+    await message.hover();
+    await message.getByRole('button', { name: 'Rewind files to before this message' }).click();
+    const dry = await host.answer('rewind', {
+      canRewind: true, filesChanged: ['/home/dev/project/README.md'], insertions: 1, deletions: 5,
+      diffs: [{ path: '/home/dev/project/README.md', note: null, diff: '--- /home/dev/project/README.md\n+++ /home/dev/project/README.md\n@@ -1,7 +1,3 @@\n # Project\n \n-A tiny web shop.\n-\n-## Usage\n-\n-Run `make serve`.\n+A web shop.\n' }],
+    });
+    assert.equal(dry.params.dryRun, true);
+    await host.frame();
+    const dialog = page.getByRole('dialog');
+    assert.match(await dialog.innerText(), /1 file change \(\+1 −5\)/);
+    await host.screenshot('rewind-dialog');
+    await dialog.getByRole('button', { name: 'Rewind files' }).click();
+    const real = await host.answer('rewind', { canRewind: true, filesChanged: ['/home/dev/project/README.md'], insertions: 1, deletions: 5, diffs: [] });
+    assert.deepEqual(real.params, { messageId: dry.params.messageId, dryRun: false });
+    await host.frame();
+    assert.equal(await dialog.count(), 0);
+
+    await message.hover();
+    await message.getByRole('button', { name: 'Fork the conversation from here' }).click();
+    const fork = await host.request('fork');
+    assert.equal(fork.params.messageId, dry.params.messageId);
+  });
+});
+
+describe('page state', () => {
+  it('keeps the draft and the opened blocks when the page is recreated', async () => {
+    const state = stateOf(hostEvents('bash-output'));
+    const host = await openWith(state);
+    const page = host.page;
+    await page.getByRole('textbox', { name: 'Message to Claude' }).fill('a thought I have not sent');
+    await page.locator('.entry.tool .tool-head').click();
+    await page.waitForTimeout(400); // setState is debounced
+    await page.reload();
+    await host.waitForPosted((m) => m.type === 'ready');
+    await host.reset(state);
+    assert.equal(await page.getByRole('textbox', { name: 'Message to Claude' }).inputValue(), 'a thought I have not sent');
+    assert.equal(await page.locator('.entry.tool.expanded').count(), 1);
+    const saved = await page.evaluate(() => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}'));
+    assert.equal(saved.cwd, '/home/dev/project', 'the host can restore the chat from the page state');
+    assert.equal(typeof saved.sessionId, 'string');
+    await host.screenshot('restored');
+  });
+});
