@@ -218,6 +218,52 @@ test('Rewind to a message restores the files its turn changed', async () => {
   panel.panel.dispose();
 });
 
+test('the Interrupt command stops the running turn', async () => {
+  const panel = await newChatPanel();
+  const streaming = next(panel, (e) => e.kind === 'notification' && e.method === 'claude/delta');
+  const ended = next(panel, isNote('claude/turnEnded'));
+  await panel.handle('send', { text: 'tell me something long' });
+  await streaming;
+  await vscode.commands.executeCommand('claudeSidecar.interrupt');
+  const end = await ended;
+  assert.ok(end.kind === 'notification' && end.method === 'claude/turnEnded');
+  assert.equal(end.params.outcome, 'interrupted');
+  panel.panel.dispose();
+});
+
+test('the Fork command opens the whole conversation in a new chat tab', async () => {
+  const { extension } = await api();
+  const panel = await newChatPanel();
+  await turn(panel, 'hello before the fork');
+  await vscode.commands.executeCommand('claudeSidecar.fork');
+  const fork = await until(() => {
+    const active = extension.activePanel();
+    return active && active !== panel ? active : undefined;
+  }, 'the fork becomes the active chat');
+  assert.deepEqual(fork.chat.prompts.map((p) => p.text), ['hello before the fork']);
+  fork.panel.dispose();
+  panel.panel.dispose();
+});
+
+test('new chats take their model and permission mode from the settings', async () => {
+  const config = vscode.workspace.getConfiguration('claudeSidecar');
+  await config.update('permissionMode', 'acceptEdits', vscode.ConfigurationTarget.Workspace);
+  await config.update('model', 'claude-sonnet-4-5', vscode.ConfigurationTarget.Workspace);
+  try {
+    const panel = await newChatPanel();
+    const events = await turn(panel, 'write the notes');
+    assert.equal(panel.chat.status?.permissionMode, 'acceptEdits');
+    assert.equal(panel.chat.status?.model, 'claude-sonnet-4-5');
+    assert.ok(!events.some(isNote('claude/permissionRequest')), 'acceptEdits runs the edit without asking');
+
+    assert.equal(fs.readFileSync(path.join(workspace(), 'notes.md'), 'utf8'), '# Notes\nfirst line\n');
+    panel.panel.dispose();
+  } finally {
+    await config.update('permissionMode', undefined, vscode.ConfigurationTarget.Workspace);
+    await config.update('model', undefined, vscode.ConfigurationTarget.Workspace);
+  }
+});
+
 test('closing the chat tab ends its CLI', async () => {
   const panel = await newChatPanel();
   const pid = panel.chat.pid;
