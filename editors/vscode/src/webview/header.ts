@@ -69,10 +69,12 @@ export class Header {
       this.shown = key;
       const current = this.currentModel(info, state);
       const models = info?.models ?? [];
-      setOptions(this.model, models.length
-        ? models.map((m) => ({ value: m.value, label: m.displayName, title: m.description ?? '' }))
-        : [{ value: '', label: state.status.model ?? 'Model' }], current?.value ?? '');
-      this.model.disabled = !models.length;
+      const options = models.map((m) => ({ value: m.value, label: m.displayName, title: m.description ?? '' }));
+      // A model the CLI does not list (a resumed session's, a full model id) is still shown as the one in use.
+      const active = state.status.model ?? info?.model ?? '';
+      if (!current && active) options.unshift({ value: active, label: active, title: 'The model this chat uses' });
+      setOptions(this.model, options.length ? options : [{ value: '', label: 'Model' }], current?.value ?? active);
+      this.model.disabled = !options.length;
       const levels = current?.supportedEffortLevels ?? [];
       this.effort.hidden = !levels.length;
       setOptions(this.effort, [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))], info?.effort ?? '');

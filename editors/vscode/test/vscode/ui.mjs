@@ -36,6 +36,14 @@ async function diffShows(page, text) {
   await page.locator('.monaco-diff-editor .view-line', { hasText: text }).first().waitFor({ timeout: 15_000 });
 }
 
+async function waitFor(probe, what, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(200);
+  }
+}
+
 async function step(name, run) {
   const started = Date.now();
   await run();
@@ -99,6 +107,37 @@ async function main() {
       await page.locator('.tab.active', { hasText: "Claude's change" }).first().waitFor({ timeout: 15_000 });
       await diffShows(page, "print('hello, world')");
       await screenshot(page, path.join(SHOTS, '5-change-diff.png'));
+    });
+    await step('"Send Selection to Chat" quotes the selected lines into the prompt', async () => {
+      await page.getByRole('treeitem', { name: 'hello.py' }).first().dblclick();
+      const line = page.locator('.monaco-editor:not(.monaco-diff-editor .monaco-editor) .view-line', { hasText: 'hello, world' }).first();
+      await line.waitFor({ timeout: 15_000 });
+      await line.click();
+      await page.keyboard.press('Home');
+      await page.keyboard.press('Shift+End');
+      await runCommand(page, 'Claude: Send Selection to Chat');
+      chat = await chatFrame(page);
+      const prompt = chat.locator('textarea.prompt');
+      await waitFor(async () => /@hello\.py:1/.test(await prompt.inputValue()), 'the prompt quotes hello.py:1');
+      assert.match(await prompt.inputValue(), /print\('hello, world'\)/);
+      await screenshot(page, path.join(SHOTS, '6-selection-in-prompt.png'));
+      await prompt.fill('');
+    });
+    await step('the chat tab comes back with its conversation after the window reloads', async () => {
+      await page.reload();
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+      chat = await chatFrame(page, 60_000);
+      await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
+      await screenshot(page, path.join(SHOTS, '7-restored-after-reload.png'));
+    });
+    await step('"Resume a Past Session..." lists the session and opens it with its history', async () => {
+      await runCommand(page, 'Claude: Resume a Past Session');
+      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'hello there' }).first();
+      await row.waitFor({ timeout: 15_000 });
+      await screenshot(page, path.join(SHOTS, '8-sessions.png'));
+      await row.click();
+      await waitFor(async () => (await page.locator('.tab', { hasText: 'Claude: hello there' }).count()) >= 2,
+        'a second chat tab with the resumed session');
     });
     console.log(`# UI run passed; screenshots in ${path.relative(process.cwd(), SHOTS)}`);
   } catch (e) {
