@@ -53,6 +53,16 @@ type ClientRequestHandler<M extends keyof ClaudeClientRequests> = (
 ) => Promise<ClaudeClientRequests[M]['result']>;
 
 const STDERR_TAIL_LINES = 20;
+
+/** The level of one of the daemon's log lines (`<date> <time> LEVEL logger: message`). */
+export function daemonLineLevel(line: string): 'debug' | 'info' | 'warn' | 'error' {
+  const level = /^\S+ \S+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) /.exec(line)?.[1];
+  if (level === 'ERROR' || level === 'CRITICAL') return 'error';
+  if (level === 'WARNING') return 'warn';
+  if (level === 'INFO') return 'info';
+  // Tracebacks and other unprefixed lines belong to the record before them; debug keeps them findable.
+  return 'debug';
+}
 const SHUTDOWN_GRACE_MS = 3000;
 
 /** A started and initialized daemon. */
@@ -210,7 +220,7 @@ export class DaemonConnection {
         if (!line) continue;
         this.stderrTail.push(line);
         if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-        this.log('debug', `daemon: ${line}`);
+        this.log(daemonLineLevel(line), `daemon: ${line}`);
       }
     });
     // Writes to a daemon that just died fail with EPIPE; the exit handler reports it.

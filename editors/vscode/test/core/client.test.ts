@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { SidecarClient } from '../../src/core/client';
+import { daemonLineLevel } from '../../src/core/connection';
 import { SidecarError } from '../../src/core/errors';
 import { assertAllGone, client, Recorder, removeSandbox, sandbox, startModel, type Model, type Sandbox } from './harness';
 import { GREETING, SCENARIO } from './scenario';
@@ -226,5 +227,14 @@ describe('the protocol client core', () => {
       assert.match(e.message, /cwd/);
       return true;
     });
+  });
+});
+
+describe('daemon log lines', () => {
+  test('keep their level in the output channel', () => {
+    assert.equal(daemonLineLevel('2026-11-23 18:03:23,728 INFO claude_sidecar.hub: channel ch-1 started'), 'info');
+    assert.equal(daemonLineLevel('2026-11-23 18:03:23,728 WARNING claude_sidecar.channel: slow'), 'warn');
+    assert.equal(daemonLineLevel('2026-11-23 18:03:23,728 ERROR claude_sidecar.stdio: boom'), 'error');
+    assert.equal(daemonLineLevel('Traceback (most recent call last):'), 'debug');
   });
 });
