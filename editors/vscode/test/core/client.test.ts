@@ -58,6 +58,23 @@ describe('the protocol client core', () => {
     assert.ok(thinking, 'the thinking streamed too');
   });
 
+  test('an image goes to the model with the text of the message', async () => {
+    const { chat, rec } = await open();
+    // A 1x1 transparent PNG.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const since = rec.mark();
+    const messageId = await chat.send('hello, what is in this picture?', [{ type: 'image', mediaType: 'image/png', data: png }]);
+    const ended = await rec.next('claude/turnEnded', (p) => (p.messageIds ?? []).includes(messageId), { since });
+    assert.equal(ended.outcome, 'success');
+    const replay = rec.notifications().slice(since).find(
+      (n) => n.method === 'claude/message' && (n.params.message as { uuid?: string }).uuid === messageId,
+    );
+    assert.ok(replay, 'the CLI took the message up');
+    const content = JSON.stringify(replay.params);
+    assert.match(content, /"type":"image"/);
+    assert.match(content, /what is in this picture/);
+  });
+
   test('an allowed edit runs and is reported as a file update with its diff', async () => {
     const { chat, rec } = await open();
     const since = rec.mark();
