@@ -21,6 +21,15 @@ BASIC_SCENARIO = {
 }
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for ``-n auto`` (pyproject's addopts): one more than the CPUs. A test spends
+    much of its time waiting for its CLI, daemon or Neovim (one process of the suite keeps
+    about 0.6 of a CPU busy), so CPUs + 1 keeps them all busy; at most 8, for memory (each
+    test runs a CLI, a daemon and maybe a Neovim)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min((cpus or 1) + 1, 8)
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"

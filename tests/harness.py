@@ -227,6 +227,29 @@ def child_pids(pid: int) -> set[int]:
     return children
 
 
+def descendant_pids(pid: int) -> set[int]:
+    """The live processes below ``pid`` (its children, theirs, ...), from one scan of /proc;
+    with tests run in parallel, a process scan must only see its own test's processes."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
+            if state != "Z":
+                parents.setdefault(int(ppid), []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
 async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
     """Wait for every pid to end; return those still alive after ``timeout``."""
     deadline = time.monotonic() + timeout

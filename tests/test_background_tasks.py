@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, pid_alive, wait_until_dead
+from tests.harness import Sidecar, descendant_pids, pid_alive, wait_until_dead
 
 BACKGROUND = {"rules": [{"match": "background", "steps": [
     [{"tool_use": {"name": "Bash", "input": {
@@ -34,24 +34,24 @@ async def test_list_channels_shows_a_running_background_task(
     assert task["taskType"] == "local_bash" and task["description"] == "a long sleep"
 
 
-def sleepers() -> list[int]:
-    """Live `sleep 300` processes (the background task's shell command)."""
+def sleepers(sidecar: Sidecar) -> list[int]:
+    """Live `sleep 300` processes (the background task's shell command) of this test's
+    daemon: only its descendants, not another test's running in parallel."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if cmdline.split(b"\0")[:2] == [b"sleep", b"300"] and pid_alive(int(entry.name)):
-                found.append(int(entry.name))
+    for pid in sorted(descendant_pids(sidecar.process.pid)):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.split(b"\0")[:2] == [b"sleep", b"300"] and pid_alive(pid):
+            found.append(pid)
     return found
 
 
 async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
         sidecar: Sidecar, running_task: tuple[str, dict[str, str]]) -> None:
     channel, task = running_task
-    running = sleepers()
+    running = sleepers(sidecar)
     assert running, "the shell command runs"
     mark = len(sidecar.notes)
 
