@@ -124,7 +124,10 @@ async function main() {
       await prompt.fill('');
     });
     await step('the chat tab comes back with its conversation after the window reloads', async () => {
-      await page.reload();
+      // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
+      const reloaded = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 30_000 });
+      await runCommand(page, 'Developer: Reload Window');
+      await reloaded;
       await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
       chat = await chatFrame(page, 60_000);
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
