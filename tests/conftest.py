@@ -12,6 +12,10 @@ import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar, wait_until_dead
 
+# The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
+# pinned one: a path to its binary.
+COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
+
 # A plain conversation: enough for tests that only need some streamed text.
 BASIC_SCENARIO = {
     "rules": [
@@ -19,6 +23,26 @@ BASIC_SCENARIO = {
     ],
     "default": [[{"text": "A scripted answer."}]],
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "pinned_cli(reason): checks a fact of the pinned CLI only (its version, a "
+        "behaviour older CLIs lack); skipped in the compatibility run")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not COMPAT_CLI:
+        return
+    for item in items:
+        marker = item.get_closest_marker("pinned_cli")
+        if marker:
+            reason = marker.args[0] if marker.args else "a fact of the pinned CLI"
+            item.add_marker(pytest.mark.skip(reason=f"compatibility run ({COMPAT_CLI}): {reason}"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"CLI under test: {COMPAT_CLI or 'the pinned one (claude-agent-sdk bundle)'}"
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -61,6 +85,8 @@ def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
         ANTHROPIC_API_KEY="sk-ant-test-dummy",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
     )
+    if COMPAT_CLI:
+        env["CLAUDE_SIDECAR_CLI"] = COMPAT_CLI
     return env
 
 
