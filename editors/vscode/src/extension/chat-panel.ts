@@ -29,6 +29,8 @@ export interface PanelHost {
   show(chat: Chat): ChatPanel;
   newChat(): Promise<void>;
   showSessions(): Promise<void>;
+  /** Whether the daemon was started with bypassPermissions available. */
+  allowBypassPermissions(): boolean;
 }
 
 type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']> };
@@ -136,6 +138,7 @@ export class ChatPanel implements vscode.Disposable {
           state: this.chat.state,
           info: this.chat.info,
           workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+          allowBypassPermissions: this.host.allowBypassPermissions(),
         });
         return;
       case 'log':

@@ -19,6 +19,7 @@ class Extension implements PanelHost, vscode.Disposable {
   private readonly statusBar = new StatusBar();
   private readonly panels = new Map<string, ChatPanel>();
   private clientInstance: SidecarClient | undefined;
+  private bypassAvailable = false;
   private lastFocused: ChatPanel | undefined;
 
   constructor(readonly extensionUri: vscode.Uri) {}
@@ -27,6 +28,7 @@ class Extension implements PanelHost, vscode.Disposable {
   get client(): SidecarClient {
     if (!this.clientInstance) {
       const settings = readSettings();
+      this.bypassAvailable = settings.allowDangerouslySkipPermissions;
       const client = new SidecarClient({
         command: settings.daemonCommand,
         env: { ...process.env, ...settings.env },
@@ -47,6 +49,10 @@ class Extension implements PanelHost, vscode.Disposable {
       this.clientInstance = client;
     }
     return this.clientInstance;
+  }
+
+  allowBypassPermissions(): boolean {
+    return this.bypassAvailable;
   }
 
   /** The folder new chats run in: the active editor's workspace folder, else the first one. */

@@ -24,7 +24,14 @@ import type { ChatEvent, ChatState } from '../core/transcript';
 /** What the host sends the webview. */
 export type HostMessage =
   /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart). */
-  | { type: 'reset'; state: ChatState; info: ChannelInfo | null; workspaceFolders: string[] }
+  | {
+      type: 'reset';
+      state: ChatState;
+      info: ChannelInfo | null;
+      workspaceFolders: string[];
+      /** The user opted in to bypassPermissions (claudeSidecar.allowDangerouslySkipPermissions). */
+      allowBypassPermissions: boolean;
+    }
   /** One event the host already applied to its own state; apply it with the same reducer. */
   | { type: 'event'; event: ChatEvent }
   /** `claude/channelInfo` changed (the channel was (re)started). */

@@ -33,6 +33,8 @@ export class Header {
   readonly el: HTMLElement;
   /** The pickers, placed under the prompt. */
   readonly pickers: HTMLElement;
+  /** The user opted in to bypassPermissions: the mode picker offers it. */
+  allowBypassPermissions = false;
   private readonly model = select('Model', (value) => this.chooseModel(value));
   private readonly effort = select('Effort', (value) => this.chooseModel(this.model.value, value));
   private readonly mode = select('Permission mode', (value) => {
@@ -64,7 +66,9 @@ export class Header {
 
   update(state: ChatState, info: ChannelInfo | null): void {
     const mode = state.status.permissionMode ?? info?.permissionMode ?? 'default';
-    const key = JSON.stringify([info?.models.map((m) => m.value), info?.model, info?.effort, state.status.model, mode]);
+    const key = JSON.stringify([
+      info?.models.map((m) => m.value), info?.model, info?.effort, state.status.model, mode, this.allowBypassPermissions,
+    ]);
     if (key !== this.shown) {
       this.shown = key;
       const current = this.currentModel(info, state);
@@ -78,8 +82,10 @@ export class Header {
       const levels = current?.supportedEffortLevels ?? [];
       this.effort.hidden = !levels.length;
       setOptions(this.effort, [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))], info?.effort ?? '');
-      // Bypassing every permission needs the user's opt-in in the daemon; offered only where it is on.
-      const modes = MODES.filter((m) => m.value !== 'bypassPermissions' || mode === 'bypassPermissions');
+      // Bypassing every permission needs the user's opt-in (a setting); offered only where it is on.
+      const modes = MODES.filter(
+        (m) => m.value !== 'bypassPermissions' || this.allowBypassPermissions || mode === 'bypassPermissions',
+      );
       setOptions(this.mode, modes, mode);
     }
     this.cost.textContent = state.totals.costUsd ? formatCost(state.totals.costUsd) : '';

@@ -77,6 +77,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'reset':
       state = message.state;
       info = message.info;
+      header.allowBypassPermissions = message.allowBypassPermissions;
       permissions.clear();
       render();
       transcript.rebuild(state);

@@ -232,6 +232,22 @@ describe('prompt', () => {
     assert.equal(await prompt.inputValue(), '');
   });
 
+  it('offers bypassPermissions only when the user opted in, and switches the mode when picked', async () => {
+    const modesOf = async (host: ScriptedHost) =>
+      host.page.getByRole('combobox', { name: 'Permission mode' }).locator('option').evaluateAll((os) =>
+        os.map((o) => (o as HTMLOptionElement).value),
+      );
+    const plain = await openWith(stateOf(hostEvents('streamed-thinking')));
+    assert.ok(!(await modesOf(plain)).includes('bypassPermissions'));
+    const optedIn = await ScriptedHost.open(browser, server);
+    await optedIn.reset(stateOf(hostEvents('streamed-thinking')), undefined, true);
+    await optedIn.frame();
+    assert.ok((await modesOf(optedIn)).includes('bypassPermissions'));
+    await optedIn.page.getByRole('combobox', { name: 'Permission mode' }).selectOption('bypassPermissions');
+    const request = await optedIn.request('setPermissionMode');
+    assert.deepEqual(request.params, { mode: 'bypassPermissions' });
+  });
+
   it('refuses an image over 5 MB with a message; Escape stops a running turn', async () => {
     const events = hostEvents('interrupted');
     const host = await openWith(stateOf(events.slice(0, 20)));

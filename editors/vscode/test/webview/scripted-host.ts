@@ -151,8 +151,8 @@ export class ScriptedHost {
     await this.page.evaluate((m) => window.postMessage(m, '*'), message as unknown as Record<string, unknown>);
   }
 
-  async reset(state: ChatState, info: ChannelInfo | null = INFO): Promise<void> {
-    await this.send({ type: 'reset', state, info, workspaceFolders: ['/home/dev/project'] });
+  async reset(state: ChatState, info: ChannelInfo | null = INFO, allowBypassPermissions = false): Promise<void> {
+    await this.send({ type: 'reset', state, info, workspaceFolders: ['/home/dev/project'], allowBypassPermissions });
     await this.frame();
   }
 
