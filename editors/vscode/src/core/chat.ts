@@ -53,6 +53,9 @@ export class Chat {
   readonly permissionRequests = new Map<string, PermissionRequestNotification>();
   /** File updates by notification seq, with their contents. */
   readonly fileContents = new Map<number, FileContents>();
+  /** The highest `seq` the chat has seen, and what is added to the current channel's. */
+  private lastSeq = 0;
+  private seqOffset = 0;
   /** True once a message was taken: the session exists on disk and can be resumed. */
   hasConversation = false;
   closed = false;
@@ -87,6 +90,7 @@ export class Chat {
 
   /** Serves the chat from a (new) daemon channel. */
   bind(channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
+    this.seqOffset = this.lastSeq;
     this.channelId = channelId;
     this.pid = pid;
     this.sessionId = sessionId;
@@ -95,8 +99,24 @@ export class Chat {
     this.apply({ kind: 'bound', channelId, sessionId, cwd: this.cwd });
   }
 
+  /**
+   * The chat's channel is gone with its daemon. Channel ids are only unique within one
+   * daemon (each counts from ch-1): until `bind`, nothing may be routed here by its old id.
+   */
+  unbind(): void {
+    this.channelId = undefined;
+    this.pid = undefined;
+    this.permissionRequests.clear();
+  }
+
   /** Routes a notification of this chat's channel. */
-  notify<M extends keyof ClaudeNotifications>(method: M, params: ClaudeNotifications[M]): void {
+  notify<M extends keyof ClaudeNotifications>(method: M, channelParams: ClaudeNotifications[M]): void {
+    // A channel counts its notifications from 1; a chat that moved to a new channel (a daemon
+    // restart) goes on counting from where the old one stopped, so `seq` names one
+    // notification of the chat (file updates are opened by it).
+    const params =
+      this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
+    this.lastSeq = Math.max(this.lastSeq, params.seq);
     if (method === 'claude/permissionRequest') {
       const request = params as PermissionRequestNotification;
       if (request.autoDecision !== 'allow') this.permissionRequests.set(request.requestId, request);
@@ -178,7 +198,9 @@ export class Chat {
 
   private requireChannel(): string {
     if (this.closed) throw new SidecarError('this chat is closed: open a new one', 'chat');
-    if (!this.channelId) throw new SidecarError('this chat has no channel yet', 'chat');
+    if (!this.channelId) {
+      throw new SidecarError('this chat is waiting for the daemon (it is starting or restarting): try again in a moment', 'chat');
+    }
     return this.channelId;
   }
 

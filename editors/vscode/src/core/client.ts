@@ -51,7 +51,7 @@ export class SidecarClient {
   private current: DaemonConnection | undefined;
   private starting: Promise<DaemonConnection> | undefined;
   private readonly chats = new Map<string, Chat>();
-  private readonly closedChannels = new Set<string>();
+  private closedChannels = new Set<string>();
   private early = new Map<string, [keyof ClaudeNotifications, unknown][]>();
   private nextChat = 1;
   private restarts: number[] = [];
@@ -179,7 +179,9 @@ export class SidecarClient {
       daemon.onClientRequest('claude/callEditorTool', (params) => this.callEditorTool(params));
       daemon.onExit((exit) => this.daemonExited(daemon, exit));
       this.current = daemon;
+      // Channel ids are per daemon: a new one starts counting again.
       this.early = new Map();
+      this.closedChannels = new Set();
       this.setState('running');
       return daemon;
     } catch (e) {
@@ -240,6 +242,7 @@ export class SidecarClient {
     if (daemon !== this.current) return;
     this.current = undefined;
     this.lastExit = exit;
+    for (const chat of this.chats.values()) chat.unbind();
     if (exit.expected || this.disposed) {
       this.setState('stopped');
       return;

@@ -198,7 +198,11 @@ describe('the protocol client core', () => {
     });
     assert.equal(chat.sessionId, sessionId);
     assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
+    const before = Math.max(...rec.notifications().slice(0, mark).map((n) => n.params.seq));
+    const since = rec.mark();
     const ended = await rec.turn('hello after the crash');
+    const after = rec.notifications().slice(since).map((n) => n.params.seq);
+    assert.ok(after.every((seq) => seq > before), 'the chat goes on counting its notifications on the new channel');
     assert.equal(ended.outcome, 'success');
     assert.equal(chat.sessionId, sessionId, 'the conversation went on in its session');
     void oldChannel;
