@@ -208,6 +208,37 @@ describe('the protocol client core', () => {
     void oldChannel;
   });
 
+  test('after a daemon death each of several chats gets its own notifications again', async () => {
+    const a = await open();
+    const b = await open();
+    await a.rec.turn('hello from a');
+    await b.rec.turn('hello from b');
+    const daemon = await sidecar.daemon();
+    const marks = [a.rec.mark(), b.rec.mark()];
+    process.kill(daemon.pid!, 'SIGKILL');
+    const resumed = (rec: Recorder, mark: number) =>
+      rec.events.slice(mark).some((e) => e.kind === 'notice' && /Resumed/.test(e.text));
+    const deadline = Date.now() + 30_000;
+    while (!(resumed(a.rec, marks[0]!) && resumed(b.rec, marks[1]!))) {
+      assert.ok(Date.now() < deadline, 'both chats resumed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sinceA = b.rec.mark();
+    const endedB = await b.rec.turn('hello again from b');
+    assert.equal(endedB.outcome, 'success');
+    const endedA = await a.rec.turn('hello again from a');
+    assert.equal(endedA.outcome, 'success');
+    const leaked = b.rec.events
+      .slice(sinceA)
+      .filter((e) => e.kind === 'notification' && JSON.stringify(e.params).includes('hello again from a'));
+    assert.deepEqual(leaked, [], "a's notifications never reach b");
+    assert.ok(
+      a.rec.events.some((e) => e.kind === 'notification' && JSON.stringify(e.params).includes('hello again from a')),
+      "a gets its own",
+    );
+    assert.notEqual(a.chat.channelId, b.chat.channelId);
+  });
+
   test("the model's editor-tool call is answered by the client's handler", async () => {
     const calls: unknown[] = [];
     await sidecar.dispose();
