@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test suite of the project, one after the other, each printing its own summary:
-# Python and Neovim (pytest), the VS Code client (node). Installs what each needs
+# Python and Neovim (pytest), the VS Code client (node), the Kotlin client (Maven). Installs what each needs
 # (npm packages, code-server, Chromium); with CI=true a missing prerequisite fails.
 # Exits non-zero when any suite failed.
 set -uo pipefail
@@ -22,15 +22,21 @@ suite() {
     fi
 }
 
-vscode_suite() {
+# Each suite runs in a subshell: its `cd` stays its own.
+vscode_suite() (
     cd editors/vscode &&
         npm ci --no-audit --no-fund --loglevel=error &&
         bash scripts/toolchain.sh &&
         npm test --silent
-}
+)
+
+kotlin_suite() (
+    bash editors/intellij/scripts/test.sh
+)
 
 suite "Python and Neovim (uv run pytest)" uv run pytest
 suite "VS Code client (editors/vscode: npm test)" vscode_suite
+suite "Kotlin client (editors/intellij: mvn test)" kotlin_suite
 
 echo
 echo "##### all suites"

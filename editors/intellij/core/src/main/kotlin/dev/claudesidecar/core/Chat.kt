@@ -1,0 +1,239 @@
+package dev.claudesidecar.core
+
+import dev.claudesidecar.core.protocol.ChannelInfo
+import dev.claudesidecar.core.protocol.ChannelParams
+import dev.claudesidecar.core.protocol.ContentBlock
+import dev.claudesidecar.core.protocol.ContextUsageResult
+import dev.claudesidecar.core.protocol.Effort
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.HistoryMessageKind
+import dev.claudesidecar.core.protocol.ImageBlock
+import dev.claudesidecar.core.protocol.Methods
+import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.NotificationType
+import dev.claudesidecar.core.protocol.PermissionCancelledNotification
+import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.PermissionMode
+import dev.claudesidecar.core.protocol.RespondPermissionParams
+import dev.claudesidecar.core.protocol.RewindFilesParams
+import dev.claudesidecar.core.protocol.RewindFilesResult
+import dev.claudesidecar.core.protocol.SendMessageParams
+import dev.claudesidecar.core.protocol.SetModelParams
+import dev.claudesidecar.core.protocol.SetPermissionModeParams
+import dev.claudesidecar.core.protocol.StatusNotification
+import dev.claudesidecar.core.protocol.TextBlock
+import dev.claudesidecar.core.protocol.TurnEndedNotification
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.CopyOnWriteArrayList
+
+/** A user prompt of the chat: where a fork or a rewind can start. */
+data class Prompt(val messageId: String, val text: String)
+
+/** The contents of one file update (kept by the chat, not carried by its events). */
+data class FileContents(val path: String, val oldContent: String?, val newContent: String?)
+
+/**
+ * One conversation as the user sees it: a stable [id] over the daemon channels that serve it
+ * (a daemon restart gives it a new channel on the same session), what the ui needs to know
+ * about it, and the `claude/…` requests that act on it.
+ *
+ * Fields are updated on the client's event thread before the [ChatEvent] that changed them is
+ * delivered; they may be read from any thread. Requests are suspend functions, callable from
+ * any coroutine; they throw [SidecarException].
+ */
+class Chat internal constructor(
+    /** Stable within the client: `chat-1`, `chat-2`, ... */
+    val id: String,
+    params: NewChannelParams,
+    private val client: SidecarClient,
+) {
+    /** What opens the chat's channel; reused with `resume` when it moves to a new daemon. */
+    @Volatile var channelParams: NewChannelParams = params
+        internal set
+
+    val cwd: String get() = channelParams.cwd
+
+    @Volatile var channelId: String? = null
+        private set
+
+    @Volatile var sessionId: String? = null
+        private set
+
+    /** The pid of the CLI serving the chat now. */
+    @Volatile var pid: Int? = null
+        private set
+
+    /** The channel's latest `claude/status`. */
+    @Volatile var status: StatusNotification? = null
+        private set
+
+    /** What the channel's CLI offers (models, commands, agents, ...), from `claude/newChannel`. */
+    @Volatile var info: ChannelInfo? = null
+        private set
+
+    /** What the conversation has cost so far (US dollars), from the last `claude/turnEnded`. */
+    @Volatile var totalCostUsd: Double = 0.0
+        private set
+
+    /** True once a message was taken: the session exists on disk and can be resumed. */
+    @Volatile var hasConversation: Boolean = false
+        internal set
+
+    @Volatile var closed: Boolean = false
+        private set
+
+    /** The daemon the channel belongs to (channel ids are only unique within one daemon). */
+    @Volatile internal var daemon: DaemonConnection? = null
+
+    private val pendingPermissions = ConcurrentHashMap<String, PermissionRequestNotification>()
+    private val files = LinkedHashMap<Int, FileContents>()
+    private val promptList = CopyOnWriteArrayList<Prompt>()
+    private val listeners = CopyOnWriteArrayList<ChatListener>()
+
+    /** The channel's pending permission requests by `requestId` (auto-allowed ones are not pending). */
+    val permissionRequests: Map<String, PermissionRequestNotification> get() = pendingPermissions.toMap()
+
+    /** File updates by their notification `seq`, with contents (the latest [KEPT_FILE_UPDATES]). */
+    val fileContents: Map<Int, FileContents> get() = synchronized(files) { LinkedHashMap(files) }
+
+    /** The user's prompts, oldest first: from history, then from [send]. */
+    val prompts: List<Prompt> get() = promptList.toList()
+
+    /** Adds a listener of the chat's events from now on; close the result to remove it. */
+    fun addListener(listener: ChatListener): AutoCloseable {
+        listeners += listener
+        return AutoCloseable { listeners -= listener }
+    }
+
+    /** Sends a user message (with images: `image` blocks, then the text); returns its `messageId` once queued. */
+    suspend fun send(text: String, images: List<ImageBlock> = emptyList()): String {
+        val (daemon, channelId) = client.channelOf(this)
+        val params = if (images.isEmpty()) {
+            SendMessageParams(channelId = channelId, text = text)
+        } else {
+            SendMessageParams(channelId = channelId, content = buildList<ContentBlock> { addAll(images); add(TextBlock(text)) })
+        }
+        val messageId = daemon.request(Methods.SEND_MESSAGE, params).messageId
+        hasConversation = true
+        client.onEventThread { emit(ChatEvent.UserMessage(messageId, text, images.size)) }
+        return messageId
+    }
+
+    /** Stops the running turn (it ends with `claude/turnEnded` `interrupted`). */
+    suspend fun interrupt() {
+        val (daemon, channelId) = client.channelOf(this)
+        daemon.request(Methods.INTERRUPT, ChannelParams(channelId))
+    }
+
+    /**
+     * Answers a pending permission request. Build the answer with any `channelId` (e.g. `""`):
+     * the chat's own is used.
+     */
+    suspend fun respondPermission(answer: RespondPermissionParams) {
+        val (daemon, channelId) = client.channelOf(this)
+        daemon.request(Methods.RESPOND_PERMISSION, answer.copy(channelId = channelId))
+        client.onEventThread { pendingPermissions.remove(answer.requestId) }
+    }
+
+    /** Answers a pending permission request with a decision (and for a deny, the message the model gets). */
+    suspend fun respondPermission(
+        requestId: String,
+        decision: dev.claudesidecar.core.protocol.PermissionDecision,
+        message: String? = null,
+    ) = respondPermission(RespondPermissionParams(channelId = "", decision = decision, requestId = requestId, message = message))
+
+    /** Switches the model (null: the default) and, when given, the effort. */
+    suspend fun setModel(model: String?, effort: Effort? = null) {
+        val (daemon, channelId) = client.channelOf(this)
+        daemon.request(Methods.SET_MODEL, SetModelParams(channelId = channelId, model = model, effort = effort))
+    }
+
+    suspend fun setPermissionMode(mode: PermissionMode) {
+        val (daemon, channelId) = client.channelOf(this)
+        daemon.request(Methods.SET_PERMISSION_MODE, SetPermissionModeParams(channelId, mode))
+    }
+
+    /** Restores the files to how they were before the prompt [messageId]; a dry run only reports. */
+    suspend fun rewind(messageId: String, dryRun: Boolean): RewindFilesResult {
+        val (daemon, channelId) = client.channelOf(this)
+        return daemon.request(Methods.REWIND_FILES, RewindFilesParams(channelId = channelId, messageId = messageId, dryRun = dryRun))
+    }
+
+    /** How full the context window is. */
+    suspend fun contextUsage(): ContextUsageResult {
+        val (daemon, channelId) = client.channelOf(this)
+        return daemon.request(Methods.CONTEXT_USAGE, ChannelParams(channelId))
+    }
+
+    /** Closes the channel (its CLI ends); the chat stays readable but takes no more requests. */
+    suspend fun close() {
+        if (closed) return
+        closed = true
+        client.closeChat(this)
+    }
+
+    override fun toString(): String = "Chat($id, channel=$channelId, session=$sessionId)"
+
+    // -- on the event thread ----------------------------------------------------------------
+
+    internal fun requireOpen() {
+        if (closed) throw SidecarException("this chat is closed: open a new one", "chat")
+    }
+
+    internal fun emit(event: ChatEvent) {
+        when (event) {
+            is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
+            is ChatEvent.History -> event.history.messages
+                .filter { it.kind == HistoryMessageKind.USER_PROMPT }
+                .forEach { promptList += Prompt(it.uuid, it.text ?: "") }
+            else -> Unit
+        }
+        for (listener in listeners) {
+            try {
+                listener.onEvent(event)
+            } catch (e: Exception) {
+                client.log(SidecarLogger.Level.ERROR, "a listener of $id failed on $event: $e")
+            }
+        }
+    }
+
+    internal fun bind(daemon: DaemonConnection, channelId: String, sessionId: String, info: ChannelInfo?, pid: Int) {
+        this.daemon = daemon
+        this.channelId = channelId
+        this.sessionId = sessionId
+        this.info = info
+        this.pid = pid
+        pendingPermissions.clear()
+        emit(ChatEvent.Bound(channelId, sessionId, cwd))
+    }
+
+    internal fun notify(type: NotificationType<*>, params: Any) {
+        var event = params
+        when (params) {
+            is PermissionRequestNotification ->
+                if (params.autoDecision == null) pendingPermissions[params.requestId] = params
+            is PermissionCancelledNotification -> pendingPermissions.remove(params.requestId)
+            is FileUpdatedNotification -> {
+                keep(params)
+                // The event stays small: contents can be megabytes.
+                event = params.copy(oldContent = null, newContent = null)
+            }
+            is StatusNotification -> {
+                status = params
+                sessionId = params.sessionId
+            }
+            is TurnEndedNotification -> totalCostUsd = params.totalCostUsd
+        }
+        emit(ChatEvent.Notification(type.name, event))
+    }
+
+    private fun keep(update: FileUpdatedNotification) = synchronized(files) {
+        files[update.seq] = FileContents(update.path, update.oldContent, update.newContent)
+        while (files.size > KEPT_FILE_UPDATES) files.remove(files.keys.first())
+    }
+
+    companion object {
+        /** File updates whose contents a chat keeps at most; older ones can no longer be shown side by side. */
+        const val KEPT_FILE_UPDATES = 200
+    }
+}

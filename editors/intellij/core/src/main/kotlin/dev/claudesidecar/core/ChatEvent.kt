@@ -1,0 +1,46 @@
+package dev.claudesidecar.core
+
+import dev.claudesidecar.core.protocol.History as HistoryData
+
+/**
+ * What happens in a [Chat], in order: the ui builds its transcript from these alone.
+ *
+ * Events are delivered on the client's event thread ([SidecarClient.eventDispatcher]), one at a
+ * time, in the order they happened, after the chat's own fields ([Chat.status],
+ * [Chat.permissionRequests], ...) were updated for them. Listeners must not block: a Swing
+ * ui hands each event to the EDT (`SwingUtilities.invokeLater`), which keeps the order.
+ */
+sealed interface ChatEvent {
+    /**
+     * A `claude/…` notification of the chat's channel: [method] is its name and [params] the
+     * generated class of [dev.claudesidecar.core.protocol.Notifications] for it
+     * (`DeltaNotification` for `claude/delta`, ...). For `claude/fileUpdated` the
+     * `oldContent`/`newContent` are null here: the chat keeps them ([Chat.fileContents], by `seq`).
+     * Notifications of a channel that came before `claude/newChannel` answered are delivered
+     * right after [Bound].
+     */
+    data class Notification(val method: String, val params: Any) : ChatEvent
+
+    /** The user's message was queued by the daemon ([Chat.send]); [images] is how many images went with it. */
+    data class UserMessage(val messageId: String, val text: String, val images: Int) : ChatEvent
+
+    /** The stored conversation a resumed or forked chat starts with (before its [Bound]). */
+    data class History(val history: HistoryData) : ChatEvent
+
+    /** Something the client says about the chat: the daemon died and was restarted, the chat resumed, ... */
+    data class Notice(val level: Level, val text: String) : ChatEvent {
+        enum class Level { INFO, WARN, ERROR }
+    }
+
+    /**
+     * The chat is served by a (new) channel: at open, and again on a new daemon after a
+     * restart (same session when it had a conversation). Pending permission requests of the
+     * old channel are gone.
+     */
+    data class Bound(val channelId: String, val sessionId: String, val cwd: String) : ChatEvent
+}
+
+/** Receives a chat's events; see [ChatEvent] for the thread and the order. */
+fun interface ChatListener {
+    fun onEvent(event: ChatEvent)
+}

@@ -1,0 +1,179 @@
+package dev.claudesidecar.core
+
+import dev.claudesidecar.core.protocol.InitializationOptions
+import dev.claudesidecar.core.protocol.NotificationType
+import dev.claudesidecar.core.protocol.Notifications
+import dev.claudesidecar.core.protocol.TurnEndedNotification
+import dev.claudesidecar.core.protocol.WarmPoolOptions
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.withTimeoutOrNull
+import java.nio.file.Files
+import java.nio.file.Path
+import java.util.concurrent.TimeUnit
+import kotlin.io.path.absolutePathString
+import kotlin.io.path.createDirectories
+import kotlin.io.path.exists
+import kotlin.io.path.writeText
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.seconds
+
+// What the core tests share: the stand-in model, an own HOME and workspace, a client on the
+// real daemon and the real CLI, and waiting for a chat's events.
+
+object Harness {
+    /** The repository's root (the folder with pyproject.toml). */
+    val repoRoot: Path by lazy {
+        System.getProperty("sidecar.repoRoot")?.let { return@lazy Path.of(it).toRealPath() }
+        var dir: Path? = Path.of("").toAbsolutePath()
+        while (dir != null && !dir.resolve("pyproject.toml").exists()) dir = dir.parent
+        dir ?: error("cannot find the repository root (pyproject.toml) above ${Path.of("").toAbsolutePath()}")
+    }
+
+    /** The daemon executable of the repository's virtualenv (`uv sync` makes it). */
+    val sidecarBin: Path by lazy {
+        val bin = System.getenv("CLAUDE_SIDECAR_BIN")?.let(Path::of) ?: repoRoot.resolve(".venv/bin/claude-sidecar")
+        check(bin.exists()) { "$bin is missing: run `uv sync` in $repoRoot first" }
+        bin
+    }
+
+    val logger: SidecarLogger =
+        if (System.getenv("SIDECAR_TEST_LOG") != null) SidecarLogger { level, m -> System.err.println("[$level] $m") } else SidecarLogger.NONE
+}
+
+/** `claude-sidecar scripted-model` with a scenario (docs/scripted-model.md). */
+class Model private constructor(private val process: Process, val url: String) : AutoCloseable {
+    override fun close() {
+        process.destroy()
+        if (!process.waitFor(5, TimeUnit.SECONDS)) process.destroyForcibly().waitFor()
+    }
+
+    companion object {
+        fun start(scenarioResource: String = "/scenario.json"): Model {
+            val dir = Files.createTempDirectory("sidecar-model-")
+            val scenario = dir.resolve("scenario.json")
+            scenario.writeText(Model::class.java.getResource(scenarioResource)!!.readText())
+            val process = ProcessBuilder(
+                Harness.sidecarBin.toString(), "scripted-model", "--scenario", scenario.toString(), "--port", "0",
+            ).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
+            val reader = process.errorStream.bufferedReader()
+            val seen = StringBuilder()
+            val deadline = System.nanoTime() + 20_000_000_000
+            while (System.nanoTime() < deadline) {
+                val line = reader.readLine() ?: break
+                seen.appendLine(line)
+                Regex("""listening on (http://\S+)""").find(line)?.let { match ->
+                    Thread { reader.useLines { it.forEach { } } }.apply { isDaemon = true }.start()
+                    return Model(process, match.groupValues[1])
+                }
+            }
+            process.destroyForcibly()
+            error("the stand-in model did not start: $seen")
+        }
+    }
+}
+
+/** An own HOME and workspace, and the environment that points the CLI at the model. */
+class Sandbox(model: Model) : AutoCloseable {
+    val root: Path = Files.createTempDirectory("sidecar-intellij-")
+    val home: Path = root.resolve("home").createDirectories()
+    val workspace: Path = root.resolve("workspace").createDirectories()
+    val cwd: String get() = workspace.absolutePathString()
+
+    val env: Map<String, String?> = buildMap {
+        for (key in System.getenv().keys) if (key.startsWith("ANTHROPIC_") || key.startsWith("CLAUDE")) put(key, null)
+        put("HOME", home.toString())
+        put("ANTHROPIC_BASE_URL", model.url)
+        put("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+        put("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    }
+
+    /** A client on the real daemon; no warm pool (each spare costs a CLI). */
+    fun client(
+        command: List<String> = listOf(Harness.sidecarBin.toString(), "--stdio"),
+        editorTools: List<EditorToolBinding> = emptyList(),
+    ) = SidecarClient(
+        ClientOptions(
+            daemon = DaemonOptions(
+                command = command,
+                cwd = workspace,
+                env = env,
+                initializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
+                logger = Harness.logger,
+            ),
+            editorTools = editorTools,
+        ),
+    )
+
+    override fun close() {
+        root.toFile().deleteRecursively()
+    }
+}
+
+/** Records a chat's events from now on and waits for those a test expects; notes every pid it sees. */
+class Recorder(private val client: SidecarClient, private val pids: MutableSet<Long>) : ChatListener {
+    private val events = mutableListOf<ChatEvent>()
+    lateinit var chat: Chat
+
+    /** Opens a chat with `open(this)` so that the recording starts with its first event. */
+    suspend fun start(open: suspend (ChatListener) -> Chat): Recorder = apply {
+        chat = open(this)
+        notePids()
+    }
+
+    private fun notePids() = synchronized(pids) {
+        if (::chat.isInitialized) chat.pid?.let { pids += it.toLong() }
+        client.runningDaemon?.let { pids += it.pid }
+    }
+
+    override fun onEvent(event: ChatEvent) {
+        if (event is ChatEvent.Bound) notePids() // the chat's fields are set before Bound is delivered
+        synchronized(events) { events += event }
+    }
+
+    fun events(): List<ChatEvent> = synchronized(events) { events.toList() }
+
+    /** A position in the recording, to wait "from here" without racing the action that follows. */
+    fun mark(): Int = synchronized(events) { events.size }
+
+    fun <P : Any> notifications(type: NotificationType<P>, since: Int = 0): List<P> =
+        events().drop(since).filterIsInstance<ChatEvent.Notification>().filter { it.method == type.name }.map { type.paramsType.cast(it.params) }
+
+    /** Waits for a notification [type] from the mark [since] matching [test]. */
+    suspend fun <P : Any> next(type: NotificationType<P>, since: Int, timeout: Duration = 60.seconds, test: (P) -> Boolean = { true }): P =
+        withTimeoutOrNull(timeout) {
+            while (true) {
+                notifications(type, since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
+                delay(20)
+            }
+            @Suppress("UNREACHABLE_CODE") null
+        } ?: error("no ${type.name} within $timeout; saw: ${summary()}")
+
+    /** Waits until an event matching [test] was recorded from [since]. */
+    suspend fun awaitEvent(since: Int, timeout: Duration = 60.seconds, test: (ChatEvent) -> Boolean): ChatEvent =
+        withTimeoutOrNull(timeout) {
+            while (true) {
+                events().drop(since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
+                delay(20)
+            }
+            @Suppress("UNREACHABLE_CODE") null
+        } ?: error("no such event within $timeout; saw: ${summary()}")
+
+    /** Sends [text] and waits for the end of its turn. */
+    suspend fun turn(text: String): TurnEndedNotification {
+        val since = mark()
+        val messageId = chat.send(text)
+        return next(Notifications.TURN_ENDED, since) { messageId in (it.messageIds ?: emptyList()) }
+    }
+
+    private fun summary(): String = events().takeLast(15).joinToString {
+        if (it is ChatEvent.Notification) it.method else it.javaClass.simpleName
+    }
+}
+
+/** Waits until none of [pids] runs; fails naming those that outlived the wait. */
+fun assertAllGone(pids: Collection<Long>, timeoutMs: Long = 15_000) {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    fun left() = pids.filter { pid -> ProcessHandle.of(pid).map { it.isAlive }.orElse(false) }
+    while (left().isNotEmpty() && System.currentTimeMillis() < deadline) Thread.sleep(50)
+    check(left().isEmpty()) { "processes outlived the client: ${left()}" }
+}

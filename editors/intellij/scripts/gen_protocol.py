@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Generate the Kotlin protocol types of the IntelliJ client from docs/protocol.schema.json.
+
+    python3 scripts/gen_protocol.py           # (re)write core/.../protocol/Protocol.kt
+    python3 scripts/gen_protocol.py --check   # exit 1 when Protocol.kt is stale
+
+The schema is the checked-in output of `claude-sidecar schema` (a Python test keeps it equal
+to the daemon's types), so Protocol.kt follows the daemon through it. Never edit Protocol.kt
+by hand: change the daemon, regenerate the schema, then run this script.
+
+How the schema maps to Kotlin (the same rules for every struct):
+
+- every `$defs` struct is a `data class` whose property names are the wire names;
+- a required field is a constructor parameter without default: non-null, or `T?` when the
+  schema allows null (such fields carry `@AlwaysWritten`: they are sent as `null`, never
+  left out);
+- an optional field is `T? = null`: absent and null mean the same (the daemon applies its
+  default, named in the KDoc), and a null is left out when sending;
+- a string enum is an `enum class` implementing `WireEnum` (its JSON value is `wire`); a
+  one-value enum named `type` is a discriminator: `val type: String = "<value>"`;
+- a free-form object is Gson's `JsonObject`, any JSON value `JsonElement`, a string map
+  `Map<String, String>`;
+- a union of structs is a `sealed interface` that its members implement, read back by their
+  `type`.
+
+Standard library only (Python 3.11).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+INTELLIJ = HERE.parent
+REPO = INTELLIJ.parent.parent
+SCHEMA = REPO / "docs" / "protocol.schema.json"
+OUTPUT = INTELLIJ / "core" / "src" / "main" / "kotlin" / "dev" / "claudesidecar" / "core" / "protocol" / "Protocol.kt"
+PACKAGE = "dev.claudesidecar.core.protocol"
+
+# Names for enums whose values are shared by several fields (by their sorted values).
+ENUM_NAMES = {
+    ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"): "PermissionMode",
+    ("awaitingPermission", "exited", "idle", "running", "starting"): "ChannelState",
+    ("high", "low", "max", "medium", "xhigh"): "Effort",
+    ("local", "project", "user"): "SettingSource",
+    ("allowed", "denied"): "HistoryPermission",
+    ("closed", "interrupted", "withdrawn"): "CancelReason",
+    ("allow", "allowAlways", "deny"): "PermissionDecision",
+    ("error", "interrupted", "maxBudget", "maxTurns", "success"): "TurnOutcome",
+    ("image/gif", "image/jpeg", "image/png", "image/webp"): "ImageMediaType",
+}
+# Names for unions of structs (by their sorted member names).
+UNION_NAMES = {
+    ("ImageBlock", "TextBlock"): "ContentBlock",
+}
+KOTLIN_KEYWORDS = {
+    "as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
+    "interface", "is", "null", "object", "package", "return", "super", "this", "throw",
+    "true", "try", "typealias", "typeof", "val", "var", "when", "while",
+}
+
+
+def pascal(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def constant(value: str) -> str:
+    """`acceptEdits` -> ACCEPT_EDITS, `image/png` -> IMAGE_PNG, `claude/newChannel` -> NEW_CHANNEL."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value)
+    snake = re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
+    return snake if not snake[:1].isdigit() else "_" + snake
+
+
+def ident(name: str) -> str:
+    return f"`{name}`" if name in KOTLIN_KEYWORDS else name
+
+
+def kdoc(text: str | None, indent: str = "") -> list[str]:
+    if not text:
+        return []
+    # `claude/*` would open a nested comment in Kotlin.
+    text = text.replace("``", "`").replace("/*", "/…").replace("*/", "*&#47;").strip()
+    lines = text.splitlines()
+    if len(lines) == 1:
+        return [f"{indent}/** {lines[0]} */"]
+    return [f"{indent}/**", *[f"{indent} * {line}".rstrip() for line in lines], f"{indent} */"]
+
+
+def strip_null(prop: dict) -> tuple[dict, bool]:
+    """The non-null alternative of `prop` and whether null is allowed."""
+    alternatives = prop.get("anyOf")
+    if alternatives is None:
+        return prop, False
+    others = [a for a in alternatives if a.get("type") != "null"]
+    nullable = len(others) < len(alternatives)
+    if len(others) == 1:
+        return others[0], nullable
+    return {"anyOf": others}, nullable
+
+
+class Generator:
+    def __init__(self, schema: dict) -> None:
+        self.schema = schema
+        self.defs: dict[str, dict] = schema["$defs"]
+        self.enums: dict[tuple[str, ...], str] = {}
+        self.unions: dict[tuple[str, ...], str] = {}
+        self.union_of: dict[str, list[str]] = {}  # struct -> unions it is part of
+        self.name_enums()
+        self.name_unions()
+
+    # -- naming ---------------------------------------------------------------------------
+
+    def enum_sites(self):
+        for struct, definition in self.defs.items():
+            for field, prop in definition.get("properties", {}).items():
+                inner, _ = strip_null(prop)
+                if inner.get("type") == "array":
+                    inner, _ = strip_null(inner.get("items", {}))
+                if "enum" in inner and not self.is_discriminator(field, inner):
+                    yield struct, field, tuple(sorted(inner["enum"]))
+
+    def name_enums(self) -> None:
+        fields_of: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+        for struct, field, values in self.enum_sites():
+            fields_of.setdefault(values, []).append((struct, field))
+        plain: dict[str, set[tuple[str, ...]]] = {}
+        for values, sites in fields_of.items():
+            for _, field in sites:
+                plain.setdefault(pascal(field), set()).add(values)
+        taken = set(self.defs)
+        for values, sites in sorted(fields_of.items()):
+            if values in ENUM_NAMES:
+                name = ENUM_NAMES[values]
+            else:
+                struct, field = sites[0]
+                name = pascal(field)
+                if len(plain[name]) > 1 or name in taken:
+                    base = re.sub(r"(Notification|Params|Result)$", "", struct)
+                    name = base + pascal(field)
+            if name in taken:
+                raise SystemExit(f"gen_protocol: enum name {name} is taken twice; add it to ENUM_NAMES")
+            taken.add(name)
+            self.enums[values] = name
+
+    def name_unions(self) -> None:
+        for definition in self.defs.values():
+            for prop in definition.get("properties", {}).values():
+                self.find_unions(prop)
+
+    def find_unions(self, prop: dict) -> None:
+        inner, _ = strip_null(prop)
+        if inner.get("type") == "array":
+            self.find_unions(inner.get("items", {}))
+        elif "anyOf" in inner:
+            members = tuple(sorted(a["$ref"].split("/")[-1] for a in inner["anyOf"]))
+            if members not in self.unions:
+                name = UNION_NAMES.get(members, "Or".join(members))
+                self.unions[members] = name
+                for member in members:
+                    self.union_of.setdefault(member, []).append(name)
+
+    @staticmethod
+    def is_discriminator(field: str, prop: dict) -> bool:
+        return field == "type" and len(prop.get("enum", [])) == 1
+
+    # -- types ----------------------------------------------------------------------------
+
+    def kotlin_type(self, prop: dict) -> str:
+        inner, nullable = strip_null(prop)
+        return self.base_type(inner) + ("?" if nullable else "")
+
+    def base_type(self, prop: dict) -> str:
+        if "$ref" in prop:
+            return prop["$ref"].split("/")[-1]
+        if "anyOf" in prop:
+            if all("$ref" in a for a in prop["anyOf"]):
+                return self.unions[tuple(sorted(a["$ref"].split("/")[-1] for a in prop["anyOf"]))]
+            return "JsonElement"
+        if "enum" in prop:
+            return self.enums[tuple(sorted(prop["enum"]))]
+        kind = prop.get("type")
+        if kind == "string":
+            return "String"
+        if kind == "integer":
+            return "Int"
+        if kind == "number":
+            return "Double"
+        if kind == "boolean":
+            return "Boolean"
+        if kind == "array":
+            return f"List<{self.base_type(strip_null(prop.get('items', {}))[0])}>"
+        if kind == "object":
+            extra = prop.get("additionalProperties")
+            if isinstance(extra, dict) and extra:
+                return f"Map<String, {self.base_type(extra)}>"
+            return "JsonObject"
+        return "JsonElement"  # any JSON value
+
+    # -- output ---------------------------------------------------------------------------
+
+    def render(self) -> str:
+        version = self.schema.get("x-version", "?")
+        out = [
+            "// GENERATED by editors/intellij/scripts/gen_protocol.py from docs/protocol.schema.json.",
+            "// Do not edit: change the daemon's types, regenerate the schema, run the script.",
+            '@file:Suppress("unused", "KDocUnresolvedReference")',
+            "",
+            f"package {PACKAGE}",
+            "",
+            "import com.google.gson.JsonElement",
+            "import com.google.gson.JsonObject",
+            "",
+            "/** The daemon version whose schema these types were generated from. */",
+            f'const val PROTOCOL_VERSION: String = "{version}"',
+            "",
+        ]
+        for values, name in sorted(self.enums.items(), key=lambda item: item[1]):
+            out += [f"enum class {name}(override val wire: String) : WireEnum {{"]
+            out += [f'    {constant(v)}("{v}"),' for v in values]
+            out[-1] = out[-1][:-1] + ";"
+            out += ["", "    companion object {", f"        fun of(wire: String): {name}? = entries.firstOrNull {{ it.wire == wire }}", "    }", "}", ""]
+        for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
+            out += [f"/** One of: {', '.join(f'[{m}]' for m in members)} (told apart by their `type`). */"]
+            out += [f"sealed interface {name}", ""]
+        for name in sorted(self.defs):
+            out += self.render_struct(name, self.defs[name])
+        out += self.render_tables()
+        return "\n".join(out).rstrip() + "\n"
+
+    def render_struct(self, name: str, definition: dict) -> list[str]:
+        required = set(definition.get("required", []))
+        props = definition.get("properties", {})
+        params: list[tuple[int, list[str]]] = []
+        for field, prop in props.items():
+            inner, nullable = strip_null(prop)
+            doc = prop.get("description")
+            notes = []
+            if field not in required and "default" in prop and prop["default"] is not None:
+                notes.append(f"Absent: the daemon's default, `{json.dumps(prop['default'])}`.")
+            lines = kdoc(" ".join(filter(None, [doc, *notes])), "    ")
+            if self.is_discriminator(field, inner):
+                lines.append(f'    val {ident(field)}: String = "{inner["enum"][0]}",')
+                params.append((3, lines))
+            elif field in required and not nullable:
+                lines.append(f"    val {ident(field)}: {self.kotlin_type(prop)},")
+                params.append((0, lines))
+            elif field in required:
+                lines.append(f"    @field:AlwaysWritten val {ident(field)}: {self.kotlin_type(prop)},")
+                params.append((1, lines))
+            else:
+                kotlin = self.base_type(inner) + "?"
+                lines.append(f"    val {ident(field)}: {kotlin} = null,")
+                params.append((2, lines))
+        params.sort(key=lambda item: item[0])  # stable: required first, then schema order
+        supertypes = self.union_of.get(name, [])
+        suffix = f" : {', '.join(supertypes)}" if supertypes else ""
+        out = kdoc(definition.get("description"))
+        if not params:
+            return out + [f"class {name}{suffix} {{", "    override fun equals(other: Any?): Boolean = other is " + name,
+                          f"    override fun hashCode(): Int = {json.dumps(name)}.hashCode()",
+                          f'    override fun toString(): String = "{name}()"', "}", ""]
+        out.append(f"data class {name}(")
+        for _, lines in params:
+            out += lines
+        out += [f"){suffix}", ""]
+        return out
+
+    def render_tables(self) -> list[str]:
+        ref = lambda node: node["$ref"].split("/")[-1]  # noqa: E731
+        out = ["/** Every `claude/…` request of the daemon: name, params and result types. */", "object Methods {"]
+        names = []
+        for method, entry in sorted(self.schema["x-methods"].items()):
+            const = constant(method.removeprefix("claude/"))
+            names.append(const)
+            out += kdoc(entry.get("summary"), "    ")
+            out.append(f'    val {const}: Method<{ref(entry["params"])}, {ref(entry["result"])}> = '
+                       f'Method("{method}", {ref(entry["params"])}::class.java, {ref(entry["result"])}::class.java)')
+        out += [f"    val ALL: List<Method<*, *>> = listOf({', '.join(names)})", "", "    fun byName(name: String): Method<*, *>? = ALL.firstOrNull { it.name == name }", "}", ""]
+        out += ["/** Every `claude/…` notification the daemon sends: name and params type. */", "object Notifications {"]
+        names = []
+        for method, entry in sorted(self.schema["x-notifications"].items()):
+            const = constant(method.removeprefix("claude/"))
+            names.append(const)
+            out += kdoc(entry.get("summary"), "    ")
+            out.append(f'    val {const}: NotificationType<{ref(entry["params"])}> = '
+                       f'NotificationType("{method}", {ref(entry["params"])}::class.java)')
+        out += [f"    val ALL: List<NotificationType<*>> = listOf({', '.join(names)})", "", "    fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }", "}", ""]
+        out += ["/** Every request the daemon sends the client: name, params and result types. */", "object ClientRequests {"]
+        names = []
+        for method, entry in sorted(self.schema["x-clientRequests"].items()):
+            const = constant(method.removeprefix("claude/"))
+            names.append(const)
+            result = ref(entry["result"]) if "$ref" in entry["result"] else "JsonElement"
+            out += kdoc(entry.get("summary"), "    ")
+            out.append(f'    val {const}: Method<{ref(entry["params"])}, {result}> = '
+                       f'Method("{method}", {ref(entry["params"])}::class.java, {result}::class.java)')
+        out += [f"    val ALL: List<Method<*, *>> = listOf({', '.join(names)})", "}", ""]
+        out += ["/** The members of each struct union by their `type`, for reading them back. */",
+                "val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf("]
+        for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
+            pairs = []
+            for member in members:
+                tag = self.defs[member]["properties"]["type"]["enum"][0]
+                pairs.append(f'"{tag}" to {member}::class.java')
+            out.append(f"    {name}::class.java to mapOf({', '.join(pairs)}),")
+        out += [")", ""]
+        out += ["/**", " * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields of their `data`.",
+                " */", "enum class ErrorName(override val wire: String, val code: Int, val dataFields: List<String>) : WireEnum {"]
+        for name, entry in sorted(self.schema["x-errors"].items()):
+            fields = ", ".join(f'"{f}"' for f in entry["data"].get("properties", {}) if f != "name")
+            out += kdoc(entry.get("summary"), "    ")
+            out.append(f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields})),')
+        out[-1] = out[-1][:-1] + ";"
+        out += ["", "    companion object {", "        fun of(wire: String?): ErrorName? = entries.firstOrNull { it.wire == wire }", "    }", "}", ""]
+        return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when Protocol.kt is not what the schema gives")
+    parser.add_argument("--schema", type=Path, default=SCHEMA)
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args()
+    text = Generator(json.loads(args.schema.read_text(encoding="utf-8"))).render()
+    if args.check:
+        current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
+        if current != text:
+            what = "is missing" if current is None else "is stale (it differs from what the schema gives)"
+            print(
+                f"{args.output} {what}: {args.schema} changed since it was generated.\n"
+                f"Regenerate it: python3 editors/intellij/scripts/gen_protocol.py (never edit it by hand).",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"{args.output.name} is up to date with {args.schema.name}")
+        return 0
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text, encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The IntelliJ client's tests (core, against the real daemon, CLI and stand-in model):
+# Maven's own output, then one summary line. Exits non-zero on failure.
+# With CI=true a missing prerequisite (java, mvn, the daemon's venv) fails; otherwise it skips.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+missing() {
+  if [[ "${CI:-}" == "true" ]]; then
+    echo "Kotlin client: FAILED: $1" >&2
+    exit 1
+  fi
+  echo "Kotlin client: skipped: $1" >&2
+  exit 0
+}
+command -v java >/dev/null || missing "java is not installed (OpenJDK 17+)"
+command -v mvn >/dev/null || missing "mvn is not installed (Maven 3.8+)"
+command -v python3 >/dev/null || missing "python3 is not installed (the protocol drift check runs it)"
+[[ -x "${CLAUDE_SIDECAR_BIN:-$repo/.venv/bin/claude-sidecar}" ]] \
+  || missing "the daemon is missing: run \`uv sync\` in $repo"
+
+cd "$here"
+rm -rf "$here"/*/target/surefire-reports  # the summary counts this run only
+# Maven's colour codes leak through -B with the Kotlin plugin: strip them.
+mvn -q -B -Dstyle.color=never test "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+status=${PIPESTATUS[0]}
+
+tests=0 failures=0
+for report in "$here"/*/target/surefire-reports/TEST-*.xml; do
+  [[ -f "$report" ]] || continue
+  line="$(grep -m1 -o '<testsuite [^>]*>' "$report")"
+  attr() { sed -nE "s/.* $1=\"([0-9]+)\".*/\1/p" <<<"$line"; }
+  tests=$((tests + $(attr tests)))
+  failures=$((failures + $(attr failures) + $(attr errors)))
+done
+echo "Kotlin client: $tests tests, $failures failures"
+if [[ $status -ne 0 && $failures -eq 0 ]]; then
+  echo "Kotlin client: the build failed (see Maven's output above)" >&2
+fi
+exit $status
