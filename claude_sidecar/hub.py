@@ -57,6 +57,11 @@ class Hub:
         self.ask_editor: Callable[[str, str, dict[str, Any], float], Awaitable[Any]] | None = None
 
     @property
+    def channel_count(self) -> int:
+        """How many channels are open (warm-pool spares are not channels)."""
+        return len(self._channels)
+
+    @property
     def env(self) -> Mapping[str, str] | None:
         """The environment CLIs start with (None: the daemon's own)."""
         return self._env

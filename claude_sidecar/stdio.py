@@ -11,6 +11,7 @@ import asyncio
 import gc
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import BinaryIO
 
 from pygls.io_ import StdinAsyncReader, run_async
 
+from . import diagnostics
 from .server import SidecarServer
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,9 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     gc.collect()
     gc.freeze()
     reader = await _stdin_reader()
+    # `kill -USR1 <pid>` logs what the daemon holds (see diagnostics.py).
+    asyncio.get_running_loop().add_signal_handler(
+        signal.SIGUSR1, lambda: diagnostics.log_snapshot(server.hub.channel_count))
     server.frames = FrameWriter(rpc_out, server.lose_client)
     server.protocol.set_writer(server.frames)
     serving = asyncio.ensure_future(run_async(

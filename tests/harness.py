@@ -261,10 +261,10 @@ async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
 class RawClient:
     """A bare JSON-RPC peer over pipes, for what a well-behaved client never does."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ("--log-level", "DEBUG")) -> None:
         import subprocess
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+            [sys.executable, "-m", "claude_sidecar", "--stdio", *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
     def send(self, message: dict[str, Any]) -> None:
