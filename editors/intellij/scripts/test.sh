@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The IntelliJ client's tests (core, against the real daemon, CLI and stand-in model):
+# The IntelliJ client's tests (core and ui, against the real daemon, CLI and stand-in model):
 # Maven's own output, then one summary line. Exits non-zero on failure.
 # With CI=true a missing prerequisite (java, mvn, the daemon's venv) fails; otherwise it skips.
 set -uo pipefail
@@ -20,10 +20,24 @@ command -v python3 >/dev/null || missing "python3 is not installed (the protocol
 [[ -x "${CLAUDE_SIDECAR_BIN:-$repo/.venv/bin/claude-sidecar}" ]] \
   || missing "the daemon is missing: run \`uv sync\` in $repo"
 
+# The ui tests paint real Swing windows: without a display they run under Xvfb (Debian `xvfb`).
+run=()
+if [[ -z "${DISPLAY:-}" ]]; then
+  if ! command -v xvfb-run >/dev/null; then
+    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+    echo "Kotlin client: installing xvfb (apt-get)" >&2
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q xvfb >&2 \
+      || { DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -q >&2 &&
+           DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q xvfb >&2; } \
+      || missing "xvfb-run is not installed and apt-get could not install it (Debian package xvfb)"
+  fi
+  run=(xvfb-run -a)
+fi
+
 cd "$here"
 rm -rf "$here"/*/target/surefire-reports  # the summary counts this run only
 # Maven's colour codes leak through -B with the Kotlin plugin: strip them.
-mvn -q -B -Dstyle.color=never test "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+${run[@]+"${run[@]}"} mvn -q -B -Dstyle.color=never test "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 status=${PIPESTATUS[0]}
 
 tests=0 failures=0

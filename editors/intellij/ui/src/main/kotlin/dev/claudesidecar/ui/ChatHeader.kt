@@ -1,0 +1,99 @@
+package dev.claudesidecar.ui
+
+import dev.claudesidecar.core.protocol.ChannelInfo
+import dev.claudesidecar.core.protocol.ContextUsageResult
+import dev.claudesidecar.core.protocol.ModelInfo
+import dev.claudesidecar.core.protocol.PermissionMode
+import java.awt.BorderLayout
+import java.awt.Dimension
+import java.util.Locale
+import javax.swing.BorderFactory
+import javax.swing.DefaultListCellRenderer
+import javax.swing.JComboBox
+import javax.swing.JList
+import javax.swing.JPanel
+import javax.swing.JProgressBar
+
+/**
+ * The chat's header: the model and permission-mode pickers (what the channel's CLI offers,
+ * `claude/channelInfo`) and how full the context window is (`claude/contextUsage`).
+ */
+class ChatHeader(
+    private val onModel: (String) -> Unit,
+    private val onMode: (PermissionMode) -> Unit,
+) : JPanel(BorderLayout()) {
+    private val models = JComboBox<ModelInfo>().apply {
+        toolTipText = "Model"
+        renderer = object : DefaultListCellRenderer() {
+            override fun getListCellRendererComponent(list: JList<*>?, value: Any?, index: Int, selected: Boolean, focus: Boolean) =
+                super.getListCellRendererComponent(list, (value as? ModelInfo)?.displayName ?: "", index, selected, focus)
+        }
+    }
+    private val modes = JComboBox(MODES.keys.toTypedArray()).apply {
+        toolTipText = "Permission mode: when Claude asks before using a tool"
+        renderer = object : DefaultListCellRenderer() {
+            override fun getListCellRendererComponent(list: JList<*>?, value: Any?, index: Int, selected: Boolean, focus: Boolean) =
+                super.getListCellRendererComponent(list, MODES[value] ?: "", index, selected, focus)
+        }
+    }
+    private val meter = JProgressBar(0, 100).apply {
+        preferredSize = Dimension(60, 6)
+        isVisible = false
+    }
+    private val meterLabel = mutedLabel("")
+
+    /** Set while the pickers are filled in code, so that no request goes out for it. */
+    private var filling = false
+
+    init {
+        isOpaque = false
+        border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(6, 10, 6, 10))
+        add(row(models, modes), BorderLayout.WEST)
+        add(row(meterLabel, meter), BorderLayout.EAST)
+        models.addActionListener { if (!filling) (models.selectedItem as? ModelInfo)?.let { onModel(it.value) } }
+        modes.addActionListener { if (!filling) (modes.selectedItem as? PermissionMode)?.let(onMode) }
+        models.isEnabled = false
+        modes.isEnabled = false
+    }
+
+    /** Shows what the channel offers and uses now ([model] and [mode] from the latest status when known). */
+    fun show(info: ChannelInfo?, model: String?, mode: String?) {
+        filling = true
+        try {
+            if (info != null) {
+                val offered = info.models
+                if (offered.map { it.value } != (0 until models.itemCount).map { models.getItemAt(it).value }) {
+                    models.removeAllItems()
+                    offered.forEach { models.addItem(it) }
+                }
+                val current = model ?: info.model
+                offered.firstOrNull { it.value == current || it.resolvedModel == current }?.let { models.selectedItem = it }
+                models.isEnabled = offered.isNotEmpty()
+                modes.isEnabled = true
+            }
+            PermissionMode.of(mode ?: info?.permissionMode ?: "")?.takeIf { it in MODES }?.let { modes.selectedItem = it }
+        } finally {
+            filling = false
+        }
+    }
+
+    fun showContext(usage: ContextUsageResult) {
+        val percent = usage.percentage.toInt().coerceIn(0, 100)
+        meter.value = percent
+        meter.isVisible = true
+        meterLabel.text = "$percent% context"
+        val tip = String.format(Locale.ROOT, "%,d of %,d tokens", usage.totalTokens, usage.maxTokens)
+        meter.toolTipText = tip
+        meterLabel.toolTipText = tip
+    }
+
+    private companion object {
+        /** The modes a user picks from (bypassPermissions needs the daemon's opt-in: not offered here). */
+        val MODES = linkedMapOf(
+            PermissionMode.DEFAULT to "Ask before edits",
+            PermissionMode.ACCEPT_EDITS to "Accept edits",
+            PermissionMode.PLAN to "Plan mode",
+            PermissionMode.AUTO to "Auto",
+        )
+    }
+}

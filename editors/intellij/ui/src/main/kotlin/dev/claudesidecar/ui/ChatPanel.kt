@@ -1,0 +1,144 @@
+package dev.claudesidecar.ui
+
+import dev.claudesidecar.core.Chat
+import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.ChatListener
+import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.TurnEndedNotification
+import dev.claudesidecar.core.transcript.Transcript
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.swing.Swing
+import java.awt.BorderLayout
+import java.awt.Dimension
+import javax.swing.JPanel
+import javax.swing.JScrollPane
+import javax.swing.ScrollPaneConstants
+import javax.swing.SwingUtilities
+
+/**
+ * The chat of one core [Chat], as an IntelliJ tool window (or the standalone app) hosts it:
+ * header with pickers and context meter, the transcript, the pending permission cards, the
+ * status line and the prompt.
+ *
+ * Open the chat with [listener] so that the panel sees its first events, then [attach] it:
+ * `panel.attach(client.openChat(params, panel.listener))`. Every event is handed to the EDT
+ * in order; requests run in coroutines on the EDT's dispatcher, which suspend, never block.
+ * Call [dispose] when the panel goes away.
+ */
+class ChatPanel : JPanel(BorderLayout()) {
+    val transcript = Transcript()
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
+
+    /** The chat this panel acts on; null until [attach]. EDT only. */
+    var chat: Chat? = null
+        private set
+
+    /** Receives the chat's events on core's event thread and replays them on the EDT. */
+    val listener = ChatListener { event -> SwingUtilities.invokeLater { onEvent(event) } }
+
+    private val context = object : ViewContext {
+        override val cwd: String? get() = transcript.cwd
+        override fun fileUpdate(seq: Int): FileUpdatedNotification? = transcript.files.lastOrNull { it.seq == seq }
+    }
+    private val transcriptView = TranscriptView(transcript, context)
+    val header = ChatHeader(
+        onModel = { model -> request("switching the model") { setModel(model) } },
+        onMode = { mode -> request("switching the mode") { setPermissionMode(mode) } },
+    )
+    val dock = PermissionDock({ transcript.cwd }) { answer, failed ->
+        val chat = chat ?: return@PermissionDock failed("This chat is not open yet.")
+        scope.launch {
+            try {
+                chat.respondPermission(answer)
+            } catch (e: SidecarException) {
+                failed(e.message ?: "The answer was refused.")
+            }
+        }
+    }
+    val status = StatusLine()
+    private val south = Column(0)
+    val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } })
+
+    init {
+        background = Theme.background
+        val dockScroll = object : JScrollPane(dock) {
+            // Cards get the room they need, up to most of the panel: the transcript stays visible.
+            override fun getPreferredSize(): Dimension {
+                if (!dock.isVisible) return Dimension(0, 0)
+                val width = (if (this.width > 0) this.width else this@ChatPanel.width).coerceAtLeast(1)
+                dock.setSize(width, dock.height.coerceAtLeast(1)) // its cards wrap at this width
+                val most = (this@ChatPanel.height * 0.65).toInt().coerceAtLeast(160)
+                return Dimension(width, dock.preferredSize.height.coerceAtMost(most))
+            }
+        }.apply {
+            border = null
+            isOpaque = false
+            viewport.isOpaque = false
+            horizontalScrollBarPolicy = ScrollPaneConstants.HORIZONTAL_SCROLLBAR_NEVER
+        }
+        south.apply {
+            add(dockScroll)
+            add(status)
+            add(prompt)
+        }
+        add(header, BorderLayout.NORTH)
+        add(transcriptView.scrollPane, BorderLayout.CENTER)
+        add(south, BorderLayout.SOUTH)
+        prompt.sendButton.isEnabled = false
+    }
+
+    /** The chat to act on (its events come through [listener]). */
+    fun attach(chat: Chat) {
+        this.chat = chat
+        prompt.sendButton.isEnabled = true
+        showState()
+    }
+
+    /** Stops the panel's requests; the chat itself stays open (the host closes it). */
+    fun dispose() = scope.cancel()
+
+    private fun onEvent(event: ChatEvent) {
+        transcriptView.show(transcript.apply(event))
+        // The dock's scroll pane is a validate root: the panel around it lays out anew.
+        if (dock.show(transcript.pending)) south.revalidate()
+        showState()
+        if (event is ChatEvent.Notification && event.params is TurnEndedNotification) refreshContext()
+    }
+
+    private fun showState() {
+        val status = transcript.status
+        header.show(chat?.info, status.model, status.permissionMode)
+        this.status.show(status)
+        prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)
+    }
+
+    private fun send(text: String) {
+        request("sending") { send(text) }
+    }
+
+    private fun refreshContext() {
+        val chat = chat ?: return
+        scope.launch {
+            // The meter is a nicety: a CLI that cannot say keeps the last figure.
+            runCatching { chat.contextUsage() }.onSuccess { header.showContext(it) }
+        }
+    }
+
+    /** Runs a request of the chat; a failure shows as a notice in the transcript. */
+    private fun request(what: String, block: suspend Chat.() -> Unit) {
+        val chat = chat ?: return
+        scope.launch {
+            try {
+                chat.block()
+            } catch (e: SidecarException) {
+                onEvent(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Failed $what: ${e.message}"))
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package dev.claudesidecar.ui
+
+import dev.claudesidecar.core.protocol.PermissionRequestNotification
+
+/** The cards of the pending permission requests, oldest first, docked above the prompt. */
+class PermissionDock(private val cwd: () -> String?, private val responder: Responder) : ScrollableColumn(8) {
+    private val cards = LinkedHashMap<String, PermissionCard>()
+
+    init {
+        border = padding(0, 12, 8, 12)
+        isVisible = false
+    }
+
+    /** Shows a card per pending request; true when cards came or went. */
+    fun show(pending: Map<String, PermissionRequestNotification>): Boolean {
+        val gone = cards.keys - pending.keys
+        for (id in gone) remove(cards.remove(id))
+        val added = pending.filterKeys { it !in cards }
+        for ((id, request) in added) cards[id] = PermissionCard.of(request, cwd(), responder).also { add(it) }
+        isVisible = cards.isNotEmpty()
+        val changed = gone.isNotEmpty() || added.isNotEmpty()
+        if (changed) {
+            revalidate()
+            repaint()
+        }
+        return changed
+    }
+}

@@ -1,0 +1,95 @@
+package dev.claudesidecar.ui
+
+import dev.claudesidecar.core.SidecarClient
+import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.core.protocol.SessionSummary
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.swing.Swing
+import java.awt.BorderLayout
+import java.awt.Component
+import java.awt.event.KeyEvent
+import java.awt.event.MouseAdapter
+import java.awt.event.MouseEvent
+import javax.swing.DefaultListModel
+import javax.swing.JLabel
+import javax.swing.JList
+import javax.swing.JPanel
+import javax.swing.JScrollPane
+import javax.swing.KeyStroke
+import javax.swing.ListCellRenderer
+import javax.swing.AbstractAction
+
+/**
+ * The stored sessions of a folder (`claude/listSessions`), newest first; double-click or
+ * Enter resumes one through [onOpen].
+ */
+class SessionList(
+    private val client: SidecarClient,
+    private val cwd: String,
+    private val onOpen: (SessionSummary) -> Unit,
+) : JPanel(BorderLayout()) {
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
+    private val model = DefaultListModel<SessionSummary>()
+    val list = JList(model).apply {
+        cellRenderer = SessionRenderer()
+        addMouseListener(object : MouseAdapter() {
+            override fun mouseClicked(e: MouseEvent) {
+                if (e.clickCount == 2) selectedValue?.let(onOpen)
+            }
+        })
+        inputMap.put(KeyStroke.getKeyStroke(KeyEvent.VK_ENTER, 0), "open")
+        actionMap.put("open", object : AbstractAction() {
+            override fun actionPerformed(e: java.awt.event.ActionEvent?) {
+                selectedValue?.let(onOpen)
+            }
+        })
+    }
+    private val message = mutedLabel("")
+
+    init {
+        add(row(JLabel("Sessions in ${cwd.substringAfterLast('/')}"), linkButton("Refresh") { load() }), BorderLayout.NORTH)
+        add(JScrollPane(list), BorderLayout.CENTER)
+        add(message, BorderLayout.SOUTH)
+        border = padding(8, 8, 8, 8)
+    }
+
+    fun load() {
+        message.text = "Loading…"
+        scope.launch {
+            try {
+                val sessions = client.listSessions(cwd)
+                model.clear()
+                sessions.forEach { model.addElement(it) }
+                message.text = if (sessions.isEmpty()) "No stored sessions yet." else ""
+            } catch (e: SidecarException) {
+                message.text = "Cannot list the sessions: ${e.message}"
+            }
+        }
+    }
+
+    fun dispose() = scope.cancel()
+
+    private class SessionRenderer : ListCellRenderer<SessionSummary> {
+        private val title = JLabel()
+        private val facts = mutedLabel("")
+        private val cell = Column(2).apply {
+            border = padding(6, 8, 6, 8)
+            add(title)
+            add(facts)
+        }
+
+        override fun getListCellRendererComponent(list: JList<out SessionSummary>, value: SessionSummary, index: Int, selected: Boolean, focus: Boolean): Component {
+            title.text = value.customTitle ?: value.title.ifBlank { value.firstPrompt }
+            facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages${value.gitBranch?.let { "  ·  $it" } ?: ""}"
+            cell.isOpaque = selected
+            cell.background = list.selectionBackground
+            title.foreground = if (selected) list.selectionForeground else list.foreground
+            cell.setSize(list.width, 1)
+            return cell
+        }
+    }
+}

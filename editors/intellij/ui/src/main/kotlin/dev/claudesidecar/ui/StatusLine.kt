@@ -1,0 +1,47 @@
+package dev.claudesidecar.ui
+
+import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.transcript.ChatStatus
+import javax.swing.JLabel
+import javax.swing.Timer
+
+/** One line over the prompt: what the chat does now (working, waiting for you, retrying, ended). */
+class StatusLine : JLabel(" ") {
+    private var runningSince = 0L
+    private var status = ChatStatus()
+    private val ticker = Timer(1000) { render() }
+
+    init {
+        font = Theme.smallFont
+        border = padding(0, 14, 4, 14)
+    }
+
+    fun show(status: ChatStatus) {
+        val running = status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION
+        if (running && runningSince == 0L) runningSince = System.currentTimeMillis()
+        if (!running) runningSince = 0L
+        if (running) ticker.start() else ticker.stop()
+        this.status = status
+        render()
+    }
+
+    private fun render() {
+        val elapsed = if (runningSince > 0) " ${(System.currentTimeMillis() - runningSince) / 1000} s" else ""
+        val retry = status.retry
+        val (message, colour) = when {
+            retry != null -> "Retrying in ${retry.retryInMs / 1000} s (attempt ${retry.attempt} of ${retry.maxRetries}): ${retry.error}" to Theme.warning
+            status.state == ChannelState.RUNNING -> "Claude is working…$elapsed" to Theme.muted
+            status.state == ChannelState.AWAITING_PERMISSION -> "Waiting for your answer" to Theme.warning
+            status.state == ChannelState.STARTING -> "Starting…" to Theme.muted
+            status.state == ChannelState.EXITED -> {
+                val exit = status.exit
+                val why = listOfNotNull(exit?.code?.let { "code $it" }, exit?.signal?.let { "signal $it" }, exit?.stderrTail?.lines()?.lastOrNull { it.isNotBlank() })
+                "The session ended${if (why.isEmpty()) "" else " (${why.joinToString(", ")})"}: send a message to start again" to Theme.error
+            }
+            else -> "Enter to send, Shift+Enter for a new line" to Theme.muted
+        }
+        text = message
+        foreground = colour
+        toolTipText = message.takeIf { it.isNotBlank() }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.claudesidecar.ui
+
+import java.awt.Color
+import java.awt.Font
+import java.awt.GraphicsEnvironment
+import javax.swing.UIManager
+
+/**
+ * Colours and fonts of the chat, derived from the look and feel in use (IntelliJ's Light or
+ * Darcula inside the IDE, FlatLaf in the standalone app), so the panel follows the theme.
+ * Read at render time: a theme switch takes effect on the next render.
+ */
+object Theme {
+    val background: Color get() = UIManager.getColor("Panel.background") ?: Color.WHITE
+    val foreground: Color get() = UIManager.getColor("Label.foreground") ?: Color.BLACK
+    val dark: Boolean get() = luminance(background) < 0.5
+
+    val font: Font get() = UIManager.getFont("Label.font") ?: Font(Font.SANS_SERIF, Font.PLAIN, 13)
+    val smallFont: Font get() = font.deriveFont(font.size2D - 1f)
+
+    /** The first installed of the fonts IDEs use for code. */
+    val monoFamily: String by lazy {
+        val installed = GraphicsEnvironment.getLocalGraphicsEnvironment().availableFontFamilyNames.toSet()
+        listOf("JetBrains Mono", "Menlo", "Consolas", "DejaVu Sans Mono", "Liberation Mono").firstOrNull { it in installed } ?: Font.MONOSPACED
+    }
+    val monoFont: Font get() = Font(monoFamily, Font.PLAIN, font.size - 1)
+
+    /** Secondary text (footers, notes): readable, but quieter than the answer. */
+    val muted: Color get() = mix(foreground, background, 0.4)
+    val border: Color get() = UIManager.getColor("Component.borderColor") ?: mix(foreground, background, 0.8)
+    val codeBackground: Color get() = mix(foreground, background, if (dark) 0.92 else 0.955)
+    val cardBackground: Color get() = mix(foreground, background, if (dark) 0.95 else 0.975)
+    val userBackground: Color get() = mix(accent, background, if (dark) 0.82 else 0.9)
+    val accent: Color get() = UIManager.getColor("Component.accentColor") ?: Color(0x3574F0)
+    val error: Color get() = if (dark) Color(0xF75464) else Color(0xC7222D)
+    val warning: Color get() = if (dark) Color(0xE0A33A) else Color(0x9A6700)
+    val success: Color get() = if (dark) Color(0x5FB865) else Color(0x208A3C)
+
+    // The diff colours of IntelliJ's own diff viewer (inserted / deleted lines).
+    val addedBackground: Color get() = if (dark) Color(0x294436) else Color(0xDDF6E3)
+    val removedBackground: Color get() = if (dark) Color(0x5A2E2E) else Color(0xFBE4E4)
+    val hunkForeground: Color get() = if (dark) Color(0x8FB1E3) else Color(0x2F5FAF)
+
+    fun hex(color: Color) = "#%02x%02x%02x".format(color.red, color.green, color.blue)
+
+    /** [a] moved towards [b] by [t] (0: a, 1: b). */
+    fun mix(a: Color, b: Color, t: Double): Color = Color(
+        (a.red + (b.red - a.red) * t).toInt(),
+        (a.green + (b.green - a.green) * t).toInt(),
+        (a.blue + (b.blue - a.blue) * t).toInt(),
+    )
+
+    private fun luminance(c: Color) = (0.2126 * c.red + 0.7152 * c.green + 0.0722 * c.blue) / 255
+}

@@ -1,0 +1,172 @@
+package dev.claudesidecar.ui
+
+import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.Model
+import dev.claudesidecar.core.assertAllGone
+import dev.claudesidecar.core.Sandbox
+import dev.claudesidecar.core.SidecarClient
+import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.transcript.PermissionState
+import dev.claudesidecar.core.transcript.ToolEntry
+import dev.claudesidecar.core.transcript.ToolStatus
+import dev.claudesidecar.core.transcript.TurnEntry
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.MethodOrderer
+import org.junit.jupiter.api.Order
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.TestMethodOrder
+import java.awt.event.KeyEvent
+import javax.swing.JFrame
+import javax.swing.JToggleButton
+import kotlin.io.path.readText
+import kotlin.io.path.writeText
+
+/**
+ * The chat panel through real turns: the real daemon and CLI against the stand-in model
+ * (ui-scenario.json), driven as a user would (typing, Enter, clicks), under Xvfb. Each step
+ * writes a screenshot to target/screenshots and checks what it shows.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation::class)
+class ChatPanelTest {
+    private lateinit var model: Model
+    private lateinit var sandbox: Sandbox
+    private lateinit var client: SidecarClient
+    private lateinit var frame: JFrame
+    private lateinit var panel: ChatPanel
+    private var panelChat: dev.claudesidecar.core.Chat? = null
+
+    @BeforeAll
+    fun open() {
+        model = Model.start("/ui-scenario.json")
+        sandbox = Sandbox(model)
+        sandbox.workspace.resolve("hello.py").writeText("print('hello')\n")
+        client = sandbox.client()
+        onEdt {
+            FlatLightLaf.setup()
+            panel = ChatPanel()
+            frame = JFrame("chat").apply {
+                contentPane = panel
+                setSize(640, 900)
+                isVisible = true
+            }
+        }
+        val chat = runBlocking { client.openChat(NewChannelParams(sandbox.cwd), panel.listener) }
+        panelChat = chat
+        onEdt { panel.attach(chat) }
+    }
+
+    @AfterAll
+    fun close() {
+        if (::client.isInitialized) {
+            // The daemon and the chat's CLI must be gone with the client.
+            val pids = listOfNotNull(client.runningDaemon?.pid, panelChat?.pid?.toLong())
+            client.close()
+            assertAllGone(pids)
+        }
+        if (::frame.isInitialized) onEdt { panel.dispose(); frame.dispose() }
+        if (::sandbox.isInitialized) sandbox.close()
+        if (::model.isInitialized) model.close()
+    }
+
+    private fun text() = visibleText(panel)
+
+    private fun turns() = panel.transcript.entries.count { it is TurnEntry }
+
+    /** Types [prompt] into the prompt area and presses Enter, as a user does. */
+    private fun type(prompt: String) = onEdt {
+        val area = panel.prompt.text
+        area.requestFocusInWindow()
+        area.text = prompt
+        area.dispatchEvent(KeyEvent(area, KeyEvent.KEY_PRESSED, System.currentTimeMillis(), 0, KeyEvent.VK_ENTER, '\n'))
+    }
+
+    private fun awaitTurn(count: Int) = waitFor("turn $count to end", describe = ::text) { turns() >= count }
+
+    private fun tool(name: String) = onEdt { panel.transcript.entries.filterIsInstance<ToolEntry>().last { it.name == name } }
+
+    @Test
+    @Order(1)
+    fun `a prompt sent with Enter streams its markdown answer, with thinking and a footer`() {
+        type("Please explain hello.py")
+        assertEquals("", onEdt { panel.prompt.text.text }, "Enter sent the prompt and emptied the area")
+        waitFor("the answer to stream", describe = ::text) { text().contains("prints a greeting") }
+        awaitTurn(1)
+        Thread.sleep(TranscriptView.STREAM_RENDER_MS * 3L)
+        val shown = text()
+        assertTrue(shown.contains("Please explain hello.py"), shown)
+        assertTrue(shown.contains("Thought"), "the thinking is collapsed to one line: $shown")
+        assertTrue(shown.contains("print('hello')") && shown.contains("Run python3 hello.py"), "markdown rendered: $shown")
+        assertTrue(!shown.contains("**") && !shown.contains("```"), "no markdown syntax left: $shown")
+        assertTrue(Regex("""\d+\.\d s""").containsMatchIn(shown), "the footer shows the duration: $shown")
+        screenshot(panel, "1-answer")
+    }
+
+    @Test
+    @Order(2)
+    fun `an Edit asks with its diff, Allow runs it and the file changes`() {
+        type("greet the world")
+        waitFor("the permission card", describe = ::text) { find<ToolPermissionCard>(panel.dock).isNotEmpty() }
+        val card = onEdt { find<ToolPermissionCard>(panel.dock).single() }
+        val cardText = onEdt { visibleText(card) }
+        assertTrue(cardText.contains("Allow Edit?") && cardText.contains("hello.py"), cardText)
+        assertTrue(cardText.contains("-print('hello')") && cardText.contains("+print('hello, world')"), "the diff lines: $cardText")
+        assertTrue(cardText.contains("Allow all edits for this session"), "allow always from the suggestions: $cardText")
+        assertTrue(text().contains("Waiting for your answer"), "the status line says it waits")
+        screenshot(panel, "2-permission")
+
+        onEdt { find<javax.swing.JButton>(card).first { it.text == "Allow" }.doClick() }
+        awaitTurn(2)
+        assertEquals("print('hello, world')\n", sandbox.workspace.resolve("hello.py").readText())
+        val edit = tool("Edit")
+        assertEquals(ToolStatus.DONE, edit.status)
+        waitFor("the card to go") { find<ToolPermissionCard>(panel.dock).isEmpty() }
+        assertTrue(text().contains("Greeting changed."))
+        assertTrue(text().contains("+1 −1"), "the row sums the edit up: ${text()}")
+        screenshot(panel, "3-allowed")
+    }
+
+    @Test
+    @Order(3)
+    fun `a question is answered by clicking an option`() {
+        type("Which colour?")
+        waitFor("the question card", describe = ::text) { find<QuestionCard>(panel.dock).isNotEmpty() }
+        val card = onEdt { find<QuestionCard>(panel.dock).single() }
+        val cardText = onEdt { visibleText(card) }
+        assertTrue(cardText.contains("Which colour should the button be?") && cardText.contains("Red") && cardText.contains("Blue"), cardText)
+        screenshot(panel, "4-question")
+
+        onEdt { find<JToggleButton>(card).first { it.actionCommand == "Blue" }.doClick() }
+        awaitTurn(3)
+        val ask = tool("AskUserQuestion")
+        assertEquals(PermissionState.ALLOWED, ask.permission?.state)
+        assertEquals("Blue", ask.result?.details?.asJsonObject?.getAsJsonObject("answers")?.get("Which colour should the button be?")?.asString)
+        assertTrue(text().contains("Blue it is."))
+    }
+
+    @Test
+    @Order(4)
+    fun `Deny with a reason leaves the file and tells Claude why`() {
+        type("shout it")
+        waitFor("the permission card", describe = ::text) { find<ToolPermissionCard>(panel.dock).isNotEmpty() }
+        val card = onEdt { find<ToolPermissionCard>(panel.dock).single() }
+        onEdt {
+            find<javax.swing.JTextField>(card).single().text = "Keep it lower case."
+            find<javax.swing.JButton>(card).first { it.text == "Deny" }.doClick()
+        }
+        awaitTurn(4)
+        assertEquals("print('hello, world')\n", sandbox.workspace.resolve("hello.py").readText())
+        val edit = tool("Edit")
+        assertEquals(ToolStatus.DENIED, edit.status)
+        assertEquals("Keep it lower case.", edit.result?.text)
+        assertTrue(text().contains("Understood, I left it as it is."))
+        assertTrue(text().contains("Denied: Keep it lower case."), "the row says why: ${text()}")
+        waitFor("the context meter") { text().contains("% context") }
+        screenshot(panel, "5-denied")
+    }
+}

@@ -1,0 +1,74 @@
+package dev.claudesidecar.ui
+
+import java.awt.Component
+import java.awt.Container
+import java.awt.image.BufferedImage
+import java.nio.file.Path
+import javax.imageio.ImageIO
+import javax.swing.AbstractButton
+import javax.swing.JComponent
+import javax.swing.JLabel
+import javax.swing.SwingUtilities
+import javax.swing.text.JTextComponent
+import kotlin.io.path.createDirectories
+
+// Driving Swing from a test. The stand-in model, the sandbox and the client come from core's
+// test harness (its test-jar: Model, Sandbox).
+
+object UiHarness {
+    val screenshots: Path by lazy {
+        Path.of(System.getProperty("sidecar.screenshots") ?: "target/screenshots").createDirectories()
+    }
+}
+
+/** Runs [block] on the EDT and returns its result. */
+fun <T> onEdt(block: () -> T): T {
+    var result: Result<T>? = null
+    SwingUtilities.invokeAndWait { result = runCatching(block) }
+    return result!!.getOrThrow()
+}
+
+/** Polls [condition] on the EDT until it holds; fails with [what] and the panel's text. */
+fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "" }, condition: () -> Boolean) {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    while (System.currentTimeMillis() < deadline) {
+        if (onEdt(condition)) return
+        Thread.sleep(50)
+    }
+    error("timed out waiting for $what; ${onEdt(describe)}")
+}
+
+/** Every text a user sees in a component tree (labels, buttons, text and HTML panes), in order. */
+fun visibleText(root: Component): String = buildList {
+    fun walk(c: Component) {
+        if (!c.isVisible) return
+        when (c) {
+            is MarkdownView -> add(c.plainText)
+            is JTextComponent -> add(c.text)
+            is JLabel -> add(c.text ?: "")
+            is AbstractButton -> add(c.actionCommand.takeIf { c is javax.swing.JToggleButton } ?: c.text ?: "")
+        }
+        if (c is Container) c.components.forEach(::walk)
+    }
+    walk(root)
+}.filter { it.isNotBlank() }.joinToString("\n")
+
+/** All components of a tree of type [T]. */
+inline fun <reified T : Component> find(root: Component): List<T> = allComponents(root).filterIsInstance<T>()
+
+fun allComponents(root: Component): List<Component> = buildList {
+    fun walk(c: Component) {
+        add(c)
+        if (c is Container) c.components.forEach(::walk)
+    }
+    walk(root)
+}
+
+/** Paints [component] into target/screenshots/[name].png. */
+fun screenshot(component: JComponent, name: String): Path = onEdt {
+    val image = BufferedImage(component.width, component.height, BufferedImage.TYPE_INT_RGB)
+    val g = image.createGraphics()
+    component.paint(g)
+    g.dispose()
+    UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(image, "png", it.toFile()) }
+}
