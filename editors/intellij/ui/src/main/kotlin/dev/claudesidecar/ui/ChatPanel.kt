@@ -20,6 +20,7 @@ import javax.swing.JPanel
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
 import javax.swing.SwingUtilities
+import kotlin.coroutines.CoroutineContext
 
 /**
  * The chat of one core [Chat], as an IntelliJ tool window (or the standalone app) hosts it:
@@ -30,10 +31,16 @@ import javax.swing.SwingUtilities
  * `panel.attach(client.openChat(params, panel.listener))`. Every event is handed to the EDT
  * in order; requests run in coroutines on the EDT's dispatcher, which suspend, never block.
  * Call [dispose] when the panel goes away.
+ *
+ * [host] adds what it shows better (an IDE's diff viewer); [uiContext] is the dispatcher of the
+ * panel's requests, on the EDT (an IDE passes its own EDT dispatcher).
  */
-class ChatPanel : JPanel(BorderLayout()) {
+class ChatPanel(
+    private val host: ChatPanelHost = ChatPanelHost.NONE,
+    uiContext: CoroutineContext = Dispatchers.Swing,
+) : JPanel(BorderLayout()) {
     val transcript = Transcript()
-    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
+    private val scope = CoroutineScope(SupervisorJob() + uiContext)
 
     /** The chat this panel acts on; null until [attach]. EDT only. */
     var chat: Chat? = null
@@ -45,22 +52,32 @@ class ChatPanel : JPanel(BorderLayout()) {
     private val context = object : ViewContext {
         override val cwd: String? get() = transcript.cwd
         override fun fileUpdate(seq: Int): FileUpdatedNotification? = transcript.files.lastOrNull { it.seq == seq }
+        override val openFileUpdate: ((Int) -> Unit)? =
+            if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
     private val transcriptView = TranscriptView(transcript, context)
     val header = ChatHeader(
         onModel = { model -> request("switching the model") { setModel(model) } },
         onMode = { mode -> request("switching the mode") { setPermissionMode(mode) } },
     )
-    val dock = PermissionDock({ transcript.cwd }) { answer, failed ->
-        val chat = chat ?: return@PermissionDock failed("This chat is not open yet.")
-        scope.launch {
-            try {
-                chat.respondPermission(answer)
-            } catch (e: SidecarException) {
-                failed(e.message ?: "The answer was refused.")
+    val dock = PermissionDock(
+        { transcript.cwd },
+        { answer, failed ->
+            val chat = chat
+            if (chat == null) {
+                failed("This chat is not open yet.")
+            } else {
+                scope.launch {
+                    try {
+                        chat.respondPermission(answer)
+                    } catch (e: SidecarException) {
+                        failed(e.message ?: "The answer was refused.")
+                    }
+                }
             }
-        }
-    }
+        },
+        review = if (host.reviewsEdits) { request -> chat?.let { host.reviewEdit(it, request) } } else null,
+    )
     val status = StatusLine()
     private val south = Column(0)
     val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } })
@@ -98,6 +115,14 @@ class ChatPanel : JPanel(BorderLayout()) {
         this.chat = chat
         prompt.sendButton.isEnabled = true
         showState()
+    }
+
+    /** Adds [text] to the prompt (on a new line after what is there) and focuses it, caret at the end. */
+    fun insertPrompt(text: String) {
+        val area = prompt.text
+        area.text = if (area.text.isBlank()) text else area.text.trimEnd() + "\n" + text
+        area.caretPosition = area.document.length
+        area.requestFocusInWindow()
     }
 
     /** Stops the panel's requests; the chat itself stays open (the host closes it). */

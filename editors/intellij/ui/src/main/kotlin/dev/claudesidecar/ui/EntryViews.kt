@@ -25,6 +25,16 @@ interface ViewContext {
 
     /** The file update [seq] of the chat (without contents). */
     fun fileUpdate(seq: Int): FileUpdatedNotification?
+
+    /** Shows a file update (by `seq`) in the host's diff viewer; null when the host has none. */
+    val openFileUpdate: ((Int) -> Unit)? get() = null
+}
+
+/** A link that opens the file update [seq] in the host's diff viewer, or null when the host has none. */
+fun openDiffLink(context: ViewContext, seq: Int, path: String?): JComponent? {
+    val open = context.openFileUpdate ?: return null
+    val name = path?.substringAfterLast('/') ?: "the change"
+    return row(linkButton("Open $name in the diff viewer") { open(seq) }, gap = 0)
 }
 
 /** The view of one transcript entry; [update] redraws it after its entry changed. */
@@ -152,6 +162,7 @@ class FileView(entry: FileEntry, context: ViewContext) : EntryView {
     override val component: JComponent = Column(4).apply {
         val update = context.fileUpdate(entry.seq)
         add(mutedLabel("Changed ${update?.path?.let { relativePath(it, context.cwd) } ?: "a file"}"))
+        openDiffLink(context, entry.seq, update?.path)?.let { add(it) }
         update?.diff?.let { add(DiffView(it)) }
     }
 }

@@ -2,6 +2,7 @@ package dev.claudesidecar.ui
 
 import com.google.gson.JsonElement
 import com.google.gson.JsonObject
+import dev.claudesidecar.core.ProposedEdit
 import dev.claudesidecar.core.protocol.PermissionDecision
 import dev.claudesidecar.core.protocol.PermissionMode
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
@@ -69,16 +70,29 @@ abstract class PermissionCard(val request: PermissionRequestNotification, privat
     }
 
     companion object {
-        fun of(request: PermissionRequestNotification, cwd: String?, responder: Responder): PermissionCard = when (request.toolName) {
+        fun of(
+            request: PermissionRequestNotification,
+            cwd: String?,
+            responder: Responder,
+            review: ((PermissionRequestNotification) -> Unit)? = null,
+        ): PermissionCard = when (request.toolName) {
             "AskUserQuestion" -> QuestionCard(request, responder)
             "ExitPlanMode" -> PlanCard(request, responder)
-            else -> ToolPermissionCard(request, cwd, responder)
+            else -> ToolPermissionCard(request, cwd, responder, review)
         }
     }
 }
 
-/** Allow / Allow always / Deny for a tool use, with the proposed diff of an edit. */
-class ToolPermissionCard(request: PermissionRequestNotification, cwd: String?, responder: Responder) : PermissionCard(request, responder) {
+/**
+ * Allow / Allow always / Deny for a tool use, with the proposed diff of an edit (and, with
+ * [review], a link that shows it in the host's diff viewer).
+ */
+class ToolPermissionCard(
+    request: PermissionRequestNotification,
+    cwd: String?,
+    responder: Responder,
+    review: ((PermissionRequestNotification) -> Unit)? = null,
+) : PermissionCard(request, responder) {
     private val reason = JTextField().apply {
         putClientProperty("JTextField.placeholderText", "Tell Claude what to do instead (optional)")
         toolTipText = "Sent with Deny"
@@ -100,6 +114,9 @@ class ToolPermissionCard(request: PermissionRequestNotification, cwd: String?, r
         when {
             request.preview != null -> add(DiffView(request.preview!!))
             request.previewNote != null -> add(wrappingText(request.previewNote!!, Theme.smallFont, Theme.muted))
+        }
+        if (review != null && ProposedEdit.editedPath(request.toolName, request.input) != null) {
+            add(row(linkButton("Review in the diff viewer") { review(request) }, gap = 0))
         }
         listOfNotNull(request.decisionReason, request.blockedPath?.let { "Path: $it" }).forEach { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
         val always = describeSuggestions(request.suggestions, cwd)

@@ -2,8 +2,15 @@ package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
 
-/** The cards of the pending permission requests, oldest first, docked above the prompt. */
-class PermissionDock(private val cwd: () -> String?, private val responder: Responder) : ScrollableColumn(8) {
+/**
+ * The cards of the pending permission requests, oldest first, docked above the prompt; [review]
+ * (when given) shows a pending edit in the host's diff viewer.
+ */
+class PermissionDock(
+    private val cwd: () -> String?,
+    private val responder: Responder,
+    private val review: ((PermissionRequestNotification) -> Unit)? = null,
+) : ScrollableColumn(8) {
     private val cards = LinkedHashMap<String, PermissionCard>()
 
     init {
@@ -16,7 +23,7 @@ class PermissionDock(private val cwd: () -> String?, private val responder: Resp
         val gone = cards.keys - pending.keys
         for (id in gone) remove(cards.remove(id))
         val added = pending.filterKeys { it !in cards }
-        for ((id, request) in added) cards[id] = PermissionCard.of(request, cwd(), responder).also { add(it) }
+        for ((id, request) in added) cards[id] = PermissionCard.of(request, cwd(), responder, review).also { add(it) }
         isVisible = cards.isNotEmpty()
         val changed = gone.isNotEmpty() || added.isNotEmpty()
         if (changed) {

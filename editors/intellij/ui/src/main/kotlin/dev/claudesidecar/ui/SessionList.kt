@@ -22,17 +22,19 @@ import javax.swing.JScrollPane
 import javax.swing.KeyStroke
 import javax.swing.ListCellRenderer
 import javax.swing.AbstractAction
+import kotlin.coroutines.CoroutineContext
 
 /**
  * The stored sessions of a folder (`claude/listSessions`), newest first; double-click or
- * Enter resumes one through [onOpen].
+ * Enter resumes one through [onOpen]. [uiContext]: the EDT dispatcher of its requests.
  */
 class SessionList(
     private val client: SidecarClient,
     private val cwd: String,
+    uiContext: CoroutineContext = Dispatchers.Swing,
     private val onOpen: (SessionSummary) -> Unit,
 ) : JPanel(BorderLayout()) {
-    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
+    private val scope = CoroutineScope(SupervisorJob() + uiContext)
     private val model = DefaultListModel<SessionSummary>()
     val list = JList(model).apply {
         cellRenderer = SessionRenderer()

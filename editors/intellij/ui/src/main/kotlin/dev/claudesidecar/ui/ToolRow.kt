@@ -93,6 +93,7 @@ class ToolRow(private val entry: ToolEntry, private val context: ViewContext) : 
         drawnDetails = key
         details.removeAll()
         val diffs = diffs()
+        for (seq in entry.fileUpdates) openDiffLink(context, seq, context.fileUpdate(seq)?.path)?.let { details.add(it) }
         when {
             diffs.isNotEmpty() -> diffs.forEach { details.add(DiffView(it)) }
             entry.input != null -> details.add(codeBlock(inputText(entry.input!!)))

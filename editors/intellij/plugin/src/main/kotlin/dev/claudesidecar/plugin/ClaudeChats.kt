@@ -1,0 +1,148 @@
+package dev.claudesidecar.plugin
+
+import com.intellij.openapi.application.EDT
+import com.intellij.openapi.project.Project
+import com.intellij.openapi.wm.ToolWindow
+import com.intellij.openapi.wm.ToolWindowManager
+import com.intellij.ui.components.JBLabel
+import com.intellij.ui.content.Content
+import com.intellij.ui.content.ContentFactory
+import dev.claudesidecar.core.Chat
+import dev.claudesidecar.core.ChatListener
+import dev.claudesidecar.core.protocol.SessionSummary
+import dev.claudesidecar.ui.ChatPanel
+import dev.claudesidecar.ui.SessionList
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
+import java.util.concurrent.atomic.AtomicBoolean
+import javax.swing.JComponent
+
+/**
+ * The tabs of the Claude tool window, as the standalone app (ui's `App`) keeps them: a
+ * [ChatPanel] per chat and a [SessionList]. Closing a tab closes its chat. EDT only.
+ */
+object ClaudeChats {
+    const val TOOL_WINDOW_ID = "Claude"
+    private const val SESSIONS_TITLE = "Sessions"
+
+    fun toolWindow(project: Project): ToolWindow? = ToolWindowManager.getInstance(project).getToolWindow(TOOL_WINDOW_ID)
+
+    /** The chat the user works with: the selected tab's, else the last chat tab. */
+    fun activePanel(project: Project): ChatPanel? {
+        val manager = toolWindow(project)?.contentManagerIfCreated ?: return null
+        (manager.selectedContent?.component as? ChatPanel)?.let { return it }
+        return manager.contents.mapNotNull { it.component as? ChatPanel }.lastOrNull()
+    }
+
+    /** A new chat in a new tab; its panel at once (the chat attaches when the daemon has opened it). */
+    fun newChat(project: Project, activate: Boolean = true): ChatPanel? {
+        val window = toolWindow(project) ?: return null
+        if (window.contentManagerIfCreated == null) {
+            // The window's first use: its factory makes the content, with a first chat.
+            window.contentManager
+            if (activate) window.activate(null)
+            return activePanel(project)
+        }
+        return newChatTab(project, window, activate)
+    }
+
+    /** A new chat tab in [window] (whose content exists). */
+    fun newChatTab(project: Project, window: ToolWindow, activate: Boolean): ChatPanel? {
+        val number = window.contentManager.contents.count { it.component is ChatPanel } + 1
+        return open(project, window, "Chat $number", activate) { service, listener ->
+            service.client.openChat(service.newChannelParams(), listener)
+        }
+    }
+
+    /** A stored session resumed in a new tab (its history first). */
+    fun resume(project: Project, session: SessionSummary): ChatPanel? =
+        open(project, toolWindow(project), session.customTitle ?: session.title.ifBlank { "Resumed" }, true) { service, listener ->
+            service.client.resumeChat(service.cwd, session.sessionId, service.newChannelParams(), listener)
+        }
+
+    /** [chat] forked into a new tab: a new session with its whole conversation. */
+    fun fork(project: Project, chat: Chat): ChatPanel? =
+        open(project, toolWindow(project), "Fork", true) { service, listener -> service.client.forkChat(chat, null, listener) }
+
+    /** Shows the sessions tab (made again when missing) and reloads it. */
+    fun showSessions(project: Project) {
+        val window = toolWindow(project) ?: return
+        window.activate {
+            val manager = window.contentManager
+            val content = manager.contents.firstOrNull { it.displayName == SESSIONS_TITLE } ?: addSessionsTab(project, window)
+            manager.setSelectedContent(content, true)
+            (content.component as? SessionList)?.load()
+        }
+    }
+
+    /** Adds the sessions tab first, listing the sessions of the project's folder. */
+    fun addSessionsTab(project: Project, window: ToolWindow): Content {
+        val service = ClaudeService.getInstance(project)
+        val component: JComponent = try {
+            SessionList(service.client, service.cwd, Dispatchers.EDT) { session -> resume(project, session) }.also { it.load() }
+        } catch (e: Exception) {
+            Notify.error(project, "Cannot start Claude", e)
+            JBLabel("Claude cannot start: ${e.message}")
+        }
+        val content = ContentFactory.getInstance().createContent(component, SESSIONS_TITLE, false)
+        content.isCloseable = false
+        content.setDisposer { (component as? SessionList)?.dispose() }
+        window.contentManager.addContent(content, 0)
+        return content
+    }
+
+    /** Closes every tab (their chats with them) and adds the sessions tab anew: after the daemon's restart. */
+    fun reset(project: Project) {
+        val window = toolWindow(project) ?: return
+        val manager = window.contentManagerIfCreated ?: return
+        manager.removeAllContents(true)
+        addSessionsTab(project, window)
+    }
+
+    private fun open(
+        project: Project,
+        window: ToolWindow?,
+        title: String,
+        activate: Boolean,
+        start: suspend (ClaudeService, ChatListener) -> Chat,
+    ): ChatPanel? {
+        window ?: return null
+        val service = ClaudeService.getInstance(project)
+        val panel = ChatPanel(IdeChatHost(project), Dispatchers.EDT)
+        val content = ContentFactory.getInstance().createContent(panel, title.take(24), false)
+        content.isCloseable = true
+        val closed = AtomicBoolean(false)
+        content.setDisposer {
+            closed.set(true)
+            panel.dispose()
+            panel.chat?.let { chat -> service.scope.launch { runCatching { chat.close() } } }
+        }
+        window.contentManager.addContent(content)
+        window.contentManager.setSelectedContent(content, true)
+        if (activate) window.activate(null)
+        // The panel shows every event; the IDE reloads the files Claude changed.
+        val listener = ChatListener { event ->
+            panel.listener.onEvent(event)
+            DiffViews.refreshChangedFile(project, event)
+        }
+        service.scope.launch(Dispatchers.EDT) {
+            try {
+                val chat = withContext(Dispatchers.IO) { start(service, listener) }
+                if (closed.get()) {
+                    withContext(Dispatchers.IO) { chat.close() }
+                    return@launch
+                }
+                panel.attach(chat)
+                panel.prompt.text.requestFocusInWindow()
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                Notify.error(project, "Cannot open the chat", e)
+                if (!closed.get() && !project.isDisposed) window.contentManager.removeContent(content, true)
+            }
+        }
+        return panel
+    }
+}

@@ -1,0 +1,61 @@
+package dev.claudesidecar.plugin
+
+import com.intellij.openapi.options.BoundConfigurable
+import com.intellij.openapi.project.Project
+import com.intellij.openapi.ui.DialogPanel
+import com.intellij.ui.dsl.builder.AlignX
+import com.intellij.ui.dsl.builder.COLUMNS_LARGE
+import com.intellij.ui.dsl.builder.bindItem
+import com.intellij.ui.dsl.builder.bindText
+import com.intellij.ui.dsl.builder.columns
+import com.intellij.ui.dsl.builder.panel
+import com.intellij.ui.dsl.builder.rows
+
+/** Settings | Tools | Claude Sidecar: the project's [ClaudeSettings]. */
+class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Claude Sidecar") {
+    private val settings get() = ClaudeSettings.getInstance(project)
+
+    override fun createPanel(): DialogPanel {
+        val options = settings.state
+        return panel {
+            group("Daemon") {
+                row("Command:") {
+                    textField().columns(COLUMNS_LARGE)
+                        .bindText({ options.daemonCommand ?: "" }, { options.daemonCommand = it.trim() })
+                        .comment("How to start claude-sidecar, e.g. <code>/path/to/.venv/bin/claude-sidecar --stdio</code>")
+                }
+                row("Claude Code CLI:") {
+                    textField().columns(COLUMNS_LARGE)
+                        .bindText({ options.cliPath ?: "" }, { options.cliPath = it.trim() })
+                        .comment("Empty: the CLI bundled with the daemon's claude-agent-sdk")
+                }
+                row("Environment:") {
+                    textArea().rows(4).align(AlignX.FILL)
+                        .bindText({ options.env ?: "" }, { options.env = it })
+                        .comment("One <code>KEY=VALUE</code> per line; <code>-KEY</code> removes a variable. Applies after Restart the Daemon.")
+                }
+            }
+            group("New Chats") {
+                row("Model:") {
+                    textField().columns(COLUMNS_LARGE)
+                        .bindText({ options.model ?: "" }, { options.model = it.trim() })
+                        .comment("Empty: the CLI's default; the chat header switches it for one chat")
+                }
+                row("Permission mode:") {
+                    comboBox(PERMISSION_MODES).bindItem({ options.permissionMode ?: "default" }, { options.permissionMode = it ?: "default" })
+                }
+            }
+        }
+    }
+
+    override fun apply() {
+        val before = settings.daemonKey()
+        super.apply()
+        if (settings.daemonKey() != before) ClaudeService.getInstance(project).daemonSettingsChanged()
+    }
+
+    companion object {
+        /** The modes a new chat may start in (bypassPermissions needs the daemon's consent: not offered). */
+        val PERMISSION_MODES = listOf("default", "acceptEdits", "plan")
+    }
+}

@@ -1,0 +1,39 @@
+package dev.claudesidecar.plugin
+
+import com.intellij.notification.NotificationAction
+import com.intellij.notification.NotificationGroupManager
+import com.intellij.notification.NotificationType
+import com.intellij.openapi.options.ShowSettingsUtil
+import com.intellij.openapi.project.Project
+import dev.claudesidecar.core.SidecarException
+
+/** Balloons of the "Claude Sidecar" notification group (plugin.xml). */
+object Notify {
+    private const val GROUP = "Claude Sidecar"
+    private val SETTINGS = setOf("daemonCommand", "Environment")
+
+    fun info(project: Project, text: String, restartAction: Boolean = false) = show(project, text, NotificationType.INFORMATION, false, restartAction)
+
+    fun warn(project: Project, text: String) = show(project, text, NotificationType.WARNING, false, false)
+
+    /** An error; one a setting can fix ([SidecarException.where]) gets a button that opens the settings. */
+    fun error(project: Project, what: String, e: Throwable) {
+        val settings = e is SidecarException && e.where in SETTINGS
+        show(project, "$what: ${e.message ?: e.javaClass.simpleName}", NotificationType.ERROR, settings, false)
+    }
+
+    private fun show(project: Project, text: String, type: NotificationType, settingsAction: Boolean, restartAction: Boolean) {
+        val notification = NotificationGroupManager.getInstance().getNotificationGroup(GROUP).createNotification(text, type)
+        if (settingsAction) {
+            notification.addAction(NotificationAction.createSimpleExpiring("Open settings") {
+                ShowSettingsUtil.getInstance().showSettingsDialog(project, ClaudeConfigurable::class.java)
+            })
+        }
+        if (restartAction) {
+            notification.addAction(NotificationAction.createSimpleExpiring("Restart the daemon") {
+                ClaudeService.getInstance(project).restartDaemon()
+            })
+        }
+        notification.notify(project)
+    }
+}
