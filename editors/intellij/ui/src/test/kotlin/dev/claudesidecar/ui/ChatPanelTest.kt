@@ -169,4 +169,21 @@ class ChatPanelTest {
         waitFor("the context meter") { text().contains("% context") }
         screenshot(panel, "5-denied")
     }
+
+    @Test
+    @Order(5)
+    fun `the session list shows this conversation and Enter opens it`() {
+        val opened = mutableListOf<String>()
+        val list = onEdt { SessionList(client, sandbox.cwd) { opened += it.sessionId }.also { it.load() } }
+        waitFor("the session to be listed", describe = { visibleText(list) }) { list.list.model.size > 0 }
+        val session = onEdt { list.list.model.getElementAt(0) }
+        assertEquals(panelChat?.sessionId, session.sessionId)
+        assertEquals("Please explain hello.py", session.firstPrompt)
+        onEdt {
+            list.list.selectedIndex = 0
+            list.list.actionMap.get("open").actionPerformed(null)
+            list.dispose()
+        }
+        assertEquals(listOf(session.sessionId), opened)
+    }
 }
