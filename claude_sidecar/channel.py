@@ -12,13 +12,16 @@ import asyncio
 import enum
 import itertools
 import logging
+import os
 import secrets
+import time
 import uuid as uuidlib
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from . import channel_info, permissions, turns, wire
+from . import channel_info, compat, permissions, sessions, turns, wire
 from .api import (
     BackgroundTask,
     ChannelInfo,
@@ -40,6 +43,7 @@ from .errors import (
     PermissionRequestNotFound,
     TaskNotFound,
 )
+from .discovery import known_cli_version
 from .editor_tools import SERVER_NAME, EditorToolServer
 from .files import TRACKED_MATCHER, EditLog, FileChange
 from .launch import LaunchSpec
@@ -53,6 +57,14 @@ CONTROL_TIMEOUT = 30.0
 # The CLI answers an interrupt at once; one that does not is hung, and the client must
 # hear so quickly (the channel can then be closed, which escalates to SIGKILL).
 INTERRUPT_TIMEOUT = 5.0
+# A CLI that writes a turn's transcript after its `result` line (before 2.1.330, see
+# compat.WRITES_TRANSCRIPT_BEFORE_RESULT) flushes it within its 100 ms write interval: the
+# daemon holds the result until the turn's last message is in the session file, at most
+# TRANSCRIPT_WAIT, or until the file has not changed for TRANSCRIPT_SETTLED (a message the
+# CLI does not store). Then the turn ends, and the session is as the next request finds it.
+TRANSCRIPT_WAIT = 3.0
+TRANSCRIPT_SETTLED = 0.5
+TRANSCRIPT_POLL = 0.02
 
 # Hooks registered at initialize: the daemon snapshots a file before an edit tool runs
 # and reads it again after, to send claude/fileUpdated.
@@ -130,6 +142,15 @@ class Channel:
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
         # does): a turn's result means idle only when none is left.
         self._unconsumed: set[str] = set()
+        # Those it took up in the running turn (turnEnded's messageIds when the CLI's
+        # result line does not list them, as 2.1.233's does not).
+        self._turn_prompts: list[str] = []
+        # Whether the CLI writes its transcript after the result line (older CLIs), the
+        # last message of the turn it may not have written yet, and how far the session
+        # file was read for it.
+        self._transcript_lags = False
+        self._unwritten: str | None = None
+        self._transcript_read: tuple[Path | None, int] = (None, 0)
         self._tasks: list[asyncio.Task[None]] = []
         self._exited = asyncio.Event()
         # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
@@ -156,6 +177,11 @@ class Channel:
     def outbox(self) -> Outbox:
         """Where this channel's notifications go (kept across a restart)."""
         return self._outbox
+
+    @property
+    def has_editor_tools(self) -> bool:
+        """Whether the daemon serves the editor's tools to this channel's CLI."""
+        return self._editor_tools is not None
 
     @property
     def pid(self) -> int:
@@ -194,6 +220,13 @@ class Channel:
                 wire.InitializeReply()
         except msgspec.MsgspecError as e:
             log.warning("channel %s: unexpected initialize answer (%s); no channel info", self.id, e)
+        if self.reported.claude_code_version is None:
+            # Older CLIs (2.1.233) do not say their version at initialize: ask the binary
+            # (once per binary; `--version` answers at once).
+            version = await asyncio.to_thread(known_cli_version, launch.argv[0], launch.env)
+            self.reported = msgspec.structs.replace(self.reported, claude_code_version=version)
+        self._transcript_lags = compat.older_than(self.reported.claude_code_version,
+                                                  compat.WRITES_TRANSCRIPT_BEFORE_RESULT)
         mode = self.reported.current_permission_mode
         if mode is not None and self.permission_mode is None:
             self.permission_mode = mode
@@ -369,6 +402,8 @@ class Channel:
         try:
             async for batch in self._transport.batches():
                 for raw in batch:
+                    if self._unwritten is not None and self._is_result(raw):
+                        await self._transcript_written()
                     try:
                         self._route(raw)
                     except Exception:
@@ -396,6 +431,65 @@ class Channel:
             if self._turn is not None:
                 self._end_turn_by_exit(info.code, info.signal)
             self._set_state(State.EXITED)
+
+    @staticmethod
+    def _is_result(raw: bytes) -> bool:
+        try:
+            return wire.line_type_decoder.decode(raw).type == "result"
+        except msgspec.MsgspecError:
+            return False
+
+    async def _transcript_written(self) -> None:
+        """Wait until the session file holds the turn's last message (see TRANSCRIPT_WAIT)."""
+        marker, self._unwritten = self._unwritten, None
+        if marker is None or self.state == State.STARTING:
+            return
+        try:
+            await self._wait_for_transcript(marker)
+        except Exception:
+            # The wait is a courtesy: a bug in it must not cost the result line.
+            log.exception("channel %s: waiting for the session file failed", self.id)
+
+    async def _wait_for_transcript(self, marker: str) -> None:
+        home, config_dir = sessions.claude_home(self._launch.env)
+        needle = marker.encode()
+        started = changed = time.monotonic()
+        size = -2
+        while True:
+            try:
+                path = sessions.transcript_path(home, self.cwd, self.session_id,
+                                                config_dir=config_dir)
+            except ValueError:
+                return
+            now_size, found = self._scan_transcript(path, needle)
+            now = time.monotonic()
+            if found:
+                log.debug("channel %s: transcript written %.0f ms after the result", self.id,
+                          (now - started) * 1000)
+                return
+            if now_size != size:
+                size, changed = now_size, now
+            if now - changed >= TRANSCRIPT_SETTLED or now - started >= TRANSCRIPT_WAIT:
+                log.info("channel %s: message %s is not in the session file %s; going on",
+                         self.id, marker, path)
+                return
+            await asyncio.sleep(TRANSCRIPT_POLL)
+
+    def _scan_transcript(self, path: Path, needle: bytes) -> tuple[int, bool]:
+        """The session file's size and whether ``needle`` is in what was added to it since
+        the last look (-1: no file yet)."""
+        seen, offset = self._transcript_read
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if seen != path or size < offset:
+                    offset = 0  # another file, or the CLI rewrote it
+                f.seek(max(0, offset - len(needle)))
+                data = f.read()
+        except OSError:
+            return -1, False
+        self._transcript_read = (path, size)
+        return size, needle in data
 
     def _route(self, raw: bytes) -> None:
         if not raw or raw.isspace():  # isspace: no copy of a many-MB line, unlike strip()
@@ -438,6 +532,11 @@ class Channel:
             self._outbox.progress(raw)
         else:
             self._outbox.message(raw)
+            if self._transcript_lags and kind in ("user", "assistant") and line.uuid \
+                    and line.parent_tool_use_id is None and line.uuid not in self._unconsumed:
+                # An answer or a tool result: the CLI stores it in the session file. (Not
+                # a prompt's echo: a prompt queued for the next turn is stored with it.)
+                self._unwritten = line.uuid
             if kind == "system" and line.subtype in ("init", "status"):
                 self._note_settings(line)
                 if line.subtype == "init" and self.state == State.IDLE:
@@ -447,6 +546,7 @@ class Channel:
                 self._note_system(line.subtype, raw)
             elif kind == "user" and line.uuid in self._unconsumed:
                 self._unconsumed.discard(line.uuid)
+                self._turn_prompts.append(line.uuid)
                 self.edits.prompt(line.uuid)
             elif kind == "assistant" and line.parent_tool_use_id is not None:
                 for tool_use_id in wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids():
@@ -609,10 +709,12 @@ class Channel:
             judged.outcome, duration_ms=line.duration_ms,
             permission_wait_ms=turn.waited_ms() if turn else 0, cost_usd=judged.cost_usd,
             total_cost_usd=self.total_cost, usage=judged.usage, num_turns=line.num_turns,
-            message_ids=line.user_message_uuids, error=judged.error)
+            message_ids=line.user_message_uuids or self._turn_prompts, error=judged.error)
+        self._turn_prompts = []
 
     def _end_turn_by_exit(self, code: int | None, signal: int | None) -> None:
         turn, self._turn = self._turn, None
+        self._turn_prompts = []
         assert turn is not None
         if self._closing:
             outcome, error = "interrupted", None

@@ -90,6 +90,25 @@ def cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
     return match.group(0)
 
 
+_versions: dict[tuple[str, int, int], str | None] = {}
+
+
+def known_cli_version(path: str, env: Mapping[str, str] | None = None) -> str | None:
+    """``cli_version``, asked once per binary (path, size and mtime) and remembered; None
+    when the CLI cannot tell. For CLIs that do not report their version themselves."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _versions:
+        try:
+            _versions[key] = cli_version(path, env)
+        except (OSError, ValueError):
+            _versions[key] = None
+    return _versions[key]
+
+
 def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) -> CliInfo:
     """Which CLI new channels will run and its version, or why there is none."""
     tested = list(TESTED_CLI_VERSIONS)

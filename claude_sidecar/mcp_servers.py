@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import wire
+from . import compat, wire
 from .api import McpServerStatus, McpStatusResult
+from .editor_tools import SERVER_NAME
+from .errors import ControlRequestFailed
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -23,13 +25,36 @@ async def status(channel: Channel) -> McpStatusResult:
     reply = wire.mcp_status_decoder.decode(raw) if raw else wire.McpStatusReply()
     return McpStatusResult(servers=[
         McpServerStatus(name=s.name, status=s.status, tools=[t.name for t in s.tools],
-                        error=s.error, transport=s.transport, scope=s.scope,
-                        server_info=s.serverInfo)
+                        error=s.error, transport=s.transport or _transport(channel, s),
+                        scope=s.scope, server_info=s.serverInfo)
         for s in reply.mcpServers])
+
+
+def _transport(channel: Channel, server: wire.McpServer) -> str | None:
+    """The transport of a server the CLI does not name one for (2.1.233 names none), when the
+    daemon knows it: the editor's server, and those given at claude/newChannel."""
+    if server.scope != "dynamic":
+        return None
+    if server.name == SERVER_NAME and channel.has_editor_tools:
+        return "sdk"
+    config = (channel.options.mcp_servers or {}).get(server.name)
+    if config is None:
+        return None
+    kind = config.get("type", "stdio")
+    return kind if isinstance(kind, str) else None
 
 
 async def reconnect(channel: Channel, server_name: str) -> None:
     """Restart one server (the CLI refuses a disabled or unknown one)."""
+    if compat.older_than(channel.reported.claude_code_version,
+                         compat.REFUSES_RECONNECTING_A_DISABLED_MCP_SERVER):
+        # Older CLIs reconnect a disabled server, enabling it behind the user's back:
+        # refuse it as current CLIs do.
+        current = await status(channel)
+        if any(s.name == server_name and s.status == "disabled" for s in current.servers):
+            raise ControlRequestFailed(
+                "mcp_reconnect", f"MCP server {server_name} is disabled — enable it "
+                "(mcp_toggle) before reconnecting")
     await channel.control("mcp_reconnect", TIMEOUT, serverName=server_name)
 
 

@@ -744,10 +744,16 @@ class _Renderer:
 # ---------------------------------------------------------------- history
 
 
+def transcript_path(home: Path, cwd: str, session_id: str, *,
+                    config_dir: Path | None = None) -> Path:
+    """Where the CLI keeps (or will keep) the transcript of session ``session_id``."""
+    directory = _existing_project_dir(home, cwd, config_dir)
+    return (directory or project_dir(home, cwd, config_dir=config_dir)) / f"{session_id}.jsonl"
+
+
 def _session_file(home: Path, cwd: str, session_id: str, config_dir: Path | None) -> Path:
     _check_session_id(session_id)
-    directory = _existing_project_dir(home, cwd, config_dir)
-    path = (directory or project_dir(home, cwd, config_dir=config_dir)) / f"{session_id}.jsonl"
+    path = transcript_path(home, cwd, session_id, config_dir=config_dir)
     if not path.is_file():
         raise FileNotFoundError(f"no session {session_id} for {cwd} (looked for {path})")
     return path

@@ -62,6 +62,12 @@ class CliLine(msgspec.Struct, omit_defaults=True):
     state: str | None = None
 
 
+class LineType(msgspec.Struct):
+    """Just the type of a CLI line."""
+
+    type: str = ""
+
+
 class ControlRequestHead(msgspec.Struct):
     """The subtype of a control request the CLI sends us."""
 
@@ -279,6 +285,7 @@ class ContextUsageReply(msgspec.Struct, omit_defaults=True):
 
 
 line_decoder = msgspec.json.Decoder(CliLine)
+line_type_decoder = msgspec.json.Decoder(LineType)
 initialize_reply_decoder = msgspec.json.Decoder(InitializeReply)
 result_decoder = msgspec.json.Decoder(ResultLine)
 api_retry_decoder = msgspec.json.Decoder(ApiRetry)

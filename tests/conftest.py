@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 from pathlib import Path
@@ -15,6 +18,26 @@ from tests.harness import Sidecar, wait_until_dead
 # The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
 # pinned one: a path to its binary.
 COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
+
+
+def cli_under_test() -> tuple[str, str]:
+    """The CLI this run's daemons use and the version it prints (``<cli> --version``),
+    asked of the binary itself: facts the daemon reports are checked against it."""
+    global _cli_under_test
+    if _cli_under_test is None:
+        # Where the SDK wheel keeps its CLI, found without importing the SDK.
+        sdk = importlib.util.find_spec("claude_agent_sdk")
+        assert sdk is not None and sdk.origin is not None, "claude-agent-sdk is not installed"
+        path = COMPAT_CLI or str(Path(sdk.origin).parent / "_bundled" / "claude")
+        said = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=30, check=True).stdout
+        match = re.match(r"\s*(\d+\.\d+\.\d+)", said)
+        assert match, f"`{path} --version` said {said!r}"
+        _cli_under_test = path, match.group(1)
+    return _cli_under_test
+
+
+_cli_under_test: tuple[str, str] | None = None
 
 # A plain conversation: enough for tests that only need some streamed text.
 BASIC_SCENARIO = {
@@ -34,6 +57,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not COMPAT_CLI:
         return
+    # Only the tests that run the CLI under test (daemons get it through daemon_env,
+    # tests/scripted through `claude`): the others (unit tests, the docs, doctor and demo,
+    # which run the bundled CLI) would repeat the main run.
+    uses_cli = [bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ())))
+                for item in items]
+    dropped = [item for item, used in zip(items, uses_cli) if not used]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item, used in zip(items, uses_cli) if used]
     for item in items:
         marker = item.get_closest_marker("pinned_cli")
         if marker:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test suite of the project, one after the other, each printing its own summary:
-# Python and Neovim (pytest), the VS Code client (node), the Kotlin client (Maven). Installs what each needs
-# (npm packages, code-server, Chromium); with CI=true a missing prerequisite fails.
+# Python and Neovim (pytest), the same against an older Claude Code CLI (compatibility),
+# the VS Code client (node), the Kotlin client (Maven). Installs what each needs
+# (npm packages, the older CLI, code-server, Chromium); with CI=true a missing
+# prerequisite fails.
 # Exits non-zero when any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,34 @@ suite() {
 }
 
 # Each suite runs in a subshell: its `cd` stays its own.
+
+# The compatibility run: the real-CLI tests (Neovim included) against the older CLI whose
+# version claude_sidecar/compat.py names (COMPAT_CLI_VERSION), installed from npm into
+# .cache/cli/<version> (git-ignored, kept: later runs skip the install).
+compat_suite() (
+    version=$1
+    [[ -n $version ]] || { echo "FAIL: no CLI version from claude_sidecar/compat.py"; exit 1; }
+    dir=.cache/cli/$version
+    # The native binary of this platform's package (claude-code-linux-x64, -darwin-arm64, ...).
+    binary() { compgen -G "$dir/node_modules/@anthropic-ai/claude-code-*/claude" | head -n 1; }
+    installed() { [[ -n $(binary) ]] && "$(binary)" --version 2>/dev/null | grep -q "^$version "; }
+    if ! installed; then
+        echo "installing @anthropic-ai/claude-code@$version into $dir"
+        mkdir -p "$dir" &&
+            npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
+                "@anthropic-ai/claude-code@$version"
+        if ! installed; then
+            if [[ ${CI:-} == true ]]; then
+                echo "FAIL: Claude Code CLI $version could not be installed from npm"
+                exit 1
+            fi
+            echo "SKIP: Claude Code CLI $version could not be installed from npm (it needs npm" \
+                "and the registry; with CI=true this fails)"
+            exit 0
+        fi
+    fi
+    SIDECAR_TEST_CLI=$PWD/$(binary) uv run pytest
+)
 vscode_suite() (
     cd editors/vscode &&
         npm ci --no-audit --no-fund --loglevel=error &&
@@ -35,6 +65,8 @@ kotlin_suite() (
 )
 
 suite "Python and Neovim (uv run pytest)" uv run pytest
+compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
+suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"
 suite "VS Code client (editors/vscode: npm test)" vscode_suite
 suite "Kotlin client (editors/intellij: mvn test)" kotlin_suite
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_sidecar import __version__, api
+from tests.conftest import cli_under_test
 from tests.harness import RawClient, Sidecar
 
 
 async def test_initialize_names_the_cli_and_its_version(sidecar: Sidecar) -> None:
     cli = sidecar.features["cli"]
 
-    assert cli["path"].endswith("claude") and cli["error"] is None
-    assert cli["version"] == "2.1.330"
+    assert (cli["path"], cli["error"]) == (cli_under_test()[0], None)
+    assert cli["version"] == cli_under_test()[1]
 
 
 async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_tested(
@@ -21,7 +22,7 @@ async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_t
 
     assert cli["source"] in {"--cli", "$CLAUDE_SIDECAR_CLI", "PATH", "claude-agent-sdk bundle"}
     assert cli["tested"] is True
-    assert "2.1.330" in cli["testedVersions"]
+    assert cli_under_test()[1] in cli["testedVersions"]
 
 
 async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[str, str]) -> None:
@@ -61,7 +62,7 @@ async def test_new_channel_result_carries_the_channel_info(
 
     info = opened["info"]
 
-    assert info["cliVersion"] == "2.1.330"
+    assert info["cliVersion"] == cli_under_test()[1]
     assert info == await sidecar.request("claude/channelInfo",
                                          {"channelId": opened["channelId"]})
 

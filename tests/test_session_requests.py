@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar
 from tests.test_permissions import next_request, respond, write_twice
@@ -88,6 +90,9 @@ async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
     assert [s["sessionId"] for s in listed["sessions"]] == [session]
 
 
+@pytest.mark.pinned_cli("CLI 2.1.233 does not store the user's permission decision "
+                        "(permissionDecision) in the session file; its history has no "
+                        "`permission` on tool results")
 async def test_history_says_how_the_user_answered_each_permission_request(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(write_twice("kept.txt", "refused.txt")))

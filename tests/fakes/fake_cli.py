@@ -4,8 +4,8 @@
 It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
 set it streams that many text deltas per user message; with $FAKE_CLI_HANG it hangs on
 the first user message (ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
-$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. Only the
-standard library: it runs under any python3.
+$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. `--version`
+prints $FAKE_CLI_VERSION. Only the standard library: it runs under any python3.
 """
 
 import json
@@ -17,6 +17,12 @@ def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
+
+if "--version" in sys.argv[1:]:
+    # Like the real CLI; $FAKE_CLI_VERSION plays a given one (unset: it cannot tell).
+    if os.environ.get("FAKE_CLI_VERSION"):
+        print(f"{os.environ['FAKE_CLI_VERSION']} (Claude Code)")
+    sys.exit(0)
 
 for line in sys.stdin:
     message = json.loads(line)

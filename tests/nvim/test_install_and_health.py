@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pynvim
 
+from claude_sidecar.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.conftest import COMPAT_CLI, cli_under_test
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 from tests.nvim.scenarios import GREET, scenario
@@ -187,7 +189,11 @@ def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
 
 def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         start_editor: Callable[..., Editor]) -> None:
-    editor = start_editor()  # no cli_path, no `claude` on PATH: the daemon finds the bundled CLI
+    # No cli_path, no `claude` on PATH: the daemon finds the bundled CLI, or in the
+    # compatibility run the one $CLAUDE_SIDECAR_CLI names.
+    editor = start_editor()
+    cli, version = cli_under_test()
+    source = "$CLAUDE_SIDECAR_CLI" if COMPAT_CLI else "claude-agent-sdk bundle"
 
     before = checkhealth(editor)
     editor.cmd("Claude")
@@ -198,8 +204,8 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert "OK Neovim 0.11" in report
         assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
         assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
-        assert re.search(r"OK Claude Code CLI the daemon runs: \S+/claude_agent_sdk/_bundled/claude "
-                         r"\(version 2\.1\.\d+, found via claude-agent-sdk bundle\)", report), report
+        assert f"OK Claude Code CLI the daemon runs: {cli} (version {version}, found via " \
+               f"{source})" in report, report
         assert "OK CLI authentication: api_key from ANTHROPIC_API_KEY, API at http://127.0.0.1:" in report
         assert "ERROR" not in report and "WARNING" not in report
     assert "daemon not running" in before
@@ -226,7 +232,9 @@ def test_checkhealth_warns_about_a_cli_version_the_daemon_is_not_tested_with(
 
     report = checkhealth(editor)
 
-    assert "WARNING CLI 1.0.3 is not a version the daemon is tested with (2.1.330)" in report, report
+    tested = ", ".join(TESTED_CLI_VERSIONS)
+    assert f"WARNING CLI 1.0.3 is not a version the daemon is tested with ({tested})" in report, \
+        report
 
 
 def test_checkhealth_names_a_daemon_command_that_is_not_found(

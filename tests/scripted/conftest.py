@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from claude_sidecar.discovery import find_cli
+from tests.conftest import COMPAT_CLI
 
 
 def cli_env(base_url: str, home: Path) -> dict[str, str]:
@@ -133,8 +134,9 @@ class CliSession:
 
 @pytest.fixture
 def claude() -> Path:
-    """The CLI the daemon would use (the pinned bundled binary in this project's venv)."""
-    return Path(find_cli())
+    """The CLI the daemon would use (the pinned bundled binary in this project's venv; the
+    older one in the compatibility run)."""
+    return Path(COMPAT_CLI or find_cli())
 
 
 @pytest.fixture

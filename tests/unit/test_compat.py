@@ -26,3 +26,19 @@ def test_the_bundled_cli_version_is_a_tested_one() -> None:
     from claude_agent_sdk._cli_version import __cli_version__
 
     assert __cli_version__ in compat.TESTED_CLI_VERSIONS
+
+
+def test_the_pinned_version_is_the_bundled_cli_and_the_compat_one_is_older() -> None:
+    from claude_agent_sdk._cli_version import __cli_version__
+
+    assert compat.PINNED_CLI_VERSION == __cli_version__
+    assert compat.older_than(compat.COMPAT_CLI_VERSION, compat.PINNED_CLI_VERSION)
+    assert set(compat.TESTED_CLI_VERSIONS) == {compat.COMPAT_CLI_VERSION,
+                                               compat.PINNED_CLI_VERSION}
+
+
+def test_an_unknown_version_counts_as_current() -> None:
+    assert compat.older_than("2.1.233", "2.1.330")
+    assert not compat.older_than("2.1.330", "2.1.330")
+    assert not compat.older_than(None, "2.1.330")
+    assert not compat.older_than("garbage", "2.1.330")
