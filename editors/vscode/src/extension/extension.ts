@@ -4,6 +4,7 @@
 
 import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
+import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
@@ -20,6 +21,7 @@ class Extension implements PanelHost, vscode.Disposable {
   private readonly panels = new Map<string, ChatPanel>();
   private clientInstance: SidecarClient | undefined;
   private bypassAvailable = false;
+  private readonly cliReported = new Set<string>();
   private lastFocused: ChatPanel | undefined;
 
   constructor(readonly extensionUri: vscode.Uri) {}
@@ -45,7 +47,10 @@ class Extension implements PanelHost, vscode.Disposable {
         },
         editorTools: EDITOR_TOOL_HANDLERS,
       });
-      client.onDaemonState(() => this.refreshStatus());
+      client.onDaemonState((state) => {
+        this.refreshStatus();
+        if (state === 'running') void this.reportCli(client);
+      });
       this.clientInstance = client;
     }
     return this.clientInstance;
@@ -53,6 +58,18 @@ class Extension implements PanelHost, vscode.Disposable {
 
   allowBypassPermissions(): boolean {
     return this.bypassAvailable;
+  }
+
+  /** Logs which CLI the daemon runs; a CLI that cannot run or is untested is shown to the user once. */
+  private async reportCli(client: SidecarClient): Promise<void> {
+    const result = (await client.daemon()).initializeResult;
+    if (!result) return;
+    const report = cliReport(result);
+    this.log[report.level](report.text);
+    if (report.level === 'info' || this.cliReported.has(report.text)) return;
+    this.cliReported.add(report.text);
+    const show = report.level === 'error' ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+    if ((await show(`Claude: ${report.text}`, 'Show Log')) === 'Show Log') this.log.show();
   }
 
   /** The folder new chats run in: the active editor's workspace folder, else the first one. */
