@@ -310,6 +310,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             throw e
         }
         current = daemon
+        CliReport.of(daemon.initializeResult).let { logger.log(it.level, it.text) }
         setState(DaemonState.RUNNING)
         return daemon
     }
