@@ -733,6 +733,7 @@ class StatusNotification(Result):
     retry: RetryInfo | None = None
 
 
+CancelReason = Literal["withdrawn", "interrupted", "closed"]
 TurnOutcome = Literal["success", "interrupted", "error", "maxTurns", "maxBudget"]
 TurnErrorKind = Literal["api", "execution", "cliExited"]
 
@@ -783,7 +784,7 @@ class PermissionCancelledNotification(Result):
     channel_id: str
     seq: int
     request_id: str
-    reason: Literal["withdrawn", "interrupted", "closed"]
+    reason: CancelReason
 
 
 class FileUpdatedNotification(Result, omit_defaults=False):

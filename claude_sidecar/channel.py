@@ -24,8 +24,11 @@ import msgspec
 from . import channel_info, compat, permissions, sessions, turns, wire
 from .api import (
     BackgroundTask,
+    CancelReason,
     ChannelInfo,
+    ChannelState,
     ContextUsageResult,
+    DeltaKind,
     Effort,
     ExitInfo,
     NewChannelParams,
@@ -33,6 +36,7 @@ from .api import (
     RespondPermissionParams,
     RetryInfo,
     TurnError,
+    TurnOutcome,
     TurnUsage,
 )
 from .errors import (
@@ -79,8 +83,10 @@ _NOTED_SYSTEM = frozenset(
     {"api_retry", "background_tasks_changed", "task_started", "task_notification"})
 
 # delta type -> (claude/delta kind, the Delta field holding its text)
-_DELTA_KINDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
-                "input_json_delta": ("toolInput", "partial_json")}
+# A stream delta's type -> the claude/delta kind and the delta's field holding the text.
+_DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
+    "text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("toolInput", "partial_json")}
 
 
 class State(enum.StrEnum):
@@ -91,6 +97,16 @@ class State(enum.StrEnum):
     RUNNING = "running"
     AWAITING_PERMISSION = "awaitingPermission"
     EXITED = "exited"
+
+    @property
+    def wire(self) -> ChannelState:
+        """The state as ``claude/status`` names it."""
+        return _WIRE_STATES[self]
+
+
+_WIRE_STATES: dict[State, ChannelState] = {
+    State.STARTING: "starting", State.IDLE: "idle", State.RUNNING: "running",
+    State.AWAITING_PERMISSION: "awaitingPermission", State.EXITED: "exited"}
 
 
 class Channel:
@@ -106,7 +122,8 @@ class Channel:
         self.model = options.model
         # The model the client asked for (newChannel or setModel); None: the CLI's default.
         self.requested_model = options.model
-        self.permission_mode = options.permission_mode
+        # What the CLI reports can be a mode this daemon does not list (a newer CLI's).
+        self.permission_mode: str | None = options.permission_mode
         self.effort = options.effort
         self.state = State.STARTING
         self.exit: ExitInfo | None = None
@@ -378,7 +395,7 @@ class Channel:
         self._emit_status()
 
     def _emit_status(self) -> None:
-        self._outbox.status(self.state, self.session_id, self.model, self.permission_mode,
+        self._outbox.status(self.state.wire, self.session_id, self.model, self.permission_mode,
                             self.exit, self.retry)
 
     # ------------------------------------------------------------ I/O loops
@@ -514,9 +531,8 @@ class Channel:
             if delta is not None and event.type == "content_block_delta":
                 known = _DELTA_KINDS.get(delta.type)
                 text = getattr(delta, known[1]) if known is not None else None
-                if text is not None:
-                    self._outbox.delta(known[0], event.index or 0, text,  # type: ignore
-                                       line.parent_tool_use_id)
+                if known is not None and text is not None:
+                    self._outbox.delta(known[0], event.index or 0, text, line.parent_tool_use_id)
                     return
             self._outbox.message(raw)
         elif kind == "control_response" and line.response is not None:
@@ -655,7 +671,7 @@ class Channel:
         self.edits.changes.append(change)
         self._outbox.file_updated(change)
 
-    def _cancel_pending(self, reason: str, deny_message: str | None) -> None:
+    def _cancel_pending(self, reason: CancelReason, deny_message: str | None) -> None:
         """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""
         for request_id in list(self.permissions):
             del self.permissions[request_id]
@@ -716,13 +732,15 @@ class Channel:
         turn, self._turn = self._turn, None
         self._turn_prompts = []
         assert turn is not None
+        outcome: TurnOutcome
+        error: TurnError | None
         if self._closing:
             outcome, error = "interrupted", None
         else:
             outcome, error = "error", TurnError(
                 kind="cliExited", message=f"the CLI exited during the turn (exit code {code}, "
                                           f"signal {signal})")
-        self._outbox.turn_ended(outcome, duration_ms=turn.elapsed_ms(),  # type: ignore[arg-type]
+        self._outbox.turn_ended(outcome, duration_ms=turn.elapsed_ms(),
                                 permission_wait_ms=turn.waited_ms(), cost_usd=0.0,
                                 total_cost_usd=self.total_cost, usage=TurnUsage(), error=error)
 

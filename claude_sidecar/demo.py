@@ -226,7 +226,7 @@ async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: 
     finally:
         await client.shutdown_async(None)
         client.exit(None)
-        await client.stop()
+        await client.stop()  # type: ignore[no-untyped-call]  # pygls's Client.stop is unannotated
 
 
 def run_demo(cli_path: str | None = None, prompt: str | None = None) -> int:

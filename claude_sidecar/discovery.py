@@ -50,10 +50,10 @@ def locate_cli(explicit: str | None = None,
     candidates: list[tuple[str, Path | None]] = []
     if explicit:
         # An explicit choice that is wrong is an error, not a hint to look elsewhere.
-        path = Path(explicit).expanduser()
-        if _is_executable(path):
-            return str(path), "--cli"
-        raise CliNotFound([f"explicit path ({path}: not an executable file)"])
+        chosen = Path(explicit).expanduser()
+        if _is_executable(chosen):
+            return str(chosen), "--cli"
+        raise CliNotFound([f"explicit path ({chosen}: not an executable file)"])
     if env.get(ENV_VAR):
         candidates.append((f"${ENV_VAR}", Path(env[ENV_VAR]).expanduser()))
     on_path = shutil.which("claude", path=env.get("PATH"))

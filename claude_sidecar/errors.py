@@ -17,6 +17,8 @@ class SidecarError(JsonRpcException):
 
     CODE = -32603
     NAME = "internalError"
+    # Always a dict here (pygls types it as optional): `name` and the error's own fields.
+    data: dict[str, Any]
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message=message, code=self.CODE, data={"name": self.NAME, **data})

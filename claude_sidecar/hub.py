@@ -130,8 +130,9 @@ class Hub:
         try:
             if options.model is not None:
                 await spare.set_model(options.model)
-            if options.permission_mode not in (None, spare.permission_mode):
-                await spare.set_permission_mode(options.permission_mode)  # type: ignore[arg-type]
+            mode = options.permission_mode
+            if mode is not None and mode != spare.permission_mode:
+                await spare.set_permission_mode(mode)
         except SidecarError as e:
             log.warning("warm pool: could not set up spare pid %d (%s); starting a new CLI",
                         spare.pid, e.message)
@@ -351,7 +352,7 @@ class Hub:
         """Describe every channel, oldest first."""
         return [
             ChannelSummary(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
-                           state=c.state.value, model=c.model,  # type: ignore[arg-type]
+                           state=c.state.value, model=c.model,
                            permission_mode=c.permission_mode, exit=c.exit,
                            pending_permissions=list(c.permissions.values()),
                            tasks=list(c.tasks.values()))

@@ -21,6 +21,8 @@ import msgspec
 
 from .files import FileChange
 from .api import (
+    CancelReason,
+    ChannelState,
     DeltaKind,
     DeltaNotification,
     ExitInfo,
@@ -188,7 +190,7 @@ class Outbox:
 
     def status(
         self,
-        state: str,
+        state: ChannelState,
         session_id: str,
         model: str | None,
         permission_mode: str | None,
@@ -197,7 +199,7 @@ class Outbox:
     ) -> None:
         """Send ``claude/status`` after a change of state, model, mode or retry."""
         self._write(frame("claude/status", StatusNotification(
-            channel_id=self.channel_id, seq=self._next(), state=state,  # type: ignore[arg-type]
+            channel_id=self.channel_id, seq=self._next(), state=state,
             session_id=session_id, model=model, permission_mode=permission_mode, exit=exit,
             retry=retry)))
 
@@ -217,11 +219,11 @@ class Outbox:
         self._write(frame("claude/permissionRequest", PermissionRequestNotification(
             **msgspec.structs.asdict(request), channel_id=self.channel_id, seq=self._next())))
 
-    def permission_cancelled(self, request_id: str, reason: str) -> None:
+    def permission_cancelled(self, request_id: str, reason: CancelReason) -> None:
         """Send ``claude/permissionCancelled``: the request needs no answer any more."""
         self._write(frame("claude/permissionCancelled", PermissionCancelledNotification(
             channel_id=self.channel_id, seq=self._next(), request_id=request_id,
-            reason=reason)))  # type: ignore[arg-type]
+            reason=reason)))
 
     def file_updated(self, change: FileChange) -> None:
         """Send ``claude/fileUpdated`` for a change that is on disk."""

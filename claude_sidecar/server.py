@@ -12,6 +12,7 @@ import asyncio
 import logging
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Generator, Mapping
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -53,16 +54,16 @@ class SidecarProtocol(LanguageServerProtocol):
             return
         if self._shutdown or self._shutdown_requested:
             # pygls drops requests after `shutdown` silently; a client would wait forever.
-            error = JsonRpcInvalidRequest(f"{method_name}: the server is shutting down; "
-                                          "only `exit` is accepted now")
-            self._send_response(msg_id, None, error.to_response_error())
+            refusal = JsonRpcInvalidRequest(f"{method_name}: the server is shutting down; "
+                                            "only `exit` is accepted now")
+            self._send_response(msg_id, None, refusal.to_response_error())
             return
         if method_name == "shutdown":
             # Refuse what comes after it even while channels are still closing.
             self._shutdown_requested = True
         super()._handle_request(msg_id, method_name, params)
 
-    def _send_handler_result(self, future: asyncio.Future[Any], *, msg_id: Any) -> None:
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         # A SidecarError is an answer the client asked for (a bad field, an unknown
         # channel), not a daemon fault: one log line instead of pygls's ERROR traceback.
         if not future.cancelled() and isinstance(error := future.exception(), SidecarError):

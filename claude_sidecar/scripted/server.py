@@ -87,7 +87,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:
@@ -297,7 +297,8 @@ class ScriptedModel:
         if self._server is None:
             raise RuntimeError("ScriptedModel is not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
     @property
     def port(self) -> int:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar
 
 
 @pytest.mark.parametrize(("status", "kind"), [
