@@ -42,6 +42,10 @@ def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
+class BridgeGone(Exception):
+    """The in-process MCP server ended while a call waited for its answer."""
+
+
 class EditorToolServer:
     """One channel's ``editor`` MCP server; started by the CLI's first message, closed with it."""
 
@@ -117,12 +121,23 @@ class EditorToolServer:
         import mcp_types as mt
         from mcp.shared.message import SessionMessage
 
+        request_id = message.get("id")
+        if self._stop.is_set():
+            return {"jsonrpc": "2.0", "id": request_id,
+                    "error": {"code": -32603, "message": "the channel is closing"}}
         if self._task is None:
             self._ready = asyncio.Event()
             self._task = asyncio.create_task(self._serve(), name="editor-mcp")
-        assert self._ready is not None
-        await self._ready.wait()
-        request_id = message.get("id")
+            self._task.add_done_callback(self._bridge_ended)
+        ready, task = self._ready, self._task
+        assert ready is not None
+        if not ready.is_set():
+            starting = asyncio.ensure_future(ready.wait())
+            await asyncio.wait({starting, task}, return_when=asyncio.FIRST_COMPLETED)
+            starting.cancel()
+        if task.done():
+            # It failed while starting: say so rather than send into a closed stream.
+            return self._bridge_error(request_id, task)
         try:
             parsed = mt.jsonrpc_message_adapter.validate_python(message)
         except ValueError as e:
@@ -135,7 +150,29 @@ class EditorToolServer:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
         await self._outgoing.send(SessionMessage(parsed))
-        return await future
+        try:
+            return await future
+        except BridgeGone as e:
+            return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": str(e)}}
+
+    def _bridge_ended(self, task: asyncio.Task[None]) -> None:
+        """The in-process server stopped: closed, or it failed. Nothing it was asked will be
+        answered now, so every pending call fails at once (instead of waiting out the CLI's
+        timeout), and the next message starts the server afresh."""
+        if self._task is task:
+            self._task = None
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            log.error("editor MCP server failed: %r", failure)
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            if not future.done():
+                future.set_exception(BridgeGone(f"the editor's MCP server stopped: {failure!r}"))
+
+    def _bridge_error(self, request_id: Any, task: asyncio.Task[None]) -> dict[str, Any]:
+        failure = None if task.cancelled() else task.exception()
+        return {"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": -32603, "message": f"the editor's MCP server stopped: {failure!r}"}}
 
     async def close(self) -> None:
         """Stop the server; pending calls are answered with an error by the CLI's timeout."""

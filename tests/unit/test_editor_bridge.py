@@ -1,0 +1,71 @@
+"""The in-process MCP server that serves the editor's tools: when it stops, nothing waits
+for an answer it will never give."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from claude_sidecar.api import EditorTool
+from claude_sidecar.editor_tools import EditorToolServer
+
+LIST = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}
+
+
+async def _never(name: str, arguments: dict[str, Any], timeout: float) -> Any:
+    raise AssertionError("no tool is called in these tests")
+
+
+def _server() -> EditorToolServer:
+    return EditorToolServer([EditorTool(name="getSelection")], _never, timeout=5)
+
+
+async def test_a_server_that_fails_to_start_answers_with_an_error_at_once() -> None:
+    server = _server()
+
+    async def broken(*args: Any) -> None:
+        raise RuntimeError("cannot serve")
+
+    server._server.run = broken  # type: ignore[method-assign]  # the failure under test
+    reply = await asyncio.wait_for(server.handle(LIST), 5)
+    assert reply["id"] == 7 and "cannot serve" in reply["error"]["message"]
+    await server.close()
+
+
+async def test_a_call_pending_when_the_server_dies_fails_at_once() -> None:
+    server = _server()
+    started = asyncio.Event()
+
+    async def dies_later(*args: Any) -> None:
+        started.set()
+        await asyncio.sleep(0.2)
+        raise RuntimeError("the server died")
+
+    server._server.run = dies_later  # type: ignore[method-assign]  # the failure under test
+    reply = await asyncio.wait_for(server.handle(LIST), 5)
+    assert started.is_set()
+    assert reply["id"] == 7 and "the server died" in reply["error"]["message"]
+    await server.close()
+
+
+async def test_after_it_died_the_next_call_starts_it_again() -> None:
+    server = _server()
+    real_run = server._server.run
+    calls = 0
+
+    async def fails_once(*args: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("first start fails")
+        await real_run(*args)
+
+    server._server.run = fails_once  # type: ignore[method-assign]  # the failure under test
+    first = await asyncio.wait_for(server.handle(LIST), 5)
+    assert "error" in first
+    await asyncio.wait_for(server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}), 5)
+    await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    second = await asyncio.wait_for(server.handle(LIST), 5)
+    assert [t["name"] for t in second["result"]["tools"]] == ["getSelection"]
+    await server.close()
