@@ -32,6 +32,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
 from claude_sidecar import api
+from claude_sidecar.diagnostics import children_of
 from claude_sidecar.discovery import find_cli
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -39,25 +40,12 @@ SCENARIO = {"rules": [], "default": [[{"text": "The quick brown fox jumps over t
             "chunk": 8}
 
 
-def _env(model_url: str, home: str) -> dict[str, str]:
+def daemon_env(model_url: str, home: str) -> dict[str, str]:
+    """The daemon's environment: its own HOME, the CLI pointed at the stand-in model."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
     env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="bench",
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
     return env
-
-
-def _children(pid: int) -> int:
-    """How many live processes have ``pid`` as parent (the daemon's CLIs)."""
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
-            except (OSError, ValueError):
-                continue
-            count += int(ppid) == pid and state != "Z"
-    return count
 
 
 class _Daemon:
@@ -86,7 +74,7 @@ class _Daemon:
     async def start(self, model_url: str, options: dict[str, Any]) -> None:
         await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
                                    "--log-level", "WARNING",
-                                   env=_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+                                   env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
         await self.client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(), initialization_options=options))
 
@@ -124,7 +112,7 @@ class _Daemon:
 async def _spare_ready(daemon_pid: int, settle: float = 1.5) -> None:
     """Wait until the daemon has spawned its spare CLI, then for it to initialize."""
     deadline = time.monotonic() + 30
-    while _children(daemon_pid) < 1 and time.monotonic() < deadline:
+    while not children_of(daemon_pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     await asyncio.sleep(settle)
 
@@ -181,7 +169,7 @@ async def sdk_new_chat(model_url: str) -> float:
     options = ClaudeAgentOptions(
         cwd=workspace, cli_path=find_cli(), include_partial_messages=True,
         system_prompt={"type": "preset", "preset": "claude_code"},
-        env=_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+        env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
     started = time.perf_counter()
     first = None
     async with ClaudeSDKClient(options) as sdk:

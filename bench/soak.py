@@ -43,6 +43,7 @@ from pygls.lsp.client import LanguageClient
 
 from claude_sidecar import api
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from first_token import daemon_env
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -66,13 +67,6 @@ ACTIONS = ("plain", "write", "bash", "interrupt", "fork", "rewind")
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _env(model_url: str, home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="soak",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    return env
 
 
 def _alive(pid: int) -> bool:
@@ -131,7 +125,7 @@ class Soak:
         home = tempfile.mkdtemp(prefix="soak-home-")
         await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
                                    "--log-level", "INFO", "--log-file", str(self.log_file),
-                                   env=_env(model_url, home))
+                                   env=daemon_env(model_url, home))
         await self.client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             initialization_options={"clientName": "soak", "warmPool": {"size": 0}}))

@@ -23,9 +23,9 @@ def _rss_kib() -> int:
     return 0
 
 
-def _children() -> int:
-    me = str(os.getpid())
-    count = 0
+def live_children() -> dict[int, list[int]]:
+    """Every live (not zombie) process by its parent's pid, from one scan of /proc."""
+    parents: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -33,8 +33,14 @@ def _children() -> int:
                     state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
             except (OSError, ValueError):
                 continue
-            count += ppid == me and state != "Z"
-    return count
+            if state != "Z":
+                parents.setdefault(int(ppid), []).append(int(entry))
+    return parents
+
+
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    return live_children().get(pid, [])
 
 
 def snapshot(channels: int) -> dict[str, int]:
@@ -43,7 +49,7 @@ def snapshot(channels: int) -> dict[str, int]:
     return {
         "fds": len(os.listdir("/proc/self/fd")),
         "tasks": len(asyncio.all_tasks()),
-        "children": _children(),
+        "children": len(children_of(os.getpid())),
         "channels": channels,
         "rssKib": _rss_kib(),
     }

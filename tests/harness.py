@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from claude_sidecar import api
+from claude_sidecar.diagnostics import children_of, live_children
 
 NOTIFICATIONS = tuple(api.NOTIFICATIONS)
 
@@ -214,32 +215,13 @@ def pid_alive(pid: int) -> bool:
 
 def child_pids(pid: int) -> set[int]:
     """The live processes whose parent is ``pid`` (a daemon's CLIs)."""
-    children = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
-            except (FileNotFoundError, ProcessLookupError, ValueError):
-                continue
-            if int(ppid) == pid and state != "Z":
-                children.add(int(entry))
-    return children
+    return set(children_of(pid))
 
 
 def descendant_pids(pid: int) -> set[int]:
     """The live processes below ``pid`` (its children, theirs, ...), from one scan of /proc;
     with tests run in parallel, a process scan must only see its own test's processes."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
-            except (FileNotFoundError, ProcessLookupError, ValueError):
-                continue
-            if state != "Z":
-                parents.setdefault(int(ppid), []).append(int(entry))
+    parents = live_children()
     found: set[int] = set()
     todo = [pid]
     while todo:

@@ -60,44 +60,31 @@ export async function generate() {
   out.push(types.trim());
   out.push('');
 
-  const methods = schema['x-methods'];
-  out.push('/** Every request a client sends: its params and result types. */');
-  out.push('export interface ClaudeMethods {');
-  for (const name of Object.keys(methods).sort()) {
-    const m = methods[name];
-    out.push(docComment(m.summary, '  ').trimEnd());
-    out.push(`  ${quote(name)}: { params: ${typeOf(m.params)}; result: ${typeOf(m.result)} };`);
-  }
-  out.push('}');
-  out.push('');
-  out.push('/** The names of every request a client sends. */');
-  out.push(`export const METHOD_NAMES = ${JSON.stringify(Object.keys(methods).sort(), null, 2)} as const;`);
-  out.push('');
+  // One interface per table of the schema: an entry per name, with its summary as the doc.
+  const table = (doc, name, entries, typeOfEntry) => {
+    out.push(`/** ${doc} */`);
+    out.push(`export interface ${name} {`);
+    for (const key of Object.keys(entries).sort()) {
+      out.push(docComment(entries[key].summary, '  ').trimEnd());
+      out.push(`  ${quote(key)}: ${typeOfEntry(entries[key])};`);
+    }
+    out.push('}');
+    out.push('');
+  };
+  const nameList = (doc, name, entries) => {
+    out.push(`/** ${doc} */`);
+    out.push(`export const ${name} = ${JSON.stringify(Object.keys(entries).sort(), null, 2)} as const;`);
+    out.push('');
+  };
+  const request = (m) => `{ params: ${typeOf(m.params)}; result: ${typeOf(m.result)} }`;
 
-  const notifications = schema['x-notifications'];
-  out.push('/** Every notification the daemon sends: its params type. */');
-  out.push('export interface ClaudeNotifications {');
-  for (const name of Object.keys(notifications).sort()) {
-    const n = notifications[name];
-    out.push(docComment(n.summary, '  ').trimEnd());
-    out.push(`  ${quote(name)}: ${typeOf(n.params)};`);
-  }
-  out.push('}');
-  out.push('');
-  out.push('/** The names of every notification the daemon sends. */');
-  out.push(`export const NOTIFICATION_NAMES = ${JSON.stringify(Object.keys(notifications).sort(), null, 2)} as const;`);
-  out.push('');
-
-  const clientRequests = schema['x-clientRequests'];
-  out.push('/** Every request the daemon sends the client: its params and result types. */');
-  out.push('export interface ClaudeClientRequests {');
-  for (const name of Object.keys(clientRequests).sort()) {
-    const r = clientRequests[name];
-    out.push(docComment(r.summary, '  ').trimEnd());
-    out.push(`  ${quote(name)}: { params: ${typeOf(r.params)}; result: ${typeOf(r.result)} };`);
-  }
-  out.push('}');
-  out.push('');
+  table('Every request a client sends: its params and result types.', 'ClaudeMethods', schema['x-methods'], request);
+  nameList('The names of every request a client sends.', 'METHOD_NAMES', schema['x-methods']);
+  table('Every notification the daemon sends: its params type.', 'ClaudeNotifications', schema['x-notifications'],
+    (n) => typeOf(n.params));
+  nameList('The names of every notification the daemon sends.', 'NOTIFICATION_NAMES', schema['x-notifications']);
+  table('Every request the daemon sends the client: its params and result types.', 'ClaudeClientRequests',
+    schema['x-clientRequests'], request);
 
   const errors = schema['x-errors'];
   out.push('/** JSON-RPC error codes of the daemon, by the `data.name` the error carries. */');

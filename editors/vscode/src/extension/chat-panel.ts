@@ -6,6 +6,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
+import type { SetModelParams, SetPermissionModeParams } from '../core/protocol.generated';
 import type { SidecarClient } from '../core/client';
 import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../shared/webview-messages';
 import { webviewHtml } from '../webview/index.html';
@@ -191,11 +192,12 @@ export class ChatPanel implements vscode.Disposable {
       return null;
     },
     setModel: async ({ model, effort }) => {
-      await this.chat.setModel(model, effort as never);
+      // The page offers the CLI's own values; the daemon checks them (invalidParams names the field).
+      await this.chat.setModel(model, effort as SetModelParams['effort']);
       return null;
     },
     setPermissionMode: async ({ mode }) => {
-      await this.chat.setPermissionMode(mode as never);
+      await this.chat.setPermissionMode(mode as SetPermissionModeParams['mode']);
       return null;
     },
     fork: async ({ messageId }) => {
