@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -51,7 +53,10 @@ def sleepers(sidecar: Sidecar) -> list[int]:
 async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
         sidecar: Sidecar, running_task: tuple[str, dict[str, str]]) -> None:
     channel, task = running_task
-    running = sleepers(sidecar)
+    # The CLI lists the task as soon as it spawned its shell; `sleep` is exec'd a moment later.
+    deadline = time.monotonic() + 10
+    while not (running := sleepers(sidecar)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
     assert running, "the shell command runs"
     mark = len(sidecar.notes)
 
