@@ -1,27 +1,23 @@
-"""One conversation: a CLI process, its in-queue, its state and its control requests.
+"""One conversation: a CLI process, its in-queue, its state, and the routing of its lines.
 
-The channel reads every stdout line once, routes it (content deltas become
-``claude/delta``, control traffic is correlated, everything else is forwarded verbatim
-as ``claude/message``) and keeps a small state machine whose every change is logged and
-emitted as ``claude/status``.
+The channel reads every stdout line once and routes it: content deltas become
+``events.Delta``, control traffic goes to ``control``, permission asks to
+``permissions``, edit hooks to ``files``, everything else is published verbatim. It
+keeps a small state machine whose every change is logged and published
+(``events.StatusChanged``). Its process comes from a ``transport.Spawn``, so a test can
+hand it lines without a CLI.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
-import itertools
 import logging
-import os
-import secrets
-import time
 import uuid as uuidlib
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from . import channel_info, compat, permissions, sessions, turns, wire
+from . import channel_info, compat, permissions, turns, wire
 from .api import (
     BackgroundTask,
     CancelReason,
@@ -32,27 +28,38 @@ from .api import (
     Effort,
     ExitInfo,
     NewChannelParams,
-    PermissionRequest,
     RespondPermissionParams,
     RetryInfo,
     TurnError,
     TurnOutcome,
     TurnUsage,
 )
+from .background import Background
+from .control import ControlProtocol, Route
+from .discovery import known_cli_version
+from .editor_tools import SERVER_NAME, EditorToolServer
 from .errors import (
     ChannelExited,
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
-    PermissionRequestNotFound,
     TaskNotFound,
 )
-from .discovery import known_cli_version
-from .editor_tools import SERVER_NAME, EditorToolServer
-from .files import TRACKED_MATCHER, EditLog, FileChange
+from .events import (
+    NOWHERE,
+    ChannelEvent,
+    CliMessage,
+    Delta,
+    Feed,
+    FileUpdated,
+    Progress,
+    StatusChanged,
+    TurnEnded,
+)
+from .files import EDIT_HOOKS, EditLog, FileChange
 from .launch import LaunchSpec
-from .outbox import Outbox
-from .transport import Transport
+from .transcript_wait import TranscriptWait
+from .transport import CliProcess, Spawn, Transport
 
 log = logging.getLogger(__name__)
 
@@ -61,60 +68,24 @@ CONTROL_TIMEOUT = 30.0
 # The CLI answers an interrupt at once; one that does not is hung, and the client must
 # hear so quickly (the channel can then be closed, which escalates to SIGKILL).
 INTERRUPT_TIMEOUT = 5.0
-# A CLI that writes a turn's transcript after its `result` line (before 2.1.330, see
-# compat.WRITES_TRANSCRIPT_BEFORE_RESULT) flushes it within its 100 ms write interval: the
-# daemon holds the result until the turn's last message is in the session file, at most
-# TRANSCRIPT_WAIT, or until the file has not changed for TRANSCRIPT_SETTLED (a message the
-# CLI does not store). Then the turn ends, and the session is as the next request finds it.
-TRANSCRIPT_WAIT = 3.0
-TRANSCRIPT_SETTLED = 0.5
-TRANSCRIPT_POLL = 0.02
-
-# Hooks registered at initialize: the daemon snapshots a file before an edit tool runs
-# and reads it again after, to send claude/fileUpdated.
-PRE_EDIT, POST_EDIT = "sidecar_pre_edit", "sidecar_post_edit"
-HOOKS = {
-    "PreToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [PRE_EDIT]}],
-    "PostToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [POST_EDIT]}],
-}
 
 # system lines the channel keeps track of: retries and background tasks.
 _NOTED_SYSTEM = frozenset(
     {"api_retry", "background_tasks_changed", "task_started", "task_notification"})
 
-# delta type -> (claude/delta kind, the Delta field holding its text)
-# A stream delta's type -> the claude/delta kind and the delta's field holding the text.
+# A stream delta's type -> the Delta kind and the delta's field holding the text.
 _DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
     "text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
     "input_json_delta": ("toolInput", "partial_json")}
-
-
-class State(enum.StrEnum):
-    """Where a channel is in its life."""
-
-    STARTING = "starting"
-    IDLE = "idle"
-    RUNNING = "running"
-    AWAITING_PERMISSION = "awaitingPermission"
-    EXITED = "exited"
-
-    @property
-    def wire(self) -> ChannelState:
-        """The state as ``claude/status`` names it."""
-        return _WIRE_STATES[self]
-
-
-_WIRE_STATES: dict[State, ChannelState] = {
-    State.STARTING: "starting", State.IDLE: "idle", State.RUNNING: "running",
-    State.AWAITING_PERMISSION: "awaitingPermission", State.EXITED: "exited"}
 
 
 class Channel:
     """One CLI process serving one conversation."""
 
     def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
-                 outbox: Outbox, rules: permissions.Rules | None = None,
-                 fork: bool = False, editor_tools: EditorToolServer | None = None) -> None:
+                 feed: Feed = NOWHERE, rules: permissions.Rules | None = None,
+                 fork: bool = False, editor_tools: EditorToolServer | None = None,
+                 spawn: Spawn = Transport.spawn) -> None:
         self.id = channel_id
         self.options = options
         self.cwd = options.cwd
@@ -125,7 +96,7 @@ class Channel:
         # What the CLI reports can be a mode this daemon does not list (a newer CLI's).
         self.permission_mode: str | None = options.permission_mode
         self.effort = options.effort
-        self.state = State.STARTING
+        self.state: ChannelState = "starting"
         self.exit: ExitInfo | None = None
         # What the CLI answered to `initialize` (its commands, models, ...).
         self.reported = wire.InitializeReply()
@@ -139,36 +110,34 @@ class Channel:
         # Cost of this channel's earlier CLI processes (it was restarted with its session).
         self.cost_before = 0.0
         self._closing = False
-        self._outbox = outbox
-        self._transport: Transport | None = None
+        self._feed = feed
+        self._spawn = spawn
+        self._process: CliProcess | None = None
         self._launch = LaunchSpec(argv=[], env={}, cwd=options.cwd)
         # The in-queue: lines for the CLI's stdin, in order; None closes stdin.
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._rules = rules or permissions.Rules()
-        self.permissions: dict[str, PermissionRequest] = {}
+        self._background = Background(channel_id)
+        self._writer: asyncio.Task[None] | None = None
+        self._control = ControlProtocol(channel_id, self._queue.put_nowait, self._show)
+        self.permissions = permissions.PendingAsks(channel_id, self._queue.put_nowait,
+                                                   self._publish, rules or permissions.Rules())
         self._interrupting = False
         self.edits = EditLog()
         # The last top-level assistant message of each prompt's exchange: a fork "at" a
         # prompt keeps the history up to there.
         self.exchange_ends: dict[str, str] = {}
-        # tool_use id -> the Agent tool use whose sub-agent made it.
-        self._subagent_tools: dict[str, str] = {}
         self._editor_tools = editor_tools
-        self._pending: dict[str, tuple[str, asyncio.Future[msgspec.Raw]]] = {}
-        self._request_ids = itertools.count(1)
+        self._control.serve("can_use_tool", Route(wire.can_use_tool_decoder, self._ask))
+        self._control.serve("hook_callback", Route(wire.hook_callback_decoder, self._run_hook))
+        self._control.serve("mcp_message", Route(wire.mcp_message_decoder, self._call_mcp))
         # uuids of user messages the CLI has not yet taken up (it echoes each one when it
         # does): a turn's result means idle only when none is left.
         self._unconsumed: set[str] = set()
         # Those it took up in the running turn (turnEnded's messageIds when the CLI's
         # result line does not list them, as 2.1.233's does not).
         self._turn_prompts: list[str] = []
-        # Whether the CLI writes its transcript after the result line (older CLIs), the
-        # last message of the turn it may not have written yet, and how far the session
-        # file was read for it.
-        self._transcript_lags = False
-        self._unwritten: str | None = None
-        self._transcript_read: tuple[Path | None, int] = (None, 0)
-        self._tasks: list[asyncio.Task[None]] = []
+        # Set for a CLI that writes its transcript after the result line (older CLIs).
+        self._transcript: TranscriptWait | None = None
         self._exited = asyncio.Event()
         # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
         self.first_turn_done = asyncio.Event()
@@ -183,17 +152,19 @@ class Channel:
             effort=self.effort,
             permission_mode=self.permission_mode or self.options.permission_mode, **changes)
 
-    def adopt(self, channel_id: str, options: NewChannelParams, outbox: Outbox) -> None:
+    def adopt(self, channel_id: str, options: NewChannelParams, feed: Feed) -> None:
         """Make a spare from the warm pool the channel a client asked for: it takes the
-        client's id, options and outbox, and announces its state there."""
+        client's id, options and feed, and announces its state there."""
         log.info("channel %s: is spare %s (pid %d)", channel_id, self.id, self.pid)
-        self.id, self.options, self._outbox = channel_id, options, outbox
-        self._emit_status()
+        self.id, self.options, self._feed = channel_id, options, feed
+        self._control.channel_id = self.permissions.channel_id = channel_id
+        self._background.owner = channel_id
+        self._publish_status()
 
     @property
-    def outbox(self) -> Outbox:
-        """Where this channel's notifications go (kept across a restart)."""
-        return self._outbox
+    def feed(self) -> Feed:
+        """Where this channel's events go (kept across a restart)."""
+        return self._feed
 
     @property
     def has_editor_tools(self) -> bool:
@@ -203,7 +174,7 @@ class Channel:
     @property
     def pid(self) -> int:
         """The CLI's process id (0 before it is spawned)."""
-        return self._transport.pid if self._transport else 0
+        return self._process.pid if self._process else 0
 
     async def start(self, launch: LaunchSpec) -> None:
         """Spawn the CLI and complete the ``initialize`` handshake.
@@ -212,24 +183,21 @@ class Channel:
         """
         self._launch = launch
         try:
-            self._transport = await Transport.spawn(launch.argv, cwd=launch.cwd, env=launch.env)
+            self._process = process = await self._spawn(launch.argv, cwd=launch.cwd,
+                                                        env=launch.env)
         except OSError as e:
             launch.remove_files()
             raise CliStartFailed(f"{type(e).__name__}: {e}") from e
-        self._tasks = [
-            asyncio.create_task(self._write_loop(), name=f"{self.id}-writer"),
-            asyncio.create_task(self._read_loop(), name=f"{self.id}-reader"),
-        ]
-        for task in self._tasks:
-            task.add_done_callback(self._report_crash)
+        self._writer = self._background.spawn(self._write_loop(), "writer", self._crashed)
+        self._background.spawn(self._read_loop(), "reader", self._crashed)
         try:
-            reply = await self.control("initialize", START_TIMEOUT, hooks=HOOKS)
+            reply = await self.control("initialize", START_TIMEOUT, hooks=EDIT_HOOKS)
         except ChannelExited as e:
             reason = f"it exited during start-up (exit code {e.data['exitCode']}, " \
                      f"signal {e.data['signal']})"
-            raise CliStartFailed(reason, self._transport.stderr_tail()) from e
+            raise CliStartFailed(reason, process.stderr_tail()) from e
         except (ControlRequestTimeout, ControlRequestFailed) as e:
-            tail = self._transport.stderr_tail()
+            tail = process.stderr_tail()
             await self.close(grace=0.5)
             raise CliStartFailed(f"`initialize` failed: {e.message}", tail) from e
         try:
@@ -242,12 +210,13 @@ class Channel:
             # (once per binary; `--version` answers at once).
             version = await asyncio.to_thread(known_cli_version, launch.argv[0], launch.env)
             self.reported = msgspec.structs.replace(self.reported, claude_code_version=version)
-        self._transcript_lags = compat.older_than(self.reported.claude_code_version,
-                                                  compat.WRITES_TRANSCRIPT_BEFORE_RESULT)
+        if compat.older_than(self.reported.claude_code_version,
+                             compat.WRITES_TRANSCRIPT_BEFORE_RESULT):
+            self._transcript = TranscriptWait(launch.env, self.cwd)
         mode = self.reported.current_permission_mode
         if mode is not None and self.permission_mode is None:
             self.permission_mode = mode
-        self._set_state(State.IDLE)
+        self._set_state("idle")
 
     def info(self) -> ChannelInfo:
         """What the CLI reported at start, with the channel's current model, mode and effort."""
@@ -262,33 +231,33 @@ class Channel:
 
     async def close(self, grace: float = 5.0) -> ExitInfo:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
-        assert self._transport is not None
+        assert self._process is not None and self._writer is not None
         if self.exit is None:
             self._closing = True
-            self._cancel_pending("closed", permissions.DENIED_ON_CLOSE)
+            self._cancel_asks("closed", permissions.DENIED_ON_CLOSE)
             # stdin is closed by the writer, after every line queued before it.
             self._queue.put_nowait(None)
-            _, pending = await asyncio.wait({self._tasks[0]}, timeout=grace)
-            if pending:
+            try:
+                async with asyncio.timeout(grace):
+                    await asyncio.wait({self._writer})
+            except TimeoutError:
                 log.warning("channel %s: the CLI is not reading its input", self.id)
-            await self._transport.shutdown(grace=grace)
+            await self._process.shutdown(grace=grace)
             await self._exited.wait()
-        for task in list(self._tasks):
-            task.cancel()
+        self._background.cancel()
         if self._editor_tools is not None:
             await self._editor_tools.close()
         assert self.exit is not None
         return self.exit
 
-    def _report_crash(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and (error := task.exception()) is not None:
-            log.error("channel %s: %s crashed", self.id, task.get_name(), exc_info=error)
-            self.kill_now()
+    def _crashed(self, error: BaseException) -> None:
+        # A dead reader or writer would leave the CLI blocked on a pipe: end it.
+        self.kill_now()
 
     def kill_now(self) -> None:
         """SIGKILL the CLI's process group; used when the daemon itself is going away."""
-        if self._transport is not None and self.exit is None:
-            self._transport.kill_now()
+        if self._process is not None and self.exit is None:
+            self._process.kill_now()
 
     # ------------------------------------------------------------ requests
 
@@ -298,8 +267,8 @@ class Channel:
         message_id = message_id or str(uuidlib.uuid4())
         self._queue.put_nowait(wire.user_message(content, message_id))
         self._unconsumed.add(message_id)
-        if self.state == State.IDLE:
-            self._set_state(State.RUNNING)
+        if self.state == "idle":
+            self._set_state("running")
         return message_id
 
     async def interrupt(self) -> None:
@@ -315,18 +284,12 @@ class Channel:
             await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
             self._interrupting = False
-            self._cancel_pending("interrupted", permissions.DENIED_ON_INTERRUPT)
+            self._cancel_asks("interrupted", permissions.DENIED_ON_INTERRUPT)
 
     def respond_permission(self, p: RespondPermissionParams) -> None:
         """Send the client's decision on a pending ask; each ask is answered once."""
         self._require_alive()
-        request = self.permissions.get(p.request_id)
-        if request is None:
-            raise PermissionRequestNotFound(self.id, p.request_id)
-        response = permissions.answer(request, p)
-        del self.permissions[p.request_id]
-        log.info("channel %s: %s %s (%s)", self.id, p.decision, request.tool_name, p.request_id)
-        self._queue.put_nowait(wire.control_success(p.request_id, response))
+        self.permissions.answer(p)
         self._settle_permissions()
 
     async def set_model(self, model: str | None, effort: Effort | None = None) -> None:
@@ -339,13 +302,13 @@ class Channel:
             await self.control("apply_flag_settings", CONTROL_TIMEOUT,
                                settings={"effortLevel": effort})
             self.effort = effort
-        self._emit_status()
+        self._publish_status()
 
     async def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode."""
         await self.control("set_permission_mode", CONTROL_TIMEOUT, mode=mode)
         self.permission_mode = mode
-        self._emit_status()
+        self._publish_status()
 
     async def stop_task(self, task_id: str) -> None:
         """Stop one background task; the CLI reports its end as ``system/task_*`` lines."""
@@ -365,62 +328,99 @@ class Channel:
     async def control(self, subtype: str, timeout: float, **fields: Any) -> msgspec.Raw:
         """Send a control request to the CLI and wait for its answer (empty if it had none)."""
         self._require_alive()
-        request_id = f"req_{next(self._request_ids)}_{secrets.token_hex(4)}"
-        future: asyncio.Future[msgspec.Raw] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = (subtype, future)
-        self._queue.put_nowait(wire.control_request(request_id, {"subtype": subtype, **fields}))
-        try:
-            async with asyncio.timeout(timeout):
-                return await future
-        except TimeoutError as e:
-            raise ControlRequestTimeout(subtype, timeout) from e
-        finally:
-            self._pending.pop(request_id, None)
+        return await self._control.request(subtype, timeout, **fields)
+
+    def report_file_change(self, change: FileChange) -> None:
+        """Record a change made outside the edit tools (e.g. a rewind) and tell the client."""
+        self.edits.changes.append(change)
+        self._publish(FileUpdated(change))
 
     def _require_alive(self) -> None:
         if self.exit is not None:
             raise ChannelExited(self.id, self.exit.code, self.exit.signal)
 
+    # ------------------------------------------------------------ the CLI's requests
+
+    def _ask(self, request_id: str, ask: wire.CanUseTool) -> None:
+        if self.permissions.ask(request_id, ask):
+            self._set_state("awaitingPermission")
+
+    def _run_hook(self, request_id: str, hook: wire.HookCallback) -> None:
+        change = self.edits.hook(hook)
+        if change is not None:
+            self._publish(FileUpdated(change))
+        # An empty hook output: no opinion, the tool proceeds as it would have.
+        self._queue.put_nowait(wire.control_success(request_id, {}))
+
+    def _call_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
+        self._background.spawn(self._serve_mcp(request_id, mcp), "mcp")
+
+    async def _serve_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
+        if self._editor_tools is None or mcp.server_name != SERVER_NAME:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mcp.message.get("id"), "error": {
+                "code": -32601, "message": f"no in-process MCP server {mcp.server_name!r}"}}
+        else:
+            reply = await self._editor_tools.handle(mcp.message)
+        if self.exit is None:
+            self._queue.put_nowait(wire.control_success(request_id, {"mcp_response": reply}))
+
+    def _cancel_asks(self, reason: CancelReason, deny_message: str | None) -> None:
+        """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""
+        self.permissions.cancel_all(reason, deny_message)
+        self._settle_permissions()
+
+    def _settle_permissions(self) -> None:
+        if not self.permissions and self.state == "awaitingPermission":
+            self._set_state("running")
+
     # ------------------------------------------------------------ state
 
-    def _set_state(self, state: State) -> None:
+    def _set_state(self, state: ChannelState) -> None:
         if state == self.state:
             return
         log.info("channel %s: %s -> %s", self.id, self.state, state)
-        if state in (State.RUNNING, State.AWAITING_PERMISSION):
+        if state in ("running", "awaitingPermission"):
             if self._turn is None:
                 self._turn = turns.TurnClock()
-            self._turn.waiting(state == State.AWAITING_PERMISSION)
+            self._turn.waiting(state == "awaitingPermission")
         self.state = state
-        self._emit_status()
+        self._publish_status()
 
-    def _emit_status(self) -> None:
-        self._outbox.status(self.state.wire, self.session_id, self.model, self.permission_mode,
-                            self.exit, self.retry)
+    def _publish(self, event: ChannelEvent) -> None:
+        self._feed.publish(event)
+
+    def _show(self, raw: bytes) -> None:
+        self._feed.publish(CliMessage(raw))
+
+    def _publish_status(self) -> None:
+        self._feed.publish(StatusChanged(self.state, self.session_id, self.model,
+                                         self.permission_mode, self.exit, self.retry))
 
     # ------------------------------------------------------------ I/O loops
 
     async def _write_loop(self) -> None:
-        assert self._transport is not None
+        assert self._process is not None
         while True:
             data = await self._queue.get()
             if data is None:
-                self._transport.close_stdin()
+                self._process.close_stdin()
                 return
             try:
-                await self._transport.write(data)
+                await self._process.write(data)
             except (BrokenPipeError, ConnectionResetError) as e:
                 # The reader sees EOF and reports the exit; nothing more to write.
                 log.info("channel %s: stdin closed (%s)", self.id, e)
                 return
 
     async def _read_loop(self) -> None:
-        assert self._transport is not None
+        process = self._process
+        assert process is not None
         try:
-            async for batch in self._transport.batches():
+            async for batch in process.batches():
                 for raw in batch:
-                    if self._unwritten is not None and self._is_result(raw):
-                        await self._transcript_written()
+                    if self._transcript is not None and self._transcript.unwritten is not None \
+                            and _is_result(raw):
+                        await self._transcript.written(self.id, self.session_id)
                     try:
                         self._route(raw)
                     except Exception:
@@ -429,84 +429,24 @@ class Channel:
                         log.exception("channel %s: failed to route a line: %.200r",
                                       self.id, raw)
         finally:
-            info = await self._transport.wait()
-            self.exit = ExitInfo(code=info.code, signal=info.signal,
-                                 stderr_tail=self._transport.stderr_tail())
+            ended = await process.wait()
+            self.exit = ExitInfo(code=ended.code, signal=ended.signal,
+                                 stderr_tail=process.stderr_tail())
             # Release waiters before telling the client: if the client is gone, the
             # notification fails, and close() must not wait for it.
             self._exited.set()
             self.first_turn_done.set()
             self._launch.remove_files()
-            self._tasks[0].cancel()
-            self._cancel_pending("closed", deny_message=None)
-            for subtype, future in self._pending.values():
-                if not future.done():
-                    future.set_exception(ChannelExited(self.id, info.code, info.signal))
-            log.info("channel %s: CLI exited (code %s, signal %s)", self.id, info.code,
-                     info.signal)
+            if self._writer is not None:
+                self._writer.cancel()
+            self._cancel_asks("closed", deny_message=None)
+            self._control.fail_all(ChannelExited(self.id, ended.code, ended.signal))
+            log.info("channel %s: CLI exited (code %s, signal %s)", self.id, ended.code,
+                     ended.signal)
             self.retry = None
             if self._turn is not None:
-                self._end_turn_by_exit(info.code, info.signal)
-            self._set_state(State.EXITED)
-
-    @staticmethod
-    def _is_result(raw: bytes) -> bool:
-        try:
-            return wire.line_type_decoder.decode(raw).type == "result"
-        except msgspec.MsgspecError:
-            return False
-
-    async def _transcript_written(self) -> None:
-        """Wait until the session file holds the turn's last message (see TRANSCRIPT_WAIT)."""
-        marker, self._unwritten = self._unwritten, None
-        if marker is None or self.state == State.STARTING:
-            return
-        try:
-            await self._wait_for_transcript(marker)
-        except Exception:
-            # The wait is a courtesy: a bug in it must not cost the result line.
-            log.exception("channel %s: waiting for the session file failed", self.id)
-
-    async def _wait_for_transcript(self, marker: str) -> None:
-        home, config_dir = sessions.claude_home(self._launch.env)
-        needle = marker.encode()
-        started = changed = time.monotonic()
-        size = -2
-        while True:
-            try:
-                path = sessions.transcript_path(home, self.cwd, self.session_id,
-                                                config_dir=config_dir)
-            except ValueError:
-                return
-            now_size, found = self._scan_transcript(path, needle)
-            now = time.monotonic()
-            if found:
-                log.debug("channel %s: transcript written %.0f ms after the result", self.id,
-                          (now - started) * 1000)
-                return
-            if now_size != size:
-                size, changed = now_size, now
-            if now - changed >= TRANSCRIPT_SETTLED or now - started >= TRANSCRIPT_WAIT:
-                log.info("channel %s: message %s is not in the session file %s; going on",
-                         self.id, marker, path)
-                return
-            await asyncio.sleep(TRANSCRIPT_POLL)
-
-    def _scan_transcript(self, path: Path, needle: bytes) -> tuple[int, bool]:
-        """The session file's size and whether ``needle`` is in what was added to it since
-        the last look (-1: no file yet)."""
-        seen, offset = self._transcript_read
-        try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if seen != path or size < offset:
-                    offset = 0  # another file, or the CLI rewrote it
-                f.seek(max(0, offset - len(needle)))
-                data = f.read()
-        except OSError:
-            return -1, False
-        self._transcript_read = (path, size)
-        return size, needle in data
+                self._end_turn_by_exit(ended.code, ended.signal)
+            self._set_state("exited")
 
     def _route(self, raw: bytes) -> None:
         if not raw or raw.isspace():  # isspace: no copy of a many-MB line, unlike strip()
@@ -515,7 +455,7 @@ class Channel:
             line = wire.line_decoder.decode(raw)
         except msgspec.ValidationError:
             # Valid JSON that is not a typed message: pass it on, the client may know it.
-            self._outbox.message(raw)
+            self._feed.publish(CliMessage(raw))
             return
         except msgspec.DecodeError:
             log.warning("channel %s: skipping non-JSON line: %.200r", self.id, raw)
@@ -525,39 +465,40 @@ class Channel:
         if self.retry is not None and kind in ("stream_event", "assistant", "result"):
             # The model answered again: the retry is over.
             self.retry = None
-            self._emit_status()
+            self._publish_status()
         if event is not None and kind == "stream_event":
             delta = event.delta
             if delta is not None and event.type == "content_block_delta":
                 known = _DELTA_KINDS.get(delta.type)
                 text = getattr(delta, known[1]) if known is not None else None
                 if known is not None and text is not None:
-                    self._outbox.delta(known[0], event.index or 0, text, line.parent_tool_use_id)
+                    self._feed.publish(Delta(known[0], event.index or 0, text,
+                                             line.parent_tool_use_id))
                     return
-            self._outbox.message(raw)
+            self._feed.publish(CliMessage(raw))
         elif kind == "control_response" and line.response is not None:
-            self._resolve(line.response)
+            self._control.resolve(line.response)
         elif kind == "control_request" and line.request_id is not None:
-            self._answer_cli_request(line.request_id, line.request, raw)
+            self._control.receive(line.request_id, line.request, raw)
         elif kind == "control_cancel_request" and line.request_id in self.permissions:
-            del self.permissions[line.request_id]
-            self._outbox.permission_cancelled(
-                line.request_id, "interrupted" if self._interrupting else "withdrawn")
+            assert line.request_id is not None
+            self.permissions.withdraw(line.request_id,
+                                      "interrupted" if self._interrupting else "withdrawn")
             self._settle_permissions()
         elif kind == "system" and line.subtype == "thinking_tokens":
-            self._outbox.progress(raw)
+            self._feed.publish(Progress(raw))
         else:
-            self._outbox.message(raw)
-            if self._transcript_lags and kind in ("user", "assistant") and line.uuid \
+            self._feed.publish(CliMessage(raw))
+            if self._transcript is not None and kind in ("user", "assistant") and line.uuid \
                     and line.parent_tool_use_id is None and line.uuid not in self._unconsumed:
                 # An answer or a tool result: the CLI stores it in the session file. (Not
                 # a prompt's echo: a prompt queued for the next turn is stored with it.)
-                self._unwritten = line.uuid
+                self._transcript.unwritten = line.uuid
             if kind == "system" and line.subtype in ("init", "status"):
                 self._note_settings(line)
-                if line.subtype == "init" and self.state == State.IDLE:
+                if line.subtype == "init" and self.state == "idle":
                     # A turn the CLI started by itself, e.g. when a background agent ends.
-                    self._set_state(State.RUNNING)
+                    self._set_state("running")
             elif kind == "system" and line.subtype in _NOTED_SYSTEM:
                 self._note_system(line.subtype, raw)
             elif kind == "user" and line.uuid in self._unconsumed:
@@ -565,126 +506,14 @@ class Channel:
                 self._turn_prompts.append(line.uuid)
                 self.edits.prompt(line.uuid)
             elif kind == "assistant" and line.parent_tool_use_id is not None:
-                for tool_use_id in wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids():
-                    self._subagent_tools[tool_use_id] = line.parent_tool_use_id
+                self.edits.made_by_subagent(
+                    wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids(),
+                    line.parent_tool_use_id)
             elif kind == "assistant" and line.uuid:
                 if (prompt := self.edits.current_prompt) is not None:
                     self.exchange_ends[prompt] = line.uuid
             elif kind == "result":
                 self._note_result(raw)
-
-    def _resolve(self, response: wire.ControlResponseBody) -> None:
-        entry = self._pending.get(response.request_id)
-        if entry is None:
-            # With --replay-user-messages the CLI echoes our own answers back; ignore them.
-            log.debug("channel %s: control_response for unknown id %s", self.id,
-                      response.request_id)
-            return
-        subtype, future = entry
-        if future.done():
-            return
-        if response.subtype == "success":
-            future.set_result(response.response)
-        else:
-            future.set_exception(ControlRequestFailed(subtype, response.error or "unknown error"))
-
-    def _answer_cli_request(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
-        subtype = "?"
-        if request:
-            try:
-                subtype = wire.control_head_decoder.decode(request).subtype
-            except msgspec.MsgspecError:
-                pass
-        if subtype == "can_use_tool":
-            self._ask_permission(request_id, request, raw)
-            return
-        if subtype == "hook_callback":
-            self._run_hook(request_id, request, raw)
-            return
-        if subtype == "mcp_message":
-            task = asyncio.create_task(self._serve_mcp(request_id, request))
-            self._tasks.append(task)
-            task.add_done_callback(self._tasks.remove)
-            return
-        # No feature handles this request yet: the client sees it, and the CLI gets a
-        # clear refusal instead of waiting forever.
-        log.warning("channel %s: unsupported control request %s", self.id, subtype)
-        self._outbox.message(raw)
-        self._queue.put_nowait(wire.control_error(
-            request_id, f"claude-sidecar does not support control request `{subtype}`"))
-
-    def _ask_permission(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
-        try:
-            ask = wire.can_use_tool_decoder.decode(request)
-        except msgspec.MsgspecError as e:
-            log.warning("channel %s: malformed can_use_tool: %s", self.id, e)
-            self._outbox.message(raw)
-            self._queue.put_nowait(wire.control_error(request_id, f"malformed request: {e}"))
-            return
-        described = permissions.describe(request_id, ask, None)
-        if self._rules.allows(ask):
-            log.info("channel %s: %s allowed by a client rule", self.id, ask.tool_name)
-            self._queue.put_nowait(wire.control_success(request_id, permissions.allow(ask.input)))
-            self._outbox.permission_request(msgspec.structs.replace(described,
-                                                                    auto_decision="allow"))
-            return
-        self.permissions[request_id] = described
-        self._outbox.permission_request(described)
-        self._set_state(State.AWAITING_PERMISSION)
-
-    def _run_hook(self, request_id: str, request: msgspec.Raw, raw: bytes) -> None:
-        try:
-            hook = wire.hook_callback_decoder.decode(request)
-        except msgspec.MsgspecError as e:
-            log.warning("channel %s: malformed hook_callback: %s", self.id, e)
-            self._outbox.message(raw)
-            self._queue.put_nowait(wire.control_success(request_id, {}))
-            return
-        event, tool_use_id = hook.input, hook.input.tool_use_id or hook.tool_use_id
-        if tool_use_id is not None and hook.callback_id == PRE_EDIT:
-            self.edits.before(tool_use_id, event.tool_input)
-        elif tool_use_id is not None and hook.callback_id == POST_EDIT:
-            change = self.edits.after(tool_use_id, event.tool_name or "?", event.tool_input,
-                                      event.tool_response,
-                                      self._subagent_tools.pop(tool_use_id, None))
-            if change is not None:
-                self._outbox.file_updated(change)
-        # An empty hook output: no opinion, the tool proceeds as it would have.
-        self._queue.put_nowait(wire.control_success(request_id, {}))
-
-    async def _serve_mcp(self, request_id: str, request: msgspec.Raw) -> None:
-        try:
-            mcp = wire.mcp_message_decoder.decode(request)
-        except msgspec.MsgspecError as e:
-            self._queue.put_nowait(wire.control_error(request_id, f"malformed mcp_message: {e}"))
-            return
-        if self._editor_tools is None or mcp.server_name != SERVER_NAME:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mcp.message.get("id"), "error": {
-                "code": -32601, "message": f"no in-process MCP server {mcp.server_name!r}"}}
-        else:
-            reply = await self._editor_tools.handle(mcp.message)
-        if self.exit is None:
-            self._queue.put_nowait(wire.control_success(request_id, {"mcp_response": reply}))
-
-    def report_file_change(self, change: FileChange) -> None:
-        """Record a change made outside the edit tools (e.g. a rewind) and tell the client."""
-        self.edits.changes.append(change)
-        self._outbox.file_updated(change)
-
-    def _cancel_pending(self, reason: CancelReason, deny_message: str | None) -> None:
-        """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""
-        for request_id in list(self.permissions):
-            del self.permissions[request_id]
-            if deny_message is not None:
-                # interrupt: the turn must end here, not go on to another model call.
-                self._queue.put_nowait(wire.control_success(
-                    request_id, permissions.deny(deny_message, interrupt=True)))
-            self._outbox.permission_cancelled(request_id, reason)
-        self._settle_permissions()
-
-    def _settle_permissions(self) -> None:
-        if not self.permissions and self.state == State.AWAITING_PERMISSION:
-            self._set_state(State.RUNNING)
 
     def _note_settings(self, line: wire.CliLine) -> None:
         """Track the session, model and mode the CLI reports (init each turn, status on change)."""
@@ -696,7 +525,7 @@ class Channel:
         if line.permissionMode and line.permissionMode != self.permission_mode:
             self.permission_mode, changed = line.permissionMode, True
         if changed:
-            self._emit_status()
+            self._publish_status()
 
     def _note_system(self, subtype: str, raw: bytes) -> None:
         """Track the retry the CLI waits for and the background tasks it runs."""
@@ -705,7 +534,7 @@ class Channel:
             self.retry = RetryInfo(attempt=retry.attempt, max_retries=retry.max_retries,
                                    retry_in_ms=retry.retry_delay_ms, error=retry.error,
                                    error_status=retry.error_status)
-            self._emit_status()
+            self._publish_status()
         elif subtype == "background_tasks_changed":
             self.tasks = {t.task_id: BackgroundTask(task_id=t.task_id, task_type=t.task_type,
                                                     description=t.description)
@@ -721,11 +550,11 @@ class Channel:
         turn, self._turn = self._turn, None
         judged = turns.judge(line, turn is not None and turn.interrupted, self._reported_cost)
         self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
-        self._outbox.turn_ended(
+        self._publish(TurnEnded(
             judged.outcome, duration_ms=line.duration_ms,
             permission_wait_ms=turn.waited_ms() if turn else 0, cost_usd=judged.cost_usd,
             total_cost_usd=self.total_cost, usage=judged.usage, num_turns=line.num_turns,
-            message_ids=line.user_message_uuids or self._turn_prompts, error=judged.error)
+            message_ids=line.user_message_uuids or self._turn_prompts, error=judged.error))
         self._turn_prompts = []
 
     def _end_turn_by_exit(self, code: int | None, signal: int | None) -> None:
@@ -740,13 +569,13 @@ class Channel:
             outcome, error = "error", TurnError(
                 kind="cliExited", message=f"the CLI exited during the turn (exit code {code}, "
                                           f"signal {signal})")
-        self._outbox.turn_ended(outcome, duration_ms=turn.elapsed_ms(),
+        self._publish(TurnEnded(outcome, duration_ms=turn.elapsed_ms(),
                                 permission_wait_ms=turn.waited_ms(), cost_usd=0.0,
-                                total_cost_usd=self.total_cost, usage=TurnUsage(), error=error)
+                                total_cost_usd=self.total_cost, usage=TurnUsage(), error=error))
 
     def _note_result(self, raw: bytes) -> None:
         self.first_turn_done.set()
-        if self.state == State.STARTING:
+        if self.state == "starting":
             # e.g. a `resume` of an unknown session: the CLI prints an error result and exits.
             return
         try:
@@ -760,4 +589,11 @@ class Channel:
         if self._unconsumed:
             self._turn = turns.TurnClock()
         else:
-            self._set_state(State.IDLE)
+            self._set_state("idle")
+
+
+def _is_result(raw: bytes) -> bool:
+    try:
+        return wire.line_type_decoder.decode(raw).type == "result"
+    except msgspec.MsgspecError:
+        return False

@@ -12,6 +12,7 @@ tool error the model sees, never a hang.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -180,4 +181,6 @@ class EditorToolServer:
         for future in self._waiting.values():
             future.cancel()
         if self._task is not None:
-            await asyncio.wait({self._task}, timeout=2)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(2):
+                    await asyncio.wait({self._task})

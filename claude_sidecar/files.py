@@ -1,7 +1,10 @@
 """File contents and unified diffs of what the agent's edit tools do to files.
 
-Used to preview a Write, Edit or MultiEdit before the user allows it: the diff is
-computed from the file on disk and the tool's input, exactly as the tool would apply it.
+Used to preview a Write, Edit or MultiEdit before the user allows it (the diff is
+computed from the file on disk and the tool's input, exactly as the tool would apply
+it), and to see every edit as it happens: the daemon registers PreToolUse/PostToolUse
+hooks with the CLI (``EDIT_HOOKS``), snapshots the file before the tool runs and reads it
+again after (``EditLog``), which becomes ``claude/fileUpdated``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from .wire import HookCallback
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 """Files larger than this get a notice instead of contents or a diff."""
@@ -144,6 +149,14 @@ NOTEBOOK_TOOLS = frozenset({"NotebookEdit"})
 TRACKED_TOOLS = EDIT_TOOLS | NOTEBOOK_TOOLS
 TRACKED_MATCHER = "|".join(sorted(TRACKED_TOOLS))
 
+# The hooks the daemon registers at ``initialize``: it snapshots a file before an edit
+# tool runs and reads it again after.
+PRE_EDIT, POST_EDIT = "sidecar_pre_edit", "sidecar_post_edit"
+EDIT_HOOKS = {
+    "PreToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [PRE_EDIT]}],
+    "PostToolUse": [{"matcher": TRACKED_MATCHER, "hookCallbackIds": [POST_EDIT]}],
+}
+
 
 def tool_path(tool_input: dict[str, Any]) -> str | None:
     """The file an edit tool works on (``notebook_path`` for NotebookEdit)."""
@@ -170,8 +183,8 @@ class FileChange:
         return None if self.notice else unified_diff(self.path, self.old, self.new)
 
 
-def _snapshot(path: str) -> tuple[str | None, str | None]:
-    """(content, notice): the text of ``path`` or why it is not shown."""
+def snapshot(path: str) -> tuple[str | None, str | None]:
+    """(content, notice): the text of ``path`` (None: no such file) or why it is not shown."""
     try:
         return read_text(path), None
     except Unreadable as e:
@@ -190,6 +203,8 @@ class EditLog:
         self._baselines: dict[str, tuple[str, str | None, str | None]] = {}
         self._prompts: list[str] = []
         self.changes: list[FileChange] = []
+        # tool_use id -> the Agent tool use whose sub-agent made it.
+        self._subagent_tools: dict[str, str] = {}
 
     def prompt(self, message_id: str) -> None:
         """Record that the CLI took up the user prompt ``message_id``."""
@@ -200,11 +215,30 @@ class EditLog:
     def current_prompt(self) -> str | None:
         return self._prompts[-1] if self._prompts else None
 
+    def made_by_subagent(self, tool_use_ids: list[str], agent_tool_use_id: str) -> None:
+        """Record that a sub-agent (of the Agent tool use ``agent_tool_use_id``) made these
+        tool uses: their file changes carry it as ``parentToolUseId``."""
+        for tool_use_id in tool_use_ids:
+            self._subagent_tools[tool_use_id] = agent_tool_use_id
+
+    def hook(self, hook: HookCallback) -> FileChange | None:
+        """Run one of ``EDIT_HOOKS``; returns the change a PostToolUse saw on disk."""
+        event, tool_use_id = hook.input, hook.input.tool_use_id or hook.tool_use_id
+        if tool_use_id is None:
+            return None
+        if hook.callback_id == PRE_EDIT:
+            self.before(tool_use_id, event.tool_input)
+            return None
+        if hook.callback_id == POST_EDIT:
+            return self.after(tool_use_id, event.tool_name or "?", event.tool_input,
+                              event.tool_response, self._subagent_tools.pop(tool_use_id, None))
+        return None
+
     def before(self, tool_use_id: str, tool_input: dict[str, Any]) -> None:
         """Capture the file an edit tool is about to change."""
         path = tool_path(tool_input)
         if path is not None:
-            self._baselines[tool_use_id] = (path, *_snapshot(path))
+            self._baselines[tool_use_id] = (path, *snapshot(path))
 
     def after(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any],
               tool_response: Any, parent_tool_use_id: str | None = None) -> FileChange | None:
@@ -220,7 +254,7 @@ class EditLog:
             # report of the original file is the best baseline there is.
             original = tool_response.get("originalFile") if isinstance(tool_response, dict) else None
             old, old_notice = (original if isinstance(original, str) else None), None
-        new, new_notice = _snapshot(path)
+        new, new_notice = snapshot(path)
         change = FileChange(path=path, tool_name=tool_name, tool_use_id=tool_use_id,
                             message_id=self.current_prompt, old=old, new=new,
                             notice=old_notice or new_notice,

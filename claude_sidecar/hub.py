@@ -14,7 +14,9 @@ from typing import Any
 
 import msgspec
 
-from .api import ChannelSummary, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
+from .api import (ChannelSummary, ExitInfo, ForkSessionParams, InitializationOptions,
+                  NewChannelParams)
+from .background import Background
 from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
@@ -22,7 +24,7 @@ from . import editor_tools, sessions
 from .errors import (ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound,
                      SidecarError)
 from .launch import build_launch
-from .outbox import Outbox, Sink
+from .events import NOWHERE, Feed, Subscriber
 from .permissions import Rules
 from .pool import WarmPool
 
@@ -33,28 +35,46 @@ REFILL_AFTER = 30.0
 PRIME_TIMEOUT = 30.0
 
 
-class Hub:
-    """Owns every channel; the server's handlers go through it."""
+AskEditor = Callable[[str, str, dict[str, Any], float], Awaitable[Any]]
+"""Sends ``claude/callEditorTool`` (channel id, tool, arguments, timeout) to the client."""
 
-    def __init__(self, sink: Sink, *, cli_path: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
-        self._sink = sink
-        self.cli_path = cli_path
+
+class Hub:
+    """Owns every channel; the front end's handlers go through it.
+
+    Its collaborators come in through the constructor: the front end that receives the
+    channels' events (``subscriber``) and the way to ask the editor to run a tool. What
+    the client chose at ``initialize`` comes in once, through ``configure``.
+    """
+
+    def __init__(self, subscriber: Subscriber, *, ask_editor: AskEditor | None = None,
+                 cli_path: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        self._subscriber = subscriber
+        self._ask_editor = ask_editor
+        self._default_cli_path = cli_path
         self._env = env
+        self.options = InitializationOptions()
+        self.rules = Rules()
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
         self._spare_ids = itertools.count(1)
         self.pool = WarmPool(self._start_spare)
-        self._background: set[asyncio.Future[None]] = set()
+        self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
-        self.rules = Rules()
-        self.allow_bypass = False
-        self.editor_tools: list[EditorTool] = []
-        self.editor_tool_timeout = 30.0
-        # Seconds between claude/delta notifications of one channel (0: no coalescing).
-        self.coalesce = 0.0
-        # Set by the server: sends claude/callEditorTool to the client.
-        self.ask_editor: Callable[[str, str, dict[str, Any], float], Awaitable[Any]] | None = None
+
+    def configure(self, options: InitializationOptions) -> None:
+        """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
+        CLI there at once (the editor knows its workspace: the first chat need not wait)."""
+        self.options = options
+        self.rules = Rules(options.auto_allow_tools)
+        self.pool.options = options.warm_pool
+        if options.warm_pool.cwd is not None:
+            self.pool.prepare(NewChannelParams(cwd=options.warm_pool.cwd))
+
+    @property
+    def cli_path(self) -> str | None:
+        """The CLI the client named at ``initialize``, else the daemon's ``--cli``."""
+        return self.options.cli_path or self._default_cli_path
 
     @property
     def channel_count(self) -> int:
@@ -68,7 +88,7 @@ class Hub:
 
     def check_mode(self, field: str, mode: str | None) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
-        if mode == "bypassPermissions" and not self.allow_bypass:
+        if mode == "bypassPermissions" and not self.options.allow_dangerously_skip_permissions:
             raise InvalidParams(field, "is bypassPermissions, which this client did not enable",
                                 "send initializationOptions.allowDangerouslySkipPermissions: "
                                 "true in `initialize` to allow it")
@@ -81,16 +101,16 @@ class Hub:
         new session id; ``resume_at`` cuts the copied history after that message.
         """
         self.check_mode("permissionMode", options.permission_mode)
-        if self.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
+        if self.options.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
             raise InvalidParams(f"mcpServers.{editor_tools.SERVER_NAME}",
                                 "is reserved for the editor's own tools (editorTools)",
                                 "give that server another name")
         channel_id = f"ch-{next(self._ids)}"
-        outbox = Outbox(channel_id, self._sink, held=True, coalesce=self.coalesce)
+        feed = self._subscriber.open_feed(channel_id)
         try:
-            channel = None if fork else await self._from_pool(channel_id, options, outbox)
+            channel = None if fork else await self._from_pool(channel_id, options, feed)
             if channel is None:
-                channel = await self._start(channel_id, options, str(uuidlib.uuid4()), outbox,
+                channel = await self._start(channel_id, options, str(uuidlib.uuid4()), feed,
                                             fork=fork, resume_at=resume_at)
             try:
                 self._check_reported(channel, options)
@@ -99,12 +119,12 @@ class Hub:
                 await channel.close(grace=1.0)
                 raise
         except BaseException:
-            dropped = outbox.discard()
+            dropped = feed.discard()
             if dropped:
                 log.warning("channel %s failed to start; dropped %d notification(s): %.500r",
                             channel_id, len(dropped), b"".join(dropped))
             raise
-        outbox.release()
+        feed.release()
         if not fork:
             self._refill_pool(channel, options)
         return channel
@@ -114,15 +134,14 @@ class Hub:
         meanwhile would take CPU from that turn (when the user is waiting most)."""
         async def refill() -> None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(channel.first_turn_done.wait(), REFILL_AFTER)
+                async with asyncio.timeout(REFILL_AFTER):
+                    await channel.first_turn_done.wait()
             self.pool.prepare(options)
 
-        task = asyncio.ensure_future(refill())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(refill(), f"refill-after-{channel.id}")
 
     async def _from_pool(self, channel_id: str, options: NewChannelParams,
-                         outbox: Outbox) -> Channel | None:
+                         feed: Feed) -> Channel | None:
         """A spare CLI from the warm pool set up for ``options``, or None if there is none."""
         spare = await self.pool.take(options)
         if spare is None:
@@ -138,17 +157,16 @@ class Hub:
                         spare.pid, e.message)
             await spare.close(grace=1.0)
             return None
-        spare.adopt(channel_id, options, outbox)
+        spare.adopt(channel_id, options, feed)
         self._channels[channel_id] = spare
         log.info("channel %s: took spare CLI pid %d from the warm pool", channel_id, spare.pid)
         return spare
 
     async def _start_spare(self, options: NewChannelParams) -> Channel:
         spare_id = f"spare-{next(self._spare_ids)}"
-        # A spare's notifications go nowhere: it is quiet until its first message anyway,
-        # and the chat that takes it gets its own outbox.
-        outbox = Outbox(spare_id, lambda data: None)
-        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), outbox,
+        # A spare's events go nowhere: it is quiet until its first message anyway, and
+        # the chat that takes it gets its own feed.
+        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), NOWHERE,
                                   register=False)
         if self.pool.options.prime_context:
             # The CLI's /context: it builds the system prompt, tool schemas and attachments
@@ -189,7 +207,7 @@ class Hub:
             options = msgspec.structs.replace(options, resume=None)
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
-            channel = await self._start(channel_id, options, old.session_id, old.outbox)
+            channel = await self._start(channel_id, options, old.session_id, old.feed)
         except BaseException:
             self._channels[channel_id] = old
             raise
@@ -197,25 +215,26 @@ class Hub:
         return channel
 
     async def _start(self, channel_id: str, options: NewChannelParams, session_id: str,
-                     outbox: Outbox, *, fork: bool = False, resume_at: str | None = None,
+                     feed: Feed, *, fork: bool = False, resume_at: str | None = None,
                      register: bool = True) -> Channel:
         cli = find_cli(self.cli_path, self._env)
         tools, sdk_servers = None, {}
-        if self.editor_tools and self.ask_editor is not None:
-            ask = self.ask_editor
+        declared = self.options.editor_tools
+        if declared and self._ask_editor is not None:
+            ask = self._ask_editor
 
             async def ask_for_channel(tool: str, arguments: dict[str, Any],
                                       timeout: float) -> Any:
                 # channel.id, not channel_id: a spare from the pool gets its id later.
                 return await ask(channel.id, tool, arguments, timeout)
 
-            tools = EditorToolServer(self.editor_tools, ask_for_channel, self.editor_tool_timeout)
-            sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(self.editor_tools)}
-        channel = Channel(channel_id, options, session_id, outbox, self.rules, fork=fork,
+            tools = EditorToolServer(declared, ask_for_channel, self.options.editor_tool_timeout)
+            sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(declared)}
+        channel = Channel(channel_id, options, session_id, feed, self.rules, fork=fork,
                           editor_tools=tools)
         launch = build_launch(cli, options, session_id, self._env,
-                              allow_bypass=self.allow_bypass, fork=fork, resume_at=resume_at,
-                              sdk_servers=sdk_servers)
+                              allow_bypass=self.options.allow_dangerously_skip_permissions,
+                              fork=fork, resume_at=resume_at, sdk_servers=sdk_servers)
         if not register:
             await channel.start(launch)
             return channel
@@ -352,7 +371,7 @@ class Hub:
         """Describe every channel, oldest first."""
         return [
             ChannelSummary(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
-                           state=c.state.value, model=c.model,
+                           state=c.state, model=c.model,
                            permission_mode=c.permission_mode, exit=c.exit,
                            pending_permissions=list(c.permissions.values()),
                            tasks=list(c.tasks.values()))
@@ -361,8 +380,7 @@ class Hub:
 
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""
-        for task in self._background:
-            task.cancel()
+        self._background.cancel()
         channels = list(self._channels.values())
         if channels:
             log.info("closing %d channel(s)", len(channels))

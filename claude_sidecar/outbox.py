@@ -1,4 +1,7 @@
-"""Per-channel notification numbering, coalescing and encoding.
+"""The ``claude/*`` front end's feed of one channel: numbering, coalescing and encoding.
+
+The outbox receives a channel's events (``events.Feed``) and sends each as a
+``claude/*`` notification.
 
 Every notification about a channel carries ``channelId`` and a ``seq`` that starts at
 1 and has no gaps, so a client can detect loss or reordering. Notifications are
@@ -19,6 +22,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from . import events
 from .files import FileChange
 from .api import (
     CancelReason,
@@ -88,6 +92,32 @@ class Outbox:
         # Set while something waits for the end of the interval.
         self._timer: asyncio.TimerHandle | None = None
         self._last_delta_at = float("-inf")
+
+    def publish(self, event: events.ChannelEvent) -> None:
+        """Send one channel event as its notification (``events.Feed``)."""
+        if type(event) is events.Delta:  # the hot path: one check, no table lookup
+            self.delta(event.kind, event.index, event.text, event.parent_tool_use_id)
+            return
+        match event:
+            case events.CliMessage(raw=raw):
+                self.message(raw)
+            case events.Progress(raw=raw):
+                self.progress(raw)
+            case events.StatusChanged():
+                self.status(event.state, event.session_id, event.model, event.permission_mode,
+                            event.exit, event.retry)
+            case events.TurnEnded():
+                self.turn_ended(
+                    event.outcome, duration_ms=event.duration_ms,
+                    permission_wait_ms=event.permission_wait_ms, cost_usd=event.cost_usd,
+                    total_cost_usd=event.total_cost_usd, usage=event.usage,
+                    num_turns=event.num_turns, message_ids=event.message_ids, error=event.error)
+            case events.PermissionAsked(request=request):
+                self.permission_request(request)
+            case events.PermissionWithdrawn(request_id=request_id, reason=reason):
+                self.permission_cancelled(request_id, reason)
+            case events.FileUpdated(change=change):
+                self.file_updated(change)
 
     def release(self) -> None:
         """Send everything held back, in order, and stop holding."""

@@ -9,13 +9,20 @@ interrupted or the channel closes. A second answer never reaches the CLI.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable, ValuesView
 from typing import Any
 
-from .api import PermissionRequest, RespondPermissionParams
-from .errors import InvalidParams
+import msgspec
+
+from . import wire
+from .api import CancelReason, PermissionRequest, RespondPermissionParams
+from .errors import InvalidParams, PermissionRequestNotFound
+from .events import ChannelEvent, PermissionAsked, PermissionWithdrawn
 from .files import preview_edit
 from .wire import CanUseTool
+
+log = logging.getLogger(__name__)
 
 DENIED_BY_USER = "The user denied this tool use."
 DENIED_ON_INTERRUPT = "The turn was interrupted before the user decided."
@@ -88,3 +95,74 @@ def answer(request: PermissionRequest, p: RespondPermissionParams) -> dict[str, 
     if updates:
         result["updatedPermissions"] = updates
     return result
+
+
+class PendingAsks:
+    """The permission asks of one channel, from the CLI's ``can_use_tool`` to their answer.
+
+    An ask a client rule allows is answered at once (the client is told, with its
+    ``autoDecision``); any other waits here for the client's ``answer``. The CLI may
+    ``withdraw`` an ask itself (it then needs no answer); ``cancel_all`` withdraws every
+    ask from the client and denies it to the CLI when the turn is interrupted or the
+    channel closes.
+    """
+
+    def __init__(self, channel_id: str, reply: Callable[[bytes], None],
+                 publish: Callable[[ChannelEvent], None], rules: Rules) -> None:
+        # Updated when a warm-pool spare becomes a client's channel; used in log lines.
+        self.channel_id = channel_id
+        self._reply = reply
+        self._publish = publish
+        self._rules = rules
+        self._waiting: dict[str, PermissionRequest] = {}
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._waiting
+
+    def values(self) -> ValuesView[PermissionRequest]:
+        """The asks waiting for the client, oldest first."""
+        return self._waiting.values()
+
+    def ask(self, request_id: str, ask: CanUseTool) -> bool:
+        """Take one ``can_use_tool``; True if it now waits for the client's decision."""
+        described = describe(request_id, ask, None)
+        if self._rules.allows(ask):
+            log.info("channel %s: %s allowed by a client rule", self.channel_id, ask.tool_name)
+            self._reply(wire.control_success(request_id, allow(ask.input)))
+            self._publish(PermissionAsked(msgspec.structs.replace(described,
+                                                                  auto_decision="allow")))
+            return False
+        self._waiting[request_id] = described
+        self._publish(PermissionAsked(described))
+        return True
+
+    def answer(self, p: RespondPermissionParams) -> None:
+        """Send the client's decision on a waiting ask; each ask is answered once."""
+        request = self._waiting.get(p.request_id)
+        if request is None:
+            raise PermissionRequestNotFound(self.channel_id, p.request_id)
+        response = answer(request, p)
+        del self._waiting[p.request_id]
+        log.info("channel %s: %s %s (%s)", self.channel_id, p.decision, request.tool_name,
+                 p.request_id)
+        self._reply(wire.control_success(p.request_id, response))
+
+    def withdraw(self, request_id: str, reason: CancelReason) -> bool:
+        """The CLI cancelled an ask (no answer goes back); False if it was not waiting."""
+        if self._waiting.pop(request_id, None) is None:
+            return False
+        self._publish(PermissionWithdrawn(request_id, reason))
+        return True
+
+    def cancel_all(self, reason: CancelReason, deny_message: str | None) -> None:
+        """Withdraw every waiting ask from the client; deny it to the CLI unless
+        ``deny_message`` is None (the CLI is gone)."""
+        for request_id in list(self._waiting):
+            del self._waiting[request_id]
+            if deny_message is not None:
+                # interrupt: the turn must end here, not go on to another model call.
+                self._reply(wire.control_success(request_id, deny(deny_message, interrupt=True)))
+            self._publish(PermissionWithdrawn(request_id, reason))

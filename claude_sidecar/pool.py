@@ -13,17 +13,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 from dataclasses import dataclass
 
 import msgspec
 
 from .api import NewChannelParams, WarmPoolOptions
+from .background import Background
 from .channel import Channel
 
 log = logging.getLogger(__name__)
 
-Spawn = Callable[[NewChannelParams], Awaitable[Channel]]
+Spawn = Callable[[NewChannelParams], Coroutine[Any, Any, Channel]]
 """Starts a CLI for the given options and returns its channel once it is initialized."""
 
 
@@ -56,7 +58,7 @@ class WarmPool:
         # initializationOptions.warmPool; replaced by the server at initialize.
         self.options = WarmPoolOptions()
         self._spares: list[_Spare] = []
-        self._closing: set[asyncio.Task[None]] = set()
+        self._background = Background("warm pool")
         self._closed = False
 
     def prepare(self, options: NewChannelParams) -> None:
@@ -71,7 +73,7 @@ class WarmPool:
             return
         while len(self._spares) >= self.options.size:
             self._discard(self._spares.pop(0), "making room")
-        starting = asyncio.ensure_future(self._spawn(spare_options(options)))
+        starting = self._background.spawn(self._spawn(spare_options(options)), "spare")
         spare = _Spare(key, starting)
         self._spares.append(spare)
         starting.add_done_callback(lambda task: self._started(spare, task))
@@ -79,8 +81,7 @@ class WarmPool:
     def _started(self, spare: _Spare, task: asyncio.Task[Channel]) -> None:
         if task.cancelled():
             return
-        if (error := task.exception()) is not None:
-            log.warning("warm pool: a spare CLI failed to start: %s", error)
+        if task.exception() is not None:  # logged by Background
             with contextlib.suppress(ValueError):
                 self._spares.remove(spare)
             return
@@ -108,7 +109,7 @@ class WarmPool:
         except asyncio.CancelledError:
             self._discard(spare, "the request was cancelled")
             raise
-        except Exception:  # already logged by _started; the caller starts a CLI itself
+        except Exception:  # already logged; the caller starts a CLI itself
             return None
         if channel.exit is not None:
             log.info("warm pool: spare pid %d had exited; not used", channel.pid)
@@ -119,9 +120,7 @@ class WarmPool:
         if spare.reaper is not None:
             spare.reaper.cancel()
         log.info("warm pool: closing a spare CLI (%s)", reason)
-        task = asyncio.ensure_future(self._close(spare.starting))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+        self._background.spawn(self._close(spare.starting), "close-spare")
 
     @staticmethod
     async def _close(starting: asyncio.Task[Channel]) -> None:
@@ -137,8 +136,7 @@ class WarmPool:
         spares, self._spares = self._spares, []
         for spare in spares:
             self._discard(spare, "the daemon is closing")
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+        await self._background.wait()
 
     def kill_now(self) -> None:
         """SIGKILL every started spare; the last resort when the event loop is gone."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from . import wire
 from .api import FileDiff, RewindFilesResult
 from .errors import InvalidParams
-from .files import FileChange, Unreadable, read_text, unified_diff
+from .files import FileChange, snapshot, unified_diff
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -33,20 +33,13 @@ async def _ask(channel: Channel, message_id: str, dry_run: bool) -> wire.RewindR
     return reply
 
 
-def _read(path: str) -> tuple[str | None, str | None]:
-    try:
-        return read_text(path), None
-    except Unreadable as e:
-        return None, str(e)
-
-
 async def rewind_files(channel: Channel, message_id: str, dry_run: bool) -> RewindFilesResult:
     """Restore the files changed since prompt ``message_id``, or only say what would change."""
     preview = await _ask(channel, message_id, dry_run=True)
     diffs: list[FileDiff] = []
     before: dict[str, tuple[str | None, str | None]] = {}
     for path in preview.filesChanged:
-        current, notice = before[path] = _read(path)
+        current, notice = before[path] = snapshot(path)
         known, target = channel.edits.content_at(message_id, path)
         if notice:
             diffs.append(FileDiff(path=path, diff=None, note=notice))
@@ -57,7 +50,7 @@ async def rewind_files(channel: Channel, message_id: str, dry_run: bool) -> Rewi
     if not dry_run:
         await _ask(channel, message_id, dry_run=False)
         for path, (old, old_notice) in before.items():
-            new, new_notice = _read(path)
+            new, new_notice = snapshot(path)
             if old_notice is None and new_notice is None and old == new:
                 continue
             channel.report_file_change(FileChange(

@@ -13,7 +13,7 @@ import logging
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from lsprotocol import types
@@ -30,13 +30,9 @@ from .transport import pdeathsig_wrapper
 from .errors import ServerNotInitialized, SidecarError
 from .channel import Channel
 from .hub import Hub
-from .permissions import Rules
-
-if TYPE_CHECKING:
-    from .stdio import FrameWriter
+from .outbox import Outbox
 
 log = logging.getLogger(__name__)
-
 
 
 class SidecarProtocol(LanguageServerProtocol):
@@ -96,7 +92,12 @@ class SidecarProtocol(LanguageServerProtocol):
 
 
 class SidecarServer(LanguageServer):
-    """The daemon's JSON-RPC endpoint: one client, many channels."""
+    """The daemon's ``claude/*`` front end: one JSON-RPC client, many channels.
+
+    It subscribes to the hub's channel events (``open_feed``: one ``Outbox`` per channel
+    turns them into notifications) and owns the daemon's life: ``close`` and ``kill_now``
+    end every channel and spare CLI.
+    """
 
     def __init__(self, *, cli_path: str | None = None,
                  env: Mapping[str, str] | None = None) -> None:
@@ -104,14 +105,48 @@ class SidecarServer(LanguageServer):
         # turns them into namedtuples and loses keys).
         super().__init__("claude-sidecar", __version__, protocol_cls=SidecarProtocol,
                          converter_factory=get_converter)
-        self.hub = Hub(self.send_frame, cli_path=cli_path, env=env)
+        self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
         self.initialized = False
         self.client_name: str | None = None
         self.client_gone = asyncio.Event()
-        # Where notifications go (set by the stdio loop): batched writes to the client.
-        self.frames: FrameWriter | None = None
-        self.hub.ask_editor = self.ask_editor
+        # Where notifications go (set by the serving loop): batched writes to the client.
+        self._queue_frame: Callable[[bytes], None] | None = None
+        # Seconds between claude/delta notifications of one channel (0: no coalescing).
+        self.coalesce = 0.0
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
+
+    def configure(self, options: api.InitializationOptions) -> None:
+        """Apply the client's ``initializationOptions`` (the hub takes its share)."""
+        self.client_name = options.client_name
+        self.coalesce = options.coalesce_deltas_ms / 1000
+        self.hub.configure(options)
+        # Told at once, so an editor can say "no CLI" before the user opens a chat.
+        self.cli = describe_cli(self.hub.cli_path, self.hub.env)
+        # Checked now (a few ms) rather than on the first chat's way to its first answer.
+        pdeathsig_wrapper()
+        self.initialized = True
+
+    def connect(self, queue_frame: Callable[[bytes], None]) -> None:
+        """Send notifications through ``queue_frame`` (one complete frame per call)."""
+        self._queue_frame = queue_frame
+
+    def open_feed(self, channel_id: str) -> Outbox:
+        """The feed of a new channel: its events become ``claude/*`` notifications, kept
+        back until the channel has started (``events.Subscriber``)."""
+        return Outbox(channel_id, self.send_frame, held=True, coalesce=self.coalesce)
+
+    @property
+    def channel_count(self) -> int:
+        """How many channels are open."""
+        return self.hub.channel_count
+
+    async def close(self, grace: float = 5.0) -> None:
+        """End every channel and spare CLI, each given ``grace`` seconds to exit."""
+        await self.hub.close_all(grace=grace)
+
+    def kill_now(self) -> None:
+        """SIGKILL every CLI at once; the last resort when the event loop is gone."""
+        self.hub.kill_all_now()
 
     def initialize_result(self) -> api.InitializeResult:
         """The ``initialize`` result: the ``claude/*`` surface and the CLI in use."""
@@ -136,18 +171,19 @@ class SidecarServer(LanguageServer):
                                                   msgspec.to_builtins(params), msg_id=request_id)
         try:
             # shield: cancelling pygls's future would make the late answer an error.
-            return await asyncio.wait_for(asyncio.shield(answer), timeout)
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(answer)
         except TimeoutError:
             self.protocol.notify("$/cancelRequest", {"id": request_id})
             raise
 
     def send_frame(self, data: bytes) -> None:
         """Write one already-framed JSON-RPC notification to the client."""
-        frames = self.frames
-        if frames is None or self.client_gone.is_set():
+        queue_frame = self._queue_frame
+        if queue_frame is None or self.client_gone.is_set():
             return
         try:
-            frames.queue(data)
+            queue_frame(data)
         except (BrokenPipeError, ConnectionResetError, ValueError) as e:
             self.lose_client(e)
 
@@ -314,31 +350,15 @@ def build_server(*, cli_path: str | None = None,
     def on_initialize(ls: SidecarServer, params: types.InitializeParams) -> None:
         options = api.decode_params("initialize", api.InitializationOptions,
                                     params.initialization_options, "initializationOptions.")
-        ls.client_name = options.client_name
-        if options.cli_path:
-            ls.hub.cli_path = options.cli_path
-        ls.hub.allow_bypass = options.allow_dangerously_skip_permissions
-        ls.hub.rules = Rules(options.auto_allow_tools)
-        ls.hub.editor_tools = options.editor_tools
-        ls.hub.editor_tool_timeout = options.editor_tool_timeout
-        ls.hub.coalesce = options.coalesce_deltas_ms / 1000
-        # Told at once, so an editor can say "no CLI" before the user opens a chat.
-        ls.cli = describe_cli(ls.hub.cli_path, ls.hub.env)
-        # Checked now (a few ms) rather than on the first chat's way to its first answer.
-        pdeathsig_wrapper()
-        ls.hub.pool.options = options.warm_pool
-        if options.warm_pool.cwd is not None:
-            # The editor knows its workspace: the first chat need not wait for a CLI.
-            ls.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd))
-        ls.initialized = True
+        ls.configure(options)
         log.info("initialized by %s", options.client_name or "an unnamed client")
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: SidecarServer, params: None) -> None:
-        await ls.hub.close_all()
+        await ls.close()
 
     @server.feature(types.EXIT)
     async def on_exit(ls: SidecarServer, params: None) -> None:
-        await ls.hub.close_all(grace=1.0)
+        await ls.close(grace=1.0)
 
     return server

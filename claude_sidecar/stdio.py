@@ -100,9 +100,10 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     reader = await _stdin_reader()
     # `kill -USR1 <pid>` logs what the daemon holds (see diagnostics.py).
     asyncio.get_running_loop().add_signal_handler(
-        signal.SIGUSR1, lambda: diagnostics.log_snapshot(server.hub.channel_count))
-    server.frames = FrameWriter(rpc_out, server.lose_client)
-    server.protocol.set_writer(server.frames)
+        signal.SIGUSR1, lambda: diagnostics.log_snapshot(server.channel_count))
+    frames = FrameWriter(rpc_out, server.lose_client)
+    server.connect(frames.queue)
+    server.protocol.set_writer(frames)
     serving = asyncio.ensure_future(run_async(
         stop_event=threading.Event(),
         reader=reader,
@@ -119,7 +120,7 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     finally:
         serving.cancel()
         gone.cancel()
-        await server.hub.close_all(grace=2.0)
+        await server.close(grace=2.0)
 
 
 def serve_stdio(server: SidecarServer) -> int:
@@ -134,5 +135,5 @@ def serve_stdio(server: SidecarServer) -> int:
         log.error("the client's end of stdout is gone; shutting down")
         return 1
     finally:
-        server.hub.kill_all_now()
+        server.kill_now()
     return 0

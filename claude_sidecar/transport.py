@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +59,55 @@ def pdeathsig_wrapper() -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
-class ExitInfo:
+class ProcessExit:
     """How a process ended: exactly one of ``code`` or ``signal`` is set."""
 
     code: int | None
     signal: int | None
 
     @classmethod
-    def from_returncode(cls, returncode: int) -> ExitInfo:
+    def from_returncode(cls, returncode: int) -> ProcessExit:
         """Split asyncio's returncode (negative for a signal) into code and signal."""
         if returncode < 0:
             return cls(code=None, signal=-returncode)
         return cls(code=returncode, signal=None)
+
+
+class CliProcess(Protocol):
+    """A running CLI as a channel uses it: lines out, bytes in, and its end."""
+
+    @property
+    def pid(self) -> int:
+        """Its process id (0 when there is no real process)."""
+
+    def stderr_tail(self) -> str:
+        """The last lines it wrote to stderr."""
+
+    async def write(self, data: bytes) -> None:
+        """Write to its stdin."""
+
+    def batches(self) -> AsyncIterator[list[bytes]]:
+        """Its stdout lines, a batch per read, until EOF."""
+
+    def close_stdin(self) -> None:
+        """End its input."""
+
+    async def wait(self) -> ProcessExit:
+        """Wait for it to exit."""
+
+    async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ProcessExit:
+        """End it politely, then not."""
+
+    def kill_now(self) -> None:
+        """SIGKILL it at once."""
+
+
+class Spawn(Protocol):
+    """Starts a CLI process (``Transport.spawn``; tests pass their own)."""
+
+    async def __call__(self, argv: Sequence[str], *, cwd: str,
+                      env: Mapping[str, str]) -> CliProcess:
+        """Start ``argv`` in ``cwd`` with ``env``."""
 
 
 class Transport:
@@ -111,10 +149,10 @@ class Transport:
         return self._process.pid
 
     @property
-    def exit_info(self) -> ExitInfo | None:
+    def exit_info(self) -> ProcessExit | None:
         """How the process ended, or None while it runs."""
         rc = self._process.returncode
-        return None if rc is None else ExitInfo.from_returncode(rc)
+        return None if rc is None else ProcessExit.from_returncode(rc)
 
     def stderr_tail(self) -> str:
         """The last lines the process wrote to stderr."""
@@ -167,15 +205,16 @@ class Transport:
         if pending:
             self._stderr_tail.append(pending.decode("utf-8", "replace")[:2000])
 
-    async def wait(self) -> ExitInfo:
+    async def wait(self) -> ProcessExit:
         """Wait for the process to exit and for its stderr to be drained."""
         rc = await self._process.wait()
         try:
-            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(1.0):
+                await asyncio.shield(self._stderr_task)
+        except TimeoutError:
             # A grandchild may hold stderr open; the tail we have is enough.
             pass
-        return ExitInfo.from_returncode(rc)
+        return ProcessExit.from_returncode(rc)
 
     def close_stdin(self) -> None:
         """Signal end of input; the CLI then flushes its session file and exits."""
@@ -190,7 +229,7 @@ class Transport:
         except ProcessLookupError:
             pass
 
-    async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ExitInfo:
+    async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ProcessExit:
         """Close stdin, wait ``grace`` s, then SIGTERM, wait ``term_grace`` s, then SIGKILL."""
         self.close_stdin()
         for sig, wait_for in ((signal.SIGTERM, grace), (signal.SIGKILL, term_grace)):
@@ -206,8 +245,9 @@ class Transport:
 
     async def _exited_within(self, seconds: float) -> bool:
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), seconds)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(seconds):
+                await self._process.wait()
+        except TimeoutError:
             return False
         return True
 

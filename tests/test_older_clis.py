@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_sidecar import channel as channel_module
+from claude_sidecar import transcript_wait
 from claude_sidecar import sessions
 from tests.harness import Note, Sidecar
 
@@ -87,7 +87,7 @@ async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn
                                   and n.method == "claude/turnEnded")
 
     held = ended.at - first(daemon, channel, "claude/message", "assistant").at
-    assert channel_module.TRANSCRIPT_SETTLED * 0.9 <= held < channel_module.TRANSCRIPT_WAIT + 2
+    assert transcript_wait.SETTLED * 0.9 <= held < transcript_wait.WAIT + 2
 
 
 @pytest.mark.parametrize("version", ["2.1.330", None])
@@ -100,5 +100,5 @@ async def test_a_current_cli_s_turn_ends_with_its_result(
     info = await daemon.request("claude/channelInfo", {"channelId": channel})
 
     held = ended.at - first(daemon, channel, "claude/message", "assistant").at
-    assert held < channel_module.TRANSCRIPT_SETTLED * 0.9, "no session file to wait for"
+    assert held < transcript_wait.SETTLED * 0.9, "no session file to wait for"
     assert info["cliVersion"] == version

@@ -1,0 +1,135 @@
+"""What a channel tells its front end: typed events, and the interface that receives them.
+
+A channel does not know how its client is reached. It publishes events to a ``Feed``
+(one per channel, in order); a front end (``Subscriber``) opens the feed for each channel
+the hub opens and turns events into its own protocol: the ``claude/*`` stdio front end
+numbers and encodes them as notifications (``outbox``); another front end (ACP, a client
+attached to a running daemon) would map the same events to its own messages.
+
+CLI lines travel as their original bytes (``CliMessage``): a front end that forwards
+them verbatim never decodes them again.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from .api import (
+    CancelReason,
+    ChannelState,
+    DeltaKind,
+    ExitInfo,
+    PermissionRequest,
+    RetryInfo,
+    TurnError,
+    TurnOutcome,
+    TurnUsage,
+)
+from .files import FileChange
+
+
+class Delta(msgspec.Struct, frozen=True, gc=False):
+    """A piece of streamed text, thinking or tool input of one content block."""
+
+    kind: DeltaKind
+    index: int
+    text: str
+    parent_tool_use_id: str | None
+
+
+class CliMessage(msgspec.Struct, frozen=True, gc=False):
+    """One line of the CLI, as it wrote it (a message the daemon does not interpret)."""
+
+    raw: bytes
+
+
+class Progress(msgspec.Struct, frozen=True, gc=False):
+    """A CLI progress line (``system/thinking_tokens``): each carries a running total, so a
+    front end may keep only the latest of a burst."""
+
+    raw: bytes
+
+
+class StatusChanged(msgspec.Struct, frozen=True):
+    """The channel's state, session, model, mode or retry changed."""
+
+    state: ChannelState
+    session_id: str
+    model: str | None
+    permission_mode: str | None
+    exit: ExitInfo | None = None
+    retry: RetryInfo | None = None
+
+
+class TurnEnded(msgspec.Struct, frozen=True):
+    """A turn is over: how it ended, what it cost, which prompts it took up."""
+
+    outcome: TurnOutcome
+    duration_ms: int
+    permission_wait_ms: int
+    cost_usd: float
+    total_cost_usd: float
+    usage: TurnUsage
+    num_turns: int = 0
+    message_ids: list[str] = []
+    error: TurnError | None = None
+
+
+class PermissionAsked(msgspec.Struct, frozen=True):
+    """A tool use waits for the person's decision (or was decided by a client rule)."""
+
+    request: PermissionRequest
+
+
+class PermissionWithdrawn(msgspec.Struct, frozen=True):
+    """A pending ask needs no answer any more."""
+
+    request_id: str
+    reason: CancelReason
+
+
+class FileUpdated(msgspec.Struct, frozen=True):
+    """A file changed on disk (an edit tool, or a rewind)."""
+
+    change: FileChange
+
+
+ChannelEvent = (Delta | CliMessage | Progress | StatusChanged | TurnEnded | PermissionAsked
+                | PermissionWithdrawn | FileUpdated)
+
+
+class Feed(Protocol):
+    """Where one channel's events go, in the order they happened."""
+
+    def publish(self, event: ChannelEvent) -> None:
+        """Take one event; must not block (it runs on the channel's reader)."""
+
+
+class OpenedFeed(Feed, Protocol):
+    """A feed for a channel that is still starting: it keeps its events until the channel
+    is there (``release``), or drops them if it never comes to be (``discard``)."""
+
+    def release(self) -> None:
+        """Deliver what was kept, in order, and stop keeping."""
+
+    def discard(self) -> list[bytes]:
+        """Drop what was kept; returns it (encoded) for the log."""
+
+
+class Subscriber(Protocol):
+    """A front end: it receives the events of every channel the hub opens."""
+
+    def open_feed(self, channel_id: str) -> OpenedFeed:
+        """A feed for the new channel ``channel_id``, keeping its events until released."""
+
+
+class Nowhere:
+    """The feed of a warm-pool spare: nobody listens until a chat takes it."""
+
+    def publish(self, event: ChannelEvent) -> None:
+        """Drop the event."""
+
+
+NOWHERE = Nowhere()
