@@ -212,7 +212,8 @@ async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: 
             sent = time.monotonic()
             await client.protocol.send_request_async(
                 "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt})
-            await asyncio.wait_for(renderer.done.wait(), 120)
+            async with asyncio.timeout(120):
+                await renderer.done.wait()
             ended = renderer.ended
             failed = failed or ended["outcome"] != "success"
             first = ((renderer.first_delta_at or sent) - sent) * 1000

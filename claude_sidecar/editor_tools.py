@@ -29,9 +29,12 @@ log = logging.getLogger(__name__)
 # (its own IDE integration), and would silently drop every other editor tool.
 SERVER_NAME = "editor"
 
+AskClient = Callable[[str, str, dict[str, Any], float], Awaitable[Any]]
+"""Sends ``claude/callEditorTool`` (channel id, tool, arguments, timeout) to the client and
+returns its result; raises ``TimeoutError`` after the given seconds, or the client's error."""
+
 AskEditor = Callable[[str, dict[str, Any], float], Awaitable[Any]]
-"""Sends ``claude/callEditorTool`` to the client and returns its result; raises
-``TimeoutError`` after the given seconds, or the client's error."""
+"""``AskClient`` for one channel: (tool, arguments, timeout)."""
 
 
 def tool_names(tools: Sequence[EditorTool]) -> list[str]:

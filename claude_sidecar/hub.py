@@ -35,10 +35,6 @@ REFILL_AFTER = 30.0
 PRIME_TIMEOUT = 30.0
 
 
-AskEditor = Callable[[str, str, dict[str, Any], float], Awaitable[Any]]
-"""Sends ``claude/callEditorTool`` (channel id, tool, arguments, timeout) to the client."""
-
-
 class Hub:
     """Owns every channel; the front end's handlers go through it.
 
@@ -47,7 +43,7 @@ class Hub:
     the client chose at ``initialize`` comes in once, through ``configure``.
     """
 
-    def __init__(self, subscriber: Subscriber, *, ask_editor: AskEditor | None = None,
+    def __init__(self, subscriber: Subscriber, *, ask_editor: editor_tools.AskClient | None = None,
                  cli_path: str | None = None, env: Mapping[str, str] | None = None) -> None:
         self._subscriber = subscriber
         self._ask_editor = ask_editor
