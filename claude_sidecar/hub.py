@@ -14,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-from .api import ChannelSummary, EditorTool, ExitInfo, ForkSessionParams, NewChannelParams
+from .api import (ChannelSummary, EditorTool, ExitInfo, ForkSessionParams, History,
+                  NewChannelParams, SessionPage)
 from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
@@ -271,7 +272,7 @@ class Hub:
     def _claude_home(self) -> tuple[Path, Path | None]:
         return sessions.claude_home(os.environ if self._env is None else self._env)
 
-    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> sessions.SessionPage:
+    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
         """The sessions the CLI stored for ``cwd``, newest first."""
         home, config_dir = self._claude_home()
         try:
@@ -281,7 +282,7 @@ class Hub:
             raise InvalidParams("cursor", f"is not valid ({e})",
                                 "pass the nextCursor of the previous page, or leave it out") from e
 
-    async def history(self, session_id: str, cwd: str) -> sessions.History:
+    async def history(self, session_id: str, cwd: str) -> History:
         """A stored session's conversation; warnings list what could not be read."""
         home, config_dir = self._claude_home()
         try:

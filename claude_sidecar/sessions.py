@@ -65,13 +65,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from .api import (History, HistoryKind, HistoryMessage, SessionPage, SessionSummary,
+                  is_absolute_path, is_uuid)
+
 __all__ = [
     "ConfigDirMismatch",
-    "History",
-    "HistoryKind",
-    "HistoryMessage",
-    "SessionPage",
-    "SessionSummary",
     "delete_session",
     "list_sessions",
     "project_dir",
@@ -80,89 +78,6 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------- results
-
-
-class _Out(msgspec.Struct, rename="camel", omit_defaults=True):
-    """Base of the results below: camelCase keys, unset optionals omitted.
-
-    Defined here rather than taken from ``api.Result`` so that api.py can import
-    these types without an import cycle.
-    """
-
-
-class SessionSummary(_Out):
-    """One stored session, as a session picker shows it.
-
-    ``title``: the session's custom title (``/rename`` or :func:`rename_session`), else the
-    CLI's AI title, else its summary entry, else ``firstPrompt`` cut to 80 characters.
-    ``customTitle``: the custom title alone (the last one set, stripped), omitted if the
-    session never got one: it tells a title the user chose from a generated one.
-    ``firstPrompt``: the first prompt the user typed (a slash command only if there is
-    nothing else), whitespace collapsed, cut to 200 characters. ``updatedAt``/``createdAt``:
-    the newest/oldest entry timestamp in the file (the file's mtime if none), ISO 8601 UTC
-    with milliseconds.
-    ``messageCount``: user prompts plus assistant responses on the current conversation
-    chain (see :func:`read_history`); one response counts once however many blocks
-    (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
-    ``cwd``: the working directory the CLI recorded; ``gitBranch``: the last one recorded.
-    """
-
-    session_id: str
-    title: str
-    first_prompt: str
-    updated_at: str
-    created_at: str
-    message_count: int
-    custom_title: str | None = None
-    cwd: str | None = None
-    git_branch: str | None = None
-
-
-class SessionPage(_Out):
-    """A page of sessions, newest first; ``nextCursor`` is null on the last page."""
-
-    sessions: list[SessionSummary]
-    next_cursor: str | None
-
-
-HistoryKind = Literal["userPrompt", "assistantText", "thinking", "toolUse", "toolResult",
-                      "system"]
-
-
-class HistoryMessage(_Out):
-    """One thing an editor renders in a conversation.
-
-    ``uuid`` is the uuid of the file entry it comes from; for a ``userPrompt`` of the main
-    conversation it is the message id ``claude/sendMessage`` returned (usable for rewind
-    and fork). Several messages share a uuid when one entry held several blocks.
-
-    * ``userPrompt``: ``text`` (a slash command as typed, e.g. ``/compact``; ``!cmd`` for
-      shell-mode input), ``imageCount`` when images were attached.
-    * ``assistantText`` / ``thinking``: ``text``.
-    * ``toolUse``: ``toolName``, ``toolUseId``, ``input``.
-    * ``toolResult``: ``toolUseId``, ``text`` (the text parts of the result), ``isError``,
-      ``imageCount``, and ``permission`` (``allowed``/``denied``) when the user was asked.
-    * ``system``: ``subtype`` and ``text``: ``compactBoundary``, ``compactSummary`` (the
-      summary that replaced the earlier conversation), ``commandOutput`` (slash/shell
-      command output), ``interrupted``, ``taskNotification`` (a background task or agent
-      finished), ``apiError``, or another CLI system subtype in camelCase.
-
-    ``parentToolUseId`` is set on messages of a sub-agent: the id of the ``Agent``/``Task``
-    tool use that started it (its ``userPrompt`` is the prompt it was given).
-    """
-
-    kind: HistoryKind
-    uuid: str
-    timestamp: str | None = None
-    text: str | None = None
-    subtype: str | None = None
-    tool_name: str | None = None
-    tool_use_id: str | None = None
-    input: Any = None
-    is_error: bool = False
-    image_count: int = 0
-    parent_tool_use_id: str | None = None
-    permission: Literal["allowed", "denied"] | None = None
 
 
 def _user_answer(entry: _Entry) -> Literal["allowed", "denied"] | None:
@@ -179,24 +94,10 @@ def _user_answer(entry: _Entry) -> Literal["allowed", "denied"] | None:
     return None
 
 
-class History(_Out):
-    """A session's conversation, oldest first, and what could not be read.
-
-    ``warnings`` has one line per problem found (with its line number): corrupt or
-    truncated lines, unknown entries, broken links. The messages are whatever could
-    be read despite them.
-    """
-
-    session_id: str
-    messages: list[HistoryMessage]
-    warnings: list[str]
-
-
 # ---------------------------------------------------------------- paths
 
 _SLUG_MAX = 200
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def _js_hash36(text: str) -> str:
@@ -253,7 +154,7 @@ def project_dir(home: Path, cwd: str, *, config_dir: Path | None = None) -> Path
     ``config_dir`` replaces ``home/.claude`` for a CLI run with ``CLAUDE_CONFIG_DIR``.
     The folder may not exist (no session was ever run there).
     """
-    if "\x00" in cwd or not os.path.isabs(cwd):
+    if not is_absolute_path(cwd):
         raise ValueError(f"cwd must be an absolute path, got {cwd[:200]!r}")
     return _projects_root(home, config_dir) / _slug(os.path.realpath(cwd))
 
@@ -280,7 +181,7 @@ def _existing_project_dir(home: Path, cwd: str, config_dir: Path | None) -> Path
 
 
 def _check_session_id(session_id: str) -> None:
-    if not isinstance(session_id, str) or not _UUID.fullmatch(session_id):
+    if not is_uuid(session_id):
         raise ValueError(f"session id is not a UUID: {str(session_id)[:80]!r}")
 
 
@@ -964,7 +865,7 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValueError(problem) from None
     stamp, _, session_id = raw.partition("|")
-    if _iso(stamp) != stamp or not _UUID.fullmatch(session_id):
+    if _iso(stamp) != stamp or not is_uuid(session_id):
         raise ValueError(problem)
     return stamp, session_id
 
@@ -990,7 +891,7 @@ def list_sessions(home: Path, cwd: str, limit: int = 50, cursor: str | None = No
     if directory is not None:
         try:
             paths = [p for p in directory.iterdir() if p.suffix == ".jsonl"
-                     and _UUID.fullmatch(p.stem) and p.is_file()]
+                     and is_uuid(p.stem) and p.is_file()]
         except OSError:
             paths = []
         for path in paths:

@@ -12,7 +12,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from claude_sidecar.sessions import History, list_sessions, project_dir, read_history
+from claude_sidecar.api import History
+from claude_sidecar.sessions import list_sessions, project_dir, read_history
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"
 WRITE = "c8605bc9-22b5-4cd5-a2d6-cf4fd7a0de7b"      # hello + a Write tool use
