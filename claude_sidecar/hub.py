@@ -278,7 +278,7 @@ class Hub:
         try:
             return await asyncio.to_thread(sessions.list_sessions, home, cwd, limit, cursor,
                                            config_dir=config_dir)
-        except ValueError as e:
+        except sessions.BadCursor as e:
             raise InvalidParams("cursor", f"is not valid ({e})",
                                 "pass the nextCursor of the previous page, or leave it out") from e
 

@@ -21,6 +21,10 @@ from .paths import existing_project_dir, session_files
 from .render import Renderer
 
 
+class BadCursor(ValueError):
+    """A ``cursor`` that is not the ``nextCursor`` of a page (garbled, made up, cut)."""
+
+
 _TITLE_MAX = 80
 _PROMPT_MAX = 200
 _cache: OrderedDict[Path, tuple[int, int, SessionSummary | None]] = OrderedDict()
@@ -119,18 +123,18 @@ def _encode_cursor(summary: SessionSummary) -> str:
 
 
 def _decode_cursor(cursor: str) -> tuple[str, str]:
-    """The sort key a cursor names; ``ValueError`` if it is not one we made."""
+    """The sort key a cursor names; :class:`BadCursor` if it is not one we made."""
     problem = ("invalid cursor: pass the nextCursor of a previous claude/listSessions "
                "page unchanged, or leave it out for the first page")
     if not isinstance(cursor, str) or not 0 < len(cursor) <= 200:
-        raise ValueError(problem)
+        raise BadCursor(problem)
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise ValueError(problem) from None
+        raise BadCursor(problem) from None
     stamp, _, session_id = raw.partition("|")
     if _iso(stamp) != stamp or not is_uuid(session_id):
-        raise ValueError(problem)
+        raise BadCursor(problem)
     return stamp, session_id
 
 
@@ -140,8 +144,9 @@ def list_sessions(home: Path, cwd: str, limit: int = 50, cursor: str | None = No
 
     ``cursor`` is the ``nextCursor`` of the previous page (None for the first). Cursors
     name a position (the last session shown), so sessions created meanwhile do not shift
-    later pages. Raises ``ValueError`` for a bad cursor, a ``limit`` below 1 or a relative
-    ``cwd``. A folder with no sessions gives an empty page.
+    later pages. Raises :class:`BadCursor` (a ``ValueError``) for a bad cursor, and
+    ``ValueError`` for a ``limit`` below 1 or a relative ``cwd``. A folder with no
+    sessions gives an empty page.
 
     Listed: files named ``<uuid>.jsonl`` (so not the ``agent-*.jsonl`` sidechains older
     CLIs kept there) holding at least one user prompt outside sidechain entries.
