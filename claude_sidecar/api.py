@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from .errors import InvalidParams
-from .sessions import History, SessionPage
 
 PermissionMode = Literal[
     "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
@@ -36,21 +35,38 @@ class Result(msgspec.Struct, rename="camel", omit_defaults=True):
     """Base of every result and notification: camelCase keys, unset optionals omitted."""
 
 
+def is_uuid(value: object) -> bool:
+    """Whether ``value`` is a UUID in its text form (``8-4-4-4-12`` hex digits, any case).
+
+    The one check of session and message ids: request params here, stored session ids
+    and list cursors in the sessions package.
+    """
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
+def is_absolute_path(value: str) -> bool:
+    """Whether ``value`` is an absolute path the OS can take (a NUL byte cannot be in one).
+
+    The one check of client-given directories, here and in the sessions package.
+    """
+    return "\x00" not in value and os.path.isabs(value)
+
+
 def _require_uuid(field: str, value: str | None) -> None:
-    if value is not None and not _UUID.fullmatch(value):
+    if value is not None and not is_uuid(value):
         raise InvalidParams(field, f"is not a UUID ({value[:60]!r})", "pass a UUID such as "
                             "'0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out")
 
 
 def _require_recorded_cwd(value: str) -> None:
     """``cwd`` naming where a stored session was recorded: absolute, but it need not exist."""
-    if "\x00" in value or not os.path.isabs(value):
+    if not is_absolute_path(value):
         raise InvalidParams("cwd", f"is not an absolute path ({value[:200]!r})",
                             "pass the directory the session was recorded in")
 
 
 def _require_directory(field: str, value: str) -> None:
-    if "\x00" in value or not os.path.isabs(value):
+    if not is_absolute_path(value):
         raise InvalidParams(field, f"is not an absolute path ({value[:200]!r})",
                             "pass the absolute path of an existing directory")
     if not os.path.isdir(value):
@@ -400,6 +416,97 @@ class RenameSessionParams(StoredSessionParams):
         if any("\ud800" <= c <= "\udfff" for c in self.title):
             raise InvalidParams("title", "holds text that is not valid Unicode (a lone "
                                 "surrogate)", "send the title as valid UTF-8 text")
+
+
+# The results of claude/listSessions and claude/getHistory: the sessions package fills them
+# from the CLI's session files.
+
+class SessionSummary(Result):
+    """One stored session, as a session picker shows it.
+
+    ``title``: the session's custom title (``/rename`` or :func:`rename_session`), else the
+    CLI's AI title, else its summary entry, else ``firstPrompt`` cut to 80 characters.
+    ``customTitle``: the custom title alone (the last one set, stripped), omitted if the
+    session never got one: it tells a title the user chose from a generated one.
+    ``firstPrompt``: the first prompt the user typed (a slash command only if there is
+    nothing else), whitespace collapsed, cut to 200 characters. ``updatedAt``/``createdAt``:
+    the newest/oldest entry timestamp in the file (the file's mtime if none), ISO 8601 UTC
+    with milliseconds.
+    ``messageCount``: user prompts plus assistant responses on the current conversation
+    chain (see :func:`read_history`); one response counts once however many blocks
+    (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
+    ``cwd``: the working directory the CLI recorded; ``gitBranch``: the last one recorded.
+    """
+
+    session_id: str
+    title: str
+    first_prompt: str
+    updated_at: str
+    created_at: str
+    message_count: int
+    custom_title: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+
+
+class SessionPage(Result):
+    """A page of sessions, newest first; ``nextCursor`` is null on the last page."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None
+
+
+HistoryKind = Literal["userPrompt", "assistantText", "thinking", "toolUse", "toolResult",
+                      "system"]
+
+
+class HistoryMessage(Result):
+    """One thing an editor renders in a conversation.
+
+    ``uuid`` is the uuid of the file entry it comes from; for a ``userPrompt`` of the main
+    conversation it is the message id ``claude/sendMessage`` returned (usable for rewind
+    and fork). Several messages share a uuid when one entry held several blocks.
+
+    * ``userPrompt``: ``text`` (a slash command as typed, e.g. ``/compact``; ``!cmd`` for
+      shell-mode input), ``imageCount`` when images were attached.
+    * ``assistantText`` / ``thinking``: ``text``.
+    * ``toolUse``: ``toolName``, ``toolUseId``, ``input``.
+    * ``toolResult``: ``toolUseId``, ``text`` (the text parts of the result), ``isError``,
+      ``imageCount``, and ``permission`` (``allowed``/``denied``) when the user was asked.
+    * ``system``: ``subtype`` and ``text``: ``compactBoundary``, ``compactSummary`` (the
+      summary that replaced the earlier conversation), ``commandOutput`` (slash/shell
+      command output), ``interrupted``, ``taskNotification`` (a background task or agent
+      finished), ``apiError``, or another CLI system subtype in camelCase.
+
+    ``parentToolUseId`` is set on messages of a sub-agent: the id of the ``Agent``/``Task``
+    tool use that started it (its ``userPrompt`` is the prompt it was given).
+    """
+
+    kind: HistoryKind
+    uuid: str
+    timestamp: str | None = None
+    text: str | None = None
+    subtype: str | None = None
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+    input: Any = None
+    is_error: bool = False
+    image_count: int = 0
+    parent_tool_use_id: str | None = None
+    permission: Literal["allowed", "denied"] | None = None
+
+
+class History(Result):
+    """A session's conversation, oldest first, and what could not be read.
+
+    ``warnings`` has one line per problem found (with its line number): corrupt or
+    truncated lines, unknown entries, broken links. The messages are whatever could
+    be read despite them.
+    """
+
+    session_id: str
+    messages: list[HistoryMessage]
+    warnings: list[str]
 
 
 class McpServerParams(Params):

@@ -20,6 +20,7 @@ from pathlib import Path
 from .api import CliInfo
 from .compat import TESTED_CLI_VERSIONS, in_tested_range
 from .errors import CliNotFound
+from .sessions.paths import default_config_home
 
 ENV_VAR = "CLAUDE_SIDECAR_CLI"
 
@@ -60,9 +61,10 @@ def locate_cli(explicit: str | None = None,
     candidates.append(("PATH", Path(on_path) if on_path else None))
     candidates.append(("claude-agent-sdk bundle", _bundled_binary()))
     home = env.get("HOME")
-    candidates.append(
-        ("~/.claude/local", Path(home) / ".claude" / "local" / "claude" if home else None)
-    )
+    # The CLI's npm-local install is under the default config home whatever
+    # $CLAUDE_CONFIG_DIR says (CLI 2.1.330 joins the home folder, ".claude", "local").
+    local = default_config_home(Path(home)) / "local" / "claude" if home else None
+    candidates.append(("~/.claude/local", local))
     for label, path in candidates:
         if path is not None and _is_executable(path):
             return str(path), label

@@ -20,7 +20,7 @@ from . import __version__
 from .api import AuthInfo, CliInfo, DoctorReport
 from .compat import tested_range
 from .discovery import describe_cli
-from .sessions import claude_home, config_home
+from .sessions.paths import claude_home, config_home
 
 AUTH_TIMEOUT = 10.0
 LOGIN_FIX = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "

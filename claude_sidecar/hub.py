@@ -8,14 +8,14 @@ import itertools
 import logging
 import os
 import uuid as uuidlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from .api import (ChannelSummary, ExitInfo, ForkSessionParams, InitializationOptions,
-                  NewChannelParams)
+from .api import (ChannelSummary, ExitInfo, ForkSessionParams, History,
+                  InitializationOptions, NewChannelParams, SessionPage)
 from .background import Background
 from .channel import Channel
 from .discovery import find_cli
@@ -286,17 +286,17 @@ class Hub:
     def _claude_home(self) -> tuple[Path, Path | None]:
         return sessions.claude_home(os.environ if self._env is None else self._env)
 
-    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> sessions.SessionPage:
+    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
         """The sessions the CLI stored for ``cwd``, newest first."""
         home, config_dir = self._claude_home()
         try:
             return await asyncio.to_thread(sessions.list_sessions, home, cwd, limit, cursor,
                                            config_dir=config_dir)
-        except ValueError as e:
+        except sessions.BadCursor as e:
             raise InvalidParams("cursor", f"is not valid ({e})",
                                 "pass the nextCursor of the previous page, or leave it out") from e
 
-    async def history(self, session_id: str, cwd: str) -> sessions.History:
+    async def history(self, session_id: str, cwd: str) -> History:
         """A stored session's conversation; warnings list what could not be read."""
         home, config_dir = self._claude_home()
         try:

@@ -18,7 +18,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from claude_sidecar import __version__, api, errors, schema, sessions
+from claude_sidecar import __version__, api, errors, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "protocol.schema.json"
@@ -94,7 +94,7 @@ def test_schema_points_at_the_initialization_options() -> None:
 
 def test_properties_are_the_wire_names() -> None:
     for name, node in SCHEMA["$defs"].items():
-        cls = getattr(api, name, None) or getattr(sessions, name)
+        cls = getattr(api, name)
         config = cls.__struct_config__
         wire = {f.encode_name for f in msgspec.structs.fields(cls)}
         if config.tag is not None:

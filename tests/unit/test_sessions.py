@@ -12,7 +12,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from claude_sidecar.sessions import History, list_sessions, project_dir, read_history
+from claude_sidecar.api import History
+from claude_sidecar.errors import InvalidParams
+from claude_sidecar.hub import Hub
+from claude_sidecar.sessions import BadCursor, list_sessions, project_dir, read_history
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"
 WRITE = "c8605bc9-22b5-4cd5-a2d6-cf4fd7a0de7b"      # hello + a Write tool use
@@ -442,6 +445,27 @@ def test_a_bad_cursor_is_refused(tmp_path: Path, cursor: str) -> None:
 
     with pytest.raises(ValueError, match="invalid cursor"):
         list_sessions(tmp_path, CWD, cursor=cursor)
+
+
+def test_only_a_bad_cursor_is_a_bad_cursor(tmp_path: Path) -> None:
+    with pytest.raises(BadCursor, match="invalid cursor"):
+        list_sessions(tmp_path, CWD, cursor="garbage!")
+    with pytest.raises(ValueError) as raised:
+        list_sessions(tmp_path, CWD, limit=0)
+    assert not isinstance(raised.value, BadCursor)
+
+
+async def test_the_hub_names_the_cursor_only_for_a_bad_cursor(tmp_path: Path) -> None:
+    hub = Hub(lambda _: None, env={"HOME": str(tmp_path)})
+
+    with pytest.raises(InvalidParams) as bad_cursor:
+        await hub.list_sessions(CWD, 50, "garbage!")
+    assert bad_cursor.value.data["field"] == "cursor"
+    # Another ValueError (the server's params checks keep it from happening) is not
+    # reported as a bad cursor.
+    with pytest.raises(ValueError) as other:
+        await hub.list_sessions(CWD, 0, None)
+    assert not isinstance(other.value, InvalidParams)
 
 
 @pytest.mark.parametrize("limit", [0, -1])

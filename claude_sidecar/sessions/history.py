@@ -1,0 +1,120 @@
+"""A stored session's conversation as ``claude/getHistory`` returns it, sub-agents included.
+
+Nothing here talks to a CLI process: the session file is read (:mod:`.entries`), its
+current conversation found (:mod:`.chain`) and rendered (:mod:`.render`), and each
+sub-agent's transcript is put after the tool use that started it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from ..api import History, HistoryMessage
+from .chain import conversation
+from .entries import File, load
+from .paths import session_file, subagent_files, subagent_meta_path
+from .render import Renderer
+
+
+def render_conversation(path: Path) -> tuple[Renderer, File]:
+    """The session file at ``path`` decoded, and its current conversation rendered (the
+    file's warnings hold the chain's too)."""
+    file = load(path)
+    renderer = Renderer(file.warnings)
+    for line in conversation(file, file.warnings):
+        renderer.render(line)
+    return renderer, file
+
+
+def _subagents(session_path: Path, warnings: list[str]) -> dict[str, list[Renderer]]:
+    """Each sub-agent transcript of a session, rendered, by the tool use that started it."""
+    by_tool_use: dict[str, list[Renderer]] = {}
+    for path in subagent_files(session_path):
+        label = str(path.relative_to(session_path.parent))
+        try:
+            meta = msgspec.json.decode(subagent_meta_path(path).read_bytes())
+        except (OSError, msgspec.DecodeError):
+            meta = None
+        tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
+        if not isinstance(tool_use_id, str):
+            warnings.append(f"{label}: no toolUseId in its .meta.json; sub-agent not shown")
+            continue
+        try:
+            file = load(path, label)
+        except OSError as e:
+            warnings.append(f"{label}: cannot be read ({e}); sub-agent not shown")
+            continue
+        sub_warnings: list[str] = []
+        renderer = Renderer(file.warnings, label, tool_use_id)
+        for line in conversation(file, sub_warnings, sidechain=True):
+            renderer.render(line)
+        warnings += file.warnings + [f"{label}: {w}" for w in sub_warnings]
+        by_tool_use.setdefault(tool_use_id, []).append(renderer)
+    return by_tool_use
+
+
+def _with_subagents(messages: list[HistoryMessage],
+                    agents: dict[str, list[Renderer]]) -> list[HistoryMessage]:
+    """Insert each sub-agent's messages after the result (else the call) of its tool use."""
+    if not agents:
+        return messages
+    answered = {m.tool_use_id for m in messages if m.kind == "toolResult"}
+    out: list[HistoryMessage] = []
+    for message in messages:
+        out.append(message)
+        tid = message.tool_use_id
+        if tid in agents and (message.kind == "toolResult" or (
+                message.kind == "toolUse" and tid not in answered)):
+            for renderer in agents.pop(tid):
+                out.extend(_with_subagents(renderer.messages, agents))
+    return out
+
+
+def read_history(home: Path, cwd: str, session_id: str, *,
+                 config_dir: Path | None = None) -> History:
+    """The conversation of one stored session, as an editor shows it.
+
+    Raises ``ValueError`` if ``session_id`` is not a UUID or ``cwd`` is not absolute
+    (checked before any file is touched) and ``FileNotFoundError`` if there is no such
+    session in ``cwd``'s project folder. Problems inside the file never raise: they are
+    listed in ``warnings`` and the rest is returned.
+
+    Rules (see :mod:`.chain` for how the chain is found):
+
+    * Not shown: attachments (injected context), ``isMeta`` user entries (command caveats,
+      image path notes, reminders), sidechain entries in the main file, text blocks that
+      are only a ``<system-reminder>``/``<ide_opened_file>``/``<ide_selection>``, redacted
+      thinking, and system entries other than compact boundaries, local command output and
+      warnings/errors.
+    * A user entry is a ``userPrompt`` unless it holds tool results (``toolResult`` per
+      block), is the compact summary, a task notification, command output or an
+      interruption marker (``system``). A slash command (``<command-name>`` wrapper) is a
+      ``userPrompt`` with the command as typed: its uuid is the one sendMessage returned.
+    * Assistant entries give one message per block; an API error stand-in
+      (``isApiErrorMessage``) is a ``system``/``apiError``.
+    * Sub-agent transcripts follow the result of the tool use that started them, their
+      messages marked with ``parentToolUseId``.
+    """
+    path = session_file(home, cwd, session_id, config_dir)
+    renderer, file = render_conversation(path)
+    history = History(session_id, renderer.messages, file.warnings)
+    agents = _subagents(path, history.warnings)
+    history.messages = _with_subagents(history.messages, agents)
+    return history
+
+
+def exchange_end(history: History, message_id: str) -> str | None:
+    """The uuid of the last top-level assistant entry answering prompt ``message_id``:
+    where a fork "at" that prompt cuts the history (``--resume-session-at``)."""
+    end, inside = None, False
+    for message in history.messages:
+        if message.kind == "userPrompt":
+            if inside:
+                break
+            inside = message.uuid == message_id
+        elif inside and message.parent_tool_use_id is None and message.kind in (
+                "assistantText", "thinking", "toolUse"):
+            end = message.uuid
+    return end
