@@ -13,11 +13,8 @@ from pathlib import Path
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.env import COMPAT_CLI, isolated_env
 from tests.harness import Sidecar, wait_until_dead
-
-# The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
-# pinned one: a path to its binary.
-COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
 
 
 def cli_under_test() -> tuple[str, str]:
@@ -109,17 +106,7 @@ def model() -> Iterator[ScriptedModel]:
 
 @pytest.fixture
 def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "CLAUDECODE"}
-    env.update(
-        HOME=str(home),
-        ANTHROPIC_BASE_URL=model.url,
-        ANTHROPIC_API_KEY="sk-ant-test-dummy",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
-    if COMPAT_CLI:
-        env["CLAUDE_SIDECAR_CLI"] = COMPAT_CLI
-    return env
+    return isolated_env(home, model.url)
 
 
 @pytest.fixture

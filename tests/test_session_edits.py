@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.env import isolate
 from tests.harness import Sidecar
 from tests.test_resume_fork import THREE_EXCHANGES
 from tests.unit.test_sessions_sdk import assert_listings_agree
@@ -170,8 +171,7 @@ async def test_the_listing_agrees_with_the_sdks_on_sessions_the_daemon_ran(
     await sidecar.request("claude/renameSession", {
         "sessionId": newer, "cwd": str(workspace), "title": "Renamed by the daemon"})
     # The SDK, called here in the test process, finds sessions through HOME.
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    isolate(monkeypatch, home)
 
     assert_listings_agree(home, str(workspace))
     assert (await listed(sidecar, workspace))[newer]["title"] == "Renamed by the daemon"
