@@ -6,7 +6,7 @@ import importlib.util
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.env import COMPAT_CLI, isolated_env
-from tests.harness import Sidecar, wait_until_dead
+from tests.harness import Sidecar, StartSidecar, wait_until_dead
 
 
 def cli_under_test() -> tuple[str, str]:
@@ -110,14 +110,14 @@ def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
 
 
 @pytest.fixture
-async def sidecar_with(daemon_env: dict[str, str]
-                       ) -> AsyncIterator[Callable[[dict[str, Any]], Awaitable[Sidecar]]]:
-    """Starts daemons with the given ``initializationOptions``; each is stopped and
-    checked on teardown like ``sidecar``."""
+async def sidecar_with(daemon_env: dict[str, str]) -> AsyncIterator[StartSidecar]:
+    """Starts daemons with the given ``initializationOptions`` (and variables added to
+    ``daemon_env``); on teardown each is stopped, none of their CLIs may survive, and
+    every channel's ``seq`` must have run without gaps."""
     daemons: list[Sidecar] = []
 
-    async def start(options: dict[str, Any]) -> Sidecar:
-        daemon = Sidecar(daemon_env)
+    async def start(options: dict[str, Any], **env: str) -> Sidecar:
+        daemon = Sidecar({**daemon_env, **env})
         daemons.append(daemon)
         await daemon.start(options)
         return daemon
@@ -131,13 +131,6 @@ async def sidecar_with(daemon_env: dict[str, str]
 
 
 @pytest.fixture
-async def sidecar(daemon_env: dict[str, str]) -> AsyncIterator[Sidecar]:
-    """A daemon with an initialized client; on teardown no CLI may survive."""
-    daemon = Sidecar(daemon_env)
-    await daemon.start()
-    try:
-        yield daemon
-    finally:
-        await daemon.stop()
-    assert await wait_until_dead(daemon.pids) == [], "CLI processes outlived the daemon"
-    daemon.assert_seq_contiguous()
+async def sidecar(sidecar_with: StartSidecar) -> Sidecar:
+    """A daemon with an initialized client, checked on teardown like ``sidecar_with``'s."""
+    return await sidecar_with({})

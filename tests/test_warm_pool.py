@@ -6,14 +6,10 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel
-from tests.harness import Sidecar, child_pids, wait_until_dead
-
-StartSidecar = Callable[[dict[str, Any]], Awaitable[Sidecar]]
+from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
 
 
 async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[int]:

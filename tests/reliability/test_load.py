@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, wait_until_dead
+from tests.harness import FAKE_CLI, Sidecar, wait_until_dead
 
-FAKE_CLI = Path(__file__).parent.parent / "fakes" / "fake_cli.py"
 CHANNELS, DELTAS = 16, 2000
 
 
