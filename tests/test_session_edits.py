@@ -44,15 +44,11 @@ async def test_rename_of_a_live_channels_session_survives_its_next_turn(
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel, session = opened["channelId"], opened["sessionId"]
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "one")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "one")
 
     await sidecar.request("claude/renameSession", {
         "sessionId": session, "cwd": str(workspace), "title": "Named while open"})
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "two")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "two")
     after_turn = (await listed(sidecar, workspace))[session]
     await sidecar.request("claude/closeChannel", {"channelId": channel})
     after_close = (await listed(sidecar, workspace))[session]
@@ -107,9 +103,7 @@ async def test_delete_of_a_live_channels_session_is_refused_naming_the_channel(
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel, session = opened["channelId"], opened["sessionId"]
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "one")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "one")
 
     refused = await sidecar.error("claude/deleteSession", {"sessionId": session,
                                                            "cwd": str(workspace)})
