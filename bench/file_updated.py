@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from first_token import daemon_env
 from rpc_client import Daemon
 
 SUFFIX = " (edited by the bench)"
@@ -50,14 +51,6 @@ CLOCK_REALTIME_COARSE = 5  # Linux
 
 def line(i: int) -> str:
     return f"line {i:05d}: the quick brown fox jumps over the lazy dog, number {i}"
-
-
-def _env(model_url: str, home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "CLAUDECODE"}
-    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="bench",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
-    return env
 
 
 def turn(daemon: Daemon, channel: str, text: str) -> None:
@@ -107,7 +100,7 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
     out: dict[str, Any] = {"edits": edits,
                            "mtime_resolution_ms": time.clock_getres(CLOCK_REALTIME_COARSE) * 1e3}
     with ScriptedModel(load_scenario(SCENARIO)) as model:
-        daemon = Daemon(env=_env(model.url, home),
+        daemon = Daemon(env=daemon_env(model.url, home),
                         stderr_path=os.path.join(tmp, "daemon.log"))
         try:
             daemon.initialize({"clientName": "bench"})

@@ -6,18 +6,15 @@ import importlib.util
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from pathlib import Path
 
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, wait_until_dead
-
-# The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
-# pinned one: a path to its binary.
-COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
+from tests.env import COMPAT_CLI, isolated_env
+from tests.harness import Sidecar, StartSidecar, wait_until_dead
 
 
 def cli_under_test() -> tuple[str, str]:
@@ -109,28 +106,18 @@ def model() -> Iterator[ScriptedModel]:
 
 @pytest.fixture
 def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "CLAUDECODE"}
-    env.update(
-        HOME=str(home),
-        ANTHROPIC_BASE_URL=model.url,
-        ANTHROPIC_API_KEY="sk-ant-test-dummy",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
-    if COMPAT_CLI:
-        env["CLAUDE_SIDECAR_CLI"] = COMPAT_CLI
-    return env
+    return isolated_env(home, model.url)
 
 
 @pytest.fixture
-async def sidecar_with(daemon_env: dict[str, str]
-                       ) -> AsyncIterator[Callable[[dict[str, Any]], Awaitable[Sidecar]]]:
-    """Starts daemons with the given ``initializationOptions``; each is stopped and
-    checked on teardown like ``sidecar``."""
+async def sidecar_with(daemon_env: dict[str, str]) -> AsyncIterator[StartSidecar]:
+    """Starts daemons with the given ``initializationOptions`` (and variables added to
+    ``daemon_env``); on teardown each is stopped, none of their CLIs may survive, and
+    every channel's ``seq`` must have run without gaps."""
     daemons: list[Sidecar] = []
 
-    async def start(options: dict[str, Any]) -> Sidecar:
-        daemon = Sidecar(daemon_env)
+    async def start(options: dict[str, Any], **env: str) -> Sidecar:
+        daemon = Sidecar({**daemon_env, **env})
         daemons.append(daemon)
         await daemon.start(options)
         return daemon
@@ -144,13 +131,6 @@ async def sidecar_with(daemon_env: dict[str, str]
 
 
 @pytest.fixture
-async def sidecar(daemon_env: dict[str, str]) -> AsyncIterator[Sidecar]:
-    """A daemon with an initialized client; on teardown no CLI may survive."""
-    daemon = Sidecar(daemon_env)
-    await daemon.start()
-    try:
-        yield daemon
-    finally:
-        await daemon.stop()
-    assert await wait_until_dead(daemon.pids) == [], "CLI processes outlived the daemon"
-    daemon.assert_seq_contiguous()
+async def sidecar(sidecar_with: StartSidecar) -> Sidecar:
+    """A daemon with an initialized client, checked on teardown like ``sidecar_with``'s."""
+    return await sidecar_with({})

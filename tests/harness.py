@@ -11,9 +11,10 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
@@ -24,6 +25,8 @@ from claude_sidecar import api
 from claude_sidecar.diagnostics import children_of, live_children
 
 NOTIFICATIONS = tuple(api.NOTIFICATIONS)
+FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
+"""A synthetic CLI for what the real one cannot do on cue (see its docstring)."""
 
 
 @dataclass
@@ -42,6 +45,35 @@ class Note:
     def message(self) -> Any:
         """The CLI message of a ``claude/message`` (usually a dict; any JSON passes through)."""
         return self.params.get("message") or {}
+
+
+def is_result(note: Note) -> bool:
+    """True for a ``claude/message`` carrying the CLI's ``result`` (the end of a turn)."""
+    return isinstance(note.message, dict) and note.message.get("type") == "result"
+
+
+@dataclass
+class Turn:
+    """One turn as :meth:`Sidecar.turn` saw it, from the send to ``claude/turnEnded``."""
+
+    message_id: str
+    start: int
+    """Where the turn starts in ``Sidecar.notes`` (its length before the send): for
+    ``after=``."""
+    notes: list[Note]
+    """The channel's notifications from the send to ``claude/turnEnded``, inclusive."""
+
+    @property
+    def ended(self) -> dict[str, Any]:
+        """The ``claude/turnEnded`` params: outcome, cost, usage, messageIds, ..."""
+        return self.notes[-1].params
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The CLI's ``result`` message of the turn."""
+        result = next((n.message for n in self.notes if is_result(n)), None)
+        assert result is not None, f"the turn ended without a result: {self.ended}"
+        return result
 
 
 class Sidecar:
@@ -115,14 +147,15 @@ class Sidecar:
     async def new_channel(self, cwd: str, **options: Any) -> str:
         return (await self.open_channel(cwd=cwd, **options))["channelId"]
 
-    async def chat(self, cwd: str, *prompts: str) -> tuple[str, list[str]]:
-        """A closed chat of ``prompts`` in ``cwd``: its session id and message ids."""
-        opened = await self.open_channel(cwd=cwd)
+    async def chat(self, cwd: str, *prompts: str, **options: Any) -> tuple[str, list[str]]:
+        """A closed chat of ``prompts`` in ``cwd`` (a channel opened with ``options``),
+        each turn a success: its session id and message ids."""
+        opened = await self.open_channel(cwd=cwd, **options)
         ids = []
         for prompt in prompts:
-            mark = len(self.notes)
-            ids.append(await self.send(opened["channelId"], prompt))
-            await self.wait_for_result(opened["channelId"], after=mark)
+            turn = await self.turn(opened["channelId"], prompt)
+            assert turn.result["subtype"] == "success", turn.result
+            ids.append(turn.message_id)
         await self.request("claude/closeChannel", {"channelId": opened["channelId"]})
         return opened["sessionId"], ids
 
@@ -130,6 +163,23 @@ class Sidecar:
         result = await self.request("claude/sendMessage",
                                     {"channelId": channel_id, "text": text, **extra})
         return result["messageId"]
+
+    async def turn(self, channel_id: str, text: str, *, timeout: float = 60,
+                   **extra: Any) -> Turn:
+        """Send a message (``extra``: more sendMessage params) and wait for the
+        ``claude/turnEnded`` of the channel that follows (which comes right after the
+        turn's ``result``, or alone when the CLI dies mid-turn)."""
+        start = len(self.notes)
+        message_id = await self.send(channel_id, text, **extra)
+        ended = await self.wait_for(
+            lambda n: n.channel == channel_id and n.method == "claude/turnEnded", timeout, start)
+        notes = []
+        for note in self.notes[start:]:
+            if note.channel == channel_id:
+                notes.append(note)
+            if note is ended:
+                break
+        return Turn(message_id, start, notes)
 
     # ------------------------------------------------------------ notifications
 
@@ -160,10 +210,8 @@ class Sidecar:
     async def wait_for_result(self, channel_id: str, after: int = 0,
                               timeout: float = 60) -> dict[str, Any]:
         """Wait for the next ``result`` message of a channel and return it."""
-        note = await self.wait_for(
-            lambda n: n.channel == channel_id and isinstance(n.message, dict)
-            and n.message.get("type") == "result",
-            timeout, after)
+        note = await self.wait_for(lambda n: n.channel == channel_id and is_result(n),
+                                   timeout, after)
         return note.message
 
     async def wait_for_state(self, channel_id: str, state: str, after: int = 0,
@@ -185,6 +233,13 @@ class Sidecar:
         for channel_id, seqs in by_channel.items():
             assert seqs == list(range(1, len(seqs) + 1)), (
                 f"seq of {channel_id} is not 1..n: {seqs[:50]}")
+
+
+class StartSidecar(Protocol):
+    """The ``sidecar_with`` fixture: starts a daemon with these ``initializationOptions``
+    and variables added to ``daemon_env``."""
+
+    def __call__(self, options: dict[str, Any], **env: str) -> Awaitable[Sidecar]: ...
 
 
 def assistant_text(messages: list[dict[str, Any]]) -> str:

@@ -23,8 +23,7 @@ async def running_task(sidecar: Sidecar, model: ScriptedModel,
     """A channel whose agent started `sleep 300` in the background; its id and task."""
     model.set_scenario(load_scenario(BACKGROUND))
     channel = await sidecar.new_channel(str(workspace), allowedTools=["Bash"])
-    await sidecar.send(channel, "start it in the background")
-    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
+    await sidecar.turn(channel, "start it in the background")
     listed = (await sidecar.request("claude/listChannels"))["channels"][0]
     return channel, listed["tasks"][0]
 

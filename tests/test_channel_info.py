@@ -117,8 +117,7 @@ async def test_channel_info_of_an_unknown_channel_is_channel_not_found(
 async def test_context_usage_breaks_the_window_down_by_category(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "hello")
 
     usage = await sidecar.request("claude/contextUsage", {"channelId": channel})
 

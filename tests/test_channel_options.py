@@ -12,17 +12,11 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar, tool_results
 
 
-async def one_turn(sidecar: Sidecar, channel: str, text: str = "hello") -> dict[str, Any]:
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, text)
-    return await sidecar.wait_for_result(channel, after=mark)
-
-
 async def test_effort_is_sent_to_the_model(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace), effort="low")
 
-    await one_turn(sidecar, channel)
+    await sidecar.turn(channel, "hello")
 
     assert model.main_requests[-1]["output_config"]["effort"] == "low"
     info = await sidecar.request("claude/channelInfo", {"channelId": channel})
@@ -36,7 +30,7 @@ async def test_fallback_model_answers_when_the_main_model_stays_overloaded(
         {"text": "The fallback answered."}]]}]}))
     channel = await sidecar.new_channel(str(workspace), fallbackModel="haiku")
 
-    result = await one_turn(sidecar, channel, "busy?")
+    result = (await sidecar.turn(channel, "busy?")).result
 
     assert result["subtype"] == "success"
     assert "haiku" in model.main_requests[-1]["model"]
@@ -52,7 +46,7 @@ async def test_agent_runs_the_channel_as_a_project_agent(
         "You are REVIEWER-7, a strict code reviewer.\n")
     channel = await sidecar.new_channel(str(workspace), agent="reviewer")
 
-    await one_turn(sidecar, channel)
+    await sidecar.turn(channel, "hello")
 
     assert "REVIEWER-7" in json.dumps(model.main_requests[-1]["system"])
 
@@ -90,7 +84,7 @@ async def test_settings_apply_to_the_channel(
     channel = await sidecar.new_channel(
         str(workspace), settings={"permissions": {"deny": ["Write"]}})
 
-    result = await one_turn(sidecar, channel, "write it")
+    result = (await sidecar.turn(channel, "write it")).result
 
     assert not (workspace / "a.txt").exists()
     assert tool_results(model)[-1]["is_error"] is True
@@ -110,7 +104,7 @@ async def test_setting_sources_leave_out_the_projects_settings(
     with_project = await sidecar.new_channel(str(workspace))
     user_only = await sidecar.new_channel(str(workspace), settingSources=["user"])
 
-    await one_turn(sidecar, with_project, "write it")
+    await sidecar.turn(with_project, "write it")
     mark = len(sidecar.notes)
     await sidecar.send(user_only, "write it")
     ask = await sidecar.wait_for(
@@ -148,11 +142,11 @@ async def test_bad_channel_options_name_the_field(
 async def test_set_model_with_effort_changes_the_effort_of_the_next_turn(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path, effort: str) -> None:
     channel = await sidecar.new_channel(str(workspace), effort="low")
-    await one_turn(sidecar, channel)
+    await sidecar.turn(channel, "hello")
 
     await sidecar.request("claude/setModel",
                           {"channelId": channel, "model": "sonnet", "effort": effort})
-    await one_turn(sidecar, channel, "again")
+    await sidecar.turn(channel, "again")
 
     assert model.main_requests[-1]["output_config"]["effort"] == effort
     assert "sonnet" in model.main_requests[-1]["model"]

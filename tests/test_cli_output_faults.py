@@ -11,24 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import Sidecar
-
-FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
+from tests.harness import FAKE_CLI, Sidecar, StartSidecar
 
 
 @pytest.fixture
-async def fake(daemon_env: dict[str, str], tmp_path: Path):
+async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Path, Path]:
     lines = tmp_path / "lines.bin"
     answers = tmp_path / "answers.jsonl"
     answers.touch()
-    daemon = Sidecar({**daemon_env, "FAKE_CLI_LINES": str(lines),
-                      "FAKE_CLI_ANSWERS": str(answers)})
-    await daemon.start({"cliPath": str(FAKE_CLI)})
-    try:
-        yield daemon, lines, answers
-    finally:
-        await daemon.stop()
-    daemon.assert_seq_contiguous()
+    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_LINES=str(lines),
+                                FAKE_CLI_ANSWERS=str(answers))
+    return daemon, lines, answers
 
 
 async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
@@ -49,8 +42,7 @@ async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
     ]) + b"\n")
     channel = await daemon.new_channel(str(workspace))
 
-    await daemon.send(channel, "go")
-    await daemon.wait_for_result(channel)
+    await daemon.turn(channel, "go")
 
     messages = [n.message for n in daemon.of(channel, "claude/message")]
     kinds = [m.get("type", "<none>") for m in messages if isinstance(m, dict)]
@@ -67,8 +59,7 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
                                   "request": {"subtype": "brand_new_request"}}).encode() + b"\n")
     channel = await daemon.new_channel(str(workspace))
 
-    await daemon.send(channel, "go")
-    await daemon.wait_for_result(channel)
+    await daemon.turn(channel, "go")
 
     forwarded = [n.message for n in daemon.of(channel, "claude/message")
                  if n.message["type"] == "control_request"]
@@ -94,5 +85,4 @@ async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stay
     assert error.code == -32006
     assert error.data == {"name": "controlRequestFailed", "subtype": "set_model",
                           "cliError": "model refuse-me is not available"}
-    await daemon.send(channel, "still there?")
-    assert (await daemon.wait_for_result(channel))["subtype"] == "success"
+    assert (await daemon.turn(channel, "still there?")).result["subtype"] == "success"

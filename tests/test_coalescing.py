@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, assistant_text
+from tests.harness import StartSidecar, assistant_text
 
 ANSWER = "Coalescing merges the deltas of one block into fewer notifications. " * 3
 SLOW_STREAM = {
@@ -17,7 +15,6 @@ SLOW_STREAM = {
     "chunk": 3,
     "delay": 0.004,
 }
-StartSidecar = Callable[[dict[str, Any]], Awaitable[Sidecar]]
 
 
 async def test_coalesced_deltas_carry_all_the_text_in_far_fewer_notifications(
@@ -26,8 +23,7 @@ async def test_coalesced_deltas_carry_all_the_text_in_far_fewer_notifications(
     sidecar = await sidecar_with({"coalesceDeltasMs": 100})
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "explain coalescing")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "explain coalescing")
 
     messages = [n.message for n in sidecar.of(channel, "claude/message")]
     assert sidecar.text(channel) == assistant_text(messages)
@@ -44,8 +40,7 @@ async def test_coalesced_deltas_never_follow_the_message_that_ends_their_block(
     sidecar = await sidecar_with({"coalesceDeltasMs": 1000})
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "explain coalescing")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "explain coalescing")
 
     notes = [n for n in sidecar.notes if n.channel == channel]
     block_stops = [i for i, n in enumerate(notes) if n.method == "claude/message"

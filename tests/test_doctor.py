@@ -4,13 +4,14 @@ asking the real CLI in the daemon's environment, and never prints a secret."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk._cli_version import __cli_version__
+
+from tests.env import isolated_env
 
 SECRET = "sk-ant-test-never-print-me"
 
@@ -27,10 +28,8 @@ def doctor_json(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def without_credentials(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "CLAUDE")) and k != "CLAUDECODE"}
-    env.update(HOME=str(home), PATH="/usr/bin:/bin")
-    return env
+    # No `claude` on this PATH: the doctor finds the bundled CLI.
+    return isolated_env(home, PATH="/usr/bin:/bin")
 
 
 def test_doctor_names_the_bundled_cli_its_version_and_the_key_source(home: Path) -> None:

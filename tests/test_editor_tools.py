@@ -56,8 +56,7 @@ async def editor_server_after_a_message(sidecar: Sidecar, workspace: Path) -> di
     """The `editor` server's claude/mcpStatus entry once a new channel's first turn ran
     (the CLI connects in-process servers then), polled until it is connected."""
     channel = await sidecar.new_channel(str(workspace))
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "hello")
     for _ in range(100):
         servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
         editor = next(s for s in servers if s["name"] == "editor")
@@ -74,8 +73,7 @@ async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
         {"line": 3, "severity": "error", "message": "undefined name 'foo'"}]}
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "any problems in a.py?")
-    result = await sidecar.wait_for_result(channel)
+    result = (await sidecar.turn(channel, "any problems in a.py?")).result
 
     assert editor.calls == [{"channelId": channel, "tool": "getDiagnostics",
                              "arguments": {"uri": "file:///w/a.py"}}]
@@ -96,8 +94,7 @@ async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
     editor.answer = fail
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "any problems in a.py?")
-    result = await sidecar.wait_for_result(channel)
+    result = (await sidecar.turn(channel, "any problems in a.py?")).result
 
     tool_result = tool_results(model)[-1]
     assert tool_result.get("is_error") is True
@@ -118,8 +115,7 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     editor.answer = answer_too_late
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "any problems in a.py?")
-    result = await sidecar.wait_for_result(channel, timeout=30)
+    result = (await sidecar.turn(channel, "any problems in a.py?", timeout=30)).result
     tool_result = tool_results(model)[-1]
     await asyncio.wait_for(late.wait(), 10)
 

@@ -23,13 +23,6 @@ WRITE_THEN_EDIT = {"rules": [
 ], "default": [[{"text": "?"}]]}
 
 
-async def turn(sidecar: Sidecar, channel: str, text: str) -> str:
-    mark = len(sidecar.notes)
-    message_id = await sidecar.send(channel, text)
-    await sidecar.wait_for_result(channel, after=mark)
-    return message_id
-
-
 def updates(sidecar: Sidecar, channel: str, after: int = 0) -> list[dict[str, Any]]:
     return [n.params for n in sidecar.notes[after:]
             if n.channel == channel and n.method == "claude/fileUpdated"]
@@ -41,8 +34,8 @@ async def test_write_then_edit_of_one_file_send_two_updates_with_old_new_and_dif
     (workspace / "existing.txt").write_text("v1\n")
     channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
 
-    first = await turn(sidecar, channel, "create the notes")
-    second = await turn(sidecar, channel, "change the notes")
+    first = (await sidecar.turn(channel, "create the notes")).message_id
+    second = (await sidecar.turn(channel, "change the notes")).message_id
 
     path = str(workspace / "notes.md")
     notes = [u for u in updates(sidecar, channel) if u["path"] == path]
@@ -80,8 +73,8 @@ async def test_rewind_dry_run_reports_files_and_counts_without_touching_disk(
     model.set_scenario(load_scenario(WRITE_THEN_EDIT))
     (workspace / "existing.txt").write_text("v1\n")
     channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
-    first = await turn(sidecar, channel, "create the notes")
-    await turn(sidecar, channel, "change the notes")
+    first = (await sidecar.turn(channel, "create the notes")).message_id
+    await sidecar.turn(channel, "change the notes")
     mark = len(sidecar.notes)
 
     preview = await sidecar.request("claude/rewindFiles", {
@@ -105,8 +98,8 @@ async def test_rewind_to_the_first_message_deletes_a_created_file_and_restores_a
     model.set_scenario(load_scenario(WRITE_THEN_EDIT))
     (workspace / "existing.txt").write_text("v1\n")
     channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
-    first = await turn(sidecar, channel, "create the notes")
-    await turn(sidecar, channel, "change the notes")
+    first = (await sidecar.turn(channel, "create the notes")).message_id
+    await sidecar.turn(channel, "change the notes")
     mark = len(sidecar.notes)
 
     result = await sidecar.request("claude/rewindFiles", {"channelId": channel,
@@ -127,7 +120,7 @@ async def test_rewind_to_a_message_that_is_not_a_user_message_is_a_clear_error(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(WRITE_THEN_EDIT))
     channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
-    await turn(sidecar, channel, "create the notes")
+    await sidecar.turn(channel, "create the notes")
 
     error = await sidecar.error("claude/rewindFiles", {
         "channelId": channel, "messageId": "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"})

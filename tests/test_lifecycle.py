@@ -46,11 +46,10 @@ async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(
     assert result["subtype"] == "error_during_execution"
     streamed = sidecar.text(channel)
     assert 0 < len(streamed) < len(LONG_ANSWER) and LONG_ANSWER.startswith(streamed)
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "hello")
-    follow_up = await sidecar.wait_for_result(channel, after=mark)
+    turn = await sidecar.turn(channel, "hello")
+    follow_up = turn.result
     assert follow_up["subtype"] == "success"
-    assert sidecar.text(channel, after=mark) == "Hello again!"
+    assert sidecar.text(channel, after=turn.start) == "Hello again!"
 
 
 async def test_set_model_and_permission_mode_reach_the_cli_and_the_status(
@@ -59,8 +58,7 @@ async def test_set_model_and_permission_mode_reach_the_cli_and_the_status(
 
     await sidecar.request("claude/setModel", {"channelId": channel, "model": "claude-sonnet-4-5"})
     await sidecar.request("claude/setPermissionMode", {"channelId": channel, "mode": "plan"})
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "hello")
 
     assert model.main_requests[-1]["model"] == "claude-sonnet-4-5"
     status = sidecar.of(channel, "claude/status")[-1].params
@@ -99,8 +97,7 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(SLOW))
     channel = await sidecar.new_channel(str(workspace))
-    await sidecar.send(channel, "hello, my name is Ada")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "hello, my name is Ada")
     session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
     await sidecar.send(channel, "tell me something long")
     await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta",
@@ -109,9 +106,7 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
     os.kill(sidecar.pids[-1], signal.SIGKILL)  # mid-turn
     exited = await sidecar.wait_for_state(channel, "exited")
     refused = await sidecar.error("claude/interrupt", {"channelId": channel})
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "what is my name?")
-    result = await sidecar.wait_for_result(channel, after=mark)
+    result = (await sidecar.turn(channel, "what is my name?")).result
     listed = (await sidecar.request("claude/listChannels"))["channels"][0]
     sidecar.pids.append(listed["pid"])
 
@@ -132,9 +127,7 @@ async def test_a_cli_that_dies_before_the_first_message_starts_again_with_the_sa
 
     os.kill(sidecar.pids[-1], signal.SIGKILL)  # nothing stored yet: there is nothing to resume
     await sidecar.wait_for_state(channel, "exited")
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "hello")
-    result = await sidecar.wait_for_result(channel, after=mark)
+    result = (await sidecar.turn(channel, "hello")).result
     listed = (await sidecar.request("claude/listChannels"))["channels"][0]
     sidecar.pids.append(listed["pid"])
 

@@ -35,8 +35,7 @@ async def test_a_configured_stdio_server_answers_the_models_tool_call(
                                         allowedTools=["mcp__weather__forecast"])
 
     server = await status_of(sidecar, channel, "weather", "connected")
-    await sidecar.send(channel, "what is the weather in Paris?")
-    result = await sidecar.wait_for_result(channel)
+    result = (await sidecar.turn(channel, "what is the weather in Paris?")).result
 
     assert server["tools"] == ["forecast"] and server["transport"] == "stdio"
     assert result["subtype"] == "success"
@@ -49,8 +48,7 @@ async def test_a_broken_server_shows_as_failed_and_the_channel_keeps_working(
                                         strictMcpConfig=True)
 
     server = await status_of(sidecar, channel, "broken", "failed")
-    await sidecar.send(channel, "hello")
-    result = await sidecar.wait_for_result(channel)
+    result = (await sidecar.turn(channel, "hello")).result
 
     assert "ENOENT" in server["error"] or server["error"]
     init = next(n.message for n in sidecar.of(channel, "claude/message")

@@ -7,23 +7,23 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from claude_sidecar import transcript_wait
 from claude_sidecar import sessions
-from tests.harness import Note, Sidecar
+from tests.harness import FAKE_CLI, Note, Sidecar, StartSidecar
 
-FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
 ANSWER = str(uuid.uuid4())
 
 
 @pytest.fixture
-async def start_fake(daemon_env: dict[str, str], tmp_path: Path):
+def start_fake(sidecar_with: StartSidecar, tmp_path: Path
+               ) -> Callable[[str | None], Awaitable[Sidecar]]:
     """Starts a daemon whose CLI is the fake playing CLI ``version`` (None: one that cannot
     tell its version); each answer is an assistant message, then a result."""
-    daemons: list[Sidecar] = []
 
     async def start(version: str | None) -> Sidecar:
         lines = tmp_path / "lines.bin"
@@ -33,18 +33,12 @@ async def start_fake(daemon_env: dict[str, str], tmp_path: Path):
         }) + "\n")
         answers = tmp_path / "answers.jsonl"
         answers.touch()
-        env = {**daemon_env, "FAKE_CLI_LINES": str(lines), "FAKE_CLI_ANSWERS": str(answers)}
+        env = {"FAKE_CLI_LINES": str(lines), "FAKE_CLI_ANSWERS": str(answers)}
         if version is not None:
             env["FAKE_CLI_VERSION"] = version
-        daemon = Sidecar(env)
-        daemons.append(daemon)
-        await daemon.start({"cliPath": str(FAKE_CLI)})
-        return daemon
+        return await sidecar_with({"cliPath": str(FAKE_CLI)}, **env)
 
-    yield start
-    for daemon in daemons:
-        await daemon.stop()
-        daemon.assert_seq_contiguous()
+    return start
 
 
 def first(daemon: Sidecar, channel: str, method: str, kind: str | None = None) -> Note:

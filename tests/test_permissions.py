@@ -100,8 +100,7 @@ async def test_allow_always_keeps_the_rule_so_the_next_write_is_not_asked(
 async def test_accept_edits_mode_writes_without_asking(
         sidecar: Sidecar, writes: ScriptedModel, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace), permissionMode="acceptEdits")
-    await sidecar.send(channel, "write a note")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "write a note")
 
     assert (workspace / "note.txt").read_text() == "original\n"
     assert sidecar.of(channel, "claude/permissionRequest") == []
@@ -177,9 +176,7 @@ async def test_interrupt_while_a_request_is_pending_cancels_it_and_the_channel_s
     late = await sidecar.error("claude/respondPermission", {
         "channelId": channel, "requestId": request.params["requestId"], "decision": "allow"})
     assert late.code == -32008
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "hello")
-    assert (await sidecar.wait_for_result(channel, after=mark))["subtype"] == "success"
+    assert (await sidecar.turn(channel, "hello")).result["subtype"] == "success"
 
 
 async def test_a_second_answer_is_refused_and_never_reaches_the_cli(
@@ -282,8 +279,7 @@ async def test_client_rules_allow_a_tool_without_a_round_trip(
     await daemon.start({"autoAllowTools": ["Read", "Glob", "Grep"]})
     try:
         channel = await daemon.new_channel(str(workspace))
-        await daemon.send(channel, "read the outside file")
-        await daemon.wait_for_result(channel)
+        await daemon.turn(channel, "read the outside file")
     finally:
         await daemon.stop()
 
@@ -303,8 +299,7 @@ async def test_bypass_permissions_runs_tools_without_asking_when_the_client_opte
     await daemon.start({"allowDangerouslySkipPermissions": True})
     try:
         channel = await daemon.new_channel(str(workspace), permissionMode="bypassPermissions")
-        await daemon.send(channel, "touch a file")
-        await daemon.wait_for_result(channel)
+        await daemon.turn(channel, "touch a file")
         listed = (await daemon.request("claude/listChannels"))["channels"][0]
     finally:
         await daemon.stop()

@@ -13,8 +13,7 @@ async def test_a_resumed_channel_continues_the_conversation_with_its_context(
     session, _ = await sidecar.chat(str(workspace), "hello, my name is Ada")
 
     resumed = await sidecar.open_channel(cwd=str(workspace), resume=session)
-    await sidecar.send(resumed["channelId"], "what is my name?")
-    await sidecar.wait_for_result(resumed["channelId"])
+    await sidecar.turn(resumed["channelId"], "what is my name?")
 
     assert resumed["sessionId"] == session
     history = repr(model.main_requests[-1]["messages"])
@@ -59,18 +58,13 @@ async def test_fork_at_the_second_message_keeps_two_exchanges_and_leaves_the_sou
     source = await sidecar.open_channel(cwd=str(workspace))
     ids = []
     for text in ("one", "two", "three"):
-        mark = len(sidecar.notes)
-        ids.append(await sidecar.send(source["channelId"], text))
-        await sidecar.wait_for_result(source["channelId"], after=mark)
+        ids.append((await sidecar.turn(source["channelId"], text)).message_id)
 
     fork = await sidecar.open_channel("claude/forkSession", channelId=source["channelId"],
                                       atMessageId=ids[1])
-    await sidecar.send(fork["channelId"], "next in the fork")
-    await sidecar.wait_for_result(fork["channelId"])
+    await sidecar.turn(fork["channelId"], "next in the fork")
     forked_request = model.main_requests[-1]
-    mark = len(sidecar.notes)
-    await sidecar.send(source["channelId"], "next in the source")
-    await sidecar.wait_for_result(source["channelId"], after=mark)
+    await sidecar.turn(source["channelId"], "next in the source")
 
     assert fork["sessionId"] != source["sessionId"]
     assert texts_of(forked_request) == ["one", "answer one", "two", "answer two",
@@ -84,8 +78,7 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     source = await sidecar.new_channel(str(workspace))
-    await sidecar.send(source, "one")
-    await sidecar.wait_for_result(source)
+    await sidecar.turn(source, "one")
     mark = len(sidecar.notes)
     await sidecar.send(source, "slow please")
     await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta",
@@ -93,8 +86,7 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
 
     fork = await sidecar.open_channel("claude/forkSession", channelId=source)
     source_result = await sidecar.wait_for_result(source, after=mark)
-    await sidecar.send(fork["channelId"], "three")
-    fork_result = await sidecar.wait_for_result(fork["channelId"])
+    fork_result = (await sidecar.turn(fork["channelId"], "three")).result
 
     assert source_result["subtype"] == "success"
     assert sidecar.text(source, after=mark) == "slow " * 200
@@ -109,8 +101,7 @@ async def test_fork_of_a_stored_session_without_a_channel(
     missing_cwd = await sidecar.error("claude/forkSession", {"sessionId": session})
     fork = await sidecar.open_channel("claude/forkSession", sessionId=session,
                                       cwd=str(workspace))
-    await sidecar.send(fork["channelId"], "what is my name?")
-    await sidecar.wait_for_result(fork["channelId"])
+    await sidecar.turn(fork["channelId"], "what is my name?")
 
     assert missing_cwd.code == -32602 and missing_cwd.data["field"] == "cwd"
     assert fork["sessionId"] != session
@@ -121,11 +112,9 @@ async def test_a_fork_keeps_the_model_set_on_its_source(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     source = await sidecar.new_channel(str(workspace))
     await sidecar.request("claude/setModel", {"channelId": source, "model": "claude-sonnet-4-5"})
-    await sidecar.send(source, "hello")
-    await sidecar.wait_for_result(source)
+    await sidecar.turn(source, "hello")
 
     fork = await sidecar.open_channel("claude/forkSession", channelId=source)
-    await sidecar.send(fork["channelId"], "hello again")
-    await sidecar.wait_for_result(fork["channelId"])
+    await sidecar.turn(fork["channelId"], "hello again")
 
     assert model.main_requests[-1]["model"] == "claude-sonnet-4-5"

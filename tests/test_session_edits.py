@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.env import isolate
 from tests.harness import Sidecar
 from tests.test_resume_fork import THREE_EXCHANGES
 from tests.unit.test_sessions_sdk import assert_listings_agree
@@ -43,15 +44,11 @@ async def test_rename_of_a_live_channels_session_survives_its_next_turn(
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel, session = opened["channelId"], opened["sessionId"]
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "one")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "one")
 
     await sidecar.request("claude/renameSession", {
         "sessionId": session, "cwd": str(workspace), "title": "Named while open"})
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "two")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "two")
     after_turn = (await listed(sidecar, workspace))[session]
     await sidecar.request("claude/closeChannel", {"channelId": channel})
     after_close = (await listed(sidecar, workspace))[session]
@@ -106,9 +103,7 @@ async def test_delete_of_a_live_channels_session_is_refused_naming_the_channel(
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel, session = opened["channelId"], opened["sessionId"]
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "one")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "one")
 
     refused = await sidecar.error("claude/deleteSession", {"sessionId": session,
                                                            "cwd": str(workspace)})
@@ -170,8 +165,7 @@ async def test_the_listing_agrees_with_the_sdks_on_sessions_the_daemon_ran(
     await sidecar.request("claude/renameSession", {
         "sessionId": newer, "cwd": str(workspace), "title": "Renamed by the daemon"})
     # The SDK, called here in the test process, finds sessions through HOME.
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    isolate(monkeypatch, home)
 
     assert_listings_agree(home, str(workspace))
     assert (await listed(sidecar, workspace))[newer]["title"] == "Renamed by the daemon"

@@ -66,8 +66,7 @@ async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
 
     fork = await sidecar.open_channel("claude/forkSession", sessionId=session,
                                       cwd=str(workspace), atMessageId=ids[0])
-    await sidecar.send(fork["channelId"], "after the fork")
-    await sidecar.wait_for_result(fork["channelId"])
+    await sidecar.turn(fork["channelId"], "after the fork")
 
     assert texts_of(model.main_requests[-1]) == ["one", "answer one", "after the fork"]
 

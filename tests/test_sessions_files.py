@@ -21,28 +21,12 @@ SCENARIO = {
 }
 
 
-async def run_session(sidecar: Sidecar, cwd: Path, *prompts: str,
-                      **options: object) -> tuple[str, list[str]]:
-    """One channel: send each prompt, wait for its result, close. -> (sessionId, uuids)."""
-    opened = await sidecar.request("claude/newChannel", {"cwd": str(cwd), **options})
-    sidecar.pids.append(opened["pid"])
-    channel = opened["channelId"]
-    uuids = []
-    for prompt in prompts:
-        after = len(sidecar.notes)
-        uuids.append(await sidecar.send(channel, prompt))
-        result = await sidecar.wait_for_result(channel, after=after)
-        assert result["subtype"] == "success", result
-    await sidecar.request("claude/closeChannel", {"channelId": channel})
-    return opened["sessionId"], uuids
-
-
 async def test_two_sessions_are_listed_newest_first(
         sidecar: Sidecar, model: ScriptedModel, home: Path, workspace: Path) -> None:
     model.set_scenario(load_scenario(SCENARIO))
-    first, _ = await run_session(sidecar, workspace, "hello from the first session")
-    second, _ = await run_session(sidecar, workspace, "the second session asks",
-                                  "and asks again")
+    first, _ = await sidecar.chat(str(workspace), "hello from the first session")
+    second, _ = await sidecar.chat(str(workspace), "the second session asks",
+                                   "and asks again")
 
     page = list_sessions(home, str(workspace))
 
@@ -61,9 +45,8 @@ async def test_two_sessions_are_listed_newest_first(
 async def test_history_has_the_prompts_text_and_tool_use_of_the_conversation(
         sidecar: Sidecar, model: ScriptedModel, home: Path, workspace: Path) -> None:
     model.set_scenario(load_scenario(SCENARIO))
-    session, (hello, write) = await run_session(
-        sidecar, workspace, "hello there", "write a note please",
-        permissionMode="acceptEdits")
+    session, (hello, write) = await sidecar.chat(
+        str(workspace), "hello there", "write a note please", permissionMode="acceptEdits")
 
     history = read_history(home, str(workspace), session)
 
@@ -91,9 +74,9 @@ async def test_history_has_the_prompts_text_and_tool_use_of_the_conversation(
 
 async def test_pages_of_one_follow_the_cursor(
         sidecar: Sidecar, model: ScriptedModel, home: Path, workspace: Path) -> None:
-    first, _ = await run_session(sidecar, workspace, "first")
-    second, _ = await run_session(sidecar, workspace, "second")
-    third, _ = await run_session(sidecar, workspace, "third")
+    first, _ = await sidecar.chat(str(workspace), "first")
+    second, _ = await sidecar.chat(str(workspace), "second")
+    third, _ = await sidecar.chat(str(workspace), "third")
 
     page1 = list_sessions(home, str(workspace), limit=1)
     page2 = list_sessions(home, str(workspace), limit=1, cursor=page1.next_cursor)

@@ -26,8 +26,7 @@ async def test_turn_streams_deltas_that_concatenate_to_the_assistant_text(
     model.set_scenario(load_scenario(THINK_AND_ANSWER))
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "What is the capital of France?")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "What is the capital of France?")
 
     messages = [n.message for n in sidecar.of(channel, "claude/message")]
     final_text = assistant_text(messages)
@@ -42,8 +41,8 @@ async def test_message_notifications_carry_every_other_cli_message_verbatim(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
-    message_id = await sidecar.send(channel, "hello")
-    result = await sidecar.wait_for_result(channel)
+    turn = await sidecar.turn(channel, "hello")
+    message_id, result = turn.message_id, turn.result
 
     types = [n.message["type"] for n in sidecar.of(channel, "claude/message")]
     assert {"system", "stream_event", "assistant", "user", "result"} <= set(types)
@@ -59,9 +58,7 @@ async def test_message_notifications_carry_every_other_cli_message_verbatim(
 async def test_status_follows_the_turn_from_idle_to_running_to_idle(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
-    sent = len(sidecar.notes)
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel, after=sent)
+    sent = (await sidecar.turn(channel, "hello")).start
     await sidecar.wait_for_state(channel, "idle", after=sent)
 
     states = [n.params["state"] for n in sidecar.of(channel, "claude/status")]
@@ -75,11 +72,8 @@ async def test_two_turns_in_one_channel_keep_context(
         sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "hello, my name is Ada")
-    await sidecar.wait_for_result(channel)
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "what did I just say?")
-    await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.turn(channel, "hello, my name is Ada")
+    await sidecar.turn(channel, "what did I just say?")
 
     second = model.main_requests[-1]
     flat = repr(second["messages"])
@@ -102,8 +96,7 @@ async def test_two_channels_stream_at_the_same_time_without_mixing(
     one, two = await asyncio.gather(sidecar.new_channel(str(tmp_path / "one")),
                                     sidecar.new_channel(str(tmp_path / "two")))
 
-    await asyncio.gather(sidecar.send(one, "alpha"), sidecar.send(two, "beta"))
-    await asyncio.gather(sidecar.wait_for_result(one), sidecar.wait_for_result(two))
+    await asyncio.gather(sidecar.turn(one, "alpha"), sidecar.turn(two, "beta"))
 
     assert sidecar.text(one) == "A" * 120
     assert sidecar.text(two) == "B" * 120

@@ -41,9 +41,8 @@ async def test_a_successful_turn_ends_with_its_cost_usage_and_message_id(
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
-    message_id = await sidecar.send(channel, "hello")
-    ended = await turn_ended(sidecar, channel, 0)
-    result = await sidecar.wait_for_result(channel)
+    turn = await sidecar.turn(channel, "hello")
+    message_id, ended, result = turn.message_id, turn.ended, turn.result
 
     assert ended["outcome"] == "success" and "error" not in ended
     assert ended["messageIds"] == [message_id]
@@ -77,11 +76,8 @@ async def test_cost_is_per_turn_and_the_total_adds_up(
         sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "hello")
-    first = await turn_ended(sidecar, channel, 0)
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "hello again")
-    second = await turn_ended(sidecar, channel, mark)
+    first = (await sidecar.turn(channel, "hello")).ended
+    second = (await sidecar.turn(channel, "hello again")).ended
 
     assert 0 < second["costUsd"] < second["totalCostUsd"]
     assert abs(second["totalCostUsd"] - (first["costUsd"] + second["costUsd"])) < 1e-9
@@ -106,8 +102,7 @@ async def test_an_api_error_ends_the_turn_with_kind_api_and_the_status(
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "fail now")
-    ended = await turn_ended(sidecar, channel, 0)
+    ended = (await sidecar.turn(channel, "fail now")).ended
 
     assert ended["outcome"] == "error"
     assert ended["error"]["kind"] == "api" and ended["error"]["status"] == 500
@@ -120,8 +115,7 @@ async def test_max_turns_ends_the_turn_with_outcome_max_turns(
     channel = await sidecar.new_channel(str(workspace), maxTurns=1,
                                         permissionMode="acceptEdits")
 
-    await sidecar.send(channel, "write two files")
-    ended = await turn_ended(sidecar, channel, 0)
+    ended = (await sidecar.turn(channel, "write two files")).ended
 
     assert ended["outcome"] == "maxTurns"
     assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
@@ -134,8 +128,7 @@ async def test_max_budget_ends_the_turn_with_outcome_max_budget(
     channel = await sidecar.new_channel(str(workspace), maxBudgetUsd=0.01,
                                         permissionMode="acceptEdits")
 
-    await sidecar.send(channel, "write two files")
-    ended = await turn_ended(sidecar, channel, 0)
+    ended = (await sidecar.turn(channel, "write two files")).ended
 
     assert ended["outcome"] == "maxBudget"
     assert not (workspace / "b.txt").exists()
@@ -184,8 +177,7 @@ async def test_status_shows_the_clis_retry_and_clears_it_when_the_model_answers(
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
-    await sidecar.send(channel, "are you busy?")
-    ended = await turn_ended(sidecar, channel, 0)
+    ended = (await sidecar.turn(channel, "are you busy?")).ended
 
     statuses = [n.params for n in sidecar.of(channel, "claude/status")]
     retrying = [s for s in statuses if "retry" in s]

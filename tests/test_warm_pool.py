@@ -6,14 +6,10 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel
-from tests.harness import Sidecar, child_pids, wait_until_dead
-
-StartSidecar = Callable[[dict[str, Any]], Awaitable[Sidecar]]
+from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
 
 
 async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[int]:
@@ -32,13 +28,11 @@ async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
         sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"size": 1}})
     first = await sidecar.open_channel(cwd=str(workspace))
-    await sidecar.send(first["channelId"], "hello")
-    await sidecar.wait_for_result(first["channelId"])
+    await sidecar.turn(first["channelId"], "hello")
     (spare,) = await spares(sidecar)
 
     second = await sidecar.open_channel(cwd=str(workspace))
-    await sidecar.send(second["channelId"], "hello")
-    result = await sidecar.wait_for_result(second["channelId"])
+    result = (await sidecar.turn(second["channelId"], "hello")).result
 
     assert second["pid"] == spare and first["pid"] != spare
     assert result["subtype"] == "success"
@@ -66,8 +60,7 @@ async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
     opened = await sidecar.open_channel(cwd=str(workspace), model="claude-haiku-4-5",
                                         permissionMode="plan")
     channel = opened["channelId"]
-    await sidecar.send(channel, "hello")
-    await sidecar.wait_for_result(channel)
+    await sidecar.turn(channel, "hello")
 
     assert opened["pid"] == spare
     init = next(n.message for n in sidecar.of(channel, "claude/message")
@@ -86,8 +79,7 @@ async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_rep
     (spare,) = await spares(sidecar)
 
     opened = await sidecar.open_channel(cwd=str(other))
-    await sidecar.send(opened["channelId"], "hello")
-    await sidecar.wait_for_result(opened["channelId"])
+    await sidecar.turn(opened["channelId"], "hello")
     (replacement,) = await spares(sidecar)
     assert await wait_until_dead([spare]) == [], "the pool holds one spare at most"
 
@@ -102,8 +94,7 @@ async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
     await asyncio.sleep(2)
     await spares(sidecar, count=0)
 
-    await sidecar.send(opened["channelId"], "hello")
-    await sidecar.wait_for_result(opened["channelId"])
+    await sidecar.turn(opened["channelId"], "hello")
 
     await spares(sidecar, count=1)
 
@@ -125,8 +116,7 @@ async def test_a_spare_that_died_is_not_used(
     assert await wait_until_dead([spare]) == []
 
     opened = await sidecar.open_channel(cwd=str(workspace))
-    await sidecar.send(opened["channelId"], "hello")
-    result = await sidecar.wait_for_result(opened["channelId"])
+    result = (await sidecar.turn(opened["channelId"], "hello")).result
 
     assert opened["pid"] != spare and result["subtype"] == "success"
 
@@ -174,8 +164,7 @@ async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_
     assert not list(home.glob(".claude/projects/*/*.jsonl")), "priming wrote a session"
 
     opened = await sidecar.open_channel(cwd=str(workspace))
-    await sidecar.send(opened["channelId"], "hello")
-    result = await sidecar.wait_for_result(opened["channelId"])
+    result = (await sidecar.turn(opened["channelId"], "hello")).result
 
     assert opened["pid"] == spare and result["subtype"] == "success"
     assert sidecar.text(opened["channelId"]) == "Hello from the stand-in model!"

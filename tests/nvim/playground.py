@@ -13,13 +13,13 @@ answer. No API key and no network are needed.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from tests.env import isolated_env
 from tests.nvim.editor import PLUGIN, nvim_binary
 from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PLAN, PONDER, WHICH_COLOR, scenario
 
@@ -54,11 +54,9 @@ require("claude_sidecar").setup({{
 }})
 """)
     with ScriptedModel(load_scenario(SCENARIO)) as model:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-        env.update(HOME=str(home), ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="playground",
-                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
         print(f"playground in {base}", file=sys.stderr)
-        return subprocess.run([nvim, "-u", str(init), "hello.py"], cwd=project, env=env).returncode
+        return subprocess.run([nvim, "-u", str(init), "hello.py"], cwd=project,
+                              env=isolated_env(home, model.url)).returncode
 
 
 if __name__ == "__main__":

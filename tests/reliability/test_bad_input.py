@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claude_sidecar import api
+from tests.env import isolated_env
 from tests.harness import RawClient, pid_alive
 
 METHODS = [m.name for m in api.METHODS]
@@ -39,10 +40,8 @@ params = (st.dictionaries(st.sampled_from(FIELDS), values, max_size=6) | values)
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
     home = tmp_path_factory.mktemp("home")
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "dummy",
-           "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    client = RawClient(env)
+    # Nothing listens on port 9: a CLI a lucky example starts never reaches a model.
+    client = RawClient(isolated_env(home, "http://127.0.0.1:9", PATH="/usr/bin:/bin"))
     client.initialize()
     yield client
     client.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})

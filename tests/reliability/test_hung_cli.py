@@ -6,9 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from tests.harness import Sidecar, pid_alive
-
-FAKE_CLI = Path(__file__).parent.parent / "fakes" / "fake_cli.py"
+from tests.harness import FAKE_CLI, Sidecar, pid_alive
 
 
 async def test_interrupt_answers_and_close_escalates_to_sigkill_for_a_hung_cli(

@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, wait_until_dead
+from tests.harness import FAKE_CLI, Sidecar, wait_until_dead
 
-FAKE_CLI = Path(__file__).parent.parent / "fakes" / "fake_cli.py"
 CHANNELS, DELTAS = 16, 2000
 
 
@@ -21,8 +20,7 @@ async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
     try:
         channels = await asyncio.gather(*(daemon.new_channel(str(tmp_path))
                                           for _ in range(CHANNELS)))
-        await asyncio.gather(*(daemon.send(c, "go") for c in channels))
-        await asyncio.gather(*(daemon.wait_for_result(c, timeout=120) for c in channels))
+        await asyncio.gather(*(daemon.turn(c, "go", timeout=120) for c in channels))
     finally:
         await daemon.stop()
 
@@ -43,8 +41,9 @@ async def test_four_real_cli_channels_stream_at_once(
         folder.mkdir()
 
     channels = await asyncio.gather(*(sidecar.new_channel(str(f)) for f in folders))
-    await asyncio.gather(*(sidecar.send(c, f"channel {n}") for n, c in enumerate(channels)))
-    results = await asyncio.gather(*(sidecar.wait_for_result(c) for c in channels))
+    turns = await asyncio.gather(*(sidecar.turn(c, f"channel {n}")
+                                   for n, c in enumerate(channels)))
+    results = [turn.result for turn in turns]
 
     assert [r["subtype"] for r in results] == ["success"] * 4
     for n, channel in enumerate(channels):

@@ -25,14 +25,12 @@ async def test_an_api_error_ends_the_turn_with_an_error_result_and_the_channel_r
     ]}))
     channel = await sidecar.new_channel(str(workspace))
 
-    start = len(sidecar.notes)
-    await sidecar.send(channel, "please fail")
-    failed = await sidecar.wait_for_result(channel, after=start)
+    first = await sidecar.turn(channel, "please fail")
+    failed = first.result
     # From before the send: the idle status may already have come with the result.
-    await sidecar.wait_for_state(channel, "idle", after=start)
-    mark = len(sidecar.notes)
-    await sidecar.send(channel, "hello")
-    recovered = await sidecar.wait_for_result(channel, after=mark)
+    await sidecar.wait_for_state(channel, "idle", after=first.start)
+    second = await sidecar.turn(channel, "hello")
+    recovered, mark = second.result, second.start
 
     assert failed["is_error"] is True
     assert str(status) in failed.get("result", "") or failed.get("api_error_status") == status

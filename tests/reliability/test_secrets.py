@@ -23,8 +23,7 @@ async def test_api_keys_and_tokens_do_not_appear_in_debug_logs_or_errors(
         capabilities=types.ClientCapabilities()))
     try:
         channel = await daemon.new_channel(str(workspace), env={"GITHUB_TOKEN": SECRET})
-        await daemon.send(channel, "hello")
-        await daemon.wait_for_result(channel)
+        await daemon.turn(channel, "hello")
         error = await daemon.error("claude/newChannel", {"cwd": "relative", "env": {"K": SECRET}})
     finally:
         await daemon.stop()

@@ -13,9 +13,8 @@ import os
 import time
 from pathlib import Path
 
-from tests.harness import RawClient
+from tests.harness import FAKE_CLI, RawClient
 
-FAKE_CLI = Path(__file__).parent.parent / "fakes" / "fake_cli.py"
 DELTAS = 200_000
 
 

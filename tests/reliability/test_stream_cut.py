@@ -26,11 +26,9 @@ async def test_a_stream_cut_mid_answer_is_retried_visibly_and_the_channel_keeps_
     await sidecar.start()
     try:
         channel = await sidecar.new_channel(str(workspace))
-        await sidecar.send(channel, "cut me off")
-        cut = await sidecar.wait_for_result(channel, timeout=60)
-        mark = len(sidecar.notes)
-        await sidecar.send(channel, "hello")
-        recovered = await sidecar.wait_for_result(channel, after=mark)
+        cut = (await sidecar.turn(channel, "cut me off", timeout=60)).result
+        second = await sidecar.turn(channel, "hello")
+        recovered, mark = second.result, second.start
     finally:
         await sidecar.stop()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import threading
@@ -15,26 +14,7 @@ from typing import Any
 import pytest
 
 from claude_sidecar.discovery import find_cli
-from tests.conftest import COMPAT_CLI
-
-
-def cli_env(base_url: str, home: Path) -> dict[str, str]:
-    """An environment that points the CLI at the stand-in and isolates it."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        # CLAUDECODE makes the CLI refuse to start inside another session;
-        # stray ANTHROPIC_*/CLAUDE_* settings from the host must not leak in.
-        if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "CLAUDECODE"
-    }
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY="dummy",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
-    return env
+from tests.env import COMPAT_CLI, isolated_env
 
 
 class CliSession:
@@ -61,7 +41,7 @@ class CliSession:
         self.proc = subprocess.Popen(
             cmd,
             cwd=workspace,
-            env=cli_env(base_url, home),
+            env=isolated_env(home, base_url, XDG_CONFIG_HOME=str(home / ".config")),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

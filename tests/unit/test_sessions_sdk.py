@@ -18,6 +18,7 @@ import pytest
 
 from claude_sidecar import sessions
 from claude_sidecar.sessions import list_sessions, project_dir, read_history
+from tests.env import isolate
 from tests.unit.test_sessions import (BRANCHED, COMPACTED, CWD, DATA, OTHER_ID, PARALLEL,
                                       WRITE, install)
 
@@ -25,8 +26,7 @@ from tests.unit.test_sessions import (BRANCHED, COMPACTED, CWD, DATA, OTHER_ID, 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A HOME for both listings: the SDK reads it from this process's environment."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    isolate(monkeypatch, tmp_path)
     return tmp_path
 
 

@@ -1,0 +1,46 @@
+"""The isolated environment every daemon, CLI and SDK call of the suite runs in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
+
+# The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
+# pinned one: a path to its binary.
+COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
+
+API_KEY = "sk-ant-test-dummy"
+"""The key the CLI sends the stand-in model (which takes any)."""
+
+
+def isolated_env(home: Path, model_url: str | None = None, **extra: str) -> dict[str, str]:
+    """This process's environment without the host's Anthropic and Claude settings
+    (``ANTHROPIC_*``, ``CLAUDE*``: credentials, a config dir, and CLAUDECODE, which makes
+    the CLI refuse to start inside another session), with ``home`` as HOME, no
+    nonessential traffic, and the CLI under test in the compatibility run; with
+    ``model_url``, the CLI talks to the stand-in model there (with a dummy key). ``extra``
+    is set last."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+    env.update(HOME=str(home), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    if model_url is not None:
+        env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY=API_KEY)
+    if COMPAT_CLI:
+        env["CLAUDE_SIDECAR_CLI"] = COMPAT_CLI
+    env.update(extra)
+    return env
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, model_url: str | None = None,
+            **extra: str) -> None:
+    """Make this process's environment ``isolated_env(home, model_url, **extra)`` for the
+    test: for what reads it in the test process (the official SDK finds sessions through
+    HOME and CLAUDE_CONFIG_DIR)."""
+    env = isolated_env(home, model_url, **extra)
+    for name in os.environ.keys() - env.keys():
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
