@@ -19,7 +19,7 @@ import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
-from pygls.exceptions import JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
@@ -71,6 +71,10 @@ class SidecarProtocol(LanguageServerProtocol):
         super()._send_handler_result(future, msg_id=msg_id)
 
     def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):
+            message = self._structure(message)
+            if message is None:
+                return
         if self._shutdown and isinstance(message, RPCRequest) and message.method != "exit":
             self._handle_request(message.id, message.method, message.params)
             return
@@ -84,11 +88,28 @@ class SidecarProtocol(LanguageServerProtocol):
         return msgspec.to_builtins(self._server.initialize_result())
 
     def structure_message(self, data: dict[str, Any]) -> Any:
-        # JSON-RPC lets a request leave out `params`; pygls would fail to decode it and
-        # never answer, so treat a missing `params` as null.
+        # pygls calls this as json.loads' object_hook, for every object of a message:
+        # an object inside `params` with a "jsonrpc" key would be taken for a message of
+        # its own, the message would fail to decode and its request would never be
+        # answered. Only the message itself is structured (in handle_message).
+        return data
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """The message pygls's handlers take, or None after answering one that cannot be
+        decoded (a request gets an error answer instead of silence)."""
         if "method" in data and "params" not in data:
+            # JSON-RPC lets a request leave out `params`; pygls would fail to decode it.
             data = {**data, "params": None}
-        return super().structure_message(data)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if "method" in data and data.get("id") is not None:
+                log.info("request %s (%s) could not be decoded: %s", data["id"],
+                         data["method"], e)
+                self._send_response(data["id"], None, e.to_response_error())
+            else:
+                log.warning("dropped a message that could not be decoded: %.200r", data)
+            return None
 
 
 class SidecarServer(LanguageServer):

@@ -311,19 +311,29 @@ class RawClient:
         self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         self.process.stdin.flush()
 
-    def receive(self) -> dict[str, Any]:
-        """Read the next message (blocking)."""
+    def receive(self, timeout: float = 30.0) -> dict[str, Any]:
+        """Read the next message; a daemon silent for ``timeout`` s is killed and the test
+        fails (rather than hang on a blocking read)."""
         import json
+        import threading
         assert self.process.stdout is not None
-        length = 0
-        while (line := self.process.stdout.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        return json.loads(self.process.stdout.read(length))
+        watchdog = threading.Timer(timeout, self.process.kill)
+        watchdog.start()
+        try:
+            length = 0
+            while (line := self.process.stdout.readline()) != b"\r\n":
+                if not line:
+                    raise AssertionError(f"no message from the daemon within {timeout} s "
+                                         "(or it closed stdout)")
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            return json.loads(self.process.stdout.read(length))
+        finally:
+            watchdog.cancel()
 
-    def reply_to(self, request_id: int) -> dict[str, Any]:
-        """Read messages until the response to ``request_id``."""
-        while (message := self.receive()).get("id") != request_id or "method" in message:
+    def reply_to(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
+        """Read messages until the response to ``request_id`` (each within ``timeout`` s)."""
+        while (message := self.receive(timeout)).get("id") != request_id or "method" in message:
             pass
         return message
 

@@ -206,6 +206,20 @@ def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> Non
     assert replies[3]["result"] == {"channels": []}
 
 
+def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_field(
+        daemon_env: dict[str, str]) -> None:
+    replies, _ = _exchange(daemon_env, [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "id": 3, "method": "claude/listSessions",
+         "params": {"cwd": "/tmp", "limit": {"jsonrpc": []}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "claude/listChannels", "params": {"jsonrpc": 1}},
+        *SHUTDOWN_AND_EXIT])
+
+    assert replies[3]["error"]["code"] == -32602
+    assert replies[3]["error"]["data"]["field"] == "limit"
+    assert "error" in replies[4] or replies[4]["result"] == {"channels": []}
+
+
 def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, str]) -> None:
     replies, done = _exchange(daemon_env, [
         INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
