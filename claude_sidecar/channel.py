@@ -1,7 +1,7 @@
 """One conversation: a CLI process, its in-queue, its state, and the routing of its lines.
 
-The channel reads every stdout line once and routes it: content deltas become
-``events.Delta``, control traffic goes to ``control``, permission asks to
+The channel reads every stdout line once and routes it: content deltas go to
+``Feed.delta``, control traffic goes to ``control``, permission asks to
 ``permissions``, edit hooks to ``files``, everything else is published verbatim. It
 keeps a small state machine whose every change is logged and published
 (``events.StatusChanged``). Its process comes from a ``transport.Spawn``, so a test can
@@ -49,7 +49,6 @@ from .events import (
     NOWHERE,
     ChannelEvent,
     CliMessage,
-    Delta,
     Feed,
     FileUpdated,
     Progress,
@@ -73,7 +72,7 @@ INTERRUPT_TIMEOUT = 5.0
 _NOTED_SYSTEM = frozenset(
     {"api_retry", "background_tasks_changed", "task_started", "task_notification"})
 
-# A stream delta's type -> the Delta kind and the delta's field holding the text.
+# A stream delta's type -> the claude/delta kind and the delta's field holding the text.
 _DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
     "text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
     "input_json_delta": ("toolInput", "partial_json")}
@@ -472,8 +471,7 @@ class Channel:
                 known = _DELTA_KINDS.get(delta.type)
                 text = getattr(delta, known[1]) if known is not None else None
                 if known is not None and text is not None:
-                    self._feed.publish(Delta(known[0], event.index or 0, text,
-                                             line.parent_tool_use_id))
+                    self._feed.delta(known[0], event.index or 0, text, line.parent_tool_use_id)
                     return
             self._feed.publish(CliMessage(raw))
         elif kind == "control_response" and line.response is not None:

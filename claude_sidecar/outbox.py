@@ -95,9 +95,6 @@ class Outbox:
 
     def publish(self, event: events.ChannelEvent) -> None:
         """Send one channel event as its notification (``events.Feed``)."""
-        if type(event) is events.Delta:  # the hot path: one check, no table lookup
-            self.delta(event.kind, event.index, event.text, event.parent_tool_use_id)
-            return
         match event:
             case events.CliMessage(raw=raw):
                 self.message(raw)

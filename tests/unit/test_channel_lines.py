@@ -82,9 +82,13 @@ class Recorder:
 
     def __init__(self) -> None:
         self.events: list[events.ChannelEvent] = []
+        self.deltas: list[str] = []
 
     def publish(self, event: events.ChannelEvent) -> None:
         self.events.append(event)
+
+    def delta(self, kind: str, index: int, text: str, parent_tool_use_id: str | None) -> None:
+        self.deltas.append(text)
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
@@ -214,3 +218,18 @@ async def test_requests_waiting_when_the_cli_exits_fail_with_channel_exited(
         await asking
     assert channel.state == "exited"
     assert feed.of(events.StatusChanged)[-1].state == "exited"
+
+
+async def test_streamed_text_goes_to_the_delta_path_and_other_lines_verbatim(
+        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    _, process, feed = wired
+    for text in ("Hel", "lo"):
+        process.say({"type": "stream_event", "event": {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}})
+    start = {"type": "stream_event", "event": {"type": "message_start", "message": {}}}
+    process.say(start)
+    await _settle()
+
+    assert feed.deltas == ["Hel", "lo"]
+    assert [json.loads(e.raw) for e in feed.of(events.CliMessage)] == [start]
