@@ -34,8 +34,7 @@ def pool_key(options: NewChannelParams) -> bytes | None:
     fork needs its own history)."""
     if options.resume is not None:
         return None
-    return msgspec.json.encode(msgspec.structs.replace(options, model=None,
-                                                       permission_mode=None))
+    return msgspec.json.encode(spare_options(options))
 
 
 def spare_options(options: NewChannelParams) -> NewChannelParams:
