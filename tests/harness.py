@@ -86,6 +86,7 @@ class Sidecar:
         self.pids: list[int] = []
         self.initialized = types.InitializeResult(capabilities=types.ServerCapabilities())
         self._changed = asyncio.Event()
+        self._stopped = False
         for method in NOTIFICATIONS:
             self.client.feature(method)(self._recorder(method))
 
@@ -117,6 +118,10 @@ class Sidecar:
         return self.client._server
 
     async def stop(self) -> None:
+        """Shut the daemon down (``shutdown``, ``exit``); once, however often called."""
+        if self._stopped:
+            return
+        self._stopped = True
         if self.process.returncode is None:
             await asyncio.wait_for(self.client.shutdown_session(), 30)
         await self.client.stop()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Note, Sidecar, tool_results, wait_until_dead
+from tests.harness import Note, Sidecar, StartSidecar, tool_results, wait_until_dead
 
 
 def write_twice(first: str = "note.txt", second: str | None = None) -> dict[str, Any]:
@@ -268,20 +268,16 @@ async def test_a_question_is_answered_with_the_chosen_option(
 
 
 async def test_client_rules_allow_a_tool_without_a_round_trip(
-        daemon_env: dict[str, str], model: ScriptedModel, workspace: Path,
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path,
         tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("secret of the outside\n")
     model.set_scenario(load_scenario({"rules": [{"match": "(?i)read", "steps": [
         [{"tool_use": {"name": "Read", "input": {"file_path": str(outside)}}}],
         [{"text": "Read it."}]]}]}))
-    daemon = Sidecar(daemon_env)
-    await daemon.start({"autoAllowTools": ["Read", "Glob", "Grep"]})
-    try:
-        channel = await daemon.new_channel(str(workspace))
-        await daemon.turn(channel, "read the outside file")
-    finally:
-        await daemon.stop()
+    daemon = await sidecar_with({"autoAllowTools": ["Read", "Glob", "Grep"]})
+    channel = await daemon.new_channel(str(workspace))
+    await daemon.turn(channel, "read the outside file")
 
     reported = daemon.of(channel, "claude/permissionRequest")
     assert [(r.params["toolName"], r.params["autoDecision"]) for r in reported] == [
@@ -290,19 +286,15 @@ async def test_client_rules_allow_a_tool_without_a_round_trip(
 
 
 async def test_bypass_permissions_runs_tools_without_asking_when_the_client_opted_in(
-        daemon_env: dict[str, str], model: ScriptedModel, workspace: Path) -> None:
+        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
     model.set_scenario(load_scenario({"rules": [{"match": "(?i)touch", "steps": [
         [{"tool_use": {"name": "Bash", "input": {"command": "touch bypassed.txt"}}}],
         [{"text": "Touched."}]]}]}))
     # As root the CLI allows bypassPermissions only inside a declared sandbox.
-    daemon = Sidecar({**daemon_env, "IS_SANDBOX": "1"})
-    await daemon.start({"allowDangerouslySkipPermissions": True})
-    try:
-        channel = await daemon.new_channel(str(workspace), permissionMode="bypassPermissions")
-        await daemon.turn(channel, "touch a file")
-        listed = (await daemon.request("claude/listChannels"))["channels"][0]
-    finally:
-        await daemon.stop()
+    daemon = await sidecar_with({"allowDangerouslySkipPermissions": True}, IS_SANDBOX="1")
+    channel = await daemon.new_channel(str(workspace), permissionMode="bypassPermissions")
+    await daemon.turn(channel, "touch a file")
+    listed = (await daemon.request("claude/listChannels"))["channels"][0]
 
     assert (workspace / "bypassed.txt").exists()
     assert daemon.of(channel, "claude/permissionRequest") == []

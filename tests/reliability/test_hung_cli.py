@@ -6,26 +6,22 @@ import os
 import time
 from pathlib import Path
 
-from tests.harness import FAKE_CLI, Sidecar, pid_alive
+from tests.harness import FAKE_CLI, StartSidecar, pid_alive
 
 
 async def test_interrupt_answers_and_close_escalates_to_sigkill_for_a_hung_cli(
-        daemon_env: dict[str, str], workspace: Path) -> None:
-    daemon = Sidecar({**daemon_env, "FAKE_CLI_HANG": "1", "FAKE_CLI_ANSWERS": os.devnull,
-                      "FAKE_CLI_LINES": os.devnull})
-    await daemon.start({"cliPath": str(FAKE_CLI)})
-    try:
-        channel = await daemon.new_channel(str(workspace))
-        await daemon.send(channel, "hang now")
+        sidecar_with: StartSidecar, workspace: Path) -> None:
+    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_HANG="1",
+                                FAKE_CLI_ANSWERS=os.devnull, FAKE_CLI_LINES=os.devnull)
+    channel = await daemon.new_channel(str(workspace))
+    await daemon.send(channel, "hang now")
 
-        started = time.monotonic()
-        interrupt = await daemon.error("claude/interrupt", {"channelId": channel})
-        interrupted_after = time.monotonic() - started
-        started = time.monotonic()
-        closed = await daemon.request("claude/closeChannel", {"channelId": channel})
-        closed_after = time.monotonic() - started
-    finally:
-        await daemon.stop()
+    started = time.monotonic()
+    interrupt = await daemon.error("claude/interrupt", {"channelId": channel})
+    interrupted_after = time.monotonic() - started
+    started = time.monotonic()
+    closed = await daemon.request("claude/closeChannel", {"channelId": channel})
+    closed_after = time.monotonic() - started
 
     assert interrupt.code == -32007 and interrupt.data["subtype"] == "interrupt"
     assert interrupted_after < 15

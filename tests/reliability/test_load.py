@@ -7,22 +7,19 @@ import os
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import FAKE_CLI, Sidecar, wait_until_dead
+from tests.harness import FAKE_CLI, Sidecar, StartSidecar, wait_until_dead
 
 CHANNELS, DELTAS = 16, 2000
 
 
 async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
-        daemon_env: dict[str, str], tmp_path: Path) -> None:
-    daemon = Sidecar({**daemon_env, "FAKE_CLI_DELTAS": str(DELTAS),
-                      "FAKE_CLI_ANSWERS": os.devnull, "FAKE_CLI_LINES": os.devnull})
-    await daemon.start({"cliPath": str(FAKE_CLI)})
-    try:
-        channels = await asyncio.gather(*(daemon.new_channel(str(tmp_path))
-                                          for _ in range(CHANNELS)))
-        await asyncio.gather(*(daemon.turn(c, "go", timeout=120) for c in channels))
-    finally:
-        await daemon.stop()
+        sidecar_with: StartSidecar, tmp_path: Path) -> None:
+    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_DELTAS=str(DELTAS),
+                                FAKE_CLI_ANSWERS=os.devnull, FAKE_CLI_LINES=os.devnull)
+    channels = await asyncio.gather(*(daemon.new_channel(str(tmp_path))
+                                      for _ in range(CHANNELS)))
+    await asyncio.gather(*(daemon.turn(c, "go", timeout=120) for c in channels))
+    await daemon.stop()
 
     expected = "".join(f"{i} " for i in range(DELTAS))
     for channel in channels:
