@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .api import EditorTool
+from .background import Background
 
 if TYPE_CHECKING:
     import mcp_types as mt
@@ -67,6 +68,7 @@ class EditorToolServer:
         self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._ready: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._background = Background("editor MCP server")
         self._stop = asyncio.Event()
 
     async def _list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
@@ -131,7 +133,7 @@ class EditorToolServer:
                     "error": {"code": -32603, "message": "the channel is closing"}}
         if self._task is None:
             self._ready = asyncio.Event()
-            self._task = asyncio.create_task(self._serve(), name="editor-mcp")
+            self._task = self._background.spawn(self._serve(), "bridge")
             self._task.add_done_callback(self._bridge_ended)
         ready, task = self._ready, self._task
         assert ready is not None
@@ -165,9 +167,8 @@ class EditorToolServer:
         timeout), and the next message starts the server afresh."""
         if self._task is task:
             self._task = None
+        # A failure is logged by Background.
         failure = None if task.cancelled() else task.exception()
-        if failure is not None:
-            log.error("editor MCP server failed: %r", failure)
         waiting, self._waiting = self._waiting, {}
         for future in waiting.values():
             if not future.done():
