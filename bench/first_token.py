@@ -48,11 +48,35 @@ def daemon_env(model_url: str, home: str) -> dict[str, str]:
     return env
 
 
-class _Daemon:
+class DaemonClient:
+    """A daemon (``python -m claude_sidecar --stdio``, its own HOME) under a pygls client."""
+
+    def __init__(self, name: str) -> None:
+        self.client = LanguageClient(name, "1", converter_factory=get_converter)
+
+    async def start(self, model_url: str, options: dict[str, Any], log_level: str = "WARNING",
+                    log_file: str | None = None) -> None:
+        """Start the daemon with the CLI pointed at ``model_url``, and initialize it."""
+        logging = ["--log-level", log_level, *(["--log-file", log_file] if log_file else [])]
+        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio", *logging,
+                                   env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+        await self.client.initialize_async(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options=options))
+
+    @property
+    def pid(self) -> int:
+        assert self.client._server is not None
+        return self.client._server.pid
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.client.protocol.send_request_async(method, params)
+
+
+class _Daemon(DaemonClient):
     """One daemon under a pygls client, timing the first delta of each turn."""
 
     def __init__(self) -> None:
-        self.client = LanguageClient("bench", "1", converter_factory=get_converter)
+        super().__init__("bench")
         self._first_delta: dict[str, asyncio.Future[float]] = {}
         self._results: dict[str, asyncio.Event] = {}
         # pygls tags handlers with attributes: plain functions, not bound methods.
@@ -70,21 +94,6 @@ class _Daemon:
         message = params["message"]
         if isinstance(message, dict) and message.get("type") == "result":
             self._results.setdefault(params["channelId"], asyncio.Event()).set()
-
-    async def start(self, model_url: str, options: dict[str, Any]) -> None:
-        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                                   "--log-level", "WARNING",
-                                   env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
-        await self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options=options))
-
-    @property
-    def pid(self) -> int:
-        assert self.client._server is not None
-        return self.client._server.pid
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.client.protocol.send_request_async(method, params)
 
     async def turn(self, channel_id: str, started: float) -> float:
         """Send a prompt; ms from ``started`` to its first delta (waits for the result)."""

@@ -37,13 +37,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pygls.lsp.client import LanguageClient
 
 from claude_sidecar import api
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from first_token import daemon_env
+from first_token import DaemonClient
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -77,12 +75,12 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class Soak:
+class Soak(DaemonClient):
     """The daemon under a pygls client, with the bookkeeping the checks need."""
 
     def __init__(self, log_file: Path) -> None:
+        super().__init__("soak")
         self.log_file = log_file
-        self.client = LanguageClient("soak", "1", converter_factory=get_converter)
         self.seqs: dict[str, list[int]] = defaultdict(list)
         self.sent: dict[str, str] = {}            # messageId -> channelId
         self.ended: set[str] = set()              # messageIds with a turnEnded
@@ -120,23 +118,6 @@ class Soak:
                     "channelId": channel, "requestId": p["requestId"], "decision": decision,
                     **({"message": "not in the soak"} if decision == "deny" else {})}))
         return record
-
-    async def start(self, model_url: str) -> None:
-        home = tempfile.mkdtemp(prefix="soak-home-")
-        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                                   "--log-level", "INFO", "--log-file", str(self.log_file),
-                                   env=daemon_env(model_url, home))
-        await self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            initialization_options={"clientName": "soak", "warmPool": {"size": 0}}))
-
-    @property
-    def pid(self) -> int:
-        assert self.client._server is not None
-        return self.client._server.pid
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.client.protocol.send_request_async(method, params)
 
     async def open(self, cwd: str) -> str:
         result = await self.request("claude/newChannel", {"cwd": cwd})
@@ -226,7 +207,8 @@ async def run(channels: int, turns: int, churn: int) -> tuple[dict[str, Any], li
     root = Path(tempfile.mkdtemp(prefix="soak-"))
     with ScriptedModel(load_scenario(SCENARIO)) as model:
         soak = Soak(root / "daemon.log")
-        await soak.start(model.url)
+        await soak.start(model.url, {"clientName": "soak", "warmPool": {"size": 0}},
+                         log_level="INFO", log_file=str(soak.log_file))
         await asyncio.sleep(1.0)
         start = await soak.stats()
         log(f"start: {start}")

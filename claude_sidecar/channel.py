@@ -117,8 +117,8 @@ class Channel:
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._background = Background(channel_id)
         self._writer: asyncio.Task[None] | None = None
-        self._control = ControlProtocol(channel_id, self._queue.put_nowait, self._show)
-        self.permissions = permissions.PendingAsks(channel_id, self._queue.put_nowait,
+        self._control = ControlProtocol(self._name, self._queue.put_nowait, self._show)
+        self.permissions = permissions.PendingAsks(self._name, self._queue.put_nowait,
                                                    self._publish, rules or permissions.Rules())
         self._interrupting = False
         self.edits = EditLog()
@@ -156,9 +156,11 @@ class Channel:
         client's id, options and feed, and announces its state there."""
         log.info("channel %s: is spare %s (pid %d)", channel_id, self.id, self.pid)
         self.id, self.options, self._feed = channel_id, options, feed
-        self._control.channel_id = self.permissions.channel_id = channel_id
         self._background.owner = channel_id
         self._publish_status()
+
+    def _name(self) -> str:
+        return self.id
 
     @property
     def feed(self) -> Feed:

@@ -40,10 +40,10 @@ class Route(Generic[T]):
 class ControlProtocol:
     """Correlates one CLI's control traffic; ``send`` queues a line for its stdin."""
 
-    def __init__(self, channel_id: str, send: Callable[[bytes], None],
+    def __init__(self, name: Callable[[], str], send: Callable[[bytes], None],
                  show: Callable[[bytes], None]) -> None:
-        # Updated when a warm-pool spare becomes a client's channel; used in log lines.
-        self.channel_id = channel_id
+        # The channel's id, for log lines (a warm-pool spare's changes when a chat takes it).
+        self._name = name
         self._send = send
         # Shows the client a CLI line the daemon could not serve.
         self._show = show
@@ -78,7 +78,7 @@ class ControlProtocol:
         entry = self._pending.get(response.request_id)
         if entry is None:
             # With --replay-user-messages the CLI echoes our own answers back; ignore them.
-            log.debug("channel %s: control_response for unknown id %s", self.channel_id,
+            log.debug("channel %s: control_response for unknown id %s", self._name(),
                       response.request_id)
             return
         subtype, future = entry
@@ -105,14 +105,14 @@ class ControlProtocol:
                 pass
         route = self._routes.get(subtype)
         if route is None:
-            log.warning("channel %s: unsupported control request %s", self.channel_id, subtype)
+            log.warning("channel %s: unsupported control request %s", self._name(), subtype)
             self._refuse(request_id, raw,
                          f"claude-sidecar does not support control request `{subtype}`")
             return
         try:
             decoded = route.decoder.decode(request)
         except msgspec.MsgspecError as e:
-            log.warning("channel %s: malformed %s: %s", self.channel_id, subtype, e)
+            log.warning("channel %s: malformed %s: %s", self._name(), subtype, e)
             self._refuse(request_id, raw, f"malformed {subtype} request: {e}")
             return
         route.handle(request_id, decoded)

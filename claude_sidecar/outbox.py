@@ -25,22 +25,14 @@ import msgspec
 from . import events
 from .files import FileChange
 from .api import (
-    CancelReason,
-    ChannelState,
     DeltaKind,
     DeltaNotification,
-    ExitInfo,
     FileUpdatedNotification,
     MessageNotification,
     PermissionCancelledNotification,
-    PermissionRequest,
     PermissionRequestNotification,
-    RetryInfo,
     StatusNotification,
     TurnEndedNotification,
-    TurnError,
-    TurnOutcome,
-    TurnUsage,
 )
 
 Sink = Callable[[bytes], None]
@@ -95,26 +87,21 @@ class Outbox:
 
     def publish(self, event: events.ChannelEvent) -> None:
         """Send one channel event as its notification (``events.Feed``)."""
-        match event:
-            case events.CliMessage(raw=raw):
-                self.message(raw)
-            case events.Progress(raw=raw):
-                self.progress(raw)
-            case events.StatusChanged():
-                self.status(event.state, event.session_id, event.model, event.permission_mode,
-                            event.exit, event.retry)
-            case events.TurnEnded():
-                self.turn_ended(
-                    event.outcome, duration_ms=event.duration_ms,
-                    permission_wait_ms=event.permission_wait_ms, cost_usd=event.cost_usd,
-                    total_cost_usd=event.total_cost_usd, usage=event.usage,
-                    num_turns=event.num_turns, message_ids=event.message_ids, error=event.error)
-            case events.PermissionAsked(request=request):
-                self.permission_request(request)
-            case events.PermissionWithdrawn(request_id=request_id, reason=reason):
-                self.permission_cancelled(request_id, reason)
-            case events.FileUpdated(change=change):
-                self.file_updated(change)
+        if isinstance(event, events.CliMessage):
+            self.message(event.raw)
+            return
+        if isinstance(event, events.Progress):
+            self.progress(event.raw)
+            return
+        method, notification = _NOTIFICATIONS[type(event)]
+        if isinstance(event, events.PermissionAsked):
+            fields = msgspec.structs.asdict(event.request)
+        elif isinstance(event, events.FileUpdated):
+            fields = _file_updated_fields(event.change)
+        else:  # the other events carry exactly their notification's fields
+            fields = msgspec.structs.asdict(event)
+        self._write(frame(method, notification(channel_id=self.channel_id, seq=self._next(),
+                                               **fields)))
 
     def release(self) -> None:
         """Send everything held back, in order, and stop holding."""
@@ -215,49 +202,21 @@ class Outbox:
         self._write(frame("claude/message", MessageNotification(
             channel_id=self.channel_id, seq=self._next(), message=msgspec.Raw(raw))))
 
-    def status(
-        self,
-        state: ChannelState,
-        session_id: str,
-        model: str | None,
-        permission_mode: str | None,
-        exit: ExitInfo | None = None,
-        retry: RetryInfo | None = None,
-    ) -> None:
-        """Send ``claude/status`` after a change of state, model, mode or retry."""
-        self._write(frame("claude/status", StatusNotification(
-            channel_id=self.channel_id, seq=self._next(), state=state,
-            session_id=session_id, model=model, permission_mode=permission_mode, exit=exit,
-            retry=retry)))
 
-    def turn_ended(self, outcome: TurnOutcome, *, duration_ms: int, permission_wait_ms: int,
-                   cost_usd: float, total_cost_usd: float, usage: TurnUsage,
-                   num_turns: int = 0, message_ids: list[str] | None = None,
-                   error: TurnError | None = None) -> None:
-        """Send ``claude/turnEnded``: how a turn ended."""
-        self._write(frame("claude/turnEnded", TurnEndedNotification(
-            channel_id=self.channel_id, seq=self._next(), outcome=outcome,
-            duration_ms=duration_ms, permission_wait_ms=permission_wait_ms, cost_usd=cost_usd,
-            total_cost_usd=total_cost_usd, usage=usage, num_turns=num_turns,
-            message_ids=message_ids or [], error=error)))
+def _file_updated_fields(change: FileChange) -> dict[str, object]:
+    shown = change.notice is None
+    return dict(path=change.path, tool_name=change.tool_name, tool_use_id=change.tool_use_id,
+                message_id=change.message_id, old_content=change.old if shown else None,
+                new_content=change.new if shown else None, diff=change.diff,
+                notice=change.notice, parent_tool_use_id=change.parent_tool_use_id)
 
-    def permission_request(self, request: PermissionRequest) -> None:
-        """Send ``claude/permissionRequest`` for a tool use awaiting (or given) a decision."""
-        self._write(frame("claude/permissionRequest", PermissionRequestNotification(
-            **msgspec.structs.asdict(request), channel_id=self.channel_id, seq=self._next())))
 
-    def permission_cancelled(self, request_id: str, reason: CancelReason) -> None:
-        """Send ``claude/permissionCancelled``: the request needs no answer any more."""
-        self._write(frame("claude/permissionCancelled", PermissionCancelledNotification(
-            channel_id=self.channel_id, seq=self._next(), request_id=request_id,
-            reason=reason)))
-
-    def file_updated(self, change: FileChange) -> None:
-        """Send ``claude/fileUpdated`` for a change that is on disk."""
-        shown = change.notice is None
-        self._write(frame("claude/fileUpdated", FileUpdatedNotification(
-            channel_id=self.channel_id, seq=self._next(), path=change.path,
-            tool_name=change.tool_name, tool_use_id=change.tool_use_id,
-            message_id=change.message_id, old_content=change.old if shown else None,
-            new_content=change.new if shown else None, diff=change.diff, notice=change.notice,
-            parent_tool_use_id=change.parent_tool_use_id)))
+# An event -> its notification's method and params type (all but channelId and seq come
+# from the event).
+_NOTIFICATIONS: dict[type, tuple[str, type[msgspec.Struct]]] = {
+    events.StatusChanged: ("claude/status", StatusNotification),
+    events.TurnEnded: ("claude/turnEnded", TurnEndedNotification),
+    events.PermissionAsked: ("claude/permissionRequest", PermissionRequestNotification),
+    events.PermissionWithdrawn: ("claude/permissionCancelled", PermissionCancelledNotification),
+    events.FileUpdated: ("claude/fileUpdated", FileUpdatedNotification),
+}

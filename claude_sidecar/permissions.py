@@ -107,10 +107,11 @@ class PendingAsks:
     channel closes.
     """
 
-    def __init__(self, channel_id: str, reply: Callable[[bytes], None],
+    def __init__(self, name: Callable[[], str], reply: Callable[[bytes], None],
                  publish: Callable[[ChannelEvent], None], rules: Rules) -> None:
-        # Updated when a warm-pool spare becomes a client's channel; used in log lines.
-        self.channel_id = channel_id
+        # The channel's id, for log lines and errors (a warm-pool spare's changes when a
+        # chat takes it).
+        self._name = name
         self._reply = reply
         self._publish = publish
         self._rules = rules
@@ -130,7 +131,7 @@ class PendingAsks:
         """Take one ``can_use_tool``; True if it now waits for the client's decision."""
         described = describe(request_id, ask, None)
         if self._rules.allows(ask):
-            log.info("channel %s: %s allowed by a client rule", self.channel_id, ask.tool_name)
+            log.info("channel %s: %s allowed by a client rule", self._name(), ask.tool_name)
             self._reply(wire.control_success(request_id, allow(ask.input)))
             self._publish(PermissionAsked(msgspec.structs.replace(described,
                                                                   auto_decision="allow")))
@@ -143,10 +144,10 @@ class PendingAsks:
         """Send the client's decision on a waiting ask; each ask is answered once."""
         request = self._waiting.get(p.request_id)
         if request is None:
-            raise PermissionRequestNotFound(self.channel_id, p.request_id)
+            raise PermissionRequestNotFound(self._name(), p.request_id)
         response = answer(request, p)
         del self._waiting[p.request_id]
-        log.info("channel %s: %s %s (%s)", self.channel_id, p.decision, request.tool_name,
+        log.info("channel %s: %s %s (%s)", self._name(), p.decision, request.tool_name,
                  p.request_id)
         self._reply(wire.control_success(p.request_id, response))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from claude_sidecar.events import StatusChanged
 from claude_sidecar.outbox import Outbox
 
 
@@ -21,7 +22,7 @@ def test_seq_is_per_channel_and_starts_at_one() -> None:
     a.delta("text", 0, "Hel", None)
     b.message(b'{"type":"system"}')
     a.delta("text", 0, "lo", None)
-    a.status("idle", "sid", None, "default")
+    a.publish(StatusChanged("idle", "sid", None, "default"))
 
     seqs = [(n["params"]["channelId"], n["params"]["seq"]) for n in map(_decode, frames)]
     assert seqs == [("ch-1", 1), ("ch-2", 1), ("ch-1", 2), ("ch-1", 3)]

@@ -269,36 +269,37 @@ class Generator:
         out += [f"){suffix}", ""]
         return out
 
-    def render_tables(self) -> list[str]:
+    def _table(self, key: str, doc: str, obj: str, kind: str, tail: list[str]) -> list[str]:
+        """One `object` listing the schema's `key` entries as `kind` constants
+        (`Method<P, R>` when `kind` is "Method", `NotificationType<P>` otherwise)."""
         ref = lambda node: node["$ref"].split("/")[-1]  # noqa: E731
-        out = ["/** Every `claude/…` request of the daemon: name, params and result types. */", "object Methods {"]
+        out = [f"/** {doc} */", f"object {obj} {{"]
         names = []
-        for method, entry in sorted(self.schema["x-methods"].items()):
+        for method, entry in sorted(self.schema[key].items()):
             const = constant(method.removeprefix("claude/"))
             names.append(const)
+            params = ref(entry["params"])
             out += kdoc(entry.get("summary"), "    ")
-            out.append(f'    val {const}: Method<{ref(entry["params"])}, {ref(entry["result"])}> = '
-                       f'Method("{method}", {ref(entry["params"])}::class.java, {ref(entry["result"])}::class.java)')
-        out += [f"    val ALL: List<Method<*, *>> = listOf({', '.join(names)})", "", "    fun byName(name: String): Method<*, *>? = ALL.firstOrNull { it.name == name }", "}", ""]
-        out += ["/** Every `claude/…` notification the daemon sends: name and params type. */", "object Notifications {"]
-        names = []
-        for method, entry in sorted(self.schema["x-notifications"].items()):
-            const = constant(method.removeprefix("claude/"))
-            names.append(const)
-            out += kdoc(entry.get("summary"), "    ")
-            out.append(f'    val {const}: NotificationType<{ref(entry["params"])}> = '
-                       f'NotificationType("{method}", {ref(entry["params"])}::class.java)')
-        out += [f"    val ALL: List<NotificationType<*>> = listOf({', '.join(names)})", "", "    fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }", "}", ""]
-        out += ["/** Every request the daemon sends the client: name, params and result types. */", "object ClientRequests {"]
-        names = []
-        for method, entry in sorted(self.schema["x-clientRequests"].items()):
-            const = constant(method.removeprefix("claude/"))
-            names.append(const)
-            result = ref(entry["result"]) if "$ref" in entry["result"] else "JsonElement"
-            out += kdoc(entry.get("summary"), "    ")
-            out.append(f'    val {const}: Method<{ref(entry["params"])}, {result}> = '
-                       f'Method("{method}", {ref(entry["params"])}::class.java, {result}::class.java)')
-        out += [f"    val ALL: List<Method<*, *>> = listOf({', '.join(names)})", "}", ""]
+            if kind == "Method":
+                result = ref(entry["result"]) if "$ref" in entry["result"] else "JsonElement"
+                out.append(f'    val {const}: Method<{params}, {result}> = '
+                           f'Method("{method}", {params}::class.java, {result}::class.java)')
+            else:
+                out.append(f'    val {const}: NotificationType<{params}> = '
+                           f'NotificationType("{method}", {params}::class.java)')
+        star = "Method<*, *>" if kind == "Method" else "NotificationType<*>"
+        return out + [f"    val ALL: List<{star}> = listOf({', '.join(names)})", *tail, "}", ""]
+
+    def render_tables(self) -> list[str]:
+        def by_name(kind: str) -> list[str]:
+            return ["", f"    fun byName(name: String): {kind}? = ALL.firstOrNull {{ it.name == name }}"]
+
+        out = self._table("x-methods", "Every `claude/…` request of the daemon: name, params and result types.",
+                          "Methods", "Method", by_name("Method<*, *>"))
+        out += self._table("x-notifications", "Every `claude/…` notification the daemon sends: name and params type.",
+                           "Notifications", "NotificationType", by_name("NotificationType<*>"))
+        out += self._table("x-clientRequests", "Every request the daemon sends the client: name, params and result types.",
+                           "ClientRequests", "Method", [])
         out += ["/** The members of each struct union by their `type`, for reading them back. */",
                 "val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf("]
         for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
