@@ -135,7 +135,9 @@ class Extension implements PanelHost, vscode.Disposable {
         detail: `${new Date(s.updatedAt).toLocaleString()} · ${s.sessionId}`,
         sessionId: s.sessionId,
       })),
-      { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true },
+      // Kept open on focus-out: run from the palette while the chat has focus, the webview takes
+      // focus back a moment after the palette closes, which would dismiss a plain picker at once.
+      { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     if (!pick) return;
     await this.resume(cwd, pick.sessionId);
@@ -198,7 +200,7 @@ class Extension implements PanelHost, vscode.Disposable {
     }
     const pick = await vscode.window.showQuickPick(
       prompts.map((p) => ({ label: p.text.split('\n')[0] || '(image)', messageId: p.messageId })),
-      { title: 'Rewind files to before this message' },
+      { title: 'Rewind files to before this message', ignoreFocusOut: true },
     );
     if (!pick) return;
     const dry = await panel.chat.rewind(pick.messageId, true);

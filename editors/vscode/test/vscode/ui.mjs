@@ -137,6 +137,11 @@ async function main() {
       await runCommand(page, 'Claude: Resume a Past Session');
       const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'hello there' }).first();
       await row.waitFor({ timeout: 15_000 });
+      // The chat webview takes focus back after the palette closes (at its own pace, on a loaded
+      // machine after the picker shows): the picker must stay open through that.
+      await chat.locator('textarea.prompt').click();
+      await sleep(300);
+      assert.ok(await row.isVisible(), 'the session picker stays open when the chat takes focus');
       await screenshot(page, path.join(SHOTS, '8-sessions.png'));
       await row.click();
       await waitFor(async () => (await page.locator('.tab', { hasText: 'Claude: hello there' }).count()) >= 2,
