@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from lsprotocol import types
@@ -172,6 +172,20 @@ class _Renderer:
             print(self.style("2", f"  ({params['notice']})"))
 
 
+def demo_env(base: Mapping[str, str], home: str, model_url: str) -> dict[str, str]:
+    """``base`` made to run the demo's CLI on the stand-in model at ``model_url``, in ``home``.
+
+    The user's own Claude settings are left out, so the demo neither writes into their
+    config dir (``CLAUDE_CONFIG_DIR``) nor goes to another provider (``CLAUDE_CODE_USE_*``)
+    or key; the daemon's own ``CLAUDE_SIDECAR_*`` settings stay.
+    """
+    env = {k: v for k, v in base.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE")) or k.startswith("CLAUDE_SIDECAR_")}
+    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="demo-no-key-needed",
+               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    return env
+
+
 async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: str,
                 cli_path: str | None) -> int:
     client = LanguageClient("claude-sidecar-demo", "1", converter_factory=get_converter)
@@ -184,9 +198,7 @@ async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: 
     for name, handler in renderer.handlers().items():
         client.feature(name)(_feature(handler))
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="demo-no-key-needed",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    env = demo_env(os.environ, home, model_url)
     argv = ["-m", "claude_sidecar", "--stdio", "--log-level", "WARNING"]
     if cli_path:
         argv += ["--cli", cli_path]

@@ -20,7 +20,7 @@ from . import __version__
 from .api import AuthInfo, CliInfo, DoctorReport
 from .compat import tested_range
 from .discovery import describe_cli
-from .sessions.paths import claude_home, config_home
+from .sessions.paths import env_config_home
 
 AUTH_TIMEOUT = 10.0
 LOGIN_FIX = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "
@@ -94,7 +94,7 @@ def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -
         warnings.append(auth.error)
     return DoctorReport(daemon_version=__version__,
                         python=f"{platform.python_version()} ({sys.executable})",
-                        cli=cli, auth=auth, config_dir=config_dir or str(config_home(*claude_home(env))),
+                        cli=cli, auth=auth, config_dir=config_dir or str(env_config_home(env)),
                         problems=problems, warnings=warnings)
 
 

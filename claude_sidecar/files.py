@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .api import is_absolute_path
 from .wire import HookCallback
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
@@ -121,7 +122,7 @@ def preview_edit(tool_name: str, tool_input: dict[str, Any]) -> Preview | None:
     if tool_name not in EDIT_TOOLS:
         return None
     path = tool_input.get("file_path")
-    if not isinstance(path, str) or not os.path.isabs(path):
+    if not isinstance(path, str) or not is_absolute_path(path):
         return Preview(None, "file_path is not an absolute path")
     try:
         old = read_text(path)
@@ -161,7 +162,7 @@ EDIT_HOOKS = {
 def tool_path(tool_input: dict[str, Any]) -> str | None:
     """The file an edit tool works on (``notebook_path`` for NotebookEdit)."""
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    return path if isinstance(path, str) and os.path.isabs(path) else None
+    return path if isinstance(path, str) and is_absolute_path(path) else None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import importlib.util
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 from pathlib import Path
 
@@ -116,8 +116,12 @@ async def sidecar_with(daemon_env: dict[str, str]) -> AsyncIterator[StartSidecar
     every channel's ``seq`` must have run without gaps."""
     daemons: list[Sidecar] = []
 
-    async def start(options: dict[str, Any], **env: str) -> Sidecar:
-        daemon = Sidecar({**daemon_env, **env})
+    async def start(options: dict[str, Any], *, args: tuple[str, ...] = (),
+                    handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+                    **env: str) -> Sidecar:
+        daemon = Sidecar({**daemon_env, **env}, args)
+        for method, handler in (handlers or {}).items():
+            daemon.client.feature(method)(handler)
         daemons.append(daemon)
         await daemon.start(options)
         return daemon

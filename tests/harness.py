@@ -11,7 +11,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,8 +79,9 @@ class Turn:
 class Sidecar:
     """A running daemon and a client connected to it."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
         self.env = env
+        self.args = args
         self.client = LanguageClient(converter_factory=get_converter)
         self.notes: list[Note] = []
         self.pids: list[int] = []
@@ -98,7 +99,7 @@ class Sidecar:
 
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
         await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                                   "--log-level", "DEBUG", env=self.env)
+                                   "--log-level", "DEBUG", *self.args, env=self.env)
         self.initialized = await self.client.initialize_session(types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             # No warm pool unless a test asks: spare CLIs would double the suite's CPU load.
@@ -242,9 +243,12 @@ class Sidecar:
 
 class StartSidecar(Protocol):
     """The ``sidecar_with`` fixture: starts a daemon with these ``initializationOptions``
-    and variables added to ``daemon_env``."""
+    and variables added to ``daemon_env``; ``args`` go on the daemon's command line and
+    ``handlers`` answer the daemon's requests to the client (registered before start)."""
 
-    def __call__(self, options: dict[str, Any], **env: str) -> Awaitable[Sidecar]: ...
+    def __call__(self, options: dict[str, Any], *, args: tuple[str, ...] = (),
+                 handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+                 **env: str) -> Awaitable[Sidecar]: ...
 
 
 def assistant_text(messages: list[dict[str, Any]]) -> str:

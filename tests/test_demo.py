@@ -5,14 +5,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(scope="module")
-def demo() -> subprocess.CompletedProcess[str]:
-    """One run of the demo, shared by the tests below (it takes a few seconds)."""
+def user_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The config dir of the user running the demo (which must stay as it is)."""
+    return tmp_path_factory.mktemp("user-claude-config")
+
+
+@pytest.fixture(scope="module")
+def demo(user_config: Path) -> subprocess.CompletedProcess[str]:
+    """One run of the demo, shared by the tests below (it takes a few seconds), by a user
+    with Claude settings of their own: a config dir, a key and a provider."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+    env.update(CLAUDE_CONFIG_DIR=str(user_config), ANTHROPIC_API_KEY="sk-ant-the-users-own",
+               ANTHROPIC_BASE_URL="http://127.0.0.1:9", CLAUDE_CODE_USE_BEDROCK="1")
     return subprocess.run([sys.executable, "-m", "claude_sidecar", "demo"], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
 
@@ -51,3 +61,9 @@ def test_demo_shows_the_diff_of_every_file_update(demo) -> None:
 def test_demo_client_knows_every_notification_the_daemon_sends(demo) -> None:
     assert "Ignoring notification" not in demo.stderr
     assert "unknown method" not in demo.stderr
+
+
+def test_demo_leaves_the_users_claude_settings_and_config_dir_alone(
+        demo, user_config: Path) -> None:
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert list(user_config.iterdir()) == [], "the demo wrote into the user's config dir"

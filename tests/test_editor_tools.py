@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcInternalError
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from tests.harness import Sidecar, tool_results, wait_until_dead
+from tests.harness import Sidecar, StartSidecar, tool_results
 
 DIAGNOSTICS_TOOL = {
     "name": "getDiagnostics",
@@ -32,24 +32,19 @@ class Editor:
 
 
 @pytest.fixture
-async def editor_sidecar(daemon_env: dict[str, str], model: ScriptedModel
-                         ) -> AsyncIterator[tuple[Sidecar, Editor]]:
+async def editor_sidecar(sidecar_with: StartSidecar, model: ScriptedModel
+                         ) -> tuple[Sidecar, Editor]:
     model.set_scenario(load_scenario(ASK_DIAGNOSTICS))
     editor = Editor()
-    daemon = Sidecar(daemon_env)
 
-    @daemon.client.feature("claude/callEditorTool")
     async def call_editor_tool(ls: Any, params: Any) -> Any:
         editor.calls.append(params)
         answer = editor.answer(params)
         return await answer if asyncio.iscoroutine(answer) else answer
 
-    await daemon.start({"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2})
-    try:
-        yield daemon, editor
-    finally:
-        await daemon.stop()
-    assert await wait_until_dead(daemon.pids) == []
+    daemon = await sidecar_with({"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2},
+                                handlers={"claude/callEditorTool": call_editor_tool})
+    return daemon, editor
 
 
 async def editor_server_after_a_message(sidecar: Sidecar, workspace: Path) -> dict[str, Any]:
@@ -136,7 +131,7 @@ async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
 
 
 async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_message(
-        daemon_env: dict[str, str], workspace: Path) -> None:
+        sidecar_with: StartSidecar, workspace: Path) -> None:
     tools = [DIAGNOSTICS_TOOL,
              {"name": "getOpenEditors", "description": "The files open in the editor."},
              {"name": "getSelection", "inputSchema": {"type": "object", "properties": {},
@@ -146,13 +141,9 @@ async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_messa
                  "properties": {"path": {"type": "string"},
                                 "range": {"type": "object", "properties": {
                                     "start": {"type": "integer"}, "end": {"type": "integer"}}}}}}]
-    daemon = Sidecar(daemon_env)
-    await daemon.start({"editorTools": tools})
-    try:
-        editor = await editor_server_after_a_message(daemon, workspace)
-    finally:
-        await daemon.stop()
-    assert await wait_until_dead(daemon.pids) == []
+    daemon = await sidecar_with({"editorTools": tools})
+
+    editor = await editor_server_after_a_message(daemon, workspace)
 
     assert editor["status"] == "connected"
     assert sorted(editor["tools"]) == sorted(t["name"] for t in tools)

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .paths import claude_home, config_home, session_file
+from .paths import config_home, env_config_home, session_file
 
 def _sdk() -> ModuleType:
     """The ``claude_agent_sdk`` package, imported on first use: it imports ``mcp``
@@ -37,7 +37,7 @@ def _check_sdk_config_dir(home: Path, config_dir: Path | None) -> None:
     ``claude-sidecar --stdio``. Changing ``os.environ`` for the call would leak into every
     other thread of the daemon, so a hub given another environment is refused instead.
     """
-    sdk = config_home(*claude_home(os.environ))
+    sdk = env_config_home(os.environ)
     ours = config_home(home, config_dir)
     if os.path.realpath(sdk) != os.path.realpath(ours):
         raise ConfigDirMismatch(

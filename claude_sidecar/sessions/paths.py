@@ -35,6 +35,11 @@ def config_home(home: Path, config_dir: Path | None) -> Path:
     return config_dir if config_dir is not None else default_config_home(home)
 
 
+def env_config_home(env: Mapping[str, str]) -> Path:
+    """The config home of a CLI run in ``env``."""
+    return config_home(*claude_home(env))
+
+
 def _js_hash36(text: str) -> str:
     """The CLI's ``Math.abs(hash).toString(36)``: Java's String.hashCode over UTF-16 units."""
     h = 0

@@ -6,27 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.harness import Sidecar
+from tests.harness import StartSidecar
 
 SECRET = "sk-ant-api03-SECRET-do-not-log-0123456789"
 
 
 async def test_api_keys_and_tokens_do_not_appear_in_debug_logs_or_errors(
-        daemon_env: dict[str, str], workspace: Path, tmp_path: Path) -> None:
+        sidecar_with: StartSidecar, workspace: Path, tmp_path: Path) -> None:
     log_file = tmp_path / "daemon.log"
-    env = {**daemon_env, "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_AUTH_TOKEN": SECRET + "-tok"}
-    daemon = Sidecar(env)
-    await daemon.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                                 "--log-level", "DEBUG", "--log-file", str(log_file), env=env)
-    from lsprotocol import types
-    await daemon.client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities()))
-    try:
-        channel = await daemon.new_channel(str(workspace), env={"GITHUB_TOKEN": SECRET})
-        await daemon.turn(channel, "hello")
-        error = await daemon.error("claude/newChannel", {"cwd": "relative", "env": {"K": SECRET}})
-    finally:
-        await daemon.stop()
+    daemon = await sidecar_with({}, args=("--log-file", str(log_file)),
+                                ANTHROPIC_API_KEY=SECRET, ANTHROPIC_AUTH_TOKEN=SECRET + "-tok")
+
+    channel = await daemon.new_channel(str(workspace), env={"GITHUB_TOKEN": SECRET})
+    await daemon.turn(channel, "hello")
+    error = await daemon.error("claude/newChannel", {"cwd": "relative", "env": {"K": SECRET}})
+    await daemon.stop()
 
     logged = log_file.read_text()
     assert "CLI exited" in logged, "the log was written"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claude_sidecar.files import MAX_TEXT_BYTES, preview_edit, unified_diff
+from claude_sidecar.files import MAX_TEXT_BYTES, preview_edit, tool_path, unified_diff
 
 
 def test_write_of_a_new_file_diffs_from_dev_null(tmp_path) -> None:
@@ -81,3 +81,12 @@ def test_a_small_edit_in_a_big_file_gets_the_same_diff_as_a_full_match() -> None
 
     assert unified_diff("/w/big.txt", old, new) == expected
     assert "@@ -4998,7 +4998,7 @@" in expected
+
+
+def test_a_path_with_a_nul_byte_gets_a_notice_not_an_exception() -> None:
+    # The OS cannot open such a path: the preview says why instead of failing the ask.
+    preview = preview_edit("Write", {"file_path": "/tmp/a\x00b.txt", "content": "x"})
+
+    assert preview is not None and preview.diff is None
+    assert "absolute path" in (preview.note or "")
+    assert tool_path({"file_path": "/tmp/a\x00b.txt"}) is None
