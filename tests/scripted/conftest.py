@@ -95,6 +95,11 @@ class CliSession:
             if item.get("type") == "result":
                 return out
 
+    def turn(self, text: str) -> list[dict[str, Any]]:
+        """Send ``text`` and read the turn it starts (every line up to its ``result``)."""
+        self.send(text)
+        return self.read_turn()
+
     def stderr_text(self) -> str:
         return b"".join(self.stderr).decode(errors="replace")
 

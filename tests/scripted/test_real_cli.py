@@ -67,8 +67,7 @@ def model():
 
 def test_text_reply_streams_deltas(model: ScriptedModel, start_cli) -> None:
     cli = start_cli(model)
-    cli.send("hello there")
-    lines = cli.read_turn()
+    lines = cli.turn("hello there")
     text_deltas = [e for e in stream_events(lines) if e["type"] == "content_block_delta"]
     assert len(text_deltas) > 5  # chunk 3
     assert deltas(lines, "text_delta", "text") == "Hello! How can I help you today?"
@@ -83,8 +82,7 @@ def test_text_reply_streams_deltas(model: ScriptedModel, start_cli) -> None:
 
 def test_thinking_then_text(model: ScriptedModel, start_cli) -> None:
     cli = start_cli(model)
-    cli.send("think hard")
-    lines = cli.read_turn()
+    lines = cli.turn("think hard")
     assert deltas(lines, "thinking_delta", "thinking") == "The user wants me to think. Fine."
     assert deltas(lines, "text_delta", "text") == "I thought about it."
     blocks = assistant_blocks(lines)
@@ -97,8 +95,7 @@ def test_thinking_then_text(model: ScriptedModel, start_cli) -> None:
 
 def test_write_tool_use_creates_the_file(model: ScriptedModel, start_cli, workspace: Path) -> None:
     cli = start_cli(model)
-    cli.send("write a file")
-    lines = cli.read_turn()
+    lines = cli.turn("write a file")
     assert (workspace / "a.txt").read_text() == "hi from write a file\n"
     tool = next(b for b in assistant_blocks(lines) if b["type"] == "tool_use")
     assert tool["name"] == "Write" and tool["id"] == "toolu_scripted_1"
@@ -118,10 +115,8 @@ def test_second_message_carries_the_first_exchange(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="claude_sidecar.scripted")
     cli = start_cli(model)
-    cli.send("hello one")
-    assert result(cli.read_turn())["result"] == "Hello! How can I help you today?"
-    cli.send("and now something else")
-    assert result(cli.read_turn())["result"] == "Default answer."
+    assert result(cli.turn("hello one"))["result"] == "Hello! How can I help you today?"
+    assert result(cli.turn("and now something else"))["result"] == "Default answer."
 
     first, second = model.main_requests
     convo = [m for m in second["messages"] if m["role"] != "system"]
@@ -139,22 +134,18 @@ def test_second_message_carries_the_first_exchange(
 
 def test_api_error_becomes_an_error_result(model: ScriptedModel, start_cli) -> None:
     cli = start_cli(model)
-    cli.send("fail now")
-    res = result(cli.read_turn())
+    res = result(cli.turn("fail now"))
     assert res["is_error"] is True
     assert "Scripted refusal" in res["result"] and res["api_error_status"] == 400
     # The process survives; the next prompt is matched on its own text.
-    cli.send("hello again")
-    assert result(cli.read_turn())["result"] == "Hello! How can I help you today?"
+    assert result(cli.turn("hello again"))["result"] == "Hello! How can I help you today?"
 
 
 def test_demo_scenario_writes_the_haiku(start_cli, workspace: Path) -> None:
     with ScriptedModel(DEMO_SCENARIO_PATH) as model:
         cli = start_cli(model)
-        cli.send("Create a haiku file")
-        lines = cli.read_turn()
+        lines = cli.turn("Create a haiku file")
         assert (workspace / "haiku.txt").read_text().startswith("Cursor blinks at dawn\n")
         assert [b["type"] for b in assistant_blocks(lines)] == ["thinking", "text", "tool_use", "text"]
         assert result(lines)["result"].startswith("Done! I created `haiku.txt`")
-        cli.send("what else can you do?")
-        assert "create a haiku file" in result(cli.read_turn())["result"]
+        assert "create a haiku file" in result(cli.turn("what else can you do?"))["result"]
