@@ -177,6 +177,50 @@ def cursor_on(editor: Editor, text: str) -> None:
     """, text)
 
 
+def wrap_indents(editor: Editor, prefix: str) -> list[int]:
+    """The screen column (0 = the window's first) where each row of the chat line starting
+    with ``prefix`` begins, the chat window made 40 columns wide."""
+    return editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_win_set_width(win, 40)
+        vim.cmd("redraw")
+        local left = vim.fn.win_screenpos(win)[2]
+        for lnum, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if vim.startswith(line, ...) then
+            vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+            vim.cmd("redraw")
+            local starts, row = {}, nil
+            for col = 1, #line do
+              local pos = vim.fn.screenpos(win, lnum, col)
+              if pos.row ~= row and pos.row > 0 then
+                row = pos.row
+                table.insert(starts, pos.col - left)
+              end
+            end
+            return starts
+          end
+        end
+    """, prefix)
+
+
+def test_a_wrapped_tool_result_continues_under_its_text_and_prose_at_the_margin(
+        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "hello.py").write_text("print('hello')\n")
+    editor = start_editor({"permission_mode": "acceptEdits"})
+    start(editor, model)
+    editor.type_prompt("greet the world")
+    editor.wait_for_turn()
+    editor.type_prompt("a long answer")
+    editor.wait_for_turn(2)
+
+    result = wrap_indents(editor, "  ⎿ The file ")
+    prose = wrap_indents(editor, "word word")
+
+    assert len(result) >= 2 and result[0] == 0 and set(result[1:]) == {len("  ⎿ ")}, result
+    assert len(prose) >= 2 and set(prose) == {0}, prose
+
+
 # ------------------------------------------------------------------ order
 
 

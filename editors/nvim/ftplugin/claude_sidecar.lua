@@ -7,4 +7,6 @@ vim.b.did_ftplugin = true
 -- Tree-sitter based highlighters (nvim-treesitter, vim.treesitter.start) parse it as markdown.
 pcall(vim.treesitter.language.register, "markdown", { "claude_sidecar", "claude_sidecar_prompt" })
 vim.bo.commentstring = "> %s"
-vim.b.undo_ftplugin = "setl commentstring<"
+-- Where the text of a tool line (`⎿`, `●`, `✎`) or a list item starts: wrapped lines hang there.
+vim.bo.formatlistpat = [[^\s*\(⎿\|●\|✎\|[-*+]\|\d\+[.)]\)\s\+]]
+vim.b.undo_ftplugin = "setl commentstring< formatlistpat<"

@@ -306,6 +306,10 @@ local function setup_chat_window(win, chat, fresh)
   end
   set("wrap", true)
   set("linebreak", true)
+  -- A wrapped tool result or list item continues under its text, not at the margin
+  -- (the buffer's 'formatlistpat' says where that text starts).
+  set("breakindent", true)
+  set("breakindentopt", "list:-1")
   set("number", false)
   set("relativenumber", false)
   set("foldtext", "v:lua.require'claude_sidecar.chat'.foldtext()")
