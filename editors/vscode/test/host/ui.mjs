@@ -120,18 +120,23 @@ export async function runCommand(page, title, { attempts = 5, rowTimeoutMs = 100
       // Contributed commands appear in the palette only once the extension host has registered the
       // extensions, which can be a few seconds after the workbench renders: re-query until the entry shows.
       const row = widget.locator('.monaco-list-row.focused');
+      // The palette may rank another entry first ("Preferences: Browse Color Themes..." above
+      // "Preferences: Color Theme"): then the entry is picked with the mouse.
+      const lower = widget.locator('.monaco-list-row', { hasText: title }).first();
       const deadline = Date.now() + rowTimeoutMs;
       let refill = 0;
+      let pick = null;
       for (;;) {
         if (Date.now() >= refill) { await input.fill(''); await input.fill(`>${title}`); refill = Date.now() + 700; }
         await sleep(100);
         const label = (await row.first().getAttribute('aria-label', { timeout: 300 }).catch(() => null)) || '';
-        if (label.toLowerCase().includes(title.toLowerCase())) break;
+        if (label.toLowerCase().includes(title.toLowerCase())) { pick = () => page.keyboard.press('Enter'); break; }
+        if (await lower.isVisible().catch(() => false)) { pick = () => lower.click(); break; }
         if (Date.now() > deadline) throw new Error(`no palette entry for "${title}" (focused row: "${label}")`);
         if (!(await widget.isVisible())) throw new Error('palette closed');
       }
       dbg(`attempt ${i + 1}: found "${title}"`);
-      await page.keyboard.press('Enter');
+      await pick();
       await widget.waitFor({ state: 'hidden', timeout: 3000 }).catch(() => {});
       return;
     } catch (err) {

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
+import { lowContrast } from '../host/contrast.mjs';
 import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer } from '../host/ui.mjs';
 import { sandbox, startModel } from './run.mjs';
 
@@ -44,6 +45,32 @@ async function waitFor(probe, what, timeoutMs = 15_000) {
   }
 }
 
+/** Switches the workbench to `theme` the way a user does (Preferences: Color Theme) and waits
+ * until the chat shows it. */
+async function useTheme(page, chat, theme) {
+  const background = () => chat.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const before = await background();
+  await runCommand(page, 'Preferences: Color Theme');
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: theme }).first();
+  await page.keyboard.type(theme);
+  await row.waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await background()) !== before, `the chat in the ${theme} theme`);
+}
+
+/** Checks that every text of the chat reads well (WCAG AA) in the dark and the light theme;
+ * screenshots the light one as `shot`. */
+async function readableInBothThemes(page, chat, shot) {
+  assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in the dark theme');
+  await useTheme(page, chat, 'Light Modern');
+  try {
+    assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in the light theme');
+    await screenshot(page, shot);
+  } finally {
+    await useTheme(page, chat, 'Dark Modern');
+  }
+}
+
 async function step(name, run) {
   const started = Date.now();
   await run();
@@ -55,6 +82,8 @@ async function main() {
   fs.rmSync(SHOTS, { recursive: true, force: true });
   const model = await startModel(path.join(VSCODE_DIR, 'test', 'scenario.json'));
   const box = sandbox(model.url);
+  // VS Code's default; the theme checks switch to the light one and back.
+  box.settings['workbench.colorTheme'] = 'Default Dark Modern';
   let server;
   let page;
   try {
@@ -85,6 +114,9 @@ async function main() {
       assert.match(text, /print\('hello, world'\)/, 'the card shows the proposed line');
       await screenshot(page, path.join(SHOTS, '2-permission-card.png'));
     });
+    await step('the chat with a permission card reads well in the dark and the light theme', async () => {
+      await readableInBothThemes(page, chat, path.join(SHOTS, '2-permission-card-light.png'));
+    });
     await step('"Review in diff editor" opens the proposed edit in VS Code\'s diff editor', async () => {
       await chat.getByRole('button', { name: /review/i }).first().click();
       await diffShows(page, "print('hello, world')");
@@ -101,6 +133,10 @@ async function main() {
       }
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
       await screenshot(page, path.join(SHOTS, '4-allowed.png'));
+    });
+    await step('the finished turn, its thought opened, reads well in the dark and the light theme', async () => {
+      await chat.getByText('Thought').first().click();
+      await readableInBothThemes(page, chat, path.join(SHOTS, '4-allowed-light.png'));
     });
     await step('"Open diff" of the change shows it in the diff editor', async () => {
       await chat.getByRole('button', { name: /open diff/i }).first().click();
