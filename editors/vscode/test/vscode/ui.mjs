@@ -2,8 +2,10 @@
 // The UI run: the packaged extension (.vsix) installed into code-server, used the way a
 // person does in Chromium: command palette -> "Claude: New Chat" -> type a prompt in the
 // chat -> the answer streams -> a permission card with the diff -> "Review in diff editor"
-// -> Allow -> "Open diff" shows the change in VS Code's diff editor. Screenshots of each
-// state go to test-artifacts/ui/ (look at them).
+// -> Allow -> "Open diff" shows the change in VS Code's diff editor. Twice on the way every
+// visible text of the chat is measured for WCAG AA contrast, in the dark theme and in the
+// light one (switched through "Preferences: Color Theme"). Screenshots of each state go to
+// test-artifacts/ui/ (look at them).
 //
 //   node test/vscode/ui.mjs [--verbose]
 // Needs: `npm run package` (dist/claude-sidecar.vsix), the toolchain, `uv sync` at the root.
