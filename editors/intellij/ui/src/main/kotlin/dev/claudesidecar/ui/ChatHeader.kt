@@ -47,13 +47,20 @@ class ChatHeader(
 
     init {
         isOpaque = false
-        border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(6, 10, 6, 10))
+        restyle()
         add(row(models, modes), BorderLayout.WEST)
         add(row(meterLabel, meter), BorderLayout.EAST)
         models.addActionListener { if (!filling) (models.selectedItem as? ModelInfo)?.let { onModel(it.value) } }
         modes.addActionListener { if (!filling) (modes.selectedItem as? PermissionMode)?.let(onMode) }
         models.isEnabled = false
         modes.isEnabled = false
+    }
+
+    /** Takes the colours and fonts of the look and feel now in use. */
+    fun restyle() {
+        border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(6, 10, 6, 10))
+        meterLabel.font = Theme.smallFont
+        meterLabel.foreground = Theme.muted
     }
 
     /** Shows what the channel offers and uses now ([model] and [mode] from the latest status when known). */

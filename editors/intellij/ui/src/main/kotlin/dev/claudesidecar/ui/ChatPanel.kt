@@ -110,6 +110,31 @@ class ChatPanel(
         prompt.sendButton.isEnabled = false
     }
 
+    /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
+    private var built = false
+
+    init {
+        built = true
+    }
+
+    // The views take their colours and fonts from [Theme] when they are made: a new look and
+    // feel (the IDE's theme switch, which updates every component's UI) makes them again.
+    override fun updateUI() {
+        super.updateUI()
+        if (built) SwingUtilities.invokeLater(::restyle)
+    }
+
+    private fun restyle() {
+        background = Theme.background
+        header.restyle()
+        transcriptView.restyle()
+        dock.restyle(transcript.pending)
+        status.restyle()
+        prompt.restyle()
+        revalidate()
+        repaint()
+    }
+
     /** The chat to act on (its events come through [listener]). */
     fun attach(chat: Chat) {
         this.chat = chat

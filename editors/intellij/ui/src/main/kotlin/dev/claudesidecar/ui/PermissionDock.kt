@@ -18,6 +18,13 @@ class PermissionDock(
         isVisible = false
     }
 
+    /** Makes the cards of [pending] again, in the look and feel now in use. */
+    fun restyle(pending: Map<String, PermissionRequestNotification>) {
+        cards.values.forEach(::remove)
+        cards.clear()
+        show(pending)
+    }
+
     /** Shows a card per pending request; true when cards came or went. */
     fun show(pending: Map<String, PermissionRequestNotification>): Boolean {
         val gone = cards.keys - pending.keys

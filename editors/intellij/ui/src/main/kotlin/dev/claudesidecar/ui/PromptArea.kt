@@ -30,10 +30,19 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
         toolTipText = "Interrupt Claude"
     }
 
+    private val scroll = JScrollPane(text).apply { border = BorderFactory.createLineBorder(Theme.border) }
+
+    /** Takes the colours and fonts of the look and feel now in use. */
+    fun restyle() {
+        text.font = Theme.font
+        scroll.border = BorderFactory.createLineBorder(Theme.border)
+        stylePrimary(sendButton)
+    }
+
     init {
         isOpaque = false
         border = padding(0, 12, 12, 12)
-        add(JScrollPane(text).apply { border = BorderFactory.createLineBorder(Theme.border) }, BorderLayout.CENTER)
+        add(scroll, BorderLayout.CENTER)
         add(JPanel(BorderLayout()).apply {
             isOpaque = false
             add(row(stopButton, sendButton, gap = 6), BorderLayout.SOUTH)

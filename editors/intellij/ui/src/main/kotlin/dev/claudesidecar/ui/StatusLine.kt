@@ -16,6 +16,12 @@ class StatusLine : JLabel(" ") {
         border = padding(0, 14, 4, 14)
     }
 
+    /** Draws the line again in the look and feel now in use. */
+    fun restyle() {
+        font = Theme.smallFont
+        render()
+    }
+
     fun show(status: ChatStatus) {
         val running = status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION
         if (running && runningSince == 0L) runningSince = System.currentTimeMillis()

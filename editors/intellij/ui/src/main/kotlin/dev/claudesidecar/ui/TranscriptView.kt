@@ -71,6 +71,16 @@ class TranscriptView(private val transcript: Transcript, private val context: Vi
         column.add(queued)
     }
 
+    /** Draws every entry again in the look and feel now in use (its colours and fonts). */
+    fun restyle() {
+        val follow = atEnd()
+        queued.font = Theme.smallFont
+        queued.foreground = Theme.muted
+        rebuild()
+        showQueued()
+        relayout(follow)
+    }
+
     private fun flushStreaming() {
         if (streaming.isEmpty()) return
         val follow = atEnd()

@@ -35,10 +35,15 @@ fun mutedLabel(text: String, font: Font = Theme.smallFont) = JLabel(text).apply 
 
 /** The button of the expected answer: the accent colour, whatever the look and feel. */
 fun primaryButton(text: String, action: () -> Unit) = JButton(text).apply {
-    background = Theme.accent
-    foreground = Color.WHITE
+    stylePrimary(this)
     putClientProperty("JButton.buttonType", "roundRect")
     addActionListener { action() }
+}
+
+/** The accent colours of [button]; again after a new look and feel, which resets them. */
+fun stylePrimary(button: JButton) {
+    button.background = Theme.accent
+    button.foreground = Color.WHITE
 }
 
 fun button(text: String, action: () -> Unit) = JButton(text).apply { addActionListener { action() } }

@@ -1,5 +1,6 @@
 package dev.claudesidecar.ui
 
+import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import dev.claudesidecar.core.Model
 import dev.claudesidecar.core.assertAllGone
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder
 import java.awt.event.KeyEvent
 import javax.swing.JFrame
 import javax.swing.JToggleButton
+import javax.swing.SwingUtilities
 import kotlin.io.path.readText
 import kotlin.io.path.writeText
 
@@ -172,6 +174,21 @@ class ChatPanelTest {
 
     @Test
     @Order(5)
+    fun `every text reads well in the light theme, and again after a switch to the dark one`() {
+        assertEquals(emptyList<String>(), onEdt { lowContrast(panel) }, "texts below 4.5:1 in the light theme")
+        onEdt {
+            FlatDarkLaf.setup()
+            SwingUtilities.updateComponentTreeUI(frame)
+        }
+        waitFor("the chat to redraw in the dark theme", describe = { lowContrast(panel).joinToString("\n") }) {
+            lowContrast(panel).isEmpty() && Theme.dark
+        }
+        assertEquals(Theme.accent.rgb, onEdt { panel.prompt.sendButton.background.rgb }, "Send keeps the accent colour")
+        screenshot(panel, "6-dark")
+    }
+
+    @Test
+    @Order(6)
     fun `the session list shows this conversation and Enter opens it`() {
         val opened = mutableListOf<String>()
         val list = onEdt { SessionList(client, sandbox.cwd) { opened += it.sessionId }.also { it.load() } }

@@ -72,3 +72,39 @@ fun screenshot(component: JComponent, name: String): Path = onEdt {
     g.dispose()
     UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(image, "png", it.toFile()) }
 }
+
+/**
+ * The texts of [root] that read below WCAG AA (4.5:1) as painted: for each showing label,
+ * button and text pane, the colour its area shows most (its background) against the pixel
+ * that differs from it most (its text's darkest or lightest stroke). That pixel is the best
+ * the text achieves, so a text listed here is too faint whatever its anti-aliasing. EDT only.
+ */
+fun lowContrast(root: JComponent): List<String> {
+    val image = BufferedImage(root.width, root.height, BufferedImage.TYPE_INT_RGB)
+    val g = image.createGraphics()
+    root.paint(g)
+    g.dispose()
+    val found = mutableListOf<String>()
+    for (c in allComponents(root)) {
+        val text = when (c) {
+            is MarkdownView -> c.plainText
+            is JTextComponent -> c.text
+            is JLabel -> c.text
+            is AbstractButton -> c.text
+            else -> null
+        }
+        if (text.isNullOrBlank() || !c.isShowing || c !is JComponent) continue
+        val area = SwingUtilities.convertRectangle(c.parent, c.bounds, root)
+            .intersection(SwingUtilities.convertRectangle(c.parent, c.parent.let { (it as? JComponent)?.visibleRect ?: it.bounds }, root))
+            .intersection(java.awt.Rectangle(0, 0, root.width, root.height))
+        if (area.width < 4 || area.height < 4) continue
+        val counts = HashMap<Int, Int>()
+        for (y in area.y until area.y + area.height) for (x in area.x until area.x + area.width) {
+            counts.merge(image.getRGB(x, y) and 0xFFFFFF, 1, Int::plus)
+        }
+        val background = counts.maxBy { it.value }.key
+        val best = counts.keys.maxOf { Theme.contrast(java.awt.Color(it), java.awt.Color(background)) }
+        if (best < 4.5) found += "\"${text.lines().first().take(50)}\" ${"%.2f:1 on #%06x".format(best, background)}"
+    }
+    return found
+}
