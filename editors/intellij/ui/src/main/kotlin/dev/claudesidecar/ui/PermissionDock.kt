@@ -1,6 +1,7 @@
 package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import javax.swing.JTextField
 
 /**
  * The cards of the pending permission requests, oldest first, docked above the prompt; [review]
@@ -18,11 +19,19 @@ class PermissionDock(
         isVisible = false
     }
 
-    /** Makes the cards of [pending] again, in the look and feel now in use. */
+    /**
+     * Makes the cards of [pending] again, in the look and feel now in use, keeping what the user
+     * had typed in them (a card is made alike for the same request: its fields come in the same
+     * order). Chosen options are not kept: choosing one may already have answered.
+     */
     fun restyle(pending: Map<String, PermissionRequestNotification>) {
+        val typed = cards.mapValues { (_, card) -> textFields(card).map { it.text } }
         cards.values.forEach(::remove)
         cards.clear()
         show(pending)
+        for ((id, card) in cards) {
+            textFields(card).zip(typed[id].orEmpty()).forEach { (field, text) -> field.text = text }
+        }
     }
 
     /** Shows a card per pending request; true when cards came or went. */
@@ -39,4 +48,13 @@ class PermissionDock(
         }
         return changed
     }
+}
+
+/** The text fields of [root], in the order they are laid out. */
+private fun textFields(root: java.awt.Component): List<JTextField> = buildList {
+    fun walk(c: java.awt.Component) {
+        if (c is JTextField) add(c)
+        if (c is java.awt.Container) c.components.forEach(::walk)
+    }
+    walk(root)
 }

@@ -156,11 +156,16 @@ class ChatPanelTest {
     fun `Deny with a reason leaves the file and tells Claude why`() {
         type("shout it")
         waitFor("the permission card", describe = ::text) { find<ToolPermissionCard>(panel.dock).isNotEmpty() }
-        val card = onEdt { find<ToolPermissionCard>(panel.dock).single() }
+        val first = onEdt { find<ToolPermissionCard>(panel.dock).single() }
         onEdt {
-            find<javax.swing.JTextField>(card).single().text = "Keep it lower case."
-            find<javax.swing.JButton>(card).first { it.text == "Deny" }.doClick()
+            find<javax.swing.JTextField>(first).single().text = "Keep it lower case."
+            // The IDE's theme changes while the user writes: the card is made again, the reason kept.
+            SwingUtilities.updateComponentTreeUI(frame)
         }
+        waitFor("the card to be made again") { find<ToolPermissionCard>(panel.dock).singleOrNull().let { it != null && it !== first } }
+        val card = onEdt { find<ToolPermissionCard>(panel.dock).single() }
+        assertEquals("Keep it lower case.", onEdt { find<javax.swing.JTextField>(card).single().text })
+        onEdt { find<javax.swing.JButton>(card).first { it.text == "Deny" }.doClick() }
         awaitTurn(4)
         assertEquals("print('hello, world')\n", sandbox.workspace.resolve("hello.py").readText())
         val edit = tool("Edit")
