@@ -3,9 +3,9 @@
 // person does in Chromium: command palette -> "Claude: New Chat" -> type a prompt in the
 // chat -> the answer streams -> a permission card with the diff -> "Review in diff editor"
 // -> Allow -> "Open diff" shows the change in VS Code's diff editor. Twice on the way every
-// visible text of the chat is measured for WCAG AA contrast, in the dark theme and in the
-// light one (switched through "Preferences: Color Theme"). Screenshots of each state go to
-// test-artifacts/ui/ (look at them).
+// visible text of the chat is measured for WCAG AA contrast in Dark Modern and Light Modern,
+// and once in Dark High Contrast (switched through "Preferences: Color Theme"). Screenshots
+// of each state go to test-artifacts/ui/ (look at them).
 //
 //   node test/vscode/ui.mjs [--verbose]
 // Needs: `npm run package` (dist/claude-sidecar.vsix), the toolchain, `uv sync` at the root.
@@ -60,14 +60,16 @@ async function useTheme(page, chat, theme) {
   await waitFor(async () => (await background()) !== before, `the chat in the ${theme} theme`);
 }
 
-/** Checks that every text of the chat reads well (WCAG AA) in the dark and the light theme;
- * screenshots the light one as `shot`. */
-async function readableInBothThemes(page, chat, shot) {
-  assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in the dark theme');
-  await useTheme(page, chat, 'Light Modern');
+/** Checks that every text of the chat reads well (WCAG AA) in Dark Modern (the run's theme) and
+ * in each of `themes` (screenshot `<shot>-<theme>.png` each), then goes back to Dark Modern. */
+async function readableInThemes(page, chat, shot, themes) {
+  assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in Dark Modern');
   try {
-    assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in the light theme');
-    await screenshot(page, shot);
+    for (const theme of themes) {
+      await useTheme(page, chat, theme);
+      assert.deepEqual(await lowContrast(chat), [], `texts below WCAG AA contrast in ${theme}`);
+      await screenshot(page, `${shot}-${theme.toLowerCase().replaceAll(' ', '-')}.png`);
+    }
   } finally {
     await useTheme(page, chat, 'Dark Modern');
   }
@@ -117,7 +119,7 @@ async function main() {
       await screenshot(page, path.join(SHOTS, '2-permission-card.png'));
     });
     await step('the chat with a permission card reads well in the dark and the light theme', async () => {
-      await readableInBothThemes(page, chat, path.join(SHOTS, '2-permission-card-light.png'));
+      await readableInThemes(page, chat, path.join(SHOTS, '2-permission-card'), ['Light Modern']);
     });
     await step('"Review in diff editor" opens the proposed edit in VS Code\'s diff editor', async () => {
       await chat.getByRole('button', { name: /review/i }).first().click();
@@ -136,9 +138,9 @@ async function main() {
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
       await screenshot(page, path.join(SHOTS, '4-allowed.png'));
     });
-    await step('the finished turn, its thought opened, reads well in the dark and the light theme', async () => {
+    await step('the finished turn, its thought opened, reads well in the dark, light and high-contrast themes', async () => {
       await chat.getByText('Thought').first().click();
-      await readableInBothThemes(page, chat, path.join(SHOTS, '4-allowed-light.png'));
+      await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), ['Light Modern', 'Dark High Contrast']);
     });
     await step('"Open diff" of the change shows it in the diff editor', async () => {
       await chat.getByRole('button', { name: /open diff/i }).first().click();
