@@ -82,6 +82,9 @@ class ChatPanel(
     private val south = Column(0)
     val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } })
 
+    /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
+    private var built = false
+
     init {
         background = Theme.background
         val dockScroll = object : JScrollPane(dock) {
@@ -108,12 +111,6 @@ class ChatPanel(
         add(transcriptView.scrollPane, BorderLayout.CENTER)
         add(south, BorderLayout.SOUTH)
         prompt.sendButton.isEnabled = false
-    }
-
-    /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
-    private var built = false
-
-    init {
         built = true
     }
 

@@ -60,14 +60,16 @@ abstract class PermissionCard(val request: PermissionRequestNotification, privat
     }
 
     private fun setEnabledDeep(enabled: Boolean) {
-        fun walk(c: java.awt.Container) {
-            for (child in c.components) {
-                if (child is AbstractButton || child is JTextField) child.isEnabled = enabled
-                if (child is java.awt.Container) walk(child)
-            }
-        }
-        walk(this)
+        componentTree(this).drop(1).filter { it is AbstractButton || it is JTextField }.forEach { it.isEnabled = enabled }
     }
+
+    /**
+     * What the user has typed in the card's fields, in layout order. Set on a card made for the
+     * same request (its fields come in the same order) to carry the typing over.
+     */
+    var typed: List<String>
+        get() = componentTree(this).filterIsInstance<JTextField>().map { it.text }.toList()
+        set(texts) = componentTree(this).filterIsInstance<JTextField>().zip(texts.asSequence()).forEach { (field, text) -> field.text = text }
 
     companion object {
         fun of(

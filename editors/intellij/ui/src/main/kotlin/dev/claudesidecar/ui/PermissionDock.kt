@@ -1,7 +1,6 @@
 package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
-import javax.swing.JTextField
 
 /**
  * The cards of the pending permission requests, oldest first, docked above the prompt; [review]
@@ -25,13 +24,11 @@ class PermissionDock(
      * order). Chosen options are not kept: choosing one may already have answered.
      */
     fun restyle(pending: Map<String, PermissionRequestNotification>) {
-        val typed = cards.mapValues { (_, card) -> textFields(card).map { it.text } }
+        val typed = cards.mapValues { (_, card) -> card.typed }
         cards.values.forEach(::remove)
         cards.clear()
         show(pending)
-        for ((id, card) in cards) {
-            textFields(card).zip(typed[id].orEmpty()).forEach { (field, text) -> field.text = text }
-        }
+        for ((id, card) in cards) card.typed = typed[id].orEmpty()
     }
 
     /** Shows a card per pending request; true when cards came or went. */
@@ -48,13 +45,4 @@ class PermissionDock(
         }
         return changed
     }
-}
-
-/** The text fields of [root], in the order they are laid out. */
-private fun textFields(root: java.awt.Component): List<JTextField> = buildList {
-    fun walk(c: java.awt.Component) {
-        if (c is JTextField) add(c)
-        if (c is java.awt.Container) c.components.forEach(::walk)
-    }
-    walk(root)
 }

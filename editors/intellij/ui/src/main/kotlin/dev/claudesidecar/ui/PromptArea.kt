@@ -15,7 +15,6 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
     val text = JTextArea(3, 20).apply {
         lineWrap = true
         wrapStyleWord = true
-        font = Theme.font
         border = padding(6, 8, 6, 8)
         putClientProperty("JTextArea.placeholderText", "Ask Claude… (Enter to send, Shift+Enter for a new line)")
         inputMap.put(KeyStroke.getKeyStroke(KeyEvent.VK_ENTER, 0), "send")
@@ -30,7 +29,7 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
         toolTipText = "Interrupt Claude"
     }
 
-    private val scroll = JScrollPane(text).apply { border = BorderFactory.createLineBorder(Theme.border) }
+    private val scroll = JScrollPane(text)
 
     /** Takes the colours and fonts of the look and feel now in use. */
     fun restyle() {
@@ -42,6 +41,7 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
     init {
         isOpaque = false
         border = padding(0, 12, 12, 12)
+        restyle()
         add(scroll, BorderLayout.CENTER)
         add(JPanel(BorderLayout()).apply {
             isOpaque = false

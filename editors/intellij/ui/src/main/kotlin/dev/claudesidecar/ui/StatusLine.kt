@@ -12,8 +12,8 @@ class StatusLine : JLabel(" ") {
     private val ticker = Timer(1000) { render() }
 
     init {
-        font = Theme.smallFont
         border = padding(0, 14, 4, 14)
+        restyle()
     }
 
     /** Draws the line again in the look and feel now in use. */

@@ -1,6 +1,8 @@
 package dev.claudesidecar.ui
 
 import java.awt.Color
+import java.awt.Component
+import java.awt.Container
 import java.awt.Cursor
 import java.awt.Font
 import java.awt.Insets
@@ -68,6 +70,12 @@ fun row(vararg components: JComponent?, gap: Int = 6) = JPanel().apply {
         add(c)
     }
     add(Box.createHorizontalGlue())
+}
+
+/** [root] and every component inside it, depth first, in layout order. */
+fun componentTree(root: Component): Sequence<Component> = sequence {
+    yield(root)
+    if (root is Container) root.components.forEach { yieldAll(componentTree(it)) }
 }
 
 fun padding(top: Int, left: Int, bottom: Int, right: Int) = BorderFactory.createEmptyBorder(top, left, bottom, right)

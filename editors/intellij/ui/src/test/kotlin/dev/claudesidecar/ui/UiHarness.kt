@@ -38,16 +38,20 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
     error("timed out waiting for $what; ${onEdt(describe)}")
 }
 
-/** Every text a user sees in a component tree (labels, buttons, text and HTML panes), in order. */
+/** The text [c] itself shows (labels, buttons, text and HTML panes); null for other components. */
+fun shownText(c: Component): String? = when (c) {
+    is MarkdownView -> c.plainText
+    is JTextComponent -> c.text
+    is JLabel -> c.text
+    is AbstractButton -> c.actionCommand.takeIf { c is javax.swing.JToggleButton } ?: c.text
+    else -> null
+}
+
+/** Every text a user sees in a component tree, in order. */
 fun visibleText(root: Component): String = buildList {
     fun walk(c: Component) {
         if (!c.isVisible) return
-        when (c) {
-            is MarkdownView -> add(c.plainText)
-            is JTextComponent -> add(c.text)
-            is JLabel -> add(c.text ?: "")
-            is AbstractButton -> add(c.actionCommand.takeIf { c is javax.swing.JToggleButton } ?: c.text ?: "")
-        }
+        shownText(c)?.let(::add)
         if (c is Container) c.components.forEach(::walk)
     }
     walk(root)
@@ -56,21 +60,20 @@ fun visibleText(root: Component): String = buildList {
 /** All components of a tree of type [T]. */
 inline fun <reified T : Component> find(root: Component): List<T> = allComponents(root).filterIsInstance<T>()
 
-fun allComponents(root: Component): List<Component> = buildList {
-    fun walk(c: Component) {
-        add(c)
-        if (c is Container) c.components.forEach(::walk)
-    }
-    walk(root)
-}
+fun allComponents(root: Component): List<Component> = componentTree(root).toList()
 
 /** Paints [component] into target/screenshots/[name].png. */
 fun screenshot(component: JComponent, name: String): Path = onEdt {
+    UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(painted(component), "png", it.toFile()) }
+}
+
+/** [component] as it paints now. EDT only. */
+fun painted(component: JComponent): BufferedImage {
     val image = BufferedImage(component.width, component.height, BufferedImage.TYPE_INT_RGB)
     val g = image.createGraphics()
     component.paint(g)
     g.dispose()
-    UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(image, "png", it.toFile()) }
+    return image
 }
 
 /**
@@ -80,19 +83,10 @@ fun screenshot(component: JComponent, name: String): Path = onEdt {
  * the text achieves, so a text listed here is too faint whatever its anti-aliasing. EDT only.
  */
 fun lowContrast(root: JComponent): List<String> {
-    val image = BufferedImage(root.width, root.height, BufferedImage.TYPE_INT_RGB)
-    val g = image.createGraphics()
-    root.paint(g)
-    g.dispose()
+    val image = painted(root)
     val found = mutableListOf<String>()
     for (c in allComponents(root)) {
-        val text = when (c) {
-            is MarkdownView -> c.plainText
-            is JTextComponent -> c.text
-            is JLabel -> c.text
-            is AbstractButton -> c.text
-            else -> null
-        }
+        val text = shownText(c)
         if (text.isNullOrBlank() || !c.isShowing || c !is JComponent) continue
         val area = SwingUtilities.convertRectangle(c.parent, c.bounds, root)
             .intersection(SwingUtilities.convertRectangle(c.parent, c.parent.let { (it as? JComponent)?.visibleRect ?: it.bounds }, root))
