@@ -34,16 +34,33 @@ import time
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from first_token import daemon_env
 from rpc_client import Daemon
 
 SUFFIX = " (edited by the bench)"
 SCENARIO = {
-    "rules": [{"name": "edit", "match": "^line [0-9]+:", "steps": [
-        [{"tool_use": {"name": "Edit", "input": {
-            "file_path": "{cwd}/target.txt", "old_string": "{prompt}",
-            "new_string": "{prompt}" + SUFFIX}}}],
-        [{"text": "Edited."}]]}],
+    "rules": [
+        {
+            "name": "edit",
+            "match": "^line [0-9]+:",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Edit",
+                            "input": {
+                                "file_path": "{cwd}/target.txt",
+                                "old_string": "{prompt}",
+                                "new_string": "{prompt}" + SUFFIX,
+                            },
+                        }
+                    }
+                ],
+                [{"text": "Edited."}],
+            ],
+        }
+    ],
     "default": [[{"text": "?"}]],
 }
 CLOCK_REALTIME_COARSE = 5  # Linux
@@ -61,8 +78,7 @@ def turn(daemon: Daemon, channel: str, text: str) -> None:
             return
 
 
-def edit_latencies(daemon: Daemon, channel: str, workspace: str,
-                   lines: list[int]) -> list[float]:
+def edit_latencies(daemon: Daemon, channel: str, workspace: str, lines: list[int]) -> list[float]:
     """Edit each of ``lines`` in ``workspace``/target.txt, one turn each; latencies in ms."""
     path = os.path.join(workspace, "target.txt")
     latencies = []
@@ -80,8 +96,9 @@ def edit_latencies(daemon: Daemon, channel: str, workspace: str,
             elif b'"claude/message"' in body[:64] and b'"type":"result"' in body:
                 break
         if arrived is None:
-            raise AssertionError(f"no claude/fileUpdated for the edit of line {i} "
-                                 f"(the scenario's Edit failed?)")
+            raise AssertionError(
+                f"no claude/fileUpdated for the edit of line {i} (the scenario's Edit failed?)"
+            )
     return latencies
 
 
@@ -97,15 +114,22 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
             f.write("".join(line(i) + "\n" for i in range(1, count + 1)))
     home = os.path.join(tmp, "home")
     os.mkdir(home)
-    out: dict[str, Any] = {"edits": edits,
-                           "mtime_resolution_ms": time.clock_getres(CLOCK_REALTIME_COARSE) * 1e3}
+    out: dict[str, Any] = {
+        "edits": edits,
+        "mtime_resolution_ms": time.clock_getres(CLOCK_REALTIME_COARSE) * 1e3,
+    }
     with ScriptedModel(load_scenario(SCENARIO)) as model:
-        daemon = Daemon(env=daemon_env(model.url, home),
-                        stderr_path=os.path.join(tmp, "daemon.log"))
+        daemon = Daemon(
+            env=daemon_env(model.url, home), stderr_path=os.path.join(tmp, "daemon.log")
+        )
         try:
             daemon.initialize({"clientName": "bench"})
-            channels = {name: daemon.new_channel(workspaces[name], permissionMode="acceptEdits")
-                        ["channelId"] for name in files}
+            channels = {
+                name: daemon.new_channel(workspaces[name], permissionMode="acceptEdits")[
+                    "channelId"
+                ]
+                for name in files
+            }
             # An untimed first turn on each channel, then a pause: a channel's first turn
             # ending makes the daemon start a spare CLI (its warm pool), which is not
             # what is measured here.
@@ -115,15 +139,16 @@ def measure(quick: bool, log=print) -> dict[str, Any]:
             for name, count in files.items():
                 # Different lines each time, from the middle of the file.
                 middle = count // 2
-                lines = [middle + k * (1 if count < 100 else 37) - edits // 2
-                         for k in range(edits)]
+                lines = [middle + k * (1 if count < 100 else 37) - edits // 2 for k in range(edits)]
                 log(f"(e) {edits} edits of a {count}-line file (real CLI) ...")
                 latencies = edit_latencies(daemon, channels[name], workspaces[name], lines)
-                out[name] = {"lines": count, "latencies_ms": latencies,
-                             "p50_ms": statistics.median(latencies),
-                             "max_ms": max(latencies),
-                             "bytes": os.path.getsize(os.path.join(workspaces[name],
-                                                                   "target.txt"))}
+                out[name] = {
+                    "lines": count,
+                    "latencies_ms": latencies,
+                    "p50_ms": statistics.median(latencies),
+                    "max_ms": max(latencies),
+                    "bytes": os.path.getsize(os.path.join(workspaces[name], "target.txt")),
+                }
         finally:
             daemon.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed

@@ -27,24 +27,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-from lsprotocol.converters import get_converter
-from pygls.lsp.client import LanguageClient
-
 from claude_sidecar import api
 from claude_sidecar.diagnostics import children_of
 from claude_sidecar.discovery import find_cli
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp.client import LanguageClient
 
-SCENARIO = {"rules": [], "default": [[{"text": "The quick brown fox jumps over the lazy dog."}]],
-            "chunk": 8}
+SCENARIO = {
+    "rules": [],
+    "default": [[{"text": "The quick brown fox jumps over the lazy dog."}]],
+    "chunk": 8,
+}
 
 
 def daemon_env(model_url: str, home: str) -> dict[str, str]:
     """The daemon's environment: its own HOME, the CLI pointed at the stand-in model."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="bench",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    env.update(
+        HOME=home,
+        ANTHROPIC_BASE_URL=model_url,
+        ANTHROPIC_API_KEY="bench",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
     return env
 
 
@@ -54,14 +60,28 @@ class DaemonClient:
     def __init__(self, name: str) -> None:
         self.client = LanguageClient(name, "1", converter_factory=get_converter)
 
-    async def start(self, model_url: str, options: dict[str, Any], log_level: str = "WARNING",
-                    log_file: str | None = None) -> None:
+    async def start(
+        self,
+        model_url: str,
+        options: dict[str, Any],
+        log_level: str = "WARNING",
+        log_file: str | None = None,
+    ) -> None:
         """Start the daemon with the CLI pointed at ``model_url``, and initialize it."""
         logging = ["--log-level", log_level, *(["--log-file", log_file] if log_file else [])]
-        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio", *logging,
-                                   env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
-        await self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options=options))
+        await self.client.start_io(
+            sys.executable,
+            "-m",
+            "claude_sidecar",
+            "--stdio",
+            *logging,
+            env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")),
+        )
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), initialization_options=options
+            )
+        )
 
     @property
     def pid(self) -> int:
@@ -121,7 +141,8 @@ class _Daemon(DaemonClient):
 async def _spare_ready(daemon_pid: int, settle: float = 1.5) -> None:
     """Wait until the daemon has spawned its spare CLI, then for it to initialize."""
     deadline = time.monotonic() + 30
-    while not children_of(daemon_pid) and time.monotonic() < deadline:
+    # Polls: a child process appearing is not an event this process can await.
+    while not children_of(daemon_pid) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     await asyncio.sleep(settle)
 
@@ -130,8 +151,11 @@ async def measure(model_url: str, runs: int, sdk: bool) -> dict[str, list[float]
     """First-delta times through the daemon (cold, with the warm pool, fresh, warm), and
     of the SDK peer, each SDK run right after a cold one so both see the same load."""
     figures: dict[str, list[float]] = {
-        "new chat, cold": [], "new chat, warm pool": [], "fresh process, first turn": [],
-        "warm turn": []}
+        "new chat, cold": [],
+        "new chat, warm pool": [],
+        "fresh process, first turn": [],
+        "warm turn": [],
+    }
     if sdk:
         figures["peer: SDK connect + query"] = []
     cold = _Daemon()
@@ -144,18 +168,19 @@ async def measure(model_url: str, runs: int, sdk: bool) -> dict[str, list[float]
                 figures["peer: SDK connect + query"].append(await sdk_new_chat(model_url))
             channel = (await cold.request("claude/newChannel", {"cwd": workspace}))["channelId"]
             figures["fresh process, first turn"].append(
-                await cold.turn(channel, time.perf_counter()))
+                await cold.turn(channel, time.perf_counter())
+            )
             figures["warm turn"].append(await cold.turn(channel, time.perf_counter()))
             await cold.request("claude/closeChannel", {"channelId": channel})
     finally:
         await cold.stop()
 
-    for name, prime in (("new chat, warm pool", False),
-                        ("new chat, warm pool, primed", True)):
+    for name, prime in (("new chat, warm pool", False), ("new chat, warm pool, primed", True)):
         workspace = tempfile.mkdtemp(prefix="bench-ws-")
         pooled = _Daemon()
-        await pooled.start(model_url, {"warmPool": {"size": 1, "cwd": workspace,
-                                                    "primeContext": prime}})
+        await pooled.start(
+            model_url, {"warmPool": {"size": 1, "cwd": workspace, "primeContext": prime}}
+        )
         figures[name] = []
         try:
             for _ in range(runs):
@@ -176,16 +201,22 @@ async def sdk_new_chat(model_url: str) -> float:
 
     workspace = tempfile.mkdtemp(prefix="bench-ws-")
     options = ClaudeAgentOptions(
-        cwd=workspace, cli_path=find_cli(), include_partial_messages=True,
+        cwd=workspace,
+        cli_path=find_cli(),
+        include_partial_messages=True,
         system_prompt={"type": "preset", "preset": "claude_code"},
-        env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")))
+        env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")),
+    )
     started = time.perf_counter()
     first = None
     async with ClaudeSDKClient(options) as sdk:
         await sdk.query("hi")
         async for message in sdk.receive_response():
-            if first is None and isinstance(message, StreamEvent) and \
-                    message.event.get("type") == "content_block_delta":
+            if (
+                first is None
+                and isinstance(message, StreamEvent)
+                and message.event.get("type") == "content_block_delta"
+            ):
                 first = time.perf_counter()
     return ((first or time.perf_counter()) - started) * 1000
 
@@ -194,6 +225,7 @@ def run_all(runs: int) -> dict[str, Any]:
     """Every figure of this benchmark, in ms, with the ratios the targets are stated in."""
     try:
         import claude_agent_sdk  # noqa: F401
+
         sdk = True
     except ImportError as e:
         print(f"(SDK peer skipped: {e})", file=sys.stderr)
@@ -201,15 +233,19 @@ def run_all(runs: int) -> dict[str, Any]:
     with ScriptedModel(load_scenario(SCENARIO)) as model:
         figures = asyncio.run(measure(model.url, runs, sdk))
     median = {name: statistics.median(values) for name, values in figures.items()}
-    ratios = {"warm pool / warm turn (target <= 1.5)":
-              median["new chat, warm pool"] / median["warm turn"],
-              "primed pool / warm turn (target <= 1.5)":
-              median["new chat, warm pool, primed"] / median["warm turn"]}
+    ratios = {
+        "warm pool / warm turn (target <= 1.5)": median["new chat, warm pool"]
+        / median["warm turn"],
+        "primed pool / warm turn (target <= 1.5)": median["new chat, warm pool, primed"]
+        / median["warm turn"],
+    }
     if "peer: SDK connect + query" in median:
         ratios["SDK / warm pool (target >= 5)"] = (
-            median["peer: SDK connect + query"] / median["new chat, warm pool"])
+            median["peer: SDK connect + query"] / median["new chat, warm pool"]
+        )
         ratios["SDK / primed pool (target >= 5)"] = (
-            median["peer: SDK connect + query"] / median["new chat, warm pool, primed"])
+            median["peer: SDK connect + query"] / median["new chat, warm pool, primed"]
+        )
         ratios["SDK / cold"] = median["peer: SDK connect + query"] / median["new chat, cold"]
     return {"first delta ms": figures, "ratios": ratios}
 
@@ -221,8 +257,9 @@ def main() -> int:
     result = run_all(args.runs)
     print(f"{'time to first delta (ms)':<40}{'median':>10}{'min':>10}{'max':>10}")
     for name, values in result["first delta ms"].items():
-        print(f"{name:<40}{statistics.median(values):>10.1f}{min(values):>10.1f}"
-              f"{max(values):>10.1f}")
+        print(
+            f"{name:<40}{statistics.median(values):>10.1f}{min(values):>10.1f}{max(values):>10.1f}"
+        )
     for name, value in result["ratios"].items():
         print(f"{name:<40}{value:>10.2f}")
     out = Path(__file__).with_name("results")

@@ -51,17 +51,28 @@ def daemon_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
         time.sleep(0.5)
         idle = proc_status(daemon.pid)
         workspace = tempfile.mkdtemp(prefix="ws-", dir=tmp)
-        requests = [daemon.request_frame("claude/newChannel", {
-            "cwd": workspace, "env": {"SYNTH_BURST": str(burst)}}) for _ in range(CHANNELS)]
+        requests = [
+            daemon.request_frame(
+                "claude/newChannel", {"cwd": workspace, "env": {"SYNTH_BURST": str(burst)}}
+            )
+            for _ in range(CHANNELS)
+        ]
         daemon.write(b"".join(data for _, data in requests))
-        channels = [daemon.wait_response(request_id, "claude/newChannel")["channelId"]
-                    for request_id, _ in requests]
-        daemon.write(b"".join(daemon.request_frame("claude/sendMessage", {
-            "channelId": c, "text": "burst"})[1] for c in channels))
+        channels = [
+            daemon.wait_response(request_id, "claude/newChannel")["channelId"]
+            for request_id, _ in requests
+        ]
+        daemon.write(
+            b"".join(
+                daemon.request_frame("claude/sendMessage", {"channelId": c, "text": "burst"})[1]
+                for c in channels
+            )
+        )
         stream = pump(daemon, time.monotonic_ns(), CHANNELS)
         if stream.notifications != CHANNELS * burst:
-            raise AssertionError(f"{stream.notifications} deltas arrived, "
-                                 f"{CHANNELS * burst} were sent")
+            raise AssertionError(
+                f"{stream.notifications} deltas arrived, {CHANNELS * burst} were sent"
+            )
         time.sleep(0.5)
         loaded = proc_status(daemon.pid)
     finally:
@@ -71,10 +82,25 @@ def daemon_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
 
 def sdk_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
     with open(os.path.join(tmp, "sdk.log"), "ab") as log:
-        process = track(subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "sdk_peer.py"), "--cli", cli,
-             "--channels", str(CHANNELS), "--deltas", str(burst)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, stderr=log))
+        process = track(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    os.path.join(HERE, "sdk_peer.py"),
+                    "--cli",
+                    cli,
+                    "--channels",
+                    str(CHANNELS),
+                    "--deltas",
+                    str(burst),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                stderr=log,
+            )
+        )
     assert process.stdin is not None and process.stdout is not None
 
     def ask(command: str | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 
@@ -66,8 +67,11 @@ class Notification(msgspec.Struct):
     jsonrpc: str = "2.0"
 
 
-KINDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
-         "input_json_delta": ("toolInput", "partial_json")}
+KINDS = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("toolInput", "partial_json"),
+}
 decode = msgspec.json.Decoder(Line).decode
 encode = msgspec.json.Encoder().encode
 out_fd = sys.stdout.fileno()
@@ -76,7 +80,7 @@ out_fd = sys.stdout.fileno()
 def write_all(data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(out_fd, view):]
+        view = view[os.write(out_fd, view) :]
 
 
 def framed(note: Notification) -> bytes:
@@ -95,8 +99,11 @@ class Relay:
         try:
             line = decode(raw)
         except msgspec.ValidationError:
-            return framed(Notification("claude/message", MessageParams(
-                self.channel_id, self.seq, msgspec.Raw(raw))))
+            return framed(
+                Notification(
+                    "claude/message", MessageParams(self.channel_id, self.seq, msgspec.Raw(raw))
+                )
+            )
         except msgspec.DecodeError:
             self.seq -= 1
             return b""  # not JSON: skipped, as the daemon does
@@ -106,11 +113,24 @@ class Relay:
             if known is not None:
                 text = getattr(event.delta, known[1])
                 if text is not None:
-                    return framed(Notification("claude/delta", DeltaParams(
-                        self.channel_id, self.seq, known[0], event.index, text,
-                        line.parent_tool_use_id)))
-        return framed(Notification("claude/message", MessageParams(
-            self.channel_id, self.seq, msgspec.Raw(raw))))
+                    return framed(
+                        Notification(
+                            "claude/delta",
+                            DeltaParams(
+                                self.channel_id,
+                                self.seq,
+                                known[0],
+                                event.index,
+                                text,
+                                line.parent_tool_use_id,
+                            ),
+                        )
+                    )
+        return framed(
+            Notification(
+                "claude/message", MessageParams(self.channel_id, self.seq, msgspec.Raw(raw))
+            )
+        )
 
     async def pump(self) -> None:
         stdout = self.process.stdout
@@ -124,8 +144,10 @@ class Relay:
     async def control_initialize(self) -> None:
         stdin, stdout = self.process.stdin, self.process.stdout
         assert stdin is not None and stdout is not None
-        stdin.write(b'{"type":"control_request","request_id":"init",'
-                    b'"request":{"subtype":"initialize","hooks":null}}\n')
+        stdin.write(
+            b'{"type":"control_request","request_id":"init",'
+            b'"request":{"subtype":"initialize","hooks":null}}\n'
+        )
         await stdin.drain()
         await stdout.readline()  # its control_response
 
@@ -138,8 +160,8 @@ async def main() -> None:
     relays = []
     for n in range(args.channels):
         process = await asyncio.create_subprocess_exec(
-            args.cli, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            limit=1 << 20)
+            args.cli, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20
+        )
         relays.append(Relay(f"ch-{n + 1}", process))
     await asyncio.gather(*(r.control_initialize() for r in relays))
     pumps = [asyncio.create_task(r.pump()) for r in relays]
@@ -150,8 +172,14 @@ async def main() -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while command := await reader.readline():
         text = command.decode().strip().removeprefix("go ").strip()
-        user = encode({"type": "user", "session_id": "", "parent_tool_use_id": None,
-                       "message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+        user = encode(
+            {
+                "type": "user",
+                "session_id": "",
+                "parent_tool_use_id": None,
+                "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+            }
+        )
         for r in relays:
             assert r.process.stdin is not None
             r.process.stdin.write(user + b"\n")
@@ -162,7 +190,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         asyncio.run(main())
-    except (BrokenPipeError, KeyboardInterrupt):
-        pass

@@ -96,8 +96,15 @@ class Stream:
         return self.chars / self.elapsed_s if self.elapsed_s else 0.0
 
 
-def pump(peer: Peer, started_ns: int, results: int, *, decode_text: bool = False,
-         latency: bool = False, timeout: float = 120) -> Stream:
+def pump(
+    peer: Peer,
+    started_ns: int,
+    results: int,
+    *,
+    decode_text: bool = False,
+    latency: bool = False,
+    timeout: float = 120,
+) -> Stream:
     """Read frames until ``results`` turn results came; count (and time) the deltas.
 
     Bodies are not decoded, except the text of deltas when ``decode_text`` (coalesced
@@ -140,34 +147,44 @@ class DaemonRelay:
 
     name = "daemon"
 
-    def __init__(self, cli: str, channels: int, burst: int, tmp: str,
-                 coalesce_ms: int | None = None) -> None:
+    def __init__(
+        self, cli: str, channels: int, burst: int, tmp: str, coalesce_ms: int | None = None
+    ) -> None:
         self.channels: list[str] = []
         self.coalesce_ms = coalesce_ms
         self.unavailable: str | None = None
         self.peer = Daemon(cli=cli, stderr_path=os.path.join(tmp, "daemon.log"))
         try:
-            self.peer.initialize({"clientName": "bench"} | (
-                {"coalesceDeltasMs": coalesce_ms} if coalesce_ms else {}))
+            self.peer.initialize(
+                {"clientName": "bench"} | ({"coalesceDeltasMs": coalesce_ms} if coalesce_ms else {})
+            )
         except RpcError as e:
             self.unavailable = str(e)
             return
         workspace = tempfile.mkdtemp(prefix="ws-", dir=tmp)
-        ids = [self.peer.request_frame("claude/newChannel", {
-            "cwd": workspace, "env": {"SYNTH_BURST": str(burst)}}) for _ in range(channels)]
+        ids = [
+            self.peer.request_frame(
+                "claude/newChannel", {"cwd": workspace, "env": {"SYNTH_BURST": str(burst)}}
+            )
+            for _ in range(channels)
+        ]
         self.peer.write(b"".join(data for _, data in ids))
         for request_id, _ in ids:
-            self.channels.append(self.peer.wait_response(request_id, "claude/newChannel")
-                                 ["channelId"])
+            self.channels.append(
+                self.peer.wait_response(request_id, "claude/newChannel")["channelId"]
+            )
 
     def turn(self, text: str, *, decode_text: bool = False, latency: bool = False) -> Stream:
-        frames = b"".join(self.peer.request_frame("claude/sendMessage", {
-            "channelId": c, "text": text})[1] for c in self.channels)
+        frames = b"".join(
+            self.peer.request_frame("claude/sendMessage", {"channelId": c, "text": text})[1]
+            for c in self.channels
+        )
         cpu = cpu_seconds(self.peer.pid)
         started = time.monotonic_ns()
         self.peer.write(frames)
-        stream = pump(self.peer, started, len(self.channels), decode_text=decode_text,
-                      latency=latency)
+        stream = pump(
+            self.peer, started, len(self.channels), decode_text=decode_text, latency=latency
+        )
         stream.cpu_s = cpu_seconds(self.peer.pid) - cpu
         return stream
 
@@ -182,18 +199,25 @@ class MsgspecRelay:
 
     def __init__(self, cli: str, channels: int, burst: int, tmp: str) -> None:
         self.channels = channels
-        self.peer = Peer([sys.executable, os.path.join(HERE, "msgspec_relay.py"),
-                          "--cli", cli, "--channels", str(channels)],
-                         env={**os.environ, "SYNTH_BURST": str(burst)},
-                         stderr_path=os.path.join(tmp, "relay.log"))
+        self.peer = Peer(
+            [
+                sys.executable,
+                os.path.join(HERE, "msgspec_relay.py"),
+                "--cli",
+                cli,
+                "--channels",
+                str(channels),
+            ],
+            env={**os.environ, "SYNTH_BURST": str(burst)},
+            stderr_path=os.path.join(tmp, "relay.log"),
+        )
         next(self.peer.bodies(60))  # relay/ready
 
     def turn(self, text: str, *, decode_text: bool = False, latency: bool = False) -> Stream:
         cpu = cpu_seconds(self.peer.pid)
         started = time.monotonic_ns()
         self.peer.write(b"go %s\n" % text.encode())
-        stream = pump(self.peer, started, self.channels, decode_text=decode_text,
-                      latency=latency)
+        stream = pump(self.peer, started, self.channels, decode_text=decode_text, latency=latency)
         stream.cpu_s = cpu_seconds(self.peer.pid) - cpu
         return stream
 
@@ -208,11 +232,25 @@ class SdkRelay:
 
     def __init__(self, cli: str, channels: int, burst: int, tmp: str) -> None:
         with open(os.path.join(tmp, "sdk.log"), "ab") as log:
-            self.process = track(subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "sdk_peer.py"), "--cli", cli,
-                 "--channels", str(channels), "--deltas", str(burst)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                stderr=log))
+            self.process = track(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        os.path.join(HERE, "sdk_peer.py"),
+                        "--cli",
+                        cli,
+                        "--channels",
+                        str(channels),
+                        "--deltas",
+                        str(burst),
+                    ],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    bufsize=1,
+                    stderr=log,
+                )
+            )
         self.ask(None)
 
     def ask(self, command: str | None) -> dict[str, Any]:
@@ -229,9 +267,12 @@ class SdkRelay:
         cpu = cpu_seconds(self.process.pid)
         answer = self.ask(text)
         deltas = answer["deltas"]
-        return Stream(notifications=deltas, chars=deltas * TEXT_LEN,
-                      elapsed_s=answer["elapsed_ns"] / 1e9,
-                      cpu_s=cpu_seconds(self.process.pid) - cpu)
+        return Stream(
+            notifications=deltas,
+            chars=deltas * TEXT_LEN,
+            elapsed_s=answer["elapsed_ns"] / 1e9,
+            cpu_s=cpu_seconds(self.process.pid) - cpu,
+        )
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -255,10 +296,12 @@ def warm_up(relays: list[Any]) -> None:
 
 def client_ceiling(frames: int = 200_000) -> float:
     """Frames/s this client splits and counts on one core (the same loop as ``pump``)."""
-    body = (b'{"method":"claude/delta","params":{"channelId":"ch-1","seq":123456,'
-            b'"kind":"text","index":0,"text":"w000123 "},"jsonrpc":"2.0"}')
+    body = (
+        b'{"method":"claude/delta","params":{"channelId":"ch-1","seq":123456,'
+        b'"kind":"text","index":0,"text":"w000123 "},"jsonrpc":"2.0"}'
+    )
     data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body) * frames
-    chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)]
+    chunks = [data[i : i + 65536] for i in range(0, len(data), 65536)]
     framer, count, last = Framer(), 0, 0
     started = time.perf_counter()
     for chunk in chunks:
@@ -284,8 +327,15 @@ def _median_stream(streams: list[Stream]) -> dict[str, Any]:
         "chars_per_s": statistics.median(s.chars_per_s for s in streams),
         "notifications": streams[0].notifications,
         "cpu_us_per_delta": None,  # filled by the caller, who knows the delta count
-        "runs": [{"notifications": s.notifications, "chars": s.chars,
-                  "elapsed_s": round(s.elapsed_s, 4), "cpu_s": s.cpu_s} for s in streams],
+        "runs": [
+            {
+                "notifications": s.notifications,
+                "chars": s.chars,
+                "elapsed_s": round(s.elapsed_s, 4),
+                "cpu_s": s.cpu_s,
+            }
+            for s in streams
+        ],
     }
 
 
@@ -294,8 +344,11 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
     configs = [(1, 20_000), (8, 5_000)] if quick else [(1, 100_000), (8, 25_000)]
     tmp = tempfile.mkdtemp(prefix="bench-relay-")
     cli = synthetic_cli.wrapper(tmp)
-    out: dict[str, Any] = {"client_ceiling_frames_per_s": client_ceiling(),
-                           "coalesce_ms": COALESCE_MS, "configs": []}
+    out: dict[str, Any] = {
+        "client_ceiling_frames_per_s": client_ceiling(),
+        "coalesce_ms": COALESCE_MS,
+        "configs": [],
+    }
     for channels, burst in configs:
         total = channels * burst
         log(f"(a) {channels} channel(s) x {burst} deltas ...")
@@ -309,13 +362,15 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
             keys = ["daemon", "daemon_coalesced", "sdk", "relay"]
             streams: dict[str, list[Stream]] = {k: [] for k in keys}
             for _ in range(repeats):
-                for key, relay in zip(keys, relays):
+                for key, relay in zip(keys, relays, strict=True):
                     if getattr(relay, "unavailable", None):
                         continue
                     stream = relay.turn("burst", decode_text=(key == "daemon_coalesced"))
                     if stream.chars != total * TEXT_LEN:
-                        raise AssertionError(f"{key}: {stream.chars} characters of delta "
-                                             f"text arrived, {total * TEXT_LEN} were sent")
+                        raise AssertionError(
+                            f"{key}: {stream.chars} characters of delta "
+                            f"text arrived, {total * TEXT_LEN} were sent"
+                        )
                     streams[key].append(stream)
                     time.sleep(0.2)
             row: dict[str, Any] = {"channels": channels, "deltas_per_channel": burst}
@@ -324,8 +379,9 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
                     row[key] = None
                     continue
                 figures = _median_stream(streams[key])
-                figures["cpu_us_per_delta"] = statistics.median(
-                    s.cpu_s for s in streams[key]) / total * 1e6
+                figures["cpu_us_per_delta"] = (
+                    statistics.median(s.cpu_s for s in streams[key]) / total * 1e6
+                )
                 row[key] = figures
             coalesced = relays[1]
             if coalesced.unavailable:
@@ -351,8 +407,12 @@ def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
 def _percentiles(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     n = len(ordered)
-    return {"p50_ms": ordered[n // 2], "p99_ms": ordered[min(n - 1, int(n * 0.99))],
-            "max_ms": ordered[-1], "samples": n}
+    return {
+        "p50_ms": ordered[n // 2],
+        "p99_ms": ordered[min(n - 1, int(n * 0.99))],
+        "max_ms": ordered[-1],
+        "samples": n,
+    }
 
 
 def latency(quick: bool, log=print) -> dict[str, Any]:
@@ -363,12 +423,17 @@ def latency(quick: bool, log=print) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="bench-latency-")
     cli = synthetic_cli.wrapper(tmp)
     command = f"paced {rate} {seconds}"
-    out: dict[str, Any] = {"channels": channels, "rate_per_channel": rate, "seconds": seconds,
-                           "coalesce_ms": COALESCE_MS}
+    out: dict[str, Any] = {
+        "channels": channels,
+        "rate_per_channel": rate,
+        "seconds": seconds,
+        "coalesce_ms": COALESCE_MS,
+    }
     for key, make in [
-            ("daemon", lambda: DaemonRelay(cli, channels, 0, tmp)),
-            ("daemon_coalesced", lambda: DaemonRelay(cli, channels, 0, tmp, COALESCE_MS)),
-            ("relay", lambda: MsgspecRelay(cli, channels, 0, tmp))]:
+        ("daemon", lambda: DaemonRelay(cli, channels, 0, tmp)),
+        ("daemon_coalesced", lambda: DaemonRelay(cli, channels, 0, tmp, COALESCE_MS)),
+        ("relay", lambda: MsgspecRelay(cli, channels, 0, tmp)),
+    ]:
         log(f"(b) {key}: {channels} channels x {rate} deltas/s for {seconds} s ...")
         relay = make()
         try:
@@ -380,14 +445,20 @@ def latency(quick: bool, log=print) -> dict[str, Any]:
             stream = relay.turn(command, latency=True)
             expected = channels * rate * seconds
             if len(stream.latencies_ms) != expected:
-                raise AssertionError(f"{key}: {len(stream.latencies_ms)} timestamps "
-                                     f"arrived, {expected} were sent")
-            out[key] = {**_percentiles(stream.latencies_ms),
-                        "notifications": stream.notifications,
-                        "cpu_s": stream.cpu_s}
+                raise AssertionError(
+                    f"{key}: {len(stream.latencies_ms)} timestamps arrived, {expected} were sent"
+                )
+            out[key] = {
+                **_percentiles(stream.latencies_ms),
+                "notifications": stream.notifications,
+                "cpu_s": stream.cpu_s,
+            }
             if key == "daemon_coalesced":
-                out["coalescing"] = ("on" if stream.notifications < expected
-                                     else "no effect: one notification per delta")
+                out["coalescing"] = (
+                    "on"
+                    if stream.notifications < expected
+                    else "no effect: one notification per delta"
+                )
         finally:
             relay.close()
     shutil.rmtree(tmp, ignore_errors=True)  # kept, with the logs, when something failed

@@ -11,6 +11,7 @@ Used by relay.py, memory.py and file_updated.py; not run by itself.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -52,7 +53,7 @@ class Framer:
                 break
             if data.startswith(_CL, pos):
                 eol = find(b"\r\n", pos)
-                length = int(data[pos + 16:eol])
+                length = int(data[pos + 16 : eol])
             else:
                 length = _content_length(data[pos:end_headers])
             start = end_headers + 4
@@ -100,18 +101,29 @@ def frame(message: dict[str, Any]) -> bytes:
 class Peer:
     """A child process read through a ``Framer``: the daemon or the msgspec relay."""
 
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 stderr_path: str | None = None, cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        stderr_path: str | None = None,
+        cwd: str | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.stderr_path = stderr_path
-        stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
-        try:
+        with contextlib.ExitStack() as opened:
+            stderr = (
+                opened.enter_context(open(stderr_path, "ab")) if stderr_path else subprocess.DEVNULL
+            )
             self.process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                env=dict(env) if env is not None else None, cwd=cwd, bufsize=0)
-        finally:
-            if stderr_path:
-                stderr.close()  # type: ignore[union-attr]
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                bufsize=0,
+            )
         track(self.process)
         self.pid = self.process.pid
         self._out = self.process.stdout.fileno()  # type: ignore[union-attr]
@@ -128,7 +140,7 @@ class Peer:
         assert stdin is not None
         view = memoryview(data)
         while view:
-            view = view[stdin.write(view):]
+            view = view[stdin.write(view) :]
 
     def read_chunk(self, timeout: float) -> bytes:
         """The next bytes from stdout; ``TimeoutError`` after ``timeout`` s of silence,
@@ -141,8 +153,9 @@ class Peer:
             raise EOFError(f"{self.argv[:3]} closed its stdout{self._tail()}")
         return chunk
 
-    def bodies(self, timeout: float, clock: Callable[[], int] = time.monotonic_ns
-               ) -> Iterator[tuple[int, bytes]]:
+    def bodies(
+        self, timeout: float, clock: Callable[[], int] = time.monotonic_ns
+    ) -> Iterator[tuple[int, bytes]]:
         """(arrival time by ``clock``, body) for every frame, forever; the arrival time is
         taken when the read that completed the frame returned."""
         while self._backlog:
@@ -162,18 +175,29 @@ class Peer:
     def request_frame(self, method: str, params: Any) -> tuple[int, bytes]:
         """(id, framed request) to send later, e.g. many in one write."""
         request_id = next(self._ids)
-        return request_id, frame({"jsonrpc": "2.0", "id": request_id, "method": method,
-                                  "params": params})
+        return request_id, frame(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        )
 
-    def request(self, method: str, params: Any = None, timeout: float = 60,
-                on_other: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        params: Any = None,
+        timeout: float = 60,
+        on_other: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Any:
         """Send a request and read until its response; other messages go to ``on_other``."""
         request_id, data = self.request_frame(method, params)
         self.write(data)
         return self.wait_response(request_id, method, timeout, on_other)
 
-    def wait_response(self, request_id: int, method: str, timeout: float = 60,
-                      on_other: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    def wait_response(
+        self,
+        request_id: int,
+        method: str,
+        timeout: float = 60,
+        on_other: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Any:
         """Read until the response to ``request_id``; responses to other requests are
         kept for their own ``wait_response``, everything else goes to ``on_other`` or, if
         none is given, is kept for ``bodies()`` (with its arrival time)."""
@@ -233,16 +257,24 @@ class Daemon(Peer):
     """``python -m claude_sidecar --stdio`` started directly (no ``uv`` in between), so
     ``pid`` is the daemon's own Python process."""
 
-    def __init__(self, *, cli: str | None = None, env: Mapping[str, str] | None = None,
-                 stderr_path: str | None = None, log_level: str = "WARNING") -> None:
+    def __init__(
+        self,
+        *,
+        cli: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stderr_path: str | None = None,
+        log_level: str = "WARNING",
+    ) -> None:
         argv = [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", log_level]
         if cli:
             argv += ["--cli", cli]
         super().__init__(argv, env=env, stderr_path=stderr_path)
 
     def initialize(self, options: dict[str, Any] | None = None) -> Any:
-        result = self.request("initialize", {"processId": os.getpid(), "capabilities": {},
-                                             "initializationOptions": options or {}})
+        result = self.request(
+            "initialize",
+            {"processId": os.getpid(), "capabilities": {}, "initializationOptions": options or {}},
+        )
         self.notify("initialized", {})
         return result
 

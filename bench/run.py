@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from rpc_client import kill_all  # noqa: E402
+from rpc_client import kill_all
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NA_COALESCE = "n/a (coalescing not available)"
@@ -76,13 +76,12 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def table(title: str, columns: list[str], rows: list[list[str]]) -> str:
-    cells = [columns] + rows
-    widths = [max(len(row[i]) if i < len(row) else 0 for row in cells)
-              for i in range(len(columns))]
+    cells = [columns, *rows]
+    widths = [max(len(row[i]) if i < len(row) else 0 for row in cells) for i in range(len(columns))]
     lines = [title]
     for row in cells:
         parts = [row[0].ljust(widths[0])]
-        parts += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        parts += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=False)]
         lines.append("  " + "  ".join(parts).rstrip())
     return "\n".join(lines)
 
@@ -93,33 +92,69 @@ def format_a(a: dict[str, Any]) -> str:
     for config in a["configs"]:
         name = f"{config['channels']} ch x {config['deltas_per_channel']:,}"
         d, s, r = (config.get(k) or {} for k in ("daemon", "sdk", "relay"))
-        rows.append([f"{name}: msg/s", num(d.get("per_s")), num(s.get("per_s")),
-                     num(r.get("per_s")), ratio(d.get("per_s"), s.get("per_s")),
-                     ratio(d.get("per_s"), r.get("per_s"))])
-        rows.append([f"{name}: CPU us/delta", num(d.get("cpu_us_per_delta"), 1),
-                     num(s.get("cpu_us_per_delta"), 1), num(r.get("cpu_us_per_delta"), 1),
-                     ratio(d.get("cpu_us_per_delta"), s.get("cpu_us_per_delta")),
-                     ratio(d.get("cpu_us_per_delta"), r.get("cpu_us_per_delta"))])
+        rows.append(
+            [
+                f"{name}: msg/s",
+                num(d.get("per_s")),
+                num(s.get("per_s")),
+                num(r.get("per_s")),
+                ratio(d.get("per_s"), s.get("per_s")),
+                ratio(d.get("per_s"), r.get("per_s")),
+            ]
+        )
+        rows.append(
+            [
+                f"{name}: CPU us/delta",
+                num(d.get("cpu_us_per_delta"), 1),
+                num(s.get("cpu_us_per_delta"), 1),
+                num(r.get("cpu_us_per_delta"), 1),
+                ratio(d.get("cpu_us_per_delta"), s.get("cpu_us_per_delta")),
+                ratio(d.get("cpu_us_per_delta"), r.get("cpu_us_per_delta")),
+            ]
+        )
         c = config.get("daemon_coalesced")
         if config.get("coalescing") != "on" or not c:
-            coalesce_rows.append([f"{name}: notifications/s", NA_COALESCE, num(d.get("per_s")), "-"])
+            coalesce_rows.append(
+                [f"{name}: notifications/s", NA_COALESCE, num(d.get("per_s")), "-"]
+            )
             coalesce_rows.append([f"{name}: chars/s", NA_COALESCE, num(d.get("chars_per_s")), "-"])
             continue
-        coalesce_rows.append([f"{name}: notifications/s", num(c["per_s"]), num(d.get("per_s")),
-                              ratio(c["per_s"], d.get("per_s"))])
-        coalesce_rows.append([f"{name}: chars/s", num(c["chars_per_s"]),
-                              num(d.get("chars_per_s")), ratio(c["chars_per_s"],
-                                                               d.get("chars_per_s"))])
-        coalesce_rows.append([f"{name}: CPU us/delta", num(c["cpu_us_per_delta"], 1),
-                              num(d.get("cpu_us_per_delta"), 1),
-                              ratio(c["cpu_us_per_delta"], d.get("cpu_us_per_delta"))])
+        coalesce_rows.append(
+            [
+                f"{name}: notifications/s",
+                num(c["per_s"]),
+                num(d.get("per_s")),
+                ratio(c["per_s"], d.get("per_s")),
+            ]
+        )
+        coalesce_rows.append(
+            [
+                f"{name}: chars/s",
+                num(c["chars_per_s"]),
+                num(d.get("chars_per_s")),
+                ratio(c["chars_per_s"], d.get("chars_per_s")),
+            ]
+        )
+        coalesce_rows.append(
+            [
+                f"{name}: CPU us/delta",
+                num(c["cpu_us_per_delta"], 1),
+                num(d.get("cpu_us_per_delta"), 1),
+                ratio(c["cpu_us_per_delta"], d.get("cpu_us_per_delta")),
+            ]
+        )
     runs = len(a["configs"][0]["daemon"]["runs"]) if a["configs"] else 0
-    first = table(f"(a) relay throughput: claude/delta at the client, median of {runs} "
-                  f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s)",
-                  ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay"], rows)
-    second = table(f"(a) with delta coalescing (coalesceDeltasMs {a['coalesce_ms']}) vs off",
-                   ["", f"daemon {a['coalesce_ms']} ms", "daemon off", "on/off"],
-                   coalesce_rows)
+    first = table(
+        f"(a) relay throughput: claude/delta at the client, median of {runs} "
+        f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s)",
+        ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay"],
+        rows,
+    )
+    second = table(
+        f"(a) with delta coalescing (coalesceDeltasMs {a['coalesce_ms']}) vs off",
+        ["", f"daemon {a['coalesce_ms']} ms", "daemon off", "on/off"],
+        coalesce_rows,
+    )
     return first + "\n" + second
 
 
@@ -127,28 +162,52 @@ def format_b(b: dict[str, Any]) -> str:
     d, r, c = b.get("daemon"), b.get("relay"), b.get("daemon_coalesced")
     coalesced_na = c is None or b.get("coalescing") != "on"
     rows = []
-    for key, label in [("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"), ("max_ms", "max ms"),
-                       ("notifications", "notifications"), ("cpu_s", "CPU s")]:
+    for key, label in [
+        ("p50_ms", "p50 ms"),
+        ("p99_ms", "p99 ms"),
+        ("max_ms", "max ms"),
+        ("notifications", "notifications"),
+        ("cpu_s", "CPU s"),
+    ]:
         digits = 0 if key == "notifications" else 2
-        rows.append([label, num(d[key], digits), num(r[key], digits),
-                     ratio(d[key], r[key]),
-                     NA_COALESCE if coalesced_na else num(c[key], digits)])  # type: ignore[index]
-    return table(f"(b) added latency CLI line -> client, {b['channels']} ch x "
-                 f"{b['rate_per_channel']} deltas/s x {b['seconds']} s",
-                 ["", "daemon", "relay", "daemon/relay",
-                  f"daemon coalesce {b['coalesce_ms']} ms"], rows)
+        rows.append(
+            [
+                label,
+                num(d[key], digits),
+                num(r[key], digits),
+                ratio(d[key], r[key]),
+                NA_COALESCE if coalesced_na else num(c[key], digits),
+            ]
+        )  # type: ignore[index]
+    return table(
+        f"(b) added latency CLI line -> client, {b['channels']} ch x "
+        f"{b['rate_per_channel']} deltas/s x {b['seconds']} s",
+        ["", "daemon", "relay", "daemon/relay", f"daemon coalesce {b['coalesce_ms']} ms"],
+        rows,
+    )
 
 
 def format_c(c: dict[str, Any]) -> str:
     d, s = c["daemon"], c["sdk"]
     rows = []
-    for state, label in [("idle", "idle"), ("loaded", f"{c['channels']} ch after "
-                                                     f"{c['deltas_per_channel']:,} deltas")]:
+    for state, label in [
+        ("idle", "idle"),
+        ("loaded", f"{c['channels']} ch after {c['deltas_per_channel']:,} deltas"),
+    ]:
         for key, name in [("rss_mib", "VmRSS MiB"), ("hwm_mib", "VmHWM MiB")]:
-            rows.append([f"{label}: {name}", num(d[state][key], 1), num(s[state][key], 1),
-                         ratio(d[state][key], s[state][key])])
-    return table("(c) resident memory of the relaying Python process",
-                 ["", "daemon", "SDK", "daemon/SDK"], rows)
+            rows.append(
+                [
+                    f"{label}: {name}",
+                    num(d[state][key], 1),
+                    num(s[state][key], 1),
+                    ratio(d[state][key], s[state][key]),
+                ]
+            )
+    return table(
+        "(c) resident memory of the relaying Python process",
+        ["", "daemon", "SDK", "daemon/SDK"],
+        rows,
+    )
 
 
 def format_d(d: dict[str, Any]) -> str:
@@ -158,28 +217,33 @@ def format_d(d: dict[str, Any]) -> str:
         if isinstance(value, dict):
             for key, inner in value.items():
                 add(f"{name}: {key}" if name else str(key), inner)
-        elif isinstance(value, list) and value and all(
-                isinstance(v, (int, float)) for v in value):
-            rows.append([name, num(statistics.median(value), 1), num(min(value), 1),
-                         num(max(value), 1)])
+        elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+            rows.append(
+                [name, num(statistics.median(value), 1), num(min(value), 1), num(max(value), 1)]
+            )
         elif isinstance(value, (int, float)):
             rows.append([name, num(value, 1), "", ""])
         else:
             rows.append([name, str(value)[:60], "", ""])
 
     add("", d)
-    return table("(d) time to first token, ms (bench/first_token.py)",
-                 ["", "median", "min", "max"], rows)
+    return table(
+        "(d) time to first token, ms (bench/first_token.py)", ["", "median", "min", "max"], rows
+    )
 
 
 def format_e(e: dict[str, Any]) -> str:
     big, small = e["big"], e["small"]
-    rows = [[label, num(big[key], 1), num(small[key], 1), ratio(big[key], small[key])]
-            for key, label in [("p50_ms", "p50 ms"), ("max_ms", "max ms")]]
-    return table(f"(e) claude/fileUpdated arrival - file mtime, Edit by the real CLI, "
-                 f"{e['edits']} edits (mtime resolution {e['mtime_resolution_ms']:g} ms)",
-                 ["", f"{big['lines']:,} lines", f"{small['lines']} lines (peer)",
-                  "ratio"], rows)
+    rows = [
+        [label, num(big[key], 1), num(small[key], 1), ratio(big[key], small[key])]
+        for key, label in [("p50_ms", "p50 ms"), ("max_ms", "max ms")]
+    ]
+    return table(
+        f"(e) claude/fileUpdated arrival - file mtime, Edit by the real CLI, "
+        f"{e['edits']} edits (mtime resolution {e['mtime_resolution_ms']:g} ms)",
+        ["", f"{big['lines']:,} lines", f"{small['lines']} lines (peer)", "ratio"],
+        rows,
+    )
 
 
 # ------------------------------------------------------------ sections
@@ -187,6 +251,7 @@ def format_e(e: dict[str, Any]) -> str:
 
 def run_d(quick: bool) -> dict[str, Any]:
     import first_token
+
     run_all = getattr(first_token, "run_all", None)
     if run_all is None:
         raise NotImplementedError("bench/first_token.py has no run_all(runs) yet")
@@ -194,11 +259,13 @@ def run_d(quick: bool) -> dict[str, Any]:
     return run_all(1 if quick else 3)
 
 
-def sections(quick: bool) -> dict[str, tuple[Callable[[], dict[str, Any]],
-                                             Callable[[dict[str, Any]], str]]]:
+def sections(
+    quick: bool,
+) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
     import file_updated
     import memory
     import relay
+
     return {
         "a": (lambda: relay.throughput(quick, 1 if quick else 3, log=log), format_a),
         "b": (lambda: relay.latency(quick, log=log), format_b),
@@ -221,10 +288,19 @@ def main() -> int:
 
     started = datetime.datetime.now()
     report: dict[str, Any] = {
-        "started": started.isoformat(timespec="seconds"), "quick": args.quick,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "loadavg_start": os.getloadavg()},
-        "sections": {}, "skipped": {}, "errors": {}, "seconds": {}}
+        "started": started.isoformat(timespec="seconds"),
+        "quick": args.quick,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "loadavg_start": os.getloadavg(),
+        },
+        "sections": {},
+        "skipped": {},
+        "errors": {},
+        "seconds": {},
+    }
     tables = []
     for name in chosen:
         measure, render = available[name]
@@ -255,8 +331,10 @@ def main() -> int:
     path = RESULTS / f"{started:%Y%m%d-%H%M%S}.json"
     path.write_text(data)
     (RESULTS / "latest.json").write_text(data)
-    log(f"\nwritten: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
-        f" and latest.json ({sum(report['seconds'].values()):.0f} s)")
+    log(
+        f"\nwritten: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
+        f" and latest.json ({sum(report['seconds'].values()):.0f} s)"
+    )
     return 1 if report["errors"] else 0
 
 

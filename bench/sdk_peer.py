@@ -58,9 +58,17 @@ async def main() -> None:
 
     idle = status()
     workspace = tempfile.TemporaryDirectory(prefix="bench-sdk-")
-    clients = [ClaudeSDKClient(ClaudeAgentOptions(
-        cwd=workspace.name, cli_path=args.cli, include_partial_messages=True,
-        env={"SYNTH_BURST": str(args.deltas)})) for _ in range(args.channels)]
+    clients = [
+        ClaudeSDKClient(
+            ClaudeAgentOptions(
+                cwd=workspace.name,
+                cli_path=args.cli,
+                include_partial_messages=True,
+                env={"SYNTH_BURST": str(args.deltas)},
+            )
+        )
+        for _ in range(args.channels)
+    ]
     await asyncio.gather(*(c.connect() for c in clients))
     reply({"ready": True, "idle": idle})
 
@@ -86,8 +94,12 @@ async def main() -> None:
                 continue
             started = time.monotonic_ns()
             results = await asyncio.gather(*(turn(c, command) for c in clients))
-            reply({"deltas": sum(d for d, _ in results),
-                   "elapsed_ns": max(t for _, t in results) - started})
+            reply(
+                {
+                    "deltas": sum(d for d, _ in results),
+                    "elapsed_ns": max(t for _, t in results) - started,
+                }
+            )
     finally:
         for client in clients:
             await client.disconnect()

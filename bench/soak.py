@@ -37,23 +37,47 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lsprotocol.converters import get_converter
-
 from claude_sidecar import api
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from lsprotocol.converters import get_converter
+
 from first_token import DaemonClient
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 SCENARIO = {
     "rules": [
-        {"match": "(?i)write", "steps": [
-            [{"tool_use": {"name": "Write", "input": {
-                "file_path": "{cwd}/notes.md", "content": "# Notes\nwritten in the soak\n"}}}],
-            [{"text": "Written."}]]},
-        {"match": "(?i)bash", "steps": [
-            [{"tool_use": {"name": "Bash", "input": {"command": "echo soak", "description": "echo"}}}],
-            [{"text": "Not run, as you wish."}]]},
+        {
+            "match": "(?i)write",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {
+                                "file_path": "{cwd}/notes.md",
+                                "content": "# Notes\nwritten in the soak\n",
+                            },
+                        }
+                    }
+                ],
+                [{"text": "Written."}],
+            ],
+        },
+        {
+            "match": "(?i)bash",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {"command": "echo soak", "description": "echo"},
+                        }
+                    }
+                ],
+                [{"text": "Not run, as you wish."}],
+            ],
+        },
         {"match": "(?i)long", "steps": [[{"text": "word " * 300}]], "chunk": 5, "delay": 0.01},
     ],
     "default": [[{"thinking": "A short thought."}, {"text": "A plain streamed answer."}]],
@@ -82,13 +106,15 @@ class Soak(DaemonClient):
         super().__init__("soak")
         self.log_file = log_file
         self.seqs: dict[str, list[int]] = defaultdict(list)
-        self.sent: dict[str, str] = {}            # messageId -> channelId
-        self.ended: set[str] = set()              # messageIds with a turnEnded
+        self.sent: dict[str, str] = {}  # messageId -> channelId
+        self.ended: set[str] = set()  # messageIds with a turnEnded
         self.outcomes: dict[str, int] = defaultdict(int)
         self.cli_pids: set[int] = set()
-        self.deny: set[str] = set()               # channels whose next ask is denied
+        self.deny: set[str] = set()  # channels whose next ask is denied
         self.asks = 0
         self._turn_waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # respondPermission answers in flight (kept so none is collected mid-way).
+        self._answers: set[asyncio.Future[Any]] = set()
         self._deltas: dict[str, asyncio.Event] = {}
         for method in api.NOTIFICATIONS:
             # pygls tags handlers with attributes: a fresh function per method.
@@ -114,9 +140,20 @@ class Soak(DaemonClient):
                 self.asks += 1
                 decision = "deny" if channel in self.deny else "allow"
                 self.deny.discard(channel)
-                asyncio.ensure_future(self.request("claude/respondPermission", {
-                    "channelId": channel, "requestId": p["requestId"], "decision": decision,
-                    **({"message": "not in the soak"} if decision == "deny" else {})}))
+                answer = asyncio.ensure_future(
+                    self.request(
+                        "claude/respondPermission",
+                        {
+                            "channelId": channel,
+                            "requestId": p["requestId"],
+                            "decision": decision,
+                            **({"message": "not in the soak"} if decision == "deny" else {}),
+                        },
+                    )
+                )
+                self._answers.add(answer)
+                answer.add_done_callback(self._answers.discard)
+
         return record
 
     async def open(self, cwd: str) -> str:
@@ -124,8 +161,13 @@ class Soak(DaemonClient):
         self.cli_pids.add(result["pid"])
         return result["channelId"]
 
-    async def turn(self, channel: str, text: str, interrupt: bool = False) -> tuple[str, dict[str, Any]]:
-        """Send ``text``; with ``interrupt``, stop it at its first delta. Waits for its turnEnded."""
+    async def turn(
+        self, channel: str, text: str, interrupt: bool = False
+    ) -> tuple[str, dict[str, Any]]:
+        """Send ``text``; with ``interrupt``, stop it at its first delta.
+
+        Waits for its turnEnded.
+        """
         self._deltas[channel] = asyncio.Event()
         sent = await self.request("claude/sendMessage", {"channelId": channel, "text": text})
         message_id = sent["messageId"]
@@ -156,8 +198,9 @@ class Soak(DaemonClient):
         await self.client.stop()
 
 
-async def worker(soak: Soak, index: int, turns: int, churn: int, root: Path,
-                 counts: dict[str, int]) -> None:
+async def worker(
+    soak: Soak, index: int, turns: int, churn: int, root: Path, counts: dict[str, int]
+) -> None:
     cwd = root / f"w{index}"
     cwd.mkdir()
     channel = await soak.open(str(cwd))
@@ -185,8 +228,13 @@ async def worker(soak: Soak, index: int, turns: int, churn: int, root: Path,
             await soak.request("claude/closeChannel", {"channelId": fork["channelId"]})
             counts["forks"] += 1
         elif action == "rewind" and last_write:
-            await soak.request("claude/rewindFiles", {"channelId": channel, "messageId": last_write, "dryRun": True})
-            await soak.request("claude/rewindFiles", {"channelId": channel, "messageId": last_write})
+            await soak.request(
+                "claude/rewindFiles",
+                {"channelId": channel, "messageId": last_write, "dryRun": True},
+            )
+            await soak.request(
+                "claude/rewindFiles", {"channelId": channel, "messageId": last_write}
+            )
             counts["rewinds"] += 1
             await soak.turn(channel, "hello after the rewind")
         else:
@@ -207,8 +255,12 @@ async def run(channels: int, turns: int, churn: int) -> tuple[dict[str, Any], li
     root = Path(tempfile.mkdtemp(prefix="soak-"))
     with ScriptedModel(load_scenario(SCENARIO)) as model:
         soak = Soak(root / "daemon.log")
-        await soak.start(model.url, {"clientName": "soak", "warmPool": {"size": 0}},
-                         log_level="INFO", log_file=str(soak.log_file))
+        await soak.start(
+            model.url,
+            {"clientName": "soak", "warmPool": {"size": 0}},
+            log_level="INFO",
+            log_file=str(soak.log_file),
+        )
         await asyncio.sleep(1.0)
         start = await soak.stats()
         log(f"start: {start}")
@@ -223,11 +275,13 @@ async def run(channels: int, turns: int, churn: int) -> tuple[dict[str, Any], li
 
         reporter = asyncio.ensure_future(progress())
         try:
-            await asyncio.gather(*(worker(soak, i, per[i], churn, root, counts) for i in range(channels)))
+            await asyncio.gather(
+                *(worker(soak, i, per[i], churn, root, counts) for i in range(channels))
+            )
         finally:
             reporter.cancel()
         elapsed = time.monotonic() - began
-        await asyncio.sleep(3.0)      # closed CLIs exit, background tasks finish
+        await asyncio.sleep(3.0)  # closed CLIs exit, background tasks finish
         end = await soak.stats()
         log(f"end:   {end}")
         daemon_pid = soak.pid
@@ -248,12 +302,21 @@ async def run(channels: int, turns: int, churn: int) -> tuple[dict[str, Any], li
     if orphans:
         failures.append(f"processes outlived the daemon: {orphans}")
     figures = {
-        "channels": channels, "turns": counts["turns"], "elapsedSeconds": round(elapsed, 1),
-        "messagesSent": len(soak.sent), "turnsEnded": len(soak.ended),
-        "outcomes": dict(soak.outcomes), "permissionAsks": soak.asks,
-        "chatsOpened": channels + counts["reopened"], "forks": counts["forks"], "rewinds": counts["rewinds"],
-        "cliProcesses": len(soak.cli_pids), "start": start, "end": end,
-        "seqChecked": sum(len(v) for v in soak.seqs.values()), "orphans": orphans,
+        "channels": channels,
+        "turns": counts["turns"],
+        "elapsedSeconds": round(elapsed, 1),
+        "messagesSent": len(soak.sent),
+        "turnsEnded": len(soak.ended),
+        "outcomes": dict(soak.outcomes),
+        "permissionAsks": soak.asks,
+        "chatsOpened": channels + counts["reopened"],
+        "forks": counts["forks"],
+        "rewinds": counts["rewinds"],
+        "cliProcesses": len(soak.cli_pids),
+        "start": start,
+        "end": end,
+        "seqChecked": sum(len(v) for v in soak.seqs.values()),
+        "orphans": orphans,
     }
     return figures, failures
 
@@ -262,23 +325,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--channels", type=int, default=8)
     parser.add_argument("--turns", type=int, default=600)
-    parser.add_argument("--churn", type=int, default=12, help="turns of a chat before it is closed and reopened")
+    parser.add_argument(
+        "--churn", type=int, default=12, help="turns of a chat before it is closed and reopened"
+    )
     args = parser.parse_args()
     figures, failures = asyncio.run(run(args.channels, args.turns, args.churn))
     start, end = figures["start"], figures["end"]
-    print(f"soak: {figures['channels']} channels, {figures['turns']} turns in {figures['elapsedSeconds']} s; "
-          f"{figures['chatsOpened']} chats opened, {figures['forks']} forks, {figures['rewinds']} rewinds, "
-          f"{figures['permissionAsks']} permission asks, outcomes {figures['outcomes']}, "
-          f"{figures['cliProcesses']} CLI processes")
+    print(
+        f"soak: {figures['channels']} channels, {figures['turns']} turns in "
+        f"{figures['elapsedSeconds']} s; {figures['chatsOpened']} chats opened, "
+        f"{figures['forks']} forks, {figures['rewinds']} rewinds, "
+        f"{figures['permissionAsks']} permission asks, outcomes {figures['outcomes']}, "
+        f"{figures['cliProcesses']} CLI processes"
+    )
     print(f"{'':14}{'start':>10}{'end':>10}")
-    for key, label in (("fds", "open fds"), ("tasks", "asyncio tasks"), ("children", "children"),
-                       ("channels", "channels"), ("rssKib", "RSS (KiB)")):
+    for key, label in (
+        ("fds", "open fds"),
+        ("tasks", "asyncio tasks"),
+        ("children", "children"),
+        ("channels", "channels"),
+        ("rssKib", "RSS (KiB)"),
+    ):
         print(f"{label:14}{start[key]:>10}{end[key]:>10}")
-    print(f"nothing lost: {figures['turnsEnded']}/{figures['messagesSent']} messages ended; "
-          f"{figures['seqChecked']} notifications gap-free; orphans: {len(figures['orphans'])}")
+    print(
+        f"nothing lost: {figures['turnsEnded']}/{figures['messagesSent']} messages ended; "
+        f"{figures['seqChecked']} notifications gap-free; orphans: {len(figures['orphans'])}"
+    )
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    (RESULTS / f"soak-{stamp}.json").write_text(json.dumps({"figures": figures, "failures": failures}, indent=2))
+    (RESULTS / f"soak-{stamp}.json").write_text(
+        json.dumps({"figures": figures, "failures": failures}, indent=2)
+    )
     for failure in failures:
         print(f"FAIL {failure}")
     return 1 if failures else 0

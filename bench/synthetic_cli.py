@@ -34,6 +34,7 @@ stdin EOF ends the process; on Linux it also dies with its parent (PR_SET_PDEATH
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -42,9 +43,11 @@ import uuid
 
 CHUNK = 1 << 20
 
-DELTA = (b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
-         b'"delta":{"type":"text_delta","text":"%s"}},"session_id":"%s",'
-         b'"parent_tool_use_id":null,"uuid":"%s%012x"}\n')
+DELTA = (
+    b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"%s"}},"session_id":"%s",'
+    b'"parent_tool_use_id":null,"uuid":"%s%012x"}\n'
+)
 
 
 def burst_text(i: int) -> bytes:
@@ -56,8 +59,9 @@ def wrapper(directory: str, python: str | None = None) -> str:
     """Write an executable ``synthetic-cli`` script into ``directory``; return its path."""
     path = os.path.join(directory, "synthetic-cli")
     with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nexec "{python or sys.executable}" -S '
-                f'"{os.path.abspath(__file__)}" "$@"\n')
+        f.write(
+            f'#!/bin/sh\nexec "{python or sys.executable}" -S "{os.path.abspath(__file__)}" "$@"\n'
+        )
     os.chmod(path, 0o755)
     return path
 
@@ -85,14 +89,21 @@ class Cli:
 
     def uid(self) -> str:
         self.count += 1
-        return "%s%012x" % (self.uuid_prefix.decode(), self.count)
+        return f"{self.uuid_prefix.decode()}{self.count:012x}"
 
     def emit(self, obj: object) -> None:
         write_all(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 
     def event(self, event: dict) -> None:
-        self.emit({"type": "stream_event", "event": event, "session_id": self.session,
-                   "parent_tool_use_id": None, "uuid": self.uid()})
+        self.emit(
+            {
+                "type": "stream_event",
+                "event": event,
+                "session_id": self.session,
+                "parent_tool_use_id": None,
+                "uuid": self.uid(),
+            }
+        )
 
     # ------------------------------------------------------------ one turn
 
@@ -100,34 +111,90 @@ class Cli:
         text = " ".join(block.get("text", "") for block in _content(message)).split()
         if "--replay-user-messages" in sys.argv:
             self.emit({**message, "session_id": self.session, "isReplay": True})
-        self.emit({"type": "system", "subtype": "init", "session_id": self.session,
-                   "cwd": os.getcwd(), "model": "synthetic", "permissionMode": "default",
-                   "tools": [], "mcp_servers": [], "slash_commands": [],
-                   "claude_code_version": "2.1.330", "uuid": self.uid()})
-        self.event({"type": "message_start", "message": {
-            "id": "msg_synthetic", "type": "message", "role": "assistant", "model": "synthetic",
-            "content": [], "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})
-        self.event({"type": "content_block_start", "index": 0,
-                    "content_block": {"type": "text", "text": ""}})
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": self.session,
+                "cwd": os.getcwd(),
+                "model": "synthetic",
+                "permissionMode": "default",
+                "tools": [],
+                "mcp_servers": [],
+                "slash_commands": [],
+                "claude_code_version": "2.1.330",
+                "uuid": self.uid(),
+            }
+        )
+        self.event(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_synthetic",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "synthetic",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            }
+        )
+        self.event(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
         if text and text[0] == "paced":
             full = self.paced(float(text[1]), float(text[2]))
         else:
             n = int(text[1]) if len(text) > 1 else self.burst_n
             lines, full = self.prebuilt.get(n) or self.build(n)
             for start in range(0, len(lines), CHUNK):
-                write_all(lines[start:start + CHUNK])
+                write_all(lines[start : start + CHUNK])
         self.event({"type": "content_block_stop", "index": 0})
-        self.event({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                    "usage": {"output_tokens": 1}})
+        self.event(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 1},
+            }
+        )
         self.event({"type": "message_stop"})
-        self.emit({"type": "assistant", "message": {
-            "id": "msg_synthetic", "type": "message", "role": "assistant", "model": "synthetic",
-            "content": [{"type": "text", "text": full.decode()}], "stop_reason": None},
-            "parent_tool_use_id": None, "session_id": self.session, "uuid": self.uid()})
-        self.emit({"type": "result", "subtype": "success", "is_error": False,
-                   "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
-                   "stop_reason": "end_turn", "session_id": self.session, "total_cost_usd": 0,
-                   "usage": {"input_tokens": 1, "output_tokens": 1}, "uuid": self.uid()})
+        self.emit(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "msg_synthetic",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "synthetic",
+                    "content": [{"type": "text", "text": full.decode()}],
+                    "stop_reason": None,
+                },
+                "parent_tool_use_id": None,
+                "session_id": self.session,
+                "uuid": self.uid(),
+            }
+        )
+        self.emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "duration_ms": 1,
+                "duration_api_ms": 1,
+                "num_turns": 1,
+                "result": "ok",
+                "stop_reason": "end_turn",
+                "session_id": self.session,
+                "total_cost_usd": 0,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+                "uuid": self.uid(),
+            }
+        )
 
     def paced(self, rate: float, seconds: float) -> bytes:
         """Deltas at ``rate``/s for ``seconds``, each stamped with monotonic_ns at write."""
@@ -150,11 +217,22 @@ class Cli:
         request = message.get("request") or {}
         response: dict = {}
         if request.get("subtype") == "initialize":
-            response = {"commands": [], "models": [], "account": {},
-                        "current_permission_mode": "default"}
-        self.emit({"type": "control_response", "response": {
-            "subtype": "success", "request_id": message.get("request_id"),
-            "response": response}})
+            response = {
+                "commands": [],
+                "models": [],
+                "account": {},
+                "current_permission_mode": "default",
+            }
+        self.emit(
+            {
+                "type": "control_response",
+                "response": {
+                    "subtype": "success",
+                    "request_id": message.get("request_id"),
+                    "response": response,
+                },
+            }
+        )
 
     def serve(self) -> None:
         for line in sys.stdin.buffer:
@@ -178,13 +256,14 @@ def _content(message: dict) -> list[dict]:
 def write_all(data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(1, view):]
+        view = view[os.write(1, view) :]
 
 
 def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
+
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:
             sys.exit(0)
@@ -192,7 +271,5 @@ def _die_with_parent() -> None:
 
 if __name__ == "__main__":
     _die_with_parent()
-    try:
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
         Cli().serve()
-    except (BrokenPipeError, KeyboardInterrupt):
-        pass

@@ -16,8 +16,7 @@ import msgspec
 
 from .errors import InvalidParams
 
-PermissionMode = Literal[
-    "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"]
 ChannelState = Literal["starting", "idle", "running", "awaitingPermission", "exited"]
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 SettingSource = Literal["user", "project", "local"]
@@ -54,24 +53,36 @@ def is_absolute_path(value: str) -> bool:
 
 def _require_uuid(field: str, value: str | None) -> None:
     if value is not None and not is_uuid(value):
-        raise InvalidParams(field, f"is not a UUID ({value[:60]!r})", "pass a UUID such as "
-                            "'0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out")
+        raise InvalidParams(
+            field,
+            f"is not a UUID ({value[:60]!r})",
+            "pass a UUID such as '0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d' or leave it out",
+        )
 
 
 def _require_recorded_cwd(value: str) -> None:
     """``cwd`` naming where a stored session was recorded: absolute, but it need not exist."""
     if not is_absolute_path(value):
-        raise InvalidParams("cwd", f"is not an absolute path ({value[:200]!r})",
-                            "pass the directory the session was recorded in")
+        raise InvalidParams(
+            "cwd",
+            f"is not an absolute path ({value[:200]!r})",
+            "pass the directory the session was recorded in",
+        )
 
 
 def _require_directory(field: str, value: str) -> None:
     if not is_absolute_path(value):
-        raise InvalidParams(field, f"is not an absolute path ({value[:200]!r})",
-                            "pass the absolute path of an existing directory")
+        raise InvalidParams(
+            field,
+            f"is not an absolute path ({value[:200]!r})",
+            "pass the absolute path of an existing directory",
+        )
     if not os.path.isdir(value):
-        raise InvalidParams(field, f"is not an existing directory ({value[:200]!r})",
-                            "create it first or pass an existing directory")
+        raise InvalidParams(
+            field,
+            f"is not an existing directory ({value[:200]!r})",
+            "create it first or pass an existing directory",
+        )
 
 
 _MCP_FIELDS = {"stdio": ("command", str), "http": ("url", str), "sse": ("url", str)}
@@ -84,22 +95,31 @@ def _check_mcp_server(name: str, config: dict[str, Any]) -> None:
         raise InvalidParams("mcpServers", "has an empty server name", "name every server")
     kind = config.get("type", "stdio")
     if not isinstance(kind, str) or kind not in _MCP_FIELDS:
-        raise InvalidParams(f"{field}.type", f"is {kind!r}",
-                            "use stdio (with command), http or sse (with url)")
+        raise InvalidParams(
+            f"{field}.type", f"is {kind!r}", "use stdio (with command), http or sse (with url)"
+        )
     key, expected = _MCP_FIELDS[kind]
     if not isinstance(config.get(key), expected) or not config[key]:
-        raise InvalidParams(f"{field}.{key}", f"is required for a {kind} server",
-                            f"give the server's {key} as a string")
+        raise InvalidParams(
+            f"{field}.{key}",
+            f"is required for a {kind} server",
+            f"give the server's {key} as a string",
+        )
     args = config.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise InvalidParams(f"{field}.args", "is not a list of strings",
-                            "pass the arguments as strings")
+        raise InvalidParams(
+            f"{field}.args", "is not a list of strings", "pass the arguments as strings"
+        )
     for key in ("env", "headers"):
         value = config.get(key, {})
         if not isinstance(value, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-            raise InvalidParams(f"{field}.{key}", "is not an object of strings",
-                                f'pass {key} as {{"NAME": "value"}}')
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise InvalidParams(
+                f"{field}.{key}",
+                "is not an object of strings",
+                f'pass {key} as {{"NAME": "value"}}',
+            )
 
 
 def check_input_schema(field: str, schema: dict[str, Any]) -> None:
@@ -110,29 +130,44 @@ def check_input_schema(field: str, schema: dict[str, Any]) -> None:
     ``[]``, the usual way a ``properties`` ends up a list.
     """
     if schema.get("type") != "object":
-        raise InvalidParams(f"{field}.type", f"is {schema.get('type')!r}, not \"object\"",
-                            'a tool takes an object of arguments: set "type": "object"')
+        raise InvalidParams(
+            f"{field}.type",
+            f'is {schema.get("type")!r}, not "object"',
+            'a tool takes an object of arguments: set "type": "object"',
+        )
     properties = schema.get("properties", {})
     if not isinstance(properties, dict):
-        raise InvalidParams(f"{field}.properties", f"is a {type(properties).__name__}, "
-                            "not an object", "send an object of property schemas (from Lua, "
-                            "an empty table encodes as [], so use vim.empty_dict())")
+        raise InvalidParams(
+            f"{field}.properties",
+            f"is a {type(properties).__name__}, not an object",
+            "send an object of property schemas (from Lua, "
+            "an empty table encodes as [], so use vim.empty_dict())",
+        )
     for name, sub in properties.items():
         if not isinstance(sub, dict):
-            raise InvalidParams(f"{field}.properties.{name}", "is not a schema object",
-                                'describe each property with an object such as '
-                                '{"type": "string"}')
+            raise InvalidParams(
+                f"{field}.properties.{name}",
+                "is not a schema object",
+                'describe each property with an object such as {"type": "string"}',
+            )
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise InvalidParams(f"{field}.required", "is not a list of property names",
-                            "list the required properties by name")
+        raise InvalidParams(
+            f"{field}.required",
+            "is not a list of property names",
+            "list the required properties by name",
+        )
     unknown = [r for r in required if r not in properties]
     if unknown:
-        raise InvalidParams(f"{field}.required", f"names {unknown[0]!r}, which is not in "
-                            "`properties`", "declare every required property")
+        raise InvalidParams(
+            f"{field}.required",
+            f"names {unknown[0]!r}, which is not in `properties`",
+            "declare every required property",
+        )
 
 
 # ---------------------------------------------------------------- initialize
+
 
 class EditorTool(Params):
     """A tool the editor offers the agent (served as ``mcp__editor__<name>``)."""
@@ -140,7 +175,8 @@ class EditorTool(Params):
     name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
     description: str = ""
     input_schema: dict[str, Any] = msgspec.field(
-        default_factory=lambda: {"type": "object", "properties": {}})
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
 
 
 class WarmPoolOptions(Params):
@@ -172,13 +208,15 @@ class InitializationOptions(Params):
         names = [tool.name for tool in self.editor_tools]
         if len(names) != len(set(names)):
             duplicate = next(n for n in names if names.count(n) > 1)
-            raise InvalidParams("editorTools", f"names {duplicate!r} twice",
-                                "give every editor tool its own name")
+            raise InvalidParams(
+                "editorTools", f"names {duplicate!r} twice", "give every editor tool its own name"
+            )
         for i, tool in enumerate(self.editor_tools):
             check_input_schema(f"editorTools[{i}].inputSchema", tool.input_schema)
 
 
 # ---------------------------------------------------------------- requests
+
 
 class NewChannelParams(Params):
     """``claude/newChannel``: start one CLI process for one conversation."""
@@ -208,24 +246,37 @@ class NewChannelParams(Params):
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
         if self.fallback_model is not None and self.fallback_model == self.model:
-            raise InvalidParams("fallbackModel", f"is the same as `model` ({self.model!r})",
-                                "name another model to fall back to, or leave it out")
-        if self.setting_sources is not None and \
-                len(set(self.setting_sources)) != len(self.setting_sources):
-            raise InvalidParams("settingSources", "names a source twice",
-                                "list each of user, project, local at most once")
+            raise InvalidParams(
+                "fallbackModel",
+                f"is the same as `model` ({self.model!r})",
+                "name another model to fall back to, or leave it out",
+            )
+        if self.setting_sources is not None and len(set(self.setting_sources)) != len(
+            self.setting_sources
+        ):
+            raise InvalidParams(
+                "settingSources",
+                "names a source twice",
+                "list each of user, project, local at most once",
+            )
         style = (self.settings or {}).get("outputStyle")
         if self.output_style is not None and style not in (None, self.output_style):
-            raise InvalidParams("outputStyle", f"differs from settings.outputStyle ({style!r})",
-                                "set the output style in one place")
+            raise InvalidParams(
+                "outputStyle",
+                f"differs from settings.outputStyle ({style!r})",
+                "set the output style in one place",
+            )
         for name, config in (self.mcp_servers or {}).items():
             _check_mcp_server(name, config)
         _require_uuid("resume", self.resume)
         for i, directory in enumerate(self.add_dirs or ()):
             _require_directory(f"addDirs[{i}]", directory)
         if self.system_prompt is not None and self.append_system_prompt is not None:
-            raise InvalidParams("appendSystemPrompt", "cannot be combined with systemPrompt",
-                                "pass one of systemPrompt (replace) or appendSystemPrompt (add)")
+            raise InvalidParams(
+                "appendSystemPrompt",
+                "cannot be combined with systemPrompt",
+                "pass one of systemPrompt (replace) or appendSystemPrompt (add)",
+            )
 
 
 class NewChannelResult(Result):
@@ -267,8 +318,11 @@ class SendMessageParams(Params):
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.content is None):
-            raise InvalidParams("text", "and `content` are both set or both missing",
-                                "pass exactly one: `text` (a string) or `content` (blocks)")
+            raise InvalidParams(
+                "text",
+                "and `content` are both set or both missing",
+                "pass exactly one: `text` (a string) or `content` (blocks)",
+            )
         if self.content is not None and not self.content:
             raise InvalidParams("content", "is empty", "pass at least one text or image block")
         _require_uuid("uuid", self.uuid)
@@ -282,8 +336,16 @@ class SendMessageParams(Params):
             if isinstance(block, TextBlock):
                 blocks.append({"type": "text", "text": block.text})
             else:
-                blocks.append({"type": "image", "source": {
-                    "type": "base64", "media_type": block.media_type, "data": block.data}})
+                blocks.append(
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": block.media_type,
+                            "data": block.data,
+                        },
+                    }
+                )
         return blocks
 
 
@@ -310,21 +372,30 @@ class RespondPermissionParams(Params):
 
     def __post_init__(self) -> None:
         if self.decision == "deny":
-            for name, value in (("updatedInput", self.updated_input),
-                                ("updatedPermissions", self.updated_permissions),
-                                ("answers", self.answers), ("mode", self.mode)):
+            for name, value in (
+                ("updatedInput", self.updated_input),
+                ("updatedPermissions", self.updated_permissions),
+                ("answers", self.answers),
+                ("mode", self.mode),
+            ):
                 if value is not None:
-                    raise InvalidParams(name, "cannot be combined with decision `deny`",
-                                        "leave it out, or allow")
+                    raise InvalidParams(
+                        name, "cannot be combined with decision `deny`", "leave it out, or allow"
+                    )
         elif self.interrupt:
-            raise InvalidParams("interrupt", "only applies to decision `deny`",
-                                "leave it out, or deny")
+            raise InvalidParams(
+                "interrupt", "only applies to decision `deny`", "leave it out, or deny"
+            )
         elif self.message is not None:
-            raise InvalidParams("message", "only applies to decision `deny` (the model sees it "
-                                "as the reason)", "leave it out, or deny")
+            raise InvalidParams(
+                "message",
+                "only applies to decision `deny` (the model sees it as the reason)",
+                "leave it out, or deny",
+            )
         if self.annotations is not None and self.answers is None:
-            raise InvalidParams("annotations", "needs `answers`",
-                                "pass the answers the annotations belong to")
+            raise InvalidParams(
+                "annotations", "needs `answers`", "pass the answers the annotations belong to"
+            )
 
 
 class RewindFilesParams(Params):
@@ -364,8 +435,11 @@ class ForkSessionParams(Params):
 
     def __post_init__(self) -> None:
         if (self.channel_id is None) == (self.session_id is None):
-            raise InvalidParams("channelId", "and `sessionId` are both set or both missing",
-                                "pass exactly one: the live channel or the stored session")
+            raise InvalidParams(
+                "channelId",
+                "and `sessionId` are both set or both missing",
+                "pass exactly one: the live channel or the stored session",
+            )
         _require_uuid("sessionId", self.session_id)
         _require_uuid("atMessageId", self.at_message_id)
         if self.cwd is not None:
@@ -410,16 +484,23 @@ class RenameSessionParams(StoredSessionParams):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.title.strip():
-            raise InvalidParams("title", "is empty or only whitespace",
-                                "pass the title to show, e.g. \"Fix the login bug\"")
+            raise InvalidParams(
+                "title",
+                "is empty or only whitespace",
+                'pass the title to show, e.g. "Fix the login bug"',
+            )
         # JSON may carry a lone surrogate ("\udc80"); it cannot be written to the file.
         if any("\ud800" <= c <= "\udfff" for c in self.title):
-            raise InvalidParams("title", "holds text that is not valid Unicode (a lone "
-                                "surrogate)", "send the title as valid UTF-8 text")
+            raise InvalidParams(
+                "title",
+                "holds text that is not valid Unicode (a lone surrogate)",
+                "send the title as valid UTF-8 text",
+            )
 
 
 # The results of claude/listSessions and claude/getHistory: the sessions package fills them
 # from the CLI's session files.
+
 
 class SessionSummary(Result):
     """One stored session, as a session picker shows it.
@@ -456,8 +537,7 @@ class SessionPage(Result):
     next_cursor: str | None
 
 
-HistoryKind = Literal["userPrompt", "assistantText", "thinking", "toolUse", "toolResult",
-                      "system"]
+HistoryKind = Literal["userPrompt", "assistantText", "thinking", "toolUse", "toolResult", "system"]
 
 
 class HistoryMessage(Result):
@@ -622,6 +702,7 @@ class StopTaskParams(Params):
 
 
 # ---------------------------------------------------------------- what the CLI reports
+
 
 class SlashCommand(Result):
     """A slash command the channel's CLI accepts (type it as the message text)."""
@@ -798,6 +879,7 @@ class InitializeResult(Result, omit_defaults=False):
 
 # ---------------------------------------------------------------- notifications
 
+
 class DeltaNotification(Result):
     """``claude/delta``: one streamed content delta."""
 
@@ -925,6 +1007,7 @@ class CallEditorToolParams(Result, omit_defaults=False):
 
 # ---------------------------------------------------------------- the table
 
+
 @dataclass(frozen=True)
 class Method:
     """One ``claude/*`` request: its params and result types and what it does."""
@@ -936,41 +1019,101 @@ class Method:
 
 
 METHODS: tuple[Method, ...] = (
-    Method("claude/newChannel", NewChannelParams, NewChannelResult,
-           "Start a CLI process for one conversation in `cwd`."),
-    Method("claude/sendMessage", SendMessageParams, SendMessageResult,
-           "Queue a user message; returns its uuid as soon as it is queued."),
+    Method(
+        "claude/newChannel",
+        NewChannelParams,
+        NewChannelResult,
+        "Start a CLI process for one conversation in `cwd`.",
+    ),
+    Method(
+        "claude/sendMessage",
+        SendMessageParams,
+        SendMessageResult,
+        "Queue a user message; returns its uuid as soon as it is queued.",
+    ),
     Method("claude/interrupt", ChannelParams, Ok, "Stop the running turn."),
-    Method("claude/closeChannel", ChannelParams, CloseChannelResult,
-           "End the CLI process gracefully and forget the channel."),
-    Method("claude/listChannels", ListChannelsParams, ListChannelsResult,
-           "Every open channel with its state."),
-    Method("claude/respondPermission", RespondPermissionParams, Ok,
-           "Answer a permission request: allow, allow always, or deny."),
-    Method("claude/rewindFiles", RewindFilesParams, RewindFilesResult,
-           "Undo the agent's file edits back to one of the user's messages."),
-    Method("claude/forkSession", ForkSessionParams, NewChannelResult,
-           "Branch a conversation into a new channel; the source is untouched."),
-    Method("claude/listSessions", ListSessionsParams, SessionPage,
-           "The sessions stored for a directory, newest first, a page at a time."),
-    Method("claude/getHistory", GetHistoryParams, History,
-           "A stored conversation as messages a client can render."),
-    Method("claude/mcpStatus", ChannelParams, McpStatusResult,
-           "Each MCP server of a channel: status and tools."),
+    Method(
+        "claude/closeChannel",
+        ChannelParams,
+        CloseChannelResult,
+        "End the CLI process gracefully and forget the channel.",
+    ),
+    Method(
+        "claude/listChannels",
+        ListChannelsParams,
+        ListChannelsResult,
+        "Every open channel with its state.",
+    ),
+    Method(
+        "claude/respondPermission",
+        RespondPermissionParams,
+        Ok,
+        "Answer a permission request: allow, allow always, or deny.",
+    ),
+    Method(
+        "claude/rewindFiles",
+        RewindFilesParams,
+        RewindFilesResult,
+        "Undo the agent's file edits back to one of the user's messages.",
+    ),
+    Method(
+        "claude/forkSession",
+        ForkSessionParams,
+        NewChannelResult,
+        "Branch a conversation into a new channel; the source is untouched.",
+    ),
+    Method(
+        "claude/listSessions",
+        ListSessionsParams,
+        SessionPage,
+        "The sessions stored for a directory, newest first, a page at a time.",
+    ),
+    Method(
+        "claude/getHistory",
+        GetHistoryParams,
+        History,
+        "A stored conversation as messages a client can render.",
+    ),
+    Method(
+        "claude/mcpStatus",
+        ChannelParams,
+        McpStatusResult,
+        "Each MCP server of a channel: status and tools.",
+    ),
     Method("claude/mcpReconnect", McpServerParams, Ok, "Restart one MCP server."),
     Method("claude/mcpToggle", McpToggleParams, Ok, "Enable or disable one MCP server."),
     Method("claude/setModel", SetModelParams, Ok, "Switch the channel's model."),
-    Method("claude/setPermissionMode", SetPermissionModeParams, Ok,
-           "Switch the channel's permission mode."),
-    Method("claude/channelInfo", ChannelParams, ChannelInfo,
-           "What the channel's CLI offers: commands, agents, models, output styles."),
-    Method("claude/contextUsage", ChannelParams, ContextUsageResult,
-           "How full the channel's context window is, by category."),
+    Method(
+        "claude/setPermissionMode",
+        SetPermissionModeParams,
+        Ok,
+        "Switch the channel's permission mode.",
+    ),
+    Method(
+        "claude/channelInfo",
+        ChannelParams,
+        ChannelInfo,
+        "What the channel's CLI offers: commands, agents, models, output styles.",
+    ),
+    Method(
+        "claude/contextUsage",
+        ChannelParams,
+        ContextUsageResult,
+        "How full the channel's context window is, by category.",
+    ),
     Method("claude/stopTask", StopTaskParams, Ok, "Stop a background task of a channel."),
-    Method("claude/renameSession", RenameSessionParams, Ok,
-           "Give a stored session a custom title (what claude/listSessions shows)."),
-    Method("claude/deleteSession", DeleteSessionParams, Ok,
-           "Delete a stored session for good (refused while a channel uses it)."),
+    Method(
+        "claude/renameSession",
+        RenameSessionParams,
+        Ok,
+        "Give a stored session a custom title (what claude/listSessions shows).",
+    ),
+    Method(
+        "claude/deleteSession",
+        DeleteSessionParams,
+        Ok,
+        "Delete a stored session for good (refused while a channel uses it).",
+    ),
 )
 
 CLIENT_REQUESTS: dict[str, type[Result]] = {
@@ -1012,16 +1155,21 @@ def decode_params(method: str, params_type: type[P], params: Any, prefix: str = 
         raise _invalid(method, str(e), prefix) from e
     except UnicodeEncodeError as e:
         # msgspec cannot even describe a value holding a lone surrogate (JSON "\udc80").
-        raise InvalidParams(prefix.rstrip(".") or "params",
-                            "holds text that is not valid Unicode (a lone surrogate)",
-                            f"send valid UTF-8 text; see {method} in docs/protocol.md") from e
+        raise InvalidParams(
+            prefix.rstrip(".") or "params",
+            "holds text that is not valid Unicode (a lone surrogate)",
+            f"send valid UTF-8 text; see {method} in docs/protocol.md",
+        ) from e
     except InvalidParams as e:
         if not prefix:
             raise
         # Raised by a struct's own checks: name the field as the client sees it.
         field = e.data["field"]
-        raise InvalidParams(prefix + field, e.message.split(f"`{field}` ", 1)[-1].split("; ")[0],
-                            e.message.rsplit("; ", 1)[-1]) from e
+        raise InvalidParams(
+            prefix + field,
+            e.message.split(f"`{field}` ", 1)[-1].split("; ")[0],
+            e.message.rsplit("; ", 1)[-1],
+        ) from e
 
 
 def _invalid(method: str, text: str, prefix: str) -> InvalidParams:
@@ -1035,7 +1183,8 @@ def _invalid(method: str, text: str, prefix: str) -> InvalidParams:
         return InvalidParams(prefix + field, "is required", fix)
     if m := _UNKNOWN_RE.search(text):
         field = f"{path}.{m.group(1)}" if path else m.group(1)
-        return InvalidParams(prefix + field, "is not a known parameter",
-                             f"remove it or check its spelling; {fix}")
+        return InvalidParams(
+            prefix + field, "is not a known parameter", f"remove it or check its spelling; {fix}"
+        )
     field = prefix + path if path else prefix.rstrip(".") or "params"
     return InvalidParams(field, f"is invalid: {text.split(' - at ')[0]}", fix)

@@ -31,8 +31,12 @@ class Background:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def spawn(self, coro: Coroutine[Any, Any, T], name: str,
-              on_failure: Callable[[BaseException], None] | None = None) -> asyncio.Task[T]:
+    def spawn(
+        self,
+        coro: Coroutine[Any, Any, T],
+        name: str,
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> asyncio.Task[T]:
         """Run ``coro`` as a task; if it fails, log it (a ``SidecarError`` as a warning,
         anything else as an error with its traceback) and call ``on_failure``."""
         task = asyncio.create_task(coro, name=f"{self.owner}-{name}")

@@ -70,21 +70,31 @@ INTERRUPT_TIMEOUT = 5.0
 
 # system lines the channel keeps track of: retries and background tasks.
 _NOTED_SYSTEM = frozenset(
-    {"api_retry", "background_tasks_changed", "task_started", "task_notification"})
+    {"api_retry", "background_tasks_changed", "task_started", "task_notification"}
+)
 
 # A stream delta's type -> the claude/delta kind and the delta's field holding the text.
 _DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
-    "text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
-    "input_json_delta": ("toolInput", "partial_json")}
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("toolInput", "partial_json"),
+}
 
 
 class Channel:
     """One CLI process serving one conversation."""
 
-    def __init__(self, channel_id: str, options: NewChannelParams, session_id: str,
-                 feed: Feed = NOWHERE, rules: permissions.Rules | None = None,
-                 fork: bool = False, editor_tools: EditorToolServer | None = None,
-                 spawn: Spawn = Transport.spawn) -> None:
+    def __init__(
+        self,
+        channel_id: str,
+        options: NewChannelParams,
+        session_id: str,
+        feed: Feed = NOWHERE,
+        rules: permissions.Rules | None = None,
+        fork: bool = False,
+        editor_tools: EditorToolServer | None = None,
+        spawn: Spawn = Transport.spawn,
+    ) -> None:
         self.id = channel_id
         self.options = options
         self.cwd = options.cwd
@@ -118,8 +128,9 @@ class Channel:
         self._background = Background(channel_id)
         self._writer: asyncio.Task[None] | None = None
         self._control = ControlProtocol(self._name, self._queue.put_nowait, self._show)
-        self.permissions = permissions.PendingAsks(self._name, self._queue.put_nowait,
-                                                   self._publish, rules or permissions.Rules())
+        self.permissions = permissions.PendingAsks(
+            self._name, self._queue.put_nowait, self._publish, rules or permissions.Rules()
+        )
         self._interrupting = False
         self.edits = EditLog()
         # The last top-level assistant message of each prompt's exchange: a fork "at" a
@@ -147,9 +158,13 @@ class Channel:
         """Options for a new CLI continuing this channel's session, as the client has it
         now (current permission mode, chosen model); used by restart and fork."""
         return msgspec.structs.replace(
-            self.options, resume=self.session_id, model=self.requested_model,
+            self.options,
+            resume=self.session_id,
+            model=self.requested_model,
             effort=self.effort,
-            permission_mode=self.permission_mode or self.options.permission_mode, **changes)
+            permission_mode=self.permission_mode or self.options.permission_mode,
+            **changes,
+        )
 
     def adopt(self, channel_id: str, options: NewChannelParams, feed: Feed) -> None:
         """Make a spare from the warm pool the channel a client asked for: it takes the
@@ -184,8 +199,7 @@ class Channel:
         """
         self._launch = launch
         try:
-            self._process = process = await self._spawn(launch.argv, cwd=launch.cwd,
-                                                        env=launch.env)
+            self._process = process = await self._spawn(launch.argv, cwd=launch.cwd, env=launch.env)
         except OSError as e:
             launch.remove_files()
             raise CliStartFailed(f"{type(e).__name__}: {e}") from e
@@ -194,25 +208,31 @@ class Channel:
         try:
             reply = await self.control("initialize", START_TIMEOUT, hooks=EDIT_HOOKS)
         except ChannelExited as e:
-            reason = f"it exited during start-up (exit code {e.data['exitCode']}, " \
-                     f"signal {e.data['signal']})"
+            reason = (
+                f"it exited during start-up (exit code {e.data['exitCode']}, "
+                f"signal {e.data['signal']})"
+            )
             raise CliStartFailed(reason, process.stderr_tail()) from e
         except (ControlRequestTimeout, ControlRequestFailed) as e:
             tail = process.stderr_tail()
             await self.close(grace=0.5)
             raise CliStartFailed(f"`initialize` failed: {e.message}", tail) from e
         try:
-            self.reported = wire.initialize_reply_decoder.decode(reply) if reply else \
-                wire.InitializeReply()
+            self.reported = (
+                wire.initialize_reply_decoder.decode(reply) if reply else wire.InitializeReply()
+            )
         except msgspec.MsgspecError as e:
-            log.warning("channel %s: unexpected initialize answer (%s); no channel info", self.id, e)
+            log.warning(
+                "channel %s: unexpected initialize answer (%s); no channel info", self.id, e
+            )
         if self.reported.claude_code_version is None:
             # Older CLIs (2.1.233) do not say their version at initialize: ask the binary
             # (once per binary; `--version` answers at once).
             version = await asyncio.to_thread(known_cli_version, launch.argv[0], launch.env)
             self.reported = msgspec.structs.replace(self.reported, claude_code_version=version)
-        if compat.older_than(self.reported.claude_code_version,
-                             compat.WRITES_TRANSCRIPT_BEFORE_RESULT):
+        if compat.older_than(
+            self.reported.claude_code_version, compat.WRITES_TRANSCRIPT_BEFORE_RESULT
+        ):
             self._transcript = TranscriptWait(launch.env, self.cwd)
         mode = self.reported.current_permission_mode
         if mode is not None and self.permission_mode is None:
@@ -221,9 +241,12 @@ class Channel:
 
     def info(self) -> ChannelInfo:
         """What the CLI reported at start, with the channel's current model, mode and effort."""
-        return channel_info.channel_info(self.reported, model=self.model,
-                                         permission_mode=self.permission_mode,
-                                         effort=self.effort)
+        return channel_info.channel_info(
+            self.reported,
+            model=self.model,
+            permission_mode=self.permission_mode,
+            effort=self.effort,
+        )
 
     @property
     def total_cost(self) -> float:
@@ -300,8 +323,9 @@ class Channel:
         if effort is not None:
             # The CLI has no set_effort request; its flag settings layer takes effortLevel
             # at runtime (what `/effort` changes), and the next turn sends it.
-            await self.control("apply_flag_settings", CONTROL_TIMEOUT,
-                               settings={"effortLevel": effort})
+            await self.control(
+                "apply_flag_settings", CONTROL_TIMEOUT, settings={"effortLevel": effort}
+            )
             self.effort = effort
         self._publish_status()
 
@@ -358,8 +382,14 @@ class Channel:
 
     async def _serve_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
         if self._editor_tools is None or mcp.server_name != SERVER_NAME:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mcp.message.get("id"), "error": {
-                "code": -32601, "message": f"no in-process MCP server {mcp.server_name!r}"}}
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": mcp.message.get("id"),
+                "error": {
+                    "code": -32601,
+                    "message": f"no in-process MCP server {mcp.server_name!r}",
+                },
+            }
         else:
             reply = await self._editor_tools.handle(mcp.message)
         if self.exit is None:
@@ -394,8 +424,11 @@ class Channel:
         self._feed.publish(CliMessage(raw))
 
     def _publish_status(self) -> None:
-        self._feed.publish(StatusChanged(self.state, self.session_id, self.model,
-                                         self.permission_mode, self.exit, self.retry))
+        self._feed.publish(
+            StatusChanged(
+                self.state, self.session_id, self.model, self.permission_mode, self.exit, self.retry
+            )
+        )
 
     # ------------------------------------------------------------ I/O loops
 
@@ -419,20 +452,23 @@ class Channel:
         try:
             async for batch in process.batches():
                 for raw in batch:
-                    if self._transcript is not None and self._transcript.unwritten is not None \
-                            and _is_result(raw):
+                    if (
+                        self._transcript is not None
+                        and self._transcript.unwritten is not None
+                        and _is_result(raw)
+                    ):
                         await self._transcript.written(self.id, self.session_id)
                     try:
                         self._route(raw)
                     except Exception:
                         # A routing bug must not stop the reader: the CLI would block on a
                         # full pipe and the channel would hang. Log it and keep reading.
-                        log.exception("channel %s: failed to route a line: %.200r",
-                                      self.id, raw)
+                        log.exception("channel %s: failed to route a line: %.200r", self.id, raw)
         finally:
             ended = await process.wait()
-            self.exit = ExitInfo(code=ended.code, signal=ended.signal,
-                                 stderr_tail=process.stderr_tail())
+            self.exit = ExitInfo(
+                code=ended.code, signal=ended.signal, stderr_tail=process.stderr_tail()
+            )
             # Release waiters before telling the client: if the client is gone, the
             # notification fails, and close() must not wait for it.
             self._exited.set()
@@ -442,8 +478,9 @@ class Channel:
                 self._writer.cancel()
             self._cancel_asks("closed", deny_message=None)
             self._control.fail_all(ChannelExited(self.id, ended.code, ended.signal))
-            log.info("channel %s: CLI exited (code %s, signal %s)", self.id, ended.code,
-                     ended.signal)
+            log.info(
+                "channel %s: CLI exited (code %s, signal %s)", self.id, ended.code, ended.signal
+            )
             self.retry = None
             if self._turn is not None:
                 self._end_turn_by_exit(ended.code, ended.signal)
@@ -482,15 +519,21 @@ class Channel:
             self._control.receive(line.request_id, line.request, raw)
         elif kind == "control_cancel_request" and line.request_id in self.permissions:
             assert line.request_id is not None
-            self.permissions.withdraw(line.request_id,
-                                      "interrupted" if self._interrupting else "withdrawn")
+            self.permissions.withdraw(
+                line.request_id, "interrupted" if self._interrupting else "withdrawn"
+            )
             self._settle_permissions()
         elif kind == "system" and line.subtype == "thinking_tokens":
             self._feed.publish(Progress(raw))
         else:
             self._feed.publish(CliMessage(raw))
-            if self._transcript is not None and kind in ("user", "assistant") and line.uuid \
-                    and line.parent_tool_use_id is None and line.uuid not in self._unconsumed:
+            if (
+                self._transcript is not None
+                and kind in ("user", "assistant")
+                and line.uuid
+                and line.parent_tool_use_id is None
+                and line.uuid not in self._unconsumed
+            ):
                 # An answer or a tool result: the CLI stores it in the session file. (Not
                 # a prompt's echo: a prompt queued for the next turn is stored with it.)
                 self._transcript.unwritten = line.uuid
@@ -508,7 +551,8 @@ class Channel:
             elif kind == "assistant" and line.parent_tool_use_id is not None:
                 self.edits.made_by_subagent(
                     wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids(),
-                    line.parent_tool_use_id)
+                    line.parent_tool_use_id,
+                )
             elif kind == "assistant" and line.uuid:
                 if (prompt := self.edits.current_prompt) is not None:
                     self.exchange_ends[prompt] = line.uuid
@@ -531,18 +575,26 @@ class Channel:
         """Track the retry the CLI waits for and the background tasks it runs."""
         if subtype == "api_retry":
             retry = wire.api_retry_decoder.decode(raw)
-            self.retry = RetryInfo(attempt=retry.attempt, max_retries=retry.max_retries,
-                                   retry_in_ms=retry.retry_delay_ms, error=retry.error,
-                                   error_status=retry.error_status)
+            self.retry = RetryInfo(
+                attempt=retry.attempt,
+                max_retries=retry.max_retries,
+                retry_in_ms=retry.retry_delay_ms,
+                error=retry.error,
+                error_status=retry.error_status,
+            )
             self._publish_status()
         elif subtype == "background_tasks_changed":
-            self.tasks = {t.task_id: BackgroundTask(task_id=t.task_id, task_type=t.task_type,
-                                                    description=t.description)
-                          for t in wire.background_tasks_decoder.decode(raw).tasks}
+            self.tasks = {
+                t.task_id: BackgroundTask(
+                    task_id=t.task_id, task_type=t.task_type, description=t.description
+                )
+                for t in wire.background_tasks_decoder.decode(raw).tasks
+            }
         elif subtype == "task_started":
             task = wire.task_decoder.decode(raw)
             self.tasks[task.task_id] = BackgroundTask(
-                task_id=task.task_id, task_type=task.task_type, description=task.description)
+                task_id=task.task_id, task_type=task.task_type, description=task.description
+            )
         else:  # task_notification: the task is over
             self.tasks.pop(wire.task_decoder.decode(raw).task_id, None)
 
@@ -550,11 +602,19 @@ class Channel:
         turn, self._turn = self._turn, None
         judged = turns.judge(line, turn is not None and turn.interrupted, self._reported_cost)
         self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
-        self._publish(TurnEnded(
-            judged.outcome, duration_ms=line.duration_ms,
-            permission_wait_ms=turn.waited_ms() if turn else 0, cost_usd=judged.cost_usd,
-            total_cost_usd=self.total_cost, usage=judged.usage, num_turns=line.num_turns,
-            message_ids=line.user_message_uuids or self._turn_prompts, error=judged.error))
+        self._publish(
+            TurnEnded(
+                judged.outcome,
+                duration_ms=line.duration_ms,
+                permission_wait_ms=turn.waited_ms() if turn else 0,
+                cost_usd=judged.cost_usd,
+                total_cost_usd=self.total_cost,
+                usage=judged.usage,
+                num_turns=line.num_turns,
+                message_ids=line.user_message_uuids or self._turn_prompts,
+                error=judged.error,
+            )
+        )
         self._turn_prompts = []
 
     def _end_turn_by_exit(self, code: int | None, signal: int | None) -> None:
@@ -566,12 +626,24 @@ class Channel:
         if self._closing:
             outcome, error = "interrupted", None
         else:
-            outcome, error = "error", TurnError(
-                kind="cliExited", message=f"the CLI exited during the turn (exit code {code}, "
-                                          f"signal {signal})")
-        self._publish(TurnEnded(outcome, duration_ms=turn.elapsed_ms(),
-                                permission_wait_ms=turn.waited_ms(), cost_usd=0.0,
-                                total_cost_usd=self.total_cost, usage=TurnUsage(), error=error))
+            outcome, error = (
+                "error",
+                TurnError(
+                    kind="cliExited",
+                    message=f"the CLI exited during the turn (exit code {code}, signal {signal})",
+                ),
+            )
+        self._publish(
+            TurnEnded(
+                outcome,
+                duration_ms=turn.elapsed_ms(),
+                permission_wait_ms=turn.waited_ms(),
+                cost_usd=0.0,
+                total_cost_usd=self.total_cost,
+                usage=TurnUsage(),
+                error=error,
+            )
+        )
 
     def _note_result(self, raw: bytes) -> None:
         self.first_turn_done.set()

@@ -34,39 +34,64 @@ on PATH, the binary bundled in the claude-agent-sdk package, ~/.claude/local/cla
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="claude-sidecar", description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="claude-sidecar",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"claude-sidecar {__version__}")
-    parser.add_argument("--stdio", action="store_true",
-                        help="serve JSON-RPC on stdin/stdout (the mode editor plugins use)")
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve JSON-RPC on stdin/stdout (the mode editor plugins use)",
+    )
     parser.add_argument("--cli", metavar="PATH", help="path of the Claude Code CLI binary")
-    parser.add_argument("--log-file", metavar="PATH",
-                        help="append logs to this file instead of stderr")
-    parser.add_argument("--log-level", default="INFO",
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default: INFO")
+    parser.add_argument(
+        "--log-file", metavar="PATH", help="append logs to this file instead of stderr"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="default: INFO",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="play a scripted session with the stand-in model")
     demo.add_argument("--prompt", help="one prompt to send instead of the demo's two")
     model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
-    model.add_argument("--scenario", metavar="FILE",
-                       help="scenario JSON (default: the demo scenario); see docs/scripted-model.md")
+    model.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="scenario JSON (default: the demo scenario); see docs/scripted-model.md",
+    )
     model.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: free)")
     doctor = sub.add_parser("doctor", help="check which CLI would run and how it authenticates")
-    doctor.add_argument("--json", action="store_true",
-                        help="print the report as JSON (DoctorReport in docs/protocol.md)")
+    doctor.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON (DoctorReport in docs/protocol.md)",
+    )
     # Also after the subcommand; SUPPRESS keeps a top-level --cli when this one is absent.
-    doctor.add_argument("--cli", metavar="PATH", default=argparse.SUPPRESS,
-                        help="check this CLI binary instead of the one the lookup finds")
+    doctor.add_argument(
+        "--cli",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="check this CLI binary instead of the one the lookup finds",
+    )
     schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
-    schema.add_argument("--output", metavar="FILE",
-                        help="write it to FILE instead of stdout "
-                             "(the repository keeps it in docs/protocol.schema.json)")
+    schema.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write it to FILE instead of stdout "
+        "(the repository keeps it in docs/protocol.schema.json)",
+    )
     return parser
 
 
 def _configure_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler = (logging.FileHandler(log_file) if log_file
-                                else logging.StreamHandler(sys.stderr))
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # pygls logs every message body at INFO; that is noise and costs time per delta.
@@ -79,10 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args.log_level, args.log_file)
     if args.command == "demo":
         from .demo import run_demo
+
         return run_demo(cli_path=args.cli, prompt=args.prompt)
     if args.command == "scripted-model":
         from .scripted import DEMO_SCENARIO_PATH, load_scenario
         from .scripted.server import serve
+
         scenario = load_scenario(args.scenario or DEMO_SCENARIO_PATH)
         serve(scenario, "127.0.0.1", args.port)
         return 0
@@ -90,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         import msgspec
 
         from .doctor import examine, render_text
+
         report = examine(args.cli)
         if args.json:
             sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
@@ -98,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if report.problems else 0
     if args.command == "schema":
         from .schema import build, render
+
         text = render(build())
         if args.output:
             try:
@@ -112,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stdio:
         from .server import build_server
         from .stdio import serve_stdio
+
         return serve_stdio(build_server(cli_path=args.cli))
     _parser().print_help(sys.stderr)
     return 2

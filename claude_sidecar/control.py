@@ -11,6 +11,7 @@ that will not come, and the client sees the line as a ``claude/message``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import secrets
@@ -40,8 +41,9 @@ class Route(Generic[T]):
 class ControlProtocol:
     """Correlates one CLI's control traffic; ``send`` queues a line for its stdin."""
 
-    def __init__(self, name: Callable[[], str], send: Callable[[bytes], None],
-                 show: Callable[[bytes], None]) -> None:
+    def __init__(
+        self, name: Callable[[], str], send: Callable[[bytes], None], show: Callable[[bytes], None]
+    ) -> None:
         # The channel's id, for log lines (a warm-pool spare's changes when a chat takes it).
         self._name = name
         self._send = send
@@ -78,8 +80,9 @@ class ControlProtocol:
         entry = self._pending.get(response.request_id)
         if entry is None:
             # With --replay-user-messages the CLI echoes our own answers back; ignore them.
-            log.debug("channel %s: control_response for unknown id %s", self._name(),
-                      response.request_id)
+            log.debug(
+                "channel %s: control_response for unknown id %s", self._name(), response.request_id
+            )
             return
         subtype, future = entry
         if future.done():
@@ -99,15 +102,14 @@ class ControlProtocol:
         """Serve one of the CLI's requests (``raw`` is its whole line), or refuse it."""
         subtype = "?"
         if request:
-            try:
+            with contextlib.suppress(msgspec.MsgspecError):
                 subtype = wire.control_head_decoder.decode(request).subtype
-            except msgspec.MsgspecError:
-                pass
         route = self._routes.get(subtype)
         if route is None:
             log.warning("channel %s: unsupported control request %s", self._name(), subtype)
-            self._refuse(request_id, raw,
-                         f"claude-sidecar does not support control request `{subtype}`")
+            self._refuse(
+                request_id, raw, f"claude-sidecar does not support control request `{subtype}`"
+            )
             return
         try:
             decoded = route.decoder.decode(request)

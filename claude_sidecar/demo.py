@@ -27,8 +27,10 @@ from pygls.lsp.client import LanguageClient
 from . import api
 from .scripted import DEMO_SCENARIO_PATH, ScriptedModel, load_scenario
 
-DEFAULT_PROMPTS = ("Create a haiku file about editors, please.",
-                   "Now give it a brighter last line.")
+DEFAULT_PROMPTS = (
+    "Create a haiku file about editors, please.",
+    "Now give it a brighter last line.",
+)
 
 
 class _Style:
@@ -48,12 +50,15 @@ def _feature(handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, An
     which a bound method refuses. It stays a coroutine function if ``handler`` is one, so
     pygls runs it as a task."""
     if asyncio.iscoroutinefunction(handler):
+
         async def run_async(params: dict[str, Any]) -> None:
             await handler(params)
+
         return run_async
 
     def run(params: dict[str, Any]) -> None:
         handler(params)
+
     return run
 
 
@@ -122,8 +127,9 @@ class _Renderer:
                 if block.get("type") == "tool_use":
                     self._switch(None)
                     tool_input = block["input"]
-                    shown = tool_input.get("file_path") or json.dumps(tool_input,
-                                                                      ensure_ascii=False)
+                    shown = tool_input.get("file_path") or json.dumps(
+                        tool_input, ensure_ascii=False
+                    )
                     print(self.style("33", f"⚙ tool call {block['name']}: ") + shown[:300])
         elif kind == "user" and message.get("parent_tool_use_id") is None:
             content = message["message"].get("content")
@@ -138,9 +144,12 @@ class _Renderer:
     async def permission_request(self, params: dict[str, Any]) -> None:
         self._switch(None)
         target = params.get("description") or params["toolName"]
-        print(self.style("1;35", f"? permission request: {params['toolName']} {target}")
-              + self.style("2", " (the daemon's preview of the change)"
-                           if params.get("preview") else ""))
+        print(
+            self.style("1;35", f"? permission request: {params['toolName']} {target}")
+            + self.style(
+                "2", " (the daemon's preview of the change)" if params.get("preview") else ""
+            )
+        )
         if params.get("preview") is not None:
             self._diff(params["preview"])
         elif params.get("previewNote"):
@@ -150,8 +159,13 @@ class _Renderer:
             return
         # An editor would wait for the user's click here; the demo clicks "allow".
         print(self.style("35", "  → allowed (the demo answers for you)"))
-        await self.respond({"channelId": params["channelId"],
-                            "requestId": params["requestId"], "decision": "allow"})
+        await self.respond(
+            {
+                "channelId": params["channelId"],
+                "requestId": params["requestId"],
+                "decision": "allow",
+            }
+        )
 
     def permission_cancelled(self, params: dict[str, Any]) -> None:
         self._switch(None)
@@ -164,8 +178,10 @@ class _Renderer:
 
     def file_updated(self, params: dict[str, Any]) -> None:
         self._switch(None)
-        print(self.style("1;34", f"✎ file updated by {params['toolName']}: {params['path']}")
-              + self.style("2", " (what changed on disk)" if params.get("diff") else ""))
+        print(
+            self.style("1;34", f"✎ file updated by {params['toolName']}: {params['path']}")
+            + self.style("2", " (what changed on disk)" if params.get("diff") else "")
+        )
         if params.get("diff") is not None:
             self._diff(params["diff"])
         elif params.get("notice"):
@@ -179,15 +195,23 @@ def demo_env(base: Mapping[str, str], home: str, model_url: str) -> dict[str, st
     config dir (``CLAUDE_CONFIG_DIR``) nor goes to another provider (``CLAUDE_CODE_USE_*``)
     or key; the daemon's own ``CLAUDE_SIDECAR_*`` settings stay.
     """
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("ANTHROPIC_", "CLAUDE")) or k.startswith("CLAUDE_SIDECAR_")}
-    env.update(HOME=home, ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="demo-no-key-needed",
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    env = {
+        k: v
+        for k, v in base.items()
+        if not k.startswith(("ANTHROPIC_", "CLAUDE")) or k.startswith("CLAUDE_SIDECAR_")
+    }
+    env.update(
+        HOME=home,
+        ANTHROPIC_BASE_URL=model_url,
+        ANTHROPIC_API_KEY="demo-no-key-needed",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
     return env
 
 
-async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: str,
-                cli_path: str | None) -> int:
+async def _play(
+    prompts: tuple[str, ...], model_url: str, workspace: str, home: str, cli_path: str | None
+) -> int:
     client = LanguageClient("claude-sidecar-demo", "1", converter_factory=get_converter)
 
     async def respond_permission(params: dict[str, Any]) -> Any:
@@ -204,37 +228,55 @@ async def _play(prompts: tuple[str, ...], model_url: str, workspace: str, home: 
         argv += ["--cli", cli_path]
     await client.start_io(sys.executable, *argv, env=env)
     try:
-        await client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            # One chat and done: a spare CLI for a next chat would only cost time.
-            initialization_options={"clientName": "claude-sidecar demo",
-                                    "warmPool": {"size": 0}}))
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                # One chat and done: a spare CLI for a next chat would only cost time.
+                initialization_options={
+                    "clientName": "claude-sidecar demo",
+                    "warmPool": {"size": 0},
+                },
+            )
+        )
         started = time.monotonic()
         # `default` mode: the CLI asks before every edit, as a new user's editor would.
         channel = await client.protocol.send_request_async(
-            "claude/newChannel", {"cwd": workspace, "permissionMode": "default"})
+            "claude/newChannel", {"cwd": workspace, "permissionMode": "default"}
+        )
         ready = time.monotonic()
-        print(style("2", f"channel {channel['channelId']}: CLI pid {channel['pid']}, "
-                         f"ready in {(ready - started) * 1000:.0f} ms, workspace {workspace}, "
-                         "permission mode default (edits ask first)"))
+        print(
+            style(
+                "2",
+                f"channel {channel['channelId']}: CLI pid {channel['pid']}, "
+                f"ready in {(ready - started) * 1000:.0f} ms, workspace {workspace}, "
+                "permission mode default (edits ask first)",
+            )
+        )
         failed = False
         for prompt in prompts:
             print(style("1", "you: ") + prompt)
             renderer.start_turn()
             sent = time.monotonic()
             await client.protocol.send_request_async(
-                "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt})
+                "claude/sendMessage", {"channelId": channel["channelId"], "text": prompt}
+            )
             async with asyncio.timeout(120):
                 await renderer.done.wait()
             ended = renderer.ended
             failed = failed or ended["outcome"] != "success"
             first = ((renderer.first_delta_at or sent) - sent) * 1000
-            print(style("2", f"turn {ended['outcome']}: {ended.get('numTurns', 0)} model calls, "
-                             f"{ended['durationMs']} ms ({ended['permissionWaitMs']} ms of them "
-                             f"waiting for permission), cost ${ended['costUsd']:.4f}, "
-                             f"first token after {first:.0f} ms"))
+            print(
+                style(
+                    "2",
+                    f"turn {ended['outcome']}: {ended.get('numTurns', 0)} model calls, "
+                    f"{ended['durationMs']} ms ({ended['permissionWaitMs']} ms of them "
+                    f"waiting for permission), cost ${ended['costUsd']:.4f}, "
+                    f"first token after {first:.0f} ms",
+                )
+            )
         await client.protocol.send_request_async(
-            "claude/closeChannel", {"channelId": channel["channelId"]})
+            "claude/closeChannel", {"channelId": channel["channelId"]}
+        )
         return 1 if failed else 0
     finally:
         await client.shutdown_async(None)
@@ -251,8 +293,9 @@ def run_demo(cli_path: str | None = None, prompt: str | None = None) -> int:
     home = tempfile.mkdtemp(prefix="claude-sidecar-demo-home-")
     workspace = tempfile.mkdtemp(prefix="claude-sidecar-demo-")
     with ScriptedModel(load_scenario(DEMO_SCENARIO_PATH)) as model:
-        code = asyncio.run(_play((prompt,) if prompt else DEFAULT_PROMPTS, model.url,
-                                 workspace, home, cli_path))
+        code = asyncio.run(
+            _play((prompt,) if prompt else DEFAULT_PROMPTS, model.url, workspace, home, cli_path)
+        )
     written = os.path.join(workspace, "haiku.txt")
     if os.path.exists(written):
         style = _Style(sys.stdout.isatty())

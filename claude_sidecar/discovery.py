@@ -42,8 +42,9 @@ def find_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) 
     return locate_cli(explicit, env)[0]
 
 
-def locate_cli(explicit: str | None = None,
-               env: Mapping[str, str] | None = None) -> tuple[str, str]:
+def locate_cli(
+    explicit: str | None = None, env: Mapping[str, str] | None = None
+) -> tuple[str, str]:
     """The CLI binary to run and where it was found (``PATH``, ``claude-agent-sdk bundle``,
     ...), or raise ``CliNotFound``."""
     env = os.environ if env is None else env
@@ -80,9 +81,14 @@ def cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
     """The version the CLI at ``path`` prints (``2.1.330``); raises ``OSError`` or
     ``ValueError`` when it cannot be run or says something else."""
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT, env=None if env is None else dict(env),
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as e:
         raise ValueError(f"`{path} --version` did not answer within {VERSION_TIMEOUT:g} s") from e
     match = _VERSION.search(done.stdout)
@@ -121,7 +127,17 @@ def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = No
     try:
         version = cli_version(path, env)
     except (OSError, ValueError) as e:
-        return CliInfo(path=path, version=None, error=f"cannot tell its version: {e}",
-                       source=source, tested_versions=tested)
-    return CliInfo(path=path, version=version, source=source,
-                   tested=in_tested_range(version), tested_versions=tested)
+        return CliInfo(
+            path=path,
+            version=None,
+            error=f"cannot tell its version: {e}",
+            source=source,
+            tested_versions=tested,
+        )
+    return CliInfo(
+        path=path,
+        version=version,
+        source=source,
+        tested=in_tested_range(version),
+        tested_versions=tested,
+    )

@@ -23,8 +23,10 @@ from .discovery import describe_cli
 from .sessions.paths import env_config_home
 
 AUTH_TIMEOUT = 10.0
-LOGIN_FIX = ("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "
-             "daemon's environment, or log in once with `claude auth login`")
+LOGIN_FIX = (
+    "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "
+    "daemon's environment, or log in once with `claude auth login`"
+)
 
 
 class _AuthStatus(msgspec.Struct, rename="camel"):
@@ -49,8 +51,14 @@ def _base_url(env: Mapping[str, str]) -> str | None:
 
 def _auth_status(cli: str, env: Mapping[str, str]) -> tuple[_AuthStatus | None, str | None]:
     try:
-        done = subprocess.run([cli, "auth", "status", "--json"], capture_output=True, text=True,
-                              timeout=AUTH_TIMEOUT, env=dict(env), stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [cli, "auth", "status", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=AUTH_TIMEOUT,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return None, f"`claude auth status` did not answer within {AUTH_TIMEOUT:g} s"
     except OSError as e:
@@ -59,8 +67,10 @@ def _auth_status(cli: str, env: Mapping[str, str]) -> tuple[_AuthStatus | None, 
         return msgspec.json.decode(done.stdout, type=_AuthStatus), None
     except msgspec.DecodeError:
         said = (done.stdout + done.stderr).strip().splitlines()
-        return None, ("this CLI cannot report its authentication (`claude auth status --json` "
-                      f"exited with {done.returncode}: {said[0][:120] if said else 'no output'!r})")
+        return None, (
+            "this CLI cannot report its authentication (`claude auth status --json` "
+            f"exited with {done.returncode}: {said[0][:120] if said else 'no output'!r})"
+        )
 
 
 def _auth(cli: CliInfo, env: Mapping[str, str]) -> tuple[AuthInfo, str | None]:
@@ -69,9 +79,13 @@ def _auth(cli: CliInfo, env: Mapping[str, str]) -> tuple[AuthInfo, str | None]:
     status, error = _auth_status(cli.path, env)
     if status is None:
         return AuthInfo(logged_in=None, base_url=_base_url(env), error=error), None
-    return AuthInfo(logged_in=status.logged_in, method=status.auth_method,
-                    source=status.api_key_source, provider=status.api_provider,
-                    base_url=_base_url(env)), status.config_directory
+    return AuthInfo(
+        logged_in=status.logged_in,
+        method=status.auth_method,
+        source=status.api_key_source,
+        provider=status.api_provider,
+        base_url=_base_url(env),
+    ), status.config_directory
 
 
 def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -> DoctorReport:
@@ -87,15 +101,21 @@ def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -
         warnings.append(
             f"CLI {cli.version} is outside the tested range ({tested_range()}): it may work; if "
             "something breaks, run the CLI bundled with claude-sidecar's claude-agent-sdk "
-            "(unset CLAUDE_SIDECAR_CLI / --cli, or put it first on PATH)")
+            "(unset CLAUDE_SIDECAR_CLI / --cli, or put it first on PATH)"
+        )
     if auth.logged_in is False:
         problems.append(f"the CLI has no credentials: {LOGIN_FIX}")
     elif auth.error and cli.path is not None:
         warnings.append(auth.error)
-    return DoctorReport(daemon_version=__version__,
-                        python=f"{platform.python_version()} ({sys.executable})",
-                        cli=cli, auth=auth, config_dir=config_dir or str(env_config_home(env)),
-                        problems=problems, warnings=warnings)
+    return DoctorReport(
+        daemon_version=__version__,
+        python=f"{platform.python_version()} ({sys.executable})",
+        cli=cli,
+        auth=auth,
+        config_dir=config_dir or str(env_config_home(env)),
+        problems=problems,
+        warnings=warnings,
+    )
 
 
 def render_text(report: DoctorReport) -> str:
@@ -104,19 +124,31 @@ def render_text(report: DoctorReport) -> str:
     if cli.path is None:
         cli_line = "none found"
     else:
-        tested = {True: "in the tested range", False: "NOT in the tested range",
-                  None: "version unknown"}[cli.tested]
-        cli_line = (f"{cli.version or '?'} at {cli.path} (found via {cli.source}; {tested}: "
-                    f"{tested_range()})")
+        tested = {
+            True: "in the tested range",
+            False: "NOT in the tested range",
+            None: "version unknown",
+        }[cli.tested]
+        cli_line = (
+            f"{cli.version or '?'} at {cli.path} (found via {cli.source}; {tested}: "
+            f"{tested_range()})"
+        )
     auth = report.auth
     if auth.logged_in is None:
         auth_line = f"unknown ({auth.error})"
     elif not auth.logged_in:
         auth_line = "not logged in"
     else:
-        auth_line = " ".join(filter(None, [
-            auth.method, f"from {auth.source}" if auth.source else None,
-            f"({auth.provider})" if auth.provider else None]))
+        auth_line = " ".join(
+            filter(
+                None,
+                [
+                    auth.method,
+                    f"from {auth.source}" if auth.source else None,
+                    f"({auth.provider})" if auth.provider else None,
+                ],
+            )
+        )
     lines = [
         f"claude-sidecar {report.daemon_version}, Python {report.python}",
         f"CLI:      {cli_line}",
@@ -126,6 +158,8 @@ def render_text(report: DoctorReport) -> str:
     ]
     lines += [f"problem:  {p}" for p in report.problems]
     lines += [f"warning:  {w}" for w in report.warnings]
-    lines.append("result:   " + ("ready" if not report.problems else
-                                 f"{len(report.problems)} problem(s) to fix"))
+    lines.append(
+        "result:   "
+        + ("ready" if not report.problems else f"{len(report.problems)} problem(s) to fix")
+    )
     return "\n".join(lines) + "\n"

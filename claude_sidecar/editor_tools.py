@@ -62,8 +62,9 @@ class EditorToolServer:
         # (~0.4 s, tens of MB), and only clients that declare editor tools need it.
         from mcp.server.lowlevel import Server
 
-        self._server = Server(SERVER_NAME, on_list_tools=self._list_tools,
-                              on_call_tool=self._call_tool)
+        self._server = Server(
+            SERVER_NAME, on_list_tools=self._list_tools, on_call_tool=self._call_tool
+        )
         self._outgoing: Any = None
         self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._ready: asyncio.Event | None = None
@@ -74,9 +75,12 @@ class EditorToolServer:
     async def _list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
         import mcp_types as mt
 
-        return mt.ListToolsResult(tools=[
-            mt.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
-            for t in self._tools])
+        return mt.ListToolsResult(
+            tools=[
+                mt.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+                for t in self._tools
+            ]
+        )
 
     async def _call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         import mcp_types as mt
@@ -84,8 +88,9 @@ class EditorToolServer:
         arguments = dict(params.arguments or {})
         if params.name not in {t.name for t in self._tools}:
             text = f"the editor has no tool {params.name!r}"
-            return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
-                                     is_error=True)
+            return mt.CallToolResult(
+                content=[mt.TextContent(type="text", text=text)], is_error=True
+            )
         try:
             result = await self._ask(params.name, arguments, self._timeout)
         except TimeoutError:
@@ -94,8 +99,7 @@ class EditorToolServer:
             text, failed = f"the editor could not run {params.name}: {e}", True
         else:
             text, failed = _as_text(result), False
-        return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
-                                 is_error=failed)
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)], is_error=failed)
 
     async def _serve(self) -> None:
         import anyio
@@ -105,8 +109,12 @@ class EditorToolServer:
         async with create_client_server_memory_streams() as (client, server):
             incoming, self._outgoing = client
             async with anyio.create_task_group() as group:
-                group.start_soon(self._server.run, server[0], server[1],
-                                 self._server.create_initialization_options())
+                group.start_soon(
+                    self._server.run,
+                    server[0],
+                    server[1],
+                    self._server.create_initialization_options(),
+                )
                 group.start_soon(self._collect, incoming)
                 self._ready.set()
                 await self._stop.wait()
@@ -129,8 +137,11 @@ class EditorToolServer:
 
         request_id = message.get("id")
         if self._stop.is_set():
-            return {"jsonrpc": "2.0", "id": request_id,
-                    "error": {"code": -32603, "message": "the channel is closing"}}
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32603, "message": "the channel is closing"},
+            }
         if self._task is None:
             self._ready = asyncio.Event()
             self._task = self._background.spawn(self._serve(), "bridge")
@@ -147,8 +158,11 @@ class EditorToolServer:
         try:
             parsed = mt.jsonrpc_message_adapter.validate_python(message)
         except ValueError as e:
-            return {"jsonrpc": "2.0", "id": request_id,
-                    "error": {"code": -32600, "message": f"invalid JSON-RPC: {e}"}}
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32600, "message": f"invalid JSON-RPC: {e}"},
+            }
         if "method" not in message or request_id is None:
             await self._outgoing.send(SessionMessage(parsed))
             # A notification expects no reply, but the control request carrying it does.
@@ -159,7 +173,11 @@ class EditorToolServer:
         try:
             return await future
         except BridgeGone as e:
-            return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": str(e)}}
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32603, "message": str(e)},
+            }
 
     def _bridge_ended(self, task: asyncio.Task[None]) -> None:
         """The in-process server stopped: closed, or it failed. Nothing it was asked will be
@@ -176,8 +194,11 @@ class EditorToolServer:
 
     def _bridge_error(self, request_id: Any, task: asyncio.Task[None]) -> dict[str, Any]:
         failure = None if task.cancelled() else task.exception()
-        return {"jsonrpc": "2.0", "id": request_id,
-                "error": {"code": -32603, "message": f"the editor's MCP server stopped: {failure!r}"}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": -32603, "message": f"the editor's MCP server stopped: {failure!r}"},
+        }
 
     async def close(self) -> None:
         """Stop the server; pending calls are answered with an error by the CLI's timeout."""

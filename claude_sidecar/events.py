@@ -90,8 +90,15 @@ class FileUpdated(msgspec.Struct, frozen=True):
     change: FileChange
 
 
-ChannelEvent = (CliMessage | Progress | StatusChanged | TurnEnded | PermissionAsked
-               | PermissionWithdrawn | FileUpdated)
+ChannelEvent = (
+    CliMessage
+    | Progress
+    | StatusChanged
+    | TurnEnded
+    | PermissionAsked
+    | PermissionWithdrawn
+    | FileUpdated
+)
 
 
 class Feed(Protocol):
@@ -100,8 +107,7 @@ class Feed(Protocol):
     def publish(self, event: ChannelEvent) -> None:
         """Take one event; must not block (it runs on the channel's reader)."""
 
-    def delta(self, kind: DeltaKind, index: int, text: str,
-              parent_tool_use_id: str | None) -> None:
+    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Take a piece of streamed text, thinking or tool input of content block
         ``index`` (of the sub-agent run by ``parent_tool_use_id``, if any)."""
 
@@ -130,8 +136,7 @@ class Nowhere:
     def publish(self, event: ChannelEvent) -> None:
         """Drop the event."""
 
-    def delta(self, kind: DeltaKind, index: int, text: str,
-              parent_tool_use_id: str | None) -> None:
+    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Drop the delta."""
 
 

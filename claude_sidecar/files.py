@@ -46,8 +46,9 @@ def read_text(path: str) -> str | None:
     except OSError as e:
         raise Unreadable(f"cannot read {path}: {e.strerror}") from e
     if size > MAX_TEXT_BYTES:
-        raise Unreadable(f"file is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB "
-                         f"({size} bytes)")
+        raise Unreadable(
+            f"file is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB ({size} bytes)"
+        )
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -82,9 +83,12 @@ def unified_diff(path: str, old: str | None, new: str | None, context: int = 3) 
         tail += 1
     start, cut = max(0, head - context), max(0, tail - context)
     lines = difflib.unified_diff(
-        a[start:len(a) - cut], b[start:len(b) - cut], n=context,
+        a[start : len(a) - cut],
+        b[start : len(b) - cut],
+        n=context,
         fromfile=path if old is not None else "/dev/null",
-        tofile=path if new is not None else "/dev/null")
+        tofile=path if new is not None else "/dev/null",
+    )
     parts = []
     for line in lines:
         if start and line.startswith("@@"):
@@ -94,8 +98,10 @@ def unified_diff(path: str, old: str | None, new: str | None, context: int = 3) 
     text = "".join(parts)
     if not text and (old is None) != (new is None):
         # Creating or deleting an empty file changes no line, but it is still a change.
-        text = (f"--- {path if old is not None else '/dev/null'}\n"
-                f"+++ {path if new is not None else '/dev/null'}\n")
+        text = (
+            f"--- {path if old is not None else '/dev/null'}\n"
+            f"+++ {path if new is not None else '/dev/null'}\n"
+        )
     return text
 
 
@@ -104,8 +110,10 @@ def _shift_hunk(header: str, offset: int) -> str:
     m = _HUNK.match(header.rstrip("\n"))
     assert m is not None, header
     old_start, old_len, new_start, new_len = m.groups()
-    return (f"@@ -{int(old_start) + offset}{old_len or ''} "
-            f"+{int(new_start) + offset}{new_len or ''} @@\n")
+    return (
+        f"@@ -{int(old_start) + offset}{old_len or ''} "
+        f"+{int(new_start) + offset}{new_len or ''} @@\n"
+    )
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool) -> str:
@@ -136,11 +144,15 @@ def preview_edit(tool_name: str, tool_input: dict[str, Any]) -> Preview | None:
             return Preview(unified_diff(path, old, content))
         if old is None:
             return Preview(None, "the file does not exist")
-        edits = ([tool_input] if tool_name == "Edit" else tool_input.get("edits") or [])
+        edits = [tool_input] if tool_name == "Edit" else tool_input.get("edits") or []
         new = old
         for edit in edits:
-            new = _apply_edit(new, str(edit.get("old_string", "")),
-                              str(edit.get("new_string", "")), bool(edit.get("replace_all")))
+            new = _apply_edit(
+                new,
+                str(edit.get("old_string", "")),
+                str(edit.get("new_string", "")),
+                bool(edit.get("replace_all")),
+            )
         return Preview(unified_diff(path, old, new))
     except (ValueError, AttributeError) as e:
         return Preview(None, f"the edit would fail: {e}")
@@ -231,8 +243,13 @@ class EditLog:
             self.before(tool_use_id, event.tool_input)
             return None
         if hook.callback_id == POST_EDIT:
-            return self.after(tool_use_id, event.tool_name or "?", event.tool_input,
-                              event.tool_response, self._subagent_tools.pop(tool_use_id, None))
+            return self.after(
+                tool_use_id,
+                event.tool_name or "?",
+                event.tool_input,
+                event.tool_response,
+                self._subagent_tools.pop(tool_use_id, None),
+            )
         return None
 
     def before(self, tool_use_id: str, tool_input: dict[str, Any]) -> None:
@@ -241,8 +258,14 @@ class EditLog:
         if path is not None:
             self._baselines[tool_use_id] = (path, *snapshot(path))
 
-    def after(self, tool_use_id: str, tool_name: str, tool_input: dict[str, Any],
-              tool_response: Any, parent_tool_use_id: str | None = None) -> FileChange | None:
+    def after(
+        self,
+        tool_use_id: str,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_response: Any,
+        parent_tool_use_id: str | None = None,
+    ) -> FileChange | None:
         """The change an edit tool made, read from disk now that it is done."""
         baseline = self._baselines.pop(tool_use_id, None)
         path = baseline[0] if baseline else tool_path(tool_input)
@@ -253,13 +276,21 @@ class EditLog:
         else:
             # No PreToolUse seen (e.g. the hook was not registered yet): the tool's own
             # report of the original file is the best baseline there is.
-            original = tool_response.get("originalFile") if isinstance(tool_response, dict) else None
+            original = (
+                tool_response.get("originalFile") if isinstance(tool_response, dict) else None
+            )
             old, old_notice = (original if isinstance(original, str) else None), None
         new, new_notice = snapshot(path)
-        change = FileChange(path=path, tool_name=tool_name, tool_use_id=tool_use_id,
-                            message_id=self.current_prompt, old=old, new=new,
-                            notice=old_notice or new_notice,
-                            parent_tool_use_id=parent_tool_use_id)
+        change = FileChange(
+            path=path,
+            tool_name=tool_name,
+            tool_use_id=tool_use_id,
+            message_id=self.current_prompt,
+            old=old,
+            new=new,
+            notice=old_notice or new_notice,
+            parent_tool_use_id=parent_tool_use_id,
+        )
         self.changes.append(change)
         return change
 
@@ -267,7 +298,7 @@ class EditLog:
         """(known, content): ``path`` as it was just before prompt ``message_id`` ran."""
         if message_id not in self._prompts:
             return False, None
-        since = set(self._prompts[self._prompts.index(message_id):])
+        since = set(self._prompts[self._prompts.index(message_id) :])
         for change in self.changes:
             if change.path == path and change.message_id in since:
                 return change.notice is None, change.old

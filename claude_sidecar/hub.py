@@ -14,17 +14,23 @@ from typing import Any
 
 import msgspec
 
-from .api import (ChannelSummary, ExitInfo, ForkSessionParams, History,
-                  InitializationOptions, NewChannelParams, SessionPage)
+from . import editor_tools, sessions
+from .api import (
+    ChannelSummary,
+    ExitInfo,
+    ForkSessionParams,
+    History,
+    InitializationOptions,
+    NewChannelParams,
+    SessionPage,
+)
 from .background import Background
 from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
-from . import editor_tools, sessions
-from .errors import (ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound,
-                     SidecarError)
-from .launch import build_launch
+from .errors import ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound, SidecarError
 from .events import NOWHERE, Feed, Subscriber
+from .launch import build_launch
 from .permissions import Rules
 from .pool import WarmPool
 
@@ -43,8 +49,14 @@ class Hub:
     the client chose at ``initialize`` comes in once, through ``configure``.
     """
 
-    def __init__(self, subscriber: Subscriber, *, ask_editor: editor_tools.AskClient | None = None,
-                 cli_path: str | None = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        subscriber: Subscriber,
+        *,
+        ask_editor: editor_tools.AskClient | None = None,
+        cli_path: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self._subscriber = subscriber
         self._ask_editor = ask_editor
         self._default_cli_path = cli_path
@@ -85,12 +97,16 @@ class Hub:
     def check_mode(self, field: str, mode: str | None) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
         if mode == "bypassPermissions" and not self.options.allow_dangerously_skip_permissions:
-            raise InvalidParams(field, "is bypassPermissions, which this client did not enable",
-                                "send initializationOptions.allowDangerouslySkipPermissions: "
-                                "true in `initialize` to allow it")
+            raise InvalidParams(
+                field,
+                "is bypassPermissions, which this client did not enable",
+                "send initializationOptions.allowDangerouslySkipPermissions: "
+                "true in `initialize` to allow it",
+            )
 
-    async def new_channel(self, options: NewChannelParams, *, fork: bool = False,
-                          resume_at: str | None = None) -> Channel:
+    async def new_channel(
+        self, options: NewChannelParams, *, fork: bool = False, resume_at: str | None = None
+    ) -> Channel:
         """Start a CLI for ``options`` and return its channel once the CLI is ready.
 
         With ``fork``, ``options.resume`` names the source session and the channel gets a
@@ -98,16 +114,19 @@ class Hub:
         """
         self.check_mode("permissionMode", options.permission_mode)
         if self.options.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
-            raise InvalidParams(f"mcpServers.{editor_tools.SERVER_NAME}",
-                                "is reserved for the editor's own tools (editorTools)",
-                                "give that server another name")
+            raise InvalidParams(
+                f"mcpServers.{editor_tools.SERVER_NAME}",
+                "is reserved for the editor's own tools (editorTools)",
+                "give that server another name",
+            )
         channel_id = f"ch-{next(self._ids)}"
         feed = self._subscriber.open_feed(channel_id)
         try:
             channel = None if fork else await self._from_pool(channel_id, options, feed)
             if channel is None:
-                channel = await self._start(channel_id, options, str(uuidlib.uuid4()), feed,
-                                            fork=fork, resume_at=resume_at)
+                channel = await self._start(
+                    channel_id, options, str(uuidlib.uuid4()), feed, fork=fork, resume_at=resume_at
+                )
             try:
                 self._check_reported(channel, options)
             except InvalidParams:
@@ -117,8 +136,12 @@ class Hub:
         except BaseException:
             dropped = feed.discard()
             if dropped:
-                log.warning("channel %s failed to start; dropped %d notification(s): %.500r",
-                            channel_id, len(dropped), b"".join(dropped))
+                log.warning(
+                    "channel %s failed to start; dropped %d notification(s): %.500r",
+                    channel_id,
+                    len(dropped),
+                    b"".join(dropped),
+                )
             raise
         feed.release()
         if not fork:
@@ -128,6 +151,7 @@ class Hub:
     def _refill_pool(self, channel: Channel, options: NewChannelParams) -> None:
         """Start a spare like ``channel`` once its first turn is over: a CLI starting
         meanwhile would take CPU from that turn (when the user is waiting most)."""
+
         async def refill() -> None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(REFILL_AFTER):
@@ -136,8 +160,9 @@ class Hub:
 
         self._background.spawn(refill(), f"refill-after-{channel.id}")
 
-    async def _from_pool(self, channel_id: str, options: NewChannelParams,
-                         feed: Feed) -> Channel | None:
+    async def _from_pool(
+        self, channel_id: str, options: NewChannelParams, feed: Feed
+    ) -> Channel | None:
         """A spare CLI from the warm pool set up for ``options``, or None if there is none."""
         spare = await self.pool.take(options)
         if spare is None:
@@ -149,8 +174,11 @@ class Hub:
             if mode is not None and mode != spare.permission_mode:
                 await spare.set_permission_mode(mode)
         except SidecarError as e:
-            log.warning("warm pool: could not set up spare pid %d (%s); starting a new CLI",
-                        spare.pid, e.message)
+            log.warning(
+                "warm pool: could not set up spare pid %d (%s); starting a new CLI",
+                spare.pid,
+                e.message,
+            )
             await spare.close(grace=1.0)
             return None
         spare.adopt(channel_id, options, feed)
@@ -162,8 +190,7 @@ class Hub:
         spare_id = f"spare-{next(self._spare_ids)}"
         # A spare's events go nowhere: it is quiet until its first message anyway, and
         # the chat that takes it gets its own feed.
-        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), NOWHERE,
-                                  register=False)
+        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), NOWHERE, register=False)
         if self.pool.options.prime_context:
             # The CLI's /context: it builds the system prompt, tool schemas and attachments
             # (and counts their tokens), the work a first turn otherwise does while the
@@ -171,8 +198,11 @@ class Hub:
             try:
                 await spare.control("get_context_usage", PRIME_TIMEOUT)
             except SidecarError as e:
-                log.info("warm pool: priming spare pid %d failed (%s); using it anyway",
-                         spare.pid, e.message)
+                log.info(
+                    "warm pool: priming spare pid %d failed (%s); using it anyway",
+                    spare.pid,
+                    e.message,
+                )
         return spare
 
     async def restart(self, channel_id: str) -> Channel:
@@ -196,8 +226,9 @@ class Hub:
         old = self.get(channel_id)
         options = old.continuation()
         home, config_dir = self._claude_home()
-        if not await asyncio.to_thread(sessions.session_exists, home, old.cwd, old.session_id,
-                                       config_dir=config_dir):
+        if not await asyncio.to_thread(
+            sessions.session_exists, home, old.cwd, old.session_id, config_dir=config_dir
+        ):
             # The CLI died before the first message and stored nothing: `--resume` would
             # fail, so start the same session id afresh.
             options = msgspec.structs.replace(options, resume=None)
@@ -210,27 +241,42 @@ class Hub:
         channel.cost_before = old.total_cost
         return channel
 
-    async def _start(self, channel_id: str, options: NewChannelParams, session_id: str,
-                     feed: Feed, *, fork: bool = False, resume_at: str | None = None,
-                     register: bool = True) -> Channel:
+    async def _start(
+        self,
+        channel_id: str,
+        options: NewChannelParams,
+        session_id: str,
+        feed: Feed,
+        *,
+        fork: bool = False,
+        resume_at: str | None = None,
+        register: bool = True,
+    ) -> Channel:
         cli = find_cli(self.cli_path, self._env)
         tools, sdk_servers = None, {}
         declared = self.options.editor_tools
         if declared and self._ask_editor is not None:
             ask = self._ask_editor
 
-            async def ask_for_channel(tool: str, arguments: dict[str, Any],
-                                      timeout: float) -> Any:
+            async def ask_for_channel(tool: str, arguments: dict[str, Any], timeout: float) -> Any:
                 # channel.id, not channel_id: a spare from the pool gets its id later.
                 return await ask(channel.id, tool, arguments, timeout)
 
             tools = EditorToolServer(declared, ask_for_channel, self.options.editor_tool_timeout)
             sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(declared)}
-        channel = Channel(channel_id, options, session_id, feed, self.rules, fork=fork,
-                          editor_tools=tools)
-        launch = build_launch(cli, options, session_id, self._env,
-                              allow_bypass=self.options.allow_dangerously_skip_permissions,
-                              fork=fork, resume_at=resume_at, sdk_servers=sdk_servers)
+        channel = Channel(
+            channel_id, options, session_id, feed, self.rules, fork=fork, editor_tools=tools
+        )
+        launch = build_launch(
+            cli,
+            options,
+            session_id,
+            self._env,
+            allow_bypass=self.options.allow_dangerously_skip_permissions,
+            fork=fork,
+            resume_at=resume_at,
+            sdk_servers=sdk_servers,
+        )
         if not register:
             await channel.start(launch)
             return channel
@@ -250,26 +296,37 @@ class Hub:
         reported = channel.reported
         styles = reported.available_output_styles
         if options.output_style is not None and styles and options.output_style not in styles:
-            raise InvalidParams("outputStyle", f"is {options.output_style!r}, which this CLI "
-                                "does not know", f"use one of: {', '.join(styles)}")
+            raise InvalidParams(
+                "outputStyle",
+                f"is {options.output_style!r}, which this CLI does not know",
+                f"use one of: {', '.join(styles)}",
+            )
         agents = [a.name for a in reported.agents]
         if options.agent is not None and agents and options.agent not in agents:
-            raise InvalidParams("agent", f"is {options.agent!r}, which this CLI does not know",
-                                f"use one of: {', '.join(agents)} (or define it in "
-                                ".claude/agents/)")
+            raise InvalidParams(
+                "agent",
+                f"is {options.agent!r}, which this CLI does not know",
+                f"use one of: {', '.join(agents)} (or define it in .claude/agents/)",
+            )
 
     async def fork(self, p: ForkSessionParams) -> Channel:
         """A new channel continuing a copy of a live channel's or a stored session's history."""
-        source = self.get(p.channel_id) if p.channel_id else next(
-            (c for c in self._channels.values() if c.session_id == p.session_id), None)
+        source = (
+            self.get(p.channel_id)
+            if p.channel_id
+            else next((c for c in self._channels.values() if c.session_id == p.session_id), None)
+        )
         if source is not None:
             session_id, cwd = source.session_id, p.cwd or source.cwd
             options = source.continuation(cwd=cwd)
         else:
             assert p.session_id is not None
             if p.cwd is None:
-                raise InvalidParams("cwd", "is required to fork a session that has no channel",
-                                    "pass the directory the session was recorded in")
+                raise InvalidParams(
+                    "cwd",
+                    "is required to fork a session that has no channel",
+                    "pass the directory the session was recorded in",
+                )
             session_id, cwd = p.session_id, p.cwd
             options = NewChannelParams(cwd=cwd, resume=session_id)
         resume_at = None
@@ -279,8 +336,10 @@ class Hub:
                 resume_at = await self._stored_exchange_end(session_id, cwd, p.at_message_id)
             if resume_at is None:
                 raise InvalidParams(
-                    "atMessageId", "is not a user message of this session with an answer",
-                    "pass a messageId that claude/sendMessage returned on the source channel")
+                    "atMessageId",
+                    "is not a user message of this session with an answer",
+                    "pass a messageId that claude/sendMessage returned on the source channel",
+                )
         return await self.new_channel(options, fork=True, resume_at=resume_at)
 
     def _claude_home(self) -> tuple[Path, Path | None]:
@@ -290,18 +349,23 @@ class Hub:
         """The sessions the CLI stored for ``cwd``, newest first."""
         home, config_dir = self._claude_home()
         try:
-            return await asyncio.to_thread(sessions.list_sessions, home, cwd, limit, cursor,
-                                           config_dir=config_dir)
+            return await asyncio.to_thread(
+                sessions.list_sessions, home, cwd, limit, cursor, config_dir=config_dir
+            )
         except sessions.BadCursor as e:
-            raise InvalidParams("cursor", f"is not valid ({e})",
-                                "pass the nextCursor of the previous page, or leave it out") from e
+            raise InvalidParams(
+                "cursor",
+                f"is not valid ({e})",
+                "pass the nextCursor of the previous page, or leave it out",
+            ) from e
 
     async def history(self, session_id: str, cwd: str) -> History:
         """A stored session's conversation; warnings list what could not be read."""
         home, config_dir = self._claude_home()
         try:
-            return await asyncio.to_thread(sessions.read_history, home, cwd, session_id,
-                                           config_dir=config_dir)
+            return await asyncio.to_thread(
+                sessions.read_history, home, cwd, session_id, config_dir=config_dir
+            )
         except FileNotFoundError as e:
             raise SessionNotFound(session_id, cwd) from e
 
@@ -309,23 +373,34 @@ class Hub:
         """Give a stored session a custom title; a live channel's session too (its CLI
         keeps appending to the same file and the title stays the last one)."""
         home, config_dir = self._claude_home()
-        await self._edit_session(session_id, cwd, sessions.rename_session, home, cwd,
-                                 session_id, title, config_dir=config_dir)
+        await self._edit_session(
+            session_id,
+            cwd,
+            sessions.rename_session,
+            home,
+            cwd,
+            session_id,
+            title,
+            config_dir=config_dir,
+        )
 
     async def delete_session(self, session_id: str, cwd: str) -> None:
         """Delete a stored session; refused while a channel of this daemon uses it."""
-        user = next((c for c in self._channels.values()
-                     if c.session_id.lower() == session_id.lower()), None)
+        user = next(
+            (c for c in self._channels.values() if c.session_id.lower() == session_id.lower()), None
+        )
         if user is not None:
             # Its CLI would recreate the file with its next entries (a fragment listed as
             # a session of its own), and a restart would resume a session that is gone.
             raise SessionInUse(session_id, user.id)
         home, config_dir = self._claude_home()
-        await self._edit_session(session_id, cwd, sessions.delete_session, home, cwd,
-                                 session_id, config_dir=config_dir)
+        await self._edit_session(
+            session_id, cwd, sessions.delete_session, home, cwd, session_id, config_dir=config_dir
+        )
 
-    async def _edit_session(self, session_id: str, cwd: str, edit: Callable[..., None],
-                            *args: Any, **kwargs: Any) -> None:
+    async def _edit_session(
+        self, session_id: str, cwd: str, edit: Callable[..., None], *args: Any, **kwargs: Any
+    ) -> None:
         """Run a session edit (synchronous file I/O) in a thread, its failures as errors."""
         try:
             await asyncio.to_thread(edit, *args, **kwargs)
@@ -334,12 +409,14 @@ class Hub:
         except sessions.ConfigDirMismatch as e:
             raise SidecarError(str(e), sessionId=session_id) from e
         except OSError as e:
-            raise SidecarError(f"the session file of `{session_id}` could not be changed "
-                               f"({e}); check its permissions and the free disk space",
-                               sessionId=session_id, cwd=cwd) from e
+            raise SidecarError(
+                f"the session file of `{session_id}` could not be changed "
+                f"({e}); check its permissions and the free disk space",
+                sessionId=session_id,
+                cwd=cwd,
+            ) from e
 
-    async def _stored_exchange_end(self, session_id: str, cwd: str,
-                                   message_id: str) -> str | None:
+    async def _stored_exchange_end(self, session_id: str, cwd: str, message_id: str) -> str | None:
         try:
             history = await self.history(session_id, cwd)
         except SessionNotFound:
@@ -366,11 +443,18 @@ class Hub:
     def list(self) -> list[ChannelSummary]:
         """Describe every channel, oldest first."""
         return [
-            ChannelSummary(channel_id=c.id, pid=c.pid, session_id=c.session_id, cwd=c.cwd,
-                           state=c.state, model=c.model,
-                           permission_mode=c.permission_mode, exit=c.exit,
-                           pending_permissions=list(c.permissions.values()),
-                           tasks=list(c.tasks.values()))
+            ChannelSummary(
+                channel_id=c.id,
+                pid=c.pid,
+                session_id=c.session_id,
+                cwd=c.cwd,
+                state=c.state,
+                model=c.model,
+                permission_mode=c.permission_mode,
+                exit=c.exit,
+                pending_permissions=list(c.permissions.values()),
+                tasks=list(c.tasks.values()),
+            )
             for c in self._channels.values()
         ]
 
@@ -380,9 +464,10 @@ class Hub:
         channels = list(self._channels.values())
         if channels:
             log.info("closing %d channel(s)", len(channels))
-        results = await asyncio.gather(*(c.close(grace=grace) for c in channels),
-                                       self.pool.close(), return_exceptions=True)
-        for channel, result in zip(channels, results):
+        results = await asyncio.gather(
+            *(c.close(grace=grace) for c in channels), self.pool.close(), return_exceptions=True
+        )
+        for channel, result in zip(channels, results, strict=False):
             if isinstance(result, BaseException):
                 log.error("channel %s: close failed: %r", channel.id, result)
                 channel.kill_now()

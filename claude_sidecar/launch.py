@@ -19,9 +19,13 @@ _STRIPPED = ("CLAUDECODE",)
 
 
 # Options passed on as they are: NewChannelParams field -> CLI flag.
-_VALUE_FLAGS = (("effort", "--effort"), ("max_turns", "--max-turns"),
-                ("max_budget_usd", "--max-budget-usd"), ("fallback_model", "--fallback-model"),
-                ("agent", "--agent"))
+_VALUE_FLAGS = (
+    ("effort", "--effort"),
+    ("max_turns", "--max-turns"),
+    ("max_budget_usd", "--max-budget-usd"),
+    ("fallback_model", "--fallback-model"),
+    ("agent", "--agent"),
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,10 @@ def build_launch(
     """
     argv = [
         cli,
-        "--output-format", "stream-json",
-        "--input-format", "stream-json",
+        "--output-format",
+        "stream-json",
+        "--input-format",
+        "stream-json",
         "--verbose",
         "--include-partial-messages",
         "--replay-user-messages",
@@ -137,8 +143,11 @@ def build_launch(
         files.append(_private_file(json.dumps(settings), "settings"))
         argv.append(f"--settings={files[-1]}")
 
-    env = {k: v for k, v in (os.environ if base_env is None else base_env).items()
-           if k not in _STRIPPED}
+    env = {
+        k: v
+        for k, v in (os.environ if base_env is None else base_env).items()
+        if k not in _STRIPPED
+    }
     env["CLAUDE_CODE_ENTRYPOINT"] = ENTRYPOINT
     # Needed for claude/rewindFiles; without it the CLI answers "File rewinding is not enabled".
     env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"

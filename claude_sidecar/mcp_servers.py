@@ -23,11 +23,20 @@ async def status(channel: Channel) -> McpStatusResult:
     """Each server's name, status (connected, pending, failed, disabled, ...) and tools."""
     raw = await channel.control("mcp_status", TIMEOUT)
     reply = wire.mcp_status_decoder.decode(raw) if raw else wire.McpStatusReply()
-    return McpStatusResult(servers=[
-        McpServerStatus(name=s.name, status=s.status, tools=[t.name for t in s.tools],
-                        error=s.error, transport=s.transport or _transport(channel, s),
-                        scope=s.scope, server_info=s.serverInfo)
-        for s in reply.mcpServers])
+    return McpStatusResult(
+        servers=[
+            McpServerStatus(
+                name=s.name,
+                status=s.status,
+                tools=[t.name for t in s.tools],
+                error=s.error,
+                transport=s.transport or _transport(channel, s),
+                scope=s.scope,
+                server_info=s.serverInfo,
+            )
+            for s in reply.mcpServers
+        ]
+    )
 
 
 def _transport(channel: Channel, server: wire.McpServer) -> str | None:
@@ -46,15 +55,18 @@ def _transport(channel: Channel, server: wire.McpServer) -> str | None:
 
 async def reconnect(channel: Channel, server_name: str) -> None:
     """Restart one server (the CLI refuses a disabled or unknown one)."""
-    if compat.older_than(channel.reported.claude_code_version,
-                         compat.REFUSES_RECONNECTING_A_DISABLED_MCP_SERVER):
+    if compat.older_than(
+        channel.reported.claude_code_version, compat.REFUSES_RECONNECTING_A_DISABLED_MCP_SERVER
+    ):
         # Older CLIs reconnect a disabled server, enabling it behind the user's back:
         # refuse it as current CLIs do.
         current = await status(channel)
         if any(s.name == server_name and s.status == "disabled" for s in current.servers):
             raise ControlRequestFailed(
-                "mcp_reconnect", f"MCP server {server_name} is disabled — enable it "
-                "(mcp_toggle) before reconnecting")
+                "mcp_reconnect",
+                f"MCP server {server_name} is disabled — enable it "
+                "(mcp_toggle) before reconnecting",
+            )
     await channel.control("mcp_reconnect", TIMEOUT, serverName=server_name)
 
 

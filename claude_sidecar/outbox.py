@@ -23,7 +23,6 @@ from collections.abc import Callable
 import msgspec
 
 from . import events
-from .files import FileChange
 from .api import (
     DeltaKind,
     DeltaNotification,
@@ -34,6 +33,7 @@ from .api import (
     StatusNotification,
     TurnEndedNotification,
 )
+from .files import FileChange
 
 Sink = Callable[[bytes], None]
 """Takes one complete JSON-RPC frame (header and body) and sends it to the client."""
@@ -50,7 +50,8 @@ def frame(method: str, params: msgspec.Struct) -> bytes:
     prefix = _PREFIXES.get(method)
     if prefix is None:
         prefix = _PREFIXES[method] = b'{"jsonrpc":"2.0","method":%s,"params":' % (
-            _encoder.encode(method))
+            _encoder.encode(method)
+        )
     body = _encoder.encode(params)
     return b"Content-Length: %d\r\n\r\n%s%s}" % (len(prefix) + len(body) + 1, prefix, body)
 
@@ -70,8 +71,9 @@ class Outbox:
     that fails to start is ever sent, and a started one begins at seq 1.
     """
 
-    def __init__(self, channel_id: str, sink: Sink, *, held: bool = False,
-                 coalesce: float = 0.0) -> None:
+    def __init__(
+        self, channel_id: str, sink: Sink, *, held: bool = False, coalesce: float = 0.0
+    ) -> None:
         self.channel_id = channel_id
         self._sink = sink
         self._seq = 0
@@ -100,8 +102,9 @@ class Outbox:
             fields = _file_updated_fields(event.change)
         else:  # the other events carry exactly their notification's fields
             fields = msgspec.structs.asdict(event)
-        self._write(frame(method, notification(channel_id=self.channel_id, seq=self._next(),
-                                               **fields)))
+        self._write(
+            frame(method, notification(channel_id=self.channel_id, seq=self._next(), **fields))
+        )
 
     def release(self) -> None:
         """Send everything held back, in order, and stop holding."""
@@ -191,24 +194,40 @@ class Outbox:
             self._last_delta_at = asyncio.get_running_loop().time()
             self._write(self._delta_frame(waiting[0], waiting[1], text, waiting[2]))
 
-    def _delta_frame(self, kind: DeltaKind, index: int, text: str,
-                     parent_tool_use_id: str | None) -> bytes:
+    def _delta_frame(
+        self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None
+    ) -> bytes:
         # Positional: the hot path of a streaming turn.
-        return frame("claude/delta", DeltaNotification(
-            self.channel_id, self._next(), kind, index, text, parent_tool_use_id))
+        return frame(
+            "claude/delta",
+            DeltaNotification(self.channel_id, self._next(), kind, index, text, parent_tool_use_id),
+        )
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""
-        self._write(frame("claude/message", MessageNotification(
-            channel_id=self.channel_id, seq=self._next(), message=msgspec.Raw(raw))))
+        self._write(
+            frame(
+                "claude/message",
+                MessageNotification(
+                    channel_id=self.channel_id, seq=self._next(), message=msgspec.Raw(raw)
+                ),
+            )
+        )
 
 
 def _file_updated_fields(change: FileChange) -> dict[str, object]:
     shown = change.notice is None
-    return dict(path=change.path, tool_name=change.tool_name, tool_use_id=change.tool_use_id,
-                message_id=change.message_id, old_content=change.old if shown else None,
-                new_content=change.new if shown else None, diff=change.diff,
-                notice=change.notice, parent_tool_use_id=change.parent_tool_use_id)
+    return dict(
+        path=change.path,
+        tool_name=change.tool_name,
+        tool_use_id=change.tool_use_id,
+        message_id=change.message_id,
+        old_content=change.old if shown else None,
+        new_content=change.new if shown else None,
+        diff=change.diff,
+        notice=change.notice,
+        parent_tool_use_id=change.parent_tool_use_id,
+    )
 
 
 # An event -> its notification's method and params type (all but channelId and seq come

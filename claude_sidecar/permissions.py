@@ -33,13 +33,20 @@ def describe(request_id: str, ask: CanUseTool, parent_tool_use_id: str | None) -
     """The client's view of an ask, with a diff preview for edit tools."""
     preview = preview_edit(ask.tool_name, ask.input)
     return PermissionRequest(
-        request_id=request_id, tool_name=ask.tool_name, tool_use_id=ask.tool_use_id,
-        input=ask.input, suggestions=ask.permission_suggestions or [],
-        display_name=ask.display_name, blocked_path=ask.blocked_path,
-        description=ask.description, decision_reason=ask.decision_reason,
+        request_id=request_id,
+        tool_name=ask.tool_name,
+        tool_use_id=ask.tool_use_id,
+        input=ask.input,
+        suggestions=ask.permission_suggestions or [],
+        display_name=ask.display_name,
+        blocked_path=ask.blocked_path,
+        description=ask.description,
+        decision_reason=ask.decision_reason,
         requires_user_interaction=ask.requires_user_interaction,
-        preview=preview.diff if preview else None, preview_note=preview.note if preview else None,
-        parent_tool_use_id=parent_tool_use_id)
+        preview=preview.diff if preview else None,
+        preview_note=preview.note if preview else None,
+        parent_tool_use_id=parent_tool_use_id,
+    )
 
 
 class Rules:
@@ -81,15 +88,21 @@ def answer(request: PermissionRequest, p: RespondPermissionParams) -> dict[str, 
         if p.annotations is not None:
             tool_input["annotations"] = p.annotations
     if request.tool_name == "AskUserQuestion" and "answers" not in tool_input:
-        raise InvalidParams("answers", "is required to answer AskUserQuestion",
-                            "pass {question text: chosen label}; join several labels with ', '")
+        raise InvalidParams(
+            "answers",
+            "is required to answer AskUserQuestion",
+            "pass {question text: chosen label}; join several labels with ', '",
+        )
     result = allow(tool_input)
     updates = list(p.updated_permissions or [])
     if p.decision == "allowAlways" and not updates:
         updates = list(request.suggestions)
         if not updates:
-            raise InvalidParams("decision", "is allowAlways but the CLI offered no rule to keep",
-                                "answer `allow`, or pass `updatedPermissions` yourself")
+            raise InvalidParams(
+                "decision",
+                "is allowAlways but the CLI offered no rule to keep",
+                "answer `allow`, or pass `updatedPermissions` yourself",
+            )
     if p.mode is not None:
         updates.append({"type": "setMode", "mode": p.mode, "destination": "session"})
     if updates:
@@ -107,8 +120,13 @@ class PendingAsks:
     channel closes.
     """
 
-    def __init__(self, name: Callable[[], str], reply: Callable[[bytes], None],
-                 publish: Callable[[ChannelEvent], None], rules: Rules) -> None:
+    def __init__(
+        self,
+        name: Callable[[], str],
+        reply: Callable[[bytes], None],
+        publish: Callable[[ChannelEvent], None],
+        rules: Rules,
+    ) -> None:
         # The channel's id, for log lines and errors (a warm-pool spare's changes when a
         # chat takes it).
         self._name = name
@@ -133,8 +151,9 @@ class PendingAsks:
         if self._rules.allows(ask):
             log.info("channel %s: %s allowed by a client rule", self._name(), ask.tool_name)
             self._reply(wire.control_success(request_id, allow(ask.input)))
-            self._publish(PermissionAsked(msgspec.structs.replace(described,
-                                                                  auto_decision="allow")))
+            self._publish(
+                PermissionAsked(msgspec.structs.replace(described, auto_decision="allow"))
+            )
             return False
         self._waiting[request_id] = described
         self._publish(PermissionAsked(described))
@@ -147,8 +166,9 @@ class PendingAsks:
             raise PermissionRequestNotFound(self._name(), p.request_id)
         response = answer(request, p)
         del self._waiting[p.request_id]
-        log.info("channel %s: %s %s (%s)", self._name(), p.decision, request.tool_name,
-                 p.request_id)
+        log.info(
+            "channel %s: %s %s (%s)", self._name(), p.decision, request.tool_name, p.request_id
+        )
         self._reply(wire.control_success(p.request_id, response))
 
     def withdraw(self, request_id: str, reason: CancelReason) -> bool:

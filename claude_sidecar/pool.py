@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -67,8 +67,12 @@ class WarmPool:
         the likeliest next.
         """
         key = pool_key(options)
-        if key is None or self._closed or self.options.size <= 0 \
-                or any(s.key == key for s in self._spares):
+        if (
+            key is None
+            or self._closed
+            or self.options.size <= 0
+            or any(s.key == key for s in self._spares)
+        ):
             return
         while len(self._spares) >= self.options.size:
             self._discard(self._spares.pop(0), "making room")
@@ -87,7 +91,8 @@ class WarmPool:
         if spare in self._spares:
             log.info("warm pool: spare CLI pid %d ready", task.result().pid)
             spare.reaper = asyncio.get_running_loop().call_later(
-                self.options.idle_seconds, self._reap, spare)
+                self.options.idle_seconds, self._reap, spare
+            )
 
     def _reap(self, spare: _Spare) -> None:
         if spare in self._spares:
@@ -140,6 +145,9 @@ class WarmPool:
     def kill_now(self) -> None:
         """SIGKILL every started spare; the last resort when the event loop is gone."""
         for spare in self._spares:
-            if spare.starting.done() and not spare.starting.cancelled() \
-                    and spare.starting.exception() is None:
+            if (
+                spare.starting.done()
+                and not spare.starting.cancelled()
+                and spare.starting.exception() is None
+            ):
                 spare.starting.result().kill_now()

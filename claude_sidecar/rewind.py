@@ -18,18 +18,23 @@ if TYPE_CHECKING:
     from .channel import Channel
 
 TIMEOUT = 30.0
-UNSEEN = ("changed before this daemon opened the channel; its old content is only in the "
-          "CLI's checkpoint")
+UNSEEN = (
+    "changed before this daemon opened the channel; its old content is only in the CLI's checkpoint"
+)
 
 
 async def _ask(channel: Channel, message_id: str, dry_run: bool) -> wire.RewindReply:
-    raw = await channel.control("rewind_files", TIMEOUT, user_message_id=message_id,
-                                dry_run=dry_run)
+    raw = await channel.control(
+        "rewind_files", TIMEOUT, user_message_id=message_id, dry_run=dry_run
+    )
     reply = wire.rewind_reply_decoder.decode(raw) if raw else wire.RewindReply()
     if not reply.canRewind:
-        raise InvalidParams("messageId", f"cannot be rewound to: {reply.error or 'refused'}",
-                            "pass the messageId of one of this session's user messages "
-                            "(claude/sendMessage returns it)")
+        raise InvalidParams(
+            "messageId",
+            f"cannot be rewound to: {reply.error or 'refused'}",
+            "pass the messageId of one of this session's user messages "
+            "(claude/sendMessage returns it)",
+        )
     return reply
 
 
@@ -53,9 +58,21 @@ async def rewind_files(channel: Channel, message_id: str, dry_run: bool) -> Rewi
             new, new_notice = snapshot(path)
             if old_notice is None and new_notice is None and old == new:
                 continue
-            channel.report_file_change(FileChange(
-                path=path, tool_name="rewindFiles", tool_use_id=None, message_id=message_id,
-                old=old, new=new, notice=old_notice or new_notice))
-    return RewindFilesResult(can_rewind=preview.canRewind, files_changed=preview.filesChanged,
-                             insertions=preview.insertions, deletions=preview.deletions,
-                             diffs=diffs)
+            channel.report_file_change(
+                FileChange(
+                    path=path,
+                    tool_name="rewindFiles",
+                    tool_use_id=None,
+                    message_id=message_id,
+                    old=old,
+                    new=new,
+                    notice=old_notice or new_notice,
+                )
+            )
+    return RewindFilesResult(
+        can_rewind=preview.canRewind,
+        files_changed=preview.filesChanged,
+        insertions=preview.insertions,
+        deletions=preview.deletions,
+        diffs=diffs,
+    )

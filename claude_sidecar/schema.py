@@ -39,15 +39,17 @@ _ANY_JSON = "Any JSON value, passed on verbatim."
 def build() -> dict[str, Any]:
     """The schema document of the ``claude/*`` surface, as a JSON-ready dict."""
     inputs = [m.params for m in api.METHODS] + [api.InitializationOptions]
-    outputs = ([m.result for m in api.METHODS] + list(api.NOTIFICATIONS.values())
-               + list(api.CLIENT_REQUESTS.values()) + [api.InitializeResult, api.DoctorReport])
+    outputs = (
+        [m.result for m in api.METHODS]
+        + list(api.NOTIFICATIONS.values())
+        + list(api.CLIENT_REQUESTS.values())
+        + [api.InitializeResult, api.DoctorReport]
+    )
     received = _structs(inputs)
     sent = _structs(outputs)
     structs = list({s.cls: s for s in received + sent}.values())
-    refs, defs = msgspec.json.schema_components(
-        [s.cls for s in structs], ref_template=REF_TEMPLATE)
-    ref: dict[type, dict[str, str]] = {
-        s.cls: r for s, r in zip(structs, refs, strict=True)}
+    refs, defs = msgspec.json.schema_components([s.cls for s in structs], ref_template=REF_TEMPLATE)
+    ref: dict[type, dict[str, str]] = {s.cls: r for s, r in zip(structs, refs, strict=True)}
     schema_of = {cls: defs[r["$ref"].rsplit("/", 1)[1]] for cls, r in ref.items()}
     _dedent_descriptions(structs, schema_of)
     _describe_raw_fields(structs, schema_of)
@@ -60,22 +62,29 @@ def build() -> dict[str, Any]:
             "claude_sidecar/api.py (regenerate: " + REGENERATE + "). Every struct is in "
             "$defs; x-methods, x-notifications and x-clientRequests index them by method "
             "name; x-errors lists the error codes and their `data`. docs/protocol.md "
-            "explains every field."),
+            "explains every field."
+        ),
         "x-version": __version__,
-        "x-methods": {m.name: {"summary": m.summary, "params": ref[m.params],
-                               "result": ref[m.result]} for m in api.METHODS},
-        "x-notifications": {name: {"summary": _summary(tp), "params": ref[tp]}
-                            for name, tp in api.NOTIFICATIONS.items()},
+        "x-methods": {
+            m.name: {"summary": m.summary, "params": ref[m.params], "result": ref[m.result]}
+            for m in api.METHODS
+        },
+        "x-notifications": {
+            name: {"summary": _summary(tp), "params": ref[tp]}
+            for name, tp in api.NOTIFICATIONS.items()
+        },
         # api.py types only the params of client requests: the client's answer is free.
-        "x-clientRequests": {name: {"summary": _summary(tp), "params": ref[tp],
-                                    "result": {"description": _ANY_JSON}}
-                             for name, tp in api.CLIENT_REQUESTS.items()},
+        "x-clientRequests": {
+            name: {"summary": _summary(tp), "params": ref[tp], "result": {"description": _ANY_JSON}}
+            for name, tp in api.CLIENT_REQUESTS.items()
+        },
         "x-initializationOptions": ref[api.InitializationOptions],
         "x-initializeResult": ref[api.InitializeResult],
         "x-doctor": ref[api.DoctorReport],
-        "x-errors": {error.NAME: {"code": error.CODE, "summary": _summary(error),
-                                  "data": _error_data(error)}
-                     for error in errors.ERROR_CODES},
+        "x-errors": {
+            error.NAME: {"code": error.CODE, "summary": _summary(error), "data": _error_data(error)}
+            for error in errors.ERROR_CODES
+        },
         "$defs": defs,
     }
 
@@ -91,8 +100,9 @@ def _summary(tp: type) -> str:
     return " ".join(doc.split("\n\n")[0].split()).replace("``", "`")
 
 
-def _dedent_descriptions(structs: list[msgspec.inspect.StructType],
-                         schema_of: dict[type, dict[str, Any]]) -> None:
+def _dedent_descriptions(
+    structs: list[msgspec.inspect.StructType], schema_of: dict[type, dict[str, Any]]
+) -> None:
     """Docstrings without their source indentation (msgspec keeps it after line one)."""
     for struct in structs:
         schema = schema_of[struct.cls]
@@ -100,19 +110,21 @@ def _dedent_descriptions(structs: list[msgspec.inspect.StructType],
             schema["description"] = inspect.cleandoc(schema["description"])
 
 
-def _describe_raw_fields(structs: list[msgspec.inspect.StructType],
-                         schema_of: dict[type, dict[str, Any]]) -> None:
+def _describe_raw_fields(
+    structs: list[msgspec.inspect.StructType], schema_of: dict[type, dict[str, Any]]
+) -> None:
     """Say what a ``msgspec.Raw`` field holds: msgspec gives it the bare schema ``{}``."""
     for struct in structs:
         for field in struct.fields:
             if isinstance(field.type, msgspec.inspect.RawType):
-                schema_of[struct.cls]["properties"][field.encode_name] = {
-                    "description": _ANY_JSON}
+                schema_of[struct.cls]["properties"][field.encode_name] = {"description": _ANY_JSON}
 
 
-def _require_what_is_always_sent(received: list[msgspec.inspect.StructType],
-                                 sent: list[msgspec.inspect.StructType],
-                                 schema_of: dict[type, dict[str, Any]]) -> None:
+def _require_what_is_always_sent(
+    received: list[msgspec.inspect.StructType],
+    sent: list[msgspec.inspect.StructType],
+    schema_of: dict[type, dict[str, Any]],
+) -> None:
     """Mark as required what the daemon always sends, so generated types need no checks.
 
     msgspec marks a field with a default as optional, which is right for what a client
@@ -146,9 +158,15 @@ def _structs(types: list[Any]) -> list[msgspec.inspect.StructType]:
                 walk(member)
         elif isinstance(info, msgspec.inspect.Metadata):
             walk(info.type)
-        elif isinstance(info, (msgspec.inspect.ListType, msgspec.inspect.SetType,
-                               msgspec.inspect.FrozenSetType,
-                               msgspec.inspect.VarTupleType)):
+        elif isinstance(
+            info,
+            (
+                msgspec.inspect.ListType,
+                msgspec.inspect.SetType,
+                msgspec.inspect.FrozenSetType,
+                msgspec.inspect.VarTupleType,
+            ),
+        ):
             walk(info.item_type)
         elif isinstance(info, msgspec.inspect.DictType):
             walk(info.value_type)
@@ -167,18 +185,23 @@ def _error_data(error: type[errors.SidecarError]) -> dict[str, Any]:
     the field then has the schema of that argument's annotation.
     """
     hints = typing.get_type_hints(error.__init__)
-    names = [p.name for p in inspect.signature(error.__init__).parameters.values()
-             if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    names = [
+        p.name
+        for p in inspect.signature(error.__init__).parameters.values()
+        if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
     samples = {name: _sample(hints.get(name, str), i) for i, name in enumerate(names)}
     data = error(**samples).data
     properties: dict[str, Any] = {"name": {"const": error.NAME}}
     for key, value in data.items():
         if key == "name":
             continue
-        source = next((n for n, s in samples.items() if s == value and type(s) is type(value)),
-                      None)
-        properties[key] = (msgspec.json.schema(hints[source]) if source in hints
-                           else {"description": _ANY_JSON})
+        source = next(
+            (n for n, s in samples.items() if s == value and type(s) is type(value)), None
+        )
+        properties[key] = (
+            msgspec.json.schema(hints[source]) if source in hints else {"description": _ANY_JSON}
+        )
     return {"type": "object", "properties": properties, "required": list(data)}
 
 

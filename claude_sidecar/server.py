@@ -18,19 +18,19 @@ from typing import Any
 import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pygls.lsp.server import LanguageServer
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 
 from . import __version__, api, mcp_servers, rewind
-from .discovery import describe_cli
-from .transport import pdeathsig_wrapper
-from .errors import ServerNotInitialized, SidecarError
 from .channel import Channel
+from .discovery import describe_cli
+from .errors import ServerNotInitialized, SidecarError
 from .hub import Hub
 from .outbox import Outbox
+from .transport import pdeathsig_wrapper
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,9 @@ class SidecarProtocol(LanguageServerProtocol):
             return
         if self._shutdown or self._shutdown_requested:
             # pygls drops requests after `shutdown` silently; a client would wait forever.
-            refusal = JsonRpcInvalidRequest(f"{method_name}: the server is shutting down; "
-                                            "only `exit` is accepted now")
+            refusal = JsonRpcInvalidRequest(
+                f"{method_name}: the server is shutting down; only `exit` is accepted now"
+            )
             self._send_response(msg_id, None, refusal.to_response_error())
             return
         if method_name == "shutdown":
@@ -64,8 +65,13 @@ class SidecarProtocol(LanguageServerProtocol):
         # channel), not a daemon fault: one log line instead of pygls's ERROR traceback.
         if not future.cancelled() and isinstance(error := future.exception(), SidecarError):
             self._request_futures.pop(msg_id, None)
-            log.info("request %s answered with %s (%d): %s", msg_id,
-                     error.NAME, error.CODE, error.message)
+            log.info(
+                "request %s answered with %s (%d): %s",
+                msg_id,
+                error.NAME,
+                error.CODE,
+                error.message,
+            )
             self._send_response(msg_id, error=error.to_response_error())
             return
         super()._send_handler_result(future, msg_id=msg_id)
@@ -104,8 +110,7 @@ class SidecarProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcException as e:
             if "method" in data and data.get("id") is not None:
-                log.info("request %s (%s) could not be decoded: %s", data["id"],
-                         data["method"], e)
+                log.info("request %s (%s) could not be decoded: %s", data["id"], data["method"], e)
                 self._send_response(data["id"], None, e.to_response_error())
             else:
                 log.warning("dropped a message that could not be decoded: %.200r", data)
@@ -120,12 +125,17 @@ class SidecarServer(LanguageServer):
     end every channel and spare CLI.
     """
 
-    def __init__(self, *, cli_path: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, *, cli_path: str | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
         # lsprotocol's converter leaves custom params as plain dicts (pygls's default
         # turns them into namedtuples and loses keys).
-        super().__init__("claude-sidecar", __version__, protocol_cls=SidecarProtocol,
-                         converter_factory=get_converter)
+        super().__init__(
+            "claude-sidecar",
+            __version__,
+            protocol_cls=SidecarProtocol,
+            converter_factory=get_converter,
+        )
         self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
         self.initialized = False
         self.client_name: str | None = None
@@ -172,15 +182,22 @@ class SidecarServer(LanguageServer):
     def initialize_result(self) -> api.InitializeResult:
         """The ``initialize`` result: the ``claude/*`` surface and the CLI in use."""
         return api.InitializeResult(
-            capabilities=api.ServerCapabilities(experimental=api.Experimental(
-                claude_sidecar=api.SidecarFeatures(
-                    methods=[m.name for m in api.METHODS],
-                    notifications=list(api.NOTIFICATIONS),
-                    client_requests=list(api.CLIENT_REQUESTS), cli=self.cli))),
-            server_info=api.ServerInfo(name="claude-sidecar", version=__version__))
+            capabilities=api.ServerCapabilities(
+                experimental=api.Experimental(
+                    claude_sidecar=api.SidecarFeatures(
+                        methods=[m.name for m in api.METHODS],
+                        notifications=list(api.NOTIFICATIONS),
+                        client_requests=list(api.CLIENT_REQUESTS),
+                        cli=self.cli,
+                    )
+                )
+            ),
+            server_info=api.ServerInfo(name="claude-sidecar", version=__version__),
+        )
 
-    async def ask_editor(self, channel_id: str, tool: str, arguments: dict[str, Any],
-                         timeout: float) -> Any:
+    async def ask_editor(
+        self, channel_id: str, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> Any:
         """Send ``claude/callEditorTool`` to the client and return its result.
 
         After ``timeout`` seconds the client is sent ``$/cancelRequest`` and
@@ -188,8 +205,9 @@ class SidecarServer(LanguageServer):
         """
         params = api.CallEditorToolParams(channel_id=channel_id, tool=tool, arguments=arguments)
         request_id = str(uuidlib.uuid4())
-        answer = self.protocol.send_request_async("claude/callEditorTool",
-                                                  msgspec.to_builtins(params), msg_id=request_id)
+        answer = self.protocol.send_request_async(
+            "claude/callEditorTool", msgspec.to_builtins(params), msg_id=request_id
+        )
         try:
             # shield: cancelling pygls's future would make the late answer an error.
             async with asyncio.timeout(timeout):
@@ -223,8 +241,9 @@ Handler = Callable[[SidecarServer, Any], Awaitable[msgspec.Struct]]
 
 
 def _opened(channel: Channel) -> api.NewChannelResult:
-    return api.NewChannelResult(channel_id=channel.id, pid=channel.pid,
-                                session_id=channel.session_id, info=channel.info())
+    return api.NewChannelResult(
+        channel_id=channel.id, pid=channel.pid, session_id=channel.session_id, info=channel.info()
+    )
 
 
 async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
@@ -357,8 +376,9 @@ def _register(server: SidecarServer, method: api.Method, handler: Handler) -> No
     server.feature(method.name)(serve)
 
 
-def build_server(*, cli_path: str | None = None,
-                 env: Mapping[str, str] | None = None) -> SidecarServer:
+def build_server(
+    *, cli_path: str | None = None, env: Mapping[str, str] | None = None
+) -> SidecarServer:
     """Create the server with every ``claude/*`` method and the LSP lifecycle wired up."""
     server = SidecarServer(cli_path=cli_path, env=env)
     missing = {m.name for m in api.METHODS} ^ HANDLERS.keys()
@@ -369,8 +389,12 @@ def build_server(*, cli_path: str | None = None,
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: SidecarServer, params: types.InitializeParams) -> None:
-        options = api.decode_params("initialize", api.InitializationOptions,
-                                    params.initialization_options, "initializationOptions.")
+        options = api.decode_params(
+            "initialize",
+            api.InitializationOptions,
+            params.initialization_options,
+            "initializationOptions.",
+        )
         ls.configure(options)
         log.info("initialized by %s", options.client_name or "an unnamed client")
 

@@ -84,8 +84,7 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_HEADER_LIMIT)
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                     sys.stdin.buffer)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
     except ValueError:
         # stdin is a regular file (`< requests.bin`): only a thread can read it.
         return StdinAsyncReader(sys.stdin.buffer)
@@ -100,17 +99,20 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     reader = await _stdin_reader()
     # `kill -USR1 <pid>` logs what the daemon holds (see diagnostics.py).
     asyncio.get_running_loop().add_signal_handler(
-        signal.SIGUSR1, lambda: diagnostics.log_snapshot(server.channel_count))
+        signal.SIGUSR1, lambda: diagnostics.log_snapshot(server.channel_count)
+    )
     frames = FrameWriter(rpc_out, server.lose_client)
     server.connect(frames.queue)
     server.protocol.set_writer(frames)
-    serving = asyncio.ensure_future(run_async(
-        stop_event=threading.Event(),
-        reader=reader,
-        protocol=server.protocol,
-        logger=log,
-        error_handler=server.report_server_error,
-    ))
+    serving = asyncio.ensure_future(
+        run_async(
+            stop_event=threading.Event(),
+            reader=reader,
+            protocol=server.protocol,
+            logger=log,
+            error_handler=server.report_server_error,
+        )
+    )
     gone = asyncio.ensure_future(server.client_gone.wait())
     try:
         await asyncio.wait({serving, gone}, return_when=asyncio.FIRST_COMPLETED)

@@ -55,21 +55,27 @@ class TranscriptWait:
         size = -2
         while True:
             try:
-                path = sessions.transcript_path(home, self._cwd, session_id,
-                                                config_dir=config_dir)
+                path = sessions.transcript_path(home, self._cwd, session_id, config_dir=config_dir)
             except ValueError:
                 return
             now_size, found = self._scan(path, needle)
             now = time.monotonic()
             if found:
-                log.debug("channel %s: transcript written %.0f ms after the result", channel_id,
-                          (now - started) * 1000)
+                log.debug(
+                    "channel %s: transcript written %.0f ms after the result",
+                    channel_id,
+                    (now - started) * 1000,
+                )
                 return
             if now_size != size:
                 size, changed = now_size, now
             if now - changed >= SETTLED or now - started >= WAIT:
-                log.info("channel %s: message %s is not in the session file %s; going on",
-                         channel_id, marker, path)
+                log.info(
+                    "channel %s: message %s is not in the session file %s; going on",
+                    channel_id,
+                    marker,
+                    path,
+                )
                 return
             await asyncio.sleep(POLL)
 

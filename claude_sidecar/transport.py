@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ctypes
 import functools
 import logging
@@ -51,8 +52,9 @@ def pdeathsig_wrapper() -> tuple[str, ...] | None:
         return None
     prefix = (setpriv, "--pdeathsig", "KILL", "--")
     try:
-        done = subprocess.run([*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True,
-                              timeout=5, check=False)
+        done = subprocess.run(
+            [*prefix, "/bin/sh", "-c", "exit 0"], capture_output=True, timeout=5, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return prefix if done.returncode == 0 else None
@@ -105,8 +107,9 @@ class CliProcess(Protocol):
 class Spawn(Protocol):
     """Starts a CLI process (``Transport.spawn``; tests pass their own)."""
 
-    async def __call__(self, argv: Sequence[str], *, cwd: str,
-                      env: Mapping[str, str]) -> CliProcess:
+    async def __call__(
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
+    ) -> CliProcess:
         """Start ``argv`` in ``cwd`` with ``env``."""
 
 
@@ -120,9 +123,7 @@ class Transport:
         self._write_lock = asyncio.Lock()
 
     @classmethod
-    async def spawn(
-        cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
-    ) -> Transport:
+    async def spawn(cls, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Transport:
         """Start ``argv`` in its own process group with piped stdin/stdout/stderr.
 
         No pipe is shared with the daemon's own stdout: fd 1 of the daemon carries
@@ -130,7 +131,8 @@ class Transport:
         """
         wrapper = pdeathsig_wrapper()
         process = await asyncio.create_subprocess_exec(
-            *(wrapper or ()), *argv,
+            *(wrapper or ()),
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -224,10 +226,8 @@ class Transport:
 
     def signal_group(self, sig: int) -> None:
         """Send ``sig`` to the child's whole process group (its tools included)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self._process.pid, sig)
-        except ProcessLookupError:
-            pass
 
     async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ProcessExit:
         """Close stdin, wait ``grace`` s, then SIGTERM, wait ``term_grace`` s, then SIGKILL."""

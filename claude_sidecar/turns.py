@@ -64,10 +64,12 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
     ``interrupted``: the daemon sent ``interrupt`` during this turn. ``previous_total``:
     the CLI's running cost at the last result, for CLIs that report only the total.
     """
-    usage = TurnUsage(input_tokens=line.usage.input_tokens,
-                      output_tokens=line.usage.output_tokens,
-                      cache_creation_input_tokens=line.usage.cache_creation_input_tokens,
-                      cache_read_input_tokens=line.usage.cache_read_input_tokens)
+    usage = TurnUsage(
+        input_tokens=line.usage.input_tokens,
+        output_tokens=line.usage.output_tokens,
+        cache_creation_input_tokens=line.usage.cache_creation_input_tokens,
+        cache_read_input_tokens=line.usage.cache_read_input_tokens,
+    )
     if line.model_usage_since_last_result is not None:
         cost = sum(m.costUSD for m in line.model_usage_since_last_result.values())
     else:
@@ -80,8 +82,11 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
     if not line.is_error:
         return Outcome("success", cost, usage)
     if line.api_error_status is not None or reason == "api_error":
-        error = TurnError(kind="api", message=line.result or f"API error {line.api_error_status}",
-                          status=line.api_error_status)
+        error = TurnError(
+            kind="api",
+            message=line.result or f"API error {line.api_error_status}",
+            status=line.api_error_status,
+        )
     else:
         message = line.result or "; ".join(line.errors) or f"the turn failed ({line.subtype})"
         error = TurnError(kind="execution", message=message)

@@ -304,39 +304,49 @@ encoder = msgspec.json.Encoder()
 
 def user_message(content: list[dict[str, Any]], uuid: str) -> bytes:
     """Encode a user turn as one stream-json input line (newline included)."""
-    return encoder.encode(
-        {
-            "type": "user",
-            "session_id": "",
-            "message": {"role": "user", "content": content},
-            "parent_tool_use_id": None,
-            "uuid": uuid,
-        }
-    ) + b"\n"
+    return (
+        encoder.encode(
+            {
+                "type": "user",
+                "session_id": "",
+                "message": {"role": "user", "content": content},
+                "parent_tool_use_id": None,
+                "uuid": uuid,
+            }
+        )
+        + b"\n"
+    )
 
 
 def control_request(request_id: str, request: dict[str, Any]) -> bytes:
     """Encode a host -> CLI control request line."""
-    return encoder.encode(
-        {"type": "control_request", "request_id": request_id, "request": request}
-    ) + b"\n"
+    return (
+        encoder.encode({"type": "control_request", "request_id": request_id, "request": request})
+        + b"\n"
+    )
 
 
 def control_success(request_id: str, response: Any) -> bytes:
     """Encode a successful answer to a control request the CLI sent."""
-    return encoder.encode(
-        {
-            "type": "control_response",
-            "response": {"subtype": "success", "request_id": request_id, "response": response},
-        }
-    ) + b"\n"
+    return (
+        encoder.encode(
+            {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": request_id, "response": response},
+            }
+        )
+        + b"\n"
+    )
 
 
 def control_error(request_id: str, error: str) -> bytes:
     """Encode an error answer to a control request the CLI sent."""
-    return encoder.encode(
-        {
-            "type": "control_response",
-            "response": {"subtype": "error", "request_id": request_id, "error": error},
-        }
-    ) + b"\n"
+    return (
+        encoder.encode(
+            {
+                "type": "control_response",
+                "response": {"subtype": "error", "request_id": request_id, "error": error},
+            }
+        )
+        + b"\n"
+    )

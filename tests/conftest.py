@@ -7,12 +7,12 @@ import os
 import re
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
-
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.env import COMPAT_CLI, isolated_env
 from tests.harness import Sidecar, StartSidecar, wait_until_dead
 
@@ -26,8 +26,9 @@ def cli_under_test() -> tuple[str, str]:
         sdk = importlib.util.find_spec("claude_agent_sdk")
         assert sdk is not None and sdk.origin is not None, "claude-agent-sdk is not installed"
         path = COMPAT_CLI or str(Path(sdk.origin).parent / "_bundled" / "claude")
-        said = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=30, check=True).stdout
+        said = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
         match = re.match(r"\s*(\d+\.\d+\.\d+)", said)
         assert match, f"`{path} --version` said {said!r}"
         _cli_under_test = path, match.group(1)
@@ -47,8 +48,10 @@ BASIC_SCENARIO = {
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "pinned_cli(reason): checks a fact of the pinned CLI only (its version, a "
-        "behaviour older CLIs lack); skipped in the compatibility run")
+        "markers",
+        "pinned_cli(reason): checks a fact of the pinned CLI only (its version, a "
+        "behaviour older CLIs lack); skipped in the compatibility run",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -57,12 +60,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Only the tests that run the CLI under test (daemons get it through daemon_env,
     # tests/scripted through `claude`): the others (unit tests, the docs, doctor and demo,
     # which run the bundled CLI) would repeat the main run.
-    uses_cli = [bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ())))
-                for item in items]
-    dropped = [item for item, used in zip(items, uses_cli) if not used]
+    uses_cli = [
+        bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ()))) for item in items
+    ]
+    dropped = [item for item, used in zip(items, uses_cli, strict=True) if not used]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item, used in zip(items, uses_cli) if used]
+        items[:] = [item for item, used in zip(items, uses_cli, strict=True) if used]
     for item in items:
         marker = item.get_closest_marker("pinned_cli")
         if marker:
@@ -116,9 +120,13 @@ async def sidecar_with(daemon_env: dict[str, str]) -> AsyncIterator[StartSidecar
     every channel's ``seq`` must have run without gaps."""
     daemons: list[Sidecar] = []
 
-    async def start(options: dict[str, Any], *, args: tuple[str, ...] = (),
-                    handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
-                    **env: str) -> Sidecar:
+    async def start(
+        options: dict[str, Any],
+        *,
+        args: tuple[str, ...] = (),
+        handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        **env: str,
+    ) -> Sidecar:
         daemon = Sidecar({**daemon_env, **env}, args)
         for method, handler in (handlers or {}).items():
             daemon.client.feature(method)(handler)

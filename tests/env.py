@@ -34,8 +34,9 @@ def isolated_env(home: Path, model_url: str | None = None, **extra: str) -> dict
     return env
 
 
-def isolate(monkeypatch: pytest.MonkeyPatch, home: Path, model_url: str | None = None,
-            **extra: str) -> None:
+def isolate(
+    monkeypatch: pytest.MonkeyPatch, home: Path, model_url: str | None = None, **extra: str
+) -> None:
     """Make this process's environment ``isolated_env(home, model_url, **extra)`` for the
     test: for what reads it in the test process (the official SDK finds sessions through
     HOME and CLAUDE_CONFIG_DIR)."""

@@ -8,6 +8,7 @@ out that each channel's ``seq`` ran 1, 2, 3, ... without gaps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -16,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from claude_sidecar import api
+from claude_sidecar.diagnostics import children_of, live_children
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
-
-from claude_sidecar import api
-from claude_sidecar.diagnostics import children_of, live_children
 
 NOTIFICATIONS = tuple(api.NOTIFICATIONS)
 FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
@@ -95,16 +95,31 @@ class Sidecar:
         def record(ls: Any, params: Any) -> None:
             self.notes.append(Note(method, params))
             self._changed.set()
+
         return record
 
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
-        await self.client.start_io(sys.executable, "-m", "claude_sidecar", "--stdio",
-                                   "--log-level", "DEBUG", *self.args, env=self.env)
-        self.initialized = await self.client.initialize_session(types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            # No warm pool unless a test asks: spare CLIs would double the suite's CPU load.
-            initialization_options={"clientName": "pytest", "warmPool": {"size": 0},
-                                    **(initialization_options or {})}))
+        await self.client.start_io(
+            sys.executable,
+            "-m",
+            "claude_sidecar",
+            "--stdio",
+            "--log-level",
+            "DEBUG",
+            *self.args,
+            env=self.env,
+        )
+        self.initialized = await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                # No warm pool unless a test asks: spare CLIs would double the suite's CPU load.
+                initialization_options={
+                    "clientName": "pytest",
+                    "warmPool": {"size": 0},
+                    **(initialization_options or {}),
+                },
+            )
+        )
 
     @property
     def features(self) -> dict[str, Any]:
@@ -132,7 +147,8 @@ class Sidecar:
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send a request and return its result (raises JsonRpcException on error)."""
         return await asyncio.wait_for(
-            self.client.protocol.send_request_async(method, params or {}), 60)
+            self.client.protocol.send_request_async(method, params or {}), 60
+        )
 
     async def error(self, method: str, params: dict[str, Any]) -> JsonRpcException:
         """Send a request that must fail and return the error."""
@@ -142,8 +158,9 @@ class Sidecar:
             return e
         raise AssertionError(f"{method} succeeded with {result!r}; an error was expected")
 
-    async def open_channel(self, method: str = "claude/newChannel",
-                           **params: Any) -> dict[str, Any]:
+    async def open_channel(
+        self, method: str = "claude/newChannel", **params: Any
+    ) -> dict[str, Any]:
         """Open a channel (newChannel or forkSession) and return the whole result; its pid
         is checked on teardown."""
         result = await self.request(method, params)
@@ -166,19 +183,20 @@ class Sidecar:
         return opened["sessionId"], ids
 
     async def send(self, channel_id: str, text: str, **extra: Any) -> str:
-        result = await self.request("claude/sendMessage",
-                                    {"channelId": channel_id, "text": text, **extra})
+        result = await self.request(
+            "claude/sendMessage", {"channelId": channel_id, "text": text, **extra}
+        )
         return result["messageId"]
 
-    async def turn(self, channel_id: str, text: str, *, timeout: float = 60,
-                   **extra: Any) -> Turn:
+    async def turn(self, channel_id: str, text: str, *, timeout: float = 60, **extra: Any) -> Turn:
         """Send a message (``extra``: more sendMessage params) and wait for the
         ``claude/turnEnded`` of the channel that follows (which comes right after the
         turn's ``result``, or alone when the CLI dies mid-turn)."""
         start = len(self.notes)
         message_id = await self.send(channel_id, text, **extra)
         ended = await self.wait_for(
-            lambda n: n.channel == channel_id and n.method == "claude/turnEnded", timeout, start)
+            lambda n: n.channel == channel_id and n.method == "claude/turnEnded", timeout, start
+        )
         notes = []
         for note in self.notes[start:]:
             if note.channel == channel_id:
@@ -190,11 +208,15 @@ class Sidecar:
     # ------------------------------------------------------------ notifications
 
     def of(self, channel_id: str, method: str | None = None) -> list[Note]:
-        return [n for n in self.notes
-                if n.channel == channel_id and (method is None or n.method == method)]
+        return [
+            n
+            for n in self.notes
+            if n.channel == channel_id and (method is None or n.method == method)
+        ]
 
-    async def wait_for(self, predicate: Callable[[Note], bool], timeout: float = 60,
-                       after: int = 0) -> Note:
+    async def wait_for(
+        self, predicate: Callable[[Note], bool], timeout: float = 60, after: int = 0
+    ) -> Note:
         """Wait for a notification (among those from index ``after``) matching ``predicate``."""
         deadline = time.monotonic() + timeout
         checked = after
@@ -205,32 +227,41 @@ class Sidecar:
             checked = len(self.notes)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise AssertionError(f"no matching notification within {timeout} s; "
-                                     f"last ones: {[n.params for n in self.notes[-5:]]}")
+                raise AssertionError(
+                    f"no matching notification within {timeout} s; "
+                    f"last ones: {[n.params for n in self.notes[-5:]]}"
+                )
             self._changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
 
-    async def wait_for_result(self, channel_id: str, after: int = 0,
-                              timeout: float = 60) -> dict[str, Any]:
+    async def wait_for_result(
+        self, channel_id: str, after: int = 0, timeout: float = 60
+    ) -> dict[str, Any]:
         """Wait for the next ``result`` message of a channel and return it."""
-        note = await self.wait_for(lambda n: n.channel == channel_id and is_result(n),
-                                   timeout, after)
+        note = await self.wait_for(
+            lambda n: n.channel == channel_id and is_result(n), timeout, after
+        )
         return note.message
 
-    async def wait_for_state(self, channel_id: str, state: str, after: int = 0,
-                             timeout: float = 60) -> Note:
+    async def wait_for_state(
+        self, channel_id: str, state: str, after: int = 0, timeout: float = 60
+    ) -> Note:
         return await self.wait_for(
-            lambda n: n.channel == channel_id and n.method == "claude/status"
-            and n.params["state"] == state, timeout, after)
+            lambda n: n.channel == channel_id
+            and n.method == "claude/status"
+            and n.params["state"] == state,
+            timeout,
+            after,
+        )
 
     def text(self, channel_id: str, kind: str = "text", after: int = 0) -> str:
         """Concatenate the channel's deltas of one kind."""
-        return "".join(n.params["text"] for n in self.notes[after:]
-                       if n.channel == channel_id and n.method == "claude/delta"
-                       and n.params["kind"] == kind)
+        return "".join(
+            n.params["text"]
+            for n in self.notes[after:]
+            if n.channel == channel_id and n.method == "claude/delta" and n.params["kind"] == kind
+        )
 
     def assert_seq_contiguous(self) -> None:
         by_channel: dict[str, list[int]] = {}
@@ -238,7 +269,8 @@ class Sidecar:
             by_channel.setdefault(note.channel, []).append(note.params["seq"])
         for channel_id, seqs in by_channel.items():
             assert seqs == list(range(1, len(seqs) + 1)), (
-                f"seq of {channel_id} is not 1..n: {seqs[:50]}")
+                f"seq of {channel_id} is not 1..n: {seqs[:50]}"
+            )
 
 
 class StartSidecar(Protocol):
@@ -246,24 +278,36 @@ class StartSidecar(Protocol):
     and variables added to ``daemon_env``; ``args`` go on the daemon's command line and
     ``handlers`` answer the daemon's requests to the client (registered before start)."""
 
-    def __call__(self, options: dict[str, Any], *, args: tuple[str, ...] = (),
-                 handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
-                 **env: str) -> Awaitable[Sidecar]: ...
+    def __call__(
+        self,
+        options: dict[str, Any],
+        *,
+        args: tuple[str, ...] = (),
+        handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        **env: str,
+    ) -> Awaitable[Sidecar]: ...
 
 
 def assistant_text(messages: list[dict[str, Any]]) -> str:
     """Concatenate the text blocks of the ``assistant`` messages given."""
     return "".join(
         block.get("text", "")
-        for m in messages if m.get("type") == "assistant"
-        for block in m["message"]["content"] if block.get("type") == "text")
+        for m in messages
+        if m.get("type") == "assistant"
+        for block in m["message"]["content"]
+        if block.get("type") == "text"
+    )
 
 
 def tool_results(model: Any) -> list[dict[str, Any]]:
     """Every tool_result block in the stand-in model's latest main request, in order."""
-    return [block for m in model.main_requests[-1]["messages"] if m["role"] == "user"
-            and isinstance(m["content"], list) for block in m["content"]
-            if block.get("type") == "tool_result"]
+    return [
+        block
+        for m in model.main_requests[-1]["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result"
+    ]
 
 
 def pid_alive(pid: int) -> bool:
@@ -299,7 +343,8 @@ def descendant_pids(pid: int) -> set[int]:
 async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
     """Wait for every pid to end; return those still alive after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:
+    # Polls: another process ending is not an event this process can await.
+    while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     return alive
 
@@ -307,14 +352,22 @@ async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
 class RawClient:
     """A bare JSON-RPC peer over pipes, for what a well-behaved client never does."""
 
-    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ("--log-level", "DEBUG")) -> None:
+    def __init__(
+        self, env: dict[str, str], args: tuple[str, ...] = ("--log-level", "DEBUG")
+    ) -> None:
         import subprocess
+
         self.process = subprocess.Popen(
             [sys.executable, "-m", "claude_sidecar", "--stdio", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
 
     def send(self, message: dict[str, Any]) -> None:
         import json
+
         body = json.dumps(message).encode()
         assert self.process.stdin is not None
         self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -325,6 +378,7 @@ class RawClient:
         fails (rather than hang on a blocking read)."""
         import json
         import threading
+
         assert self.process.stdout is not None
         watchdog = threading.Timer(timeout, self.process.kill)
         watchdog.start()
@@ -332,8 +386,9 @@ class RawClient:
             length = 0
             while (line := self.process.stdout.readline()) != b"\r\n":
                 if not line:
-                    raise AssertionError(f"no message from the daemon within {timeout} s "
-                                         "(or it closed stdout)")
+                    raise AssertionError(
+                        f"no message from the daemon within {timeout} s (or it closed stdout)"
+                    )
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             return json.loads(self.process.stdout.read(length))
@@ -347,6 +402,7 @@ class RawClient:
         return message
 
     def initialize(self) -> None:
-        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                   "params": {"capabilities": {}}})
+        self.send(
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}
+        )
         self.reply_to(0)

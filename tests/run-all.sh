@@ -65,10 +65,12 @@ kotlin_suite() (
 )
 
 static_checks() (
-    uv run ruff check claude_sidecar tests bench && uv run mypy
+    uv run ruff check claude_sidecar tests bench &&
+        uv run ruff format --check claude_sidecar tests bench &&
+        uv run mypy
 )
 
-suite "Python static checks (ruff, mypy --strict)" static_checks
+suite "Python static checks (ruff check, ruff format, mypy --strict)" static_checks
 suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
 suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"

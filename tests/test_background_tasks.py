@@ -7,19 +7,38 @@ import time
 from pathlib import Path
 
 import pytest
-
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import Sidecar, descendant_pids, pid_alive, wait_until_dead
 
-BACKGROUND = {"rules": [{"match": "background", "steps": [
-    [{"tool_use": {"name": "Bash", "input": {
-        "command": "sleep 300", "run_in_background": True, "description": "a long sleep"}}}],
-    [{"text": "It runs in the background."}]]}]}
+BACKGROUND = {
+    "rules": [
+        {
+            "match": "background",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {
+                                "command": "sleep 300",
+                                "run_in_background": True,
+                                "description": "a long sleep",
+                            },
+                        }
+                    }
+                ],
+                [{"text": "It runs in the background."}],
+            ],
+        }
+    ]
+}
 
 
 @pytest.fixture
-async def running_task(sidecar: Sidecar, model: ScriptedModel,
-                       workspace: Path) -> tuple[str, dict[str, str]]:
+async def running_task(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> tuple[str, dict[str, str]]:
     """A channel whose agent started `sleep 300` in the background; its id and task."""
     model.set_scenario(load_scenario(BACKGROUND))
     channel = await sidecar.new_channel(str(workspace), allowedTools=["Bash"])
@@ -29,7 +48,8 @@ async def running_task(sidecar: Sidecar, model: ScriptedModel,
 
 
 async def test_list_channels_shows_a_running_background_task(
-        running_task: tuple[str, dict[str, str]]) -> None:
+    running_task: tuple[str, dict[str, str]],
+) -> None:
     _, task = running_task
 
     assert task["taskType"] == "local_bash" and task["description"] == "a long sleep"
@@ -50,11 +70,13 @@ def sleepers(sidecar: Sidecar) -> list[int]:
 
 
 async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
-        sidecar: Sidecar, running_task: tuple[str, dict[str, str]]) -> None:
+    sidecar: Sidecar, running_task: tuple[str, dict[str, str]]
+) -> None:
     channel, task = running_task
     # The CLI lists the task as soon as it spawned its shell; `sleep` is exec'd a moment later.
     deadline = time.monotonic() + 10
-    while not (running := sleepers(sidecar)) and time.monotonic() < deadline:
+    # Polls: a process of the CLI's appearing is not an event the test can await.
+    while not (running := sleepers(sidecar)) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     assert running, "the shell command runs"
     mark = len(sidecar.notes)
@@ -62,7 +84,8 @@ async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
     await sidecar.request("claude/stopTask", {"channelId": channel, "taskId": task["taskId"]})
     stopped = await sidecar.wait_for(
         lambda n: n.channel == channel and n.message.get("subtype") == "task_notification",
-        after=mark)
+        after=mark,
+    )
     listed = (await sidecar.request("claude/listChannels"))["channels"][0]
 
     assert stopped.message["task_id"] == task["taskId"]
@@ -72,7 +95,8 @@ async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
 
 
 async def test_stop_task_of_an_unknown_task_names_the_running_ones(
-        sidecar: Sidecar, running_task: tuple[str, dict[str, str]]) -> None:
+    sidecar: Sidecar, running_task: tuple[str, dict[str, str]]
+) -> None:
     channel, task = running_task
 
     error = await sidecar.error("claude/stopTask", {"channelId": channel, "taskId": "nope"})

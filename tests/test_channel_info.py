@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_sidecar import __version__, api
+
 from tests.conftest import cli_under_test
 from tests.harness import RawClient, Sidecar
 
@@ -17,7 +18,8 @@ async def test_initialize_names_the_cli_and_its_version(sidecar: Sidecar) -> Non
 
 
 async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_tested(
-        sidecar: Sidecar) -> None:
+    sidecar: Sidecar,
+) -> None:
     cli = sidecar.features["cli"]
 
     assert cli["source"] in {"--cli", "$CLAUDE_SIDECAR_CLI", "PATH", "claude-agent-sdk bundle"}
@@ -28,8 +30,9 @@ async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_t
 async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[str, str]) -> None:
     client = RawClient(daemon_env)
     try:
-        client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                     "params": {"capabilities": {}}})
+        client.send(
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}
+        )
         result = client.reply_to(0)["result"]
     finally:
         client.process.kill()
@@ -45,7 +48,8 @@ async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[st
 
 
 async def test_initialize_says_why_no_cli_was_found(
-        sidecar_with, daemon_env: dict[str, str], tmp_path: Path) -> None:
+    sidecar_with, daemon_env: dict[str, str], tmp_path: Path
+) -> None:
     daemon_env["PATH"] = str(tmp_path)  # no `claude` here
     missing = tmp_path / "nothing-here"
 
@@ -57,18 +61,19 @@ async def test_initialize_says_why_no_cli_was_found(
 
 
 async def test_new_channel_result_carries_the_channel_info(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     opened = await sidecar.open_channel(cwd=str(workspace))
 
     info = opened["info"]
 
     assert info["cliVersion"] == cli_under_test()[1]
-    assert info == await sidecar.request("claude/channelInfo",
-                                         {"channelId": opened["channelId"]})
+    assert info == await sidecar.request("claude/channelInfo", {"channelId": opened["channelId"]})
 
 
 async def test_channel_info_lists_slash_commands_models_agents_and_styles(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     info = await sidecar.request("claude/channelInfo", {"channelId": channel})
@@ -86,7 +91,8 @@ async def test_channel_info_lists_slash_commands_models_agents_and_styles(
 
 
 async def test_channel_info_shows_the_account_source_but_never_the_key(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     info = await sidecar.request("claude/channelInfo", {"channelId": channel})
@@ -96,26 +102,26 @@ async def test_channel_info_shows_the_account_source_but_never_the_key(
 
 
 async def test_channel_info_follows_set_model_and_set_permission_mode(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     await sidecar.request("claude/setModel", {"channelId": channel, "model": "haiku"})
-    await sidecar.request("claude/setPermissionMode",
-                          {"channelId": channel, "mode": "acceptEdits"})
+    await sidecar.request("claude/setPermissionMode", {"channelId": channel, "mode": "acceptEdits"})
     info = await sidecar.request("claude/channelInfo", {"channelId": channel})
 
     assert info["model"] == "haiku" and info["permissionMode"] == "acceptEdits"
 
 
-async def test_channel_info_of_an_unknown_channel_is_channel_not_found(
-        sidecar: Sidecar) -> None:
+async def test_channel_info_of_an_unknown_channel_is_channel_not_found(sidecar: Sidecar) -> None:
     error = await sidecar.error("claude/channelInfo", {"channelId": "ch-404"})
 
     assert error.code == -32001
 
 
 async def test_context_usage_breaks_the_window_down_by_category(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.turn(channel, "hello")
 

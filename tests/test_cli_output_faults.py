@@ -19,27 +19,35 @@ async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Pat
     lines = tmp_path / "lines.bin"
     answers = tmp_path / "answers.jsonl"
     answers.touch()
-    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_LINES=str(lines),
-                                FAKE_CLI_ANSWERS=str(answers))
+    daemon = await sidecar_with(
+        {"cliPath": str(FAKE_CLI)}, FAKE_CLI_LINES=str(lines), FAKE_CLI_ANSWERS=str(answers)
+    )
     return daemon, lines, answers
 
 
 async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
-        fake, workspace: Path) -> None:
+    fake, workspace: Path
+) -> None:
     daemon, lines, _ = fake
     big = "x" * (20 * 1024 * 1024)
-    lines.write_bytes(b"\n".join([
-        b"this is not json",
-        b'{"type": "brand_new_type", "payload": [1, 2, 3]}',
-        b"\xff\xfe garbage bytes",
-        json.dumps({"type": "assistant", "message": {"content": [{"type": "text",
-                                                                  "text": big}]}}).encode(),
-        b"[1, 2, 3]",
-        b'{"no_type_field": true}',
-        b'{"type": "control_response", "response": {"subtype": "success", '
-        b'"request_id": "req_unknown", "response": {}}}',
-        b"{truncated json",
-    ]) + b"\n")
+    lines.write_bytes(
+        b"\n".join(
+            [
+                b"this is not json",
+                b'{"type": "brand_new_type", "payload": [1, 2, 3]}',
+                b"\xff\xfe garbage bytes",
+                json.dumps(
+                    {"type": "assistant", "message": {"content": [{"type": "text", "text": big}]}}
+                ).encode(),
+                b"[1, 2, 3]",
+                b'{"no_type_field": true}',
+                b'{"type": "control_response", "response": {"subtype": "success", '
+                b'"request_id": "req_unknown", "response": {}}}',
+                b"{truncated json",
+            ]
+        )
+        + b"\n"
+    )
     channel = await daemon.new_channel(str(workspace))
 
     await daemon.turn(channel, "go")
@@ -53,16 +61,28 @@ async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
 
 
 async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_hanging(
-        fake, workspace: Path) -> None:
+    fake, workspace: Path
+) -> None:
     daemon, lines, answers = fake
-    lines.write_bytes(json.dumps({"type": "control_request", "request_id": "cli_1",
-                                  "request": {"subtype": "brand_new_request"}}).encode() + b"\n")
+    lines.write_bytes(
+        json.dumps(
+            {
+                "type": "control_request",
+                "request_id": "cli_1",
+                "request": {"subtype": "brand_new_request"},
+            }
+        ).encode()
+        + b"\n"
+    )
     channel = await daemon.new_channel(str(workspace))
 
     await daemon.turn(channel, "go")
 
-    forwarded = [n.message for n in daemon.of(channel, "claude/message")
-                 if n.message["type"] == "control_request"]
+    forwarded = [
+        n.message
+        for n in daemon.of(channel, "claude/message")
+        if n.message["type"] == "control_request"
+    ]
     assert forwarded and forwarded[0]["request_id"] == "cli_1"
     for _ in range(100):
         if answers.read_text():
@@ -75,7 +95,8 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
 
 
 async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
-        fake, workspace: Path) -> None:
+    fake, workspace: Path
+) -> None:
     daemon, lines, _ = fake
     lines.write_bytes(b"")
     channel = await daemon.new_channel(str(workspace))
@@ -83,6 +104,9 @@ async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stay
     error = await daemon.error("claude/setModel", {"channelId": channel, "model": "refuse-me"})
 
     assert error.code == -32006
-    assert error.data == {"name": "controlRequestFailed", "subtype": "set_model",
-                          "cliError": "model refuse-me is not available"}
+    assert error.data == {
+        "name": "controlRequestFailed",
+        "subtype": "set_model",
+        "cliError": "model refuse-me is not available",
+    }
     assert (await daemon.turn(channel, "still there?")).result["subtype"] == "success"

@@ -5,20 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import StartSidecar, assistant_text
 
 ANSWER = "Coalescing merges the deltas of one block into fewer notifications. " * 3
 SLOW_STREAM = {
     "rules": [],
-    "default": [[{"thinking": "Let me think about this carefully, step by step."},
-                 {"text": ANSWER}]],
+    "default": [
+        [{"thinking": "Let me think about this carefully, step by step."}, {"text": ANSWER}]
+    ],
     "chunk": 3,
     "delay": 0.004,
 }
 
 
 async def test_coalesced_deltas_carry_all_the_text_in_far_fewer_notifications(
-        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SLOW_STREAM))
     sidecar = await sidecar_with({"coalesceDeltasMs": 100})
     channel = await sidecar.new_channel(str(workspace))
@@ -35,7 +38,8 @@ async def test_coalesced_deltas_carry_all_the_text_in_far_fewer_notifications(
 
 
 async def test_coalesced_deltas_never_follow_the_message_that_ends_their_block(
-        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SLOW_STREAM))
     sidecar = await sidecar_with({"coalesceDeltasMs": 1000})
     channel = await sidecar.new_channel(str(workspace))
@@ -43,7 +47,11 @@ async def test_coalesced_deltas_never_follow_the_message_that_ends_their_block(
     await sidecar.turn(channel, "explain coalescing")
 
     notes = [n for n in sidecar.notes if n.channel == channel]
-    block_stops = [i for i, n in enumerate(notes) if n.method == "claude/message"
-                   and n.message.get("event", {}).get("type") == "content_block_stop"]
+    block_stops = [
+        i
+        for i, n in enumerate(notes)
+        if n.method == "claude/message"
+        and n.message.get("event", {}).get("type") == "content_block_stop"
+    ]
     last_delta = max(i for i, n in enumerate(notes) if n.method == "claude/delta")
     assert last_delta < block_stops[-1], "text arrived after the block had ended"

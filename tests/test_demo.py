@@ -21,10 +21,20 @@ def demo(user_config: Path) -> subprocess.CompletedProcess[str]:
     """One run of the demo, shared by the tests below (it takes a few seconds), by a user
     with Claude settings of their own: a config dir, a key and a provider."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-    env.update(CLAUDE_CONFIG_DIR=str(user_config), ANTHROPIC_API_KEY="sk-ant-the-users-own",
-               ANTHROPIC_BASE_URL="http://127.0.0.1:9", CLAUDE_CODE_USE_BEDROCK="1")
-    return subprocess.run([sys.executable, "-m", "claude_sidecar", "demo"], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    env.update(
+        CLAUDE_CONFIG_DIR=str(user_config),
+        ANTHROPIC_API_KEY="sk-ant-the-users-own",
+        ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+        CLAUDE_CODE_USE_BEDROCK="1",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "demo"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_demo_streams_thinking_text_and_real_tool_calls(demo) -> None:
@@ -54,7 +64,8 @@ def test_demo_shows_the_diff_of_every_file_update(demo) -> None:
 
     assert out.index("  +Cursor blinks at dawn\n", write) < edit
     assert out.index("  -code wakes, line by line\n", edit) < out.index(
-        "  +tests turn green by noon\n", edit)
+        "  +tests turn green by noon\n", edit
+    )
     assert "\033[" not in out  # colours only on a terminal
 
 
@@ -64,6 +75,7 @@ def test_demo_client_knows_every_notification_the_daemon_sends(demo) -> None:
 
 
 def test_demo_leaves_the_users_claude_settings_and_config_dir_alone(
-        demo, user_config: Path) -> None:
+    demo, user_config: Path
+) -> None:
     assert demo.returncode == 0, demo.stderr[-2000:]
     assert list(user_config.iterdir()) == [], "the demo wrote into the user's config dir"

@@ -23,7 +23,8 @@ def _stats(log: Path, after: int, timeout: float = 10) -> dict[str, int]:
 
 
 def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
-        daemon_env: dict[str, str], workspace: Path, tmp_path: Path) -> None:
+    daemon_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "daemon.log"
     client = RawClient(daemon_env, ("--log-file", str(log)))
     try:
@@ -34,8 +35,14 @@ def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
         assert idle["channels"] == 0 and idle["children"] == 0
         assert idle["fds"] > 2 and idle["tasks"] >= 1 and idle["rssKib"] > 10_000
 
-        client.send({"jsonrpc": "2.0", "id": 1, "method": "claude/newChannel",
-                     "params": {"cwd": str(workspace)}})
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "claude/newChannel",
+                "params": {"cwd": str(workspace)},
+            }
+        )
         assert "result" in client.reply_to(1)
         mark = len(log.read_text())
         os.kill(client.process.pid, signal.SIGUSR1)

@@ -17,8 +17,13 @@ SECRET = "sk-ant-test-never-print-me"
 
 
 def doctor(env: dict[str, str], *args: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-m", "claude_sidecar", "doctor", *args],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     return done.returncode, done.stdout
 
 
@@ -33,8 +38,11 @@ def without_credentials(home: Path) -> dict[str, str]:
 
 
 def test_doctor_names_the_bundled_cli_its_version_and_the_key_source(home: Path) -> None:
-    env = {**without_credentials(home), "ANTHROPIC_API_KEY": SECRET,
-           "ANTHROPIC_BASE_URL": "http://user:pw@127.0.0.1:9/v"}
+    env = {
+        **without_credentials(home),
+        "ANTHROPIC_API_KEY": SECRET,
+        "ANTHROPIC_BASE_URL": "http://user:pw@127.0.0.1:9/v",
+    }
 
     code, report = doctor_json(env)
 
@@ -42,15 +50,23 @@ def test_doctor_names_the_bundled_cli_its_version_and_the_key_source(home: Path)
     assert report["cli"]["source"] == "claude-agent-sdk bundle"
     assert report["cli"]["version"] == __cli_version__
     assert report["cli"]["tested"] is True
-    assert report["auth"] == {"loggedIn": True, "method": "api_key", "source": "ANTHROPIC_API_KEY",
-                              "provider": "firstParty", "baseUrl": "http://127.0.0.1:9/v",
-                              "error": None}
+    assert report["auth"] == {
+        "loggedIn": True,
+        "method": "api_key",
+        "source": "ANTHROPIC_API_KEY",
+        "provider": "firstParty",
+        "baseUrl": "http://127.0.0.1:9/v",
+        "error": None,
+    }
     assert report["configDir"] == str(home / ".claude")
 
 
 def test_doctor_never_prints_the_key_or_a_url_password(home: Path) -> None:
-    env = {**without_credentials(home), "ANTHROPIC_API_KEY": SECRET,
-           "ANTHROPIC_BASE_URL": "http://user:hunter2@127.0.0.1:9/v"}
+    env = {
+        **without_credentials(home),
+        "ANTHROPIC_API_KEY": SECRET,
+        "ANTHROPIC_BASE_URL": "http://user:hunter2@127.0.0.1:9/v",
+    }
 
     outputs = [doctor(env)[1], doctor(env, "--json")[1]]
 
@@ -68,9 +84,11 @@ def test_doctor_without_credentials_fails_and_says_how_to_log_in(home: Path) -> 
 
 def test_doctor_warns_about_a_cli_outside_the_tested_range(home: Path, tmp_path: Path) -> None:
     old = tmp_path / "claude"
-    old.write_text("#!/bin/sh\n"
-                   'if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi\n'
-                   "echo 'error: unknown command auth' >&2; exit 1\n")
+    old.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi\n'
+        "echo 'error: unknown command auth' >&2; exit 1\n"
+    )
     old.chmod(0o755)
     env = {**without_credentials(home), "CLAUDE_SIDECAR_CLI": str(old)}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_sidecar.scripted import ScriptedModel, load_scenario
 from pygls.exceptions import JsonRpcInternalError
 
-from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar, StartSidecar, tool_results
 
 DIAGNOSTICS_TOOL = {
@@ -18,9 +18,25 @@ DIAGNOSTICS_TOOL = {
     "description": "Errors and warnings the editor shows for a file (all files if no uri).",
     "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}},
 }
-ASK_DIAGNOSTICS = {"rules": [{"match": "(?i)problems", "steps": [
-    [{"tool_use": {"name": "mcp__editor__getDiagnostics", "input": {"uri": "file:///w/a.py"}}}],
-    [{"text": "I looked at the problems."}]]}], "default": [[{"text": "Hello!"}]]}
+ASK_DIAGNOSTICS = {
+    "rules": [
+        {
+            "match": "(?i)problems",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "mcp__editor__getDiagnostics",
+                            "input": {"uri": "file:///w/a.py"},
+                        }
+                    }
+                ],
+                [{"text": "I looked at the problems."}],
+            ],
+        }
+    ],
+    "default": [[{"text": "Hello!"}]],
+}
 
 
 class Editor:
@@ -32,8 +48,9 @@ class Editor:
 
 
 @pytest.fixture
-async def editor_sidecar(sidecar_with: StartSidecar, model: ScriptedModel
-                         ) -> tuple[Sidecar, Editor]:
+async def editor_sidecar(
+    sidecar_with: StartSidecar, model: ScriptedModel
+) -> tuple[Sidecar, Editor]:
     model.set_scenario(load_scenario(ASK_DIAGNOSTICS))
     editor = Editor()
 
@@ -42,8 +59,10 @@ async def editor_sidecar(sidecar_with: StartSidecar, model: ScriptedModel
         answer = editor.answer(params)
         return await answer if asyncio.iscoroutine(answer) else answer
 
-    daemon = await sidecar_with({"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2},
-                                handlers={"claude/callEditorTool": call_editor_tool})
+    daemon = await sidecar_with(
+        {"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2},
+        handlers={"claude/callEditorTool": call_editor_tool},
+    )
     return daemon, editor
 
 
@@ -62,16 +81,19 @@ async def editor_server_after_a_message(sidecar: Sidecar, workspace: Path) -> di
 
 
 async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
-        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
+) -> None:
     sidecar, editor = editor_sidecar
-    editor.answer = lambda params: {"diagnostics": [
-        {"line": 3, "severity": "error", "message": "undefined name 'foo'"}]}
+    editor.answer = lambda params: {
+        "diagnostics": [{"line": 3, "severity": "error", "message": "undefined name 'foo'"}]
+    }
     channel = await sidecar.new_channel(str(workspace))
 
     result = (await sidecar.turn(channel, "any problems in a.py?")).result
 
-    assert editor.calls == [{"channelId": channel, "tool": "getDiagnostics",
-                             "arguments": {"uri": "file:///w/a.py"}}]
+    assert editor.calls == [
+        {"channelId": channel, "tool": "getDiagnostics", "arguments": {"uri": "file:///w/a.py"}}
+    ]
     tool_result = tool_results(model)[-1]
     assert "undefined name 'foo'" in tool_result["content"][0]["text"]
     assert not tool_result.get("is_error")
@@ -80,7 +102,8 @@ async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
 
 
 async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
-        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
+) -> None:
     sidecar, editor = editor_sidecar
 
     def fail(params: dict[str, Any]) -> None:
@@ -98,7 +121,8 @@ async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
 
 
 async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
-        editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path) -> None:
+    editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
+) -> None:
     sidecar, editor = editor_sidecar
     late = asyncio.Event()
 
@@ -118,11 +142,13 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     assert "did not answer within 2 s" in str(tool_result["content"])
     assert result["subtype"] == "success"
     assert (await sidecar.request("claude/listChannels"))["channels"][0]["state"] == "idle", (
-        "the late answer is dropped and the daemon keeps serving")
+        "the late answer is dropped and the daemon keeps serving"
+    )
 
 
 async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
-        editor_sidecar: tuple[Sidecar, Editor], workspace: Path) -> None:
+    editor_sidecar: tuple[Sidecar, Editor], workspace: Path
+) -> None:
     sidecar, _ = editor_sidecar
 
     editor = await editor_server_after_a_message(sidecar, workspace)
@@ -131,16 +157,30 @@ async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
 
 
 async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_message(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
-    tools = [DIAGNOSTICS_TOOL,
-             {"name": "getOpenEditors", "description": "The files open in the editor."},
-             {"name": "getSelection", "inputSchema": {"type": "object", "properties": {},
-                                                      "required": []}},
-             {"name": "openFile", "inputSchema": {
-                 "type": "object", "required": ["path"],
-                 "properties": {"path": {"type": "string"},
-                                "range": {"type": "object", "properties": {
-                                    "start": {"type": "integer"}, "end": {"type": "integer"}}}}}}]
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
+    tools = [
+        DIAGNOSTICS_TOOL,
+        {"name": "getOpenEditors", "description": "The files open in the editor."},
+        {
+            "name": "getSelection",
+            "inputSchema": {"type": "object", "properties": {}, "required": []},
+        },
+        {
+            "name": "openFile",
+            "inputSchema": {
+                "type": "object",
+                "required": ["path"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "range": {
+                        "type": "object",
+                        "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+                    },
+                },
+            },
+        },
+    ]
     daemon = await sidecar_with({"editorTools": tools})
 
     editor = await editor_server_after_a_message(daemon, workspace)

@@ -15,33 +15,49 @@ from tests.harness import Sidecar
 MISSING_DIR = "/nonexistent/claude-sidecar-test"
 
 
-@pytest.mark.parametrize(("method", "params", "field"), [
-    ("claude/newChannel", {}, "cwd"),
-    ("claude/newChannel", {"cwd": 42}, "cwd"),
-    ("claude/newChannel", {"cwd": "relative/path"}, "cwd"),
-    ("claude/newChannel", {"cwd": MISSING_DIR}, "cwd"),
-    ("claude/newChannel", {"cwd": "{ws}", "permissionMode": "yolo"}, "permissionMode"),
-    ("claude/newChannel", {"cwd": "{ws}", "resume": "not-a-uuid"}, "resume"),
-    ("claude/newChannel", {"cwd": "{ws}", "maxThinkingTokens": -1}, "maxThinkingTokens"),
-    ("claude/newChannel", {"cwd": "{ws}", "addDirs": [MISSING_DIR]}, "addDirs[0]"),
-    ("claude/newChannel", {"cwd": "{ws}", "env": {"A": 1}}, "env"),
-    ("claude/newChannel", {"cwd": "{ws}", "cwdd": "/tmp"}, "cwdd"),
-    ("claude/newChannel", {"cwd": "{ws}", "systemPrompt": "a", "appendSystemPrompt": "b"},
-     "appendSystemPrompt"),
-    ("claude/sendMessage", {"channelId": "ch-1"}, "text"),
-    ("claude/sendMessage", {"channelId": "ch-1", "text": "a", "content": []}, "text"),
-    ("claude/sendMessage", {"text": "hi"}, "channelId"),
-    ("claude/sendMessage", {"channelId": "ch-1", "content": [{"type": "video"}]}, "content[0].type"),
-    ("claude/sendMessage", {"channelId": "ch-1", "content": [
-        {"type": "image", "mediaType": "image/bmp", "data": "AA=="}]}, "content[0].mediaType"),
-    ("claude/sendMessage", {"channelId": "ch-1", "text": "hi", "uuid": "123"}, "uuid"),
-    ("claude/interrupt", {}, "channelId"),
-    ("claude/setPermissionMode", {"channelId": "ch-1", "mode": "yolo"}, "mode"),
-    ("claude/setModel", {"channelId": "ch-1", "model": 5}, "model"),
-])
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("claude/newChannel", {}, "cwd"),
+        ("claude/newChannel", {"cwd": 42}, "cwd"),
+        ("claude/newChannel", {"cwd": "relative/path"}, "cwd"),
+        ("claude/newChannel", {"cwd": MISSING_DIR}, "cwd"),
+        ("claude/newChannel", {"cwd": "{ws}", "permissionMode": "yolo"}, "permissionMode"),
+        ("claude/newChannel", {"cwd": "{ws}", "resume": "not-a-uuid"}, "resume"),
+        ("claude/newChannel", {"cwd": "{ws}", "maxThinkingTokens": -1}, "maxThinkingTokens"),
+        ("claude/newChannel", {"cwd": "{ws}", "addDirs": [MISSING_DIR]}, "addDirs[0]"),
+        ("claude/newChannel", {"cwd": "{ws}", "env": {"A": 1}}, "env"),
+        ("claude/newChannel", {"cwd": "{ws}", "cwdd": "/tmp"}, "cwdd"),
+        (
+            "claude/newChannel",
+            {"cwd": "{ws}", "systemPrompt": "a", "appendSystemPrompt": "b"},
+            "appendSystemPrompt",
+        ),
+        ("claude/sendMessage", {"channelId": "ch-1"}, "text"),
+        ("claude/sendMessage", {"channelId": "ch-1", "text": "a", "content": []}, "text"),
+        ("claude/sendMessage", {"text": "hi"}, "channelId"),
+        (
+            "claude/sendMessage",
+            {"channelId": "ch-1", "content": [{"type": "video"}]},
+            "content[0].type",
+        ),
+        (
+            "claude/sendMessage",
+            {
+                "channelId": "ch-1",
+                "content": [{"type": "image", "mediaType": "image/bmp", "data": "AA=="}],
+            },
+            "content[0].mediaType",
+        ),
+        ("claude/sendMessage", {"channelId": "ch-1", "text": "hi", "uuid": "123"}, "uuid"),
+        ("claude/interrupt", {}, "channelId"),
+        ("claude/setPermissionMode", {"channelId": "ch-1", "mode": "yolo"}, "mode"),
+        ("claude/setModel", {"channelId": "ch-1", "model": 5}, "model"),
+    ],
+)
 async def test_invalid_params_are_rejected_naming_the_field(
-        sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any],
-        field: str) -> None:
+    sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any], field: str
+) -> None:
     params = json.loads(json.dumps(params).replace("{ws}", str(workspace)))
 
     error = await sidecar.error(method, params)
@@ -52,14 +68,25 @@ async def test_invalid_params_are_rejected_naming_the_field(
     assert sidecar.pids == [] and (await sidecar.request("claude/listChannels"))["channels"] == []
 
 
-@pytest.mark.parametrize("method", ["claude/sendMessage", "claude/interrupt",
-                                    "claude/closeChannel", "claude/setModel",
-                                    "claude/setPermissionMode"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "claude/sendMessage",
+        "claude/interrupt",
+        "claude/closeChannel",
+        "claude/setModel",
+        "claude/setPermissionMode",
+    ],
+)
 async def test_unknown_channel_is_reported_with_the_channel_id(
-        sidecar: Sidecar, method: str) -> None:
+    sidecar: Sidecar, method: str
+) -> None:
     params = {"channelId": "ch-404", "text": "hi", "model": None, "mode": "plan"}
-    allowed = {"claude/sendMessage": {"channelId", "text"}, "claude/setModel": {
-        "channelId", "model"}, "claude/setPermissionMode": {"channelId", "mode"}}
+    allowed = {
+        "claude/sendMessage": {"channelId", "text"},
+        "claude/setModel": {"channelId", "model"},
+        "claude/setPermissionMode": {"channelId", "mode"},
+    }
     params = {k: v for k, v in params.items() if k in allowed.get(method, {"channelId"})}
 
     error = await sidecar.error(method, params)
@@ -70,7 +97,8 @@ async def test_unknown_channel_is_reported_with_the_channel_id(
 
 
 async def test_a_cli_that_cannot_be_found_names_every_place_looked(
-        daemon_env: dict[str, str], workspace: Path) -> None:
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
     daemon = Sidecar(daemon_env)
     await daemon.start({"cliPath": "/nowhere/claude"})
     try:
@@ -84,7 +112,8 @@ async def test_a_cli_that_cannot_be_found_names_every_place_looked(
 
 
 async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
-        daemon_env: dict[str, str], workspace: Path, tmp_path: Path) -> None:
+    daemon_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
     broken = tmp_path / "broken-claude"
     broken.write_text("#!/bin/sh\necho 'fatal: cannot read settings' >&2\nexit 3\n")
     broken.chmod(0o755)
@@ -105,13 +134,16 @@ async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
 
 
 async def test_bypass_permissions_is_refused_unless_the_client_opted_in(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
-    switch = await sidecar.error("claude/setPermissionMode",
-                                 {"channelId": channel, "mode": "bypassPermissions"})
-    start = await sidecar.error("claude/newChannel", {"cwd": str(workspace),
-                                                      "permissionMode": "bypassPermissions"})
+    switch = await sidecar.error(
+        "claude/setPermissionMode", {"channelId": channel, "mode": "bypassPermissions"}
+    )
+    start = await sidecar.error(
+        "claude/newChannel", {"cwd": str(workspace), "permissionMode": "bypassPermissions"}
+    )
 
     assert (switch.code, switch.data["field"]) == (-32602, "mode")
     assert (start.code, start.data["field"]) == (-32602, "permissionMode")
@@ -119,7 +151,8 @@ async def test_bypass_permissions_is_refused_unless_the_client_opted_in(
 
 
 async def test_unknown_methods_get_method_not_found_and_the_daemon_keeps_serving(
-        sidecar: Sidecar) -> None:
+    sidecar: Sidecar,
+) -> None:
     error = await sidecar.error("claude/doesNotExist", {})
 
     assert error.code == -32601
@@ -131,38 +164,54 @@ def _frame(message: dict[str, Any]) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def _exchange(env: dict[str, str], requests: list[dict[str, Any]]) -> tuple[
-        dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
+def _exchange(
+    env: dict[str, str], requests: list[dict[str, Any]]
+) -> tuple[dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
     """Pipe framed requests into a daemon; return its replies by id and the process."""
     done = subprocess.run(
         [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
-        input=b"".join(_frame(r) for r in requests), capture_output=True, env=env, timeout=60)
+        input=b"".join(_frame(r) for r in requests),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     replies, rest = [], done.stdout
     while rest:
         header, _, rest = rest.partition(b"\r\n\r\n")
         fields = dict(line.split(b": ", 1) for line in header.split(b"\r\n"))
         assert set(fields) <= {b"Content-Length", b"Content-Type"}, (
-            f"stray bytes on stdout: {header[:80]!r}")
+            f"stray bytes on stdout: {header[:80]!r}"
+        )
         length = int(fields[b"Content-Length"])
         replies.append(json.loads(rest[:length]))
         rest = rest[length:]
     return {r.get("id"): r for r in replies}, done
 
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 2, "method": "initialize",
-              "params": {"capabilities": {}, "initializationOptions": {"clientName": "raw"}}}
-SHUTDOWN_AND_EXIT = [{"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
-                     {"jsonrpc": "2.0", "method": "exit"}]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "initialize",
+    "params": {"capabilities": {}, "initializationOptions": {"clientName": "raw"}},
+}
+SHUTDOWN_AND_EXIT = [
+    {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
+    {"jsonrpc": "2.0", "method": "exit"},
+]
 
 
 def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc(
-        daemon_env: dict[str, str]) -> None:
-    replies, done = _exchange(daemon_env, [
-        {"jsonrpc": "2.0", "id": 1, "method": "claude/listChannels", "params": {}},
-        INITIALIZE,
-        {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels", "params": {}},
-        *SHUTDOWN_AND_EXIT,
-    ])
+    daemon_env: dict[str, str],
+) -> None:
+    replies, done = _exchange(
+        daemon_env,
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "claude/listChannels", "params": {}},
+            INITIALIZE,
+            {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels", "params": {}},
+            *SHUTDOWN_AND_EXIT,
+        ],
+    )
 
     assert replies[1]["error"]["code"] == -32002
     assert "initialize" in replies[1]["error"]["message"]
@@ -172,26 +221,51 @@ def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc
     assert b"initialized by raw" in done.stderr, "logs go to stderr"
 
 
-@pytest.mark.parametrize("options, field", [
-    ({"cliPath": 7}, "initializationOptions.cliPath"),
-    ({"warmPool": {"cwd": "not/absolute"}}, "initializationOptions.warmPool.cwd"),
-    ({"coalesceDeltasMs": -16}, "initializationOptions.coalesceDeltasMs"),
-    # What a Lua client sends for an empty table: the CLI would silently drop the tool.
-    ({"editorTools": [{"name": "t", "inputSchema": {"type": "object", "properties": []}}]},
-     "initializationOptions.editorTools[0].inputSchema.properties"),
-    ({"editorTools": [{"name": "t", "inputSchema": {"type": "string"}}]},
-     "initializationOptions.editorTools[0].inputSchema.type"),
-    ({"editorTools": [{"name": "a"}, {"name": "t", "inputSchema": {
-        "type": "object", "properties": {"uri": "string"}}}]},
-     "initializationOptions.editorTools[1].inputSchema.properties.uri"),
-    ({"editorTools": [{"name": "t", "inputSchema": {
-        "type": "object", "properties": {}, "required": ["uri"]}}]},
-     "initializationOptions.editorTools[0].inputSchema.required"),
-])
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"cliPath": 7}, "initializationOptions.cliPath"),
+        ({"warmPool": {"cwd": "not/absolute"}}, "initializationOptions.warmPool.cwd"),
+        ({"coalesceDeltasMs": -16}, "initializationOptions.coalesceDeltasMs"),
+        # What a Lua client sends for an empty table: the CLI would silently drop the tool.
+        (
+            {"editorTools": [{"name": "t", "inputSchema": {"type": "object", "properties": []}}]},
+            "initializationOptions.editorTools[0].inputSchema.properties",
+        ),
+        (
+            {"editorTools": [{"name": "t", "inputSchema": {"type": "string"}}]},
+            "initializationOptions.editorTools[0].inputSchema.type",
+        ),
+        (
+            {
+                "editorTools": [
+                    {"name": "a"},
+                    {
+                        "name": "t",
+                        "inputSchema": {"type": "object", "properties": {"uri": "string"}},
+                    },
+                ]
+            },
+            "initializationOptions.editorTools[1].inputSchema.properties.uri",
+        ),
+        (
+            {
+                "editorTools": [
+                    {
+                        "name": "t",
+                        "inputSchema": {"type": "object", "properties": {}, "required": ["uri"]},
+                    }
+                ]
+            },
+            "initializationOptions.editorTools[0].inputSchema.required",
+        ),
+    ],
+)
 def test_bad_initialization_options_are_rejected_naming_the_field(
-        daemon_env: dict[str, str], options: dict, field: str) -> None:
+    daemon_env: dict[str, str], options: dict, field: str
+) -> None:
     bad = {**INITIALIZE, "params": {"capabilities": {}, "initializationOptions": options}}
-    replies, done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
+    replies, _done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
 
     error = replies[2]["error"]
     assert error["code"] == -32602
@@ -199,21 +273,35 @@ def test_bad_initialization_options_are_rejected_naming_the_field(
 
 
 def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> None:
-    replies, _ = _exchange(daemon_env, [
-        INITIALIZE, {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels"},
-        *SHUTDOWN_AND_EXIT])
+    replies, _ = _exchange(
+        daemon_env,
+        [
+            INITIALIZE,
+            {"jsonrpc": "2.0", "id": 3, "method": "claude/listChannels"},
+            *SHUTDOWN_AND_EXIT,
+        ],
+    )
 
     assert replies[3]["result"] == {"channels": []}
 
 
 def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_field(
-        daemon_env: dict[str, str]) -> None:
-    replies, _ = _exchange(daemon_env, [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "id": 3, "method": "claude/listSessions",
-         "params": {"cwd": "/tmp", "limit": {"jsonrpc": []}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "claude/listChannels", "params": {"jsonrpc": 1}},
-        *SHUTDOWN_AND_EXIT])
+    daemon_env: dict[str, str],
+) -> None:
+    replies, _ = _exchange(
+        daemon_env,
+        [
+            INITIALIZE,
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "claude/listSessions",
+                "params": {"cwd": "/tmp", "limit": {"jsonrpc": []}},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "claude/listChannels", "params": {"jsonrpc": 1}},
+            *SHUTDOWN_AND_EXIT,
+        ],
+    )
 
     assert replies[3]["error"]["code"] == -32602
     assert replies[3]["error"]["data"]["field"] == "limit"
@@ -221,10 +309,15 @@ def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_fi
 
 
 def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, str]) -> None:
-    replies, done = _exchange(daemon_env, [
-        INITIALIZE, {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
-        {"jsonrpc": "2.0", "id": 5, "method": "claude/listChannels", "params": {}},
-        {"jsonrpc": "2.0", "method": "exit"}])
+    replies, done = _exchange(
+        daemon_env,
+        [
+            INITIALIZE,
+            {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
+            {"jsonrpc": "2.0", "id": 5, "method": "claude/listChannels", "params": {}},
+            {"jsonrpc": "2.0", "method": "exit"},
+        ],
+    )
 
     assert replies[5]["error"]["code"] == -32600
     assert "shutting down" in replies[5]["error"]["message"]
@@ -232,12 +325,21 @@ def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, s
 
 
 def test_an_expected_error_is_logged_as_one_line_not_a_traceback(
-        daemon_env: dict[str, str]) -> None:
-    replies, done = _exchange(daemon_env, [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "id": 3, "method": "claude/closeChannel",
-         "params": {"channelId": "ch-nope"}},
-        *SHUTDOWN_AND_EXIT])
+    daemon_env: dict[str, str],
+) -> None:
+    replies, done = _exchange(
+        daemon_env,
+        [
+            INITIALIZE,
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "claude/closeChannel",
+                "params": {"channelId": "ch-nope"},
+            },
+            *SHUTDOWN_AND_EXIT,
+        ],
+    )
 
     assert replies[3]["error"]["code"] == -32001
     assert b"channelNotFound (-32001)" in done.stderr

@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import RawClient, Sidecar, pid_alive, wait_until_dead
 
 LONG_ANSWER = "word " * 400
@@ -21,20 +22,27 @@ SLOW = {
 
 
 async def test_new_channel_reports_its_pid_session_and_state(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     result = await sidecar.open_channel(cwd=str(workspace))
 
     assert pid_alive(result["pid"])
     listed = (await sidecar.request("claude/listChannels"))["channels"]
-    assert listed == [{
-        "channelId": result["channelId"], "pid": result["pid"],
-        "sessionId": result["sessionId"], "cwd": str(workspace), "state": "idle",
-        "permissionMode": "default",
-    }]
+    assert listed == [
+        {
+            "channelId": result["channelId"],
+            "pid": result["pid"],
+            "sessionId": result["sessionId"],
+            "cwd": str(workspace),
+            "state": "idle",
+            "permissionMode": "default",
+        }
+    ]
 
 
 async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SLOW))
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.send(channel, "tell me something long")
@@ -53,7 +61,8 @@ async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(
 
 
 async def test_set_model_and_permission_mode_reach_the_cli_and_the_status(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     await sidecar.request("claude/setModel", {"channelId": channel, "model": "claude-sonnet-4-5"})
@@ -69,7 +78,8 @@ async def test_set_model_and_permission_mode_reach_the_cli_and_the_status(
 
 
 async def test_close_channel_ends_the_cli_and_forgets_the_channel(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
     pid = sidecar.pids[-1]
 
@@ -82,7 +92,8 @@ async def test_close_channel_ends_the_cli_and_forgets_the_channel(
 
 
 async def test_close_channel_mid_turn_ends_the_cli(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SLOW))
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.send(channel, "something long")
@@ -94,14 +105,16 @@ async def test_close_channel_mid_turn_ends_the_cli(
 
 
 async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conversation(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SLOW))
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.turn(channel, "hello, my name is Ada")
     session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
     await sidecar.send(channel, "tell me something long")
-    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta",
-                           after=len(sidecar.notes))
+    await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/delta", after=len(sidecar.notes)
+    )
 
     os.kill(sidecar.pids[-1], signal.SIGKILL)  # mid-turn
     exited = await sidecar.wait_for_state(channel, "exited")
@@ -121,7 +134,8 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
 
 
 async def test_a_cli_that_dies_before_the_first_message_starts_again_with_the_same_session(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
     session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
 
@@ -135,8 +149,7 @@ async def test_a_cli_that_dies_before_the_first_message_starts_again_with_the_sa
     assert (listed["sessionId"], result["session_id"]) == (session, session)
 
 
-async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],
-                                               tmp_path: Path) -> None:
+async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str], tmp_path: Path) -> None:
     daemon = Sidecar(daemon_env)
     await daemon.start()
     for name in ("a", "b", "c"):
@@ -150,8 +163,9 @@ async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str],
     await daemon.client.stop()
 
 
-async def test_client_closing_stdin_ends_every_cli(daemon_env: dict[str, str],
-                                                   tmp_path: Path) -> None:
+async def test_client_closing_stdin_ends_every_cli(
+    daemon_env: dict[str, str], tmp_path: Path
+) -> None:
     daemon = Sidecar(daemon_env)
     await daemon.start()
     for name in ("a", "b"):
@@ -167,8 +181,9 @@ async def test_client_closing_stdin_ends_every_cli(daemon_env: dict[str, str],
     await daemon.client.stop()
 
 
-async def test_a_killed_daemon_takes_its_clis_with_it(daemon_env: dict[str, str],
-                                                      workspace: Path) -> None:
+async def test_a_killed_daemon_takes_its_clis_with_it(
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
     daemon = Sidecar(daemon_env)
     await daemon.start()
     await daemon.new_channel(str(workspace))
@@ -181,19 +196,32 @@ async def test_a_killed_daemon_takes_its_clis_with_it(daemon_env: dict[str, str]
 
 
 async def test_a_client_that_vanishes_without_closing_stdin_ends_the_daemon_and_its_clis(
-        daemon_env: dict[str, str], workspace: Path) -> None:
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
     client = RawClient(daemon_env)
     client.initialize()
-    client.send({"jsonrpc": "2.0", "id": 1, "method": "claude/newChannel",
-                 "params": {"cwd": str(workspace)}})
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "claude/newChannel",
+            "params": {"cwd": str(workspace)},
+        }
+    )
     reply = client.reply_to(1)
     pid = reply["result"]["pid"]
 
     # The editor's reading end goes away; its writing end stays open.
     assert client.process.stdout is not None
     client.process.stdout.close()
-    client.send({"jsonrpc": "2.0", "id": 2, "method": "claude/sendMessage",
-                 "params": {"channelId": reply["result"]["channelId"], "text": "hello"}})
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "claude/sendMessage",
+            "params": {"channelId": reply["result"]["channelId"], "text": "hello"},
+        }
+    )
 
     assert await asyncio.to_thread(client.process.wait, 20) is not None
     assert await wait_until_dead([pid], timeout=5) == []

@@ -11,26 +11,33 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from claude_sidecar import sessions, transcript_wait
 
-from claude_sidecar import transcript_wait
-from claude_sidecar import sessions
 from tests.harness import FAKE_CLI, Note, Sidecar, StartSidecar
 
 ANSWER = str(uuid.uuid4())
 
 
 @pytest.fixture
-def start_fake(sidecar_with: StartSidecar, tmp_path: Path
-               ) -> Callable[[str | None], Awaitable[Sidecar]]:
+def start_fake(
+    sidecar_with: StartSidecar, tmp_path: Path
+) -> Callable[[str | None], Awaitable[Sidecar]]:
     """Starts a daemon whose CLI is the fake playing CLI ``version`` (None: one that cannot
     tell its version); each answer is an assistant message, then a result."""
 
     async def start(version: str | None) -> Sidecar:
         lines = tmp_path / "lines.bin"
-        lines.write_text(json.dumps({
-            "type": "assistant", "uuid": ANSWER, "parent_tool_use_id": None,
-            "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
-        }) + "\n")
+        lines.write_text(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": ANSWER,
+                    "parent_tool_use_id": None,
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                }
+            )
+            + "\n"
+        )
         answers = tmp_path / "answers.jsonl"
         answers.touch()
         env = {"FAKE_CLI_LINES": str(lines), "FAKE_CLI_ANSWERS": str(answers)}
@@ -42,8 +49,9 @@ def start_fake(sidecar_with: StartSidecar, tmp_path: Path
 
 
 def first(daemon: Sidecar, channel: str, method: str, kind: str | None = None) -> Note:
-    return next(n for n in daemon.of(channel, method)
-                if kind is None or n.message.get("type") == kind)
+    return next(
+        n for n in daemon.of(channel, method) if kind is None or n.message.get("type") == kind
+    )
 
 
 async def open_and_send(daemon: Sidecar, workspace: Path) -> tuple[str, str]:
@@ -53,32 +61,36 @@ async def open_and_send(daemon: Sidecar, workspace: Path) -> tuple[str, str]:
 
 
 async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
-        start_fake, workspace: Path, home: Path) -> None:
+    start_fake, workspace: Path, home: Path
+) -> None:
     daemon = await start_fake("2.1.233")
     channel, session = await open_and_send(daemon, workspace)
-    await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/message"
-                          and n.message.get("type") == "assistant")
+    await daemon.wait_for(
+        lambda n: n.channel == channel
+        and n.method == "claude/message"
+        and n.message.get("type") == "assistant"
+    )
     await asyncio.sleep(0.2)  # the CLI writes its session file after the result
     path = sessions.transcript_path(home, str(workspace), session)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"type": "assistant", "uuid": ANSWER}) + "\n")
     written = time.monotonic()
-    ended = await daemon.wait_for(lambda n: n.channel == channel
-                                  and n.method == "claude/turnEnded")
+    ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
     info = await daemon.request("claude/channelInfo", {"channelId": channel})
 
     assert ended.at >= written, "the turn ended before its transcript was written"
     assert first(daemon, channel, "claude/message", "result").at >= written
-    assert info["cliVersion"] == "2.1.233", "the daemon asks `--version` of a CLI that does " \
-                                            "not report it"
+    assert info["cliVersion"] == "2.1.233", (
+        "the daemon asks `--version` of a CLI that does not report it"
+    )
 
 
 async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn_briefly(
-        start_fake, workspace: Path) -> None:
+    start_fake, workspace: Path
+) -> None:
     daemon = await start_fake("2.1.233")
     channel, _ = await open_and_send(daemon, workspace)
-    ended = await daemon.wait_for(lambda n: n.channel == channel
-                                  and n.method == "claude/turnEnded")
+    ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
 
     held = ended.at - first(daemon, channel, "claude/message", "assistant").at
     assert transcript_wait.SETTLED * 0.9 <= held < transcript_wait.WAIT + 2
@@ -86,11 +98,11 @@ async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn
 
 @pytest.mark.parametrize("version", ["2.1.330", None])
 async def test_a_current_cli_s_turn_ends_with_its_result(
-        start_fake, workspace: Path, version: str | None) -> None:
+    start_fake, workspace: Path, version: str | None
+) -> None:
     daemon = await start_fake(version)
     channel, _ = await open_and_send(daemon, workspace)
-    ended = await daemon.wait_for(lambda n: n.channel == channel
-                                  and n.method == "claude/turnEnded")
+    ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
     info = await daemon.request("claude/channelInfo", {"channelId": channel})
 
     held = ended.at - first(daemon, channel, "claude/message", "assistant").at

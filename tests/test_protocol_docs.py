@@ -19,7 +19,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from claude_sidecar import schema
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
@@ -39,9 +38,14 @@ def section(title: str) -> str:
         m = HEADING.match(line)
         if m and m.group(2).replace("`", "") == title:
             level = len(m.group(1))
-            end = next((j for j in range(i + 1, len(lines))
-                        if (h := HEADING.match(lines[j])) and len(h.group(1)) <= level),
-                       len(lines))
+            end = next(
+                (
+                    j
+                    for j in range(i + 1, len(lines))
+                    if (h := HEADING.match(lines[j])) and len(h.group(1)) <= level
+                ),
+                len(lines),
+            )
             return "\n".join(lines[i:end])
     raise AssertionError(f"docs/protocol.md has no heading `{title}`")
 
@@ -69,8 +73,7 @@ def names_in(node: dict[str, Any], seen: set[str] | None = None) -> list[str]:
 
 
 def missing_in(text: str, names: list[str]) -> list[str]:
-    return [n for n in dict.fromkeys(names)
-            if f"`{n}`" not in text and f'`"{n}"`' not in text]
+    return [n for n in dict.fromkeys(names) if f"`{n}`" not in text and f'`"{n}"`' not in text]
 
 
 def anchor(name: str) -> str:
@@ -82,8 +85,11 @@ def documented_elsewhere(text: str, root: dict[str, str]) -> set[str]:
     """The ``$ref``s of other methods' whole results where ``text`` links to that method's
     section: their fields are documented there (e.g. newChannel's ``info`` is
     claude/channelInfo's result)."""
-    return {entry["result"]["$ref"] for name, entry in SCHEMA["x-methods"].items()
-            if entry["result"] != root and anchor(name) in text}
+    return {
+        entry["result"]["$ref"]
+        for name, entry in SCHEMA["x-methods"].items()
+        if entry["result"] != root and anchor(name) in text
+    }
 
 
 @pytest.mark.parametrize("method", SCHEMA["x-methods"])
@@ -126,8 +132,14 @@ def test_every_initialization_option_is_documented() -> None:
 @pytest.mark.parametrize("name", SCHEMA["x-errors"])
 def test_every_error_code_is_documented_with_its_data_fields(name: str) -> None:
     error = SCHEMA["x-errors"][name]
-    row = next((line for line in section("Errors").splitlines()
-                if line.startswith("|") and f"`{name}`" in line), None)
+    row = next(
+        (
+            line
+            for line in section("Errors").splitlines()
+            if line.startswith("|") and f"`{name}`" in line
+        ),
+        None,
+    )
 
     assert row is not None, f"{name}: no row in the Errors table"
     assert str(error["code"]) in row, f"{name}: code {error['code']} not in its row"
@@ -145,10 +157,14 @@ def test_standard_json_rpc_codes_are_documented() -> None:
 def test_every_claude_method_named_in_a_heading_is_in_the_schema() -> None:
     """The reverse direction: no section documents a method that is not implemented
     (planned methods are listed in the Planned section, not as headings)."""
-    known = (set(SCHEMA["x-methods"]) | set(SCHEMA["x-notifications"])
-             | set(SCHEMA["x-clientRequests"]))
-    headed = {m.group(2).replace("`", "") for line in doc_text().splitlines()
-              if (m := HEADING.match(line))}
+    known = (
+        set(SCHEMA["x-methods"]) | set(SCHEMA["x-notifications"]) | set(SCHEMA["x-clientRequests"])
+    )
+    headed = {
+        m.group(2).replace("`", "")
+        for line in doc_text().splitlines()
+        if (m := HEADING.match(line))
+    }
     documented = {h for h in headed if h.startswith("claude/")}
 
     assert documented <= known, f"headings for unknown methods: {sorted(documented - known)}"
@@ -258,9 +274,14 @@ def schema_of_error(error: dict[str, Any]) -> tuple[str, Any] | None:
     name = (error.get("data") or {}).get("name")
     if name not in SCHEMA["x-errors"]:
         return None  # a standard JSON-RPC error (-32601, ...): no `data.name`
-    return "error", {"type": "object", "required": ["code", "data"], "properties": {
-        "code": {"const": SCHEMA["x-errors"][name]["code"]},
-        "data": SCHEMA["x-errors"][name]["data"]}}
+    return "error", {
+        "type": "object",
+        "required": ["code", "data"],
+        "properties": {
+            "code": {"const": SCHEMA["x-errors"][name]["code"]},
+            "data": SCHEMA["x-errors"][name]["data"],
+        },
+    }
 
 
 def instance(example: Example) -> Any:
@@ -293,16 +314,17 @@ EXAMPLES = examples()
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"line {e.line}: {e.what}")
-def test_every_example_in_the_reference_validates_against_the_schema(
-        example: Example) -> None:
+def test_every_example_in_the_reference_validates_against_the_schema(example: Example) -> None:
     value = instance(example)
     trimmed = is_trimmed(value)
     validator = jsonschema.Draft202012Validator({**SCHEMA, **example.schema})
 
-    problems = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
-                for e in validator.iter_errors(untrimmed(value))
-                # A trimmed message may lack required fields; what it shows must be right.
-                if not (trimmed and e.validator == "required")]
+    problems = [
+        f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
+        for e in validator.iter_errors(untrimmed(value))
+        # A trimmed message may lack required fields; what it shows must be right.
+        if not (trimmed and e.validator == "required")
+    ]
 
     assert not problems, f"docs/protocol.md line {example.line} ({example.section}): {problems}"
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import Sidecar
 
 
 async def test_a_resumed_channel_continues_the_conversation_with_its_context(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     session, _ = await sidecar.chat(str(workspace), "hello, my name is Ada")
 
     resumed = await sidecar.open_channel(cwd=str(workspace), resume=session)
@@ -21,22 +23,26 @@ async def test_a_resumed_channel_continues_the_conversation_with_its_context(
     assert "what is my name?" in history
 
 
-async def test_resuming_an_unknown_session_fails_cleanly(
-        sidecar: Sidecar, workspace: Path) -> None:
-    error = await sidecar.error("claude/newChannel", {
-        "cwd": str(workspace), "resume": "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"})
+async def test_resuming_an_unknown_session_fails_cleanly(sidecar: Sidecar, workspace: Path) -> None:
+    error = await sidecar.error(
+        "claude/newChannel",
+        {"cwd": str(workspace), "resume": "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"},
+    )
 
     assert error.code == -32005
     assert (await sidecar.request("claude/listChannels"))["channels"] == []
     assert sidecar.notes == []
 
 
-THREE_EXCHANGES = {"rules": [
-    {"match": "one", "steps": [[{"text": "answer one"}]]},
-    {"match": "two", "steps": [[{"text": "answer two"}]]},
-    {"match": "three", "steps": [[{"text": "answer three"}]]},
-    {"match": "slow", "steps": [[{"text": "slow " * 200}]], "chunk": 5, "delay": 0.01},
-], "default": [[{"text": "answer default"}]]}
+THREE_EXCHANGES = {
+    "rules": [
+        {"match": "one", "steps": [[{"text": "answer one"}]]},
+        {"match": "two", "steps": [[{"text": "answer two"}]]},
+        {"match": "three", "steps": [[{"text": "answer three"}]]},
+        {"match": "slow", "steps": [[{"text": "slow " * 200}]], "chunk": 5, "delay": 0.01},
+    ],
+    "default": [[{"text": "answer default"}]],
+}
 
 
 def texts_of(request: dict) -> list[str]:
@@ -47,42 +53,58 @@ def texts_of(request: dict) -> list[str]:
             continue
         content = message["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        out += [b["text"].strip() for b in blocks if b.get("type") == "text"
-                and not b["text"].startswith("<system-reminder>")]
+        out += [
+            b["text"].strip()
+            for b in blocks
+            if b.get("type") == "text" and not b["text"].startswith("<system-reminder>")
+        ]
     return out
 
 
 async def test_fork_at_the_second_message_keeps_two_exchanges_and_leaves_the_source_alone(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     source = await sidecar.open_channel(cwd=str(workspace))
     ids = []
     for text in ("one", "two", "three"):
         ids.append((await sidecar.turn(source["channelId"], text)).message_id)
 
-    fork = await sidecar.open_channel("claude/forkSession", channelId=source["channelId"],
-                                      atMessageId=ids[1])
+    fork = await sidecar.open_channel(
+        "claude/forkSession", channelId=source["channelId"], atMessageId=ids[1]
+    )
     await sidecar.turn(fork["channelId"], "next in the fork")
     forked_request = model.main_requests[-1]
     await sidecar.turn(source["channelId"], "next in the source")
 
     assert fork["sessionId"] != source["sessionId"]
-    assert texts_of(forked_request) == ["one", "answer one", "two", "answer two",
-                                        "next in the fork"]
+    assert texts_of(forked_request) == [
+        "one",
+        "answer one",
+        "two",
+        "answer two",
+        "next in the fork",
+    ]
     assert texts_of(model.main_requests[-1]) == [
-        "one", "answer one", "two", "answer two", "three", "answer three",
-        "next in the source"]
+        "one",
+        "answer one",
+        "two",
+        "answer two",
+        "three",
+        "answer three",
+        "next in the source",
+    ]
 
 
 async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     source = await sidecar.new_channel(str(workspace))
     await sidecar.turn(source, "one")
     mark = len(sidecar.notes)
     await sidecar.send(source, "slow please")
-    await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta",
-                           after=mark)
+    await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta", after=mark)
 
     fork = await sidecar.open_channel("claude/forkSession", channelId=source)
     source_result = await sidecar.wait_for_result(source, after=mark)
@@ -95,12 +117,12 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
 
 
 async def test_fork_of_a_stored_session_without_a_channel(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     session, _ = await sidecar.chat(str(workspace), "hello, my name is Ada")
 
     missing_cwd = await sidecar.error("claude/forkSession", {"sessionId": session})
-    fork = await sidecar.open_channel("claude/forkSession", sessionId=session,
-                                      cwd=str(workspace))
+    fork = await sidecar.open_channel("claude/forkSession", sessionId=session, cwd=str(workspace))
     await sidecar.turn(fork["channelId"], "what is my name?")
 
     assert missing_cwd.code == -32602 and missing_cwd.data["field"] == "cwd"
@@ -109,7 +131,8 @@ async def test_fork_of_a_stored_session_without_a_channel(
 
 
 async def test_a_fork_keeps_the_model_set_on_its_source(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     source = await sidecar.new_channel(str(workspace))
     await sidecar.request("claude/setModel", {"channelId": source, "model": "claude-sonnet-4-5"})
     await sidecar.turn(source, "hello")

@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import Sidecar, assistant_text
 
 THINK_AND_ANSWER = {
-    "rules": [{
-        "match": "(?i)capital",
-        "steps": [[
-            {"thinking": "The user asks for the capital of France. That is Paris."},
-            {"text": "The capital of France is Paris, a city on the Seine."},
-        ]],
-        "chunk": 5,
-    }],
+    "rules": [
+        {
+            "match": "(?i)capital",
+            "steps": [
+                [
+                    {"thinking": "The user asks for the capital of France. That is Paris."},
+                    {"text": "The capital of France is Paris, a city on the Seine."},
+                ]
+            ],
+            "chunk": 5,
+        }
+    ],
     "default": [[{"text": "I only know capitals."}]],
 }
 
 
 async def test_turn_streams_deltas_that_concatenate_to_the_assistant_text(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(THINK_AND_ANSWER))
     channel = await sidecar.new_channel(str(workspace))
 
@@ -33,12 +40,14 @@ async def test_turn_streams_deltas_that_concatenate_to_the_assistant_text(
     assert final_text == "The capital of France is Paris, a city on the Seine."
     assert sidecar.text(channel) == final_text
     assert sidecar.text(channel, "thinking") == (
-        "The user asks for the capital of France. That is Paris.")
+        "The user asks for the capital of France. That is Paris."
+    )
     assert len(sidecar.of(channel, "claude/delta")) > 10, "the answer was not streamed in pieces"
 
 
 async def test_message_notifications_carry_every_other_cli_message_verbatim(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     turn = await sidecar.turn(channel, "hello")
@@ -47,16 +56,21 @@ async def test_message_notifications_carry_every_other_cli_message_verbatim(
     types = [n.message["type"] for n in sidecar.of(channel, "claude/message")]
     assert {"system", "stream_event", "assistant", "user", "result"} <= set(types)
     assert result["subtype"] == "success" and result["is_error"] is False
-    replayed = [n.message for n in sidecar.of(channel, "claude/message")
-                if n.message["type"] == "user"]
+    replayed = [
+        n.message for n in sidecar.of(channel, "claude/message") if n.message["type"] == "user"
+    ]
     assert replayed[0]["uuid"] == message_id, "the user's own message is echoed with its uuid"
     # content_block_delta events became claude/delta; none is duplicated as a message
-    assert not [n for n in sidecar.of(channel, "claude/message")
-                if n.message.get("event", {}).get("delta", {}).get("type") == "text_delta"]
+    assert not [
+        n
+        for n in sidecar.of(channel, "claude/message")
+        if n.message.get("event", {}).get("delta", {}).get("type") == "text_delta"
+    ]
 
 
 async def test_status_follows_the_turn_from_idle_to_running_to_idle(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
     sent = (await sidecar.turn(channel, "hello")).start
     await sidecar.wait_for_state(channel, "idle", after=sent)
@@ -69,7 +83,8 @@ async def test_status_follows_the_turn_from_idle_to_running_to_idle(
 
 
 async def test_two_turns_in_one_channel_keep_context(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     await sidecar.turn(channel, "hello, my name is Ada")
@@ -83,37 +98,53 @@ async def test_two_turns_in_one_channel_keep_context(
 
 
 async def test_two_channels_stream_at_the_same_time_without_mixing(
-        sidecar: Sidecar, model: ScriptedModel, tmp_path: Path) -> None:
-    model.set_scenario(load_scenario({
-        "rules": [
-            {"match": "alpha", "steps": [[{"text": "A" * 120}]], "chunk": 4, "delay": 0.01},
-            {"match": "beta", "steps": [[{"text": "B" * 120}]], "chunk": 4, "delay": 0.01},
-        ],
-        "default": [[{"text": "?"}]],
-    }))
+    sidecar: Sidecar, model: ScriptedModel, tmp_path: Path
+) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {"match": "alpha", "steps": [[{"text": "A" * 120}]], "chunk": 4, "delay": 0.01},
+                    {"match": "beta", "steps": [[{"text": "B" * 120}]], "chunk": 4, "delay": 0.01},
+                ],
+                "default": [[{"text": "?"}]],
+            }
+        )
+    )
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
-    one, two = await asyncio.gather(sidecar.new_channel(str(tmp_path / "one")),
-                                    sidecar.new_channel(str(tmp_path / "two")))
+    one, two = await asyncio.gather(
+        sidecar.new_channel(str(tmp_path / "one")), sidecar.new_channel(str(tmp_path / "two"))
+    )
 
     await asyncio.gather(sidecar.turn(one, "alpha"), sidecar.turn(two, "beta"))
 
     assert sidecar.text(one) == "A" * 120
     assert sidecar.text(two) == "B" * 120
     deltas = [n.channel for n in sidecar.notes if n.method == "claude/delta"]
-    switches = sum(1 for a, b in zip(deltas, deltas[1:]) if a != b)
+    switches = sum(1 for a, b in itertools.pairwise(deltas) if a != b)
     assert switches > 2, "the two channels' deltas interleaved in time"
 
 
 async def test_messages_sent_during_a_turn_queue_up_and_are_all_answered(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
-    model.set_scenario(load_scenario({
-        "rules": [
-            {"match": "first", "steps": [[{"text": "one " * 30}]], "chunk": 4, "delay": 0.01},
-            {"match": "second", "steps": [[{"text": "SECOND ANSWER"}]]},
-        ],
-        "default": [[{"text": "?"}]],
-    }))
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {
+                        "match": "first",
+                        "steps": [[{"text": "one " * 30}]],
+                        "chunk": 4,
+                        "delay": 0.01,
+                    },
+                    {"match": "second", "steps": [[{"text": "SECOND ANSWER"}]]},
+                ],
+                "default": [[{"text": "?"}]],
+            }
+        )
+    )
     channel = await sidecar.new_channel(str(workspace))
 
     first = await sidecar.send(channel, "first")
@@ -123,56 +154,95 @@ async def test_messages_sent_during_a_turn_queue_up_and_are_all_answered(
     assert first != second
     await sidecar.wait_for(lambda n: "SECOND ANSWER" in sidecar.text(channel), timeout=60)
     # The idle that follows the second answer: after the last note its text needs.
-    answered = max(i for i in range(len(sidecar.notes))
-                   if "SECOND ANSWER" in sidecar.text(channel, after=i))
+    answered = max(
+        i for i in range(len(sidecar.notes)) if "SECOND ANSWER" in sidecar.text(channel, after=i)
+    )
     await sidecar.wait_for_state(channel, "idle", after=answered)
     prompts = [m for r in model.main_requests for m in r["messages"] if m["role"] == "user"]
     assert "second" in repr(prompts[-1])
 
 
 async def test_send_message_accepts_content_blocks_and_a_chosen_uuid(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
     chosen = "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
-    pixel = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
-             "awAAAABJRU5ErkJggg==")
+    pixel = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+        "awAAAABJRU5ErkJggg=="
+    )
 
-    reply = await sidecar.request("claude/sendMessage", {
-        "channelId": channel, "uuid": chosen, "content": [
-            {"type": "text", "text": "hello, what is in this picture?"},
-            {"type": "image", "mediaType": "image/png", "data": pixel},
-        ]})
+    reply = await sidecar.request(
+        "claude/sendMessage",
+        {
+            "channelId": channel,
+            "uuid": chosen,
+            "content": [
+                {"type": "text", "text": "hello, what is in this picture?"},
+                {"type": "image", "mediaType": "image/png", "data": pixel},
+            ],
+        },
+    )
     message_id = reply["messageId"]
     result = await sidecar.wait_for_result(channel)
 
     assert message_id == chosen
     assert result.get("user_message_uuid", chosen) == chosen
     sent = model.main_requests[-1]["messages"]
-    images = [b for m in sent if m["role"] == "user" and isinstance(m["content"], list)
-              for b in m["content"] if b.get("type") == "image"]
+    images = [
+        b
+        for m in sent
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "image"
+    ]
     assert images and images[0]["source"]["data"] == pixel
 
 
 async def test_a_message_sent_during_a_tool_call_joins_the_turn_and_the_channel_goes_idle(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
-    model.set_scenario(load_scenario({
-        "rules": [{"match": "(?i)run", "steps": [
-            [{"tool_use": {"name": "Bash", "input": {"command": "sleep 1.5; echo done"}}}],
-            [{"text": "The command finished."}],
-        ]}],
-        "default": [[{"text": "?"}]],
-    }))
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {
+                        "match": "(?i)run",
+                        "steps": [
+                            [
+                                {
+                                    "tool_use": {
+                                        "name": "Bash",
+                                        "input": {"command": "sleep 1.5; echo done"},
+                                    }
+                                }
+                            ],
+                            [{"text": "The command finished."}],
+                        ],
+                    }
+                ],
+                "default": [[{"text": "?"}]],
+            }
+        )
+    )
     channel = await sidecar.new_channel(str(workspace), allowedTools=["Bash"])
     await sidecar.send(channel, "run the command")
-    await sidecar.wait_for(lambda n: n.channel == channel and isinstance(n.message, dict)
-                           and n.message.get("type") == "assistant")
+    await sidecar.wait_for(
+        lambda n: n.channel == channel
+        and isinstance(n.message, dict)
+        and n.message.get("type") == "assistant"
+    )
 
     late = await sidecar.send(channel, "also, be brief")
     await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes))
 
-    echoed = [n.message for n in sidecar.of(channel, "claude/message")
-              if n.message.get("uuid") == late]
+    echoed = [
+        n.message for n in sidecar.of(channel, "claude/message") if n.message.get("uuid") == late
+    ]
     assert echoed, "the late message was taken up by the CLI"
-    results = [n.message for n in sidecar.of(channel, "claude/message")
-               if n.message.get("type") == "result"]
+    results = [
+        n.message
+        for n in sidecar.of(channel, "claude/message")
+        if n.message.get("type") == "result"
+    ]
     assert results[-1]["subtype"] == "success"

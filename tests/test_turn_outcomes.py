@@ -7,24 +7,62 @@ from pathlib import Path
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import Note, Sidecar
 
 SCENARIO = {
     "rules": [
-        {"match": "(?i)slow", "chunk": 2, "delay": 0.05,
-         "steps": [[{"text": "a slow answer that takes its time to arrive " * 4}]]},
-        {"match": "(?i)fail", "steps": [[{"error": {
-            "status": 500, "type": "api_error", "message": "scripted failure"}}]]},
-        {"match": "(?i)busy", "steps": [[
-            {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
-                       "retry": True, "times": 1}},
-            {"text": "Answered on the second try."}]]},
-        {"match": "(?i)write", "steps": [
-            [{"tool_use": {"name": "Write",
-                           "input": {"file_path": "{cwd}/a.txt", "content": "one\n"}}}],
-            [{"tool_use": {"name": "Write",
-                           "input": {"file_path": "{cwd}/b.txt", "content": "two\n"}}}],
-            [{"text": "Wrote both."}]]},
+        {
+            "match": "(?i)slow",
+            "chunk": 2,
+            "delay": 0.05,
+            "steps": [[{"text": "a slow answer that takes its time to arrive " * 4}]],
+        },
+        {
+            "match": "(?i)fail",
+            "steps": [
+                [{"error": {"status": 500, "type": "api_error", "message": "scripted failure"}}]
+            ],
+        },
+        {
+            "match": "(?i)busy",
+            "steps": [
+                [
+                    {
+                        "error": {
+                            "status": 529,
+                            "type": "overloaded_error",
+                            "message": "Overloaded",
+                            "retry": True,
+                            "times": 1,
+                        }
+                    },
+                    {"text": "Answered on the second try."},
+                ]
+            ],
+        },
+        {
+            "match": "(?i)write",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{cwd}/a.txt", "content": "one\n"},
+                        }
+                    }
+                ],
+                [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{cwd}/b.txt", "content": "two\n"},
+                        }
+                    }
+                ],
+                [{"text": "Wrote both."}],
+            ],
+        },
     ],
     "default": [[{"text": "Hello there."}]],
 }
@@ -32,12 +70,14 @@ SCENARIO = {
 
 async def turn_ended(sidecar: Sidecar, channel: str, after: int) -> dict[str, Any]:
     note = await sidecar.wait_for(
-        lambda n: n.channel == channel and n.method == "claude/turnEnded", after=after)
+        lambda n: n.channel == channel and n.method == "claude/turnEnded", after=after
+    )
     return note.params
 
 
 async def test_a_successful_turn_ends_with_its_cost_usage_and_message_id(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
@@ -53,7 +93,8 @@ async def test_a_successful_turn_ends_with_its_cost_usage_and_message_id(
 
 
 async def test_turn_ended_follows_the_result_and_precedes_idle(
-        sidecar: Sidecar, workspace: Path) -> None:
+    sidecar: Sidecar, workspace: Path
+) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     await sidecar.send(channel, "hello")
@@ -65,15 +106,15 @@ async def test_turn_ended_follows_the_result_and_precedes_idle(
         if n.method == "claude/status" and n.params["state"] == "idle":
             return "idle"
         return n.method
+
     # Up to that idle: the CLI sends more after its result (a command_lifecycle line) that,
     # on a busy machine, is already in by the time this test looks.
-    seen = sidecar.notes[:sidecar.notes.index(idle) + 1]
+    seen = sidecar.notes[: sidecar.notes.index(idle) + 1]
     order = [kind(n) for n in seen if n.channel == channel]
     assert order[-3:] == ["result", "claude/turnEnded", "idle"]
 
 
-async def test_cost_is_per_turn_and_the_total_adds_up(
-        sidecar: Sidecar, workspace: Path) -> None:
+async def test_cost_is_per_turn_and_the_total_adds_up(sidecar: Sidecar, workspace: Path) -> None:
     channel = await sidecar.new_channel(str(workspace))
 
     first = (await sidecar.turn(channel, "hello")).ended
@@ -84,7 +125,8 @@ async def test_cost_is_per_turn_and_the_total_adds_up(
 
 
 async def test_an_interrupted_turn_says_interrupted_not_the_clis_diagnostic(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
@@ -98,7 +140,8 @@ async def test_an_interrupted_turn_says_interrupted_not_the_clis_diagnostic(
 
 
 async def test_an_api_error_ends_the_turn_with_kind_api_and_the_status(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 
@@ -110,10 +153,10 @@ async def test_an_api_error_ends_the_turn_with_kind_api_and_the_status(
 
 
 async def test_max_turns_ends_the_turn_with_outcome_max_turns(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
-    channel = await sidecar.new_channel(str(workspace), maxTurns=1,
-                                        permissionMode="acceptEdits")
+    channel = await sidecar.new_channel(str(workspace), maxTurns=1, permissionMode="acceptEdits")
 
     ended = (await sidecar.turn(channel, "write two files")).ended
 
@@ -122,11 +165,13 @@ async def test_max_turns_ends_the_turn_with_outcome_max_turns(
 
 
 async def test_max_budget_ends_the_turn_with_outcome_max_budget(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     # One scripted model call costs about $0.05 at list prices.
-    channel = await sidecar.new_channel(str(workspace), maxBudgetUsd=0.01,
-                                        permissionMode="acceptEdits")
+    channel = await sidecar.new_channel(
+        str(workspace), maxBudgetUsd=0.01, permissionMode="acceptEdits"
+    )
 
     ended = (await sidecar.turn(channel, "write two files")).ended
 
@@ -135,19 +180,41 @@ async def test_max_budget_ends_the_turn_with_outcome_max_budget(
 
 
 async def test_permission_wait_is_reported_apart_from_the_turn(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
-    model.set_scenario(load_scenario({"rules": [{"match": "write", "steps": [
-        [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/a.txt",
-                                                  "content": "x\n"}}}],
-        [{"text": "Done."}]]}]}))
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {
+                        "match": "write",
+                        "steps": [
+                            [
+                                {
+                                    "tool_use": {
+                                        "name": "Write",
+                                        "input": {"file_path": "{cwd}/a.txt", "content": "x\n"},
+                                    }
+                                }
+                            ],
+                            [{"text": "Done."}],
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     channel = await sidecar.new_channel(str(workspace))
 
     await sidecar.send(channel, "write it")
     ask = await sidecar.wait_for(
-        lambda n: n.channel == channel and n.method == "claude/permissionRequest")
+        lambda n: n.channel == channel and n.method == "claude/permissionRequest"
+    )
     await asyncio.sleep(0.5)
-    await sidecar.request("claude/respondPermission", {
-        "channelId": channel, "requestId": ask.params["requestId"], "decision": "allow"})
+    await sidecar.request(
+        "claude/respondPermission",
+        {"channelId": channel, "requestId": ask.params["requestId"], "decision": "allow"},
+    )
     ended = await turn_ended(sidecar, channel, 0)
 
     assert ended["outcome"] == "success"
@@ -155,9 +222,11 @@ async def test_permission_wait_is_reported_apart_from_the_turn(
 
 
 async def test_a_cli_killed_mid_turn_ends_the_turn_with_cli_exited(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     import os
     import signal
+
     model.set_scenario(load_scenario(SCENARIO))
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel = opened["channelId"]
@@ -173,7 +242,8 @@ async def test_a_cli_killed_mid_turn_ends_the_turn_with_cli_exited(
 
 
 async def test_status_shows_the_clis_retry_and_clears_it_when_the_model_answers(
-        sidecar: Sidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     channel = await sidecar.new_channel(str(workspace))
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel
+
 from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
 
 
@@ -25,7 +26,8 @@ async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[i
 
 
 async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"size": 1}})
     first = await sidecar.open_channel(cwd=str(workspace))
     await sidecar.turn(first["channelId"], "hello")
@@ -43,7 +45,8 @@ async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
 
 
 async def test_a_spare_is_started_at_initialize_for_the_editors_workspace(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
 
@@ -53,18 +56,23 @@ async def test_a_spare_is_started_at_initialize_for_the_editors_workspace(
 
 
 async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
-        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path) -> None:
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
 
-    opened = await sidecar.open_channel(cwd=str(workspace), model="claude-haiku-4-5",
-                                        permissionMode="plan")
+    opened = await sidecar.open_channel(
+        cwd=str(workspace), model="claude-haiku-4-5", permissionMode="plan"
+    )
     channel = opened["channelId"]
     await sidecar.turn(channel, "hello")
 
     assert opened["pid"] == spare
-    init = next(n.message for n in sidecar.of(channel, "claude/message")
-                if n.message.get("subtype") == "init")
+    init = next(
+        n.message
+        for n in sidecar.of(channel, "claude/message")
+        if n.message.get("subtype") == "init"
+    )
     assert init["permissionMode"] == "plan"
     assert model.requests[-1]["model"] == "claude-haiku-4-5"
     status = sidecar.of(channel, "claude/status")[0].params
@@ -72,7 +80,8 @@ async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
 
 
 async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_replaced(
-        sidecar_with: StartSidecar, workspace: Path, tmp_path: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "size": 1}})
@@ -88,7 +97,8 @@ async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_rep
 
 
 async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"size": 1}})
     opened = await sidecar.open_channel(cwd=str(workspace))
     await asyncio.sleep(2)
@@ -100,7 +110,8 @@ async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
 
 
 async def test_an_idle_spare_is_closed_after_idle_seconds(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "idleSeconds": 1}})
     (spare,) = await spares(sidecar)
 
@@ -108,8 +119,7 @@ async def test_an_idle_spare_is_closed_after_idle_seconds(
     await spares(sidecar, count=0)
 
 
-async def test_a_spare_that_died_is_not_used(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+async def test_a_spare_that_died_is_not_used(sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
     os.kill(spare, signal.SIGKILL)
@@ -121,8 +131,7 @@ async def test_a_spare_that_died_is_not_used(
     assert opened["pid"] != spare and result["subtype"] == "success"
 
 
-async def test_no_spare_outlives_the_daemon(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+async def test_no_spare_outlives_the_daemon(sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
 
@@ -132,7 +141,8 @@ async def test_no_spare_outlives_the_daemon(
 
 
 async def test_no_spare_outlives_a_killed_daemon(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
 
@@ -143,7 +153,8 @@ async def test_no_spare_outlives_a_killed_daemon(
 
 
 async def test_resumed_chats_never_take_a_spare(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     session_id, _ = await sidecar.chat(str(workspace), "hello")
     spare = await spares(sidecar)
@@ -154,11 +165,13 @@ async def test_resumed_chats_never_take_a_spare(
 
 
 async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_used(
-        sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, home: Path) -> None:
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, home: Path
+) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "primeContext": True}})
     (spare,) = await spares(sidecar)
     deadline = time.monotonic() + 20
-    while model.token_counts == 0 and time.monotonic() < deadline:
+    # Polls: the stand-in model counts in its own thread.
+    while model.token_counts == 0 and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.1)
     assert model.token_counts > 0, "the spare did not count its context's tokens"
     assert not list(home.glob(".claude/projects/*/*.jsonl")), "priming wrote a session"

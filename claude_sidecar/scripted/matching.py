@@ -186,7 +186,9 @@ def _block_chars(b: Block) -> int:
 def _usage(spec: Usage | None, blocks: list[Block], request_size: int) -> dict[str, int]:
     spec = spec or Usage()
     return {
-        "input_tokens": spec.input_tokens if spec.input_tokens is not None else _estimate_tokens(request_size),
+        "input_tokens": spec.input_tokens
+        if spec.input_tokens is not None
+        else _estimate_tokens(request_size),
         "output_tokens": (
             spec.output_tokens
             if spec.output_tokens is not None
@@ -222,7 +224,9 @@ def plan_reply(
 
     if is_side_call(body):
         blocks = [Block(text=scenario.side_reply, chunk=0, delay=0.0)]
-        return Plan(blocks=blocks, usage=_usage(None, blocks, request_size), prompt=prompt, side=True)
+        return Plan(
+            blocks=blocks, usage=_usage(None, blocks, request_size), prompt=prompt, side=True
+        )
 
     rule = scenario.rule_for(prompt)
     steps: list[Step] = rule.steps if rule else scenario.default

@@ -95,7 +95,9 @@ class Block(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     delay: float | None = None
 
     def __post_init__(self) -> None:
-        kinds = [k for k in ("text", "thinking", "tool_use", "error") if getattr(self, k) is not None]
+        kinds = [
+            k for k in ("text", "thinking", "tool_use", "error") if getattr(self, k) is not None
+        ]
         if len(kinds) != 1:
             raise ValueError(
                 "a block needs exactly one of `text`, `thinking`, `tool_use`, `error`"
@@ -135,8 +137,10 @@ def _check_steps(steps: list[Step], where: str) -> None:
             continue
         first = step[0].error
         if errors != [0] or (len(step) > 1 and (first is None or first.times is None)):
-            raise ValueError(f"{where}[{i}]: an `error` block must be the only block of its "
-                             "step, or its first with `times` (the rest answers afterwards)")
+            raise ValueError(
+                f"{where}[{i}]: an `error` block must be the only block of its "
+                "step, or its first with `times` (the rest answers afterwards)"
+            )
 
 
 class Rule(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -8,13 +8,15 @@ against CLI 2.1.330: it reuses one connection across turns).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -65,7 +67,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.model._track(self.connection, add=False)
             log.debug("connection closed from %s:%s", *self.client_address[:2])
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
 
     # --- plumbing -----------------------------------------------------------
@@ -82,7 +84,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _send_error_json(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> None:
+    def _send_error_json(
+        self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         self._send_json(status, error_body(error_type, message), headers)
 
     def _read_body(self) -> bytes:
@@ -134,7 +138,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "invalid_request_error", f"Request body is not JSON: {e}")
             return
         if not isinstance(body, dict):
-            self._send_error_json(400, "invalid_request_error", "Request body must be a JSON object")
+            self._send_error_json(
+                400, "invalid_request_error", "Request body must be a JSON object"
+            )
             return
         if path == "/v1/messages/count_tokens":
             self.server.model._count_tokens()
@@ -170,11 +176,18 @@ class _Handler(BaseHTTPRequestHandler):
             plan.prompt,
             f" -> error {plan.error.status}" if plan.error else "",
         )
-        if plan.error is not None and plan.error.times is not None and \
-                model._failures(plan) > plan.error.times:
+        if (
+            plan.error is not None
+            and plan.error.times is not None
+            and model._failures(plan) > plan.error.times
+        ):
             plan = msgspec.structs.replace(plan, error=None)
         if plan.error is not None:
-            headers = {} if plan.error.retry is None else {"x-should-retry": "true" if plan.error.retry else "false"}
+            headers = (
+                {}
+                if plan.error.retry is None
+                else {"x-should-retry": "true" if plan.error.retry else "false"}
+            )
             self._send_error_json(plan.error.status, plan.error.type, plan.error.message, headers)
             return
         if any("{cwd}" in msgspec.json.encode(b).decode() for b in plan.blocks):
@@ -182,7 +195,12 @@ class _Handler(BaseHTTPRequestHandler):
         message_id = model._next_id("msg_scripted_")
         model_name = str(body.get("model") or "claude-scripted")
         if not stream:
-            self._send_json(200, message_body(plan.blocks, message_id=message_id, model=model_name, usage=plan.usage))
+            self._send_json(
+                200,
+                message_body(
+                    plan.blocks, message_id=message_id, model=model_name, usage=plan.usage
+                ),
+            )
             return
         self._stream(plan, message_id, model_name)
 
@@ -195,8 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", self.server.model._next_id("req_scripted_"))
         self.end_headers()
         try:
-            events = stream_events(plan.blocks, message_id=message_id, model=model_name,
-                                   usage=plan.usage)
+            events = stream_events(
+                plan.blocks, message_id=message_id, model=model_name, usage=plan.usage
+            )
             for sent, event in enumerate(events):
                 # Event.wait doubles as an interruptible sleep: stop() ends slow streams at once.
                 if (event.delay > 0 and stopping.wait(event.delay)) or stopping.is_set():
@@ -251,7 +270,10 @@ class ScriptedModel:
         self._server = server
         # A short poll interval keeps stop() prompt.
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-model", daemon=True
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-model",
+            daemon=True,
         )
         self._thread.start()
         log.info("scripted model listening on %s", self.url)
@@ -273,10 +295,8 @@ class ScriptedModel:
             conns = list(self._connections)
         for conn in conns:
             # Wakes handler threads blocked reading an idle keep-alive connection.
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -285,7 +305,10 @@ class ScriptedModel:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 

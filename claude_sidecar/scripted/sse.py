@@ -80,7 +80,10 @@ def _deltas(block: Block) -> list[dict[str, Any]]:
         ]
         out.append({"type": "signature_delta", "signature": block.signature or DEFAULT_SIGNATURE})
         return out
-    return [{"type": "input_json_delta", "partial_json": c} for c in split_chunks(_tool_json(block), size)]
+    return [
+        {"type": "input_json_delta", "partial_json": c}
+        for c in split_chunks(_tool_json(block), size)
+    ]
 
 
 def _message_skeleton(message_id: str, model: str) -> dict[str, Any]:
@@ -121,7 +124,11 @@ def stream_events(
         events.append(
             SseEvent(
                 "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": _start_block(block)},
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": _start_block(block),
+                },
             )
         )
         if index == 0:
@@ -134,7 +141,9 @@ def stream_events(
                     delay=block.delay or 0.0,
                 )
             )
-        events.append(SseEvent("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(
+            SseEvent("content_block_stop", {"type": "content_block_stop", "index": index})
+        )
     events.append(
         SseEvent(
             "message_delta",
@@ -151,16 +160,27 @@ def stream_events(
 
 def encode_event(event: SseEvent) -> bytes:
     """The wire form: ``event: NAME\\ndata: JSON\\n\\n`` (JSON on one line)."""
-    return b"event: " + event.event.encode() + b"\ndata: " + msgspec.json.encode(event.data) + b"\n\n"
+    return (
+        b"event: " + event.event.encode() + b"\ndata: " + msgspec.json.encode(event.data) + b"\n\n"
+    )
 
 
 def _final_block(block: Block) -> dict[str, Any]:
     if block.text is not None:
         return {"type": "text", "text": block.text}
     if block.thinking is not None:
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature or DEFAULT_SIGNATURE}
+        return {
+            "type": "thinking",
+            "thinking": block.thinking,
+            "signature": block.signature or DEFAULT_SIGNATURE,
+        }
     assert block.tool_use is not None
-    return {"type": "tool_use", "id": block.tool_use.id, "name": block.tool_use.name, "input": block.tool_use.input}
+    return {
+        "type": "tool_use",
+        "id": block.tool_use.id,
+        "name": block.tool_use.name,
+        "input": block.tool_use.input,
+    }
 
 
 def message_body(

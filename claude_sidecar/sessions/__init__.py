@@ -24,8 +24,14 @@ from __future__ import annotations
 from .edits import ConfigDirMismatch, delete_session, rename_session
 from .history import exchange_end, read_history
 from .listing import BadCursor, list_sessions
-from .paths import (claude_home, config_home, default_config_home, project_dir,
-                    session_exists, transcript_path)
+from .paths import (
+    claude_home,
+    config_home,
+    default_config_home,
+    project_dir,
+    session_exists,
+    transcript_path,
+)
 
 __all__ = [
     "BadCursor",

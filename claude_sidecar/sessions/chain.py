@@ -27,11 +27,18 @@ from typing import Any
 from .entries import CHAIN_TYPES, File, Line, content_blocks, message_id
 
 
-def _relink_preserved(nodes: dict[str, Line], parent: dict[str, str | None],
-                      lines: list[Line]) -> None:
+def _relink_preserved(
+    nodes: dict[str, Line], parent: dict[str, str | None], lines: list[Line]
+) -> None:
     """Apply the last compact boundary's preserved segment, as the CLI does on load."""
-    boundary = next((ln for ln in reversed(lines) if ln.entry.type == "system"
-                     and ln.entry.subtype == "compact_boundary"), None)
+    boundary = next(
+        (
+            ln
+            for ln in reversed(lines)
+            if ln.entry.type == "system" and ln.entry.subtype == "compact_boundary"
+        ),
+        None,
+    )
     meta = boundary.entry.compact_metadata if boundary else None
     if not isinstance(meta, dict):
         return
@@ -43,8 +50,11 @@ def _relink_preserved(nodes: dict[str, Line], parent: dict[str, str | None],
         anchor = kept.get("anchorUuid")
         uuids = [u for u in kept["uuids"] if isinstance(u, str)]
     elif isinstance(segment, dict):
-        anchor, head, current = (segment.get("anchorUuid"), segment.get("headUuid"),
-                                 segment.get("tailUuid"))
+        anchor, head, current = (
+            segment.get("anchorUuid"),
+            segment.get("headUuid"),
+            segment.get("tailUuid"),
+        )
         seen: set[str] = set()
         while isinstance(current, str) and current in nodes and current not in seen:
             seen.add(current)
@@ -75,11 +85,17 @@ def conversation(file: File, warnings: list[str], sidechain: bool = False) -> li
         if e.uuid:  # unknown types with a uuid are kept so that the chain goes through them
             nodes[e.uuid] = line
             parent[e.uuid] = e.parent_uuid
-    leaf = next((ln for ln in reversed(file.lines) if ln.entry.type in ("user", "assistant")
-                 and (sidechain or not ln.entry.is_sidechain)), None)
+    leaf = next(
+        (
+            ln
+            for ln in reversed(file.lines)
+            if ln.entry.type in ("user", "assistant") and (sidechain or not ln.entry.is_sidechain)
+        ),
+        None,
+    )
     if leaf is None:
         return []
-    for line in file.lines[leaf.index + 1:]:  # e.g. the output of a final slash command
+    for line in file.lines[leaf.index + 1 :]:  # e.g. the output of a final slash command
         if line.entry.type == "system" and line.entry.parent_uuid == leaf.entry.uuid:
             leaf = line
     _relink_preserved(nodes, parent, file.lines)
@@ -97,23 +113,35 @@ def conversation(file: File, warnings: list[str], sidechain: bool = False) -> li
             break
         nxt = nodes.get(p)
         if nxt is not None and p in seen:
-            warnings.append(f"line {current.number}: the chain loops back to {p}; "
-                            f"the history before it is left out")
+            warnings.append(
+                f"line {current.number}: the chain loops back to {p}; "
+                f"the history before it is left out"
+            )
             break
         if nxt is None:
-            nxt = next((ln for ln in reversed(file.lines[:current.index]) if ln.entry.uuid
-                        and ln.entry.uuid not in seen and ln.entry.type in CHAIN_TYPES
-                        and (sidechain or not ln.entry.is_sidechain)), None)
-            joined = (f"joined to the entry on line {nxt.number}" if nxt is not None
-                      else "the history before it is missing")
+            nxt = next(
+                (
+                    ln
+                    for ln in reversed(file.lines[: current.index])
+                    if ln.entry.uuid
+                    and ln.entry.uuid not in seen
+                    and ln.entry.type in CHAIN_TYPES
+                    and (sidechain or not ln.entry.is_sidechain)
+                ),
+                None,
+            )
+            joined = (
+                f"joined to the entry on line {nxt.number}"
+                if nxt is not None
+                else "the history before it is missing"
+            )
             warnings.append(f"line {current.number}: parent {p} is not in the file; {joined}")
         current = nxt
     chain.reverse()
     return _recover_parallel(file, chain, seen, sidechain)
 
 
-def _recover_parallel(file: File, chain: list[Line], seen: set[str],
-                      sidechain: bool) -> list[Line]:
+def _recover_parallel(file: File, chain: list[Line], seen: set[str], sidechain: bool) -> list[Line]:
     """Put back the calls and results of parallel tool use that the walk passed by."""
     siblings: dict[str, list[Line]] = {}
     results: dict[str, list[Line]] = {}
@@ -144,8 +172,9 @@ def _recover_parallel(file: File, chain: list[Line], seen: set[str],
                     found.append(result)
         if not found:
             continue
-        found.sort(key=lambda ln: (ln.entry.type != "assistant", str(ln.entry.timestamp or ""),
-                                   ln.index))
+        found.sort(
+            key=lambda ln: (ln.entry.type != "assistant", str(ln.entry.timestamp or ""), ln.index)
+        )
         seen.update(ln.entry.uuid for ln in found if ln.entry.uuid)
         inserts[anchor.entry.uuid or ""] = found
     if not inserts:

@@ -15,11 +15,13 @@ from typing import Any
 
 from .paths import config_home, env_config_home, session_file
 
+
 def _sdk() -> ModuleType:
     """The ``claude_agent_sdk`` package, imported on first use: it imports ``mcp``
     (about a second), which the daemon's start-up should not pay for an edit that may
     never come."""
     import claude_agent_sdk
+
     return claude_agent_sdk
 
 
@@ -43,11 +45,13 @@ def _check_sdk_config_dir(home: Path, config_dir: Path | None) -> None:
         raise ConfigDirMismatch(
             f"the CLIs of this daemon keep sessions in {ours}, but the SDK's session "
             f"functions would edit {sdk} (they read only the daemon's own environment); "
-            "run the daemon with the HOME / CLAUDE_CONFIG_DIR its CLIs use")
+            "run the daemon with the HOME / CLAUDE_CONFIG_DIR its CLIs use"
+        )
 
 
-def _edit(action: str, home: Path, cwd: str, session_id: str, config_dir: Path | None,
-          *args: Any) -> None:
+def _edit(
+    action: str, home: Path, cwd: str, session_id: str, config_dir: Path | None, *args: Any
+) -> None:
     """Run the SDK's ``action`` (``rename_session``, ``delete_session``) on a session file.
 
     The file is looked up here first, as :func:`.history.read_history` does, so that an
@@ -71,17 +75,18 @@ def _edit(action: str, home: Path, cwd: str, session_id: str, config_dir: Path |
         edit(session_id, *args, directory=None)
 
 
-def rename_session(home: Path, cwd: str, session_id: str, title: str, *,
-                   config_dir: Path | None = None) -> None:
+def rename_session(
+    home: Path, cwd: str, session_id: str, title: str, *, config_dir: Path | None = None
+) -> None:
     """Give the stored session ``session_id`` of ``cwd`` a custom title.
 
     Done by the SDK's ``rename_session``, which appends
     ``{"type":"custom-title","customTitle":<title stripped>,"sessionId":<id>}`` to the
     session file (the entry the CLI's ``/rename`` writes). The last custom title in the
     file wins, here (:func:`.listing.list_sessions`) as in the SDK's and the CLI's
-    listings, so a rename can be repeated. Appending is safe while a CLI is writing the same file: it is
-    one ``O_APPEND`` write, and (the SDK notes) a CLI that re-appends its metadata reads
-    the file's tail first. Verified with CLI 2.1.330: the title stays through the
+    listings, so a rename can be repeated. Appending is safe while a CLI is writing the
+    same file: it is one ``O_APPEND`` write, and (the SDK notes) a CLI that re-appends its
+    metadata reads the file's tail first. Verified with CLI 2.1.330: the title stays through the
     channel's later turns and its close.
 
     Raises ``ValueError`` (``session_id`` not a UUID, ``title`` blank, ``cwd`` not
@@ -94,8 +99,9 @@ def rename_session(home: Path, cwd: str, session_id: str, title: str, *,
     _edit("rename_session", home, cwd, session_id, config_dir, title)
 
 
-def delete_session(home: Path, cwd: str, session_id: str, *,
-                   config_dir: Path | None = None) -> None:
+def delete_session(
+    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+) -> None:
     """Delete the stored session ``session_id`` of ``cwd`` for good.
 
     Done by the SDK's ``delete_session``: it removes ``<id>.jsonl`` and the ``<id>/``

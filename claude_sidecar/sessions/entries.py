@@ -132,8 +132,10 @@ def load(path: Path, label: str = "") -> File:
             continue
         except msgspec.DecodeError as e:
             if number == last:
-                warnings.append(f"{where}line {number}: truncated entry at the end of the file "
-                                f"(the CLI may still be writing it); skipped")
+                warnings.append(
+                    f"{where}line {number}: truncated entry at the end of the file "
+                    f"(the CLI may still be writing it); skipped"
+                )
             else:
                 warnings.append(f"{where}line {number}: not valid JSON ({e}); skipped")
             continue
@@ -144,8 +146,9 @@ def load(path: Path, label: str = "") -> File:
             warnings.append(f"{where}line {number}: {entry.type} entry without a uuid; skipped")
             continue
         if entry.uuid and entry.type not in CHAIN_TYPES:
-            warnings.append(f"{where}line {number}: entry of unknown type {entry.type!r}; "
-                            f"not shown")
+            warnings.append(
+                f"{where}line {number}: entry of unknown type {entry.type!r}; not shown"
+            )
         lines.append(Line(number, len(lines), entry))
     return File(lines, warnings, mtime)
 

@@ -55,8 +55,9 @@ def _subagents(session_path: Path, warnings: list[str]) -> dict[str, list[Render
     return by_tool_use
 
 
-def _with_subagents(messages: list[HistoryMessage],
-                    agents: dict[str, list[Renderer]]) -> list[HistoryMessage]:
+def _with_subagents(
+    messages: list[HistoryMessage], agents: dict[str, list[Renderer]]
+) -> list[HistoryMessage]:
     """Insert each sub-agent's messages after the result (else the call) of its tool use."""
     if not agents:
         return messages
@@ -65,15 +66,17 @@ def _with_subagents(messages: list[HistoryMessage],
     for message in messages:
         out.append(message)
         tid = message.tool_use_id
-        if tid in agents and (message.kind == "toolResult" or (
-                message.kind == "toolUse" and tid not in answered)):
+        if tid in agents and (
+            message.kind == "toolResult" or (message.kind == "toolUse" and tid not in answered)
+        ):
             for renderer in agents.pop(tid):
                 out.extend(_with_subagents(renderer.messages, agents))
     return out
 
 
-def read_history(home: Path, cwd: str, session_id: str, *,
-                 config_dir: Path | None = None) -> History:
+def read_history(
+    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+) -> History:
     """The conversation of one stored session, as an editor shows it.
 
     Raises ``ValueError`` if ``session_id`` is not a UUID or ``cwd`` is not absolute
@@ -114,7 +117,10 @@ def exchange_end(history: History, message_id: str) -> str | None:
             if inside:
                 break
             inside = message.uuid == message_id
-        elif inside and message.parent_tool_use_id is None and message.kind in (
-                "assistantText", "thinking", "toolUse"):
+        elif (
+            inside
+            and message.parent_tool_use_id is None
+            and message.kind in ("assistantText", "thinking", "toolUse")
+        ):
             end = message.uuid
     return end

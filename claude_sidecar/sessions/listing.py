@@ -35,7 +35,7 @@ _cache_lock = threading.Lock()  # the daemon may list from worker threads
 def _cut(text: str, limit: int) -> str:
     """``text`` with its white space collapsed, cut to ``limit`` characters with an ellipsis."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _iso(value: Any) -> str | None:
@@ -67,8 +67,11 @@ def _summarize(path: Path, session_id: str) -> SessionSummary | None:
             continue
         if (stamp := _iso(e.timestamp)) is not None:
             stamps.append(stamp)
-        for key, value in (("custom-title", e.custom_title), ("ai-title", e.ai_title),
-                           ("summary", e.summary)):
+        for key, value in (
+            ("custom-title", e.custom_title),
+            ("ai-title", e.ai_title),
+            ("summary", e.summary),
+        ):
             if e.type == key and isinstance(value, str) and value.strip():
                 titles[key] = value
         if cwd is None and isinstance(e.cwd, str):
@@ -84,14 +87,21 @@ def _summarize(path: Path, session_id: str) -> SessionSummary | None:
     if prompt is None:
         return None
     mtime = _iso(file.mtime) or ""
-    title = next((titles[k].strip() for k in ("custom-title", "ai-title", "summary")
-                  if k in titles), None) or _cut(prompt, _TITLE_MAX)
+    title = next(
+        (titles[k].strip() for k in ("custom-title", "ai-title", "summary") if k in titles), None
+    ) or _cut(prompt, _TITLE_MAX)
     custom = titles["custom-title"].strip() if "custom-title" in titles else None
     return SessionSummary(
-        session_id=session_id, title=title, first_prompt=_cut(prompt, _PROMPT_MAX),
-        updated_at=max(stamps) if stamps else mtime, created_at=min(stamps) if stamps else mtime,
-        message_count=renderer.prompts + len(renderer.responses), custom_title=custom,
-        cwd=cwd, git_branch=branch)
+        session_id=session_id,
+        title=title,
+        first_prompt=_cut(prompt, _PROMPT_MAX),
+        updated_at=max(stamps) if stamps else mtime,
+        created_at=min(stamps) if stamps else mtime,
+        message_count=renderer.prompts + len(renderer.responses),
+        custom_title=custom,
+        cwd=cwd,
+        git_branch=branch,
+    )
 
 
 def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
@@ -124,8 +134,10 @@ def _encode_cursor(summary: SessionSummary) -> str:
 
 def _decode_cursor(cursor: str) -> tuple[str, str]:
     """The sort key a cursor names; :class:`BadCursor` if it is not one we made."""
-    problem = ("invalid cursor: pass the nextCursor of a previous claude/listSessions "
-               "page unchanged, or leave it out for the first page")
+    problem = (
+        "invalid cursor: pass the nextCursor of a previous claude/listSessions "
+        "page unchanged, or leave it out for the first page"
+    )
     if not isinstance(cursor, str) or not 0 < len(cursor) <= 200:
         raise BadCursor(problem)
     try:
@@ -138,8 +150,14 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     return stamp, session_id
 
 
-def list_sessions(home: Path, cwd: str, limit: int = 50, cursor: str | None = None, *,
-                  config_dir: Path | None = None) -> SessionPage:
+def list_sessions(
+    home: Path,
+    cwd: str,
+    limit: int = 50,
+    cursor: str | None = None,
+    *,
+    config_dir: Path | None = None,
+) -> SessionPage:
     """The sessions the CLI stored for ``cwd``, newest (``updatedAt``) first.
 
     ``cursor`` is the ``nextCursor`` of the previous page (None for the first). Cursors

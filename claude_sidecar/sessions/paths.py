@@ -66,7 +66,8 @@ def _slug(path: str) -> str:
     units = path.encode("utf-16-le", "surrogatepass")
     slug = "".join(
         chr(u) if u < 128 and _NON_ALNUM.match(chr(u)) is None else "-"
-        for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+        for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2))
+    )
     if len(slug) <= _SLUG_MAX:
         return slug
     return f"{slug[:_SLUG_MAX]}-{_js_hash36(path)}"
@@ -106,8 +107,9 @@ def existing_project_dir(home: Path, cwd: str, config_dir: Path | None) -> Path 
     return None
 
 
-def transcript_path(home: Path, cwd: str, session_id: str, *,
-                    config_dir: Path | None = None) -> Path:
+def transcript_path(
+    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+) -> Path:
     """Where the CLI keeps (or will keep) the transcript of session ``session_id``."""
     directory = existing_project_dir(home, cwd, config_dir)
     return (directory or project_dir(home, cwd, config_dir=config_dir)) / f"{session_id}.jsonl"
@@ -128,8 +130,9 @@ def session_file(home: Path, cwd: str, session_id: str, config_dir: Path | None)
     return path
 
 
-def session_exists(home: Path, cwd: str, session_id: str, *,
-                   config_dir: Path | None = None) -> bool:
+def session_exists(
+    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+) -> bool:
     """Whether the CLI has stored session ``session_id`` of ``cwd`` (it writes the file
     with the first message, so a CLI that died before one left nothing to resume)."""
     try:
@@ -143,8 +146,11 @@ def session_files(directory: Path) -> list[Path]:
     """The session files in a project folder: ``<uuid>.jsonl``, so not the
     ``agent-*.jsonl`` sidechains older CLIs kept there; [] if it cannot be read."""
     try:
-        return [p for p in directory.iterdir() if p.suffix == ".jsonl"
-                and is_uuid(p.stem) and p.is_file()]
+        return [
+            p
+            for p in directory.iterdir()
+            if p.suffix == ".jsonl" and is_uuid(p.stem) and p.is_file()
+        ]
     except OSError:
         return []
 
@@ -162,4 +168,4 @@ def subagent_files(session_path: Path) -> list[Path]:
 def subagent_meta_path(transcript: Path) -> Path:
     """The ``agent-<id>.meta.json`` next to a sub-agent transcript: it names the tool use
     that started the sub-agent."""
-    return transcript.with_name(transcript.name[:-len(".jsonl")] + ".meta.json")
+    return transcript.with_name(transcript.name[: -len(".jsonl")] + ".meta.json")

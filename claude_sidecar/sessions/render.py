@@ -39,8 +39,9 @@ def _tag(name: str, text: str) -> str | None:
 
 
 def _strip_tags(text: str) -> str:
-    return re.sub(r"</?(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>",
-                  "", text).strip()
+    return re.sub(
+        r"</?(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>", "", text
+    ).strip()
 
 
 def _camel(name: str) -> str:
@@ -86,8 +87,9 @@ class Renderer:
     message id), ``first_prompt`` and ``first_command`` (the first slash command typed).
     """
 
-    def __init__(self, warnings: list[str], label: str = "",
-                 parent_tool_use_id: str | None = None) -> None:
+    def __init__(
+        self, warnings: list[str], label: str = "", parent_tool_use_id: str | None = None
+    ) -> None:
         self.warnings = warnings
         self.where = f"{label}: " if label else ""
         self.parent_tool_use_id = parent_tool_use_id
@@ -100,10 +102,15 @@ class Renderer:
     def add(self, line: Line, kind: HistoryKind, **fields: Any) -> None:
         """Append a message of ``kind`` made from ``line``'s entry."""
         e = line.entry
-        self.messages.append(HistoryMessage(
-            kind=kind, uuid=e.uuid or "", timestamp=e.timestamp if isinstance(
-                e.timestamp, str) else None, parent_tool_use_id=self.parent_tool_use_id,
-            **fields))
+        self.messages.append(
+            HistoryMessage(
+                kind=kind,
+                uuid=e.uuid or "",
+                timestamp=e.timestamp if isinstance(e.timestamp, str) else None,
+                parent_tool_use_id=self.parent_tool_use_id,
+                **fields,
+            )
+        )
 
     def render(self, line: Line) -> None:
         """Append the messages of one entry (none for what is never shown)."""
@@ -121,21 +128,34 @@ class Renderer:
             return
         content = e.message.content
         if e.is_compact_summary:
-            text = content if isinstance(content, str) else "\n".join(
-                b.text for b in content or () if b.type == "text" and isinstance(b.text, str))
+            text = (
+                content
+                if isinstance(content, str)
+                else "\n".join(
+                    b.text for b in content or () if b.type == "text" and isinstance(b.text, str)
+                )
+            )
             self.add(line, "system", subtype="compactSummary", text=text)
             return
-        blocks: list[Block] = ([Block(type="text", text=content)] if isinstance(content, str)
-                                else content or [])
+        blocks: list[Block] = (
+            [Block(type="text", text=content)] if isinstance(content, str) else content or []
+        )
         if any(b.type == "tool_result" for b in blocks):
             for b in blocks:
                 if b.type == "tool_result":
                     text, images = _result_text(b.content)
-                    self.add(line, "toolResult", tool_use_id=b.tool_use_id if isinstance(
-                        b.tool_use_id, str) else None, text=text, is_error=b.is_error is True,
-                        image_count=images, permission=_user_answer(e))
-                elif b.type == "text" and isinstance(b.text, str) and b.text.startswith(
-                        _INTERRUPTED):
+                    self.add(
+                        line,
+                        "toolResult",
+                        tool_use_id=b.tool_use_id if isinstance(b.tool_use_id, str) else None,
+                        text=text,
+                        is_error=b.is_error is True,
+                        image_count=images,
+                        permission=_user_answer(e),
+                    )
+                elif (
+                    b.type == "text" and isinstance(b.text, str) and b.text.startswith(_INTERRUPTED)
+                ):
                     self.add(line, "system", subtype="interrupted", text=b.text)
             return
         texts: list[str] = []
@@ -147,8 +167,10 @@ class Renderer:
             elif b.type == "image":
                 images += 1
             elif b.type not in _QUIET_BLOCKS:
-                self.warnings.append(f"{self.where}line {line.number}: content block {i} of "
-                                     f"unknown type {b.type!r}; not shown")
+                self.warnings.append(
+                    f"{self.where}line {line.number}: content block {i} of "
+                    f"unknown type {b.type!r}; not shown"
+                )
         text = "\n".join(texts).strip()
         if not text and not images:
             return
@@ -196,16 +218,28 @@ class Renderer:
             elif b.type == "thinking" and isinstance(b.thinking, str):
                 self.add(line, "thinking", text=b.thinking)
             elif b.type in _ASSISTANT_TOOL_USES:
-                self.add(line, "toolUse", tool_name=b.name if isinstance(b.name, str) else "",
-                         tool_use_id=b.id if isinstance(b.id, str) else None, input=b.input)
+                self.add(
+                    line,
+                    "toolUse",
+                    tool_name=b.name if isinstance(b.name, str) else "",
+                    tool_use_id=b.id if isinstance(b.id, str) else None,
+                    input=b.input,
+                )
             elif b.type.endswith("_tool_result"):
                 text, images = _result_text(b.content)
-                self.add(line, "toolResult", tool_use_id=b.tool_use_id if isinstance(
-                    b.tool_use_id, str) else None, text=text, is_error=b.is_error is True,
-                    image_count=images)
+                self.add(
+                    line,
+                    "toolResult",
+                    tool_use_id=b.tool_use_id if isinstance(b.tool_use_id, str) else None,
+                    text=text,
+                    is_error=b.is_error is True,
+                    image_count=images,
+                )
             elif b.type not in _QUIET_BLOCKS:
-                self.warnings.append(f"{self.where}line {line.number}: content block {i} of "
-                                     f"unknown type {b.type!r}; not shown")
+                self.warnings.append(
+                    f"{self.where}line {line.number}: content block {i} of "
+                    f"unknown type {b.type!r}; not shown"
+                )
                 continue
             else:
                 continue
@@ -218,8 +252,9 @@ class Renderer:
         subtype = e.subtype if isinstance(e.subtype, str) else ""
         text = e.content if isinstance(e.content, str) else None
         if subtype == "compact_boundary":
-            self.add(line, "system", subtype="compactBoundary",
-                     text=text or "Conversation compacted")
+            self.add(
+                line, "system", subtype="compactBoundary", text=text or "Conversation compacted"
+            )
         elif subtype == "local_command":
             self.add(line, "system", subtype="commandOutput", text=_strip_tags(text or ""))
         elif text and e.level in ("warning", "error"):

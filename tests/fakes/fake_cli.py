@@ -3,9 +3,10 @@
 
 It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
 set it streams that many text deltas per user message; with $FAKE_CLI_HANG it hangs on
-the first user message (ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
-$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. `--version`
-prints $FAKE_CLI_VERSION. Only the standard library: it runs under any python3.
+the first user message (ignoring SIGTERM); otherwise on each user message prints the
+lines of the file named by $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage),
+then a `result`. `--version` prints $FAKE_CLI_VERSION. Only the standard library: it
+runs under any python3.
 """
 
 import json
@@ -27,12 +28,27 @@ if "--version" in sys.argv[1:]:
 for line in sys.stdin:
     message = json.loads(line)
     if message["type"] == "control_request" and message["request"].get("model") == "refuse-me":
-        emit({"type": "control_response", "response": {
-            "subtype": "error", "request_id": message["request_id"],
-            "error": "model refuse-me is not available"}})
+        emit(
+            {
+                "type": "control_response",
+                "response": {
+                    "subtype": "error",
+                    "request_id": message["request_id"],
+                    "error": "model refuse-me is not available",
+                },
+            }
+        )
     elif message["type"] == "control_request":
-        emit({"type": "control_response", "response": {
-            "subtype": "success", "request_id": message["request_id"], "response": {}}})
+        emit(
+            {
+                "type": "control_response",
+                "response": {
+                    "subtype": "success",
+                    "request_id": message["request_id"],
+                    "response": {},
+                },
+            }
+        )
     elif message["type"] == "control_response":
         with open(os.environ["FAKE_CLI_ANSWERS"], "a") as answers:
             answers.write(line)
@@ -40,14 +56,17 @@ for line in sys.stdin:
         # Hang mode: ignore SIGTERM, stop reading and answering; only SIGKILL ends it.
         import signal
         import time
+
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(3600)
     elif message["type"] == "user" and os.environ.get("FAKE_CLI_DELTAS"):
         # Load mode: stream N text deltas as fast as the pipe takes them.
         out = sys.stdout.buffer
         for i in range(int(os.environ["FAKE_CLI_DELTAS"])):
-            out.write(b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
-                      b'"delta":{"type":"text_delta","text":"%d "}},"session_id":"s"}\n' % i)
+            out.write(
+                b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
+                b'"delta":{"type":"text_delta","text":"%d "}},"session_id":"s"}\n' % i
+            )
         out.flush()
         emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
     elif message["type"] == "user":

@@ -14,8 +14,7 @@ from tests.nvim.editor import Editor
 
 
 @pytest.fixture
-def start_editor(daemon_env: dict[str, str], workspace: Path
-                 ) -> Iterator[Callable[..., Editor]]:
+def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[Callable[..., Editor]]:
     """Start Neovims (in the workspace); on teardown each quits and its daemon's
     processes must be gone."""
     editors: list[Editor] = []

@@ -7,6 +7,7 @@ replaced by recorders: a test sees each question and answers it.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
@@ -79,17 +80,22 @@ def nvim_binary() -> str:
 class Editor:
     """One headless Neovim with claude_sidecar set up."""
 
-    def __init__(self, env: dict[str, str], cwd: Path, options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], cwd: Path, options: dict[str, Any] | None = None
+    ) -> None:
         wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in env.items()]
-        self.nvim = pynvim.attach("child", argv=wrapper + [
-            nvim_binary(), "--embed", "--headless", "--clean", "-n"])
+        self.nvim = pynvim.attach(
+            "child", argv=[*wrapper, nvim_binary(), "--embed", "--headless", "--clean", "-n"]
+        )
         self.cwd = cwd
         self.closed = False
         self.processes: list[int] = []
-        self.nvim.exec_lua(_PRELUDE, str(PLUGIN),
-                           [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
-                           {"warm_pool": 0, "coalesce_ms": 16, "start_insert": False,
-                            **(options or {})})
+        self.nvim.exec_lua(
+            _PRELUDE,
+            str(PLUGIN),
+            [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+            {"warm_pool": 0, "coalesce_ms": 16, "start_insert": False, **(options or {})},
+        )
 
     def lua(self, code: str, *args: Any) -> Any:
         """Run Lua in Neovim and return its result."""
@@ -106,44 +112,59 @@ class Editor:
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what or condition}; chat:\n"
-                                     + "\n".join(self.chat_lines()))
+                raise AssertionError(
+                    f"timed out waiting for {what or condition}; chat:\n"
+                    + "\n".join(self.chat_lines())
+                )
             time.sleep(0.05)
 
     # ------------------------------------------------------------ chats
 
     def chat_lines(self, number: int | None = None) -> list[str]:
         """The lines of chat ``number`` (default: the current chat)."""
-        return self.lua("""
+        return self.lua(
+            """
             local chat = require("claude_sidecar.chat")
             local c = ... and chat.chats[...] or chat.current()
             return c and vim.api.nvim_buf_get_lines(c.buf, 0, -1, false) or {}
-        """, number)
+        """,
+            number,
+        )
 
     def entries(self, number: int | None = None) -> list[dict[str, Any]]:
         """The transcript entries of chat ``number`` (default: the current chat)."""
-        return self.lua("""
+        return self.lua(
+            """
             local chat = require("claude_sidecar.chat")
             local c = ... and chat.chats[...] or chat.current()
             return c and c.t.entries or {}
-        """, number)
+        """,
+            number,
+        )
 
     def chat(self, field: str, number: int | None = None) -> Any:
         """One field of chat ``number`` (channel_id, session_id, state, mode, model)."""
-        return self.lua("""
+        return self.lua(
+            """
             local field, number = ...
             local chat = require("claude_sidecar.chat")
             local c = number and chat.chats[number] or chat.current()
             return c and c[field]
-        """, field, number)
+        """,
+            field,
+            number,
+        )
 
     def type_prompt(self, text: str) -> None:
         """Write ``text`` in the current chat's prompt buffer and send it with <C-s>."""
-        self.lua("""
+        self.lua(
+            """
             local c = require("claude_sidecar.chat").current()
             vim.api.nvim_set_current_win(vim.fn.bufwinid(c.prompt_buf))
             vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, vim.split(..., "\\n"))
-        """, text)
+        """,
+            text,
+        )
         self.nvim.input("<C-s>")
 
     def results(self, number: int | None = None) -> list[dict[str, Any]]:
@@ -151,8 +172,10 @@ class Editor:
 
     def wait_for_turn(self, turns: int = 1, number: int | None = None) -> dict[str, Any]:
         """Wait until chat ``number`` has ``turns`` results; return the last one."""
-        return self.wait(lambda: len(self.results(number)) >= turns and self.results(number)[-1],
-                         what=f"{turns} finished turn(s)")
+        return self.wait(
+            lambda: len(self.results(number)) >= turns and self.results(number)[-1],
+            what=f"{turns} finished turn(s)",
+        )
 
     def questions(self) -> list[dict[str, Any]]:
         """The vim.ui.select/input prompts waiting for an answer: prompt and labels."""
@@ -186,11 +209,7 @@ class Editor:
         self.closed = True
         pid = self.daemon_pid()
         self.processes = [pid, *child_pids(pid)] if pid else []
-        try:
+        with contextlib.suppress(OSError, EOFError, pynvim.NvimError):
             self.nvim.command("qa!")
-        except (OSError, EOFError, pynvim.NvimError):
-            pass
-        try:
+        with contextlib.suppress(Exception):
             self.nvim.close()
-        except Exception:  # noqa: BLE001 - the child is gone either way
-            pass

@@ -1,4 +1,5 @@
-"""Neovim with this checkout's plugin and daemon, against the stand-in model: try the client by hand.
+"""Neovim with this checkout's plugin and daemon, against the stand-in model: try the client
+by hand.
 
     uv run python -m tests.nvim.playground [--layout right|left|below|above|tab] [--log]
 
@@ -6,8 +7,8 @@ Runs in your terminal (or in tmux: `tmux new -s try 'uv run python -m tests.nvim
 with a throw-away HOME and project (hello.py, calc.py). Prompts containing these words get
 scripted answers: "greet" (an Edit that asks permission), "count" (a Bash tool), "long" (a long
 streamed answer), "ponder" (streamed thinking), "which" (AskUserQuestion), "plan" (after
-`:ClaudeMode plan`: a plan to approve), "busy" (the API answers 529 three times, then succeeds); anything else gets a plain
-answer. No API key and no network are needed.
+`:ClaudeMode plan`: a plan to approve), "busy" (the API answers 529 three times, then
+succeeds); anything else gets a plain answer. No API key and no network are needed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.env import isolated_env
 from tests.nvim.editor import PLUGIN, nvim_binary
 from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PLAN, PONDER, WHICH_COLOR, scenario
@@ -28,9 +30,12 @@ SCENARIO = scenario(GREET, COUNT, LONG, PONDER, WHICH_COLOR, PLAN, BUSY)
 
 def main() -> int:
     """Start the stand-in model, then Neovim in the current terminal until you quit it."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--layout", default="right", choices=["right", "left", "below", "above", "tab"])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--layout", default="right", choices=["right", "left", "below", "above", "tab"]
+    )
     parser.add_argument("--log", action="store_true", help="log to <tmp>/plugin.log at DEBUG")
     args = parser.parse_args()
     nvim = nvim_binary()
@@ -40,7 +45,11 @@ def main() -> int:
     project.mkdir()
     (project / "hello.py").write_text("print('hello')\n")
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    log = f"log_file = {str(base / 'plugin.log')!r}, log_level = vim.log.levels.DEBUG," if args.log else ""
+    log = (
+        f"log_file = {str(base / 'plugin.log')!r}, log_level = vim.log.levels.DEBUG,"
+        if args.log
+        else ""
+    )
     init = base / "init.lua"
     init.write_text(f"""
 vim.opt.rtp:prepend({str(PLUGIN)!r})
@@ -55,8 +64,9 @@ require("claude_sidecar").setup({{
 """)
     with ScriptedModel(load_scenario(SCENARIO)) as model:
         print(f"playground in {base}", file=sys.stderr)
-        return subprocess.run([nvim, "-u", str(init), "hello.py"], cwd=project,
-                              env=isolated_env(home, model.url)).returncode
+        return subprocess.run(
+            [nvim, "-u", str(init), "hello.py"], cwd=project, env=isolated_env(home, model.url)
+        ).returncode
 
 
 if __name__ == "__main__":

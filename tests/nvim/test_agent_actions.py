@@ -5,14 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.nvim.editor import Editor
 from tests.nvim.scenarios import GREET, LONG, PLAN, WHICH_COLOR, scenario
 
-SHOUT = {"match": "(?i)shout", "steps": [
-    [{"tool_use": {"name": "Edit", "input": {
-        "file_path": "{cwd}/hello.py", "old_string": "hello, world",
-        "new_string": "HELLO, WORLD"}}}],
-    [{"text": "Louder now."}]]}
+SHOUT = {
+    "match": "(?i)shout",
+    "steps": [
+        [
+            {
+                "tool_use": {
+                    "name": "Edit",
+                    "input": {
+                        "file_path": "{cwd}/hello.py",
+                        "old_string": "hello, world",
+                        "new_string": "HELLO, WORLD",
+                    },
+                }
+            }
+        ],
+        [{"text": "Louder now."}],
+    ],
+}
 EDITS = scenario(GREET, SHOUT, LONG, PLAN, WHICH_COLOR)
 
 
@@ -37,7 +51,8 @@ def greet_then_shout(editor: Editor) -> None:
 
 def cursor_to(editor: Editor, line: str, below: int = 0) -> None:
     """Put the cursor in the chat window on ``line`` (or ``below`` lines under it)."""
-    editor.lua("""
+    editor.lua(
+        """
         local text, below = ...
         local c = require("claude_sidecar.chat").current()
         local win = vim.fn.bufwinid(c.buf)
@@ -45,11 +60,15 @@ def cursor_to(editor: Editor, line: str, below: int = 0) -> None:
         for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
           if line == text then vim.api.nvim_win_set_cursor(win, { i + below, 0 }) end
         end
-    """, line, below)
+    """,
+        line,
+        below,
+    )
 
 
 def test_a_permission_request_is_answered_from_a_picker_with_the_diff_shown(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor.cmd("Claude")
@@ -68,7 +87,8 @@ def test_a_permission_request_is_answered_from_a_picker_with_the_diff_shown(
 
 
 def test_a_denied_edit_leaves_the_file_alone(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor.cmd("Claude")
@@ -83,7 +103,8 @@ def test_a_denied_edit_leaves_the_file_alone(
 
 
 def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -92,8 +113,10 @@ def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
     editor.type_prompt("greet the world")
     editor.wait_for_turn()
 
-    editor.wait(lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
-                what="the buffer to be reloaded")
+    editor.wait(
+        lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
+        what="the buffer to be reloaded",
+    )
     assert "✎ hello.py (+1 −1)" in editor.chat_lines()
     editor.cmd(f"ClaudeDiff {workspace / 'hello.py'}")
     diff = editor.lua("""
@@ -108,7 +131,8 @@ def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
 
 
 def test_a_buffer_with_unsaved_changes_is_not_reloaded(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -123,12 +147,15 @@ def test_a_buffer_with_unsaved_changes_is_not_reloaded(
 
 
 def test_interrupt_stops_the_turn_and_the_chat_goes_on(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     editor.cmd("Claude")
     editor.type_prompt("a long answer please")
-    editor.wait(lambda: any(line.startswith("word word") for line in editor.chat_lines()),
-                what="the answer to start streaming")
+    editor.wait(
+        lambda: any(line.startswith("word word") for line in editor.chat_lines()),
+        what="the answer to start streaming",
+    )
 
     editor.cmd("ClaudeInterrupt")
     editor.wait(lambda: editor.chat("state") == "idle", what="the chat to be idle")
@@ -139,7 +166,8 @@ def test_interrupt_stops_the_turn_and_the_chat_goes_on(
 
 
 def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -147,8 +175,9 @@ def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
 
     cursor_to(editor, "> greet the world")
     editor.cmd("ClaudeFork")
-    editor.wait(lambda: editor.chat("channel_id") and editor.chat("number") == 2,
-                what="the fork's channel")
+    editor.wait(
+        lambda: editor.chat("channel_id") and editor.chat("number") == 2, what="the fork's channel"
+    )
     fork_lines = editor.chat_lines()
     editor.type_prompt("what did you do?")
     editor.wait_for_turn(2)
@@ -156,12 +185,15 @@ def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
     assert "> greet the world" in fork_lines and "> now shout" not in fork_lines
     sent = model.main_requests[-1]["messages"]
     said = repr(sent)
-    assert "greet the world" in said and "now shout" not in said, "the fork's model saw the cut history"
+    assert "greet the world" in said and "now shout" not in said, (
+        "the fork's model saw the cut history"
+    )
     assert editor.chat("session_id", 2) != editor.chat("session_id", 1)
 
 
 def test_rewind_previews_the_files_then_restores_them(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -173,18 +205,23 @@ def test_rewind_previews_the_files_then_restores_them(
     question = editor.wait(lambda: editor.questions(), what="the rewind question")[0]
     preview = editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
     editor.answer("Rewind")
-    editor.wait(lambda: (workspace / "hello.py").read_text() == "print('hello, world')\n",
-                what="the file to be rewound")
+    editor.wait(
+        lambda: (workspace / "hello.py").read_text() == "print('hello, world')\n",
+        what="the file to be rewound",
+    )
 
     assert question["labels"] == ["Rewind", "Cancel"]
     assert preview[0].startswith("Rewind 1 file(s)")
     assert "-print('HELLO, WORLD')" in preview and "+print('hello, world')" in preview
-    editor.wait(lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
-                what="the buffer to follow the rewind")
+    editor.wait(
+        lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
+        what="the buffer to follow the rewind",
+    )
 
 
 def test_a_stored_session_is_resumed_from_the_list_with_its_history(
-        start_editor, model: ScriptedModel) -> None:
+    start_editor, model: ScriptedModel
+) -> None:
     first = start_editor()
     first.cmd("Claude")
     first.type_prompt("remember the word BANANA")
@@ -206,7 +243,8 @@ def test_a_stored_session_is_resumed_from_the_list_with_its_history(
 
 
 def test_plan_approval_and_agent_questions_are_pickers(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     model.set_scenario(load_scenario(EDITS))
     editor.cmd("Claude")
     editor.cmd("ClaudeMode plan")
@@ -223,6 +261,9 @@ def test_plan_approval_and_agent_questions_are_pickers(
 
     assert plan["prompt"] == "Claude has a plan. Go ahead?"
     assert editor.chat("mode") == "acceptEdits"
-    assert color == {"prompt": "Which color?", "input": False,
-                     "labels": ["Red — warm", "Blue — cold", "Other… — answer in your own words"]}
+    assert color == {
+        "prompt": "Which color?",
+        "input": False,
+        "labels": ["Red — warm", "Blue — cold", "Other… — answer in your own words"],
+    }
     assert "Blue" in repr(model.main_requests[-1]["messages"])

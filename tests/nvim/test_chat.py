@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.nvim.editor import Editor
 
 THINK_AND_ANSWER = {
-    "rules": [{"match": "(?i)capital", "steps": [[
-        {"thinking": "The user asks for the capital of France.\nThat is Paris."},
-        {"text": "The capital of France is **Paris**."},
-    ]], "chunk": 4, "delay": 0.002}],
+    "rules": [
+        {
+            "match": "(?i)capital",
+            "steps": [
+                [
+                    {"thinking": "The user asks for the capital of France.\nThat is Paris."},
+                    {"text": "The capital of France is **Paris**."},
+                ]
+            ],
+            "chunk": 4,
+            "delay": 0.002,
+        }
+    ],
     "default": [[{"text": "A scripted answer."}]],
 }
 
 
 def test_claude_opens_a_chat_and_a_reply_streams_into_its_buffer(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     model.set_scenario(load_scenario(THINK_AND_ANSWER))
 
     editor.cmd("Claude")

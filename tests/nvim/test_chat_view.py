@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.nvim.editor import Editor
 from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PONDER, scenario
 
@@ -29,20 +29,25 @@ def turn_lines(editor: Editor) -> list[str]:
 
 
 def wait_streaming(editor: Editor) -> None:
-    editor.wait(lambda: any(line.startswith("word word") for line in editor.chat_lines()),
-                what="the answer to start streaming")
+    editor.wait(
+        lambda: any(line.startswith("word word") for line in editor.chat_lines()),
+        what="the answer to start streaming",
+    )
 
 
 def record_events(editor: Editor, *names: str) -> None:
     """Keep the data of each User event ``names`` in _G.events (a list of {name, data})."""
-    editor.lua("""
+    editor.lua(
+        """
         _G.events = {}
         for _, name in ipairs({ ... }) do
           vim.api.nvim_create_autocmd("User", { pattern = name, callback = function(args)
             table.insert(_G.events, { name = name, data = args.data })
           end })
         end
-    """, *names)
+    """,
+        *names,
+    )
 
 
 def events(editor: Editor) -> list[dict[str, Any]]:
@@ -65,12 +70,15 @@ def test_an_interrupted_turn_says_interrupted(editor: Editor, model: ScriptedMod
     result = editor.wait_for_turn()
 
     assert result["outcome"] == "interrupted"
-    assert re.fullmatch(r"─── interrupted after \d+\.\d s( · \$\d\.\d{4})? ───", turn_lines(editor)[-1])
+    assert re.fullmatch(
+        r"─── interrupted after \d+\.\d s( · \$\d\.\d{4})? ───", turn_lines(editor)[-1]
+    )
     assert "ede_diagnostic" not in chat_text(editor)
 
 
 def test_the_turn_line_shows_the_time_spent_waiting_for_permission(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
     start(editor, model)
     editor.type_prompt("greet the world")
@@ -78,8 +86,10 @@ def test_the_turn_line_shows_the_time_spent_waiting_for_permission(
     editor.answer("Allow")
     editor.wait_for_turn()
 
-    assert re.fullmatch(r"─── done in \d+\.\d s \(\d+\.\d s waiting for permission\) · \$\d\.\d{4} ───",
-                        turn_lines(editor)[-1]), turn_lines(editor)
+    assert re.fullmatch(
+        r"─── done in \d+\.\d s \(\d+\.\d s waiting for permission\) · \$\d\.\d{4} ───",
+        turn_lines(editor)[-1],
+    ), turn_lines(editor)
 
 
 def test_turn_ended_is_a_user_event_with_the_outcome(editor: Editor, model: ScriptedModel) -> None:
@@ -94,7 +104,9 @@ def test_turn_ended_is_a_user_event_with_the_outcome(editor: Editor, model: Scri
     assert data["duration_ms"] >= 0 and data["permission_wait_ms"] == 0 and data["cost_usd"] > 0
 
 
-def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(editor: Editor, model: ScriptedModel) -> None:
+def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(
+    editor: Editor, model: ScriptedModel
+) -> None:
     start(editor, model)
     editor.type_prompt("a long answer please")
     wait_streaming(editor)
@@ -107,12 +119,15 @@ def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(editor: Editor, model: S
 
 
 def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     start(editor, model)
     editor.type_prompt("are you busy?")
 
-    title = editor.wait(lambda: "retry" in editor.chat_lines()[0] and editor.chat_lines()[0],
-                        what="the retry in the title")
+    title = editor.wait(
+        lambda: "retry" in editor.chat_lines()[0] and editor.chat_lines()[0],
+        what="the retry in the title",
+    )
     notice = next(line for line in editor.chat_lines() if line.startswith("⚠ "))
     editor.wait_for_turn()
     lines = editor.chat_lines()
@@ -131,7 +146,9 @@ def test_thinking_is_folded_while_it_streams(editor: Editor, model: ScriptedMode
     start(editor, model)
     editor.type_prompt("ponder this")
     editor.nvim.input("i")  # typing the next prompt: Neovim does not update folds in insert mode
-    editor.wait(lambda: "  step 5 of my reasoning" in editor.chat_lines(), what="thinking to stream")
+    editor.wait(
+        lambda: "  step 5 of my reasoning" in editor.chat_lines(), what="thinking to stream"
+    )
 
     folded = editor.lua("""
         local c = require("claude_sidecar.chat").current()
@@ -149,7 +166,8 @@ def test_thinking_is_folded_while_it_streams(editor: Editor, model: ScriptedMode
 
 
 def test_tab_shows_all_of_a_tool_output_and_cuts_it_again(
-        start_editor, model: ScriptedModel) -> None:
+    start_editor, model: ScriptedModel
+) -> None:
     editor = start_editor({"auto_allow_tools": ["Bash"]})
     start(editor, model)
     editor.type_prompt("count to twenty")
@@ -158,29 +176,37 @@ def test_tab_shows_all_of_a_tool_output_and_cuts_it_again(
 
     cursor_on(editor, "● Bash(seq 1 20)")
     editor.nvim.input("<Tab>")
-    full = editor.wait(lambda: "    20" in editor.chat_lines() and editor.chat_lines(), what="the full output")
+    full = editor.wait(
+        lambda: "    20" in editor.chat_lines() and editor.chat_lines(), what="the full output"
+    )
     editor.nvim.input("<Tab>")
     editor.wait(lambda: "    20" not in editor.chat_lines(), what="the output cut again")
 
     assert "    … +12 lines (<Tab> shows them)" in cut and "    20" not in cut
-    assert [f"    {n}" for n in range(9, 21)] == full[full.index("    8") + 1:full.index("    20") + 1]
+    assert [f"    {n}" for n in range(9, 21)] == full[
+        full.index("    8") + 1 : full.index("    20") + 1
+    ]
 
 
 def cursor_on(editor: Editor, text: str) -> None:
-    editor.lua("""
+    editor.lua(
+        """
         local c = require("claude_sidecar.chat").current()
         local win = vim.fn.bufwinid(c.buf)
         vim.api.nvim_set_current_win(win)
         for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
           if line == ... then vim.api.nvim_win_set_cursor(win, { i, 0 }) end
         end
-    """, text)
+    """,
+        text,
+    )
 
 
 def wrap_indents(editor: Editor, prefix: str) -> list[int]:
     """The screen column (0 = the window's first) where each row of the chat line starting
     with ``prefix`` begins, the chat window made 40 columns wide."""
-    return editor.lua("""
+    return editor.lua(
+        """
         local c = require("claude_sidecar.chat").current()
         local win = vim.fn.bufwinid(c.buf)
         vim.api.nvim_win_set_width(win, 40)
@@ -201,11 +227,14 @@ def wrap_indents(editor: Editor, prefix: str) -> list[int]:
             return starts
           end
         end
-    """, prefix)
+    """,
+        prefix,
+    )
 
 
 def test_a_wrapped_tool_result_continues_under_its_text_and_prose_at_the_margin(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
     start(editor, model)
@@ -225,7 +254,8 @@ def test_a_wrapped_tool_result_continues_under_its_text_and_prose_at_the_margin(
 
 
 def test_a_prompt_sent_mid_turn_waits_below_the_answer_and_follows_it(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     start(editor, model)
     editor.type_prompt("a long answer please")
     wait_streaming(editor)
@@ -235,7 +265,10 @@ def test_a_prompt_sent_mid_turn_waits_below_the_answer_and_follows_it(
     editor.wait_for_turn(2)
     lines = editor.chat_lines()
 
-    assert queued[-2:] == ["> and then this", "  ⧗ queued: Claude reads it when the current step is done"]
+    assert queued[-2:] == [
+        "> and then this",
+        "  ⧗ queued: Claude reads it when the current step is done",
+    ]
     first_end = next(i for i, line in enumerate(lines) if line.startswith("─── done"))
     answer = next(i for i, line in enumerate(lines) if line.startswith("word word"))
     assert answer < first_end < lines.index("> and then this") < lines.index("Plain answer.")
@@ -254,21 +287,27 @@ def test_a_fork_window_follows_new_output(editor: Editor, model: ScriptedModel) 
     cursor_on(editor, "> hello")
 
     editor.cmd("ClaudeFork")
-    editor.wait(lambda: editor.chat("channel_id") and editor.chat("number") == 2, what="the fork's channel")
+    editor.wait(
+        lambda: editor.chat("channel_id") and editor.chat("number") == 2, what="the fork's channel"
+    )
     editor.type_prompt("a long answer please")
     wait_streaming(editor)
     editor.wait_for_turn(2)
 
-    shown = editor.lua("""
+    shown = editor.lua(
+        """
         local win = ...
         return { vim.api.nvim_win_get_cursor(win)[1], vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(win)) }
-    """, chat_window(editor))
+    """,
+        chat_window(editor),
+    )
     assert shown[0] == shown[1], "the fork's window stayed behind the output"
     assert any(line.startswith("═══ forked from Claude #1") for line in editor.chat_lines())
 
 
 def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
-        start_editor, model: ScriptedModel, workspace: Path) -> None:
+    start_editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
     first = start_editor({"permission_mode": "acceptEdits"})
     start(first, model)
@@ -290,9 +329,11 @@ def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
     assert lines[-1] == "═══ resumed: the conversation goes on from here ═══"
 
 
-@pytest.mark.pinned_cli("CLI 2.1.233 prints no conversation_reset line for /clear (it clears "
-                        "the conversation silently; the new session id comes with the next "
-                        "turn), so the chat has nothing to draw its marker from")
+@pytest.mark.pinned_cli(
+    "CLI 2.1.233 prints no conversation_reset line for /clear (it clears "
+    "the conversation silently; the new session id comes with the next "
+    "turn), so the chat has nothing to draw its marker from"
+)
 def test_clear_leaves_a_marker(editor: Editor, model: ScriptedModel) -> None:
     start(editor, model)
     editor.type_prompt("hello")
@@ -301,7 +342,9 @@ def test_clear_leaves_a_marker(editor: Editor, model: ScriptedModel) -> None:
     editor.wait_for_turn(2)
 
     lines = editor.chat_lines()
-    assert lines.index("> /clear") < lines.index("═══ conversation cleared: Claude starts afresh from here ═══")
+    assert lines.index("> /clear") < lines.index(
+        "═══ conversation cleared: Claude starts afresh from here ═══"
+    )
 
 
 # ------------------------------------------------------------------ keys and commands
@@ -318,30 +361,40 @@ def test_a_range_of_the_transcript_is_sent_as_a_quote(editor: Editor, model: Scr
 
     # The prompt is the last user message (CLI 2.1.233 sends a system note after it).
     sent = repr([m for m in model.main_requests[-1]["messages"] if m["role"] == "user"][-1])
-    assert "About this part of our conversation:\\n> Plain answer.\\n\\nwhat did you mean?" in sent, sent
+    assert (
+        "About this part of our conversation:\\n> Plain answer.\\n\\nwhat did you mean?" in sent
+    ), sent
 
 
-def test_typing_keys_in_the_transcript_go_to_the_prompt_in_insert_mode(editor: Editor, model: ScriptedModel) -> None:
+def test_typing_keys_in_the_transcript_go_to_the_prompt_in_insert_mode(
+    editor: Editor, model: ScriptedModel
+) -> None:
     start(editor, model)
     where = []
     for key in ("i", "a", "o", "<CR>"):
         cursor_on(editor, "# Claude #1 · " + editor.chat_lines()[0].split(" · ", 1)[1])
         editor.nvim.input(key)
-        where.append(editor.lua("""
+        where.append(
+            editor.lua("""
             local c = require("claude_sidecar.chat").current()
             return { vim.api.nvim_get_current_buf() == c.prompt_buf, vim.api.nvim_get_mode().mode }
-        """))
+        """)
+        )
         editor.nvim.input("<Esc>")
 
     assert where == [[True, "i"]] * 4
 
 
-def test_claude_close_ends_the_chat_its_cli_and_its_buffers(editor: Editor, model: ScriptedModel) -> None:
+def test_claude_close_ends_the_chat_its_cli_and_its_buffers(
+    editor: Editor, model: ScriptedModel
+) -> None:
     record_events(editor, "ClaudeChatOpened", "ClaudeChatClosed")
     start(editor, model)
     editor.type_prompt("hello")
     editor.wait_for_turn()
-    bufs = editor.lua("local c = require('claude_sidecar.chat').current() return { c.buf, c.prompt_buf }")
+    bufs = editor.lua(
+        "local c = require('claude_sidecar.chat').current() return { c.buf, c.prompt_buf }"
+    )
 
     editor.cmd("ClaudeClose")
     editor.lua("""
@@ -356,7 +409,9 @@ def test_claude_close_ends_the_chat_its_cli_and_its_buffers(editor: Editor, mode
     assert editor.lua("return vim.tbl_map(vim.api.nvim_buf_is_valid, ...)", bufs) == [False, False]
     assert editor.lua("return #require('claude_sidecar.chat').chats") == 0
     assert [(e["name"], e["data"]["chat"]) for e in events(editor)] == [
-        ("ClaudeChatOpened", 1), ("ClaudeChatClosed", 1)]
+        ("ClaudeChatOpened", 1),
+        ("ClaudeChatClosed", 1),
+    ]
 
 
 def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedModel) -> None:
@@ -376,7 +431,9 @@ def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedMode
     assert names == ["[Claude #1] workspace", "[Claude #1 prompt] workspace"]
 
 
-def test_chat_buffers_have_their_filetypes_and_highlight_groups(editor: Editor, model: ScriptedModel) -> None:
+def test_chat_buffers_have_their_filetypes_and_highlight_groups(
+    editor: Editor, model: ScriptedModel
+) -> None:
     start(editor, model)
     editor.type_prompt("hello")
     editor.wait_for_turn()
@@ -397,9 +454,15 @@ def test_chat_buffers_have_their_filetypes_and_highlight_groups(editor: Editor, 
     """)
     filetype, prompt_filetype, syntax, groups, links = found
 
-    assert (filetype, prompt_filetype, syntax) == ("claude_sidecar", "claude_sidecar_prompt", "claude_sidecar")
+    assert (filetype, prompt_filetype, syntax) == (
+        "claude_sidecar",
+        "claude_sidecar_prompt",
+        "claude_sidecar",
+    )
     assert groups["> hello"] == "ClaudeSidecarPrompt"
-    assert any(g == "ClaudeSidecarTurnEnd" for line, g in groups.items() if line.startswith("─── done"))
+    assert any(
+        g == "ClaudeSidecarTurnEnd" for line, g in groups.items() if line.startswith("─── done")
+    )
     assert all(links.values()), links
 
 
@@ -409,10 +472,13 @@ def test_claude_leaves_you_typing_in_the_prompt(start_editor, model: ScriptedMod
     editor.cmd("Claude")
     editor.nvim.input("hello there")
 
-    prompt = editor.wait(lambda: editor.lua("""
+    prompt = editor.wait(
+        lambda: editor.lua("""
         local c = require("claude_sidecar.chat").current()
         return vim.api.nvim_get_current_buf() == c.prompt_buf
-          and vim.api.nvim_buf_get_lines(c.prompt_buf, 0, -1, false)[1]"""), what="typed text")
+          and vim.api.nvim_buf_get_lines(c.prompt_buf, 0, -1, false)[1]"""),
+        what="typed text",
+    )
 
     assert prompt == "hello there"
     assert editor.lua("return vim.api.nvim_get_mode().mode") == "i"

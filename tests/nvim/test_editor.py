@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -9,20 +10,27 @@ import signal
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import wait_until_dead
 from tests.nvim.editor import Editor
 
-import asyncio
-
-ASK_DIAGNOSTICS = {"rules": [
-    {"match": "(?i)problems", "steps": [
-        [{"tool_use": {"name": "mcp__editor__getDiagnostics", "input": {}}}],
-        [{"text": "I looked at the diagnostics."}]]},
-], "default": [[{"text": "A scripted answer."}]]}
+ASK_DIAGNOSTICS = {
+    "rules": [
+        {
+            "match": "(?i)problems",
+            "steps": [
+                [{"tool_use": {"name": "mcp__editor__getDiagnostics", "input": {}}}],
+                [{"text": "I looked at the diagnostics."}],
+            ],
+        },
+    ],
+    "default": [[{"text": "A scripted answer."}]],
+}
 
 
 def test_a_daemon_that_dies_is_started_again_and_the_chat_resumes_its_session(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     editor.cmd("Claude")
     editor.type_prompt("remember the word BANANA")
     editor.wait_for_turn(1)
@@ -42,7 +50,8 @@ def test_a_daemon_that_dies_is_started_again_and_the_chat_resumes_its_session(
 
 
 def test_claude_send_with_a_range_sends_the_lines_as_context(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n")
     editor.cmd(f"edit {workspace / 'calc.py'}")
 
@@ -56,7 +65,8 @@ def test_claude_send_with_a_range_sends_the_lines_as_context(
 
 
 def test_the_agent_reads_neovims_diagnostics_through_the_editor_tools(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(ASK_DIAGNOSTICS))
     (workspace / "app.py").write_text("x = undefined_name\n")
     editor.cmd(f"edit {workspace / 'app.py'}")
@@ -70,17 +80,32 @@ def test_the_agent_reads_neovims_diagnostics_through_the_editor_tools(
     editor.type_prompt("any problems in my code?")
     editor.wait_for_turn()
 
-    results = [block for m in model.main_requests[-1]["messages"] if isinstance(m["content"], list)
-               for block in m["content"] if block.get("type") == "tool_result"]
+    results = [
+        block
+        for m in model.main_requests[-1]["messages"]
+        if isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result"
+    ]
     answer = json.loads(results[-1]["content"][0]["text"])
-    assert answer == {"diagnostics": [{
-        "file": str(workspace / "app.py"), "line": 1, "column": 5, "severity": "error",
-        "source": "pyflakes", "message": "undefined name 'undefined_name'"}]}
+    assert answer == {
+        "diagnostics": [
+            {
+                "file": str(workspace / "app.py"),
+                "line": 1,
+                "column": 5,
+                "severity": "error",
+                "source": "pyflakes",
+                "message": "undefined name 'undefined_name'",
+            }
+        ]
+    }
     assert any(line.startswith("● mcp__editor__getDiagnostics") for line in editor.chat_lines())
 
 
 def test_several_chats_run_at_once_and_a_picker_switches_between_them(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     editor.cmd("Claude")
     editor.type_prompt("first chat")
     editor.cmd("ClaudeNew")
@@ -109,7 +134,10 @@ def test_the_statusline_shows_state_mode_and_cost(editor: Editor) -> None:
     editor.type_prompt("hello")
     editor.wait_for_turn()
 
-    line = editor.wait(lambda: "acceptEdits" in (s := editor.lua(
-        "return require('claude_sidecar').statusline()")) and s, what="the mode in the statusline")
+    line = editor.wait(
+        lambda: "acceptEdits" in (s := editor.lua("return require('claude_sidecar').statusline()"))
+        and s,
+        what="the mode in the statusline",
+    )
 
     assert re.fullmatch(r"Claude: idle · acceptEdits( · ctx \d+%)? · \$\d+\.\d{4}", line), line

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pynvim
-
 from claude_sidecar.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.conftest import COMPAT_CLI, cli_under_test
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
@@ -51,7 +51,8 @@ def buffer_lines(editor: Editor, buf: int) -> list[str]:
 
 
 def test_a_daemon_command_that_is_not_found_is_named_with_the_option_that_fixes_it(
-        start_editor: Callable[..., Editor]) -> None:
+    start_editor: Callable[..., Editor],
+) -> None:
     editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})
     record_messages(editor)
 
@@ -60,16 +61,20 @@ def test_a_daemon_command_that_is_not_found_is_named_with_the_option_that_fixes_
 
     assert shown[0].startswith(
         "claude-sidecar: cannot start the daemon `/nowhere/claude-sidecar --stdio`: not found; "
-        "set require('claude_sidecar').setup({ cmd = ... })")
+        "set require('claude_sidecar').setup({ cmd = ... })"
+    )
     assert "language server" not in shown[0]
-    notice = editor.wait(lambda: [line for line in editor.chat_lines() if line.startswith("⚠")],
-                         what="the failure notice in the chat")
+    notice = editor.wait(
+        lambda: [line for line in editor.chat_lines() if line.startswith("⚠")],
+        what="the failure notice in the chat",
+    )
     assert "cannot start the daemon" in notice[0]
     assert editor.chat("state") == "failed"
 
 
 def test_a_daemon_command_that_is_not_executable_says_so(
-        start_editor: Callable[..., Editor], tmp_path: Path) -> None:
+    start_editor: Callable[..., Editor], tmp_path: Path
+) -> None:
     daemon = tmp_path / "claude-sidecar"
     daemon.write_text("#!/bin/sh\n")
     daemon.chmod(stat.S_IRUSR | stat.S_IWUSR)
@@ -83,23 +88,34 @@ def test_a_daemon_command_that_is_not_executable_says_so(
 
 
 def test_a_daemon_that_dies_at_start_shows_its_error_output_in_the_chat(
-        start_editor: Callable[..., Editor]) -> None:
-    editor = start_editor({"cmd": [sys.executable, "-c",
-                                   "import sys; sys.stderr.write('ImportError: no pygls\\n'); sys.exit(3)"]})
+    start_editor: Callable[..., Editor],
+) -> None:
+    editor = start_editor(
+        {
+            "cmd": [
+                sys.executable,
+                "-c",
+                "import sys; sys.stderr.write('ImportError: no pygls\\n'); sys.exit(3)",
+            ]
+        }
+    )
 
     editor.cmd("Claude")
     editor.wait(lambda: editor.chat("state") == "failed", what="the chat to fail")
 
     notices = [line for line in editor.chat_lines() if line.startswith("⚠")]
-    assert notices == ["⚠ could not start Claude: the claude-sidecar daemon exited (code 3)",
-                       "⚠ ImportError: no pygls"]
+    assert notices == [
+        "⚠ could not start Claude: the claude-sidecar daemon exited (code 3)",
+        "⚠ ImportError: no pygls",
+    ]
 
 
 # ------------------------------------------------------------ the daemon's log
 
 
 def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_lsp_log(
-        start_editor: Callable[..., Editor], tmp_path: Path, home: Path) -> None:
+    start_editor: Callable[..., Editor], tmp_path: Path, home: Path
+) -> None:
     plugin_log = tmp_path / "claude_sidecar.log"
     editor = start_editor({"log_file": str(plugin_log), "log_level": 0})  # TRACE: everything
     editor.cmd("Claude")
@@ -121,8 +137,8 @@ def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_
 
 
 def test_a_buffer_the_user_changed_is_not_clobbered_and_the_user_is_told(
-        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path,
-        tmp_path: Path) -> None:
+    start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
     model.set_scenario(load_scenario(EDIT_HELLO))
     (workspace / "hello.py").write_text("print('hello')\n")
     # A log file: the warning must still reach the user, not only the log.
@@ -141,7 +157,8 @@ def test_a_buffer_the_user_changed_is_not_clobbered_and_the_user_is_told(
 
 
 def test_a_clean_buffer_is_reloaded_and_claude_file_updated_fires(
-        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path) -> None:
+    start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDIT_HELLO))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -162,7 +179,8 @@ def test_a_clean_buffer_is_reloaded_and_claude_file_updated_fires(
 
 
 def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
-        start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path) -> None:
+    start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path
+) -> None:
     model.set_scenario(load_scenario(EDIT_HELLO))
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -188,7 +206,8 @@ def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
 
 
 def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
-        start_editor: Callable[..., Editor]) -> None:
+    start_editor: Callable[..., Editor],
+) -> None:
     # No cli_path, no `claude` on PATH: the daemon finds the bundled CLI, or in the
     # compatibility run the one $CLAUDE_SIDECAR_CLI names.
     editor = start_editor()
@@ -204,9 +223,14 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert "OK Neovim 0.11" in report
         assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
         assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
-        assert f"OK Claude Code CLI the daemon runs: {cli} (version {version}, found via " \
-               f"{source})" in report, report
-        assert "OK CLI authentication: api_key from ANTHROPIC_API_KEY, API at http://127.0.0.1:" in report
+        assert (
+            f"OK Claude Code CLI the daemon runs: {cli} (version {version}, found via "
+            f"{source})" in report
+        ), report
+        assert (
+            "OK CLI authentication: api_key from ANTHROPIC_API_KEY, API at http://127.0.0.1:"
+            in report
+        )
         assert "ERROR" not in report and "WARNING" not in report
     assert "daemon not running" in before
     assert f"OK daemon running, pid {editor.daemon_pid()}" in running
@@ -222,44 +246,64 @@ def test_checkhealth_says_why_the_daemon_finds_no_cli(start_editor: Callable[...
 
 
 def test_checkhealth_warns_about_a_cli_version_the_daemon_is_not_tested_with(
-        start_editor: Callable[..., Editor], tmp_path: Path) -> None:
+    start_editor: Callable[..., Editor], tmp_path: Path
+) -> None:
     old = tmp_path / "claude"
-    old.write_text("#!/bin/sh\n"
-                   'if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi\n'
-                   "exit 1\n")
+    old.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi\n'
+        "exit 1\n"
+    )
     old.chmod(0o755)
     editor = start_editor({"cli_path": str(old)})
 
     report = checkhealth(editor)
 
     tested = ", ".join(TESTED_CLI_VERSIONS)
-    assert f"WARNING CLI 1.0.3 is not a version the daemon is tested with ({tested})" in report, \
+    assert f"WARNING CLI 1.0.3 is not a version the daemon is tested with ({tested})" in report, (
         report
+    )
 
 
 def test_checkhealth_names_a_daemon_command_that_is_not_found(
-        start_editor: Callable[..., Editor]) -> None:
+    start_editor: Callable[..., Editor],
+) -> None:
     editor = start_editor({"cmd": ["/nowhere/claude-sidecar", "--stdio"]})
 
     report = checkhealth(editor)
 
-    assert ("ERROR daemon command `/nowhere/claude-sidecar --stdio` (setup({ cmd })): not found"
-            in report)
+    assert (
+        "ERROR daemon command `/nowhere/claude-sidecar --stdio` (setup({ cmd })): not found"
+        in report
+    )
     assert "setup({ cmd = {" in report
 
 
 # ------------------------------------------------------------ install: the README's lazy.nvim spec
 
-COMMANDS = ["Claude", "ClaudeNew", "ClaudeChats", "ClaudeClose", "ClaudeSend", "ClaudeInterrupt",
-            "ClaudeMode", "ClaudeModel", "ClaudeImage", "ClaudeFork", "ClaudeRewind",
-            "ClaudeSessions", "ClaudeDiff", "ClaudePermissions"]
+COMMANDS = [
+    "Claude",
+    "ClaudeNew",
+    "ClaudeChats",
+    "ClaudeClose",
+    "ClaudeSend",
+    "ClaudeInterrupt",
+    "ClaudeMode",
+    "ClaudeModel",
+    "ClaudeImage",
+    "ClaudeFork",
+    "ClaudeRewind",
+    "ClaudeSessions",
+    "ClaudeDiff",
+    "ClaudePermissions",
+]
 REPOSITORY = PLUGIN.parents[1]
 
 
 def readme_lazy_spec() -> str:
     """The Lua table of the lazy.nvim spec in editors/nvim/README.md."""
     readme = (PLUGIN / "README.md").read_text()
-    section = readme[readme.index("**lazy.nvim**"):]
+    section = readme[readme.index("**lazy.nvim**") :]
     found = re.search(r"```lua\n(.*?)```", section, re.S)
     assert found, "no lazy.nvim spec in the README"
     return found.group(1)
@@ -275,16 +319,20 @@ def clone_of_this_checkout(tmp_path: Path) -> Path:
     """A git repository of this checkout's files as they are now, cloned over file:// into
     where lazy.nvim would put it (<root>/<name>)."""
     source = tmp_path / "source"
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=REPOSITORY, capture_output=True, check=True).stdout.split(b"\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPOSITORY,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
     for name in filter(None, (f.decode() for f in files)):
         if (REPOSITORY / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPOSITORY / name, source / name)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
-    subprocess.run(git + ["init", "-q"], cwd=source, check=True)
-    subprocess.run(git + ["add", "-A"], cwd=source, check=True)
-    subprocess.run(git + ["commit", "-qm", "snapshot"], cwd=source, check=True)
+    subprocess.run([*git, "init", "-q"], cwd=source, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=source, check=True)
+    subprocess.run([*git, "commit", "-qm", "snapshot"], cwd=source, check=True)
     clone = tmp_path / "lazy" / "claude_sidecar"
     subprocess.run(["git", "clone", "-q", f"file://{source}", str(clone)], check=True)
     return clone
@@ -336,8 +384,9 @@ class LazyInstalledEditor(Editor):
 
     def __init__(self, env: dict[str, str], cwd: Path, clone: Path) -> None:
         wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in env.items()]
-        self.nvim = pynvim.attach("child", argv=wrapper + [
-            nvim_binary(), "--embed", "--headless", "--clean", "-n"])
+        self.nvim = pynvim.attach(
+            "child", argv=[*wrapper, nvim_binary(), "--embed", "--headless", "--clean", "-n"]
+        )
         self.cwd = cwd
         self.closed = False
         self.processes = []
@@ -346,17 +395,22 @@ class LazyInstalledEditor(Editor):
 
 def test_the_readme_lazy_spec_names_every_command() -> None:
     spec = readme_lazy_spec()
-    names = re.findall(r'"(Claude\w*)"', spec[spec.index("cmd ="):spec.index("}", spec.index("cmd ="))])
+    names = re.findall(
+        r'"(Claude\w*)"', spec[spec.index("cmd =") : spec.index("}", spec.index("cmd ="))]
+    )
 
     assert names == COMMANDS
     assert set(defined_commands()) <= set(COMMANDS), "a command the lazy spec does not load on"
 
 
 def test_the_readme_lazy_spec_installs_from_a_clone_and_claude_works(
-        tmp_path: Path, daemon_env: dict[str, str], workspace: Path) -> None:
+    tmp_path: Path, daemon_env: dict[str, str], workspace: Path
+) -> None:
     clone = clone_of_this_checkout(tmp_path)
-    builder = pynvim.attach("child", argv=["env", "-u", "VIRTUAL_ENV", nvim_binary(),
-                                           "--embed", "--headless", "--clean", "-n"])
+    builder = pynvim.attach(
+        "child",
+        argv=["env", "-u", "VIRTUAL_ENV", nvim_binary(), "--embed", "--headless", "--clean", "-n"],
+    )
     try:
         builder.exec_lua(_LAZY_BUILD, readme_lazy_spec(), str(clone))
     finally:
@@ -396,9 +450,22 @@ def test_helptags_makes_the_tags_without_an_error(tmp_path: Path) -> None:
     doc = tmp_path / "doc"
     shutil.copytree(PLUGIN / "doc", doc, ignore=shutil.ignore_patterns("tags"))
 
-    run = subprocess.run([nvim_binary(), "--headless", "--clean", "-n", "-es",
-                          "-c", f"try | helptags {doc} | catch | echo v:exception | cq | endtry",
-                          "-c", "qa!"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            nvim_binary(),
+            "--headless",
+            "--clean",
+            "-n",
+            "-es",
+            "-c",
+            f"try | helptags {doc} | catch | echo v:exception | cq | endtry",
+            "-c",
+            "qa!",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert run.returncode == 0, run.stdout + run.stderr
     tags = (doc / "tags").read_text().splitlines()

@@ -8,21 +8,46 @@ from pathlib import Path
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.nvim.editor import Editor
 from tests.nvim.scenarios import GREET, PLAN, WHICH_COLOR, scenario
 
 BIG = "".join(f"line {i}\n" for i in range(80))
 
-BIG_WRITE = {"match": "(?i)big", "steps": [
-    [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/big.txt", "content": BIG}}}],
-    [{"text": "Written."}]]}
-TOPPINGS = {"match": "(?i)toppings", "steps": [
-    [{"tool_use": {"name": "AskUserQuestion", "input": {"questions": [{
-        "question": "Which toppings?", "header": "Pizza", "multiSelect": True,
-        "options": [{"label": "Cheese", "description": "always"},
-                    {"label": "Olives", "description": "salty"},
-                    {"label": "Basil", "description": "fresh"}]}]}}}],
-    [{"text": "Ordered."}]]}
+BIG_WRITE = {
+    "match": "(?i)big",
+    "steps": [
+        [{"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/big.txt", "content": BIG}}}],
+        [{"text": "Written."}],
+    ],
+}
+TOPPINGS = {
+    "match": "(?i)toppings",
+    "steps": [
+        [
+            {
+                "tool_use": {
+                    "name": "AskUserQuestion",
+                    "input": {
+                        "questions": [
+                            {
+                                "question": "Which toppings?",
+                                "header": "Pizza",
+                                "multiSelect": True,
+                                "options": [
+                                    {"label": "Cheese", "description": "always"},
+                                    {"label": "Olives", "description": "salty"},
+                                    {"label": "Basil", "description": "fresh"},
+                                ],
+                            }
+                        ]
+                    },
+                }
+            }
+        ],
+        [{"text": "Ordered."}],
+    ],
+}
 SCENARIO = scenario(GREET, BIG_WRITE, WHICH_COLOR, TOPPINGS, PLAN)
 
 
@@ -39,12 +64,14 @@ def ask(editor: Editor, prompt: str) -> dict[str, Any]:
 
 
 def visible(screen: list[dict[str, Any]], *, floats: bool | None = None) -> str:
-    return "\n".join(line for win in screen if floats is None or win["float"] == floats
-                     for line in win["lines"])
+    return "\n".join(
+        line for win in screen if floats is None or win["float"] == floats for line in win["lines"]
+    )
 
 
 def test_the_diff_is_on_screen_when_the_picker_asks(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
 
@@ -56,7 +83,8 @@ def test_the_diff_is_on_screen_when_the_picker_asks(
 
 
 def test_a_diff_too_long_for_the_chat_window_is_shown_in_a_float_while_asked(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "write something big")
 
@@ -65,16 +93,20 @@ def test_a_diff_too_long_for_the_chat_window_is_shown_in_a_float_while_asked(
     editor.wait_for_turn()
 
     assert "+line 0" in in_float and "+++ big.txt" in in_float
-    assert editor.lua("""
+    assert (
+        editor.lua("""
         for _, win in ipairs(vim.api.nvim_list_wins()) do
           if vim.api.nvim_win_get_config(win).relative ~= "" then return false end
         end
-        return true""") is True, "the preview closes once answered"
+        return true""")
+        is True
+    ), "the preview closes once answered"
     assert (workspace / "big.txt").read_text() == BIG
 
 
 def test_the_permission_sits_between_the_tool_call_and_its_result(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Allow")
@@ -88,7 +120,8 @@ def test_the_permission_sits_between_the_tool_call_and_its_result(
 
 
 def test_deny_with_a_reason_tells_the_model_why(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Deny with reason…")
@@ -103,7 +136,8 @@ def test_deny_with_a_reason_tells_the_model_why(
 
 
 def test_an_answered_diff_folds_away_and_the_answer_stays_in_sight(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Deny with reason…")
@@ -125,7 +159,8 @@ def test_an_answered_diff_folds_away_and_the_answer_stays_in_sight(
 
 
 def test_later_leaves_the_request_pending_until_claude_permissions_answers_it(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Later")
@@ -146,7 +181,8 @@ def test_later_leaves_the_request_pending_until_claude_permissions_answers_it(
 
 
 def test_an_interrupted_request_leaves_the_waiting_list(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Later")
@@ -158,20 +194,24 @@ def test_an_interrupted_request_leaves_the_waiting_list(
 
 
 def test_a_request_left_for_later_is_withdrawn_when_the_daemon_dies(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "greet the world")
     editor.answer("Later")
 
     os.kill(editor.daemon_pid(), signal.SIGKILL)  # no goodbye: nothing cancels the request
-    editor.wait(lambda: "  – withdrawn (the daemon exited)" in editor.chat_lines(),
-                what="the request withdrawn")
+    editor.wait(
+        lambda: "  – withdrawn (the daemon exited)" in editor.chat_lines(),
+        what="the request withdrawn",
+    )
 
     assert editor.lua("return #require('claude_sidecar.permissions').pending()") == 0
 
 
 def test_the_picker_says_which_chat_asks_when_several_run(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     editor.cmd("ClaudeNew")
 
@@ -181,7 +221,8 @@ def test_the_picker_says_which_chat_asks_when_several_run(
 
 
 def test_a_question_shows_its_options_with_descriptions_and_takes_free_text(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     question = ask(editor, "which color do I like?")
     shown = visible(editor.screen_at_question())
@@ -197,7 +238,8 @@ def test_a_question_shows_its_options_with_descriptions_and_takes_free_text(
 
 
 def test_a_multiple_choice_question_takes_several_options_until_done(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     ask(editor, "choose pizza toppings")
     editor.answer("Cheese — always")
@@ -213,7 +255,8 @@ def test_a_multiple_choice_question_takes_several_options_until_done(
 
 
 def test_the_plan_is_shown_as_markdown_before_it_is_approved(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     editor.cmd("ClaudeMode plan")
     editor.wait(lambda: editor.chat("mode") == "plan", what="plan mode")
@@ -230,7 +273,8 @@ def test_the_plan_is_shown_as_markdown_before_it_is_approved(
 
 
 def test_a_permission_request_is_a_user_event(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     editor.lua("""
         _G.asked = {}
         vim.api.nvim_create_autocmd("User", { pattern = "ClaudePermissionRequest",
@@ -245,7 +289,8 @@ def test_a_permission_request_is_a_user_event(
 
 
 def test_rewind_in_a_chat_whose_cli_exited_says_why(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     start(editor, model, workspace)
     editor.type_prompt("hello")
     editor.wait_for_turn()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel
+
 from tests.nvim.editor import Editor
 
 
@@ -21,7 +22,8 @@ def open_chat(editor: Editor) -> None:
 
 
 def test_model_picker_lists_the_clis_models_then_their_effort_levels(
-        editor: Editor, model: ScriptedModel) -> None:
+    editor: Editor, model: ScriptedModel
+) -> None:
     open_chat(editor)
     models = editor.lua("return require('claude_sidecar.chat').current().info.models")
     sonnet = next(m for m in models if m["value"] == "sonnet")
@@ -49,7 +51,7 @@ def test_an_unknown_model_is_refused_with_the_known_ones(editor: Editor) -> None
     editor.cmd("ClaudeModel gpt-9")
     note = editor.wait(lambda: editor.lua("return _G.notes[1]"), what="a refusal")
 
-    assert "unknown model \"gpt-9\"" in note and "sonnet" in note and "haiku" in note
+    assert 'unknown model "gpt-9"' in note and "sonnet" in note and "haiku" in note
     assert editor.chat("model") != "gpt-9"
 
 
@@ -73,14 +75,15 @@ def chat_winbar(editor: Editor) -> str:
     """)
 
 
-def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(
-        editor: Editor) -> None:
+def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(editor: Editor) -> None:
     open_chat(editor)
     editor.type_prompt("hello")
     editor.wait_for_turn()
 
-    line = editor.wait(lambda: "ctx" in (s := editor.lua(
-        "return require('claude_sidecar').statusline()")) and s, what="the meter in the statusline")
+    line = editor.wait(
+        lambda: "ctx" in (s := editor.lua("return require('claude_sidecar').statusline()")) and s,
+        what="the meter in the statusline",
+    )
     meter = re.search(r"ctx (\d+)% · \$(\d+\.\d{4})$", line)
     cost = editor.lua("return require('claude_sidecar.chat').current().t.cost_usd")
 
@@ -92,11 +95,14 @@ def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(
 
 def complete_in_prompt(editor: Editor, text: str) -> str:
     """Write ``text`` in the prompt, press <C-x><C-u> at its end; the prompt's line after."""
-    editor.lua("""
+    editor.lua(
+        """
         local c = require("claude_sidecar.chat").current()
         vim.api.nvim_set_current_win(vim.fn.bufwinid(c.prompt_buf))
         vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { ... })
-    """, text)
+    """,
+        text,
+    )
     editor.nvim.input("A<C-x><C-u>")
     line = editor.lua("return vim.api.nvim_get_current_line()")
     editor.nvim.input("<C-e><Esc>")
@@ -104,7 +110,8 @@ def complete_in_prompt(editor: Editor, text: str) -> str:
 
 
 def test_at_completes_files_of_the_chats_directory_in_the_prompt(
-        editor: Editor, workspace: Path) -> None:
+    editor: Editor, workspace: Path
+) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "calculator.py").write_text("")
     open_chat(editor)
@@ -113,7 +120,8 @@ def test_at_completes_files_of_the_chats_directory_in_the_prompt(
 
 
 def test_a_completed_mention_brings_the_files_content_to_the_model(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "calculator.py").write_text("def add(a, b): return a - b  # BUG_7\n")
     open_chat(editor)
@@ -125,8 +133,9 @@ def test_a_completed_mention_brings_the_files_content_to_the_model(
     assert "BUG_7" in repr(model.main_requests[-1]["messages"]), "the CLI expands @path mentions"
 
 
-def test_at_offers_git_files_and_open_buffers_first(editor: Editor, workspace: Path,
-                                                      tmp_path: Path) -> None:
+def test_at_offers_git_files_and_open_buffers_first(
+    editor: Editor, workspace: Path, tmp_path: Path
+) -> None:
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     (workspace / "tracked.py").write_text("")
     (workspace / ".gitignore").write_text("ignored.py\n")
@@ -155,7 +164,9 @@ def test_slash_completes_the_clis_commands_at_the_start_of_a_prompt(editor: Edit
     assert complete_in_prompt(editor, "then /compa") == "then /compa"
 
 
-def test_the_nvim_cmp_and_blink_sources_give_the_same_items(editor: Editor, workspace: Path) -> None:
+def test_the_nvim_cmp_and_blink_sources_give_the_same_items(
+    editor: Editor, workspace: Path
+) -> None:
     (workspace / "calc.py").write_text("")
     open_chat(editor)
 
@@ -180,17 +191,26 @@ def test_the_nvim_cmp_and_blink_sources_give_the_same_items(editor: Editor, work
     assert got["cmp"] == got["blink"]
     item = got["cmp"][0]
     assert item["label"] == "@calc.py" and item["textEdit"]["newText"] == "@calc.py"
-    assert item["textEdit"]["range"] == {"start": {"line": 0, "character": 4},
-                                         "end": {"line": 0, "character": 8}}
+    assert item["textEdit"]["range"] == {
+        "start": {"line": 0, "character": 4},
+        "end": {"line": 0, "character": 8},
+    }
 
 
 def png(path: Path) -> bytes:
     """Write a 1×1 PNG at ``path``; its bytes."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data)))
-    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
     path.write_bytes(data)
     return data
 
@@ -203,27 +223,43 @@ def images_sent(model: ScriptedModel) -> list[dict[str, Any]]:
 
 
 def test_claude_image_goes_with_the_next_prompt(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     data = png(workspace / "shot.png")
     open_chat(editor)
 
     editor.cmd("ClaudeImage shot.png")
-    editor.wait(lambda: any("shot.png" in line for line in editor.chat_lines()), what="the image line")
+    editor.wait(
+        lambda: any("shot.png" in line for line in editor.chat_lines()), what="the image line"
+    )
     editor.type_prompt("what is in this picture?")
     editor.wait_for_turn()
 
-    assert images_sent(model) == [{"type": "image", "source": {
-        "type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()}}]
-    assert any("🖼 shot.png (1 KB) goes with your next message" in line for line in editor.chat_lines())
+    assert images_sent(model) == [
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": base64.b64encode(data).decode(),
+            },
+        }
+    ]
+    assert any(
+        "🖼 shot.png (1 KB) goes with your next message" in line for line in editor.chat_lines()
+    )
 
 
 def test_a_prompt_that_is_only_an_image_path_attaches_the_image(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     png(workspace / "drop me.png")
     open_chat(editor)
 
     editor.type_prompt(f"'{workspace / 'drop me.png'}'")
-    editor.wait(lambda: any("drop me.png" in line for line in editor.chat_lines()), what="the image line")
+    editor.wait(
+        lambda: any("drop me.png" in line for line in editor.chat_lines()), what="the image line"
+    )
     assert model.main_requests == [], "the path itself was sent"
     editor.type_prompt("describe it")
     editor.wait_for_turn()
@@ -232,7 +268,8 @@ def test_a_prompt_that_is_only_an_image_path_attaches_the_image(
 
 
 def test_a_file_that_is_not_an_image_is_refused(
-        editor: Editor, model: ScriptedModel, workspace: Path) -> None:
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
     (workspace / "notes.png").write_text("not really a picture\n")
     open_chat(editor)
     editor.lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")

@@ -14,27 +14,37 @@ from typing import Any
 
 import msgspec
 import pytest
+from claude_sidecar import api
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from claude_sidecar import api
 from tests.env import isolated_env
 from tests.harness import RawClient, pid_alive
 
 METHODS = [m.name for m in api.METHODS]
-FIELDS = sorted({f.encode_name for m in api.METHODS
-                 for f in msgspec.structs.fields(m.params)} | {"type", "text", "mediaType"})
+FIELDS = sorted(
+    {f.encode_name for m in api.METHODS for f in msgspec.structs.fields(m.params)}
+    | {"type", "text", "mediaType"}
+)
 # Codes a bad request may get: invalid params, unknown channel or session, no pending
 # permission request, and (for the rare valid-looking request) a CLI that cannot start.
 EXPECTED_ERRORS = {-32602, -32001, -32004, -32005, -32008, -32009}
 
-scalars = (st.none() | st.booleans() | st.integers(-2**63, 2**63) | st.floats(allow_nan=False)
-           | st.text(max_size=40) | st.sampled_from(["", "/", "ch-1", "\udc80bad", "../../etc",
-                                                     "x" * 100_000]))
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8),
-                                        inner, max_size=4), max_leaves=12)
-params = (st.dictionaries(st.sampled_from(FIELDS), values, max_size=6) | values)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=40)
+    | st.sampled_from(["", "/", "ch-1", "\udc80bad", "../../etc", "x" * 100_000])
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+params = st.dictionaries(st.sampled_from(FIELDS), values, max_size=6) | values
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +69,17 @@ seen_pids: list[int] = []
 """CLIs a lucky example managed to start (e.g. cwd "/"): checked dead after shutdown."""
 
 
-@settings(max_examples=400, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(method=st.sampled_from(METHODS) | st.text(string.ascii_letters + "/", max_size=20),
-       raw=params)
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    method=st.sampled_from(METHODS) | st.text(string.ascii_letters + "/", max_size=20), raw=params
+)
 def test_any_params_get_an_answer_and_only_documented_errors(
-        daemon: RawClient, method: str, raw: Any) -> None:
+    daemon: RawClient, method: str, raw: Any
+) -> None:
     request_id = next(ids)
     daemon.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": raw})
 
@@ -86,4 +101,3 @@ def test_the_daemon_still_serves_after_the_barrage(daemon: RawClient) -> None:
     daemon.send({"jsonrpc": "2.0", "id": "alive", "method": "claude/listChannels"})
 
     assert "channels" in daemon.reply_to("alive")["result"]
-

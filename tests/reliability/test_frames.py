@@ -9,11 +9,13 @@ def test_garbage_frames_do_not_kill_the_daemon(daemon_env: dict[str, str]) -> No
     client = RawClient(daemon_env)
     client.initialize()
     assert client.process.stdin is not None
-    for garbage in (b"Content-Length: 8\r\n\r\nnot json",          # body is not JSON
-                    b"Content-Length: abc\r\n\r\n",                 # length is not a number
-                    b"Content-Length: 2\r\n\r\n[]",                 # JSON but not a message
-                    b"Content-Length: 15\r\n\r\n{\"jsonrpc\":\"2\"}",  # not JSON-RPC 2.0
-                    b"X-Unknown-Header: 1\r\n\r\n"):                 # no length at all
+    for garbage in (
+        b"Content-Length: 8\r\n\r\nnot json",  # body is not JSON
+        b"Content-Length: abc\r\n\r\n",  # length is not a number
+        b"Content-Length: 2\r\n\r\n[]",  # JSON but not a message
+        b'Content-Length: 15\r\n\r\n{"jsonrpc":"2"}',  # not JSON-RPC 2.0
+        b"X-Unknown-Header: 1\r\n\r\n",
+    ):  # no length at all
         client.process.stdin.write(garbage)
         client.process.stdin.flush()
         client.send({"jsonrpc": "2.0", "id": 7, "method": "claude/listChannels"})

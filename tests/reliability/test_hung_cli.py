@@ -10,9 +10,14 @@ from tests.harness import FAKE_CLI, StartSidecar, pid_alive
 
 
 async def test_interrupt_answers_and_close_escalates_to_sigkill_for_a_hung_cli(
-        sidecar_with: StartSidecar, workspace: Path) -> None:
-    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_HANG="1",
-                                FAKE_CLI_ANSWERS=os.devnull, FAKE_CLI_LINES=os.devnull)
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
+    daemon = await sidecar_with(
+        {"cliPath": str(FAKE_CLI)},
+        FAKE_CLI_HANG="1",
+        FAKE_CLI_ANSWERS=os.devnull,
+        FAKE_CLI_LINES=os.devnull,
+    )
     channel = await daemon.new_channel(str(workspace))
     await daemon.send(channel, "hang now")
 

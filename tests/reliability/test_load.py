@@ -7,17 +7,22 @@ import os
 from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
 from tests.harness import FAKE_CLI, Sidecar, StartSidecar, wait_until_dead
 
 CHANNELS, DELTAS = 16, 2000
 
 
 async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
-        sidecar_with: StartSidecar, tmp_path: Path) -> None:
-    daemon = await sidecar_with({"cliPath": str(FAKE_CLI)}, FAKE_CLI_DELTAS=str(DELTAS),
-                                FAKE_CLI_ANSWERS=os.devnull, FAKE_CLI_LINES=os.devnull)
-    channels = await asyncio.gather(*(daemon.new_channel(str(tmp_path))
-                                      for _ in range(CHANNELS)))
+    sidecar_with: StartSidecar, tmp_path: Path
+) -> None:
+    daemon = await sidecar_with(
+        {"cliPath": str(FAKE_CLI)},
+        FAKE_CLI_DELTAS=str(DELTAS),
+        FAKE_CLI_ANSWERS=os.devnull,
+        FAKE_CLI_LINES=os.devnull,
+    )
+    channels = await asyncio.gather(*(daemon.new_channel(str(tmp_path)) for _ in range(CHANNELS)))
     await asyncio.gather(*(daemon.turn(c, "go", timeout=120) for c in channels))
     await daemon.stop()
 
@@ -29,17 +34,28 @@ async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
 
 
 async def test_four_real_cli_channels_stream_at_once(
-        sidecar: Sidecar, model: ScriptedModel, tmp_path: Path) -> None:
-    model.set_scenario(load_scenario({"rules": [
-        {"match": f"channel {n}", "steps": [[{"text": f"answer {n} " * 40}]], "chunk": 7}
-        for n in range(4)]}))
+    sidecar: Sidecar, model: ScriptedModel, tmp_path: Path
+) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {
+                        "match": f"channel {n}",
+                        "steps": [[{"text": f"answer {n} " * 40}]],
+                        "chunk": 7,
+                    }
+                    for n in range(4)
+                ]
+            }
+        )
+    )
     folders = [tmp_path / f"w{n}" for n in range(4)]
     for folder in folders:
         folder.mkdir()
 
     channels = await asyncio.gather(*(sidecar.new_channel(str(f)) for f in folders))
-    turns = await asyncio.gather(*(sidecar.turn(c, f"channel {n}")
-                                   for n, c in enumerate(channels)))
+    turns = await asyncio.gather(*(sidecar.turn(c, f"channel {n}") for n, c in enumerate(channels)))
     results = [turn.result for turn in turns]
 
     assert [r["subtype"] for r in results] == ["success"] * 4

@@ -12,10 +12,15 @@ SECRET = "sk-ant-api03-SECRET-do-not-log-0123456789"
 
 
 async def test_api_keys_and_tokens_do_not_appear_in_debug_logs_or_errors(
-        sidecar_with: StartSidecar, workspace: Path, tmp_path: Path) -> None:
+    sidecar_with: StartSidecar, workspace: Path, tmp_path: Path
+) -> None:
     log_file = tmp_path / "daemon.log"
-    daemon = await sidecar_with({}, args=("--log-file", str(log_file)),
-                                ANTHROPIC_API_KEY=SECRET, ANTHROPIC_AUTH_TOKEN=SECRET + "-tok")
+    daemon = await sidecar_with(
+        {},
+        args=("--log-file", str(log_file)),
+        ANTHROPIC_API_KEY=SECRET,
+        ANTHROPIC_AUTH_TOKEN=SECRET + "-tok",
+    )
 
     channel = await daemon.new_channel(str(workspace), env={"GITHUB_TOKEN": SECRET})
     await daemon.turn(channel, "hello")
@@ -30,9 +35,11 @@ async def test_api_keys_and_tokens_do_not_appear_in_debug_logs_or_errors(
 
 def test_a_child_process_never_inherits_the_daemons_stdout(tmp_path: Path) -> None:
     # A stray print in the daemon goes to stderr, not into the JSON-RPC stream.
-    code = ("from claude_sidecar.stdio import claim_stdout; out = claim_stdout(); "
-            "print('stray'); import subprocess; subprocess.run(['echo', 'child']); "
-            "out.write(b'RPC')")
+    code = (
+        "from claude_sidecar.stdio import claim_stdout; out = claim_stdout(); "
+        "print('stray'); import subprocess; subprocess.run(['echo', 'child']); "
+        "out.write(b'RPC')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
 
     assert done.stdout == b"RPC"

@@ -27,19 +27,44 @@ def rss_mib(pid: int) -> float:
 
 
 def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
-        daemon_env: dict[str, str], workspace: Path) -> None:
-    client = RawClient({**daemon_env, "FAKE_CLI_DELTAS": str(DELTAS),
-                        "FAKE_CLI_ANSWERS": os.devnull, "FAKE_CLI_LINES": os.devnull})
-    client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                 "params": {"capabilities": {}, "initializationOptions": {"cliPath": str(FAKE_CLI)}}})
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
+    client = RawClient(
+        {
+            **daemon_env,
+            "FAKE_CLI_DELTAS": str(DELTAS),
+            "FAKE_CLI_ANSWERS": os.devnull,
+            "FAKE_CLI_LINES": os.devnull,
+        }
+    )
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"capabilities": {}, "initializationOptions": {"cliPath": str(FAKE_CLI)}},
+        }
+    )
     client.reply_to(0)
-    client.send({"jsonrpc": "2.0", "id": 1, "method": "claude/newChannel",
-                 "params": {"cwd": str(workspace)}})
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "claude/newChannel",
+            "params": {"cwd": str(workspace)},
+        }
+    )
     channel = client.reply_to(1)["result"]["channelId"]
     before = rss_mib(client.process.pid)
 
-    client.send({"jsonrpc": "2.0", "id": 2, "method": "claude/sendMessage",
-                 "params": {"channelId": channel, "text": "go"}})
+    client.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "claude/sendMessage",
+            "params": {"channelId": channel, "text": "go"},
+        }
+    )
     time.sleep(3)  # the client reads nothing while the CLI streams at full speed
     stalled = rss_mib(client.process.pid)
 
@@ -50,8 +75,10 @@ def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
             texts.append(message["params"]["text"])
         if "params" in message and "seq" in message.get("params", {}):
             seqs.append(message["params"]["seq"])
-        if message.get("method") == "claude/message" and \
-                message["params"]["message"].get("type") == "result":
+        if (
+            message.get("method") == "claude/message"
+            and message["params"]["message"].get("type") == "result"
+        ):
             break
 
     assert stalled - before < 30, f"daemon grew {stalled - before:.0f} MiB while stalled"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -12,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from claude_sidecar.discovery import find_cli
+
 from tests.env import COMPAT_CLI, isolated_env
 
 
@@ -25,7 +26,9 @@ class CliSession:
     and Edit inside the working directory.
     """
 
-    def __init__(self, binary: Path, base_url: str, home: Path, workspace: Path, *extra_args: str) -> None:
+    def __init__(
+        self, binary: Path, base_url: str, home: Path, workspace: Path, *extra_args: str
+    ) -> None:
         cmd = [
             str(binary),
             "--output-format",
@@ -88,9 +91,13 @@ class CliSession:
             try:
                 item = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"no result within {timeout}s; got {out!r}; stderr={self.stderr_text()!r}")
+                raise AssertionError(
+                    f"no result within {timeout}s; got {out!r}; stderr={self.stderr_text()!r}"
+                ) from None
             if item is None:
-                raise AssertionError(f"CLI exited before a result; got {out!r}; stderr={self.stderr_text()!r}")
+                raise AssertionError(
+                    f"CLI exited before a result; got {out!r}; stderr={self.stderr_text()!r}"
+                )
             out.append(item)
             if item.get("type") == "result":
                 return out
@@ -106,10 +113,8 @@ class CliSession:
     def close(self, timeout: float = 10.0) -> int:
         """Close stdin and wait for the CLI to exit (killed after ``timeout``)."""
         if self.proc.stdin and not self.proc.stdin.closed:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -7,17 +7,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from claude_sidecar.scripted import DEMO_SCENARIO_PATH, ScriptedModel, load_scenario
 
 SCENARIO = load_scenario(
     {
         "rules": [
-            {"match": "(?i)^hello", "chunk": 3, "steps": [[{"text": "Hello! How can I help you today?"}]]},
+            {
+                "match": "(?i)^hello",
+                "chunk": 3,
+                "steps": [[{"text": "Hello! How can I help you today?"}]],
+            },
             {
                 "match": "(?i)think",
                 "chunk": 5,
-                "steps": [[{"thinking": "The user wants me to think. Fine."}, {"text": "I thought about it."}]],
+                "steps": [
+                    [
+                        {"thinking": "The user wants me to think. Fine."},
+                        {"text": "I thought about it."},
+                    ]
+                ],
                 "usage": {"input_tokens": 100, "output_tokens": 20},
             },
             {
@@ -25,12 +33,33 @@ SCENARIO = load_scenario(
                 "steps": [
                     [
                         {"text": "I'll write the file."},
-                        {"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/a.txt", "content": "hi from {prompt}\n"}}},
+                        {
+                            "tool_use": {
+                                "name": "Write",
+                                "input": {
+                                    "file_path": "{cwd}/a.txt",
+                                    "content": "hi from {prompt}\n",
+                                },
+                            }
+                        },
                     ],
                     [{"text": "Wrote a.txt."}],
                 ],
             },
-            {"match": "(?i)fail", "steps": [[{"error": {"status": 400, "type": "invalid_request_error", "message": "Scripted refusal"}}]]},
+            {
+                "match": "(?i)fail",
+                "steps": [
+                    [
+                        {
+                            "error": {
+                                "status": 400,
+                                "type": "invalid_request_error",
+                                "message": "Scripted refusal",
+                            }
+                        }
+                    ]
+                ],
+            },
         ],
         "default": [[{"text": "Default answer."}]],
     }
@@ -51,7 +80,9 @@ def deltas(lines: list[dict[str, Any]], kind: str, field: str) -> str:
 
 def assistant_blocks(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # The CLI emits one `assistant` line per content block.
-    return [b for line in lines if line.get("type") == "assistant" for b in line["message"]["content"]]
+    return [
+        b for line in lines if line.get("type") == "assistant" for b in line["message"]["content"]
+    ]
 
 
 def result(lines: list[dict[str, Any]]) -> dict[str, Any]:
@@ -103,7 +134,7 @@ def test_write_tool_use_creates_the_file(model: ScriptedModel, start_cli, worksp
     assert result(lines)["result"] == "Wrote a.txt."
     assert result(lines)["num_turns"] == 2
 
-    first, second = model.main_requests
+    _first, second = model.main_requests
     last_user = [m for m in second["messages"] if m["role"] == "user"][-1]
     (tool_result,) = [b for b in last_user["content"] if b["type"] == "tool_result"]
     assert tool_result["tool_use_id"] == "toolu_scripted_1"
@@ -118,7 +149,7 @@ def test_second_message_carries_the_first_exchange(
     assert result(cli.turn("hello one"))["result"] == "Hello! How can I help you today?"
     assert result(cli.turn("and now something else"))["result"] == "Default answer."
 
-    first, second = model.main_requests
+    _first, second = model.main_requests
     convo = [m for m in second["messages"] if m["role"] != "system"]
     assert [m["role"] for m in convo] == ["user", "assistant", "user"]
     assert "hello one" in [b.get("text") for b in convo[0]["content"]]
@@ -146,6 +177,11 @@ def test_demo_scenario_writes_the_haiku(start_cli, workspace: Path) -> None:
         cli = start_cli(model)
         lines = cli.turn("Create a haiku file")
         assert (workspace / "haiku.txt").read_text().startswith("Cursor blinks at dawn\n")
-        assert [b["type"] for b in assistant_blocks(lines)] == ["thinking", "text", "tool_use", "text"]
+        assert [b["type"] for b in assistant_blocks(lines)] == [
+            "thinking",
+            "text",
+            "tool_use",
+            "text",
+        ]
         assert result(lines)["result"].startswith("Done! I created `haiku.txt`")
         assert "create a haiku file" in result(cli.turn("what else can you do?"))["result"]

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
 from claude_sidecar.scripted import DEMO_SCENARIO_PATH, Scenario, load_scenario
-from claude_sidecar.scripted.matching import find_cwd, plan_reply, prompt_text, step_index, substitute
+from claude_sidecar.scripted.matching import (
+    find_cwd,
+    plan_reply,
+    prompt_text,
+    step_index,
+    substitute,
+)
 from claude_sidecar.scripted.scenario import Block, ToolUseSpec
 from claude_sidecar.scripted.sse import (
     SseEvent,
@@ -31,7 +36,10 @@ def user(*texts: str) -> dict:
 
 
 def tool_result(tool_id: str = "toolu_1") -> dict:
-    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}]}
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}],
+    }
 
 
 def assistant(text: str = "x") -> dict:
@@ -63,13 +71,23 @@ SCENARIO = {
             "steps": [
                 [
                     {"text": "I'll write it."},
-                    {"tool_use": {"name": "Write", "input": {"file_path": "{cwd}/a.txt", "content": "{x}\n"}}},
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{cwd}/a.txt", "content": "{x}\n"},
+                        }
+                    },
                 ],
                 [{"text": "Done: {prompt}"}],
             ],
             "delay": 0.5,
         },
-        {"match": "overloaded", "steps": [[{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]]},
+        {
+            "match": "overloaded",
+            "steps": [
+                [{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]
+            ],
+        },
     ],
     "default": [[{"text": "I am a scripted stand-in model."}]],
     "side_reply": "Scripted title",
@@ -115,21 +133,63 @@ def test_demo_scenario_loads() -> None:
 @pytest.mark.parametrize(
     ("doc", "fragments"),
     [
-        ({"rules": [{"match": "x", "steps": [[{"txt": "a"}]]}]}, ["unknown field `txt`", "$.rules[0].steps[0][0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"text": "a", "thinking": "b"}]]}]}, ["exactly one of", "text, thinking", "$.rules[0].steps[0][0]"]),
-        ({"rules": [{"match": "x", "steps": [[{}]]}]}, ["exactly one of", "$.rules[0].steps[0][0]"]),
-        ({"rules": [{"match": "(", "steps": [[{"text": "a"}]]}]}, ["not a valid Python regex", "$.rules[0]"]),
+        (
+            {"rules": [{"match": "x", "steps": [[{"txt": "a"}]]}]},
+            ["unknown field `txt`", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a", "thinking": "b"}]]}]},
+            ["exactly one of", "text, thinking", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{}]]}]},
+            ["exactly one of", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"rules": [{"match": "(", "steps": [[{"text": "a"}]]}]},
+            ["not a valid Python regex", "$.rules[0]"],
+        ),
         ({"rules": [{"match": "x", "steps": []}]}, ["`steps` must not be empty", "$.rules[0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"text": "a"}], []]}]}, ["steps[1] is empty", "$.rules[0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"text": "a"}, {"error": {}}]]}]}, ["only block of its step", "$.rules[0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"error": {}}, {"text": "a"}]]}]}, ["or its first with `times`", "$.rules[0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"error": {"times": 1}}, {"error": {}}]]}]}, ["only block of its step", "$.rules[0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"error": {"times": 0}}]]}]}, ["error.times must be at least 1"]),
-        ({"rules": [{"match": "x", "steps": [[{"tool_use": {"input": {}}}]]}]}, ["missing required field `name`", "$.rules[0].steps[0][0].tool_use"]),
-        ({"rules": [{"match": "x", "steps": [[{"error": {"status": 200}}]]}]}, ["400..599", "$.rules[0].steps[0][0].error"]),
-        ({"rules": [{"match": "x", "steps": [[{"text": "a", "chunk": -1}]]}]}, ["`chunk` must be >= 0", "$.rules[0].steps[0][0]"]),
-        ({"rules": [{"match": "x", "steps": [[{"text": "a", "signature": "s"}]]}]}, ["only allowed on a `thinking`"]),
-        ({"default": [[{"text": 3}]]}, ["Expected `str | null`, got `int`", "$.default[0][0].text"]),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a"}], []]}]},
+            ["steps[1] is empty", "$.rules[0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a"}, {"error": {}}]]}]},
+            ["only block of its step", "$.rules[0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"error": {}}, {"text": "a"}]]}]},
+            ["or its first with `times`", "$.rules[0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"error": {"times": 1}}, {"error": {}}]]}]},
+            ["only block of its step", "$.rules[0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"error": {"times": 0}}]]}]},
+            ["error.times must be at least 1"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"tool_use": {"input": {}}}]]}]},
+            ["missing required field `name`", "$.rules[0].steps[0][0].tool_use"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"error": {"status": 200}}]]}]},
+            ["400..599", "$.rules[0].steps[0][0].error"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a", "chunk": -1}]]}]},
+            ["`chunk` must be >= 0", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a", "signature": "s"}]]}]},
+            ["only allowed on a `thinking`"],
+        ),
+        (
+            {"default": [[{"text": 3}]]},
+            ["Expected `str | null`, got `int`", "$.default[0][0].text"],
+        ),
         ({"rules": {}}, ["Expected `array`", "$.rules"]),
         ({"bogus": 1}, ["unknown field `bogus`"]),
     ],
@@ -146,10 +206,15 @@ def test_bad_scenarios_name_the_path(doc: dict, fragments: list[str]) -> None:
 def test_bad_json_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"rules": [')
-    with pytest.raises(ValueError, match=r"invalid scenario file '.*broken\.json': not valid JSON: Input data was truncated"):
+    with pytest.raises(
+        ValueError,
+        match=r"invalid scenario file '.*broken\.json': not valid JSON: Input data was truncated",
+    ):
         load_scenario(path)
     path.write_text('{"rules": [{"match": 1, "steps": [[{"text": "a"}]]}]}')
-    with pytest.raises(ValueError, match=r"broken\.json.*Expected `str`, got `int` - at `\$\.rules\[0\]\.match`"):
+    with pytest.raises(
+        ValueError, match=r"broken\.json.*Expected `str`, got `int` - at `\$\.rules\[0\]\.match`"
+    ):
         load_scenario(path)
 
 
@@ -185,13 +250,26 @@ def test_prompt_is_last_text_block() -> None:
 
 
 def test_tool_results_are_not_prompt_and_steps_count_assistants() -> None:
-    msgs = [user(REMINDER, "write a file"), system_msg(), assistant(), tool_result(), assistant(), tool_result()]
+    msgs = [
+        user(REMINDER, "write a file"),
+        system_msg(),
+        assistant(),
+        tool_result(),
+        assistant(),
+        tool_result(),
+    ]
     assert prompt_text(msgs) == "write a file"
     assert step_index(msgs) == 2
 
 
 def test_new_prompt_resets_the_step() -> None:
-    msgs = [user("write a file"), assistant(), tool_result(), assistant("done"), user("hello again")]
+    msgs = [
+        user("write a file"),
+        assistant(),
+        tool_result(),
+        assistant("done"),
+        user("hello again"),
+    ]
     assert prompt_text(msgs) == "hello again"
     assert step_index(msgs) == 0
 
@@ -209,7 +287,11 @@ def test_find_cwd() -> None:
 
 def test_substitute_leaves_other_braces() -> None:
     value = {"a": "{cwd}/x", "b": ["{cwd}", 3, {"c": "{ json: {cwd} }"}], "d": None}
-    assert substitute(value, {"cwd": "/w"}) == {"a": "/w/x", "b": ["/w", 3, {"c": "{ json: /w }"}], "d": None}
+    assert substitute(value, {"cwd": "/w"}) == {
+        "a": "/w/x",
+        "b": ["/w", 3, {"c": "{ json: /w }"}],
+        "d": None,
+    }
 
 
 # --- plan_reply ---------------------------------------------------------------------
@@ -236,7 +318,9 @@ def test_tool_step_then_next_step_then_finished(scenario: Scenario) -> None:
     plan = plan_reply(scenario, first, lambda: "toolu_fixed")
     assert plan.rule == "write" and plan.step == 0
     tool = plan.blocks[1].tool_use
-    assert tool == ToolUseSpec(name="Write", input={"file_path": "/work/space/a.txt", "content": "{x}\n"}, id="toolu_fixed")
+    assert tool == ToolUseSpec(
+        name="Write", input={"file_path": "/work/space/a.txt", "content": "{x}\n"}, id="toolu_fixed"
+    )
     assert all(b.delay == 0.5 and b.chunk == 16 for b in plan.blocks)
     assert stop_reason(plan.blocks) == "tool_use"
 
@@ -252,8 +336,13 @@ def test_tool_step_then_next_step_then_finished(scenario: Scenario) -> None:
 def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
     body = request(user("write"), system_msg())
     ids = [plan_reply(scenario, body).blocks[1].tool_use.id for _ in range(2)]
-    assert ids == ["toolu_scripted_1", "toolu_scripted_1"]  # fresh counter per call without a supplier
-    sc = load_scenario({"rules": [{"match": "", "steps": [[{"tool_use": {"name": "Bash", "id": "toolu_mine"}}]]}]})
+    assert ids == [
+        "toolu_scripted_1",
+        "toolu_scripted_1",
+    ]  # fresh counter per call without a supplier
+    sc = load_scenario(
+        {"rules": [{"match": "", "steps": [[{"tool_use": {"name": "Bash", "id": "toolu_mine"}}]]}]}
+    )
     assert plan_reply(sc, body).blocks[0].tool_use.id == "toolu_mine"
 
 
@@ -280,7 +369,13 @@ def test_block_pacing_overrides_rule_and_scenario() -> None:
         {
             "chunk": 3,
             "delay": 0.1,
-            "rules": [{"match": "", "chunk": 5, "steps": [[{"text": "a"}, {"text": "b", "chunk": 0, "delay": 0}]]}],
+            "rules": [
+                {
+                    "match": "",
+                    "chunk": 5,
+                    "steps": [[{"text": "a"}, {"text": "b", "chunk": 0, "delay": 0}]],
+                }
+            ],
         }
     )
     a, b = plan_reply(sc, request(user("x"))).blocks
@@ -302,12 +397,22 @@ def _blocks() -> list[Block]:
     return [
         Block(thinking="Let me think.", chunk=5, delay=0.0),
         Block(text="Hello world!", chunk=5, delay=0.25),
-        Block(tool_use=ToolUseSpec(name="Write", input={"file_path": "/w/a.txt", "content": "x\n"}, id="toolu_9"), chunk=10),
+        Block(
+            tool_use=ToolUseSpec(
+                name="Write", input={"file_path": "/w/a.txt", "content": "x\n"}, id="toolu_9"
+            ),
+            chunk=10,
+        ),
     ]
 
 
 def test_stream_event_sequence() -> None:
-    usage = {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 0}
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 20,
+        "cache_read_input_tokens": 3,
+        "cache_creation_input_tokens": 0,
+    }
     events = stream_events(_blocks(), message_id="msg_1", model="m", usage=usage)
     names = [e.event for e in events]
     assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
@@ -330,8 +435,14 @@ def test_stream_event_sequence() -> None:
         assert {e.event for e in evs[1:-1]} == {"content_block_delta"}
 
     thinking = [e.data["delta"] for e in by_index[0][1:-1]]
-    assert by_index[0][0].data["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
-    assert "".join(d["thinking"] for d in thinking if d["type"] == "thinking_delta") == "Let me think."
+    assert by_index[0][0].data["content_block"] == {
+        "type": "thinking",
+        "thinking": "",
+        "signature": "",
+    }
+    assert (
+        "".join(d["thinking"] for d in thinking if d["type"] == "thinking_delta") == "Let me think."
+    )
     assert thinking[-1]["type"] == "signature_delta" and thinking[-1]["signature"]
 
     text = [e for e in by_index[1][1:-1]]
@@ -339,7 +450,12 @@ def test_stream_event_sequence() -> None:
     assert all(e.delay == 0.25 for e in text)
 
     tool = by_index[2]
-    assert tool[0].data["content_block"] == {"type": "tool_use", "id": "toolu_9", "name": "Write", "input": {}}
+    assert tool[0].data["content_block"] == {
+        "type": "tool_use",
+        "id": "toolu_9",
+        "name": "Write",
+        "input": {},
+    }
     partial = "".join(e.data["delta"]["partial_json"] for e in tool[1:-1])
     assert len(tool) > 3 and json.loads(partial) == {"file_path": "/w/a.txt", "content": "x\n"}
 
@@ -365,7 +481,9 @@ def test_encode_event() -> None:
 
 
 def test_message_body_and_error_body() -> None:
-    body = message_body(_blocks(), message_id="msg_2", model="m", usage={"input_tokens": 1, "output_tokens": 2})
+    body = message_body(
+        _blocks(), message_id="msg_2", model="m", usage={"input_tokens": 1, "output_tokens": 2}
+    )
     assert body["stop_reason"] == "tool_use" and body["type"] == "message"
     assert [c["type"] for c in body["content"]] == ["thinking", "text", "tool_use"]
     assert body["content"][2]["input"]["file_path"] == "/w/a.txt"

@@ -14,14 +14,24 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 SCENARIO = {
     "rules": [
         {"match": "slow", "delay": 0.5, "chunk": 1, "steps": [[{"text": "a very slow reply"}]]},
-        {"match": "tool", "steps": [[{"tool_use": {"name": "Bash", "input": {"command": "ls"}}}], [{"text": "listed"}]]},
-        {"match": "overload", "steps": [[{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]]},
+        {
+            "match": "tool",
+            "steps": [
+                [{"tool_use": {"name": "Bash", "input": {"command": "ls"}}}],
+                [{"text": "listed"}],
+            ],
+        },
+        {
+            "match": "overload",
+            "steps": [
+                [{"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}]
+            ],
+        },
         {"match": "retryable", "steps": [[{"error": {"status": 500, "retry": None}}]]},
     ],
     "default": [[{"text": "default reply"}]],
@@ -30,11 +40,16 @@ SCENARIO = {
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
 
-def body(prompt: str, *, stream: bool = True, tools: list | None = TOOLS, extra: list | None = None) -> dict:
+def body(
+    prompt: str, *, stream: bool = True, tools: list | None = TOOLS, extra: list | None = None
+) -> dict:
     b: dict[str, Any] = {
         "model": "claude-test",
         "stream": stream,
-        "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}, *(extra or [])],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": prompt}]},
+            *(extra or []),
+        ],
     }
     if tools is not None:
         b["tools"] = tools
@@ -51,7 +66,9 @@ def connect(model: ScriptedModel) -> http.client.HTTPConnection:
     return http.client.HTTPConnection("127.0.0.1", model.port, timeout=5)
 
 
-def post(conn: http.client.HTTPConnection, payload: Any, path: str = "/v1/messages?beta=true") -> http.client.HTTPResponse:
+def post(
+    conn: http.client.HTTPConnection, payload: Any, path: str = "/v1/messages?beta=true"
+) -> http.client.HTTPResponse:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     conn.request("POST", path, body=data, headers={"Content-Type": "application/json"})
     return conn.getresponse()
@@ -80,7 +97,7 @@ def test_url_and_health(model: ScriptedModel) -> None:
 
 def test_not_started_has_no_url() -> None:
     with pytest.raises(RuntimeError):
-        ScriptedModel({}).url
+        _ = ScriptedModel({}).url
 
 
 def test_unknown_paths_are_404_json(model: ScriptedModel) -> None:
@@ -136,7 +153,10 @@ def test_side_calls_and_main_requests(model: ScriptedModel) -> None:
     msg = json.loads(post(conn, body("title please", stream=False, tools=None)).read())
     assert msg["content"][0]["text"] == "Scripted title"
     post(conn, body("hi")).read()
-    assert [r["messages"][0]["content"][0]["text"] for r in model.requests] == ["title please", "hi"]
+    assert [r["messages"][0]["content"][0]["text"] for r in model.requests] == [
+        "title please",
+        "hi",
+    ]
     assert [r["messages"][0]["content"][0]["text"] for r in model.main_requests] == ["hi"]
     model.clear_requests()
     assert model.requests == []
@@ -150,10 +170,18 @@ def test_tool_use_steps_and_ids(model: ScriptedModel) -> None:
     assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
     follow = [
         {"role": "assistant", "content": [dict(start["content_block"], input={"command": "ls"})]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_scripted_1", "content": "a\nb"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_scripted_1", "content": "a\nb"}
+            ],
+        },
     ]
     events = parse_sse(post(conn, body("use a tool", extra=follow)).read())
-    assert "".join(d["delta"].get("text", "") for n, d in events if n == "content_block_delta") == "listed"
+    assert (
+        "".join(d["delta"].get("text", "") for n, d in events if n == "content_block_delta")
+        == "listed"
+    )
 
 
 def test_error_reply(model: ScriptedModel) -> None:
@@ -161,17 +189,40 @@ def test_error_reply(model: ScriptedModel) -> None:
     resp = post(conn, body("overload"))
     assert resp.status == 529
     assert resp.getheader("x-should-retry") == "false"
-    assert json.loads(resp.read()) == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert json.loads(resp.read()) == {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+    }
     resp = post(conn, body("retryable"))
     assert resp.status == 500 and resp.getheader("x-should-retry") is None
     assert json.loads(resp.read())["error"] == {"type": "api_error", "message": "Scripted error"}
 
 
 def test_an_error_with_times_fails_that_often_then_plays_the_rest_of_the_step(
-        model: ScriptedModel) -> None:
-    model.set_scenario({"rules": [{"match": "busy", "steps": [[
-        {"error": {"status": 529, "type": "overloaded_error", "retry": True, "times": 2}},
-        {"text": "finally"}]]}]})
+    model: ScriptedModel,
+) -> None:
+    model.set_scenario(
+        {
+            "rules": [
+                {
+                    "match": "busy",
+                    "steps": [
+                        [
+                            {
+                                "error": {
+                                    "status": 529,
+                                    "type": "overloaded_error",
+                                    "retry": True,
+                                    "times": 2,
+                                }
+                            },
+                            {"text": "finally"},
+                        ]
+                    ],
+                }
+            ]
+        }
+    )
     conn = connect(model)
 
     replies = []
@@ -212,7 +263,9 @@ def test_concurrent_requests_are_all_recorded(model: ScriptedModel) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(r["messages"][0]["content"][0]["text"] for r in model.requests) == sorted(f"hi {i}" for i in range(20))
+    assert sorted(r["messages"][0]["content"][0]["text"] for r in model.requests) == sorted(
+        f"hi {i}" for i in range(20)
+    )
 
 
 def test_stop_is_prompt_with_an_open_stream_and_an_idle_connection() -> None:
@@ -238,10 +291,13 @@ def test_serve_blocks_until_interrupted_and_keeps_stdout_clean() -> None:
         # A background shell may start us with SIGINT ignored; make Ctrl-C work.
         "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from claude_sidecar.scripted import serve, DEMO_SCENARIO_PATH\n"
-        "serve(DEMO_SCENARIO_PATH, on_ready=lambda url: print('READY', url, file=sys.stderr, flush=True))\n"
+        "serve(DEMO_SCENARIO_PATH,\n"
+        "      on_ready=lambda url: print('READY', url, file=sys.stderr, flush=True))\n"
         "print('RETURNED', file=sys.stderr, flush=True)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline().decode()

@@ -3,28 +3,38 @@
 from __future__ import annotations
 
 import pytest
-
 from claude_sidecar import api
 from claude_sidecar.errors import InvalidParams
 
 
 def test_new_channel_params_decode_camel_case(tmp_path) -> None:
-    params = api.decode_params("claude/newChannel", api.NewChannelParams, {
-        "cwd": str(tmp_path), "permissionMode": "plan", "allowedTools": ["Read"],
-        "maxThinkingTokens": 2048, "env": {"A": "1"}})
+    params = api.decode_params(
+        "claude/newChannel",
+        api.NewChannelParams,
+        {
+            "cwd": str(tmp_path),
+            "permissionMode": "plan",
+            "allowedTools": ["Read"],
+            "maxThinkingTokens": 2048,
+            "env": {"A": "1"},
+        },
+    )
 
     assert params.permission_mode == "plan"
     assert params.allowed_tools == ["Read"]
     assert params.max_thinking_tokens == 2048
 
 
-@pytest.mark.parametrize(("raw", "field", "phrase"), [
-    (None, "cwd", "is required"),
-    ([], "params", "Expected `object`"),
-    ({"cwd": True}, "cwd", "Expected `str`"),
-    ({"cwd": "/", "model": ["x"]}, "model", "Expected `str | null`"),
-    ({"cwd": "/", "bogus": 1}, "bogus", "not a known parameter"),
-])
+@pytest.mark.parametrize(
+    ("raw", "field", "phrase"),
+    [
+        (None, "cwd", "is required"),
+        ([], "params", "Expected `object`"),
+        ({"cwd": True}, "cwd", "Expected `str`"),
+        ({"cwd": "/", "model": ["x"]}, "model", "Expected `str | null`"),
+        ({"cwd": "/", "bogus": 1}, "bogus", "not a known parameter"),
+    ],
+)
 def test_bad_params_name_the_field(raw, field, phrase) -> None:
     with pytest.raises(InvalidParams) as raised:
         api.decode_params("claude/newChannel", api.NewChannelParams, raw)
@@ -35,15 +45,21 @@ def test_bad_params_name_the_field(raw, field, phrase) -> None:
 
 
 def test_send_message_turns_blocks_into_the_cli_content_shape() -> None:
-    params = api.decode_params("claude/sendMessage", api.SendMessageParams, {
-        "channelId": "ch-1", "content": [
-            {"type": "text", "text": "look"},
-            {"type": "image", "mediaType": "image/png", "data": "AAAA"}]})
+    params = api.decode_params(
+        "claude/sendMessage",
+        api.SendMessageParams,
+        {
+            "channelId": "ch-1",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image", "mediaType": "image/png", "data": "AAAA"},
+            ],
+        },
+    )
 
     assert params.cli_content() == [
         {"type": "text", "text": "look"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                     "data": "AAAA"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
     ]
 
 
@@ -53,32 +69,40 @@ def test_every_method_has_params_and_result_types() -> None:
     assert all(name.startswith("claude/") for name in names)
 
 
-@pytest.mark.parametrize(("servers", "field"), [
-    ({"x": {"type": ["stdio"]}}, "mcpServers.x.type"),
-    ({"x": {"command": "srv", "args": [1]}}, "mcpServers.x.args"),
-    ({"x": {"command": "srv", "env": {"A": 1}}}, "mcpServers.x.env"),
-    ({"x": {"type": "http", "url": "http://h", "headers": "oops"}}, "mcpServers.x.headers"),
-    ({"x": {"type": "sse"}}, "mcpServers.x.url"),
-])
+@pytest.mark.parametrize(
+    ("servers", "field"),
+    [
+        ({"x": {"type": ["stdio"]}}, "mcpServers.x.type"),
+        ({"x": {"command": "srv", "args": [1]}}, "mcpServers.x.args"),
+        ({"x": {"command": "srv", "env": {"A": 1}}}, "mcpServers.x.env"),
+        ({"x": {"type": "http", "url": "http://h", "headers": "oops"}}, "mcpServers.x.headers"),
+        ({"x": {"type": "sse"}}, "mcpServers.x.url"),
+    ],
+)
 def test_mcp_server_configs_are_checked_field_by_field(tmp_path, servers, field) -> None:
     with pytest.raises(InvalidParams) as raised:
-        api.decode_params("claude/newChannel", api.NewChannelParams,
-                          {"cwd": str(tmp_path), "mcpServers": servers})
+        api.decode_params(
+            "claude/newChannel", api.NewChannelParams, {"cwd": str(tmp_path), "mcpServers": servers}
+        )
     assert raised.value.data["field"] == field
 
 
-@pytest.mark.parametrize("options, field", [
-    ({"coalesceDeltasMs": -1}, "initializationOptions.coalesceDeltasMs"),
-    ({"coalesceDeltasMs": 5000}, "initializationOptions.coalesceDeltasMs"),
-    ({"warmPool": {"size": 9}}, "initializationOptions.warmPool.size"),
-    ({"warmPool": {"idleSeconds": 0}}, "initializationOptions.warmPool.idleSeconds"),
-    ({"warmPool": {"cwd": "relative/dir"}}, "initializationOptions.warmPool.cwd"),
-    ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
-])
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"coalesceDeltasMs": -1}, "initializationOptions.coalesceDeltasMs"),
+        ({"coalesceDeltasMs": 5000}, "initializationOptions.coalesceDeltasMs"),
+        ({"warmPool": {"size": 9}}, "initializationOptions.warmPool.size"),
+        ({"warmPool": {"idleSeconds": 0}}, "initializationOptions.warmPool.idleSeconds"),
+        ({"warmPool": {"cwd": "relative/dir"}}, "initializationOptions.warmPool.cwd"),
+        ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
+    ],
+)
 def test_bad_performance_options_name_the_field(options, field) -> None:
     with pytest.raises(InvalidParams) as caught:
-        api.decode_params("initialize", api.InitializationOptions, options,
-                          "initializationOptions.")
+        api.decode_params(
+            "initialize", api.InitializationOptions, options, "initializationOptions."
+        )
 
     assert caught.value.data["field"] == field
 

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-
 from claude_sidecar import events
 from claude_sidecar.api import NewChannelParams, RespondPermissionParams
 from claude_sidecar.channel import Channel
@@ -95,9 +94,10 @@ class Recorder:
 
 
 def _success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "control_response",
-            "response": {"subtype": "success", "request_id": request_id,
-                         "response": response or {}}}
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response or {}},
+    }
 
 
 @pytest.fixture
@@ -108,8 +108,9 @@ async def wired(tmp_path: Any) -> AsyncIterator[tuple[Channel, ScriptedProcess, 
         return process
 
     channel = Channel("ch-1", NewChannelParams(cwd=str(tmp_path)), "sid", feed, spawn=spawn)
-    starting = asyncio.create_task(channel.start(LaunchSpec(argv=["claude"], env={},
-                                                            cwd=str(tmp_path))))
+    starting = asyncio.create_task(
+        channel.start(LaunchSpec(argv=["claude"], env={}, cwd=str(tmp_path)))
+    )
     initialize = await process.heard()
     assert initialize["request"]["subtype"] == "initialize"
     process.say(_success(initialize["request_id"], {"claude_code_version": "2.1.330"}))
@@ -125,44 +126,66 @@ async def _settle() -> None:
 
 
 async def test_a_tool_use_ask_waits_for_the_client_and_its_answer_goes_back_once(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     channel, process, feed = wired
-    process.say({"type": "control_request", "request_id": "ask-1", "request": {
-        "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}}})
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "ask-1",
+            "request": {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}},
+        }
+    )
     await _settle()
 
     assert [e.request.request_id for e in feed.of(events.PermissionAsked)] == ["ask-1"]
     assert channel.state == "awaitingPermission"
-    channel.respond_permission(RespondPermissionParams(channel_id="ch-1", request_id="ask-1",
-                                                       decision="allow"))
+    channel.respond_permission(
+        RespondPermissionParams(channel_id="ch-1", request_id="ask-1", decision="allow")
+    )
     answer = await process.heard()
-    assert answer["response"] == {"subtype": "success", "request_id": "ask-1", "response": {
-        "behavior": "allow", "updatedInput": {"command": "ls"}}}
+    assert answer["response"] == {
+        "subtype": "success",
+        "request_id": "ask-1",
+        "response": {"behavior": "allow", "updatedInput": {"command": "ls"}},
+    }
     assert channel.state == "running"
     with pytest.raises(PermissionRequestNotFound):
-        channel.respond_permission(RespondPermissionParams(
-            channel_id="ch-1", request_id="ask-1", decision="deny"))
+        channel.respond_permission(
+            RespondPermissionParams(channel_id="ch-1", request_id="ask-1", decision="deny")
+        )
 
 
 async def test_an_ask_the_cli_withdraws_is_withdrawn_from_the_client_without_an_answer(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     channel, process, feed = wired
-    process.say({"type": "control_request", "request_id": "ask-2", "request": {
-        "subtype": "can_use_tool", "tool_name": "Write", "input": {}}})
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "ask-2",
+            "request": {"subtype": "can_use_tool", "tool_name": "Write", "input": {}},
+        }
+    )
     process.say({"type": "control_cancel_request", "request_id": "ask-2"})
     await _settle()
 
     assert [(e.request_id, e.reason) for e in feed.of(events.PermissionWithdrawn)] == [
-        ("ask-2", "withdrawn")]
+        ("ask-2", "withdrawn")
+    ]
     assert len(channel.permissions) == 0
     assert process._in.empty(), "a withdrawn ask gets no answer"
 
 
 async def test_a_request_of_an_unknown_subtype_is_refused_and_shown_to_the_client(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     _, process, feed = wired
-    line = {"type": "control_request", "request_id": "odd-1",
-            "request": {"subtype": "elicitation", "message": "?"}}
+    line = {
+        "type": "control_request",
+        "request_id": "odd-1",
+        "request": {"subtype": "elicitation", "message": "?"},
+    }
     process.say(line)
 
     refusal = await process.heard()
@@ -173,10 +196,16 @@ async def test_a_request_of_an_unknown_subtype_is_refused_and_shown_to_the_clien
 
 
 async def test_a_request_that_does_not_decode_is_refused_not_served(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     channel, process, feed = wired
-    process.say({"type": "control_request", "request_id": "bad-1",
-                 "request": {"subtype": "can_use_tool", "tool_name": 42}})
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "bad-1",
+            "request": {"subtype": "can_use_tool", "tool_name": 42},
+        }
+    )
 
     refusal = await process.heard()
     assert refusal["response"]["subtype"] == "error"
@@ -187,19 +216,41 @@ async def test_a_request_that_does_not_decode_is_refused_not_served(
 
 
 async def test_an_edit_hook_pair_publishes_the_file_change(
-        wired: tuple[Channel, ScriptedProcess, Recorder], tmp_path: Any) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder], tmp_path: Any
+) -> None:
     _, process, feed = wired
     path = tmp_path / "a.txt"
     path.write_text("old\n")
-    tool = {"hook_event_name": "PreToolUse", "tool_name": "Write",
-            "tool_input": {"file_path": str(path), "content": "new\n"},
-            "tool_use_id": "tu-1"}
-    process.say({"type": "control_request", "request_id": "pre", "request": {
-        "subtype": "hook_callback", "callback_id": "sidecar_pre_edit", "input": tool}})
+    tool = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(path), "content": "new\n"},
+        "tool_use_id": "tu-1",
+    }
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "pre",
+            "request": {
+                "subtype": "hook_callback",
+                "callback_id": "sidecar_pre_edit",
+                "input": tool,
+            },
+        }
+    )
     assert (await process.heard())["response"]["response"] == {}
     path.write_text("new\n")
-    process.say({"type": "control_request", "request_id": "post", "request": {
-        "subtype": "hook_callback", "callback_id": "sidecar_post_edit", "input": tool}})
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "post",
+            "request": {
+                "subtype": "hook_callback",
+                "callback_id": "sidecar_post_edit",
+                "input": tool,
+            },
+        }
+    )
     assert (await process.heard())["response"]["response"] == {}
 
     [updated] = feed.of(events.FileUpdated)
@@ -208,7 +259,8 @@ async def test_an_edit_hook_pair_publishes_the_file_change(
 
 
 async def test_requests_waiting_when_the_cli_exits_fail_with_channel_exited(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     channel, process, feed = wired
     asking = asyncio.create_task(channel.control("get_context_usage", 5))
     assert (await process.heard())["request"]["subtype"] == "get_context_usage"
@@ -221,12 +273,20 @@ async def test_requests_waiting_when_the_cli_exits_fail_with_channel_exited(
 
 
 async def test_streamed_text_goes_to_the_delta_path_and_other_lines_verbatim(
-        wired: tuple[Channel, ScriptedProcess, Recorder]) -> None:
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
     _, process, feed = wired
     for text in ("Hel", "lo"):
-        process.say({"type": "stream_event", "event": {
-            "type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": text}}})
+        process.say(
+            {
+                "type": "stream_event",
+                "event": {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": text},
+                },
+            }
+        )
     start = {"type": "stream_event", "event": {"type": "message_start", "message": {}}}
     process.say(start)
     await _settle()

@@ -31,10 +31,9 @@ def test_the_bundled_cli_version_is_a_tested_one() -> None:
 def test_the_pinned_version_is_the_bundled_cli_and_the_compat_one_is_older() -> None:
     from claude_agent_sdk._cli_version import __cli_version__
 
-    assert compat.PINNED_CLI_VERSION == __cli_version__
+    assert __cli_version__ == compat.PINNED_CLI_VERSION
     assert compat.older_than(compat.COMPAT_CLI_VERSION, compat.PINNED_CLI_VERSION)
-    assert set(compat.TESTED_CLI_VERSIONS) == {compat.COMPAT_CLI_VERSION,
-                                               compat.PINNED_CLI_VERSION}
+    assert set(compat.TESTED_CLI_VERSIONS) == {compat.COMPAT_CLI_VERSION, compat.PINNED_CLI_VERSION}
 
 
 def test_an_unknown_version_counts_as_current() -> None:

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from claude_sidecar import discovery
 from claude_sidecar.errors import CliNotFound
 
@@ -40,8 +39,9 @@ def test_env_var_comes_before_path(tmp_path) -> None:
     from_env = _executable(tmp_path / "env" / "claude")
     _executable(tmp_path / "bin" / "claude")
 
-    found = discovery.find_cli(None, {"CLAUDE_SIDECAR_CLI": str(from_env),
-                                      "PATH": str(tmp_path / "bin")})
+    found = discovery.find_cli(
+        None, {"CLAUDE_SIDECAR_CLI": str(from_env), "PATH": str(tmp_path / "bin")}
+    )
 
     assert found == str(from_env)
 
@@ -66,5 +66,8 @@ def test_nothing_found_names_every_place(tmp_path, monkeypatch) -> None:
 
     looked = raised.value.data["looked"]
     assert [entry.split(" (")[0] for entry in looked] == [
-        "PATH", "claude-agent-sdk bundle", "~/.claude/local"]
+        "PATH",
+        "claude-agent-sdk bundle",
+        "~/.claude/local",
+    ]
     assert raised.value.code == -32004

@@ -63,8 +63,21 @@ async def test_after_it_died_the_next_call_starts_it_again() -> None:
     server._server.run = fails_once  # type: ignore[method-assign]  # the failure under test
     first = await asyncio.wait_for(server.handle(LIST), 5)
     assert "error" in first
-    await asyncio.wait_for(server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}), 5)
+    await asyncio.wait_for(
+        server.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        ),
+        5,
+    )
     await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"})
     second = await asyncio.wait_for(server.handle(LIST), 5)
     assert [t["name"] for t in second["result"]["tools"]] == ["getSelection"]

@@ -18,8 +18,9 @@ def test_edit_replaces_the_first_unique_occurrence(tmp_path) -> None:
     target = tmp_path / "a.py"
     target.write_text("x = 1\ny = 2\n")
 
-    preview = preview_edit("Edit", {"file_path": str(target), "old_string": "y = 2",
-                                    "new_string": "y = 3"})
+    preview = preview_edit(
+        "Edit", {"file_path": str(target), "old_string": "y = 2", "new_string": "y = 3"}
+    )
 
     assert preview is not None and "-y = 2\n+y = 3\n" in (preview.diff or "")
 
@@ -28,9 +29,16 @@ def test_multi_edit_applies_edits_in_order(tmp_path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("a a b\n")
 
-    preview = preview_edit("MultiEdit", {"file_path": str(target), "edits": [
-        {"old_string": "a", "new_string": "c", "replace_all": True},
-        {"old_string": "c c", "new_string": "d"}]})
+    preview = preview_edit(
+        "MultiEdit",
+        {
+            "file_path": str(target),
+            "edits": [
+                {"old_string": "a", "new_string": "c", "replace_all": True},
+                {"old_string": "c c", "new_string": "d"},
+            ],
+        },
+    )
 
     assert preview is not None and "+d b\n" in (preview.diff or "")
 
@@ -39,10 +47,12 @@ def test_an_edit_that_would_fail_says_why(tmp_path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("same same\n")
 
-    missing = preview_edit("Edit", {"file_path": str(target), "old_string": "gone",
-                                    "new_string": "x"})
-    ambiguous = preview_edit("Edit", {"file_path": str(target), "old_string": "same",
-                                      "new_string": "x"})
+    missing = preview_edit(
+        "Edit", {"file_path": str(target), "old_string": "gone", "new_string": "x"}
+    )
+    ambiguous = preview_edit(
+        "Edit", {"file_path": str(target), "old_string": "same", "new_string": "x"}
+    )
 
     assert missing is not None and missing.diff is None and "not in the file" in missing.note
     assert ambiguous is not None and "2 times" in (ambiguous.note or "")
@@ -73,11 +83,15 @@ def test_creating_an_empty_file_is_still_a_diff() -> None:
 
 def test_a_small_edit_in_a_big_file_gets_the_same_diff_as_a_full_match() -> None:
     import difflib
+
     old = "".join(f"line {i}\n" for i in range(10_000))
     new = old.replace("line 5000\n", "changed\n").replace("line 9998\n", "")
 
-    expected = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                            fromfile="/w/big.txt", tofile="/w/big.txt"))
+    expected = "".join(
+        difflib.unified_diff(
+            old.splitlines(True), new.splitlines(True), fromfile="/w/big.txt", tofile="/w/big.txt"
+        )
+    )
 
     assert unified_diff("/w/big.txt", old, new) == expected
     assert "@@ -4998,7 +4998,7 @@" in expected

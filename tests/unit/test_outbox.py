@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 from claude_sidecar.events import StatusChanged
@@ -35,8 +36,11 @@ def test_cli_messages_travel_verbatim_and_unicode_survives() -> None:
     Outbox("ch-1", frames.append).message(raw)
 
     assert raw in frames[0]
-    assert _decode(frames[0]) == {"jsonrpc": "2.0", "method": "claude/message", "params": {
-        "channelId": "ch-1", "seq": 1, "message": json.loads(raw)}}
+    assert _decode(frames[0]) == {
+        "jsonrpc": "2.0",
+        "method": "claude/message",
+        "params": {"channelId": "ch-1", "seq": 1, "message": json.loads(raw)},
+    }
 
 
 def test_optional_fields_are_omitted_when_unset() -> None:
@@ -44,8 +48,13 @@ def test_optional_fields_are_omitted_when_unset() -> None:
 
     Outbox("ch-1", frames.append).delta("thinking", 2, "hmm", None)
 
-    assert _decode(frames[0])["params"] == {"channelId": "ch-1", "seq": 1, "kind": "thinking",
-                                            "index": 2, "text": "hmm"}
+    assert _decode(frames[0])["params"] == {
+        "channelId": "ch-1",
+        "seq": 1,
+        "kind": "thinking",
+        "index": 2,
+        "text": "hmm",
+    }
 
 
 def _params(frames: list[bytes]) -> list[dict]:
@@ -84,7 +93,10 @@ async def test_coalescing_never_lets_another_notification_overtake_waiting_text(
     outbox.message(b'{"type":"assistant"}')
 
     assert [(p["seq"], p.get("text")) for p in _params(frames)] == [
-        (1, "first"), (2, " second"), (3, None)]
+        (1, "first"),
+        (2, " second"),
+        (3, None),
+    ]
 
 
 async def test_coalescing_keeps_blocks_and_kinds_apart() -> None:
@@ -98,10 +110,14 @@ async def test_coalescing_keeps_blocks_and_kinds_apart() -> None:
     outbox.delta("text", 1, "!", "toolu_sub")
     outbox.flush()
 
-    assert [(p["kind"], p["index"], p["text"], p.get("parentToolUseId"))
-            for p in _params(frames)] == [
-        ("thinking", 0, "hmm", None), ("thinking", 0, " ok", None),
-        ("text", 1, "Hi there", None), ("text", 1, "!", "toolu_sub")]
+    assert [
+        (p["kind"], p["index"], p["text"], p.get("parentToolUseId")) for p in _params(frames)
+    ] == [
+        ("thinking", 0, "hmm", None),
+        ("thinking", 0, " ok", None),
+        ("text", 1, "Hi there", None),
+        ("text", 1, "!", "toolu_sub"),
+    ]
 
 
 async def test_coalescing_sends_at_most_one_delta_per_interval() -> None:
@@ -117,7 +133,7 @@ async def test_coalescing_sends_at_most_one_delta_per_interval() -> None:
     await asyncio.sleep(0.06)
 
     assert "".join(p["text"] for p in _params(frames)) == "".join(f"{i} " for i in range(40))
-    gaps = [b - a for a, b in zip(sent_at, sent_at[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(sent_at)]
     assert len(frames) < 10 and min(gaps) >= 0.045
 
 
@@ -130,5 +146,6 @@ async def test_coalescing_keeps_only_the_last_progress_message_of_a_frame() -> N
         outbox.delta("thinking", 0, word, None)
     outbox.flush()
 
-    assert [(p["seq"], p.get("text") or p["message"]["estimated_tokens"])
-            for p in _params(frames)] == [(1, 1), (2, "Let"), (3, 3), (4, " me think")]
+    assert [
+        (p["seq"], p.get("text") or p["message"]["estimated_tokens"]) for p in _params(frames)
+    ] == [(1, 1), (2, "Let"), (3, 3), (4, " me think")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from claude_sidecar.api import PermissionRequest, RespondPermissionParams
 from claude_sidecar.errors import InvalidParams
 from claude_sidecar.permissions import Rules, answer
@@ -13,28 +12,38 @@ SUGGESTION = {"type": "setMode", "mode": "acceptEdits", "destination": "session"
 
 
 def request(tool: str = "Write", suggestions: list | None = None) -> PermissionRequest:
-    return PermissionRequest(request_id="r1", tool_name=tool, tool_use_id="t1",
-                             input={"file_path": "/w/a.txt", "content": "x"},
-                             suggestions=suggestions if suggestions is not None else [SUGGESTION])
+    return PermissionRequest(
+        request_id="r1",
+        tool_name=tool,
+        tool_use_id="t1",
+        input={"file_path": "/w/a.txt", "content": "x"},
+        suggestions=suggestions if suggestions is not None else [SUGGESTION],
+    )
 
 
 def params(decision: str, **extra) -> RespondPermissionParams:
-    return RespondPermissionParams(channel_id="ch-1", request_id="r1", decision=decision,
-                                   **extra)
+    return RespondPermissionParams(channel_id="ch-1", request_id="r1", decision=decision, **extra)
 
 
 def test_allow_sends_the_original_input() -> None:
     assert answer(request(), params("allow")) == {
-        "behavior": "allow", "updatedInput": {"file_path": "/w/a.txt", "content": "x"}}
+        "behavior": "allow",
+        "updatedInput": {"file_path": "/w/a.txt", "content": "x"},
+    }
 
 
 def test_allow_always_keeps_the_cli_suggestions_unless_the_client_picks() -> None:
-    picked = {"type": "addRules", "rules": [{"toolName": "Write"}], "behavior": "allow",
-              "destination": "localSettings"}
+    picked = {
+        "type": "addRules",
+        "rules": [{"toolName": "Write"}],
+        "behavior": "allow",
+        "destination": "localSettings",
+    }
 
     assert answer(request(), params("allowAlways"))["updatedPermissions"] == [SUGGESTION]
     assert answer(request(), params("allowAlways", updated_permissions=[picked]))[
-        "updatedPermissions"] == [picked]
+        "updatedPermissions"
+    ] == [picked]
 
 
 def test_allow_always_without_any_rule_is_refused() -> None:
@@ -45,12 +54,20 @@ def test_allow_always_without_any_rule_is_refused() -> None:
 
 def test_deny_carries_the_message_and_the_interrupt_flag() -> None:
     assert answer(request(), params("deny", message="no", interrupt=True)) == {
-        "behavior": "deny", "message": "no", "interrupt": True}
+        "behavior": "deny",
+        "message": "no",
+        "interrupt": True,
+    }
 
 
 def test_answers_go_into_the_question_tool_input() -> None:
-    ask = PermissionRequest(request_id="r1", tool_name="AskUserQuestion", tool_use_id="t",
-                            input={"questions": []}, suggestions=[])
+    ask = PermissionRequest(
+        request_id="r1",
+        tool_name="AskUserQuestion",
+        tool_use_id="t",
+        input={"questions": []},
+        suggestions=[],
+    )
 
     result = answer(ask, params("allow", answers={"Q?": "a, b"}))
 
@@ -58,8 +75,13 @@ def test_answers_go_into_the_question_tool_input() -> None:
 
 
 def test_plan_approval_with_a_mode_adds_a_session_mode_update() -> None:
-    plan = PermissionRequest(request_id="r1", tool_name="ExitPlanMode", tool_use_id="t",
-                             input={"plan": "# P"}, suggestions=[])
+    plan = PermissionRequest(
+        request_id="r1",
+        tool_name="ExitPlanMode",
+        tool_use_id="t",
+        input={"plan": "# P"},
+        suggestions=[],
+    )
 
     result = answer(plan, params("allow", mode="acceptEdits"))
 

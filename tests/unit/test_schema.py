@@ -17,7 +17,6 @@ from typing import Any
 import jsonschema
 import msgspec
 import pytest
-
 from claude_sidecar import __version__, api, errors, schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +30,10 @@ def validator_for(node: dict[str, Any]) -> jsonschema.Draft202012Validator:
 
 
 def problems(node: dict[str, Any], value: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-            for e in validator_for(node).iter_errors(value)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+        for e in validator_for(node).iter_errors(value)
+    ]
 
 
 def definition(ref: dict[str, str]) -> dict[str, Any]:
@@ -42,7 +43,8 @@ def definition(ref: dict[str, str]) -> dict[str, Any]:
 def refs_in(node: Any) -> list[str]:
     if isinstance(node, dict):
         return ([node["$ref"]] if isinstance(node.get("$ref"), str) else []) + [
-            r for value in node.values() for r in refs_in(value)]
+            r for value in node.values() for r in refs_in(value)
+        ]
     if isinstance(node, list):
         return [r for value in node for r in refs_in(value)]
     return []
@@ -60,8 +62,7 @@ def test_schema_is_a_valid_draft_2020_12_document() -> None:
 
 
 def test_every_ref_points_at_a_definition() -> None:
-    dangling = [r for r in refs_in(SCHEMA)
-                if r.removeprefix("#/$defs/") not in SCHEMA["$defs"]]
+    dangling = [r for r in refs_in(SCHEMA) if r.removeprefix("#/$defs/") not in SCHEMA["$defs"]]
 
     assert not dangling
 
@@ -76,8 +77,10 @@ def test_schema_names_every_method_with_params_and_result() -> None:
 
 
 def test_schema_names_every_notification_and_request_to_the_client() -> None:
-    for index, table in (("x-notifications", api.NOTIFICATIONS),
-                         ("x-clientRequests", api.CLIENT_REQUESTS)):
+    for index, table in (
+        ("x-notifications", api.NOTIFICATIONS),
+        ("x-clientRequests", api.CLIENT_REQUESTS),
+    ):
         assert list(SCHEMA[index]) == list(table)
         for name, tp in table.items():
             assert definition(SCHEMA[index][name]["params"])["title"] == tp.__name__
@@ -89,7 +92,8 @@ def test_schema_points_at_the_initialization_options() -> None:
 
     assert options["title"] == "InitializationOptions"
     assert {"clientName", "editorTools", "warmPool", "coalesceDeltasMs"} <= set(
-        options["properties"])
+        options["properties"]
+    )
 
 
 def test_properties_are_the_wire_names() -> None:
@@ -111,9 +115,15 @@ def test_constraints_of_the_types_survive() -> None:
     assert problems(options, {"editorToolTimeout": 0})
     assert problems(options, {"coalesceDeltasMs": 1001})
     assert problems(options, {"autoAllowTools": [""]})
-    assert not problems(options, {"editorTools": [{"name": "getDiagnostics"}],
-                                  "warmPool": {"size": 8, "idleSeconds": 0.5},
-                                  "editorToolTimeout": 600, "coalesceDeltasMs": 16})
+    assert not problems(
+        options,
+        {
+            "editorTools": [{"name": "getDiagnostics"}],
+            "warmPool": {"size": 8, "idleSeconds": 0.5},
+            "editorToolTimeout": 600,
+            "coalesceDeltasMs": 16,
+        },
+    )
 
 
 def test_params_reject_unknown_keys_and_wrong_values() -> None:
@@ -124,20 +134,30 @@ def test_params_reject_unknown_keys_and_wrong_values() -> None:
     assert problems(send, {"channelId": "", "text": "hi"})
     assert problems(send, {"channelId": "ch-1", "content": [{"type": "video", "data": "x"}]})
     assert problems(mode, {"channelId": "ch-1", "mode": "yolo"})
-    assert not problems(send, {"channelId": "ch-1", "content": [
-        {"type": "text", "text": "what is this?"},
-        {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="}]})
+    assert not problems(
+        send,
+        {
+            "channelId": "ch-1",
+            "content": [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="},
+            ],
+        },
+    )
 
 
 def test_results_and_notifications_accept_fields_a_newer_daemon_adds() -> None:
     status = SCHEMA["x-notifications"]["claude/status"]["params"]
 
-    assert not problems(status, {"channelId": "ch-1", "seq": 1, "state": "idle",
-                                 "sessionId": "s", "somethingNew": 1})
+    assert not problems(
+        status,
+        {"channelId": "ch-1", "seq": 1, "state": "idle", "sessionId": "s", "somethingNew": 1},
+    )
 
 
-@pytest.mark.parametrize("message", [{"type": "result", "is_error": False}, [1, "two"], 3,
-                                     "text", None])
+@pytest.mark.parametrize(
+    "message", [{"type": "result", "is_error": False}, [1, "two"], 3, "text", None]
+)
 def test_a_raw_cli_message_may_be_any_json_value(message: Any) -> None:
     params = SCHEMA["x-notifications"]["claude/message"]["params"]
 
@@ -161,26 +181,76 @@ def test_fields_the_daemon_always_sends_are_required() -> None:
 
 def test_what_the_daemon_encodes_validates_against_the_schema() -> None:
     request: dict[str, Any] = {
-        "request_id": "257c5aeb-4ba5-4623-b3f3-e83575afe46c", "tool_name": "Write",
-        "tool_use_id": None, "input": {"file_path": "/w/a.txt", "content": "hi\n"},
-        "suggestions": [], "preview": "--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1 @@\n+hi\n"}
+        "request_id": "257c5aeb-4ba5-4623-b3f3-e83575afe46c",
+        "tool_name": "Write",
+        "tool_use_id": None,
+        "input": {"file_path": "/w/a.txt", "content": "hi\n"},
+        "suggestions": [],
+        "preview": "--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1 @@\n+hi\n",
+    }
     exit_info = api.ExitInfo(code=None, signal=9, stderr_tail="")
     sent = [
-        ("x-notifications", "claude/permissionRequest",
-         api.PermissionRequestNotification(**request, channel_id="ch-1", seq=3)),
-        ("x-notifications", "claude/fileUpdated", api.FileUpdatedNotification(
-            channel_id="ch-1", seq=5, path="/w/a.txt", tool_name="Write", tool_use_id="t1",
-            message_id=None, old_content=None, new_content="hi\n", diff="+hi\n")),
-        ("x-notifications", "claude/message", api.MessageNotification(
-            channel_id="ch-1", seq=6, message=msgspec.Raw(b'{"type":"result"}'))),
-        ("x-notifications", "claude/status", api.StatusNotification(
-            channel_id="ch-1", seq=7, state="exited", session_id="s", exit=exit_info)),
-        ("x-methods", "claude/listChannels", api.ListChannelsResult(channels=[api.ChannelSummary(
-            channel_id="ch-1", pid=1, session_id="s", cwd="/w", state="awaitingPermission",
-            pending_permissions=[api.PermissionRequest(**request)])])),
-        ("x-methods", "claude/rewindFiles", api.RewindFilesResult(
-            can_rewind=True, files_changed=["/w/a.txt"], insertions=0, deletions=1,
-            diffs=[api.FileDiff(path="/w/a.txt", diff="-hi\n")])),
+        (
+            "x-notifications",
+            "claude/permissionRequest",
+            api.PermissionRequestNotification(**request, channel_id="ch-1", seq=3),
+        ),
+        (
+            "x-notifications",
+            "claude/fileUpdated",
+            api.FileUpdatedNotification(
+                channel_id="ch-1",
+                seq=5,
+                path="/w/a.txt",
+                tool_name="Write",
+                tool_use_id="t1",
+                message_id=None,
+                old_content=None,
+                new_content="hi\n",
+                diff="+hi\n",
+            ),
+        ),
+        (
+            "x-notifications",
+            "claude/message",
+            api.MessageNotification(
+                channel_id="ch-1", seq=6, message=msgspec.Raw(b'{"type":"result"}')
+            ),
+        ),
+        (
+            "x-notifications",
+            "claude/status",
+            api.StatusNotification(
+                channel_id="ch-1", seq=7, state="exited", session_id="s", exit=exit_info
+            ),
+        ),
+        (
+            "x-methods",
+            "claude/listChannels",
+            api.ListChannelsResult(
+                channels=[
+                    api.ChannelSummary(
+                        channel_id="ch-1",
+                        pid=1,
+                        session_id="s",
+                        cwd="/w",
+                        state="awaitingPermission",
+                        pending_permissions=[api.PermissionRequest(**request)],
+                    )
+                ]
+            ),
+        ),
+        (
+            "x-methods",
+            "claude/rewindFiles",
+            api.RewindFilesResult(
+                can_rewind=True,
+                files_changed=["/w/a.txt"],
+                insertions=0,
+                deletions=1,
+                diffs=[api.FileDiff(path="/w/a.txt", diff="-hi\n")],
+            ),
+        ),
         ("x-methods", "claude/closeChannel", api.CloseChannelResult(exit=exit_info)),
         ("x-methods", "claude/interrupt", api.Ok()),
     ]
@@ -192,7 +262,8 @@ def test_what_the_daemon_encodes_validates_against_the_schema() -> None:
 
 def test_errors_give_the_code_and_data_fields_of_every_error() -> None:
     assert {n: e["code"] for n, e in SCHEMA["x-errors"].items()} == {
-        e.NAME: e.CODE for e in errors.ERROR_CODES}
+        e.NAME: e.CODE for e in errors.ERROR_CODES
+    }
     exited = SCHEMA["x-errors"]["channelExited"]["data"]
     timeout = SCHEMA["x-errors"]["controlRequestTimeout"]["data"]
 
@@ -211,22 +282,32 @@ def test_rendering_is_deterministic_with_sorted_keys() -> None:
     text = schema.render(schema.build())
 
     assert text == schema.render(schema.build())
-    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True,
-                              ensure_ascii=False) + "\n"
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def test_committed_schema_is_current() -> None:
     assert COMMITTED.read_text(encoding="utf-8") == schema.render(SCHEMA), (
-        f"docs/protocol.schema.json is stale; regenerate it with `{schema.REGENERATE}`")
+        f"docs/protocol.schema.json is stale; regenerate it with `{schema.REGENERATE}`"
+    )
 
 
 def test_schema_command_prints_the_schema_or_writes_it_to_a_file(tmp_path: Path) -> None:
     target = tmp_path / "protocol.schema.json"
 
-    printed = subprocess.run([sys.executable, "-m", "claude_sidecar", "schema"],
-                             capture_output=True, text=True, timeout=60, check=True)
-    subprocess.run([sys.executable, "-m", "claude_sidecar", "schema", "--output", str(target)],
-                   capture_output=True, text=True, timeout=60, check=True)
+    printed = subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "schema"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "schema", "--output", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
 
     assert printed.stdout == schema.render(SCHEMA)
     assert target.read_text(encoding="utf-8") == printed.stdout

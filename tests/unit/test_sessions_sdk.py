@@ -15,12 +15,20 @@ from pathlib import Path
 
 import claude_agent_sdk
 import pytest
-
 from claude_sidecar import sessions
 from claude_sidecar.sessions import list_sessions, project_dir, read_history
+
 from tests.env import isolate
-from tests.unit.test_sessions import (BRANCHED, COMPACTED, CWD, DATA, OTHER_ID, PARALLEL,
-                                      WRITE, install)
+from tests.unit.test_sessions import (
+    BRANCHED,
+    COMPACTED,
+    CWD,
+    DATA,
+    OTHER_ID,
+    PARALLEL,
+    WRITE,
+    install,
+)
 
 
 @pytest.fixture
@@ -84,8 +92,7 @@ def test_the_listing_agrees_with_the_sdks_on_real_cli_sessions(home: Path) -> No
         os.utime(path, (last_entry_time(path),) * 2)  # as the CLI left them
 
     assert_listings_agree(home, CWD)
-    titles = {s.session_id: (s.title, s.custom_title)
-              for s in list_sessions(home, CWD).sessions}
+    titles = {s.session_id: (s.title, s.custom_title) for s in list_sessions(home, CWD).sessions}
     assert titles[COMPACTED] == ("My Custom Title", "My Custom Title")  # the CLI's /rename
     assert titles[WRITE] == ("hello there", None)
 
@@ -102,20 +109,25 @@ def test_a_rename_by_the_sdk_is_the_title_in_both_listings(home: Path) -> None:
         os.utime(path, (last_entry_time(path),) * 2)
 
     assert_listings_agree(home, CWD)
-    titles = {s.session_id: (s.title, s.custom_title)
-              for s in list_sessions(home, CWD).sessions}
-    assert titles == {WRITE: ("Second name", "Second name"),
-                      COMPACTED: ("Over the CLI's /rename", "Over the CLI's /rename")}
+    titles = {s.session_id: (s.title, s.custom_title) for s in list_sessions(home, CWD).sessions}
+    assert titles == {
+        WRITE: ("Second name", "Second name"),
+        COMPACTED: ("Over the CLI's /rename", "Over the CLI's /rename"),
+    }
     last = (project_dir(home, CWD) / f"{WRITE}.jsonl").read_text().splitlines()[-1]
-    assert json.loads(last) == {"type": "custom-title", "customTitle": "Second name",
-                                "sessionId": WRITE}
+    assert json.loads(last) == {
+        "type": "custom-title",
+        "customTitle": "Second name",
+        "sessionId": WRITE,
+    }
 
 
 def test_an_ai_title_is_the_title_but_not_the_custom_title(home: Path) -> None:
     path = install(home, WRITE)
     with path.open("a") as f:
-        f.write(json.dumps({"type": "ai-title", "aiTitle": "Writing a file",
-                            "sessionId": WRITE}) + "\n")
+        f.write(
+            json.dumps({"type": "ai-title", "aiTitle": "Writing a file", "sessionId": WRITE}) + "\n"
+        )
     os.utime(path, (last_entry_time(path),) * 2)
 
     assert_listings_agree(home, CWD)
@@ -158,7 +170,8 @@ def test_edits_of_unknown_sessions_and_bad_input_change_nothing(home: Path) -> N
 
 
 def test_an_sdk_that_would_edit_another_config_dir_is_refused(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = install(home, WRITE)
     before = path.read_bytes()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
@@ -172,7 +185,8 @@ def test_an_sdk_that_would_edit_another_config_dir_is_refused(
 
 
 def test_a_config_dir_the_sdk_also_sees_is_used(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "config"
     folder = project_dir(home, CWD, config_dir=config)
     folder.mkdir(parents=True)
@@ -185,10 +199,12 @@ def test_a_config_dir_the_sdk_also_sees_is_used(
     assert summary.custom_title == "configured"
 
 
-@pytest.mark.parametrize("cwd", ["/workspace/emoji😀x", unicodedata.normalize(
-    "NFD", "/workspace/café")])
+@pytest.mark.parametrize(
+    "cwd", ["/workspace/emoji😀x", unicodedata.normalize("NFD", "/workspace/café")]
+)
 def test_sessions_of_a_directory_the_sdk_names_differently_are_still_edited(
-        home: Path, cwd: str) -> None:
+    home: Path, cwd: str
+) -> None:
     """SDK 0.2.187 looks for these directories' sessions in another folder than the
     one the CLI writes (NFC, code points instead of UTF-16 units): the edit still
     reaches the file the listing shows."""
@@ -201,11 +217,11 @@ def test_sessions_of_a_directory_the_sdk_names_differently_are_still_edited(
     sessions.delete_session(home, cwd, PARALLEL)
 
     assert [(s.session_id, s.custom_title) for s in list_sessions(home, cwd).sessions] == [
-        (WRITE, "odd directory")]
+        (WRITE, "odd directory")
+    ]
 
 
-def test_no_search_beyond_the_directory_when_another_folder_has_the_same_id(
-        home: Path) -> None:
+def test_no_search_beyond_the_directory_when_another_folder_has_the_same_id(home: Path) -> None:
     cwd = "/workspace/emoji😀x"
     folder = project_dir(home, cwd)
     folder.mkdir(parents=True)

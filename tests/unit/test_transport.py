@@ -1,4 +1,5 @@
-"""The transport splits stdout into batches of lines with no length limit and keeps a stderr tail."""
+"""The transport splits stdout into batches of lines with no length limit and keeps a
+stderr tail."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from claude_sidecar.transport import Transport, pdeathsig_wrapper
+
 from tests.harness import pid_alive
 
 SCRIPT = r"""
@@ -27,8 +28,9 @@ sys.stderr.write("".join(f"err {i}\n" for i in range(200)))
 
 
 async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path) -> None:
-    transport = await Transport.spawn([sys.executable, "-c", SCRIPT], cwd=str(tmp_path),
-                                      env={"PATH": "/usr/bin:/bin"})
+    transport = await Transport.spawn(
+        [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
+    )
 
     lines = [line async for batch in transport.batches() for line in batch]
     info = await transport.wait()
@@ -40,8 +42,9 @@ async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path
 
 
 async def test_stderr_is_drained_into_a_bounded_tail(tmp_path) -> None:
-    transport = await Transport.spawn([sys.executable, "-c", SCRIPT], cwd=str(tmp_path),
-                                      env={"PATH": "/usr/bin:/bin"})
+    transport = await Transport.spawn(
+        [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
+    )
     _ = [batch async for batch in transport.batches()]
     await transport.wait()
 
@@ -50,11 +53,15 @@ async def test_stderr_is_drained_into_a_bounded_tail(tmp_path) -> None:
 
 
 async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_sigterm(
-        tmp_path) -> None:
-    stubborn = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                "print('ready', flush=True); time.sleep(60)")
-    transport = await Transport.spawn([sys.executable, "-c", stubborn], cwd=str(tmp_path),
-                                      env={"PATH": "/usr/bin:/bin"})
+    tmp_path,
+) -> None:
+    stubborn = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    transport = await Transport.spawn(
+        [sys.executable, "-c", stubborn], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
+    )
     batches = transport.batches()
     assert await anext(batches) == [b"ready"]
 
@@ -80,8 +87,9 @@ asyncio.run(main())
 def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
     if way == "setpriv" and pdeathsig_wrapper() is None:
         pytest.fail("setpriv --pdeathsig is not available here: the fast spawn path is untested")
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE, text=True
+    )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     assert pid_alive(child)

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import msgspec
-
 from claude_sidecar import wire
 from claude_sidecar.turns import TurnClock, judge
 
 
 def result(**fields: object) -> wire.ResultLine:
-    return msgspec.json.decode(msgspec.json.encode({"type": "result", **fields}),
-                               type=wire.ResultLine)
+    return msgspec.json.decode(
+        msgspec.json.encode({"type": "result", **fields}), type=wire.ResultLine
+    )
 
 
 def test_a_finished_turn_is_a_success_with_its_own_cost() -> None:
-    line = result(subtype="success", is_error=False, total_cost_usd=0.3,
-                  model_usage_since_last_result={"opus": {"costUSD": 0.1},
-                                                 "haiku": {"costUSD": 0.02}},
-                  usage={"input_tokens": 10, "output_tokens": 3})
+    line = result(
+        subtype="success",
+        is_error=False,
+        total_cost_usd=0.3,
+        model_usage_since_last_result={"opus": {"costUSD": 0.1}, "haiku": {"costUSD": 0.02}},
+        usage={"input_tokens": 10, "output_tokens": 3},
+    )
 
     judged = judge(line, interrupted=False, previous_total=0.18)
 
@@ -33,9 +36,12 @@ def test_without_a_per_turn_breakdown_the_cost_is_the_growth_of_the_total() -> N
 
 
 def test_an_aborted_turn_is_interrupted_and_hides_the_diagnostic() -> None:
-    line = result(subtype="error_during_execution", is_error=True,
-                  terminal_reason="aborted_streaming",
-                  errors=["[ede_diagnostic] result_type=user last_content_type=n/a"])
+    line = result(
+        subtype="error_during_execution",
+        is_error=True,
+        terminal_reason="aborted_streaming",
+        errors=["[ede_diagnostic] result_type=user last_content_type=n/a"],
+    )
 
     judged = judge(line, interrupted=False, previous_total=0.0)
 
@@ -49,8 +55,13 @@ def test_an_error_after_the_daemons_interrupt_is_interrupted() -> None:
 
 
 def test_an_api_failure_is_an_error_of_kind_api_with_the_status() -> None:
-    line = result(subtype="success", is_error=True, terminal_reason="api_error",
-                  api_error_status=529, result="API Error: 529 Overloaded")
+    line = result(
+        subtype="success",
+        is_error=True,
+        terminal_reason="api_error",
+        api_error_status=529,
+        result="API Error: 529 Overloaded",
+    )
 
     judged = judge(line, interrupted=False, previous_total=0.0)
 
@@ -61,8 +72,10 @@ def test_an_api_failure_is_an_error_of_kind_api_with_the_status() -> None:
 
 def test_limits_have_their_own_outcomes() -> None:
     assert judge(result(subtype="error_max_turns", is_error=True), False, 0).outcome == "maxTurns"
-    assert judge(result(subtype="error_max_budget_usd", is_error=True), False,
-                 0).outcome == "maxBudget"
+    assert (
+        judge(result(subtype="error_max_budget_usd", is_error=True), False, 0).outcome
+        == "maxBudget"
+    )
 
 
 def test_another_failure_is_an_execution_error_with_the_clis_words() -> None:
