@@ -171,7 +171,7 @@ class Hub:
             if options.model is not None:
                 await spare.set_model(options.model)
             mode = options.permission_mode
-            if mode is not None and mode != spare.permission_mode:
+            if mode is not None and mode != spare.settings.permission_mode:
                 await spare.set_permission_mode(mode)
         except SidecarError as e:
             log.warning(
@@ -224,7 +224,7 @@ class Hub:
 
     async def _restart(self, channel_id: str) -> Channel:
         old = self.get(channel_id)
-        options = old.continuation()
+        options = old.settings.continuation()
         home, config_dir = self._claude_home()
         if not await asyncio.to_thread(
             sessions.session_exists, home, old.cwd, old.session_id, config_dir=config_dir
@@ -238,7 +238,7 @@ class Hub:
         except BaseException:
             self._channels[channel_id] = old
             raise
-        channel.cost_before = old.total_cost
+        channel.turns.cost_before = old.turns.total_cost
         return channel
 
     async def _start(
@@ -293,7 +293,7 @@ class Hub:
     def _check_reported(channel: Channel, options: NewChannelParams) -> None:
         """Refuse an output style or agent the CLI does not know: it would silently run
         without it. Only the started CLI knows the user's and project's own."""
-        reported = channel.reported
+        reported = channel.settings.reported
         styles = reported.available_output_styles
         if options.output_style is not None and styles and options.output_style not in styles:
             raise InvalidParams(
@@ -318,7 +318,7 @@ class Hub:
         )
         if source is not None:
             session_id, cwd = source.session_id, p.cwd or source.cwd
-            options = source.continuation(cwd=cwd)
+            options = source.settings.continuation(cwd=cwd)
         else:
             assert p.session_id is not None
             if p.cwd is None:
@@ -449,11 +449,11 @@ class Hub:
                 session_id=c.session_id,
                 cwd=c.cwd,
                 state=c.state,
-                model=c.model,
-                permission_mode=c.permission_mode,
+                model=c.settings.model,
+                permission_mode=c.settings.permission_mode,
                 exit=c.exit,
                 pending_permissions=list(c.permissions.values()),
-                tasks=list(c.tasks.values()),
+                tasks=list(c.settings.tasks.values()),
             )
             for c in self._channels.values()
         ]

@@ -46,7 +46,7 @@ def _transport(channel: Channel, server: wire.McpServer) -> str | None:
         return None
     if server.name == SERVER_NAME and channel.has_editor_tools:
         return "sdk"
-    config = (channel.options.mcp_servers or {}).get(server.name)
+    config = (channel.settings.options.mcp_servers or {}).get(server.name)
     if config is None:
         return None
     kind = config.get("type", "stdio")
@@ -55,9 +55,8 @@ def _transport(channel: Channel, server: wire.McpServer) -> str | None:
 
 async def reconnect(channel: Channel, server_name: str) -> None:
     """Restart one server (the CLI refuses a disabled or unknown one)."""
-    if compat.older_than(
-        channel.reported.claude_code_version, compat.REFUSES_RECONNECTING_A_DISABLED_MCP_SERVER
-    ):
+    version = channel.settings.reported.claude_code_version
+    if compat.older_than(version, compat.REFUSES_RECONNECTING_A_DISABLED_MCP_SERVER):
         # Older CLIs reconnect a disabled server, enabling it behind the user's back:
         # refuse it as current CLIs do.
         current = await status(channel)

@@ -242,7 +242,10 @@ Handler = Callable[[SidecarServer, Any], Awaitable[msgspec.Struct]]
 
 def _opened(channel: Channel) -> api.NewChannelResult:
     return api.NewChannelResult(
-        channel_id=channel.id, pid=channel.pid, session_id=channel.session_id, info=channel.info()
+        channel_id=channel.id,
+        pid=channel.pid,
+        session_id=channel.session_id,
+        info=channel.settings.info(),
     )
 
 
@@ -321,7 +324,7 @@ async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams)
 
 
 async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
-    return ls.hub.get(p.channel_id).info()
+    return ls.hub.get(p.channel_id).settings.info()
 
 
 async def context_usage(ls: SidecarServer, p: api.ChannelParams) -> api.Result:

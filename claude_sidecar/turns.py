@@ -1,4 +1,4 @@
-"""How a turn ended: the CLI's ``result`` line turned into ``claude/turnEnded`` fields.
+"""A channel's turns: its state machine, and how each turn ended (``claude/turnEnded``).
 
 Clients should not have to parse ``result`` lines (their shape changes between CLI
 versions, and an interrupted turn reports an internal ``[ede_diagnostic]`` text). The
@@ -8,11 +8,16 @@ long the turn waited for the user's permission decisions.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import wire
-from .api import TurnError, TurnOutcome, TurnUsage
+from .api import ChannelState, TurnError, TurnOutcome, TurnUsage
+from .events import TurnEnded
+
+log = logging.getLogger(__name__)
 
 # Result subtypes that name their own outcome.
 _LIMITS: dict[str, TurnOutcome] = {
@@ -91,3 +96,118 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
         message = line.result or "; ".join(line.errors) or f"the turn failed ({line.subtype})"
         error = TurnError(kind="execution", message=message)
     return Outcome("error", cost, usage, error)
+
+
+class TurnTracker:
+    """A channel's state machine and its turns, handed to the next CLI on a restart.
+
+    It knows which prompts the CLI has taken up (the CLI echoes each one when it does, so a
+    result means idle only when none is left), how long the running turn waited for the
+    user, and what the turns cost over every CLI process the channel had. It does no I/O:
+    the channel publishes what it returns.
+    """
+
+    def __init__(self, name: Callable[[], str], cost_before: float = 0.0) -> None:
+        # The channel's id, for log lines.
+        self._name = name
+        self.state: ChannelState = "starting"
+        # Cost of the channel's earlier CLI processes (it was restarted with its session).
+        self.cost_before = cost_before
+        # The CLI's running cost at the last result.
+        self._reported_cost = 0.0
+        # The running turn (None when idle).
+        self._turn: TurnClock | None = None
+        # uuids of user messages the CLI has not taken up yet.
+        self._queued: set[str] = set()
+        # Those it took up in the running turn (turnEnded's messageIds when the CLI's
+        # result line does not list them, as 2.1.233's does not).
+        self._taken: list[str] = []
+
+    @property
+    def total_cost(self) -> float:
+        """What the channel's turns have cost so far, over every CLI process it had."""
+        return self.cost_before + self._reported_cost
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is running (or a prompt waits for the CLI)."""
+        return self._turn is not None
+
+    def move(self, state: ChannelState) -> bool:
+        """Enter ``state``; False if the channel was in it already."""
+        if state == self.state:
+            return False
+        log.info("channel %s: %s -> %s", self._name(), self.state, state)
+        if state in ("running", "awaitingPermission"):
+            if self._turn is None:
+                self._turn = TurnClock()
+            self._turn.waiting(state == "awaitingPermission")
+        self.state = state
+        return True
+
+    def queue(self, message_id: str) -> None:
+        """A prompt was sent to the CLI."""
+        self._queued.add(message_id)
+
+    def is_queued(self, message_id: str | None) -> bool:
+        """Whether ``message_id`` is a prompt the CLI has not taken up yet."""
+        return message_id in self._queued
+
+    def take_up(self, message_id: str) -> None:
+        """The CLI echoed a queued prompt: it is part of the running turn."""
+        self._queued.discard(message_id)
+        self._taken.append(message_id)
+
+    def interrupting(self) -> None:
+        """The daemon is interrupting the running turn (its result is then no error)."""
+        if self._turn is not None:
+            self._turn.interrupted = True
+
+    def result(self, line: wire.ResultLine) -> tuple[TurnEnded, ChannelState]:
+        """The turn a ``result`` line ends, and the state that follows it."""
+        turn, self._turn = self._turn, None
+        judged = judge(line, turn is not None and turn.interrupted, self._reported_cost)
+        self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
+        ended = TurnEnded(
+            judged.outcome,
+            duration_ms=line.duration_ms,
+            permission_wait_ms=turn.waited_ms() if turn else 0,
+            cost_usd=judged.cost_usd,
+            total_cost_usd=self.total_cost,
+            usage=judged.usage,
+            num_turns=line.num_turns,
+            message_ids=line.user_message_uuids or self._taken,
+            error=judged.error,
+        )
+        self._taken = []
+        # Messages sent mid-turn are either merged into the running turn (echoed before
+        # this result) or start a turn of their own after it (not echoed yet).
+        if self._queued:
+            self._turn = TurnClock()
+            return ended, self.state
+        return ended, "idle"
+
+    def exited(self, closing: bool, code: int | None, signal: int | None) -> TurnEnded | None:
+        """The running turn, ended by the CLI's exit (None if none ran); ``closing``: the
+        daemon closed the channel, so the turn was interrupted rather than failed."""
+        turn, self._turn = self._turn, None
+        self._taken = []
+        if turn is None:
+            return None
+        error = None
+        outcome: TurnOutcome = "interrupted"
+        if not closing:
+            outcome = "error"
+            error = TurnError(
+                kind="cliExited",
+                message=f"the CLI exited during the turn (exit code {code}, signal {signal})",
+            )
+        return TurnEnded(
+            outcome,
+            duration_ms=turn.elapsed_ms(),
+            permission_wait_ms=turn.waited_ms(),
+            cost_usd=0.0,
+            total_cost_usd=self.total_cost,
+            usage=TurnUsage(),
+            error=error,
+        )
