@@ -1,4 +1,4 @@
-"""The set of channels of one daemon: ids, creation, lookup and teardown."""
+"""The set of channels of one daemon: ids, creation, restart, fork, lookup and teardown."""
 
 from __future__ import annotations
 
@@ -6,33 +6,30 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import uuid as uuidlib
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from . import editor_tools, sessions
+from . import editor_tools
 from .api import (
     ChannelSummary,
     ExitInfo,
     ForkSessionParams,
-    History,
     InitializationOptions,
     NewChannelParams,
-    SessionPage,
 )
 from .background import Background
 from .channel import Channel
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
-from .errors import ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound, SidecarError
+from .errors import ChannelNotFound, InvalidParams, SessionInUse, SidecarError
 from .events import NOWHERE, Feed, Subscriber
 from .launch import build_launch
 from .permissions import Rules
 from .pool import WarmPool
+from .sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +66,8 @@ class Hub:
         self.pool = WarmPool(self._start_spare)
         self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
+        # The CLI's stored sessions (what restart and fork resume).
+        self.sessions = SessionStore(env)
 
     def configure(self, options: InitializationOptions) -> None:
         """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
@@ -225,10 +224,7 @@ class Hub:
     async def _restart(self, channel_id: str) -> Channel:
         old = self.get(channel_id)
         options = old.settings.continuation()
-        home, config_dir = self._claude_home()
-        if not await asyncio.to_thread(
-            sessions.session_exists, home, old.cwd, old.session_id, config_dir=config_dir
-        ):
+        if not await self.sessions.exists(old.cwd, old.session_id):
             # The CLI died before the first message and stored nothing: `--resume` would
             # fail, so start the same session id afresh.
             options = msgspec.structs.replace(options, resume=None)
@@ -333,7 +329,7 @@ class Hub:
         if p.at_message_id is not None:
             resume_at = source.exchange_ends.get(p.at_message_id) if source else None
             if resume_at is None:
-                resume_at = await self._stored_exchange_end(session_id, cwd, p.at_message_id)
+                resume_at = await self.sessions.exchange_end(session_id, cwd, p.at_message_id)
             if resume_at is None:
                 raise InvalidParams(
                     "atMessageId",
@@ -342,86 +338,15 @@ class Hub:
                 )
         return await self.new_channel(options, fork=True, resume_at=resume_at)
 
-    def _claude_home(self) -> tuple[Path, Path | None]:
-        return sessions.claude_home(os.environ if self._env is None else self._env)
-
-    async def list_sessions(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
-        """The sessions the CLI stored for ``cwd``, newest first."""
-        home, config_dir = self._claude_home()
-        try:
-            return await asyncio.to_thread(
-                sessions.list_sessions, home, cwd, limit, cursor, config_dir=config_dir
-            )
-        except sessions.BadCursor as e:
-            raise InvalidParams(
-                "cursor",
-                f"is not valid ({e})",
-                "pass the nextCursor of the previous page, or leave it out",
-            ) from e
-
-    async def history(self, session_id: str, cwd: str) -> History:
-        """A stored session's conversation; warnings list what could not be read."""
-        home, config_dir = self._claude_home()
-        try:
-            return await asyncio.to_thread(
-                sessions.read_history, home, cwd, session_id, config_dir=config_dir
-            )
-        except FileNotFoundError as e:
-            raise SessionNotFound(session_id, cwd) from e
-
-    async def rename_session(self, session_id: str, cwd: str, title: str) -> None:
-        """Give a stored session a custom title; a live channel's session too (its CLI
-        keeps appending to the same file and the title stays the last one)."""
-        home, config_dir = self._claude_home()
-        await self._edit_session(
-            session_id,
-            cwd,
-            sessions.rename_session,
-            home,
-            cwd,
-            session_id,
-            title,
-            config_dir=config_dir,
-        )
-
-    async def delete_session(self, session_id: str, cwd: str) -> None:
-        """Delete a stored session; refused while a channel of this daemon uses it."""
+    def check_unused(self, session_id: str) -> None:
+        """Refuse to delete a session a channel of this daemon uses: its CLI would recreate
+        the file with its next entries (a fragment listed as a session of its own), and a
+        restart would resume a session that is gone."""
         user = next(
             (c for c in self._channels.values() if c.session_id.lower() == session_id.lower()), None
         )
         if user is not None:
-            # Its CLI would recreate the file with its next entries (a fragment listed as
-            # a session of its own), and a restart would resume a session that is gone.
             raise SessionInUse(session_id, user.id)
-        home, config_dir = self._claude_home()
-        await self._edit_session(
-            session_id, cwd, sessions.delete_session, home, cwd, session_id, config_dir=config_dir
-        )
-
-    async def _edit_session(
-        self, session_id: str, cwd: str, edit: Callable[..., None], *args: Any, **kwargs: Any
-    ) -> None:
-        """Run a session edit (synchronous file I/O) in a thread, its failures as errors."""
-        try:
-            await asyncio.to_thread(edit, *args, **kwargs)
-        except FileNotFoundError as e:
-            raise SessionNotFound(session_id, cwd) from e
-        except sessions.ConfigDirMismatch as e:
-            raise SidecarError(str(e), sessionId=session_id) from e
-        except OSError as e:
-            raise SidecarError(
-                f"the session file of `{session_id}` could not be changed "
-                f"({e}); check its permissions and the free disk space",
-                sessionId=session_id,
-                cwd=cwd,
-            ) from e
-
-    async def _stored_exchange_end(self, session_id: str, cwd: str, message_id: str) -> str | None:
-        try:
-            history = await self.history(session_id, cwd)
-        except SessionNotFound:
-            return None
-        return sessions.exchange_end(history, message_id)
 
     def get(self, channel_id: str) -> Channel:
         """The channel named ``channel_id`` or ``ChannelNotFound``."""

@@ -1,9 +1,10 @@
-"""The pygls JSON-RPC server: decodes ``claude/*`` params, calls the hub, encodes results.
+"""The ``claude/*`` front end: one JSON-RPC client, many channels.
 
-Each handler serves one method of ``api.METHODS``. Params are decoded once into the
-method's msgspec type; results go back as builtins (pygls's codec cannot encode
-msgspec structs). Notifications bypass pygls's codec: they are encoded by ``outbox``
-and written straight to the client's stream.
+Each handler serves one method of ``api.METHODS``; its params are decoded once into the
+method's msgspec type and its result (a msgspec struct) is encoded by msgspec.
+The JSON-RPC mechanics (a task per request, answers, cancellation) are in ``jsonrpc``,
+on pygls's public API; notifications are encoded by ``outbox`` and written straight to
+the client's stream.
 """
 
 from __future__ import annotations
@@ -11,140 +12,118 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid as uuidlib
-from collections.abc import Awaitable, Callable, Generator, Mapping
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
-from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import RPCRequest
-from pygls.protocol.language_server import lsp_method
+from pygls.server import JsonRPCServer
 
 from . import __version__, api, mcp_servers, rewind
 from .channel import Channel
 from .discovery import describe_cli
-from .errors import ServerNotInitialized, SidecarError
+from .errors import InvalidParams, ServerNotInitialized
 from .hub import Hub
+from .jsonrpc import Handler as RequestHandler
+from .jsonrpc import Requests, SidecarProtocol
 from .outbox import Outbox
 from .transport import pdeathsig_wrapper
 
 log = logging.getLogger(__name__)
 
 
-class SidecarProtocol(LanguageServerProtocol):
-    """pygls's protocol, refusing ``claude/*`` requests until ``initialize`` has run."""
-
-    _server: SidecarServer
-    _shutdown_requested = False
-
-    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
-        # Checked here, on arrival, not in the async handler: by the time a handler task
-        # runs, a later `initialize` may already have been processed.
-        if method_name.startswith("claude/") and not self._server.initialized:
-            error = ServerNotInitialized(method_name)
-            self._send_response(msg_id, None, error.to_response_error())
-            return
-        if self._shutdown or self._shutdown_requested:
-            # pygls drops requests after `shutdown` silently; a client would wait forever.
-            refusal = JsonRpcInvalidRequest(
-                f"{method_name}: the server is shutting down; only `exit` is accepted now"
-            )
-            self._send_response(msg_id, None, refusal.to_response_error())
-            return
-        if method_name == "shutdown":
-            # Refuse what comes after it even while channels are still closing.
-            self._shutdown_requested = True
-        super()._handle_request(msg_id, method_name, params)
-
-    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
-        # A SidecarError is an answer the client asked for (a bad field, an unknown
-        # channel), not a daemon fault: one log line instead of pygls's ERROR traceback.
-        if not future.cancelled() and isinstance(error := future.exception(), SidecarError):
-            self._request_futures.pop(msg_id, None)
-            log.info(
-                "request %s answered with %s (%d): %s",
-                msg_id,
-                error.NAME,
-                error.CODE,
-                error.message,
-            )
-            self._send_response(msg_id, error=error.to_response_error())
-            return
-        super()._send_handler_result(future, msg_id=msg_id)
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, dict):
-            message = self._structure(message)
-            if message is None:
-                return
-        if self._shutdown and isinstance(message, RPCRequest) and message.method != "exit":
-            self._handle_request(message.id, message.method, message.params)
-            return
-        super().handle_message(message)
-
-    @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
-        # pygls's own work (and our handler) first, then the daemon's answer: pygls would
-        # advertise LSP document features the daemon does not have.
-        yield from super().lsp_initialize(params)
-        return msgspec.to_builtins(self._server.initialize_result())
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        # pygls calls this as json.loads' object_hook, for every object of a message:
-        # an object inside `params` with a "jsonrpc" key would be taken for a message of
-        # its own, the message would fail to decode and its request would never be
-        # answered. Only the message itself is structured (in handle_message).
-        return data
-
-    def _structure(self, data: dict[str, Any]) -> Any:
-        """The message pygls's handlers take, or None after answering one that cannot be
-        decoded (a request gets an error answer instead of silence)."""
-        if "method" in data and "params" not in data:
-            # JSON-RPC lets a request leave out `params`; pygls would fail to decode it.
-            data = {**data, "params": None}
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as e:
-            if "method" in data and data.get("id") is not None:
-                log.info("request %s (%s) could not be decoded: %s", data["id"], data["method"], e)
-                self._send_response(data["id"], None, e.to_response_error())
-            else:
-                log.warning("dropped a message that could not be decoded: %.200r", data)
-            return None
-
-
-class SidecarServer(LanguageServer):
+class SidecarServer(JsonRPCServer):
     """The daemon's ``claude/*`` front end: one JSON-RPC client, many channels.
 
     It subscribes to the hub's channel events (``open_feed``: one ``Outbox`` per channel
-    turns them into notifications) and owns the daemon's life: ``close`` and ``kill_now``
-    end every channel and spare CLI.
+    turns them into notifications) and owns the daemon's life: ``initialize`` configures
+    it, ``shutdown`` closes every channel, ``exit`` ends the serving loop
+    (``exit_code``), and ``close`` and ``kill_now`` end every channel and spare CLI.
     """
+
+    protocol: SidecarProtocol
 
     def __init__(
         self, *, cli_path: str | None = None, env: Mapping[str, str] | None = None
     ) -> None:
-        # lsprotocol's converter leaves custom params as plain dicts (pygls's default
-        # turns them into namedtuples and loses keys).
-        super().__init__(
-            "claude-sidecar",
-            __version__,
-            protocol_cls=SidecarProtocol,
-            converter_factory=get_converter,
-        )
+        # lsprotocol's converter only structures the answers to the daemon's own requests.
+        super().__init__(protocol_cls=SidecarProtocol, converter_factory=get_converter)
         self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
         self.initialized = False
+        self.shutting_down = False
         self.client_name: str | None = None
         self.client_gone = asyncio.Event()
+        # Set by `exit`: the serving loop ends, the process exits with ``exit_code``.
+        self.exited = asyncio.Event()
+        self.exit_code = 1
         # Where notifications go (set by the serving loop): batched writes to the client.
         self._queue_frame: Callable[[bytes], None] | None = None
         # Seconds between claude/delta notifications of one channel (0: no coalescing).
         self.coalesce = 0.0
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
+        self.requests = Requests(
+            self._request_handlers(), {"exit": self._exit}, self._gate, self.send_frame
+        )
+        self.protocol.requests = self.requests
+
+    def _request_handlers(self) -> dict[str, RequestHandler]:
+        missing = {m.name for m in api.METHODS} ^ HANDLERS.keys()
+        if missing:
+            raise RuntimeError(f"method table and handlers disagree on: {sorted(missing)}")
+        served: dict[str, RequestHandler] = {
+            m.name: _decoding(self, m, HANDLERS[m.name]) for m in api.METHODS
+        }
+        served["initialize"] = self._initialize
+        served["shutdown"] = self._shutdown
+        return served
+
+    def _gate(self, method: str) -> JsonRpcException | None:
+        """Refuse on arrival what the daemon's life does not allow now. (Checked on
+        arrival, not in the request's task: by the time it runs, a later ``initialize``
+        may already have been processed.)"""
+        if self.shutting_down:
+            # A client would wait forever for an answer that never comes.
+            return JsonRpcInvalidRequest(
+                f"{method}: the server is shutting down; only `exit` is accepted now"
+            )
+        if method.startswith("claude/") and not self.initialized:
+            return ServerNotInitialized(method)
+        if method == "shutdown":
+            # Refuse what comes after it even while channels are still closing.
+            self.shutting_down = True
+        return None
+
+    def _initialize(self, raw: Any) -> api.InitializeResult:
+        if raw is not None and not isinstance(raw, dict):
+            raise InvalidParams("params", "is not an object", "send LSP's InitializeParams")
+        # Of LSP's InitializeParams only initializationOptions means something here.
+        options = api.decode_params(
+            "initialize",
+            api.InitializationOptions,
+            (raw or {}).get("initializationOptions"),
+            "initializationOptions.",
+        )
+        self.configure(options)
+        log.info("initialized by %s", options.client_name or "an unnamed client")
+        return self.initialize_result()
+
+    async def _shutdown(self, raw: Any) -> None:
+        await self.close()
+        # What was still running gets its answer now (cancelled), not never.
+        self.requests.cancel_others()
+
+    async def _exit(self, raw: Any) -> None:
+        await self.close(grace=1.0)
+        self.exit_code = 0 if self.shutting_down else 1
+        self.exited.set()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message could not be read (pygls's serving loop): log it, tell the client."""
+        log.error("could not handle a message from the client: %s", error)
+        self.protocol.notify(
+            "window/showMessage", {"type": 1, "message": f"claude-sidecar: {error}"}
+        )
 
     def configure(self, options: api.InitializationOptions) -> None:
         """Apply the client's ``initializationOptions`` (the hub takes its share)."""
@@ -213,6 +192,9 @@ class SidecarServer(LanguageServer):
             async with asyncio.timeout(timeout):
                 return await asyncio.shield(answer)
         except TimeoutError:
+            # A late answer (a result, or the editor's "cancelled" error) lands on this
+            # future; it is taken and dropped there, not left for asyncio to report.
+            answer.add_done_callback(_drop_answer)
             self.protocol.notify("$/cancelRequest", {"id": request_id})
             raise
 
@@ -291,11 +273,11 @@ async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Resul
 
 
 async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
-    return await ls.hub.list_sessions(p.cwd, p.limit, p.cursor)
+    return await ls.hub.sessions.list(p.cwd, p.limit, p.cursor)
 
 
 async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
-    return await ls.hub.history(p.session_id, p.cwd)
+    return await ls.hub.sessions.history(p.session_id, p.cwd)
 
 
 async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -337,12 +319,13 @@ async def stop_task(ls: SidecarServer, p: api.StopTaskParams) -> api.Result:
 
 
 async def rename_session(ls: SidecarServer, p: api.RenameSessionParams) -> api.Result:
-    await ls.hub.rename_session(p.session_id, p.cwd, p.title)
+    await ls.hub.sessions.rename(p.session_id, p.cwd, p.title)
     return api.Ok()
 
 
 async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.Result:
-    await ls.hub.delete_session(p.session_id, p.cwd)
+    ls.hub.check_unused(p.session_id)
+    await ls.hub.sessions.delete(p.session_id, p.cwd)
     return api.Ok()
 
 
@@ -370,43 +353,22 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def _register(server: SidecarServer, method: api.Method, handler: Handler) -> None:
-    async def serve(ls: SidecarServer, raw_params: Any) -> Any:
-        params = api.decode_params(method.name, method.params, raw_params)
-        return msgspec.to_builtins(await handler(ls, params))
+def _drop_answer(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        log.info("the editor answered a request after its timeout: %s", answer.exception())
 
-    serve.__name__ = handler.__name__
-    server.feature(method.name)(serve)
+
+def _decoding(server: SidecarServer, method: api.Method, handler: Handler) -> RequestHandler:
+    """``handler`` taking the method's raw params, decoded once into its msgspec type."""
+
+    async def serve(raw: Any) -> msgspec.Struct:
+        return await handler(server, api.decode_params(method.name, method.params, raw))
+
+    return serve
 
 
 def build_server(
     *, cli_path: str | None = None, env: Mapping[str, str] | None = None
 ) -> SidecarServer:
-    """Create the server with every ``claude/*`` method and the LSP lifecycle wired up."""
-    server = SidecarServer(cli_path=cli_path, env=env)
-    missing = {m.name for m in api.METHODS} ^ HANDLERS.keys()
-    if missing:
-        raise RuntimeError(f"method table and handlers disagree on: {sorted(missing)}")
-    for method in api.METHODS:
-        _register(server, method, HANDLERS[method.name])
-
-    @server.feature(types.INITIALIZE)
-    def on_initialize(ls: SidecarServer, params: types.InitializeParams) -> None:
-        options = api.decode_params(
-            "initialize",
-            api.InitializationOptions,
-            params.initialization_options,
-            "initializationOptions.",
-        )
-        ls.configure(options)
-        log.info("initialized by %s", options.client_name or "an unnamed client")
-
-    @server.feature(types.SHUTDOWN)
-    async def on_shutdown(ls: SidecarServer, params: None) -> None:
-        await ls.close()
-
-    @server.feature(types.EXIT)
-    async def on_exit(ls: SidecarServer, params: None) -> None:
-        await ls.close(grace=1.0)
-
-    return server
+    """Create the server with every ``claude/*`` method and the JSON-RPC lifecycle."""
+    return SidecarServer(cli_path=cli_path, env=env)

@@ -67,7 +67,7 @@ class FrameWriter:
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
-        if not self._flush_due:
+        if not self._flush_due or self._stream.closed:
             return
         self._flush_due = False
         try:
@@ -76,8 +76,12 @@ class FrameWriter:
             self._on_error(e)
 
     def close(self) -> None:
-        """Close the stream (pygls's writer interface)."""
-        self._stream.close()
+        """Flush what is queued and close the stream (pygls's writer interface)."""
+        self._flush()
+        try:
+            self._stream.close()
+        except (OSError, ValueError) as e:
+            self._on_error(e)
 
 
 async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
@@ -114,15 +118,18 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
         )
     )
     gone = asyncio.ensure_future(server.client_gone.wait())
+    exited = asyncio.ensure_future(server.exited.wait())
     try:
-        await asyncio.wait({serving, gone}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({serving, gone, exited}, return_when=asyncio.FIRST_COMPLETED)
         if serving.done():
             serving.result()
             log.info("client closed stdin")
     finally:
         serving.cancel()
         gone.cancel()
+        exited.cancel()
         await server.close(grace=2.0)
+        frames.close()
 
 
 def serve_stdio(server: SidecarServer) -> int:
@@ -130,12 +137,10 @@ def serve_stdio(server: SidecarServer) -> int:
     rpc_out = claim_stdout()
     try:
         asyncio.run(_serve(server, rpc_out))
-    except SystemExit as e:
-        # pygls ends the process this way on `exit`: 0 after `shutdown`, else 1.
-        return int(e.code or 0)
     except BrokenPipeError:
         log.error("the client's end of stdout is gone; shutting down")
         return 1
     finally:
         server.kill_now()
-    return 0
+    # `exit` says how: 0 after `shutdown`, else 1 (LSP); a client closing stdin, 0.
+    return server.exit_code if server.exited.is_set() else 0

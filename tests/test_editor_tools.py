@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,17 +43,23 @@ ASK_DIAGNOSTICS = {
 class Editor:
     """Answers claude/callEditorTool the way a test tells it to."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: Path) -> None:
         self.calls: list[dict[str, Any]] = []
         self.answer: Callable[[dict[str, Any]], Any] = lambda params: None
+        # The daemon's log file.
+        self.log = log
+
+    def daemon_errors(self) -> list[str]:
+        """The ERROR lines (and what follows them) the daemon logged so far."""
+        return [line for line in self.log.read_text().splitlines() if " ERROR " in line]
 
 
 @pytest.fixture
 async def editor_sidecar(
-    sidecar_with: StartSidecar, model: ScriptedModel
+    sidecar_with: StartSidecar, model: ScriptedModel, tmp_path: Path
 ) -> tuple[Sidecar, Editor]:
     model.set_scenario(load_scenario(ASK_DIAGNOSTICS))
-    editor = Editor()
+    editor = Editor(tmp_path / "daemon.log")
 
     async def call_editor_tool(ls: Any, params: Any) -> Any:
         editor.calls.append(params)
@@ -61,6 +68,7 @@ async def editor_sidecar(
 
     daemon = await sidecar_with(
         {"editorTools": [DIAGNOSTICS_TOOL], "editorToolTimeout": 2},
+        args=("--log-file", str(editor.log)),
         handlers={"claude/callEditorTool": call_editor_tool},
     )
     return daemon, editor
@@ -124,26 +132,67 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
 ) -> None:
     sidecar, editor = editor_sidecar
-    late = asyncio.Event()
+    never = asyncio.Event()
 
-    async def answer_too_late(params: dict[str, Any]) -> str:
-        await asyncio.sleep(3)
-        late.set()
-        return "far too late"
+    async def answer_never(params: dict[str, Any]) -> str:
+        await never.wait()
+        return "never"
 
-    editor.answer = answer_too_late
+    editor.answer = answer_never
     channel = await sidecar.new_channel(str(workspace))
 
     result = (await sidecar.turn(channel, "any problems in a.py?", timeout=30)).result
     tool_result = tool_results(model)[-1]
-    await asyncio.wait_for(late.wait(), 10)
 
     assert tool_result.get("is_error") is True
     assert "did not answer within 2 s" in str(tool_result["content"])
     assert result["subtype"] == "success"
-    assert (await sidecar.request("claude/listChannels"))["channels"][0]["state"] == "idle", (
-        "the late answer is dropped and the daemon keeps serving"
-    )
+
+
+async def test_a_tool_call_that_timed_out_is_cancelled_in_the_editor(
+    editor_sidecar: tuple[Sidecar, Editor], workspace: Path
+) -> None:
+    sidecar, editor = editor_sidecar
+    cancelled = asyncio.Event()
+
+    async def wait_for_cancel(params: dict[str, Any]) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            # pygls cancels a handler when the daemon sends $/cancelRequest for it.
+            cancelled.set()
+            raise
+        return "unreachable"
+
+    editor.answer = wait_for_cancel
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.turn(channel, "any problems in a.py?", timeout=30)
+
+    await asyncio.wait_for(cancelled.wait(), 10)
+
+
+async def test_a_late_answer_from_the_editor_is_dropped_and_the_daemon_keeps_serving(
+    editor_sidecar: tuple[Sidecar, Editor], workspace: Path
+) -> None:
+    sidecar, editor = editor_sidecar
+    late = asyncio.Event()
+
+    async def answer_anyway(params: dict[str, Any]) -> str:
+        # An editor that ignores $/cancelRequest and answers once the daemon gave up.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        late.set()
+        return "far too late"
+
+    editor.answer = answer_anyway
+    channel = await sidecar.new_channel(str(workspace))
+
+    await sidecar.turn(channel, "any problems in a.py?", timeout=30)
+    await asyncio.wait_for(late.wait(), 10)
+
+    assert (await sidecar.request("claude/listChannels"))["channels"][0]["state"] == "idle"
+    assert editor.daemon_errors() == [], "the late answer is dropped without an error"
 
 
 async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(

@@ -13,8 +13,8 @@ import msgspec
 import pytest
 from claude_sidecar.api import History
 from claude_sidecar.errors import InvalidParams
-from claude_sidecar.hub import Hub
 from claude_sidecar.sessions import BadCursor, list_sessions, project_dir, read_history
+from claude_sidecar.sessions.store import SessionStore
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"
 WRITE = "c8605bc9-22b5-4cd5-a2d6-cf4fd7a0de7b"  # hello + a Write tool use
@@ -537,16 +537,16 @@ def test_only_a_bad_cursor_is_a_bad_cursor(tmp_path: Path) -> None:
     assert not isinstance(raised.value, BadCursor)
 
 
-async def test_the_hub_names_the_cursor_only_for_a_bad_cursor(tmp_path: Path) -> None:
-    hub = Hub(lambda _: None, env={"HOME": str(tmp_path)})
+async def test_the_store_names_the_cursor_only_for_a_bad_cursor(tmp_path: Path) -> None:
+    store = SessionStore({"HOME": str(tmp_path)})
 
     with pytest.raises(InvalidParams) as bad_cursor:
-        await hub.list_sessions(CWD, 50, "garbage!")
+        await store.list(CWD, 50, "garbage!")
     assert bad_cursor.value.data["field"] == "cursor"
     # Another ValueError (the server's params checks keep it from happening) is not
     # reported as a bad cursor.
     with pytest.raises(ValueError) as other:
-        await hub.list_sessions(CWD, 0, None)
+        await store.list(CWD, 0, None)
     assert not isinstance(other.value, InvalidParams)
 
 

@@ -1,0 +1,103 @@
+"""The stored sessions of one environment, as the daemon's requests use them.
+
+Each operation runs its file I/O in a thread (a listing or a history can read many MB)
+and turns what can go wrong into the protocol's errors: a bad cursor names the field,
+a missing file is ``SessionNotFound``, a file that cannot be changed says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..api import History, SessionPage
+from ..errors import InvalidParams, SessionNotFound, SidecarError
+from .edits import ConfigDirMismatch, delete_session, rename_session
+from .history import exchange_end, read_history
+from .listing import BadCursor, list_sessions
+from .paths import claude_home, session_exists
+
+
+class SessionStore:
+    """The sessions the CLI stores under the config home of ``env`` (None: the daemon's)."""
+
+    def __init__(self, env: Mapping[str, str] | None) -> None:
+        self._env = env
+
+    def _home(self) -> tuple[Path, Path | None]:
+        return claude_home(os.environ if self._env is None else self._env)
+
+    async def exists(self, cwd: str, session_id: str) -> bool:
+        """Whether the CLI has stored anything of ``session_id`` yet."""
+        home, config_dir = self._home()
+        return await asyncio.to_thread(session_exists, home, cwd, session_id, config_dir=config_dir)
+
+    async def list(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
+        """The sessions the CLI stored for ``cwd``, newest first."""
+        home, config_dir = self._home()
+        try:
+            return await asyncio.to_thread(
+                list_sessions, home, cwd, limit, cursor, config_dir=config_dir
+            )
+        except BadCursor as e:
+            raise InvalidParams(
+                "cursor",
+                f"is not valid ({e})",
+                "pass the nextCursor of the previous page, or leave it out",
+            ) from e
+
+    async def history(self, session_id: str, cwd: str) -> History:
+        """A stored session's conversation; warnings list what could not be read."""
+        home, config_dir = self._home()
+        try:
+            return await asyncio.to_thread(
+                read_history, home, cwd, session_id, config_dir=config_dir
+            )
+        except FileNotFoundError as e:
+            raise SessionNotFound(session_id, cwd) from e
+
+    async def exchange_end(self, session_id: str, cwd: str, message_id: str) -> str | None:
+        """The last message of the exchange ``message_id`` opened (None: no such prompt
+        with an answer, or no such session)."""
+        try:
+            history = await self.history(session_id, cwd)
+        except SessionNotFound:
+            return None
+        return exchange_end(history, message_id)
+
+    async def rename(self, session_id: str, cwd: str, title: str) -> None:
+        """Give a stored session a custom title; a live channel's session too (its CLI
+        keeps appending to the same file and the title stays the last one)."""
+        home, config_dir = self._home()
+        await self._edit(
+            session_id, cwd, rename_session, home, cwd, session_id, title, config_dir=config_dir
+        )
+
+    async def delete(self, session_id: str, cwd: str) -> None:
+        """Delete a stored session (the caller checks that no channel uses it)."""
+        home, config_dir = self._home()
+        await self._edit(
+            session_id, cwd, delete_session, home, cwd, session_id, config_dir=config_dir
+        )
+
+    @staticmethod
+    async def _edit(
+        session_id: str, cwd: str, edit: Callable[..., None], *args: Any, **kwargs: Any
+    ) -> None:
+        """Run a session edit (synchronous file I/O) in a thread, its failures as errors."""
+        try:
+            await asyncio.to_thread(edit, *args, **kwargs)
+        except FileNotFoundError as e:
+            raise SessionNotFound(session_id, cwd) from e
+        except ConfigDirMismatch as e:
+            raise SidecarError(str(e), sessionId=session_id) from e
+        except OSError as e:
+            raise SidecarError(
+                f"the session file of `{session_id}` could not be changed "
+                f"({e}); check its permissions and the free disk space",
+                sessionId=session_id,
+                cwd=cwd,
+            ) from e
