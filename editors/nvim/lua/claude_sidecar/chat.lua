@@ -31,6 +31,8 @@ local M = {}
 ---@field tab integer|nil the tab page opened for the chat (layout "tab")
 ---@field closed boolean
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
+---@field info table|nil what the CLI offers (the channel's `info`: models, slash commands, agents)
+---@field context {percentage: number, total_tokens: integer, max_tokens: integer}|nil the context meter's last reading
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}

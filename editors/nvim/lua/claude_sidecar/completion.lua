@@ -15,6 +15,12 @@ local SKIP_DIRS = { [".git"] = true, node_modules = true, [".venv"] = true, __py
 ---@field kind "file"|"buffer"|"agent"|"command"
 ---@field detail string one line shown next to it (may be "")
 
+---@class claude_sidecar.CompletionSource
+---@field cwd string the chat's directory (`@` file names are relative to it)
+---@field info table|nil the chat's `info` (its `commands` and `agents`)
+---@field files (fun(cwd: string): string[])|nil the files to offer (default: M.files)
+---@field buffers (fun(cwd: string): string[])|nil the buffers to offer (default: M.buffers)
+
 local file_cache = {} ---@type table<string, {at: integer, files: string[]}>
 
 --- The files under `cwd`, relative to it: git's (tracked and untracked, not ignored), else a
@@ -116,7 +122,7 @@ end
 
 --- The candidates for `word` (starting with `@` or `/`), best first.
 ---@param word string
----@param source {cwd: string, info: table|nil, files: (fun(cwd: string): string[])|nil, buffers: (fun(cwd: string): string[])|nil}
+---@param source claude_sidecar.CompletionSource
 ---@return claude_sidecar.Candidate[]
 function M.candidates(word, source)
   local query = word:sub(2)
@@ -163,6 +169,8 @@ function M.candidates(word, source)
 end
 
 --- The chat of prompt buffer `buf` as a completion source (nil for any other buffer).
+---@param buf integer
+---@return claude_sidecar.CompletionSource|nil
 function M.source_for(buf)
   local chat = package.loaded["claude_sidecar.chat"]
   local c = chat and chat.for_buffer(buf)
