@@ -34,8 +34,9 @@ function M.files(cwd)
   end
   local files = {}
   local ok, done = pcall(function()
-    return vim.system({ "git", "ls-files", "--cached", "--others", "--exclude-standard" },
-      { cwd = cwd, text = true }):wait(2000)
+    return vim
+      .system({ "git", "ls-files", "--cached", "--others", "--exclude-standard" }, { cwd = cwd, text = true })
+      :wait(2000)
   end)
   if ok and done.code == 0 then
     for line in done.stdout:gmatch("[^\n]+") do
@@ -45,10 +46,14 @@ function M.files(cwd)
       end
     end
   else
-    for name, type in vim.fs.dir(cwd, {
-      depth = 8,
-      skip = function(dir) return not SKIP_DIRS[vim.fs.basename(dir)] end,
-    }) do
+    for name, type in
+      vim.fs.dir(cwd, {
+        depth = 8,
+        skip = function(dir)
+          return not SKIP_DIRS[vim.fs.basename(dir)]
+        end,
+      })
+    do
       if type == "file" then
         table.insert(files, name)
         if #files >= MAX_SCAN then
@@ -132,8 +137,10 @@ function M.candidates(word, source)
     local s = score(text, query)
     if s > 0 and not seen[word:sub(1, 1) .. text] then
       seen[word:sub(1, 1) .. text] = true
-      table.insert(found, { c = { word = word:sub(1, 1) .. text, kind = kind, detail = detail or "" },
-        score = s, order = #found })
+      table.insert(
+        found,
+        { c = { word = word:sub(1, 1) .. text, kind = kind, detail = detail or "" }, score = s, order = #found }
+      )
     end
   end
   local info = source.info or {}
@@ -213,8 +220,13 @@ function M.completefunc(findstart, base)
   end
   local items = {}
   for _, c in ipairs(M.candidates(base, source)) do
-    table.insert(items, { word = c.word, kind = MENU_KIND[c.kind], menu = c.detail:gsub("\n.*", ""):sub(1, 60),
-      info = c.detail ~= "" and c.detail or nil, icase = 1 })
+    table.insert(items, {
+      word = c.word,
+      kind = MENU_KIND[c.kind],
+      menu = c.detail:gsub("\n.*", ""):sub(1, 60),
+      info = c.detail ~= "" and c.detail or nil,
+      icase = 1,
+    })
   end
   return items
 end
@@ -240,8 +252,13 @@ function M.lsp_items(buf, row, col)
       filterText = c.word,
       kind = M.LSP_KIND[c.kind],
       detail = c.detail ~= "" and c.detail or nil,
-      textEdit = { newText = c.word, range = {
-        start = { line = row, character = start }, ["end"] = { line = row, character = col } } },
+      textEdit = {
+        newText = c.word,
+        range = {
+          start = { line = row, character = start },
+          ["end"] = { line = row, character = col },
+        },
+      },
     })
   end
   return items

@@ -88,9 +88,13 @@ function M.apply(opts)
     cmd = { merged.cmd, "table", true },
     coalesce_ms = { merged.coalesce_ms, "number" },
     warm_pool = { merged.warm_pool, "number" },
-    layout = { merged.layout, function(v)
-      return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
-    end, "one of right, left, below, above, tab" },
+    layout = {
+      merged.layout,
+      function(v)
+        return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
+      end,
+      "one of right, left, below, above, tab",
+    },
   })
   M.options = merged
   return merged
