@@ -103,10 +103,10 @@ function M.check()
   local config = require("claude_sidecar.config")
   local rpc = require("claude_sidecar.rpc")
   health.start("claude_sidecar")
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
-    health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
+    health.error("Neovim 0.11 or newer is needed", { "upgrade Neovim" })
   end
 
   local cmd = config.daemon_cmd()
