@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every test suite of the project, one after the other, each printing its own summary:
-# Python and Neovim (pytest), the same against an older Claude Code CLI (compatibility),
-# the VS Code client (node), the Kotlin client (Maven). Installs what each needs
-# (npm packages, the older CLI, code-server, Chromium); with CI=true a missing
-# prerequisite fails.
+# the Neovim client's Lua checks (luacheck, stylua), Python and Neovim (pytest), the same
+# against an older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin
+# client (Maven). Installs what each needs (npm packages, the older CLI, code-server,
+# Chromium, luacheck, StyLua); with CI=true a missing prerequisite fails.
 # Exits non-zero when any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +71,7 @@ static_checks() (
 )
 
 suite "Python static checks (ruff check, ruff format, mypy --strict)" static_checks
+suite "Lua checks (luacheck, stylua)" bash editors/nvim/scripts/lint.sh
 suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
 suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"

@@ -19,8 +19,16 @@ local function run(cmd)
   say(table.concat(cmd, " "))
   local out = vim.system(cmd, { cwd = checkout, text = true }):wait()
   if out.code ~= 0 then
-    error(string.format("claude_sidecar build: `%s` failed (exit %d):\n%s%s", table.concat(cmd, " "),
-      out.code, out.stdout or "", out.stderr or ""), 0)
+    error(
+      string.format(
+        "claude_sidecar build: `%s` failed (exit %d):\n%s%s",
+        table.concat(cmd, " "),
+        out.code,
+        out.stdout or "",
+        out.stderr or ""
+      ),
+      0
+    )
   end
 end
 
@@ -28,8 +36,7 @@ end
 local function python()
   for _, name in ipairs({ "python3", "python3.13", "python3.12", "python3.11", "python" }) do
     if vim.fn.executable(name) == 1 then
-      local out = vim.system({ name, "-c", "import sys; print(sys.version_info >= (3, 11))" },
-        { text = true }):wait()
+      local out = vim.system({ name, "-c", "import sys; print(sys.version_info >= (3, 11))" }, { text = true }):wait()
       if out.code == 0 and vim.trim(out.stdout) == "True" then
         return name
       end
@@ -46,8 +53,8 @@ else
   local pip = vim.fn.has("win32") == 1 and (venv .. "/Scripts/pip") or (venv .. "/bin/pip")
   run({ pip, "install", "--upgrade", checkout })
 end
-local daemon = checkout .. (vim.fn.has("win32") == 1 and "/.venv/Scripts/claude-sidecar.exe"
-  or "/.venv/bin/claude-sidecar")
+local daemon = checkout
+  .. (vim.fn.has("win32") == 1 and "/.venv/Scripts/claude-sidecar.exe" or "/.venv/bin/claude-sidecar")
 run({ daemon, "--version" })
 vim.cmd.helptags(vim.fn.fnameescape(plugin .. "/doc"))
 say("done: the plugin runs " .. daemon)

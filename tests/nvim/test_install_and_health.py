@@ -236,6 +236,22 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
     assert f"OK daemon running, pid {editor.daemon_pid()}" in running
 
 
+def test_checkhealth_says_a_neovim_older_than_the_tested_0_11_is_too_old(
+        start_editor: Callable[..., Editor]) -> None:
+    editor = start_editor()
+    # Neovim 0.10 as far as the plugin can tell: only the PyPI wheel's 0.11 runs here.
+    editor.lua("local has = vim.fn.has\n"
+               "vim.fn.has = function(feature)\n"
+               "  if feature:match('^nvim%-0%.11') then return 0 end\n"
+               "  return has(feature)\n"
+               "end")
+
+    report = checkhealth(editor)
+
+    assert "ERROR Neovim 0.11 or newer is needed" in report, report
+    assert "OK Neovim" not in report
+
+
 def test_checkhealth_says_why_the_daemon_finds_no_cli(start_editor: Callable[..., Editor]) -> None:
     editor = start_editor({"cli_path": "/nowhere/claude"})
 

@@ -1,18 +1,26 @@
 local completion = require("claude_sidecar.completion")
 
 local function words(candidates)
-  return vim.tbl_map(function(c) return c.word end, candidates)
+  return vim.tbl_map(function(c)
+    return c.word
+  end, candidates)
 end
 
 local source = {
   cwd = "/project",
   info = {
-    commands = { { name = "compact", description = "Clear history but keep a summary" },
-      { name = "code-review", description = "Review the diff", aliases = { "review" } } },
+    commands = {
+      { name = "compact", description = "Clear history but keep a summary" },
+      { name = "code-review", description = "Review the diff", aliases = { "review" } },
+    },
     agents = { { name = "Explore", description = "Fast read-only search agent" } },
   },
-  files = function() return { "README.md", "src/calc.py", "src/main.py", "tests/test_calc.py" } end,
-  buffers = function() return { "src/main.py", "/elsewhere/notes.md" } end,
+  files = function()
+    return { "README.md", "src/calc.py", "src/main.py", "tests/test_calc.py" }
+  end,
+  buffers = function()
+    return { "src/main.py", "/elsewhere/notes.md" }
+  end,
 }
 
 return {
@@ -35,7 +43,9 @@ return {
   ["open buffers are offered once, before the files"] = function()
     local got = words(completion.candidates("@", source))
     assert(got[1] == "@src/main.py" and got[2] == "@/elsewhere/notes.md", vim.inspect(got))
-    assert(#vim.tbl_filter(function(w) return w == "@src/main.py" end, got) == 1, "no duplicate")
+    assert(#vim.tbl_filter(function(w)
+      return w == "@src/main.py"
+    end, got) == 1, "no duplicate")
   end,
 
   ["agents are mentioned as @agent-<name>"] = function()

@@ -9,7 +9,9 @@ local function logged(level, fn)
   local lines = vim.fn.filereadable(file) == 1 and vim.fn.readfile(file) or {}
   config.apply({})
   -- Drop the time: "12:00:00 WARN text" -> "WARN text".
-  return vim.tbl_map(function(line) return (line:gsub("^%d%d:%d%d:%d%d ", "")) end, lines)
+  return vim.tbl_map(function(line)
+    return (line:gsub("^%d%d:%d%d:%d%d ", ""))
+  end, lines)
 end
 
 return {
@@ -22,12 +24,15 @@ return {
       read("2026-11-22 23:43:20,126 CRITICAL claude_sidecar.server: gone")
       read(nil)
     end)
-    assert(vim.deep_equal(lines, {
-      "DEBUG daemon: claude_sidecar.hub: routing",
-      "INFO daemon: claude_sidecar.channel: channel ch-1: idle -> running",
-      "WARN daemon: claude_sidecar.pool: a spare CLI failed to start",
-      "ERROR daemon: claude_sidecar.server: gone",
-    }), vim.inspect(lines))
+    assert(
+      vim.deep_equal(lines, {
+        "DEBUG daemon: claude_sidecar.hub: routing",
+        "INFO daemon: claude_sidecar.channel: channel ch-1: idle -> running",
+        "WARN daemon: claude_sidecar.pool: a spare CLI failed to start",
+        "ERROR daemon: claude_sidecar.server: gone",
+      }),
+      vim.inspect(lines)
+    )
   end,
 
   ["a traceback is one entry with the line that logged it; below log_level nothing is written"] = function()
@@ -40,11 +45,14 @@ return {
       read('  File "x.py", line 1')
       read(nil)
     end)
-    assert(vim.deep_equal(lines, {
-      "ERROR daemon: claude_sidecar.channel: crashed",
-      "Traceback (most recent call last):",
-      '  File "x.py", line 1',
-    }), vim.inspect(lines))
+    assert(
+      vim.deep_equal(lines, {
+        "ERROR daemon: claude_sidecar.channel: crashed",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1',
+      }),
+      vim.inspect(lines)
+    )
   end,
 
   ["output before the daemon's logging is set up is an error"] = function()
@@ -54,7 +62,12 @@ return {
       read("ModuleNotFoundError: No module named 'pygls'")
       read(nil)
     end)
-    assert(vim.deep_equal(lines, { "ERROR daemon: Traceback (most recent call last):",
-      "ModuleNotFoundError: No module named 'pygls'" }), vim.inspect(lines))
+    assert(
+      vim.deep_equal(
+        lines,
+        { "ERROR daemon: Traceback (most recent call last):", "ModuleNotFoundError: No module named 'pygls'" }
+      ),
+      vim.inspect(lines)
+    )
   end,
 }

@@ -38,28 +38,48 @@ return {
   end,
 
   ["a failed tool result is marked"] = function()
-    local lines = render.entry({ kind = "tool", name = "Read", input = { file_path = "/nope" },
-      result = "no such file", is_error = true }, opts)
+    local lines = render.entry(
+      { kind = "tool", name = "Read", input = { file_path = "/nope" }, result = "no such file", is_error = true },
+      opts
+    )
     eq(lines[3], "  ⎿ ✗ no such file")
   end,
 
   ["a finished turn shows its duration and cost"] = function()
-    eq(render.entry({ kind = "result", outcome = "success", duration_ms = 1234, permission_wait_ms = 0,
-      cost_usd = 0.0021 }, opts), { "", "─── done in 1.2 s · $0.0021 ───" })
-    eq(render.entry({ kind = "result", outcome = "error", is_error = true, text = "rate limited" }, opts),
-      { "", "─── error: rate limited ───" })
+    eq(
+      render.entry(
+        { kind = "result", outcome = "success", duration_ms = 1234, permission_wait_ms = 0, cost_usd = 0.0021 },
+        opts
+      ),
+      { "", "─── done in 1.2 s · $0.0021 ───" }
+    )
+    eq(
+      render.entry({ kind = "result", outcome = "error", is_error = true, text = "rate limited" }, opts),
+      { "", "─── error: rate limited ───" }
+    )
   end,
 
   ["a turn's time waiting for permission is shown apart"] = function()
-    eq(render.turn_summary({ outcome = "success", duration_ms = 13012, permission_wait_ms = 9240 }),
-      "done in 13.0 s (9.2 s waiting for permission)")
+    eq(
+      render.turn_summary({ outcome = "success", duration_ms = 13012, permission_wait_ms = 9240 }),
+      "done in 13.0 s (9.2 s waiting for permission)"
+    )
   end,
 
   ["an interrupted turn says so, whatever the CLI's text"] = function()
-    eq(render.turn_summary({ outcome = "interrupted", duration_ms = 600, permission_wait_ms = 0,
-      text = "[ede_diagnostic] result_type=user" }), "interrupted after 0.6 s")
-    eq(render.turn_summary({ outcome = "maxTurns", duration_ms = 2000 }),
-      "stopped after 2.0 s: too many model calls (maxTurns)")
+    eq(
+      render.turn_summary({
+        outcome = "interrupted",
+        duration_ms = 600,
+        permission_wait_ms = 0,
+        text = "[ede_diagnostic] result_type=user",
+      }),
+      "interrupted after 0.6 s"
+    )
+    eq(
+      render.turn_summary({ outcome = "maxTurns", duration_ms = 2000 }),
+      "stopped after 2.0 s: too many model calls (maxTurns)"
+    )
   end,
 
   ["tool summaries name the file or command, long ones cut"] = function()
@@ -69,12 +89,26 @@ return {
   end,
 
   ["a permission shows its diff and its state inside the tool's entry, above the result"] = function()
-    local tool = { kind = "tool", name = "Edit", input = { file_path = "a.py" },
-      permission = { state = "pending", text = "waiting for your answer",
-        preview = "--- /abs/a.py\n+++ /abs/a.py\n-x\n+y\n" } }
+    local tool = {
+      kind = "tool",
+      name = "Edit",
+      input = { file_path = "a.py" },
+      permission = {
+        state = "pending",
+        text = "waiting for your answer",
+        preview = "--- /abs/a.py\n+++ /abs/a.py\n-x\n+y\n",
+      },
+    }
     local lines = render.entry(tool, opts)
-    eq(lines, { "", "● Edit(a.py)", "    --- /abs/a.py", "    +++ /abs/a.py", "    -x", "    +y",
-      "  ? waiting for your answer" })
+    eq(lines, {
+      "",
+      "● Edit(a.py)",
+      "    --- /abs/a.py",
+      "    +++ /abs/a.py",
+      "    -x",
+      "    +y",
+      "  ? waiting for your answer",
+    })
     tool.permission.state, tool.permission.text, tool.result = "allowed", "allowed", "done"
     local answered, meta = render.entry(tool, opts)
     eq(vim.list_slice(answered, 7), { "  ✓ allowed", "  ⎿ done" })
@@ -82,14 +116,23 @@ return {
   end,
 
   ["a question shows its options with their descriptions"] = function()
-    local input = { questions = { { question = "Which color?", header = "Color",
-      options = { { label = "Red", description = "warm" }, { label = "Blue" } } } } }
+    local input = {
+      questions = {
+        {
+          question = "Which color?",
+          header = "Color",
+          options = { { label = "Red", description = "warm" }, { label = "Blue" } },
+        },
+      },
+    }
     eq(render.tool_summary("AskUserQuestion", input), "Question(Which color?)")
     eq(render.question_lines(input), { "[Color] Which color?", "  • Red — warm", "  • Blue" })
   end,
 
   ["an attached image is one line with its name and size"] = function()
-    eq(render.entry({ kind = "image", text = "shot.png (34 KB) goes with your next message" }, opts),
-      { "", "🖼 shot.png (34 KB) goes with your next message" })
+    eq(
+      render.entry({ kind = "image", text = "shot.png (34 KB) goes with your next message" }, opts),
+      { "", "🖼 shot.png (34 KB) goes with your next message" }
+    )
   end,
 }

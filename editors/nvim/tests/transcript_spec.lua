@@ -24,25 +24,42 @@ return {
     local t = transcript.new()
     start(t, "msg_1")
     transcript.delta(t, { kind = "text", index = 0, text = "Hello" })
-    local changed = transcript.message(t, { type = "assistant", message = { id = "msg_1",
-      content = { { type = "text", text = "Hello" } } } })
+    local changed = transcript.message(
+      t,
+      { type = "assistant", message = { id = "msg_1", content = { { type = "text", text = "Hello" } } } }
+    )
     eq(changed, nil)
     eq(#t.entries, 1)
   end,
 
   ["text that was not streamed comes from the assistant message"] = function()
     local t = transcript.new()
-    transcript.message(t, { type = "assistant", message = { id = "msg_9",
-      content = { { type = "text", text = "Whole" } } } })
+    transcript.message(
+      t,
+      { type = "assistant", message = { id = "msg_9", content = { { type = "text", text = "Whole" } } } }
+    )
     eq(t.entries, { { kind = "text", text = "Whole" } })
   end,
 
   ["a tool call gets its result from the following user message"] = function()
     local t = transcript.new()
-    transcript.message(t, { type = "assistant", message = { id = "m", content = {
-      { type = "tool_use", id = "toolu_1", name = "Read", input = { file_path = "/a.txt" } } } } })
-    local changed = transcript.message(t, { type = "user", message = { content = {
-      { type = "tool_result", tool_use_id = "toolu_1", content = { { type = "text", text = "line 1" } } } } } })
+    transcript.message(t, {
+      type = "assistant",
+      message = {
+        id = "m",
+        content = {
+          { type = "tool_use", id = "toolu_1", name = "Read", input = { file_path = "/a.txt" } },
+        },
+      },
+    })
+    local changed = transcript.message(t, {
+      type = "user",
+      message = {
+        content = {
+          { type = "tool_result", tool_use_id = "toolu_1", content = { { type = "text", text = "line 1" } } },
+        },
+      },
+    })
     eq(changed, 1)
     eq(t.entries[1].result, "line 1")
     eq(t.entries[1].is_error, false)
@@ -57,11 +74,15 @@ return {
 
   ["a turn ends from claude/turnEnded, with the channel's total cost"] = function()
     local t = transcript.new()
-    transcript.message(t, { type = "result", subtype = "error_during_execution", is_error = true,
-      result = "[ede_diagnostic] x" })
+    transcript.message(
+      t,
+      { type = "result", subtype = "error_during_execution", is_error = true, result = "[ede_diagnostic] x" }
+    )
     eq(#t.entries, 0)
-    local index = transcript.turn_ended(t, { outcome = "interrupted", durationMs = 63, permissionWaitMs = 0,
-      costUsd = 0.01, totalCostUsd = 0.05 })
+    local index = transcript.turn_ended(
+      t,
+      { outcome = "interrupted", durationMs = 63, permissionWaitMs = 0, costUsd = 0.01, totalCostUsd = 0.05 }
+    )
     eq(t.entries[index].outcome, "interrupted")
     eq(t.entries[index].text, nil)
     eq(t.cost_usd, 0.05)
@@ -74,9 +95,16 @@ return {
     transcript.message(t, { type = "assistant", message = { id = "m1", content = { { type = "text", text = "1" } } } })
     transcript.turn_ended(t, { outcome = "success", durationMs = 5, permissionWaitMs = 0, messageIds = { "u1" } })
     eq(#t.queued, 1)
-    local index = transcript.message(t, { type = "user", uuid = "u2", isReplay = true,
-      message = { content = { { type = "text", text = "second" } } } })
-    eq(vim.tbl_map(function(e) return e.kind end, t.entries), { "prompt", "text", "result", "prompt" })
+    local index = transcript.message(
+      t,
+      { type = "user", uuid = "u2", isReplay = true, message = { content = { { type = "text", text = "second" } } } }
+    )
+    eq(
+      vim.tbl_map(function(e)
+        return e.kind
+      end, t.entries),
+      { "prompt", "text", "result", "prompt" }
+    )
     eq(index, 4)
     eq(#t.queued, 0)
   end,
@@ -95,7 +123,12 @@ return {
       { kind = "toolUse", uuid = "a2", toolName = "Bash", toolUseId = "t1", input = { command = "ls" } },
       { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "a.txt", isError = false },
     })
-    eq(vim.tbl_map(function(e) return e.kind end, t.entries), { "prompt", "thinking", "text", "tool", "separator" })
+    eq(
+      vim.tbl_map(function(e)
+        return e.kind
+      end, t.entries),
+      { "prompt", "thinking", "text", "tool", "separator" }
+    )
     eq(t.entries[1].message_id, "u1")
     eq(t.entries[4].result, "a.txt")
   end,
@@ -103,15 +136,24 @@ return {
   ["history ends each exchange with a separator and shows edits and interruptions"] = function()
     local t = transcript.from_history({
       { kind = "userPrompt", uuid = "u1", text = "greet" },
-      { kind = "toolUse", uuid = "a1", toolName = "Edit", toolUseId = "t1",
-        input = { file_path = "/w/hello.py", old_string = "a", new_string = "b\nc" } },
+      {
+        kind = "toolUse",
+        uuid = "a1",
+        toolName = "Edit",
+        toolUseId = "t1",
+        input = { file_path = "/w/hello.py", old_string = "a", new_string = "b\nc" },
+      },
       { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "ok" },
       { kind = "userPrompt", uuid = "u3", text = "more" },
       { kind = "assistantText", uuid = "a2", text = "partial" },
       { kind = "system", uuid = "s1", subtype = "interrupted", text = "[Request interrupted by user]" },
     })
-    eq(vim.tbl_map(function(e) return e.kind end, t.entries),
-      { "prompt", "tool", "file", "separator", "prompt", "text", "separator" })
+    eq(
+      vim.tbl_map(function(e)
+        return e.kind
+      end, t.entries),
+      { "prompt", "tool", "file", "separator", "prompt", "text", "separator" }
+    )
     eq(t.entries[3].stats, " (+2 −1)")
     eq(t.entries[7].text, "interrupted")
   end,
@@ -124,7 +166,12 @@ return {
     transcript.message(t, { type = "assistant", message = { id = "m2", content = { { type = "text", text = "2" } } } })
     local prompt, at = transcript.prompt_at(t, 2)
     eq({ prompt.message_id, at }, { "u1", 1 })
-    eq(vim.tbl_map(function(e) return e.text end, transcript.until_exchange_end(t, at).entries), { "one", "1" })
+    eq(
+      vim.tbl_map(function(e)
+        return e.text
+      end, transcript.until_exchange_end(t, at).entries),
+      { "one", "1" }
+    )
   end,
 
   ["a stored history keeps the user's permission answers in the tool entries"] = function()

@@ -31,6 +31,8 @@ local M = {}
 ---@field tab integer|nil the tab page opened for the chat (layout "tab")
 ---@field closed boolean
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
+---@field info table|nil what the CLI offers (the channel's `info`: models, slash commands, agents)
+---@field context {percentage: number, total_tokens: integer, max_tokens: integer}|nil the context meter's last reading
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
@@ -146,8 +148,13 @@ function M.refresh(chat, from)
   vim.api.nvim_buf_clear_namespace(chat.buf, ns, start, -1)
   for _, hl in ipairs(hls) do
     -- Ends on its own line: a mark reaching into the next line would be cleared with it.
-    vim.api.nvim_buf_set_extmark(chat.buf, ns, hl[1], 0, { end_row = hl[1],
-      end_col = #lines[hl[1] - start + 1], hl_group = hl[2] })
+    vim.api.nvim_buf_set_extmark(
+      chat.buf,
+      ns,
+      hl[1],
+      0,
+      { end_row = hl[1], end_col = #lines[hl[1] - start + 1], hl_group = hl[2] }
+    )
   end
   local last = vim.api.nvim_buf_line_count(chat.buf)
   vim.list_extend(chat.folds, new_folds)
@@ -163,15 +170,23 @@ end
 
 --- "API overloaded (529), retry 2/10 in 4 s" for a claude/status `retry`.
 function M.describe_retry(retry)
-  local reason = ({ overloaded = "API overloaded", rate_limit = "rate limited by the API",
-    server_error = "API server error", network_error = "network error" })[retry.error or ""]
-    or ("API error" .. (retry.error and retry.error ~= "" and (" (" .. retry.error .. ")") or ""))
+  local reason = ({
+    overloaded = "API overloaded",
+    rate_limit = "rate limited by the API",
+    server_error = "API server error",
+    network_error = "network error",
+  })[retry.error or ""] or ("API error" .. (retry.error and retry.error ~= "" and (" (" .. retry.error .. ")") or ""))
   if retry.errorStatus then
     reason = reason .. " (" .. retry.errorStatus .. ")"
   end
   local wait = retry.retryInMs or 0
-  return string.format("%s, retry %d/%d in %s", reason, retry.attempt or 0, retry.maxRetries or 0,
-    wait < 1000 and string.format("%.1f s", wait / 1000) or string.format("%.0f s", wait / 1000))
+  return string.format(
+    "%s, retry %d/%d in %s",
+    reason,
+    retry.attempt or 0,
+    retry.maxRetries or 0,
+    wait < 1000 and string.format("%.1f s", wait / 1000) or string.format("%.0f s", wait / 1000)
+  )
 end
 
 --- The chat's title: number, directory (only its name when `short`), state, mode.
@@ -180,8 +195,13 @@ local function title(chat, short)
   if chat.retry then
     state = string.format("%s · retry %d/%d", state, chat.retry.attempt or 0, chat.retry.maxRetries or 0)
   end
-  return string.format("Claude #%d · %s · %s%s", chat.number, vim.fn.fnamemodify(chat.cwd, short and ":t" or ":~"),
-    state, chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or "")
+  return string.format(
+    "Claude #%d · %s · %s%s",
+    chat.number,
+    vim.fn.fnamemodify(chat.cwd, short and ":t" or ":~"),
+    state,
+    chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or ""
+  )
 end
 
 local function set_title(chat)
@@ -271,20 +291,27 @@ local function map_keys(chat)
   end
   map("n", chat.prompt_buf, "<CR>", send, "Send to Claude")
   if keys.interrupt then
-    local interrupt = function() M.interrupt(chat) end
+    local interrupt = function()
+      M.interrupt(chat)
+    end
     map("n", chat.buf, keys.interrupt, interrupt, "Interrupt Claude")
     map({ "n", "i" }, chat.prompt_buf, keys.interrupt, interrupt, "Interrupt Claude")
   end
   if keys.close then
-    map("n", chat.buf, keys.close, function() M.hide(chat) end, "Hide the chat")
+    map("n", chat.buf, keys.close, function()
+      M.hide(chat)
+    end, "Hide the chat")
   end
   -- The transcript is read-only: the keys that would start typing there go to the prompt.
   for _, lhs in ipairs({ "i", "a", "o", "I", "A", "O", "<CR>" }) do
-    map("n", chat.buf, lhs, function() M.focus_prompt(chat) end, "Write in the prompt")
+    map("n", chat.buf, lhs, function()
+      M.focus_prompt(chat)
+    end, "Write in the prompt")
   end
   if keys.toggle then
-    map("n", chat.buf, keys.toggle, function() M.toggle_at_cursor(chat) end,
-      "Show all of a tool's output / open a thinking block")
+    map("n", chat.buf, keys.toggle, function()
+      M.toggle_at_cursor(chat)
+    end, "Show all of a tool's output / open a thinking block")
   end
 end
 
@@ -350,8 +377,13 @@ function M.show(chat)
     end
   end
   if not chat_win then
-    local split = ({ right = "botright vsplit", left = "topleft vsplit", below = "botright split",
-      above = "topleft split", tab = "tabnew" })[opts.layout]
+    local split = ({
+      right = "botright vsplit",
+      left = "topleft vsplit",
+      below = "botright split",
+      above = "topleft split",
+      tab = "tabnew",
+    })[opts.layout]
     vim.cmd(split)
     chat_win = vim.api.nvim_get_current_win()
     if opts.layout == "tab" then
@@ -466,8 +498,18 @@ function M.create(cwd, t)
   require("claude_sidecar.highlights").ensure()
   count = count + 1
   local chat = {
-    number = count, cwd = cwd, state = "new", t = t or transcript.new(), starts = {}, entries_end = 1,
-    folds = {}, outbox = {}, opening = false, sending = 0, closed = false, on_open = {},
+    number = count,
+    cwd = cwd,
+    state = "new",
+    t = t or transcript.new(),
+    starts = {},
+    entries_end = 1,
+    folds = {},
+    outbox = {},
+    opening = false,
+    sending = 0,
+    closed = false,
+    on_open = {},
   }
   -- Named for the tabline and :ls, which shorten every path component before the last "/":
   -- no "/" in the name (a "claude://" name showed as "c//...").
@@ -550,8 +592,7 @@ end
 
 --- Whether a turn runs (or a prompt is on its way): a prompt sent now waits for it.
 local function busy(chat)
-  return chat.sending > 0 or chat.state == "running" or chat.state == "awaitingPermission"
-    or #chat.t.queued > 0
+  return chat.sending > 0 or chat.state == "running" or chat.state == "awaitingPermission" or #chat.t.queued > 0
 end
 
 --- Send a prompt; queued while the channel opens, and a dead channel is resumed first.
@@ -577,15 +618,14 @@ function M.send(chat, text)
   chat.sending = chat.sending + 1
   local params = { channelId = chat.channel_id, text = text, uuid = message_id }
   require("claude_sidecar.images").into(chat, params) -- images attached with :ClaudeImage
-  rpc.request("claude/sendMessage", params,
-    function(err)
-      chat.sending = chat.sending - 1
-      if err then
-        local index = transcript.take_up(chat.t, message_id)
-        M.refresh(chat, index or #chat.t.entries + 1)
-        M.add_notice(chat, "not sent: " .. errors.describe(err))
-      end
-    end)
+  rpc.request("claude/sendMessage", params, function(err)
+    chat.sending = chat.sending - 1
+    if err then
+      local index = transcript.take_up(chat.t, message_id)
+      M.refresh(chat, index or #chat.t.entries + 1)
+      M.add_notice(chat, "not sent: " .. errors.describe(err))
+    end
+  end)
 end
 
 function M.send_prompt_buffer(chat)
@@ -637,10 +677,16 @@ end
 function handlers.turnEnded(chat, params)
   M.refresh(chat, transcript.turn_ended(chat.t, params))
   local err = params.error
-  events.emit("ClaudeTurnEnded", { chat = chat.number, outcome = params.outcome,
-    duration_ms = params.durationMs, permission_wait_ms = params.permissionWaitMs,
-    cost_usd = params.costUsd, total_cost_usd = params.totalCostUsd,
-    error = err and err.message or nil, message_ids = params.messageIds or {} })
+  events.emit("ClaudeTurnEnded", {
+    chat = chat.number,
+    outcome = params.outcome,
+    duration_ms = params.durationMs,
+    permission_wait_ms = params.permissionWaitMs,
+    cost_usd = params.costUsd,
+    total_cost_usd = params.totalCostUsd,
+    error = err and err.message or nil,
+    message_ids = params.messageIds or {},
+  })
 end
 
 local function show_retry(chat, retry)
@@ -672,8 +718,14 @@ function handlers.status(chat, params)
   set_title(chat)
   if params.state == "exited" and params.exit then
     local exit = params.exit
-    M.add_notice(chat, string.format("the CLI exited (code %s, signal %s); the next message resumes the session",
-      tostring(exit.code), tostring(exit.signal)))
+    M.add_notice(
+      chat,
+      string.format(
+        "the CLI exited (code %s, signal %s); the next message resumes the session",
+        tostring(exit.code),
+        tostring(exit.signal)
+      )
+    )
   end
 end
 

@@ -15,6 +15,12 @@ local SKIP_DIRS = { [".git"] = true, node_modules = true, [".venv"] = true, __py
 ---@field kind "file"|"buffer"|"agent"|"command"
 ---@field detail string one line shown next to it (may be "")
 
+---@class claude_sidecar.CompletionSource
+---@field cwd string the chat's directory (`@` file names are relative to it)
+---@field info table|nil the chat's `info` (its `commands` and `agents`)
+---@field files (fun(cwd: string): string[])|nil the files to offer (default: M.files)
+---@field buffers (fun(cwd: string): string[])|nil the buffers to offer (default: M.buffers)
+
 local file_cache = {} ---@type table<string, {at: integer, files: string[]}>
 
 --- The files under `cwd`, relative to it: git's (tracked and untracked, not ignored), else a
@@ -28,8 +34,9 @@ function M.files(cwd)
   end
   local files = {}
   local ok, done = pcall(function()
-    return vim.system({ "git", "ls-files", "--cached", "--others", "--exclude-standard" },
-      { cwd = cwd, text = true }):wait(2000)
+    return vim
+      .system({ "git", "ls-files", "--cached", "--others", "--exclude-standard" }, { cwd = cwd, text = true })
+      :wait(2000)
   end)
   if ok and done.code == 0 then
     for line in done.stdout:gmatch("[^\n]+") do
@@ -39,10 +46,14 @@ function M.files(cwd)
       end
     end
   else
-    for name, type in vim.fs.dir(cwd, {
-      depth = 8,
-      skip = function(dir) return not SKIP_DIRS[vim.fs.basename(dir)] end,
-    }) do
+    for name, type in
+      vim.fs.dir(cwd, {
+        depth = 8,
+        skip = function(dir)
+          return not SKIP_DIRS[vim.fs.basename(dir)]
+        end,
+      })
+    do
       if type == "file" then
         table.insert(files, name)
         if #files >= MAX_SCAN then
@@ -116,7 +127,7 @@ end
 
 --- The candidates for `word` (starting with `@` or `/`), best first.
 ---@param word string
----@param source {cwd: string, info: table|nil, files: (fun(cwd: string): string[])|nil, buffers: (fun(cwd: string): string[])|nil}
+---@param source claude_sidecar.CompletionSource
 ---@return claude_sidecar.Candidate[]
 function M.candidates(word, source)
   local query = word:sub(2)
@@ -126,8 +137,10 @@ function M.candidates(word, source)
     local s = score(text, query)
     if s > 0 and not seen[word:sub(1, 1) .. text] then
       seen[word:sub(1, 1) .. text] = true
-      table.insert(found, { c = { word = word:sub(1, 1) .. text, kind = kind, detail = detail or "" },
-        score = s, order = #found })
+      table.insert(
+        found,
+        { c = { word = word:sub(1, 1) .. text, kind = kind, detail = detail or "" }, score = s, order = #found }
+      )
     end
   end
   local info = source.info or {}
@@ -163,6 +176,8 @@ function M.candidates(word, source)
 end
 
 --- The chat of prompt buffer `buf` as a completion source (nil for any other buffer).
+---@param buf integer
+---@return claude_sidecar.CompletionSource|nil
 function M.source_for(buf)
   local chat = package.loaded["claude_sidecar.chat"]
   local c = chat and chat.for_buffer(buf)
@@ -205,8 +220,13 @@ function M.completefunc(findstart, base)
   end
   local items = {}
   for _, c in ipairs(M.candidates(base, source)) do
-    table.insert(items, { word = c.word, kind = MENU_KIND[c.kind], menu = c.detail:gsub("\n.*", ""):sub(1, 60),
-      info = c.detail ~= "" and c.detail or nil, icase = 1 })
+    table.insert(items, {
+      word = c.word,
+      kind = MENU_KIND[c.kind],
+      menu = c.detail:gsub("\n.*", ""):sub(1, 60),
+      info = c.detail ~= "" and c.detail or nil,
+      icase = 1,
+    })
   end
   return items
 end
@@ -232,8 +252,13 @@ function M.lsp_items(buf, row, col)
       filterText = c.word,
       kind = M.LSP_KIND[c.kind],
       detail = c.detail ~= "" and c.detail or nil,
-      textEdit = { newText = c.word, range = {
-        start = { line = row, character = start }, ["end"] = { line = row, character = col } } },
+      textEdit = {
+        newText = c.word,
+        range = {
+          start = { line = row, character = start },
+          ["end"] = { line = row, character = col },
+        },
+      },
     })
   end
   return items

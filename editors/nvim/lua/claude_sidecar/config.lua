@@ -81,17 +81,14 @@ end
 ---@param opts table|nil
 function M.apply(opts)
   opts = opts or {}
-  -- The table form of vim.validate works on Neovim 0.10 and 0.11 alike.
-  vim.validate({ opts = { opts, "table" } })
+  vim.validate("opts", opts, "table")
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
-  vim.validate({
-    cmd = { merged.cmd, "table", true },
-    coalesce_ms = { merged.coalesce_ms, "number" },
-    warm_pool = { merged.warm_pool, "number" },
-    layout = { merged.layout, function(v)
-      return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
-    end, "one of right, left, below, above, tab" },
-  })
+  vim.validate("cmd", merged.cmd, "table", true)
+  vim.validate("coalesce_ms", merged.coalesce_ms, "number")
+  vim.validate("warm_pool", merged.warm_pool, "number")
+  vim.validate("layout", merged.layout, function(v)
+    return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
+  end, "one of right, left, below, above, tab")
   M.options = merged
   return merged
 end

@@ -143,39 +143,48 @@ function M.start(cmd, opts, handlers)
     if #tail > 10 then
       table.remove(tail, 1)
     end
-    vim.schedule(function() handlers.stderr(line) end)
+    vim.schedule(function()
+      handlers.stderr(line)
+    end)
   end)
 
-  process = vim.system(cmd, {
-    stdin = true,
-    env = opts.env,
-    cwd = opts.cwd,
-    -- Its own process group: a Ctrl-C in Neovim's terminal must not reach the daemon.
-    detach = vim.fn.has("win32") == 0,
-    stdout = function(err, chunk)
-      if err then
-        vim.schedule(function() handlers.error("reading the daemon's stdout: " .. tostring(err)) end)
-      elseif chunk then
-        read_frames(chunk)
+  process = vim.system(
+    cmd,
+    {
+      stdin = true,
+      env = opts.env,
+      cwd = opts.cwd,
+      -- Its own process group: a Ctrl-C in Neovim's terminal must not reach the daemon.
+      detach = vim.fn.has("win32") == 0,
+      stdout = function(err, chunk)
+        if err then
+          vim.schedule(function()
+            handlers.error("reading the daemon's stdout: " .. tostring(err))
+          end)
+        elseif chunk then
+          read_frames(chunk)
+        end
+      end,
+      stderr = function(_, chunk)
+        read_stderr(chunk)
+      end,
+    },
+    vim.schedule_wrap(function(result)
+      local pending = callbacks
+      callbacks = {}
+      local exited = {
+        code = -32099,
+        message = result.signal ~= 0
+            and string.format("the claude-sidecar daemon was killed (signal %d)", result.signal)
+          or string.format("the claude-sidecar daemon exited (code %d)", result.code),
+        data = { stderrTail = table.concat(tail, "\n") },
+      }
+      for _, callback in pairs(pending) do
+        callback(exited, nil)
       end
-    end,
-    stderr = function(_, chunk)
-      read_stderr(chunk)
-    end,
-  }, vim.schedule_wrap(function(result)
-    local pending = callbacks
-    callbacks = {}
-    local exited = {
-      code = -32099,
-      message = result.signal ~= 0 and string.format("the claude-sidecar daemon was killed (signal %d)", result.signal)
-        or string.format("the claude-sidecar daemon exited (code %d)", result.code),
-      data = { stderrTail = table.concat(tail, "\n") },
-    }
-    for _, callback in pairs(pending) do
-      callback(exited, nil)
-    end
-    handlers.exit(result.code, result.signal)
-  end))
+      handlers.exit(result.code, result.signal)
+    end)
+  )
 
   ---@type claude_sidecar.Connection
   return {

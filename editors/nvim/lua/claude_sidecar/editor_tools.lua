@@ -9,8 +9,12 @@ function M.declarations()
       description = "Errors and warnings Neovim shows (from LSP servers and linters) for one file, "
         .. "or for every loaded file when path is left out. Each has file, line (1-based), "
         .. "severity, source and message.",
-      inputSchema = { type = "object", properties = {
-        path = { type = "string", description = "absolute path of the file" } } },
+      inputSchema = {
+        type = "object",
+        properties = {
+          path = { type = "string", description = "absolute path of the file" },
+        },
+      },
     },
     {
       name = "getOpenEditors",
@@ -67,15 +71,24 @@ function tools.getDiagnostics(args)
       end
     end
     if #bufs == 0 then
-      return nil, { code = -32602, message = args.path .. " is not open in Neovim; "
-        .. "call getDiagnostics without path for every open file" }
+      return nil,
+        {
+          code = -32602,
+          message = args.path .. " is not open in Neovim; " .. "call getDiagnostics without path for every open file",
+        }
     end
   end
   local out = {}
   for _, buf in ipairs(bufs) do
     for _, d in ipairs(vim.diagnostic.get(buf)) do
-      table.insert(out, { file = vim.api.nvim_buf_get_name(buf), line = d.lnum + 1, column = d.col + 1,
-        severity = severity_names[d.severity] or "error", source = d.source, message = d.message })
+      table.insert(out, {
+        file = vim.api.nvim_buf_get_name(buf),
+        line = d.lnum + 1,
+        column = d.col + 1,
+        severity = severity_names[d.severity] or "error",
+        source = d.source,
+        message = d.message,
+      })
     end
   end
   return { diagnostics = out }
@@ -85,8 +98,10 @@ function tools.getOpenEditors()
   local _, active = user_window()
   local out = {}
   for _, buf in ipairs(file_buffers()) do
-    table.insert(out, { path = vim.api.nvim_buf_get_name(buf), current = buf == active,
-      unsaved = vim.bo[buf].modified })
+    table.insert(
+      out,
+      { path = vim.api.nvim_buf_get_name(buf), current = buf == active, unsaved = vim.bo[buf].modified }
+    )
   end
   return { editors = out }
 end
@@ -97,12 +112,18 @@ function tools.getSelection()
     return { file = vim.NIL, selection = vim.NIL }
   end
   local cursor = vim.api.nvim_win_get_cursor(win)
-  local result = { file = vim.api.nvim_buf_get_name(buf), cursor = { line = cursor[1], column = cursor[2] + 1 },
-    selection = vim.NIL }
+  local result = {
+    file = vim.api.nvim_buf_get_name(buf),
+    cursor = { line = cursor[1], column = cursor[2] + 1 },
+    selection = vim.NIL,
+  }
   local from, to = vim.api.nvim_buf_get_mark(buf, "<"), vim.api.nvim_buf_get_mark(buf, ">")
   if from[1] > 0 and to[1] >= from[1] then
-    result.selection = { startLine = from[1], endLine = to[1],
-      text = table.concat(vim.api.nvim_buf_get_lines(buf, from[1] - 1, to[1], false), "\n") }
+    result.selection = {
+      startLine = from[1],
+      endLine = to[1],
+      text = table.concat(vim.api.nvim_buf_get_lines(buf, from[1] - 1, to[1], false), "\n"),
+    }
   end
   return result
 end

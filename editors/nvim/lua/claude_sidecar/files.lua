@@ -38,11 +38,17 @@ function M.track()
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufWritePost", "FileChangedShellPost" }, {
     group = group,
     -- Scheduled: Neovim resets 'modified' (a change of the tick) after BufReadPost.
-    callback = function(args) vim.schedule(function() mark_synced(args.buf) end) end,
+    callback = function(args)
+      vim.schedule(function()
+        mark_synced(args.buf)
+      end)
+    end,
   })
   vim.api.nvim_create_autocmd({ "BufUnload", "BufDelete" }, {
     group = group,
-    callback = function(args) synced[args.buf] = nil end,
+    callback = function(args)
+      synced[args.buf] = nil
+    end,
   })
   -- Buffers opened before the plugin loaded: unmodified ones are as on disk now.
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
@@ -79,9 +85,11 @@ function M.reload(path)
     return false
   end
   if has_unsaved_changes(buf) then
-    log.notify(vim.log.levels.WARN,
+    log.notify(
+      vim.log.levels.WARN,
       "%s changed on disk but has unsaved changes here: not reloaded (:e! to take Claude's version)",
-      vim.fn.fnamemodify(path, ":~:."))
+      vim.fn.fnamemodify(path, ":~:.")
+    )
     return false
   end
   local before = vim.api.nvim_buf_get_changedtick(buf)
@@ -99,15 +107,22 @@ end
 --- claude/fileUpdated: record the change, show it in the chat, reload the file's buffer and
 --- fire `User ClaudeFileUpdated` ({chat, path, reloaded}).
 function M.updated(chat, params)
-  table.insert(M.changes, { path = params.path, old = params.oldContent, new = params.newContent,
-    diff = params.diff, notice = params.notice })
+  table.insert(
+    M.changes,
+    { path = params.path, old = params.oldContent, new = params.newContent, diff = params.diff, notice = params.notice }
+  )
   local entries = chat.t.entries
-  table.insert(entries, { kind = "file", path = vim.fn.fnamemodify(params.path, ":~:."),
-    stats = params.notice and (" (" .. params.notice .. ")") or stats(params.diff) })
+  table.insert(entries, {
+    kind = "file",
+    path = vim.fn.fnamemodify(params.path, ":~:."),
+    stats = params.notice and (" (" .. params.notice .. ")") or stats(params.diff),
+  })
   require("claude_sidecar.chat").refresh(chat, #entries)
   local reloaded = M.reload(params.path)
-  require("claude_sidecar.events").emit("ClaudeFileUpdated",
-    { chat = chat.number, path = params.path, reloaded = reloaded })
+  require("claude_sidecar.events").emit(
+    "ClaudeFileUpdated",
+    { chat = chat.number, path = params.path, reloaded = reloaded }
+  )
 end
 
 local function scratch(lines, name, filetype)

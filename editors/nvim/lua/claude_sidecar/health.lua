@@ -12,10 +12,18 @@ local function probe(cmd)
   local stderr = {}
   local ok, connection = pcall(require("claude_sidecar.connection").start, cmd, { env = config.env }, {
     notification = function() end,
-    request = function() return nil, { code = -32601, message = "health check" } end,
-    stderr = function(line) table.insert(stderr, line) end,
-    exit = function() exited = true end,
-    error = function(message) failure = message end,
+    request = function()
+      return nil, { code = -32601, message = "health check" }
+    end,
+    stderr = function(line)
+      table.insert(stderr, line)
+    end,
+    exit = function()
+      exited = true
+    end,
+    error = function(message)
+      failure = message
+    end,
   })
   if not ok then
     return nil, tostring(connection)
@@ -35,21 +43,29 @@ local function probe(cmd)
       answer = result
     end
   end)
-  vim.wait(PROBE_TIMEOUT_MS, function() return answer ~= nil or failure ~= nil or exited end, 20)
+  vim.wait(PROBE_TIMEOUT_MS, function()
+    return answer ~= nil or failure ~= nil or exited
+  end, 20)
   if not exited then
     local done = false
-    connection.request("shutdown", vim.NIL, function() done = true end)
-    vim.wait(3000, function() return done end, 10)
+    connection.request("shutdown", vim.NIL, function()
+      done = true
+    end)
+    vim.wait(3000, function()
+      return done
+    end, 10)
     connection.notify("exit", vim.NIL)
-    vim.wait(2000, function() return connection.is_closing() end, 10)
+    vim.wait(2000, function()
+      return connection.is_closing()
+    end, 10)
     connection.terminate()
   end
   if answer then
     return require("claude_sidecar.rpc").describe_initialize(answer), nil
   end
   local tail = table.concat(vim.list_slice(stderr, math.max(1, #stderr - 5)), "\n")
-  return nil, (failure or (exited and "it exited" or "no answer to initialize in 30 s"))
-    .. (tail ~= "" and ("\n" .. tail) or "")
+  return nil,
+    (failure or (exited and "it exited" or "no answer to initialize in 30 s")) .. (tail ~= "" and ("\n" .. tail) or "")
 end
 
 --- `claude-sidecar doctor --json` through the same daemon command: how the CLI authenticates.
@@ -57,7 +73,9 @@ end
 ---@return string|nil error
 local function doctor(cmd)
   local config = require("claude_sidecar.config").options
-  local argv = vim.tbl_filter(function(arg) return arg ~= "--stdio" end, cmd)
+  local argv = vim.tbl_filter(function(arg)
+    return arg ~= "--stdio"
+  end, cmd)
   vim.list_extend(argv, { "doctor", "--json" })
   if config.cli_path then
     vim.list_extend(argv, { "--cli", config.cli_path })
@@ -69,8 +87,13 @@ local function doctor(cmd)
   local done = job:wait(PROBE_TIMEOUT_MS)
   local decoded, report = pcall(vim.json.decode, done.stdout or "")
   if not decoded or type(report) ~= "table" then
-    return nil, string.format("`%s` gave no report (exit %s): %s", table.concat(argv, " "),
-      tostring(done.code), vim.trim(done.stderr or ""):sub(1, 200))
+    return nil,
+      string.format(
+        "`%s` gave no report (exit %s): %s",
+        table.concat(argv, " "),
+        tostring(done.code),
+        vim.trim(done.stderr or ""):sub(1, 200)
+      )
   end
   return report, nil
 end
@@ -80,10 +103,10 @@ function M.check()
   local config = require("claude_sidecar.config")
   local rpc = require("claude_sidecar.rpc")
   health.start("claude_sidecar")
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
-    health.error("Neovim 0.10 or newer is needed", { "upgrade Neovim" })
+    health.error("Neovim 0.11 or newer is needed", { "upgrade Neovim" })
   end
 
   local cmd = config.daemon_cmd()
@@ -120,14 +143,19 @@ function M.check()
   local cli = server.cli
   if cli.path and not cli.error then
     local found = cli.source and (", found via " .. cli.source) or ""
-    health.ok(string.format("Claude Code CLI the daemon runs: %s (version %s%s)", cli.path,
-      cli.version or "?", found))
+    health.ok(string.format("Claude Code CLI the daemon runs: %s (version %s%s)", cli.path, cli.version or "?", found))
     if cli.tested == false then
-      health.warn(string.format("CLI %s is not a version the daemon is tested with (%s)", cli.version,
-        table.concat(cli.tested_versions, ", ")), {
-        "it may work; if something breaks, use the CLI bundled with the daemon: unset "
-          .. "$CLAUDE_SIDECAR_CLI and cli_path, or put it first on PATH",
-      })
+      health.warn(
+        string.format(
+          "CLI %s is not a version the daemon is tested with (%s)",
+          cli.version,
+          table.concat(cli.tested_versions, ", ")
+        ),
+        {
+          "it may work; if something breaks, use the CLI bundled with the daemon: unset "
+            .. "$CLAUDE_SIDECAR_CLI and cli_path, or put it first on PATH",
+        }
+      )
     end
   elseif cli.path then
     health.warn(string.format("Claude Code CLI: %s: %s", cli.path, cli.error))

@@ -16,8 +16,15 @@ function M.setup(opts)
   configured = true
   local chat = require("claude_sidecar.chat")
   local rpc = require("claude_sidecar.rpc")
-  for _, method in ipairs({ "claude/delta", "claude/message", "claude/status", "claude/permissionRequest",
-    "claude/permissionCancelled", "claude/fileUpdated", "claude/turnEnded" }) do
+  for _, method in ipairs({
+    "claude/delta",
+    "claude/message",
+    "claude/status",
+    "claude/permissionRequest",
+    "claude/permissionCancelled",
+    "claude/fileUpdated",
+    "claude/turnEnded",
+  }) do
     rpc.on_notification(method, function(params)
       chat.dispatch(method, params)
     end)
@@ -89,14 +96,22 @@ function M.send(text, line1, line2)
     local lines = vim.api.nvim_buf_get_lines(source, line1 - 1, line2, false)
     local context
     if here and source == here.buf then
-      local quoted = vim.tbl_map(function(line) return "> " .. line end, lines)
+      local quoted = vim.tbl_map(function(line)
+        return "> " .. line
+      end, lines)
       context = "About this part of our conversation:\n" .. table.concat(quoted, "\n")
     elseif here then
       context = table.concat(lines, "\n")
     else
       local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(source), ":~:.")
-      context = string.format("%s lines %d-%d:\n```%s\n%s\n```", path ~= "" and path or "[buffer]",
-        line1, line2, vim.bo[source].filetype, table.concat(lines, "\n"))
+      context = string.format(
+        "%s lines %d-%d:\n```%s\n%s\n```",
+        path ~= "" and path or "[buffer]",
+        line1,
+        line2,
+        vim.bo[source].filetype,
+        table.concat(lines, "\n")
+      )
     end
     text = text ~= "" and (context .. "\n\n" .. text) or context
   end
@@ -245,12 +260,20 @@ function M.chats()
   if #chat.chats == 0 then
     return M.open()
   end
-  vim.ui.select(chat.chats, { prompt = "Claude chats", kind = "claude_sidecar.chat",
+  vim.ui.select(chat.chats, {
+    prompt = "Claude chats",
+    kind = "claude_sidecar.chat",
     format_item = function(c)
       local first = require("claude_sidecar.transcript").prompt_at(c.t, #c.t.entries)
-      return string.format("#%d %s · %s%s", c.number, vim.fn.fnamemodify(c.cwd, ":~"), c.state,
-        first and (" · " .. first.text:gsub("\n", " "):sub(1, 50)) or "")
-    end }, function(c)
+      return string.format(
+        "#%d %s · %s%s",
+        c.number,
+        vim.fn.fnamemodify(c.cwd, ":~"),
+        c.state,
+        first and (" · " .. first.text:gsub("\n", " "):sub(1, 50)) or ""
+      )
+    end,
+  }, function(c)
     if c then
       chat.show(c)
     end

@@ -7,8 +7,13 @@
 local M = {}
 
 local levels = vim.log.levels
-local names = { [levels.DEBUG] = "DEBUG", [levels.INFO] = "INFO", [levels.WARN] = "WARN",
-  [levels.ERROR] = "ERROR", [levels.TRACE] = "TRACE" }
+local names = {
+  [levels.DEBUG] = "DEBUG",
+  [levels.INFO] = "INFO",
+  [levels.WARN] = "WARN",
+  [levels.ERROR] = "ERROR",
+  [levels.TRACE] = "TRACE",
+}
 
 local function format(fmt, ...)
   return select("#", ...) > 0 and string.format(fmt, ...) or fmt
@@ -43,14 +48,22 @@ local function emit(level, fmt, ...)
   end
 end
 
-function M.debug(...) emit(levels.DEBUG, ...) end
-function M.info(...) emit(levels.INFO, ...) end
-function M.warn(...) emit(levels.WARN, ...) end
-function M.error(...) emit(levels.ERROR, ...) end
+function M.debug(...)
+  emit(levels.DEBUG, ...)
+end
+function M.info(...)
+  emit(levels.INFO, ...)
+end
+function M.warn(...)
+  emit(levels.WARN, ...)
+end
+function M.error(...)
+  emit(levels.ERROR, ...)
+end
 
 -- The daemon's log lines on stderr: "2026-11-22 23:43:20,123 WARNING claude_sidecar.hub: text".
-local daemon_levels = { DEBUG = levels.DEBUG, INFO = levels.INFO, WARNING = levels.WARN,
-  ERROR = levels.ERROR, CRITICAL = levels.ERROR }
+local daemon_levels =
+  { DEBUG = levels.DEBUG, INFO = levels.INFO, WARNING = levels.WARN, ERROR = levels.ERROR, CRITICAL = levels.ERROR }
 
 --- A reader for the daemon's stderr: give it each line; it logs each of the daemon's records
 --- at the level the daemon gave it ("daemon: name: text"). Lines that carry no level (a

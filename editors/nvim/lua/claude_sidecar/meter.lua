@@ -27,8 +27,7 @@ function M.update(chat)
       require("claude_sidecar.log").debug("contextUsage: %s", require("claude_sidecar.errors").describe(err))
       return
     end
-    chat.context = { percentage = usage.percentage, total_tokens = usage.totalTokens,
-      max_tokens = usage.maxTokens }
+    chat.context = { percentage = usage.percentage, total_tokens = usage.totalTokens, max_tokens = usage.maxTokens }
     vim.cmd("redrawstatus!")
   end)
 end

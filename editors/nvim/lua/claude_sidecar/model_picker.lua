@@ -28,8 +28,11 @@ end
 function M.find(models, name)
   local wanted = name:lower()
   for _, m in ipairs(models) do
-    if m.value:lower() == wanted or (m.resolvedModel or ""):lower() == wanted
-      or (m.displayName or ""):lower() == wanted then
+    if
+      m.value:lower() == wanted
+      or (m.resolvedModel or ""):lower() == wanted
+      or (m.displayName or ""):lower() == wanted
+    then
       return m
     end
   end
@@ -63,8 +66,13 @@ local function choose_effort(chat, info, m, effort)
   local levels = m.supportedEffortLevels or {}
   if effort then
     if not vim.tbl_contains(levels, effort) then
-      log.notify(vim.log.levels.WARN, "%s takes no effort %q%s", m.displayName or m.value, effort,
-        #levels > 0 and ("; it takes " .. table.concat(levels, ", ")) or "")
+      log.notify(
+        vim.log.levels.WARN,
+        "%s takes no effort %q%s",
+        m.displayName or m.value,
+        effort,
+        #levels > 0 and ("; it takes " .. table.concat(levels, ", ")) or ""
+      )
       return
     end
     return set(chat, m.value, effort)
@@ -96,7 +104,9 @@ function M.pick(chat, name, effort)
         m = { value = name }
       end
       if not m then
-        local known = vim.tbl_map(function(x) return x.value end, models)
+        local known = vim.tbl_map(function(x)
+          return x.value
+        end, models)
         log.notify(vim.log.levels.WARN, "unknown model %q; known: %s", name, table.concat(known, ", "))
         return
       end

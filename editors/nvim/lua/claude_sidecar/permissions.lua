@@ -85,7 +85,11 @@ local function reveal(item)
   local entry = chat.t.entries[item.index]
   local body, filetype = render.permission_body(entry)
   local win = vim.fn.bufwinid(chat.buf)
-  if entry.name ~= "ExitPlanMode" and win ~= -1 and vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_get_current_tabpage() then
+  if
+    entry.name ~= "ExitPlanMode"
+    and win ~= -1
+    and vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_get_current_tabpage()
+  then
     local first = (chat.starts[item.index] or 0) + 1
     local last = vim.api.nvim_buf_line_count(chat.buf)
     if last - first + 1 <= vim.api.nvim_win_get_height(win) then
@@ -111,9 +115,16 @@ local function reveal(item)
   -- Leave the lower part of the screen to the picker (the default one lists at the bottom).
   local height = math.max(1, math.min(#body, math.floor(vim.o.lines * 0.6) - 2))
   local float = vim.api.nvim_open_win(buf, false, {
-    relative = "editor", row = 1, col = math.max(0, math.floor((vim.o.columns - width) / 2) - 1),
-    width = width, height = height, style = "minimal", border = "rounded", focusable = false,
-    title = " " .. asker(item) .. render.tool_summary(entry.name, entry.input) .. " ", title_pos = "center",
+    relative = "editor",
+    row = 1,
+    col = math.max(0, math.floor((vim.o.columns - width) / 2) - 1),
+    width = width,
+    height = height,
+    style = "minimal",
+    border = "rounded",
+    focusable = false,
+    title = " " .. asker(item) .. render.tool_summary(entry.name, entry.input) .. " ",
+    title_pos = "center",
   })
   vim.wo[float].wrap = filetype == "markdown"
   vim.cmd("redraw")
@@ -189,7 +200,10 @@ local function ask_questions(item, done)
       local items = vim.list_extend({}, options)
       table.insert(items, { label = OTHER, description = "answer in your own words" })
       if q.multiSelect then
-        table.insert(items, { label = "Done", description = #chosen > 0 and table.concat(chosen, ", ") or "none chosen" })
+        table.insert(
+          items,
+          { label = "Done", description = #chosen > 0 and table.concat(chosen, ", ") or "none chosen" }
+        )
       end
       vim.ui.select(items, {
         prompt = asker(item) .. tostring(q.question),
@@ -218,7 +232,9 @@ local function ask_questions(item, done)
           ask(i + 1)
         elseif q.multiSelect then
           if vim.tbl_contains(chosen, option.label) then
-            chosen = vim.tbl_filter(function(l) return l ~= option.label end, chosen)
+            chosen = vim.tbl_filter(function(l)
+              return l ~= option.label
+            end, chosen)
           else
             table.insert(chosen, option.label)
           end
@@ -262,14 +278,18 @@ local function ask_plan(item, done)
   vim.ui.select(PLAN_CHOICES, {
     prompt = asker(item) .. "Claude has a plan. Go ahead?",
     kind = "claude_sidecar.plan",
-    format_item = function(choice) return choice.label end,
+    format_item = function(choice)
+      return choice.label
+    end,
   }, function(choice)
     if choice == nil or choice.later then
       return defer(item, done)
     elseif choice.mode then
       respond(item, { decision = "allow", mode = choice.mode }, "allowed", "plan approved (" .. choice.mode .. ")")
     elseif choice.reason then
-      return deny_with_reason(item, function() ask_plan(item, done) end, done)
+      return deny_with_reason(item, function()
+        ask_plan(item, done)
+      end, done)
     else
       respond(item, { decision = "deny", message = "The user wants to keep planning." }, "denied", "keep planning")
     end
@@ -315,11 +335,12 @@ local WAITING = "waiting for your answer"
 
 --- claude/permissionRequest: show it in its tool's entry (with the diff) and ask.
 function M.request(chat, params)
-  local index = transcript.permission(chat.t, params,
-    params.autoDecision and "allowed by autoAllowTools" or WAITING)
+  local index = transcript.permission(chat.t, params, params.autoDecision and "allowed by autoAllowTools" or WAITING)
   chat_module().refresh(chat, index)
-  events.emit("ClaudePermissionRequest", { chat = chat.number, tool = params.toolName,
-    request_id = params.requestId, auto = params.autoDecision ~= nil })
+  events.emit(
+    "ClaudePermissionRequest",
+    { chat = chat.number, tool = params.toolName, request_id = params.requestId, auto = params.autoDecision ~= nil }
+  )
   if params.autoDecision then
     return
   end
@@ -369,8 +390,12 @@ function M.pick()
     prompt = "Waiting for your answer",
     kind = "claude_sidecar.permissions",
     format_item = function(item)
-      return string.format("Claude #%d (%s): %s", item.chat.number, vim.fn.fnamemodify(item.chat.cwd, ":t"),
-        render.tool_summary(item.params.toolName, item.params.input))
+      return string.format(
+        "Claude #%d (%s): %s",
+        item.chat.number,
+        vim.fn.fnamemodify(item.chat.cwd, ":t"),
+        render.tool_summary(item.params.toolName, item.params.input)
+      )
     end,
   }, function(item)
     if not item then

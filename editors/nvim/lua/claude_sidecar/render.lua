@@ -89,8 +89,11 @@ function M.question_lines(input)
   local lines = {}
   for _, q in ipairs(type(input) == "table" and type(input.questions) == "table" and input.questions or {}) do
     if type(q) == "table" then
-      table.insert(lines, string.format("%s%s", q.header and ("[" .. q.header .. "] ") or "",
-        tostring(q.question or "?"):gsub("\n", " ")) .. (q.multiSelect and " (choose any)" or ""))
+      table.insert(
+        lines,
+        string.format("%s%s", q.header and ("[" .. q.header .. "] ") or "", tostring(q.question or "?"):gsub("\n", " "))
+          .. (q.multiSelect and " (choose any)" or "")
+      )
       for _, option in ipairs(type(q.options) == "table" and q.options or {}) do
         local description = option.description and option.description ~= "" and (" — " .. option.description) or ""
         table.insert(lines, "  • " .. tostring(option.label) .. description)
@@ -114,14 +117,23 @@ function M.permission_body(entry)
 end
 
 local PERMISSION_STATE = {
-  pending = "? ", later = "? ", allowed = "✓ ", denied = "✗ ", withdrawn = "– ",
+  pending = "? ",
+  later = "? ",
+  allowed = "✓ ",
+  denied = "✗ ",
+  withdrawn = "– ",
 }
 
 -- The highlight group of an entry's first line (and of every line for the kinds in WHOLE).
 local HEAD_GROUP = {
-  prompt = "ClaudeSidecarPrompt", thinking = "ClaudeSidecarThinking", tool = "ClaudeSidecarTool",
-  notice = "ClaudeSidecarNotice", result = "ClaudeSidecarTurnEnd",
-  separator = "ClaudeSidecarTurnEnd", marker = "ClaudeSidecarTurnEnd", file = "ClaudeSidecarFile",
+  prompt = "ClaudeSidecarPrompt",
+  thinking = "ClaudeSidecarThinking",
+  tool = "ClaudeSidecarTool",
+  notice = "ClaudeSidecarNotice",
+  result = "ClaudeSidecarTurnEnd",
+  separator = "ClaudeSidecarTurnEnd",
+  marker = "ClaudeSidecarTurnEnd",
+  file = "ClaudeSidecarFile",
   image = "ClaudeSidecarFile",
 }
 local WHOLE = { prompt = true, thinking = true, notice = true }
@@ -164,8 +176,12 @@ function M.entry(entry, opts)
         table.insert(meta.folds, { first, #lines })
       end
       if permission.reason or permission.blocked_path then
-        table.insert(lines, "    (" .. table.concat(vim.tbl_filter(function(x) return x ~= nil end,
-          { permission.reason, permission.blocked_path }), ": ") .. ")")
+        table.insert(lines, "    (" .. table.concat(
+          vim.tbl_filter(function(x)
+            return x ~= nil
+          end, { permission.reason, permission.blocked_path }),
+          ": "
+        ) .. ")")
       end
       table.insert(lines, "  " .. (PERMISSION_STATE[permission.state] or "? ") .. permission.text:gsub("\n", " "))
       table.insert(meta.hl, { #lines, "ClaudeSidecarPermission" })

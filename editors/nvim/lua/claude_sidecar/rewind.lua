@@ -17,8 +17,11 @@ local function refusal(chat)
   if chat.closed then
     return "this chat is closed"
   elseif chat.state == "exited" or chat.state == "failed" then
-    return string.format("Claude #%d's CLI is not running (%s); send a message to resume it, then rewind",
-      chat.number, chat.state)
+    return string.format(
+      "Claude #%d's CLI is not running (%s); send a message to resume it, then rewind",
+      chat.number,
+      chat.state
+    )
   elseif not chat.channel_id then
     return string.format("Claude #%d is still starting; try again in a moment", chat.number)
   end
@@ -60,36 +63,44 @@ function M.start(chat, entry)
       log.notify(vim.log.levels.INFO, "no file to rewind for that prompt: the files are as they were then")
       return
     end
-    local title = string.format("Rewind %d file(s) (+%d −%d) to before: %s", #preview.filesChanged,
-      preview.insertions, preview.deletions, one_line(entry.text))
+    local title = string.format(
+      "Rewind %d file(s) (+%d −%d) to before: %s",
+      #preview.filesChanged,
+      preview.insertions,
+      preview.deletions,
+      one_line(entry.text)
+    )
     local lines = { title, "" }
     for _, d in ipairs(preview.diffs) do
-      vim.list_extend(lines, require("claude_sidecar.render").diff_lines(d.diff or ("--- " .. d.path .. ": "
-        .. (d.note or "no diff"))))
+      vim.list_extend(
+        lines,
+        require("claude_sidecar.render").diff_lines(d.diff or ("--- " .. d.path .. ": " .. (d.note or "no diff")))
+      )
     end
     local close = preview_tab(lines, "[rewind preview] " .. entry.message_id:sub(1, 8))
     -- Drawn before the picker: the default one takes the screen until it is answered.
     vim.cmd("redraw")
-    vim.ui.select({ "Rewind", "Cancel" }, { prompt = title .. "?", kind = "claude_sidecar.rewind" },
-      function(choice)
-        close()
-        if choice ~= "Rewind" then
+    vim.ui.select({ "Rewind", "Cancel" }, { prompt = title .. "?", kind = "claude_sidecar.rewind" }, function(choice)
+      close()
+      if choice ~= "Rewind" then
+        return
+      end
+      params.dryRun = false
+      rpc.request("claude/rewindFiles", params, function(e, done)
+        if e then
+          errors.report(e)
           return
         end
-        params.dryRun = false
-        rpc.request("claude/rewindFiles", params, function(e, done)
-          if e then
-            errors.report(e)
-            return
-          end
-          local files = require("claude_sidecar.files")
-          for _, path in ipairs(done.filesChanged) do
-            files.reload(path)
-          end
-          require("claude_sidecar.chat").add_notice(chat, string.format("rewound %d file(s) to before: %s",
-            #done.filesChanged, one_line(entry.text)))
-        end)
+        local files = require("claude_sidecar.files")
+        for _, path in ipairs(done.filesChanged) do
+          files.reload(path)
+        end
+        require("claude_sidecar.chat").add_notice(
+          chat,
+          string.format("rewound %d file(s) to before: %s", #done.filesChanged, one_line(entry.text))
+        )
       end)
+    end)
   end)
 end
 

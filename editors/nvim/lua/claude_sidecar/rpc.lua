@@ -76,8 +76,12 @@ end
 
 --- The message for a daemon that cannot be started: names the option and the fixes.
 local function cannot_start(cmd, reason)
-  return string.format("cannot start the daemon `%s`: %s; set require('claude_sidecar').setup({ cmd = ... })"
-    .. " or install it (:help claude_sidecar-install)", table.concat(cmd, " "), reason)
+  return string.format(
+    "cannot start the daemon `%s`: %s; set require('claude_sidecar').setup({ cmd = ... })"
+      .. " or install it (:help claude_sidecar-install)",
+    table.concat(cmd, " "),
+    reason
+  )
 end
 
 local function start()
@@ -191,16 +195,19 @@ end
 ---@param params table
 ---@param callback? fun(err: table|nil, result: any)
 function M.request(method, params, callback)
-  callback = callback or function(err)
-    if err then
-      log.error("%s failed: %s", method, require("claude_sidecar.errors").describe(err))
+  callback = callback
+    or function(err)
+      if err then
+        log.error("%s failed: %s", method, require("claude_sidecar.errors").describe(err))
+      end
     end
-  end
   if not client then
     local ok, err = pcall(start)
     if not ok then
       log.notify(vim.log.levels.ERROR, "%s", err)
-      vim.schedule(function() callback({ code = -32099, message = err }, nil) end)
+      vim.schedule(function()
+        callback({ code = -32099, message = err }, nil)
+      end)
       return
     end
   end
@@ -237,9 +244,13 @@ function M.stop(timeout_ms)
   running.request("shutdown", vim.NIL, function()
     done = true
   end)
-  vim.wait(timeout_ms or 5000, function() return done end, 10)
+  vim.wait(timeout_ms or 5000, function()
+    return done
+  end, 10)
   running.notify("exit", vim.NIL)
-  vim.wait(500, function() return running.is_closing() end, 10)
+  vim.wait(500, function()
+    return running.is_closing()
+  end, 10)
   running.terminate()
 end
 

@@ -9,8 +9,12 @@ local M = {}
 
 local function label(session)
   local when = (session.updatedAt or "?"):gsub("T", " "):sub(1, 16)
-  return string.format("%s  %s  (%d messages)", when, session.title or session.firstPrompt or "",
-    session.messageCount or 0)
+  return string.format(
+    "%s  %s  (%d messages)",
+    when,
+    session.title or session.firstPrompt or "",
+    session.messageCount or 0
+  )
 end
 
 --- Resume session `session_id` of `cwd` in a new chat, its history rendered first.
@@ -45,12 +49,15 @@ function M.pick(cwd)
       log.notify(vim.log.levels.INFO, "no stored sessions for " .. cwd)
       return
     end
-    vim.ui.select(page.sessions, { prompt = "Resume a Claude session", kind = "claude_sidecar.session",
-      format_item = label }, function(session)
-      if session then
-        M.resume(session.sessionId, cwd)
+    vim.ui.select(
+      page.sessions,
+      { prompt = "Resume a Claude session", kind = "claude_sidecar.session", format_item = label },
+      function(session)
+        if session then
+          M.resume(session.sessionId, cwd)
+        end
       end
-    end)
+    )
   end)
 end
 

@@ -83,9 +83,13 @@ function M.permission(t, params, text)
   local entry = t.entries[index]
   -- The CLI may have normalised the input (ExitPlanMode gets the plan file's text).
   entry.input = params.input or entry.input
-  entry.permission = { state = params.autoDecision and "allowed" or "pending", text = text,
-    preview = params.preview or params.previewNote, reason = params.decisionReason,
-    blocked_path = params.blockedPath }
+  entry.permission = {
+    state = params.autoDecision and "allowed" or "pending",
+    text = text,
+    preview = params.preview or params.previewNote,
+    reason = params.decisionReason,
+    blocked_path = params.blockedPath,
+  }
   return index
 end
 
@@ -98,9 +102,15 @@ function M.turn_ended(t, params)
     M.take_up(t, id)
   end
   local err = params.error
-  return add(t, { kind = "result", outcome = params.outcome, duration_ms = params.durationMs,
-    permission_wait_ms = params.permissionWaitMs, cost_usd = params.costUsd,
-    is_error = params.outcome ~= "success", text = err and err.message or nil })
+  return add(t, {
+    kind = "result",
+    outcome = params.outcome,
+    duration_ms = params.durationMs,
+    permission_wait_ms = params.permissionWaitMs,
+    cost_usd = params.costUsd,
+    is_error = params.outcome ~= "success",
+    text = err and err.message or nil,
+  })
 end
 
 --- Apply one claude/delta; returns the index of the entry that changed (nil if none).
@@ -142,12 +152,17 @@ local function on_assistant(t, message, first)
   local body = message.message or {}
   for _, block in ipairs(body.content or {}) do
     if block.type == "tool_use" and not t.tools[block.id] then
-      local index = add(t, { kind = "tool", name = block.name, id = block.id, input = block.input,
-        parent = message.parent_tool_use_id })
+      local index = add(
+        t,
+        { kind = "tool", name = block.name, id = block.id, input = block.input, parent = message.parent_tool_use_id }
+      )
       t.tools[block.id] = index
       first = first or index
-    elseif (block.type == "text" or block.type == "thinking") and not message.parent_tool_use_id
-        and not t.streamed[body.id or ""] then
+    elseif
+      (block.type == "text" or block.type == "thinking")
+      and not message.parent_tool_use_id
+      and not t.streamed[body.id or ""]
+    then
       local text = block.type == "text" and block.text or block.thinking
       if text and text ~= "" then
         local index = add(t, { kind = block.type, text = text })
@@ -199,8 +214,11 @@ function M.message(t, message)
     -- The turn's end line comes from claude/turnEnded (see M.turn_ended).
     t.blocks, t.message_id = {}, nil
   elseif kind == "conversation_reset" then
-    return M.marker(t, message.trigger == "clear" and "conversation cleared: Claude starts afresh from here"
-      or ("conversation reset (" .. tostring(message.trigger) .. ")"))
+    return M.marker(
+      t,
+      message.trigger == "clear" and "conversation cleared: Claude starts afresh from here"
+        or ("conversation reset (" .. tostring(message.trigger) .. ")")
+    )
   end
   return nil
 end
@@ -253,8 +271,8 @@ function M.from_history(messages)
     elseif (m.kind == "assistantText" or m.kind == "thinking") and not m.parentToolUseId then
       add(t, { kind = m.kind == "assistantText" and "text" or "thinking", text = m.text or "" })
     elseif m.kind == "toolUse" then
-      t.tools[m.toolUseId or ""] = add(t, { kind = "tool", name = m.toolName, id = m.toolUseId,
-        input = m.input, parent = m.parentToolUseId })
+      t.tools[m.toolUseId or ""] =
+        add(t, { kind = "tool", name = m.toolName, id = m.toolUseId, input = m.input, parent = m.parentToolUseId })
     elseif m.kind == "toolResult" then
       local index = t.tools[m.toolUseId or ""]
       if index then

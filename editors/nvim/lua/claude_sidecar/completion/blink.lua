@@ -24,8 +24,11 @@ end
 
 --- blink.cmp asks for the items at the cursor (ctx.cursor: 1-based row, 0-based byte col).
 function source:get_completions(ctx, callback)
-  callback({ items = completion.lsp_items(ctx.bufnr, ctx.cursor[1] - 1, ctx.cursor[2]),
-    is_incomplete_forward = false, is_incomplete_backward = false })
+  callback({
+    items = completion.lsp_items(ctx.bufnr, ctx.cursor[1] - 1, ctx.cursor[2]),
+    is_incomplete_forward = false,
+    is_incomplete_backward = false,
+  })
 end
 
 return source

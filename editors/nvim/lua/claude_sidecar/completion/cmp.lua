@@ -28,8 +28,10 @@ end
 --- nvim-cmp asks for the items at the cursor: callback({ items, isIncomplete }).
 function source:complete(params, callback)
   local cursor = params.context.cursor
-  callback({ items = completion.lsp_items(params.context.bufnr, cursor.row - 1, cursor.col - 1),
-    isIncomplete = false })
+  callback({
+    items = completion.lsp_items(params.context.bufnr, cursor.row - 1, cursor.col - 1),
+    isIncomplete = false,
+  })
 end
 
 return source
