@@ -237,14 +237,17 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
 
 
 def test_checkhealth_says_a_neovim_older_than_the_tested_0_11_is_too_old(
-        start_editor: Callable[..., Editor]) -> None:
+    start_editor: Callable[..., Editor],
+) -> None:
     editor = start_editor()
     # Neovim 0.10 as far as the plugin can tell: only the PyPI wheel's 0.11 runs here.
-    editor.lua("local has = vim.fn.has\n"
-               "vim.fn.has = function(feature)\n"
-               "  if feature:match('^nvim%-0%.11') then return 0 end\n"
-               "  return has(feature)\n"
-               "end")
+    editor.lua(
+        "local has = vim.fn.has\n"
+        "vim.fn.has = function(feature)\n"
+        "  if feature:match('^nvim%-0%.11') then return 0 end\n"
+        "  return has(feature)\n"
+        "end"
+    )
 
     report = checkhealth(editor)
 
