@@ -30,8 +30,8 @@ from .api import (
     RespondPermissionParams,
 )
 from .control import Route
-from .editor_tools import SERVER_NAME, EditorToolServer
-from .errors import ChannelExited, ControlRequestFailed, TaskNotFound
+from .editor_tools import EditorToolServer, answer_mcp
+from .errors import ChannelExited, TaskNotFound
 from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Progress
 from .files import EditLog, FileChange
 from .launch import LaunchSpec
@@ -220,11 +220,7 @@ class Channel:
 
     async def context_usage(self) -> ContextUsageResult:
         """The CLI's breakdown of the context window (``/context``)."""
-        reply = await self.control("get_context_usage", CONTROL_TIMEOUT)
-        try:
-            return channel_info.context_usage(wire.context_usage_decoder.decode(reply))
-        except msgspec.MsgspecError as e:
-            raise ControlRequestFailed("get_context_usage", f"unexpected answer: {e}") from e
+        return channel_info.context_usage(await self.control("get_context_usage", CONTROL_TIMEOUT))
 
     async def control(self, subtype: str, timeout: float, **fields: Any) -> msgspec.Raw:
         """Send a control request to the CLI and wait for its answer (empty if it had none)."""
@@ -254,22 +250,12 @@ class Channel:
         self.link.send(wire.control_success(request_id, {}))
 
     def _call_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
-        self.link.background.spawn(self._serve_mcp(request_id, mcp), "mcp")
+        async def serve() -> None:
+            reply = await answer_mcp(self._editor_tools, mcp.server_name, mcp.message)
+            if self.exit is None:
+                self.link.send(wire.control_success(request_id, {"mcp_response": reply}))
 
-    async def _serve_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
-        if self._editor_tools is None or mcp.server_name != SERVER_NAME:
-            reply: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": mcp.message.get("id"),
-                "error": {
-                    "code": -32601,
-                    "message": f"no in-process MCP server {mcp.server_name!r}",
-                },
-            }
-        else:
-            reply = await self._editor_tools.handle(mcp.message)
-        if self.exit is None:
-            self.link.send(wire.control_success(request_id, {"mcp_response": reply}))
+        self.link.background.spawn(serve(), "mcp")
 
     def _cancel_asks(self, reason: CancelReason, deny_message: str | None) -> None:
         """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""

@@ -7,6 +7,8 @@ decoded once (``wire``) and converted here, so every client renders the same fac
 
 from __future__ import annotations
 
+import msgspec
+
 from . import wire
 from .api import (
     AccountInfo,
@@ -18,6 +20,7 @@ from .api import (
     ModelInfo,
     SlashCommand,
 )
+from .errors import ControlRequestFailed
 
 
 def channel_info(
@@ -78,8 +81,12 @@ def channel_info(
     )
 
 
-def context_usage(reply: wire.ContextUsageReply) -> ContextUsageResult:
+def context_usage(answer: msgspec.Raw) -> ContextUsageResult:
     """The ``claude/contextUsage`` result for the CLI's ``get_context_usage`` answer."""
+    try:
+        reply = wire.context_usage_decoder.decode(answer)
+    except msgspec.MsgspecError as e:
+        raise ControlRequestFailed("get_context_usage", f"unexpected answer: {e}") from e
     return ContextUsageResult(
         total_tokens=reply.totalTokens,
         max_tokens=reply.maxTokens,

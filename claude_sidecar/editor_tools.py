@@ -47,6 +47,15 @@ def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
+async def answer_mcp(server: EditorToolServer | None, name: str, message: dict[str, Any]) -> Any:
+    """The reply to an ``mcp_message`` the CLI sent to the in-process server ``name``:
+    the editor's tools serve ``editor``; there is no other in-process server."""
+    if server is None or name != SERVER_NAME:
+        error = {"code": -32601, "message": f"no in-process MCP server {name!r}"}
+        return {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+    return await server.handle(message)
+
+
 class BridgeGone(Exception):
     """The in-process MCP server ended while a call waited for its answer."""
 
