@@ -27,7 +27,6 @@ import logging
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 import cattrs
@@ -168,28 +167,20 @@ class Requests:
     ) -> None:
         try:
             result = handler(params)
-        except SidecarError as e:
-            self.refuse(msg_id, e)
         except Exception:
-            log.exception("request %s (%s) failed", msg_id, method)
-            self.refuse(msg_id, _internal_error(*sys.exc_info()))
-        else:
-            self._send(_frame(_Answer("2.0", msg_id, result)))
+            self.refuse(msg_id, _failure(msg_id, method))
+            return
+        self._send(_frame(_Answer("2.0", msg_id, result)))
 
     async def _serve(
         self, msg_id: str | int, method: str, handler: Callable[[Any], Awaitable[Any]], params: Any
     ) -> None:
         try:
             result = await handler(params)
-        except SidecarError as e:
-            self.refuse(msg_id, e)
-        except asyncio.CancelledError:
-            self.refuse(msg_id, JsonRpcRequestCancelled(f"request {msg_id!r} was cancelled"))
-        except Exception:
-            log.exception("request %s (%s) failed", msg_id, method)
-            self.refuse(msg_id, _internal_error(*sys.exc_info()))
-        else:
-            self._send(_frame(_Answer("2.0", msg_id, result)))
+        except (Exception, asyncio.CancelledError):
+            self.refuse(msg_id, _failure(msg_id, method))
+            return
+        self._send(_frame(_Answer("2.0", msg_id, result)))
 
     @staticmethod
     async def _notify(method: str, handler: Handler, params: Any) -> None:
@@ -199,10 +190,16 @@ class Requests:
             log.exception("notification %s failed", method)
 
 
-def _internal_error(
-    kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-) -> JsonRpcInternalError:
-    """A daemon bug, as the client sees it: the exception and its traceback."""
+def _failure(msg_id: str | int, method: str) -> JsonRpcException:
+    """The answer to a request whose handler raised (called in the ``except`` block)."""
+    kind, error, tb = sys.exc_info()
+    if isinstance(error, JsonRpcException):
+        # An answer the client asked for (a bad field, an unknown channel): no traceback.
+        return error
+    if isinstance(error, asyncio.CancelledError):
+        return JsonRpcRequestCancelled(f"request {msg_id!r} was cancelled")
+    # A daemon bug, as the client sees it: the exception and its traceback.
+    log.exception("request %s (%s) failed", msg_id, method)
     message = "".join(traceback.format_exception_only(kind, error)).strip()
     return JsonRpcInternalError(message=message, data={"traceback": traceback.format_tb(tb)})
 
