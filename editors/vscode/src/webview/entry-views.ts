@@ -5,16 +5,10 @@ import type { Entry, FileEntry, NoticeEntry, TextEntry, ThinkingEntry, TurnEntry
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, formatCost, formatDuration, h, iconButton, relativePath, shortPath } from './dom';
+import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
 import { ToolView } from './tool-view';
 import { blockKey } from './view-state';
-
-export interface EntryView {
-  readonly el: HTMLElement;
-  /** Where a sub-agent's entries go, for the Agent/Task call that started it. */
-  readonly children?: HTMLElement | null;
-  update(entry: Entry): void;
-}
 
 class UserView implements EntryView {
   readonly el: HTMLElement;

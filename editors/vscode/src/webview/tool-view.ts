@@ -7,8 +7,8 @@ import type { Entry, ToolEntry } from '../core/transcript';
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffStats, diffView, statsLabel } from './diff-view';
 import { button, h, relativePath, shortPath } from './dom';
+import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
-import type { EntryView } from './entry-views';
 import { blockKey } from './view-state';
 
 const EDIT_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);

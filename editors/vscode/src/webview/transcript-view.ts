@@ -6,7 +6,8 @@
 import type { ChatState } from '../core/transcript';
 import type { ViewContext } from './context';
 import { h } from './dom';
-import { entryView, type EntryView } from './entry-views';
+import type { EntryView } from './entry-view';
+import { entryView } from './entry-views';
 
 /** Closer than this to the end counts as "at the end". */
 const END_SLACK = 24;
