@@ -115,8 +115,8 @@ export class DaemonConnection {
     });
     await spawned;
     const rpc = createMessageConnection(
-      new StreamMessageReader(child.stdout!),
-      new StreamMessageWriter(child.stdin!),
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
     );
     const daemon = new DaemonConnection(child, rpc, log);
     daemon.watch();

@@ -287,7 +287,7 @@ type Draft<T> = T extends unknown ? Omit<T, 'id' | 'rev'> : never;
 type NewEntry = Draft<Entry>;
 
 function add(state: ChatState, entry: NewEntry): number {
-  state.entries.push({ ...entry, id: state.nextId++, rev: state.rev } as Entry);
+  state.entries.push({ ...entry, id: state.nextId++, rev: state.rev });
   return state.entries.length - 1;
 }
 

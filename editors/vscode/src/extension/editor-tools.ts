@@ -74,7 +74,7 @@ function diagnosticsOf(uri: vscode.Uri, list: readonly vscode.Diagnostic[]) {
 }
 
 export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
-  async getDiagnostics(args) {
+  getDiagnostics(args) {
     if (args.uri !== undefined && typeof args.uri !== 'string') throw new Error('uri must be a string');
     if (typeof args.uri === 'string') {
       const uri = toUri(args.uri);
@@ -84,7 +84,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return { diagnostics: all };
   },
 
-  async getOpenEditors() {
+  getOpenEditors() {
     const active = currentTextEditor()?.document.uri.toString();
     const editors = vscode.window.tabGroups.all.flatMap((group) =>
       group.tabs.flatMap((tab) => {
@@ -96,7 +96,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return { editors };
   },
 
-  async getSelection() {
+  getSelection() {
     const editor = currentTextEditor();
     if (!editor) return { file: null, text: '', start: null, end: null };
     const s = editor.selection;
@@ -123,7 +123,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return `opened ${file}${line ? ` at line ${line}` : ''}`;
   },
 
-  async getWorkspaceFolders() {
+  getWorkspaceFolders() {
     return { folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath) };
   },
 };

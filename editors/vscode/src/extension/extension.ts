@@ -262,7 +262,7 @@ class Extension implements PanelHost, vscode.Disposable {
 let extension: Extension | undefined;
 
 /** Runs a command, reporting its failure to the user (and the log) instead of throwing. */
-function command(name: string, run: () => Promise<void>): vscode.Disposable {
+function command(name: string, run: () => void | Promise<void>): vscode.Disposable {
   return vscode.commands.registerCommand(name, async () => {
     try {
       await run();
@@ -293,7 +293,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
     command('claudeSidecar.fork', () => ext.fork()),
     command('claudeSidecar.rewind', () => ext.rewind()),
     command('claudeSidecar.sessions', () => ext.showSessions()),
-    command('claudeSidecar.showLog', async () => ext.log.show()),
+    command('claudeSidecar.showLog', () => ext.log.show()),
     command('claudeSidecar.restartDaemon', () => ext.restartDaemon()),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
       // A chat tab left open when the window closed comes back as its resumed session.

@@ -30,7 +30,7 @@ export function readSettings(): Settings {
   const raw = c.get<unknown>('daemonCommand', 'claude-sidecar --stdio');
   let daemonCommand: string[];
   if (typeof raw === 'string') daemonCommand = splitCommand(raw);
-  else if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) daemonCommand = raw as string[];
+  else if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) daemonCommand = raw;
   else throw new SidecarError('claudeSidecar.daemonCommand must be a string or an array of strings, e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');
   if (daemonCommand.length === 0) {
     throw new SidecarError('claudeSidecar.daemonCommand is empty: set it to e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');

@@ -15,7 +15,11 @@ function isImageType(type: string): type is ImageBlock['mediaType'] {
 function readBase64(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onload = () => {
+      // readAsDataURL gives a string (an ArrayBuffer is readAsArrayBuffer's).
+      if (typeof reader.result === 'string') resolve(reader.result.replace(/^data:[^,]*,/, ''));
+      else reject(new Error('cannot read the image'));
+    };
     reader.onerror = () => reject(reader.error ?? new Error('cannot read the image'));
     reader.readAsDataURL(file);
   });

@@ -7,7 +7,7 @@ import type { ChannelInfo } from '../core/protocol.generated';
 import { initialState, reduce, type ChatState } from '../core/transcript';
 import type { HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
-import type { ViewContext } from './context';
+import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
@@ -129,7 +129,7 @@ document.addEventListener('click', (event) => {
   if (link && href && !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#')) {
     event.preventDefault();
     const [path, line] = decodeURIComponent(href).split('#L');
-    void ctx.request('openFile', line ? { path: path ?? href, line: Number(line) } : { path: path ?? href }).catch((e: Error) => ctx.toast(e.message, 'error'));
+    void ctx.request('openFile', line ? { path: path ?? href, line: Number(line) } : { path: path ?? href }).catch((e: unknown) => ctx.toast(errorText(e), 'error'));
   }
 });
 

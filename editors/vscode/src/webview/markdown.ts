@@ -32,7 +32,8 @@ md.renderer.rules.fence = (tokens, idx, options, env, self) => {
 // Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
 const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
 md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
-  tokens[idx]?.attrSet('title', tokens[idx]?.attrGet('href') ?? '');
+  const token = tokens[idx];
+  token?.attrSet('title', token.attrGet('href') ?? '');
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 

@@ -6,7 +6,7 @@
 import type { PermissionRequestNotification } from '../core/protocol.generated';
 import type { ChatState } from '../core/transcript';
 import type { WebviewOps } from '../shared/webview-messages';
-import type { ViewContext } from './context';
+import { errorText, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, h, relativePath } from './dom';
 import { MarkdownView } from './markdown';
@@ -113,7 +113,7 @@ function toolCard(el: HTMLElement, request: PermissionRequestNotification, ctx: 
       always ? button(always, () => void answer({ decision: 'allowAlways' }), { title: always }) : null,
       button('Deny', deny, { class: 'danger' }),
       EDIT_TOOLS.has(request.toolName) && request.preview
-        ? button('Review in diff editor', () => void ctx.request('reviewPermission', { requestId: request.requestId }).catch((e: Error) => ctx.toast(e.message, 'error')), { class: 'link-button' })
+        ? button('Review in diff editor', () => void ctx.request('reviewPermission', { requestId: request.requestId }).catch((e: unknown) => ctx.toast(errorText(e), 'error')), { class: 'link-button' })
         : null),
     reason);
 }

@@ -25,7 +25,7 @@ export async function rewindFiles(ctx: ViewContext, messageId: string): Promise<
     h('div', { class: 'file-head' }, h('span', { class: 'file-path', text: shortPath(relativePath(d.path, cwd)), title: d.path })),
     d.diff !== null ? diffView(d.diff, 8) : h('div', { class: 'note', text: d.note ?? '' })));
   const nothing = !preview.filesChanged.length;
-  const confirm = button('Rewind files', async () => {
+  const rewind = async () => {
     confirm.disabled = true;
     try {
       const done = await ctx.request('rewind', { messageId, dryRun: false });
@@ -35,7 +35,8 @@ export async function rewindFiles(ctx: ViewContext, messageId: string): Promise<
       confirm.disabled = false;
       error.textContent = (e as Error).message;
     }
-  }, { class: 'primary' });
+  };
+  const confirm = button('Rewind files', () => void rewind(), { class: 'primary' });
   confirm.hidden = nothing;
   const error = h('div', { class: 'card-error', attrs: { role: 'alert' } });
   const dialog = h('div', { class: 'dialog', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'rewind-title' } },

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { SidecarClient } from '../../src/core/client';
@@ -17,7 +18,7 @@ let sidecar: SidecarClient;
 let pids: number[];
 
 before(async () => {
-  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'sidecar-model-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-model-'));
   model = await startModel(SCENARIO, dir);
 });
 after(async () => model.stop());
@@ -184,7 +185,6 @@ describe('the protocol client core', () => {
     const { chat, rec } = await open();
     await rec.turn('hello there');
     const sessionId = chat.sessionId;
-    const oldChannel = chat.channelId;
     const daemon = await sidecar.daemon();
     const mark = rec.mark();
     process.kill(daemon.pid!, 'SIGKILL');
@@ -205,7 +205,6 @@ describe('the protocol client core', () => {
     assert.ok(after.every((seq) => seq > before), 'the chat goes on counting its notifications on the new channel');
     assert.equal(ended.outcome, 'success');
     assert.equal(chat.sessionId, sessionId, 'the conversation went on in its session');
-    void oldChannel;
   });
 
   test('after a daemon death each of several chats gets its own notifications again', async () => {
@@ -248,7 +247,7 @@ describe('the protocol client core', () => {
         editorTools: [{ name: 'getSelection', description: 'The selected text.' }],
       },
       editorTools: {
-        getSelection: async (args, chat) => {
+        getSelection: (args, chat) => {
           calls.push({ args, chat: chat?.id });
           return { text: 'const x = 1;' };
         },

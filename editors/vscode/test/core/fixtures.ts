@@ -28,7 +28,7 @@ export function notifications(name: FixtureName): NotificationEvent[] {
     .filter((line) => line.trim())
     .map((line) => {
       const { method, params } = JSON.parse(line) as { method: keyof ClaudeNotifications; params: never };
-      return { kind: 'notification', method, params } as NotificationEvent;
+      return { kind: 'notification', method, params };
     });
 }
 

@@ -157,7 +157,7 @@ describe('an Edit denied with a reason', () => {
     assert.equal(edit.status, 'denied');
     assert.equal(edit.permission?.state, 'denied');
     assert.equal(edit.result?.text, 'Keep the greeting short.');
-    assert.match(edit.permission?.preview ?? '', /^\+print\('hello, world'\)$/m);
+    assert.match(edit.permission.preview ?? '', /^\+print\('hello, world'\)$/m);
     assert.deepEqual(state.files, []);
     assert.deepEqual(state.pending, {});
     assert.deepEqual(kinds(state), ['user', 'tool:Edit', 'text', 'turn']);
@@ -182,9 +182,9 @@ describe('an AskUserQuestion', () => {
     const events = hostEvents('ask-question');
     const asked = events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/permissionRequest');
     const waiting = play(events.slice(0, asked + 2));
-    const [request] = Object.values(waiting.pending) as PermissionRequestNotification[];
+    const [request] = Object.values(waiting.pending);
     assert.equal(request?.requiresUserInteraction, true);
-    assert.equal((request?.input.questions as unknown[]).length, 2);
+    assert.equal((request.input.questions as unknown[]).length, 2);
     assert.equal(waiting.status.state, 'awaitingPermission');
 
     const state = play(events.slice(asked + 2), waiting);
@@ -224,10 +224,10 @@ describe('a plan approved', () => {
     const events = hostEvents('plan-approved');
     const asked = events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/permissionRequest');
     const waiting = play(events.slice(0, asked + 1));
-    const [request] = Object.values(waiting.pending) as PermissionRequestNotification[];
+    const [request] = Object.values(waiting.pending);
     assert.equal(request?.toolName, 'ExitPlanMode');
-    assert.match(String(request?.input.plan), /^# Greeting plan/);
-    assert.equal(toolNamed(waiting, 'ExitPlanMode').input?.plan, request?.input.plan);
+    assert.match(String(request.input.plan), /^# Greeting plan/);
+    assert.equal(toolNamed(waiting, 'ExitPlanMode').input?.plan, request.input.plan);
 
     const state = play(events.slice(asked + 1), waiting);
     assert.equal(state.status.permissionMode, 'acceptEdits');

@@ -176,7 +176,13 @@ export function spawnGroup(cmd, args, { env, cwd, logFile, onLine } = {}) {
     log?.end();
   };
   // Never leave the group behind if this Node process dies.
-  const onExit = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} };
+  const onExit = () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  };
   process.once('exit', onExit);
   exited.then(() => process.removeListener('exit', onExit));
   return group;

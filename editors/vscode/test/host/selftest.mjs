@@ -89,7 +89,7 @@ async function routeUi() {
   lap('start');
   let page;
   let ok = false;
-  let detail = '';
+  let detail;
   try {
     page = await openWorkbench(cs.url, { toolchain: tc });
     lap('workbench');

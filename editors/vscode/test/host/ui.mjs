@@ -64,7 +64,7 @@ export async function startCodeServer(opts = {}) {
     await waitForPort(port, { timeoutMs: 60000, alive: server.isAlive });
   } catch (err) {
     await server.kill();
-    throw new Error(`${err.message}; log: ${logFile}\n${fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : ''}`);
+    throw new Error(`${err.message}; log: ${logFile}\n${fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : ''}`, { cause: err });
   }
   const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`;
   let stopped = false;

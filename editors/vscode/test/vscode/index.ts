@@ -253,7 +253,7 @@ test('new chats take their model and permission mode from the settings', async (
     const panel = await newChatPanel();
     const events = await turn(panel, 'write the notes');
     assert.equal(panel.chat.status?.permissionMode, 'acceptEdits');
-    assert.equal(panel.chat.status?.model, 'claude-sonnet-4-5');
+    assert.equal(panel.chat.status.model, 'claude-sonnet-4-5');
     assert.ok(!events.some(isNote('claude/permissionRequest')), 'acceptEdits runs the edit without asking');
 
     assert.equal(fs.readFileSync(path.join(workspace(), 'notes.md'), 'utf8'), '# Notes\nfirst line\n');
@@ -289,7 +289,7 @@ export async function run(): Promise<void> {
       console.log(`ok - ${t.name} (${Date.now() - started} ms)`);
     } catch (e) {
       failed++;
-      console.log(`not ok - ${t.name}\n  ${(e as Error).stack ?? e}`);
+      console.log(`not ok - ${t.name}\n  ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   }

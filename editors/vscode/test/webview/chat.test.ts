@@ -19,6 +19,7 @@ before(async () => {
 });
 
 after(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
   await browser?.close();
   await server.stop();
 });
@@ -309,7 +310,9 @@ describe('page state', () => {
     await host.reset(state);
     assert.equal(await page.getByRole('textbox', { name: 'Message to Claude' }).inputValue(), 'a thought I have not sent');
     assert.equal(await page.locator('.entry.tool.expanded').count(), 1);
-    const saved = await page.evaluate(() => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}'));
+    const saved = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}') as { cwd?: string; sessionId?: string },
+    );
     assert.equal(saved.cwd, '/home/dev/project', 'the host can restore the chat from the page state');
     assert.equal(typeof saved.sessionId, 'string');
     await host.screenshot('restored');
