@@ -120,7 +120,11 @@ export class SidecarClient {
     // The fork's own session file is written with its first message: show the source's
     // history, cut where the fork was.
     const source: History = await daemon.request('claude/getHistory', { cwd: chat.cwd, sessionId: chat.sessionId! });
-    const history = { ...source, sessionId: result.sessionId, messages: cutAfterExchange(source.messages, atMessageId) };
+    const history = {
+      ...source,
+      sessionId: result.sessionId,
+      messages: cutAfterExchange(source.messages, atMessageId),
+    };
     const fork = new Chat(
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
@@ -141,7 +145,11 @@ export class SidecarClient {
     const sessions: SessionSummary[] = [];
     let cursor: string | null = null;
     do {
-      const page: SessionPage = await daemon.request('claude/listSessions', { cwd, limit: Math.min(limit, 100), cursor });
+      const page: SessionPage = await daemon.request('claude/listSessions', {
+        cwd,
+        limit: Math.min(limit, 100),
+        cursor,
+      });
       sessions.push(...page.sessions);
       cursor = page.nextCursor;
     } while (cursor && sessions.length < limit);
@@ -252,12 +260,17 @@ export class SidecarClient {
     const now = Date.now();
     const window = this.options.restartWindowMs ?? 60_000;
     this.restarts = this.restarts.filter((t) => now - t < window);
-    const why = `the daemon stopped (code ${exit.code}, signal ${exit.signal})` +
+    const why =
+      `the daemon stopped (code ${exit.code}, signal ${exit.signal})` +
       (exit.stderrTail.length ? `: ${exit.stderrTail.slice(-2).join(' | ')}` : '');
     if (this.restarts.length >= (this.options.maxRestarts ?? 3)) {
       this.setState('failed');
       for (const chat of this.chats.values()) {
-        chat.apply({ kind: 'notice', level: 'error', text: `${why}. It stopped too often; send a message to try again.` });
+        chat.apply({
+          kind: 'notice',
+          level: 'error',
+          text: `${why}. It stopped too often; send a message to try again.`,
+        });
       }
       return;
     }

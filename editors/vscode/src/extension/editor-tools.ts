@@ -19,11 +19,13 @@ export const EDITOR_TOOLS: EditorTool[] = [
   },
   {
     name: 'getOpenEditors',
-    description: 'The files open in VS Code editor tabs: path, whether it is the active one, whether it has unsaved changes.',
+    description:
+      'The files open in VS Code editor tabs: path, whether it is the active one, whether it has unsaved changes.',
   },
   {
     name: 'getSelection',
-    description: "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the cursor).",
+    description:
+      "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the cursor).",
   },
   {
     name: 'openFile',
