@@ -9,7 +9,8 @@ const production = process.argv.includes('--production');
 
 function testEntries(dir) {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true })
+  return fs
+    .readdirSync(dir, { recursive: true })
     .filter((f) => /\.test\.ts$/.test(f) || /(^|\/)index\.ts$/.test(f))
     .map((f) => path.join(dir, f));
 }

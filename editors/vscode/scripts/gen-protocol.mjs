@@ -80,11 +80,19 @@ export async function generate() {
 
   table('Every request a client sends: its params and result types.', 'ClaudeMethods', schema['x-methods'], request);
   nameList('The names of every request a client sends.', 'METHOD_NAMES', schema['x-methods']);
-  table('Every notification the daemon sends: its params type.', 'ClaudeNotifications', schema['x-notifications'],
-    (n) => typeOf(n.params));
+  table(
+    'Every notification the daemon sends: its params type.',
+    'ClaudeNotifications',
+    schema['x-notifications'],
+    (n) => typeOf(n.params),
+  );
   nameList('The names of every notification the daemon sends.', 'NOTIFICATION_NAMES', schema['x-notifications']);
-  table('Every request the daemon sends the client: its params and result types.', 'ClaudeClientRequests',
-    schema['x-clientRequests'], request);
+  table(
+    'Every request the daemon sends the client: its params and result types.',
+    'ClaudeClientRequests',
+    schema['x-clientRequests'],
+    request,
+  );
 
   const errors = schema['x-errors'];
   out.push('/** JSON-RPC error codes of the daemon, by the `data.name` the error carries. */');

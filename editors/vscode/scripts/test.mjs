@@ -18,15 +18,34 @@ const node = process.execPath;
 function testFiles(dir) {
   const full = path.join(HERE, dir);
   if (!fs.existsSync(full)) return [];
-  return fs.readdirSync(full).filter((f) => f.endsWith('.test.cjs')).map((f) => path.join(dir, f));
+  return fs
+    .readdirSync(full)
+    .filter((f) => f.endsWith('.test.cjs'))
+    .map((f) => path.join(dir, f));
 }
 
 const STEPS = [
-  { name: 'protocol', what: 'protocol types match docs/protocol.schema.json', cmd: () => [node, 'scripts/gen-protocol.mjs', '--check'] },
-  { name: 'typecheck', what: 'tsc --noEmit (strict)', cmd: () => [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', '.'] },
+  {
+    name: 'protocol',
+    what: 'protocol types match docs/protocol.schema.json',
+    cmd: () => [node, 'scripts/gen-protocol.mjs', '--check'],
+  },
+  {
+    name: 'typecheck',
+    what: 'tsc (strict): host, webview and tests, each with its own types',
+    cmd: () => ['npm', 'run', '--silent', 'typecheck'],
+  },
   { name: 'build', what: 'esbuild bundles', cmd: () => [node, 'esbuild.mjs'] },
-  { name: 'core', what: 'core against the real daemon and CLI', cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/core')] },
-  { name: 'webview', what: 'chat webview in headless Chromium', cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/webview')] },
+  {
+    name: 'core',
+    what: 'core against the real daemon and CLI',
+    cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/core')],
+  },
+  {
+    name: 'webview',
+    what: 'chat webview in headless Chromium',
+    cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/webview')],
+  },
   { name: 'extension', what: 'extension tests inside VS Code (code-server)', cmd: () => [node, 'test/vscode/run.mjs'] },
   { name: 'package', what: 'production build and .vsix (vsce)', cmd: () => ['npm', 'run', '--silent', 'package'] },
   { name: 'ui', what: 'UI run: palette -> chat -> permission -> diff', cmd: () => [node, 'test/vscode/ui.mjs'] },
@@ -49,7 +68,9 @@ for (const step of chosen) {
 
 console.log('\n=== VS Code client: summary');
 for (const r of results) {
-  console.log(`${r.ok ? 'PASS' : 'FAIL'}  ${r.step.name.padEnd(10)} ${String(r.seconds).padStart(6)} s  ${r.step.what}`);
+  console.log(
+    `${r.ok ? 'PASS' : 'FAIL'}  ${r.step.name.padEnd(10)} ${String(r.seconds).padStart(6)} s  ${r.step.what}`,
+  );
 }
 for (const s of chosen.slice(results.length)) console.log(`NOT RUN  ${s.name}`);
 const failed = results.filter((r) => !r.ok).length + (chosen.length - results.length);

@@ -114,8 +114,7 @@ export class Chat {
     // A channel counts its notifications from 1; a chat that moved to a new channel (a daemon
     // restart) goes on counting from where the old one stopped, so `seq` names one
     // notification of the chat (file updates are opened by it).
-    const params =
-      this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
+    const params = this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
     this.lastSeq = Math.max(this.lastSeq, params.seq);
     if (method === 'claude/permissionRequest') {
       const request = params as PermissionRequestNotification;
@@ -169,7 +168,9 @@ export class Chat {
   /** Switches the model (null: the default) and, when given, the effort. */
   async setModel(model: string | null, effort?: SetModelParams['effort']): Promise<void> {
     const channelId = this.requireChannel();
-    await (await this.daemon()).request('claude/setModel', effort ? { channelId, model, effort } : { channelId, model });
+    await (
+      await this.daemon()
+    ).request('claude/setModel', effort ? { channelId, model, effort } : { channelId, model });
   }
 
   async setPermissionMode(mode: SetPermissionModeParams['mode']): Promise<void> {
@@ -199,7 +200,10 @@ export class Chat {
   private requireChannel(): string {
     if (this.closed) throw new SidecarError('this chat is closed: open a new one', 'chat');
     if (!this.channelId) {
-      throw new SidecarError('this chat is waiting for the daemon (it is starting or restarting): try again in a moment', 'chat');
+      throw new SidecarError(
+        'this chat is waiting for the daemon (it is starting or restarting): try again in a moment',
+        'chat',
+      );
     }
     return this.channelId;
   }

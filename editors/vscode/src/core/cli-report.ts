@@ -13,7 +13,10 @@ export function cliReport(result: InitializeResult): CliReport {
   const daemon = `claude-sidecar ${result.serverInfo.version}`;
   const cli = result.capabilities.experimental.claudeSidecar.cli;
   if (cli.error) {
-    return { level: 'error', text: `${daemon}: no Claude Code CLI can run: ${cli.error} (run \`claude-sidecar doctor\`)` };
+    return {
+      level: 'error',
+      text: `${daemon}: no Claude Code CLI can run: ${cli.error} (run \`claude-sidecar doctor\`)`,
+    };
   }
   const where = `${cli.path ?? '?'}${cli.source ? ` (${cli.source})` : ''}`;
   const version = cli.version ?? 'an unknown version';

@@ -23,7 +23,8 @@ const EARLY_NOTIFICATIONS_KEPT = 50;
 /** The daemon's life as the client sees it; every change is logged and emitted. */
 export type DaemonState = 'stopped' | 'starting' | 'running' | 'restarting' | 'failed';
 
-export type EditorToolHandler = (args: Record<string, unknown>, chat: Chat | undefined) => Promise<unknown>;
+/** An editor tool: returns its result or a promise of it; a throw or a rejection is the tool's error. */
+export type EditorToolHandler = (args: Record<string, unknown>, chat: Chat | undefined) => unknown;
 
 export interface ClientOptions {
   command: string[];
@@ -61,7 +62,7 @@ export class SidecarClient {
 
   constructor(
     private readonly options: ClientOptions,
-    private readonly startDaemon: DaemonStarter = DaemonConnection.start,
+    private readonly startDaemon: DaemonStarter = (options) => DaemonConnection.start(options),
   ) {}
 
   /** The running daemon, started (or restarted after a failure) when needed. */
@@ -119,7 +120,11 @@ export class SidecarClient {
     // The fork's own session file is written with its first message: show the source's
     // history, cut where the fork was.
     const source: History = await daemon.request('claude/getHistory', { cwd: chat.cwd, sessionId: chat.sessionId! });
-    const history = { ...source, sessionId: result.sessionId, messages: cutAfterExchange(source.messages, atMessageId) };
+    const history = {
+      ...source,
+      sessionId: result.sessionId,
+      messages: cutAfterExchange(source.messages, atMessageId),
+    };
     const fork = new Chat(
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
@@ -129,7 +134,7 @@ export class SidecarClient {
     fork.hasConversation = true;
     fork.apply({ kind: 'history', history });
     this.chats.set(fork.id, fork);
-    this.bound(fork, result.channelId, result.sessionId, result.info ?? null, result.pid);
+    this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
     this.chatEmitter.fire(fork);
     return fork;
   }
@@ -140,7 +145,11 @@ export class SidecarClient {
     const sessions: SessionSummary[] = [];
     let cursor: string | null = null;
     do {
-      const page: SessionPage = await daemon.request('claude/listSessions', { cwd, limit: Math.min(limit, 100), cursor });
+      const page: SessionPage = await daemon.request('claude/listSessions', {
+        cwd,
+        limit: Math.min(limit, 100),
+        cursor,
+      });
       sessions.push(...page.sessions);
       cursor = page.nextCursor;
     } while (cursor && sessions.length < limit);
@@ -210,13 +219,14 @@ export class SidecarClient {
     const handler = this.options.editorTools?.[params.tool];
     if (!handler) throw new SidecarError(`this editor has no tool named ${params.tool}`, 'claude/callEditorTool');
     const chat = [...this.chats.values()].find((c) => c.channelId === params.channelId);
-    return handler(params.arguments, chat);
+    // A handler may throw or return a value: awaited here, either is this call's answer.
+    return await handler(params.arguments, chat);
   }
 
   private async bindChannel(chat: Chat, params: NewChannelParams): Promise<void> {
     const daemon = await this.daemon();
     const result = await daemon.request('claude/newChannel', params);
-    this.bound(chat, result.channelId, result.sessionId, result.info ?? null, result.pid);
+    this.bound(chat, result.channelId, result.sessionId, result.info, result.pid);
   }
 
   private bound(chat: Chat, channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
@@ -250,12 +260,17 @@ export class SidecarClient {
     const now = Date.now();
     const window = this.options.restartWindowMs ?? 60_000;
     this.restarts = this.restarts.filter((t) => now - t < window);
-    const why = `the daemon stopped (code ${exit.code}, signal ${exit.signal})` +
+    const why =
+      `the daemon stopped (code ${exit.code}, signal ${exit.signal})` +
       (exit.stderrTail.length ? `: ${exit.stderrTail.slice(-2).join(' | ')}` : '');
     if (this.restarts.length >= (this.options.maxRestarts ?? 3)) {
       this.setState('failed');
       for (const chat of this.chats.values()) {
-        chat.apply({ kind: 'notice', level: 'error', text: `${why}. It stopped too often; send a message to try again.` });
+        chat.apply({
+          kind: 'notice',
+          level: 'error',
+          text: `${why}. It stopped too often; send a message to try again.`,
+        });
       }
       return;
     }

@@ -110,14 +110,15 @@ export class DaemonConnection {
           e.code === 'ENOENT'
             ? `${program} was not found: install claude-sidecar, or set daemonCommand to its full path (e.g. /path/to/.venv/bin/claude-sidecar --stdio)`
             : e.message;
-        reject(new SidecarError(`cannot start the daemon \`${options.command.join(' ')}\`: ${hint}`, 'daemonCommand', { cause: e }));
+        reject(
+          new SidecarError(`cannot start the daemon \`${options.command.join(' ')}\`: ${hint}`, 'daemonCommand', {
+            cause: e,
+          }),
+        );
       });
     });
     await spawned;
-    const rpc = createMessageConnection(
-      new StreamMessageReader(child.stdout!),
-      new StreamMessageWriter(child.stdin!),
-    );
+    const rpc = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     const daemon = new DaemonConnection(child, rpc, log);
     daemon.watch();
     rpc.listen();
@@ -154,10 +155,7 @@ export class DaemonConnection {
   ): Promise<ClaudeMethods[M]['result']> {
     if (this.exited) throw new SidecarError('the daemon is not running', 'daemon');
     try {
-      return await Promise.race([
-        this.rpc.sendRequest<ClaudeMethods[M]['result']>(method, params),
-        this.exitedEarly,
-      ]);
+      return await Promise.race([this.rpc.sendRequest<ClaudeMethods[M]['result']>(method, params), this.exitedEarly]);
     } catch (e) {
       throw toSidecarError(e, method);
     }

@@ -15,7 +15,7 @@ export class SidecarError extends Error {
   constructor(
     message: string,
     readonly where: string,
-    options: { cause?: unknown; code?: number; errorName?: ErrorName | string; data?: unknown } = {},
+    options: { cause?: unknown; code?: number; errorName?: ErrorName | (string & {}); data?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'SidecarError';
@@ -25,7 +25,8 @@ export class SidecarError extends Error {
   }
 
   readonly code: number | undefined;
-  readonly errorName: ErrorName | string | undefined;
+  /** `string & {}`: any name, while editors still offer the known ones. */
+  readonly errorName: ErrorName | (string & {}) | undefined;
   readonly data: unknown;
 }
 

@@ -287,7 +287,7 @@ type Draft<T> = T extends unknown ? Omit<T, 'id' | 'rev'> : never;
 type NewEntry = Draft<Entry>;
 
 function add(state: ChatState, entry: NewEntry): number {
-  state.entries.push({ ...entry, id: state.nextId++, rev: state.rev } as Entry);
+  state.entries.push({ ...entry, id: state.nextId++, rev: state.rev });
   return state.entries.length - 1;
 }
 
@@ -312,17 +312,37 @@ function toolOfRequest(state: ChatState, requestId: string): ToolEntry | undefin
 }
 
 /** Adds a tool call; returns its position in `entries`. */
-function addTool(state: ChatState, toolUseId: string, name: string, parent: string | null, input: Record<string, unknown> | null): number {
+function addTool(
+  state: ChatState,
+  toolUseId: string,
+  name: string,
+  parent: string | null,
+  input: Record<string, unknown> | null,
+): number {
   const at = add(state, {
-    kind: 'tool', toolUseId, name, input, partialInput: '', status: input ? 'running' : 'pending',
-    result: null, permission: null, fileUpdates: [], parentToolUseId: parent,
+    kind: 'tool',
+    toolUseId,
+    name,
+    input,
+    partialInput: '',
+    status: input ? 'running' : 'pending',
+    result: null,
+    permission: null,
+    fileUpdates: [],
+    parentToolUseId: parent,
   });
   state.index.tools[toolUseId] = at;
   return at;
 }
 
 /** The tool call with this id, added first if there is none. */
-function ensureTool(state: ChatState, toolUseId: string, name: string, parent: string | null, input: Record<string, unknown> | null): ToolEntry {
+function ensureTool(
+  state: ChatState,
+  toolUseId: string,
+  name: string,
+  parent: string | null,
+  input: Record<string, unknown> | null,
+): ToolEntry {
   return tool(state, toolUseId) ?? (state.entries[addTool(state, toolUseId, name, parent, input)] as ToolEntry);
 }
 
@@ -379,9 +399,18 @@ function onDelta(state: ChatState, delta: DeltaNotification): void {
     return;
   }
   // A delta without its block start (not seen with CLI 2.1.330): open the block here.
-  state.index.open[key] = add(state, delta.kind === 'text'
-    ? { kind: 'text', text: delta.text, streaming: true, aborted: false, parentToolUseId: delta.parentToolUseId ?? null }
-    : { kind: 'thinking', text: delta.text, streaming: true, parentToolUseId: delta.parentToolUseId ?? null });
+  state.index.open[key] = add(
+    state,
+    delta.kind === 'text'
+      ? {
+          kind: 'text',
+          text: delta.text,
+          streaming: true,
+          aborted: false,
+          parentToolUseId: delta.parentToolUseId ?? null,
+        }
+      : { kind: 'thinking', text: delta.text, streaming: true, parentToolUseId: delta.parentToolUseId ?? null },
+  );
 }
 
 /** Ends the streaming of the open blocks of one stream (a parent), or of all of them. */
@@ -409,7 +438,13 @@ function onStreamEvent(state: ChatState, event: Json, parent: string | null): vo
     if (index === null) return;
     const key = blockKey(parent, index);
     if (kind === 'text') {
-      state.index.open[key] = add(state, { kind: 'text', text: '', streaming: true, aborted: false, parentToolUseId: parent });
+      state.index.open[key] = add(state, {
+        kind: 'text',
+        text: '',
+        streaming: true,
+        aborted: false,
+        parentToolUseId: parent,
+      });
     } else if (kind === 'thinking') {
       state.index.open[key] = add(state, { kind: 'thinking', text: '', streaming: true, parentToolUseId: parent });
     } else if (kind === 'tool_use' && str(block.id)) {
@@ -470,7 +505,11 @@ function onMessage(state: ChatState, message: Json): void {
 }
 
 /** The open block of a stream that a complete `assistant` block of `kind` finishes. */
-function openBlock(state: ChatState, parent: string | null, kind: 'text' | 'thinking'): TextEntry | ThinkingEntry | undefined {
+function openBlock(
+  state: ChatState,
+  parent: string | null,
+  kind: 'text' | 'thinking',
+): TextEntry | ThinkingEntry | undefined {
   const prefix = `${parent ?? ''}:`;
   for (const key of Object.keys(state.index.open)) {
     if (!key.startsWith(prefix)) continue;
@@ -503,9 +542,12 @@ function onAssistant(state: ChatState, message: Json, parent: string | null): vo
         if (open.kind === 'text') open.aborted = aborted;
         touch(state, open);
       } else if (text) {
-        add(state, block.type === 'text'
-          ? { kind: 'text', text, streaming: false, aborted, parentToolUseId: parent }
-          : { kind: 'thinking', text, streaming: false, parentToolUseId: parent });
+        add(
+          state,
+          block.type === 'text'
+            ? { kind: 'text', text, streaming: false, aborted, parentToolUseId: parent }
+            : { kind: 'thinking', text, streaming: false, parentToolUseId: parent },
+        );
       }
     }
   }
@@ -522,7 +564,10 @@ function onUser(state: ChatState, message: Json, parent: string | null): void {
     return;
   }
   const uuid = str(message.uuid);
-  const text = blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join('\n');
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => str(b.text))
+    .join('\n');
   if (parent) return; // a sub-agent's prompt: its Agent call shows it
   if (message.isReplay === true && uuid) {
     state.index.turnOpen = true;
@@ -530,10 +575,21 @@ function onUser(state: ChatState, message: Json, parent: string | null): void {
   }
   const local = LOCAL_COMMAND.exec(text);
   if (local) {
-    add(state, { kind: 'notice', level: local[1] === 'local-command-stderr' ? 'warn' : 'info', text: (local[2] ?? '').trim(), parentToolUseId: null });
+    add(state, {
+      kind: 'notice',
+      level: local[1] === 'local-command-stderr' ? 'warn' : 'info',
+      text: (local[2] ?? '').trim(),
+      parentToolUseId: null,
+    });
   } else if (message.isReplay === true && text) {
     // A prompt this client did not send (another client of the session).
-    add(state, { kind: 'user', messageId: uuid || null, text, images: blocks.filter((b) => b.type === 'image').length, parentToolUseId: null });
+    add(state, {
+      kind: 'user',
+      messageId: uuid || null,
+      text,
+      images: blocks.filter((b) => b.type === 'image').length,
+      parentToolUseId: null,
+    });
   }
   // Anything else is the CLI's own text ("[Request interrupted by user]"): the turn footer says it.
 }
@@ -542,7 +598,10 @@ function resultText(content: unknown): { text: string; images: number } {
   if (typeof content === 'string') return { text: content, images: 0 };
   const blocks = list(content).map(obj);
   return {
-    text: blocks.filter((b) => b.type === 'text').map((b) => str(b.text)).join('\n'),
+    text: blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => str(b.text))
+      .join('\n'),
     images: blocks.filter((b) => b.type === 'image').length,
   };
 }
@@ -588,7 +647,13 @@ function onToolResult(state: ChatState, message: Json, block: Json): void {
 
 function onPermissionRequest(state: ChatState, request: PermissionRequestNotification): void {
   const auto = request.autoDecision === 'allow';
-  const entry = ensureTool(state, request.toolUseId ?? `request:${request.requestId}`, request.toolName, request.parentToolUseId ?? null, request.input);
+  const entry = ensureTool(
+    state,
+    request.toolUseId ?? `request:${request.requestId}`,
+    request.toolName,
+    request.parentToolUseId ?? null,
+    request.input,
+  );
   // The CLI may have normalised the input (ExitPlanMode's plan is the plan file's text).
   entry.input = request.input;
   entry.partialInput = '';
@@ -638,8 +703,14 @@ function onStatus(state: ChatState, status: StatusNotification): void {
 
 function onFileUpdated(state: ChatState, update: FileUpdatedNotification): void {
   state.files.push({
-    seq: update.seq, path: update.path, toolName: update.toolName, toolUseId: update.toolUseId,
-    messageId: update.messageId, parentToolUseId: update.parentToolUseId, diff: update.diff, notice: update.notice,
+    seq: update.seq,
+    path: update.path,
+    toolName: update.toolName,
+    toolUseId: update.toolUseId,
+    messageId: update.messageId,
+    parentToolUseId: update.parentToolUseId,
+    diff: update.diff,
+    notice: update.notice,
   });
   const entry = tool(state, update.toolUseId);
   if (entry) {
@@ -657,8 +728,13 @@ function onTurnEnded(state: ChatState, ended: TurnEndedNotification): void {
   state.totals.costUsd = ended.totalCostUsd;
   state.totals.lastTurnUsage = ended.usage;
   add(state, {
-    kind: 'turn', outcome: ended.outcome, durationMs: ended.durationMs, permissionWaitMs: ended.permissionWaitMs,
-    costUsd: ended.costUsd, error: ended.error?.message ?? null, parentToolUseId: null,
+    kind: 'turn',
+    outcome: ended.outcome,
+    durationMs: ended.durationMs,
+    permissionWaitMs: ended.permissionWaitMs,
+    costUsd: ended.costUsd,
+    error: ended.error?.message ?? null,
+    parentToolUseId: null,
   });
 }
 
@@ -676,7 +752,11 @@ function endTurn(state: ChatState): void {
   for (let i = state.entries.length - 1; i >= 0; i--) {
     const entry = state.entries[i];
     if (entry?.kind === 'turn') break;
-    if (entry?.kind === 'tool' && !entry.parentToolUseId && (entry.status === 'pending' || entry.status === 'running')) {
+    if (
+      entry?.kind === 'tool' &&
+      !entry.parentToolUseId &&
+      (entry.status === 'pending' || entry.status === 'running')
+    ) {
       entry.status = 'error';
       touch(state, entry);
     }
@@ -715,7 +795,8 @@ function fromHistory(state: ChatState, m: HistoryMessage): void {
   const text = m.text ?? '';
   switch (m.kind) {
     case 'userPrompt':
-      if (!parent) add(state, { kind: 'user', messageId: m.uuid, text, images: m.imageCount ?? 0, parentToolUseId: null });
+      if (!parent)
+        add(state, { kind: 'user', messageId: m.uuid, text, images: m.imageCount ?? 0, parentToolUseId: null });
       break;
     case 'assistantText':
       add(state, { kind: 'text', text, streaming: false, aborted: false, parentToolUseId: parent });
@@ -725,7 +806,9 @@ function fromHistory(state: ChatState, m: HistoryMessage): void {
       break;
     case 'toolUse':
       // Done unless its result says otherwise: a stored call without a result runs no more.
-      if (m.toolUseId) (state.entries[addTool(state, m.toolUseId, m.toolName ?? 'tool', parent, obj(m.input))] as ToolEntry).status = 'done';
+      if (m.toolUseId)
+        (state.entries[addTool(state, m.toolUseId, m.toolName ?? 'tool', parent, obj(m.input))] as ToolEntry).status =
+          'done';
       break;
     case 'toolResult': {
       const entry = tool(state, m.toolUseId);
@@ -733,7 +816,14 @@ function fromHistory(state: ChatState, m: HistoryMessage): void {
       const isError = m.isError === true;
       entry.result = { text, isError, images: m.imageCount ?? 0, details: null };
       if (m.permission) {
-        entry.permission = { requestId: '', state: m.permission, auto: false, preview: null, previewNote: null, decisionReason: null };
+        entry.permission = {
+          requestId: '',
+          state: m.permission,
+          auto: false,
+          preview: null,
+          previewNote: null,
+          decisionReason: null,
+        };
       }
       entry.status = m.permission === 'denied' ? 'denied' : isError ? 'error' : 'done';
       break;

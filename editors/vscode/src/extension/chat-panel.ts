@@ -3,6 +3,7 @@
 // The host keeps the chat (src/core/chat.ts) and forwards each event; the page keeps a copy
 // of the state built by the same reducer. Closing the tab closes the chat's channel.
 
+import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
@@ -110,7 +111,7 @@ export class ChatPanel implements vscode.Disposable {
 
   private html(): string {
     const dist = vscode.Uri.joinPath(this.host.extensionUri, 'dist');
-    const nonce = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const nonce = randomBytes(16).toString('hex');
     return webviewHtml({
       scriptUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       styleUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),

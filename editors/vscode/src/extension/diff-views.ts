@@ -72,7 +72,7 @@ export async function reviewPendingEdit(
   if (!request) throw new Error('that permission request is no longer pending');
   const file = editedPath(request.toolName, request.input);
   if (!file) throw new Error(`${request.toolName} does not edit a file`);
-  let current: string | null = null;
+  let current: string | null;
   try {
     current = await fs.readFile(file, 'utf8');
   } catch {

@@ -19,11 +19,13 @@ export const EDITOR_TOOLS: EditorTool[] = [
   },
   {
     name: 'getOpenEditors',
-    description: 'The files open in VS Code editor tabs: path, whether it is the active one, whether it has unsaved changes.',
+    description:
+      'The files open in VS Code editor tabs: path, whether it is the active one, whether it has unsaved changes.',
   },
   {
     name: 'getSelection',
-    description: "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the cursor).",
+    description:
+      "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the cursor).",
   },
   {
     name: 'openFile',
@@ -74,7 +76,7 @@ function diagnosticsOf(uri: vscode.Uri, list: readonly vscode.Diagnostic[]) {
 }
 
 export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
-  async getDiagnostics(args) {
+  getDiagnostics(args) {
     if (args.uri !== undefined && typeof args.uri !== 'string') throw new Error('uri must be a string');
     if (typeof args.uri === 'string') {
       const uri = toUri(args.uri);
@@ -84,7 +86,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return { diagnostics: all };
   },
 
-  async getOpenEditors() {
+  getOpenEditors() {
     const active = currentTextEditor()?.document.uri.toString();
     const editors = vscode.window.tabGroups.all.flatMap((group) =>
       group.tabs.flatMap((tab) => {
@@ -96,7 +98,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return { editors };
   },
 
-  async getSelection() {
+  getSelection() {
     const editor = currentTextEditor();
     if (!editor) return { file: null, text: '', start: null, end: null };
     const s = editor.selection;
@@ -123,7 +125,7 @@ export const EDITOR_TOOL_HANDLERS: Record<string, EditorToolHandler> = {
     return `opened ${file}${line ? ` at line ${line}` : ''}`;
   },
 
-  async getWorkspaceFolders() {
+  getWorkspaceFolders() {
     return { folders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath) };
   },
 };

@@ -87,11 +87,16 @@ class Extension implements PanelHost, vscode.Disposable {
     }
     const webviewPanel =
       panel ??
-      vscode.window.createWebviewPanel(VIEW_TYPE, 'Claude', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
-        enableScripts: true,
-        retainContextWhenHidden: false,
-        enableFindWidget: true,
-      });
+      vscode.window.createWebviewPanel(
+        VIEW_TYPE,
+        'Claude',
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        {
+          enableScripts: true,
+          retainContextWhenHidden: false,
+          enableFindWidget: true,
+        },
+      );
     const chatPanel = new ChatPanel(chat, webviewPanel, this);
     this.panels.set(chat.id, chatPanel);
     chatPanel.onDidChange(() => {
@@ -262,7 +267,7 @@ class Extension implements PanelHost, vscode.Disposable {
 let extension: Extension | undefined;
 
 /** Runs a command, reporting its failure to the user (and the log) instead of throwing. */
-function command(name: string, run: () => Promise<void>): vscode.Disposable {
+function command(name: string, run: () => void | Promise<void>): vscode.Disposable {
   return vscode.commands.registerCommand(name, async () => {
     try {
       await run();
@@ -271,7 +276,8 @@ function command(name: string, run: () => Promise<void>): vscode.Disposable {
       extension?.log.error(`${name}: ${message}`);
       // A setting the user can fix gets a button that opens it.
       const where = e instanceof SidecarError ? e.where : '';
-      const setting = where === 'daemonCommand' ? 'claudeSidecar.daemonCommand' : where.startsWith('claudeSidecar.') ? where : '';
+      const setting =
+        where === 'daemonCommand' ? 'claudeSidecar.daemonCommand' : where.startsWith('claudeSidecar.') ? where : '';
       const actions = setting ? ['Open Settings', 'Show Log'] : ['Show Log'];
       const pick = await vscode.window.showErrorMessage(`Claude: ${message}`, ...actions);
       if (pick === 'Show Log') extension?.log.show();
@@ -293,7 +299,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
     command('claudeSidecar.fork', () => ext.fork()),
     command('claudeSidecar.rewind', () => ext.rewind()),
     command('claudeSidecar.sessions', () => ext.showSessions()),
-    command('claudeSidecar.showLog', async () => ext.log.show()),
+    command('claudeSidecar.showLog', () => ext.log.show()),
     command('claudeSidecar.restartDaemon', () => ext.restartDaemon()),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
       // A chat tab left open when the window closed comes back as its resumed session.
@@ -310,8 +316,11 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
       },
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('claudeSidecar.daemonCommand') || e.affectsConfiguration('claudeSidecar.env') ||
-          e.affectsConfiguration('claudeSidecar.cliPath')) {
+      if (
+        e.affectsConfiguration('claudeSidecar.daemonCommand') ||
+        e.affectsConfiguration('claudeSidecar.env') ||
+        e.affectsConfiguration('claudeSidecar.cliPath')
+      ) {
         void vscode.window.showInformationMessage('Claude: the new settings apply after "Claude: Restart the Daemon".');
       }
     }),

@@ -30,10 +30,17 @@ export function readSettings(): Settings {
   const raw = c.get<unknown>('daemonCommand', 'claude-sidecar --stdio');
   let daemonCommand: string[];
   if (typeof raw === 'string') daemonCommand = splitCommand(raw);
-  else if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) daemonCommand = raw as string[];
-  else throw new SidecarError('claudeSidecar.daemonCommand must be a string or an array of strings, e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');
+  else if (Array.isArray(raw) && raw.every((a) => typeof a === 'string')) daemonCommand = raw;
+  else
+    throw new SidecarError(
+      'claudeSidecar.daemonCommand must be a string or an array of strings, e.g. "claude-sidecar --stdio"',
+      'claudeSidecar.daemonCommand',
+    );
   if (daemonCommand.length === 0) {
-    throw new SidecarError('claudeSidecar.daemonCommand is empty: set it to e.g. "claude-sidecar --stdio"', 'claudeSidecar.daemonCommand');
+    throw new SidecarError(
+      'claudeSidecar.daemonCommand is empty: set it to e.g. "claude-sidecar --stdio"',
+      'claudeSidecar.daemonCommand',
+    );
   }
   const env = c.get<Record<string, unknown>>('env', {});
   for (const [k, v] of Object.entries(env)) {
@@ -43,7 +50,10 @@ export function readSettings(): Settings {
   }
   const mode = c.get<string>('permissionMode', 'default');
   if (!(MODES as readonly string[]).includes(mode)) {
-    throw new SidecarError(`claudeSidecar.permissionMode must be one of ${MODES.join(', ')} (got ${mode})`, 'claudeSidecar.permissionMode');
+    throw new SidecarError(
+      `claudeSidecar.permissionMode must be one of ${MODES.join(', ')} (got ${mode})`,
+      'claudeSidecar.permissionMode',
+    );
   }
   return {
     daemonCommand,

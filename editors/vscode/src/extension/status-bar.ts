@@ -19,7 +19,11 @@ const CHAT_TEXT: Record<string, string> = {
 };
 
 export class StatusBar implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('claudeSidecar.status', vscode.StatusBarAlignment.Right, 100);
+  private readonly item = vscode.window.createStatusBarItem(
+    'claudeSidecar.status',
+    vscode.StatusBarAlignment.Right,
+    100,
+  );
 
   constructor() {
     this.item.name = 'Claude Sidecar';

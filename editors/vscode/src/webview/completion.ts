@@ -11,7 +11,10 @@ export interface CompletionItem {
 }
 
 export class CompletionPopup {
-  readonly el = h('div', { class: 'completion', attrs: { role: 'listbox', id: 'completion', 'aria-label': 'Completions' } });
+  readonly el = h('div', {
+    class: 'completion',
+    attrs: { role: 'listbox', id: 'completion', 'aria-label': 'Completions' },
+  });
   private items: CompletionItem[] = [];
   private active = 0;
   private pick: (item: CompletionItem) => void = () => {};
@@ -33,16 +36,21 @@ export class CompletionPopup {
       this.close();
       return;
     }
-    this.el.replaceChildren(...items.map((item, i) => {
-      const row = h('div', { class: 'completion-item', attrs: { role: 'option', id: `completion-${i}` } },
-        h('span', { class: 'completion-label', text: item.label }),
-        item.detail ? h('span', { class: 'completion-detail', text: item.detail }) : null);
-      row.addEventListener('mousedown', (e) => {
-        e.preventDefault(); // keep the focus in the prompt
-        this.choose(i);
-      });
-      return row;
-    }));
+    this.el.replaceChildren(
+      ...items.map((item, i) => {
+        const row = h(
+          'div',
+          { class: 'completion-item', attrs: { role: 'option', id: `completion-${i}` } },
+          h('span', { class: 'completion-label', text: item.label }),
+          item.detail ? h('span', { class: 'completion-detail', text: item.detail }) : null,
+        );
+        row.addEventListener('mousedown', (e) => {
+          e.preventDefault(); // keep the focus in the prompt
+          this.choose(i);
+        });
+        return row;
+      }),
+    );
     this.el.hidden = false;
     this.highlight();
   }

@@ -21,14 +21,33 @@ export class Composer {
   private lookupTimer: ReturnType<typeof setTimeout> | undefined;
   private sayTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly ctx: ViewContext, private readonly interrupt: () => void, tools: HTMLElement) {
-    this.input = h('textarea', { class: 'prompt', attrs: { rows: '1', placeholder: 'Ask Claude…  (@ files, / commands)', 'aria-label': 'Message to Claude', 'aria-autocomplete': 'list' } });
+  constructor(
+    private readonly ctx: ViewContext,
+    private readonly interrupt: () => void,
+    tools: HTMLElement,
+  ) {
+    this.input = h('textarea', {
+      class: 'prompt',
+      attrs: {
+        rows: '1',
+        placeholder: 'Ask Claude…  (@ files, / commands)',
+        'aria-label': 'Message to Claude',
+        'aria-autocomplete': 'list',
+      },
+    });
     this.input.value = ctx.view.current.draft;
     this.popup = new CompletionPopup(this.input);
     this.images = new ImageTray((text) => this.say(text));
     const send = button('Send', () => void this.send(), { class: 'send primary', title: 'Send (Enter)' });
-    this.el = h('div', { class: 'composer' }, this.popup.el, this.images.el,
-      h('div', { class: 'prompt-row' }, this.input, send), h('div', { class: 'composer-tools' }, tools), this.message);
+    this.el = h(
+      'div',
+      { class: 'composer' },
+      this.popup.el,
+      this.images.el,
+      h('div', { class: 'prompt-row' }, this.input, send),
+      h('div', { class: 'composer-tools' }, tools),
+      this.message,
+    );
     this.input.addEventListener('keydown', (e) => this.keydown(e));
     this.input.addEventListener('input', () => this.changed());
     this.input.addEventListener('blur', () => this.popup.close());
@@ -118,9 +137,15 @@ export class Composer {
     if (command) {
       const typed = (command[1] ?? '').toLowerCase();
       const items = (this.ctx.info()?.commands ?? [])
-        .filter((c) => c.name.toLowerCase().startsWith(typed) || c.aliases?.some((a) => a.toLowerCase().startsWith(typed)))
+        .filter(
+          (c) => c.name.toLowerCase().startsWith(typed) || c.aliases?.some((a) => a.toLowerCase().startsWith(typed)),
+        )
         .slice(0, 50)
-        .map((c) => ({ label: `/${c.name}`, detail: [c.argumentHint, c.description].filter(Boolean).join('  '), insert: `/${c.name} ` }));
+        .map((c) => ({
+          label: `/${c.name}`,
+          detail: [c.argumentHint, c.description].filter(Boolean).join('  '),
+          insert: `/${c.name} `,
+        }));
       this.popup.show(items, (item) => this.replaceToken(before.length, item));
       return;
     }
@@ -133,12 +158,15 @@ export class Composer {
     const id = ++this.lookup;
     clearTimeout(this.lookupTimer);
     this.lookupTimer = setTimeout(() => {
-      this.ctx.request('completeFiles', { query }).then(({ paths }) => {
-        // A later keystroke asked again: this answer is stale.
-        if (id !== this.lookup) return;
-        const items = paths.map((p) => ({ label: p, insert: `@${p} ` }));
-        this.popup.show(items, (item) => this.replaceToken(query.length + 1, item));
-      }, () => this.popup.close());
+      this.ctx.request('completeFiles', { query }).then(
+        ({ paths }) => {
+          // A later keystroke asked again: this answer is stale.
+          if (id !== this.lookup) return;
+          const items = paths.map((p) => ({ label: p, insert: `@${p} ` }));
+          this.popup.show(items, (item) => this.replaceToken(query.length + 1, item));
+        },
+        () => this.popup.close(),
+      );
     }, 60);
   }
 

@@ -21,12 +21,17 @@ export function fileUpdate(ctx: ViewContext, seq: number): FileUpdate | undefine
   return ctx.state().files.find((f) => f.seq === seq);
 }
 
+/** What to show of a failure: an Error's message, or the value itself. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** Runs a request; a failure becomes a toast (and the error is returned to the caller's `catch`). */
 export async function attempt<T>(ctx: ViewContext, what: string, run: () => Promise<T>): Promise<T | undefined> {
   try {
     return await run();
   } catch (e) {
-    ctx.toast(`${what}: ${(e as Error).message}`, 'error');
+    ctx.toast(`${what}: ${errorText(e)}`, 'error');
     return undefined;
   }
 }

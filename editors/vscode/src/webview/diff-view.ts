@@ -20,7 +20,13 @@ export function diffStats(diff: string): DiffStats {
 }
 
 export function statsLabel({ added, removed }: DiffStats): HTMLElement {
-  return h('span', { class: 'diff-stats' }, h('span', { class: 'added', text: `+${added}` }), ' ', h('span', { class: 'removed', text: `−${removed}` }));
+  return h(
+    'span',
+    { class: 'diff-stats' },
+    h('span', { class: 'added', text: `+${added}` }),
+    ' ',
+    h('span', { class: 'removed', text: `−${removed}` }),
+  );
 }
 
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
@@ -57,11 +63,16 @@ export function diffView(diff: string, visible = 12): HTMLElement {
   const append = (from: number, to: number) => {
     for (const [oldNo, newNo, kind, text] of all.slice(from, to)) {
       const sign = kind === 'add' ? '+' : kind === 'del' ? '−' : '';
-      table.append(h('div', { class: `diff-line ${kind}`, attrs: { role: 'row' } },
-        h('span', { class: 'ln', text: oldNo }),
-        h('span', { class: 'ln', text: newNo }),
-        h('span', { class: 'sign', text: sign }),
-        h('span', { class: 'code', text: text || ' ' })));
+      table.append(
+        h(
+          'div',
+          { class: `diff-line ${kind}`, attrs: { role: 'row' } },
+          h('span', { class: 'ln', text: oldNo }),
+          h('span', { class: 'ln', text: newNo }),
+          h('span', { class: 'sign', text: sign }),
+          h('span', { class: 'code', text: text || ' ' }),
+        ),
+      );
     }
   };
   if (!all.length) {
@@ -70,10 +81,14 @@ export function diffView(diff: string, visible = 12): HTMLElement {
   }
   append(0, visible);
   if (all.length > visible) {
-    const more = button(`Show all ${all.length} lines`, () => {
-      more.remove();
-      append(visible, all.length);
-    }, { class: 'link-button show-all' });
+    const more = button(
+      `Show all ${all.length} lines`,
+      () => {
+        more.remove();
+        append(visible, all.length);
+      },
+      { class: 'link-button show-all' },
+    );
     table.append(more);
   }
   return table;

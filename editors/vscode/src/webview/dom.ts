@@ -12,7 +12,11 @@ export interface Props {
   onClick?: (event: MouseEvent) => void;
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   if (props.class) el.className = props.class;
   if (props.text !== undefined) el.textContent = props.text;
@@ -34,8 +38,17 @@ export function button(label: string, onClick: (event: MouseEvent) => void, prop
 }
 
 /** An icon-only button: `label` is what screen readers and the tooltip say. */
-export function iconButton(icon: string, label: string, onClick: (event: MouseEvent) => void, className = ''): HTMLButtonElement {
-  const el = button(icon, onClick, { class: `icon-button ${className}`.trim(), title: label, attrs: { 'aria-label': label } });
+export function iconButton(
+  icon: string,
+  label: string,
+  onClick: (event: MouseEvent) => void,
+  className = '',
+): HTMLButtonElement {
+  const el = button(icon, onClick, {
+    class: `icon-button ${className}`.trim(),
+    title: label,
+    attrs: { 'aria-label': label },
+  });
   return el;
 }
 

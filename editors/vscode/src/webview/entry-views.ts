@@ -5,33 +5,43 @@ import type { Entry, FileEntry, NoticeEntry, TextEntry, ThinkingEntry, TurnEntry
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, formatCost, formatDuration, h, iconButton, relativePath, shortPath } from './dom';
+import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
 import { ToolView } from './tool-view';
 import { blockKey } from './view-state';
-
-export interface EntryView {
-  readonly el: HTMLElement;
-  /** Where a sub-agent's entries go, for the Agent/Task call that started it. */
-  readonly children?: HTMLElement | null;
-  update(entry: Entry): void;
-}
 
 class UserView implements EntryView {
   readonly el: HTMLElement;
 
   constructor(entry: UserEntry, ctx: ViewContext, queued: boolean) {
     const { messageId } = entry;
-    const actions = messageId && !queued
-      ? h('div', { class: 'message-actions' },
-        iconButton('⑂', 'Fork the conversation from here', () => void attempt(ctx, 'Fork', () => ctx.request('fork', { messageId }))),
-        iconButton('↺', 'Rewind files to before this message', () => ctx.rewind(messageId)))
-      : null;
-    this.el = h('div', { class: `entry user${queued ? ' queued' : ''}` },
-      h('div', { class: 'bubble' },
+    const actions =
+      messageId && !queued
+        ? h(
+            'div',
+            { class: 'message-actions' },
+            iconButton(
+              '⑂',
+              'Fork the conversation from here',
+              () => void attempt(ctx, 'Fork', () => ctx.request('fork', { messageId })),
+            ),
+            iconButton('↺', 'Rewind files to before this message', () => ctx.rewind(messageId)),
+          )
+        : null;
+    this.el = h(
+      'div',
+      { class: `entry user${queued ? ' queued' : ''}` },
+      h(
+        'div',
+        { class: 'bubble' },
         h('div', { class: 'user-text', text: entry.text }),
-        entry.images ? h('div', { class: 'note', text: `🖼 ${entry.images} image${entry.images > 1 ? 's' : ''}` }) : null,
-        queued ? h('div', { class: 'note', text: 'Queued: sent when Claude is ready' }) : null),
-      actions);
+        entry.images
+          ? h('div', { class: 'note', text: `🖼 ${entry.images} image${entry.images > 1 ? 's' : ''}` })
+          : null,
+        queued ? h('div', { class: 'note', text: 'Queued: sent when Claude is ready' }) : null,
+      ),
+      actions,
+    );
   }
 
   update(): void {}
@@ -61,7 +71,10 @@ class ThinkingView implements EntryView {
   private readonly body = h('div', { class: 'thinking-text' });
   private streaming = false;
 
-  constructor(private entry: ThinkingEntry, private readonly ctx: ViewContext) {
+  constructor(
+    private entry: ThinkingEntry,
+    private readonly ctx: ViewContext,
+  ) {
     this.el = h('details', { class: 'entry thinking' }, this.summary, this.body);
     // Only a click of the user's is remembered, not the opening while it streams.
     this.summary.addEventListener('click', () => ctx.view.setExpanded(this.key, !this.el.open));
@@ -100,9 +113,12 @@ class TurnView implements EntryView {
   constructor(entry: TurnEntry) {
     const waited = entry.permissionWaitMs >= 1000 ? ` (${formatDuration(entry.permissionWaitMs)} waiting for you)` : '';
     const facts = [OUTCOMES[entry.outcome], `${formatDuration(entry.durationMs)}${waited}`, formatCost(entry.costUsd)];
-    this.el = h('div', { class: `entry turn ${entry.outcome}`, attrs: { role: 'note' } },
+    this.el = h(
+      'div',
+      { class: `entry turn ${entry.outcome}`, attrs: { role: 'note' } },
       h('div', { class: 'turn-facts', text: facts.join(' · ') }),
-      entry.error ? h('div', { class: 'turn-error', text: entry.error }) : null);
+      entry.error ? h('div', { class: 'turn-error', text: entry.error }) : null,
+    );
   }
 
   update(): void {}
@@ -112,7 +128,11 @@ class NoticeView implements EntryView {
   readonly el: HTMLElement;
 
   constructor(entry: NoticeEntry) {
-    this.el = h('div', { class: `entry notice ${entry.level}`, text: entry.text, attrs: { role: entry.level === 'error' ? 'alert' : 'status' } });
+    this.el = h('div', {
+      class: `entry notice ${entry.level}`,
+      text: entry.text,
+      attrs: { role: entry.level === 'error' ? 'alert' : 'status' },
+    });
   }
 
   update(): void {}
@@ -125,11 +145,21 @@ class FileView implements EntryView {
   constructor(entry: FileEntry, ctx: ViewContext) {
     const update = fileUpdate(ctx, entry.seq);
     const path = update ? shortPath(relativePath(update.path, ctx.state().cwd)) : '';
-    this.el = h('div', { class: 'entry file-update' },
-      h('div', { class: 'file-head' },
+    this.el = h(
+      'div',
+      { class: 'entry file-update' },
+      h(
+        'div',
+        { class: 'file-head' },
         h('span', { class: 'file-path', text: `Restored ${path}`, title: update?.path ?? '' }),
-        button('Open diff', () => void attempt(ctx, 'Open diff', () => ctx.request('openFileDiff', { seq: entry.seq })), { class: 'link-button' })),
-      update?.diff ? diffView(update.diff) : h('div', { class: 'note', text: update?.notice ?? '' }));
+        button(
+          'Open diff',
+          () => void attempt(ctx, 'Open diff', () => ctx.request('openFileDiff', { seq: entry.seq })),
+          { class: 'link-button' },
+        ),
+      ),
+      update?.diff ? diffView(update.diff) : h('div', { class: 'note', text: update?.notice ?? '' }),
+    );
   }
 
   update(): void {}

@@ -20,12 +20,18 @@ function select(label: string, onChange: (value: string) => void): HTMLSelectEle
   return el;
 }
 
-function setOptions(el: HTMLSelectElement, options: { value: string; label: string; title?: string }[], current: string): void {
-  el.replaceChildren(...options.map((o) => {
-    const option = h('option', { text: o.label, title: o.title ?? '' });
-    option.value = o.value;
-    return option;
-  }));
+function setOptions(
+  el: HTMLSelectElement,
+  options: { value: string; label: string; title?: string }[],
+  current: string,
+): void {
+  el.replaceChildren(
+    ...options.map((o) => {
+      const option = h('option', { text: o.label, title: o.title ?? '' });
+      option.value = o.value;
+      return option;
+    }),
+  );
   el.value = current;
 }
 
@@ -41,33 +47,57 @@ export class Header {
     void attempt(this.ctx, 'Permission mode', () => this.ctx.request('setPermissionMode', { mode: value }));
   });
   private readonly meterBar = h('span', { class: 'meter-fill' });
-  private readonly meter = h('span', { class: 'meter', attrs: { role: 'meter', 'aria-label': 'Context used', 'aria-valuemin': '0', 'aria-valuemax': '100' } },
-    h('span', { class: 'meter-track' }, this.meterBar));
+  private readonly meter = h(
+    'span',
+    {
+      class: 'meter',
+      attrs: { role: 'meter', 'aria-label': 'Context used', 'aria-valuemin': '0', 'aria-valuemax': '100' },
+    },
+    h('span', { class: 'meter-track' }, this.meterBar),
+  );
   private readonly meterText = h('span', { class: 'meter-text' });
   private readonly cost = h('span', { class: 'cost', title: 'What this chat has cost so far' });
   private shown = '';
 
   constructor(private readonly ctx: ViewContext) {
     this.pickers = h('div', { class: 'pickers' }, this.mode, this.model, this.effort);
-    this.el = h('header', { class: 'header' },
+    this.el = h(
+      'header',
+      { class: 'header' },
       h('div', { class: 'header-title', text: 'Claude' }),
       h('div', { class: 'header-facts' }, this.meter, this.meterText, this.cost),
-      h('div', { class: 'header-actions' },
-        iconButton('☰', 'Sessions: resume an earlier chat', () => void attempt(ctx, 'Sessions', () => ctx.request('showSessions', {}))),
-        iconButton('+', 'New chat', () => void attempt(ctx, 'New chat', () => ctx.request('newChat', {})))));
+      h(
+        'div',
+        { class: 'header-actions' },
+        iconButton(
+          '☰',
+          'Sessions: resume an earlier chat',
+          () => void attempt(ctx, 'Sessions', () => ctx.request('showSessions', {})),
+        ),
+        iconButton('+', 'New chat', () => void attempt(ctx, 'New chat', () => ctx.request('newChat', {}))),
+      ),
+    );
     this.setContext(null);
   }
 
   private currentModel(info: ChannelInfo | null, state: ChatState): ModelInfo | undefined {
     const models = info?.models ?? [];
     const active = state.status.model ?? info?.model;
-    return models.find((m) => m.value === info?.model) ?? models.find((m) => m.resolvedModel === active || m.value === active);
+    return (
+      models.find((m) => m.value === info?.model) ??
+      models.find((m) => m.resolvedModel === active || m.value === active)
+    );
   }
 
   update(state: ChatState, info: ChannelInfo | null): void {
     const mode = state.status.permissionMode ?? info?.permissionMode ?? 'default';
     const key = JSON.stringify([
-      info?.models.map((m) => m.value), info?.model, info?.effort, state.status.model, mode, this.allowBypassPermissions,
+      info?.models.map((m) => m.value),
+      info?.model,
+      info?.effort,
+      state.status.model,
+      mode,
+      this.allowBypassPermissions,
     ]);
     if (key !== this.shown) {
       this.shown = key;
@@ -81,7 +111,11 @@ export class Header {
       this.model.disabled = !options.length;
       const levels = current?.supportedEffortLevels ?? [];
       this.effort.hidden = !levels.length;
-      setOptions(this.effort, [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))], info?.effort ?? '');
+      setOptions(
+        this.effort,
+        [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))],
+        info?.effort ?? '',
+      );
       // Bypassing every permission needs the user's opt-in (a setting); offered only where it is on.
       const modes = MODES.filter(
         (m) => m.value !== 'bypassPermissions' || this.allowBypassPermissions || mode === 'bypassPermissions',
@@ -98,7 +132,9 @@ export class Header {
     this.meter.setAttribute('aria-valuenow', String(Math.round(percent)));
     this.meter.classList.toggle('high', percent >= 80);
     this.meterText.textContent = usage ? `${Math.round(percent)}% context` : '';
-    this.meterText.title = usage ? `${usage.totalTokens.toLocaleString()} of ${usage.maxTokens.toLocaleString()} tokens` : '';
+    this.meterText.title = usage
+      ? `${usage.totalTokens.toLocaleString()} of ${usage.maxTokens.toLocaleString()} tokens`
+      : '';
   }
 
   private chooseModel(model: string, effort?: string): void {

@@ -14,7 +14,10 @@ declare function acquireVsCodeApi(): VsCodeApi;
 export type Request = <K extends WebviewOp>(op: K, params: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']>;
 
 export class HostError extends Error {
-  constructor(message: string, readonly code?: number) {
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
     super(message);
   }
 }

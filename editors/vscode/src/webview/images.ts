@@ -15,7 +15,11 @@ function isImageType(type: string): type is ImageBlock['mediaType'] {
 function readBase64(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onload = () => {
+      // readAsDataURL gives a string (an ArrayBuffer is readAsArrayBuffer's).
+      if (typeof reader.result === 'string') resolve(reader.result.replace(/^data:[^,]*,/, ''));
+      else reject(new Error('cannot read the image'));
+    };
     reader.onerror = () => reject(reader.error ?? new Error('cannot read the image'));
     reader.readAsDataURL(file);
   });
@@ -41,10 +45,15 @@ export class ImageTray {
         continue;
       }
       if (file.size > MAX_IMAGE_BYTES) {
-        this.refuse(`${file.name || 'The image'} is ${(file.size / 1024 / 1024).toFixed(1)} MB: images can be 5 MB at most.`);
+        this.refuse(
+          `${file.name || 'The image'} is ${(file.size / 1024 / 1024).toFixed(1)} MB: images can be 5 MB at most.`,
+        );
         continue;
       }
-      this.images.push({ block: { type: 'image', mediaType: file.type, data: await readBase64(file) }, name: file.name || 'pasted image' });
+      this.images.push({
+        block: { type: 'image', mediaType: file.type, data: await readBase64(file) },
+        name: file.name || 'pasted image',
+      });
     }
     this.render();
   }
@@ -56,13 +65,27 @@ export class ImageTray {
 
   private render(): void {
     this.el.hidden = !this.images.length;
-    this.el.replaceChildren(...this.images.map((image, i) => {
-      const img = h('img', { class: 'thumbnail', attrs: { alt: image.name, src: `data:${image.block.mediaType};base64,${image.block.data}` } });
-      return h('div', { class: 'thumb', title: image.name }, img,
-        iconButton('×', `Remove ${image.name}`, () => {
-          this.images.splice(i, 1);
-          this.render();
-        }, 'remove-image'));
-    }));
+    this.el.replaceChildren(
+      ...this.images.map((image, i) => {
+        const img = h('img', {
+          class: 'thumbnail',
+          attrs: { alt: image.name, src: `data:${image.block.mediaType};base64,${image.block.data}` },
+        });
+        return h(
+          'div',
+          { class: 'thumb', title: image.name },
+          img,
+          iconButton(
+            '×',
+            `Remove ${image.name}`,
+            () => {
+              this.images.splice(i, 1);
+              this.render();
+            },
+            'remove-image',
+          ),
+        );
+      }),
+    );
   }
 }

@@ -7,7 +7,7 @@ import type { ChannelInfo } from '../core/protocol.generated';
 import { initialState, reduce, type ChatState } from '../core/transcript';
 import type { HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
-import type { ViewContext } from './context';
+import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
@@ -43,7 +43,9 @@ const status = new StatusLine(ctx);
 const permissions = new PermissionDock(ctx);
 const composer = new Composer(ctx, () => status.interrupt(), header.pickers);
 
-document.getElementById('app')!.append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
+document
+  .getElementById('app')!
+  .append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
 
 let frame = 0;
 function render(): void {
@@ -117,10 +119,13 @@ document.addEventListener('click', (event) => {
   const copy = target.closest('.copy-code');
   if (copy) {
     const code = copy.closest('.code-block')?.querySelector('pre')?.textContent ?? '';
-    void navigator.clipboard.writeText(code).then(() => {
-      copy.textContent = 'Copied';
-      setTimeout(() => (copy.textContent = 'Copy'), 1500);
-    }, () => ctx.toast('Could not copy to the clipboard', 'error'));
+    void navigator.clipboard.writeText(code).then(
+      () => {
+        copy.textContent = 'Copied';
+        setTimeout(() => (copy.textContent = 'Copy'), 1500);
+      },
+      () => ctx.toast('Could not copy to the clipboard', 'error'),
+    );
     return;
   }
   // A link to a file of the workspace opens in an editor; web links are VS Code's to open.
@@ -129,7 +134,9 @@ document.addEventListener('click', (event) => {
   if (link && href && !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('#')) {
     event.preventDefault();
     const [path, line] = decodeURIComponent(href).split('#L');
-    void ctx.request('openFile', line ? { path: path ?? href, line: Number(line) } : { path: path ?? href }).catch((e: Error) => ctx.toast(e.message, 'error'));
+    void ctx
+      .request('openFile', line ? { path: path ?? href, line: Number(line) } : { path: path ?? href })
+      .catch((e: unknown) => ctx.toast(errorText(e), 'error'));
   }
 });
 

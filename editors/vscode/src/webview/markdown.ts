@@ -24,15 +24,19 @@ const md = new MarkdownIt({
 const defaultFence = md.renderer.rules.fence!;
 md.renderer.rules.fence = (tokens, idx, options, env, self) => {
   const lang = md.utils.escapeHtml(tokens[idx]?.info.trim().split(/\s+/)[0] ?? '');
-  return `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>`
-    + '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>'
-    + `${defaultFence(tokens, idx, options, env, self)}</div>`;
+  return (
+    `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>` +
+    '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>' +
+    `${defaultFence(tokens, idx, options, env, self)}</div>`
+  );
 };
 
 // Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
-const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+const defaultLinkOpen =
+  md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
 md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
-  tokens[idx]?.attrSet('title', tokens[idx]?.attrGet('href') ?? '');
+  const token = tokens[idx];
+  token?.attrSet('title', token.attrGet('href') ?? '');
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
@@ -79,7 +83,7 @@ export class MarkdownView {
   }
 
   set(text: string, streaming: boolean): void {
-    if (text === this.shown && streaming === (this.frozenLength >= 0)) return;
+    if (text === this.shown && streaming === this.frozenLength >= 0) return;
     this.shown = text;
     if (!streaming) {
       this.frozen.innerHTML = renderMarkdown(text);

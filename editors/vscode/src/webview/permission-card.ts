@@ -6,7 +6,7 @@
 import type { PermissionRequestNotification } from '../core/protocol.generated';
 import type { ChatState } from '../core/transcript';
 import type { WebviewOps } from '../shared/webview-messages';
-import type { ViewContext } from './context';
+import { errorText, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, h, relativePath } from './dom';
 import { MarkdownView } from './markdown';
@@ -57,17 +57,24 @@ export function describeSuggestions(suggestions: unknown[], cwd: string | null):
 
 /** A card of one request; `answer` sends the user's decision. */
 function card(request: PermissionRequestNotification, ctx: ViewContext): HTMLElement {
-  const el = h('section', { class: 'permission-card', attrs: { 'aria-label': `Permission request: ${request.toolName}`, 'data-request': request.requestId } });
+  const el = h('section', {
+    class: 'permission-card',
+    attrs: { 'aria-label': `Permission request: ${request.toolName}`, 'data-request': request.requestId },
+  });
   const error = h('div', { class: 'card-error', attrs: { role: 'alert' } });
   const answer = async (params: Omit<Answer, 'requestId'>) => {
     el.classList.add('answering');
-    el.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>('button, input, textarea').forEach((c) => (c.disabled = true));
+    el.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>('button, input, textarea').forEach(
+      (c) => (c.disabled = true),
+    );
     error.textContent = '';
     try {
       await ctx.request('respondPermission', { requestId: request.requestId, ...params });
     } catch (e) {
       el.classList.remove('answering');
-      el.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>('button, input, textarea').forEach((c) => (c.disabled = false));
+      el.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>(
+        'button, input, textarea',
+      ).forEach((c) => (c.disabled = false));
       error.textContent = (e as Error).message;
     }
   };
@@ -84,9 +91,14 @@ function toolCard(el: HTMLElement, request: PermissionRequestNotification, ctx: 
   const cwd = ctx.state().cwd;
   const name = request.displayName || toolLabel(request.toolName);
   const target = keyArgument({ name: request.toolName, input: request.input, partialInput: '' }, cwd);
-  el.append(h('header', { class: 'card-title' },
-    h('span', { text: `Allow ${name}` }),
-    target ? h('code', { class: 'card-target', text: target, title: target }) : null));
+  el.append(
+    h(
+      'header',
+      { class: 'card-title' },
+      h('span', { text: `Allow ${name}` }),
+      target ? h('code', { class: 'card-target', text: target, title: target }) : null,
+    ),
+  );
   if (request.toolName === 'Bash') {
     el.append(h('pre', { class: 'tool-input', text: str(request.input.command) }));
     if (request.description) el.append(h('div', { class: 'note', text: request.description }));
@@ -98,8 +110,16 @@ function toolCard(el: HTMLElement, request: PermissionRequestNotification, ctx: 
   for (const fact of [request.decisionReason, request.blockedPath && `Path: ${request.blockedPath}`]) {
     if (fact) el.append(h('div', { class: 'note reason', text: fact }));
   }
-  const reason = h('input', { class: 'deny-reason', attrs: { type: 'text', placeholder: 'Tell Claude what to do instead (optional)', 'aria-label': 'Reason for denying' } });
-  const deny = () => void answer(reason.value.trim() ? { decision: 'deny', message: reason.value.trim() } : { decision: 'deny' });
+  const reason = h('input', {
+    class: 'deny-reason',
+    attrs: {
+      type: 'text',
+      placeholder: 'Tell Claude what to do instead (optional)',
+      'aria-label': 'Reason for denying',
+    },
+  });
+  const deny = () =>
+    void answer(reason.value.trim() ? { decision: 'deny', message: reason.value.trim() } : { decision: 'deny' });
   reason.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') {
       e.preventDefault();
@@ -108,40 +128,69 @@ function toolCard(el: HTMLElement, request: PermissionRequestNotification, ctx: 
   });
   const always = request.suggestions.length ? describeSuggestions(request.suggestions, cwd) : '';
   el.append(
-    h('div', { class: 'card-actions' },
+    h(
+      'div',
+      { class: 'card-actions' },
       button('Allow', () => void answer({ decision: 'allow' }), { class: 'primary' }),
       always ? button(always, () => void answer({ decision: 'allowAlways' }), { title: always }) : null,
       button('Deny', deny, { class: 'danger' }),
       EDIT_TOOLS.has(request.toolName) && request.preview
-        ? button('Review in diff editor', () => void ctx.request('reviewPermission', { requestId: request.requestId }).catch((e: Error) => ctx.toast(e.message, 'error')), { class: 'link-button' })
-        : null),
-    reason);
+        ? button(
+            'Review in diff editor',
+            () =>
+              void ctx
+                .request('reviewPermission', { requestId: request.requestId })
+                .catch((e: unknown) => ctx.toast(errorText(e), 'error')),
+            { class: 'link-button' },
+          )
+        : null,
+    ),
+    reason,
+  );
 }
 
 function questionCard(el: HTMLElement, request: PermissionRequestNotification, answer: Send): void {
   const questions = (Array.isArray(request.input.questions) ? request.input.questions : []) as Question[];
   const chosen = questions.map(() => new Set<string>());
   const other = questions.map(() => '');
-  const submit = button('Submit answers', () => {
-    const answers: Record<string, string> = {};
-    questions.forEach((q, i) => {
-      const labels = [...chosen[i]!];
-      if (other[i]!.trim()) labels.push(other[i]!.trim());
-      if (labels.length) answers[q.question] = labels.join(', ');
-    });
-    void answer({ decision: 'allow', answers });
-  }, { class: 'primary' });
+  const submit = button(
+    'Submit answers',
+    () => {
+      const answers: Record<string, string> = {};
+      questions.forEach((q, i) => {
+        const labels = [...chosen[i]!];
+        if (other[i]!.trim()) labels.push(other[i]!.trim());
+        if (labels.length) answers[q.question] = labels.join(', ');
+      });
+      void answer({ decision: 'allow', answers });
+    },
+    { class: 'primary' },
+  );
   const refresh = () => {
     submit.disabled = !questions.some((_, i) => chosen[i]!.size > 0 || other[i]!.trim());
   };
-  el.append(h('header', { class: 'card-title', text: questions.length > 1 ? 'Claude has some questions' : 'Claude has a question' }));
+  el.append(
+    h('header', {
+      class: 'card-title',
+      text: questions.length > 1 ? 'Claude has some questions' : 'Claude has a question',
+    }),
+  );
   questions.forEach((q, i) => {
-    const options = h('div', { class: 'options', attrs: { role: q.multiSelect ? 'group' : 'radiogroup', 'aria-label': q.question } });
+    const options = h('div', {
+      class: 'options',
+      attrs: { role: q.multiSelect ? 'group' : 'radiogroup', 'aria-label': q.question },
+    });
     const buttons: HTMLButtonElement[] = [];
     for (const option of q.options) {
-      const b = h('button', { class: 'option', attrs: { type: 'button', role: q.multiSelect ? 'checkbox' : 'radio', 'aria-checked': 'false' } },
+      const b = h(
+        'button',
+        {
+          class: 'option',
+          attrs: { type: 'button', role: q.multiSelect ? 'checkbox' : 'radio', 'aria-checked': 'false' },
+        },
         h('span', { class: 'option-label', text: option.label }),
-        option.description ? h('span', { class: 'option-description', text: option.description }) : null);
+        option.description ? h('span', { class: 'option-description', text: option.description }) : null,
+      );
       b.addEventListener('click', () => {
         const set = chosen[i]!;
         if (q.multiSelect) {
@@ -159,7 +208,14 @@ function questionCard(el: HTMLElement, request: PermissionRequestNotification, a
       buttons.push(b);
       options.append(b);
     }
-    const otherInput = h('input', { class: 'other', attrs: { type: 'text', placeholder: q.multiSelect ? 'Something else (optional)' : 'Or type your own answer', 'aria-label': `Own answer to: ${q.question}` } });
+    const otherInput = h('input', {
+      class: 'other',
+      attrs: {
+        type: 'text',
+        placeholder: q.multiSelect ? 'Something else (optional)' : 'Or type your own answer',
+        'aria-label': `Own answer to: ${q.question}`,
+      },
+    });
     otherInput.addEventListener('input', () => {
       other[i] = otherInput.value;
       if (!q.multiSelect && otherInput.value.trim()) {
@@ -168,30 +224,65 @@ function questionCard(el: HTMLElement, request: PermissionRequestNotification, a
       }
       refresh();
     });
-    el.append(h('div', { class: 'question' },
-      h('div', { class: 'question-head' },
-        q.header ? h('span', { class: 'chip', text: q.header }) : null,
-        h('span', { class: 'question-text', text: q.question }),
-        q.multiSelect ? h('span', { class: 'note', text: '(choose any)' }) : null),
-      options, otherInput));
+    el.append(
+      h(
+        'div',
+        { class: 'question' },
+        h(
+          'div',
+          { class: 'question-head' },
+          q.header ? h('span', { class: 'chip', text: q.header }) : null,
+          h('span', { class: 'question-text', text: q.question }),
+          q.multiSelect ? h('span', { class: 'note', text: '(choose any)' }) : null,
+        ),
+        options,
+        otherInput,
+      ),
+    );
   });
   refresh();
-  el.append(h('div', { class: 'card-actions' }, submit,
-    button('Skip', () => void answer({ decision: 'deny', message: 'The user did not answer the questions.' }))));
+  el.append(
+    h(
+      'div',
+      { class: 'card-actions' },
+      submit,
+      button('Skip', () => void answer({ decision: 'deny', message: 'The user did not answer the questions.' })),
+    ),
+  );
 }
 
 function planCard(el: HTMLElement, request: PermissionRequestNotification, answer: Send): void {
   const plan = new MarkdownView('plan');
   plan.set(str(request.input.plan), false);
-  const feedback = h('textarea', { class: 'plan-feedback', attrs: { rows: '2', placeholder: 'What should change in the plan? (for "Keep planning")', 'aria-label': 'Feedback on the plan' } });
+  const feedback = h('textarea', {
+    class: 'plan-feedback',
+    attrs: {
+      rows: '2',
+      placeholder: 'What should change in the plan? (for "Keep planning")',
+      'aria-label': 'Feedback on the plan',
+    },
+  });
   el.append(
     h('header', { class: 'card-title', text: 'Ready to code? Here is Claude’s plan:' }),
     plan.el,
-    h('div', { class: 'card-actions' },
-      button('Approve, auto-accept edits', () => void answer({ decision: 'allow', mode: 'acceptEdits' }), { class: 'primary' }),
+    h(
+      'div',
+      { class: 'card-actions' },
+      button('Approve, auto-accept edits', () => void answer({ decision: 'allow', mode: 'acceptEdits' }), {
+        class: 'primary',
+      }),
       button('Approve, ask before edits', () => void answer({ decision: 'allow', mode: 'default' })),
-      button('Keep planning', () => void answer({ decision: 'deny', message: feedback.value.trim() || 'Keep planning: the user does not approve this plan yet.' }))),
-    feedback);
+      button(
+        'Keep planning',
+        () =>
+          void answer({
+            decision: 'deny',
+            message: feedback.value.trim() || 'Keep planning: the user does not approve this plan yet.',
+          }),
+      ),
+    ),
+    feedback,
+  );
 }
 
 /** The dock of cards: one per pending request, in the order they came. */

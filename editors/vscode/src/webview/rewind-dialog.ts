@@ -21,11 +21,20 @@ export async function rewindFiles(ctx: ViewContext, messageId: string): Promise<
     overlay.remove();
     opener?.focus();
   };
-  const files = preview.diffs.map((d) => h('div', { class: 'file-update' },
-    h('div', { class: 'file-head' }, h('span', { class: 'file-path', text: shortPath(relativePath(d.path, cwd)), title: d.path })),
-    d.diff !== null ? diffView(d.diff, 8) : h('div', { class: 'note', text: d.note ?? '' })));
+  const files = preview.diffs.map((d) =>
+    h(
+      'div',
+      { class: 'file-update' },
+      h(
+        'div',
+        { class: 'file-head' },
+        h('span', { class: 'file-path', text: shortPath(relativePath(d.path, cwd)), title: d.path }),
+      ),
+      d.diff !== null ? diffView(d.diff, 8) : h('div', { class: 'note', text: d.note ?? '' }),
+    ),
+  );
   const nothing = !preview.filesChanged.length;
-  const confirm = button('Rewind files', async () => {
+  const rewind = async () => {
     confirm.disabled = true;
     try {
       const done = await ctx.request('rewind', { messageId, dryRun: false });
@@ -35,17 +44,24 @@ export async function rewindFiles(ctx: ViewContext, messageId: string): Promise<
       confirm.disabled = false;
       error.textContent = (e as Error).message;
     }
-  }, { class: 'primary' });
+  };
+  const confirm = button('Rewind files', () => void rewind(), { class: 'primary' });
   confirm.hidden = nothing;
   const error = h('div', { class: 'card-error', attrs: { role: 'alert' } });
-  const dialog = h('div', { class: 'dialog', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'rewind-title' } },
+  const dialog = h(
+    'div',
+    { class: 'dialog', attrs: { role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'rewind-title' } },
     h('h2', { text: 'Rewind files to before this message?', attrs: { id: 'rewind-title' } }),
-    h('p', { class: 'note', text: nothing
-      ? 'The files are already as they were then: nothing to rewind.'
-      : `${preview.filesChanged.length} file${preview.filesChanged.length === 1 ? '' : 's'} change (+${preview.insertions} −${preview.deletions}). The conversation stays as it is; edits made by Bash or outside Claude are not undone.` }),
+    h('p', {
+      class: 'note',
+      text: nothing
+        ? 'The files are already as they were then: nothing to rewind.'
+        : `${preview.filesChanged.length} file${preview.filesChanged.length === 1 ? '' : 's'} change (+${preview.insertions} −${preview.deletions}). The conversation stays as it is; edits made by Bash or outside Claude are not undone.`,
+    }),
     h('div', { class: 'dialog-files' }, ...files),
     error,
-    h('div', { class: 'card-actions' }, confirm, button(nothing ? 'Close' : 'Cancel', close)));
+    h('div', { class: 'card-actions' }, confirm, button(nothing ? 'Close' : 'Cancel', close)),
+  );
   const overlay = h('div', { class: 'overlay' }, dialog);
   overlay.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') close();

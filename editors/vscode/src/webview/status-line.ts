@@ -21,7 +21,13 @@ export class StatusLine {
 
   constructor(private readonly ctx: ViewContext) {
     this.stop = button('Stop', () => this.interrupt(), { class: 'stop', title: 'Stop Claude (Esc)' });
-    this.el = h('div', { class: 'status-line' }, h('span', { class: 'spinner', attrs: { 'aria-hidden': 'true' } }), this.text, this.stop);
+    this.el = h(
+      'div',
+      { class: 'status-line' },
+      h('span', { class: 'spinner', attrs: { 'aria-hidden': 'true' } }),
+      this.text,
+      this.stop,
+    );
   }
 
   get running(): boolean {
@@ -45,7 +51,8 @@ export class StatusLine {
       this.timer = undefined;
       if (retry) {
         const until = Date.now() + retry.retryInMs;
-        const reason = (REASONS[retry.error] ?? `API error (${retry.error})`) + (retry.errorStatus ? ` ${retry.errorStatus}` : '');
+        const reason =
+          (REASONS[retry.error] ?? `API error (${retry.error})`) + (retry.errorStatus ? ` ${retry.errorStatus}` : '');
         const tick = () => {
           const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
           this.text.textContent = `${reason}: retrying in ${left} s (attempt ${retry.attempt} of ${retry.maxRetries})`;

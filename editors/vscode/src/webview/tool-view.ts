@@ -7,8 +7,8 @@ import type { Entry, ToolEntry } from '../core/transcript';
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffStats, diffView, statsLabel } from './diff-view';
 import { button, h, relativePath, shortPath } from './dom';
+import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
-import type { EntryView } from './entry-views';
 import { blockKey } from './view-state';
 
 const EDIT_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
@@ -55,7 +55,9 @@ export function keyArgument(entry: Pick<ToolEntry, 'name' | 'input' | 'partialIn
     case 'TodoWrite':
       return Array.isArray(input.todos) ? `${input.todos.length} to-dos` : '';
     case 'AskUserQuestion': {
-      const first = Array.isArray(input.questions) ? (input.questions[0] as Record<string, unknown> | undefined) : undefined;
+      const first = Array.isArray(input.questions)
+        ? (input.questions[0] as Record<string, unknown> | undefined)
+        : undefined;
       return s(first?.question);
     }
     case 'ExitPlanMode':
@@ -71,10 +73,14 @@ function preBlock(text: string, className: string): HTMLElement {
   const pre = h('pre', { class: className, text: lines.slice(0, RESULT_LINES).join('\n') });
   if (lines.length <= RESULT_LINES) return pre;
   const wrap = h('div', {}, pre);
-  const more = button(`Show all ${lines.length} lines`, () => {
-    pre.textContent = text;
-    more.remove();
-  }, { class: 'link-button show-all' });
+  const more = button(
+    `Show all ${lines.length} lines`,
+    () => {
+      pre.textContent = text;
+      more.remove();
+    },
+    { class: 'link-button show-all' },
+  );
   wrap.append(more);
   return wrap;
 }
@@ -85,7 +91,9 @@ function todoList(input: Record<string, unknown>): HTMLElement {
     const todo = raw as Record<string, unknown>;
     const status = s(todo.status);
     const mark = status === 'completed' ? '☑' : status === 'in_progress' ? '◐' : '☐';
-    list.append(h('li', { class: `todo ${status}` }, h('span', { class: 'todo-mark', text: mark }), ` ${s(todo.content)}`));
+    list.append(
+      h('li', { class: `todo ${status}` }, h('span', { class: 'todo-mark', text: mark }), ` ${s(todo.content)}`),
+    );
   }
   return list;
 }
@@ -100,13 +108,18 @@ export class ToolView implements EntryView {
   private entry: ToolEntry;
   private shownFiles = '';
 
-  constructor(entry: ToolEntry, private readonly ctx: ViewContext) {
+  constructor(
+    entry: ToolEntry,
+    private readonly ctx: ViewContext,
+  ) {
     this.entry = entry;
     this.header = h('button', { class: 'tool-head', attrs: { type: 'button' } });
     this.header.addEventListener('click', () => this.toggle());
     this.files = h('div', { class: 'tool-files' });
     this.body = h('div', { class: 'tool-body' });
-    this.children = AGENT_TOOLS.has(entry.name) ? h('div', { class: 'sub-agent', attrs: { 'aria-label': 'sub-agent output' } }) : null;
+    this.children = AGENT_TOOLS.has(entry.name)
+      ? h('div', { class: 'sub-agent', attrs: { 'aria-label': 'sub-agent output' } })
+      : null;
     this.el = h('div', { class: 'entry tool' }, this.header, this.files, this.body, this.children ?? null);
     this.update(entry);
   }
@@ -128,19 +141,33 @@ export class ToolView implements EntryView {
     if (entry.kind !== 'tool') return;
     this.entry = entry;
     const cwd = this.ctx.state().cwd;
-    const status = entry.permission?.state === 'pending' ? { icon: '?', label: 'waiting for your permission' } : STATUS[entry.status];
+    const status =
+      entry.permission?.state === 'pending'
+        ? { icon: '?', label: 'waiting for your permission' }
+        : STATUS[entry.status];
     const arg = entry.input ? keyArgument(entry, cwd) : entry.partialInput ? '…' : '';
-    const diff = this.diffs().map((d) => d.diff).join('\n');
+    const diff = this.diffs()
+      .map((d) => d.diff)
+      .join('\n');
     this.el.dataset.status = entry.permission?.state === 'pending' ? 'asking' : entry.status;
-    this.header.replaceChildren(...[
-      h('span', { class: 'tool-status', text: status.icon, attrs: { 'aria-label': status.label }, title: status.label }),
-      h('span', { class: 'tool-name', text: toolLabel(entry.name) }),
-      h('span', { class: 'tool-arg', text: arg, title: arg }),
-      EDIT_TOOLS.has(entry.name) && diff ? statsLabel(diffStats(diff)) : null,
-      entry.permission?.state === 'denied' || entry.status === 'denied' ? h('span', { class: 'badge denied', text: 'denied' }) : null,
-      entry.permission?.auto ? h('span', { class: 'badge', text: 'auto-allowed' }) : null,
-      h('span', { class: 'chevron', attrs: { 'aria-hidden': 'true' } }),
-    ].filter((part) => part !== null));
+    this.header.replaceChildren(
+      ...[
+        h('span', {
+          class: 'tool-status',
+          text: status.icon,
+          attrs: { 'aria-label': status.label },
+          title: status.label,
+        }),
+        h('span', { class: 'tool-name', text: toolLabel(entry.name) }),
+        h('span', { class: 'tool-arg', text: arg, title: arg }),
+        EDIT_TOOLS.has(entry.name) && diff ? statsLabel(diffStats(diff)) : null,
+        entry.permission?.state === 'denied' || entry.status === 'denied'
+          ? h('span', { class: 'badge denied', text: 'denied' })
+          : null,
+        entry.permission?.auto ? h('span', { class: 'badge', text: 'auto-allowed' }) : null,
+        h('span', { class: 'chevron', attrs: { 'aria-hidden': 'true' } }),
+      ].filter((part) => part !== null),
+    );
     this.header.setAttribute('aria-expanded', String(this.expanded));
     this.renderFiles();
     this.renderBody();
@@ -156,11 +183,25 @@ export class ToolView implements EntryView {
     if (key === this.shownFiles) return;
     this.shownFiles = key;
     const cwd = this.ctx.state().cwd;
-    this.files.replaceChildren(...this.diffs().map((f) => h('div', { class: 'file-update' },
-      h('div', { class: 'file-head' },
-        h('span', { class: 'file-path', text: shortPath(relativePath(f.path, cwd)), title: f.path }),
-        button('Open diff', () => void attempt(this.ctx, 'Open diff', () => this.ctx.request('openFileDiff', { seq: f.seq })), { class: 'link-button' })),
-      f.diff !== null ? diffView(f.diff) : h('div', { class: 'note', text: f.notice ?? '' }))));
+    this.files.replaceChildren(
+      ...this.diffs().map((f) =>
+        h(
+          'div',
+          { class: 'file-update' },
+          h(
+            'div',
+            { class: 'file-head' },
+            h('span', { class: 'file-path', text: shortPath(relativePath(f.path, cwd)), title: f.path }),
+            button(
+              'Open diff',
+              () => void attempt(this.ctx, 'Open diff', () => this.ctx.request('openFileDiff', { seq: f.seq })),
+              { class: 'link-button' },
+            ),
+          ),
+          f.diff !== null ? diffView(f.diff) : h('div', { class: 'note', text: f.notice ?? '' }),
+        ),
+      ),
+    );
   }
 
   private renderBody(): void {
@@ -188,9 +229,15 @@ export class ToolView implements EntryView {
     } else {
       parts.push(preBlock(s(input.prompt), 'tool-input'));
     }
-    if (entry.permission?.decisionReason) parts.push(h('div', { class: 'note', text: entry.permission.decisionReason }));
+    if (entry.permission?.decisionReason)
+      parts.push(h('div', { class: 'note', text: entry.permission.decisionReason }));
     if (entry.result) {
-      parts.push(h('div', { class: 'label', text: entry.status === 'denied' ? 'Denied' : entry.result.isError ? 'Error' : 'Result' }));
+      parts.push(
+        h('div', {
+          class: 'label',
+          text: entry.status === 'denied' ? 'Denied' : entry.result.isError ? 'Error' : 'Result',
+        }),
+      );
       const text = entry.result.text + (entry.result.images ? `\n[${entry.result.images} image(s)]` : '');
       parts.push(preBlock(text || '(no output)', `tool-result${entry.result.isError ? ' error' : ''}`));
     }

@@ -6,18 +6,25 @@
 import type { ChatState } from '../core/transcript';
 import type { ViewContext } from './context';
 import { h } from './dom';
-import { entryView, type EntryView } from './entry-views';
+import type { EntryView } from './entry-view';
+import { entryView } from './entry-views';
 
 /** Closer than this to the end counts as "at the end". */
 const END_SLACK = 24;
 
 export class TranscriptView {
   readonly el: HTMLElement;
-  private readonly list = h('div', { class: 'entries', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' } });
+  private readonly list = h('div', {
+    class: 'entries',
+    attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' },
+  });
   private readonly queued = h('div', { class: 'queued' });
-  private readonly empty = h('div', { class: 'empty' },
+  private readonly empty = h(
+    'div',
+    { class: 'empty' },
     h('div', { class: 'empty-title', text: 'What can Claude do for you?' }),
-    h('div', { class: 'empty-hint', text: 'Type @ to mention a file, / for commands. Paste or drop images.' }));
+    h('div', { class: 'empty-hint', text: 'Type @ to mention a file, / for commands. Paste or drop images.' }),
+  );
   private views = new Map<number, { view: EntryView; rev: number }>();
   /** Containers of sub-agent output, by the Agent/Task call's tool use id. */
   private subAgents = new Map<string, HTMLElement>();
@@ -26,10 +33,14 @@ export class TranscriptView {
 
   constructor(private readonly ctx: ViewContext) {
     this.el = h('div', { class: 'transcript' }, this.empty, this.list, this.queued);
-    this.el.addEventListener('scroll', () => {
-      this.following = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < END_SLACK;
-      ctx.view.update({ scrollTop: this.following ? null : this.el.scrollTop });
-    }, { passive: true });
+    this.el.addEventListener(
+      'scroll',
+      () => {
+        this.following = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < END_SLACK;
+        ctx.view.update({ scrollTop: this.following ? null : this.el.scrollTop });
+      },
+      { passive: true },
+    );
   }
 
   /** Drops every view and draws the state anew, at the saved scroll position. */

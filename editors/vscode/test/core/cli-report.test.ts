@@ -11,8 +11,18 @@ function result(cli: Partial<CliInfo>): InitializeResult {
     capabilities: {
       experimental: {
         claudeSidecar: {
-          methods: [], notifications: [], clientRequests: [],
-          cli: { path: '/opt/claude', source: 'PATH', version: '2.1.330', tested: true, testedVersions: ['2.1.233', '2.1.330'], error: null, ...cli },
+          methods: [],
+          notifications: [],
+          clientRequests: [],
+          cli: {
+            path: '/opt/claude',
+            source: 'PATH',
+            version: '2.1.330',
+            tested: true,
+            testedVersions: ['2.1.233', '2.1.330'],
+            error: null,
+            ...cli,
+          },
         },
       },
     },

@@ -3,12 +3,22 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { SidecarClient } from '../../src/core/client';
 import { daemonLineLevel } from '../../src/core/connection';
 import { SidecarError } from '../../src/core/errors';
-import { assertAllGone, client, Recorder, removeSandbox, sandbox, startModel, type Model, type Sandbox } from './harness';
+import {
+  assertAllGone,
+  client,
+  Recorder,
+  removeSandbox,
+  sandbox,
+  startModel,
+  type Model,
+  type Sandbox,
+} from './harness';
 import { GREETING, SCENARIO } from './scenario';
 
 let model: Model;
@@ -17,7 +27,7 @@ let sidecar: SidecarClient;
 let pids: number[];
 
 before(async () => {
-  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'sidecar-model-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-model-'));
   model = await startModel(SCENARIO, dir);
 });
 after(async () => model.stop());
@@ -27,9 +37,11 @@ beforeEach(() => {
   fs.writeFileSync(path.join(box.workspace, 'hello.py'), "print('hello')\n");
   sidecar = client(box);
   pids = [];
-  sidecar.onChatOpened((chat) => chat.onEvent((e) => {
-    if (e.kind === 'bound' && chat.pid) pids.push(chat.pid);
-  }));
+  sidecar.onChatOpened((chat) =>
+    chat.onEvent((e) => {
+      if (e.kind === 'bound' && chat.pid) pids.push(chat.pid);
+    }),
+  );
   sidecar.onDaemonState(async (s) => {
     if (s === 'running') pids.push((await sidecar.daemon()).pid!);
   });
@@ -51,7 +63,9 @@ describe('the protocol client core', () => {
     const { rec } = await open();
     const ended = await rec.turn('hello there');
     assert.equal(ended.outcome, 'success');
-    const text = rec.notifications().flatMap((n) => (n.method === 'claude/delta' && n.params.kind === 'text' ? [n.params.text] : []));
+    const text = rec
+      .notifications()
+      .flatMap((n) => (n.method === 'claude/delta' && n.params.kind === 'text' ? [n.params.text] : []));
     assert.ok(text.length > 1, `expected several text deltas, got ${text.length}`);
     assert.equal(text.join(''), GREETING);
     const thinking = rec.notifications().some((n) => n.method === 'claude/delta' && n.params.kind === 'thinking');
@@ -63,12 +77,15 @@ describe('the protocol client core', () => {
     // A 1x1 transparent PNG.
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
     const since = rec.mark();
-    const messageId = await chat.send('hello, what is in this picture?', [{ type: 'image', mediaType: 'image/png', data: png }]);
+    const messageId = await chat.send('hello, what is in this picture?', [
+      { type: 'image', mediaType: 'image/png', data: png },
+    ]);
     const ended = await rec.next('claude/turnEnded', (p) => (p.messageIds ?? []).includes(messageId), { since });
     assert.equal(ended.outcome, 'success');
-    const replay = rec.notifications().slice(since).find(
-      (n) => n.method === 'claude/message' && (n.params.message as { uuid?: string }).uuid === messageId,
-    );
+    const replay = rec
+      .notifications()
+      .slice(since)
+      .find((n) => n.method === 'claude/message' && (n.params.message as { uuid?: string }).uuid === messageId);
     assert.ok(replay, 'the CLI took the message up');
     const content = JSON.stringify(replay.params);
     assert.match(content, /"type":"image"/);
@@ -107,7 +124,12 @@ describe('the protocol client core', () => {
     await chat.respondPermission({ requestId: ask.requestId, decision: 'deny', message: 'keep it short' });
     await rec.next('claude/turnEnded', undefined, { since });
     assert.equal(fs.readFileSync(path.join(box.workspace, 'hello.py'), 'utf8'), "print('hello')\n");
-    assert.ok(!rec.notifications().slice(since).some((n) => n.method === 'claude/fileUpdated'));
+    assert.ok(
+      !rec
+        .notifications()
+        .slice(since)
+        .some((n) => n.method === 'claude/fileUpdated'),
+    );
     assert.equal(chat.permissionRequests.size, 0);
   });
 
@@ -129,7 +151,11 @@ describe('the protocol client core', () => {
     const fork = await sidecar.forkChat(chat);
     assert.notEqual(fork.sessionId, chat.sessionId);
     assert.notEqual(fork.channelId, chat.channelId);
-    assert.deepEqual(fork.prompts.map((p) => p.text), ['hello there'], 'the fork shows the history it copied');
+    assert.deepEqual(
+      fork.prompts.map((p) => p.text),
+      ['hello there'],
+      'the fork shows the history it copied',
+    );
     const forked = new Recorder(fork);
     const ended = await forked.turn('hello from the fork');
     assert.equal(ended.outcome, 'success');
@@ -142,7 +168,10 @@ describe('the protocol client core', () => {
     await rec.turn('hello two');
     const first = chat.prompts[0]!.messageId;
     const fork = await sidecar.forkChat(chat, first);
-    assert.deepEqual(fork.prompts.map((p) => p.text), ['hello one']);
+    assert.deepEqual(
+      fork.prompts.map((p) => p.text),
+      ['hello one'],
+    );
     const ended = await new Recorder(fork).turn('hello three');
     assert.equal(ended.outcome, 'success');
   });
@@ -172,7 +201,10 @@ describe('the protocol client core', () => {
     const sessionId = first.chat.sessionId!;
     await first.chat.close();
     const sessions = await sidecar.listSessions(box.workspace);
-    assert.ok(sessions.some((s) => s.sessionId === sessionId), 'the session is listed');
+    assert.ok(
+      sessions.some((s) => s.sessionId === sessionId),
+      'the session is listed',
+    );
     const resumed = await sidecar.resumeChat(box.workspace, sessionId);
     assert.equal(resumed.sessionId, sessionId);
     const history = new Recorder(resumed);
@@ -184,7 +216,6 @@ describe('the protocol client core', () => {
     const { chat, rec } = await open();
     await rec.turn('hello there');
     const sessionId = chat.sessionId;
-    const oldChannel = chat.channelId;
     const daemon = await sidecar.daemon();
     const mark = rec.mark();
     process.kill(daemon.pid!, 'SIGKILL');
@@ -198,14 +229,24 @@ describe('the protocol client core', () => {
     });
     assert.equal(chat.sessionId, sessionId);
     assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
-    const before = Math.max(...rec.notifications().slice(0, mark).map((n) => n.params.seq));
+    const before = Math.max(
+      ...rec
+        .notifications()
+        .slice(0, mark)
+        .map((n) => n.params.seq),
+    );
     const since = rec.mark();
     const ended = await rec.turn('hello after the crash');
-    const after = rec.notifications().slice(since).map((n) => n.params.seq);
-    assert.ok(after.every((seq) => seq > before), 'the chat goes on counting its notifications on the new channel');
+    const after = rec
+      .notifications()
+      .slice(since)
+      .map((n) => n.params.seq);
+    assert.ok(
+      after.every((seq) => seq > before),
+      'the chat goes on counting its notifications on the new channel',
+    );
     assert.equal(ended.outcome, 'success');
     assert.equal(chat.sessionId, sessionId, 'the conversation went on in its session');
-    void oldChannel;
   });
 
   test('after a daemon death each of several chats gets its own notifications again', async () => {
@@ -234,7 +275,7 @@ describe('the protocol client core', () => {
     assert.deepEqual(leaked, [], "a's notifications never reach b");
     assert.ok(
       a.rec.events.some((e) => e.kind === 'notification' && JSON.stringify(e.params).includes('hello again from a')),
-      "a gets its own",
+      'a gets its own',
     );
     assert.notEqual(a.chat.channelId, b.chat.channelId);
   });
@@ -248,7 +289,7 @@ describe('the protocol client core', () => {
         editorTools: [{ name: 'getSelection', description: 'The selected text.' }],
       },
       editorTools: {
-        getSelection: async (args, chat) => {
+        getSelection: (args, chat) => {
           calls.push({ args, chat: chat?.id });
           return { text: 'const x = 1;' };
         },

@@ -28,7 +28,7 @@ export function notifications(name: FixtureName): NotificationEvent[] {
     .filter((line) => line.trim())
     .map((line) => {
       const { method, params } = JSON.parse(line) as { method: keyof ClaudeNotifications; params: never };
-      return { kind: 'notification', method, params } as NotificationEvent;
+      return { kind: 'notification', method, params };
     });
 }
 
@@ -46,14 +46,22 @@ export function hostEvents(name: FixtureName): ChatEvent[] {
   const notes = notifications(name);
   const first = notes[0]?.params;
   const events: ChatEvent[] = [
-    { kind: 'bound', channelId: first?.channelId ?? 'ch-1', sessionId: 'sessionId' in (first ?? {}) ? String((first as Json).sessionId) : '', cwd: '/home/dev/project' },
+    {
+      kind: 'bound',
+      channelId: first?.channelId ?? 'ch-1',
+      sessionId: 'sessionId' in (first ?? {}) ? String((first as Json).sessionId) : '',
+      cwd: '/home/dev/project',
+    },
     ...notes,
   ];
   for (const replay of notes.map(cliMessage)) {
     if (replay?.type !== 'user' || replay.isReplay !== true) continue;
     const messageId = String(replay.uuid);
     const content = (replay.message as { content: { type: string; text?: string }[] }).content;
-    const text = content.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+    const text = content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text ?? '')
+      .join('\n');
     const queued = events.findIndex((e) => {
       const m = cliMessage(e);
       return (m?.type === 'command_lifecycle' && m.command_uuid === messageId) || m === replay;

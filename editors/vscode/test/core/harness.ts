@@ -105,7 +105,9 @@ export function client(box: Sandbox, options: Partial<ClientOptions> = {}): Side
   });
 }
 
-type Notification = { [M in keyof ClaudeNotifications]: { method: M; params: ClaudeNotifications[M] } }[keyof ClaudeNotifications];
+type Notification = {
+  [M in keyof ClaudeNotifications]: { method: M; params: ClaudeNotifications[M] };
+}[keyof ClaudeNotifications];
 
 /** Records a chat's events from now on, and waits for the ones a test expects. */
 export class Recorder {
@@ -125,7 +127,9 @@ export class Recorder {
 
   /** The notifications recorded so far. */
   notifications(): Notification[] {
-    return this.events.flatMap((e) => (e.kind === 'notification' ? [{ method: e.method, params: e.params } as Notification] : []));
+    return this.events.flatMap((e) =>
+      e.kind === 'notification' ? [{ method: e.method, params: e.params } as Notification] : [],
+    );
   }
 
   /** Waits for the next notification `method` (from the mark `since`, default: from now) matching `test`. */
@@ -134,7 +138,8 @@ export class Recorder {
     test: (params: ClaudeNotifications[M]) => boolean = () => true,
     { since, timeoutMs = 60_000 }: { since?: number; timeoutMs?: number } = {},
   ): Promise<ClaudeNotifications[M]> {
-    const match = (e: ChatEvent) => e.kind === 'notification' && e.method === method && test(e.params as ClaudeNotifications[M]);
+    const match = (e: ChatEvent) =>
+      e.kind === 'notification' && e.method === method && test(e.params as ClaudeNotifications[M]);
     if (since !== undefined) {
       const seen = this.events.slice(since).find(match);
       if (seen) return (seen as unknown as { params: ClaudeNotifications[M] }).params;

@@ -45,7 +45,7 @@ function toolNamed(state: ChatState, name: string): ToolEntry {
 /** The final text of the `assistant` messages' blocks of one type, in order. */
 function finalTexts(name: FixtureName, type: 'text' | 'thinking'): string[] {
   return messagesOf(name, 'assistant').flatMap((m) =>
-    ((m.message as { content: Record<string, string>[] }).content)
+    (m.message as { content: Record<string, string>[] }).content
       .filter((b) => b.type === type)
       .map((b) => b[type] ?? ''),
   );
@@ -142,7 +142,9 @@ describe('a Write allowed', () => {
 
   it('keeps the partial input while it streams', () => {
     const events = hostEvents('write-allowed');
-    const firstInput = events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/delta' && e.params.kind === 'toolInput');
+    const firstInput = events.findIndex(
+      (e) => e.kind === 'notification' && e.method === 'claude/delta' && e.params.kind === 'toolInput',
+    );
     const state = play(events.slice(0, firstInput + 3));
     const write = toolNamed(state, 'Write');
     assert.equal(write.input, null);
@@ -157,7 +159,7 @@ describe('an Edit denied with a reason', () => {
     assert.equal(edit.status, 'denied');
     assert.equal(edit.permission?.state, 'denied');
     assert.equal(edit.result?.text, 'Keep the greeting short.');
-    assert.match(edit.permission?.preview ?? '', /^\+print\('hello, world'\)$/m);
+    assert.match(edit.permission.preview ?? '', /^\+print\('hello, world'\)$/m);
     assert.deepEqual(state.files, []);
     assert.deepEqual(state.pending, {});
     assert.deepEqual(kinds(state), ['user', 'tool:Edit', 'text', 'turn']);
@@ -182,9 +184,9 @@ describe('an AskUserQuestion', () => {
     const events = hostEvents('ask-question');
     const asked = events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/permissionRequest');
     const waiting = play(events.slice(0, asked + 2));
-    const [request] = Object.values(waiting.pending) as PermissionRequestNotification[];
+    const [request] = Object.values(waiting.pending);
     assert.equal(request?.requiresUserInteraction, true);
-    assert.equal((request?.input.questions as unknown[]).length, 2);
+    assert.equal((request.input.questions as unknown[]).length, 2);
     assert.equal(waiting.status.state, 'awaitingPermission');
 
     const state = play(events.slice(asked + 2), waiting);
@@ -224,10 +226,10 @@ describe('a plan approved', () => {
     const events = hostEvents('plan-approved');
     const asked = events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/permissionRequest');
     const waiting = play(events.slice(0, asked + 1));
-    const [request] = Object.values(waiting.pending) as PermissionRequestNotification[];
+    const [request] = Object.values(waiting.pending);
     assert.equal(request?.toolName, 'ExitPlanMode');
-    assert.match(String(request?.input.plan), /^# Greeting plan/);
-    assert.equal(toolNamed(waiting, 'ExitPlanMode').input?.plan, request?.input.plan);
+    assert.match(String(request.input.plan), /^# Greeting plan/);
+    assert.equal(toolNamed(waiting, 'ExitPlanMode').input?.plan, request.input.plan);
 
     const state = play(events.slice(asked + 1), waiting);
     assert.equal(state.status.permissionMode, 'acceptEdits');
@@ -245,7 +247,11 @@ describe('a sub-agent', () => {
     assert.equal(bash.parentToolUseId, agent.toolUseId);
     assert.equal(bash.result?.text, 'hi');
     assert.equal(agent.status, 'done');
-    assert.equal(state.entries.filter((e) => e.kind === 'user').length, 1, "the sub-agent's prompt is not a user message");
+    assert.equal(
+      state.entries.filter((e) => e.kind === 'user').length,
+      1,
+      "the sub-agent's prompt is not a user message",
+    );
   });
 });
 
@@ -274,7 +280,16 @@ describe('permission requests', () => {
   const request = (over: Partial<PermissionRequestNotification>): ChatEvent => ({
     kind: 'notification',
     method: 'claude/permissionRequest',
-    params: { channelId: 'ch-1', seq: 1, requestId: 'r1', toolName: 'Read', toolUseId: 'toolu_1', input: { file_path: '/etc/hostname' }, suggestions: [], ...over },
+    params: {
+      channelId: 'ch-1',
+      seq: 1,
+      requestId: 'r1',
+      toolName: 'Read',
+      toolUseId: 'toolu_1',
+      input: { file_path: '/etc/hostname' },
+      suggestions: [],
+      ...over,
+    },
   });
 
   it('an auto-allowed request is not pending', () => {
@@ -286,7 +301,11 @@ describe('permission requests', () => {
   it('a cancelled request is no longer pending', () => {
     const state = play([
       request({}),
-      { kind: 'notification', method: 'claude/permissionCancelled', params: { channelId: 'ch-1', seq: 2, requestId: 'r1', reason: 'interrupted' } },
+      {
+        kind: 'notification',
+        method: 'claude/permissionCancelled',
+        params: { channelId: 'ch-1', seq: 2, requestId: 'r1', reason: 'interrupted' },
+      },
     ]);
     assert.deepEqual(state.pending, {});
     assert.equal(toolNamed(state, 'Read').permission?.state, 'cancelled');
@@ -310,7 +329,13 @@ describe('history', () => {
     messages: [
       { kind: 'userPrompt', uuid: 'u1', text: 'write a readme please' },
       { kind: 'thinking', uuid: 'a1', text: 'A short README will do.' },
-      { kind: 'toolUse', uuid: 'a2', toolName: 'Write', toolUseId: 'toolu_h1', input: { file_path: '/p/README.md', content: '# Shop\n' } },
+      {
+        kind: 'toolUse',
+        uuid: 'a2',
+        toolName: 'Write',
+        toolUseId: 'toolu_h1',
+        input: { file_path: '/p/README.md', content: '# Shop\n' },
+      },
       { kind: 'toolResult', uuid: 'r1', toolUseId: 'toolu_h1', text: 'File created', permission: 'allowed' },
       { kind: 'toolUse', uuid: 'a3', toolName: 'Edit', toolUseId: 'toolu_h2', input: {} },
       { kind: 'toolResult', uuid: 'r2', toolUseId: 'toolu_h2', text: 'No.', isError: true, permission: 'denied' },
@@ -321,7 +346,15 @@ describe('history', () => {
 
   it('comes first, with its prompts usable for fork and rewind, and tool outcomes', () => {
     const state = play([{ kind: 'history', history }, ...hostEvents('bash-output')]);
-    assert.deepEqual(kinds(state).slice(0, 7), ['user', 'thinking', 'tool:Write', 'tool:Edit', 'text', 'notice', 'user']);
+    assert.deepEqual(kinds(state).slice(0, 7), [
+      'user',
+      'thinking',
+      'tool:Write',
+      'tool:Edit',
+      'text',
+      'notice',
+      'user',
+    ]);
     assert.equal((state.entries[0] as { messageId: string }).messageId, 'u1');
     assert.equal(toolNamed(state, 'Write').permission?.state, 'allowed');
     assert.equal(toolNamed(state, 'Edit').status, 'denied');
@@ -332,7 +365,11 @@ describe('history', () => {
 describe('performance', () => {
   it('appends a long stream in time proportional to the deltas', () => {
     const state = play(hostEvents('interrupted').slice(0, 12));
-    const delta: ChatEvent = { kind: 'notification', method: 'claude/delta', params: { channelId: 'ch-4', seq: 0, kind: 'text', index: 0, text: 'word ' } };
+    const delta: ChatEvent = {
+      kind: 'notification',
+      method: 'claude/delta',
+      params: { channelId: 'ch-4', seq: 0, kind: 'text', index: 0, text: 'word ' },
+    };
     const started = performance.now();
     for (let i = 0; i < 200_000; i++) reduce(state, delta);
     const elapsed = performance.now() - started;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const HOST_DIR = path.dirname(fileURLToPath(import.meta.url));
-export const VSCODE_DIR = path.resolve(HOST_DIR, '..', '..');           // editors/vscode
+export const VSCODE_DIR = path.resolve(HOST_DIR, '..', '..'); // editors/vscode
 export const DEFAULT_TOOLCHAIN_DIR = path.join(VSCODE_DIR, '.toolchain');
 
 /** User settings for every run: no bundled AI hosts, no welcome editor, no trust prompt. */
@@ -25,12 +25,20 @@ export const BASE_SETTINGS = {
 };
 
 /** Chromium flags from /work/shared/design/toolchains.md. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 /** A prerequisite (toolchain) is missing. Under CI=true this must be a failure, otherwise a skip. */
 export class PrerequisiteError extends Error {
-  constructor(message) { super(message); this.name = 'PrerequisiteError'; }
+  constructor(message) {
+    super(message);
+    this.name = 'PrerequisiteError';
+  }
 }
 
 export const isCI = () => /^(1|true|yes)$/i.test(process.env.CI || '');
@@ -94,7 +102,10 @@ export function freePort() {
     const srv = net.createServer();
     srv.unref();
     srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
   });
 }
 
@@ -104,7 +115,10 @@ export async function waitForPort(port, { host = '127.0.0.1', timeoutMs = 60000,
   for (;;) {
     const ok = await new Promise((resolve) => {
       const s = net.connect(port, host);
-      s.once('connect', () => { s.destroy(); resolve(true); });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
       s.once('error', () => resolve(false));
     });
     if (ok) return;
@@ -151,8 +165,16 @@ export function spawnGroup(cmd, args, { env, cwd, logFile, onLine } = {}) {
   const child = spawn(cmd, args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
   let alive = true;
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => { alive = false; resolve({ code, signal }); }));
-  child.on('error', (err) => { alive = false; log?.write(`spawn error: ${err.message}\n`); });
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      alive = false;
+      resolve({ code, signal });
+    }),
+  );
+  child.on('error', (err) => {
+    alive = false;
+    log?.write(`spawn error: ${err.message}\n`);
+  });
   for (const stream of [child.stdout, child.stderr]) {
     let buf = '';
     stream.on('data', (chunk) => {
@@ -160,13 +182,23 @@ export function spawnGroup(cmd, args, { env, cwd, logFile, onLine } = {}) {
       if (!onLine) return;
       buf += chunk.toString();
       let i;
-      while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1); }
+      while ((i = buf.indexOf('\n')) >= 0) {
+        onLine(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
     });
   }
   const group = { child, pid: child.pid, exited, isAlive: () => alive };
   group.kill = async (graceMs = 2000) => {
-    const signalGroup = (sig) => { try { process.kill(-child.pid, sig); return true; } catch { return false; } };
-    if (!signalGroup('SIGTERM')) return;                       // group already gone
+    const signalGroup = (sig) => {
+      try {
+        process.kill(-child.pid, sig);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!signalGroup('SIGTERM')) return; // group already gone
     const deadline = Date.now() + graceMs;
     // Wait for the group (not only the leader) to disappear. Zombies do not count: orphaned members are
     // reparented to PID 1, which in some containers reaps them only every second or two.
@@ -176,21 +208,45 @@ export function spawnGroup(cmd, args, { env, cwd, logFile, onLine } = {}) {
     log?.end();
   };
   // Never leave the group behind if this Node process dies.
-  const onExit = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} };
+  const onExit = () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  };
   process.once('exit', onExit);
   exited.then(() => process.removeListener('exit', onExit));
   return group;
 }
 
 /** True while some non-zombie process has process group `pgid` (Linux /proc; else signal 0). */
-export function groupHasLiveMembers(pgid, signalGroup = (sig) => { try { process.kill(-pgid, sig); return true; } catch { return false; } }) {
+export function groupHasLiveMembers(
+  pgid,
+  signalGroup = (sig) => {
+    try {
+      process.kill(-pgid, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+) {
   let entries;
-  try { entries = fs.readdirSync('/proc'); } catch { return signalGroup(0); }
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return signalGroup(0);
+  }
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     let stat;
-    try { stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8'); } catch { continue; }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');   // state ppid pgrp ...
+    try {
+      stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state ppid pgrp ...
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
@@ -202,14 +258,21 @@ export function parseArgs(argv, spec) {
   for (const [k, v] of Object.entries(spec)) if (v === 'list') out[k] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '-h' || a === '--help') { out.help = true; continue; }
+    if (a === '-h' || a === '--help') {
+      out.help = true;
+      continue;
+    }
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m || !(m[1] in spec)) throw new Error(`unknown argument: ${a}`);
     const kind = spec[m[1]];
-    if (kind === 'bool') { out[m[1]] = true; continue; }
+    if (kind === 'bool') {
+      out[m[1]] = true;
+      continue;
+    }
     const val = m[2] !== undefined ? m[2] : argv[++i];
     if (val === undefined) throw new Error(`${a} needs a value`);
-    if (kind === 'list') out[m[1]].push(val); else out[m[1]] = val;
+    if (kind === 'list') out[m[1]].push(val);
+    else out[m[1]] = val;
   }
   return out;
 }

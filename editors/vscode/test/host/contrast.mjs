@@ -14,7 +14,10 @@ export async function lowContrast(frame, root = 'body') {
       const rgb = value.match(/^rgba?\(([^)]+)\)$/);
       const srgb = value.match(/^color\(srgb ([^)]+)\)$/);
       if (!rgb && !srgb) throw new Error(`unknown colour format: ${value}`);
-      const [r, g, b, a = '1'] = (rgb ?? srgb)[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+      const [r, g, b, a = '1'] = (rgb ?? srgb)[1]
+        .split(/[ ,/]+/)
+        .filter(Boolean)
+        .map(Number);
       return srgb ? [r * 255, g * 255, b * 255, a] : [r, g, b, a];
     };
     const over = ([r, g, b, a], [R, G, B]) => [r * a + R * (1 - a), g * a + G * (1 - a), b * a + B * (1 - a)];
@@ -39,7 +42,11 @@ export async function lowContrast(frame, root = 'body') {
     };
     const found = [];
     for (const el of document.querySelector(selector).querySelectorAll('*')) {
-      const own = [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent.trim()).join(' ').trim();
+      const own = [...el.childNodes]
+        .filter((n) => n.nodeType === Node.TEXT_NODE)
+        .map((n) => n.textContent.trim())
+        .join(' ')
+        .trim();
       if (!own || !el.checkVisibility?.({ opacityProperty: true, visibilityProperty: true })) continue;
       const box = el.getBoundingClientRect();
       if (box.width === 0 || box.height === 0) continue;
@@ -50,7 +57,12 @@ export async function lowContrast(frame, root = 'body') {
       const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
       const value = ratio(fg, bg);
       if (value < (large ? 3 : 4.5)) {
-        found.push({ text: own.slice(0, 60), ratio: Math.round(value * 100) / 100, fg: fg.map(Math.round), bg: bg.map(Math.round) });
+        found.push({
+          text: own.slice(0, 60),
+          ratio: Math.round(value * 100) / 100,
+          fg: fg.map(Math.round),
+          bg: bg.map(Math.round),
+        });
       }
     }
     return found;

@@ -10,16 +10,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  HOST_DIR, PrerequisiteError, exitForPrerequisite, loadToolchain, parseArgs,
-} from './common.mjs';
+import { HOST_DIR, PrerequisiteError, exitForPrerequisite, loadToolchain, parseArgs } from './common.mjs';
 import { runExtensionTests } from './run-extension-tests.mjs';
 import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer, waitForNotification } from './ui.mjs';
 
 const FIXTURE = path.join(HOST_DIR, 'fixture-extension');
 const args = parseArgs(process.argv.slice(2), { 'screenshot-dir': 'str', verbose: 'bool', 'skip-negative': 'bool' });
 let tc;
-try { tc = loadToolchain(); } catch (err) {
+try {
+  tc = loadToolchain();
+} catch (err) {
   if (err instanceof PrerequisiteError) exitForPrerequisite(err, 'VS Code host self-test');
   throw err;
 }
@@ -37,15 +37,28 @@ async function routeExtensionTests() {
   const ws = fs.realpathSync(fs.mkdtempSync(path.join(scratch, 'ws-')));
   const lines = [];
   const res = await runExtensionTests({
-    toolchain: tc, extension: FIXTURE, tests: path.join(FIXTURE, 'test', 'index.js'), workspace: ws,
+    toolchain: tc,
+    extension: FIXTURE,
+    tests: path.join(FIXTURE, 'test', 'index.js'),
+    workspace: ws,
     env: { SIDECAR_FIXTURE_ENV: 'from-harness', SIDECAR_FIXTURE_WORKSPACE: ws },
-    timeoutS: 120, screenshotDir: shots, verbose: args.verbose,
-    log: (l) => { lines.push(l); indent('  | ')(l); },
+    timeoutS: 120,
+    screenshotDir: shots,
+    verbose: args.verbose,
+    log: (l) => {
+      lines.push(l);
+      indent('  | ')(l);
+    },
   });
   const passing = lines.find((l) => /\d+ passing, \d+ failing/.test(l)) || 'no summary line';
   const wrote = fs.existsSync(path.join(ws, 'fixture-output.json'));
   const ok = res.exitCode === 0 && /4 passing, 0 failing/.test(passing) && wrote;
-  record('extension-tests', ok, `exit ${res.exitCode}, ${passing}, output file ${wrote ? 'written' : 'MISSING'}`, res.durationMs);
+  record(
+    'extension-tests',
+    ok,
+    `exit ${res.exitCode}, ${passing}, output file ${wrote ? 'written' : 'MISSING'}`,
+    res.durationMs,
+  );
 }
 
 async function routeExtensionTestsNegative() {
@@ -55,11 +68,21 @@ async function routeExtensionTestsNegative() {
   delete process.env.SIDECAR_FIXTURE_ENV;
   try {
     const res = await runExtensionTests({
-      toolchain: tc, extension: FIXTURE, tests: path.join(FIXTURE, 'test'), workspace: ws, env,
-      timeoutS: 120, log: args.verbose ? indent('  | ') : () => {},
+      toolchain: tc,
+      extension: FIXTURE,
+      tests: path.join(FIXTURE, 'test'),
+      workspace: ws,
+      env,
+      timeoutS: 120,
+      log: args.verbose ? indent('  | ') : () => {},
     });
     fs.rmSync(res.workDir, { recursive: true, force: true });
-    record('extension-tests-negative', res.exitCode === 1, `failing suite -> exit ${res.exitCode} (want 1)`, res.durationMs);
+    record(
+      'extension-tests-negative',
+      res.exitCode === 1,
+      `failing suite -> exit ${res.exitCode} (want 1)`,
+      res.durationMs,
+    );
   } finally {
     if (saved !== undefined) process.env.SIDECAR_FIXTURE_ENV = saved;
   }
@@ -69,27 +92,42 @@ async function routeUi() {
   const t0 = Date.now();
   const ws = fs.realpathSync(fs.mkdtempSync(path.join(scratch, 'ws-ui-')));
   const steps = [];
-  const lap = (() => { let t = Date.now(); return (name) => { steps.push(`${name} ${secs(Date.now() - t)}`); t = Date.now(); }; })();
+  const lap = (() => {
+    let t = Date.now();
+    return (name) => {
+      steps.push(`${name} ${secs(Date.now() - t)}`);
+      t = Date.now();
+    };
+  })();
   let install = 'folder copy';
   let vsix;
   if (tc.VSCE) {
     vsix = path.join(scratch, 'fixture.vsix');
-    const r = spawnSync(tc.VSCE, ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository',
-      '--out', vsix], { cwd: FIXTURE, encoding: 'utf8' });
+    const r = spawnSync(
+      tc.VSCE,
+      ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '--out', vsix],
+      { cwd: FIXTURE, encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`vsce package failed:\n${r.stdout}\n${r.stderr}`);
     install = 'vsix';
     lap('pack');
   }
-  const env = { SIDECAR_FIXTURE_ENV: 'from-ui', CLAUDE_SIDECAR_CLI: '/opt/sidecar/bin/claude-sidecar',
-    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/' };
+  const env = {
+    SIDECAR_FIXTURE_ENV: 'from-ui',
+    CLAUDE_SIDECAR_CLI: '/opt/sidecar/bin/claude-sidecar',
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/',
+  };
   const cs = await startCodeServer({
-    toolchain: tc, workspace: ws, env, verbose: args.verbose,
+    toolchain: tc,
+    workspace: ws,
+    env,
+    verbose: args.verbose,
     ...(vsix ? { extensionVsix: vsix } : { extensionDir: FIXTURE }),
   });
   lap('start');
   let page;
   let ok = false;
-  let detail = '';
+  let detail;
   try {
     page = await openWorkbench(cs.url, { toolchain: tc });
     lap('workbench');
@@ -100,8 +138,9 @@ async function routeUi() {
     const out = JSON.parse(fs.readFileSync(path.join(ws, 'fixture-output.json'), 'utf8'));
     const envOk = Object.entries(env).every(([k, v]) => out.env[k] === v);
     ok = envOk;
-    detail = `installed as ${install}, notification "${note.trim()}", env ${envOk ? 'reached' : 'DID NOT reach'} the extension host `
-      + `(${JSON.stringify(out.env)}), screenshot ${shot}`;
+    detail =
+      `installed as ${install}, notification "${note.trim()}", env ${envOk ? 'reached' : 'DID NOT reach'} the extension host ` +
+      `(${JSON.stringify(out.env)}), screenshot ${shot}`;
   } catch (err) {
     detail = `error: ${err.message.split('\n')[0]}`;
     if (page) await screenshot(page, path.join(shots, 'ui-fixture-failure.png')).catch(() => {});
@@ -115,10 +154,20 @@ async function routeUi() {
 }
 
 let failed = false;
-for (const [name, fn] of [['extension-tests', routeExtensionTests],
-  ...(args['skip-negative'] ? [] : [['extension-tests-negative', routeExtensionTestsNegative]]), ['ui', routeUi]]) {
-  try { await fn(); } catch (err) { summary.push(`FAIL ${name}: ${err.stack || err}`); }
+for (const [name, fn] of [
+  ['extension-tests', routeExtensionTests],
+  ...(args['skip-negative'] ? [] : [['extension-tests-negative', routeExtensionTestsNegative]]),
+  ['ui', routeUi],
+]) {
+  try {
+    await fn();
+  } catch (err) {
+    summary.push(`FAIL ${name}: ${err.stack || err}`);
+  }
 }
-for (const line of summary) { console.log(line); if (line.startsWith('FAIL')) failed = true; }
+for (const line of summary) {
+  console.log(line);
+  if (line.startsWith('FAIL')) failed = true;
+}
 if (!failed) fs.rmSync(scratch, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);

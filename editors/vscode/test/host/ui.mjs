@@ -13,7 +13,14 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  freePort, launchChromium, loadToolchain, makeWorkDir, sleep, spawnGroup, waitForPort, writeSettings,
+  freePort,
+  launchChromium,
+  loadToolchain,
+  makeWorkDir,
+  sleep,
+  spawnGroup,
+  waitForPort,
+  writeSettings,
 } from './common.mjs';
 
 /**
@@ -36,15 +43,22 @@ export async function startCodeServer(opts = {}) {
   const configFile = path.join(workDir, 'code-server.yaml');
   fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
   const env = { ...process.env, ...isoEnv, ...(opts.env || {}) };
-  delete env.VSCODE_IPC_HOOK_CLI; delete env.ELECTRON_RUN_AS_NODE;
+  delete env.VSCODE_IPC_HOOK_CLI;
+  delete env.ELECTRON_RUN_AS_NODE;
   const common = ['--config', configFile, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
 
   if (opts.extensionVsix) {
     const t = Date.now();
-    const r = spawnSync(tc.CODE_SERVER, [...common, '--install-extension', path.resolve(opts.extensionVsix)],
-      { env, cwd: workDir, encoding: 'utf8', timeout: 180000 });
+    const r = spawnSync(tc.CODE_SERVER, [...common, '--install-extension', path.resolve(opts.extensionVsix)], {
+      env,
+      cwd: workDir,
+      encoding: 'utf8',
+      timeout: 180000,
+    });
     if (r.status !== 0) {
-      throw new Error(`code-server --install-extension ${opts.extensionVsix} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`);
+      throw new Error(
+        `code-server --install-extension ${opts.extensionVsix} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`,
+      );
     }
     if (opts.verbose) log(`[ui] installed ${opts.extensionVsix} in ${Date.now() - t} ms`);
   } else if (opts.extensionDir) {
@@ -56,15 +70,32 @@ export async function startCodeServer(opts = {}) {
 
   const port = await freePort();
   const logFile = path.join(workDir, 'code-server.log');
-  const server = spawnGroup(tc.CODE_SERVER, [...common,
-    '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--reconnection-grace-time', '5', '--ignore-last-opened', workspace,
-  ], { env, cwd: workDir, logFile, onLine: opts.verbose ? (l) => log(`[code-server] ${l}`) : undefined });
+  const server = spawnGroup(
+    tc.CODE_SERVER,
+    [
+      ...common,
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--reconnection-grace-time',
+      '5',
+      '--ignore-last-opened',
+      workspace,
+    ],
+    { env, cwd: workDir, logFile, onLine: opts.verbose ? (l) => log(`[code-server] ${l}`) : undefined },
+  );
   try {
     await waitForPort(port, { timeoutMs: 60000, alive: server.isAlive });
   } catch (err) {
     await server.kill();
-    throw new Error(`${err.message}; log: ${logFile}\n${fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : ''}`);
+    throw new Error(
+      `${err.message}; log: ${logFile}\n${fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : ''}`,
+      { cause: err },
+    );
   }
   const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`;
   let stopped = false;
@@ -81,7 +112,10 @@ export async function startCodeServer(opts = {}) {
  * Launch headless Chromium, open `url` and resolve with the playwright Page once the workbench is ready
  * (workbench, status bar and activity bar rendered). page.consoleLines collects the browser console.
  */
-export async function openWorkbench(url, { toolchain, timeoutMs = 60000, viewport = { width: 1280, height: 800 } } = {}) {
+export async function openWorkbench(
+  url,
+  { toolchain, timeoutMs = 60000, viewport = { width: 1280, height: 800 } } = {},
+) {
   const tc = toolchain || loadToolchain();
   const browser = await launchChromium(tc);
   try {
@@ -90,7 +124,9 @@ export async function openWorkbench(url, { toolchain, timeoutMs = 60000, viewpor
     page.on('console', (m) => page.consoleLines.push(`${m.type()}: ${m.text()}`));
     await page.goto(url);
     await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: timeoutMs });
-    await page.waitForSelector('.monaco-workbench .part.activitybar, .monaco-workbench .activitybar', { timeout: timeoutMs });
+    await page.waitForSelector('.monaco-workbench .part.activitybar, .monaco-workbench .activitybar', {
+      timeout: timeoutMs,
+    });
     return page;
   } catch (err) {
     await browser.close().catch(() => {});
@@ -99,22 +135,35 @@ export async function openWorkbench(url, { toolchain, timeoutMs = 60000, viewpor
 }
 
 export async function closeWorkbench(page) {
-  await page?.context().browser()?.close().catch(() => {});
+  await page
+    ?.context()
+    .browser()
+    ?.close()
+    .catch(() => {});
 }
 
 /**
  * Run a command by its palette title through F1. The first F1 after load is sometimes swallowed (keybindings
  * not ready yet), so the palette is re-opened until it shows (attempts x ~3 s).
  */
-export async function runCommand(page, title, { attempts = 5, rowTimeoutMs = 10000, debug = !!process.env.VSCODE_HOST_DEBUG } = {}) {
+export async function runCommand(
+  page,
+  title,
+  { attempts = 5, rowTimeoutMs = 10000, debug = !!process.env.VSCODE_HOST_DEBUG } = {},
+) {
   const t0 = Date.now();
-  const dbg = (m) => { if (debug) console.error(`[runCommand +${Date.now() - t0} ms] ${m}`); };
+  const dbg = (m) => {
+    if (debug) console.error(`[runCommand +${Date.now() - t0} ms] ${m}`);
+  };
   const widget = page.locator('.quick-input-widget');
   const input = widget.locator('input').first();
   let lastErr;
   for (let i = 0; i < attempts; i++) {
     try {
-      await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 }, timeout: 2000 }).catch(() => {});
+      await page
+        .locator('.monaco-workbench')
+        .click({ position: { x: 640, y: 400 }, timeout: 2000 })
+        .catch(() => {});
       await page.keyboard.press('F1');
       await widget.waitFor({ state: 'visible', timeout: 3000 });
       // Contributed commands appear in the palette only once the extension host has registered the
@@ -127,11 +176,25 @@ export async function runCommand(page, title, { attempts = 5, rowTimeoutMs = 100
       let refill = 0;
       let pick = null;
       for (;;) {
-        if (Date.now() >= refill) { await input.fill(''); await input.fill(`>${title}`); refill = Date.now() + 700; }
+        if (Date.now() >= refill) {
+          await input.fill('');
+          await input.fill(`>${title}`);
+          refill = Date.now() + 700;
+        }
         await sleep(100);
-        const label = (await row.first().getAttribute('aria-label', { timeout: 300 }).catch(() => null)) || '';
-        if (label.toLowerCase().includes(title.toLowerCase())) { pick = () => page.keyboard.press('Enter'); break; }
-        if (await lower.isVisible().catch(() => false)) { pick = () => lower.click(); break; }
+        const label =
+          (await row
+            .first()
+            .getAttribute('aria-label', { timeout: 300 })
+            .catch(() => null)) || '';
+        if (label.toLowerCase().includes(title.toLowerCase())) {
+          pick = () => page.keyboard.press('Enter');
+          break;
+        }
+        if (await lower.isVisible().catch(() => false)) {
+          pick = () => lower.click();
+          break;
+        }
         if (Date.now() > deadline) throw new Error(`no palette entry for "${title}" (focused row: "${label}")`);
         if (!(await widget.isVisible())) throw new Error('palette closed');
       }
@@ -154,10 +217,14 @@ export async function waitForNotification(page, match, { timeoutMs = 15000 } = {
   const deadline = Date.now() + timeoutMs;
   const ok = (t) => (match instanceof RegExp ? match.test(t) : t.includes(match));
   for (;;) {
-    const texts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts().catch(() => []);
+    const texts = await page
+      .locator('.notifications-toasts .notification-toast')
+      .allInnerTexts()
+      .catch(() => []);
     const hit = texts.find(ok);
     if (hit) return hit;
-    if (Date.now() > deadline) throw new Error(`no notification matching ${match} within ${timeoutMs} ms (seen: ${JSON.stringify(texts)})`);
+    if (Date.now() > deadline)
+      throw new Error(`no notification matching ${match} within ${timeoutMs} ms (seen: ${JSON.stringify(texts)})`);
     await sleep(200);
   }
 }

@@ -112,7 +112,9 @@ test('a pending edit opens in the diff editor; once allowed, its change does too
   await ended;
   const showsProposal = () =>
     vscode.window.tabGroups.all.some((g) =>
-      g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === review.modified.toString()),
+      g.tabs.some(
+        (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === review.modified.toString(),
+      ),
     );
   await until(() => (showsProposal() ? undefined : true), "the proposal's diff editor closes once it is decided");
   assert.ok(update.kind === 'notification' && update.method === 'claude/fileUpdated');
@@ -138,7 +140,10 @@ test("the model's getSelection is answered with the active editor's selection", 
     if (e.kind !== 'notification' || e.method !== 'claude/message') return [];
     return [JSON.stringify(e.params.message)];
   });
-  assert.ok(results.some((r) => r.includes('selected words') && r.includes('tool_result')), 'the tool result carries the selection');
+  assert.ok(
+    results.some((r) => r.includes('selected words') && r.includes('tool_result')),
+    'the tool result carries the selection',
+  );
   panel.panel.dispose();
 });
 
@@ -194,7 +199,10 @@ test('Fork from a message opens the fork in a second chat tab', async () => {
     const active = extension.activePanel();
     return active && active !== panel ? active : undefined;
   }, 'the fork opens in its own tab');
-  assert.deepEqual(fork.chat.prompts.map((p) => p.text), ['hello one']);
+  assert.deepEqual(
+    fork.chat.prompts.map((p) => p.text),
+    ['hello one'],
+  );
   assert.notEqual(fork.chat.sessionId, panel.chat.sessionId);
   fork.panel.dispose();
   panel.panel.dispose();
@@ -240,7 +248,10 @@ test('the Fork command opens the whole conversation in a new chat tab', async ()
     const active = extension.activePanel();
     return active && active !== panel ? active : undefined;
   }, 'the fork becomes the active chat');
-  assert.deepEqual(fork.chat.prompts.map((p) => p.text), ['hello before the fork']);
+  assert.deepEqual(
+    fork.chat.prompts.map((p) => p.text),
+    ['hello before the fork'],
+  );
   fork.panel.dispose();
   panel.panel.dispose();
 });
@@ -253,7 +264,7 @@ test('new chats take their model and permission mode from the settings', async (
     const panel = await newChatPanel();
     const events = await turn(panel, 'write the notes');
     assert.equal(panel.chat.status?.permissionMode, 'acceptEdits');
-    assert.equal(panel.chat.status?.model, 'claude-sonnet-4-5');
+    assert.equal(panel.chat.status.model, 'claude-sonnet-4-5');
     assert.ok(!events.some(isNote('claude/permissionRequest')), 'acceptEdits runs the edit without asking');
 
     assert.equal(fs.readFileSync(path.join(workspace(), 'notes.md'), 'utf8'), '# Notes\nfirst line\n');
@@ -289,7 +300,7 @@ export async function run(): Promise<void> {
       console.log(`ok - ${t.name} (${Date.now() - started} ms)`);
     } catch (e) {
       failed++;
-      console.log(`not ok - ${t.name}\n  ${(e as Error).stack ?? e}`);
+      console.log(`not ok - ${t.name}\n  ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   }

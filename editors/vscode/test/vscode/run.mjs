@@ -22,7 +22,9 @@ const SCENARIO = path.join(VSCODE_DIR, 'test', 'scenario.json');
 
 /** Starts `claude-sidecar scripted-model`; resolves with its URL and a stop function. */
 export async function startModel(scenario) {
-  const child = spawn(SIDECAR, ['scripted-model', '--scenario', scenario, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(SIDECAR, ['scripted-model', '--scenario', scenario, '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const url = await new Promise((resolve, reject) => {
     let seen = '';
     child.stderr.setEncoding('utf8');

@@ -27,7 +27,13 @@ async function chatFrame(page, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const frame of page.frames()) {
-      if (await frame.locator('textarea.prompt').count().catch(() => 0)) return frame;
+      if (
+        await frame
+          .locator('textarea.prompt')
+          .count()
+          .catch(() => 0)
+      )
+        return frame;
     }
     if (Date.now() > deadline) throw new Error('the chat webview did not show a prompt box');
     await sleep(200);
@@ -96,7 +102,10 @@ async function main() {
     let chat;
     await step('"Claude: New Chat" from the command palette opens the chat beside the open file', async () => {
       await page.getByRole('treeitem', { name: 'hello.py' }).first().click();
-      await page.locator('.monaco-editor .view-line', { hasText: "print('hello')" }).first().waitFor({ timeout: 15_000 });
+      await page
+        .locator('.monaco-editor .view-line', { hasText: "print('hello')" })
+        .first()
+        .waitFor({ timeout: 15_000 });
       await runCommand(page, 'Claude: New Chat');
       chat = await chatFrame(page);
       await chat.locator('textarea.prompt').waitFor({ state: 'visible' });
@@ -122,13 +131,19 @@ async function main() {
       await readableInThemes(page, chat, path.join(SHOTS, '2-permission-card'), ['Light Modern']);
     });
     await step('"Review in diff editor" opens the proposed edit in VS Code\'s diff editor', async () => {
-      await chat.getByRole('button', { name: /review/i }).first().click();
+      await chat
+        .getByRole('button', { name: /review/i })
+        .first()
+        .click();
       await diffShows(page, "print('hello, world')");
       await screenshot(page, path.join(SHOTS, '3-review-diff.png'));
     });
     await step('Allow runs the edit: the file changes on disk', async () => {
       chat = await chatFrame(page);
-      await chat.getByRole('button', { name: /^allow$/i }).first().click();
+      await chat
+        .getByRole('button', { name: /^allow$/i })
+        .first()
+        .click();
       const file = path.join(box.workspace, 'hello.py');
       const deadline = Date.now() + 30_000;
       while (fs.readFileSync(file, 'utf8') !== "print('hello, world')\n") {
@@ -138,19 +153,27 @@ async function main() {
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
       await screenshot(page, path.join(SHOTS, '4-allowed.png'));
     });
-    await step('the finished turn, its thought opened, reads well in the dark, light and high-contrast themes', async () => {
-      await chat.getByText('Thought').first().click();
-      await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), ['Light Modern', 'Dark High Contrast']);
-    });
+    await step(
+      'the finished turn, its thought opened, reads well in the dark, light and high-contrast themes',
+      async () => {
+        await chat.getByText('Thought').first().click();
+        await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), ['Light Modern', 'Dark High Contrast']);
+      },
+    );
     await step('"Open diff" of the change shows it in the diff editor', async () => {
-      await chat.getByRole('button', { name: /open diff/i }).first().click();
+      await chat
+        .getByRole('button', { name: /open diff/i })
+        .first()
+        .click();
       await page.locator('.tab.active', { hasText: "Claude's change" }).first().waitFor({ timeout: 15_000 });
       await diffShows(page, "print('hello, world')");
       await screenshot(page, path.join(SHOTS, '5-change-diff.png'));
     });
     await step('"Send Selection to Chat" quotes the selected lines into the prompt', async () => {
       await page.getByRole('treeitem', { name: 'hello.py' }).first().dblclick();
-      const line = page.locator('.monaco-editor:not(.monaco-diff-editor .monaco-editor) .view-line', { hasText: 'hello, world' }).first();
+      const line = page
+        .locator('.monaco-editor:not(.monaco-diff-editor .monaco-editor) .view-line', { hasText: 'hello, world' })
+        .first();
       await line.waitFor({ timeout: 15_000 });
       await line.click();
       await page.keyboard.press('Home');
@@ -165,7 +188,10 @@ async function main() {
     });
     await step('the chat tab comes back with its conversation after the window reloads', async () => {
       // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
-      const reloaded = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 30_000 });
+      const reloaded = page.waitForEvent('framenavigated', {
+        predicate: (f) => f === page.mainFrame(),
+        timeout: 30_000,
+      });
       await runCommand(page, 'Developer: Reload Window');
       await reloaded;
       await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
@@ -184,8 +210,10 @@ async function main() {
       assert.ok(await row.isVisible(), 'the session picker stays open when the chat takes focus');
       await screenshot(page, path.join(SHOTS, '8-sessions.png'));
       await row.click();
-      await waitFor(async () => (await page.locator('.tab', { hasText: 'Claude: hello there' }).count()) >= 2,
-        'a second chat tab with the resumed session');
+      await waitFor(
+        async () => (await page.locator('.tab', { hasText: 'Claude: hello there' }).count()) >= 2,
+        'a second chat tab with the resumed session',
+      );
     });
     console.log(`# UI run passed; screenshots in ${path.relative(process.cwd(), SHOTS)}`);
   } catch (e) {

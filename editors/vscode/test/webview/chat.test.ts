@@ -19,13 +19,19 @@ before(async () => {
 });
 
 after(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
   await browser?.close();
   await server.stop();
 });
 
 const CONTEXT: ContextUsageResult = {
-  totalTokens: 23_400, maxTokens: 200_000, percentage: 11.7, model: 'claude-opus-5-5',
-  categories: [], autoCompactThreshold: null, autoCompactEnabled: true,
+  totalTokens: 23_400,
+  maxTokens: 200_000,
+  percentage: 11.7,
+  model: 'claude-opus-5-5',
+  categories: [],
+  autoCompactThreshold: null,
+  autoCompactEnabled: true,
 };
 
 function stateOf(events: ChatEvent[]): ChatState {
@@ -47,7 +53,14 @@ async function openWith(state: ChatState, viewport?: { width: number; height: nu
 describe('streaming', () => {
   it('streams thinking then markdown, collapses the thinking when done, ends with the footer', async () => {
     const events = hostEvents('streamed-thinking');
-    const delta = (kind: string, piece: string) => events.findIndex((e) => e.kind === 'notification' && e.method === 'claude/delta' && e.params.kind === kind && e.params.text.includes(piece));
+    const delta = (kind: string, piece: string) =>
+      events.findIndex(
+        (e) =>
+          e.kind === 'notification' &&
+          e.method === 'claude/delta' &&
+          e.params.kind === kind &&
+          e.params.text.includes(piece),
+      );
     const midThinking = delta('thinking', 'e case and i');
     const midText = delta('text', 'str) -> boo');
     const host = await ScriptedHost.open(browser, server);
@@ -165,13 +178,21 @@ describe('permissions', () => {
 
 describe('tools and turns', () => {
   it('shows a Bash call with its output, a sub-agent nested, and an API error in red', async () => {
-    const state = stateOf([...hostEvents('bash-output'), ...hostEvents('sub-agent').slice(1), ...hostEvents('api-error').slice(1)]);
+    const state = stateOf([
+      ...hostEvents('bash-output'),
+      ...hostEvents('sub-agent').slice(1),
+      ...hostEvents('api-error').slice(1),
+    ]);
     const host = await openWith(state);
     const page = host.page;
     const bash = page.locator('.entry.tool', { hasText: 'seq 1 12' });
     await bash.locator('.tool-head').click();
     assert.match(await bash.locator('.tool-result').innerText(), /^1\n2\n3/);
-    assert.equal(await page.locator('.sub-agent .entry.tool', { hasText: 'echo hi' }).count(), 1, "the sub-agent's Bash is under its Agent call");
+    assert.equal(
+      await page.locator('.sub-agent .entry.tool', { hasText: 'echo hi' }).count(),
+      1,
+      "the sub-agent's Bash is under its Agent call",
+    );
     const failed = page.locator('.entry.turn.error');
     assert.match(await failed.locator('.turn-error').innerText(), /API Error: 500 scripted failure/);
     // The theme's error red, mixed toward the foreground so it reads as text (color(srgb r g b)).
@@ -186,15 +207,49 @@ describe('tools and turns', () => {
     const diff = `--- /dev/null\n+++ ${path}\n@@ -0,0 +1,400 @@\n${Array.from({ length: 400 }, (_, i) => `+line ${i} ${'x'.repeat(i % 7 === 0 ? 180 : 20)}`).join('\n')}\n`;
     const events: ChatEvent[] = [
       ...hostEvents('write-allowed').slice(0, 12),
-      { kind: 'notification', method: 'claude/message', params: { channelId: 'ch-2', seq: 100, message: { type: 'assistant', message: { content: [{ type: 'tool_use', id: 'toolu_big', name: 'Write', input: { file_path: path, content: '...' } }] }, parent_tool_use_id: null } } },
-      { kind: 'notification', method: 'claude/fileUpdated', params: { channelId: 'ch-2', seq: 101, path, toolName: 'Write', toolUseId: 'toolu_big', messageId: null, oldContent: null, newContent: null, diff, notice: null, parentToolUseId: null } },
+      {
+        kind: 'notification',
+        method: 'claude/message',
+        params: {
+          channelId: 'ch-2',
+          seq: 100,
+          message: {
+            type: 'assistant',
+            message: {
+              content: [
+                { type: 'tool_use', id: 'toolu_big', name: 'Write', input: { file_path: path, content: '...' } },
+              ],
+            },
+            parent_tool_use_id: null,
+          },
+        },
+      },
+      {
+        kind: 'notification',
+        method: 'claude/fileUpdated',
+        params: {
+          channelId: 'ch-2',
+          seq: 101,
+          path,
+          toolName: 'Write',
+          toolUseId: 'toolu_big',
+          messageId: null,
+          oldContent: null,
+          newContent: null,
+          diff,
+          notice: null,
+          parentToolUseId: null,
+        },
+      },
     ];
     const host = await openWith(stateOf(events));
     const tool = host.page.locator('.entry.tool', { hasText: 'generated_module.py' });
     assert.equal(await tool.locator('.diff-line').count(), 12);
     const showAll = tool.getByRole('button', { name: /Show all 400 lines/ });
     assert.equal(await showAll.count(), 1);
-    const overflow = await host.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await host.page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     assert.equal(overflow, 0, 'nothing is wider than the page');
     await host.screenshot('big-diff');
     await showAll.click();
@@ -236,9 +291,10 @@ describe('prompt', () => {
 
   it('offers bypassPermissions only when the user opted in, and switches the mode when picked', async () => {
     const modesOf = async (host: ScriptedHost) =>
-      host.page.getByRole('combobox', { name: 'Permission mode' }).locator('option').evaluateAll((os) =>
-        os.map((o) => (o as HTMLOptionElement).value),
-      );
+      host.page
+        .getByRole('combobox', { name: 'Permission mode' })
+        .locator('option')
+        .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     const plain = await openWith(stateOf(hostEvents('streamed-thinking')));
     assert.ok(!(await modesOf(plain)).includes('bypassPermissions'));
     const optedIn = await ScriptedHost.open(browser, server);
@@ -256,10 +312,15 @@ describe('prompt', () => {
     await host.page.evaluate(() => {
       const data = new DataTransfer();
       data.items.add(new File([new Uint8Array(6 * 1024 * 1024)], 'huge.png', { type: 'image/png' }));
-      document.querySelector('.composer')!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      document
+        .querySelector('.composer')!
+        .dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
     });
     await host.frame();
-    assert.match(await host.page.locator('.composer-message').innerText(), /huge\.png is 6\.0 MB: images can be 5 MB at most/);
+    assert.match(
+      await host.page.locator('.composer-message').innerText(),
+      /huge\.png is 6\.0 MB: images can be 5 MB at most/,
+    );
     assert.equal(await host.page.locator('.thumb').count(), 0);
     await host.page.getByRole('textbox', { name: 'Message to Claude' }).press('Escape');
     await host.request('interrupt');
@@ -275,8 +336,17 @@ describe('user message actions', () => {
     await message.hover();
     await message.getByRole('button', { name: 'Rewind files to before this message' }).click();
     const dry = await host.answer('rewind', {
-      canRewind: true, filesChanged: ['/home/dev/project/README.md'], insertions: 1, deletions: 5,
-      diffs: [{ path: '/home/dev/project/README.md', note: null, diff: '--- /home/dev/project/README.md\n+++ /home/dev/project/README.md\n@@ -1,7 +1,3 @@\n # Project\n \n-A tiny web shop.\n-\n-## Usage\n-\n-Run `make serve`.\n+A web shop.\n' }],
+      canRewind: true,
+      filesChanged: ['/home/dev/project/README.md'],
+      insertions: 1,
+      deletions: 5,
+      diffs: [
+        {
+          path: '/home/dev/project/README.md',
+          note: null,
+          diff: '--- /home/dev/project/README.md\n+++ /home/dev/project/README.md\n@@ -1,7 +1,3 @@\n # Project\n \n-A tiny web shop.\n-\n-## Usage\n-\n-Run `make serve`.\n+A web shop.\n',
+        },
+      ],
     });
     assert.equal(dry.params.dryRun, true);
     await host.frame();
@@ -284,7 +354,13 @@ describe('user message actions', () => {
     assert.match(await dialog.innerText(), /1 file change \(\+1 −5\)/);
     await host.screenshot('rewind-dialog');
     await dialog.getByRole('button', { name: 'Rewind files' }).click();
-    const real = await host.answer('rewind', { canRewind: true, filesChanged: ['/home/dev/project/README.md'], insertions: 1, deletions: 5, diffs: [] });
+    const real = await host.answer('rewind', {
+      canRewind: true,
+      filesChanged: ['/home/dev/project/README.md'],
+      insertions: 1,
+      deletions: 5,
+      diffs: [],
+    });
     assert.deepEqual(real.params, { messageId: dry.params.messageId, dryRun: false });
     await host.frame();
     assert.equal(await dialog.count(), 0);
@@ -307,9 +383,14 @@ describe('page state', () => {
     await page.reload();
     await host.waitForPosted((m) => m.type === 'ready');
     await host.reset(state);
-    assert.equal(await page.getByRole('textbox', { name: 'Message to Claude' }).inputValue(), 'a thought I have not sent');
+    assert.equal(
+      await page.getByRole('textbox', { name: 'Message to Claude' }).inputValue(),
+      'a thought I have not sent',
+    );
     assert.equal(await page.locator('.entry.tool.expanded').count(), 1);
-    const saved = await page.evaluate(() => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}'));
+    const saved = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}') as { cwd?: string; sessionId?: string },
+    );
     assert.equal(saved.cwd, '/home/dev/project', 'the host can restore the chat from the page state');
     assert.equal(typeof saved.sessionId, 'string');
     await host.screenshot('restored');

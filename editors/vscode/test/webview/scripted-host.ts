@@ -63,7 +63,11 @@ export const INFO: ChannelInfo = {
   availableOutputStyles: [],
   cliVersion: '2.1.330',
   commands: [
-    { name: 'compact', description: 'Clear conversation history but keep a summary in context', argumentHint: '<optional instructions>' },
+    {
+      name: 'compact',
+      description: 'Clear conversation history but keep a summary in context',
+      argumentHint: '<optional instructions>',
+    },
     { name: 'context', description: 'Show how full the context window is' },
     { name: 'review', description: 'Review the current diff' },
   ],
@@ -71,7 +75,12 @@ export const INFO: ChannelInfo = {
   fastModeState: 'off',
   model: 'default',
   models: [
-    { value: 'default', displayName: 'Default (recommended)', resolvedModel: 'claude-opus-5-5', supportedEffortLevels: ['low', 'medium', 'high'] },
+    {
+      value: 'default',
+      displayName: 'Default (recommended)',
+      resolvedModel: 'claude-opus-5-5',
+      supportedEffortLevels: ['low', 'medium', 'high'],
+    },
     { value: 'haiku', displayName: 'Haiku', resolvedModel: 'claude-haiku-5-5' },
   ],
   outputStyle: 'default',
@@ -92,7 +101,12 @@ export class PageServer {
       const origin = `http://${req.headers.host}`;
       const nonce = Math.random().toString(36).slice(2);
       if (req.url === '/' || req.url?.startsWith('/?')) {
-        const html = webviewHtml({ scriptUri: `${origin}/webview.js`, styleUri: `${origin}/webview.css`, cspSource: origin, nonce })
+        const html = webviewHtml({
+          scriptUri: `${origin}/webview.js`,
+          styleUri: `${origin}/webview.css`,
+          cspSource: origin,
+          nonce,
+        })
           .replace('<html lang="en">', `<html lang="en" style='${DARK_THEME.replace(/\n/g, ' ')}'>`)
           .replace('<body>', '<body class="vscode-dark">')
           .replace('<script nonce', `<script nonce="${nonce}" src="${origin}/stub.js"></script>\n<script nonce`);
@@ -121,7 +135,13 @@ export async function launch(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/toolchain.sh (Debian chromium)`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -139,7 +159,11 @@ export class ScriptedHost {
     });
   }
 
-  static async open(browser: Browser, server: PageServer, viewport = { width: 560, height: 820 }): Promise<ScriptedHost> {
+  static async open(
+    browser: Browser,
+    server: PageServer,
+    viewport = { width: 560, height: 820 },
+  ): Promise<ScriptedHost> {
     const page = await browser.newPage({ viewport });
     const host = new ScriptedHost(page);
     await page.goto(server.url);
@@ -163,7 +187,9 @@ export class ScriptedHost {
 
   /** Waits until the page has drawn what it was sent (one animation frame after the messages). */
   async frame(): Promise<void> {
-    await this.page.evaluate(() => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 0)));
+    await this.page.evaluate(
+      () => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 0)),
+    );
   }
 
   async posted(): Promise<WebviewMessage[]> {
@@ -175,7 +201,8 @@ export class ScriptedHost {
     for (;;) {
       const found = (await this.posted()).find(match);
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`the page did not post the message expected; it posted ${JSON.stringify(await this.posted())}`);
+      if (Date.now() > deadline)
+        throw new Error(`the page did not post the message expected; it posted ${JSON.stringify(await this.posted())}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   }

@@ -14,23 +14,25 @@ function outputPath() {
 
 function activate(context) {
   console.log('[fixture] activated');
-  context.subscriptions.push(vscode.commands.registerCommand('sidecarFixture.writeFile', async () => {
-    const file = outputPath();
-    const record = {
-      ranAt: new Date().toISOString(),
-      pid: process.pid,
-      // Environment the extension host sees (the harness passes these through the server).
-      env: {
-        SIDECAR_FIXTURE_ENV: process.env.SIDECAR_FIXTURE_ENV || null,
-        CLAUDE_SIDECAR_CLI: process.env.CLAUDE_SIDECAR_CLI || null,
-        ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL || null,
-      },
-    };
-    fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
-    console.log(`[fixture] wrote ${file}`);
-    vscode.window.showInformationMessage(`Sidecar fixture wrote ${path.basename(file)}`);
-    return file;
-  }));
+  context.subscriptions.push(
+    vscode.commands.registerCommand('sidecarFixture.writeFile', async () => {
+      const file = outputPath();
+      const record = {
+        ranAt: new Date().toISOString(),
+        pid: process.pid,
+        // Environment the extension host sees (the harness passes these through the server).
+        env: {
+          SIDECAR_FIXTURE_ENV: process.env.SIDECAR_FIXTURE_ENV || null,
+          CLAUDE_SIDECAR_CLI: process.env.CLAUDE_SIDECAR_CLI || null,
+          ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL || null,
+        },
+      };
+      fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+      console.log(`[fixture] wrote ${file}`);
+      vscode.window.showInformationMessage(`Sidecar fixture wrote ${path.basename(file)}`);
+      return file;
+    }),
+  );
 }
 
 function deactivate() {}

@@ -11,8 +11,14 @@ const EXT_ID = 'claude-sidecar.sidecar-host-fixture';
 async function run() {
   const results = [];
   const test = async (name, fn) => {
-    try { await fn(); results.push([name, null]); console.log(`  ok   ${name}`); }
-    catch (err) { results.push([name, err]); console.log(`  FAIL ${name}: ${err && err.stack || err}`); }
+    try {
+      await fn();
+      results.push([name, null]);
+      console.log(`  ok   ${name}`);
+    } catch (err) {
+      results.push([name, err]);
+      console.log(`  FAIL ${name}: ${(err && err.stack) || err}`);
+    }
   };
 
   await test('fixture extension is present', async () => {
@@ -42,7 +48,8 @@ async function run() {
 
   const failed = results.filter(([, err]) => err);
   console.log(`${results.length - failed.length} passing, ${failed.length} failing`);
-  if (failed.length) throw new Error(`${failed.length} of ${results.length} tests failed: ${failed.map(([n]) => n).join('; ')}`);
+  if (failed.length)
+    throw new Error(`${failed.length} of ${results.length} tests failed: ${failed.map(([n]) => n).join('; ')}`);
 }
 
 module.exports = { run };
