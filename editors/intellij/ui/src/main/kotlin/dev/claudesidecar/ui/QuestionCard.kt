@@ -16,9 +16,21 @@ import javax.swing.event.DocumentListener
  * answered by its click; otherwise Submit sends every answer. Answers are keyed by the full
  * question text, several labels joined with ", " (docs/protocol.md, respondPermission).
  */
-class QuestionCard(request: PermissionRequestNotification, responder: Responder) : PermissionCard(request, responder) {
-    private class Question(val text: String, val multiSelect: Boolean, val options: List<JToggleButton>, val own: JTextField) {
-        fun answer(): String? = (options.filter { it.isSelected }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null }))
+class QuestionCard(
+    request: PermissionRequestNotification,
+    responder: Responder,
+) : PermissionCard(request, responder) {
+    private class Question(
+        val text: String,
+        val multiSelect: Boolean,
+        val options: List<JToggleButton>,
+        val own: JTextField,
+    ) {
+        fun answer(): String? = (
+            options.filter {
+                it.isSelected
+            }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null })
+            )
             .joinToString(", ").ifEmpty { null }
     }
 
@@ -30,8 +42,11 @@ class QuestionCard(request: PermissionRequestNotification, responder: Responder)
         val oneClick = raw.size == 1 && raw[0].get("multiSelect")?.asBoolean != true
         add(title(if (raw.size > 1) "Claude has some questions" else "Claude has a question"))
         questions = raw.map { q -> question(q, oneClick) }
-        if (!oneClick) add(row(submit, button("Skip") { skip() }))
-        else add(row(button("Skip") { skip() }))
+        if (!oneClick) {
+            add(row(submit, button("Skip") { skip() }))
+        } else {
+            add(row(button("Skip") { skip() }))
+        }
         refresh()
         finish()
     }
@@ -41,14 +56,32 @@ class QuestionCard(request: PermissionRequestNotification, responder: Responder)
         val text = s(q, "question")
         val multiSelect = q.get("multiSelect")?.asBoolean == true
         val header = s(q, "header")
-        add(wrappingText(listOf(header.takeIf { it.isNotEmpty() }?.let { "$it: " } ?: "", text, if (multiSelect) "  (choose any)" else "").joinToString("")))
+        add(
+            wrappingText(
+                listOf(
+                    header.takeIf {
+                        it.isNotEmpty()
+                    }?.let { "$it: " } ?: "",
+                    text,
+                    if (multiSelect) "  (choose any)" else "",
+                ).joinToString(""),
+            ),
+        )
         val own = JTextField().apply {
             putClientProperty("JTextField.placeholderText", if (multiSelect) "Something else (optional)" else "Or type your own answer")
         }
         val options = (q.getAsJsonArray("options")?.filter { it.isJsonObject }?.map { it.asJsonObject } ?: emptyList()).map { option ->
             val label = s(option, "label")
             val description = s(option, "description")
-            JToggleButton(if (description.isEmpty()) label else "<html><b>${Markdown.escape(label)}</b>&nbsp;&nbsp;<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font></html>").apply {
+            JToggleButton(
+                if (description.isEmpty()) {
+                    label
+                } else {
+                    "<html><b>${Markdown.escape(
+                        label,
+                    )}</b>&nbsp;&nbsp;<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font></html>"
+                },
+            ).apply {
                 actionCommand = label
                 horizontalAlignment = SwingConstants.LEFT
                 toolTipText = description.ifEmpty { null }

@@ -30,12 +30,19 @@ interface WireEnum {
 annotation class AlwaysWritten
 
 /** A JSON-RPC request: its name and the classes of its params and result. */
-class Method<P : Any, R : Any>(val name: String, val paramsType: Class<P>, val resultType: Class<R>) {
+class Method<P : Any, R : Any>(
+    val name: String,
+    val paramsType: Class<P>,
+    val resultType: Class<R>,
+) {
     override fun toString(): String = name
 }
 
 /** A notification: its name and the class of its params. */
-class NotificationType<P : Any>(val name: String, val paramsType: Class<P>) {
+class NotificationType<P : Any>(
+    val name: String,
+    val paramsType: Class<P>,
+) {
     override fun toString(): String = name
 }
 

@@ -179,8 +179,14 @@ class TranscriptTest {
         fun request(auto: Boolean) = ChatEvent.Notification(
             "claude/permissionRequest",
             PermissionRequestNotification(
-                channelId = "ch-1", input = JsonObject(), requestId = "r1", seq = 1, suggestions = emptyList(), toolName = "Read",
-                toolUseId = "toolu_1", autoDecision = if (auto) dev.claudesidecar.core.protocol.AutoDecision.ALLOW else null,
+                channelId = "ch-1",
+                input = JsonObject(),
+                requestId = "r1",
+                seq = 1,
+                suggestions = emptyList(),
+                toolName = "Read",
+                toolUseId = "toolu_1",
+                autoDecision = if (auto) dev.claudesidecar.core.protocol.AutoDecision.ALLOW else null,
             ),
         )
         assertTrue(play(listOf(request(auto = true))).pending.isEmpty())
@@ -195,7 +201,14 @@ class TranscriptTest {
             messages = listOf(
                 HistoryMessage(HistoryMessageKind.USER_PROMPT, "u1", text = "write a readme please"),
                 HistoryMessage(HistoryMessageKind.TOOL_USE, "a1", toolName = "Edit", toolUseId = "toolu_h1"),
-                HistoryMessage(HistoryMessageKind.TOOL_RESULT, "r1", toolUseId = "toolu_h1", text = "No.", isError = true, permission = HistoryPermission.DENIED),
+                HistoryMessage(
+                    HistoryMessageKind.TOOL_RESULT,
+                    "r1",
+                    toolUseId = "toolu_h1",
+                    text = "No.",
+                    isError = true,
+                    permission = HistoryPermission.DENIED,
+                ),
                 HistoryMessage(HistoryMessageKind.ASSISTANT_TEXT, "a2", text = "Done."),
             ),
             sessionId = "s",
