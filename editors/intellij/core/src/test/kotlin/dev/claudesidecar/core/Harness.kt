@@ -36,14 +36,10 @@ object Harness {
         bin
     }
 
-    val logger: SidecarLogger =
-        if (System.getenv("SIDECAR_TEST_LOG") !=
-            null
-        ) {
-            SidecarLogger { level, m -> System.err.println("[$level] $m") }
-        } else {
-            SidecarLogger.NONE
-        }
+    val logger: SidecarLogger = when (System.getenv("SIDECAR_TEST_LOG")) {
+        null -> SidecarLogger.NONE
+        else -> SidecarLogger { level, m -> System.err.println("[$level] $m") }
+    }
 }
 
 /** `claude-sidecar scripted-model` with a scenario (docs/scripted-model.md). */
@@ -152,10 +148,10 @@ class Recorder(
     /** A position in the recording, to wait "from here" without racing the action that follows. */
     fun mark(): Int = synchronized(events) { events.size }
 
-    fun <P : Any> notifications(type: NotificationType<P>, since: Int = 0): List<P> =
-        events().drop(since).filterIsInstance<ChatEvent.Notification>().filter {
-            it.method == type.name
-        }.map { type.paramsType.cast(it.params) }
+    fun <P : Any> notifications(type: NotificationType<P>, since: Int = 0): List<P> = events().drop(since)
+        .filterIsInstance<ChatEvent.Notification>()
+        .filter { it.method == type.name }
+        .map { type.paramsType.cast(it.params) }
 
     /** Waits for a notification [type] from the mark [since] matching [test]. */
     suspend fun <P : Any> next(type: NotificationType<P>, since: Int, timeout: Duration = 60.seconds, test: (P) -> Boolean = { true }): P =

@@ -90,12 +90,8 @@ class SidecarClientTest {
         val replay = rec.notifications(Notifications.MESSAGE, since)
             .first { it.message.asJsonObject.get("uuid")?.asString == messageId }.message.toString()
         assertTrue("\"type\":\"image\"" in replay && "what is in this picture" in replay, replay)
-        assertEquals(
-            ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1),
-            rec.events().first {
-                it is ChatEvent.UserMessage
-            },
-        )
+        val sent = rec.events().first { it is ChatEvent.UserMessage }
+        assertEquals(ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1), sent)
     }
 
     @Test fun `an allowed edit runs and is reported as a file update with its diff`() = test {

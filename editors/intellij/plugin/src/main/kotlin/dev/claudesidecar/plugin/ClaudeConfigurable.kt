@@ -44,9 +44,10 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
                         .comment("Empty: the CLI's default; the chat header switches it for one chat")
                 }
                 row("Permission mode:") {
-                    comboBox(PERMISSION_MODES).bindItem({
-                        options.permissionMode ?: "default"
-                    }, { options.permissionMode = it ?: "default" })
+                    comboBox(PERMISSION_MODES).bindItem(
+                        { options.permissionMode ?: "default" },
+                        { options.permissionMode = it ?: "default" },
+                    )
                 }
             }
         }

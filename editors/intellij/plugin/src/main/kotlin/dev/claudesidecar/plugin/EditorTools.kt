@@ -110,12 +110,10 @@ class EditorTools(private val project: Project) {
         val manager = FileEditorManager.getInstance(project)
         val documents = FileDocumentManager.getInstance()
         val active = manager.selectedTextEditor?.let { documents.getFile(it.document) }
-        mapOf(
-            "editors" to
-                manager.openFiles.map {
-                    mapOf("path" to osPath(it), "active" to (it == active), "unsaved" to documents.isFileModified(it))
-                },
-        )
+        val editors = manager.openFiles.map {
+            mapOf("path" to osPath(it), "active" to (it == active), "unsaved" to documents.isFileModified(it))
+        }
+        mapOf("editors" to editors)
     }
 
     /** The selected text editor: the one last used, also while the chat has the focus. */

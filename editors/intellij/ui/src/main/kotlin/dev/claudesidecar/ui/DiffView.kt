@@ -42,19 +42,9 @@ class DiffView(
             if (colour != null) area.highlighter.addHighlight(area.getLineStartOffset(i), area.getLineEndOffset(i), LinePainter(colour))
         }
         // Hunk headers: quieter, like the IDE's gutter text.
-        area.highlighter.let { h ->
-            lines.forEachIndexed { i, line ->
-                if (line.startsWith(
-                        "@@",
-                    )
-                ) {
-                    h.addHighlight(
-                        area.getLineStartOffset(i),
-                        area.getLineEndOffset(i),
-                        LinePainter(Theme.mix(Theme.hunkForeground, Theme.codeBackground, 0.85)),
-                    )
-                }
-            }
+        val hunk = LinePainter(Theme.mix(Theme.hunkForeground, Theme.codeBackground, 0.85))
+        lines.forEachIndexed { i, line ->
+            if (line.startsWith("@@")) area.highlighter.addHighlight(area.getLineStartOffset(i), area.getLineEndOffset(i), hunk)
         }
         setViewportView(area)
         border = BorderFactory.createLineBorder(Theme.border)

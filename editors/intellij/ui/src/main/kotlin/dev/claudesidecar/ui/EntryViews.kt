@@ -149,12 +149,9 @@ class TurnFooter(entry: TurnEntry) : EntryView {
         }
     }
 
-    private fun duration(ms: Int) = if (ms <
-        60_000
-    ) {
-        String.format(Locale.ROOT, "%.1f s", ms / 1000.0)
-    } else {
-        "${ms / 60_000} min ${ms % 60_000 / 1000} s"
+    private fun duration(ms: Int) = when {
+        ms < 60_000 -> String.format(Locale.ROOT, "%.1f s", ms / 1000.0)
+        else -> "${ms / 60_000} min ${ms % 60_000 / 1000} s"
     }
 }
 

@@ -72,9 +72,9 @@ abstract class PermissionCard(
      */
     var typed: List<String>
         get() = componentTree(this).filterIsInstance<JTextField>().map { it.text }.toList()
-        set(
-            texts,
-        ) = componentTree(this).filterIsInstance<JTextField>().zip(texts.asSequence()).forEach { (field, text) -> field.text = text }
+        set(texts) {
+            componentTree(this).filterIsInstance<JTextField>().zip(texts.asSequence()).forEach { (field, text) -> field.text = text }
+        }
 
     companion object {
         fun of(
@@ -119,9 +119,8 @@ class ToolPermissionCard(
                 },
             )
         }
-        request.description?.takeIf {
-            it != target && it != request.displayName
-        }?.let { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
+        val description = request.description?.takeIf { it != target && it != request.displayName }
+        if (description != null) add(wrappingText(description, Theme.smallFont, Theme.muted))
         when {
             request.preview != null -> add(DiffView(request.preview!!))
             request.previewNote != null -> add(wrappingText(request.previewNote!!, Theme.smallFont, Theme.muted))
@@ -129,12 +128,8 @@ class ToolPermissionCard(
         if (review != null && ProposedEdit.editedPath(request.toolName, request.input) != null) {
             add(row(linkButton("Review in the diff viewer") { review(request) }, gap = 0))
         }
-        listOfNotNull(
-            request.decisionReason,
-            request.blockedPath?.let {
-                "Path: $it"
-            },
-        ).forEach { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
+        val why = listOfNotNull(request.decisionReason, request.blockedPath?.let { "Path: $it" })
+        why.forEach { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
         val always = describeSuggestions(request.suggestions, cwd)
         add(
             row(
@@ -163,33 +158,29 @@ class ToolPermissionCard(
         /** What "allow always" would keep, in words, from the request's suggestions ("" when none). */
         fun describeSuggestions(suggestions: List<JsonElement>, cwd: String?): String =
             suggestions.filter { it.isJsonObject }.map { it.asJsonObject }.joinToString("; ") { s ->
-                fun str(o: JsonObject, key: String) = o.get(key)?.takeIf { it.isJsonPrimitive }?.asString ?: ""
                 val scope = WHERE[str(s, "destination")] ?: ""
                 when {
                     str(s, "type") == "setMode" && str(s, "mode") == "acceptEdits" -> "Allow all edits $scope"
                     str(s, "type") == "setMode" -> "Switch to ${str(s, "mode")} mode $scope"
-                    str(s, "type") == "addRules" ->
-                        "Always allow " +
-                            (
-                                s.getAsJsonArray("rules")?.filter { it.isJsonObject }?.joinToString(", ") {
-                                    val rule = it.asJsonObject
-                                    if (str(
-                                            rule,
-                                            "ruleContent",
-                                        ).isNotEmpty()
-                                    ) {
-                                        "${str(rule, "toolName")}(${str(rule, "ruleContent")})"
-                                    } else {
-                                        str(rule, "toolName")
-                                    }
-                                } ?: ""
-                                ) + " $scope"
-                    str(s, "type") == "addDirectories" ->
-                        "Always allow access to " +
-                            (s.getAsJsonArray("directories")?.joinToString(", ") { relativePath(it.asString, cwd) } ?: "") + " $scope"
+                    str(s, "type") == "addRules" -> {
+                        val rules = s.getAsJsonArray("rules")?.filter { it.isJsonObject }?.map { rule(it.asJsonObject) }.orEmpty()
+                        "Always allow ${rules.joinToString(", ")} $scope"
+                    }
+                    str(s, "type") == "addDirectories" -> {
+                        val directories = s.getAsJsonArray("directories")?.map { relativePath(it.asString, cwd) }.orEmpty()
+                        "Always allow access to ${directories.joinToString(", ")} $scope"
+                    }
                     else -> "Always allow"
                 }.trim()
             }
+
+        private fun str(o: JsonObject, key: String) = o.get(key)?.takeIf { it.isJsonPrimitive }?.asString ?: ""
+
+        /** A permission rule as the CLI writes it: `Bash(npm test)`, or the tool alone for all its uses. */
+        private fun rule(rule: JsonObject): String {
+            val content = str(rule, "ruleContent")
+            return if (content.isEmpty()) str(rule, "toolName") else "${str(rule, "toolName")}($content)"
+        }
     }
 }
 

@@ -26,12 +26,10 @@ class QuestionCard(
         val options: List<JToggleButton>,
         val own: JTextField,
     ) {
-        fun answer(): String? = (
-            options.filter {
-                it.isSelected
-            }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null })
-            )
-            .joinToString(", ").ifEmpty { null }
+        fun answer(): String? {
+            val chosen = options.filter { it.isSelected }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null })
+            return chosen.joinToString(", ").ifEmpty { null }
+        }
     }
 
     private val questions: List<Question>
@@ -56,32 +54,17 @@ class QuestionCard(
         val text = s(q, "question")
         val multiSelect = q.get("multiSelect")?.asBoolean == true
         val header = s(q, "header")
-        add(
-            wrappingText(
-                listOf(
-                    header.takeIf {
-                        it.isNotEmpty()
-                    }?.let { "$it: " } ?: "",
-                    text,
-                    if (multiSelect) "  (choose any)" else "",
-                ).joinToString(""),
-            ),
-        )
+        val prefix = if (header.isEmpty()) "" else "$header: "
+        add(wrappingText(prefix + text + if (multiSelect) "  (choose any)" else ""))
         val own = JTextField().apply {
             putClientProperty("JTextField.placeholderText", if (multiSelect) "Something else (optional)" else "Or type your own answer")
         }
         val options = (q.getAsJsonArray("options")?.filter { it.isJsonObject }?.map { it.asJsonObject } ?: emptyList()).map { option ->
             val label = s(option, "label")
             val description = s(option, "description")
-            JToggleButton(
-                if (description.isEmpty()) {
-                    label
-                } else {
-                    "<html><b>${Markdown.escape(
-                        label,
-                    )}</b>&nbsp;&nbsp;<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font></html>"
-                },
-            ).apply {
+            val muted = "<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font>"
+            val html = "<html><b>${Markdown.escape(label)}</b>&nbsp;&nbsp;$muted</html>"
+            JToggleButton(if (description.isEmpty()) label else html).apply {
                 actionCommand = label
                 horizontalAlignment = SwingConstants.LEFT
                 toolTipText = description.ifEmpty { null }

@@ -95,10 +95,8 @@ class SessionList(
             focus: Boolean,
         ): Component {
             title.text = value.customTitle ?: value.title.ifBlank { value.firstPrompt }
-            facts.text =
-                "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages${value.gitBranch?.let {
-                    "  ·  $it"
-                } ?: ""}"
+            val branch = value.gitBranch?.let { "  ·  $it" } ?: ""
+            facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages$branch"
             cell.isOpaque = selected
             cell.background = list.selectionBackground
             title.foreground = if (selected) list.selectionForeground else list.foreground

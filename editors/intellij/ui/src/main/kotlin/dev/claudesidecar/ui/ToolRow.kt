@@ -64,17 +64,10 @@ class ToolRow(
 
     override fun update() {
         val (icon, colour, label) = when (entry.status) {
-            ToolStatus.PENDING -> Triple(
-                "○",
-                Theme.muted,
-                if (entry.permission?.state ==
-                    PermissionState.PENDING
-                ) {
-                    "waiting for you"
-                } else {
-                    "waiting"
-                },
-            )
+            ToolStatus.PENDING -> {
+                val waiting = if (entry.permission?.state == PermissionState.PENDING) "waiting for you" else "waiting"
+                Triple("○", Theme.muted, waiting)
+            }
             ToolStatus.RUNNING -> Triple("◌", Theme.accent, "running")
             ToolStatus.DONE -> Triple("✓", Theme.success, "done")
             ToolStatus.ERROR -> Triple("✕", Theme.error, "failed")

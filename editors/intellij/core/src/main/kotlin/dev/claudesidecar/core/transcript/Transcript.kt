@@ -149,7 +149,8 @@ class Transcript {
         if (entry !in change.added) change.updated += entry
     }
 
-    private fun toolOfRequest(requestId: String): ToolEntry? = // Few tools wait for permission, and those are recent: search from the end.
+    // Few tools wait for permission, and those are recent: search from the end.
+    private fun toolOfRequest(requestId: String): ToolEntry? =
         entryList.asReversed().firstOrNull { it is ToolEntry && it.permission?.requestId == requestId } as ToolEntry?
 
     private fun addTool(toolUseId: String, name: String, parent: String?, input: JsonObject?): ToolEntry =
