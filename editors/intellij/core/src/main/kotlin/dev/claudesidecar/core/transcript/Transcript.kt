@@ -20,6 +20,7 @@ import dev.claudesidecar.core.protocol.RetryInfo
 import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.TurnUsage
+import dev.claudesidecar.core.protocol.orUnknown
 
 /** The chat's state besides its entries, from `claude/status` (null [state]: no status yet). */
 data class ChatStatus(
@@ -192,7 +193,7 @@ class Transcript {
     private fun onDelta(delta: DeltaNotification) {
         val key = blockKey(delta.parentToolUseId, delta.index)
         val entry = open[key]
-        when (delta.kind) {
+        when (delta.kind.orUnknown()) {
             DeltaKind.TOOL_INPUT -> if (entry is ToolEntry) {
                 entry.partialInput.append(delta.text)
                 touch(entry)
@@ -502,7 +503,7 @@ class Transcript {
     private fun fromHistory(m: HistoryMessage) {
         val parent = m.parentToolUseId
         val text = m.text ?: ""
-        when (m.kind) {
+        when (m.kind.orUnknown()) {
             HistoryMessageKind.USER_PROMPT -> if (parent == null) add(UserEntry(nextId++, m.uuid, text, m.imageCount ?: 0))
             HistoryMessageKind.ASSISTANT_TEXT, HistoryMessageKind.THINKING ->
                 add(TextEntry(nextId++, m.kind == HistoryMessageKind.THINKING, parent)).apply {
