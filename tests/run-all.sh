@@ -69,6 +69,7 @@ static_checks() (
 )
 
 suite "Python static checks (ruff, mypy --strict)" static_checks
+suite "Kotlin checks (ktlint, warnings as errors)" bash editors/intellij/scripts/lint.sh
 suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
 suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"
