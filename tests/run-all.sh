@@ -73,6 +73,7 @@ static_checks() (
 suite "Python static checks (ruff check, ruff format, mypy --strict)" static_checks
 suite "Lua checks (luacheck, stylua)" bash editors/nvim/scripts/lint.sh
 suite "TypeScript checks (eslint, prettier, tsc)" bash editors/vscode/scripts/lint.sh
+suite "Kotlin checks (ktlint, warnings as errors)" bash editors/intellij/scripts/lint.sh
 suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
 suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"

@@ -40,6 +40,8 @@ REPO = INTELLIJ.parent.parent
 SCHEMA = REPO / "docs" / "protocol.schema.json"
 OUTPUT = INTELLIJ / "core" / "src" / "main" / "kotlin" / "dev" / "claudesidecar" / "core" / "protocol" / "Protocol.kt"
 PACKAGE = "dev.claudesidecar.core.protocol"
+# The output is in ktlint's style (editors/intellij/.editorconfig), which scripts/lint.sh checks.
+MAX_LINE = 140
 
 # Names for enums whose values are shared by several fields (by their sorted values).
 ENUM_NAMES = {
@@ -88,6 +90,32 @@ def kdoc(text: str | None, indent: str = "") -> list[str]:
     if len(lines) == 1:
         return [f"{indent}/** {lines[0]} */"]
     return [f"{indent}/**", *[f"{indent} * {line}".rstrip() for line in lines], f"{indent} */"]
+
+
+def enum_entries(entries: list[list[str]]) -> list[str]:
+    """An enum body's entries (each its KDoc lines and its line, without comma), as ktlint
+    writes them: a blank line before each documented one, a trailing comma, then `;`."""
+    out: list[str] = []
+    for i, lines in enumerate(entries):
+        if i and len(lines) > 1:
+            out.append("")
+        out += lines[:-1] + [lines[-1] + ","]
+    return out + ["    ;"]
+
+
+def assignment(head: str, value: str) -> list[str]:
+    """`head = value` in an object body, wrapped after `=` when too long for one line."""
+    line = f"    {head} = {value}"
+    return [line] if len(line) <= MAX_LINE else [f"    {head} =", f"        {value}"]
+
+
+def list_of(head: str, items: list[str]) -> list[str]:
+    """`head = listOf(items)` in an object body: one line, wrapped after `=`, or one item a line."""
+    value = f"listOf({', '.join(items)})"
+    lines = assignment(head, value)
+    if max(map(len, lines)) <= MAX_LINE:
+        return lines
+    return [f"    {head} =", "        listOf(", *[f"            {item}," for item in items], "        )"]
 
 
 def strip_null(prop: dict) -> tuple[dict, bool]:
@@ -220,8 +248,7 @@ class Generator:
         ]
         for values, name in sorted(self.enums.items(), key=lambda item: item[1]):
             out += [f"enum class {name}(override val wire: String) : WireEnum {{"]
-            out += [f'    {constant(v)}("{v}"),' for v in values]
-            out[-1] = out[-1][:-1] + ";"
+            out += enum_entries([[f'    {constant(v)}("{v}")'] for v in values])
             out += ["", "    companion object {", f"        fun of(wire: String): {name}? = entries.firstOrNull {{ it.wire == wire }}", "    }", "}", ""]
         for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
             out += [f"/** One of: {', '.join(f'[{m}]' for m in members)} (told apart by their `type`). */"]
@@ -259,6 +286,10 @@ class Generator:
         supertypes = self.union_of.get(name, [])
         suffix = f" : {', '.join(supertypes)}" if supertypes else ""
         out = kdoc(definition.get("description"))
+        if len(params) == 1 and len(params[0][1]) == 1:  # ktlint: one undocumented parameter on one line
+            line = f"data class {name}({params[0][1][0].strip().removesuffix(',')}){suffix}"
+            if len(line) <= MAX_LINE:
+                return out + [line, ""]
         if not params:
             return out + [f"class {name}{suffix} {{", "    override fun equals(other: Any?): Boolean = other is " + name,
                           f"    override fun hashCode(): Int = {json.dumps(name)}.hashCode()",
@@ -277,18 +308,21 @@ class Generator:
         names = []
         for method, entry in sorted(self.schema[key].items()):
             const = constant(method.removeprefix("claude/"))
-            names.append(const)
             params = ref(entry["params"])
-            out += kdoc(entry.get("summary"), "    ")
+            doc = kdoc(entry.get("summary"), "    ")
+            if names and doc:  # ktlint: a blank line before a documented declaration
+                out.append("")
+            names.append(const)
+            out += doc
             if kind == "Method":
                 result = ref(entry["result"]) if "$ref" in entry["result"] else "JsonElement"
-                out.append(f'    val {const}: Method<{params}, {result}> = '
-                           f'Method("{method}", {params}::class.java, {result}::class.java)')
+                out += assignment(f"val {const}: Method<{params}, {result}>",
+                                  f'Method("{method}", {params}::class.java, {result}::class.java)')
             else:
-                out.append(f'    val {const}: NotificationType<{params}> = '
-                           f'NotificationType("{method}", {params}::class.java)')
+                out += assignment(f"val {const}: NotificationType<{params}>",
+                                  f'NotificationType("{method}", {params}::class.java)')
         star = "Method<*, *>" if kind == "Method" else "NotificationType<*>"
-        return out + [f"    val ALL: List<{star}> = listOf({', '.join(names)})", *tail, "}", ""]
+        return out + [*list_of(f"val ALL: List<{star}>", names), *tail, "}", ""]
 
     def render_tables(self) -> list[str]:
         def by_name(kind: str) -> list[str]:
@@ -310,12 +344,14 @@ class Generator:
             out.append(f"    {name}::class.java to mapOf({', '.join(pairs)}),")
         out += [")", ""]
         out += ["/**", " * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields of their `data`.",
-                " */", "enum class ErrorName(override val wire: String, val code: Int, val dataFields: List<String>) : WireEnum {"]
+                " */", "enum class ErrorName(", "    override val wire: String,", "    val code: Int,",
+                "    val dataFields: List<String>,", ") : WireEnum {"]
+        entries = []
         for name, entry in sorted(self.schema["x-errors"].items()):
             fields = ", ".join(f'"{f}"' for f in entry["data"].get("properties", {}) if f != "name")
-            out += kdoc(entry.get("summary"), "    ")
-            out.append(f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields})),')
-        out[-1] = out[-1][:-1] + ";"
+            entries.append([*kdoc(entry.get("summary"), "    "),
+                            f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))'])
+        out += enum_entries(entries)
         out += ["", "    companion object {", "        fun of(wire: String?): ErrorName? = entries.firstOrNull { it.wire == wire }", "    }", "}", ""]
         return out
 

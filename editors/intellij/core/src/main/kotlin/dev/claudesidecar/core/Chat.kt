@@ -12,8 +12,8 @@ import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
-import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.PermissionMode
+import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.RespondPermissionParams
 import dev.claudesidecar.core.protocol.RewindFilesParams
 import dev.claudesidecar.core.protocol.RewindFilesResult
@@ -27,10 +27,17 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
 
 /** A user prompt of the chat: where a fork or a rewind can start. */
-data class Prompt(val messageId: String, val text: String)
+data class Prompt(
+    val messageId: String,
+    val text: String,
+)
 
 /** The contents of one file update (kept by the chat, not carried by its events). */
-data class FileContents(val path: String, val oldContent: String?, val newContent: String?)
+data class FileContents(
+    val path: String,
+    val oldContent: String?,
+    val newContent: String?,
+)
 
 /**
  * One conversation as the user sees it: a stable [id] over the daemon channels that serve it
@@ -111,7 +118,13 @@ class Chat internal constructor(
         val params = if (images.isEmpty()) {
             SendMessageParams(channelId = channelId, text = text)
         } else {
-            SendMessageParams(channelId = channelId, content = buildList<ContentBlock> { addAll(images); add(TextBlock(text)) })
+            SendMessageParams(
+                channelId = channelId,
+                content = buildList<ContentBlock> {
+                    addAll(images)
+                    add(TextBlock(text))
+                },
+            )
         }
         val messageId = daemon.request(Methods.SEND_MESSAGE, params).messageId
         hasConversation = true
@@ -183,9 +196,10 @@ class Chat internal constructor(
     internal fun emit(event: ChatEvent) {
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
-            is ChatEvent.History -> event.history.messages
-                .filter { it.kind == HistoryMessageKind.USER_PROMPT }
-                .forEach { promptList += Prompt(it.uuid, it.text ?: "") }
+            is ChatEvent.History ->
+                event.history.messages
+                    .filter { it.kind == HistoryMessageKind.USER_PROMPT }
+                    .forEach { promptList += Prompt(it.uuid, it.text ?: "") }
             else -> Unit
         }
         for (listener in listeners) {

@@ -19,16 +19,26 @@ sealed interface ChatEvent {
      * Notifications of a channel that came before `claude/newChannel` answered are delivered
      * right after [Bound].
      */
-    data class Notification(val method: String, val params: Any) : ChatEvent
+    data class Notification(
+        val method: String,
+        val params: Any,
+    ) : ChatEvent
 
     /** The user's message was queued by the daemon ([Chat.send]); [images] is how many images went with it. */
-    data class UserMessage(val messageId: String, val text: String, val images: Int) : ChatEvent
+    data class UserMessage(
+        val messageId: String,
+        val text: String,
+        val images: Int,
+    ) : ChatEvent
 
     /** The stored conversation a resumed or forked chat starts with (before its [Bound]). */
     data class History(val history: HistoryData) : ChatEvent
 
     /** Something the client says about the chat: the daemon died and was restarted, the chat resumed, ... */
-    data class Notice(val level: Level, val text: String) : ChatEvent {
+    data class Notice(
+        val level: Level,
+        val text: String,
+    ) : ChatEvent {
         enum class Level { INFO, WARN, ERROR }
     }
 
@@ -37,7 +47,11 @@ sealed interface ChatEvent {
      * restart (same session when it had a conversation). Pending permission requests of the
      * old channel are gone.
      */
-    data class Bound(val channelId: String, val sessionId: String, val cwd: String) : ChatEvent
+    data class Bound(
+        val channelId: String,
+        val sessionId: String,
+        val cwd: String,
+    ) : ChatEvent
 }
 
 /** Receives a chat's events; see [ChatEvent] for the thread and the order. */

@@ -7,7 +7,10 @@ import dev.claudesidecar.core.protocol.InitializeResult
  * `claude-sidecar doctor`): a line for the log, at ERROR when no CLI can run and at WARN for
  * a version the daemon's tests do not cover, so a UI can show those two to the user.
  */
-data class CliReport(val level: SidecarLogger.Level, val text: String) {
+data class CliReport(
+    val level: SidecarLogger.Level,
+    val text: String,
+) {
     companion object {
         fun of(result: InitializeResult): CliReport {
             val daemon = "claude-sidecar ${result.serverInfo.version}"

@@ -3,10 +3,9 @@ package dev.claudesidecar.core
 /** How an editor's settings (one text field each) become the daemon's command and environment. */
 object CommandLine {
     /** Splits a command line on whitespace, keeping "quoted" or 'quoted' arguments whole (the quotes go). */
-    fun split(line: String): List<String> =
-        Regex("\"([^\"]*)\"|'([^']*)'|(\\S+)").findAll(line).map { m ->
-            m.groups[1]?.value ?: m.groups[2]?.value ?: m.value
-        }.toList()
+    fun split(line: String): List<String> = Regex("\"([^\"]*)\"|'([^']*)'|(\\S+)").findAll(line).map { m ->
+        m.groups[1]?.value ?: m.groups[2]?.value ?: m.value
+    }.toList()
 
     /**
      * `KEY=VALUE` lines as an environment: blank lines and `#` comments are skipped, a line

@@ -99,8 +99,7 @@ class DaemonConnection private constructor(
     val alive: Boolean get() = exit == null
 
     /** Sends a typed `claude/…` request; an error answer throws [SidecarException] with the daemon's `data.name`. */
-    suspend fun <P : Any, R : Any> request(method: Method<P, R>, params: P): R =
-        method.resultType.cast(call(method.name, params))
+    suspend fun <P : Any, R : Any> request(method: Method<P, R>, params: P): R = method.resultType.cast(call(method.name, params))
 
     private suspend fun call(method: String, params: Any?): Any? {
         if (!alive) throw notRunning()
@@ -173,7 +172,10 @@ class DaemonConnection private constructor(
                 if (alive && !stopping) log.log(Level.WARN, "daemon connection: ${e.message}")
             }
         }, "claude-sidecar-rpc-${process.pid()}").apply { isDaemon = true }.start()
-        stderrThread = Thread({ drainStderr() }, "claude-sidecar-stderr-${process.pid()}").apply { isDaemon = true; start() }
+        stderrThread = Thread({ drainStderr() }, "claude-sidecar-stderr-${process.pid()}").apply {
+            isDaemon = true
+            start()
+        }
         process.onExit().thenRun { exited() }
     }
 

@@ -48,6 +48,5 @@ object ProposedEdit {
         return if (all) text.replace(old, new) else text.replaceFirst(old, new)
     }
 
-    private fun JsonElement?.string(): String? =
-        if (this != null && isJsonPrimitive && asJsonPrimitive.isString) asString else null
+    private fun JsonElement?.string(): String? = if (this != null && isJsonPrimitive && asJsonPrimitive.isString) asString else null
 }

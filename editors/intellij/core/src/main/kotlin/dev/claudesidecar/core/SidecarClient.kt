@@ -48,7 +48,10 @@ fun interface EditorToolHandler {
 }
 
 /** An editor tool: what the model is told ([tool], declared at `initialize`) and who answers it. */
-data class EditorToolBinding(val tool: EditorTool, val handler: EditorToolHandler)
+data class EditorToolBinding(
+    val tool: EditorTool,
+    val handler: EditorToolHandler,
+)
 
 data class ClientOptions(
     /** The daemon's command, environment, `initializationOptions` and logger. */
@@ -253,7 +256,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         chat.channelParams = params
         bindChannel(chat, daemon, params)
         onEventThread {
-            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, if (chat.hasConversation) "Resumed the conversation." else "Ready again."))
+            chat.emit(
+                ChatEvent.Notice(ChatEvent.Notice.Level.INFO, if (chat.hasConversation) "Resumed the conversation." else "Ready again."),
+            )
         }
     }
 

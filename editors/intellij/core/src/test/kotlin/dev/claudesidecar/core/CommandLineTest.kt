@@ -9,7 +9,10 @@ import org.junit.jupiter.api.assertThrows
 class CommandLineTest {
     @Test fun `a command line splits on spaces, quoted arguments whole`() {
         assertEquals(listOf("claude-sidecar", "--stdio"), CommandLine.split("  claude-sidecar   --stdio "))
-        assertEquals(listOf("/opt/my tools/claude-sidecar", "--stdio", "a b"), CommandLine.split("\"/opt/my tools/claude-sidecar\" --stdio 'a b'"))
+        assertEquals(
+            listOf("/opt/my tools/claude-sidecar", "--stdio", "a b"),
+            CommandLine.split("\"/opt/my tools/claude-sidecar\" --stdio 'a b'"),
+        )
         assertEquals(emptyList<String>(), CommandLine.split("   "))
     }
 

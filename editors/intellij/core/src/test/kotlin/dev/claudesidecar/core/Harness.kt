@@ -36,12 +36,17 @@ object Harness {
         bin
     }
 
-    val logger: SidecarLogger =
-        if (System.getenv("SIDECAR_TEST_LOG") != null) SidecarLogger { level, m -> System.err.println("[$level] $m") } else SidecarLogger.NONE
+    val logger: SidecarLogger = when (System.getenv("SIDECAR_TEST_LOG")) {
+        null -> SidecarLogger.NONE
+        else -> SidecarLogger { level, m -> System.err.println("[$level] $m") }
+    }
 }
 
 /** `claude-sidecar scripted-model` with a scenario (docs/scripted-model.md). */
-class Model private constructor(private val process: Process, val url: String) : AutoCloseable {
+class Model private constructor(
+    private val process: Process,
+    val url: String,
+) : AutoCloseable {
     override fun close() {
         process.destroy()
         if (!process.waitFor(5, TimeUnit.SECONDS)) process.destroyForcibly().waitFor()
@@ -53,7 +58,12 @@ class Model private constructor(private val process: Process, val url: String) :
             val scenario = dir.resolve("scenario.json")
             scenario.writeText(Model::class.java.getResource(scenarioResource)!!.readText())
             val process = ProcessBuilder(
-                Harness.sidecarBin.toString(), "scripted-model", "--scenario", scenario.toString(), "--port", "0",
+                Harness.sidecarBin.toString(),
+                "scripted-model",
+                "--scenario",
+                scenario.toString(),
+                "--port",
+                "0",
             ).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
             val reader = process.errorStream.bufferedReader()
             val seen = StringBuilder()
@@ -110,7 +120,10 @@ class Sandbox(model: Model) : AutoCloseable {
 }
 
 /** Records a chat's events from now on and waits for those a test expects; notes every pid it sees. */
-class Recorder(private val client: SidecarClient, private val pids: MutableSet<Long>) : ChatListener {
+class Recorder(
+    private val client: SidecarClient,
+    private val pids: MutableSet<Long>,
+) : ChatListener {
     private val events = mutableListOf<ChatEvent>()
     lateinit var chat: Chat
 
@@ -135,8 +148,10 @@ class Recorder(private val client: SidecarClient, private val pids: MutableSet<L
     /** A position in the recording, to wait "from here" without racing the action that follows. */
     fun mark(): Int = synchronized(events) { events.size }
 
-    fun <P : Any> notifications(type: NotificationType<P>, since: Int = 0): List<P> =
-        events().drop(since).filterIsInstance<ChatEvent.Notification>().filter { it.method == type.name }.map { type.paramsType.cast(it.params) }
+    fun <P : Any> notifications(type: NotificationType<P>, since: Int = 0): List<P> = events().drop(since)
+        .filterIsInstance<ChatEvent.Notification>()
+        .filter { it.method == type.name }
+        .map { type.paramsType.cast(it.params) }
 
     /** Waits for a notification [type] from the mark [since] matching [test]. */
     suspend fun <P : Any> next(type: NotificationType<P>, since: Int, timeout: Duration = 60.seconds, test: (P) -> Boolean = { true }): P =
@@ -145,7 +160,8 @@ class Recorder(private val client: SidecarClient, private val pids: MutableSet<L
                 notifications(type, since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
                 delay(20)
             }
-            @Suppress("UNREACHABLE_CODE") null
+            @Suppress("UNREACHABLE_CODE")
+            null
         } ?: error("no ${type.name} within $timeout; saw: ${summary()}")
 
     /** Waits until an event matching [test] was recorded from [since]. */
@@ -155,7 +171,8 @@ class Recorder(private val client: SidecarClient, private val pids: MutableSet<L
                 events().drop(since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
                 delay(20)
             }
-            @Suppress("UNREACHABLE_CODE") null
+            @Suppress("UNREACHABLE_CODE")
+            null
         } ?: error("no such event within $timeout; saw: ${summary()}")
 
     /** Sends [text] and waits for the end of its turn. */

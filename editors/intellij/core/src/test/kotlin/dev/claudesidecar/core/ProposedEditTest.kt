@@ -30,9 +30,15 @@ class ProposedEditTest {
     @Test fun `Edit replaces the first occurrence, or all of them with replace_all`() {
         val text = "a = 1\nb = 1\n"
         assertEquals("a = 2\nb = 1\n", ProposedEdit.proposedContent("Edit", input("""{"old_string":"= 1","new_string":"= 2"}"""), text))
-        assertEquals("a = 2\nb = 2\n", ProposedEdit.proposedContent("Edit", input("""{"old_string":"= 1","new_string":"= 2","replace_all":true}"""), text))
+        assertEquals(
+            "a = 2\nb = 2\n",
+            ProposedEdit.proposedContent("Edit", input("""{"old_string":"= 1","new_string":"= 2","replace_all":true}"""), text),
+        )
         // Taken literally: no regex, no "$" substitution.
-        assertEquals("x = \$1.\n", ProposedEdit.proposedContent("Edit", input("""{"old_string":"(.)","new_string":"${'$'}1."}"""), "x = (.)\n"))
+        assertEquals(
+            "x = \$1.\n",
+            ProposedEdit.proposedContent("Edit", input("""{"old_string":"(.)","new_string":"${'$'}1."}"""), "x = (.)\n"),
+        )
         // An empty old_string writes a new file (or prepends).
         assertEquals("new\n", ProposedEdit.proposedContent("Edit", input("""{"old_string":"","new_string":"new\n"}"""), null))
     }
@@ -48,7 +54,8 @@ class ProposedEditTest {
     }
 
     @Test fun `MultiEdit applies its edits in order, each to the result of the one before`() {
-        val edits = input("""{"edits":[{"old_string":"one","new_string":"two"},{"old_string":"two","new_string":"three","replace_all":true}]}""")
+        val edits =
+            input("""{"edits":[{"old_string":"one","new_string":"two"},{"old_string":"two","new_string":"three","replace_all":true}]}""")
         assertEquals("three three\n", ProposedEdit.proposedContent("MultiEdit", edits, "one two\n"))
     }
 }

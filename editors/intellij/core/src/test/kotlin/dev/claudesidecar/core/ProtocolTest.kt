@@ -61,7 +61,10 @@ class ProtocolTest {
         assertNull(update.toolUseId)
         assertEquals("x", update.newContent)
         assertEquals(JsonParser.parseString(wire), json(update))
-        val status = gson.fromJson("""{"channelId":"ch-1","seq":1,"sessionId":"s","state":"awaitingPermission"}""", StatusNotification::class.java)
+        val status = gson.fromJson(
+            """{"channelId":"ch-1","seq":1,"sessionId":"s","state":"awaitingPermission"}""",
+            StatusNotification::class.java,
+        )
         assertEquals(ChannelState.AWAITING_PERMISSION, status.state)
         assertNull(status.exit)
         assertEquals(JsonParser.parseString("""{"channelId":"ch-1","seq":1,"sessionId":"s","state":"awaitingPermission"}"""), json(status))
@@ -76,8 +79,10 @@ class ProtocolTest {
     @Test fun `a fork at a message keeps the exchange of that prompt and nothing after`() {
         fun m(kind: HistoryMessageKind, uuid: String) = HistoryMessage(kind = kind, uuid = uuid)
         val messages = listOf(
-            m(HistoryMessageKind.USER_PROMPT, "p1"), m(HistoryMessageKind.ASSISTANT_TEXT, "a1"),
-            m(HistoryMessageKind.USER_PROMPT, "p2"), m(HistoryMessageKind.ASSISTANT_TEXT, "a2"),
+            m(HistoryMessageKind.USER_PROMPT, "p1"),
+            m(HistoryMessageKind.ASSISTANT_TEXT, "a1"),
+            m(HistoryMessageKind.USER_PROMPT, "p2"),
+            m(HistoryMessageKind.ASSISTANT_TEXT, "a2"),
         )
         assertEquals(listOf("p1", "a1"), SidecarClient.cutAfterExchange(messages, "p1").map { it.uuid })
         assertEquals(messages, SidecarClient.cutAfterExchange(messages, "p2"))
@@ -85,8 +90,14 @@ class ProtocolTest {
     }
 
     @Test fun `daemon log lines keep their level`() {
-        assertEquals(SidecarLogger.Level.INFO, SidecarLogger.daemonLineLevel("2026-11-23 18:03:23,728 INFO claude_sidecar.hub: channel ch-1 started"))
-        assertEquals(SidecarLogger.Level.WARN, SidecarLogger.daemonLineLevel("2026-11-23 18:03:23,728 WARNING claude_sidecar.channel: slow"))
+        assertEquals(
+            SidecarLogger.Level.INFO,
+            SidecarLogger.daemonLineLevel("2026-11-23 18:03:23,728 INFO claude_sidecar.hub: channel ch-1 started"),
+        )
+        assertEquals(
+            SidecarLogger.Level.WARN,
+            SidecarLogger.daemonLineLevel("2026-11-23 18:03:23,728 WARNING claude_sidecar.channel: slow"),
+        )
         assertEquals(SidecarLogger.Level.ERROR, SidecarLogger.daemonLineLevel("2026-11-23 18:03:23,728 ERROR claude_sidecar.stdio: boom"))
         assertEquals(SidecarLogger.Level.DEBUG, SidecarLogger.daemonLineLevel("Traceback (most recent call last):"))
     }

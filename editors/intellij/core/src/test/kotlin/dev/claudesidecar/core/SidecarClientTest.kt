@@ -82,12 +82,16 @@ class SidecarClientTest {
         val rec = open()
         val png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
         val since = rec.mark()
-        val messageId = rec.chat.send("hello, what is in this picture?", listOf(ImageBlock(data = png, mediaType = ImageMediaType.IMAGE_PNG)))
+        val messageId = rec.chat.send(
+            "hello, what is in this picture?",
+            listOf(ImageBlock(data = png, mediaType = ImageMediaType.IMAGE_PNG)),
+        )
         assertEquals(TurnOutcome.SUCCESS, rec.next(Notifications.TURN_ENDED, since) { messageId in (it.messageIds ?: emptyList()) }.outcome)
         val replay = rec.notifications(Notifications.MESSAGE, since)
             .first { it.message.asJsonObject.get("uuid")?.asString == messageId }.message.toString()
         assertTrue("\"type\":\"image\"" in replay && "what is in this picture" in replay, replay)
-        assertEquals(ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1), rec.events().first { it is ChatEvent.UserMessage })
+        val sent = rec.events().first { it is ChatEvent.UserMessage }
+        assertEquals(ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1), sent)
     }
 
     @Test fun `an allowed edit runs and is reported as a file update with its diff`() = test {

@@ -15,7 +15,9 @@ import kotlinx.coroutines.launch
 // finds its chat and calls core or the tool window; none holds logic of its own.
 
 /** An action on the chat the user works with ([ClaudeChats.activePanel]); disabled without one. */
-abstract class ChatAction : AnAction(), DumbAware {
+abstract class ChatAction :
+    AnAction(),
+    DumbAware {
     override fun getActionUpdateThread() = ActionUpdateThread.EDT
 
     override fun update(e: AnActionEvent) {
@@ -49,7 +51,9 @@ abstract class ChatAction : AnAction(), DumbAware {
 }
 
 /** A project action that needs no chat. */
-abstract class ProjectAction : AnAction(), DumbAware {
+abstract class ProjectAction :
+    AnAction(),
+    DumbAware {
     override fun getActionUpdateThread() = ActionUpdateThread.BGT
 
     override fun update(e: AnActionEvent) {

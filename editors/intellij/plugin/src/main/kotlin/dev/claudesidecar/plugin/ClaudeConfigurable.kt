@@ -32,7 +32,9 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
                 row("Environment:") {
                     textArea().rows(4).align(AlignX.FILL)
                         .bindText({ options.env ?: "" }, { options.env = it })
-                        .comment("One <code>KEY=VALUE</code> per line; <code>-KEY</code> removes a variable. Applies after Restart the Daemon.")
+                        .comment(
+                            "One <code>KEY=VALUE</code> per line; <code>-KEY</code> removes a variable. Applies after Restart the Daemon.",
+                        )
                 }
             }
             group("New Chats") {
@@ -42,7 +44,10 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
                         .comment("Empty: the CLI's default; the chat header switches it for one chat")
                 }
                 row("Permission mode:") {
-                    comboBox(PERMISSION_MODES).bindItem({ options.permissionMode ?: "default" }, { options.permissionMode = it ?: "default" })
+                    comboBox(PERMISSION_MODES).bindItem(
+                        { options.permissionMode ?: "default" },
+                        { options.permissionMode = it ?: "default" },
+                    )
                 }
             }
         }

@@ -38,7 +38,10 @@ private val IDE_LOGGER = SidecarLogger { level, message ->
  * [scope] is the service's coroutine scope, cancelled when the project closes.
  */
 @Service(Service.Level.PROJECT)
-class ClaudeService(private val project: Project, val scope: CoroutineScope) : Disposable {
+class ClaudeService(
+    private val project: Project,
+    val scope: CoroutineScope,
+) : Disposable {
     private val lock = Any()
     private var current: SidecarClient? = null
 

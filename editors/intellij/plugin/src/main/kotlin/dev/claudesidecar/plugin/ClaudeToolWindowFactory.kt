@@ -11,11 +11,19 @@ import com.intellij.openapi.wm.ToolWindowFactory
  * chat (a ui [dev.claudesidecar.ui.ChatPanel]); New Chat, Interrupt, Fork, Rewind and Sessions
  * in its title bar. The first chat opens with the window.
  */
-class ClaudeToolWindowFactory : ToolWindowFactory, DumbAware {
+class ClaudeToolWindowFactory :
+    ToolWindowFactory,
+    DumbAware {
     override fun createToolWindowContent(project: Project, toolWindow: ToolWindow) {
         val actions = ActionManager.getInstance()
         toolWindow.setTitleActions(
-            listOf("ClaudeSidecar.NewChat", "ClaudeSidecar.Interrupt", "ClaudeSidecar.Fork", "ClaudeSidecar.Rewind", "ClaudeSidecar.Sessions")
+            listOf(
+                "ClaudeSidecar.NewChat",
+                "ClaudeSidecar.Interrupt",
+                "ClaudeSidecar.Fork",
+                "ClaudeSidecar.Rewind",
+                "ClaudeSidecar.Sessions",
+            )
                 .mapNotNull { actions.getAction(it) },
         )
         ClaudeChats.addSessionsTab(project, toolWindow)

@@ -40,20 +40,30 @@ class EditorTools(private val project: Project) {
                 description = "Errors and warnings the IDE shows (its inspections and language support) for one file, or for every file " +
                     "open in an editor when uri is left out (the IDE analyses open files only). Returns file, line, column, severity " +
                     "and message of each.",
-                inputSchema = schema("""{"type":"object","properties":{"uri":{"type":"string","description":"file:// URI or absolute path of the file"}}}"""),
+                inputSchema = schema(
+                    """{"type":"object","properties":{"uri":{"type":"string","description":"file:// URI or absolute path of the file"}}}""",
+                ),
             ),
         ) { args, _ -> diagnostics(args) },
         EditorToolBinding(
-            EditorTool(name = "getOpenEditors", description = "The files open in IDE editor tabs: path, whether it is the active one, whether it has unsaved changes."),
+            EditorTool(
+                name = "getOpenEditors",
+                description = "The files open in IDE editor tabs: path, whether it is the active one, whether it has unsaved changes.",
+            ),
         ) { _, _ -> openEditors() },
         EditorToolBinding(
-            EditorTool(name = "getSelection", description = "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the caret)."),
+            EditorTool(
+                name = "getSelection",
+                description = "The active editor's file, the selected range (1-based lines) and the selected text (empty: just the caret).",
+            ),
         ) { _, _ -> selection() },
         EditorToolBinding(
             EditorTool(
                 name = "openFile",
                 description = "Open a file in the IDE to show it to the user, optionally at a 1-based line.",
-                inputSchema = schema("""{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer","minimum":1}},"required":["path"]}"""),
+                inputSchema = schema(
+                    """{"type":"object","properties":{"path":{"type":"string"},"line":{"type":"integer","minimum":1}},"required":["path"]}""",
+                ),
             ),
         ) { args, chat -> openFile(args, chat) },
         EditorToolBinding(
@@ -100,7 +110,10 @@ class EditorTools(private val project: Project) {
         val manager = FileEditorManager.getInstance(project)
         val documents = FileDocumentManager.getInstance()
         val active = manager.selectedTextEditor?.let { documents.getFile(it.document) }
-        mapOf("editors" to manager.openFiles.map { mapOf("path" to osPath(it), "active" to (it == active), "unsaved" to documents.isFileModified(it)) })
+        val editors = manager.openFiles.map {
+            mapOf("path" to osPath(it), "active" to (it == active), "unsaved" to documents.isFileModified(it))
+        }
+        mapOf("editors" to editors)
     }
 
     /** The selected text editor: the one last used, also while the chat has the focus. */
@@ -149,11 +162,9 @@ class EditorTools(private val project: Project) {
     private suspend fun findFile(path: Path): VirtualFile? =
         withContext(Dispatchers.IO) { LocalFileSystem.getInstance().refreshAndFindFileByNioFile(path) }
 
-    private fun toPath(value: String): Path =
-        if (value.startsWith("file:")) Path.of(java.net.URI(value)) else Path.of(value)
+    private fun toPath(value: String): Path = if (value.startsWith("file:")) Path.of(java.net.URI(value)) else Path.of(value)
 
-    private fun osPath(file: VirtualFile): String =
-        if (file.isInLocalFileSystem) file.toNioPath().toString() else file.path
+    private fun osPath(file: VirtualFile): String = if (file.isInLocalFileSystem) file.toNioPath().toString() else file.path
 
     private fun schema(json: String): JsonObject = JsonParser.parseString(json).asJsonObject
 }

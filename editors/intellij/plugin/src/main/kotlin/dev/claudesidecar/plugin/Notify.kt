@@ -12,7 +12,8 @@ object Notify {
     private const val GROUP = "Claude Sidecar"
     private val SETTINGS = setOf("daemonCommand", "Environment")
 
-    fun info(project: Project, text: String, restartAction: Boolean = false) = show(project, text, NotificationType.INFORMATION, false, restartAction)
+    fun info(project: Project, text: String, restartAction: Boolean = false) =
+        show(project, text, NotificationType.INFORMATION, false, restartAction)
 
     fun warn(project: Project, text: String) = show(project, text, NotificationType.WARNING, false, false)
 
@@ -25,14 +26,18 @@ object Notify {
     private fun show(project: Project, text: String, type: NotificationType, settingsAction: Boolean, restartAction: Boolean) {
         val notification = NotificationGroupManager.getInstance().getNotificationGroup(GROUP).createNotification(text, type)
         if (settingsAction) {
-            notification.addAction(NotificationAction.createSimpleExpiring("Open settings") {
-                ShowSettingsUtil.getInstance().showSettingsDialog(project, ClaudeConfigurable::class.java)
-            })
+            notification.addAction(
+                NotificationAction.createSimpleExpiring("Open settings") {
+                    ShowSettingsUtil.getInstance().showSettingsDialog(project, ClaudeConfigurable::class.java)
+                },
+            )
         }
         if (restartAction) {
-            notification.addAction(NotificationAction.createSimpleExpiring("Restart the daemon") {
-                ClaudeService.getInstance(project).restartDaemon()
-            })
+            notification.addAction(
+                NotificationAction.createSimpleExpiring("Restart the daemon") {
+                    ClaudeService.getInstance(project).restartDaemon()
+                },
+            )
         }
         notification.notify(project)
     }

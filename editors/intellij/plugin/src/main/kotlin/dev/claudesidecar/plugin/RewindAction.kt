@@ -11,8 +11,8 @@ import dev.claudesidecar.core.Chat
 import dev.claudesidecar.core.Prompt
 import dev.claudesidecar.core.protocol.RewindFilesResult
 import dev.claudesidecar.ui.ChatPanel
-import dev.claudesidecar.ui.ScrollableColumn
 import dev.claudesidecar.ui.DiffView
+import dev.claudesidecar.ui.ScrollableColumn
 import dev.claudesidecar.ui.mutedLabel
 import dev.claudesidecar.ui.relativePath
 import dev.claudesidecar.ui.wrappingText
@@ -33,9 +33,11 @@ class RewindAction : ChatAction() {
         val prompts = chat.prompts.reversed()
         JBPopupFactory.getInstance().createPopupChooserBuilder(prompts)
             .setTitle("Rewind Files to Before…")
-            .setRenderer(SimpleListCellRenderer.create<Prompt>("") { prompt ->
-                prompt.text.lineSequence().firstOrNull { it.isNotBlank() }?.take(90) ?: "(image)"
-            })
+            .setRenderer(
+                SimpleListCellRenderer.create<Prompt>("") { prompt ->
+                    prompt.text.lineSequence().firstOrNull { it.isNotBlank() }?.take(90) ?: "(image)"
+                },
+            )
             .setItemChosenCallback { prompt -> rewind(project, chat, prompt) }
             .createPopup()
             .showCenteredInCurrentWindow(project)
@@ -44,7 +46,10 @@ class RewindAction : ChatAction() {
     private fun rewind(project: Project, chat: Chat, prompt: Prompt) = request(project, "Cannot rewind the files") {
         val dryRun = chat.rewind(prompt.messageId, dryRun = true)
         if (!dryRun.canRewind || dryRun.filesChanged.isEmpty()) {
-            Notify.info(project, if (dryRun.canRewind) "No file changed since that message." else "These files cannot be rewound (no checkpoint).")
+            Notify.info(
+                project,
+                if (dryRun.canRewind) "No file changed since that message." else "These files cannot be rewound (no checkpoint).",
+            )
             return@request
         }
         val confirmed = withContext(Dispatchers.EDT) { RewindDialog(project, dryRun, chat.cwd).showAndGet() }
@@ -57,7 +62,11 @@ class RewindAction : ChatAction() {
 }
 
 /** The dry run of a rewind: what each file would get back, as a diff; OK rewinds. */
-private class RewindDialog(project: Project, private val result: RewindFilesResult, private val cwd: String) : DialogWrapper(project) {
+private class RewindDialog(
+    project: Project,
+    private val result: RewindFilesResult,
+    private val cwd: String,
+) : DialogWrapper(project) {
     init {
         title = "Rewind Files"
         setOKButtonText("Rewind")
@@ -66,7 +75,9 @@ private class RewindDialog(project: Project, private val result: RewindFilesResu
 
     override fun createCenterPanel(): JComponent {
         val column = ScrollableColumn(8)
-        column.add(JLabel("Restore ${result.filesChanged.size} file(s) to before that message? (+${result.insertions} −${result.deletions})"))
+        column.add(
+            JLabel("Restore ${result.filesChanged.size} file(s) to before that message? (+${result.insertions} −${result.deletions})"),
+        )
         for (file in result.diffs) {
             column.add(mutedLabel(relativePath(file.path, cwd)))
             when {

@@ -14,7 +14,9 @@ import dev.claudesidecar.ui.relativePath
  * `@path:start-end` and the code in a fence, like the VS Code client; a new chat when none is
  * open. Nothing is sent: the user adds the question.
  */
-class SendSelectionAction : AnAction(), DumbAware {
+class SendSelectionAction :
+    AnAction(),
+    DumbAware {
     override fun getActionUpdateThread() = ActionUpdateThread.BGT
 
     override fun update(e: AnActionEvent) {
@@ -33,13 +35,17 @@ class SendSelectionAction : AnAction(), DumbAware {
         if (selection.hasSelection()) {
             start = document.getLineNumber(selection.selectionStart)
             // A selection that ends at the start of a line does not take that line.
-            val last = selection.selectionEnd.let { if (it > selection.selectionStart && it == document.getLineStartOffset(document.getLineNumber(it))) it - 1 else it }
-            end = document.getLineNumber(last)
+            val last = selection.selectionEnd
+            val endsAtLineStart = last > selection.selectionStart && last == document.getLineStartOffset(document.getLineNumber(last))
+            end = document.getLineNumber(if (endsAtLineStart) last - 1 else last)
             text = selection.selectedText ?: ""
         } else {
             start = editor.caretModel.logicalPosition.line.coerceAtMost(document.lineCount - 1).coerceAtLeast(0)
             end = start
-            text = if (document.lineCount == 0) "" else document.getText(TextRange(document.getLineStartOffset(start), document.getLineEndOffset(start)))
+            text = when (document.lineCount) {
+                0 -> ""
+                else -> document.getText(TextRange(document.getLineStartOffset(start), document.getLineEndOffset(start)))
+            }
         }
         val path = file?.let { relativePath(it.path, project.basePath) } ?: "untitled"
         val where = if (start == end) "$path:${start + 1}" else "$path:${start + 1}-${end + 1}"

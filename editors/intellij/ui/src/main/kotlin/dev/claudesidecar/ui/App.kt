@@ -33,14 +33,18 @@ import kotlin.system.exitProcess
  * A window with the folder's stored sessions on the left (double-click resumes one) and a
  * tab per chat on the right.
  */
-class App(private val client: SidecarClient, private val cwd: String) {
+class App(
+    private val client: SidecarClient,
+    private val cwd: String,
+) {
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
     private val tabs = JTabbedPane()
     private val sessions = SessionList(client, cwd) { session -> openChat(session.title.ifBlank { "Resumed" }, resume = session.sessionId) }
     val frame = JFrame("Claude — ${Path.of(cwd).fileName ?: cwd}")
 
     init {
-        val toolbar = row(primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") }, button("Refresh sessions") { sessions.load() })
+        val toolbar =
+            row(primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") }, button("Refresh sessions") { sessions.load() })
         toolbar.border = padding(6, 6, 6, 6)
         val right = JPanel(BorderLayout()).apply {
             add(toolbar, BorderLayout.NORTH)

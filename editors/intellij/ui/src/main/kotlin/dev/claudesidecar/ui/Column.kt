@@ -60,7 +60,9 @@ open class Column(gap: Int = 0) : JPanel(ColumnLayout(gap)) {
 }
 
 /** The content of a vertical scroll pane: as wide as the viewport, as tall as its column. */
-open class ScrollableColumn(gap: Int) : Column(gap), Scrollable {
+open class ScrollableColumn(gap: Int) :
+    Column(gap),
+    Scrollable {
     override fun getPreferredScrollableViewportSize(): Dimension = preferredSize
     override fun getScrollableUnitIncrement(visibleRect: Rectangle, orientation: Int, direction: Int) = 24
     override fun getScrollableBlockIncrement(visibleRect: Rectangle, orientation: Int, direction: Int) =

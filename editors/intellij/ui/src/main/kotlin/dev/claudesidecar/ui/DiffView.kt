@@ -17,7 +17,10 @@ import javax.swing.text.JTextComponent
  * headers in blue, in the editor font; selectable, and scrolled sideways rather than wrapped
  * (code lines keep their shape). The `---`/`+++` file header is left out: the card names the file.
  */
-class DiffView(diff: String, maxVisibleLines: Int = 20) : JScrollPane() {
+class DiffView(
+    diff: String,
+    maxVisibleLines: Int = 20,
+) : JScrollPane() {
     /** The text shown, for tests. */
     val area = JTextArea()
 
@@ -39,10 +42,9 @@ class DiffView(diff: String, maxVisibleLines: Int = 20) : JScrollPane() {
             if (colour != null) area.highlighter.addHighlight(area.getLineStartOffset(i), area.getLineEndOffset(i), LinePainter(colour))
         }
         // Hunk headers: quieter, like the IDE's gutter text.
-        area.highlighter.let { h ->
-            lines.forEachIndexed { i, line ->
-                if (line.startsWith("@@")) h.addHighlight(area.getLineStartOffset(i), area.getLineEndOffset(i), LinePainter(Theme.mix(Theme.hunkForeground, Theme.codeBackground, 0.85)))
-            }
+        val hunk = LinePainter(Theme.mix(Theme.hunkForeground, Theme.codeBackground, 0.85))
+        lines.forEachIndexed { i, line ->
+            if (line.startsWith("@@")) area.highlighter.addHighlight(area.getLineStartOffset(i), area.getLineEndOffset(i), hunk)
         }
         setViewportView(area)
         border = BorderFactory.createLineBorder(Theme.border)
@@ -50,7 +52,8 @@ class DiffView(diff: String, maxVisibleLines: Int = 20) : JScrollPane() {
         verticalScrollBarPolicy = ScrollPaneConstants.VERTICAL_SCROLLBAR_AS_NEEDED
         val lineHeight = area.getFontMetrics(area.font).height
         val visible = lines.size.coerceAtMost(maxVisibleLines)
-        preferredSize = Dimension(100, visible * lineHeight + 10 + if (lines.any { it.length > 80 }) horizontalScrollBar.preferredSize.height else 0)
+        preferredSize =
+            Dimension(100, visible * lineHeight + 10 + if (lines.any { it.length > 80 }) horizontalScrollBar.preferredSize.height else 0)
     }
 
     /** Paints the whole line's width, not only under its characters. */

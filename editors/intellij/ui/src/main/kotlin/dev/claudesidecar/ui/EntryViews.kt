@@ -14,10 +14,10 @@ import java.awt.BorderLayout
 import java.awt.Graphics
 import java.awt.Graphics2D
 import java.awt.RenderingHints
+import java.util.Locale
 import javax.swing.BorderFactory
 import javax.swing.JComponent
 import javax.swing.JPanel
-import java.util.Locale
 
 /** What entry views need from the chat around them. */
 interface ViewContext {
@@ -55,7 +55,8 @@ fun entryView(entry: Entry, context: ViewContext): EntryView {
     // A sub-agent's output sits indented under the Agent call that started it.
     if (entry.parentToolUseId != null) {
         view.component.border = BorderFactory.createCompoundBorder(
-            BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(0, 10, 0, 0),
+            BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border),
+            padding(0, 10, 0, 0),
         )
     }
     return view
@@ -104,7 +105,13 @@ class ThinkingView(private val entry: TextEntry) : EntryView {
         isVisible = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(2, 8, 2, 0))
     }
-    private val toggle = linkButton("") { expanded = !expanded; update() }.apply { foreground = Theme.muted; font = Theme.smallFont }
+    private val toggle = linkButton("") {
+        expanded = !expanded
+        update()
+    }.apply {
+        foreground = Theme.muted
+        font = Theme.smallFont
+    }
     override val component: JComponent = Column(4).apply {
         add(row(toggle, gap = 0))
         add(body)
@@ -142,7 +149,10 @@ class TurnFooter(entry: TurnEntry) : EntryView {
         }
     }
 
-    private fun duration(ms: Int) = if (ms < 60_000) String.format(Locale.ROOT, "%.1f s", ms / 1000.0) else "${ms / 60_000} min ${ms % 60_000 / 1000} s"
+    private fun duration(ms: Int) = when {
+        ms < 60_000 -> String.format(Locale.ROOT, "%.1f s", ms / 1000.0)
+        else -> "${ms / 60_000} min ${ms % 60_000 / 1000} s"
+    }
 }
 
 class NoticeView(entry: NoticeEntry) : EntryView {
@@ -158,7 +168,10 @@ class NoticeView(entry: NoticeEntry) : EntryView {
 }
 
 /** A file changed without a tool call (a rewind): its path and diff. */
-class FileView(entry: FileEntry, context: ViewContext) : EntryView {
+class FileView(
+    entry: FileEntry,
+    context: ViewContext,
+) : EntryView {
     override val component: JComponent = Column(4).apply {
         val update = context.fileUpdate(entry.seq)
         add(mutedLabel("Changed ${update?.path?.let { relativePath(it, context.cwd) } ?: "a file"}"))

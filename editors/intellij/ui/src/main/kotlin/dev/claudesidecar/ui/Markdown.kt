@@ -53,11 +53,15 @@ object Markdown {
             addRule("body { font-family: '${Theme.font.family}'; font-size: ${size}pt; color: $fg; margin: 0; }")
             addRule("p { margin-top: 0; margin-bottom: 6pt; }")
             addRule("h1, h2, h3, h4 { margin-top: 8pt; margin-bottom: 4pt; font-weight: bold; }")
-            addRule("h1 { font-size: ${size + 5}pt; } h2 { font-size: ${size + 3}pt; } h3 { font-size: ${size + 1}pt; } h4 { font-size: ${size}pt; }")
+            addRule(
+                "h1 { font-size: ${size + 5}pt; } h2 { font-size: ${size + 3}pt; } h3 { font-size: ${size + 1}pt; } h4 { font-size: ${size}pt; }",
+            )
             addRule("ul, ol { margin-top: 0; margin-bottom: 6pt; margin-left: 18pt; }")
             addRule("li { margin-bottom: 2pt; }")
             addRule("code { font-family: '$mono'; font-size: ${size - 1}pt; background-color: $code; }")
-            addRule("div.code { font-family: '$mono'; font-size: ${size - 1}pt; background-color: $code; padding: 6pt 8pt; margin-top: 2pt; margin-bottom: 8pt; border: 1px solid $border; }")
+            addRule(
+                "div.code { font-family: '$mono'; font-size: ${size - 1}pt; background-color: $code; padding: 6pt 8pt; margin-top: 2pt; margin-bottom: 8pt; border: 1px solid $border; }",
+            )
             addRule("div.lang { color: $muted; font-size: ${size - 2}pt; margin-bottom: 3pt; }")
             addRule("blockquote { color: $muted; margin-left: 8pt; padding-left: 8pt; border-left: 2px solid $border; }")
             addRule("table { border-collapse: collapse; margin-bottom: 6pt; } th, td { border: 1px solid $border; padding: 3pt 6pt; }")

@@ -25,7 +25,10 @@ fun interface Responder {
  * The card stays until the request is no longer pending; while an answer is on its way its
  * controls are disabled.
  */
-abstract class PermissionCard(val request: PermissionRequestNotification, private val responder: Responder) : Column(8) {
+abstract class PermissionCard(
+    val request: PermissionRequestNotification,
+    private val responder: Responder,
+) : Column(8) {
     private val error = wrappingText("", Theme.smallFont, Theme.error).apply { isVisible = false }
 
     init {
@@ -69,7 +72,9 @@ abstract class PermissionCard(val request: PermissionRequestNotification, privat
      */
     var typed: List<String>
         get() = componentTree(this).filterIsInstance<JTextField>().map { it.text }.toList()
-        set(texts) = componentTree(this).filterIsInstance<JTextField>().zip(texts.asSequence()).forEach { (field, text) -> field.text = text }
+        set(texts) {
+            componentTree(this).filterIsInstance<JTextField>().zip(texts.asSequence()).forEach { (field, text) -> field.text = text }
+        }
 
     companion object {
         fun of(
@@ -106,13 +111,16 @@ class ToolPermissionCard(
         val target = ToolRow.keyArgument(request.toolName, request.input, cwd)
         add(row(title("Allow $name?"), if (target.isNotEmpty()) JLabel(target).apply { font = Theme.monoFont } else null, gap = 8))
         if (request.toolName == "Bash") {
-            add(wrappingText(request.input.get("command")?.asString ?: "", Theme.monoFont).apply {
-                isOpaque = true
-                background = Theme.codeBackground
-                border = padding(4, 6, 4, 6)
-            })
+            add(
+                wrappingText(request.input.get("command")?.asString ?: "", Theme.monoFont).apply {
+                    isOpaque = true
+                    background = Theme.codeBackground
+                    border = padding(4, 6, 4, 6)
+                },
+            )
         }
-        request.description?.takeIf { it != target && it != request.displayName }?.let { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
+        val description = request.description?.takeIf { it != target && it != request.displayName }
+        if (description != null) add(wrappingText(description, Theme.smallFont, Theme.muted))
         when {
             request.preview != null -> add(DiffView(request.preview!!))
             request.previewNote != null -> add(wrappingText(request.previewNote!!, Theme.smallFont, Theme.muted))
@@ -120,13 +128,16 @@ class ToolPermissionCard(
         if (review != null && ProposedEdit.editedPath(request.toolName, request.input) != null) {
             add(row(linkButton("Review in the diff viewer") { review(request) }, gap = 0))
         }
-        listOfNotNull(request.decisionReason, request.blockedPath?.let { "Path: $it" }).forEach { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
+        val why = listOfNotNull(request.decisionReason, request.blockedPath?.let { "Path: $it" })
+        why.forEach { add(wrappingText(it, Theme.smallFont, Theme.muted)) }
         val always = describeSuggestions(request.suggestions, cwd)
-        add(row(
-            primaryButton("Allow") { answer(PermissionDecision.ALLOW) },
-            if (always.isNotEmpty()) button(always) { answer(PermissionDecision.ALLOW_ALWAYS) } else null,
-            button("Deny") { deny() },
-        ))
+        add(
+            row(
+                primaryButton("Allow") { answer(PermissionDecision.ALLOW) },
+                if (always.isNotEmpty()) button(always) { answer(PermissionDecision.ALLOW_ALWAYS) } else null,
+                button("Deny") { deny() },
+            ),
+        )
         add(reason)
         finish()
     }
@@ -145,26 +156,39 @@ class ToolPermissionCard(
         )
 
         /** What "allow always" would keep, in words, from the request's suggestions ("" when none). */
-        fun describeSuggestions(suggestions: List<JsonElement>, cwd: String?): String = suggestions.filter { it.isJsonObject }.map { it.asJsonObject }.joinToString("; ") { s ->
-            fun str(o: JsonObject, key: String) = o.get(key)?.takeIf { it.isJsonPrimitive }?.asString ?: ""
-            val scope = WHERE[str(s, "destination")] ?: ""
-            when {
-                str(s, "type") == "setMode" && str(s, "mode") == "acceptEdits" -> "Allow all edits $scope"
-                str(s, "type") == "setMode" -> "Switch to ${str(s, "mode")} mode $scope"
-                str(s, "type") == "addRules" -> "Always allow " + (s.getAsJsonArray("rules")?.filter { it.isJsonObject }?.joinToString(", ") {
-                    val rule = it.asJsonObject
-                    if (str(rule, "ruleContent").isNotEmpty()) "${str(rule, "toolName")}(${str(rule, "ruleContent")})" else str(rule, "toolName")
-                } ?: "") + " $scope"
-                str(s, "type") == "addDirectories" -> "Always allow access to " +
-                    (s.getAsJsonArray("directories")?.joinToString(", ") { relativePath(it.asString, cwd) } ?: "") + " $scope"
-                else -> "Always allow"
-            }.trim()
+        fun describeSuggestions(suggestions: List<JsonElement>, cwd: String?): String =
+            suggestions.filter { it.isJsonObject }.map { it.asJsonObject }.joinToString("; ") { s ->
+                val scope = WHERE[str(s, "destination")] ?: ""
+                when {
+                    str(s, "type") == "setMode" && str(s, "mode") == "acceptEdits" -> "Allow all edits $scope"
+                    str(s, "type") == "setMode" -> "Switch to ${str(s, "mode")} mode $scope"
+                    str(s, "type") == "addRules" -> {
+                        val rules = s.getAsJsonArray("rules")?.filter { it.isJsonObject }?.map { rule(it.asJsonObject) }.orEmpty()
+                        "Always allow ${rules.joinToString(", ")} $scope"
+                    }
+                    str(s, "type") == "addDirectories" -> {
+                        val directories = s.getAsJsonArray("directories")?.map { relativePath(it.asString, cwd) }.orEmpty()
+                        "Always allow access to ${directories.joinToString(", ")} $scope"
+                    }
+                    else -> "Always allow"
+                }.trim()
+            }
+
+        private fun str(o: JsonObject, key: String) = o.get(key)?.takeIf { it.isJsonPrimitive }?.asString ?: ""
+
+        /** A permission rule as the CLI writes it: `Bash(npm test)`, or the tool alone for all its uses. */
+        private fun rule(rule: JsonObject): String {
+            val content = str(rule, "ruleContent")
+            return if (content.isEmpty()) str(rule, "toolName") else "${str(rule, "toolName")}($content)"
         }
     }
 }
 
 /** Claude's plan (ExitPlanMode) as markdown: approve it, or keep planning with feedback. */
-class PlanCard(request: PermissionRequestNotification, responder: Responder) : PermissionCard(request, responder) {
+class PlanCard(
+    request: PermissionRequestNotification,
+    responder: Responder,
+) : PermissionCard(request, responder) {
     private val feedback = JTextField().apply {
         putClientProperty("JTextField.placeholderText", "What should change in the plan? (with Keep planning)")
     }
@@ -172,14 +196,18 @@ class PlanCard(request: PermissionRequestNotification, responder: Responder) : P
     init {
         add(title("Ready to code? Here is Claude’s plan:"))
         add(MarkdownView().apply { markdown = request.input.get("plan")?.takeIf { it.isJsonPrimitive }?.asString ?: "" })
-        add(row(
-            primaryButton("Approve, auto-accept edits") { answer(PermissionDecision.ALLOW) { copy(mode = PermissionMode.ACCEPT_EDITS) } },
-            button("Approve, ask before edits") { answer(PermissionDecision.ALLOW) { copy(mode = PermissionMode.DEFAULT) } },
-            button("Keep planning") {
-                val message = feedback.text.trim().ifEmpty { "Keep planning: the user does not approve this plan yet." }
-                answer(PermissionDecision.DENY) { copy(message = message) }
-            },
-        ))
+        add(
+            row(
+                primaryButton("Approve, auto-accept edits") {
+                    answer(PermissionDecision.ALLOW) { copy(mode = PermissionMode.ACCEPT_EDITS) }
+                },
+                button("Approve, ask before edits") { answer(PermissionDecision.ALLOW) { copy(mode = PermissionMode.DEFAULT) } },
+                button("Keep planning") {
+                    val message = feedback.text.trim().ifEmpty { "Keep planning: the user does not approve this plan yet." }
+                    answer(PermissionDecision.DENY) { copy(message = message) }
+                },
+            ),
+        )
         add(feedback)
         finish()
     }

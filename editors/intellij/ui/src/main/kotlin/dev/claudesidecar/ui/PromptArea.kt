@@ -11,7 +11,10 @@ import javax.swing.JTextArea
 import javax.swing.KeyStroke
 
 /** Where the user writes: Enter sends, Shift+Enter starts a new line; Stop interrupts a running turn. */
-class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPanel(BorderLayout(8, 0)) {
+class PromptArea(
+    private val onSend: (String) -> Unit,
+    onStop: () -> Unit,
+) : JPanel(BorderLayout(8, 0)) {
     val text = JTextArea(3, 20).apply {
         lineWrap = true
         wrapStyleWord = true
@@ -19,9 +22,12 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
         putClientProperty("JTextArea.placeholderText", "Ask Claude… (Enter to send, Shift+Enter for a new line)")
         inputMap.put(KeyStroke.getKeyStroke(KeyEvent.VK_ENTER, 0), "send")
         inputMap.put(KeyStroke.getKeyStroke(KeyEvent.VK_ENTER, KeyEvent.SHIFT_DOWN_MASK), "insert-break")
-        actionMap.put("send", object : AbstractAction() {
-            override fun actionPerformed(e: java.awt.event.ActionEvent?) = send()
-        })
+        actionMap.put(
+            "send",
+            object : AbstractAction() {
+                override fun actionPerformed(e: java.awt.event.ActionEvent?) = send()
+            },
+        )
     }
     val sendButton: JButton = primaryButton("Send") { send() }
     val stopButton: JButton = button("Stop") { onStop() }.apply {
@@ -43,10 +49,13 @@ class PromptArea(private val onSend: (String) -> Unit, onStop: () -> Unit) : JPa
         border = padding(0, 12, 12, 12)
         restyle()
         add(scroll, BorderLayout.CENTER)
-        add(JPanel(BorderLayout()).apply {
-            isOpaque = false
-            add(row(stopButton, sendButton, gap = 6), BorderLayout.SOUTH)
-        }, BorderLayout.EAST)
+        add(
+            JPanel(BorderLayout()).apply {
+                isOpaque = false
+                add(row(stopButton, sendButton, gap = 6), BorderLayout.SOUTH)
+            },
+            BorderLayout.EAST,
+        )
     }
 
     /** Whether a turn runs: Stop shows instead of nothing (sending stays possible: the prompt queues). */

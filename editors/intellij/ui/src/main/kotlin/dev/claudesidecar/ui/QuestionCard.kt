@@ -16,10 +16,20 @@ import javax.swing.event.DocumentListener
  * answered by its click; otherwise Submit sends every answer. Answers are keyed by the full
  * question text, several labels joined with ", " (docs/protocol.md, respondPermission).
  */
-class QuestionCard(request: PermissionRequestNotification, responder: Responder) : PermissionCard(request, responder) {
-    private class Question(val text: String, val multiSelect: Boolean, val options: List<JToggleButton>, val own: JTextField) {
-        fun answer(): String? = (options.filter { it.isSelected }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null }))
-            .joinToString(", ").ifEmpty { null }
+class QuestionCard(
+    request: PermissionRequestNotification,
+    responder: Responder,
+) : PermissionCard(request, responder) {
+    private class Question(
+        val text: String,
+        val multiSelect: Boolean,
+        val options: List<JToggleButton>,
+        val own: JTextField,
+    ) {
+        fun answer(): String? {
+            val chosen = options.filter { it.isSelected }.map { it.actionCommand } + listOfNotNull(own.text.trim().ifEmpty { null })
+            return chosen.joinToString(", ").ifEmpty { null }
+        }
     }
 
     private val questions: List<Question>
@@ -30,8 +40,11 @@ class QuestionCard(request: PermissionRequestNotification, responder: Responder)
         val oneClick = raw.size == 1 && raw[0].get("multiSelect")?.asBoolean != true
         add(title(if (raw.size > 1) "Claude has some questions" else "Claude has a question"))
         questions = raw.map { q -> question(q, oneClick) }
-        if (!oneClick) add(row(submit, button("Skip") { skip() }))
-        else add(row(button("Skip") { skip() }))
+        if (!oneClick) {
+            add(row(submit, button("Skip") { skip() }))
+        } else {
+            add(row(button("Skip") { skip() }))
+        }
         refresh()
         finish()
     }
@@ -41,14 +54,17 @@ class QuestionCard(request: PermissionRequestNotification, responder: Responder)
         val text = s(q, "question")
         val multiSelect = q.get("multiSelect")?.asBoolean == true
         val header = s(q, "header")
-        add(wrappingText(listOf(header.takeIf { it.isNotEmpty() }?.let { "$it: " } ?: "", text, if (multiSelect) "  (choose any)" else "").joinToString("")))
+        val prefix = if (header.isEmpty()) "" else "$header: "
+        add(wrappingText(prefix + text + if (multiSelect) "  (choose any)" else ""))
         val own = JTextField().apply {
             putClientProperty("JTextField.placeholderText", if (multiSelect) "Something else (optional)" else "Or type your own answer")
         }
         val options = (q.getAsJsonArray("options")?.filter { it.isJsonObject }?.map { it.asJsonObject } ?: emptyList()).map { option ->
             val label = s(option, "label")
             val description = s(option, "description")
-            JToggleButton(if (description.isEmpty()) label else "<html><b>${Markdown.escape(label)}</b>&nbsp;&nbsp;<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font></html>").apply {
+            val muted = "<font color='${Theme.hex(Theme.muted)}'>${Markdown.escape(description)}</font>"
+            val html = "<html><b>${Markdown.escape(label)}</b>&nbsp;&nbsp;$muted</html>"
+            JToggleButton(if (description.isEmpty()) label else html).apply {
                 actionCommand = label
                 horizontalAlignment = SwingConstants.LEFT
                 toolTipText = description.ifEmpty { null }

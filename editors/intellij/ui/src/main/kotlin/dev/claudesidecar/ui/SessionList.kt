@@ -14,6 +14,7 @@ import java.awt.Component
 import java.awt.event.KeyEvent
 import java.awt.event.MouseAdapter
 import java.awt.event.MouseEvent
+import javax.swing.AbstractAction
 import javax.swing.DefaultListModel
 import javax.swing.JLabel
 import javax.swing.JList
@@ -21,7 +22,6 @@ import javax.swing.JPanel
 import javax.swing.JScrollPane
 import javax.swing.KeyStroke
 import javax.swing.ListCellRenderer
-import javax.swing.AbstractAction
 import kotlin.coroutines.CoroutineContext
 
 /**
@@ -44,11 +44,14 @@ class SessionList(
             }
         })
         inputMap.put(KeyStroke.getKeyStroke(KeyEvent.VK_ENTER, 0), "open")
-        actionMap.put("open", object : AbstractAction() {
-            override fun actionPerformed(e: java.awt.event.ActionEvent?) {
-                selectedValue?.let(onOpen)
-            }
-        })
+        actionMap.put(
+            "open",
+            object : AbstractAction() {
+                override fun actionPerformed(e: java.awt.event.ActionEvent?) {
+                    selectedValue?.let(onOpen)
+                }
+            },
+        )
     }
     private val message = mutedLabel("")
 
@@ -84,9 +87,16 @@ class SessionList(
             add(facts)
         }
 
-        override fun getListCellRendererComponent(list: JList<out SessionSummary>, value: SessionSummary, index: Int, selected: Boolean, focus: Boolean): Component {
+        override fun getListCellRendererComponent(
+            list: JList<out SessionSummary>,
+            value: SessionSummary,
+            index: Int,
+            selected: Boolean,
+            focus: Boolean,
+        ): Component {
             title.text = value.customTitle ?: value.title.ifBlank { value.firstPrompt }
-            facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages${value.gitBranch?.let { "  ·  $it" } ?: ""}"
+            val branch = value.gitBranch?.let { "  ·  $it" } ?: ""
+            facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages$branch"
             cell.isOpaque = selected
             cell.background = list.selectionBackground
             title.foreground = if (selected) list.selectionForeground else list.foreground

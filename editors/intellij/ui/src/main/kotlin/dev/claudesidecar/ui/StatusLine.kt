@@ -35,14 +35,19 @@ class StatusLine : JLabel(" ") {
         val elapsed = if (runningSince > 0) " ${(System.currentTimeMillis() - runningSince) / 1000} s" else ""
         val retry = status.retry
         val (message, colour) = when {
-            retry != null -> "Retrying in ${retry.retryInMs / 1000} s (attempt ${retry.attempt} of ${retry.maxRetries}): ${retry.error}" to Theme.warning
+            retry != null -> {
+                val attempt = "attempt ${retry.attempt} of ${retry.maxRetries}"
+                "Retrying in ${retry.retryInMs / 1000} s ($attempt): ${retry.error}" to Theme.warning
+            }
             status.state == ChannelState.RUNNING -> "Claude is working…$elapsed" to Theme.muted
             status.state == ChannelState.AWAITING_PERMISSION -> "Waiting for your answer" to Theme.warning
             status.state == ChannelState.STARTING -> "Starting…" to Theme.muted
             status.state == ChannelState.EXITED -> {
                 val exit = status.exit
-                val why = listOfNotNull(exit?.code?.let { "code $it" }, exit?.signal?.let { "signal $it" }, exit?.stderrTail?.lines()?.lastOrNull { it.isNotBlank() })
-                "The session ended${if (why.isEmpty()) "" else " (${why.joinToString(", ")})"}: send a message to start again" to Theme.error
+                val stderr = exit?.stderrTail?.lines()?.lastOrNull { it.isNotBlank() }
+                val why = listOfNotNull(exit?.code?.let { "code $it" }, exit?.signal?.let { "signal $it" }, stderr)
+                val detail = if (why.isEmpty()) "" else " (${why.joinToString(", ")})"
+                "The session ended$detail: send a message to start again" to Theme.error
             }
             else -> "Enter to send, Shift+Enter for a new line" to Theme.muted
         }

@@ -21,7 +21,8 @@ object Theme {
     /** The first installed of the fonts IDEs use for code. */
     val monoFamily: String by lazy {
         val installed = GraphicsEnvironment.getLocalGraphicsEnvironment().availableFontFamilyNames.toSet()
-        listOf("JetBrains Mono", "Menlo", "Consolas", "DejaVu Sans Mono", "Liberation Mono").firstOrNull { it in installed } ?: Font.MONOSPACED
+        listOf("JetBrains Mono", "Menlo", "Consolas", "DejaVu Sans Mono", "Liberation Mono").firstOrNull { it in installed }
+            ?: Font.MONOSPACED
     }
     val monoFont: Font get() = Font(monoFamily, Font.PLAIN, font.size - 1)
 

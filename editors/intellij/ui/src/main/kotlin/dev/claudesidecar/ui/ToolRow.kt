@@ -16,14 +16,27 @@ import javax.swing.JPanel
  * A tool call as one compact line: status, name, and the argument that says what it does
  * (file, command, pattern). A click opens the input (an edit's diff) and the result.
  */
-class ToolRow(private val entry: ToolEntry, private val context: ViewContext) : EntryView {
+class ToolRow(
+    private val entry: ToolEntry,
+    private val context: ViewContext,
+) : EntryView {
     private val status = JLabel()
     private val toolName = JLabel(toolLabel(entry.name)).apply { font = Theme.font.deriveFont(java.awt.Font.BOLD) }
-    private val argument = JLabel().apply { font = Theme.monoFont; foreground = Theme.muted }
+    private val argument = JLabel().apply {
+        font = Theme.monoFont
+        foreground = Theme.muted
+    }
     private val stats = mutedLabel("")
+
     /** Why a denied call did not run: the user's reason, always shown. */
-    private val denial = wrappingText("", Theme.smallFont, Theme.error).apply { isVisible = false; border = padding(2, 20, 0, 0) }
-    private val details = Column(6).apply { isVisible = false; border = padding(4, 20, 2, 0) }
+    private val denial = wrappingText("", Theme.smallFont, Theme.error).apply {
+        isVisible = false
+        border = padding(2, 20, 0, 0)
+    }
+    private val details = Column(6).apply {
+        isVisible = false
+        border = padding(4, 20, 2, 0)
+    }
     private var expanded = false
     private var drawnDetails: String? = null
 
@@ -51,7 +64,10 @@ class ToolRow(private val entry: ToolEntry, private val context: ViewContext) : 
 
     override fun update() {
         val (icon, colour, label) = when (entry.status) {
-            ToolStatus.PENDING -> Triple("○", Theme.muted, if (entry.permission?.state == PermissionState.PENDING) "waiting for you" else "waiting")
+            ToolStatus.PENDING -> {
+                val waiting = if (entry.permission?.state == PermissionState.PENDING) "waiting for you" else "waiting"
+                Triple("○", Theme.muted, waiting)
+            }
             ToolStatus.RUNNING -> Triple("◌", Theme.accent, "running")
             ToolStatus.DONE -> Triple("✓", Theme.success, "done")
             ToolStatus.ERROR -> Triple("✕", Theme.error, "failed")
@@ -101,7 +117,9 @@ class ToolRow(private val entry: ToolEntry, private val context: ViewContext) : 
         }
         if (result != null && result.text.isNotBlank() && (diffs.isEmpty() || result.isError)) {
             val lines = result.text.trimEnd().lines()
-            val shown = lines.take(RESULT_LINES).joinToString("\n") + if (lines.size > RESULT_LINES) "\n… ${lines.size - RESULT_LINES} more lines" else ""
+            val shown =
+                lines.take(RESULT_LINES).joinToString("\n") +
+                    if (lines.size > RESULT_LINES) "\n… ${lines.size - RESULT_LINES} more lines" else ""
             details.add(codeBlock(shown, if (result.isError) Theme.error else Theme.foreground))
         }
     }
@@ -139,8 +157,11 @@ class ToolRow(private val entry: ToolEntry, private val context: ViewContext) : 
                 "TodoWrite" -> input.getAsJsonArray("todos")?.let { "${it.size()} to-dos" } ?: ""
                 "AskUserQuestion" -> input.getAsJsonArray("questions")?.firstOrNull()?.asJsonObject?.get("question")?.asString ?: ""
                 "ExitPlanMode" -> "plan ready for review"
-                else -> if (path.isNotEmpty()) relativePath(path, cwd)
-                else input.entrySet().firstOrNull { it.value.isJsonPrimitive }?.value?.asString?.lineSequence()?.first() ?: ""
+                else -> if (path.isNotEmpty()) {
+                    relativePath(path, cwd)
+                } else {
+                    input.entrySet().firstOrNull { it.value.isJsonPrimitive }?.value?.asString?.lineSequence()?.first() ?: ""
+                }
             }
         }
     }

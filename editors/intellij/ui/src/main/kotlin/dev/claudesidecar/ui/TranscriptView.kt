@@ -13,7 +13,10 @@ import javax.swing.Timer
  * user is there. Only what a change names is redrawn; a streaming answer is re-rendered at
  * most every [STREAM_RENDER_MS] however fast its deltas come. EDT only.
  */
-class TranscriptView(private val transcript: Transcript, private val context: ViewContext) {
+class TranscriptView(
+    private val transcript: Transcript,
+    private val context: ViewContext,
+) {
     private val column = ScrollableColumn(10).apply { border = padding(12, 14, 12, 14) }
     private val queued = wrappingText("", Theme.smallFont, Theme.muted).apply { isVisible = false }
     private val views = HashMap<Int, EntryView>()

@@ -81,5 +81,4 @@ fun componentTree(root: Component): Sequence<Component> = sequence {
 fun padding(top: Int, left: Int, bottom: Int, right: Int) = BorderFactory.createEmptyBorder(top, left, bottom, right)
 
 /** A path relative to the chat's folder when it is inside it. */
-fun relativePath(path: String, cwd: String?): String =
-    if (cwd != null && path.startsWith("$cwd/")) path.removePrefix("$cwd/") else path
+fun relativePath(path: String, cwd: String?): String = if (cwd != null && path.startsWith("$cwd/")) path.removePrefix("$cwd/") else path

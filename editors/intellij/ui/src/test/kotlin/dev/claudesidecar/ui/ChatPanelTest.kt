@@ -3,9 +3,9 @@ package dev.claudesidecar.ui
 import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import dev.claudesidecar.core.Model
-import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
+import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.transcript.PermissionState
 import dev.claudesidecar.core.transcript.ToolEntry
@@ -71,7 +71,12 @@ class ChatPanelTest {
             client.close()
             assertAllGone(pids)
         }
-        if (::frame.isInitialized) onEdt { panel.dispose(); frame.dispose() }
+        if (::frame.isInitialized) {
+            onEdt {
+                panel.dispose()
+                frame.dispose()
+            }
+        }
         if (::sandbox.isInitialized) sandbox.close()
         if (::model.isInitialized) model.close()
     }
@@ -140,14 +145,20 @@ class ChatPanelTest {
         waitFor("the question card", describe = ::text) { find<QuestionCard>(panel.dock).isNotEmpty() }
         val card = onEdt { find<QuestionCard>(panel.dock).single() }
         val cardText = onEdt { visibleText(card) }
-        assertTrue(cardText.contains("Which colour should the button be?") && cardText.contains("Red") && cardText.contains("Blue"), cardText)
+        assertTrue(
+            cardText.contains("Which colour should the button be?") && cardText.contains("Red") && cardText.contains("Blue"),
+            cardText,
+        )
         screenshot(panel, "4-question")
 
         onEdt { find<JToggleButton>(card).first { it.actionCommand == "Blue" }.doClick() }
         awaitTurn(3)
         val ask = tool("AskUserQuestion")
         assertEquals(PermissionState.ALLOWED, ask.permission?.state)
-        assertEquals("Blue", ask.result?.details?.asJsonObject?.getAsJsonObject("answers")?.get("Which colour should the button be?")?.asString)
+        assertEquals(
+            "Blue",
+            ask.result?.details?.asJsonObject?.getAsJsonObject("answers")?.get("Which colour should the button be?")?.asString,
+        )
         assertTrue(text().contains("Blue it is."))
     }
 

@@ -93,8 +93,10 @@ fun lowContrast(root: JComponent): List<String> {
             .intersection(java.awt.Rectangle(0, 0, root.width, root.height))
         if (area.width < 4 || area.height < 4) continue
         val counts = HashMap<Int, Int>()
-        for (y in area.y until area.y + area.height) for (x in area.x until area.x + area.width) {
-            counts.merge(image.getRGB(x, y) and 0xFFFFFF, 1, Int::plus)
+        for (y in area.y until area.y + area.height) {
+            for (x in area.x until area.x + area.width) {
+                counts.merge(image.getRGB(x, y) and 0xFFFFFF, 1, Int::plus)
+            }
         }
         val background = counts.maxBy { it.value }.key
         val best = counts.keys.maxOf { Theme.contrast(java.awt.Color(it), java.awt.Color(background)) }

@@ -11,7 +11,8 @@ import com.google.gson.JsonObject
 const val PROTOCOL_VERSION: String = "0.1.0"
 
 enum class AutoDecision(override val wire: String) : WireEnum {
-    ALLOW("allow");
+    ALLOW("allow"),
+    ;
 
     companion object {
         fun of(wire: String): AutoDecision? = entries.firstOrNull { it.wire == wire }
@@ -21,7 +22,8 @@ enum class AutoDecision(override val wire: String) : WireEnum {
 enum class CancelReason(override val wire: String) : WireEnum {
     CLOSED("closed"),
     INTERRUPTED("interrupted"),
-    WITHDRAWN("withdrawn");
+    WITHDRAWN("withdrawn"),
+    ;
 
     companion object {
         fun of(wire: String): CancelReason? = entries.firstOrNull { it.wire == wire }
@@ -33,7 +35,8 @@ enum class ChannelState(override val wire: String) : WireEnum {
     EXITED("exited"),
     IDLE("idle"),
     RUNNING("running"),
-    STARTING("starting");
+    STARTING("starting"),
+    ;
 
     companion object {
         fun of(wire: String): ChannelState? = entries.firstOrNull { it.wire == wire }
@@ -43,7 +46,8 @@ enum class ChannelState(override val wire: String) : WireEnum {
 enum class DeltaKind(override val wire: String) : WireEnum {
     TEXT("text"),
     THINKING("thinking"),
-    TOOL_INPUT("toolInput");
+    TOOL_INPUT("toolInput"),
+    ;
 
     companion object {
         fun of(wire: String): DeltaKind? = entries.firstOrNull { it.wire == wire }
@@ -55,7 +59,8 @@ enum class Effort(override val wire: String) : WireEnum {
     LOW("low"),
     MAX("max"),
     MEDIUM("medium"),
-    XHIGH("xhigh");
+    XHIGH("xhigh"),
+    ;
 
     companion object {
         fun of(wire: String): Effort? = entries.firstOrNull { it.wire == wire }
@@ -68,7 +73,8 @@ enum class HistoryMessageKind(override val wire: String) : WireEnum {
     THINKING("thinking"),
     TOOL_RESULT("toolResult"),
     TOOL_USE("toolUse"),
-    USER_PROMPT("userPrompt");
+    USER_PROMPT("userPrompt"),
+    ;
 
     companion object {
         fun of(wire: String): HistoryMessageKind? = entries.firstOrNull { it.wire == wire }
@@ -77,7 +83,8 @@ enum class HistoryMessageKind(override val wire: String) : WireEnum {
 
 enum class HistoryPermission(override val wire: String) : WireEnum {
     ALLOWED("allowed"),
-    DENIED("denied");
+    DENIED("denied"),
+    ;
 
     companion object {
         fun of(wire: String): HistoryPermission? = entries.firstOrNull { it.wire == wire }
@@ -88,7 +95,8 @@ enum class ImageMediaType(override val wire: String) : WireEnum {
     IMAGE_GIF("image/gif"),
     IMAGE_JPEG("image/jpeg"),
     IMAGE_PNG("image/png"),
-    IMAGE_WEBP("image/webp");
+    IMAGE_WEBP("image/webp"),
+    ;
 
     companion object {
         fun of(wire: String): ImageMediaType? = entries.firstOrNull { it.wire == wire }
@@ -98,7 +106,8 @@ enum class ImageMediaType(override val wire: String) : WireEnum {
 enum class PermissionDecision(override val wire: String) : WireEnum {
     ALLOW("allow"),
     ALLOW_ALWAYS("allowAlways"),
-    DENY("deny");
+    DENY("deny"),
+    ;
 
     companion object {
         fun of(wire: String): PermissionDecision? = entries.firstOrNull { it.wire == wire }
@@ -111,7 +120,8 @@ enum class PermissionMode(override val wire: String) : WireEnum {
     BYPASS_PERMISSIONS("bypassPermissions"),
     DEFAULT("default"),
     DONT_ASK("dontAsk"),
-    PLAN("plan");
+    PLAN("plan"),
+    ;
 
     companion object {
         fun of(wire: String): PermissionMode? = entries.firstOrNull { it.wire == wire }
@@ -121,7 +131,8 @@ enum class PermissionMode(override val wire: String) : WireEnum {
 enum class SettingSource(override val wire: String) : WireEnum {
     LOCAL("local"),
     PROJECT("project"),
-    USER("user");
+    USER("user"),
+    ;
 
     companion object {
         fun of(wire: String): SettingSource? = entries.firstOrNull { it.wire == wire }
@@ -131,7 +142,8 @@ enum class SettingSource(override val wire: String) : WireEnum {
 enum class TurnErrorKind(override val wire: String) : WireEnum {
     API("api"),
     CLI_EXITED("cliExited"),
-    EXECUTION("execution");
+    EXECUTION("execution"),
+    ;
 
     companion object {
         fun of(wire: String): TurnErrorKind? = entries.firstOrNull { it.wire == wire }
@@ -143,7 +155,8 @@ enum class TurnOutcome(override val wire: String) : WireEnum {
     INTERRUPTED("interrupted"),
     MAX_BUDGET("maxBudget"),
     MAX_TURNS("maxTurns"),
-    SUCCESS("success");
+    SUCCESS("success"),
+    ;
 
     companion object {
         fun of(wire: String): TurnOutcome? = entries.firstOrNull { it.wire == wire }
@@ -217,9 +230,7 @@ data class ChannelInfo(
 )
 
 /** Params naming one channel (`claude/interrupt`, `claude/closeChannel`). */
-data class ChannelParams(
-    val channelId: String,
-)
+data class ChannelParams(val channelId: String)
 
 /** One open channel, as `claude/listChannels` lists it. */
 data class ChannelSummary(
@@ -247,9 +258,7 @@ data class CliInfo(
     @field:AlwaysWritten val version: String?,
 )
 
-data class CloseChannelResult(
-    val exit: ExitInfo,
-)
+data class CloseChannelResult(val exit: ExitInfo)
 
 /** One share of the context window (system prompt, tools, messages, free space...). */
 data class ContextCategory(
@@ -314,9 +323,7 @@ data class ExitInfo(
     @field:AlwaysWritten val signal: Int?,
 )
 
-data class Experimental(
-    val claudeSidecar: SidecarFeatures,
-)
+data class Experimental(val claudeSidecar: SidecarFeatures)
 
 /** What a rewind does (or would do) to one file. */
 data class FileDiff(
@@ -442,9 +449,7 @@ class ListChannelsParams {
     override fun toString(): String = "ListChannelsParams()"
 }
 
-data class ListChannelsResult(
-    val channels: List<ChannelSummary>,
-)
+data class ListChannelsResult(val channels: List<ChannelSummary>)
 
 /** `claude/listSessions`: the sessions the CLI stored for a directory, newest first. */
 data class ListSessionsParams(
@@ -472,9 +477,7 @@ data class McpServerStatus(
     val transport: String? = null,
 )
 
-data class McpStatusResult(
-    val servers: List<McpServerStatus>,
-)
+data class McpStatusResult(val servers: List<McpServerStatus>)
 
 /** `claude/mcpToggle`: enable or disable one MCP server of a channel. */
 data class McpToggleParams(
@@ -544,9 +547,7 @@ data class NewChannelResult(
 )
 
 /** The result of requests that only confirm. */
-data class Ok(
-    val ok: Boolean,
-)
+data class Ok(val ok: Boolean)
 
 /** `claude/permissionCancelled`: a pending request no longer needs an answer. */
 data class PermissionCancelledNotification(
@@ -651,14 +652,10 @@ data class SendMessageParams(
     val uuid: String? = null,
 )
 
-data class SendMessageResult(
-    val messageId: String,
-)
+data class SendMessageResult(val messageId: String)
 
 /** Only what the daemon does: no LSP document features. */
-data class ServerCapabilities(
-    val experimental: Experimental,
-)
+data class ServerCapabilities(val experimental: Experimental)
 
 data class ServerInfo(
     val name: String,
@@ -812,45 +809,97 @@ data class WarmPoolOptions(
 object Methods {
     /** What the channel's CLI offers: commands, agents, models, output styles. */
     val CHANNEL_INFO: Method<ChannelParams, ChannelInfo> = Method("claude/channelInfo", ChannelParams::class.java, ChannelInfo::class.java)
+
     /** End the CLI process gracefully and forget the channel. */
-    val CLOSE_CHANNEL: Method<ChannelParams, CloseChannelResult> = Method("claude/closeChannel", ChannelParams::class.java, CloseChannelResult::class.java)
+    val CLOSE_CHANNEL: Method<ChannelParams, CloseChannelResult> =
+        Method("claude/closeChannel", ChannelParams::class.java, CloseChannelResult::class.java)
+
     /** How full the channel's context window is, by category. */
-    val CONTEXT_USAGE: Method<ChannelParams, ContextUsageResult> = Method("claude/contextUsage", ChannelParams::class.java, ContextUsageResult::class.java)
+    val CONTEXT_USAGE: Method<ChannelParams, ContextUsageResult> =
+        Method("claude/contextUsage", ChannelParams::class.java, ContextUsageResult::class.java)
+
     /** Delete a stored session for good (refused while a channel uses it). */
     val DELETE_SESSION: Method<DeleteSessionParams, Ok> = Method("claude/deleteSession", DeleteSessionParams::class.java, Ok::class.java)
+
     /** Branch a conversation into a new channel; the source is untouched. */
-    val FORK_SESSION: Method<ForkSessionParams, NewChannelResult> = Method("claude/forkSession", ForkSessionParams::class.java, NewChannelResult::class.java)
+    val FORK_SESSION: Method<ForkSessionParams, NewChannelResult> =
+        Method("claude/forkSession", ForkSessionParams::class.java, NewChannelResult::class.java)
+
     /** A stored conversation as messages a client can render. */
     val GET_HISTORY: Method<GetHistoryParams, History> = Method("claude/getHistory", GetHistoryParams::class.java, History::class.java)
+
     /** Stop the running turn. */
     val INTERRUPT: Method<ChannelParams, Ok> = Method("claude/interrupt", ChannelParams::class.java, Ok::class.java)
+
     /** Every open channel with its state. */
-    val LIST_CHANNELS: Method<ListChannelsParams, ListChannelsResult> = Method("claude/listChannels", ListChannelsParams::class.java, ListChannelsResult::class.java)
+    val LIST_CHANNELS: Method<ListChannelsParams, ListChannelsResult> =
+        Method("claude/listChannels", ListChannelsParams::class.java, ListChannelsResult::class.java)
+
     /** The sessions stored for a directory, newest first, a page at a time. */
-    val LIST_SESSIONS: Method<ListSessionsParams, SessionPage> = Method("claude/listSessions", ListSessionsParams::class.java, SessionPage::class.java)
+    val LIST_SESSIONS: Method<ListSessionsParams, SessionPage> =
+        Method("claude/listSessions", ListSessionsParams::class.java, SessionPage::class.java)
+
     /** Restart one MCP server. */
     val MCP_RECONNECT: Method<McpServerParams, Ok> = Method("claude/mcpReconnect", McpServerParams::class.java, Ok::class.java)
+
     /** Each MCP server of a channel: status and tools. */
-    val MCP_STATUS: Method<ChannelParams, McpStatusResult> = Method("claude/mcpStatus", ChannelParams::class.java, McpStatusResult::class.java)
+    val MCP_STATUS: Method<ChannelParams, McpStatusResult> =
+        Method("claude/mcpStatus", ChannelParams::class.java, McpStatusResult::class.java)
+
     /** Enable or disable one MCP server. */
     val MCP_TOGGLE: Method<McpToggleParams, Ok> = Method("claude/mcpToggle", McpToggleParams::class.java, Ok::class.java)
+
     /** Start a CLI process for one conversation in `cwd`. */
-    val NEW_CHANNEL: Method<NewChannelParams, NewChannelResult> = Method("claude/newChannel", NewChannelParams::class.java, NewChannelResult::class.java)
+    val NEW_CHANNEL: Method<NewChannelParams, NewChannelResult> =
+        Method("claude/newChannel", NewChannelParams::class.java, NewChannelResult::class.java)
+
     /** Give a stored session a custom title (what claude/listSessions shows). */
     val RENAME_SESSION: Method<RenameSessionParams, Ok> = Method("claude/renameSession", RenameSessionParams::class.java, Ok::class.java)
+
     /** Answer a permission request: allow, allow always, or deny. */
-    val RESPOND_PERMISSION: Method<RespondPermissionParams, Ok> = Method("claude/respondPermission", RespondPermissionParams::class.java, Ok::class.java)
+    val RESPOND_PERMISSION: Method<RespondPermissionParams, Ok> =
+        Method("claude/respondPermission", RespondPermissionParams::class.java, Ok::class.java)
+
     /** Undo the agent's file edits back to one of the user's messages. */
-    val REWIND_FILES: Method<RewindFilesParams, RewindFilesResult> = Method("claude/rewindFiles", RewindFilesParams::class.java, RewindFilesResult::class.java)
+    val REWIND_FILES: Method<RewindFilesParams, RewindFilesResult> =
+        Method("claude/rewindFiles", RewindFilesParams::class.java, RewindFilesResult::class.java)
+
     /** Queue a user message; returns its uuid as soon as it is queued. */
-    val SEND_MESSAGE: Method<SendMessageParams, SendMessageResult> = Method("claude/sendMessage", SendMessageParams::class.java, SendMessageResult::class.java)
+    val SEND_MESSAGE: Method<SendMessageParams, SendMessageResult> =
+        Method("claude/sendMessage", SendMessageParams::class.java, SendMessageResult::class.java)
+
     /** Switch the channel's model. */
     val SET_MODEL: Method<SetModelParams, Ok> = Method("claude/setModel", SetModelParams::class.java, Ok::class.java)
+
     /** Switch the channel's permission mode. */
-    val SET_PERMISSION_MODE: Method<SetPermissionModeParams, Ok> = Method("claude/setPermissionMode", SetPermissionModeParams::class.java, Ok::class.java)
+    val SET_PERMISSION_MODE: Method<SetPermissionModeParams, Ok> =
+        Method("claude/setPermissionMode", SetPermissionModeParams::class.java, Ok::class.java)
+
     /** Stop a background task of a channel. */
     val STOP_TASK: Method<StopTaskParams, Ok> = Method("claude/stopTask", StopTaskParams::class.java, Ok::class.java)
-    val ALL: List<Method<*, *>> = listOf(CHANNEL_INFO, CLOSE_CHANNEL, CONTEXT_USAGE, DELETE_SESSION, FORK_SESSION, GET_HISTORY, INTERRUPT, LIST_CHANNELS, LIST_SESSIONS, MCP_RECONNECT, MCP_STATUS, MCP_TOGGLE, NEW_CHANNEL, RENAME_SESSION, RESPOND_PERMISSION, REWIND_FILES, SEND_MESSAGE, SET_MODEL, SET_PERMISSION_MODE, STOP_TASK)
+    val ALL: List<Method<*, *>> =
+        listOf(
+            CHANNEL_INFO,
+            CLOSE_CHANNEL,
+            CONTEXT_USAGE,
+            DELETE_SESSION,
+            FORK_SESSION,
+            GET_HISTORY,
+            INTERRUPT,
+            LIST_CHANNELS,
+            LIST_SESSIONS,
+            MCP_RECONNECT,
+            MCP_STATUS,
+            MCP_TOGGLE,
+            NEW_CHANNEL,
+            RENAME_SESSION,
+            RESPOND_PERMISSION,
+            REWIND_FILES,
+            SEND_MESSAGE,
+            SET_MODEL,
+            SET_PERMISSION_MODE,
+            STOP_TASK,
+        )
 
     fun byName(name: String): Method<*, *>? = ALL.firstOrNull { it.name == name }
 }
@@ -859,16 +908,25 @@ object Methods {
 object Notifications {
     /** `claude/delta`: one streamed content delta. */
     val DELTA: NotificationType<DeltaNotification> = NotificationType("claude/delta", DeltaNotification::class.java)
+
     /** `claude/fileUpdated`: a file changed on disk by an edit tool or a rewind. */
-    val FILE_UPDATED: NotificationType<FileUpdatedNotification> = NotificationType("claude/fileUpdated", FileUpdatedNotification::class.java)
+    val FILE_UPDATED: NotificationType<FileUpdatedNotification> =
+        NotificationType("claude/fileUpdated", FileUpdatedNotification::class.java)
+
     /** `claude/message`: one CLI message, verbatim. */
     val MESSAGE: NotificationType<MessageNotification> = NotificationType("claude/message", MessageNotification::class.java)
+
     /** `claude/permissionCancelled`: a pending request no longer needs an answer. */
-    val PERMISSION_CANCELLED: NotificationType<PermissionCancelledNotification> = NotificationType("claude/permissionCancelled", PermissionCancelledNotification::class.java)
+    val PERMISSION_CANCELLED: NotificationType<PermissionCancelledNotification> =
+        NotificationType("claude/permissionCancelled", PermissionCancelledNotification::class.java)
+
     /** `claude/permissionRequest`: a tool use needs the user's decision. */
-    val PERMISSION_REQUEST: NotificationType<PermissionRequestNotification> = NotificationType("claude/permissionRequest", PermissionRequestNotification::class.java)
+    val PERMISSION_REQUEST: NotificationType<PermissionRequestNotification> =
+        NotificationType("claude/permissionRequest", PermissionRequestNotification::class.java)
+
     /** `claude/status`: the channel's state, model, mode or retry changed. */
     val STATUS: NotificationType<StatusNotification> = NotificationType("claude/status", StatusNotification::class.java)
+
     /** `claude/turnEnded`: a turn is over, and how it went. */
     val TURN_ENDED: NotificationType<TurnEndedNotification> = NotificationType("claude/turnEnded", TurnEndedNotification::class.java)
     val ALL: List<NotificationType<*>> = listOf(DELTA, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, STATUS, TURN_ENDED)
@@ -879,7 +937,8 @@ object Notifications {
 /** Every request the daemon sends the client: name, params and result types. */
 object ClientRequests {
     /** `claude/callEditorTool`: a request the daemon sends the client (server -> client). */
-    val CALL_EDITOR_TOOL: Method<CallEditorToolParams, JsonElement> = Method("claude/callEditorTool", CallEditorToolParams::class.java, JsonElement::class.java)
+    val CALL_EDITOR_TOOL: Method<CallEditorToolParams, JsonElement> =
+        Method("claude/callEditorTool", CallEditorToolParams::class.java, JsonElement::class.java)
     val ALL: List<Method<*, *>> = listOf(CALL_EDITOR_TOOL)
 }
 
@@ -891,31 +950,47 @@ val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf(
 /**
  * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields of their `data`.
  */
-enum class ErrorName(override val wire: String, val code: Int, val dataFields: List<String>) : WireEnum {
+enum class ErrorName(
+    override val wire: String,
+    val code: Int,
+    val dataFields: List<String>,
+) : WireEnum {
     /** The channel's CLI process has exited; the request cannot be served. */
     CHANNEL_EXITED("channelExited", -32003, listOf("channelId", "exitCode", "signal")),
+
     /** The `channelId` names no channel of this daemon. */
     CHANNEL_NOT_FOUND("channelNotFound", -32001, listOf("channelId")),
+
     /** No Claude Code CLI binary was found in any of the places looked. */
     CLI_NOT_FOUND("cliNotFound", -32004, listOf("looked")),
+
     /** The CLI binary exists but could not be started or died during start-up. */
     CLI_START_FAILED("cliStartFailed", -32005, listOf("reason", "stderrTail")),
+
     /** The CLI answered a control request with an error. */
     CONTROL_REQUEST_FAILED("controlRequestFailed", -32006, listOf("cliError", "subtype")),
+
     /** The CLI did not answer a control request in time. */
     CONTROL_REQUEST_TIMEOUT("controlRequestTimeout", -32007, listOf("subtype", "timeoutSeconds")),
+
     /** A request parameter is missing, has the wrong type, or an invalid value. */
     INVALID_PARAMS("invalidParams", -32602, listOf("field")),
+
     /** The permission request was already answered, cancelled, or never asked. */
     PERMISSION_REQUEST_NOT_FOUND("permissionRequestNotFound", -32008, listOf("channelId", "requestId")),
+
     /** A `claude/…` request arrived before `initialize`. */
     SERVER_NOT_INITIALIZED("serverNotInitialized", -32002, listOf("method")),
+
     /** The session is the conversation of an open channel of this daemon. */
     SESSION_IN_USE("sessionInUse", -32011, listOf("channelId", "sessionId")),
+
     /** No stored session with that id for that directory. */
     SESSION_NOT_FOUND("sessionNotFound", -32009, listOf("cwd", "sessionId")),
+
     /** The channel has no running background task with that id. */
-    TASK_NOT_FOUND("taskNotFound", -32010, listOf("channelId", "running", "taskId"));
+    TASK_NOT_FOUND("taskNotFound", -32010, listOf("channelId", "running", "taskId")),
+    ;
 
     companion object {
         fun of(wire: String?): ErrorName? = entries.firstOrNull { it.wire == wire }

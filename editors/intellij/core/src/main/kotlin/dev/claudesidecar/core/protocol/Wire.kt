@@ -22,6 +22,13 @@ interface WireEnum {
 }
 
 /**
+ * This value as it may be at run time: a wire value this client does not know (a newer daemon's)
+ * is read as null, whatever the field's Kotlin type says. For a `when` with a `null` branch, which
+ * the compiler would otherwise call dead code (and without which an unknown value would throw).
+ */
+fun <E : WireEnum> E?.orUnknown(): E? = this
+
+/**
  * A required field that may be null (e.g. `toolUseId` of a permission request): written as
  * `null`, never left out. Every other null field is left out, as the daemon does.
  */
@@ -30,12 +37,19 @@ interface WireEnum {
 annotation class AlwaysWritten
 
 /** A JSON-RPC request: its name and the classes of its params and result. */
-class Method<P : Any, R : Any>(val name: String, val paramsType: Class<P>, val resultType: Class<R>) {
+class Method<P : Any, R : Any>(
+    val name: String,
+    val paramsType: Class<P>,
+    val resultType: Class<R>,
+) {
     override fun toString(): String = name
 }
 
 /** A notification: its name and the class of its params. */
-class NotificationType<P : Any>(val name: String, val paramsType: Class<P>) {
+class NotificationType<P : Any>(
+    val name: String,
+    val paramsType: Class<P>,
+) {
     override fun toString(): String = name
 }
 

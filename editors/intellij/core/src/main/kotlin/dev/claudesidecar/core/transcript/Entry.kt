@@ -16,7 +16,12 @@ sealed class Entry(val id: Int) {
 }
 
 /** A prompt of the user; [messageId] is what fork and rewind take (null when unknown). */
-class UserEntry(id: Int, val messageId: String?, val text: String, val images: Int) : Entry(id) {
+class UserEntry(
+    id: Int,
+    val messageId: String?,
+    val text: String,
+    val images: Int,
+) : Entry(id) {
     override val parentToolUseId: String? get() = null
 }
 
@@ -24,7 +29,11 @@ class UserEntry(id: Int, val messageId: String?, val text: String, val images: I
  * Streamed text of the model: [text] grows by appends while [streaming], so a delta costs its
  * own length only. Text entries are markdown; thinking entries are plain text.
  */
-class TextEntry(id: Int, val thinking: Boolean, override val parentToolUseId: String?) : Entry(id) {
+class TextEntry(
+    id: Int,
+    val thinking: Boolean,
+    override val parentToolUseId: String?,
+) : Entry(id) {
     val text = StringBuilder()
     var streaming = true
         internal set
@@ -56,10 +65,20 @@ class ToolPermission(
 )
 
 /** What a tool returned: the text parts of its `tool_result`, and the CLI's structured `tool_use_result` (without `originalFile`). */
-class ToolResult(val text: String, val isError: Boolean, val images: Int, val details: JsonElement?)
+class ToolResult(
+    val text: String,
+    val isError: Boolean,
+    val images: Int,
+    val details: JsonElement?,
+)
 
 /** A tool call, from its first streamed byte to its result. */
-class ToolEntry(id: Int, val toolUseId: String, val name: String, override val parentToolUseId: String?) : Entry(id) {
+class ToolEntry(
+    id: Int,
+    val toolUseId: String,
+    val name: String,
+    override val parentToolUseId: String?,
+) : Entry(id) {
     /** The complete input; null while it streams. */
     var input: JsonObject? = null
         internal set
@@ -89,9 +108,17 @@ class TurnEntry(
     override val parentToolUseId: String? get() = null
 }
 
-class NoticeEntry(id: Int, val level: ChatEvent.Notice.Level, val text: String) : Entry(id) {
+class NoticeEntry(
+    id: Int,
+    val level: ChatEvent.Notice.Level,
+    val text: String,
+) : Entry(id) {
     override val parentToolUseId: String? get() = null
 }
 
 /** A file changed without a tool call to hang it on (a rewind). */
-class FileEntry(id: Int, val seq: Int, override val parentToolUseId: String?) : Entry(id)
+class FileEntry(
+    id: Int,
+    val seq: Int,
+    override val parentToolUseId: String?,
+) : Entry(id)

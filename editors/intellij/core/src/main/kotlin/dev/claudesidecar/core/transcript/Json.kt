@@ -11,14 +11,11 @@ internal fun JsonElement?.asObj(): JsonObject = if (this != null && isJsonObject
 
 internal fun JsonObject.obj(name: String): JsonObject = get(name).asObj()
 
-internal fun JsonObject.str(name: String): String =
-    get(name)?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isString }?.asString ?: ""
+internal fun JsonObject.str(name: String): String = get(name)?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isString }?.asString ?: ""
 
-internal fun JsonObject.int(name: String): Int? =
-    get(name)?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isNumber }?.asInt
+internal fun JsonObject.int(name: String): Int? = get(name)?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isNumber }?.asInt
 
 internal fun JsonObject.isTrue(name: String): Boolean =
     get(name)?.takeIf { it.isJsonPrimitive && it.asJsonPrimitive.isBoolean }?.asBoolean == true
 
-internal fun JsonObject.objects(name: String): List<JsonObject> =
-    (get(name) as? JsonArray)?.map { it.asObj() } ?: emptyList()
+internal fun JsonObject.objects(name: String): List<JsonObject> = (get(name) as? JsonArray)?.map { it.asObj() } ?: emptyList()

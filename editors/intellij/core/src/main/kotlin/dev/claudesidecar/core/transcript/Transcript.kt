@@ -3,6 +3,7 @@ package dev.claudesidecar.core.transcript
 import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.protocol.AutoDecision
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.DeltaKind
 import dev.claudesidecar.core.protocol.DeltaNotification
@@ -12,7 +13,6 @@ import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.HistoryMessage
 import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.HistoryPermission
-import dev.claudesidecar.core.protocol.AutoDecision
 import dev.claudesidecar.core.protocol.MessageNotification
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
@@ -20,6 +20,7 @@ import dev.claudesidecar.core.protocol.RetryInfo
 import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.TurnUsage
+import dev.claudesidecar.core.protocol.orUnknown
 
 /** The chat's state besides its entries, from `claude/status` (null [state]: no status yet). */
 data class ChatStatus(
@@ -149,8 +150,8 @@ class Transcript {
         if (entry !in change.added) change.updated += entry
     }
 
+    // Few tools wait for permission, and those are recent: search from the end.
     private fun toolOfRequest(requestId: String): ToolEntry? =
-        // Few tools wait for permission, and those are recent: search from the end.
         entryList.asReversed().firstOrNull { it is ToolEntry && it.permission?.requestId == requestId } as ToolEntry?
 
     private fun addTool(toolUseId: String, name: String, parent: String?, input: JsonObject?): ToolEntry =
@@ -183,8 +184,7 @@ class Transcript {
         return true
     }
 
-    private fun hasPrompt(messageId: String): Boolean =
-        entryList.asReversed().any { it is UserEntry && it.messageId == messageId }
+    private fun hasPrompt(messageId: String): Boolean = entryList.asReversed().any { it is UserEntry && it.messageId == messageId }
 
     // -- streaming --------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class Transcript {
     private fun onDelta(delta: DeltaNotification) {
         val key = blockKey(delta.parentToolUseId, delta.index)
         val entry = open[key]
-        when (delta.kind) {
+        when (delta.kind.orUnknown()) {
             DeltaKind.TOOL_INPUT -> if (entry is ToolEntry) {
                 entry.partialInput.append(delta.text)
                 touch(entry)
@@ -284,7 +284,11 @@ class Transcript {
                     val tool = ensureTool(block.str("id"), block.str("name"), parent, input)
                     tool.input = input
                     tool.partialInput.setLength(0)
-                    if (tool.status == ToolStatus.PENDING && tool.permission?.state != PermissionState.PENDING) tool.status = ToolStatus.RUNNING
+                    if (tool.status == ToolStatus.PENDING &&
+                        tool.permission?.state != PermissionState.PENDING
+                    ) {
+                        tool.status = ToolStatus.RUNNING
+                    }
                     touch(tool)
                 }
                 "text", "thinking" -> {
@@ -313,7 +317,12 @@ class Transcript {
     private fun onUser(message: JsonObject, parent: String?) {
         val content = message.obj("message").get("content")
         val blocks = if (content != null && content.isJsonPrimitive) {
-            listOf(JsonObject().apply { addProperty("type", "text"); addProperty("text", content.asString) })
+            listOf(
+                JsonObject().apply {
+                    addProperty("type", "text")
+                    addProperty("text", content.asString)
+                },
+            )
         } else {
             message.obj("message").objects("content")
         }
@@ -469,7 +478,9 @@ class Transcript {
         // sub-agent in the background may still be working on its own).
         for (entry in entryList.asReversed()) {
             if (entry is TurnEntry) break
-            if (entry is ToolEntry && entry.parentToolUseId == null && (entry.status == ToolStatus.PENDING || entry.status == ToolStatus.RUNNING)) {
+            if (entry is ToolEntry && entry.parentToolUseId == null &&
+                (entry.status == ToolStatus.PENDING || entry.status == ToolStatus.RUNNING)
+            ) {
                 entry.status = ToolStatus.ERROR
                 touch(entry)
             }
@@ -492,7 +503,7 @@ class Transcript {
     private fun fromHistory(m: HistoryMessage) {
         val parent = m.parentToolUseId
         val text = m.text ?: ""
-        when (m.kind) {
+        when (m.kind.orUnknown()) {
             HistoryMessageKind.USER_PROMPT -> if (parent == null) add(UserEntry(nextId++, m.uuid, text, m.imageCount ?: 0))
             HistoryMessageKind.ASSISTANT_TEXT, HistoryMessageKind.THINKING ->
                 add(TextEntry(nextId++, m.kind == HistoryMessageKind.THINKING, parent)).apply {

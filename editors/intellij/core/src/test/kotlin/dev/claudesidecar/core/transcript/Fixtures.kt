@@ -46,8 +46,7 @@ object Fixtures {
         return events
     }
 
-    fun cliMessage(event: ChatEvent): JsonObject? =
-        ((event as? ChatEvent.Notification)?.params as? MessageNotification)?.message?.asObj()
+    fun cliMessage(event: ChatEvent): JsonObject? = ((event as? ChatEvent.Notification)?.params as? MessageNotification)?.message?.asObj()
 
     /** The final texts of the `assistant` messages' blocks of [type] (`text` or `thinking`), in order. */
     fun finalTexts(name: String, type: String): List<String> =

@@ -10,7 +10,9 @@ import dev.claudesidecar.core.protocol.HistoryMessage
 import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.HistoryPermission
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.TurnOutcome
+import dev.claudesidecar.core.protocol.orUnknown
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -179,8 +181,14 @@ class TranscriptTest {
         fun request(auto: Boolean) = ChatEvent.Notification(
             "claude/permissionRequest",
             PermissionRequestNotification(
-                channelId = "ch-1", input = JsonObject(), requestId = "r1", seq = 1, suggestions = emptyList(), toolName = "Read",
-                toolUseId = "toolu_1", autoDecision = if (auto) dev.claudesidecar.core.protocol.AutoDecision.ALLOW else null,
+                channelId = "ch-1",
+                input = JsonObject(),
+                requestId = "r1",
+                seq = 1,
+                suggestions = emptyList(),
+                toolName = "Read",
+                toolUseId = "toolu_1",
+                autoDecision = if (auto) dev.claudesidecar.core.protocol.AutoDecision.ALLOW else null,
             ),
         )
         assertTrue(play(listOf(request(auto = true))).pending.isEmpty())
@@ -195,7 +203,14 @@ class TranscriptTest {
             messages = listOf(
                 HistoryMessage(HistoryMessageKind.USER_PROMPT, "u1", text = "write a readme please"),
                 HistoryMessage(HistoryMessageKind.TOOL_USE, "a1", toolName = "Edit", toolUseId = "toolu_h1"),
-                HistoryMessage(HistoryMessageKind.TOOL_RESULT, "r1", toolUseId = "toolu_h1", text = "No.", isError = true, permission = HistoryPermission.DENIED),
+                HistoryMessage(
+                    HistoryMessageKind.TOOL_RESULT,
+                    "r1",
+                    toolUseId = "toolu_h1",
+                    text = "No.",
+                    isError = true,
+                    permission = HistoryPermission.DENIED,
+                ),
                 HistoryMessage(HistoryMessageKind.ASSISTANT_TEXT, "a2", text = "Done."),
             ),
             sessionId = "s",
@@ -210,6 +225,21 @@ class TranscriptTest {
         assertEquals("u1", (t.entries[0] as UserEntry).messageId)
         assertEquals(ToolStatus.DENIED, tool(t, "Edit").status)
         assertEquals(ToolStatus.DONE, tool(t, "Bash").status, "live tool results still find their call")
+    }
+
+    @Test
+    fun `a delta or history message of a kind this client does not know is skipped`() {
+        // A newer daemon's kind: Gson reads it as null, whatever the Kotlin type says.
+        val delta = ProtocolJson.gson.fromJson(
+            """{"channelId":"ch-1","index":0,"kind":"newKind","seq":1,"text":"x"}""",
+            DeltaNotification::class.java,
+        )
+        val message = ProtocolJson.gson.fromJson("""{"kind":"newKind","uuid":"n1","text":"x"}""", HistoryMessage::class.java)
+        assertNull(delta.kind.orUnknown())
+        val t = Transcript()
+        t.apply(ChatEvent.History(History(listOf(message), "s", emptyList())))
+        t.apply(ChatEvent.Notification("claude/delta", delta))
+        assertTrue(t.entries.isEmpty())
     }
 
     @Test

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The IntelliJ client's static checks, through Maven: ktlint (Spotless, style in ../.editorconfig)
+# on the Kotlin sources of core, ui and plugin (which Maven does not build; ktlint reads
+# sources without compiling them), and a compile of core and ui with Kotlin warnings as
+# errors (-Werror). No test runs. Maven's output on failure, then one summary line.
+# Exits non-zero on failure; `mvn spotless:apply` in editors/intellij fixes the formatting.
+# With CI=true a missing prerequisite (java, mvn) fails; otherwise it skips.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+missing() {
+  if [[ "${CI:-}" == "true" ]]; then
+    echo "Kotlin checks: FAILED: $1" >&2
+    exit 1
+  fi
+  echo "Kotlin checks: SKIP: $1" >&2
+  exit 0
+}
+command -v java >/dev/null || missing "java is not installed (OpenJDK 17+)"
+command -v mvn >/dev/null || missing "mvn is not installed (Maven 3.8+)"
+
+cd "$here"
+files=$(find core/src ui/src plugin/src plugin/*.gradle.kts -name '*.kt' -o -name '*.kts' | wc -l)
+# Maven's colour codes leak through -B with the Kotlin plugin: strip them.
+mvn -q -B -Dstyle.color=never test-compile spotless:check "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+status=${PIPESTATUS[0]}
+if [[ $status -eq 0 ]]; then
+  echo "Kotlin checks: passed: ktlint on $files files, core and ui compiled without warnings"
+else
+  echo "Kotlin checks: FAILED: ktlint or the compiler (warnings are errors) found problems, see above;" \
+    "\`mvn spotless:apply\` in editors/intellij fixes the formatting" >&2
+fi
+exit $status
