@@ -15,11 +15,12 @@ from claude_sidecar.scripted.matching import (
     step_index,
     substitute,
 )
-from claude_sidecar.scripted.scenario import Block, ToolUseSpec
+from claude_sidecar.scripted.scenario import DEFAULT_WAIT_TIMEOUT, Block, ToolUseSpec
 from claude_sidecar.scripted.sse import (
     SseEvent,
     encode_event,
     error_body,
+    error_event,
     message_body,
     split_chunks,
     stop_reason,
@@ -189,6 +190,34 @@ def test_demo_scenario_loads() -> None:
         (
             {"default": [[{"text": 3}]]},
             ["Expected `str | null`, got `int`", "$.default[0][0].text"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a"}, {"wait_for_prompt": "("}]]}]},
+            ["`wait_for_prompt` is not a valid Python regex", "$.rules[0].steps[0][1]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a", "timeout": 1}]]}]},
+            ["`timeout` is only allowed on a `wait_for_prompt` block", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"default": [[{"wait_for_prompt": "y", "timeout": 0}, {"text": "a"}]]},
+            ["`timeout` must be > 0", "$.default[0][0]"],
+        ),
+        (
+            {"default": [[{"wait_for_prompt": "y"}]]},
+            ["default[0]: a step with `wait_for_prompt` needs a `text`"],
+        ),
+        (
+            {
+                "rules": [
+                    {"match": "x", "steps": [[{"error": {"times": 1}}, {"wait_for_prompt": "y"}]]}
+                ]
+            },
+            ["steps[0]: a step with `wait_for_prompt` needs", "$.rules[0]"],
+        ),
+        (
+            {"default": [[{"text": "a", "wait_for_prompt": "y"}]]},
+            ["exactly one of", "(got text, wait_for_prompt)", "$.default[0][0]"],
         ),
         ({"rules": {}}, ["Expected `array`", "$.rules"]),
         ({"bogus": 1}, ["unknown field `bogus`"]),
@@ -492,3 +521,47 @@ def test_message_body_and_error_body() -> None:
         "type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"},
     }
+
+
+# --- wait_for_prompt ----------------------------------------------------------------------
+
+
+def test_a_wait_block_holds_the_next_event_and_is_no_content_block() -> None:
+    scenario = load_scenario(
+        {
+            "default": [
+                [
+                    {"text": "first half", "chunk": 0},
+                    {"wait_for_prompt": "(?i)other", "timeout": 5},
+                    {"wait_for_prompt": "third"},
+                    {"text": "second half", "chunk": 0},
+                    {"wait_for_prompt": "last"},
+                ]
+            ]
+        }
+    )
+    step = scenario.default[0]
+    assert [b.kind for b in step] == ["text", *["wait_for_prompt"] * 2, "text", "wait_for_prompt"]
+    assert [b.is_content for b in step] == [True, False, False, True, False]
+    assert (step[1].wait_timeout, step[2].wait_timeout) == (5, DEFAULT_WAIT_TIMEOUT)
+
+    events = stream_events(step, message_id="m", model="m", usage={})
+
+    held = {e.event + str(e.data.get("index", "")): e.waits for e in events if e.waits}
+    assert held == {"content_block_start1": step[1:3], "message_delta": step[4:]}
+    starts = [e.data for e in events if e.event == "content_block_start"]
+    assert [(d["index"], d["content_block"]["type"]) for d in starts] == [(0, "text"), (1, "text")]
+    body = message_body(step, message_id="m", model="m", usage={})
+    assert body["content"] == [
+        {"type": "text", "text": "first half"},
+        {"type": "text", "text": "second half"},
+    ]
+    assert body["stop_reason"] == "end_turn"
+
+
+def test_error_event() -> None:
+    event = error_event("invalid_request_error", "no")
+    assert encode_event(event) == (
+        b'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error",'
+        b'"message":"no"}}\n\n'
+    )
