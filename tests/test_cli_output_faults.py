@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -84,9 +85,9 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
         if n.message["type"] == "control_request"
     ]
     assert forwarded and forwarded[0]["request_id"] == "cli_1"
-    for _ in range(100):
-        if answers.read_text():
-            break
+    deadline = time.monotonic() + 30
+    # Polls: the fake CLI writes the daemon's answer to a file when it reads it.
+    while not answers.read_text() and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     answer = json.loads(answers.read_text().splitlines()[0])
     assert answer["response"]["subtype"] == "error"

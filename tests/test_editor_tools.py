@@ -124,10 +124,10 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
 ) -> None:
     sidecar, editor = editor_sidecar
-    late = asyncio.Event()
+    turn_over, late = asyncio.Event(), asyncio.Event()
 
     async def answer_too_late(params: dict[str, Any]) -> str:
-        await asyncio.sleep(3)
+        await turn_over.wait()  # after the daemon gave up, however slow the machine
         late.set()
         return "far too late"
 
@@ -136,6 +136,7 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
 
     result = (await sidecar.turn(channel, "any problems in a.py?", timeout=30)).result
     tool_result = tool_results(model)[-1]
+    turn_over.set()
     await asyncio.wait_for(late.wait(), 10)
 
     assert tool_result.get("is_error") is True

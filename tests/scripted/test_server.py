@@ -272,12 +272,20 @@ def test_stop_is_prompt_with_an_open_stream_and_an_idle_connection() -> None:
     model = ScriptedModel(SCENARIO).start()
     idle = socket.create_connection(("127.0.0.1", model.port))  # an idle keep-alive client
     conn = connect(model)
-    resp = post(conn, body("slow"))  # ~8 s of deltas if left alone
+    model.set_scenario(
+        {
+            "default": [
+                [{"text": "a"}, {"wait_for_prompt": "^never$", "timeout": 600}, {"text": "b"}]
+            ]
+        }
+    )
+    resp = post(conn, body("held"))  # 10 minutes before it goes on, if left alone
     assert resp.status == 200
     resp.read(40)  # the stream has started
     t0 = time.monotonic()
     model.stop()
-    assert time.monotonic() - t0 < 1.0
+    # Far below the 600 s a stop that waited for the stream would take, and beyond any load.
+    assert time.monotonic() - t0 < 30
     with pytest.raises(OSError):  # nobody listens any more
         socket.create_connection(("127.0.0.1", conn.port), timeout=1)
     idle.settimeout(2)
