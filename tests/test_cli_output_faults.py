@@ -14,9 +14,12 @@ import pytest
 
 from tests.harness import FAKE_CLI, Sidecar, StartSidecar
 
+Fake = tuple[Sidecar, Path, Path]
+"""A daemon whose CLI is the fake, the file of lines it prints and the one of its answers."""
+
 
 @pytest.fixture
-async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Path, Path]:
+async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> Fake:
     lines = tmp_path / "lines.bin"
     answers = tmp_path / "answers.jsonl"
     answers.touch()
@@ -27,7 +30,7 @@ async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Pat
 
 
 async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, _ = fake
     big = "x" * (20 * 1024 * 1024)
@@ -62,7 +65,7 @@ async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
 
 
 async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_hanging(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, answers = fake
     lines.write_bytes(
@@ -96,7 +99,7 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
 
 
 async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, _ = fake
     lines.write_bytes(b"")

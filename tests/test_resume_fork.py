@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -57,7 +58,7 @@ THREE_EXCHANGES = {
 }
 
 
-def texts_of(request: dict) -> list[str]:
+def texts_of(request: dict[str, Any]) -> list[str]:
     """The prompt and answer texts of a request's conversation, reminders left out."""
     out = []
     for message in request["messages"]:

@@ -96,10 +96,10 @@ async def test_two_turns_in_one_channel_keep_context(
     assert "what did I just say?" in flat
 
 
-def half_then_wait_for(letter: str, other: str) -> list[dict[str, object]]:
+def half_then_wait_for(letter: str, other: str) -> list[dict[str, str | int]]:
     """A step streaming 60 ``letter``s, then holding until ``other``'s prompt has reached
     the model, then 60 more."""
-    half = {"text": letter * 60}
+    half: dict[str, str | int] = {"text": letter * 60}
     return [half, {"wait_for_prompt": f"^{other}$", "timeout": 45}, half]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def result(lines: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def model():
+def model() -> Iterator[ScriptedModel]:
     with ScriptedModel(SCENARIO) as m:
         yield m
 

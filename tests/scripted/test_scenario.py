@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -29,30 +30,42 @@ from claude_sidecar.scripted.sse import (
 
 REMINDER = "<system-reminder>\nAttribution for commits...\n</system-reminder>\n"
 ENV = "# Environment\n - Primary working directory: /work/space\n - Is a git repository: false\n"
-TOOLS = [{"name": "Write", "input_schema": {"type": "object"}}]
+TOOLS: list[dict[str, Any]] = [{"name": "Write", "input_schema": {"type": "object"}}]
 
 
-def user(*texts: str) -> dict:
+def user(*texts: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
 
 
-def tool_result(tool_id: str = "toolu_1") -> dict:
+def tool_result(tool_id: str = "toolu_1") -> dict[str, Any]:
     return {
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}],
     }
 
 
-def assistant(text: str = "x") -> dict:
+def assistant(text: str = "x") -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
 
 
-def system_msg(text: str = ENV) -> dict:
+def system_msg(text: str = ENV) -> dict[str, Any]:
     return {"role": "system", "content": [{"type": "text", "text": text}]}
 
 
-def request(*messages: dict, tools: list | None = TOOLS, **extra) -> dict:
-    body = {"model": "claude-test", "messages": list(messages), "stream": True} | extra
+def tool_use(block: Block) -> ToolUseSpec:
+    """The tool call of a block that must be one."""
+    assert block.tool_use is not None, block
+    return block.tool_use
+
+
+def request(
+    *messages: dict[str, Any], tools: list[dict[str, Any]] | None = TOOLS, **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": "claude-test",
+        "messages": list(messages),
+        "stream": True,
+    } | extra
     if tools is not None:
         body["tools"] = tools
     return body
@@ -126,7 +139,8 @@ def test_demo_scenario_loads() -> None:
     sc = load_scenario(DEMO_SCENARIO_PATH)
     kinds = [b.kind for b in sc.rules[0].steps[0]]
     assert kinds == ["thinking", "text", "tool_use"]
-    assert sc.rules[0].steps[0][2].tool_use.input["file_path"] == "{cwd}/haiku.txt"
+    write = sc.rules[0].steps[0][2].tool_use
+    assert write is not None and write.input["file_path"] == "{cwd}/haiku.txt"
     assert sc.rule_for("Create a haiku file") is sc.rules[0]
     assert sc.rule_for("what time is it") is None
 
@@ -223,7 +237,7 @@ def test_demo_scenario_loads() -> None:
         ({"bogus": 1}, ["unknown field `bogus`"]),
     ],
 )
-def test_bad_scenarios_name_the_path(doc: dict, fragments: list[str]) -> None:
+def test_bad_scenarios_name_the_path(doc: dict[str, Any], fragments: list[str]) -> None:
     with pytest.raises(ValueError) as info:
         load_scenario(doc)
     message = str(info.value)
@@ -364,7 +378,7 @@ def test_tool_step_then_next_step_then_finished(scenario: Scenario) -> None:
 
 def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
     body = request(user("write"), system_msg())
-    ids = [plan_reply(scenario, body).blocks[1].tool_use.id for _ in range(2)]
+    ids = [tool_use(plan_reply(scenario, body).blocks[1]).id for _ in range(2)]
     assert ids == [
         "toolu_scripted_1",
         "toolu_scripted_1",
@@ -372,12 +386,12 @@ def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
     sc = load_scenario(
         {"rules": [{"match": "", "steps": [[{"tool_use": {"name": "Bash", "id": "toolu_mine"}}]]}]}
     )
-    assert plan_reply(sc, body).blocks[0].tool_use.id == "toolu_mine"
+    assert tool_use(plan_reply(sc, body).blocks[0]).id == "toolu_mine"
 
 
 def test_cwd_placeholder_is_left_when_unknown(scenario: Scenario) -> None:
     plan = plan_reply(scenario, request(user("write")))
-    assert plan.blocks[1].tool_use.input["file_path"] == "{cwd}/a.txt"
+    assert tool_use(plan.blocks[1]).input["file_path"] == "{cwd}/a.txt"
 
 
 def test_error_plan(scenario: Scenario) -> None:

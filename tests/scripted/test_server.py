@@ -37,12 +37,16 @@ SCENARIO = {
     "default": [[{"text": "default reply"}]],
     "chunk": 4,
 }
-TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+TOOLS: list[dict[str, Any]] = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
 
 def body(
-    prompt: str, *, stream: bool = True, tools: list | None = TOOLS, extra: list | None = None
-) -> dict:
+    prompt: str,
+    *,
+    stream: bool = True,
+    tools: list[dict[str, Any]] | None = TOOLS,
+    extra: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     b: dict[str, Any] = {
         "model": "claude-test",
         "stream": stream,
@@ -74,7 +78,7 @@ def post(
     return conn.getresponse()
 
 
-def parse_sse(raw: bytes) -> list[tuple[str, dict]]:
+def parse_sse(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for chunk in raw.decode().split("\n\n"):
         if not chunk.strip():
@@ -129,7 +133,7 @@ def test_stream_is_chunked_sse_on_a_keep_alive_connection(model: ScriptedModel) 
     for _ in range(2):  # the second request reuses the same connection
         resp = post(conn, body("hi"))
         assert resp.status == 200
-        assert resp.getheader("Content-Type").startswith("text/event-stream")
+        assert resp.getheader("Content-Type", "").startswith("text/event-stream")
         assert resp.getheader("Transfer-Encoding") == "chunked"
         events = parse_sse(resp.read())
         assert events[0][0] == "message_start" and events[-1][0] == "message_stop"
