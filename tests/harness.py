@@ -416,7 +416,7 @@ class RawClient:
         finally:
             watchdog.cancel()
 
-    def reply_to(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
+    def reply_to(self, request_id: int | str, timeout: float = 30.0) -> dict[str, Any]:
         """Read messages until the response to ``request_id`` (each within ``timeout`` s)."""
         while (message := self.receive(timeout)).get("id") != request_id or "method" in message:
             pass
