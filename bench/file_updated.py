@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
@@ -102,7 +103,7 @@ def edit_latencies(daemon: Daemon, channel: str, workspace: str, lines: list[int
     return latencies
 
 
-def measure(quick: bool, log=print) -> dict[str, Any]:
+def measure(quick: bool, log: Callable[[str], None] = print) -> dict[str, Any]:
     edits = 2 if quick else 5
     tmp = tempfile.mkdtemp(prefix="bench-file-updated-")
     files = {"big": 10_000, "small": 10}

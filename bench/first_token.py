@@ -135,7 +135,7 @@ class _Daemon(DaemonClient):
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
-        await self.client.stop()
+        await self.client.stop()  # type: ignore[no-untyped-call]  # pygls's Client.stop is unannotated
 
 
 async def _spare_ready(daemon_pid: int, settle: float = 1.5) -> None:

@@ -26,7 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 import synthetic_cli
 from relay import pump
@@ -110,7 +113,7 @@ def sdk_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
         line = process.stdout.readline()  # type: ignore[union-attr]
         if not line:
             raise EOFError(f"the SDK peer exited; see {tmp}/sdk.log")
-        return json.loads(line)
+        return msgspec.json.decode(line, type=dict[str, Any])
 
     try:
         idle = ask(None)["idle"]
@@ -129,7 +132,7 @@ def sdk_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
     return {"idle": _mib(idle), "loaded": _mib(loaded)}
 
 
-def measure(quick: bool, log=print) -> dict[str, Any]:
+def measure(quick: bool, log: Callable[[str], None] = print) -> dict[str, Any]:
     burst = 1000 if quick else 3000
     tmp = tempfile.mkdtemp(prefix="bench-memory-")
     cli = synthetic_cli.wrapper(tmp)

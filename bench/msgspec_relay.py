@@ -109,7 +109,7 @@ class Relay:
             return b""  # not JSON: skipped, as the daemon does
         event = line.event
         if event is not None and event.type == "content_block_delta" and event.delta:
-            known = KINDS.get(event.delta.type)
+            known = KINDS.get(event.delta.type or "")
             if known is not None:
                 text = getattr(event.delta, known[1])
                 if text is not None:

@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,7 +262,7 @@ class SdkRelay:
         line = self.process.stdout.readline()
         if not line:
             raise EOFError("the SDK peer exited; see sdk.log")
-        return json.loads(line)
+        return msgspec.json.decode(line, type=dict[str, Any])
 
     def turn(self, text: str, **_: Any) -> Stream:
         cpu = cpu_seconds(self.process.pid)
@@ -339,7 +340,7 @@ def _median_stream(streams: list[Stream]) -> dict[str, Any]:
     }
 
 
-def throughput(quick: bool, repeats: int, log=print) -> dict[str, Any]:
+def throughput(quick: bool, repeats: int, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Section (a): every relay on every configuration, repeats interleaved."""
     configs = [(1, 20_000), (8, 5_000)] if quick else [(1, 100_000), (8, 25_000)]
     tmp = tempfile.mkdtemp(prefix="bench-relay-")
@@ -415,7 +416,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
-def latency(quick: bool, log=print) -> dict[str, Any]:
+def latency(quick: bool, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Section (b): paced deltas on 8 channels through the daemon (coalescing off, on)
     and through the msgspec relay, one after the other."""
     channels, rate = 8, 200
@@ -429,17 +430,18 @@ def latency(quick: bool, log=print) -> dict[str, Any]:
         "seconds": seconds,
         "coalesce_ms": COALESCE_MS,
     }
-    for key, make in [
+    makers: list[tuple[str, Callable[[], DaemonRelay | MsgspecRelay]]] = [
         ("daemon", lambda: DaemonRelay(cli, channels, 0, tmp)),
         ("daemon_coalesced", lambda: DaemonRelay(cli, channels, 0, tmp, COALESCE_MS)),
         ("relay", lambda: MsgspecRelay(cli, channels, 0, tmp)),
-    ]:
+    ]
+    for key, make in makers:
         log(f"(b) {key}: {channels} channels x {rate} deltas/s for {seconds} s ...")
         relay = make()
         try:
-            if getattr(relay, "unavailable", None):
+            if unavailable := getattr(relay, "unavailable", None):
                 out[key] = None
-                out["coalescing"] = f"not available: {relay.unavailable}"
+                out["coalescing"] = f"not available: {unavailable}"
                 continue
             warm_up([relay])
             stream = relay.turn(command, latency=True)

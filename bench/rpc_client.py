@@ -279,7 +279,9 @@ class Daemon(Peer):
         return result
 
     def new_channel(self, cwd: str, **params: Any) -> dict[str, Any]:
-        return self.request("claude/newChannel", {"cwd": cwd, **params})
+        result = self.request("claude/newChannel", {"cwd": cwd, **params})
+        assert isinstance(result, dict), result
+        return result
 
     def shutdown(self, timeout: float = 30) -> None:
         """``shutdown`` + ``exit``, then wait; SIGKILL whatever does not end in time."""

@@ -159,8 +159,11 @@ def format_a(a: dict[str, Any]) -> str:
 
 
 def format_b(b: dict[str, Any]) -> str:
-    d, r, c = b.get("daemon"), b.get("relay"), b.get("daemon_coalesced")
-    coalesced_na = c is None or b.get("coalescing") != "on"
+    d: dict[str, Any] = b["daemon"]
+    r: dict[str, Any] = b["relay"]
+    coalesced: dict[str, Any] | None = (
+        b.get("daemon_coalesced") if b.get("coalescing") == "on" else None
+    )
     rows = []
     for key, label in [
         ("p50_ms", "p50 ms"),
@@ -176,9 +179,9 @@ def format_b(b: dict[str, Any]) -> str:
                 num(d[key], digits),
                 num(r[key], digits),
                 ratio(d[key], r[key]),
-                NA_COALESCE if coalesced_na else num(c[key], digits),
+                NA_COALESCE if coalesced is None else num(coalesced[key], digits),
             ]
-        )  # type: ignore[index]
+        )
     return table(
         f"(b) added latency CLI line -> client, {b['channels']} ch x "
         f"{b['rate_per_channel']} deltas/s x {b['seconds']} s",
@@ -256,7 +259,9 @@ def run_d(quick: bool) -> dict[str, Any]:
     if run_all is None:
         raise NotImplementedError("bench/first_token.py has no run_all(runs) yet")
     log("(d) time to first token (bench/first_token.py) ...")
-    return run_all(1 if quick else 3)
+    result = run_all(1 if quick else 3)
+    assert isinstance(result, dict), result
+    return result
 
 
 def sections(

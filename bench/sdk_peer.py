@@ -29,6 +29,7 @@ import json
 import sys
 import tempfile
 import time
+from typing import Any
 
 
 def status() -> dict[str, int]:
@@ -41,7 +42,7 @@ def status() -> dict[str, int]:
     return figures
 
 
-def reply(obj: dict) -> None:
+def reply(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 

@@ -159,7 +159,9 @@ class Soak(DaemonClient):
     async def open(self, cwd: str) -> str:
         result = await self.request("claude/newChannel", {"cwd": cwd})
         self.cli_pids.add(result["pid"])
-        return result["channelId"]
+        channel_id = result["channelId"]
+        assert isinstance(channel_id, str), result
+        return channel_id
 
     async def turn(
         self, channel: str, text: str, interrupt: bool = False
@@ -195,7 +197,7 @@ class Soak(DaemonClient):
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
-        await self.client.stop()
+        await self.client.stop()  # type: ignore[no-untyped-call]  # pygls's Client.stop is unannotated
 
 
 async def worker(

@@ -40,6 +40,7 @@ import os
 import sys
 import time
 import uuid
+from typing import Any
 
 CHUNK = 1 << 20
 
@@ -94,7 +95,7 @@ class Cli:
     def emit(self, obj: object) -> None:
         write_all(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 
-    def event(self, event: dict) -> None:
+    def event(self, event: dict[str, Any]) -> None:
         self.emit(
             {
                 "type": "stream_event",
@@ -107,7 +108,7 @@ class Cli:
 
     # ------------------------------------------------------------ one turn
 
-    def turn(self, message: dict) -> None:
+    def turn(self, message: dict[str, Any]) -> None:
         text = " ".join(block.get("text", "") for block in _content(message)).split()
         if "--replay-user-messages" in sys.argv:
             self.emit({**message, "session_id": self.session, "isReplay": True})
@@ -213,9 +214,9 @@ class Cli:
 
     # ------------------------------------------------------------ main loop
 
-    def control(self, message: dict) -> None:
+    def control(self, message: dict[str, Any]) -> None:
         request = message.get("request") or {}
-        response: dict = {}
+        response: dict[str, Any] = {}
         if request.get("subtype") == "initialize":
             response = {
                 "commands": [],
@@ -246,7 +247,7 @@ class Cli:
                 self.turn(message)
 
 
-def _content(message: dict) -> list[dict]:
+def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = (message.get("message") or {}).get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}]

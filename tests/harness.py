@@ -29,6 +29,27 @@ FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
 """A synthetic CLI for what the real one cannot do on cue (see its docstring)."""
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """``value``, read from JSON, as the object it must be (else the test fails)."""
+    assert isinstance(value, dict), f"expected a JSON object, got {value!r}"
+    return value
+
+
+def json_str(value: Any) -> str:
+    """``value``, read from JSON, as the string it must be (else the test fails)."""
+    assert isinstance(value, str), f"expected a JSON string, got {value!r}"
+    return value
+
+
+@dataclass
+class RpcError:
+    """A request's error answer: its code, message and ``data`` object (``{}`` if none)."""
+
+    code: int
+    message: str
+    data: dict[str, Any]
+
+
 @dataclass
 class Note:
     """One notification as received, with its arrival time."""
@@ -39,7 +60,7 @@ class Note:
 
     @property
     def channel(self) -> str:
-        return self.params["channelId"]
+        return json_str(self.params["channelId"])
 
     @property
     def message(self) -> Any:
@@ -73,7 +94,7 @@ class Turn:
         """The CLI's ``result`` message of the turn."""
         result = next((n.message for n in self.notes if is_result(n)), None)
         assert result is not None, f"the turn ended without a result: {self.ended}"
-        return result
+        return json_object(result)
 
 
 class Sidecar:
@@ -126,7 +147,7 @@ class Sidecar:
         """What the daemon said of itself at ``initialize`` (capabilities.experimental)."""
         experimental = self.initialized.capabilities.experimental
         assert isinstance(experimental, dict), "initialize has not answered yet"
-        return experimental["claudeSidecar"]
+        return json_object(experimental["claudeSidecar"])
 
     @property
     def process(self) -> asyncio.subprocess.Process:
@@ -150,12 +171,12 @@ class Sidecar:
             self.client.protocol.send_request_async(method, params or {}), 60
         )
 
-    async def error(self, method: str, params: dict[str, Any]) -> JsonRpcException:
+    async def error(self, method: str, params: dict[str, Any]) -> RpcError:
         """Send a request that must fail and return the error."""
         try:
             result = await self.request(method, params)
         except JsonRpcException as e:
-            return e
+            return RpcError(e.code, e.message, {} if e.data is None else json_object(e.data))
         raise AssertionError(f"{method} succeeded with {result!r}; an error was expected")
 
     async def open_channel(
@@ -163,12 +184,12 @@ class Sidecar:
     ) -> dict[str, Any]:
         """Open a channel (newChannel or forkSession) and return the whole result; its pid
         is checked on teardown."""
-        result = await self.request(method, params)
+        result = json_object(await self.request(method, params))
         self.pids.append(result["pid"])
         return result
 
     async def new_channel(self, cwd: str, **options: Any) -> str:
-        return (await self.open_channel(cwd=cwd, **options))["channelId"]
+        return json_str((await self.open_channel(cwd=cwd, **options))["channelId"])
 
     async def chat(self, cwd: str, *prompts: str, **options: Any) -> tuple[str, list[str]]:
         """A closed chat of ``prompts`` in ``cwd`` (a channel opened with ``options``),
@@ -186,7 +207,7 @@ class Sidecar:
         result = await self.request(
             "claude/sendMessage", {"channelId": channel_id, "text": text, **extra}
         )
-        return result["messageId"]
+        return json_str(result["messageId"])
 
     async def turn(self, channel_id: str, text: str, *, timeout: float = 60, **extra: Any) -> Turn:
         """Send a message (``extra``: more sendMessage params) and wait for the
@@ -242,7 +263,7 @@ class Sidecar:
         note = await self.wait_for(
             lambda n: n.channel == channel_id and is_result(n), timeout, after
         )
-        return note.message
+        return json_object(note.message)
 
     async def wait_for_state(
         self, channel_id: str, state: str, after: int = 0, timeout: float = 60
@@ -391,11 +412,11 @@ class RawClient:
                     )
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
-            return json.loads(self.process.stdout.read(length))
+            return json_object(json.loads(self.process.stdout.read(length)))
         finally:
             watchdog.cancel()
 
-    def reply_to(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
+    def reply_to(self, request_id: int | str, timeout: float = 30.0) -> dict[str, Any]:
         """Read messages until the response to ``request_id`` (each within ``timeout`` s)."""
         while (message := self.receive(timeout)).get("id") != request_id or "method" in message:
             pass

@@ -7,7 +7,7 @@ from pathlib import Path
 from claude_sidecar import __version__, api
 
 from tests.conftest import cli_under_test
-from tests.harness import RawClient, Sidecar
+from tests.harness import RawClient, Sidecar, StartSidecar
 
 
 async def test_initialize_names_the_cli_and_its_version(sidecar: Sidecar) -> None:
@@ -48,7 +48,7 @@ async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[st
 
 
 async def test_initialize_says_why_no_cli_was_found(
-    sidecar_with, daemon_env: dict[str, str], tmp_path: Path
+    sidecar_with: StartSidecar, daemon_env: dict[str, str], tmp_path: Path
 ) -> None:
     daemon_env["PATH"] = str(tmp_path)  # no `claude` here
     missing = tmp_path / "nothing-here"

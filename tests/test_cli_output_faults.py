@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.harness import FAKE_CLI, Sidecar, StartSidecar
 
+Fake = tuple[Sidecar, Path, Path]
+"""A daemon whose CLI is the fake, the file of lines it prints and the one of its answers."""
+
 
 @pytest.fixture
-async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Path, Path]:
+async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> Fake:
     lines = tmp_path / "lines.bin"
     answers = tmp_path / "answers.jsonl"
     answers.touch()
@@ -26,7 +30,7 @@ async def fake(sidecar_with: StartSidecar, tmp_path: Path) -> tuple[Sidecar, Pat
 
 
 async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, _ = fake
     big = "x" * (20 * 1024 * 1024)
@@ -61,7 +65,7 @@ async def test_non_json_lines_are_skipped_and_everything_else_arrives_in_order(
 
 
 async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_hanging(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, answers = fake
     lines.write_bytes(
@@ -84,9 +88,9 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
         if n.message["type"] == "control_request"
     ]
     assert forwarded and forwarded[0]["request_id"] == "cli_1"
-    for _ in range(100):
-        if answers.read_text():
-            break
+    deadline = time.monotonic() + 30
+    # Polls: the fake CLI writes the daemon's answer to a file when it reads it.
+    while not answers.read_text() and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     answer = json.loads(answers.read_text().splitlines()[0])
     assert answer["response"]["subtype"] == "error"
@@ -95,7 +99,7 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
 
 
 async def test_a_cli_refusing_a_control_request_is_reported_and_the_channel_stays_usable(
-    fake, workspace: Path
+    fake: Fake, workspace: Path
 ) -> None:
     daemon, lines, _ = fake
     lines.write_bytes(b"")

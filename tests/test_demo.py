@@ -37,7 +37,9 @@ def demo(user_config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_demo_streams_thinking_text_and_real_tool_calls(demo) -> None:
+def test_demo_streams_thinking_text_and_real_tool_calls(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
     assert demo.returncode == 0, demo.stderr[-2000:]
     out = demo.stdout
     assert "thinking…" in out and "claude:" in out
@@ -47,7 +49,9 @@ def test_demo_streams_thinking_text_and_real_tool_calls(demo) -> None:
     assert "the tools really ran" in out and "  tests turn green by noon\n" in out
 
 
-def test_demo_shows_each_permission_request_with_its_preview_and_answers_it(demo) -> None:
+def test_demo_shows_each_permission_request_with_its_preview_and_answers_it(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
     out = demo.stdout
 
     assert "? permission request: Write haiku.txt" in out
@@ -57,7 +61,7 @@ def test_demo_shows_each_permission_request_with_its_preview_and_answers_it(demo
     assert out.index("  +Cursor blinks at dawn", request) < out.index("→ allowed", request)
 
 
-def test_demo_shows_the_diff_of_every_file_update(demo) -> None:
+def test_demo_shows_the_diff_of_every_file_update(demo: subprocess.CompletedProcess[str]) -> None:
     out = demo.stdout
     write = out.index("✎ file updated by Write: ")
     edit = out.index("✎ file updated by Edit: ")
@@ -69,13 +73,15 @@ def test_demo_shows_the_diff_of_every_file_update(demo) -> None:
     assert "\033[" not in out  # colours only on a terminal
 
 
-def test_demo_client_knows_every_notification_the_daemon_sends(demo) -> None:
+def test_demo_client_knows_every_notification_the_daemon_sends(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
     assert "Ignoring notification" not in demo.stderr
     assert "unknown method" not in demo.stderr
 
 
 def test_demo_leaves_the_users_claude_settings_and_config_dir_alone(
-    demo, user_config: Path
+    demo: subprocess.CompletedProcess[str], user_config: Path
 ) -> None:
     assert demo.returncode == 0, demo.stderr[-2000:]
     assert list(user_config.iterdir()) == [], "the demo wrote into the user's config dir"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from pygls.exceptions import JsonRpcInternalError
 
-from tests.harness import Sidecar, StartSidecar, tool_results
+from tests.harness import Sidecar, StartSidecar, json_object, tool_results
 
 DIAGNOSTICS_TOOL = {
     "name": "getDiagnostics",
@@ -79,13 +80,13 @@ async def editor_server_after_a_message(sidecar: Sidecar, workspace: Path) -> di
     (the CLI connects in-process servers then), polled until it is connected."""
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.turn(channel, "hello")
-    for _ in range(100):
+    deadline = time.monotonic() + 60
+    while True:
         servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
-        editor = next(s for s in servers if s["name"] == "editor")
-        if editor["status"] == "connected":
-            break
+        editor = json_object(next(s for s in servers if s["name"] == "editor"))
+        if editor["status"] == "connected" or time.monotonic() > deadline:
+            return editor
         await asyncio.sleep(0.1)
-    return editor
 
 
 async def test_the_model_calls_an_editor_tool_and_gets_the_editors_answer(
@@ -208,7 +209,7 @@ async def test_mcp_status_lists_the_ide_server_once_the_cli_has_connected_it(
 async def test_mcp_status_lists_every_declared_editor_tool_after_the_first_message(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:
-    tools = [
+    tools: list[dict[str, Any]] = [
         DIAGNOSTICS_TOOL,
         {"name": "getOpenEditors", "description": "The files open in the editor."},
         {

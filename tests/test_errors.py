@@ -194,7 +194,7 @@ INITIALIZE = {
     "method": "initialize",
     "params": {"capabilities": {}, "initializationOptions": {"clientName": "raw"}},
 }
-SHUTDOWN_AND_EXIT = [
+SHUTDOWN_AND_EXIT: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
     {"jsonrpc": "2.0", "method": "exit"},
 ]
@@ -262,7 +262,7 @@ def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc
     ],
 )
 def test_bad_initialization_options_are_rejected_naming_the_field(
-    daemon_env: dict[str, str], options: dict, field: str
+    daemon_env: dict[str, str], options: dict[str, Any], field: str
 ) -> None:
     bad = {**INITIALIZE, "params": {"capabilities": {}, "initializationOptions": options}}
     replies, _done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])

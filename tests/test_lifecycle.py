@@ -11,10 +11,17 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import RawClient, Sidecar, pid_alive, wait_until_dead
 
-LONG_ANSWER = "word " * 400
+STREAMED = "word " * 40
+# A long answer: STREAMED, then held (no prompt says that) until the turn is interrupted or its
+# CLI ends, so it is always still streaming when a test acts on its first delta.
+LONG_ANSWER = [
+    {"text": STREAMED},
+    {"wait_for_prompt": "^no prompt says this$", "timeout": 90},
+    {"text": "and the rest"},
+]
 SLOW = {
     "rules": [
-        {"match": "(?i)long", "steps": [[{"text": LONG_ANSWER}]], "chunk": 5, "delay": 0.02},
+        {"match": "(?i)long", "steps": [LONG_ANSWER], "chunk": 5},
         {"match": "(?i)hello", "steps": [[{"text": "Hello again!"}]]},
     ],
     "default": [[{"text": "?"}]],
@@ -53,7 +60,7 @@ async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(
 
     assert result["subtype"] == "error_during_execution"
     streamed = sidecar.text(channel)
-    assert 0 < len(streamed) < len(LONG_ANSWER) and LONG_ANSWER.startswith(streamed)
+    assert streamed and STREAMED.startswith(streamed)
     turn = await sidecar.turn(channel, "hello")
     follow_up = turn.result
     assert follow_up["subtype"] == "success"

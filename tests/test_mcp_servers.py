@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.harness import Sidecar, tool_results
+from tests.harness import Sidecar, json_object, tool_results
 
 WEATHER = {
     "weather": {
@@ -32,15 +34,19 @@ ASK_WEATHER = {
 }
 
 
-async def status_of(sidecar: Sidecar, channel: str, name: str, wanted: str) -> dict:
+async def status_of(
+    sidecar: Sidecar, channel: str, name: str, wanted: str, timeout: float = 60
+) -> dict[str, Any]:
     """Poll claude/mcpStatus until server ``name`` reaches ``wanted`` (servers start async)."""
-    for _ in range(100):
+    deadline = time.monotonic() + timeout
+    while True:
         servers = (await sidecar.request("claude/mcpStatus", {"channelId": channel}))["servers"]
-        server = next(s for s in servers if s["name"] == name)
+        server = json_object(next(s for s in servers if s["name"] == name))
         if server["status"] == wanted:
             return server
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{name} stayed {server['status']}")
         await asyncio.sleep(0.1)
-    raise AssertionError(f"{name} stayed {server['status']}")
 
 
 async def test_a_configured_stdio_server_answers_the_models_tool_call(

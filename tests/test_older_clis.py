@@ -18,10 +18,11 @@ from tests.harness import FAKE_CLI, Note, Sidecar, StartSidecar
 ANSWER = str(uuid.uuid4())
 
 
+StartFake = Callable[[str | None], Awaitable[Sidecar]]
+
+
 @pytest.fixture
-def start_fake(
-    sidecar_with: StartSidecar, tmp_path: Path
-) -> Callable[[str | None], Awaitable[Sidecar]]:
+def start_fake(sidecar_with: StartSidecar, tmp_path: Path) -> StartFake:
     """Starts a daemon whose CLI is the fake playing CLI ``version`` (None: one that cannot
     tell its version); each answer is an assistant message, then a result."""
 
@@ -40,10 +41,12 @@ def start_fake(
         )
         answers = tmp_path / "answers.jsonl"
         answers.touch()
-        env = {"FAKE_CLI_LINES": str(lines), "FAKE_CLI_ANSWERS": str(answers)}
-        if version is not None:
-            env["FAKE_CLI_VERSION"] = version
-        return await sidecar_with({"cliPath": str(FAKE_CLI)}, **env)
+        return await sidecar_with(
+            {"cliPath": str(FAKE_CLI)},
+            FAKE_CLI_LINES=str(lines),
+            FAKE_CLI_ANSWERS=str(answers),
+            FAKE_CLI_VERSION=version or "",  # empty: a CLI that cannot tell its version
+        )
 
     return start
 
@@ -61,7 +64,7 @@ async def open_and_send(daemon: Sidecar, workspace: Path) -> tuple[str, str]:
 
 
 async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
-    start_fake, workspace: Path, home: Path
+    start_fake: StartFake, workspace: Path, home: Path
 ) -> None:
     daemon = await start_fake("2.1.233")
     channel, session = await open_and_send(daemon, workspace)
@@ -86,7 +89,7 @@ async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
 
 
 async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn_briefly(
-    start_fake, workspace: Path
+    start_fake: StartFake, workspace: Path
 ) -> None:
     daemon = await start_fake("2.1.233")
     channel, _ = await open_and_send(daemon, workspace)
@@ -98,7 +101,7 @@ async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn
 
 @pytest.mark.parametrize("version", ["2.1.330", None])
 async def test_a_current_cli_s_turn_ends_with_its_result(
-    start_fake, workspace: Path, version: str | None
+    start_fake: StartFake, workspace: Path, version: str | None
 ) -> None:
     daemon = await start_fake(version)
     channel, _ = await open_and_send(daemon, workspace)

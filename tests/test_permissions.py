@@ -13,7 +13,7 @@ from tests.harness import Note, Sidecar, StartSidecar, tool_results, wait_until_
 
 
 def write_twice(first: str = "note.txt", second: str | None = None) -> dict[str, Any]:
-    steps = [
+    steps: list[list[dict[str, Any]]] = [
         [
             {
                 "tool_use": {

@@ -192,7 +192,7 @@ class Example:
     line: int
     section: str
     message: dict[str, Any]
-    schema: dict[str, Any] | None
+    schema: dict[str, Any]
     what: str
 
 
@@ -218,7 +218,8 @@ def json_values(block: str) -> Iterator[tuple[int, Any]]:
 def code_blocks() -> Iterator[tuple[int, str, str]]:
     """``(first line, section, text)`` of every fenced block; ``section`` is the heading
     of level 1 to 3 above it (``####`` examples belong to the method above them)."""
-    section_title, block, start = "", None, 0
+    section_title, start = "", 0
+    block: list[str] | None = None
     for number, line in enumerate(doc_text().splitlines(), 1):
         if block is not None:
             if FENCE.match(line):

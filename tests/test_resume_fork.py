@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -39,13 +41,24 @@ THREE_EXCHANGES = {
         {"match": "one", "steps": [[{"text": "answer one"}]]},
         {"match": "two", "steps": [[{"text": "answer two"}]]},
         {"match": "three", "steps": [[{"text": "answer three"}]]},
-        {"match": "slow", "steps": [[{"text": "slow " * 200}]], "chunk": 5, "delay": 0.01},
+        # Half its answer, then held until a prompt "three" reaches the model.
+        {
+            "match": "slow",
+            "steps": [
+                [
+                    {"text": "slow " * 100},
+                    {"wait_for_prompt": "^three$", "timeout": 45},
+                    {"text": "slow " * 100},
+                ]
+            ],
+            "chunk": 5,
+        },
     ],
     "default": [[{"text": "answer default"}]],
 }
 
 
-def texts_of(request: dict) -> list[str]:
+def texts_of(request: dict[str, Any]) -> list[str]:
     """The prompt and answer texts of a request's conversation, reminders left out."""
     out = []
     for message in request["messages"]:
@@ -107,13 +120,17 @@ async def test_fork_of_a_channel_mid_turn_leaves_the_source_turn_running(
     await sidecar.wait_for(lambda n: n.channel == source and n.method == "claude/delta", after=mark)
 
     fork = await sidecar.open_channel("claude/forkSession", channelId=source)
-    source_result = await sidecar.wait_for_result(source, after=mark)
-    fork_result = (await sidecar.turn(fork["channelId"], "three")).result
+    # The source's answer is held halfway until the fork's prompt reaches the model: the fork
+    # was made, and ran its own turn, while the source's turn was running.
+    fork_turn, source_result = await asyncio.gather(
+        sidecar.turn(fork["channelId"], "three"), sidecar.wait_for_result(source, after=mark)
+    )
 
-    assert source_result["subtype"] == "success"
+    assert source_result["subtype"] == "success", source_result["result"]
     assert sidecar.text(source, after=mark) == "slow " * 200
-    assert fork_result["subtype"] == "success"
-    assert "one" in texts_of(model.main_requests[-1])
+    assert fork_turn.result["subtype"] == "success"
+    (fork_request,) = [r for r in model.main_requests if texts_of(r)[-1] == "three"]
+    assert "one" in texts_of(fork_request)
 
 
 async def test_fork_of_a_stored_session_without_a_channel(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
@@ -15,7 +16,7 @@ from tests.unit.test_sessions_sdk import assert_listings_agree
 UNKNOWN = "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
 
 
-async def listed(sidecar: Sidecar, workspace: Path) -> dict[str, dict]:
+async def listed(sidecar: Sidecar, workspace: Path) -> dict[str, dict[str, Any]]:
     page = await sidecar.request("claude/listSessions", {"cwd": str(workspace)})
     return {s["sessionId"]: s for s in page["sessions"]}
 
@@ -150,8 +151,8 @@ async def test_delete_of_a_live_channels_session_is_refused_naming_the_channel(
 
 
 async def bad_params(
-    sidecar: Sidecar, workspace: Path, method: str, params: dict
-) -> tuple[int, dict, str]:
+    sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any]
+) -> tuple[int, dict[str, Any], str]:
     """The error for ``params`` on top of a valid request (None removes a key)."""
     base = {"sessionId": UNKNOWN, "cwd": str(workspace)}
     raw = {k: v for k, v in {**base, **params}.items() if v is not None}
@@ -182,7 +183,7 @@ async def test_rename_with_blank_title_names_the_field(
     ],
 )
 async def test_bad_session_ids_directories_and_unknown_keys_name_the_field(
-    sidecar: Sidecar, workspace: Path, method: str, params: dict, field: str
+    sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any], field: str
 ) -> None:
     code, data, message = await bad_params(sidecar, workspace, method, params)
 

@@ -31,6 +31,10 @@ DEFAULT_CHUNK = 16
 DEFAULT_REPLY_TEXT = "I am a scripted stand-in model."
 DEFAULT_SIDE_REPLY = "Scripted title"
 DEFAULT_FINISHED_TEXT = "(scenario finished)"
+DEFAULT_WAIT_TIMEOUT = 30.0
+
+# The block kinds that become a content block of the reply.
+CONTENT_KINDS = ("text", "thinking", "tool_use")
 
 
 class Usage(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -79,7 +83,12 @@ class ErrorSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
 
 
 class Block(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """One content block of a reply; exactly one of the kind keys is set.
+    """One block of a reply; exactly one of the kind keys is set.
+
+    ``text``, ``thinking`` and ``tool_use`` are content blocks; ``error``
+    answers with an HTTP error instead; ``wait_for_prompt`` sends nothing and
+    holds the reply at that point until a main request whose prompt matches
+    the regex has been received (for at most ``timeout`` seconds).
 
     ``chunk`` / ``delay`` override the rule's and scenario's values for this
     block only.  ``signature`` is the thinking signature (a fixed placeholder by
@@ -90,30 +99,53 @@ class Block(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     thinking: str | None = None
     tool_use: ToolUseSpec | None = None
     error: ErrorSpec | None = None
+    wait_for_prompt: str | None = None
     signature: str | None = None
+    timeout: float | None = None
     chunk: int | None = None
     delay: float | None = None
 
     def __post_init__(self) -> None:
         kinds = [
-            k for k in ("text", "thinking", "tool_use", "error") if getattr(self, k) is not None
+            k for k in (*CONTENT_KINDS, "error", "wait_for_prompt") if getattr(self, k) is not None
         ]
         if len(kinds) != 1:
             raise ValueError(
-                "a block needs exactly one of `text`, `thinking`, `tool_use`, `error`"
-                + (f" (got {', '.join(kinds)})" if kinds else "")
+                "a block needs exactly one of `text`, `thinking`, `tool_use`, `error`, "
+                "`wait_for_prompt`" + (f" (got {', '.join(kinds)})" if kinds else "")
             )
         if self.signature is not None and self.thinking is None:
             raise ValueError("`signature` is only allowed on a `thinking` block")
+        if self.wait_for_prompt is not None:
+            try:
+                re.compile(self.wait_for_prompt)
+            except re.error as e:
+                raise ValueError(f"`wait_for_prompt` is not a valid Python regex: {e}") from None
+        if self.timeout is not None:
+            if self.wait_for_prompt is None:
+                raise ValueError("`timeout` is only allowed on a `wait_for_prompt` block")
+            if self.timeout <= 0:
+                raise ValueError(f"`timeout` must be > 0 seconds, got {self.timeout}")
         _check_pacing(self.chunk, self.delay)
 
     @property
     def kind(self) -> str:
-        """The block kind: ``text``, ``thinking``, ``tool_use`` or ``error``."""
-        for k in ("text", "thinking", "tool_use"):
+        """The block kind: ``text``, ``thinking``, ``tool_use``, ``wait_for_prompt`` or
+        ``error``."""
+        for k in (*CONTENT_KINDS, "wait_for_prompt"):
             if getattr(self, k) is not None:
                 return k
         return "error"
+
+    @property
+    def is_content(self) -> bool:
+        """True for the kinds that become a content block of the message."""
+        return self.kind in CONTENT_KINDS
+
+    @property
+    def wait_timeout(self) -> float:
+        """How long a ``wait_for_prompt`` block waits at most, in seconds."""
+        return DEFAULT_WAIT_TIMEOUT if self.timeout is None else self.timeout
 
 
 # One model reply: the blocks of one assistant message (or a single error).
@@ -133,6 +165,12 @@ def _check_steps(steps: list[Step], where: str) -> None:
         if not step:
             raise ValueError(f"{where}[{i}] is empty: a step needs at least one block")
         errors = [j for j, b in enumerate(step) if b.error is not None]
+        waits = any(b.wait_for_prompt is not None for b in step)
+        if waits and not any(b.is_content for b in step):
+            raise ValueError(
+                f"{where}[{i}]: a step with `wait_for_prompt` needs a `text`, `thinking` "
+                "or `tool_use` block too (a reply has at least one content block)"
+            )
         if not errors:
             continue
         first = step[0].error

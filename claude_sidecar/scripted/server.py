@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -21,9 +22,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from .matching import Plan, plan_reply
-from .scenario import Scenario, ScenarioSource, load_scenario
-from .sse import encode_event, error_body, message_body, stream_events
+from .matching import Plan, is_side_call, plan_reply, prompt_text
+from .scenario import Block, Scenario, ScenarioSource, load_scenario
+from .sse import encode_event, error_body, error_event, message_body, stream_events
 
 __all__ = ["ScriptedModel", "serve"]
 
@@ -195,6 +196,14 @@ class _Handler(BaseHTTPRequestHandler):
         message_id = model._next_id("msg_scripted_")
         model_name = str(body.get("model") or "claude-scripted")
         if not stream:
+            try:
+                failed = self._held(plan.blocks)
+            except _StopStream:
+                self.close_connection = True
+                return
+            if failed is not None:
+                self._send_error_json(500, "api_error", failed, {"x-should-retry": "false"})
+                return
             self._send_json(
                 200,
                 message_body(
@@ -217,6 +226,13 @@ class _Handler(BaseHTTPRequestHandler):
                 plan.blocks, message_id=message_id, model=model_name, usage=plan.usage
             )
             for sent, event in enumerate(events):
+                failed = self._held(event.waits)
+                if failed is not None:
+                    # As the API does when a stream fails once started: an error event, the end.
+                    # Not an api_error: CLI 2.1.330 would retry that and play a later step;
+                    # this one it ends the turn with, showing the message.
+                    self._write_chunk(encode_event(error_event("invalid_request_error", failed)))
+                    break
                 # Event.wait doubles as an interruptible sleep: stop() ends slow streams at once.
                 if (event.delay > 0 and stopping.wait(event.delay)) or stopping.is_set():
                     raise _StopStream
@@ -232,6 +248,31 @@ class _Handler(BaseHTTPRequestHandler):
             # The client went away (interrupt, killed process): nothing to answer.
             log.debug("client dropped the stream: %s", e)
             self.close_connection = True
+
+    def _held(self, blocks: list[Block]) -> str | None:
+        """Wait for each ``wait_for_prompt`` block of ``blocks`` in turn: the failure message
+        of the first to time out, or None once all have seen their prompt."""
+        for wait in blocks:
+            failed = self._hold(wait)
+            if failed is not None:
+                return failed
+        return None
+
+    def _hold(self, block: Block) -> str | None:
+        """Wait as a ``wait_for_prompt`` block says (other blocks pass at once): None once a
+        main request with a matching prompt has been received, else why not.  Raises
+        _StopStream when the model stops meanwhile."""
+        if block.wait_for_prompt is None:
+            return None
+        log.info("holding the reply until a prompt matches %r", block.wait_for_prompt)
+        if self.server.model._wait_for_prompt(block.wait_for_prompt, block.wait_timeout):
+            return None
+        message = (
+            f"scripted model: no request with a prompt matching {block.wait_for_prompt!r} "
+            f"arrived within {block.wait_timeout:g}s (wait_for_prompt)"
+        )
+        log.warning("%s", message)
+        return message
 
 
 class ScriptedModel:
@@ -249,6 +290,10 @@ class ScriptedModel:
         self._port = port
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        # Prompts of the main requests since the scenario was set or the requests cleared,
+        # for wait_for_prompt blocks; `_arrived` is notified when one is added.
+        self._prompts: list[str] = []
+        self._arrived = threading.Condition(self._lock)
         self._token_counts = 0
         # Requests seen per (rule, step, prompt) of steps whose error has `times`.
         self._failed: dict[tuple[str | None, int, str], int] = {}
@@ -289,6 +334,8 @@ class ScriptedModel:
         if server is None:
             return
         self._stopping.set()
+        with self._arrived:
+            self._arrived.notify_all()  # held replies give up at once
         server.shutdown()
         server.server_close()
         with self._lock:
@@ -338,10 +385,12 @@ class ScriptedModel:
     def set_scenario(self, scenario: ScenarioSource) -> None:
         """Swap the scenario; requests already being answered keep the old one.
 
-        Counts of failed requests (``error.times``) start again."""
+        Counts of failed requests (``error.times``) start again, and ``wait_for_prompt``
+        blocks only see prompts that arrive from now on."""
         self._scenario = load_scenario(scenario)
         with self._lock:
             self._failed.clear()
+            self._prompts.clear()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -372,15 +421,35 @@ class ScriptedModel:
             self._token_counts += 1
 
     def clear_requests(self) -> None:
-        """Forget the recorded requests (e.g. between phases of a test)."""
+        """Forget the recorded requests (e.g. between phases of a test), also for
+        ``wait_for_prompt`` blocks."""
         with self._lock:
             self._requests.clear()
+            self._prompts.clear()
 
     # --- handler callbacks -------------------------------------------------------
 
     def _record(self, body: dict[str, Any]) -> None:
-        with self._lock:
+        messages = body.get("messages")
+        with self._arrived:
             self._requests.append(body)
+            if not is_side_call(body) and isinstance(messages, list):
+                self._prompts.append(prompt_text(messages))
+                self._arrived.notify_all()
+
+    def _wait_for_prompt(self, pattern: str, timeout: float) -> bool:
+        """Block until a main request whose prompt matches ``pattern`` (``re.search``) has
+        been received, the request being answered included.  False after ``timeout``
+        seconds; raises _StopStream if the model stops meanwhile."""
+        regex = re.compile(pattern)
+        with self._arrived:
+            seen = self._arrived.wait_for(
+                lambda: self._stopping.is_set() or any(map(regex.search, self._prompts)),
+                timeout,
+            )
+        if self._stopping.is_set():
+            raise _StopStream
+        return bool(seen)
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:

@@ -7,7 +7,7 @@ events a real model stream would carry:
 ``content_block_delta``... / ``content_block_stop``, then ``message_delta``
 (``stop_reason`` and final usage) and ``message_stop``.  A ``ping`` follows the
 first ``content_block_start``, as on the real API, so clients are exercised
-with it.
+with it.  ``wait_for_prompt`` blocks send nothing: they hold the next event.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "SseEvent",
     "encode_event",
     "error_body",
+    "error_event",
     "message_body",
     "split_chunks",
     "stop_reason",
@@ -34,11 +35,16 @@ DEFAULT_SIGNATURE = "c2NyaXB0ZWQtc3RhbmQtaW4tc2lnbmF0dXJl"  # base64("scripted-s
 
 
 class SseEvent(msgspec.Struct):
-    """One server-sent event; ``delay`` is how long to wait before sending it."""
+    """One server-sent event; ``delay`` is how long to wait before sending it.
+
+    ``waits`` are the ``wait_for_prompt`` blocks written just before this event's
+    block: the server sends it only once each has seen its prompt.
+    """
 
     event: str
     data: dict[str, Any]
     delay: float = 0.0
+    waits: list[Block] = msgspec.field(default_factory=list)
 
 
 def split_chunks(text: str, size: int) -> list[str]:
@@ -109,7 +115,9 @@ def stream_events(
 
     ``usage`` holds ``input_tokens``, ``output_tokens`` and the two cache
     counts; input and cache counts go in ``message_start``, the output count in
-    ``message_delta``.  Each delta carries its block's ``delay``.
+    ``message_delta``.  Each delta carries its block's ``delay``.  A
+    ``wait_for_prompt`` block becomes no event: it is put on the next event's
+    ``waits`` (content blocks are numbered without it).
     """
     start_usage = {
         "input_tokens": usage.get("input_tokens", 0),
@@ -120,7 +128,13 @@ def stream_events(
     }
     message = _message_skeleton(message_id, model) | {"usage": start_usage}
     events = [SseEvent("message_start", {"type": "message_start", "message": message})]
-    for index, block in enumerate(blocks):
+    waits: list[Block] = []
+    index = -1
+    for block in blocks:
+        if block.wait_for_prompt is not None:
+            waits.append(block)
+            continue
+        index += 1
         events.append(
             SseEvent(
                 "content_block_start",
@@ -129,8 +143,10 @@ def stream_events(
                     "index": index,
                     "content_block": _start_block(block),
                 },
+                waits=waits,
             )
         )
+        waits = []
         if index == 0:
             events.append(SseEvent("ping", {"type": "ping"}))
         for delta in _deltas(block):
@@ -152,6 +168,7 @@ def stream_events(
                 "delta": {"stop_reason": stop_reason(blocks), "stop_sequence": None},
                 "usage": {"output_tokens": usage.get("output_tokens", 0)},
             },
+            waits=waits,
         )
     )
     events.append(SseEvent("message_stop", {"type": "message_stop"}))
@@ -192,7 +209,7 @@ def message_body(
 ) -> dict[str, Any]:
     """The JSON answer to a non-streaming request: the complete message."""
     return _message_skeleton(message_id, model) | {
-        "content": [_final_block(b) for b in blocks],
+        "content": [_final_block(b) for b in blocks if b.is_content],
         "stop_reason": stop_reason(blocks),
         "usage": {
             "input_tokens": usage.get("input_tokens", 0),
@@ -201,6 +218,11 @@ def message_body(
             "output_tokens": usage.get("output_tokens", 0),
         },
     }
+
+
+def error_event(error_type: str, message: str) -> SseEvent:
+    """The ``error`` event the API sends when a stream fails after it started."""
+    return SseEvent("error", error_body(error_type, message))
 
 
 def error_body(error_type: str, message: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import os
 import sys
 
 
-def emit(obj):
+def emit(obj: dict[str, object]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 

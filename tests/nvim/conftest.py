@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.harness import wait_until_dead
-from tests.nvim.editor import Editor
+from tests.nvim.editor import Editor, StartEditor
 
 
 @pytest.fixture
-def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[Callable[..., Editor]]:
+def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[StartEditor]:
     """Start Neovims (in the workspace); on teardown each quits and its daemon's
     processes must be gone."""
     editors: list[Editor] = []
@@ -32,5 +32,5 @@ def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[Callab
 
 
 @pytest.fixture
-def editor(start_editor: Callable[..., Editor]) -> Editor:
+def editor(start_editor: StartEditor) -> Editor:
     return start_editor()

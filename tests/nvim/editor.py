@@ -13,8 +13,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
+import msgspec
 import pynvim
 
 from tests.harness import child_pids
@@ -77,6 +78,12 @@ def nvim_binary() -> str:
     return found
 
 
+class StartEditor(Protocol):
+    """The ``start_editor`` fixture: a Neovim in the workspace with these plugin options."""
+
+    def __call__(self, options: dict[str, Any] | None = None) -> Editor: ...
+
+
 class Editor:
     """One headless Neovim with claude_sidecar set up."""
 
@@ -101,10 +108,20 @@ class Editor:
         """Run Lua in Neovim and return its result."""
         return self.nvim.exec_lua(code, *args)
 
+    def lua_as(self, kind: type[T], code: str, *args: Any) -> T:
+        """Run Lua in Neovim and return its result, checked to be a ``kind`` (such as
+        ``list[str]``; a Lua table without keys is an empty list)."""
+        return msgspec.convert(self.lua(code, *args), kind)
+
     def cmd(self, command: str) -> None:
         self.nvim.command(command)
 
-    def wait(self, condition: Callable[[], T], timeout: float = 60, what: str = "") -> T:
+    def wait(
+        self,
+        condition: Callable[[], T | Literal[False] | None],
+        timeout: float = 60,
+        what: str = "",
+    ) -> T:
         """Poll ``condition`` until it returns something truthy; fail after ``timeout`` s."""
         deadline = time.monotonic() + timeout
         while True:
@@ -122,7 +139,8 @@ class Editor:
 
     def chat_lines(self, number: int | None = None) -> list[str]:
         """The lines of chat ``number`` (default: the current chat)."""
-        return self.lua(
+        return self.lua_as(
+            list[str],
             """
             local chat = require("claude_sidecar.chat")
             local c = ... and chat.chats[...] or chat.current()
@@ -133,7 +151,8 @@ class Editor:
 
     def entries(self, number: int | None = None) -> list[dict[str, Any]]:
         """The transcript entries of chat ``number`` (default: the current chat)."""
-        return self.lua(
+        return self.lua_as(
+            list[dict[str, Any]],
             """
             local chat = require("claude_sidecar.chat")
             local c = ... and chat.chats[...] or chat.current()
@@ -179,18 +198,23 @@ class Editor:
 
     def questions(self) -> list[dict[str, Any]]:
         """The vim.ui.select/input prompts waiting for an answer: prompt and labels."""
-        return self.lua("""
+        return self.lua_as(
+            list[dict[str, Any]],
+            """
             local out = {}
             for _, q in ipairs(_G.questions) do
               table.insert(out, { prompt = q.prompt, labels = q.labels or {}, input = q.input or false })
             end
             return out
-        """)
+        """,
+        )
 
     def screen_at_question(self) -> list[dict[str, Any]]:
         """What the windows of the current tab showed when the oldest waiting picker opened:
         ``{filetype, float, lines}`` per window (only the lines in view)."""
-        return self.lua("return _G.questions[1] and _G.questions[1].screen or {}")
+        return self.lua_as(
+            list[dict[str, Any]], "return _G.questions[1] and _G.questions[1].screen or {}"
+        )
 
     def answer(self, label: str) -> None:
         """Answer the oldest waiting question with ``label``."""
@@ -199,7 +223,9 @@ class Editor:
     # ------------------------------------------------------------ processes
 
     def daemon_pid(self) -> int | None:
-        return self.lua("return require('claude_sidecar.rpc').pid()")
+        pid = self.lua("return require('claude_sidecar.rpc').pid()")
+        assert pid is None or isinstance(pid, int), pid
+        return pid
 
     def quit(self) -> None:
         """:qa! — the plugin shuts the daemon down on VimLeavePre. ``processes`` keeps

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.nvim.editor import Editor
+from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.scenarios import GREET, LONG, PLAN, WHICH_COLOR, scenario
 
 SHOUT = {
@@ -33,11 +33,11 @@ EDITS = scenario(GREET, SHOUT, LONG, PLAN, WHICH_COLOR)
 def open_file(editor: Editor, path: Path) -> int:
     """Edit ``path`` in a window of its own; returns its buffer."""
     editor.cmd(f"edit {path}")
-    return editor.lua("return vim.api.nvim_get_current_buf()")
+    return editor.lua_as(int, "return vim.api.nvim_get_current_buf()")
 
 
 def buffer_lines(editor: Editor, buf: int) -> list[str]:
-    return editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+    return editor.lua_as(list[str], "return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
 
 
 def greet_then_shout(editor: Editor) -> None:
@@ -103,7 +103,7 @@ def test_a_denied_edit_leaves_the_file_alone(
 
 
 def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
@@ -131,7 +131,7 @@ def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
 
 
 def test_a_buffer_with_unsaved_changes_is_not_reloaded(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
@@ -166,7 +166,7 @@ def test_interrupt_stops_the_turn_and_the_chat_goes_on(
 
 
 def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
@@ -192,7 +192,7 @@ def test_fork_at_a_prompt_continues_in_a_new_chat_with_the_history_up_to_there(
 
 
 def test_rewind_previews_the_files_then_restores_them(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(load_scenario(EDITS))
     (workspace / "hello.py").write_text("print('hello')\n")
@@ -220,7 +220,7 @@ def test_rewind_previews_the_files_then_restores_them(
 
 
 def test_a_stored_session_is_resumed_from_the_list_with_its_history(
-    start_editor, model: ScriptedModel
+    start_editor: StartEditor, model: ScriptedModel
 ) -> None:
     first = start_editor()
     first.cmd("Claude")

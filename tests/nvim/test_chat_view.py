@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.nvim.editor import Editor
+from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PONDER, scenario
 
 SCENARIO = scenario(LONG, PONDER, GREET, COUNT, BUSY)
@@ -51,11 +51,13 @@ def record_events(editor: Editor, *names: str) -> None:
 
 
 def events(editor: Editor) -> list[dict[str, Any]]:
-    return editor.lua("return _G.events")
+    return editor.lua_as(list[dict[str, Any]], "return _G.events")
 
 
 def chat_window(editor: Editor) -> int:
-    return editor.lua("return vim.fn.bufwinid(require('claude_sidecar.chat').current().buf)")
+    return editor.lua_as(
+        int, "return vim.fn.bufwinid(require('claude_sidecar.chat').current().buf)"
+    )
 
 
 # ------------------------------------------------------------------ turn ends
@@ -166,7 +168,7 @@ def test_thinking_is_folded_while_it_streams(editor: Editor, model: ScriptedMode
 
 
 def test_tab_shows_all_of_a_tool_output_and_cuts_it_again(
-    start_editor, model: ScriptedModel
+    start_editor: StartEditor, model: ScriptedModel
 ) -> None:
     editor = start_editor({"auto_allow_tools": ["Bash"]})
     start(editor, model)
@@ -205,7 +207,8 @@ def cursor_on(editor: Editor, text: str) -> None:
 def wrap_indents(editor: Editor, prefix: str) -> list[int]:
     """The screen column (0 = the window's first) where each row of the chat line starting
     with ``prefix`` begins, the chat window made 40 columns wide."""
-    return editor.lua(
+    return editor.lua_as(
+        list[int],
         """
         local c = require("claude_sidecar.chat").current()
         local win = vim.fn.bufwinid(c.buf)
@@ -233,7 +236,7 @@ def wrap_indents(editor: Editor, prefix: str) -> list[int]:
 
 
 def test_a_wrapped_tool_result_continues_under_its_text_and_prose_at_the_margin(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
     editor = start_editor({"permission_mode": "acceptEdits"})
@@ -306,7 +309,7 @@ def test_a_fork_window_follows_new_output(editor: Editor, model: ScriptedModel) 
 
 
 def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
-    start_editor, model: ScriptedModel, workspace: Path
+    start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
     first = start_editor({"permission_mode": "acceptEdits"})
@@ -414,7 +417,9 @@ def test_claude_close_ends_the_chat_its_cli_and_its_buffers(
     ]
 
 
-def test_tab_layout_q_closes_the_tab_it_opened(start_editor, model: ScriptedModel) -> None:
+def test_tab_layout_q_closes_the_tab_it_opened(
+    start_editor: StartEditor, model: ScriptedModel
+) -> None:
     editor = start_editor({"layout": "tab"})
     start(editor, model)
     opened = editor.lua("return #vim.api.nvim_list_tabpages()")
@@ -466,7 +471,9 @@ def test_chat_buffers_have_their_filetypes_and_highlight_groups(
     assert all(links.values()), links
 
 
-def test_claude_leaves_you_typing_in_the_prompt(start_editor, model: ScriptedModel) -> None:
+def test_claude_leaves_you_typing_in_the_prompt(
+    start_editor: StartEditor, model: ScriptedModel
+) -> None:
     editor = start_editor({"start_insert": True})
     model.set_scenario(load_scenario(SCENARIO))
     editor.cmd("Claude")

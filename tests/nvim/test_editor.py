@@ -36,6 +36,7 @@ def test_a_daemon_that_dies_is_started_again_and_the_chat_resumes_its_session(
     editor.wait_for_turn(1)
     session_id = editor.chat("session_id")
     first_daemon = editor.daemon_pid()
+    assert first_daemon is not None
 
     os.kill(first_daemon, signal.SIGKILL)
     editor.wait(lambda: editor.chat("state") == "exited", what="the chat to notice")
@@ -135,7 +136,8 @@ def test_the_statusline_shows_state_mode_and_cost(editor: Editor) -> None:
     editor.wait_for_turn()
 
     line = editor.wait(
-        lambda: "acceptEdits" in (s := editor.lua("return require('claude_sidecar').statusline()"))
+        lambda: "acceptEdits"
+        in (s := editor.lua_as(str, "return require('claude_sidecar').statusline()"))
         and s,
         what="the mode in the statusline",
     )

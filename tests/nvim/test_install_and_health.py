@@ -16,7 +16,8 @@ import pynvim
 from claude_sidecar.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.conftest import COMPAT_CLI, cli_under_test
+from tests.conftest import cli_under_test
+from tests.env import COMPAT_CLI
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 from tests.nvim.scenarios import GREET, scenario
@@ -30,21 +31,21 @@ def record_messages(editor: Editor) -> None:
 
 
 def messages(editor: Editor) -> list[str]:
-    return editor.lua("return _G.messages")
+    return editor.lua_as(list[str], "return _G.messages")
 
 
 def checkhealth(editor: Editor) -> str:
     editor.cmd("checkhealth claude_sidecar")
-    return "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    return "\n".join(editor.lua_as(list[str], "return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
 
 
 def open_file(editor: Editor, path: Path) -> int:
     editor.cmd(f"edit {path}")
-    return editor.lua("return vim.api.nvim_get_current_buf()")
+    return editor.lua_as(int, "return vim.api.nvim_get_current_buf()")
 
 
 def buffer_lines(editor: Editor, buf: int) -> list[str]:
-    return editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+    return editor.lua_as(list[str], "return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
 
 
 # ------------------------------------------------------------ the daemon command

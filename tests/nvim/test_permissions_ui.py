@@ -200,7 +200,9 @@ def test_a_request_left_for_later_is_withdrawn_when_the_daemon_dies(
     ask(editor, "greet the world")
     editor.answer("Later")
 
-    os.kill(editor.daemon_pid(), signal.SIGKILL)  # no goodbye: nothing cancels the request
+    daemon = editor.daemon_pid()
+    assert daemon is not None
+    os.kill(daemon, signal.SIGKILL)  # no goodbye: nothing cancels the request
     editor.wait(
         lambda: "  – withdrawn (the daemon exited)" in editor.chat_lines(),
         what="the request withdrawn",

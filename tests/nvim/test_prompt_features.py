@@ -57,22 +57,32 @@ def test_an_unknown_model_is_refused_with_the_known_ones(editor: Editor) -> None
 
 def daemon_context_percentage(editor: Editor) -> float:
     """The current chat's claude/contextUsage percentage, asked of the daemon directly."""
-    return editor.lua("""
+    return editor.lua_as(
+        float,
+        """
         local c = require("claude_sidecar.chat").current()
         local answer
         require("claude_sidecar.rpc").request("claude/contextUsage", { channelId = c.channel_id },
           function(err, usage) answer = usage or err end)
         vim.wait(30000, function() return answer ~= nil end)
         return answer.percentage
-    """)
+    """,
+    )
+
+
+def statusline(editor: Editor) -> str:
+    return editor.lua_as(str, "return require('claude_sidecar').statusline()")
 
 
 def chat_winbar(editor: Editor) -> str:
-    return editor.lua("""
+    return editor.lua_as(
+        str,
+        """
         local c = require("claude_sidecar.chat").current()
         local win = vim.fn.bufwinid(c.buf)
         return vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true }).str
-    """)
+    """,
+    )
 
 
 def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(editor: Editor) -> None:
@@ -81,7 +91,7 @@ def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(editor
     editor.wait_for_turn()
 
     line = editor.wait(
-        lambda: "ctx" in (s := editor.lua("return require('claude_sidecar').statusline()")) and s,
+        lambda: "ctx" in (s := statusline(editor)) and s,
         what="the meter in the statusline",
     )
     meter = re.search(r"ctx (\d+)% · \$(\d+\.\d{4})$", line)
@@ -104,7 +114,7 @@ def complete_in_prompt(editor: Editor, text: str) -> str:
         text,
     )
     editor.nvim.input("A<C-x><C-u>")
-    line = editor.lua("return vim.api.nvim_get_current_line()")
+    line = editor.lua_as(str, "return vim.api.nvim_get_current_line()")
     editor.nvim.input("<C-e><Esc>")
     return line
 

@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests.harness import StartSidecar
+
 
 @pytest.mark.parametrize(
     ("status", "kind"), [(429, "rate_limit_error"), (500, "api_error"), (529, "overloaded_error")]
 )
 async def test_an_api_error_ends_the_turn_with_an_error_result_and_the_channel_recovers(
-    sidecar_with,
+    sidecar_with: StartSidecar,
     daemon_env: dict[str, str],
     model: ScriptedModel,
     workspace: Path,

@@ -9,11 +9,13 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from claude_sidecar.discovery import find_cli
+from claude_sidecar.scripted import ScriptedModel
 
 from tests.env import COMPAT_CLI, isolated_env
 
@@ -129,12 +131,18 @@ def claude() -> Path:
     return Path(COMPAT_CLI or find_cli())
 
 
+class StartCli(Protocol):
+    """The ``start_cli`` fixture: a CLI talking to ``model``, with ``extra_args``."""
+
+    def __call__(self, model: ScriptedModel, *extra_args: str) -> CliSession: ...
+
+
 @pytest.fixture
-def start_cli(claude: Path, home: Path, workspace: Path):
+def start_cli(claude: Path, home: Path, workspace: Path) -> Iterator[StartCli]:
     """Factory: ``start_cli(model, *extra_args)`` -> a running :class:`CliSession`."""
     sessions: list[CliSession] = []
 
-    def start(model: Any, *extra_args: str) -> CliSession:
+    def start(model: ScriptedModel, *extra_args: str) -> CliSession:
         session = CliSession(claude, model.url, home, workspace, *extra_args)
         sessions.append(session)
         return session

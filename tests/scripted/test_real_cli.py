@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_sidecar.scripted import DEMO_SCENARIO_PATH, ScriptedModel, load_scenario
+
+from tests.scripted.conftest import StartCli
 
 SCENARIO = load_scenario(
     {
@@ -91,12 +94,12 @@ def result(lines: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def model():
+def model() -> Iterator[ScriptedModel]:
     with ScriptedModel(SCENARIO) as m:
         yield m
 
 
-def test_text_reply_streams_deltas(model: ScriptedModel, start_cli) -> None:
+def test_text_reply_streams_deltas(model: ScriptedModel, start_cli: StartCli) -> None:
     cli = start_cli(model)
     lines = cli.turn("hello there")
     text_deltas = [e for e in stream_events(lines) if e["type"] == "content_block_delta"]
@@ -111,7 +114,7 @@ def test_text_reply_streams_deltas(model: ScriptedModel, start_cli) -> None:
     assert req["stream"] is True and req["tools"]
 
 
-def test_thinking_then_text(model: ScriptedModel, start_cli) -> None:
+def test_thinking_then_text(model: ScriptedModel, start_cli: StartCli) -> None:
     cli = start_cli(model)
     lines = cli.turn("think hard")
     assert deltas(lines, "thinking_delta", "thinking") == "The user wants me to think. Fine."
@@ -124,7 +127,9 @@ def test_thinking_then_text(model: ScriptedModel, start_cli) -> None:
     assert res["usage"]["input_tokens"] == 100 and res["usage"]["output_tokens"] == 20
 
 
-def test_write_tool_use_creates_the_file(model: ScriptedModel, start_cli, workspace: Path) -> None:
+def test_write_tool_use_creates_the_file(
+    model: ScriptedModel, start_cli: StartCli, workspace: Path
+) -> None:
     cli = start_cli(model)
     lines = cli.turn("write a file")
     assert (workspace / "a.txt").read_text() == "hi from write a file\n"
@@ -142,7 +147,7 @@ def test_write_tool_use_creates_the_file(model: ScriptedModel, start_cli, worksp
 
 
 def test_second_message_carries_the_first_exchange(
-    model: ScriptedModel, start_cli, caplog: pytest.LogCaptureFixture
+    model: ScriptedModel, start_cli: StartCli, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="claude_sidecar.scripted")
     cli = start_cli(model)
@@ -163,7 +168,7 @@ def test_second_message_carries_the_first_exchange(
     assert len(opened) <= 1 + len(checks)
 
 
-def test_api_error_becomes_an_error_result(model: ScriptedModel, start_cli) -> None:
+def test_api_error_becomes_an_error_result(model: ScriptedModel, start_cli: StartCli) -> None:
     cli = start_cli(model)
     res = result(cli.turn("fail now"))
     assert res["is_error"] is True
@@ -172,7 +177,36 @@ def test_api_error_becomes_an_error_result(model: ScriptedModel, start_cli) -> N
     assert result(cli.turn("hello again"))["result"] == "Hello! How can I help you today?"
 
 
-def test_demo_scenario_writes_the_haiku(start_cli, workspace: Path) -> None:
+def test_a_wait_that_times_out_becomes_an_error_result_that_says_so(
+    model: ScriptedModel, start_cli: StartCli
+) -> None:
+    model.set_scenario(
+        {
+            "rules": [
+                {
+                    "match": "hold",
+                    "steps": [
+                        [
+                            {"text": "half"},
+                            {"wait_for_prompt": "nobody sends this", "timeout": 0.5},
+                            {"text": "never streamed"},
+                        ]
+                    ],
+                }
+            ]
+        }
+    )
+    cli = start_cli(model)
+    lines = cli.turn("hold on")
+
+    res = result(lines)
+    assert res["is_error"] is True
+    assert "no request with a prompt matching 'nobody sends this' arrived" in res["result"]
+    assert deltas(lines, "text_delta", "text") == "half"
+    assert len(model.main_requests) == 1, "the CLI does not retry it"
+
+
+def test_demo_scenario_writes_the_haiku(start_cli: StartCli, workspace: Path) -> None:
     with ScriptedModel(DEMO_SCENARIO_PATH) as model:
         cli = start_cli(model)
         lines = cli.turn("Create a haiku file")

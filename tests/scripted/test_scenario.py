@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -15,11 +16,12 @@ from claude_sidecar.scripted.matching import (
     step_index,
     substitute,
 )
-from claude_sidecar.scripted.scenario import Block, ToolUseSpec
+from claude_sidecar.scripted.scenario import DEFAULT_WAIT_TIMEOUT, Block, ToolUseSpec
 from claude_sidecar.scripted.sse import (
     SseEvent,
     encode_event,
     error_body,
+    error_event,
     message_body,
     split_chunks,
     stop_reason,
@@ -28,30 +30,42 @@ from claude_sidecar.scripted.sse import (
 
 REMINDER = "<system-reminder>\nAttribution for commits...\n</system-reminder>\n"
 ENV = "# Environment\n - Primary working directory: /work/space\n - Is a git repository: false\n"
-TOOLS = [{"name": "Write", "input_schema": {"type": "object"}}]
+TOOLS: list[dict[str, Any]] = [{"name": "Write", "input_schema": {"type": "object"}}]
 
 
-def user(*texts: str) -> dict:
+def user(*texts: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
 
 
-def tool_result(tool_id: str = "toolu_1") -> dict:
+def tool_result(tool_id: str = "toolu_1") -> dict[str, Any]:
     return {
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok"}],
     }
 
 
-def assistant(text: str = "x") -> dict:
+def assistant(text: str = "x") -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
 
 
-def system_msg(text: str = ENV) -> dict:
+def system_msg(text: str = ENV) -> dict[str, Any]:
     return {"role": "system", "content": [{"type": "text", "text": text}]}
 
 
-def request(*messages: dict, tools: list | None = TOOLS, **extra) -> dict:
-    body = {"model": "claude-test", "messages": list(messages), "stream": True} | extra
+def tool_use(block: Block) -> ToolUseSpec:
+    """The tool call of a block that must be one."""
+    assert block.tool_use is not None, block
+    return block.tool_use
+
+
+def request(
+    *messages: dict[str, Any], tools: list[dict[str, Any]] | None = TOOLS, **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": "claude-test",
+        "messages": list(messages),
+        "stream": True,
+    } | extra
     if tools is not None:
         body["tools"] = tools
     return body
@@ -125,7 +139,8 @@ def test_demo_scenario_loads() -> None:
     sc = load_scenario(DEMO_SCENARIO_PATH)
     kinds = [b.kind for b in sc.rules[0].steps[0]]
     assert kinds == ["thinking", "text", "tool_use"]
-    assert sc.rules[0].steps[0][2].tool_use.input["file_path"] == "{cwd}/haiku.txt"
+    write = sc.rules[0].steps[0][2].tool_use
+    assert write is not None and write.input["file_path"] == "{cwd}/haiku.txt"
     assert sc.rule_for("Create a haiku file") is sc.rules[0]
     assert sc.rule_for("what time is it") is None
 
@@ -190,11 +205,39 @@ def test_demo_scenario_loads() -> None:
             {"default": [[{"text": 3}]]},
             ["Expected `str | null`, got `int`", "$.default[0][0].text"],
         ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a"}, {"wait_for_prompt": "("}]]}]},
+            ["`wait_for_prompt` is not a valid Python regex", "$.rules[0].steps[0][1]"],
+        ),
+        (
+            {"rules": [{"match": "x", "steps": [[{"text": "a", "timeout": 1}]]}]},
+            ["`timeout` is only allowed on a `wait_for_prompt` block", "$.rules[0].steps[0][0]"],
+        ),
+        (
+            {"default": [[{"wait_for_prompt": "y", "timeout": 0}, {"text": "a"}]]},
+            ["`timeout` must be > 0", "$.default[0][0]"],
+        ),
+        (
+            {"default": [[{"wait_for_prompt": "y"}]]},
+            ["default[0]: a step with `wait_for_prompt` needs a `text`"],
+        ),
+        (
+            {
+                "rules": [
+                    {"match": "x", "steps": [[{"error": {"times": 1}}, {"wait_for_prompt": "y"}]]}
+                ]
+            },
+            ["steps[0]: a step with `wait_for_prompt` needs", "$.rules[0]"],
+        ),
+        (
+            {"default": [[{"text": "a", "wait_for_prompt": "y"}]]},
+            ["exactly one of", "(got text, wait_for_prompt)", "$.default[0][0]"],
+        ),
         ({"rules": {}}, ["Expected `array`", "$.rules"]),
         ({"bogus": 1}, ["unknown field `bogus`"]),
     ],
 )
-def test_bad_scenarios_name_the_path(doc: dict, fragments: list[str]) -> None:
+def test_bad_scenarios_name_the_path(doc: dict[str, Any], fragments: list[str]) -> None:
     with pytest.raises(ValueError) as info:
         load_scenario(doc)
     message = str(info.value)
@@ -335,7 +378,7 @@ def test_tool_step_then_next_step_then_finished(scenario: Scenario) -> None:
 
 def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
     body = request(user("write"), system_msg())
-    ids = [plan_reply(scenario, body).blocks[1].tool_use.id for _ in range(2)]
+    ids = [tool_use(plan_reply(scenario, body).blocks[1]).id for _ in range(2)]
     assert ids == [
         "toolu_scripted_1",
         "toolu_scripted_1",
@@ -343,12 +386,12 @@ def test_tool_ids_are_generated_when_missing(scenario: Scenario) -> None:
     sc = load_scenario(
         {"rules": [{"match": "", "steps": [[{"tool_use": {"name": "Bash", "id": "toolu_mine"}}]]}]}
     )
-    assert plan_reply(sc, body).blocks[0].tool_use.id == "toolu_mine"
+    assert tool_use(plan_reply(sc, body).blocks[0]).id == "toolu_mine"
 
 
 def test_cwd_placeholder_is_left_when_unknown(scenario: Scenario) -> None:
     plan = plan_reply(scenario, request(user("write")))
-    assert plan.blocks[1].tool_use.input["file_path"] == "{cwd}/a.txt"
+    assert tool_use(plan.blocks[1]).input["file_path"] == "{cwd}/a.txt"
 
 
 def test_error_plan(scenario: Scenario) -> None:
@@ -492,3 +535,47 @@ def test_message_body_and_error_body() -> None:
         "type": "error",
         "error": {"type": "overloaded_error", "message": "Overloaded"},
     }
+
+
+# --- wait_for_prompt ----------------------------------------------------------------------
+
+
+def test_a_wait_block_holds_the_next_event_and_is_no_content_block() -> None:
+    scenario = load_scenario(
+        {
+            "default": [
+                [
+                    {"text": "first half", "chunk": 0},
+                    {"wait_for_prompt": "(?i)other", "timeout": 5},
+                    {"wait_for_prompt": "third"},
+                    {"text": "second half", "chunk": 0},
+                    {"wait_for_prompt": "last"},
+                ]
+            ]
+        }
+    )
+    step = scenario.default[0]
+    assert [b.kind for b in step] == ["text", *["wait_for_prompt"] * 2, "text", "wait_for_prompt"]
+    assert [b.is_content for b in step] == [True, False, False, True, False]
+    assert (step[1].wait_timeout, step[2].wait_timeout) == (5, DEFAULT_WAIT_TIMEOUT)
+
+    events = stream_events(step, message_id="m", model="m", usage={})
+
+    held = {e.event + str(e.data.get("index", "")): e.waits for e in events if e.waits}
+    assert held == {"content_block_start1": step[1:3], "message_delta": step[4:]}
+    starts = [e.data for e in events if e.event == "content_block_start"]
+    assert [(d["index"], d["content_block"]["type"]) for d in starts] == [(0, "text"), (1, "text")]
+    body = message_body(step, message_id="m", model="m", usage={})
+    assert body["content"] == [
+        {"type": "text", "text": "first half"},
+        {"type": "text", "text": "second half"},
+    ]
+    assert body["stop_reason"] == "end_turn"
+
+
+def test_error_event() -> None:
+    event = error_event("invalid_request_error", "no")
+    assert encode_event(event) == (
+        b'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error",'
+        b'"message":"no"}}\n\n'
+    )

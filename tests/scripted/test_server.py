@@ -37,12 +37,16 @@ SCENARIO = {
     "default": [[{"text": "default reply"}]],
     "chunk": 4,
 }
-TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+TOOLS: list[dict[str, Any]] = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
 
 def body(
-    prompt: str, *, stream: bool = True, tools: list | None = TOOLS, extra: list | None = None
-) -> dict:
+    prompt: str,
+    *,
+    stream: bool = True,
+    tools: list[dict[str, Any]] | None = TOOLS,
+    extra: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     b: dict[str, Any] = {
         "model": "claude-test",
         "stream": stream,
@@ -74,7 +78,7 @@ def post(
     return conn.getresponse()
 
 
-def parse_sse(raw: bytes) -> list[tuple[str, dict]]:
+def parse_sse(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for chunk in raw.decode().split("\n\n"):
         if not chunk.strip():
@@ -129,7 +133,7 @@ def test_stream_is_chunked_sse_on_a_keep_alive_connection(model: ScriptedModel) 
     for _ in range(2):  # the second request reuses the same connection
         resp = post(conn, body("hi"))
         assert resp.status == 200
-        assert resp.getheader("Content-Type").startswith("text/event-stream")
+        assert resp.getheader("Content-Type", "").startswith("text/event-stream")
         assert resp.getheader("Transfer-Encoding") == "chunked"
         events = parse_sse(resp.read())
         assert events[0][0] == "message_start" and events[-1][0] == "message_stop"
@@ -272,12 +276,20 @@ def test_stop_is_prompt_with_an_open_stream_and_an_idle_connection() -> None:
     model = ScriptedModel(SCENARIO).start()
     idle = socket.create_connection(("127.0.0.1", model.port))  # an idle keep-alive client
     conn = connect(model)
-    resp = post(conn, body("slow"))  # ~8 s of deltas if left alone
+    model.set_scenario(
+        {
+            "default": [
+                [{"text": "a"}, {"wait_for_prompt": "^never$", "timeout": 600}, {"text": "b"}]
+            ]
+        }
+    )
+    resp = post(conn, body("held"))  # 10 minutes before it goes on, if left alone
     assert resp.status == 200
     resp.read(40)  # the stream has started
     t0 = time.monotonic()
     model.stop()
-    assert time.monotonic() - t0 < 1.0
+    # Far below the 600 s a stop that waited for the stream would take, and beyond any load.
+    assert time.monotonic() - t0 < 30
     with pytest.raises(OSError):  # nobody listens any more
         socket.create_connection(("127.0.0.1", conn.port), timeout=1)
     idle.settimeout(2)
@@ -313,3 +325,141 @@ def test_serve_blocks_until_interrupted_and_keeps_stdout_clean() -> None:
             proc.kill()
     assert proc.returncode == 0 and out == b""
     assert b"RETURNED" in err
+
+
+# --- wait_for_prompt ----------------------------------------------------------------------
+
+HELD = {
+    "rules": [
+        {
+            "match": "alpha",
+            "steps": [
+                [
+                    {"text": "first half "},
+                    {"wait_for_prompt": "beta", "timeout": 60},
+                    {"text": "second half"},
+                ]
+            ],
+        },
+        {
+            "match": "gamma",
+            "steps": [[{"text": "never "}, {"wait_for_prompt": "^never$", "timeout": 0.2}]],
+        },
+    ],
+    "default": [[{"text": "default reply"}]],
+    "chunk": 0,
+}
+
+
+class RawStream:
+    """A streaming request on a plain socket, so the test can look for what has (not)
+    arrived yet without http.client's buffering in the way."""
+
+    def __init__(self, model: ScriptedModel, prompt: str) -> None:
+        data = json.dumps(body(prompt)).encode()
+        self.sock = socket.create_connection(("127.0.0.1", model.port), timeout=30)
+        self.sock.sendall(
+            b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
+        )
+        self.received = b""
+
+    def read_until(self, marker: bytes) -> bytes:
+        while marker not in self.received:
+            more = self.sock.recv(65536)
+            assert more, f"the stream ended without {marker!r}: {self.received!r}"
+            self.received += more
+        return self.received
+
+    def nothing_more_within(self, seconds: float) -> bool:
+        self.sock.settimeout(seconds)
+        try:
+            more = self.sock.recv(65536)
+        except TimeoutError:
+            return True
+        finally:
+            self.sock.settimeout(30)
+        self.received += more
+        return False
+
+
+def test_a_held_stream_goes_on_once_a_request_with_the_awaited_prompt_arrives(
+    model: ScriptedModel,
+) -> None:
+    model.set_scenario(HELD)
+    held = RawStream(model, "alpha")
+    held.read_until(b"first half")
+    held.read_until(b"event: content_block_stop")
+
+    assert held.nothing_more_within(0.3), "the stream went on before its prompt came"
+    assert post(connect(model), body("beta")).read().count(b"default reply") == 1
+    received = held.read_until(b"event: message_stop")
+
+    assert b"second half" in received and b"event: error" not in received
+    starts = received.count(b"event: content_block_start")
+    assert starts == 2, "the wait block is no content block of its own"
+
+
+def test_a_prompt_received_earlier_counts_and_so_does_the_requests_own(
+    model: ScriptedModel,
+) -> None:
+    model.set_scenario(HELD)
+    conn = connect(model)
+    post(conn, body("beta")).read()
+    events = parse_sse(post(conn, body("alpha")).read())
+    text = "".join(d["delta"]["text"] for name, d in events if name == "content_block_delta")
+    assert text == "first half second half"
+
+    model.set_scenario({"default": [[{"text": "a"}, {"wait_for_prompt": "me"}, {"text": "b"}]]})
+    events = parse_sse(post(conn, body("waits for me")).read())
+    assert [name for name, _ in events].count("content_block_start") == 2
+
+
+def test_a_wait_that_times_out_ends_the_stream_with_an_error_event(model: ScriptedModel) -> None:
+    model.set_scenario(HELD)
+    conn = connect(model)
+    events = parse_sse(post(conn, body("gamma")).read())
+
+    assert [name for name, _ in events][-3:] == [
+        "content_block_delta",
+        "content_block_stop",
+        "error",
+    ]
+    error = events[-1][1]["error"]
+    assert error["type"] == "invalid_request_error"
+    assert error["message"] == (
+        "scripted model: no request with a prompt matching '^never$' arrived within 0.2s "
+        "(wait_for_prompt)"
+    )
+    response = post(conn, body("gamma", stream=False))
+    assert response.status == 500 and response.getheader("x-should-retry") == "false"
+    assert "'^never$'" in json.loads(response.read())["error"]["message"]
+
+
+def test_only_main_requests_since_the_scenario_was_set_or_the_requests_cleared_count(
+    model: ScriptedModel,
+) -> None:
+    short = {"default": [[{"text": "a"}, {"wait_for_prompt": "beta", "timeout": 0.2}]]}
+    conn = connect(model)
+    post(conn, body("beta", tools=None)).read()
+    model.set_scenario(short)
+    assert b"event: error" in post(conn, body("x")).read(), "a side call does not count"
+    post(conn, body("beta")).read()
+    model.set_scenario(short)
+    assert b"event: error" in post(conn, body("x")).read(), "nor one before set_scenario"
+    post(conn, body("beta")).read()
+    assert b"event: error" not in post(conn, body("x")).read()
+    model.clear_requests()
+    assert b"event: error" in post(conn, body("x")).read(), "nor one before clear_requests"
+
+
+def test_stop_ends_a_held_stream() -> None:
+    model = ScriptedModel(HELD).start()
+    held = RawStream(model, "alpha")
+    held.read_until(b"event: content_block_stop")
+
+    model.stop()  # returns although the wait has 60 s to go (the test's timeout is 120 s)
+
+    while more := held.sock.recv(65536):
+        held.received += more
+    assert b"second half" not in held.received and b"event: error" not in held.received

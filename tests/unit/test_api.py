@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from claude_sidecar import api
 from claude_sidecar.errors import InvalidParams
 
 
-def test_new_channel_params_decode_camel_case(tmp_path) -> None:
+def test_new_channel_params_decode_camel_case(tmp_path: Path) -> None:
     params = api.decode_params(
         "claude/newChannel",
         api.NewChannelParams,
@@ -35,7 +38,7 @@ def test_new_channel_params_decode_camel_case(tmp_path) -> None:
         ({"cwd": "/", "bogus": 1}, "bogus", "not a known parameter"),
     ],
 )
-def test_bad_params_name_the_field(raw, field, phrase) -> None:
+def test_bad_params_name_the_field(raw: Any, field: str, phrase: str) -> None:
     with pytest.raises(InvalidParams) as raised:
         api.decode_params("claude/newChannel", api.NewChannelParams, raw)
 
@@ -79,7 +82,9 @@ def test_every_method_has_params_and_result_types() -> None:
         ({"x": {"type": "sse"}}, "mcpServers.x.url"),
     ],
 )
-def test_mcp_server_configs_are_checked_field_by_field(tmp_path, servers, field) -> None:
+def test_mcp_server_configs_are_checked_field_by_field(
+    tmp_path: Path, servers: dict[str, Any], field: str
+) -> None:
     with pytest.raises(InvalidParams) as raised:
         api.decode_params(
             "claude/newChannel", api.NewChannelParams, {"cwd": str(tmp_path), "mcpServers": servers}
@@ -98,7 +103,7 @@ def test_mcp_server_configs_are_checked_field_by_field(tmp_path, servers, field)
         ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
     ],
 )
-def test_bad_performance_options_name_the_field(options, field) -> None:
+def test_bad_performance_options_name_the_field(options: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidParams) as caught:
         api.decode_params(
             "initialize", api.InitializationOptions, options, "initializationOptions."

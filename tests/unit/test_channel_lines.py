@@ -139,7 +139,8 @@ async def test_a_tool_use_ask_waits_for_the_client_and_its_answer_goes_back_once
     await _settle()
 
     assert [e.request.request_id for e in feed.of(events.PermissionAsked)] == ["ask-1"]
-    assert channel.state == "awaitingPermission"
+    asked = channel.state  # (a local: mypy would keep channel.state narrowed to this value)
+    assert asked == "awaitingPermission"
     channel.respond_permission(
         RespondPermissionParams(channel_id="ch-1", request_id="ask-1", decision="allow")
     )

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
 from claude_sidecar import compat
 
 
 def test_versions_compare_numerically() -> None:
-    assert compat.version_key("2.1.330") > compat.version_key("2.1.99")
+    newer, older = compat.version_key("2.1.330"), compat.version_key("2.1.99")
+    assert newer is not None and older is not None and newer > older
     assert compat.version_key("2.1.330 (Claude Code)") == (2, 1, 330)
     assert compat.version_key("no version here") is None
 
 
-def test_the_pinned_cli_is_in_the_tested_range_and_others_are_not(monkeypatch) -> None:
+def test_the_pinned_cli_is_in_the_tested_range_and_others_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(compat, "TESTED_CLI_VERSIONS", ("2.0.76", "2.1.330"))
 
     assert compat.in_tested_range("2.1.330")

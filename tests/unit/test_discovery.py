@@ -17,7 +17,7 @@ def _executable(path: Path) -> Path:
     return path
 
 
-def test_explicit_path_wins(tmp_path) -> None:
+def test_explicit_path_wins(tmp_path: Path) -> None:
     explicit = _executable(tmp_path / "mine" / "claude")
     _executable(tmp_path / "bin" / "claude")
 
@@ -26,7 +26,7 @@ def test_explicit_path_wins(tmp_path) -> None:
     assert found == str(explicit)
 
 
-def test_a_wrong_explicit_path_is_an_error_not_a_fallback(tmp_path) -> None:
+def test_a_wrong_explicit_path_is_an_error_not_a_fallback(tmp_path: Path) -> None:
     _executable(tmp_path / "bin" / "claude")
 
     with pytest.raises(CliNotFound) as raised:
@@ -35,7 +35,7 @@ def test_a_wrong_explicit_path_is_an_error_not_a_fallback(tmp_path) -> None:
     assert str(tmp_path / "missing") in raised.value.message
 
 
-def test_env_var_comes_before_path(tmp_path) -> None:
+def test_env_var_comes_before_path(tmp_path: Path) -> None:
     from_env = _executable(tmp_path / "env" / "claude")
     _executable(tmp_path / "bin" / "claude")
 
@@ -46,19 +46,19 @@ def test_env_var_comes_before_path(tmp_path) -> None:
     assert found == str(from_env)
 
 
-def test_path_comes_before_the_bundled_binary(tmp_path) -> None:
+def test_path_comes_before_the_bundled_binary(tmp_path: Path) -> None:
     on_path = _executable(tmp_path / "bin" / "claude")
 
     assert discovery.find_cli(None, {"PATH": str(tmp_path / "bin")}) == str(on_path)
 
 
-def test_the_bundled_binary_is_found_without_path(tmp_path) -> None:
+def test_the_bundled_binary_is_found_without_path(tmp_path: Path) -> None:
     found = discovery.find_cli(None, {"PATH": str(tmp_path), "HOME": str(tmp_path)})
 
     assert found.endswith("claude_agent_sdk/_bundled/claude")
 
 
-def test_nothing_found_names_every_place(tmp_path, monkeypatch) -> None:
+def test_nothing_found_names_every_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(discovery, "_bundled_binary", lambda: None)
 
     with pytest.raises(CliNotFound) as raised:

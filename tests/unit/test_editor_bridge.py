@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from claude_sidecar.api import EditorTool
 from claude_sidecar.editor_tools import EditorToolServer
 
@@ -20,19 +21,23 @@ def _server() -> EditorToolServer:
     return EditorToolServer([EditorTool(name="getSelection")], _never, timeout=5)
 
 
-async def test_a_server_that_fails_to_start_answers_with_an_error_at_once() -> None:
+async def test_a_server_that_fails_to_start_answers_with_an_error_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     server = _server()
 
     async def broken(*args: Any) -> None:
         raise RuntimeError("cannot serve")
 
-    server._server.run = broken  # type: ignore[method-assign]  # the failure under test
+    monkeypatch.setattr(server._server, "run", broken)  # the failure under test
     reply = await asyncio.wait_for(server.handle(LIST), 5)
     assert reply["id"] == 7 and "cannot serve" in reply["error"]["message"]
     await server.close()
 
 
-async def test_a_call_pending_when_the_server_dies_fails_at_once() -> None:
+async def test_a_call_pending_when_the_server_dies_fails_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     server = _server()
     started = asyncio.Event()
 
@@ -41,14 +46,14 @@ async def test_a_call_pending_when_the_server_dies_fails_at_once() -> None:
         await asyncio.sleep(0.2)
         raise RuntimeError("the server died")
 
-    server._server.run = dies_later  # type: ignore[method-assign]  # the failure under test
+    monkeypatch.setattr(server._server, "run", dies_later)  # the failure under test
     reply = await asyncio.wait_for(server.handle(LIST), 5)
     assert started.is_set()
     assert reply["id"] == 7 and "the server died" in reply["error"]["message"]
     await server.close()
 
 
-async def test_after_it_died_the_next_call_starts_it_again() -> None:
+async def test_after_it_died_the_next_call_starts_it_again(monkeypatch: pytest.MonkeyPatch) -> None:
     server = _server()
     real_run = server._server.run
     calls = 0
@@ -60,7 +65,7 @@ async def test_after_it_died_the_next_call_starts_it_again() -> None:
             raise RuntimeError("first start fails")
         await real_run(*args)
 
-    server._server.run = fails_once  # type: ignore[method-assign]  # the failure under test
+    monkeypatch.setattr(server._server, "run", fails_once)  # the failure under test
     first = await asyncio.wait_for(server.handle(LIST), 5)
     assert "error" in first
     await asyncio.wait_for(

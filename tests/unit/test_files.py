@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from claude_sidecar.files import MAX_TEXT_BYTES, preview_edit, tool_path, unified_diff
 
 
-def test_write_of_a_new_file_diffs_from_dev_null(tmp_path) -> None:
+def test_write_of_a_new_file_diffs_from_dev_null(tmp_path: Path) -> None:
     path = str(tmp_path / "new.txt")
 
     preview = preview_edit("Write", {"file_path": path, "content": "one\ntwo\n"})
@@ -14,7 +16,7 @@ def test_write_of_a_new_file_diffs_from_dev_null(tmp_path) -> None:
     assert preview.diff == f"--- /dev/null\n+++ {path}\n@@ -0,0 +1,2 @@\n+one\n+two\n"
 
 
-def test_edit_replaces_the_first_unique_occurrence(tmp_path) -> None:
+def test_edit_replaces_the_first_unique_occurrence(tmp_path: Path) -> None:
     target = tmp_path / "a.py"
     target.write_text("x = 1\ny = 2\n")
 
@@ -25,7 +27,7 @@ def test_edit_replaces_the_first_unique_occurrence(tmp_path) -> None:
     assert preview is not None and "-y = 2\n+y = 3\n" in (preview.diff or "")
 
 
-def test_multi_edit_applies_edits_in_order(tmp_path) -> None:
+def test_multi_edit_applies_edits_in_order(tmp_path: Path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("a a b\n")
 
@@ -43,7 +45,7 @@ def test_multi_edit_applies_edits_in_order(tmp_path) -> None:
     assert preview is not None and "+d b\n" in (preview.diff or "")
 
 
-def test_an_edit_that_would_fail_says_why(tmp_path) -> None:
+def test_an_edit_that_would_fail_says_why(tmp_path: Path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("same same\n")
 
@@ -54,11 +56,12 @@ def test_an_edit_that_would_fail_says_why(tmp_path) -> None:
         "Edit", {"file_path": str(target), "old_string": "same", "new_string": "x"}
     )
 
-    assert missing is not None and missing.diff is None and "not in the file" in missing.note
+    assert missing is not None and missing.diff is None
+    assert missing.note is not None and "not in the file" in missing.note
     assert ambiguous is not None and "2 times" in (ambiguous.note or "")
 
 
-def test_binary_and_huge_files_get_a_notice_instead_of_a_diff(tmp_path) -> None:
+def test_binary_and_huge_files_get_a_notice_instead_of_a_diff(tmp_path: Path) -> None:
     binary = tmp_path / "b.bin"
     binary.write_bytes(b"\x00\x01")
     huge = tmp_path / "huge.txt"

@@ -8,7 +8,7 @@ from claude_sidecar.api import NewChannelParams
 from claude_sidecar.launch import build_launch
 
 
-def test_options_become_flags_with_values_attached(tmp_path) -> None:
+def test_options_become_flags_with_values_attached(tmp_path: Path) -> None:
     options = NewChannelParams(
         cwd=str(tmp_path),
         model="opus",
@@ -37,7 +37,7 @@ def test_options_become_flags_with_values_attached(tmp_path) -> None:
     assert spec.cwd == str(tmp_path)
 
 
-def test_resume_replaces_the_new_session_id(tmp_path) -> None:
+def test_resume_replaces_the_new_session_id(tmp_path: Path) -> None:
     options = NewChannelParams(cwd=str(tmp_path), resume="6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b")
 
     spec = build_launch("/bin/claude", options, "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d", {})
@@ -46,7 +46,7 @@ def test_resume_replaces_the_new_session_id(tmp_path) -> None:
     assert not [a for a in spec.argv if a.startswith("--session-id")]
 
 
-def test_environment_drops_claudecode_and_enables_checkpointing(tmp_path) -> None:
+def test_environment_drops_claudecode_and_enables_checkpointing(tmp_path: Path) -> None:
     options = NewChannelParams(cwd=str(tmp_path), env={"FOO": "bar"})
 
     spec = build_launch(
@@ -62,7 +62,7 @@ def test_environment_drops_claudecode_and_enables_checkpointing(tmp_path) -> Non
     assert spec.env["FOO"] == "bar" and spec.env["PATH"] == "/bin"
 
 
-def test_mcp_servers_go_in_a_private_file_not_on_the_command_line(tmp_path) -> None:
+def test_mcp_servers_go_in_a_private_file_not_on_the_command_line(tmp_path: Path) -> None:
     import json
     import os
     import stat
@@ -92,7 +92,7 @@ def test_mcp_servers_go_in_a_private_file_not_on_the_command_line(tmp_path) -> N
     assert not os.path.exists(path)
 
 
-def test_turn_limits_effort_agent_and_sources_become_flags(tmp_path) -> None:
+def test_turn_limits_effort_agent_and_sources_become_flags(tmp_path: Path) -> None:
     options = NewChannelParams(
         cwd=str(tmp_path),
         effort="xhigh",
@@ -116,7 +116,7 @@ def test_turn_limits_effort_agent_and_sources_become_flags(tmp_path) -> None:
     assert not [a for a in spec.argv if a.startswith("--settings")]
 
 
-def test_empty_setting_sources_read_no_settings_files(tmp_path) -> None:
+def test_empty_setting_sources_read_no_settings_files(tmp_path: Path) -> None:
     spec = build_launch(
         "/bin/claude",
         NewChannelParams(cwd=str(tmp_path), setting_sources=[]),
@@ -127,7 +127,7 @@ def test_empty_setting_sources_read_no_settings_files(tmp_path) -> None:
     assert "--setting-sources=" in spec.argv
 
 
-def test_settings_and_output_style_go_in_one_private_settings_file(tmp_path) -> None:
+def test_settings_and_output_style_go_in_one_private_settings_file(tmp_path: Path) -> None:
     import json
     import os
     import stat

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from claude_sidecar.api import PermissionRequest, RespondPermissionParams
+from claude_sidecar.api import PermissionDecision, PermissionRequest, RespondPermissionParams
 from claude_sidecar.errors import InvalidParams
 from claude_sidecar.permissions import Rules, answer
 from claude_sidecar.wire import CanUseTool
@@ -11,7 +13,9 @@ from claude_sidecar.wire import CanUseTool
 SUGGESTION = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
 
 
-def request(tool: str = "Write", suggestions: list | None = None) -> PermissionRequest:
+def request(
+    tool: str = "Write", suggestions: list[dict[str, Any]] | None = None
+) -> PermissionRequest:
     return PermissionRequest(
         request_id="r1",
         tool_name=tool,
@@ -21,7 +25,7 @@ def request(tool: str = "Write", suggestions: list | None = None) -> PermissionR
     )
 
 
-def params(decision: str, **extra) -> RespondPermissionParams:
+def params(decision: PermissionDecision, **extra: Any) -> RespondPermissionParams:
     return RespondPermissionParams(channel_id="ch-1", request_id="r1", decision=decision, **extra)
 
 

@@ -19,6 +19,8 @@ import msgspec
 import pytest
 from claude_sidecar import __version__, api, errors, schema
 
+from tests.harness import json_object
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "protocol.schema.json"
 SCHEMA = schema.build()
@@ -37,7 +39,7 @@ def problems(node: dict[str, Any], value: Any) -> list[str]:
 
 
 def definition(ref: dict[str, str]) -> dict[str, Any]:
-    return SCHEMA["$defs"][ref["$ref"].removeprefix("#/$defs/")]
+    return json_object(SCHEMA["$defs"][ref["$ref"].removeprefix("#/$defs/")])
 
 
 def refs_in(node: Any) -> list[str]:

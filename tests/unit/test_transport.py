@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from claude_sidecar.transport import Transport, pdeathsig_wrapper
@@ -27,7 +28,7 @@ sys.stderr.write("".join(f"err {i}\n" for i in range(200)))
 """
 
 
-async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path) -> None:
+async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path: Path) -> None:
     transport = await Transport.spawn(
         [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )
@@ -41,7 +42,7 @@ async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path
     assert (info.code, info.signal) == (0, None)
 
 
-async def test_stderr_is_drained_into_a_bounded_tail(tmp_path) -> None:
+async def test_stderr_is_drained_into_a_bounded_tail(tmp_path: Path) -> None:
     transport = await Transport.spawn(
         [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )
@@ -53,7 +54,7 @@ async def test_stderr_is_drained_into_a_bounded_tail(tmp_path) -> None:
 
 
 async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_sigterm(
-    tmp_path,
+    tmp_path: Path,
 ) -> None:
     stubborn = (
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "

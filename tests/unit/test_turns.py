@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import msgspec
+import pytest
 from claude_sidecar import wire
 from claude_sidecar.turns import TurnClock, judge
 
@@ -87,7 +88,7 @@ def test_another_failure_is_an_execution_error_with_the_clis_words() -> None:
     assert judged.error.message == "disk full"
 
 
-def test_the_clock_adds_up_each_wait_for_an_answer(monkeypatch) -> None:
+def test_the_clock_adds_up_each_wait_for_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [100.0]
     monkeypatch.setattr("claude_sidecar.turns.time.monotonic", lambda: now[0])
     clock = TurnClock(started=100.0)
