@@ -57,6 +57,8 @@ def frame(method: str, params: msgspec.Struct) -> bytes:
 
 
 _PREFIXES: dict[str, bytes] = {}
+_DELTA = _PREFIXES["claude/delta"] = b'{"jsonrpc":"2.0","method":"claude/delta","params":'
+_DELTA_LEN = len(_DELTA) + 1
 
 
 def _nowhere(data: bytes) -> None:
@@ -78,6 +80,8 @@ class Outbox:
         self._sink = sink
         self._seq = 0
         self._held: list[bytes] | None = [] if held else None
+        # Where frames go now: kept back while held, else the sink.
+        self._send: Sink = sink if self._held is None else self._held.append
         # Coalescing: seconds between delta notifications (0: every delta is sent).
         self._coalesce = coalesce
         self._waiting: tuple[DeltaKind, int, str | None] | None = None
@@ -109,6 +113,7 @@ class Outbox:
     def release(self) -> None:
         """Send everything held back, in order, and stop holding."""
         held, self._held = self._held, None
+        self._send = self._sink
         for data in held or ():
             self._sink(data)
 
@@ -118,14 +123,11 @@ class Outbox:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._sink = _nowhere
+        self._sink = self._send = _nowhere
         return held
 
     def _write(self, data: bytes) -> None:
-        if self._held is not None:
-            self._held.append(data)
-        else:
-            self._sink(data)
+        self._send(data)
 
     @property
     def last_seq(self) -> int:
@@ -142,7 +144,13 @@ class Outbox:
     def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
         """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
         if not self._coalesce:
-            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
+            # The hot path of a streaming turn: no timer, so the next seq needs no flush;
+            # the frame written out as frame() would build it.
+            self._seq = seq = self._seq + 1
+            body = _encoder.encode(
+                DeltaNotification(self.channel_id, seq, kind, index, text, parent_tool_use_id)
+            )
+            self._send(b"Content-Length: %d\r\n\r\n%s%s}" % (len(body) + _DELTA_LEN, _DELTA, body))
             return
         block = (kind, index, parent_tool_use_id)
         if self._waiting == block:
