@@ -52,16 +52,25 @@ def pytest_configure(config: pytest.Config) -> None:
         "pinned_cli(reason): checks a fact of the pinned CLI only (its version, a "
         "behaviour older CLIs lack); skipped in the compatibility run",
     )
+    config.addinivalue_line(
+        "markers",
+        "same_on_every_cli(reason): what the test checks does not depend on the CLI's "
+        "version (the daemon answers by itself, a fake CLI runs, or only the client's own "
+        "behaviour is checked); the compatibility run leaves it out",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not COMPAT_CLI:
         return
     # Only the tests that run the CLI under test (daemons get it through daemon_env,
-    # tests/scripted through `claude`): the others (unit tests, the docs, doctor and demo,
-    # which run the bundled CLI) would repeat the main run.
+    # tests/scripted through `claude`) and whose outcome can depend on its version: the
+    # others (unit tests, the docs, doctor and demo, which run the bundled CLI, and those
+    # marked same_on_every_cli) would repeat the main run.
     uses_cli = [
-        bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ()))) for item in items
+        bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ())))
+        and item.get_closest_marker("same_on_every_cli") is None
+        for item in items
     ]
     dropped = [item for item, used in zip(items, uses_cli, strict=True) if not used]
     if dropped:

@@ -14,6 +14,8 @@ import pytest
 
 from tests.harness import FAKE_CLI, Sidecar, StartSidecar
 
+pytestmark = pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is under test")
+
 Fake = tuple[Sidecar, Path, Path]
 """A daemon whose CLI is the fake, the file of lines it prints and the one of its answers."""
 

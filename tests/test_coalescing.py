@@ -5,9 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import StartSidecar, assistant_text
+
+pytestmark = pytest.mark.same_on_every_cli(
+    "the outbox merges deltas; what the CLI streams is checked by test_streaming"
+)
 
 ANSWER = "Coalescing merges the deltas of one block into fewer notifications. " * 3
 SLOW_STREAM = {

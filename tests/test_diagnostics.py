@@ -9,7 +9,11 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness import RawClient
+
+pytestmark = pytest.mark.same_on_every_cli("the daemon's own SIGUSR1 report")
 
 
 def _stats(log: Path, after: int, timeout: float = 10) -> dict[str, int]:

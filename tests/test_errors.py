@@ -55,6 +55,7 @@ MISSING_DIR = "/nonexistent/claude-sidecar-test"
         ("claude/setModel", {"channelId": "ch-1", "model": 5}, "model"),
     ],
 )
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_invalid_params_are_rejected_naming_the_field(
     sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any], field: str
 ) -> None:
@@ -78,6 +79,7 @@ async def test_invalid_params_are_rejected_naming_the_field(
         "claude/setPermissionMode",
     ],
 )
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_unknown_channel_is_reported_with_the_channel_id(
     sidecar: Sidecar, method: str
 ) -> None:
@@ -96,6 +98,7 @@ async def test_unknown_channel_is_reported_with_the_channel_id(
     assert "claude/listChannels" in error.message
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_a_cli_that_cannot_be_found_names_every_place_looked(
     daemon_env: dict[str, str], workspace: Path
 ) -> None:
@@ -133,6 +136,7 @@ async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
     assert daemon.notes == [], "a channel that never started is never announced"
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_bypass_permissions_is_refused_unless_the_client_opted_in(
     sidecar: Sidecar, workspace: Path
 ) -> None:
@@ -150,6 +154,7 @@ async def test_bypass_permissions_is_refused_unless_the_client_opted_in(
     assert "allowDangerouslySkipPermissions" in switch.message
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_unknown_methods_get_method_not_found_and_the_daemon_keeps_serving(
     sidecar: Sidecar,
 ) -> None:
@@ -200,6 +205,7 @@ SHUTDOWN_AND_EXIT: list[dict[str, Any]] = [
 ]
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc(
     daemon_env: dict[str, str],
 ) -> None:
@@ -261,6 +267,7 @@ def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc
         ),
     ],
 )
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_bad_initialization_options_are_rejected_naming_the_field(
     daemon_env: dict[str, str], options: dict[str, Any], field: str
 ) -> None:
@@ -272,6 +279,7 @@ def test_bad_initialization_options_are_rejected_naming_the_field(
     assert error["data"] == {"name": "invalidParams", "field": field}
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> None:
     replies, _ = _exchange(
         daemon_env,
@@ -285,6 +293,7 @@ def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> Non
     assert replies[3]["result"] == {"channels": []}
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_field(
     daemon_env: dict[str, str],
 ) -> None:
@@ -308,6 +317,7 @@ def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_fi
     assert "error" in replies[4] or replies[4]["result"] == {"channels": []}
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, str]) -> None:
     replies, done = _exchange(
         daemon_env,
@@ -324,6 +334,7 @@ def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, s
     assert done.returncode == 0
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_an_expected_error_is_logged_as_one_line_not_a_traceback(
     daemon_env: dict[str, str],
 ) -> None:

@@ -15,6 +15,8 @@ from claude_sidecar import sessions, transcript_wait
 
 from tests.harness import FAKE_CLI, Note, Sidecar, StartSidecar
 
+pytestmark = pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is under test")
+
 ANSWER = str(uuid.uuid4())
 
 

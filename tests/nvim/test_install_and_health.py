@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pynvim
+import pytest
 from claude_sidecar.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -51,6 +52,9 @@ def buffer_lines(editor: Editor, buf: int) -> list[str]:
 # ------------------------------------------------------------ the daemon command
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_a_daemon_command_that_is_not_found_is_named_with_the_option_that_fixes_it(
     start_editor: Callable[..., Editor],
 ) -> None:
@@ -73,6 +77,9 @@ def test_a_daemon_command_that_is_not_found_is_named_with_the_option_that_fixes_
     assert editor.chat("state") == "failed"
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_a_daemon_command_that_is_not_executable_says_so(
     start_editor: Callable[..., Editor], tmp_path: Path
 ) -> None:
@@ -88,6 +95,9 @@ def test_a_daemon_command_that_is_not_executable_says_so(
     assert f"cannot start the daemon `{daemon} --stdio`: not executable;" in shown[0]
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_a_daemon_that_dies_at_start_shows_its_error_output_in_the_chat(
     start_editor: Callable[..., Editor],
 ) -> None:
@@ -114,6 +124,9 @@ def test_a_daemon_that_dies_at_start_shows_its_error_output_in_the_chat(
 # ------------------------------------------------------------ the daemon's log
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_lsp_log(
     start_editor: Callable[..., Editor], tmp_path: Path, home: Path
 ) -> None:
@@ -137,6 +150,9 @@ def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_
 # ------------------------------------------------------------ files Claude changed
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_a_buffer_the_user_changed_is_not_clobbered_and_the_user_is_told(
     start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path, tmp_path: Path
 ) -> None:
@@ -157,6 +173,9 @@ def test_a_buffer_the_user_changed_is_not_clobbered_and_the_user_is_told(
     assert "hello.py changed on disk but has unsaved changes here: not reloaded" in told[0]
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_a_clean_buffer_is_reloaded_and_claude_file_updated_fires(
     start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path
 ) -> None:
@@ -179,6 +198,9 @@ def test_a_clean_buffer_is_reloaded_and_claude_file_updated_fires(
     assert editor.lua("return vim.bo[...].modified", buf) is False
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
     start_editor: Callable[..., Editor], model: ScriptedModel, workspace: Path
 ) -> None:
@@ -237,6 +259,9 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
     assert f"OK daemon running, pid {editor.daemon_pid()}" in running
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_checkhealth_says_a_neovim_older_than_the_tested_0_11_is_too_old(
     start_editor: Callable[..., Editor],
 ) -> None:
@@ -285,6 +310,9 @@ def test_checkhealth_warns_about_a_cli_version_the_daemon_is_not_tested_with(
     )
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_checkhealth_names_a_daemon_command_that_is_not_found(
     start_editor: Callable[..., Editor],
 ) -> None:
@@ -413,6 +441,9 @@ class LazyInstalledEditor(Editor):
         self.nvim.exec_lua(_LAZY_LOAD_ON_CMD, readme_lazy_spec(), str(clone), {"warm_pool": 0})
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_the_readme_lazy_spec_names_every_command() -> None:
     spec = readme_lazy_spec()
     names = re.findall(
@@ -458,6 +489,9 @@ def test_the_readme_lazy_spec_installs_from_a_clone_and_claude_works(
 # ------------------------------------------------------------ :help
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_every_command_has_a_help_tag() -> None:
     help_text = (PLUGIN / "doc" / "claude_sidecar.txt").read_text()
     tags = set(re.findall(r"\*(:Claude\w*)\*", help_text))
@@ -466,6 +500,9 @@ def test_every_command_has_a_help_tag() -> None:
     assert tags == {f":{name}" for name in COMMANDS}
 
 
+@pytest.mark.same_on_every_cli(
+    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
+)
 def test_helptags_makes_the_tags_without_an_error(tmp_path: Path) -> None:
     doc = tmp_path / "doc"
     shutil.copytree(PLUGIN / "doc", doc, ignore=shutil.ignore_patterns("tags"))

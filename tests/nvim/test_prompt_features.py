@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel
 
 from tests.nvim.editor import Editor
@@ -119,6 +120,7 @@ def complete_in_prompt(editor: Editor, text: str) -> str:
     return line
 
 
+@pytest.mark.same_on_every_cli("the plugin's own completion and checks")
 def test_at_completes_files_of_the_chats_directory_in_the_prompt(
     editor: Editor, workspace: Path
 ) -> None:
@@ -143,6 +145,7 @@ def test_a_completed_mention_brings_the_files_content_to_the_model(
     assert "BUG_7" in repr(model.main_requests[-1]["messages"]), "the CLI expands @path mentions"
 
 
+@pytest.mark.same_on_every_cli("the plugin's own completion and checks")
 def test_at_offers_git_files_and_open_buffers_first(
     editor: Editor, workspace: Path, tmp_path: Path
 ) -> None:
@@ -174,6 +177,7 @@ def test_slash_completes_the_clis_commands_at_the_start_of_a_prompt(editor: Edit
     assert complete_in_prompt(editor, "then /compa") == "then /compa"
 
 
+@pytest.mark.same_on_every_cli("the plugin's own completion and checks")
 def test_the_nvim_cmp_and_blink_sources_give_the_same_items(
     editor: Editor, workspace: Path
 ) -> None:
@@ -277,6 +281,7 @@ def test_a_prompt_that_is_only_an_image_path_attaches_the_image(
     assert [b["source"]["media_type"] for b in images_sent(model)] == ["image/png"]
 
 
+@pytest.mark.same_on_every_cli("the plugin's own completion and checks")
 def test_a_file_that_is_not_an_image_is_refused(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:

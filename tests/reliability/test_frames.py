@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.harness import RawClient
+
+pytestmark = pytest.mark.same_on_every_cli("the daemon's reading of the client's frames")
 
 
 def test_garbage_frames_do_not_kill_the_daemon(daemon_env: dict[str, str]) -> None:

@@ -6,7 +6,11 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness import FAKE_CLI, StartSidecar, pid_alive
+
+pytestmark = pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is under test")
 
 
 async def test_interrupt_answers_and_close_escalates_to_sigkill_for_a_hung_cli(

@@ -6,6 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import FAKE_CLI, Sidecar, StartSidecar, wait_until_dead
@@ -13,6 +14,7 @@ from tests.harness import FAKE_CLI, Sidecar, StartSidecar, wait_until_dead
 CHANNELS, DELTAS = 16, 2000
 
 
+@pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is under test")
 async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
     sidecar_with: StartSidecar, tmp_path: Path
 ) -> None:

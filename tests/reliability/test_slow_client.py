@@ -13,7 +13,11 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness import FAKE_CLI, RawClient
+
+pytestmark = pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is under test")
 
 DELTAS = 200_000
 
