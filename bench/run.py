@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -24,6 +24,9 @@ Sections (each module's docstring says exactly how it measures):
 (d) first_token.py (``run_all``): time to first token with the real CLI; peer: the SDK.
 (e) file_updated.py: ``claude/fileUpdated`` arrival minus the file's mtime for an Edit
     of a 10,000-line file by the real CLI; peer row: the same on a 10-line file.
+(f) per_line.py: CPU per CLI line on the relay's hot path, in one process (no pipes, no
+    scheduling): the daemon's routing, numbering, encoding and buffered write against the
+    msgspec relay's route, on the same delta lines, interleaved.
 """
 
 from __future__ import annotations
@@ -249,6 +252,20 @@ def format_e(e: dict[str, Any]) -> str:
     )
 
 
+def format_f(f: dict[str, Any]) -> str:
+    rows = [
+        [name, num(v["daemon_us"], 2), num(v["relay_us"], 2), ratio(v["daemon_us"], v["relay_us"])]
+        for name, v in f.items()
+        if isinstance(v, dict)
+    ]
+    return table(
+        f"(f) CPU per CLI line on the hot path, in process, us (best of {f['rounds']} rounds "
+        f"of {f['lines']:,} lines)",
+        ["", "daemon", "relay", "daemon/relay"],
+        rows,
+    )
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -269,6 +286,7 @@ def sections(
 ) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
     import file_updated
     import memory
+    import per_line
     import relay
 
     return {
@@ -277,13 +295,14 @@ def sections(
         "c": (lambda: memory.measure(quick, log=log), format_c),
         "d": (lambda: run_d(quick), format_d),
         "e": (lambda: file_updated.measure(quick, log=log), format_e),
+        "f": (lambda: per_line.measure(quick, log=log), format_f),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
-    parser.add_argument("--only", default="a,b,c,d,e", help="sections, e.g. a,b (default all)")
+    parser.add_argument("--only", default="a,b,c,d,e,f", help="sections, e.g. a,b (default all)")
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     available = sections(args.quick)

@@ -1,0 +1,90 @@
+"""(f) CPU per CLI line on the relay's hot path, in one process: the daemon's against the
+minimal msgspec relay's, on the same lines.
+
+Section (a) measures whole processes over pipes, where scheduling and I/O spread the
+figure by +-30% from run to run on a shared machine. This section takes them out: it
+feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the daemon's
+``Channel._route`` (its decoding, routing, the outbox's numbering and encoding, the frame
+writer's buffered write) and to the relay's ``Relay.route`` (decode, encode, frame; its
+per-chunk ``join`` included), interleaved, and reports the best of several rounds of
+each, in microseconds per line. A text delta and a tool-input delta of a sub-agent (with
+``parent_tool_use_id``) are measured apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Callable
+from typing import Any
+
+from claude_sidecar.api import NewChannelParams
+from claude_sidecar.channel import Channel
+from claude_sidecar.outbox import Outbox
+from claude_sidecar.stdio import FrameWriter
+
+import msgspec_relay
+
+SESSION = '"session_id":"2fdd75d0-0b82-42b4-a5ba-548f90199793"'
+LINES = {
+    "text delta": (
+        b'{"type":"stream_event","event":{"type":"content_block_delta","index":1,'
+        b'"delta":{"type":"text_delta","text":"Hello there fri"}},' + SESSION.encode() + b","
+        b'"parent_tool_use_id":null,"uuid":"78d3c0b2-1111-4e4e-9999-0123456789ab"}'
+    ),
+    "sub-agent tool-input delta": (
+        b'{"type":"stream_event","event":{"type":"content_block_delta","index":2,'
+        b'"delta":{"type":"input_json_delta","partial_json":"{\\"file_path\\": \\"/a"}},'
+        + SESSION.encode()
+        + b',"parent_tool_use_id":"toolu_01ABCDEF","uuid":"78d3c0b2-2222-4e4e-9999-0123456789ab"}'
+    ),
+}
+BATCH = 1000
+
+
+def _best(run: Callable[[], None], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
+    out = io.BufferedWriter(io.BytesIO(), 1 << 16)  # type: ignore[arg-type]
+    frames = FrameWriter(out, lambda error: None)
+    channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", Outbox("ch-1", frames.queue))
+    relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]
+    route = channel._route
+    figures: dict[str, Any] = {}
+    for name, line in LINES.items():
+        batch = [line] * BATCH
+
+        def daemon(batch: list[bytes] = batch) -> None:
+            for _ in range(lines_per_round // BATCH):
+                for raw in batch:
+                    route(raw)
+                out.seek(0)
+
+        def minimal(batch: list[bytes] = batch) -> None:
+            for _ in range(lines_per_round // BATCH):
+                b"".join([relay.route(raw) for raw in batch if raw])
+
+        best_daemon = best_relay = float("inf")
+        for _ in range(rounds):  # interleaved: both see the same machine
+            best_daemon = min(best_daemon, _best(daemon, 1))
+            best_relay = min(best_relay, _best(minimal, 1))
+        figures[name] = {
+            "daemon_us": best_daemon / lines_per_round * 1e6,
+            "relay_us": best_relay / lines_per_round * 1e6,
+        }
+    return figures
+
+
+def measure(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
+    """Best-of-rounds CPU per line, daemon and relay, for each kind of line."""
+    log("(f) CPU per line on the hot path, in process ...")
+    lines, rounds = (20_000, 3) if quick else (200_000, 12)
+    return {"lines": lines, "rounds": rounds, **asyncio.run(_measure(lines, rounds))}
