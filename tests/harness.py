@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -385,6 +386,19 @@ class RawClient:
             stderr=subprocess.DEVNULL,
             env=env,
         )
+        # One watchdog for the client's life (a timer per message would start a thread per
+        # message: 200,000 of them in the slow-client test). While a read is waiting, it
+        # kills a daemon silent past the read's deadline, so the read ends instead of hanging.
+        self._deadline: float | None = None
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        while self.process.poll() is None:
+            deadline = self._deadline
+            if deadline is not None and time.monotonic() > deadline:
+                self.process.kill()
+                return
+            time.sleep(0.1)
 
     def send(self, message: dict[str, Any]) -> None:
         import json
@@ -398,11 +412,9 @@ class RawClient:
         """Read the next message; a daemon silent for ``timeout`` s is killed and the test
         fails (rather than hang on a blocking read)."""
         import json
-        import threading
 
         assert self.process.stdout is not None
-        watchdog = threading.Timer(timeout, self.process.kill)
-        watchdog.start()
+        self._deadline = time.monotonic() + timeout
         try:
             length = 0
             while (line := self.process.stdout.readline()) != b"\r\n":
@@ -414,7 +426,7 @@ class RawClient:
                     length = int(line.split(b":")[1])
             return json_object(json.loads(self.process.stdout.read(length)))
         finally:
-            watchdog.cancel()
+            self._deadline = None
 
     def reply_to(self, request_id: int | str, timeout: float = 30.0) -> dict[str, Any]:
         """Read messages until the response to ``request_id`` (each within ``timeout`` s)."""
