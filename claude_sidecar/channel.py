@@ -138,7 +138,7 @@ class Channel:
 
         Raises ``CliStartFailed`` if the process cannot start or exits before answering.
         """
-        self.settings.started(await self.link.start(launch, hold_for_transcript=self.cwd))
+        self.settings.started(await self.link.start(launch))
         self._set_state("idle")
 
     def adopt(self, channel_id: str, options: NewChannelParams, feed: Feed) -> None:

@@ -94,11 +94,11 @@ class CliLink:
         """Send a control request and wait for its answer (empty if it had none)."""
         return await self._control.request(subtype, timeout, **fields)
 
-    async def start(self, launch: LaunchSpec, *, hold_for_transcript: str) -> wire.InitializeReply:
+    async def start(self, launch: LaunchSpec) -> wire.InitializeReply:
         """Spawn the CLI, complete the ``initialize`` handshake and return its reply.
 
-        ``hold_for_transcript`` is the channel's cwd: a CLI older than 2.1.330 writes its
-        transcript after the result line, so its result lines are held until it has.
+        A CLI older than 2.1.330 writes its transcript after the result line, so its
+        result lines are held until it has (``transcript``).
         Raises ``CliStartFailed`` if the process cannot start or exits before answering.
         """
         self._launch = launch
@@ -133,7 +133,7 @@ class CliLink:
             version = await asyncio.to_thread(known_cli_version, launch.argv[0], launch.env)
             reply = msgspec.structs.replace(reply, claude_code_version=version)
         if compat.older_than(reply.claude_code_version, compat.WRITES_TRANSCRIPT_BEFORE_RESULT):
-            self.transcript = TranscriptWait(launch.env, hold_for_transcript)
+            self.transcript = TranscriptWait(launch.env, launch.cwd)
         return reply
 
     def stderr_tail(self) -> str:
@@ -220,8 +220,7 @@ class CliLink:
 def _result_session(raw: bytes) -> str | None:
     """The session id of a ``result`` line; None for any other line."""
     try:
-        if wire.line_type_decoder.decode(raw).type != "result":
-            return None
-        return wire.line_decoder.decode(raw).session_id or ""
+        line = wire.line_decoder.decode(raw)
     except msgspec.MsgspecError:
         return None
+    return (line.session_id or "") if line.type == "result" else None

@@ -106,7 +106,7 @@ class Outbox:
             fields = _file_updated_fields(event.change)
         else:  # the other events carry exactly their notification's fields
             fields = msgspec.structs.asdict(event)
-        self._write(
+        self._send(
             frame(method, notification(channel_id=self.channel_id, seq=self._next(), **fields))
         )
 
@@ -125,9 +125,6 @@ class Outbox:
             self._timer = None
         self._sink = self._send = _nowhere
         return held
-
-    def _write(self, data: bytes) -> None:
-        self._send(data)
 
     @property
     def last_seq(self) -> int:
@@ -162,7 +159,7 @@ class Outbox:
             self._waiting, self._waiting_text = block, [text]
         else:
             self._last_delta_at = asyncio.get_running_loop().time()
-            self._write(self._delta_frame(kind, index, text, parent_tool_use_id))
+            self._send(self._delta_frame(kind, index, text, parent_tool_use_id))
 
     def progress(self, raw: bytes) -> None:
         """Send a CLI progress message (``system/thinking_tokens``) as ``claude/message``.
@@ -200,7 +197,7 @@ class Outbox:
             self.message(progress)
         if waiting is not None:
             self._last_delta_at = asyncio.get_running_loop().time()
-            self._write(self._delta_frame(waiting[0], waiting[1], text, waiting[2]))
+            self._send(self._delta_frame(waiting[0], waiting[1], text, waiting[2]))
 
     def _delta_frame(
         self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None
@@ -213,7 +210,7 @@ class Outbox:
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""
-        self._write(
+        self._send(
             frame(
                 "claude/message",
                 MessageNotification(

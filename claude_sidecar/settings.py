@@ -24,6 +24,11 @@ from .api import (
 )
 from .events import StatusChanged
 
+# system lines the settings keep track of: retries and background tasks.
+NOTED_SYSTEM = frozenset(
+    {"api_retry", "background_tasks_changed", "task_started", "task_notification"}
+)
+
 
 class ChannelSettings:
     """The session, model, mode, effort, retry and tasks of one channel."""
@@ -122,9 +127,3 @@ class ChannelSettings:
         else:  # task_notification: the task is over
             self.tasks.pop(wire.task_decoder.decode(raw).task_id, None)
         return False
-
-
-# system lines the settings keep track of: retries and background tasks.
-NOTED_SYSTEM = frozenset(
-    {"api_retry", "background_tasks_changed", "task_started", "task_notification"}
-)

@@ -75,12 +75,6 @@ class CliLine(msgspec.Struct, omit_defaults=True):
     state: str | None = None
 
 
-class LineType(msgspec.Struct):
-    """Just the type of a CLI line."""
-
-    type: str = ""
-
-
 class ControlRequestHead(msgspec.Struct):
     """The subtype of a control request the CLI sends us."""
 
@@ -299,7 +293,6 @@ class ContextUsageReply(msgspec.Struct, omit_defaults=True):
 
 line_decoder = msgspec.json.Decoder(CliLine)
 stream_event_decoder = msgspec.json.Decoder(StreamEventLine)
-line_type_decoder = msgspec.json.Decoder(LineType)
 initialize_reply_decoder = msgspec.json.Decoder(InitializeReply)
 result_decoder = msgspec.json.Decoder(ResultLine)
 api_retry_decoder = msgspec.json.Decoder(ApiRetry)

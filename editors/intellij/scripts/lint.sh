@@ -8,16 +8,9 @@
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-missing() {
-  if [[ "${CI:-}" == "true" ]]; then
-    echo "Kotlin checks: FAILED: $1" >&2
-    exit 1
-  fi
-  echo "Kotlin checks: SKIP: $1" >&2
-  exit 0
-}
-command -v java >/dev/null || missing "java is not installed (OpenJDK 17+)"
-command -v mvn >/dev/null || missing "mvn is not installed (Maven 3.8+)"
+suite="Kotlin checks"
+# shellcheck source=maven.sh
+source "$here/scripts/maven.sh"
 
 cd "$here"
 files=$(find core/src ui/src plugin/src plugin/*.gradle.kts -name '*.kt' -o -name '*.kts' | wc -l)

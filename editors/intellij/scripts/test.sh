@@ -6,16 +6,9 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
-missing() {
-  if [[ "${CI:-}" == "true" ]]; then
-    echo "Kotlin client: FAILED: $1" >&2
-    exit 1
-  fi
-  echo "Kotlin client: skipped: $1" >&2
-  exit 0
-}
-command -v java >/dev/null || missing "java is not installed (OpenJDK 17+)"
-command -v mvn >/dev/null || missing "mvn is not installed (Maven 3.8+)"
+suite="Kotlin client"
+# shellcheck source=maven.sh
+source "$here/scripts/maven.sh"
 command -v python3 >/dev/null || missing "python3 is not installed (the protocol drift check runs it)"
 [[ -x "${CLAUDE_SIDECAR_BIN:-$repo/.venv/bin/claude-sidecar}" ]] \
   || missing "the daemon is missing: run \`uv sync\` in $repo"
