@@ -5,10 +5,12 @@ Section (a) measures whole processes over pipes, where scheduling and I/O spread
 figure by +-30% from run to run on a shared machine. This section takes them out: it
 feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the daemon's
 ``Channel._route`` (its decoding, routing, the outbox's numbering and encoding, the frame
-writer's buffered write) and to the relay's ``Relay.route`` (decode, encode, frame; its
-per-chunk ``join`` included), interleaved, and reports the best of several rounds of
-each, in microseconds per line. A text delta and a tool-input delta of a sub-agent (with
-``parent_tool_use_id``) are measured apart.
+writer's queue and its one write per batch, all wired as the server wires them:
+``SidecarServer.open_feed`` on a server connected to a ``FrameWriter``) and to the
+relay's ``Relay.route`` (decode, encode, frame; its per-chunk ``join`` included),
+interleaved, and reports the best of several rounds of each, in microseconds per line. A
+text delta and a tool-input delta of a sub-agent (with ``parent_tool_use_id``) are
+measured apart.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from claude_sidecar.api import NewChannelParams
 from claude_sidecar.channel import Channel
-from claude_sidecar.outbox import Outbox
+from claude_sidecar.server import SidecarServer
 from claude_sidecar.stdio import FrameWriter
 
 import msgspec_relay
@@ -55,7 +57,11 @@ def _best(run: Callable[[], None], rounds: int) -> float:
 async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     out = io.BufferedWriter(io.BytesIO(), 1 << 16)  # type: ignore[arg-type]
     frames = FrameWriter(out, lambda error: None)
-    channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", Outbox("ch-1", frames.queue))
+    server = SidecarServer()
+    server.connect(frames.queue)
+    feed = server.open_feed("ch-1")
+    feed.release()
+    channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", feed)
     relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]
     route = channel._route
     figures: dict[str, Any] = {}
@@ -66,6 +72,7 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
             for _ in range(lines_per_round // BATCH):
                 for raw in batch:
                     route(raw)
+                frames.flush()  # what the event loop does once per read batch
                 out.seek(0)
 
         def minimal(batch: list[bytes] = batch) -> None:

@@ -17,7 +17,9 @@ through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
 
     Every channel first plays one untimed 1-delta turn (first-turn work, such as the
     daemon's warm pool starting a spare CLI, is not what is measured). Ratios:
-    daemon/SDK and daemon/relay (1.0 = as fast). Also CPU per delta (user+sys
+    daemon/SDK and daemon/relay (1.0 = as fast), of the medians, and "paired": the
+    median over repeats of daemon/relay within one repeat (the two run back to back, so
+    a slow spell of a shared machine touches both sides of a pair). Also CPU per delta (user+sys
     of the relaying process, /proc/<pid>/stat, divided by the deltas), which is less
     disturbed by other load than wall time. With coalescing (``initializationOptions``
     ``coalesceDeltasMs``) the daemon merges deltas: then notifications/s drops by design
@@ -340,6 +342,17 @@ def _median_stream(streams: list[Stream]) -> dict[str, Any]:
     }
 
 
+def _paired(daemon: list[Stream], relay: list[Stream]) -> dict[str, float]:
+    """daemon/relay per repeat (the two ran one after the other), then the median: a
+    slow spell of a shared machine touches both sides of a pair, unlike two medians
+    taken apart."""
+    pairs = list(zip(daemon, relay, strict=True))
+    return {
+        "per_s": statistics.median(d.per_s / r.per_s for d, r in pairs),
+        "cpu": statistics.median(d.cpu_s / r.cpu_s for d, r in pairs),
+    }
+
+
 def throughput(quick: bool, repeats: int, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Section (a): every relay on every configuration, repeats interleaved."""
     configs = [(1, 20_000), (8, 5_000)] if quick else [(1, 100_000), (8, 25_000)]
@@ -355,12 +368,13 @@ def throughput(quick: bool, repeats: int, log: Callable[[str], None] = print) ->
         log(f"(a) {channels} channel(s) x {burst} deltas ...")
         relays: list[Any] = []
         try:
+            # The daemon and the relay back to back in each repeat: they are paired.
             relays.append(DaemonRelay(cli, channels, burst, tmp))
+            relays.append(MsgspecRelay(cli, channels, burst, tmp))
             relays.append(DaemonRelay(cli, channels, burst, tmp, coalesce_ms=COALESCE_MS))
             relays.append(SdkRelay(cli, channels, burst, tmp))
-            relays.append(MsgspecRelay(cli, channels, burst, tmp))
             warm_up(relays)
-            keys = ["daemon", "daemon_coalesced", "sdk", "relay"]
+            keys = ["daemon", "relay", "daemon_coalesced", "sdk"]
             streams: dict[str, list[Stream]] = {k: [] for k in keys}
             for _ in range(repeats):
                 for key, relay in zip(keys, relays, strict=True):
@@ -384,7 +398,9 @@ def throughput(quick: bool, repeats: int, log: Callable[[str], None] = print) ->
                     statistics.median(s.cpu_s for s in streams[key]) / total * 1e6
                 )
                 row[key] = figures
-            coalesced = relays[1]
+            if streams["daemon"] and streams["relay"]:
+                row["paired"] = _paired(streams["daemon"], streams["relay"])
+            coalesced = relays[2]
             if coalesced.unavailable:
                 row["coalescing"] = f"not available: {coalesced.unavailable}"
             elif row["daemon_coalesced"]["notifications"] >= total:

@@ -95,6 +95,7 @@ def format_a(a: dict[str, Any]) -> str:
     for config in a["configs"]:
         name = f"{config['channels']} ch x {config['deltas_per_channel']:,}"
         d, s, r = (config.get(k) or {} for k in ("daemon", "sdk", "relay"))
+        paired = config.get("paired") or {}
         rows.append(
             [
                 f"{name}: msg/s",
@@ -103,6 +104,7 @@ def format_a(a: dict[str, Any]) -> str:
                 num(r.get("per_s")),
                 ratio(d.get("per_s"), s.get("per_s")),
                 ratio(d.get("per_s"), r.get("per_s")),
+                num(paired.get("per_s"), 2),
             ]
         )
         rows.append(
@@ -113,6 +115,7 @@ def format_a(a: dict[str, Any]) -> str:
                 num(r.get("cpu_us_per_delta"), 1),
                 ratio(d.get("cpu_us_per_delta"), s.get("cpu_us_per_delta")),
                 ratio(d.get("cpu_us_per_delta"), r.get("cpu_us_per_delta")),
+                num(paired.get("cpu"), 2),
             ]
         )
         c = config.get("daemon_coalesced")
@@ -149,8 +152,9 @@ def format_a(a: dict[str, Any]) -> str:
     runs = len(a["configs"][0]["daemon"]["runs"]) if a["configs"] else 0
     first = table(
         f"(a) relay throughput: claude/delta at the client, median of {runs} "
-        f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s)",
-        ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay"],
+        f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s; paired: the "
+        "median of each repeat's daemon/relay)",
+        ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay", "paired"],
         rows,
     )
     second = table(
@@ -290,7 +294,7 @@ def sections(
     import relay
 
     return {
-        "a": (lambda: relay.throughput(quick, 1 if quick else 3, log=log), format_a),
+        "a": (lambda: relay.throughput(quick, 1 if quick else 5, log=log), format_a),
         "b": (lambda: relay.latency(quick, log=log), format_b),
         "c": (lambda: memory.measure(quick, log=log), format_c),
         "d": (lambda: run_d(quick), format_d),

@@ -880,8 +880,10 @@ class InitializeResult(Result, omit_defaults=False):
 # ---------------------------------------------------------------- notifications
 
 
-class DeltaNotification(Result):
+class DeltaNotification(Result, gc=False):
     """``claude/delta``: one streamed content delta."""
+
+    # gc=False: strings and numbers only, never in a cycle; one is built per delta.
 
     channel_id: str
     seq: int

@@ -77,7 +77,11 @@ class Channel:
         self.turns = TurnTracker(self._name)
         self.link = CliLink(self._name, spawn, self._route, self._show, self._exited)
         self.permissions = permissions.PendingAsks(
-            self._name, self.link.send, self._publish, rules or permissions.Rules()
+            self._name,
+            self.link.send,
+            self._publish,
+            self._asks_waiting,
+            rules or permissions.Rules(),
         )
         self.edits = EditLog()
         # The last top-level assistant message of each prompt's exchange: a fork "at" a
@@ -89,7 +93,7 @@ class Channel:
         self._editor_tools = editor_tools
         self._closing = False
         self._interrupting = False
-        self.link.serve("can_use_tool", Route(wire.can_use_tool_decoder, self._ask))
+        self.link.serve("can_use_tool", Route(wire.can_use_tool_decoder, self.permissions.ask))
         self.link.serve("hook_callback", Route(wire.hook_callback_decoder, self._run_hook))
         self.link.serve("mcp_message", Route(wire.mcp_message_decoder, self._call_mcp))
 
@@ -153,7 +157,7 @@ class Channel:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
         if self.exit is None:
             self._closing = True
-            self._cancel_asks("closed", permissions.DENIED_ON_CLOSE)
+            self.permissions.cancel_all("closed", permissions.DENIED_ON_CLOSE)
         ended = await self.link.close(grace)
         if self._editor_tools is not None:
             await self._editor_tools.close()
@@ -187,13 +191,12 @@ class Channel:
             await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
             self._interrupting = False
-            self._cancel_asks("interrupted", permissions.DENIED_ON_INTERRUPT)
+            self.permissions.cancel_all("interrupted", permissions.DENIED_ON_INTERRUPT)
 
     def respond_permission(self, p: RespondPermissionParams) -> None:
         """Send the client's decision on a pending ask; each ask is answered once."""
         self._require_alive()
         self.permissions.answer(p)
-        self._settle_permissions()
 
     async def set_model(self, model: str | None, effort: Effort | None = None) -> None:
         """Switch the model (and, when given, the effort) for the following turns."""
@@ -241,10 +244,6 @@ class Channel:
 
     # ------------------------------------------------------------ the CLI's requests
 
-    def _ask(self, request_id: str, ask: wire.CanUseTool) -> None:
-        if self.permissions.ask(request_id, ask):
-            self._set_state("awaitingPermission")
-
     def _run_hook(self, request_id: str, hook: wire.HookCallback) -> None:
         change = self.edits.hook(hook)
         if change is not None:
@@ -260,13 +259,10 @@ class Channel:
 
         self.link.background.spawn(serve(), "mcp")
 
-    def _cancel_asks(self, reason: CancelReason, deny_message: str | None) -> None:
-        """Withdraw every pending ask from the client; deny it to the CLI if it still runs."""
-        self.permissions.cancel_all(reason, deny_message)
-        self._settle_permissions()
-
-    def _settle_permissions(self) -> None:
-        if not self.permissions and self.state == "awaitingPermission":
+    def _asks_waiting(self, waiting: bool) -> None:
+        if waiting:
+            self._set_state("awaitingPermission")
+        elif self.state == "awaitingPermission":
             self._set_state("running")
 
     # ------------------------------------------------------------ events
@@ -286,7 +282,7 @@ class Channel:
 
     def _exited(self, ended: ProcessExit) -> None:
         self.first_turn_done.set()
-        self._cancel_asks("closed", deny_message=None)
+        self.permissions.cancel_all("closed", deny_message=None)
         self.settings.retry = None
         if (event := self.turns.exited(self._closing, ended.code, ended.signal)) is not None:
             self._publish(event)
@@ -332,7 +328,6 @@ class Channel:
             assert line.request_id is not None
             reason: CancelReason = "interrupted" if self._interrupting else "withdrawn"
             self.permissions.withdraw(line.request_id, reason)
-            self._settle_permissions()
         elif kind == "system" and line.subtype == "thinking_tokens":
             self._feed.publish(Progress(raw))
         else:

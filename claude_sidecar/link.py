@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -179,27 +179,33 @@ class CliLink:
                 log.info("channel %s: stdin closed (%s)", self._name(), e)
                 return
 
+    def _route_all(self, lines: Iterable[bytes]) -> None:
+        route = self._route
+        for raw in lines:
+            try:
+                route(raw)
+            except Exception:
+                # A routing bug must not stop the reader: the CLI would block on a full
+                # pipe and the channel would hang. Log it and keep reading.
+                log.exception("channel %s: failed to route: %.200r", self._name(), raw)
+
     async def _read_loop(self) -> None:
         process = self._process
         assert process is not None
-        route = self._route
         try:
             async for batch in process.batches():
+                transcript = self.transcript
+                if transcript is None:
+                    self._route_all(batch)
+                    continue
                 for raw in batch:
-                    transcript = self.transcript
                     if (
-                        transcript is not None
-                        and transcript.unwritten is not None
+                        transcript.unwritten is not None
                         and (session_id := _result_session(raw)) is not None
                     ):
                         # Held until the answer before it is in the session file.
                         await transcript.written(self._name(), session_id)
-                    try:
-                        route(raw)
-                    except Exception:
-                        # A routing bug must not stop the reader: the CLI would block on a
-                        # full pipe and the channel would hang. Log it and keep reading.
-                        log.exception("channel %s: failed to route: %.200r", self._name(), raw)
+                    self._route_all((raw,))
         finally:
             ended = await process.wait()
             self.exit = ExitInfo(

@@ -58,7 +58,17 @@ def frame(method: str, params: msgspec.Struct) -> bytes:
 
 _PREFIXES: dict[str, bytes] = {}
 _DELTA = _PREFIXES["claude/delta"] = b'{"jsonrpc":"2.0","method":"claude/delta","params":'
-_DELTA_LEN = len(_DELTA) + 1
+# A delta's header and envelope by the length of its params: a dict lookup and one
+# concatenation per delta instead of %-formatting (~100 ns of the ~1.5 us a delta costs).
+_DELTA_HEADS: dict[int, bytes] = {}
+_DELTA_HEADS_KEPT = 4096
+
+
+def _delta_head(params_len: int) -> bytes:
+    head = b"Content-Length: %d\r\n\r\n%s" % (len(_DELTA) + params_len + 1, _DELTA)
+    if params_len < _DELTA_HEADS_KEPT:
+        _DELTA_HEADS[params_len] = head
+    return head
 
 
 def _nowhere(data: bytes) -> None:
@@ -142,12 +152,12 @@ class Outbox:
         """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
         if not self._coalesce:
             # The hot path of a streaming turn: no timer, so the next seq needs no flush;
-            # the frame written out as frame() would build it.
+            # the frame is built as _delta_frame builds it, without its call.
             self._seq = seq = self._seq + 1
             body = _encoder.encode(
                 DeltaNotification(self.channel_id, seq, kind, index, text, parent_tool_use_id)
             )
-            self._send(b"Content-Length: %d\r\n\r\n%s%s}" % (len(body) + _DELTA_LEN, _DELTA, body))
+            self._send((_DELTA_HEADS.get(len(body)) or _delta_head(len(body))) + body + b"}")
             return
         block = (kind, index, parent_tool_use_id)
         if self._waiting == block:
@@ -202,11 +212,10 @@ class Outbox:
     def _delta_frame(
         self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None
     ) -> bytes:
-        # Positional: the hot path of a streaming turn.
-        return frame(
-            "claude/delta",
-            DeltaNotification(self.channel_id, self._next(), kind, index, text, parent_tool_use_id),
+        body = _encoder.encode(
+            DeltaNotification(self.channel_id, self._next(), kind, index, text, parent_tool_use_id)
         )
+        return (_DELTA_HEADS.get(len(body)) or _delta_head(len(body))) + body + b"}"
 
     def message(self, raw: bytes) -> None:
         """Send ``claude/message`` carrying one CLI line verbatim."""

@@ -117,7 +117,8 @@ class PendingAsks:
     ``autoDecision``); any other waits here for the client's ``answer``. The CLI may
     ``withdraw`` an ask itself (it then needs no answer); ``cancel_all`` withdraws every
     ask from the client and denies it to the CLI when the turn is interrupted or the
-    channel closes.
+    channel closes. After every change, ``waiting`` is told whether any ask still waits
+    (the channel's state follows it).
     """
 
     def __init__(
@@ -125,6 +126,7 @@ class PendingAsks:
         name: Callable[[], str],
         reply: Callable[[bytes], None],
         publish: Callable[[ChannelEvent], None],
+        waiting: Callable[[bool], None],
         rules: Rules,
     ) -> None:
         # The channel's id, for log lines and errors (a warm-pool spare's changes when a
@@ -132,6 +134,7 @@ class PendingAsks:
         self._name = name
         self._reply = reply
         self._publish = publish
+        self._told_waiting = waiting
         self._rules = rules
         self._waiting: dict[str, PermissionRequest] = {}
 
@@ -145,8 +148,8 @@ class PendingAsks:
         """The asks waiting for the client, oldest first."""
         return self._waiting.values()
 
-    def ask(self, request_id: str, ask: CanUseTool) -> bool:
-        """Take one ``can_use_tool``; True if it now waits for the client's decision."""
+    def ask(self, request_id: str, ask: CanUseTool) -> None:
+        """Take one ``can_use_tool``: answer it by a rule, or keep it for the client."""
         described = describe(request_id, ask, None)
         if self._rules.allows(ask):
             log.info("channel %s: %s allowed by a client rule", self._name(), ask.tool_name)
@@ -154,10 +157,10 @@ class PendingAsks:
             self._publish(
                 PermissionAsked(msgspec.structs.replace(described, auto_decision="allow"))
             )
-            return False
+            return
         self._waiting[request_id] = described
         self._publish(PermissionAsked(described))
-        return True
+        self._told_waiting(True)
 
     def answer(self, p: RespondPermissionParams) -> None:
         """Send the client's decision on a waiting ask; each ask is answered once."""
@@ -170,13 +173,14 @@ class PendingAsks:
             "channel %s: %s %s (%s)", self._name(), p.decision, request.tool_name, p.request_id
         )
         self._reply(wire.control_success(p.request_id, response))
+        self._told_waiting(bool(self._waiting))
 
-    def withdraw(self, request_id: str, reason: CancelReason) -> bool:
-        """The CLI cancelled an ask (no answer goes back); False if it was not waiting."""
+    def withdraw(self, request_id: str, reason: CancelReason) -> None:
+        """The CLI cancelled an ask (no answer goes back); nothing if it was not waiting."""
         if self._waiting.pop(request_id, None) is None:
-            return False
+            return
         self._publish(PermissionWithdrawn(request_id, reason))
-        return True
+        self._told_waiting(bool(self._waiting))
 
     def cancel_all(self, reason: CancelReason, deny_message: str | None) -> None:
         """Withdraw every waiting ask from the client; deny it to the CLI unless
@@ -187,3 +191,4 @@ class PendingAsks:
                 # interrupt: the turn must end here, not go on to another model call.
                 self._reply(wire.control_success(request_id, deny(deny_message, interrupt=True)))
             self._publish(PermissionWithdrawn(request_id, reason))
+        self._told_waiting(False)

@@ -57,8 +57,8 @@ class SidecarServer(JsonRPCServer):
         # Set by `exit`: the serving loop ends, the process exits with ``exit_code``.
         self.exited = asyncio.Event()
         self.exit_code = 1
-        # Where notifications go (set by the serving loop): batched writes to the client.
-        self._queue_frame: Callable[[bytes], None] | None = None
+        # Where frames go (set by the serving loop): batched writes to the client.
+        self._queue_frame: Callable[[bytes], None] = _unconnected
         # Seconds between claude/delta notifications of one channel (0: no coalescing).
         self.coalesce = 0.0
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
@@ -143,7 +143,8 @@ class SidecarServer(JsonRPCServer):
     def open_feed(self, channel_id: str) -> Outbox:
         """The feed of a new channel: its events become ``claude/*`` notifications, kept
         back until the channel has started (``events.Subscriber``)."""
-        return Outbox(channel_id, self.send_frame, held=True, coalesce=self.coalesce)
+        # The writer's own queue, no layer between: every delta passes here.
+        return Outbox(channel_id, self._queue_frame, held=True, coalesce=self.coalesce)
 
     @property
     def channel_count(self) -> int:
@@ -199,14 +200,8 @@ class SidecarServer(JsonRPCServer):
             raise
 
     def send_frame(self, data: bytes) -> None:
-        """Write one already-framed JSON-RPC notification to the client."""
-        queue_frame = self._queue_frame
-        if queue_frame is None or self.client_gone.is_set():
-            return
-        try:
-            queue_frame(data)
-        except (BrokenPipeError, ConnectionResetError, ValueError) as e:
-            self.lose_client(e)
+        """Send one already-framed JSON-RPC message to the client (a request's answer)."""
+        self._queue_frame(data)
 
     def lose_client(self, error: OSError | ValueError) -> None:
         """The client's stream failed: nobody is listening any more.
@@ -220,6 +215,10 @@ class SidecarServer(JsonRPCServer):
 
 
 Handler = Callable[[SidecarServer, Any], Awaitable[msgspec.Struct]]
+
+
+def _unconnected(data: bytes) -> None:
+    log.warning("no client stream connected: dropping a frame of %d bytes", len(data))
 
 
 def _opened(channel: Channel) -> api.NewChannelResult:

@@ -26,13 +26,15 @@ log = logging.getLogger(__name__)
 
 _HEADER_LIMIT = 1 << 20
 _OUT_BUFFER = 1 << 16
+# About 64 KiB of delta notifications: what a pipe holds.
+_FRAMES_PER_WRITE = 400
 
 
 def claim_stdout() -> BinaryIO:
     """Return a private binary stream onto the real stdout; fd 1 becomes stderr."""
     sys.stdout.flush()
-    # Buffered: a raw write to a pipe may write only part of a frame; FrameWriter
-    # decides when to flush.
+    # Buffered: a raw write to a pipe may write only part of what it is given; the
+    # buffered stream writes it all. FrameWriter decides when.
     rpc_out = os.fdopen(os.dup(1), "wb", buffering=_OUT_BUFFER)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -40,44 +42,56 @@ def claim_stdout() -> BinaryIO:
 
 
 class FrameWriter:
-    """The client's stream, as pygls's writer, plus batched writes for notifications.
+    """The client's stream: pygls's writer, and the sink of every frame the daemon sends.
 
-    pygls's own messages (responses) are flushed at once. Notifications go through
-    ``queue``: they are flushed once per event-loop iteration, so a burst of deltas read
-    from a CLI in one chunk costs one system call instead of one per delta. Both share
-    one buffer, so the order on the wire is the order of the calls.
+    Frames are collected in a list and written with one ``write`` per event-loop
+    iteration (``queue``; a long burst in parts of a pipe's size), so the deltas read
+    from a CLI in one chunk cost one join and one system call, not a buffered write
+    each. pygls's own messages (``write``) go out at once, after whatever was queued
+    before them: the order on the wire is the order of the calls. Once the stream
+    fails, frames are dropped.
     """
 
     def __init__(self, stream: BinaryIO, on_error: Callable[[OSError | ValueError], None]) -> None:
         self._stream = stream
         self._on_error = on_error
-        self._flush_due = False
+        self._frames: list[bytes] = []
+        self._lost = False
 
     def write(self, data: bytes) -> None:
-        """Write one frame and flush (pygls's writer interface)."""
-        self._stream.write(data)
-        self._stream.flush()
-        self._flush_due = False
+        """Send one frame now (pygls's writer interface)."""
+        self._frames.append(data)
+        self.flush()
 
     def queue(self, data: bytes) -> None:
-        """Write one frame; it is flushed before the event loop next waits for I/O."""
-        self._stream.write(data)
-        if not self._flush_due:
-            self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
+        """Send one frame before the event loop next waits for I/O."""
+        frames = self._frames
+        frames.append(data)
+        if len(frames) == 1:
+            asyncio.get_running_loop().call_soon(self.flush)
+        elif len(frames) >= _FRAMES_PER_WRITE:
+            # A long burst goes out in parts, so the client reads while the daemon
+            # routes the rest (two processes on two cores, not one after the other).
+            self.flush()
 
-    def _flush(self) -> None:
-        if not self._flush_due or self._stream.closed:
+    def flush(self) -> None:
+        """Write every frame collected so far."""
+        if not self._frames:
             return
-        self._flush_due = False
+        data = b"".join(self._frames)
+        self._frames.clear()
+        if self._lost:
+            return
         try:
+            self._stream.write(data)
             self._stream.flush()
         except (OSError, ValueError) as e:
+            self._lost = True
             self._on_error(e)
 
     def close(self) -> None:
         """Flush what is queued and close the stream (pygls's writer interface)."""
-        self._flush()
+        self.flush()
         try:
             self._stream.close()
         except (OSError, ValueError) as e:

@@ -7,8 +7,9 @@ import itertools
 import json
 from typing import Any
 
+from claude_sidecar.api import DeltaNotification
 from claude_sidecar.events import StatusChanged
-from claude_sidecar.outbox import Outbox
+from claude_sidecar.outbox import Outbox, frame
 
 from tests.harness import json_object
 
@@ -159,3 +160,22 @@ async def test_coalescing_keeps_only_the_last_progress_message_of_a_frame() -> N
     assert [
         (p["seq"], p.get("text") or p["message"]["estimated_tokens"]) for p in _params(frames)
     ] == [(1, 1), (2, "Let"), (3, 3), (4, " me think")]
+
+
+def test_a_delta_frame_is_the_generic_frame_of_its_notification_at_any_length() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append)
+    # Short and long bodies (the header cache stops at 4096), multibyte text, a sub-agent.
+    texts = ["", "a", "héllo ✓", "x" * 5000, "é" * 3000, '"quoted" \\ \n']
+    for n, text in enumerate(texts):
+        outbox.delta("toolInput", n, text, "toolu_1" if n % 2 else None)
+
+    expected = [
+        frame(
+            "claude/delta",
+            DeltaNotification("ch-1", n + 1, "toolInput", n, text, "toolu_1" if n % 2 else None),
+        )
+        for n, text in enumerate(texts)
+    ]
+    assert frames == expected
+    assert [p["text"] for p in _params(frames)] == texts
