@@ -589,6 +589,135 @@ class History(Result):
     warnings: list[str]
 
 
+# ---------------------------------------------------------------- the conversation
+
+ToolStatus = Literal[
+    "pending", "awaitingPermission", "running", "done", "failed", "denied", "interrupted"
+]
+AskState = Literal["pending", "answered", "allowed", "denied", "cancelled"]
+NoticeLevel = Literal["info", "warn", "error"]
+
+
+class EntryPermission(Result):
+    """How a tool use's permission request went.
+
+    ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
+    the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
+    ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
+    allowed it and nobody was asked.
+    """
+
+    request_id: str
+    decision: AskState
+    by_rule: bool = False
+    preview: str | None = None
+    preview_note: str | None = None
+    decision_reason: str | None = None
+
+
+class EntryToolResult(Result):
+    """The result of a tool use: the text parts of its content, and how many images."""
+
+    text: str
+    is_error: bool = False
+    image_count: int = 0
+
+
+class EntryFileChange(Result):
+    """A file a tool use changed, with the size of the change (``claude/fileUpdated``
+    carries its diff and contents)."""
+
+    path: str
+    added: int
+    removed: int
+
+
+class PromptEntry(Result, tag_field="kind", tag="prompt"):
+    """A prompt: the user's (``id`` is the message id ``claude/sendMessage`` returned), or
+    the one a sub-agent was given (``parentId`` set). ``queued``: sent while a turn runs
+    and not taken up by the CLI yet."""
+
+    id: str
+    text: str
+    image_count: int = 0
+    queued: bool = False
+    parent_id: str | None = None
+
+
+class TextEntry(Result, tag_field="kind", tag="text"):
+    """Text of an answer (markdown). ``streaming`` while deltas still append to it;
+    ``aborted`` when an interrupt cut it short."""
+
+    id: str
+    text: str
+    streaming: bool = False
+    aborted: bool = False
+    parent_id: str | None = None
+
+
+class ThinkingEntry(Result, tag_field="kind", tag="thinking"):
+    """The model's thinking, shown apart from its answer."""
+
+    id: str
+    text: str
+    streaming: bool = False
+    parent_id: str | None = None
+
+
+class ToolEntry(Result, tag_field="kind", tag="tool"):
+    """A tool use (``id`` is its tool_use id). ``input`` is null while it streams (the
+    ``toolInput`` deltas append to ``partialInput``); ``files`` lists what it changed."""
+
+    id: str
+    name: str
+    status: ToolStatus
+    input: dict[str, Any] | None = None
+    partial_input: str = ""
+    permission: EntryPermission | None = None
+    result: EntryToolResult | None = None
+    files: list[EntryFileChange] = []
+    parent_id: str | None = None
+
+
+class NoticeEntry(Result, tag_field="kind", tag="notice"):
+    """Something the CLI reported in the conversation: ``subtype`` ``compaction``,
+    ``commandOutput`` (a slash or shell command's output), ``interrupted``, ``apiError``,
+    ``taskNotification`` (a background task ended), or another CLI subtype in camelCase."""
+
+    id: str
+    subtype: str
+    level: NoticeLevel
+    text: str
+    parent_id: str | None = None
+
+
+class TurnEntry(Result, tag_field="kind", tag="turn"):
+    """The end of a turn (its footer): how it ended, how long it took, what it cost."""
+
+    id: str
+    outcome: TurnOutcome
+    duration_ms: int
+    permission_wait_ms: int
+    cost_usd: float
+    error: str | None = None
+    parent_id: str | None = None
+
+
+Entry = PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry
+"""One thing in a conversation, by ``kind``. ``id`` is stable for the entry's life: a
+later ``claude/entry`` with the same id replaces it. ``parentId`` is set on what a
+sub-agent did: the id of the Agent/Task tool use that started it."""
+
+
+class Transcript(Result):
+    """A live channel's conversation (``claude/getTranscript``): its entries in order,
+    queued prompts last, current as of the notification numbered ``seq``."""
+
+    channel_id: str
+    seq: int
+    entries: list[Entry]
+
+
 class McpServerParams(Params):
     """``claude/mcpReconnect``: restart one MCP server of a channel."""
 
@@ -962,6 +1091,15 @@ class TurnEndedNotification(Result):
     error: TurnError | None = None
 
 
+class EntryNotification(Result):
+    """``claude/entry``: an entry of the conversation was added or changed; it replaces
+    any earlier entry with the same ``id``."""
+
+    channel_id: str
+    seq: int
+    entry: Entry
+
+
 class PermissionRequestNotification(PermissionRequest):
     """``claude/permissionRequest``: a tool use needs the user's decision."""
 
@@ -1092,6 +1230,12 @@ METHODS: tuple[Method, ...] = (
         "Switch the channel's permission mode.",
     ),
     Method(
+        "claude/getTranscript",
+        ChannelParams,
+        Transcript,
+        "A live channel's conversation: its entries, current as of a notification's seq.",
+    ),
+    Method(
         "claude/channelInfo",
         ChannelParams,
         ChannelInfo,
@@ -1131,6 +1275,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/permissionCancelled": PermissionCancelledNotification,
     "claude/fileUpdated": FileUpdatedNotification,
     "claude/turnEnded": TurnEndedNotification,
+    "claude/entry": EntryNotification,
 }
 
 

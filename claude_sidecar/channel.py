@@ -30,9 +30,10 @@ from .api import (
     RespondPermissionParams,
 )
 from .control import Route
+from .conversation import LiveConversation
 from .editor_tools import EditorToolServer, answer_mcp
 from .errors import ChannelExited, TaskNotFound
-from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Progress
+from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Progress, PromptSent
 from .files import EditLog, FileChange
 from .launch import LaunchSpec
 from .link import CliLink
@@ -89,7 +90,7 @@ class Channel:
         self.exchange_ends: dict[str, str] = {}
         # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
         self.first_turn_done = asyncio.Event()
-        self._feed = feed
+        self._use(LiveConversation(feed))
         self._editor_tools = editor_tools
         self._closing = False
         self._interrupting = False
@@ -127,8 +128,8 @@ class Channel:
 
     @property
     def feed(self) -> Feed:
-        """Where this channel's events go (kept across a restart)."""
-        return self._feed
+        """The front end's feed of this channel's events (kept across a restart)."""
+        return self.conversation.feed
 
     @property
     def has_editor_tools(self) -> bool:
@@ -149,9 +150,24 @@ class Channel:
         """Make a spare from the warm pool the channel a client asked for: it takes the
         client's id, options and feed, and announces its state there."""
         log.info("channel %s: is spare %s (pid %d)", channel_id, self.id, self.pid)
-        self.id, self.settings.options, self._feed = channel_id, options, feed
+        self.id, self.settings.options, self.conversation.feed = channel_id, options, feed
+        self._use(self.conversation)
         self.link.background.owner = channel_id
         self._publish_status()
+
+    def continue_from(self, old: Channel) -> None:
+        """Carry on ``old``'s conversation and cost (a restart of its CLI)."""
+        self._use(old.conversation)
+        self.turns.cost_before = old.turns.total_cost
+
+    def _use(self, conversation: LiveConversation) -> None:
+        # Every event passes through the conversation on its way to the front end; the
+        # hot path of _route reaches past it (the lists deltas append to, the front end).
+        self.conversation = conversation
+        self._feed: Feed = conversation
+        self._main_pieces = conversation.main_pieces
+        self._sub_pieces = conversation.sub_pieces
+        self._front_delta = conversation.feed.delta
 
     async def close(self, grace: float = 5.0) -> ExitInfo:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
@@ -175,6 +191,9 @@ class Channel:
         message_id = message_id or str(uuidlib.uuid4())
         self.link.send(wire.user_message(content, message_id))
         self.turns.queue(message_id)
+        text = "\n".join(b["text"] for b in content if b.get("type") == "text")
+        images = sum(1 for b in content if b.get("type") == "image")
+        self._publish(PromptSent(message_id, text, images))
         if self.state == "idle":
             self._set_state("running")
         return message_id
@@ -313,7 +332,17 @@ class Channel:
                 if known is not None:
                     text = getattr(delta, known[1])
                     if text is not None:
-                        self._feed.delta(known[0], event.index or 0, text, line.parent_tool_use_id)
+                        # The conversation's delta, inline: append to the open entry,
+                        # hand the delta to the front end.
+                        index = event.index or 0
+                        parent = line.parent_tool_use_id
+                        if parent is None:
+                            pieces = self._main_pieces.get(index)
+                        else:
+                            pieces = self._sub_pieces.get((parent, index))
+                        if pieces is not None:
+                            pieces.append(text)
+                        self._front_delta(known[0], index, text, parent)
                         return
             self._feed.publish(CliMessage(raw))
             return

@@ -23,6 +23,7 @@ from .api import (
     CancelReason,
     ChannelState,
     DeltaKind,
+    Entry,
     ExitInfo,
     PermissionRequest,
     RetryInfo,
@@ -90,6 +91,20 @@ class FileUpdated(msgspec.Struct, frozen=True):
     change: FileChange
 
 
+class PromptSent(msgspec.Struct, frozen=True):
+    """The client sent a prompt (``claude/sendMessage``); the CLI takes it up later."""
+
+    message_id: str
+    text: str
+    image_count: int = 0
+
+
+class EntryChanged(msgspec.Struct, frozen=True):
+    """An entry of the conversation was added or changed (the whole entry, as it is now)."""
+
+    entry: Entry
+
+
 ChannelEvent = (
     CliMessage
     | Progress
@@ -98,6 +113,8 @@ ChannelEvent = (
     | PermissionAsked
     | PermissionWithdrawn
     | FileUpdated
+    | PromptSent
+    | EntryChanged
 )
 
 

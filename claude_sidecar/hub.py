@@ -234,7 +234,7 @@ class Hub:
         except BaseException:
             self._channels[channel_id] = old
             raise
-        channel.turns.cost_before = old.turns.total_cost
+        channel.continue_from(old)
         return channel
 
     async def _start(

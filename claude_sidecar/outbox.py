@@ -26,6 +26,7 @@ from . import events
 from .api import (
     DeltaKind,
     DeltaNotification,
+    EntryNotification,
     FileUpdatedNotification,
     MessageNotification,
     PermissionCancelledNotification,
@@ -252,4 +253,5 @@ _NOTIFICATIONS: dict[type, tuple[str, type[msgspec.Struct]]] = {
     events.PermissionAsked: ("claude/permissionRequest", PermissionRequestNotification),
     events.PermissionWithdrawn: ("claude/permissionCancelled", PermissionCancelledNotification),
     events.FileUpdated: ("claude/fileUpdated", FileUpdatedNotification),
+    events.EntryChanged: ("claude/entry", EntryNotification),
 }

@@ -308,6 +308,14 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     return ls.hub.get(p.channel_id).settings.info()
 
 
+async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    channel = ls.hub.get(p.channel_id)
+    feed = channel.feed
+    # Numbered by this front end's outbox: the entries are current as of that seq.
+    seq = feed.last_seq if isinstance(feed, Outbox) else 0
+    return api.Transcript(channel.id, seq, channel.conversation.snapshot())
+
+
 async def context_usage(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     return await ls.hub.get(p.channel_id).context_usage()
 
@@ -345,6 +353,7 @@ HANDLERS: dict[str, Handler] = {
     "claude/setModel": set_model,
     "claude/setPermissionMode": set_permission_mode,
     "claude/channelInfo": channel_info,
+    "claude/getTranscript": get_transcript,
     "claude/contextUsage": context_usage,
     "claude/stopTask": stop_task,
     "claude/renameSession": rename_session,

@@ -17,11 +17,11 @@ How the schema maps to Kotlin (the same rules for every struct):
 - an optional field is `T? = null`: absent and null mean the same (the daemon applies its
   default, named in the KDoc), and a null is left out when sending;
 - a string enum is an `enum class` implementing `WireEnum` (its JSON value is `wire`); a
-  one-value enum named `type` is a discriminator: `val type: String = "<value>"`;
+  one-value enum named `type` or `kind` is a discriminator: `val type: String = "<value>"`;
 - a free-form object is Gson's `JsonObject`, any JSON value `JsonElement`, a string map
   `Map<String, String>`;
-- a union of structs is a `sealed interface` that its members implement, read back by their
-  `type`.
+- a union of structs is a `sealed interface` that its members implement, read back by the
+  property its schema names as discriminator (`type` or `kind`).
 
 Standard library only (Python 3.11).
 """
@@ -54,10 +54,14 @@ ENUM_NAMES = {
     ("allow", "allowAlways", "deny"): "PermissionDecision",
     ("error", "interrupted", "maxBudget", "maxTurns", "success"): "TurnOutcome",
     ("image/gif", "image/jpeg", "image/png", "image/webp"): "ImageMediaType",
+    ("awaitingPermission", "denied", "done", "failed", "interrupted", "pending", "running"): "ToolStatus",
+    ("allowed", "answered", "cancelled", "denied", "pending"): "AskState",
+    ("error", "info", "warn"): "NoticeLevel",
 }
 # Names for unions of structs (by their sorted member names).
 UNION_NAMES = {
     ("ImageBlock", "TextBlock"): "ContentBlock",
+    ("NoticeEntry", "PromptEntry", "TextEntry", "ThinkingEntry", "ToolEntry", "TurnEntry"): "Entry",
 }
 KOTLIN_KEYWORDS = {
     "as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
@@ -137,6 +141,7 @@ class Generator:
         self.enums: dict[tuple[str, ...], str] = {}
         self.unions: dict[tuple[str, ...], str] = {}
         self.union_of: dict[str, list[str]] = {}  # struct -> unions it is part of
+        self.union_tags: dict[str, str] = {}  # union -> the property that names its member
         self.name_enums()
         self.name_unions()
 
@@ -188,12 +193,14 @@ class Generator:
             if members not in self.unions:
                 name = UNION_NAMES.get(members, "Or".join(members))
                 self.unions[members] = name
+                tagged = prop.get("discriminator") or inner.get("discriminator") or {}
+                self.union_tags[name] = tagged.get("propertyName", "type")
                 for member in members:
                     self.union_of.setdefault(member, []).append(name)
 
     @staticmethod
     def is_discriminator(field: str, prop: dict) -> bool:
-        return field == "type" and len(prop.get("enum", [])) == 1
+        return field in ("type", "kind") and len(prop.get("enum", [])) == 1
 
     # -- types ----------------------------------------------------------------------------
 
@@ -334,14 +341,24 @@ class Generator:
                            "Notifications", "NotificationType", by_name("NotificationType<*>"))
         out += self._table("x-clientRequests", "Every request the daemon sends the client: name, params and result types.",
                            "ClientRequests", "Method", [])
-        out += ["/** The members of each struct union by their `type`, for reading them back. */",
+        out += ["/** The members of each struct union by their tag, for reading them back. */",
                 "val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf("]
         for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
             pairs = []
             for member in members:
-                tag = self.defs[member]["properties"]["type"]["enum"][0]
+                tag = self.defs[member]["properties"][self.union_tags[name]]["enum"][0]
                 pairs.append(f'"{tag}" to {member}::class.java')
-            out.append(f"    {name}::class.java to mapOf({', '.join(pairs)}),")
+            line = f"    {name}::class.java to mapOf({', '.join(pairs)}),"
+            if len(line) <= MAX_LINE:
+                out.append(line)
+            else:  # ktlint's wrapping of a long argument
+                out += [f"    {name}::class.java to", "        mapOf(",
+                        *(f"            {pair}," for pair in pairs), "        ),"]
+        out += [")", ""]
+        out += ["/** The property whose value names the member of each struct union. */",
+                "val UNION_TAGS: Map<Class<*>, String> = mapOf("]
+        for name in sorted(self.unions.values()):
+            out.append(f'    {name}::class.java to "{self.union_tags[name]}",')
         out += [")", ""]
         out += ["/**", " * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields of their `data`.",
                 " */", "enum class ErrorName(", "    override val wire: String,", "    val code: Int,",

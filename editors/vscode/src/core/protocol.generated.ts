@@ -240,6 +240,137 @@ export interface EditorTool {
   };
   name: string;
 }
+/**
+ * A file a tool use changed, with the size of the change (``claude/fileUpdated``
+ * carries its diff and contents).
+ */
+export interface EntryFileChange {
+  added: number;
+  path: string;
+  removed: number;
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/entry``: an entry of the conversation was added or changed; it replaces
+ * any earlier entry with the same ``id``.
+ */
+export interface EntryNotification {
+  channelId: string;
+  entry: PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry;
+  seq: number;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A prompt: the user's (``id`` is the message id ``claude/sendMessage`` returned), or
+ * the one a sub-agent was given (``parentId`` set). ``queued``: sent while a turn runs
+ * and not taken up by the CLI yet.
+ */
+export interface PromptEntry {
+  id: string;
+  imageCount?: number;
+  kind: 'prompt';
+  parentId?: string | null;
+  queued?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Text of an answer (markdown). ``streaming`` while deltas still append to it;
+ * ``aborted`` when an interrupt cut it short.
+ */
+export interface TextEntry {
+  aborted?: boolean;
+  id: string;
+  kind: 'text';
+  parentId?: string | null;
+  streaming?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The model's thinking, shown apart from its answer.
+ */
+export interface ThinkingEntry {
+  id: string;
+  kind: 'thinking';
+  parentId?: string | null;
+  streaming?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A tool use (``id`` is its tool_use id). ``input`` is null while it streams (the
+ * ``toolInput`` deltas append to ``partialInput``); ``files`` lists what it changed.
+ */
+export interface ToolEntry {
+  files?: EntryFileChange[];
+  id: string;
+  input?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  kind: 'tool';
+  name: string;
+  parentId?: string | null;
+  partialInput?: string;
+  permission?: EntryPermission | null;
+  result?: EntryToolResult | null;
+  status: 'awaitingPermission' | 'denied' | 'done' | 'failed' | 'interrupted' | 'pending' | 'running';
+  [k: string]: unknown | undefined;
+}
+/**
+ * How a tool use's permission request went.
+ *
+ * ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
+ * the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
+ * ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
+ * allowed it and nobody was asked.
+ */
+export interface EntryPermission {
+  byRule?: boolean;
+  decision: 'allowed' | 'answered' | 'cancelled' | 'denied' | 'pending';
+  decisionReason?: string | null;
+  preview?: string | null;
+  previewNote?: string | null;
+  requestId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The result of a tool use: the text parts of its content, and how many images.
+ */
+export interface EntryToolResult {
+  imageCount?: number;
+  isError?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Something the CLI reported in the conversation: ``subtype`` ``compaction``,
+ * ``commandOutput`` (a slash or shell command's output), ``interrupted``, ``apiError``,
+ * ``taskNotification`` (a background task ended), or another CLI subtype in camelCase.
+ */
+export interface NoticeEntry {
+  id: string;
+  kind: 'notice';
+  level: 'error' | 'info' | 'warn';
+  parentId?: string | null;
+  subtype: string;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The end of a turn (its footer): how it ended, how long it took, what it cost.
+ */
+export interface TurnEntry {
+  costUsd: number;
+  durationMs: number;
+  error?: string | null;
+  id: string;
+  kind: 'turn';
+  outcome: 'error' | 'interrupted' | 'maxBudget' | 'maxTurns' | 'success';
+  parentId?: string | null;
+  permissionWaitMs: number;
+  [k: string]: unknown | undefined;
+}
 export interface Experimental {
   claudeSidecar: SidecarFeatures;
   [k: string]: unknown | undefined;
@@ -706,6 +837,16 @@ export interface StopTaskParams {
   taskId: string;
 }
 /**
+ * A live channel's conversation (``claude/getTranscript``): its entries in order,
+ * queued prompts last, current as of the notification numbered ``seq``.
+ */
+export interface Transcript {
+  channelId: string;
+  entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
+  seq: number;
+  [k: string]: unknown | undefined;
+}
+/**
  * ``claude/turnEnded``: a turn is over, and how it went.
  */
 export interface TurnEndedNotification {
@@ -768,6 +909,10 @@ export interface ClaudeMethods {
    * A stored conversation as messages a client can render.
    */
   "claude/getHistory": { params: GetHistoryParams; result: History };
+  /**
+   * A live channel's conversation: its entries, current as of a notification's seq.
+   */
+  "claude/getTranscript": { params: ChannelParams; result: Transcript };
   /**
    * Stop the running turn.
    */
@@ -834,6 +979,7 @@ export const METHOD_NAMES = [
   "claude/deleteSession",
   "claude/forkSession",
   "claude/getHistory",
+  "claude/getTranscript",
   "claude/interrupt",
   "claude/listChannels",
   "claude/listSessions",
@@ -856,6 +1002,10 @@ export interface ClaudeNotifications {
    * `claude/delta`: one streamed content delta.
    */
   "claude/delta": DeltaNotification;
+  /**
+   * `claude/entry`: an entry of the conversation was added or changed; it replaces any earlier entry with the same `id`.
+   */
+  "claude/entry": EntryNotification;
   /**
    * `claude/fileUpdated`: a file changed on disk by an edit tool or a rewind.
    */
@@ -885,6 +1035,7 @@ export interface ClaudeNotifications {
 /** The names of every notification the daemon sends. */
 export const NOTIFICATION_NAMES = [
   "claude/delta",
+  "claude/entry",
   "claude/fileUpdated",
   "claude/message",
   "claude/permissionCancelled",

@@ -1,5 +1,5 @@
 // The notification sequences recorded from the real daemon, CLI and stand-in model
-// (scripts/record-fixtures.py), replayed as the host would emit them.
+// (tests/conversation/record_streams.py), replayed as the host would emit them.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,8 +17,8 @@ export type FixtureName =
   | 'plan-approved'
   | 'sub-agent';
 
-/** test/fixtures, from the bundled test in out/test/<dir>/. */
-const FIXTURES = path.resolve(__dirname, '../../../test/fixtures');
+/** The repository's tests/data/streams, from the bundled test in out/test/<dir>/. */
+const FIXTURES = path.resolve(__dirname, '../../../../../tests/data/streams');
 
 /** The recorded notifications of one chat, in order. */
 export function notifications(name: FixtureName): NotificationEvent[] {

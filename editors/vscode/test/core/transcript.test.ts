@@ -1,5 +1,5 @@
 // The transcript reducer over notification sequences recorded from the real daemon, the
-// real CLI and the stand-in model (test/fixtures, scripts/record-fixtures.py).
+// real CLI and the stand-in model (tests/data/streams, tests/conversation/record_streams.py).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // The chat page in headless Chromium, driven through recorded real chats
-// (test/fixtures) by a scripted host. Screenshots of the key states go to
+// (tests/data/streams) by a scripted host. Screenshots of the key states go to
 // test-artifacts/webview/.
 
 import assert from 'node:assert/strict';

@@ -10,6 +10,19 @@ import com.google.gson.JsonObject
 /** The daemon version whose schema these types were generated from. */
 const val PROTOCOL_VERSION: String = "0.1.0"
 
+enum class AskState(override val wire: String) : WireEnum {
+    ALLOWED("allowed"),
+    ANSWERED("answered"),
+    CANCELLED("cancelled"),
+    DENIED("denied"),
+    PENDING("pending"),
+    ;
+
+    companion object {
+        fun of(wire: String): AskState? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class AutoDecision(override val wire: String) : WireEnum {
     ALLOW("allow"),
     ;
@@ -103,6 +116,17 @@ enum class ImageMediaType(override val wire: String) : WireEnum {
     }
 }
 
+enum class NoticeLevel(override val wire: String) : WireEnum {
+    ERROR("error"),
+    INFO("info"),
+    WARN("warn"),
+    ;
+
+    companion object {
+        fun of(wire: String): NoticeLevel? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class PermissionDecision(override val wire: String) : WireEnum {
     ALLOW("allow"),
     ALLOW_ALWAYS("allowAlways"),
@@ -139,6 +163,21 @@ enum class SettingSource(override val wire: String) : WireEnum {
     }
 }
 
+enum class ToolStatus(override val wire: String) : WireEnum {
+    AWAITING_PERMISSION("awaitingPermission"),
+    DENIED("denied"),
+    DONE("done"),
+    FAILED("failed"),
+    INTERRUPTED("interrupted"),
+    PENDING("pending"),
+    RUNNING("running"),
+    ;
+
+    companion object {
+        fun of(wire: String): ToolStatus? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class TurnErrorKind(override val wire: String) : WireEnum {
     API("api"),
     CLI_EXITED("cliExited"),
@@ -165,6 +204,9 @@ enum class TurnOutcome(override val wire: String) : WireEnum {
 
 /** One of: [ImageBlock], [TextBlock] (told apart by their `type`). */
 sealed interface ContentBlock
+
+/** One of: [NoticeEntry], [PromptEntry], [TextEntry], [ThinkingEntry], [ToolEntry], [TurnEntry] (told apart by their `type`). */
+sealed interface Entry
 
 /** Where the CLI's credentials come from; never a key or a token. */
 data class AccountInfo(
@@ -314,6 +356,53 @@ data class EditorTool(
     /** Absent: the daemon's default, `""`. */
     val description: String? = null,
     val inputSchema: JsonObject? = null,
+)
+
+/**
+ * A file a tool use changed, with the size of the change (`claude/fileUpdated`
+ * carries its diff and contents).
+ */
+data class EntryFileChange(
+    val added: Int,
+    val path: String,
+    val removed: Int,
+)
+
+/**
+ * `claude/entry`: an entry of the conversation was added or changed; it replaces
+ * any earlier entry with the same `id`.
+ */
+data class EntryNotification(
+    val channelId: String,
+    val entry: Entry,
+    val seq: Int,
+)
+
+/**
+ * How a tool use's permission request went.
+ *
+ * `decision`: `pending` (waiting for the user), `answered` (the user answered and
+ * the tool's result will say how), `allowed`, `denied`, or `cancelled` (the turn
+ * ended or the CLI withdrew the ask). `byRule`: a client rule (`autoAllowTools`)
+ * allowed it and nobody was asked.
+ */
+data class EntryPermission(
+    val decision: AskState,
+    val requestId: String,
+    /** Absent: the daemon's default, `false`. */
+    val byRule: Boolean? = null,
+    val decisionReason: String? = null,
+    val preview: String? = null,
+    val previewNote: String? = null,
+)
+
+/** The result of a tool use: the text parts of its content, and how many images. */
+data class EntryToolResult(
+    val text: String,
+    /** Absent: the daemon's default, `0`. */
+    val imageCount: Int? = null,
+    /** Absent: the daemon's default, `false`. */
+    val isError: Boolean? = null,
 )
 
 /** How a channel's CLI process ended. */
@@ -546,6 +635,20 @@ data class NewChannelResult(
     val sessionId: String,
 )
 
+/**
+ * Something the CLI reported in the conversation: `subtype` `compaction`,
+ * `commandOutput` (a slash or shell command's output), `interrupted`, `apiError`,
+ * `taskNotification` (a background task ended), or another CLI subtype in camelCase.
+ */
+data class NoticeEntry(
+    val id: String,
+    val level: NoticeLevel,
+    val subtype: String,
+    val text: String,
+    val parentId: String? = null,
+    val kind: String = "notice",
+) : Entry
+
 /** The result of requests that only confirm. */
 data class Ok(val ok: Boolean)
 
@@ -596,6 +699,22 @@ data class PermissionRequestNotification(
     /** Absent: the daemon's default, `false`. */
     val requiresUserInteraction: Boolean? = null,
 )
+
+/**
+ * A prompt: the user's (`id` is the message id `claude/sendMessage` returned), or
+ * the one a sub-agent was given (`parentId` set). `queued`: sent while a turn runs
+ * and not taken up by the CLI yet.
+ */
+data class PromptEntry(
+    val id: String,
+    val text: String,
+    /** Absent: the daemon's default, `0`. */
+    val imageCount: Int? = null,
+    val parentId: String? = null,
+    /** Absent: the daemon's default, `false`. */
+    val queued: Boolean? = null,
+    val kind: String = "prompt",
+) : Entry
 
 /** `claude/renameSession`: give a stored session a custom title. */
 data class RenameSessionParams(
@@ -762,6 +881,60 @@ data class TextBlock(
     val type: String = "text",
 ) : ContentBlock
 
+/**
+ * Text of an answer (markdown). `streaming` while deltas still append to it;
+ * `aborted` when an interrupt cut it short.
+ */
+data class TextEntry(
+    val id: String,
+    val text: String,
+    /** Absent: the daemon's default, `false`. */
+    val aborted: Boolean? = null,
+    val parentId: String? = null,
+    /** Absent: the daemon's default, `false`. */
+    val streaming: Boolean? = null,
+    val kind: String = "text",
+) : Entry
+
+/** The model's thinking, shown apart from its answer. */
+data class ThinkingEntry(
+    val id: String,
+    val text: String,
+    val parentId: String? = null,
+    /** Absent: the daemon's default, `false`. */
+    val streaming: Boolean? = null,
+    val kind: String = "thinking",
+) : Entry
+
+/**
+ * A tool use (`id` is its tool_use id). `input` is null while it streams (the
+ * `toolInput` deltas append to `partialInput`); `files` lists what it changed.
+ */
+data class ToolEntry(
+    val id: String,
+    val name: String,
+    val status: ToolStatus,
+    /** Absent: the daemon's default, `[]`. */
+    val files: List<EntryFileChange>? = null,
+    val input: JsonObject? = null,
+    val parentId: String? = null,
+    /** Absent: the daemon's default, `""`. */
+    val partialInput: String? = null,
+    val permission: EntryPermission? = null,
+    val result: EntryToolResult? = null,
+    val kind: String = "tool",
+) : Entry
+
+/**
+ * A live channel's conversation (`claude/getTranscript`): its entries in order,
+ * queued prompts last, current as of the notification numbered `seq`.
+ */
+data class Transcript(
+    val channelId: String,
+    val entries: List<Entry>,
+    val seq: Int,
+)
+
 /** `claude/turnEnded`: a turn is over, and how it went. */
 data class TurnEndedNotification(
     val channelId: String,
@@ -778,6 +951,18 @@ data class TurnEndedNotification(
     /** Absent: the daemon's default, `0`. */
     val numTurns: Int? = null,
 )
+
+/** The end of a turn (its footer): how it ended, how long it took, what it cost. */
+data class TurnEntry(
+    val costUsd: Double,
+    val durationMs: Int,
+    val id: String,
+    val outcome: TurnOutcome,
+    val permissionWaitMs: Int,
+    val error: String? = null,
+    val parentId: String? = null,
+    val kind: String = "turn",
+) : Entry
 
 /** Why a turn ended with outcome `error`. */
 data class TurnError(
@@ -827,6 +1012,10 @@ object Methods {
 
     /** A stored conversation as messages a client can render. */
     val GET_HISTORY: Method<GetHistoryParams, History> = Method("claude/getHistory", GetHistoryParams::class.java, History::class.java)
+
+    /** A live channel's conversation: its entries, current as of a notification's seq. */
+    val GET_TRANSCRIPT: Method<ChannelParams, Transcript> =
+        Method("claude/getTranscript", ChannelParams::class.java, Transcript::class.java)
 
     /** Stop the running turn. */
     val INTERRUPT: Method<ChannelParams, Ok> = Method("claude/interrupt", ChannelParams::class.java, Ok::class.java)
@@ -885,6 +1074,7 @@ object Methods {
             DELETE_SESSION,
             FORK_SESSION,
             GET_HISTORY,
+            GET_TRANSCRIPT,
             INTERRUPT,
             LIST_CHANNELS,
             LIST_SESSIONS,
@@ -909,6 +1099,9 @@ object Notifications {
     /** `claude/delta`: one streamed content delta. */
     val DELTA: NotificationType<DeltaNotification> = NotificationType("claude/delta", DeltaNotification::class.java)
 
+    /** `claude/entry`: an entry of the conversation was added or changed; it replaces any earlier entry with the same `id`. */
+    val ENTRY: NotificationType<EntryNotification> = NotificationType("claude/entry", EntryNotification::class.java)
+
     /** `claude/fileUpdated`: a file changed on disk by an edit tool or a rewind. */
     val FILE_UPDATED: NotificationType<FileUpdatedNotification> =
         NotificationType("claude/fileUpdated", FileUpdatedNotification::class.java)
@@ -929,7 +1122,8 @@ object Notifications {
 
     /** `claude/turnEnded`: a turn is over, and how it went. */
     val TURN_ENDED: NotificationType<TurnEndedNotification> = NotificationType("claude/turnEnded", TurnEndedNotification::class.java)
-    val ALL: List<NotificationType<*>> = listOf(DELTA, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, STATUS, TURN_ENDED)
+    val ALL: List<NotificationType<*>> =
+        listOf(DELTA, ENTRY, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, STATUS, TURN_ENDED)
 
     fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }
 }
@@ -942,9 +1136,24 @@ object ClientRequests {
     val ALL: List<Method<*, *>> = listOf(CALL_EDITOR_TOOL)
 }
 
-/** The members of each struct union by their `type`, for reading them back. */
+/** The members of each struct union by their tag, for reading them back. */
 val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf(
     ContentBlock::class.java to mapOf("image" to ImageBlock::class.java, "text" to TextBlock::class.java),
+    Entry::class.java to
+        mapOf(
+            "notice" to NoticeEntry::class.java,
+            "prompt" to PromptEntry::class.java,
+            "text" to TextEntry::class.java,
+            "thinking" to ThinkingEntry::class.java,
+            "tool" to ToolEntry::class.java,
+            "turn" to TurnEntry::class.java,
+        ),
+)
+
+/** The property whose value names the member of each struct union. */
+val UNION_TAGS: Map<Class<*>, String> = mapOf(
+    ContentBlock::class.java to "type",
+    Entry::class.java to "kind",
 )
 
 /**

@@ -94,6 +94,7 @@ private object WireEnumAdapterFactory : TypeAdapterFactory {
 private object UnionAdapterFactory : TypeAdapterFactory {
     override fun <T> create(gson: Gson, type: TypeToken<T>): TypeAdapter<T>? {
         val members = UNION_MEMBERS[type.rawType] ?: return null
+        val tagField = UNION_TAGS[type.rawType] ?: "type"
         val elements = gson.getAdapter(JsonElement::class.java)
         return object : TypeAdapter<T>() {
             @Suppress("UNCHECKED_CAST")
@@ -106,9 +107,9 @@ private object UnionAdapterFactory : TypeAdapterFactory {
             override fun read(reader: JsonReader): T? {
                 val tree = elements.read(reader)
                 if (tree == null || tree.isJsonNull) return null
-                val tag = tree.asJsonObject.get("type")?.asString
+                val tag = tree.asJsonObject.get(tagField)?.asString
                 val member = members[tag] ?: throw IllegalArgumentException(
-                    "unknown `type` $tag for ${type.rawType.simpleName} (one of ${members.keys})",
+                    "unknown `$tagField` $tag for ${type.rawType.simpleName} (one of ${members.keys})",
                 )
                 return gson.fromJson(tree, member) as T
             }

@@ -10,10 +10,10 @@ import dev.claudesidecar.core.protocol.ProtocolJson
 import kotlin.io.path.readLines
 
 // The notification streams the VS Code client recorded from the real daemon, CLI and stand-in
-// model (editors/vscode/test/fixtures), read into the typed notifications core delivers.
+// model (tests/data/streams), read into the typed notifications core delivers.
 
 object Fixtures {
-    private val dir = Harness.repoRoot.resolve("editors/vscode/test/fixtures")
+    private val dir = Harness.repoRoot.resolve("tests/data/streams")
 
     /** The recorded notifications of one chat, in order, as [ChatEvent.Notification]s. */
     fun notifications(name: String): List<ChatEvent.Notification> =

@@ -1,0 +1,12 @@
+"""The conversation of a channel, computed once in the daemon: entries every client renders.
+
+``entries`` keeps them in order (with the text still streaming into them); ``live``
+turns a channel's events into them.
+"""
+
+from __future__ import annotations
+
+from .entries import Entries
+from .live import LiveConversation
+
+__all__ = ["Entries", "LiveConversation"]

@@ -1,0 +1,89 @@
+"""The entries of one conversation, in order, with the text still streaming into them.
+
+An entry's place is where it was first added; a queued prompt stays apart (after every
+other entry) until the CLI takes it up, and then goes to the end. Streamed text is kept
+as a list of pieces per entry and joined only when the entry is read (``settle`` or
+``snapshot``), so a delta costs one list append, not a copy of the text so far.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import msgspec
+
+from ..api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
+
+E = TypeVar("E", bound=Entry)
+
+
+class Entries:
+    """An ordered store of entries by id."""
+
+    def __init__(self) -> None:
+        self._placed: dict[str, Entry] = {}
+        self._queued: dict[str, PromptEntry] = {}
+        # Entry id -> the pieces streamed since the entry was last settled.
+        self.streaming: dict[str, list[str]] = {}
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._placed or entry_id in self._queued
+
+    def get(self, entry_id: str | None, kind: type[E]) -> E | None:
+        """The entry ``entry_id`` if it is of ``kind``."""
+        if entry_id is None:
+            return None
+        entry = self._placed.get(entry_id) or self._queued.get(entry_id)
+        return entry if isinstance(entry, kind) else None
+
+    def add(self, entry: Entry) -> Entry:
+        """Place a new entry at the end (a queued prompt after everything else)."""
+        if isinstance(entry, PromptEntry) and entry.queued:
+            self._queued[entry.id] = entry
+        else:
+            self._placed[entry.id] = entry
+        return entry
+
+    def take_up(self, prompt_id: str) -> PromptEntry | None:
+        """Place a queued prompt at the end: the CLI took it up now."""
+        prompt = self._queued.pop(prompt_id, None)
+        if prompt is not None:
+            prompt.queued = False
+            self._placed[prompt_id] = prompt
+        return prompt
+
+    def queued(self) -> list[PromptEntry]:
+        """The prompts waiting to be taken up, oldest first."""
+        return list(self._queued.values())
+
+    def stream(self, entry_id: str) -> list[str]:
+        """Start collecting streamed pieces for ``entry_id``; returns the list they go to."""
+        return self.streaming.setdefault(entry_id, [])
+
+    def settle(self, entry: Entry) -> Entry:
+        """Move what streamed into ``entry`` into its text (or partial input)."""
+        pieces = self.streaming.get(entry.id)
+        if pieces:
+            if isinstance(entry, ToolEntry):
+                entry.partial_input += "".join(pieces)
+            elif isinstance(entry, TextEntry | ThinkingEntry):
+                entry.text += "".join(pieces)
+            pieces.clear()
+        return entry
+
+    def end_stream(self, entry: Entry) -> Entry:
+        """Settle ``entry`` and stop collecting for it."""
+        self.settle(entry)
+        self.streaming.pop(entry.id, None)
+        return entry
+
+    def placed(self) -> list[Entry]:
+        """The placed entries, oldest first."""
+        return list(self._placed.values())
+
+    def snapshot(self) -> list[Entry]:
+        """Every entry as it is now (copies), queued prompts last."""
+        return [
+            msgspec.structs.replace(self.settle(entry))
+            for entry in (*self._placed.values(), *self._queued.values())
+        ]

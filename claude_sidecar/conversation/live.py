@@ -1,0 +1,543 @@
+"""A live channel's conversation: the channel's events in, entries out.
+
+``LiveConversation`` sits between a channel and its front end's feed. Every event goes
+on to the front end unchanged; the entries it added or changed follow it as
+``EntryChanged`` events. The rules (CLI 2.1.330; docs/protocol.md, "The conversation"):
+
+- a ``stream_event`` ``content_block_start`` opens a text, thinking or tool entry for its
+  stream (``parent_tool_use_id``) and index; deltas append to it;
+- the ``assistant`` message then carries the complete block: its text replaces what
+  streamed (``aborted`` after an interrupt); sub-agents' messages come only complete;
+- ``user`` messages carry tool results, the CLI's echo of a prompt it took up
+  (``isReplay``), a sub-agent's prompt, or command output;
+- a permission ask, its withdrawal and the tool's result give a tool entry its
+  permission state; a file change gives it ``files``;
+- ``TurnEnded`` adds the turn's footer and fails the tool uses of the main conversation
+  that never finished.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+import msgspec
+
+from ..api import (
+    AskState,
+    DeltaKind,
+    Entry,
+    EntryFileChange,
+    EntryPermission,
+    EntryToolResult,
+    NoticeEntry,
+    NoticeLevel,
+    PromptEntry,
+    TextEntry,
+    ThinkingEntry,
+    ToolEntry,
+    ToolStatus,
+    TurnEntry,
+)
+from ..events import (
+    ChannelEvent,
+    CliMessage,
+    EntryChanged,
+    Feed,
+    FileUpdated,
+    PermissionAsked,
+    PermissionWithdrawn,
+    PromptSent,
+    StatusChanged,
+    TurnEnded,
+)
+from .entries import Entries
+
+_LOCAL_COMMAND = re.compile(
+    r"^\s*<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>(.*?)</\1>\s*$",
+    re.S,
+)
+_INTERRUPTED = "[Request interrupted by user"
+_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+class _Block(msgspec.Struct, gc=False):
+    type: str = ""
+    text: str | None = None
+    thinking: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: Any = None
+    tool_use_id: str | None = None
+    content: Any = None
+    is_error: bool = False
+
+
+class _Message(msgspec.Struct, gc=False):
+    id: str | None = None
+    content: list[_Block] | str | None = None
+
+
+class _Event(msgspec.Struct, gc=False):
+    type: str = ""
+    index: int | None = None
+    message: _Message | None = None
+    content_block: _Block | None = None
+
+
+class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
+    type: str = ""
+    subtype: str | None = None
+    uuid: str | None = None
+    parent_tool_use_id: str | None = None
+    message: _Message | None = None
+    event: _Event | None = None
+    is_replay: bool = False
+    is_api_error_message: bool = False
+    aborted: bool = False
+    tool_result_meta: list[dict[str, Any]] | None = None
+    content: str | None = None
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
+def _result_text(content: Any) -> tuple[str, int]:
+    if isinstance(content, str):
+        return content, 0
+    texts, images = [], 0
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "image":
+                images += 1
+    return "\n".join(texts), images
+
+
+def _decision(line: _Line, tool_use_id: str) -> AskState | None:
+    """How the user answered a tool's permission request (``tool_result_meta``)."""
+    for meta in line.tool_result_meta or ():
+        if meta.get("id") != tool_use_id:
+            continue
+        if meta.get("non_execution_kind") == "user-rejected":
+            return "denied"
+        decision = (meta.get("permission_decision") or {}).get("decision")
+        if decision == "accept":
+            return "allowed"
+        if decision == "reject":
+            return "denied"
+        return None
+    return None
+
+
+def _decide(tool: ToolEntry, decision: AskState) -> None:
+    """Set how the ask of ``tool`` went. A new struct, never a change in place: an entry
+    passed on earlier shares its parts with this one."""
+    if tool.permission is not None:
+        tool.permission = msgspec.structs.replace(tool.permission, decision=decision)
+
+
+def _counts(old: str | None, new: str | None) -> tuple[int, int]:
+    added = removed = 0
+    for line in difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
+
+
+class LiveConversation:
+    """A channel's ``Feed`` that keeps its conversation and passes everything on."""
+
+    def __init__(self, feed: Feed) -> None:
+        self.feed = feed
+        self.entries = Entries()
+        # (parent_tool_use_id, index) -> the entry its deltas append to.
+        self._open: dict[tuple[str | None, int], str] = {}
+        # The lists the deltas of an open entry append to: by index for the main
+        # conversation, by (parent_tool_use_id, index) for sub-agents (the channel's hot
+        # path appends there itself, without building a key for the main conversation).
+        self.main_pieces: dict[int, list[str]] = {}
+        self.sub_pieces: dict[tuple[str, int], list[str]] = {}
+        # parent_tool_use_id -> the id of the message streaming now.
+        self._message: dict[str | None, str] = {}
+        self._turn_open = False
+        self._turns = 0
+        self._changed: dict[str, Entry] = {}
+
+    # ------------------------------------------------------------ Feed
+
+    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
+        """Append a delta to its open entry and pass it on (``Channel._route`` does the
+        same inline)."""
+        if parent_tool_use_id is None:
+            pieces = self.main_pieces.get(index)
+        else:
+            pieces = self.sub_pieces.get((parent_tool_use_id, index))
+        if pieces is not None:
+            pieces.append(text)
+        self.feed.delta(kind, index, text, parent_tool_use_id)
+
+    def publish(self, event: ChannelEvent) -> None:
+        """Apply one event to the conversation, pass it on, then the entries it changed."""
+        if isinstance(event, CliMessage):
+            self._line(event.raw)
+        elif isinstance(event, PromptSent):
+            self._prompt_sent(event)
+            self._flush()
+            return  # the client knows what it sent
+        elif isinstance(event, PermissionAsked):
+            self._asked(event)
+        elif isinstance(event, PermissionWithdrawn):
+            self._withdrawn(event.request_id)
+        elif isinstance(event, FileUpdated):
+            self._file_updated(event)
+        elif isinstance(event, TurnEnded):
+            self._turn_ended(event)
+        elif isinstance(event, StatusChanged):
+            self._status(event)
+        self.feed.publish(event)
+        self._flush()
+
+    def snapshot(self) -> list[Entry]:
+        """Every entry as it is now, queued prompts last."""
+        return self.entries.snapshot()
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _touch(self, entry: Entry) -> None:
+        self._changed[entry.id] = entry
+
+    def _add(self, entry: Entry) -> Entry:
+        self._touch(self.entries.add(entry))
+        return entry
+
+    def _flush(self) -> None:
+        changed, self._changed = self._changed, {}
+        for entry in changed.values():
+            self.feed.publish(EntryChanged(msgspec.structs.replace(self.entries.settle(entry))))
+
+    def _tool(self, tool_use_id: str | None) -> ToolEntry | None:
+        return self.entries.get(tool_use_id, ToolEntry)
+
+    def _ensure_tool(self, tool_use_id: str, name: str, parent: str | None) -> ToolEntry:
+        tool = self._tool(tool_use_id)
+        if tool is None:
+            tool = ToolEntry(id=tool_use_id, name=name, status="pending", parent_id=parent)
+            self._add(tool)
+        return tool
+
+    def _pieces_for(self, key: tuple[str | None, int], pieces: list[str] | None) -> None:
+        """Point the deltas of block ``key`` at ``pieces`` (None: they go nowhere)."""
+        parent, index = key
+        if parent is None:
+            found = self.main_pieces
+            if pieces is None:
+                found.pop(index, None)
+            else:
+                found[index] = pieces
+        elif pieces is None:
+            self.sub_pieces.pop((parent, index), None)
+        else:
+            self.sub_pieces[(parent, index)] = pieces
+
+    def _close(self, parent: str | None, index: int | None = None) -> None:
+        """End the streaming of the open blocks of one stream (or one of its blocks)."""
+        for key in [k for k in self._open if k[0] == parent and index in (None, k[1])]:
+            entry_id = self._open.pop(key)
+            self._pieces_for(key, None)
+            entry = self.entries.get(entry_id, TextEntry) or self.entries.get(
+                entry_id, ThinkingEntry
+            )
+            if entry is not None and entry.streaming:
+                entry.streaming = False
+                self._touch(self.entries.end_stream(entry))
+
+    def _close_all(self) -> None:
+        for parent in {k[0] for k in self._open}:
+            self._close(parent)
+
+    # ------------------------------------------------------------ prompts
+
+    def _prompt_sent(self, sent: PromptSent) -> None:
+        prompt = PromptEntry(
+            id=sent.message_id,
+            text=sent.text,
+            image_count=sent.image_count,
+            queued=self._turn_open,
+        )
+        self._add(prompt)
+        self._turn_open = True
+
+    def _take_up(self, prompt_id: str) -> bool:
+        prompt = self.entries.take_up(prompt_id)
+        if prompt is not None:
+            self._touch(prompt)
+        return prompt is not None or prompt_id in self.entries
+
+    # ------------------------------------------------------------ CLI lines
+
+    def _line(self, raw: bytes) -> None:
+        try:
+            line = _decode_line(raw)
+        except msgspec.MsgspecError:
+            return  # not a message of the conversation
+        parent = line.parent_tool_use_id
+        if line.type == "stream_event" and line.event is not None:
+            self._stream_event(line.event, parent, line.uuid)
+        elif line.type == "assistant":
+            self._assistant(line, parent)
+        elif line.type == "user":
+            self._user(line, parent)
+        elif line.type == "system":
+            self._system(line)
+
+    def _stream_event(self, event: _Event, parent: str | None, uuid: str | None) -> None:
+        if event.type == "message_start":
+            self._close(parent)
+            message_id = event.message.id if event.message else None
+            self._message[parent] = message_id or uuid or f"message:{len(self._message)}"
+        elif event.type == "message_stop":
+            self._close(parent)
+        elif event.type == "content_block_start" and event.index is not None:
+            block = event.content_block or _Block()
+            key = (parent, event.index)
+            message_id = self._message.get(parent) or uuid or ""
+            entry: Entry | None = None
+            if block.type == "text":
+                entry = TextEntry(
+                    id=f"{message_id}:{event.index}", text="", streaming=True, parent_id=parent
+                )
+            elif block.type == "thinking":
+                entry = ThinkingEntry(
+                    id=f"{message_id}:{event.index}", text="", streaming=True, parent_id=parent
+                )
+            elif block.type in _TOOL_USES and block.id:
+                entry = self._ensure_tool(block.id, block.name or "", parent)
+            if entry is not None:
+                if entry.id not in self.entries:
+                    self._add(entry)
+                self._open[key] = entry.id
+                self._pieces_for(key, self.entries.stream(entry.id))
+        elif event.type == "content_block_stop" and event.index is not None:
+            self._close(parent, event.index)
+
+    def _assistant(self, line: _Line, parent: str | None) -> None:
+        message = line.message or _Message()
+        blocks = message.content if isinstance(message.content, list) else []
+        if line.is_api_error_message:
+            text = "\n".join(b.text for b in blocks if b.text)
+            self._add(
+                NoticeEntry(
+                    id=line.uuid or f"error:{self._turns}",
+                    subtype="apiError",
+                    level="error",
+                    text=text,
+                    parent_id=parent,
+                )
+            )
+            return
+        for n, block in enumerate(blocks):
+            if block.type in _TOOL_USES and block.id:
+                tool = self._ensure_tool(block.id, block.name or "", parent)
+                self.entries.end_stream(tool)
+                tool.input = block.input if isinstance(block.input, dict) else {}
+                tool.partial_input = ""
+                if tool.status == "pending":
+                    tool.status = "running"
+                self._touch(tool)
+            elif block.type in ("text", "thinking"):
+                text = (block.text if block.type == "text" else block.thinking) or ""
+                self._complete_block(line, parent, block.type, text, n)
+
+    def _complete_block(
+        self, line: _Line, parent: str | None, kind: str, text: str, n: int
+    ) -> None:
+        cls: type[TextEntry | ThinkingEntry] = TextEntry if kind == "text" else ThinkingEntry
+        for key, entry_id in self._open.items():
+            open_entry = self.entries.get(entry_id, cls)
+            if key[0] == parent and open_entry is not None:
+                self.entries.end_stream(open_entry)
+                open_entry.text = text
+                open_entry.streaming = False
+                if isinstance(open_entry, TextEntry):
+                    open_entry.aborted = line.aborted
+                self._touch(open_entry)
+                return
+        if not text:
+            return
+        message_id = (line.message.id if line.message else None) or line.uuid or ""
+        entry_id = f"{message_id}:{line.uuid}:{n}"
+        if cls is TextEntry:
+            self._add(TextEntry(id=entry_id, text=text, aborted=line.aborted, parent_id=parent))
+        else:
+            self._add(ThinkingEntry(id=entry_id, text=text, parent_id=parent))
+
+    def _user(self, line: _Line, parent: str | None) -> None:
+        message = line.message or _Message()
+        content = message.content
+        blocks = [_Block(type="text", text=content)] if isinstance(content, str) else content or []
+        results = [b for b in blocks if b.type == "tool_result"]
+        if results:
+            for block in results:
+                self._tool_result(line, block)
+            return
+        text = "\n".join(b.text for b in blocks if b.type == "text" and b.text)
+        images = sum(1 for b in blocks if b.type == "image")
+        uuid = line.uuid or ""
+        if parent is not None:
+            if uuid and uuid not in self.entries:
+                self._add(PromptEntry(id=uuid, text=text, image_count=images, parent_id=parent))
+            return
+        if line.is_replay and uuid:
+            self._turn_open = True
+            if self._take_up(uuid):
+                return
+        local = _LOCAL_COMMAND.match(text)
+        if local:
+            level: NoticeLevel = "warn" if local.group(1).endswith("stderr") else "info"
+            self._add(
+                NoticeEntry(
+                    id=uuid or f"output:{self._turns}",
+                    subtype="commandOutput",
+                    level=level,
+                    text=local.group(2).strip(),
+                )
+            )
+        elif text.startswith(_INTERRUPTED):
+            self._add(
+                NoticeEntry(
+                    id=uuid or f"interrupted:{self._turns}",
+                    subtype="interrupted",
+                    level="info",
+                    text=text.strip(),
+                )
+            )
+        elif line.is_replay and (text or images) and uuid:
+            # A prompt this daemon did not send (another client of the session).
+            self._add(PromptEntry(id=uuid, text=text, image_count=images))
+
+    def _tool_result(self, line: _Line, block: _Block) -> None:
+        tool = self._tool(block.tool_use_id)
+        if tool is None:
+            return
+        text, images = _result_text(block.content)
+        tool.result = EntryToolResult(text=text, is_error=block.is_error, image_count=images)
+        decision = _decision(line, tool.id)
+        permission = tool.permission
+        if permission is not None and permission.decision in ("pending", "answered"):
+            _decide(tool, decision or ("denied" if block.is_error else "allowed"))
+        denied = "denied" in (decision, tool.permission.decision if tool.permission else None)
+        tool.status = "denied" if denied else "failed" if block.is_error else "done"
+        self.entries.end_stream(tool)
+        tool.partial_input = ""
+        self._touch(tool)
+
+    def _system(self, line: _Line) -> None:
+        if line.subtype == "init":
+            self._turn_open = True
+        elif line.subtype == "compact_boundary":
+            self._add(
+                NoticeEntry(
+                    id=line.uuid or f"compaction:{self._turns}",
+                    subtype="compaction",
+                    level="info",
+                    text=line.content or "Conversation compacted",
+                )
+            )
+
+    # ------------------------------------------------------------ the daemon's events
+
+    def _asked(self, asked: PermissionAsked) -> None:
+        request = asked.request
+        by_rule = request.auto_decision == "allow"
+        tool = self._ensure_tool(
+            request.tool_use_id or f"request:{request.request_id}",
+            request.tool_name,
+            request.parent_tool_use_id,
+        )
+        # The CLI may have normalised the input (ExitPlanMode's plan is the plan file's text).
+        tool.input = request.input
+        tool.partial_input = ""
+        tool.permission = EntryPermission(
+            request_id=request.request_id,
+            decision="allowed" if by_rule else "pending",
+            by_rule=by_rule,
+            preview=request.preview,
+            preview_note=request.preview_note,
+            decision_reason=request.decision_reason,
+        )
+        tool.status = "running" if by_rule else "awaitingPermission"
+        self._touch(tool)
+
+    def _waiting_tools(self) -> list[ToolEntry]:
+        tools = [e for e in self.entries.placed() if isinstance(e, ToolEntry)]
+        return [t for t in tools if t.permission and t.permission.decision == "pending"]
+
+    def _withdrawn(self, request_id: str) -> None:
+        for tool in self._waiting_tools():
+            assert tool.permission is not None
+            if tool.permission.request_id == request_id:
+                _decide(tool, "cancelled")
+                if tool.status == "awaitingPermission":
+                    tool.status = "running"
+                self._touch(tool)
+
+    def _file_updated(self, updated: FileUpdated) -> None:
+        change = updated.change
+        tool = self._tool(change.tool_use_id)
+        if tool is None or change.notice is not None:
+            return
+        added, removed = _counts(change.old, change.new)
+        tool.files = [*tool.files, EntryFileChange(path=change.path, added=added, removed=removed)]
+        self._touch(tool)
+
+    def _status(self, status: StatusChanged) -> None:
+        if status.state == "awaitingPermission":
+            return
+        # No ask waits in any other state: those still pending were answered (the tool's
+        # result will say how) or the channel is gone.
+        for tool in self._waiting_tools():
+            exited = status.state == "exited"
+            _decide(tool, "cancelled" if exited else "answered")
+            if tool.status == "awaitingPermission":
+                tool.status = "failed" if exited else "running"
+            self._touch(tool)
+        if status.state == "idle":
+            # Idle: the CLI took up every prompt sent, or never will.
+            self._turn_open = False
+            for prompt in self.entries.queued():
+                self._take_up(prompt.id)
+
+    def _turn_ended(self, ended: TurnEnded) -> None:
+        self._close_all()
+        self._turn_open = False
+        for message_id in ended.message_ids:
+            self._take_up(message_id)
+        unfinished: ToolStatus = "interrupted" if ended.outcome == "interrupted" else "failed"
+        for entry in reversed(self.entries.placed()):
+            if isinstance(entry, TurnEntry):
+                break
+            if (
+                isinstance(entry, ToolEntry)
+                and entry.parent_id is None
+                and entry.status in ("pending", "awaitingPermission", "running")
+            ):
+                entry.status = unfinished
+                if entry.permission is not None and entry.permission.decision == "pending":
+                    _decide(entry, "cancelled")
+                self._touch(entry)
+        self._turns += 1
+        self._add(
+            TurnEntry(
+                id=f"turn:{self._turns}",
+                outcome=ended.outcome,
+                duration_ms=ended.duration_ms,
+                permission_wait_ms=ended.permission_wait_ms,
+                cost_usd=ended.cost_usd,
+                error=ended.error.message if ended.error else None,
+            )
+        )

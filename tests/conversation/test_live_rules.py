@@ -1,0 +1,172 @@
+"""The rules of a live conversation, one at a time, on hand-made CLI lines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from claude_sidecar import api
+from claude_sidecar.conversation import LiveConversation
+from claude_sidecar.events import (
+    CliMessage,
+    PermissionAsked,
+    PermissionWithdrawn,
+    PromptSent,
+    StatusChanged,
+    TurnEnded,
+)
+
+from .replay import Recorder
+
+
+def line(**fields: Any) -> CliMessage:
+    return CliMessage(json.dumps(fields).encode())
+
+
+def stream(event: dict[str, Any], parent: str | None = None) -> CliMessage:
+    return line(type="stream_event", event=event, parent_tool_use_id=parent)
+
+
+def start_text(conversation: LiveConversation, message_id: str, index: int = 0) -> None:
+    conversation.publish(stream({"type": "message_start", "message": {"id": message_id}}))
+    conversation.publish(
+        stream({"type": "content_block_start", "index": index, "content_block": {"type": "text"}})
+    )
+
+
+def ended(outcome: api.TurnOutcome = "success", message_ids: list[str] | None = None) -> TurnEnded:
+    return TurnEnded(outcome, 10, 0, 0.01, 0.01, api.TurnUsage(), 1, message_ids or [])
+
+
+def ask(request_id: str, tool_use_id: str) -> PermissionAsked:
+    return PermissionAsked(
+        api.PermissionRequest(
+            request_id=request_id,
+            tool_name="Bash",
+            tool_use_id=tool_use_id,
+            input={"command": "ls"},
+            suggestions=[],
+        )
+    )
+
+
+def test_deltas_stream_into_their_entry_and_a_snapshot_shows_the_text_so_far() -> None:
+    conversation = LiveConversation(Recorder())
+    start_text(conversation, "msg_1")
+
+    conversation.delta("text", 0, "Hel", None)
+    conversation.delta("text", 0, "lo", None)
+
+    [entry] = conversation.snapshot()
+    assert entry == api.TextEntry(id="msg_1:0", text="Hello", streaming=True)
+
+
+def test_the_complete_message_replaces_what_streamed_and_ends_the_stream() -> None:
+    conversation = LiveConversation(Recorder())
+    start_text(conversation, "msg_1")
+    conversation.delta("text", 0, "Hel", None)
+
+    conversation.publish(
+        line(
+            type="assistant", message={"id": "msg_1", "content": [{"type": "text", "text": "Hi!"}]}
+        )
+    )
+    conversation.delta("text", 0, "late", None)
+
+    assert conversation.snapshot() == [api.TextEntry(id="msg_1:0", text="Hi!")]
+
+
+def test_a_sub_agents_deltas_go_to_its_own_entry() -> None:
+    conversation = LiveConversation(Recorder())
+    start_text(conversation, "msg_1")
+    conversation.publish(stream({"type": "message_start", "message": {"id": "msg_2"}}, "toolu_a"))
+    conversation.publish(
+        stream(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+            "toolu_a",
+        )
+    )
+
+    conversation.delta("text", 0, "main", None)
+    conversation.delta("text", 0, "sub", "toolu_a")
+
+    assert [(e.id, e.text, e.parent_id) for e in conversation.snapshot()] == [  # type: ignore[union-attr]
+        ("msg_1:0", "main", None),
+        ("msg_2:0", "sub", "toolu_a"),
+    ]
+
+
+def test_a_prompt_sent_during_a_turn_waits_last_until_the_cli_takes_it_up() -> None:
+    conversation = LiveConversation(Recorder())
+    conversation.publish(PromptSent("p1", "first"))
+    start_text(conversation, "msg_1")
+    conversation.publish(PromptSent("p2", "second"))
+    assert [(e.id, getattr(e, "queued", False)) for e in conversation.snapshot()] == [
+        ("p1", False),
+        ("msg_1:0", False),
+        ("p2", True),
+    ]
+
+    conversation.publish(ended(message_ids=["p1"]))
+    conversation.publish(line(type="user", uuid="p2", isReplay=True, message={"content": "second"}))
+
+    assert [e.id for e in conversation.snapshot()] == ["p1", "msg_1:0", "turn:1", "p2"]
+    assert conversation.snapshot()[-1] == api.PromptEntry(id="p2", text="second")
+
+
+def test_a_withdrawn_ask_is_cancelled_and_the_tool_runs_on() -> None:
+    conversation = LiveConversation(Recorder())
+    conversation.publish(ask("r1", "toolu_1"))
+    [waiting] = conversation.snapshot()
+    assert isinstance(waiting, api.ToolEntry) and waiting.status == "awaitingPermission"
+
+    conversation.publish(PermissionWithdrawn("r1", "withdrawn"))
+
+    [tool] = conversation.snapshot()
+    assert isinstance(tool, api.ToolEntry) and tool.permission is not None
+    assert (tool.status, tool.permission.decision) == ("running", "cancelled")
+
+
+def test_tools_left_running_by_an_interrupted_turn_are_marked_interrupted() -> None:
+    conversation = LiveConversation(Recorder())
+    conversation.publish(ask("r1", "toolu_1"))
+    conversation.publish(StatusChanged("awaitingPermission", "s", None, None))
+
+    conversation.publish(ended("interrupted"))
+
+    tool, footer = conversation.snapshot()
+    assert isinstance(tool, api.ToolEntry) and tool.permission is not None
+    assert (tool.status, tool.permission.decision) == ("interrupted", "cancelled")
+    assert isinstance(footer, api.TurnEntry) and footer.outcome == "interrupted"
+
+
+def test_an_entry_passed_on_does_not_change_with_later_events() -> None:
+    front = Recorder()
+    conversation = LiveConversation(front)
+    conversation.publish(ask("r1", "toolu_1"))
+    passed_on = front.entries_changed()[-1]
+
+    conversation.publish(PermissionWithdrawn("r1", "withdrawn"))
+
+    assert isinstance(passed_on, api.ToolEntry) and passed_on.permission is not None
+    assert (passed_on.status, passed_on.permission.decision) == ("awaitingPermission", "pending")
+
+
+def test_the_entries_an_event_changed_follow_it_to_the_front_end() -> None:
+    front = Recorder()
+    conversation = LiveConversation(front)
+    asked = ask("r1", "toolu_1")
+
+    conversation.publish(asked)
+
+    assert front.events[0] is asked
+    assert [type(e).__name__ for e in front.events] == ["PermissionAsked", "EntryChanged"]
+
+
+def test_the_prompt_sent_is_not_passed_on() -> None:
+    front = Recorder()
+    conversation = LiveConversation(front)
+
+    conversation.publish(PromptSent("p1", "hello"))
+
+    assert [type(e).__name__ for e in front.events] == ["EntryChanged"]

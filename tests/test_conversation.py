@@ -1,0 +1,131 @@
+"""The daemon keeps each channel's conversation: `claude/entry` as it changes, and
+`claude/getTranscript` for all of it at once (real CLI, stand-in model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+
+from tests.harness import Sidecar
+
+SCENARIO = {
+    "rules": [
+        {
+            "match": "(?i)write",
+            "steps": [
+                [
+                    {"text": "Writing it."},
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{cwd}/notes.txt", "content": "one\ntwo\n"},
+                        }
+                    },
+                ],
+                [{"text": "Done."}],
+            ],
+        },
+    ],
+    "default": [[{"text": "Hello there."}]],
+}
+
+
+def latest(sidecar: Sidecar, channel: str, up_to: int | None = None) -> dict[str, dict[str, Any]]:
+    """Each entry as its last `claude/entry` (up to seq ``up_to``) gave it, in the order
+    first seen."""
+    entries: dict[str, dict[str, Any]] = {}
+    for note in sidecar.of(channel, "claude/entry"):
+        if up_to is None or note.params["seq"] <= up_to:
+            entries[note.params["entry"]["id"]] = note.params["entry"]
+    return entries
+
+
+async def test_a_turn_sends_its_entries_and_the_transcript_is_the_same(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    channel = await sidecar.new_channel(str(workspace))
+
+    turn = await sidecar.turn(channel, "hello")
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": channel})
+
+    kinds = [(e["kind"], e.get("text")) for e in transcript["entries"]]
+    assert kinds == [("prompt", "hello"), ("text", "Hello there."), ("turn", None)]
+    assert transcript["entries"][0]["id"] == turn.message_id
+    assert transcript["seq"] > turn.ended["seq"]
+    assert transcript["entries"] == list(latest(sidecar, channel, transcript["seq"]).values())
+
+
+async def test_a_tool_entry_waits_for_permission_then_shows_result_and_file(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "write the notes")
+    asked = await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/permissionRequest"
+    )
+
+    waiting = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    tool = next(e for e in waiting if e["kind"] == "tool")
+    assert (tool["name"], tool["status"]) == ("Write", "awaitingPermission")
+    assert tool["permission"]["requestId"] == asked.params["requestId"]
+    assert tool["permission"]["decision"] == "pending"
+
+    start = len(sidecar.notes)
+    await sidecar.request(
+        "claude/respondPermission",
+        {"channelId": channel, "requestId": asked.params["requestId"], "decision": "allow"},
+    )
+    await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/turnEnded", after=start
+    )
+
+    done = latest(sidecar, channel)[tool["id"]]
+    assert done["status"] == "done" and done["permission"]["decision"] == "allowed"
+    assert done["files"] == [{"path": str(workspace / "notes.txt"), "added": 2, "removed": 0}]
+    assert "notes.txt" in done["result"]["text"]
+
+
+async def test_a_prompt_sent_during_a_turn_is_queued_until_the_cli_takes_it_up(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    channel = await sidecar.new_channel(str(workspace))
+    await sidecar.send(channel, "write the notes")
+    # The turn waits for this answer: it is still running when the next prompt is sent.
+    asked = await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/permissionRequest"
+    )
+
+    queued_id = await sidecar.send(channel, "next")
+    while_running = (await sidecar.request("claude/getTranscript", {"channelId": channel}))[
+        "entries"
+    ]
+    assert while_running[-1] == {"kind": "prompt", "id": queued_id, "text": "next", "queued": True}
+
+    start = len(sidecar.notes)
+    await sidecar.request(
+        "claude/respondPermission",
+        {"channelId": channel, "requestId": asked.params["requestId"], "decision": "allow"},
+    )
+    await sidecar.wait_for(
+        lambda n: n.channel == channel
+        and n.method == "claude/entry"
+        and n.params["entry"]["id"] == queued_id
+        and not n.params["entry"].get("queued"),
+        after=start,
+    )
+    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes))
+    entries = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    prompts = [e["text"] for e in entries if e["kind"] == "prompt"]
+    assert prompts == ["write the notes", "next"]
+    assert not any(e.get("queued") for e in entries)
+
+
+async def test_an_unknown_channel_gets_channel_not_found(sidecar: Sidecar) -> None:
+    error = await sidecar.error("claude/getTranscript", {"channelId": "ch-404"})
+
+    assert error.data["name"] == "channelNotFound"
