@@ -113,7 +113,8 @@ def exchange_end(history: History, message_id: str) -> str | None:
     where a fork "at" that prompt cuts the history (``--resume-session-at``)."""
     end, inside = None, False
     for message in history.messages:
-        if message.kind == "userPrompt":
+        if message.kind == "userPrompt" and message.parent_tool_use_id is None:
+            # (A sub-agent's prompt is part of the exchange that started it.)
             if inside:
                 break
             inside = message.uuid == message_id

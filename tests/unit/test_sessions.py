@@ -13,7 +13,13 @@ import msgspec
 import pytest
 from claude_sidecar.api import History
 from claude_sidecar.errors import InvalidParams
-from claude_sidecar.sessions import BadCursor, list_sessions, project_dir, read_history
+from claude_sidecar.sessions import (
+    BadCursor,
+    exchange_end,
+    list_sessions,
+    project_dir,
+    read_history,
+)
 from claude_sidecar.sessions.store import SessionStore
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"
@@ -256,6 +262,21 @@ def test_parallel_tool_calls_and_a_sub_agent(tmp_path: Path) -> None:
         "taskNotification",
         'Agent "sub job" finished\n\nSub result: hi',
     )
+
+
+def test_a_fork_at_a_prompt_that_started_a_sub_agent_keeps_the_answer_after_it(
+    tmp_path: Path,
+) -> None:
+    install(tmp_path, PARALLEL)
+    history = read_history(tmp_path, CWD, PARALLEL)
+    delegate = history.messages[9]
+    assert delegate.kind == "userPrompt" and delegate.parent_tool_use_id is None
+
+    end = exchange_end(history, delegate.uuid)
+
+    # Past the sub-agent's own prompt (12) and its answers: the last top-level answer.
+    assert end == history.messages[19].uuid
+    assert history.messages[19].kind == "assistantText"
 
 
 def test_listing_real_sessions_newest_first_with_titles_and_counts(tmp_path: Path) -> None:
