@@ -587,6 +587,7 @@ class History(Result):
     session_id: str
     messages: list[HistoryMessage]
     warnings: list[str]
+    entries: list[Entry] = []
 
 
 # ---------------------------------------------------------------- the conversation
@@ -604,11 +605,12 @@ class EntryPermission(Result):
     ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
     the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
     ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
-    allowed it and nobody was asked.
+    allowed it and nobody was asked. ``requestId`` is what ``claude/respondPermission``
+    answers (absent in a stored session's history).
     """
 
-    request_id: str
     decision: AskState
+    request_id: str | None = None
     by_rule: bool = False
     preview: str | None = None
     preview_note: str | None = None
@@ -1020,6 +1022,7 @@ class DeltaNotification(Result, gc=False):
     index: int
     text: str
     parent_tool_use_id: str | None = None
+    entry_id: str | None = None
 
 
 class MessageNotification(Result):

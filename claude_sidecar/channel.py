@@ -165,8 +165,8 @@ class Channel:
         # hot path of _route reaches past it (the lists deltas append to, the front end).
         self.conversation = conversation
         self._feed: Feed = conversation
-        self._main_pieces = conversation.main_pieces
-        self._sub_pieces = conversation.sub_pieces
+        self._main_open = conversation.main_open
+        self._sub_open = conversation.sub_open
         self._front_delta = conversation.feed.delta
 
     async def close(self, grace: float = 5.0) -> ExitInfo:
@@ -333,16 +333,18 @@ class Channel:
                     text = getattr(delta, known[1])
                     if text is not None:
                         # The conversation's delta, inline: append to the open entry,
-                        # hand the delta to the front end.
+                        # hand the delta with the entry's id to the front end.
                         index = event.index or 0
                         parent = line.parent_tool_use_id
                         if parent is None:
-                            pieces = self._main_pieces.get(index)
+                            opened = self._main_open.get(index)
                         else:
-                            pieces = self._sub_pieces.get((parent, index))
-                        if pieces is not None:
-                            pieces.append(text)
-                        self._front_delta(known[0], index, text, parent)
+                            opened = self._sub_open.get((parent, index))
+                        if opened is None:
+                            self._front_delta(known[0], index, text, parent, None)
+                        else:
+                            opened[1].append(text)
+                            self._front_delta(known[0], index, text, parent, opened[0])
                         return
             self._feed.publish(CliMessage(raw))
             return

@@ -124,9 +124,17 @@ class Feed(Protocol):
     def publish(self, event: ChannelEvent) -> None:
         """Take one event; must not block (it runs on the channel's reader)."""
 
-    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
+    def delta(
+        self,
+        kind: DeltaKind,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None = None,
+    ) -> None:
         """Take a piece of streamed text, thinking or tool input of content block
-        ``index`` (of the sub-agent run by ``parent_tool_use_id``, if any)."""
+        ``index`` (of the sub-agent run by ``parent_tool_use_id``, if any) that appends to
+        the conversation's entry ``entry_id``."""
 
 
 class OpenedFeed(Feed, Protocol):
@@ -153,7 +161,14 @@ class Nowhere:
     def publish(self, event: ChannelEvent) -> None:
         """Drop the event."""
 
-    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
+    def delta(
+        self,
+        kind: DeltaKind,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None = None,
+    ) -> None:
         """Drop the delta."""
 
 

@@ -95,7 +95,7 @@ class Outbox:
         self._send: Sink = sink if self._held is None else self._held.append
         # Coalescing: seconds between delta notifications (0: every delta is sent).
         self._coalesce = coalesce
-        self._waiting: tuple[DeltaKind, int, str | None] | None = None
+        self._waiting: tuple[DeltaKind, int, str | None, str | None] | None = None
         self._waiting_text: list[str] = []
         self._waiting_progress: bytes | None = None
         # Set while something waits for the end of the interval.
@@ -149,18 +149,27 @@ class Outbox:
         self._seq += 1
         return self._seq
 
-    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
+    def delta(
+        self,
+        kind: DeltaKind,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None = None,
+    ) -> None:
         """Send ``claude/delta`` for one content_block_delta (or merge it, when coalescing)."""
         if not self._coalesce:
             # The hot path of a streaming turn: no timer, so the next seq needs no flush;
             # the frame is built as _delta_frame builds it, without its call.
             self._seq = seq = self._seq + 1
             body = _encoder.encode(
-                DeltaNotification(self.channel_id, seq, kind, index, text, parent_tool_use_id)
+                DeltaNotification(
+                    self.channel_id, seq, kind, index, text, parent_tool_use_id, entry_id
+                )
             )
             self._send((_DELTA_HEADS.get(len(body)) or _delta_head(len(body))) + body + b"}")
             return
-        block = (kind, index, parent_tool_use_id)
+        block = (kind, index, parent_tool_use_id, entry_id)
         if self._waiting == block:
             self._waiting_text.append(text)
             return
@@ -170,7 +179,7 @@ class Outbox:
             self._waiting, self._waiting_text = block, [text]
         else:
             self._last_delta_at = asyncio.get_running_loop().time()
-            self._send(self._delta_frame(kind, index, text, parent_tool_use_id))
+            self._send(self._delta_frame(kind, index, text, parent_tool_use_id, entry_id))
 
     def progress(self, raw: bytes) -> None:
         """Send a CLI progress message (``system/thinking_tokens``) as ``claude/message``.
@@ -208,13 +217,20 @@ class Outbox:
             self.message(progress)
         if waiting is not None:
             self._last_delta_at = asyncio.get_running_loop().time()
-            self._send(self._delta_frame(waiting[0], waiting[1], text, waiting[2]))
+            self._send(self._delta_frame(*waiting[:2], text, *waiting[2:]))
 
     def _delta_frame(
-        self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None
+        self,
+        kind: DeltaKind,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None,
     ) -> bytes:
         body = _encoder.encode(
-            DeltaNotification(self.channel_id, self._next(), kind, index, text, parent_tool_use_id)
+            DeltaNotification(
+                self.channel_id, self._next(), kind, index, text, parent_tool_use_id, entry_id
+            )
         )
         return (_DELTA_HEADS.get(len(body)) or _delta_head(len(body))) + body + b"}"
 

@@ -54,6 +54,8 @@ async def test_a_turn_sends_its_entries_and_the_transcript_is_the_same(
     kinds = [(e["kind"], e.get("text")) for e in transcript["entries"]]
     assert kinds == [("prompt", "hello"), ("text", "Hello there."), ("turn", None)]
     assert transcript["entries"][0]["id"] == turn.message_id
+    deltas = [n.params for n in turn.notes if n.method == "claude/delta"]
+    assert deltas and {d["entryId"] for d in deltas} == {transcript["entries"][1]["id"]}
     assert transcript["seq"] > turn.ended["seq"]
     assert transcript["entries"] == list(latest(sidecar, channel, transcript["seq"]).values())
 
@@ -129,3 +131,50 @@ async def test_an_unknown_channel_gets_channel_not_found(sidecar: Sidecar) -> No
     error = await sidecar.error("claude/getTranscript", {"channelId": "ch-404"})
 
     assert error.data["name"] == "channelNotFound"
+
+
+def as_stored(entry: dict[str, Any]) -> dict[str, Any]:
+    """A live entry without what a session file does not keep (docs/protocol.md, "The
+    conversation"): a permission's request id and preview, the files a tool changed."""
+    entry = {k: v for k, v in entry.items() if k != "files"}
+    if "permission" in entry:
+        entry["permission"] = {"decision": entry["permission"]["decision"]}
+    return entry
+
+
+async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    channel = opened["channelId"]
+    await sidecar.send(channel, "write the notes")
+    asked = await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/permissionRequest"
+    )
+    start = len(sidecar.notes)
+    await sidecar.request(
+        "claude/respondPermission",
+        {"channelId": channel, "requestId": asked.params["requestId"], "decision": "allow"},
+    )
+    await sidecar.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/turnEnded", after=start
+    )
+    await sidecar.turn(channel, "hello")
+    live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
+    )
+
+    # Turn footers are the daemon's own: the session file has none.
+    assert history["entries"] == [as_stored(e) for e in live if e["kind"] != "turn"]
+    assert [e["kind"] for e in history["entries"]] == [
+        "prompt",
+        "text",
+        "tool",
+        "text",
+        "prompt",
+        "text",
+    ]

@@ -157,29 +157,39 @@ class LiveConversation:
         self.entries = Entries()
         # (parent_tool_use_id, index) -> the entry its deltas append to.
         self._open: dict[tuple[str | None, int], str] = {}
-        # The lists the deltas of an open entry append to: by index for the main
-        # conversation, by (parent_tool_use_id, index) for sub-agents (the channel's hot
-        # path appends there itself, without building a key for the main conversation).
-        self.main_pieces: dict[int, list[str]] = {}
-        self.sub_pieces: dict[tuple[str, int], list[str]] = {}
+        # The open entries' ids and the lists their deltas append to: by index for the
+        # main conversation, by (parent_tool_use_id, index) for sub-agents (the channel's
+        # hot path appends there itself, without building a key for the main one).
+        self.main_open: dict[int, tuple[str, list[str]]] = {}
+        self.sub_open: dict[tuple[str, int], tuple[str, list[str]]] = {}
         # parent_tool_use_id -> the id of the message streaming now.
         self._message: dict[str | None, str] = {}
+        # Message id -> how many of its content blocks came as assistant lines so far.
+        self._blocks: dict[str, int] = {}
         self._turn_open = False
         self._turns = 0
         self._changed: dict[str, Entry] = {}
 
     # ------------------------------------------------------------ Feed
 
-    def delta(self, kind: DeltaKind, index: int, text: str, parent_tool_use_id: str | None) -> None:
-        """Append a delta to its open entry and pass it on (``Channel._route`` does the
-        same inline)."""
+    def delta(
+        self,
+        kind: DeltaKind,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None = None,
+    ) -> None:
+        """Append a delta to its open entry and pass it on with the entry's id
+        (``Channel._route`` does the same inline)."""
         if parent_tool_use_id is None:
-            pieces = self.main_pieces.get(index)
+            opened = self.main_open.get(index)
         else:
-            pieces = self.sub_pieces.get((parent_tool_use_id, index))
-        if pieces is not None:
-            pieces.append(text)
-        self.feed.delta(kind, index, text, parent_tool_use_id)
+            opened = self.sub_open.get((parent_tool_use_id, index))
+        if opened is not None:
+            entry_id = opened[0]
+            opened[1].append(text)
+        self.feed.delta(kind, index, text, parent_tool_use_id, entry_id)
 
     def publish(self, event: ChannelEvent) -> None:
         """Apply one event to the conversation, pass it on, then the entries it changed."""
@@ -230,25 +240,26 @@ class LiveConversation:
             self._add(tool)
         return tool
 
-    def _pieces_for(self, key: tuple[str | None, int], pieces: list[str] | None) -> None:
-        """Point the deltas of block ``key`` at ``pieces`` (None: they go nowhere)."""
+    def _open_block(
+        self, key: tuple[str | None, int], opened: tuple[str, list[str]] | None
+    ) -> None:
+        """Point the deltas of block ``key`` at an entry and its pieces (None: nowhere)."""
         parent, index = key
         if parent is None:
-            found = self.main_pieces
-            if pieces is None:
-                found.pop(index, None)
+            if opened is None:
+                self.main_open.pop(index, None)
             else:
-                found[index] = pieces
-        elif pieces is None:
-            self.sub_pieces.pop((parent, index), None)
+                self.main_open[index] = opened
+        elif opened is None:
+            self.sub_open.pop((parent, index), None)
         else:
-            self.sub_pieces[(parent, index)] = pieces
+            self.sub_open[(parent, index)] = opened
 
     def _close(self, parent: str | None, index: int | None = None) -> None:
         """End the streaming of the open blocks of one stream (or one of its blocks)."""
         for key in [k for k in self._open if k[0] == parent and index in (None, k[1])]:
             entry_id = self._open.pop(key)
-            self._pieces_for(key, None)
+            self._open_block(key, None)
             entry = self.entries.get(entry_id, TextEntry) or self.entries.get(
                 entry_id, ThinkingEntry
             )
@@ -321,7 +332,7 @@ class LiveConversation:
                 if entry.id not in self.entries:
                     self._add(entry)
                 self._open[key] = entry.id
-                self._pieces_for(key, self.entries.stream(entry.id))
+                self._open_block(key, (entry.id, self.entries.stream(entry.id)))
         elif event.type == "content_block_stop" and event.index is not None:
             self._close(parent, event.index)
 
@@ -340,7 +351,12 @@ class LiveConversation:
                 )
             )
             return
-        for n, block in enumerate(blocks):
+        message_id = message.id or line.uuid or ""
+        for block in blocks:
+            # The CLI sends (and stores) one line per content block, in order: a block's
+            # index is how many came before it (the stream's index, when it streamed).
+            index = self._blocks.get(message_id, 0)
+            self._blocks[message_id] = index + 1
             if block.type in _TOOL_USES and block.id:
                 tool = self._ensure_tool(block.id, block.name or "", parent)
                 self.entries.end_stream(tool)
@@ -351,10 +367,10 @@ class LiveConversation:
                 self._touch(tool)
             elif block.type in ("text", "thinking"):
                 text = (block.text if block.type == "text" else block.thinking) or ""
-                self._complete_block(line, parent, block.type, text, n)
+                self._complete_block(line, parent, block.type, text, f"{message_id}:{index}")
 
     def _complete_block(
-        self, line: _Line, parent: str | None, kind: str, text: str, n: int
+        self, line: _Line, parent: str | None, kind: str, text: str, entry_id: str
     ) -> None:
         cls: type[TextEntry | ThinkingEntry] = TextEntry if kind == "text" else ThinkingEntry
         for key, entry_id in self._open.items():
@@ -369,8 +385,6 @@ class LiveConversation:
                 return
         if not text:
             return
-        message_id = (line.message.id if line.message else None) or line.uuid or ""
-        entry_id = f"{message_id}:{line.uuid}:{n}"
         if cls is TextEntry:
             self._add(TextEntry(id=entry_id, text=text, aborted=line.aborted, parent_id=parent))
         else:
@@ -463,8 +477,8 @@ class LiveConversation:
         tool.input = request.input
         tool.partial_input = ""
         tool.permission = EntryPermission(
-            request_id=request.request_id,
             decision="allowed" if by_rule else "pending",
+            request_id=request.request_id,
             by_rule=by_rule,
             preview=request.preview,
             preview_note=request.preview_note,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..api import History, HistoryMessage
+from ..api import Entry, History, HistoryMessage, ToolEntry
 from .chain import conversation
 from .entries import File, load
 from .paths import session_file, subagent_files, subagent_meta_path
@@ -74,6 +74,17 @@ def _with_subagents(
     return out
 
 
+def _entries_with_subagents(entries: list[Entry], agents: dict[str, list[Renderer]]) -> list[Entry]:
+    """Insert each sub-agent's entries after the tool use that started it."""
+    out: list[Entry] = []
+    for entry in entries:
+        out.append(entry)
+        if isinstance(entry, ToolEntry) and entry.id in agents:
+            for renderer in agents.pop(entry.id):
+                out.extend(_entries_with_subagents(renderer.stored.entries, agents))
+    return out
+
+
 def read_history(
     home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
 ) -> History:
@@ -99,11 +110,17 @@ def read_history(
       (``isApiErrorMessage``) is a ``system``/``apiError``.
     * Sub-agent transcripts follow the result of the tool use that started them, their
       messages marked with ``parentToolUseId``.
+
+    ``entries`` holds the same conversation as the conversation's entries (see
+    :mod:`..conversation.stored`), each sub-agent's right after its tool use.
     """
     path = session_file(home, cwd, session_id, config_dir)
     renderer, file = render_conversation(path)
     history = History(session_id, renderer.messages, file.warnings)
     agents = _subagents(path, history.warnings)
+    history.entries = _entries_with_subagents(
+        renderer.stored.entries, {k: list(v) for k, v in agents.items()}
+    )
     history.messages = _with_subagents(history.messages, agents)
     return history
 

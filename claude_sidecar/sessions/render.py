@@ -12,6 +12,7 @@ import re
 from typing import Any, Literal
 
 from ..api import HistoryKind, HistoryMessage
+from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
 _REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
@@ -98,6 +99,8 @@ class Renderer:
         self.responses: set[str] = set()
         self.first_prompt: str | None = None
         self.first_command: str | None = None
+        # The same messages as the conversation's entries (claude/getHistory's entries).
+        self.stored = StoredEntries(parent_tool_use_id)
 
     def add(self, line: Line, kind: HistoryKind, **fields: Any) -> None:
         """Append a message of ``kind`` made from ``line``'s entry."""
@@ -111,6 +114,7 @@ class Renderer:
                 **fields,
             )
         )
+        self.stored.add(kind, e.uuid or "", message_id(e), fields)
 
     def render(self, line: Line) -> None:
         """Append the messages of one entry (none for what is never shown)."""
@@ -206,6 +210,7 @@ class Renderer:
 
     def _assistant(self, line: Line) -> None:
         e = line.entry
+        self.stored.block(message_id(e), e.uuid)
         blocks = content_blocks(e)
         if e.is_api_error_message:
             text = "\n".join(b.text for b in blocks if isinstance(b.text, str))

@@ -36,12 +36,21 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[ChannelEvent] = []
         self.deltas = 0
+        self.entry_ids: list[str | None] = []
 
     def publish(self, event: ChannelEvent) -> None:
         self.events.append(event)
 
-    def delta(self, kind: api.DeltaKind, index: int, text: str, parent: str | None) -> None:
+    def delta(
+        self,
+        kind: api.DeltaKind,
+        index: int,
+        text: str,
+        parent: str | None,
+        entry_id: str | None = None,
+    ) -> None:
         self.deltas += 1
+        self.entry_ids.append(entry_id)
 
     def entries_changed(self) -> list[api.Entry]:
         return [e.entry for e in self.events if isinstance(e, EntryChanged)]

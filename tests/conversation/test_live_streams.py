@@ -46,3 +46,12 @@ def test_every_event_and_delta_reaches_the_front_end(name: str) -> None:
     assert front.deltas == methods.count("claude/delta")
     entry_changes = len(front.entries_changed())
     assert len(front.events) - entry_changes == len(methods) - methods.count("claude/delta")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_delta_names_the_entry_it_appends_to(name: str) -> None:
+    conversation, front = replay(name)
+    ids = {entry.id for entry in conversation.snapshot()}
+
+    assert len(front.entry_ids) == front.deltas
+    assert all(entry_id in ids for entry_id in front.entry_ids)

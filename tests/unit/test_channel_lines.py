@@ -86,7 +86,14 @@ class Recorder:
     def publish(self, event: events.ChannelEvent) -> None:
         self.events.append(event)
 
-    def delta(self, kind: str, index: int, text: str, parent_tool_use_id: str | None) -> None:
+    def delta(
+        self,
+        kind: str,
+        index: int,
+        text: str,
+        parent_tool_use_id: str | None,
+        entry_id: str | None = None,
+    ) -> None:
         self.deltas.append(text)
 
     def of(self, kind: type[Any]) -> list[Any]:

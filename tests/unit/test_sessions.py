@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from claude_sidecar.api import History
+from claude_sidecar.api import Entry, History, ToolEntry
 from claude_sidecar.errors import InvalidParams
 from claude_sidecar.sessions import (
     BadCursor,
@@ -262,6 +262,47 @@ def test_parallel_tool_calls_and_a_sub_agent(tmp_path: Path) -> None:
         "taskNotification",
         'Agent "sub job" finished\n\nSub result: hi',
     )
+
+
+def kind(entry: Entry) -> object:
+    """An entry's ``kind`` (its msgspec tag)."""
+    return entry.__struct_config__.tag
+
+
+def test_a_stored_session_gives_entries_with_the_ids_a_live_chat_gives(tmp_path: Path) -> None:
+    install(tmp_path, WRITE)
+
+    entries = read_history(tmp_path, CWD, WRITE).entries
+
+    assert [(kind(e), e.id) for e in entries] == [
+        ("prompt", "f73b1b78-ddae-4611-9d5e-3f2ffe1f7e45"),
+        ("text", "msg_scripted_1:0"),
+        ("prompt", "5527e1cf-2b95-4017-bde5-7d32b53e8c07"),
+        # One response: thinking, text and a tool use are its blocks 0, 1 and 2.
+        ("thinking", "msg_scripted_2:0"),
+        ("text", "msg_scripted_2:1"),
+        ("tool", "toolu_scripted_1"),
+        ("text", "msg_scripted_3:0"),
+    ]
+    tool = entries[5]
+    assert isinstance(tool, ToolEntry) and tool.status == "done" and tool.result is not None
+    assert tool.result.text.startswith("File created successfully")
+
+
+def test_a_sub_agents_entries_follow_its_tool_use_in_a_stored_session(tmp_path: Path) -> None:
+    install(tmp_path, PARALLEL)
+
+    entries = read_history(tmp_path, CWD, PARALLEL).entries
+
+    rows = [(kind(e), e.parent_id) for e in entries]
+    agent = next(i for i, e in enumerate(entries) if e.id == "toolu_scripted_3")
+    assert rows[agent + 1 : agent + 5] == [
+        ("prompt", "toolu_scripted_3"),
+        ("text", "toolu_scripted_3"),
+        ("tool", "toolu_scripted_3"),
+        ("text", "toolu_scripted_3"),
+    ]
+    assert rows[agent + 5] == ("text", None)
 
 
 def test_a_fork_at_a_prompt_that_started_a_sub_agent_keeps_the_answer_after_it(

@@ -210,6 +210,7 @@ export interface DeleteSessionParams {
  */
 export interface DeltaNotification {
   channelId: string;
+  entryId?: string | null;
   index: number;
   kind: 'text' | 'thinking' | 'toolInput';
   parentToolUseId?: string | null;
@@ -323,7 +324,8 @@ export interface ToolEntry {
  * ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
  * the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
  * ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
- * allowed it and nobody was asked.
+ * allowed it and nobody was asked. ``requestId`` is what ``claude/respondPermission``
+ * answers (absent in a stored session's history).
  */
 export interface EntryPermission {
   byRule?: boolean;
@@ -331,7 +333,7 @@ export interface EntryPermission {
   decisionReason?: string | null;
   preview?: string | null;
   previewNote?: string | null;
-  requestId: string;
+  requestId?: string | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -438,6 +440,7 @@ export interface GetHistoryParams {
  * be read despite them.
  */
 export interface History {
+  entries?: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
   messages: HistoryMessage[];
   sessionId: string;
   warnings: string[];

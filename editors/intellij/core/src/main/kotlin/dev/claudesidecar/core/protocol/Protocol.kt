@@ -336,6 +336,7 @@ data class DeltaNotification(
     val kind: DeltaKind,
     val seq: Int,
     val text: String,
+    val entryId: String? = null,
     val parentToolUseId: String? = null,
 )
 
@@ -384,16 +385,17 @@ data class EntryNotification(
  * `decision`: `pending` (waiting for the user), `answered` (the user answered and
  * the tool's result will say how), `allowed`, `denied`, or `cancelled` (the turn
  * ended or the CLI withdrew the ask). `byRule`: a client rule (`autoAllowTools`)
- * allowed it and nobody was asked.
+ * allowed it and nobody was asked. `requestId` is what `claude/respondPermission`
+ * answers (absent in a stored session's history).
  */
 data class EntryPermission(
     val decision: AskState,
-    val requestId: String,
     /** Absent: the daemon's default, `false`. */
     val byRule: Boolean? = null,
     val decisionReason: String? = null,
     val preview: String? = null,
     val previewNote: String? = null,
+    val requestId: String? = null,
 )
 
 /** The result of a tool use: the text parts of its content, and how many images. */
@@ -461,6 +463,8 @@ data class History(
     val messages: List<HistoryMessage>,
     val sessionId: String,
     val warnings: List<String>,
+    /** Absent: the daemon's default, `[]`. */
+    val entries: List<Entry>? = null,
 )
 
 /**
