@@ -1,7 +1,8 @@
 """The conversation of a channel, computed once in the daemon: entries every client renders.
 
 ``entries`` keeps them in order (with the text still streaming into them); ``live``
-turns a channel's events into them.
+turns a channel's events into them, ``stored`` a stored session's history (with the same
+ids); ``blocks`` reads content blocks for both.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from ..events import (
     StatusChanged,
     TurnEnded,
 )
+from .blocks import result_text
 from .entries import Entries
 
 _LOCAL_COMMAND = re.compile(
@@ -101,19 +102,6 @@ class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
-
-
-def _result_text(content: Any) -> tuple[str, int]:
-    if isinstance(content, str):
-        return content, 0
-    texts, images = [], 0
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif block.get("type") == "image":
-                images += 1
-    return "\n".join(texts), images
 
 
 def _decision(line: _Line, tool_use_id: str) -> AskState | None:
@@ -438,7 +426,7 @@ class LiveConversation:
         tool = self._tool(block.tool_use_id)
         if tool is None:
             return
-        text, images = _result_text(block.content)
+        text, images = result_text(block.content)
         tool.result = EntryToolResult(text=text, is_error=block.is_error, image_count=images)
         decision = _decision(line, tool.id)
         permission = tool.permission

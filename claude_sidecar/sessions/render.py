@@ -12,6 +12,7 @@ import re
 from typing import Any, Literal
 
 from ..api import HistoryKind, HistoryMessage
+from ..conversation.blocks import result_text
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
@@ -48,21 +49,6 @@ def _strip_tags(text: str) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def _result_text(content: Any) -> tuple[str, int]:
-    """The text of a tool result's content and how many images it holds."""
-    if isinstance(content, str):
-        return content, 0
-    texts: list[str] = []
-    images = 0
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict):
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif block.get("type") == "image":
-                images += 1
-    return "\n".join(texts), images
 
 
 def _user_answer(entry: Entry) -> Literal["allowed", "denied"] | None:
@@ -147,7 +133,7 @@ class Renderer:
         if any(b.type == "tool_result" for b in blocks):
             for b in blocks:
                 if b.type == "tool_result":
-                    text, images = _result_text(b.content)
+                    text, images = result_text(b.content)
                     self.add(
                         line,
                         "toolResult",
@@ -231,7 +217,7 @@ class Renderer:
                     input=b.input,
                 )
             elif b.type.endswith("_tool_result"):
-                text, images = _result_text(b.content)
+                text, images = result_text(b.content)
                 self.add(
                     line,
                     "toolResult",
