@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar
@@ -142,6 +143,10 @@ def as_stored(entry: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+@pytest.mark.pinned_cli(
+    "CLI 2.1.233 does not store the user's permission decision (permissionDecision): "
+    "its history's tool entries have no `permission`"
+)
 async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path
 ) -> None:
