@@ -1,7 +1,10 @@
 package dev.claudesidecar.core
 
 import com.google.gson.JsonParser
+import dev.claudesidecar.core.protocol.AskState
 import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.HistoryMessage
 import dev.claudesidecar.core.protocol.HistoryMessageKind
@@ -14,6 +17,9 @@ import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.SendMessageParams
 import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TextBlock
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.DisplayName
@@ -72,8 +78,21 @@ class ProtocolTest {
 
     @Test fun `the method table knows every request with its types`() {
         assertEquals("claude/newChannel", Methods.NEW_CHANNEL.name)
-        assertEquals(20, Methods.ALL.size)
+        assertEquals(21, Methods.ALL.size)
+        assertEquals(Methods.GET_TRANSCRIPT, Methods.byName("claude/getTranscript"))
         assertEquals(Methods.REWIND_FILES, Methods.byName("claude/rewindFiles"))
+    }
+
+    @Test fun `an entry is read back as the member its kind names`() {
+        val wire = """{"channelId":"ch-1","seq":3,"entry":{"kind":"tool","id":"toolu_1","name":"Write",""" +
+            """"status":"awaitingPermission","permission":{"decision":"pending","requestId":"r1"}}}"""
+        val note = gson.fromJson(wire, EntryNotification::class.java)
+        val tool = note.entry as ToolEntry
+        assertEquals(ToolStatus.AWAITING_PERMISSION, tool.status)
+        assertEquals(AskState.PENDING, tool.permission?.decision)
+        assertEquals(JsonParser.parseString(wire), json(note))
+        val text = gson.fromJson("""{"kind":"text","id":"msg_1:0","text":"Hi"}""", Entry::class.java)
+        assertEquals(TextEntry(id = "msg_1:0", text = "Hi"), text)
     }
 
     @Test fun `a fork at a message keeps the exchange of that prompt and nothing after`() {
