@@ -340,11 +340,11 @@ class Channel:
                             opened = self._main_open.get(index)
                         else:
                             opened = self._sub_open.get((parent, index))
-                        if opened is None:
-                            self._front_delta(known[0], index, text, parent, None)
-                        else:
+                        entry_id = None
+                        if opened is not None:
+                            entry_id = opened[0]
                             opened[1].append(text)
-                            self._front_delta(known[0], index, text, parent, opened[0])
+                        self._front_delta(known[0], index, text, parent, entry_id)
                         return
             self._feed.publish(CliMessage(raw))
             return

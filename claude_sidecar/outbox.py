@@ -217,7 +217,8 @@ class Outbox:
             self.message(progress)
         if waiting is not None:
             self._last_delta_at = asyncio.get_running_loop().time()
-            self._send(self._delta_frame(*waiting[:2], text, *waiting[2:]))
+            kind, index, parent_tool_use_id, entry_id = waiting
+            self._send(self._delta_frame(kind, index, text, parent_tool_use_id, entry_id))
 
     def _delta_frame(
         self,

@@ -18,7 +18,6 @@ on to the front end unchanged; the entries it added or changed follow it as
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -120,19 +119,14 @@ def _decision(line: _Line, tool_use_id: str) -> AskState | None:
     return None
 
 
-def _decide(tool: ToolEntry, decision: AskState) -> None:
-    """Set how the ask of ``tool`` went. A new struct, never a change in place: an entry
-    passed on earlier shares its parts with this one."""
-    if tool.permission is not None:
-        tool.permission = msgspec.structs.replace(tool.permission, decision=decision)
-
-
-def _counts(old: str | None, new: str | None) -> tuple[int, int]:
+def _counts(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff (``FileChange.diff``, computed once for
+    ``claude/fileUpdated`` too): its two header lines skipped, hunk lines counted."""
     added = removed = 0
-    for line in difflib.unified_diff((old or "").splitlines(), (new or "").splitlines(), n=0):
-        if line.startswith("+") and not line.startswith("+++"):
+    for line in diff.splitlines()[2:]:
+        if line.startswith("+"):
             added += 1
-        elif line.startswith("-") and not line.startswith("---"):
+        elif line.startswith("-"):
             removed += 1
     return added, removed
 
@@ -143,8 +137,6 @@ class LiveConversation:
     def __init__(self, feed: Feed) -> None:
         self.feed = feed
         self.entries = Entries()
-        # (parent_tool_use_id, index) -> the entry its deltas append to.
-        self._open: dict[tuple[str | None, int], str] = {}
         # The open entries' ids and the lists their deltas append to: by index for the
         # main conversation, by (parent_tool_use_id, index) for sub-agents (the channel's
         # hot path appends there itself, without building a key for the main one).
@@ -157,6 +149,8 @@ class LiveConversation:
         self._turn_open = False
         self._turns = 0
         self._changed: dict[str, Entry] = {}
+        # Request id -> the tool whose ask waits for the client.
+        self._asking: dict[str, ToolEntry] = {}
 
     # ------------------------------------------------------------ Feed
 
@@ -243,11 +237,18 @@ class LiveConversation:
         else:
             self.sub_open[(parent, index)] = opened
 
+    def _opened(self, parent: str | None) -> list[tuple[int, str]]:
+        """The open blocks of one stream: (index, entry id)."""
+        if parent is None:
+            return [(index, opened[0]) for index, opened in self.main_open.items()]
+        return [(key[1], opened[0]) for key, opened in self.sub_open.items() if key[0] == parent]
+
     def _close(self, parent: str | None, index: int | None = None) -> None:
         """End the streaming of the open blocks of one stream (or one of its blocks)."""
-        for key in [k for k in self._open if k[0] == parent and index in (None, k[1])]:
-            entry_id = self._open.pop(key)
-            self._open_block(key, None)
+        for at, entry_id in self._opened(parent):
+            if index not in (None, at):
+                continue
+            self._open_block((parent, at), None)
             entry = self.entries.get(entry_id, TextEntry) or self.entries.get(
                 entry_id, ThinkingEntry
             )
@@ -256,7 +257,7 @@ class LiveConversation:
                 self._touch(self.entries.end_stream(entry))
 
     def _close_all(self) -> None:
-        for parent in {k[0] for k in self._open}:
+        for parent in {None, *(key[0] for key in self.sub_open)}:
             self._close(parent)
 
     # ------------------------------------------------------------ prompts
@@ -319,7 +320,6 @@ class LiveConversation:
             if entry is not None:
                 if entry.id not in self.entries:
                     self._add(entry)
-                self._open[key] = entry.id
                 self._open_block(key, (entry.id, self.entries.stream(entry.id)))
         elif event.type == "content_block_stop" and event.index is not None:
             self._close(parent, event.index)
@@ -361,9 +361,9 @@ class LiveConversation:
         self, line: _Line, parent: str | None, kind: str, text: str, entry_id: str
     ) -> None:
         cls: type[TextEntry | ThinkingEntry] = TextEntry if kind == "text" else ThinkingEntry
-        for key, entry_id in self._open.items():
-            open_entry = self.entries.get(entry_id, cls)
-            if key[0] == parent and open_entry is not None:
+        for _, open_id in self._opened(parent):
+            open_entry = self.entries.get(open_id, cls)
+            if open_entry is not None:
                 self.entries.end_stream(open_entry)
                 open_entry.text = text
                 open_entry.streaming = False
@@ -431,7 +431,7 @@ class LiveConversation:
         decision = _decision(line, tool.id)
         permission = tool.permission
         if permission is not None and permission.decision in ("pending", "answered"):
-            _decide(tool, decision or ("denied" if block.is_error else "allowed"))
+            self._decide(tool, decision or ("denied" if block.is_error else "allowed"))
         denied = "denied" in (decision, tool.permission.decision if tool.permission else None)
         tool.status = "denied" if denied else "failed" if block.is_error else "done"
         self.entries.end_stream(tool)
@@ -473,27 +473,32 @@ class LiveConversation:
             decision_reason=request.decision_reason,
         )
         tool.status = "running" if by_rule else "awaitingPermission"
+        if not by_rule:
+            self._asking[request.request_id] = tool
         self._touch(tool)
 
-    def _waiting_tools(self) -> list[ToolEntry]:
-        tools = [e for e in self.entries.placed() if isinstance(e, ToolEntry)]
-        return [t for t in tools if t.permission and t.permission.decision == "pending"]
+    def _decide(self, tool: ToolEntry, decision: AskState) -> None:
+        """Set how the ask of ``tool`` went. A new struct, never a change in place: an
+        entry passed on earlier shares its parts with this one."""
+        if tool.permission is not None:
+            if tool.permission.request_id is not None:
+                self._asking.pop(tool.permission.request_id, None)
+            tool.permission = msgspec.structs.replace(tool.permission, decision=decision)
 
     def _withdrawn(self, request_id: str) -> None:
-        for tool in self._waiting_tools():
-            assert tool.permission is not None
-            if tool.permission.request_id == request_id:
-                _decide(tool, "cancelled")
-                if tool.status == "awaitingPermission":
-                    tool.status = "running"
-                self._touch(tool)
+        tool = self._asking.get(request_id)
+        if tool is not None:
+            self._decide(tool, "cancelled")
+            if tool.status == "awaitingPermission":
+                tool.status = "running"
+            self._touch(tool)
 
     def _file_updated(self, updated: FileUpdated) -> None:
         change = updated.change
         tool = self._tool(change.tool_use_id)
-        if tool is None or change.notice is not None:
+        if tool is None or change.diff is None:
             return
-        added, removed = _counts(change.old, change.new)
+        added, removed = _counts(change.diff)
         tool.files = [*tool.files, EntryFileChange(path=change.path, added=added, removed=removed)]
         self._touch(tool)
 
@@ -502,9 +507,9 @@ class LiveConversation:
             return
         # No ask waits in any other state: those still pending were answered (the tool's
         # result will say how) or the channel is gone.
-        for tool in self._waiting_tools():
+        for tool in list(self._asking.values()):
             exited = status.state == "exited"
-            _decide(tool, "cancelled" if exited else "answered")
+            self._decide(tool, "cancelled" if exited else "answered")
             if tool.status == "awaitingPermission":
                 tool.status = "failed" if exited else "running"
             self._touch(tool)
@@ -530,7 +535,7 @@ class LiveConversation:
             ):
                 entry.status = unfinished
                 if entry.permission is not None and entry.permission.decision == "pending":
-                    _decide(entry, "cancelled")
+                    self._decide(entry, "cancelled")
                 self._touch(entry)
         self._turns += 1
         self._add(

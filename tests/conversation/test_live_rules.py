@@ -9,12 +9,14 @@ from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation
 from claude_sidecar.events import (
     CliMessage,
+    FileUpdated,
     PermissionAsked,
     PermissionWithdrawn,
     PromptSent,
     StatusChanged,
     TurnEnded,
 )
+from claude_sidecar.files import FileChange
 
 from .replay import Recorder
 
@@ -170,3 +172,35 @@ def test_the_prompt_sent_is_not_passed_on() -> None:
     conversation.publish(PromptSent("p1", "hello"))
 
     assert [type(e).__name__ for e in front.events] == ["EntryChanged"]
+
+
+def test_a_sub_agents_complete_text_does_not_take_the_id_of_a_main_block_still_open() -> None:
+    conversation = LiveConversation(Recorder())
+    start_text(conversation, "msg_1")
+    conversation.delta("text", 0, "main so far", None)
+
+    answer = {"id": "msg_9", "content": [{"type": "text", "text": "sub answer"}]}
+    conversation.publish(
+        CliMessage(
+            json.dumps(
+                {"type": "assistant", "parent_tool_use_id": "toolu_a", "message": answer}
+            ).encode()
+        )
+    )
+
+    assert [(e.id, e.text) for e in conversation.snapshot()] == [  # type: ignore[union-attr]
+        ("msg_1:0", "main so far"),
+        ("msg_9:0", "sub answer"),
+    ]
+
+
+def test_a_tools_file_counts_come_from_the_changes_diff() -> None:
+    conversation = LiveConversation(Recorder())
+    conversation.publish(ask("r1", "toolu_1"))
+    change = FileChange("/p/a.md", "Edit", "toolu_1", None, "--- rule\nkeep\nold\n", "keep\nnew\n")
+
+    conversation.publish(FileUpdated(change))
+
+    [tool] = conversation.snapshot()
+    assert isinstance(tool, api.ToolEntry)
+    assert tool.files == [api.EntryFileChange(path="/p/a.md", added=1, removed=2)]
