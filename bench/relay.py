@@ -159,7 +159,9 @@ class DaemonRelay:
         self.peer = Daemon(cli=cli, stderr_path=os.path.join(tmp, "daemon.log"))
         try:
             self.peer.initialize(
-                {"clientName": "bench"} | ({"coalesceDeltasMs": coalesce_ms} if coalesce_ms else {})
+                # rawMessages: the relay forwards every CLI line too, so both do the same work.
+                {"clientName": "bench", "rawMessages": True}
+                | ({"coalesceDeltasMs": coalesce_ms} if coalesce_ms else {})
             )
         except RpcError as e:
             self.unavailable = str(e)

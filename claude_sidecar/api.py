@@ -202,6 +202,8 @@ class InitializationOptions(Params):
     editor_tools: list[EditorTool] = []
     editor_tool_timeout: Annotated[float, msgspec.Meta(gt=0, le=600)] = 30.0
     coalesce_deltas_ms: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 0
+    # The CLI's own lines as claude/message: off, since the entries say what they mean.
+    raw_messages: bool = False
     warm_pool: WarmPoolOptions = msgspec.field(default_factory=WarmPoolOptions)
 
     def __post_init__(self) -> None:

@@ -85,7 +85,13 @@ class Outbox:
     """
 
     def __init__(
-        self, channel_id: str, sink: Sink, *, held: bool = False, coalesce: float = 0.0
+        self,
+        channel_id: str,
+        sink: Sink,
+        *,
+        held: bool = False,
+        coalesce: float = 0.0,
+        raw_messages: bool = True,
     ) -> None:
         self.channel_id = channel_id
         self._sink = sink
@@ -101,14 +107,18 @@ class Outbox:
         # Set while something waits for the end of the interval.
         self._timer: asyncio.TimerHandle | None = None
         self._last_delta_at = float("-inf")
+        # Off: CLI lines and progress are not sent (and take no seq).
+        self._raw = raw_messages
 
     def publish(self, event: events.ChannelEvent) -> None:
         """Send one channel event as its notification (``events.Feed``)."""
         if isinstance(event, events.CliMessage):
-            self.message(event.raw)
+            if self._raw:
+                self.message(event.raw)
             return
         if isinstance(event, events.Progress):
-            self.progress(event.raw)
+            if self._raw:
+                self.progress(event.raw)
             return
         method, notification = _NOTIFICATIONS[type(event)]
         if isinstance(event, events.PermissionAsked):

@@ -61,6 +61,8 @@ class SidecarServer(JsonRPCServer):
         self._queue_frame: Callable[[bytes], None] = _unconnected
         # Seconds between claude/delta notifications of one channel (0: no coalescing).
         self.coalesce = 0.0
+        # Whether channels send the CLI's lines as claude/message (rawMessages).
+        self.raw_messages = False
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
         self.requests = Requests(
             self._request_handlers(), {"exit": self._exit}, self._gate, self.send_frame
@@ -129,6 +131,7 @@ class SidecarServer(JsonRPCServer):
         """Apply the client's ``initializationOptions`` (the hub takes its share)."""
         self.client_name = options.client_name
         self.coalesce = options.coalesce_deltas_ms / 1000
+        self.raw_messages = options.raw_messages
         self.hub.configure(options)
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
         self.cli = describe_cli(self.hub.cli_path, self.hub.env)
@@ -144,7 +147,13 @@ class SidecarServer(JsonRPCServer):
         """The feed of a new channel: its events become ``claude/*`` notifications, kept
         back until the channel has started (``events.Subscriber``)."""
         # The writer's own queue, no layer between: every delta passes here.
-        return Outbox(channel_id, self._queue_frame, held=True, coalesce=self.coalesce)
+        return Outbox(
+            channel_id,
+            self._queue_frame,
+            held=True,
+            coalesce=self.coalesce,
+            raw_messages=self.raw_messages,
+        )
 
     @property
     def channel_count(self) -> int:

@@ -138,6 +138,8 @@ class Sidecar:
                 initialization_options={
                     "clientName": "pytest",
                     "warmPool": {"size": 0},
+                    # Many tests read the CLI's lines themselves.
+                    "rawMessages": True,
                     **(initialization_options or {}),
                 },
             )

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.harness import Sidecar
+from tests.harness import Sidecar, StartSidecar
 
 SCENARIO = {
     "rules": [
@@ -183,3 +183,20 @@ async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
         "prompt",
         "text",
     ]
+
+
+async def test_raw_cli_messages_are_sent_only_to_a_client_that_asks_for_them(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    plain = await sidecar_with({"rawMessages": False})
+    channel = await plain.new_channel(str(workspace))
+
+    turn = await plain.turn(channel, "hello")
+
+    methods = {n.method for n in plain.of(channel)}
+    assert "claude/message" not in methods
+    assert {"claude/entry", "claude/delta", "claude/turnEnded"} <= methods
+    seqs = [n.params["seq"] for n in plain.of(channel)]
+    assert seqs == list(range(1, len(seqs) + 1)), "seq has no gaps where messages were"
+    assert turn.ended["outcome"] == "success"

@@ -26,6 +26,7 @@ from claude_sidecar.events import (
     TurnEnded,
 )
 from claude_sidecar.files import FileChange
+from claude_sidecar.outbox import Outbox
 
 STREAMS = Path(__file__).resolve().parents[1] / "data" / "streams"
 
@@ -107,3 +108,30 @@ def replay(name: str) -> tuple[LiveConversation, Recorder]:
         elif (event := _event(method, params)) is not None:
             conversation.publish(event)
     return conversation, front
+
+
+def client_stream(name: str) -> list[dict[str, Any]]:
+    """What a client receives for the stream ``name`` with raw messages off: every
+    notification but ``claude/message``, as the outbox encodes it (``{method, params}``).
+
+    Written to tests/data/streams/<name>.client.jsonl for the clients' own tests: a
+    client's store, given these in order, must end with <name>.entries.json.
+    """
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, raw_messages=False)
+    conversation = LiveConversation(outbox)
+    for line in (STREAMS / f"{name}.jsonl").read_text().splitlines():
+        note = json.loads(line)
+        method, params = note["method"], note["params"]
+        if method == "claude/delta":
+            conversation.delta(
+                params["kind"], params["index"], params["text"], params.get("parentToolUseId")
+            )
+        elif (event := _event(method, params)) is not None:
+            conversation.publish(event)
+    notes = [json.loads(f.split(b"\r\n\r\n", 1)[1]) for f in frames]
+    return [
+        {"method": n["method"], "params": n["params"]}
+        for n in notes
+        if n["method"] != "claude/message"
+    ]

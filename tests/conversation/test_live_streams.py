@@ -16,7 +16,7 @@ from claude_sidecar import api
 
 from .replay import STREAMS, replay
 
-NAMES = sorted(p.stem for p in STREAMS.glob("*.jsonl"))
+NAMES = sorted(p.stem for p in STREAMS.glob("*.jsonl") if not p.stem.endswith(".client"))
 
 
 @pytest.mark.parametrize("name", NAMES)

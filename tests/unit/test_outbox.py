@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from claude_sidecar.api import DeltaNotification
-from claude_sidecar.events import StatusChanged
+from claude_sidecar.events import CliMessage, Progress, StatusChanged
 from claude_sidecar.outbox import Outbox, frame
 
 from tests.harness import json_object
@@ -45,6 +45,19 @@ def test_cli_messages_travel_verbatim_and_unicode_survives() -> None:
         "method": "claude/message",
         "params": {"channelId": "ch-1", "seq": 1, "message": json.loads(raw)},
     }
+
+
+def test_without_raw_messages_cli_lines_are_not_sent_and_take_no_seq() -> None:
+    frames: list[bytes] = []
+    outbox = Outbox("ch-1", frames.append, raw_messages=False)
+
+    outbox.publish(CliMessage(b'{"type":"system"}'))
+    outbox.publish(Progress(b'{"type":"system","subtype":"thinking_tokens"}'))
+    outbox.delta("text", 0, "Hi", None)
+
+    assert [(n["method"], n["params"]["seq"]) for n in map(_decode, frames)] == [
+        ("claude/delta", 1)
+    ]
 
 
 def test_optional_fields_are_omitted_when_unset() -> None:

@@ -181,7 +181,8 @@ export class SidecarClient {
         command: this.options.command,
         cwd: this.options.cwd,
         env: this.options.env,
-        initializationOptions: this.options.initializationOptions ?? {},
+        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
+        initializationOptions: { rawMessages: true, ...this.options.initializationOptions },
         log: this.options.log,
       });
       daemon.onNotification((method, params) => this.route(method, params));

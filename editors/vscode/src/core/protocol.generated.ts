@@ -503,6 +503,7 @@ export interface InitializationOptions {
   coalesceDeltasMs?: number;
   editorToolTimeout?: number;
   editorTools?: EditorTool[];
+  rawMessages?: boolean;
   warmPool?: WarmPoolOptions;
 }
 /**

@@ -287,7 +287,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     private suspend fun start(): DaemonConnection {
         setState(if (stateFlow.value == DaemonState.STOPPED) DaemonState.STARTING else DaemonState.RESTARTING)
         val declared = options.editorTools.map { it.tool }
-        val init = options.daemon.initializationOptions.let {
+        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
+        val init = options.daemon.initializationOptions.copy(rawMessages = true).let {
             if (declared.isEmpty()) it else it.copy(editorTools = (it.editorTools ?: emptyList()) + declared)
         }
         lateinit var daemon: DaemonConnection

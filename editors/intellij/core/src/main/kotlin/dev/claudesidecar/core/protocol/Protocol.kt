@@ -526,6 +526,8 @@ data class InitializationOptions(
     val editorToolTimeout: Double? = null,
     /** Absent: the daemon's default, `[]`. */
     val editorTools: List<EditorTool>? = null,
+    /** Absent: the daemon's default, `false`. */
+    val rawMessages: Boolean? = null,
     val warmPool: WarmPoolOptions? = null,
 )
 
