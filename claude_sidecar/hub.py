@@ -15,16 +15,19 @@ import msgspec
 from . import editor_tools
 from .api import (
     ChannelSummary,
+    Entry,
     ExitInfo,
     ForkSessionParams,
     InitializationOptions,
     NewChannelParams,
+    PromptEntry,
 )
 from .background import Background
 from .channel import Channel
+from .conversation import through_exchange
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
-from .errors import ChannelNotFound, InvalidParams, SessionInUse, SidecarError
+from .errors import ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound, SidecarError
 from .events import NOWHERE, Feed, Subscriber
 from .launch import build_launch
 from .permissions import Rules
@@ -104,12 +107,19 @@ class Hub:
             )
 
     async def new_channel(
-        self, options: NewChannelParams, *, fork: bool = False, resume_at: str | None = None
+        self,
+        options: NewChannelParams,
+        *,
+        fork: bool = False,
+        resume_at: str | None = None,
+        history: list[Entry] | None = None,
     ) -> Channel:
         """Start a CLI for ``options`` and return its channel once the CLI is ready.
 
         With ``fork``, ``options.resume`` names the source session and the channel gets a
         new session id; ``resume_at`` cuts the copied history after that message.
+        A resumed or forked channel's conversation starts with ``history`` (by default,
+        the resumed session's stored entries): ``claude/getTranscript`` shows it.
         """
         self.check_mode("permissionMode", options.permission_mode)
         if self.options.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
@@ -132,6 +142,9 @@ class Hub:
                 self._channels.pop(channel_id, None)
                 await channel.close(grace=1.0)
                 raise
+            if history is None and options.resume is not None:
+                history = await self._stored_entries(options.resume, options.cwd)
+            channel.conversation.seed(history or [])
         except BaseException:
             dropped = feed.discard()
             if dropped:
@@ -336,7 +349,30 @@ class Hub:
                     "is not a user message of this session with an answer",
                     "pass a messageId that claude/sendMessage returned on the source channel",
                 )
-        return await self.new_channel(options, fork=True, resume_at=resume_at)
+        history = await self._fork_history(source, session_id, cwd, p.at_message_id)
+        return await self.new_channel(options, fork=True, resume_at=resume_at, history=history)
+
+    async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:
+        try:
+            return (await self.sessions.history(session_id, cwd)).entries
+        except SessionNotFound:
+            # The CLI resumed what it found (a session of another directory, or none).
+            log.info("session %s: no stored history in %s to show", session_id, cwd)
+            return []
+
+    async def _fork_history(
+        self, source: Channel | None, session_id: str, cwd: str, at_message_id: str | None
+    ) -> list[Entry]:
+        """What a fork's conversation starts with: the source channel's own entries when
+        it is between turns (its turn footers and permission answers are only there), else
+        the stored session's; cut after the exchange of ``at_message_id``."""
+        if source is not None and source.state in ("idle", "exited"):
+            entries = source.conversation.snapshot()
+        else:
+            entries = await self._stored_entries(session_id, cwd)
+        if at_message_id is None:
+            return [e for e in entries if not (isinstance(e, PromptEntry) and e.queued)]
+        return through_exchange(entries, at_message_id) or []
 
     def check_unused(self, session_id: str) -> None:
         """Refuse to delete a session a channel of this daemon uses: its CLI would recreate

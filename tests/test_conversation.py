@@ -200,3 +200,42 @@ async def test_raw_cli_messages_are_sent_only_to_a_client_that_asks_for_them(
     seqs = [n.params["seq"] for n in plain.of(channel)]
     assert seqs == list(range(1, len(seqs) + 1)), "seq has no gaps where messages were"
     assert turn.ended["outcome"] == "success"
+
+
+async def test_a_resumed_channel_starts_with_the_stored_conversation_then_goes_on(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    first = await sidecar.turn(opened["channelId"], "hello")
+    await sidecar.request("claude/closeChannel", {"channelId": opened["channelId"]})
+
+    resumed = await sidecar.new_channel(str(workspace), resume=opened["sessionId"])
+    before = await sidecar.request("claude/getTranscript", {"channelId": resumed})
+    await sidecar.turn(resumed, "hello again")
+    after = await sidecar.request("claude/getTranscript", {"channelId": resumed})
+
+    assert [(e["kind"], e.get("text")) for e in before["entries"]] == [
+        ("prompt", "hello"),
+        ("text", "Hello there."),
+    ]
+    assert before["entries"][0]["id"] == first.message_id
+    assert after["entries"][:2] == before["entries"]
+    assert [e["kind"] for e in after["entries"][2:]] == ["prompt", "text", "turn"]
+    assert not [n for n in sidecar.of(resumed, "claude/entry") if n.params["seq"] <= before["seq"]]
+
+
+async def test_a_fork_at_a_prompt_starts_with_that_exchange_and_the_ones_before(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    source = await sidecar.new_channel(str(workspace))
+    ids = [(await sidecar.turn(source, text)).message_id for text in ("one", "two", "three")]
+
+    fork = await sidecar.open_channel("claude/forkSession", channelId=source, atMessageId=ids[1])
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": fork["channelId"]})
+
+    prompts = [e["text"] for e in transcript["entries"] if e["kind"] == "prompt"]
+    assert prompts == ["one", "two"]
+    # The source was between turns: its footers (the daemon's own) come along.
+    assert [e["kind"] for e in transcript["entries"]][-1] == "turn"

@@ -8,6 +8,7 @@ as a list of pieces per entry and joined only when the entry is read (``settle``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import msgspec
@@ -87,3 +88,21 @@ class Entries:
             msgspec.structs.replace(self.settle(entry))
             for entry in (*self._placed.values(), *self._queued.values())
         ]
+
+
+def through_exchange(entries: Sequence[Entry], prompt_id: str) -> list[Entry] | None:
+    """The entries up to the end of the exchange prompt ``prompt_id`` opened: what a fork
+    "at" that prompt keeps (None: no such prompt of the main conversation).
+
+    A sub-agent's prompt (``parent_id`` set) belongs to the exchange that started it;
+    queued prompts were never part of the conversation.
+    """
+    kept: list[Entry] = []
+    inside = False
+    for entry in entries:
+        if isinstance(entry, PromptEntry) and entry.parent_id is None:
+            if entry.queued or inside:
+                break
+            inside = entry.id == prompt_id
+        kept.append(entry)
+    return kept if inside else None

@@ -19,6 +19,7 @@ on to the front end unchanged; the entries it added or changed follow it as
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -60,6 +61,7 @@ _LOCAL_COMMAND = re.compile(
 )
 _INTERRUPTED = "[Request interrupted by user"
 _TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_UNDER_WAY: frozenset[ToolStatus] = frozenset({"pending", "awaitingPermission", "running"})
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -197,6 +199,29 @@ class LiveConversation:
     def snapshot(self) -> list[Entry]:
         """Every entry as it is now, queued prompts last."""
         return self.entries.snapshot()
+
+    def seed(self, entries: Sequence[Entry]) -> None:
+        """Start from a conversation that came before (a resumed or forked session's),
+        without telling the front end: a client reads it with ``claude/getTranscript``.
+
+        What was still under way there is over here: nothing streams, no tool runs.
+        """
+        for entry in entries:
+            copy = msgspec.structs.replace(entry)
+            if isinstance(copy, TextEntry | ThinkingEntry):
+                copy.streaming = False
+            elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
+                copy.status = "interrupted"
+                if copy.permission is not None and copy.permission.decision == "pending":
+                    copy.permission = msgspec.structs.replace(
+                        copy.permission, decision="cancelled", request_id=None
+                    )
+            elif isinstance(copy, PromptEntry):
+                copy.queued = False
+            elif isinstance(copy, TurnEntry) and copy.id.startswith("turn:"):
+                # New footers go on numbering after the seeded ones.
+                self._turns = max(self._turns, int(copy.id[5:]) if copy.id[5:].isdigit() else 0)
+            self.entries.add(copy)
 
     # ------------------------------------------------------------ bookkeeping
 
