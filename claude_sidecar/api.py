@@ -685,8 +685,9 @@ class ToolEntry(Result, tag_field="kind", tag="tool"):
 
 class NoticeEntry(Result, tag_field="kind", tag="notice"):
     """Something the CLI reported in the conversation: ``subtype`` ``compaction``,
-    ``commandOutput`` (a slash or shell command's output), ``interrupted``, ``apiError``,
-    ``taskNotification`` (a background task ended), or another CLI subtype in camelCase."""
+    ``cleared`` (``/clear``), ``commandOutput`` (a slash or shell command's output),
+    ``interrupted``, ``apiError``, ``taskNotification`` (a background task ended), or
+    another CLI subtype in camelCase."""
 
     id: str
     subtype: str

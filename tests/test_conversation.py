@@ -136,8 +136,8 @@ async def test_an_unknown_channel_gets_channel_not_found(sidecar: Sidecar) -> No
 
 def as_stored(entry: dict[str, Any]) -> dict[str, Any]:
     """A live entry without what a session file does not keep (docs/protocol.md, "The
-    conversation"): a permission's request id and preview, the files a tool changed."""
-    entry = {k: v for k, v in entry.items() if k != "files"}
+    conversation"): a permission's request id and preview."""
+    entry = dict(entry)
     if "permission" in entry:
         entry["permission"] = {"decision": entry["permission"]["decision"]}
     return entry

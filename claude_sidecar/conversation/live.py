@@ -19,6 +19,7 @@ on to the front end unchanged; the entries it added or changed follow it as
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,6 +101,7 @@ class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
     aborted: bool = False
     tool_result_meta: list[dict[str, Any]] | None = None
     content: str | None = None
+    trigger: str | None = None
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
@@ -218,9 +220,6 @@ class LiveConversation:
                     )
             elif isinstance(copy, PromptEntry):
                 copy.queued = False
-            elif isinstance(copy, TurnEntry) and copy.id.startswith("turn:"):
-                # New footers go on numbering after the seeded ones.
-                self._turns = max(self._turns, int(copy.id[5:]) if copy.id[5:].isdigit() else 0)
             self.entries.add(copy)
 
     # ------------------------------------------------------------ bookkeeping
@@ -319,6 +318,8 @@ class LiveConversation:
             self._user(line, parent)
         elif line.type == "system":
             self._system(line)
+        elif line.type == "conversation_reset":
+            self._reset(line)
 
     def _stream_event(self, event: _Event, parent: str | None, uuid: str | None) -> None:
         if event.type == "message_start":
@@ -476,6 +477,18 @@ class LiveConversation:
                 )
             )
 
+    def _reset(self, line: _Line) -> None:
+        # CLI 2.1.330 prints this for /clear (trigger "clear"); 2.1.233 clears silently.
+        cleared = line.trigger == "clear"
+        self._add(
+            NoticeEntry(
+                id=line.uuid or f"reset:{self._turns}:{len(self._changed)}",
+                subtype="cleared" if cleared else "reset",
+                level="info",
+                text="Conversation cleared" if cleared else f"Conversation reset ({line.trigger})",
+            )
+        )
+
     # ------------------------------------------------------------ the daemon's events
 
     def _asked(self, asked: PermissionAsked) -> None:
@@ -563,9 +576,12 @@ class LiveConversation:
                     self._decide(entry, "cancelled")
                 self._touch(entry)
         self._turns += 1
+        # Named after the turn's first prompt: unique across restarts and resumes, which
+        # start counting again.
+        first = ended.message_ids[0] if ended.message_ids else uuid.uuid4()
         self._add(
             TurnEntry(
-                id=f"turn:{self._turns}",
+                id=f"turn:{first}",
                 outcome=ended.outcome,
                 duration_ms=ended.duration_ms,
                 permission_wait_ms=ended.permission_wait_ms,

@@ -8,7 +8,8 @@ line per content block, in order, so a block's index is how many lines of its me
 came before it), a tool use's id.
 
 What a session file does not hold, a stored entry does not have: turn footers, a
-permission's request id and preview, the files a tool changed, streaming state.
+permission's request id and preview, streaming state. The files a tool changed come from
+its result's ``toolUseResult`` (Write, Edit, MultiEdit), counted like a live diff.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from ..api import (
     Entry,
+    EntryFileChange,
     EntryPermission,
     EntryToolResult,
     NoticeEntry,
@@ -63,8 +65,10 @@ class StoredEntries:
         uuid: str,
         message_id: str | None,
         fields: dict[str, Any],
+        files: list[EntryFileChange] | None = None,
     ) -> None:
-        """Make or update the entry of one history message of ``kind`` (``HistoryKind``)."""
+        """Make or update the entry of one history message of ``kind`` (``HistoryKind``);
+        ``files``: what a tool result's tool changed."""
         parent = self.parent_id
         text = fields.get("text") or ""
         if kind == "userPrompt":
@@ -92,7 +96,7 @@ class StoredEntries:
             self._tools[tool.id] = tool
             self.entries.append(tool)
         elif kind == "toolResult":
-            self._result(fields)
+            self._result(fields, files)
         elif kind == "system":
             subtype = fields.get("subtype") or "notice"
             shown, level = _NOTICES.get(subtype, (subtype, "info"))
@@ -100,10 +104,12 @@ class StoredEntries:
                 NoticeEntry(id=uuid, subtype=shown, level=level, text=text, parent_id=parent)
             )
 
-    def _result(self, fields: dict[str, Any]) -> None:
+    def _result(self, fields: dict[str, Any], files: list[EntryFileChange] | None) -> None:
         tool = self._tools.get(fields.get("tool_use_id") or "")
         if tool is None:
             return
+        if files and not fields.get("is_error"):
+            tool.files = files
         is_error = bool(fields.get("is_error"))
         tool.result = EntryToolResult(
             text=fields.get("text") or "",

@@ -74,6 +74,7 @@ class Entry(msgspec.Struct, rename="camel"):
     compact_metadata: Any = None
     source_tool_assistant_uuid: Any = msgspec.field(default=None, name="sourceToolAssistantUUID")
     permission_decision: Any = None
+    tool_use_result: Any = None
 
 
 class _TypeOnly(msgspec.Struct):

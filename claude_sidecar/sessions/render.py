@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ..api import HistoryKind, HistoryMessage
+from ..api import EntryFileChange, HistoryKind, HistoryMessage
 from ..conversation.blocks import result_text
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
@@ -65,6 +65,28 @@ def _user_answer(entry: Entry) -> Literal["allowed", "denied"] | None:
     return None
 
 
+def changed_files(result: Any) -> list[EntryFileChange] | None:
+    """The file a tool result says its tool wrote (``toolUseResult`` of Write, Edit,
+    MultiEdit), with the lines added and removed, counted as a live channel counts the
+    diff of its ``claude/fileUpdated``; None for other tools."""
+    if not isinstance(result, dict) or not isinstance(result.get("filePath"), str):
+        return None
+    added = removed = 0
+    patch = result.get("structuredPatch")
+    if isinstance(patch, list) and patch:
+        for hunk in patch:
+            for line in hunk.get("lines", ()) if isinstance(hunk, dict) else ():
+                if isinstance(line, str) and line.startswith("+"):
+                    added += 1
+                elif isinstance(line, str) and line.startswith("-"):
+                    removed += 1
+    elif result.get("type") == "create" and isinstance(result.get("content"), str):
+        added = len(result["content"].splitlines())
+    else:
+        return None
+    return [EntryFileChange(path=result["filePath"], added=added, removed=removed)]
+
+
 class Renderer:
     """Turns chain entries into HistoryMessages, collecting warnings.
 
@@ -88,8 +110,15 @@ class Renderer:
         # The same messages as the conversation's entries (claude/getHistory's entries).
         self.stored = StoredEntries(parent_tool_use_id)
 
-    def add(self, line: Line, kind: HistoryKind, **fields: Any) -> None:
-        """Append a message of ``kind`` made from ``line``'s entry."""
+    def add(
+        self,
+        line: Line,
+        kind: HistoryKind,
+        files: list[EntryFileChange] | None = None,
+        **fields: Any,
+    ) -> None:
+        """Append a message of ``kind`` made from ``line``'s entry (``files``: what a tool
+        result says its tool changed, for the entries only)."""
         e = line.entry
         self.messages.append(
             HistoryMessage(
@@ -100,7 +129,7 @@ class Renderer:
                 **fields,
             )
         )
-        self.stored.add(kind, e.uuid or "", message_id(e), fields)
+        self.stored.add(kind, e.uuid or "", message_id(e), fields, files)
 
     def render(self, line: Line) -> None:
         """Append the messages of one entry (none for what is never shown)."""
@@ -142,6 +171,7 @@ class Renderer:
                         is_error=b.is_error is True,
                         image_count=images,
                         permission=_user_answer(e),
+                        files=changed_files(e.tool_use_result),
                     )
                 elif (
                     b.type == "text" and isinstance(b.text, str) and b.text.startswith(_INTERRUPTED)

@@ -112,7 +112,7 @@ def test_a_prompt_sent_during_a_turn_waits_last_until_the_cli_takes_it_up() -> N
     conversation.publish(ended(message_ids=["p1"]))
     conversation.publish(line(type="user", uuid="p2", isReplay=True, message={"content": "second"}))
 
-    assert [e.id for e in conversation.snapshot()] == ["p1", "msg_1:0", "turn:1", "p2"]
+    assert [e.id for e in conversation.snapshot()] == ["p1", "msg_1:0", "turn:p1", "p2"]
     assert conversation.snapshot()[-1] == api.PromptEntry(id="p2", text="second")
 
 
@@ -204,3 +204,13 @@ def test_a_tools_file_counts_come_from_the_changes_diff() -> None:
     [tool] = conversation.snapshot()
     assert isinstance(tool, api.ToolEntry)
     assert tool.files == [api.EntryFileChange(path="/p/a.md", added=1, removed=2)]
+
+
+def test_clear_leaves_a_cleared_notice() -> None:
+    conversation = LiveConversation(Recorder())
+
+    conversation.publish(line(type="conversation_reset", trigger="clear", uuid="u1"))
+
+    [notice] = conversation.snapshot()
+    assert isinstance(notice, api.NoticeEntry)
+    assert (notice.id, notice.subtype, notice.level) == ("u1", "cleared", "info")

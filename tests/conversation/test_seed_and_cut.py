@@ -73,10 +73,10 @@ def test_a_seeded_conversation_has_nothing_under_way_and_tells_the_front_end_not
     assert front.events == []
 
 
-def test_turn_footers_after_a_seed_go_on_numbering() -> None:
+def test_a_turn_footer_is_named_after_the_first_prompt_it_answered() -> None:
     conversation = LiveConversation(Recorder())
-    conversation.seed([prompt("p1"), api.TurnEntry("turn:2", "success", 10, 0, 0.01)])
+    conversation.seed([prompt("p1"), api.TurnEntry("turn:p1", "success", 10, 0, 0.01)])
 
-    conversation.publish(ended())
+    conversation.publish(ended(message_ids=["p2", "p3"]))
 
-    assert [e.id for e in conversation.snapshot()][-1] == "turn:3"
+    assert [e.id for e in conversation.snapshot()] == ["p1", "turn:p1", "turn:p2"]

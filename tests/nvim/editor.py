@@ -187,7 +187,7 @@ class Editor:
         self.nvim.input("<C-s>")
 
     def results(self, number: int | None = None) -> list[dict[str, Any]]:
-        return [e for e in self.entries(number) if e["kind"] == "result"]
+        return [e for e in self.entries(number) if e["kind"] == "turn"]
 
     def wait_for_turn(self, turns: int = 1, number: int | None = None) -> dict[str, Any]:
         """Wait until chat ``number`` has ``turns`` results; return the last one."""

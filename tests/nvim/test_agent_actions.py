@@ -117,7 +117,7 @@ def test_a_file_claude_changes_is_reloaded_in_its_buffer_and_diffable(
         lambda: buffer_lines(editor, buf) == ["print('hello, world')"],
         what="the buffer to be reloaded",
     )
-    assert "✎ hello.py (+1 −1)" in editor.chat_lines()
+    assert "  ✎ hello.py (+1 −1)" in editor.chat_lines()
     editor.cmd(f"ClaudeDiff {workspace / 'hello.py'}")
     diff = editor.lua("""
         local out = {}

@@ -39,7 +39,7 @@ def test_claude_opens_a_chat_and_a_reply_streams_into_its_buffer(
     assert "The capital of France is **Paris**." in lines
     assert "∴ Thinking" in lines and "  That is Paris." in lines
     assert lines[-1].startswith("─── done in ") and "$" in lines[-1]
-    assert not result["is_error"]
+    assert result["outcome"] == "success"
 
 
 def test_thinking_is_folded_away(editor: Editor, model: ScriptedModel) -> None:

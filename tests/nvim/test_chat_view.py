@@ -308,7 +308,7 @@ def test_a_fork_window_follows_new_output(editor: Editor, model: ScriptedModel) 
     assert any(line.startswith("═══ forked from Claude #1") for line in editor.chat_lines())
 
 
-def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
+def test_a_resumed_chat_shows_its_edits_and_a_resumed_marker(
     start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     (workspace / "hello.py").write_text("print('hello')\n")
@@ -327,8 +327,12 @@ def test_resumed_history_has_turn_ends_edit_lines_and_a_resumed_marker(
     editor.wait(lambda: editor.chat("channel_id"), what="the resumed channel")
     lines = editor.chat_lines()
 
-    assert "✎ hello.py (+1 −1)" in lines
-    assert lines.index("> greet the world") < lines.index("───") < lines.index("> hello")
+    assert "  ✎ hello.py (+1 −1)" in lines
+    assert (
+        lines.index("> greet the world")
+        < lines.index("  ✎ hello.py (+1 −1)")
+        < lines.index("> hello")
+    )
     assert lines[-1] == "═══ resumed: the conversation goes on from here ═══"
 
 

@@ -20,6 +20,7 @@ from claude_sidecar.sessions import (
     project_dir,
     read_history,
 )
+from claude_sidecar.sessions.render import changed_files
 from claude_sidecar.sessions.store import SessionStore
 
 DATA = Path(__file__).parent.parent / "data" / "sessions"
@@ -287,6 +288,27 @@ def test_a_stored_session_gives_entries_with_the_ids_a_live_chat_gives(tmp_path:
     tool = entries[5]
     assert isinstance(tool, ToolEntry) and tool.status == "done" and tool.result is not None
     assert tool.result.text.startswith("File created successfully")
+
+
+def test_a_stored_write_lists_the_file_it_made_with_its_lines(tmp_path: Path) -> None:
+    install(tmp_path, WRITE)
+
+    tool = read_history(tmp_path, CWD, WRITE).entries[5]
+
+    assert isinstance(tool, ToolEntry)
+    assert [(f.path, f.added, f.removed) for f in tool.files] == [("/workspace/demo/a.txt", 1, 0)]
+
+
+def test_changed_files_count_an_edits_patch_lines() -> None:
+    result = {
+        "filePath": "/w/app.py",
+        "structuredPatch": [{"lines": [" keep", "-old", "--dashes", "+new", "+more"]}],
+    }
+
+    [change] = changed_files(result) or []
+
+    assert (change.path, change.added, change.removed) == ("/w/app.py", 2, 2)
+    assert changed_files({"stdout": "hi"}) is None
 
 
 def test_a_sub_agents_entries_follow_its_tool_use_in_a_stored_session(tmp_path: Path) -> None:

@@ -4,185 +4,117 @@ local function eq(actual, expected)
   assert(vim.deep_equal(actual, expected), "expected " .. vim.inspect(expected) .. ", got " .. vim.inspect(actual))
 end
 
-local function start(t, id)
-  transcript.message(t, { type = "stream_event", event = { type = "message_start", message = { id = id } } })
+-- The recorded real-CLI streams every client is checked against (tests/data/streams).
+local streams = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h") .. "/tests/data/streams/"
+
+local function read_json_lines(path)
+  local notes = {}
+  for _, line in ipairs(vim.fn.readfile(path)) do
+    table.insert(notes, vim.json.decode(line))
+  end
+  return notes
 end
 
-return {
-  ["deltas of one block build one entry, other blocks their own"] = function()
+--- The transcript a stream's notifications build, as the chat applies them.
+local function replay(notes)
+  local t = transcript.new()
+  for _, note in ipairs(notes) do
+    if note.method == "claude/entry" then
+      transcript.upsert(t, note.params.entry)
+    elseif note.method == "claude/delta" then
+      transcript.append(t, note.params)
+    end
+  end
+  return t
+end
+
+local function prompt(id, queued)
+  return { kind = "prompt", id = id, text = id, queued = queued or nil }
+end
+
+local specs = {
+  ["an entry sent again replaces the one with its id, in place"] = function()
     local t = transcript.new()
-    start(t, "msg_1")
-    transcript.delta(t, { kind = "thinking", index = 0, text = "Hm" })
-    transcript.delta(t, { kind = "thinking", index = 0, text = "m." })
-    transcript.delta(t, { kind = "text", index = 1, text = "Hel" })
-    local changed = transcript.delta(t, { kind = "text", index = 1, text = "lo" })
+    transcript.upsert(t, prompt("p1"))
+    transcript.upsert(t, { kind = "tool", id = "toolu_1", name = "Read", status = "pending" })
+    transcript.upsert(t, { kind = "text", id = "m:1", text = "after" })
+    local changed = transcript.upsert(t, { kind = "tool", id = "toolu_1", name = "Read", status = "done" })
     eq(changed, 2)
-    eq(t.entries, { { kind = "thinking", text = "Hmm." }, { kind = "text", text = "Hello" } })
+    eq(t.entries[2].status, "done")
+    eq(#t.entries, 3)
   end,
 
-  ["a complete assistant message does not repeat text that was streamed"] = function()
+  ["a delta appends to its entry's text, or to a tool's partial input"] = function()
     local t = transcript.new()
-    start(t, "msg_1")
-    transcript.delta(t, { kind = "text", index = 0, text = "Hello" })
-    local changed = transcript.message(
-      t,
-      { type = "assistant", message = { id = "msg_1", content = { { type = "text", text = "Hello" } } } }
+    transcript.upsert(t, { kind = "text", id = "m:0", text = "", streaming = true })
+    transcript.upsert(t, { kind = "tool", id = "toolu_1", name = "Write", status = "pending" })
+    transcript.append(t, { entryId = "m:0", text = "Hel" })
+    eq(transcript.append(t, { entryId = "m:0", text = "lo" }), 1)
+    transcript.append(t, { entryId = "toolu_1", text = '{"file' })
+    eq(t.entries[1].text, "Hello")
+    eq(t.entries[2].partialInput, '{"file')
+    eq(transcript.append(t, { entryId = "unknown", text = "x" }), nil)
+  end,
+
+  ["a queued prompt waits apart and moves to the end when taken up"] = function()
+    local t = transcript.new()
+    transcript.upsert(t, prompt("p1"))
+    eq(transcript.upsert(t, prompt("p2", true)), 2)
+    transcript.upsert(t, { kind = "text", id = "m:0", text = "answer to p1" })
+    eq(
+      vim.tbl_map(function(q)
+        return q.id
+      end, t.queued),
+      { "p2" }
     )
-    eq(changed, nil)
-    eq(#t.entries, 1)
+    transcript.upsert(t, prompt("p2"))
+    eq(t.queued, {})
+    eq(t.entries[3].id, "p2")
+    eq(transcript.get(t, "p2").id, "p2")
   end,
 
-  ["text that was not streamed comes from the assistant message"] = function()
+  ["the plugin's own lines get their own ids"] = function()
     local t = transcript.new()
-    transcript.message(
-      t,
-      { type = "assistant", message = { id = "msg_9", content = { { type = "text", text = "Whole" } } } }
-    )
-    eq(t.entries, { { kind = "text", text = "Whole" } })
+    local a = transcript.add(t, { kind = "notice", text = "could not start" })
+    local b = transcript.add(t, { kind = "marker", text = "resumed" })
+    eq({ a, b }, { 1, 2 })
+    eq({ t.entries[1].id, t.entries[2].id }, { "nvim:1", "nvim:2" })
   end,
 
-  ["a tool call gets its result from the following user message"] = function()
-    local t = transcript.new()
-    transcript.message(t, {
-      type = "assistant",
-      message = {
-        id = "m",
-        content = {
-          { type = "tool_use", id = "toolu_1", name = "Read", input = { file_path = "/a.txt" } },
-        },
-      },
+  ["fork and rewind find the main conversation's prompt at or above an entry"] = function()
+    local t = transcript.from_entries({
+      prompt("p1"),
+      { kind = "tool", id = "toolu_a", name = "Agent", status = "done" },
+      { kind = "prompt", id = "sub", text = "sub", parentId = "toolu_a" },
+      { kind = "text", id = "m:0", text = "done" },
     })
-    local changed = transcript.message(t, {
-      type = "user",
-      message = {
-        content = {
-          { type = "tool_result", tool_use_id = "toolu_1", content = { { type = "text", text = "line 1" } } },
-        },
-      },
+    local entry, index = transcript.prompt_at(t, 4)
+    eq({ entry.id, index }, { "p1", 1 })
+  end,
+
+  ["what a sub-agent did nests under the tool that started it"] = function()
+    local t = transcript.from_entries({
+      { kind = "tool", id = "toolu_a", name = "Agent", status = "done" },
+      { kind = "tool", id = "toolu_b", name = "Agent", status = "done", parentId = "toolu_a" },
+      { kind = "text", id = "m:0", text = "deep", parentId = "toolu_b" },
     })
-    eq(changed, 1)
-    eq(t.entries[1].result, "line 1")
-    eq(t.entries[1].is_error, false)
-  end,
-
-  ["sub-agent deltas and tool input are not streamed into the chat"] = function()
-    local t = transcript.new()
-    eq(transcript.delta(t, { kind = "text", index = 0, text = "x", parentToolUseId = "toolu_a" }), nil)
-    eq(transcript.delta(t, { kind = "toolInput", index = 1, text = "{" }), nil)
-    eq(#t.entries, 0)
-  end,
-
-  ["a turn ends from claude/turnEnded, with the channel's total cost"] = function()
-    local t = transcript.new()
-    transcript.message(
-      t,
-      { type = "result", subtype = "error_during_execution", is_error = true, result = "[ede_diagnostic] x" }
-    )
-    eq(#t.entries, 0)
-    local index = transcript.turn_ended(
-      t,
-      { outcome = "interrupted", durationMs = 63, permissionWaitMs = 0, costUsd = 0.01, totalCostUsd = 0.05 }
-    )
-    eq(t.entries[index].outcome, "interrupted")
-    eq(t.entries[index].text, nil)
-    eq(t.cost_usd, 0.05)
-  end,
-
-  ["a prompt queued mid-turn is placed when the CLI takes it up"] = function()
-    local t = transcript.new()
-    transcript.prompt(t, "first", "u1")
-    transcript.queue(t, "second", "u2")
-    transcript.message(t, { type = "assistant", message = { id = "m1", content = { { type = "text", text = "1" } } } })
-    transcript.turn_ended(t, { outcome = "success", durationMs = 5, permissionWaitMs = 0, messageIds = { "u1" } })
-    eq(#t.queued, 1)
-    local index = transcript.message(
-      t,
-      { type = "user", uuid = "u2", isReplay = true, message = { content = { { type = "text", text = "second" } } } }
-    )
     eq(
       vim.tbl_map(function(e)
-        return e.kind
+        return transcript.depth(t, e)
       end, t.entries),
-      { "prompt", "text", "result", "prompt" }
+      { 0, 1, 2 }
     )
-    eq(index, 4)
-    eq(#t.queued, 0)
-  end,
-
-  ["/clear leaves a marker"] = function()
-    local t = transcript.new()
-    local index = transcript.message(t, { type = "conversation_reset", trigger = "clear" })
-    eq(t.entries[index].kind, "marker")
-  end,
-
-  ["history becomes prompts, answers and tool calls with results"] = function()
-    local t = transcript.from_history({
-      { kind = "userPrompt", uuid = "u1", text = "hi" },
-      { kind = "thinking", uuid = "a1", text = "..." },
-      { kind = "assistantText", uuid = "a1", text = "Hello" },
-      { kind = "toolUse", uuid = "a2", toolName = "Bash", toolUseId = "t1", input = { command = "ls" } },
-      { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "a.txt", isError = false },
-    })
-    eq(
-      vim.tbl_map(function(e)
-        return e.kind
-      end, t.entries),
-      { "prompt", "thinking", "text", "tool", "separator" }
-    )
-    eq(t.entries[1].message_id, "u1")
-    eq(t.entries[4].result, "a.txt")
-  end,
-
-  ["history ends each exchange with a separator and shows edits and interruptions"] = function()
-    local t = transcript.from_history({
-      { kind = "userPrompt", uuid = "u1", text = "greet" },
-      {
-        kind = "toolUse",
-        uuid = "a1",
-        toolName = "Edit",
-        toolUseId = "t1",
-        input = { file_path = "/w/hello.py", old_string = "a", new_string = "b\nc" },
-      },
-      { kind = "toolResult", uuid = "u2", toolUseId = "t1", text = "ok" },
-      { kind = "userPrompt", uuid = "u3", text = "more" },
-      { kind = "assistantText", uuid = "a2", text = "partial" },
-      { kind = "system", uuid = "s1", subtype = "interrupted", text = "[Request interrupted by user]" },
-    })
-    eq(
-      vim.tbl_map(function(e)
-        return e.kind
-      end, t.entries),
-      { "prompt", "tool", "file", "separator", "prompt", "text", "separator" }
-    )
-    eq(t.entries[3].stats, " (+2 −1)")
-    eq(t.entries[7].text, "interrupted")
-  end,
-
-  ["the prompt at an entry and the history up to the end of its exchange"] = function()
-    local t = transcript.new()
-    transcript.prompt(t, "one", "u1")
-    transcript.message(t, { type = "assistant", message = { id = "m1", content = { { type = "text", text = "1" } } } })
-    transcript.prompt(t, "two", "u2")
-    transcript.message(t, { type = "assistant", message = { id = "m2", content = { { type = "text", text = "2" } } } })
-    local prompt, at = transcript.prompt_at(t, 2)
-    eq({ prompt.message_id, at }, { "u1", 1 })
-    eq(
-      vim.tbl_map(function(e)
-        return e.text
-      end, transcript.until_exchange_end(t, at).entries),
-      { "one", "1" }
-    )
-  end,
-
-  ["a stored history keeps the user's permission answers in the tool entries"] = function()
-    local t = transcript.from_history({
-      { kind = "userPrompt", uuid = "u1", text = "edit" },
-      { kind = "toolUse", uuid = "a1", toolName = "Edit", toolUseId = "t1", input = { file_path = "/w/a.py" } },
-      { kind = "toolResult", uuid = "r1", toolUseId = "t1", text = "denied", isError = true, permission = "denied" },
-      { kind = "toolUse", uuid = "a2", toolName = "Read", toolUseId = "t2", input = { file_path = "/w/a.py" } },
-      { kind = "toolResult", uuid = "r2", toolUseId = "t2", text = "x" },
-    })
-    eq(t.entries[2].permission, { state = "denied", text = "denied" })
-    eq(t.entries[3].permission, nil)
   end,
 }
+
+-- Every recorded stream: its notifications give its golden entries.
+for _, path in ipairs(vim.fn.glob(streams .. "*.client.jsonl", false, true)) do
+  local name = vim.fn.fnamemodify(path, ":t"):gsub("%.client%.jsonl$", "")
+  specs["the recorded stream " .. name .. " gives its golden entries"] = function()
+    local t = replay(read_json_lines(path))
+    local golden = vim.json.decode(table.concat(vim.fn.readfile(streams .. name .. ".entries.json"), "\n"))
+    eq(vim.list_extend(vim.list_extend({}, t.entries), t.queued), golden)
+  end
+end
+
+return specs

@@ -113,9 +113,12 @@ function M.refresh(chat, from)
   end
   local new_folds = {}
   local lines, hls, line = {}, {}, start
-  for i = from, #chat.t.entries do
+  local t = chat.t
+  for i = from, #t.entries do
     chat.starts[i] = line
-    local entry_lines, meta = render.entry(chat.t.entries[i], opts)
+    local entry = t.entries[i]
+    local ui = { expanded = t.expanded[entry.id], answer = t.answers[entry.id], depth = transcript.depth(t, entry) }
+    local entry_lines, meta = render.entry(entry, opts, ui)
     for _, range in ipairs(meta.folds) do
       table.insert(new_folds, { line + range[1], line + range[2] })
     end
@@ -164,6 +167,50 @@ function M.refresh(chat, from)
       if at_end then
         vim.api.nvim_win_set_cursor(win, { last, 0 })
       end
+    end
+  end
+end
+
+--- Append `text` to the last line of text entry `index` (a delta): only that line and the
+--- lines it grows by are written, so a long answer streams in without rewriting it.
+local function append_text(chat, index, text)
+  local first = chat.starts[index]
+  local after = chat.starts[index + 1] or chat.entries_end
+  if not first or after <= first + 1 or not vim.api.nvim_buf_is_valid(chat.buf) then
+    return M.refresh(chat, index)
+  end
+  local last_row = after - 1
+  local pieces = vim.split(text, "\n", { plain = true })
+  local old = vim.api.nvim_buf_get_lines(chat.buf, last_row, after, false)[1] or ""
+  local indent = string.rep("  ", transcript.depth(chat.t, chat.t.entries[index]))
+  pieces[1] = old .. pieces[1]
+  for i = 2, #pieces do
+    pieces[i] = indent .. pieces[i]
+  end
+  local old_count = vim.api.nvim_buf_line_count(chat.buf)
+  local follow = {}
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= old_count - 1
+  end
+  vim.bo[chat.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(chat.buf, last_row, after, false, pieces)
+  vim.bo[chat.buf].modifiable = false
+  local grown = #pieces - 1
+  if grown > 0 then
+    for i = index + 1, #chat.starts do
+      chat.starts[i] = chat.starts[i] + grown
+    end
+    chat.entries_end = chat.entries_end + grown
+    for _, range in ipairs(chat.folds) do
+      if range[1] > after then
+        range[1], range[2] = range[1] + grown, range[2] + grown
+      end
+    end
+  end
+  local last = old_count + grown
+  for win, at_end in pairs(follow) do
+    if at_end and vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { last, 0 })
     end
   end
 end
@@ -240,8 +287,14 @@ function M.entry_at(chat, lnum)
   return found
 end
 
+--- Add a line of the plugin's own to the chat (an error, an exit).
 function M.add_notice(chat, text)
-  M.refresh(chat, transcript.notice(chat.t, text))
+  M.refresh(chat, transcript.add(chat.t, { kind = "notice", text = text }))
+end
+
+--- Add a boundary line to the chat (resumed, forked, model changed).
+function M.add_marker(chat, text)
+  M.refresh(chat, transcript.add(chat.t, { kind = "marker", text = text }))
 end
 
 -- ------------------------------------------------------------------ buffers and windows
@@ -270,7 +323,7 @@ function M.toggle_at_cursor(chat)
   local index = M.entry_at(chat, lnum)
   local entry = index and chat.t.entries[index]
   if entry and entry.kind == "tool" and entry.result then
-    entry.expanded = not entry.expanded
+    chat.t.expanded[entry.id] = not chat.t.expanded[entry.id] or nil
     M.refresh(chat, index)
     vim.api.nvim_win_set_cursor(win, { math.min(chat.starts[index] + 2, vim.api.nvim_buf_line_count(chat.buf)), 0 })
   elseif vim.fn.foldlevel(lnum) > 0 then
@@ -463,10 +516,14 @@ local function attach(chat, channel_id, session_id)
   end
 end
 
---- Open a channel for a chat: new, or resuming `resume` (a session id).
+--- Open a channel for a chat: new, or resuming `resume` (a session id), or a fork
+--- (`method` "claude/forkSession"). With `marker`, the chat first shows the conversation the
+--- channel starts with (a resumed or forked session's, claude/getTranscript), then `marker`.
 ---@param chat claude_sidecar.Chat
 ---@param params table extra claude/newChannel params (resume, model, permissionMode)
-function M.open_channel(chat, params, method)
+---@param method string|nil
+---@param marker string|nil
+function M.open_channel(chat, params, method, marker)
   chat.opening = true
   chat.state = "starting"
   set_title(chat)
@@ -489,7 +546,19 @@ function M.open_channel(chat, params, method)
       return
     end
     chat.info = result.info -- what the CLI offers: models, slash commands, agents
-    attach(chat, result.channelId, result.sessionId)
+    if not marker then
+      return attach(chat, result.channelId, result.sessionId)
+    end
+    rpc.request("claude/getTranscript", { channelId = result.channelId }, function(terr, transcript_result)
+      if terr then
+        M.add_notice(chat, "could not show the conversation so far: " .. errors.describe(terr))
+      else
+        chat.t = transcript.from_entries(transcript_result.entries)
+      end
+      M.refresh(chat, 1)
+      M.add_marker(chat, marker)
+      attach(chat, result.channelId, result.sessionId)
+    end)
   end)
 end
 
@@ -609,20 +678,15 @@ function M.send(chat, text)
     return
   end
   local message_id = new_uuid()
-  if busy(chat) then
-    transcript.queue(chat.t, text, message_id)
-    M.refresh(chat, #chat.t.entries + 1)
-  else
-    M.refresh(chat, transcript.prompt(chat.t, text, message_id))
-  end
+  -- Shown at once; the daemon's claude/entry for it (same id) follows.
+  M.refresh(chat, transcript.upsert(chat.t, { kind = "prompt", id = message_id, text = text, queued = busy(chat) }))
   chat.sending = chat.sending + 1
   local params = { channelId = chat.channel_id, text = text, uuid = message_id }
   require("claude_sidecar.images").into(chat, params) -- images attached with :ClaudeImage
   rpc.request("claude/sendMessage", params, function(err)
     chat.sending = chat.sending - 1
     if err then
-      local index = transcript.take_up(chat.t, message_id)
-      M.refresh(chat, index or #chat.t.entries + 1)
+      M.refresh(chat, transcript.upsert(chat.t, { kind = "prompt", id = message_id, text = text }))
       M.add_notice(chat, "not sent: " .. errors.describe(err))
     end
   end)
@@ -657,25 +721,26 @@ end
 local handlers = {}
 
 function handlers.delta(chat, params)
-  local index = transcript.delta(chat.t, params)
-  if index then
-    M.refresh(chat, index)
-  end
-end
-
-function handlers.message(chat, params)
-  local message = params.message
-  if type(message) ~= "table" then
+  local index = transcript.append(chat.t, params)
+  if not index then
     return
   end
-  local index = transcript.message(chat.t, message)
-  if index then
+  local kind = chat.t.entries[index].kind
+  if kind == "text" then
+    append_text(chat, index, params.text)
+  elseif kind == "thinking" then
     M.refresh(chat, index)
   end
+  -- A tool's input shows once complete (its claude/entry): nothing to redraw per piece.
+end
+
+function handlers.entry(chat, params)
+  M.refresh(chat, transcript.upsert(chat.t, params.entry))
+  require("claude_sidecar.permissions").entry_changed(chat, params.entry)
 end
 
 function handlers.turnEnded(chat, params)
-  M.refresh(chat, transcript.turn_ended(chat.t, params))
+  chat.t.cost_usd = params.totalCostUsd or chat.t.cost_usd
   local err = params.error
   events.emit("ClaudeTurnEnded", {
     chat = chat.number,
@@ -697,7 +762,7 @@ local function show_retry(chat, retry)
       entry.text = text
       M.refresh(chat, chat.retry_entry)
     else
-      chat.retry_entry = transcript.notice(chat.t, text)
+      chat.retry_entry = transcript.add(chat.t, { kind = "notice", text = text })
       M.refresh(chat, chat.retry_entry)
     end
   elseif chat.retry_entry then

@@ -111,13 +111,17 @@ function M.updated(chat, params)
     M.changes,
     { path = params.path, old = params.oldContent, new = params.newContent, diff = params.diff, notice = params.notice }
   )
-  local entries = chat.t.entries
-  table.insert(entries, {
-    kind = "file",
-    path = vim.fn.fnamemodify(params.path, ":~:."),
-    stats = params.notice and (" (" .. params.notice .. ")") or stats(params.diff),
-  })
-  require("claude_sidecar.chat").refresh(chat, #entries)
+  local transcript = require("claude_sidecar.transcript")
+  -- The tool's entry lists the files it changed (its claude/entry follows); a change no
+  -- tool entry shows, or one without a diff, gets its own line.
+  if not (params.diff and transcript.get(chat.t, params.toolUseId)) then
+    local index = transcript.add(chat.t, {
+      kind = "file",
+      path = vim.fn.fnamemodify(params.path, ":~:."),
+      stats = params.notice and (" (" .. params.notice .. ")") or stats(params.diff),
+    })
+    require("claude_sidecar.chat").refresh(chat, index)
+  end
   local reloaded = M.reload(params.path)
   require("claude_sidecar.events").emit(
     "ClaudeFileUpdated",

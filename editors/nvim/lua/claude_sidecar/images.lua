@@ -67,7 +67,8 @@ function M.attach(chat, path)
   chat.images = chat.images or {}
   table.insert(chat.images, image)
   local text = string.format("%s (%s) goes with your next message", vim.fn.fnamemodify(path, ":~:."), size(image.bytes))
-  require("claude_sidecar.chat").refresh(chat, require("claude_sidecar.transcript").image(chat.t, text))
+  local transcript = require("claude_sidecar.transcript")
+  require("claude_sidecar.chat").refresh(chat, transcript.add(chat.t, { kind = "image", text = text }))
   return true
 end
 

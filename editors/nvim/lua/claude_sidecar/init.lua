@@ -18,7 +18,7 @@ function M.setup(opts)
   local rpc = require("claude_sidecar.rpc")
   for _, method in ipairs({
     "claude/delta",
-    "claude/message",
+    "claude/entry",
     "claude/status",
     "claude/permissionRequest",
     "claude/permissionCancelled",
@@ -197,7 +197,7 @@ local function prompt_at_cursor(c)
     index = chat.entry_at(c, vim.api.nvim_win_get_cursor(0)[1]) or 1
   end
   local entry, at = require("claude_sidecar.transcript").prompt_at(c.t, index)
-  if not entry or not entry.message_id then
+  if not entry then
     log.notify(vim.log.levels.WARN, "put the cursor on (or below) a prompt that was sent")
     return nil
   end
@@ -210,22 +210,21 @@ function M.fork()
   if not c then
     return
   end
-  local entry, at = prompt_at_cursor(c)
+  local entry = prompt_at_cursor(c)
   if not entry then
     return
   end
   local chat = require("claude_sidecar.chat")
-  local transcript = require("claude_sidecar.transcript")
-  local fork = chat.create(c.cwd, transcript.until_exchange_end(c.t, at))
-  transcript.marker(fork.t, string.format("forked from Claude #%d: the conversation goes on from here", c.number))
-  chat.refresh(fork, 1)
-  local params = { atMessageId = entry.message_id }
+  -- The daemon cuts the conversation where the fork starts; the new chat shows what it kept.
+  local fork = chat.create(c.cwd)
+  local params = { atMessageId = entry.id }
   if c.channel_id then
     params.channelId = c.channel_id
   else
     params.sessionId = c.session_id
   end
-  chat.open_channel(fork, params, "claude/forkSession")
+  local marker = string.format("forked from Claude #%d: the conversation goes on from here", c.number)
+  chat.open_channel(fork, params, "claude/forkSession", marker)
   chat.show(fork)
 end
 

@@ -56,7 +56,7 @@ local function set(chat, model, effort)
     end
     -- A boundary: the turns below run on the new model.
     local text = string.format("model: %s%s", model, effort and (" · effort " .. effort) or "")
-    require("claude_sidecar.chat").refresh(chat, require("claude_sidecar.transcript").marker(chat.t, text))
+    require("claude_sidecar.chat").add_marker(chat, text)
     M.channel_info(chat, function() end)
   end)
 end

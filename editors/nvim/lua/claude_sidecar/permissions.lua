@@ -16,8 +16,9 @@ local M = {}
 ---@field chat claude_sidecar.Chat
 ---@field channel_id string the channel that asked (a resumed chat gets another)
 ---@field params table the claude/permissionRequest params
----@field index integer the tool's transcript entry
+---@field tool_id string|nil the tool use it asks about (its entry in the chat)
 ---@field later boolean the user chose to decide later
+---@field shown boolean its tool's entry shows the request (the claude/entry right after it)
 
 ---@type claude_sidecar.PermissionItem[] pending requests, oldest first
 local pending = {}
@@ -41,15 +42,29 @@ local function forget(item)
   end
 end
 
-local function settle(item, state, text)
-  local entry = item.chat.t.entries[item.index]
-  if entry and entry.permission then
-    entry.permission.state, entry.permission.text = state, text
-    chat_module().refresh(item.chat, item.index)
+--- Say in the tool's entry how the user answered here (the daemon's decision gives the mark;
+--- `withdrawn`: no decision will come, the daemon is gone).
+local function settle(item, text, withdrawn)
+  if not item.tool_id then
+    return
+  end
+  item.chat.t.answers[item.tool_id] = text and { text = text, withdrawn = withdrawn }
+  local _, index = transcript.get(item.chat.t, item.tool_id)
+  if index then
+    chat_module().refresh(item.chat, index)
   end
 end
 
-local function respond(item, response, state, shown)
+--- What the request shows (the diff, plan or questions), as the tool's entry would.
+local function asked_entry(params)
+  return {
+    name = params.toolName,
+    input = params.input,
+    permission = { preview = params.preview, previewNote = params.previewNote },
+  }
+end
+
+local function respond(item, response, shown)
   forget(item)
   if not live(item) then
     return
@@ -61,10 +76,10 @@ local function respond(item, response, state, shown)
       -- Still pending in the daemon: back on the list, to be answered again.
       item.later = true
       table.insert(pending, item)
-      settle(item, "later", "the answer failed (" .. errors.describe(err) .. "); :ClaudePermissions asks again")
+      settle(item, "the answer failed (" .. errors.describe(err) .. "); :ClaudePermissions asks again")
     end
   end)
-  settle(item, state, shown)
+  settle(item, shown)
 end
 
 --- Who asks, for the picker's prompt: "Claude #2 (shop)" when several chats are open.
@@ -82,7 +97,8 @@ end
 --- in a floating preview. Returns a closer.
 local function reveal(item)
   local chat = item.chat
-  local entry = chat.t.entries[item.index]
+  local entry = asked_entry(item.params)
+  local _, index = transcript.get(chat.t, item.tool_id)
   local body, filetype = render.permission_body(entry)
   local win = vim.fn.bufwinid(chat.buf)
   if
@@ -90,7 +106,7 @@ local function reveal(item)
     and win ~= -1
     and vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_get_current_tabpage()
   then
-    local first = (chat.starts[item.index] or 0) + 1
+    local first = (index and chat.starts[index] or 0) + 1
     local last = vim.api.nvim_buf_line_count(chat.buf)
     if last - first + 1 <= vim.api.nvim_win_get_height(win) then
       vim.api.nvim_win_set_cursor(win, { last, 0 })
@@ -142,14 +158,14 @@ local function deny_with_reason(item, again, done)
     if reason == nil or vim.trim(reason) == "" then
       return again()
     end
-    respond(item, { decision = "deny", message = reason }, "denied", "denied: " .. reason)
+    respond(item, { decision = "deny", message = reason }, "denied: " .. reason)
     done()
   end)
 end
 
 local function defer(item, done)
   item.later = true
-  settle(item, "later", "waiting for your answer (:ClaudePermissions)")
+  settle(item, "waiting for your answer (:ClaudePermissions)")
   done()
 end
 
@@ -169,11 +185,11 @@ local function ask_tool(item, done)
     kind = "claude_sidecar.permission",
   }, function(choice)
     if choice == "Allow" then
-      respond(item, { decision = "allow" }, "allowed", "allowed")
+      respond(item, { decision = "allow" }, "allowed")
     elseif choice == "Always allow" then
-      respond(item, { decision = "allowAlways" }, "allowed", "always allowed")
+      respond(item, { decision = "allowAlways" }, "always allowed")
     elseif choice == "Deny" then
-      respond(item, { decision = "deny" }, "denied", "denied")
+      respond(item, { decision = "deny" }, "denied")
     elseif choice == "Deny with reason…" then
       return deny_with_reason(item, again, done)
     else
@@ -261,7 +277,7 @@ local function ask_user_question(item, done)
         table.insert(shown, answers[q.question])
       end
     end
-    respond(item, { decision = "allow", answers = answers }, "allowed", "answered: " .. table.concat(shown, "; "))
+    respond(item, { decision = "allow", answers = answers }, "answered: " .. table.concat(shown, "; "))
     done()
   end)
 end
@@ -285,13 +301,13 @@ local function ask_plan(item, done)
     if choice == nil or choice.later then
       return defer(item, done)
     elseif choice.mode then
-      respond(item, { decision = "allow", mode = choice.mode }, "allowed", "plan approved (" .. choice.mode .. ")")
+      respond(item, { decision = "allow", mode = choice.mode }, "plan approved (" .. choice.mode .. ")")
     elseif choice.reason then
       return deny_with_reason(item, function()
         ask_plan(item, done)
       end, done)
     else
-      respond(item, { decision = "deny", message = "The user wants to keep planning." }, "denied", "keep planning")
+      respond(item, { decision = "deny", message = "The user wants to keep planning." }, "keep planning")
     end
     done()
   end)
@@ -318,7 +334,7 @@ local function next_question()
     return
   end
   for _, item in ipairs(pending) do
-    if not item.later and live(item) then
+    if item.shown and not item.later and live(item) then
       asking = item
       ask(item, function()
         asking = nil
@@ -331,12 +347,8 @@ end
 
 -- ------------------------------------------------------------------ notifications
 
-local WAITING = "waiting for your answer"
-
---- claude/permissionRequest: show it in its tool's entry (with the diff) and ask.
+--- claude/permissionRequest: ask (its tool's entry, claude/entry, shows it with the diff).
 function M.request(chat, params)
-  local index = transcript.permission(chat.t, params, params.autoDecision and "allowed by autoAllowTools" or WAITING)
-  chat_module().refresh(chat, index)
   events.emit(
     "ClaudePermissionRequest",
     { chat = chat.number, tool = params.toolName, request_id = params.requestId, auto = params.autoDecision ~= nil }
@@ -344,8 +356,31 @@ function M.request(chat, params)
   if params.autoDecision then
     return
   end
-  table.insert(pending, { chat = chat, channel_id = chat.channel_id, params = params, index = index, later = false })
+  -- Asked once the tool's entry shows the request (with its diff), so the picker never
+  -- covers a chat that does not show yet what it asks about.
+  table.insert(pending, {
+    chat = chat,
+    channel_id = chat.channel_id,
+    params = params,
+    tool_id = params.toolUseId,
+    later = false,
+    shown = params.toolUseId == nil,
+  })
   next_question()
+end
+
+--- A tool's entry changed (claude/entry): a request it now shows can be asked.
+function M.entry_changed(_, entry)
+  local request_id = entry.kind == "tool" and entry.permission and entry.permission.requestId
+  if not request_id then
+    return
+  end
+  for _, item in ipairs(pending) do
+    if item.params.requestId == request_id and not item.shown then
+      item.shown = true
+      next_question()
+    end
+  end
 end
 
 --- claude/permissionCancelled: the request needs no answer any more.
@@ -353,7 +388,7 @@ function M.cancelled(_, params)
   for _, item in ipairs(pending) do
     if item.params.requestId == params.requestId then
       forget(item)
-      settle(item, "withdrawn", "withdrawn (" .. tostring(params.reason) .. ")")
+      settle(item, "withdrawn (" .. tostring(params.reason) .. ")")
       return
     end
   end
@@ -362,7 +397,7 @@ end
 --- The daemon died: its requests can no longer be answered.
 function M.daemon_exited()
   for _, item in ipairs(pending) do
-    settle(item, "withdrawn", "withdrawn (the daemon exited)")
+    settle(item, "withdrawn (the daemon exited)", true)
   end
   pending = {}
   asking = nil
@@ -402,7 +437,7 @@ function M.pick()
       return
     end
     item.later = false
-    settle(item, "pending", WAITING)
+    settle(item, nil)
     -- Asked first, ahead of other waiting requests.
     forget(item)
     table.insert(pending, 1, item)

@@ -42,14 +42,14 @@ local function seconds(ms)
   return ms and string.format("%.1f s", ms / 1000) or "?"
 end
 
---- The turn's end line: how it ended, how long it took (and how much of that was spent
---- waiting for the user's permission answers), what it cost.
+--- The turn's footer (a `turn` entry): how it ended, how long it took (and how much of that
+--- was spent waiting for the user's permission answers), what it cost.
 function M.turn_summary(entry)
-  local took = seconds(entry.duration_ms)
-  if (entry.permission_wait_ms or 0) > 0 then
-    took = string.format("%s (%s waiting for permission)", took, seconds(entry.permission_wait_ms))
+  local took = seconds(entry.durationMs)
+  if (entry.permissionWaitMs or 0) > 0 then
+    took = string.format("%s (%s waiting for permission)", took, seconds(entry.permissionWaitMs))
   end
-  local outcome = entry.outcome or (entry.is_error and "error" or "success")
+  local outcome = entry.outcome or "error"
   local summary
   if outcome == "success" then
     summary = "done in " .. took
@@ -60,10 +60,10 @@ function M.turn_summary(entry)
   elseif outcome == "maxBudget" then
     summary = "stopped after " .. took .. ": the budget is spent (maxBudget)"
   else
-    summary = "error: " .. (entry.text or "the turn failed"):gsub("\n", " ")
+    summary = "error: " .. (entry.error or "the turn failed"):gsub("\n", " ")
   end
-  if entry.cost_usd and entry.cost_usd > 0 then
-    summary = summary .. string.format(" · $%.4f", entry.cost_usd)
+  if entry.costUsd and entry.costUsd > 0 then
+    summary = summary .. string.format(" · $%.4f", entry.costUsd)
   end
   return summary
 end
@@ -106,23 +106,106 @@ end
 --- The body shown with a permission request: the edit's diff, the plan, or the questions.
 function M.permission_body(entry)
   local input = type(entry.input) == "table" and entry.input or {}
+  local permission = entry.permission or {}
   if entry.name == "ExitPlanMode" and type(input.plan) == "string" then
     return split(input.plan), "markdown"
   elseif entry.name == "AskUserQuestion" then
     return M.question_lines(input), "markdown"
-  elseif entry.permission and entry.permission.preview then
-    return diff_lines(entry.permission.preview), "diff"
+  elseif permission.preview then
+    return diff_lines(permission.preview), "diff"
+  elseif permission.previewNote then
+    return { permission.previewNote }, nil
   end
   return {}, nil
 end
 
-local PERMISSION_STATE = {
-  pending = "? ",
-  later = "? ",
-  allowed = "✓ ",
-  denied = "✗ ",
-  withdrawn = "– ",
+-- A permission request's line by its decision; `answer` (what the user picked here) says more.
+local DECISION = {
+  pending = { "? ", "waiting for your answer" },
+  answered = { "✓ ", "answered" },
+  allowed = { "✓ ", "allowed" },
+  denied = { "✗ ", "denied" },
+  cancelled = { "– ", "withdrawn" },
 }
+
+local function permission_line(permission, answer)
+  local decision = DECISION[permission.decision] or DECISION.pending
+  if permission.decision == "cancelled" then
+    return "  " .. decision[1] .. decision[2]
+  elseif answer and answer.withdrawn then
+    -- Withdrawn here (the daemon is gone): no later decision will come.
+    return "  " .. DECISION.cancelled[1] .. answer.text
+  end
+  local text = answer and answer.text or (permission.byRule and "allowed by autoAllowTools") or decision[2]
+  return "  " .. decision[1] .. text:gsub("\n", " ")
+end
+
+-- How a tool that has no result says where it is.
+local STATUS = {
+  pending = "  ⎿ …",
+  running = "  ⎿ running…",
+  interrupted = "  ⎿ interrupted",
+  failed = "  ⎿ ✗ did not finish",
+}
+
+-- What a notice of the CLI looks like, by subtype: a boundary line, or a mark before its text.
+local BOUNDARY = {
+  compaction = "conversation compacted",
+  cleared = "conversation cleared: Claude starts afresh from here",
+}
+local LEVEL_MARK = { error = "✗ ", warn = "⚠ ", info = "  " }
+
+local function tool_lines(entry, opts, ui, lines, meta)
+  table.insert(lines, "● " .. M.tool_summary(entry.name, entry.input))
+  local permission = entry.permission
+  if permission then
+    local body = M.permission_body(entry)
+    local indent = entry.name == "ExitPlanMode" and "" or "    "
+    local first = #lines + 1
+    for _, line in ipairs(body) do
+      table.insert(lines, indent .. line)
+    end
+    -- Once answered, the diff or plan folds away (zo opens it again).
+    if permission.decision ~= "pending" and #lines >= first + 2 then
+      table.insert(meta.folds, { first, #lines })
+    end
+    if permission.decisionReason then
+      table.insert(lines, "    (" .. permission.decisionReason:gsub("\n", " ") .. ")")
+    end
+    table.insert(lines, permission_line(permission, ui.answer))
+    table.insert(meta.hl, { #lines, "ClaudeSidecarPermission" })
+  end
+  local result = entry.result
+  if result then
+    local text = split(result.text)
+    if (result.imageCount or 0) > 0 then
+      table.insert(text, string.format("[%d image%s]", result.imageCount, result.imageCount > 1 and "s" or ""))
+    end
+    local shown = ui.expanded and #text or math.min(#text, opts.tool_result_lines)
+    for i = 1, shown do
+      table.insert(lines, (i == 1 and (result.isError and "  ⎿ ✗ " or "  ⎿ ") or "    ") .. text[i])
+      if i == 1 and result.isError then
+        table.insert(meta.hl, { #lines, "ClaudeSidecarToolError" })
+      end
+    end
+    if #text > shown then
+      table.insert(lines, string.format("    … +%d lines (<Tab> shows them)", #text - shown))
+      table.insert(meta.hl, { #lines, "ClaudeSidecarNotice" })
+    end
+  elseif entry.status == "denied" then
+    table.insert(lines, "  ⎿ ✗ denied")
+  elseif STATUS[entry.status] and not (permission and permission.decision == "pending") then
+    table.insert(lines, STATUS[entry.status])
+    table.insert(meta.hl, { #lines, "ClaudeSidecarNotice" })
+  end
+  for _, file in ipairs(entry.files or {}) do
+    table.insert(
+      lines,
+      string.format("  ✎ %s (+%d −%d)", vim.fn.fnamemodify(file.path, ":~:."), file.added or 0, file.removed or 0)
+    )
+    table.insert(meta.hl, { #lines, "ClaudeSidecarFile" })
+  end
+end
 
 -- The highlight group of an entry's first line (and of every line for the kinds in WHOLE).
 local HEAD_GROUP = {
@@ -130,8 +213,7 @@ local HEAD_GROUP = {
   thinking = "ClaudeSidecarThinking",
   tool = "ClaudeSidecarTool",
   notice = "ClaudeSidecarNotice",
-  result = "ClaudeSidecarTurnEnd",
-  separator = "ClaudeSidecarTurnEnd",
+  turn = "ClaudeSidecarTurnEnd",
   marker = "ClaudeSidecarTurnEnd",
   file = "ClaudeSidecarFile",
   image = "ClaudeSidecarFile",
@@ -139,89 +221,69 @@ local HEAD_GROUP = {
 local WHOLE = { prompt = true, thinking = true, notice = true }
 
 --- Lines of one entry (each entry starts with an empty separator line).
----@param entry table
+---@param entry table an entry of the conversation, or one of the plugin's own
 ---@param opts {tool_result_lines: integer}
+---@param ui {expanded: boolean|nil, answer: claude_sidecar.Answer|nil, depth: integer|nil}|nil what only
+---  this Neovim knows: the whole result shown, the user's answer, how deep a sub-agent nests it
 ---@return string[] lines
 ---@return {folds: {[1]: integer, [2]: integer}[], hl: {[1]: integer, [2]: string}[]} meta line
 ---  ranges to fold and {line, highlight group} pairs (1-based, within these lines)
-function M.entry(entry, opts)
+function M.entry(entry, opts, ui)
+  ui = ui or {}
   local lines = { "" }
   local meta = { folds = {}, hl = {} }
-  if entry.kind == "prompt" then
+  local kind = entry.kind
+  if kind == "prompt" then
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "> " .. line)
     end
-  elseif entry.kind == "text" then
+    if (entry.imageCount or 0) > 0 then
+      lines[#lines] = lines[#lines] .. string.format("  🖼 ×%d", entry.imageCount)
+    end
+  elseif kind == "text" then
     vim.list_extend(lines, split(entry.text))
-  elseif entry.kind == "thinking" then
+  elseif kind == "thinking" then
     table.insert(lines, "∴ Thinking")
     for _, line in ipairs(split(entry.text)) do
       table.insert(lines, "  " .. line)
     end
     -- The header stays visible as the closed fold's text.
     table.insert(meta.folds, { 2, #lines })
-  elseif entry.kind == "tool" then
-    local prefix = entry.parent and "  ● " or "● "
-    table.insert(lines, prefix .. M.tool_summary(entry.name, entry.input))
-    local permission = entry.permission
-    if permission then
-      local body = M.permission_body(entry)
-      local indent = entry.name == "ExitPlanMode" and "" or "    "
-      local first = #lines + 1
-      for _, line in ipairs(body) do
-        table.insert(lines, indent .. line)
-      end
-      -- Once answered, the diff or plan folds away (zo opens it again).
-      if permission.state ~= "pending" and permission.state ~= "later" and #lines >= first + 2 then
-        table.insert(meta.folds, { first, #lines })
-      end
-      if permission.reason or permission.blocked_path then
-        table.insert(lines, "    (" .. table.concat(
-          vim.tbl_filter(function(x)
-            return x ~= nil
-          end, { permission.reason, permission.blocked_path }),
-          ": "
-        ) .. ")")
-      end
-      table.insert(lines, "  " .. (PERMISSION_STATE[permission.state] or "? ") .. permission.text:gsub("\n", " "))
-      table.insert(meta.hl, { #lines, "ClaudeSidecarPermission" })
-    end
-    if entry.result then
-      local result = split(entry.result)
-      local shown = entry.expanded and #result or math.min(#result, opts.tool_result_lines)
-      for i = 1, shown do
-        table.insert(lines, (i == 1 and (entry.is_error and "  ⎿ ✗ " or "  ⎿ ") or "    ") .. result[i])
-        if i == 1 and entry.is_error then
-          table.insert(meta.hl, { #lines, "ClaudeSidecarToolError" })
-        end
-      end
-      if #result > shown then
-        table.insert(lines, string.format("    … +%d lines (<Tab> shows them)", #result - shown))
-        table.insert(meta.hl, { #lines, "ClaudeSidecarNotice" })
-      end
-    end
-  elseif entry.kind == "result" then
+  elseif kind == "tool" then
+    tool_lines(entry, opts, ui, lines, meta)
+  elseif kind == "turn" then
     table.insert(lines, "─── " .. M.turn_summary(entry) .. " ───")
-  elseif entry.kind == "separator" then
-    table.insert(lines, entry.text and ("─── " .. entry.text .. " ───") or "───")
-  elseif entry.kind == "marker" then
-    table.insert(lines, "═══ " .. entry.text .. " ═══")
-  elseif entry.kind == "file" then
-    table.insert(lines, string.format("✎ %s%s", entry.path, entry.stats or ""))
-  elseif entry.kind == "image" then
-    table.insert(lines, "🖼 " .. entry.text)
-  elseif entry.kind == "notice" then
-    for _, line in ipairs(split(entry.text)) do
-      table.insert(lines, "⚠ " .. line)
+  elseif kind == "marker" or (kind == "notice" and BOUNDARY[entry.subtype]) then
+    local boundary = kind == "marker" and entry.text or BOUNDARY[entry.subtype]
+    table.insert(lines, "═══ " .. boundary .. " ═══")
+    kind = "marker"
+  elseif kind == "notice" and entry.subtype == "interrupted" then
+    table.insert(lines, "⏹ interrupted")
+  elseif kind == "notice" then
+    -- The CLI's notices have a level; the plugin's own are warnings, marked on every line.
+    local mark = LEVEL_MARK[entry.level or "warn"] or "⚠ "
+    for i, line in ipairs(split(entry.text)) do
+      table.insert(lines, ((i == 1 or not entry.level) and mark or "  ") .. line)
     end
+  elseif kind == "file" then
+    table.insert(lines, string.format("✎ %s%s", entry.path, entry.stats or ""))
+  elseif kind == "image" then
+    table.insert(lines, "🖼 " .. entry.text)
   end
-  local group = HEAD_GROUP[entry.kind]
+  local group = HEAD_GROUP[kind]
   if group and #lines > 1 then
     local heads = {}
-    for i = 2, WHOLE[entry.kind] and #lines or 2 do
+    for i = 2, WHOLE[kind] and #lines or 2 do
       table.insert(heads, { i, group })
     end
     meta.hl = vim.list_extend(heads, meta.hl)
+  end
+  -- What a sub-agent did is indented under the tool that started it.
+  local indent = string.rep("  ", ui.depth or 0)
+  if indent ~= "" then
+    for i = 2, #lines do
+      lines[i] = indent .. lines[i]
+    end
   end
   return lines, meta
 end

@@ -46,14 +46,14 @@ end
 
 --- Show what rewinding chat `chat` to before prompt `entry` would change, then ask.
 ---@param chat claude_sidecar.Chat
----@param entry table the prompt's transcript entry (with its message_id)
+---@param entry table the prompt's transcript entry (its id is the message id)
 function M.start(chat, entry)
   local why = refusal(chat)
   if why then
     log.notify(vim.log.levels.WARN, "cannot rewind: %s", why)
     return
   end
-  local params = { channelId = chat.channel_id, messageId = entry.message_id, dryRun = true }
+  local params = { channelId = chat.channel_id, messageId = entry.id, dryRun = true }
   rpc.request("claude/rewindFiles", params, function(err, preview)
     if err then
       errors.report(err)
@@ -77,7 +77,7 @@ function M.start(chat, entry)
         require("claude_sidecar.render").diff_lines(d.diff or ("--- " .. d.path .. ": " .. (d.note or "no diff")))
       )
     end
-    local close = preview_tab(lines, "[rewind preview] " .. entry.message_id:sub(1, 8))
+    local close = preview_tab(lines, "[rewind preview] " .. entry.id:sub(1, 8))
     -- Drawn before the picker: the default one takes the screen until it is answered.
     vim.cmd("redraw")
     vim.ui.select({ "Rewind", "Cancel" }, { prompt = title .. "?", kind = "claude_sidecar.rewind" }, function(choice)

@@ -44,8 +44,6 @@ local function initialization_options()
   local options = {
     clientName = "claude_sidecar.nvim",
     coalesceDeltasMs = config.coalesce_ms,
-    -- The transcript reducer reads the CLI's lines (until it renders claude/entry).
-    rawMessages = true,
     warmPool = { size = config.warm_pool, cwd = vim.fn.getcwd() },
     autoAllowTools = config.auto_allow_tools,
   }

@@ -3,7 +3,6 @@ local chat = require("claude_sidecar.chat")
 local errors = require("claude_sidecar.errors")
 local log = require("claude_sidecar.log")
 local rpc = require("claude_sidecar.rpc")
-local transcript = require("claude_sidecar.transcript")
 
 local M = {}
 
@@ -17,24 +16,16 @@ local function label(session)
   )
 end
 
---- Resume session `session_id` of `cwd` in a new chat, its history rendered first.
+--- Resume session `session_id` of `cwd` in a new chat; it shows the conversation so far
+--- once the channel is open (the daemon's entries of the stored session).
 function M.resume(session_id, cwd, done)
-  rpc.request("claude/getHistory", { sessionId = session_id, cwd = cwd }, function(err, history)
-    if err then
-      errors.report(err)
-      return
-    end
-    local t = transcript.from_history(history.messages)
-    transcript.marker(t, "resumed: the conversation goes on from here")
-    local c = chat.create(cwd, t)
-    c.session_id = session_id
-    chat.refresh(c, 1)
-    chat.open_channel(c, { resume = session_id })
-    chat.show(c)
-    if done then
-      done(c)
-    end
-  end)
+  local c = chat.create(cwd)
+  c.session_id = session_id
+  chat.open_channel(c, { resume = session_id }, nil, "resumed: the conversation goes on from here")
+  chat.show(c)
+  if done then
+    done(c)
+  end
 end
 
 --- Offer the sessions stored for `cwd` (newest first) and resume the chosen one.

@@ -347,8 +347,9 @@ export interface EntryToolResult {
 }
 /**
  * Something the CLI reported in the conversation: ``subtype`` ``compaction``,
- * ``commandOutput`` (a slash or shell command's output), ``interrupted``, ``apiError``,
- * ``taskNotification`` (a background task ended), or another CLI subtype in camelCase.
+ * ``cleared`` (``/clear``), ``commandOutput`` (a slash or shell command's output),
+ * ``interrupted``, ``apiError``, ``taskNotification`` (a background task ended), or
+ * another CLI subtype in camelCase.
  */
 export interface NoticeEntry {
   id: string;

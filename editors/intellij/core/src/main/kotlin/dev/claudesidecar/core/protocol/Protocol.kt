@@ -643,8 +643,9 @@ data class NewChannelResult(
 
 /**
  * Something the CLI reported in the conversation: `subtype` `compaction`,
- * `commandOutput` (a slash or shell command's output), `interrupted`, `apiError`,
- * `taskNotification` (a background task ended), or another CLI subtype in camelCase.
+ * `cleared` (`/clear`), `commandOutput` (a slash or shell command's output),
+ * `interrupted`, `apiError`, `taskNotification` (a background task ended), or
+ * another CLI subtype in camelCase.
  */
 data class NoticeEntry(
     val id: String,
