@@ -27,6 +27,10 @@ Sections (each module's docstring says exactly how it measures):
 (f) per_line.py: CPU per CLI line on the relay's hot path, in one process (no pipes, no
     scheduling): the daemon's routing, numbering, encoding and buffered write against the
     msgspec relay's route, on the same delta lines, interleaved.
+(g) editor_nvim.py: the Neovim client (embedded, this module its UI) while a ~60 KB
+    markdown answer streams at full speed: the longest UI-thread stall, key echo while it
+    streams, the end on screen after turnEnded; peer: a plain-buffer renderer of the same
+    stream in the same editor.
 """
 
 from __future__ import annotations
@@ -270,6 +274,33 @@ def format_f(f: dict[str, Any]) -> str:
     )
 
 
+def format_g(g: dict[str, Any]) -> str:
+    if "unavailable" in g:
+        return f"(g) skipped: {g['unavailable']}"
+
+    def median(name: str, key: str) -> float | None:
+        values = [r[key] for r in g["repeats"][name] if r.get(key) is not None]
+        return statistics.median(values) if values else None
+
+    metrics = [
+        ("longest UI-thread stall, ms", "max_stall_ms", "< 50"),
+        ("key echo while streaming, median ms", "key_echo_median_ms", "< 16"),
+        ("key echo while streaming, max ms", "key_echo_max_ms", ""),
+        ("end on screen after turnEnded, ms", "end_on_screen_ms", "< 100"),
+        ("prompt to turnEnded, s", "stream_s", ""),
+    ]
+    rows = [
+        [label, num(median("plugin", key), 1), num(median("floor", key), 1), target]
+        for label, key, target in metrics
+    ]
+    return table(
+        f"(g) Neovim while a {g['answer_chars']:,}-character answer streams (median of "
+        f"{len(g['repeats']['plugin'])}); floor: each delta appended to a plain buffer",
+        ["", "plugin", "floor", "target"],
+        rows,
+    )
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -288,6 +319,7 @@ def run_d(quick: bool) -> dict[str, Any]:
 def sections(
     quick: bool,
 ) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
+    import editor_nvim
     import file_updated
     import memory
     import per_line
@@ -300,13 +332,14 @@ def sections(
         "d": (lambda: run_d(quick), format_d),
         "e": (lambda: file_updated.measure(quick, log=log), format_e),
         "f": (lambda: per_line.measure(quick, log=log), format_f),
+        "g": (lambda: editor_nvim.run(quick), format_g),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
-    parser.add_argument("--only", default="a,b,c,d,e,f", help="sections, e.g. a,b (default all)")
+    parser.add_argument("--only", default="a,b,c,d,e,f,g", help="sections, e.g. a,b (default all)")
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     available = sections(args.quick)

@@ -72,13 +72,16 @@ class _Renderer:
         self.first_delta_at: float | None = None
         self.done = asyncio.Event()
         self.ended: dict[str, Any] = {}
+        # Tool uses whose call and result were printed (by id).
+        self.tools_shown: set[str] = set()
+        self.results_shown: set[str] = set()
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         """A handler for every notification the daemon sends (none left to pygls's
         "unknown method" warning); those the transcript does not show are ignored."""
         shown: dict[str, Callable[[dict[str, Any]], Any]] = {
             "claude/delta": self.delta,
-            "claude/message": self.message,
+            "claude/entry": self.entry,
             "claude/permissionRequest": self.permission_request,
             "claude/permissionCancelled": self.permission_cancelled,
             "claude/fileUpdated": self.file_updated,
@@ -119,27 +122,22 @@ class _Renderer:
             self._switch("text", self.style("1;36", "claude:"))
             print(params["text"], end="", flush=True)
 
-    def message(self, params: dict[str, Any]) -> None:
-        message = params["message"]
-        kind = message.get("type")
-        if kind == "assistant":
-            for block in message["message"]["content"]:
-                if block.get("type") == "tool_use":
-                    self._switch(None)
-                    tool_input = block["input"]
-                    shown = tool_input.get("file_path") or json.dumps(
-                        tool_input, ensure_ascii=False
-                    )
-                    print(self.style("33", f"⚙ tool call {block['name']}: ") + shown[:300])
-        elif kind == "user" and message.get("parent_tool_use_id") is None:
-            content = message["message"].get("content")
-            for block in content if isinstance(content, list) else ():
-                if block.get("type") == "tool_result":
-                    self._switch(None)
-                    text = block.get("content")
-                    if isinstance(text, list):
-                        text = " ".join(part.get("text", "") for part in text)
-                    print(self.style("32", "✓ tool result: ") + str(text)[:300])
+    def entry(self, params: dict[str, Any]) -> None:
+        """A tool use of the main conversation, once when its input is complete and once
+        when its result came (the daemon sends the whole entry each time it changes)."""
+        entry = params["entry"]
+        if entry["kind"] != "tool" or entry.get("parentId"):
+            return
+        if entry.get("input") is not None and entry["id"] not in self.tools_shown:
+            self.tools_shown.add(entry["id"])
+            self._switch(None)
+            tool_input = entry["input"]
+            shown = tool_input.get("file_path") or json.dumps(tool_input, ensure_ascii=False)
+            print(self.style("33", f"⚙ tool call {entry['name']}: ") + shown[:300])
+        if entry.get("result") is not None and entry["id"] not in self.results_shown:
+            self.results_shown.add(entry["id"])
+            self._switch(None)
+            print(self.style("32", "✓ tool result: ") + entry["result"]["text"][:300])
 
     async def permission_request(self, params: dict[str, Any]) -> None:
         self._switch(None)

@@ -79,10 +79,7 @@ def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
             texts.append(message["params"]["text"])
         if "params" in message and "seq" in message.get("params", {}):
             seqs.append(message["params"]["seq"])
-        if (
-            message.get("method") == "claude/message"
-            and message["params"]["message"].get("type") == "result"
-        ):
+        if message.get("method") == "claude/turnEnded":
             break
 
     assert stalled - before < 30, f"daemon grew {stalled - before:.0f} MiB while stalled"

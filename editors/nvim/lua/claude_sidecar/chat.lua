@@ -735,7 +735,14 @@ function handlers.delta(chat, params)
 end
 
 function handlers.entry(chat, params)
-  M.refresh(chat, transcript.upsert(chat.t, params.entry))
+  local entry = params.entry
+  local old = transcript.get(chat.t, entry.id)
+  local index = transcript.upsert(chat.t, entry)
+  -- The end of a stream repeats the text that streamed in: nothing to draw again.
+  local same = old and old.kind == "text" and entry.kind == "text" and old.text == entry.text
+  if not same then
+    M.refresh(chat, index)
+  end
   require("claude_sidecar.permissions").entry_changed(chat, params.entry)
 end
 
