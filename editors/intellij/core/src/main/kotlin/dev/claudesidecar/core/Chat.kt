@@ -6,7 +6,6 @@ import dev.claudesidecar.core.protocol.ContentBlock
 import dev.claudesidecar.core.protocol.ContextUsageResult
 import dev.claudesidecar.core.protocol.Effort
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ImageBlock
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
@@ -14,6 +13,7 @@ import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionMode
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.RespondPermissionParams
 import dev.claudesidecar.core.protocol.RewindFilesParams
 import dev.claudesidecar.core.protocol.RewindFilesResult
@@ -172,6 +172,16 @@ class Chat internal constructor(
         return daemon.request(Methods.REWIND_FILES, RewindFilesParams(channelId = channelId, messageId = messageId, dryRun = dryRun))
     }
 
+    /**
+     * Loads the live channel's conversation (`claude/getTranscript`) and delivers it to the
+     * listeners as [ChatEvent.Transcript]: for a view that comes to a chat already running.
+     */
+    suspend fun reloadTranscript() {
+        val (daemon, channelId) = client.channelOf(this)
+        val transcript = daemon.request(Methods.GET_TRANSCRIPT, ChannelParams(channelId))
+        client.onEventThread { if (this.channelId == transcript.channelId) emit(ChatEvent.Transcript(transcript)) }
+    }
+
     /** How full the context window is. */
     suspend fun contextUsage(): ContextUsageResult {
         val (daemon, channelId) = client.channelOf(this)
@@ -197,9 +207,10 @@ class Chat internal constructor(
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
             is ChatEvent.History ->
-                event.history.messages
-                    .filter { it.kind == HistoryMessageKind.USER_PROMPT }
-                    .forEach { promptList += Prompt(it.uuid, it.text ?: "") }
+                event.history.entries.orEmpty()
+                    .filterIsInstance<PromptEntry>()
+                    .filter { it.parentId == null }
+                    .forEach { promptList += Prompt(it.id, it.text) }
             else -> Unit
         }
         for (listener in listeners) {

@@ -5,17 +5,17 @@ import dev.claudesidecar.core.SidecarLogger.Level
 import dev.claudesidecar.core.protocol.CallEditorToolParams
 import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.EditorTool
+import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.ForkSessionParams
 import dev.claudesidecar.core.protocol.GetHistoryParams
 import dev.claudesidecar.core.protocol.History
-import dev.claudesidecar.core.protocol.HistoryMessage
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NewChannelResult
 import dev.claudesidecar.core.protocol.NotificationType
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.SessionSummary
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
@@ -158,7 +158,12 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         // The fork's session file is only written with its first message: show the source's
         // history, cut where the fork was.
         val source = daemon.request(Methods.GET_HISTORY, GetHistoryParams(chat.cwd, chat.sessionId!!))
-        val history = source.copy(sessionId = result.sessionId, messages = cutAfterExchange(source.messages, atMessageId))
+        // Only the entries are shown: the messages (which `claude/getHistory` drops next) are not kept.
+        val history = source.copy(
+            sessionId = result.sessionId,
+            messages = emptyList(),
+            entries = cutAfterExchange(source.entries.orEmpty(), atMessageId),
+        )
         val fork = newChat(chat.channelParams.copy(resume = result.sessionId), listener)
         fork.hasConversation = true
         onEventThread {
@@ -287,8 +292,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     private suspend fun start(): DaemonConnection {
         setState(if (stateFlow.value == DaemonState.STOPPED) DaemonState.STARTING else DaemonState.RESTARTING)
         val declared = options.editorTools.map { it.tool }
-        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
-        val init = options.daemon.initializationOptions.copy(rawMessages = true).let {
+        val init = options.daemon.initializationOptions.let {
             if (declared.isEmpty()) it else it.copy(editorTools = (it.editorTools ?: emptyList()) + declared)
         }
         lateinit var daemon: DaemonConnection
@@ -377,15 +381,17 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         private const val PAGE = 100
 
         /**
-         * The messages up to and including the whole exchange of the prompt [messageId]
-         * (everything before the next prompt), as a fork at that message keeps them.
+         * The entries up to and including the whole exchange of the prompt [messageId]
+         * (everything before the user's next prompt; a sub-agent's prompt is part of the
+         * exchange), as a fork at that message keeps them.
          */
-        fun cutAfterExchange(messages: List<HistoryMessage>, messageId: String?): List<HistoryMessage> {
-            if (messageId == null) return messages
-            val at = messages.indexOfFirst { it.kind == HistoryMessageKind.USER_PROMPT && it.uuid == messageId }
-            if (at < 0) return messages
-            val next = messages.withIndex().firstOrNull { (i, m) -> i > at && m.kind == HistoryMessageKind.USER_PROMPT }?.index
-            return if (next == null) messages else messages.subList(0, next)
+        fun cutAfterExchange(entries: List<Entry>, messageId: String?): List<Entry> {
+            fun userPrompt(entry: Entry?) = entry is PromptEntry && entry.parentId == null
+            if (messageId == null) return entries
+            val at = entries.indexOfFirst { userPrompt(it) && (it as PromptEntry).id == messageId }
+            if (at < 0) return entries
+            val next = entries.withIndex().firstOrNull { (i, e) -> i > at && userPrompt(e) }?.index
+            return if (next == null) entries else entries.subList(0, next)
         }
     }
 }

@@ -6,13 +6,12 @@ import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
-import dev.claudesidecar.core.protocol.HistoryMessage
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ImageBlock
 import dev.claudesidecar.core.protocol.ImageMediaType
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.PermissionMode
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.SendMessageParams
 import dev.claudesidecar.core.protocol.StatusNotification
@@ -20,6 +19,7 @@ import dev.claudesidecar.core.protocol.TextBlock
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.orUnknown
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.DisplayName
@@ -96,16 +96,31 @@ class ProtocolTest {
     }
 
     @Test fun `a fork at a message keeps the exchange of that prompt and nothing after`() {
-        fun m(kind: HistoryMessageKind, uuid: String) = HistoryMessage(kind = kind, uuid = uuid)
-        val messages = listOf(
-            m(HistoryMessageKind.USER_PROMPT, "p1"),
-            m(HistoryMessageKind.ASSISTANT_TEXT, "a1"),
-            m(HistoryMessageKind.USER_PROMPT, "p2"),
-            m(HistoryMessageKind.ASSISTANT_TEXT, "a2"),
+        val entries = listOf(
+            PromptEntry(id = "p1", text = "one"),
+            TextEntry(id = "a1", text = "answer one"),
+            PromptEntry(id = "p2", text = "two"),
+            TextEntry(id = "a2", text = "answer two"),
         )
-        assertEquals(listOf("p1", "a1"), SidecarClient.cutAfterExchange(messages, "p1").map { it.uuid })
-        assertEquals(messages, SidecarClient.cutAfterExchange(messages, "p2"))
-        assertEquals(messages, SidecarClient.cutAfterExchange(messages, null))
+        assertEquals(entries.take(2), SidecarClient.cutAfterExchange(entries, "p1"))
+        assertEquals(entries, SidecarClient.cutAfterExchange(entries, "p2"))
+        assertEquals(entries, SidecarClient.cutAfterExchange(entries, null))
+    }
+
+    @Test fun `a fork at a message keeps a sub-agent's prompt inside that exchange`() {
+        val entries = listOf(
+            PromptEntry(id = "p1", text = "delegate it"),
+            ToolEntry(id = "toolu_agent", name = "Agent", status = ToolStatus.DONE),
+            PromptEntry(id = "sub", text = "SUBTASK", parentId = "toolu_agent"),
+            TextEntry(id = "a1", text = "The agent is done."),
+            PromptEntry(id = "p2", text = "later"),
+        )
+        assertEquals(entries.take(4), SidecarClient.cutAfterExchange(entries, "p1"))
+    }
+
+    @Test fun `an entry of a kind this client does not know reads as null`() {
+        val note = gson.fromJson("""{"channelId":"ch-1","seq":1,"entry":{"kind":"hologram","id":"h1"}}""", EntryNotification::class.java)
+        assertNull(note.entry.orUnknown())
     }
 
     @Test fun `daemon log lines keep their level`() {

@@ -8,6 +8,9 @@ import dev.claudesidecar.core.protocol.ImageMediaType
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PermissionDecision
+import dev.claudesidecar.core.protocol.PromptEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
 import dev.claudesidecar.core.protocol.TurnOutcome
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
@@ -87,9 +90,8 @@ class SidecarClientTest {
             listOf(ImageBlock(data = png, mediaType = ImageMediaType.IMAGE_PNG)),
         )
         assertEquals(TurnOutcome.SUCCESS, rec.next(Notifications.TURN_ENDED, since) { messageId in (it.messageIds ?: emptyList()) }.outcome)
-        val replay = rec.notifications(Notifications.MESSAGE, since)
-            .first { it.message.asJsonObject.get("uuid")?.asString == messageId }.message.toString()
-        assertTrue("\"type\":\"image\"" in replay && "what is in this picture" in replay, replay)
+        val prompt = rec.entries(since).filterIsInstance<PromptEntry>().last { it.id == messageId }
+        assertEquals(PromptEntry(id = messageId, text = "hello, what is in this picture?", imageCount = 1), prompt)
         val sent = rec.events().first { it is ChatEvent.UserMessage }
         assertEquals(ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1), sent)
     }
@@ -123,8 +125,9 @@ class SidecarClientTest {
         rec.next(Notifications.TURN_ENDED, since)
         assertEquals("print('hello')\n", hello.readText())
         assertTrue(rec.notifications(Notifications.FILE_UPDATED, since).isEmpty())
-        val toolResult = rec.notifications(Notifications.MESSAGE, since).map { it.message.toString() }
-        assertTrue(toolResult.any { "keep it short" in it }, "the deny message reached the conversation")
+        val edit = rec.entries(since).filterIsInstance<ToolEntry>().last()
+        assertEquals(ToolStatus.DENIED, edit.status)
+        assertTrue("keep it short" in edit.result?.text.orEmpty(), "the deny message reached the conversation: ${edit.result}")
         assertTrue(rec.chat.permissionRequests.isEmpty())
     }
 
@@ -208,8 +211,8 @@ class SidecarClientTest {
         val since = rec.mark()
         assertEquals(TurnOutcome.SUCCESS, rec.turn("look at my selection").outcome)
         assertEquals(listOf(JsonObject() to rec.chat.id), calls)
-        val messages = rec.notifications(Notifications.MESSAGE, since).map { it.message.toString() }
-        assertTrue(messages.any { "const x = 1;" in it }, "the model got the handler's answer")
+        val call = rec.entries(since).filterIsInstance<ToolEntry>().last { it.name == "mcp__editor__getSelection" }
+        assertTrue("const x = 1;" in call.result?.text.orEmpty(), "the model got the handler's answer: ${call.result}")
     }
 
     @Test fun `when the daemon dies a new one takes over the chat on the same session`() = test {

@@ -51,7 +51,7 @@ class ChatPanel(
 
     private val context = object : ViewContext {
         override val cwd: String? get() = transcript.cwd
-        override fun fileUpdate(seq: Int): FileUpdatedNotification? = transcript.files.lastOrNull { it.seq == seq }
+        override fun fileUpdates(key: String): List<FileUpdatedNotification> = transcript.fileUpdates(key)
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }

@@ -6,11 +6,11 @@ import dev.claudesidecar.core.Model
 import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
+import dev.claudesidecar.core.protocol.AskState
 import dev.claudesidecar.core.protocol.NewChannelParams
-import dev.claudesidecar.core.transcript.PermissionState
-import dev.claudesidecar.core.transcript.ToolEntry
-import dev.claudesidecar.core.transcript.ToolStatus
-import dev.claudesidecar.core.transcript.TurnEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -154,11 +154,8 @@ class ChatPanelTest {
         onEdt { find<JToggleButton>(card).first { it.actionCommand == "Blue" }.doClick() }
         awaitTurn(3)
         val ask = tool("AskUserQuestion")
-        assertEquals(PermissionState.ALLOWED, ask.permission?.state)
-        assertEquals(
-            "Blue",
-            ask.result?.details?.asJsonObject?.getAsJsonObject("answers")?.get("Which colour should the button be?")?.asString,
-        )
+        assertEquals(AskState.ALLOWED, ask.permission?.decision)
+        assertTrue(ask.result!!.text.contains("\"Which colour should the button be?\"=\"Blue\""), ask.result!!.text)
         assertTrue(text().contains("Blue it is."))
     }
 
