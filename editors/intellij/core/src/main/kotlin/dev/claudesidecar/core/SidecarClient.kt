@@ -87,6 +87,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** Notifications of channels no chat holds yet (they come before newChannel answers); event thread only. */
     private val early = HashMap<Pair<DaemonConnection, String>, MutableList<Pair<NotificationType<*>, Any>>>()
 
+    /** Channels that said more before their chat held them than [early] keeps; event thread only. */
+    private val overflowed = HashSet<Pair<DaemonConnection, String>>()
+
     @Volatile private var current: DaemonConnection? = null
 
     @Volatile private var closed = false
@@ -267,10 +270,16 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
     }
 
-    /** On the event thread: binds and replays what the channel said before. */
+    /**
+     * On the event thread: binds and replays what the channel said before; when more came
+     * than was kept, the channel's transcript fills in what was dropped.
+     */
     private fun bound(chat: Chat, daemon: DaemonConnection, result: NewChannelResult) {
         chat.bind(daemon, result.channelId, result.sessionId, result.info, result.pid)
         early.remove(daemon to result.channelId)?.forEach { (type, params) -> chat.notify(type, params) }
+        if (overflowed.remove(daemon to result.channelId)) {
+            scope.launch { runCatching { chat.reloadTranscript() }.onFailure { log(Level.WARN, "reloading ${chat.id}: ${it.message}") } }
+        }
     }
 
     /** On the event thread. */
@@ -280,7 +289,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         if (chat != null) return chat.notify(type, params)
         if (daemon !== current) return
         val kept = early.getOrPut(daemon to channelId) { mutableListOf() }
-        if (kept.size < EARLY_NOTIFICATIONS_KEPT) kept += type to params
+        if (kept.size < EARLY_NOTIFICATIONS_KEPT) kept += type to params else overflowed += daemon to channelId
     }
 
     private fun channelIdOf(params: Any): String? =
@@ -328,6 +337,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** On the event thread. */
     private fun daemonExited(daemon: DaemonConnection, exit: DaemonExit) {
         early.keys.removeAll { it.first === daemon }
+        overflowed.removeAll { it.first === daemon }
         if (daemon !== current) return
         current = null
         lastExit = exit

@@ -196,6 +196,18 @@ class SidecarClientTest {
         assertEquals(sessionId, resumed.sessionId)
     }
 
+    @Test fun `a live channel's transcript holds the entries its notifications carried`() = test {
+        val rec = open()
+        rec.turn("hello there")
+        val mark = rec.mark()
+        rec.chat.reloadTranscript()
+        val transcript = (rec.awaitEvent(mark) { it is ChatEvent.Transcript } as ChatEvent.Transcript).transcript
+        assertEquals(rec.chat.channelId, transcript.channelId)
+        assertEquals(rec.entries(), transcript.entries)
+        val seqs = rec.notifications(Notifications.ENTRY).map { it.seq }
+        assertTrue(transcript.seq >= seqs.max(), "current as of seq ${transcript.seq}, entries up to ${seqs.max()}")
+    }
+
     @Test fun `the model's editor-tool call is answered by the client's handler`() = test {
         client.close()
         val calls = mutableListOf<Pair<JsonObject, String?>>()

@@ -151,7 +151,10 @@ class ChatPanel(
     fun dispose() = scope.cancel()
 
     private fun onEvent(event: ChatEvent) {
+        val cwd = transcript.cwd
         transcriptView.show(transcript.apply(event))
+        // A history comes before the chat's folder is known: its paths are drawn again relative to it.
+        if (transcript.cwd != cwd) transcriptView.restyle()
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
         if (dock.show(transcript.pending)) south.revalidate()
         showState()

@@ -202,6 +202,39 @@ class ChatPanelTest {
 
     @Test
     @Order(6)
+    fun `the conversation resumed in a new panel shows its prompts, tools, decisions and results again`() {
+        val resumedPanel = onEdt { ChatPanel() }
+        val resumedFrame = onEdt {
+            JFrame("resumed").apply {
+                contentPane = resumedPanel
+                setSize(640, 900)
+                isVisible = true
+            }
+        }
+        try {
+            val chat = runBlocking { client.resumeChat(sandbox.cwd, panelChat!!.sessionId!!, listener = resumedPanel.listener) }
+            onEdt { resumedPanel.attach(chat) }
+            waitFor("the history", describe = {
+                visibleText(resumedPanel)
+            }) { visibleText(resumedPanel).contains("Understood, I left it as it is.") }
+            val shown = onEdt { visibleText(resumedPanel) }
+            for (said in listOf("Please explain hello.py", "Greeting changed.", "Blue it is.", "Denied: Keep it lower case.")) {
+                assertTrue(shown.contains(said), "$said in: $shown")
+            }
+            val tools = onEdt { resumedPanel.transcript.entries.filterIsInstance<ToolEntry>() }
+            assertEquals(listOf(ToolStatus.DONE, ToolStatus.DONE, ToolStatus.DENIED), tools.map { it.status })
+            assertEquals(AskState.ALLOWED, tools.first { it.name == "AskUserQuestion" }.permission?.decision)
+            screenshot(resumedPanel, "6-resumed")
+        } finally {
+            onEdt {
+                resumedPanel.dispose()
+                resumedFrame.dispose()
+            }
+        }
+    }
+
+    @Test
+    @Order(7)
     fun `the session list shows this conversation and Enter opens it`() {
         val opened = mutableListOf<String>()
         val list = onEdt { SessionList(client, sandbox.cwd) { opened += it.sessionId }.also { it.load() } }
