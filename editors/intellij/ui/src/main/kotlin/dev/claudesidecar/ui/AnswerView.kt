@@ -75,6 +75,6 @@ class AnswerView : EntryView {
 
     private companion object {
         /** About as much markdown as renders in a few milliseconds. */
-        const val SEGMENT_CHARS = 4_000
+        const val SEGMENT_CHARS = 2_000
     }
 }

@@ -42,6 +42,7 @@ class TranscriptView(
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
         val follow = atEnd()
+        var drawn = false
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
             val view = views[key] ?: continue
@@ -51,10 +52,12 @@ class TranscriptView(
             } else {
                 streaming -= key
                 draw(key, view, entry)
+                drawn = true
             }
         }
         if (change.added.isNotEmpty() || change.reordered) place()
-        relayout(follow)
+        // A delta of a streaming entry changes nothing on screen until the timer draws it.
+        if (drawn || change.added.isNotEmpty() || change.reordered) relayout(follow)
     }
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
