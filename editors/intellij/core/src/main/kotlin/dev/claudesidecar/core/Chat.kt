@@ -5,6 +5,7 @@ import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.ContentBlock
 import dev.claudesidecar.core.protocol.ContextUsageResult
 import dev.claudesidecar.core.protocol.Effort
+import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.ImageBlock
 import dev.claudesidecar.core.protocol.Methods
@@ -206,11 +207,8 @@ class Chat internal constructor(
     internal fun emit(event: ChatEvent) {
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
-            is ChatEvent.History ->
-                event.history.entries.orEmpty()
-                    .filterIsInstance<PromptEntry>()
-                    .filter { it.parentId == null }
-                    .forEach { promptList += Prompt(it.id, it.text) }
+            is ChatEvent.History -> addPrompts(event.history.entries.orEmpty())
+            is ChatEvent.Transcript -> addPrompts(event.transcript.entries)
             else -> Unit
         }
         for (listener in listeners) {
@@ -220,6 +218,14 @@ class Chat internal constructor(
                 client.log(SidecarLogger.Level.ERROR, "a listener of $id failed on $event: $e")
             }
         }
+    }
+
+    /** The user's prompts among [entries] not known yet (a sub-agent's prompt is not the user's). */
+    private fun addPrompts(entries: List<Entry>) {
+        val known = promptList.map { it.messageId }.toSet()
+        entries.filterIsInstance<PromptEntry>()
+            .filter { it.parentId == null && it.id !in known }
+            .forEach { promptList += Prompt(it.id, it.text) }
     }
 
     internal fun bind(daemon: DaemonConnection, channelId: String, sessionId: String, info: ChannelInfo?, pid: Int) {

@@ -32,12 +32,17 @@ sealed interface ChatEvent {
         val images: Int,
     ) : ChatEvent
 
-    /** The stored conversation a resumed or forked chat starts with (before its [Bound]); its `entries` are shown. */
+    /**
+     * A stored conversation (`claude/getHistory`), shown in front of the chat's entries: for a
+     * host that shows a session it has no channel for. (A resumed or forked chat gets its
+     * conversation so far as a [Transcript].)
+     */
     data class History(val history: HistoryData) : ChatEvent
 
     /**
-     * The conversation of the chat's live channel as the daemon keeps it (`claude/getTranscript`),
-     * current as of its `seq`: what a view needs when it comes to a channel that already ran.
+     * The conversation of the chat's channel as the daemon keeps it (`claude/getTranscript`),
+     * current as of its `seq`: a resumed or forked chat's conversation so far (its channel
+     * starts with it), or what a view needs when it comes to a channel that already ran.
      * Notifications numbered after `seq` may come before or after it.
      */
     data class Transcript(val transcript: TranscriptData) : ChatEvent

@@ -5,9 +5,7 @@ import dev.claudesidecar.core.SidecarLogger.Level
 import dev.claudesidecar.core.protocol.CallEditorToolParams
 import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.EditorTool
-import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.ForkSessionParams
-import dev.claudesidecar.core.protocol.GetHistoryParams
 import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
@@ -15,7 +13,6 @@ import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NewChannelResult
 import dev.claudesidecar.core.protocol.NotificationType
-import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.SessionSummary
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
@@ -131,8 +128,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     }
 
     /**
-     * Resumes a stored session in a new chat: its history first ([ChatEvent.History]), then
-     * [ChatEvent.Bound]; [listener] gets both.
+     * Resumes a stored session in a new chat: [ChatEvent.Bound], then its conversation so far
+     * ([ChatEvent.Transcript]: the channel starts with the stored session's entries); [listener]
+     * gets both.
      */
     suspend fun resumeChat(
         cwd: String,
@@ -140,39 +138,26 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         params: NewChannelParams = NewChannelParams(cwd),
         listener: ChatListener? = null,
     ): Chat {
-        val daemon = daemon()
-        val history = daemon.request(Methods.GET_HISTORY, GetHistoryParams(cwd, sessionId))
         val chat = newChat(params.copy(cwd = cwd, resume = sessionId), listener)
         chat.hasConversation = true
-        onEventThread { chat.emit(ChatEvent.History(history)) }
-        bindChannel(chat, daemon, chat.channelParams)
+        bindChannel(chat, daemon(), chat.channelParams)
+        chat.reloadTranscript()
         register(chat)
         return chat
     }
 
     /**
      * Forks [chat] into a new chat: a new session with the conversation up to the exchange of
-     * the prompt [atMessageId] (all of it when null). The new chat starts with that history
-     * ([ChatEvent.History], then [ChatEvent.Bound]; [listener] gets both).
+     * the prompt [atMessageId] (all of it when null; the daemon cuts it). The new chat starts
+     * with [ChatEvent.Bound], then that conversation ([ChatEvent.Transcript]); [listener] gets both.
      */
     suspend fun forkChat(chat: Chat, atMessageId: String? = null, listener: ChatListener? = null): Chat {
         val (daemon, channelId) = channelOf(chat)
         val result = daemon.request(Methods.FORK_SESSION, ForkSessionParams(channelId = channelId, atMessageId = atMessageId))
-        // The fork's session file is only written with its first message: show the source's
-        // history, cut where the fork was.
-        val source = daemon.request(Methods.GET_HISTORY, GetHistoryParams(chat.cwd, chat.sessionId!!))
-        // Only the entries are shown: the messages (which `claude/getHistory` drops next) are not kept.
-        val history = source.copy(
-            sessionId = result.sessionId,
-            messages = emptyList(),
-            entries = cutAfterExchange(source.entries.orEmpty(), atMessageId),
-        )
         val fork = newChat(chat.channelParams.copy(resume = result.sessionId), listener)
         fork.hasConversation = true
-        onEventThread {
-            fork.emit(ChatEvent.History(history))
-            bound(fork, daemon, result)
-        }
+        onEventThread { bound(fork, daemon, result) }
+        fork.reloadTranscript()
         register(fork)
         return fork
     }
@@ -389,19 +374,5 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     companion object {
         private const val EARLY_NOTIFICATIONS_KEPT = 50
         private const val PAGE = 100
-
-        /**
-         * The entries up to and including the whole exchange of the prompt [messageId]
-         * (everything before the user's next prompt; a sub-agent's prompt is part of the
-         * exchange), as a fork at that message keeps them.
-         */
-        fun cutAfterExchange(entries: List<Entry>, messageId: String?): List<Entry> {
-            fun userPrompt(entry: Entry?) = entry is PromptEntry && entry.parentId == null
-            if (messageId == null) return entries
-            val at = entries.indexOfFirst { userPrompt(it) && (it as PromptEntry).id == messageId }
-            if (at < 0) return entries
-            val next = entries.withIndex().firstOrNull { (i, e) -> i > at && userPrompt(e) }?.index
-            return if (next == null) entries else entries.subList(0, next)
-        }
     }
 }

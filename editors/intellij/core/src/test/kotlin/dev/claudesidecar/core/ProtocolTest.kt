@@ -11,7 +11,6 @@ import dev.claudesidecar.core.protocol.ImageMediaType
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.PermissionMode
-import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.SendMessageParams
 import dev.claudesidecar.core.protocol.StatusNotification
@@ -93,29 +92,6 @@ class ProtocolTest {
         assertEquals(JsonParser.parseString(wire), json(note))
         val text = gson.fromJson("""{"kind":"text","id":"msg_1:0","text":"Hi"}""", Entry::class.java)
         assertEquals(TextEntry(id = "msg_1:0", text = "Hi"), text)
-    }
-
-    @Test fun `a fork at a message keeps the exchange of that prompt and nothing after`() {
-        val entries = listOf(
-            PromptEntry(id = "p1", text = "one"),
-            TextEntry(id = "a1", text = "answer one"),
-            PromptEntry(id = "p2", text = "two"),
-            TextEntry(id = "a2", text = "answer two"),
-        )
-        assertEquals(entries.take(2), SidecarClient.cutAfterExchange(entries, "p1"))
-        assertEquals(entries, SidecarClient.cutAfterExchange(entries, "p2"))
-        assertEquals(entries, SidecarClient.cutAfterExchange(entries, null))
-    }
-
-    @Test fun `a fork at a message keeps a sub-agent's prompt inside that exchange`() {
-        val entries = listOf(
-            PromptEntry(id = "p1", text = "delegate it"),
-            ToolEntry(id = "toolu_agent", name = "Agent", status = ToolStatus.DONE),
-            PromptEntry(id = "sub", text = "SUBTASK", parentId = "toolu_agent"),
-            TextEntry(id = "a1", text = "The agent is done."),
-            PromptEntry(id = "p2", text = "later"),
-        )
-        assertEquals(entries.take(4), SidecarClient.cutAfterExchange(entries, "p1"))
     }
 
     @Test fun `an entry of a kind this client does not know reads as null`() {

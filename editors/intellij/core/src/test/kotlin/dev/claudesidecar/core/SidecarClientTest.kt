@@ -11,6 +11,7 @@ import dev.claudesidecar.core.protocol.PermissionDecision
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
@@ -149,7 +150,13 @@ class SidecarClientTest {
         assertNotEquals(rec.chat.sessionId, fork.sessionId)
         assertNotEquals(rec.chat.id, fork.id)
         assertEquals(listOf("hello there"), fork.prompts.map { it.text }, "the fork shows the history it copied")
-        assertEquals(listOf("History", "Bound"), forked.events().take(2).map { it.javaClass.simpleName }, "history, then the channel")
+        assertEquals(
+            listOf("Bound", "Transcript"),
+            forked.events().filter {
+                it !is ChatEvent.Notification
+            }.take(2).map { it.javaClass.simpleName },
+            "the channel, then its conversation",
+        )
         assertEquals(TurnOutcome.SUCCESS, forked.turn("hello from the fork").outcome)
         assertTrue(fork in client.chats.value)
     }
@@ -160,6 +167,8 @@ class SidecarClientTest {
         rec.turn("hello two")
         val forked = record { client.forkChat(rec.chat, rec.chat.prompts.first().messageId, it) }
         assertEquals(listOf("hello one"), forked.chat.prompts.map { it.text })
+        val entries = forked.events().filterIsInstance<ChatEvent.Transcript>().single().transcript.entries
+        assertEquals(1, entries.count { it is TurnEntry }, "the source was between turns: its footer came along")
         assertEquals(TurnOutcome.SUCCESS, forked.turn("hello three").outcome)
     }
 
@@ -189,9 +198,10 @@ class SidecarClientTest {
         assertTrue(sessions.any { it.sessionId == sessionId }, "the session is listed")
         val rec = record { client.resumeChat(box.cwd, sessionId, listener = it) }
         val resumed = rec.chat
-        assertTrue(rec.events().first() is ChatEvent.History)
+        val transcript = rec.events().filterIsInstance<ChatEvent.Transcript>().single().transcript
+        assertEquals(listOf("hello there"), transcript.entries.filterIsInstance<PromptEntry>().map { it.text }, "the stored conversation")
         assertEquals(sessionId, resumed.sessionId)
-        assertEquals(listOf("hello there"), resumed.prompts.map { it.text }, "the history came first")
+        assertEquals(listOf("hello there"), resumed.prompts.map { it.text })
         assertEquals(TurnOutcome.SUCCESS, rec.turn("hello once more").outcome)
         assertEquals(sessionId, resumed.sessionId)
     }

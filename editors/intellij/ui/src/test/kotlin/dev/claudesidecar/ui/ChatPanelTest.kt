@@ -202,7 +202,7 @@ class ChatPanelTest {
 
     @Test
     @Order(6)
-    fun `the conversation resumed in a new panel shows its prompts, tools, decisions and results again`() {
+    fun `the conversation resumed in a new panel shows its prompts, tools, decisions, +N -M and results again`() {
         val resumedPanel = onEdt { ChatPanel() }
         val resumedFrame = onEdt {
             JFrame("resumed").apply {
@@ -218,7 +218,7 @@ class ChatPanelTest {
                 visibleText(resumedPanel)
             }) { visibleText(resumedPanel).contains("Understood, I left it as it is.") }
             val shown = onEdt { visibleText(resumedPanel) }
-            for (said in listOf("Please explain hello.py", "Greeting changed.", "Blue it is.", "Denied: Keep it lower case.")) {
+            for (said in listOf("Please explain hello.py", "Greeting changed.", "+1 −1", "Blue it is.", "Denied: Keep it lower case.")) {
                 assertTrue(shown.contains(said), "$said in: $shown")
             }
             val tools = onEdt { resumedPanel.transcript.entries.filterIsInstance<ToolEntry>() }

@@ -16,7 +16,6 @@ import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ThinkingEntry
 import dev.claudesidecar.core.protocol.ToolEntry
-import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.orUnknown
 import dev.claudesidecar.core.protocol.Transcript as LiveTranscript
 
@@ -24,7 +23,7 @@ import dev.claudesidecar.core.protocol.Transcript as LiveTranscript
  * A chat's conversation as the daemon computes it (docs/protocol.md, "The conversation"),
  * kept as the daemon sends it: `claude/entry` replaces the entry with its id (or adds it),
  * `claude/delta` appends to its `entryId`, queued prompts are listed last and one the CLI
- * takes up moves to the end. A stored history or a live channel's transcript goes in front.
+ * takes up moves to the end. A stored history or a channel's transcript goes in front.
  *
  * Besides the entries, what only the client knows: the permission requests a card answers,
  * the chat's status, the file updates (diffs) of each tool, and its own notices. Not
@@ -36,9 +35,6 @@ class Transcript {
     private val pendingMap = LinkedHashMap<String, PermissionRequestNotification>()
     private val fileMap = HashMap<String, MutableList<FileUpdatedNotification>>()
     private var change = TranscriptChange()
-
-    /** Channels bound so far: the footer ids (`turn:<n>`) of a later channel start again at 1. */
-    private var channels = 0
 
     /** A `claude/getTranscript` snapshot covers the notifications up to this `seq`. */
     private var snapshotSeq = 0
@@ -68,9 +64,6 @@ class Transcript {
     /** The entry with [key], or null. */
     fun entry(key: String): Entry? = placed[key] ?: queuedMap[key]
 
-    /** The key [entry] is kept under now: its id, but a later channel's footer ids are told apart. */
-    private fun keyOf(entry: Entry): String = if (entry is TurnEntry && channels > 1) "${entry.id}@$channels" else entry.id()
-
     /** The file updates (without contents) of the entry [key], oldest first: a tool's edits, a rewind's file. */
     fun fileUpdates(key: String): List<FileUpdatedNotification> = fileMap[key] ?: emptyList()
 
@@ -85,15 +78,12 @@ class Transcript {
                 sessionId = sessionId ?: event.history.sessionId
             }
             is ChatEvent.Transcript -> {
-                // What a notification after the snapshot already changed is newer than the snapshot.
-                val seq = event.transcript.seq
-                event.transcript.entries.forEach { it.orUnknown()?.let { e -> if ((changedAt[keyOf(e)] ?: 0) <= seq) upsert(e, seq) } }
-                snapshotSeq = seq
+                putFirst(event.transcript.entries, event.transcript.seq)
+                snapshotSeq = event.transcript.seq
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text)
             is ChatEvent.Bound -> {
                 if (channelId != event.channelId) {
-                    channels++
                     snapshotSeq = 0
                     changedAt.clear()
                     pendingMap.clear() // the old channel's requests died with it
@@ -128,7 +118,7 @@ class Transcript {
     }
 
     private fun upsert(entry: Entry, seq: Int = 0) {
-        val key = keyOf(entry)
+        val key = entry.id()
         val known = entry(key) != null
         if (entry is PromptEntry && entry.queued == true) {
             queuedMap[key] = entry
@@ -159,12 +149,19 @@ class Transcript {
         change.updated += key
     }
 
-    /** Puts [entries] (a history, a live transcript) in front of those kept, replacing any with the same key. */
-    private fun putFirst(entries: List<Entry>) {
+    /**
+     * Puts [entries] (a stored history, or a channel's transcript as of [seq]) in front of those
+     * kept, replacing those with the same id, except one a notification after [seq] changed.
+     */
+    private fun putFirst(entries: List<Entry>, seq: Int? = null) {
         val kept = LinkedHashMap(placed)
         placed.clear()
-        for (entry in entries) entry.orUnknown()?.let { upsert(it) }
-        for ((key, entry) in kept) placed.putIfAbsent(key, entry)
+        for (entry in entries) {
+            val id = entry.orUnknown()?.id() ?: continue
+            val newer = seq != null && (changedAt[id] ?: 0) > seq
+            if (newer) kept[id]?.let { placed[id] = it } else upsert(entry)
+        }
+        for ((id, entry) in kept) placed.putIfAbsent(id, entry)
         change.reordered = true
     }
 

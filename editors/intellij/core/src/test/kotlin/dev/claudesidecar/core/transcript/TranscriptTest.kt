@@ -160,6 +160,13 @@ class TranscriptTest {
     }
 
     @Test
+    fun `a channel's transcript goes in front of what its notifications already added`() {
+        val t = play(entry(prompt("p1")))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(prompt("old"), text("mo:0", "stored answer")), 0)))
+        assertEquals(listOf("old", "mo:0", "p1"), ids(t))
+    }
+
+    @Test
     fun `a live transcript does not undo what a newer notification changed`() {
         val t = play(entry(text("m:0", "", streaming = true)), delta("m:0", "Hello"))
         t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(text("m:0", "", streaming = true)), seq - 1)))
@@ -185,19 +192,6 @@ class TranscriptTest {
         assertTrue(play(ask("r1", "toolu_1"), cancelled).pending.isEmpty())
         val rebound = play(ChatEvent.Bound("ch-1", "s", "/p"), ask("r1", "toolu_1"), ChatEvent.Bound("ch-2", "s", "/p"))
         assertTrue(rebound.pending.isEmpty())
-    }
-
-    @Test
-    fun `a later channel's turn footer does not replace an earlier one with the same id`() {
-        val footer = TurnEntry(costUsd = 0.1, durationMs = 100, id = "turn:1", outcome = TurnOutcome.SUCCESS, permissionWaitMs = 0)
-        val t =
-            play(
-                ChatEvent.Bound("ch-1", "s", "/p"),
-                entry(footer),
-                ChatEvent.Bound("ch-7", "s", "/p"),
-                entry(footer.copy(durationMs = 200)),
-            )
-        assertEquals(listOf(100, 200), t.entries.filterIsInstance<TurnEntry>().map { it.durationMs })
     }
 
     @Test
