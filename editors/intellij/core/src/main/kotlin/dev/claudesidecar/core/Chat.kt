@@ -5,8 +5,8 @@ import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.ContentBlock
 import dev.claudesidecar.core.protocol.ContextUsageResult
 import dev.claudesidecar.core.protocol.Effort
+import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ImageBlock
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
@@ -14,6 +14,7 @@ import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionMode
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.RespondPermissionParams
 import dev.claudesidecar.core.protocol.RewindFilesParams
 import dev.claudesidecar.core.protocol.RewindFilesResult
@@ -172,6 +173,16 @@ class Chat internal constructor(
         return daemon.request(Methods.REWIND_FILES, RewindFilesParams(channelId = channelId, messageId = messageId, dryRun = dryRun))
     }
 
+    /**
+     * Loads the live channel's conversation (`claude/getTranscript`) and delivers it to the
+     * listeners as [ChatEvent.Transcript]: for a view that comes to a chat already running.
+     */
+    suspend fun reloadTranscript() {
+        val (daemon, channelId) = client.channelOf(this)
+        val transcript = daemon.request(Methods.GET_TRANSCRIPT, ChannelParams(channelId))
+        client.onEventThread { if (this.channelId == transcript.channelId) emit(ChatEvent.Transcript(transcript)) }
+    }
+
     /** How full the context window is. */
     suspend fun contextUsage(): ContextUsageResult {
         val (daemon, channelId) = client.channelOf(this)
@@ -196,10 +207,8 @@ class Chat internal constructor(
     internal fun emit(event: ChatEvent) {
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
-            is ChatEvent.History ->
-                event.history.messages
-                    .filter { it.kind == HistoryMessageKind.USER_PROMPT }
-                    .forEach { promptList += Prompt(it.uuid, it.text ?: "") }
+            is ChatEvent.History -> addPrompts(event.history.entries.orEmpty())
+            is ChatEvent.Transcript -> addPrompts(event.transcript.entries)
             else -> Unit
         }
         for (listener in listeners) {
@@ -209,6 +218,14 @@ class Chat internal constructor(
                 client.log(SidecarLogger.Level.ERROR, "a listener of $id failed on $event: $e")
             }
         }
+    }
+
+    /** The user's prompts among [entries] not known yet (a sub-agent's prompt is not the user's). */
+    private fun addPrompts(entries: List<Entry>) {
+        val known = promptList.map { it.messageId }.toSet()
+        entries.filterIsInstance<PromptEntry>()
+            .filter { it.parentId == null && it.id !in known }
+            .forEach { promptList += Prompt(it.id, it.text) }
     }
 
     internal fun bind(daemon: DaemonConnection, channelId: String, sessionId: String, info: ChannelInfo?, pid: Int) {

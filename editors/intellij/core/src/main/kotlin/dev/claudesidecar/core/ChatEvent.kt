@@ -1,6 +1,7 @@
 package dev.claudesidecar.core
 
 import dev.claudesidecar.core.protocol.History as HistoryData
+import dev.claudesidecar.core.protocol.Transcript as TranscriptData
 
 /**
  * What happens in a [Chat], in order: the ui builds its transcript from these alone.
@@ -31,8 +32,20 @@ sealed interface ChatEvent {
         val images: Int,
     ) : ChatEvent
 
-    /** The stored conversation a resumed or forked chat starts with (before its [Bound]). */
+    /**
+     * A stored conversation (`claude/getHistory`), shown in front of the chat's entries: for a
+     * host that shows a session it has no channel for. (A resumed or forked chat gets its
+     * conversation so far as a [Transcript].)
+     */
     data class History(val history: HistoryData) : ChatEvent
+
+    /**
+     * The conversation of the chat's channel as the daemon keeps it (`claude/getTranscript`),
+     * current as of its `seq`: a resumed or forked chat's conversation so far (its channel
+     * starts with it), or what a view needs when it comes to a channel that already ran.
+     * Notifications numbered after `seq` may come before or after it.
+     */
+    data class Transcript(val transcript: TranscriptData) : ChatEvent
 
     /** Something the client says about the chat: the daemon died and was restarted, the chat resumed, ... */
     data class Notice(

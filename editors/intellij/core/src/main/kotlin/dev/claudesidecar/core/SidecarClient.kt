@@ -6,10 +6,7 @@ import dev.claudesidecar.core.protocol.CallEditorToolParams
 import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.EditorTool
 import dev.claudesidecar.core.protocol.ForkSessionParams
-import dev.claudesidecar.core.protocol.GetHistoryParams
 import dev.claudesidecar.core.protocol.History
-import dev.claudesidecar.core.protocol.HistoryMessage
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
 import dev.claudesidecar.core.protocol.Methods
@@ -87,6 +84,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** Notifications of channels no chat holds yet (they come before newChannel answers); event thread only. */
     private val early = HashMap<Pair<DaemonConnection, String>, MutableList<Pair<NotificationType<*>, Any>>>()
 
+    /** Channels that said more before their chat held them than [early] keeps; event thread only. */
+    private val overflowed = HashSet<Pair<DaemonConnection, String>>()
+
     @Volatile private var current: DaemonConnection? = null
 
     @Volatile private var closed = false
@@ -128,8 +128,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     }
 
     /**
-     * Resumes a stored session in a new chat: its history first ([ChatEvent.History]), then
-     * [ChatEvent.Bound]; [listener] gets both.
+     * Resumes a stored session in a new chat: [ChatEvent.Bound], then its conversation so far
+     * ([ChatEvent.Transcript]: the channel starts with the stored session's entries); [listener]
+     * gets both.
      */
     suspend fun resumeChat(
         cwd: String,
@@ -137,34 +138,26 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         params: NewChannelParams = NewChannelParams(cwd),
         listener: ChatListener? = null,
     ): Chat {
-        val daemon = daemon()
-        val history = daemon.request(Methods.GET_HISTORY, GetHistoryParams(cwd, sessionId))
         val chat = newChat(params.copy(cwd = cwd, resume = sessionId), listener)
         chat.hasConversation = true
-        onEventThread { chat.emit(ChatEvent.History(history)) }
-        bindChannel(chat, daemon, chat.channelParams)
+        bindChannel(chat, daemon(), chat.channelParams)
+        chat.reloadTranscript()
         register(chat)
         return chat
     }
 
     /**
      * Forks [chat] into a new chat: a new session with the conversation up to the exchange of
-     * the prompt [atMessageId] (all of it when null). The new chat starts with that history
-     * ([ChatEvent.History], then [ChatEvent.Bound]; [listener] gets both).
+     * the prompt [atMessageId] (all of it when null; the daemon cuts it). The new chat starts
+     * with [ChatEvent.Bound], then that conversation ([ChatEvent.Transcript]); [listener] gets both.
      */
     suspend fun forkChat(chat: Chat, atMessageId: String? = null, listener: ChatListener? = null): Chat {
         val (daemon, channelId) = channelOf(chat)
         val result = daemon.request(Methods.FORK_SESSION, ForkSessionParams(channelId = channelId, atMessageId = atMessageId))
-        // The fork's session file is only written with its first message: show the source's
-        // history, cut where the fork was.
-        val source = daemon.request(Methods.GET_HISTORY, GetHistoryParams(chat.cwd, chat.sessionId!!))
-        val history = source.copy(sessionId = result.sessionId, messages = cutAfterExchange(source.messages, atMessageId))
         val fork = newChat(chat.channelParams.copy(resume = result.sessionId), listener)
         fork.hasConversation = true
-        onEventThread {
-            fork.emit(ChatEvent.History(history))
-            bound(fork, daemon, result)
-        }
+        onEventThread { bound(fork, daemon, result) }
+        fork.reloadTranscript()
         register(fork)
         return fork
     }
@@ -262,10 +255,16 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
     }
 
-    /** On the event thread: binds and replays what the channel said before. */
+    /**
+     * On the event thread: binds and replays what the channel said before; when more came
+     * than was kept, the channel's transcript fills in what was dropped.
+     */
     private fun bound(chat: Chat, daemon: DaemonConnection, result: NewChannelResult) {
         chat.bind(daemon, result.channelId, result.sessionId, result.info, result.pid)
         early.remove(daemon to result.channelId)?.forEach { (type, params) -> chat.notify(type, params) }
+        if (overflowed.remove(daemon to result.channelId)) {
+            scope.launch { runCatching { chat.reloadTranscript() }.onFailure { log(Level.WARN, "reloading ${chat.id}: ${it.message}") } }
+        }
     }
 
     /** On the event thread. */
@@ -275,7 +274,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         if (chat != null) return chat.notify(type, params)
         if (daemon !== current) return
         val kept = early.getOrPut(daemon to channelId) { mutableListOf() }
-        if (kept.size < EARLY_NOTIFICATIONS_KEPT) kept += type to params
+        if (kept.size < EARLY_NOTIFICATIONS_KEPT) kept += type to params else overflowed += daemon to channelId
     }
 
     private fun channelIdOf(params: Any): String? =
@@ -287,8 +286,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     private suspend fun start(): DaemonConnection {
         setState(if (stateFlow.value == DaemonState.STOPPED) DaemonState.STARTING else DaemonState.RESTARTING)
         val declared = options.editorTools.map { it.tool }
-        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
-        val init = options.daemon.initializationOptions.copy(rawMessages = true).let {
+        val init = options.daemon.initializationOptions.let {
             if (declared.isEmpty()) it else it.copy(editorTools = (it.editorTools ?: emptyList()) + declared)
         }
         lateinit var daemon: DaemonConnection
@@ -324,6 +322,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** On the event thread. */
     private fun daemonExited(daemon: DaemonConnection, exit: DaemonExit) {
         early.keys.removeAll { it.first === daemon }
+        overflowed.removeAll { it.first === daemon }
         if (daemon !== current) return
         current = null
         lastExit = exit
@@ -375,17 +374,5 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     companion object {
         private const val EARLY_NOTIFICATIONS_KEPT = 50
         private const val PAGE = 100
-
-        /**
-         * The messages up to and including the whole exchange of the prompt [messageId]
-         * (everything before the next prompt), as a fork at that message keeps them.
-         */
-        fun cutAfterExchange(messages: List<HistoryMessage>, messageId: String?): List<HistoryMessage> {
-            if (messageId == null) return messages
-            val at = messages.indexOfFirst { it.kind == HistoryMessageKind.USER_PROMPT && it.uuid == messageId }
-            if (at < 0) return messages
-            val next = messages.withIndex().firstOrNull { (i, m) -> i > at && m.kind == HistoryMessageKind.USER_PROMPT }?.index
-            return if (next == null) messages else messages.subList(0, next)
-        }
     }
 }

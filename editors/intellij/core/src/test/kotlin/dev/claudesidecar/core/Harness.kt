@@ -1,10 +1,12 @@
 package dev.claudesidecar.core
 
+import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.InitializationOptions
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.WarmPoolOptions
+import dev.claudesidecar.core.transcript.id
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.withTimeoutOrNull
 import java.nio.file.Files
@@ -152,6 +154,10 @@ class Recorder(
         .filterIsInstance<ChatEvent.Notification>()
         .filter { it.method == type.name }
         .map { type.paramsType.cast(it.params) }
+
+    /** The entries the chat's `claude/entry` notifications carried from the mark [since], each as last sent. */
+    fun entries(since: Int = 0): List<Entry> =
+        notifications(Notifications.ENTRY, since).map { it.entry }.associateBy { it.id() }.values.toList()
 
     /** Waits for a notification [type] from the mark [since] matching [test]. */
     suspend fun <P : Any> next(type: NotificationType<P>, since: Int, timeout: Duration = 60.seconds, test: (P) -> Boolean = { true }): P =

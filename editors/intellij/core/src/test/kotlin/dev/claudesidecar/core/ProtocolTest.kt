@@ -6,8 +6,6 @@ import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
-import dev.claudesidecar.core.protocol.HistoryMessage
-import dev.claudesidecar.core.protocol.HistoryMessageKind
 import dev.claudesidecar.core.protocol.ImageBlock
 import dev.claudesidecar.core.protocol.ImageMediaType
 import dev.claudesidecar.core.protocol.Methods
@@ -20,6 +18,7 @@ import dev.claudesidecar.core.protocol.TextBlock
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.orUnknown
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.DisplayName
@@ -95,17 +94,9 @@ class ProtocolTest {
         assertEquals(TextEntry(id = "msg_1:0", text = "Hi"), text)
     }
 
-    @Test fun `a fork at a message keeps the exchange of that prompt and nothing after`() {
-        fun m(kind: HistoryMessageKind, uuid: String) = HistoryMessage(kind = kind, uuid = uuid)
-        val messages = listOf(
-            m(HistoryMessageKind.USER_PROMPT, "p1"),
-            m(HistoryMessageKind.ASSISTANT_TEXT, "a1"),
-            m(HistoryMessageKind.USER_PROMPT, "p2"),
-            m(HistoryMessageKind.ASSISTANT_TEXT, "a2"),
-        )
-        assertEquals(listOf("p1", "a1"), SidecarClient.cutAfterExchange(messages, "p1").map { it.uuid })
-        assertEquals(messages, SidecarClient.cutAfterExchange(messages, "p2"))
-        assertEquals(messages, SidecarClient.cutAfterExchange(messages, null))
+    @Test fun `an entry of a kind this client does not know reads as null`() {
+        val note = gson.fromJson("""{"channelId":"ch-1","seq":1,"entry":{"kind":"hologram","id":"h1"}}""", EntryNotification::class.java)
+        assertNull(note.entry.orUnknown())
     }
 
     @Test fun `daemon log lines keep their level`() {

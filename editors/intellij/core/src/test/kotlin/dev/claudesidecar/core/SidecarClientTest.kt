@@ -8,6 +8,10 @@ import dev.claudesidecar.core.protocol.ImageMediaType
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PermissionDecision
+import dev.claudesidecar.core.protocol.PromptEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
@@ -87,9 +91,8 @@ class SidecarClientTest {
             listOf(ImageBlock(data = png, mediaType = ImageMediaType.IMAGE_PNG)),
         )
         assertEquals(TurnOutcome.SUCCESS, rec.next(Notifications.TURN_ENDED, since) { messageId in (it.messageIds ?: emptyList()) }.outcome)
-        val replay = rec.notifications(Notifications.MESSAGE, since)
-            .first { it.message.asJsonObject.get("uuid")?.asString == messageId }.message.toString()
-        assertTrue("\"type\":\"image\"" in replay && "what is in this picture" in replay, replay)
+        val prompt = rec.entries(since).filterIsInstance<PromptEntry>().last { it.id == messageId }
+        assertEquals(PromptEntry(id = messageId, text = "hello, what is in this picture?", imageCount = 1), prompt)
         val sent = rec.events().first { it is ChatEvent.UserMessage }
         assertEquals(ChatEvent.UserMessage(messageId, "hello, what is in this picture?", 1), sent)
     }
@@ -123,8 +126,9 @@ class SidecarClientTest {
         rec.next(Notifications.TURN_ENDED, since)
         assertEquals("print('hello')\n", hello.readText())
         assertTrue(rec.notifications(Notifications.FILE_UPDATED, since).isEmpty())
-        val toolResult = rec.notifications(Notifications.MESSAGE, since).map { it.message.toString() }
-        assertTrue(toolResult.any { "keep it short" in it }, "the deny message reached the conversation")
+        val edit = rec.entries(since).filterIsInstance<ToolEntry>().last()
+        assertEquals(ToolStatus.DENIED, edit.status)
+        assertTrue("keep it short" in edit.result?.text.orEmpty(), "the deny message reached the conversation: ${edit.result}")
         assertTrue(rec.chat.permissionRequests.isEmpty())
     }
 
@@ -146,7 +150,13 @@ class SidecarClientTest {
         assertNotEquals(rec.chat.sessionId, fork.sessionId)
         assertNotEquals(rec.chat.id, fork.id)
         assertEquals(listOf("hello there"), fork.prompts.map { it.text }, "the fork shows the history it copied")
-        assertEquals(listOf("History", "Bound"), forked.events().take(2).map { it.javaClass.simpleName }, "history, then the channel")
+        assertEquals(
+            listOf("Bound", "Transcript"),
+            forked.events().filter {
+                it !is ChatEvent.Notification
+            }.take(2).map { it.javaClass.simpleName },
+            "the channel, then its conversation",
+        )
         assertEquals(TurnOutcome.SUCCESS, forked.turn("hello from the fork").outcome)
         assertTrue(fork in client.chats.value)
     }
@@ -157,6 +167,8 @@ class SidecarClientTest {
         rec.turn("hello two")
         val forked = record { client.forkChat(rec.chat, rec.chat.prompts.first().messageId, it) }
         assertEquals(listOf("hello one"), forked.chat.prompts.map { it.text })
+        val entries = forked.events().filterIsInstance<ChatEvent.Transcript>().single().transcript.entries
+        assertEquals(1, entries.count { it is TurnEntry }, "the source was between turns: its footer came along")
         assertEquals(TurnOutcome.SUCCESS, forked.turn("hello three").outcome)
     }
 
@@ -186,11 +198,24 @@ class SidecarClientTest {
         assertTrue(sessions.any { it.sessionId == sessionId }, "the session is listed")
         val rec = record { client.resumeChat(box.cwd, sessionId, listener = it) }
         val resumed = rec.chat
-        assertTrue(rec.events().first() is ChatEvent.History)
+        val transcript = rec.events().filterIsInstance<ChatEvent.Transcript>().single().transcript
+        assertEquals(listOf("hello there"), transcript.entries.filterIsInstance<PromptEntry>().map { it.text }, "the stored conversation")
         assertEquals(sessionId, resumed.sessionId)
-        assertEquals(listOf("hello there"), resumed.prompts.map { it.text }, "the history came first")
+        assertEquals(listOf("hello there"), resumed.prompts.map { it.text })
         assertEquals(TurnOutcome.SUCCESS, rec.turn("hello once more").outcome)
         assertEquals(sessionId, resumed.sessionId)
+    }
+
+    @Test fun `a live channel's transcript holds the entries its notifications carried`() = test {
+        val rec = open()
+        rec.turn("hello there")
+        val mark = rec.mark()
+        rec.chat.reloadTranscript()
+        val transcript = (rec.awaitEvent(mark) { it is ChatEvent.Transcript } as ChatEvent.Transcript).transcript
+        assertEquals(rec.chat.channelId, transcript.channelId)
+        assertEquals(rec.entries(), transcript.entries)
+        val seqs = rec.notifications(Notifications.ENTRY).map { it.seq }
+        assertTrue(transcript.seq >= seqs.max(), "current as of seq ${transcript.seq}, entries up to ${seqs.max()}")
     }
 
     @Test fun `the model's editor-tool call is answered by the client's handler`() = test {
@@ -208,8 +233,8 @@ class SidecarClientTest {
         val since = rec.mark()
         assertEquals(TurnOutcome.SUCCESS, rec.turn("look at my selection").outcome)
         assertEquals(listOf(JsonObject() to rec.chat.id), calls)
-        val messages = rec.notifications(Notifications.MESSAGE, since).map { it.message.toString() }
-        assertTrue(messages.any { "const x = 1;" in it }, "the model got the handler's answer")
+        val call = rec.entries(since).filterIsInstance<ToolEntry>().last { it.name == "mcp__editor__getSelection" }
+        assertTrue("const x = 1;" in call.result?.text.orEmpty(), "the model got the handler's answer: ${call.result}")
     }
 
     @Test fun `when the daemon dies a new one takes over the chat on the same session`() = test {

@@ -51,7 +51,7 @@ class ChatPanel(
 
     private val context = object : ViewContext {
         override val cwd: String? get() = transcript.cwd
-        override fun fileUpdate(seq: Int): FileUpdatedNotification? = transcript.files.lastOrNull { it.seq == seq }
+        override fun fileUpdates(key: String): List<FileUpdatedNotification> = transcript.fileUpdates(key)
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
@@ -151,7 +151,10 @@ class ChatPanel(
     fun dispose() = scope.cancel()
 
     private fun onEvent(event: ChatEvent) {
+        val cwd = transcript.cwd
         transcriptView.show(transcript.apply(event))
+        // A history comes before the chat's folder is known: its paths are drawn again relative to it.
+        if (transcript.cwd != cwd) transcriptView.restyle()
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
         if (dock.show(transcript.pending)) south.revalidate()
         showState()

@@ -1,30 +1,33 @@
 package dev.claudesidecar.ui
 
-import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.NoticeEntry
+import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.PromptEntry
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ThinkingEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
-import dev.claudesidecar.core.transcript.Entry
-import dev.claudesidecar.core.transcript.FileEntry
-import dev.claudesidecar.core.transcript.NoticeEntry
-import dev.claudesidecar.core.transcript.TextEntry
-import dev.claudesidecar.core.transcript.ToolEntry
-import dev.claudesidecar.core.transcript.TurnEntry
-import dev.claudesidecar.core.transcript.UserEntry
+import dev.claudesidecar.core.protocol.orUnknown
 import java.awt.BorderLayout
+import java.awt.Color
 import java.awt.Graphics
 import java.awt.Graphics2D
 import java.awt.RenderingHints
 import java.util.Locale
 import javax.swing.BorderFactory
 import javax.swing.JComponent
+import javax.swing.JLabel
 import javax.swing.JPanel
 
 /** What entry views need from the chat around them. */
 interface ViewContext {
     val cwd: String?
 
-    /** The file update [seq] of the chat (without contents). */
-    fun fileUpdate(seq: Int): FileUpdatedNotification?
+    /** The file updates (without contents) of the entry [key]: a tool's edits with their diffs, a rewind's file. */
+    fun fileUpdates(key: String): List<FileUpdatedNotification>
 
     /** Shows a file update (by `seq`) in the host's diff viewer; null when the host has none. */
     val openFileUpdate: ((Int) -> Unit)? get() = null
@@ -37,34 +40,41 @@ fun openDiffLink(context: ViewContext, seq: Int, path: String?): JComponent? {
     return row(linkButton("Open $name in the diff viewer") { open(seq) }, gap = 0)
 }
 
-/** The view of one transcript entry; [update] redraws it after its entry changed. */
+/**
+ * The view of one entry of the conversation, showing what the entry says; [update] draws it
+ * again for the entry's new state (same id, same kind).
+ */
 interface EntryView {
     val component: JComponent
-    fun update() = Unit
+    fun update(entry: Entry)
+
+    companion object {
+        /** The view whose [component] [c] is (null for any other component). */
+        fun of(c: java.awt.Component): EntryView? = (c as? JComponent)?.getClientProperty(EntryView::class.java) as? EntryView
+    }
 }
 
-fun entryView(entry: Entry, context: ViewContext): EntryView {
+/** A view for [entry] (kept under [key]), drawn once; a sub-agent's is indented under its Agent call. */
+fun entryView(key: String, entry: Entry, context: ViewContext): EntryView {
     val view = when (entry) {
-        is UserEntry -> UserView(entry)
-        is TextEntry -> if (entry.thinking) ThinkingView(entry) else AnswerView(entry)
-        is ToolEntry -> ToolRow(entry, context)
-        is TurnEntry -> TurnFooter(entry)
-        is NoticeEntry -> NoticeView(entry)
-        is FileEntry -> FileView(entry, context)
+        is PromptEntry -> UserView()
+        is TextEntry -> AnswerView()
+        is ThinkingEntry -> ThinkingView()
+        is ToolEntry -> ToolRow(key, context)
+        is TurnEntry -> TurnFooter()
+        is NoticeEntry -> NoticeView(key, context)
     }
-    // A sub-agent's output sits indented under the Agent call that started it.
-    if (entry.parentToolUseId != null) {
-        view.component.border = BorderFactory.createCompoundBorder(
-            BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border),
-            padding(0, 10, 0, 0),
-        )
-    }
+    view.update(entry)
+    view.component.putClientProperty(EntryView::class.java, view)
     return view
 }
 
-/** The user's prompt: a tinted, rounded box. */
-class UserView(entry: UserEntry) : EntryView {
-    override val component: JComponent = object : Column() {
+/** The user's prompt (or the one a sub-agent was given): a tinted, rounded box; "Queued" while it waits. */
+class UserView : EntryView {
+    private val text = wrappingText("")
+    private val images = mutedLabel("")
+    private val queued = mutedLabel("Queued: sent when Claude is done")
+    override val component: JComponent = object : Column(2) {
         override fun paintComponent(g: Graphics) {
             val g2 = g.create() as Graphics2D
             g2.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON)
@@ -74,40 +84,33 @@ class UserView(entry: UserEntry) : EntryView {
         }
     }.apply {
         border = padding(7, 10, 7, 10)
-        add(wrappingText(entry.text))
-        if (entry.images > 0) add(mutedLabel(if (entry.images == 1) "1 image" else "${entry.images} images"))
-    }
-}
-
-/** The model's answer as markdown; re-rendered only when its text changed. */
-class AnswerView(private val entry: TextEntry) : EntryView {
-    private val markdown = MarkdownView()
-    private val interrupted = mutedLabel("Interrupted").apply { isVisible = false }
-    private var drawn = -1
-    override val component: JComponent = Column(2).apply {
-        add(markdown)
-        add(interrupted)
+        add(text)
+        add(images)
+        add(queued)
     }
 
-    override fun update() {
-        if (drawn != entry.version) {
-            drawn = entry.version
-            markdown.markdown = entry.text.toString()
-        }
-        interrupted.isVisible = entry.aborted
+    override fun update(entry: Entry) {
+        entry as PromptEntry
+        if (text.text != entry.text) text.text = entry.text
+        val count = entry.imageCount ?: 0
+        images.isVisible = count > 0
+        images.text = if (count == 1) "1 image" else "$count images"
+        queued.isVisible = entry.queued == true
+        component.revalidate()
     }
 }
 
 /** The model's thinking: one quiet line, expandable to the text. */
-class ThinkingView(private val entry: TextEntry) : EntryView {
+class ThinkingView : EntryView {
     private var expanded = false
+    private var entry = ThinkingEntry(id = "", text = "")
     private val body = wrappingText("", Theme.smallFont, Theme.muted).apply {
         isVisible = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(2, 8, 2, 0))
     }
     private val toggle = linkButton("") {
         expanded = !expanded
-        update()
+        update(entry)
     }.apply {
         foreground = Theme.muted
         font = Theme.smallFont
@@ -117,36 +120,46 @@ class ThinkingView(private val entry: TextEntry) : EntryView {
         add(body)
     }
 
-    override fun update() {
-        toggle.text = (if (expanded) "▾ " else "▸ ") + if (entry.streaming) "Thinking…" else "Thought"
+    override fun update(entry: Entry) {
+        this.entry = entry as ThinkingEntry
+        toggle.text = (if (expanded) "▾ " else "▸ ") + if (entry.streaming == true) "Thinking…" else "Thought"
         body.isVisible = expanded
-        if (expanded && body.text.length != entry.text.length) body.text = entry.text.toString()
+        if (expanded && body.text != entry.text) body.text = entry.text
         component.revalidate()
     }
 }
 
-/** How a turn ended: time, cost, and what went wrong, in red. */
-class TurnFooter(entry: TurnEntry) : EntryView {
+/** How a turn ended: its outcome (unless the transcript said it already), time, and cost. */
+class TurnFooter : EntryView {
+    /** Set before [update] when an entry of the turn already shows that it was interrupted. */
+    var interruptShown = false
+    private val facts = mutedLabel("")
+    private val outcome = wrappingText("", Theme.smallFont, Theme.muted)
     override val component: JComponent = JPanel(BorderLayout()).apply {
         isOpaque = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(0, 0, 6, 0))
-        val facts = buildList {
+        add(facts, BorderLayout.WEST)
+        add(outcome, BorderLayout.SOUTH)
+    }
+
+    override fun update(entry: Entry) {
+        entry as TurnEntry
+        facts.text = buildList {
             add(duration(entry.durationMs))
             if (entry.permissionWaitMs > 0) add("${duration(entry.permissionWaitMs)} waiting for you")
             if (entry.costUsd > 0) add(String.format(Locale.ROOT, "$%.4f", entry.costUsd))
         }.joinToString("  ·  ")
-        val outcome = when (entry.outcome) {
+        val said = when (entry.outcome.orUnknown()) {
             TurnOutcome.SUCCESS -> null
-            TurnOutcome.INTERRUPTED -> "Interrupted"
+            TurnOutcome.INTERRUPTED -> "Interrupted".takeUnless { interruptShown }
             TurnOutcome.MAX_TURNS -> "Stopped: too many turns"
             TurnOutcome.MAX_BUDGET -> "Stopped: budget reached"
             TurnOutcome.ERROR, null -> entry.error ?: "The turn failed"
         }
-        add(mutedLabel(facts), BorderLayout.WEST)
-        if (outcome != null) {
-            val failed = entry.outcome == TurnOutcome.ERROR || entry.outcome == null
-            add(wrappingText(outcome, Theme.smallFont, if (failed) Theme.error else Theme.muted), BorderLayout.SOUTH)
-        }
+        val failed = entry.outcome.orUnknown().let { it == TurnOutcome.ERROR || it == null }
+        outcome.isVisible = said != null
+        outcome.text = said ?: ""
+        outcome.foreground = if (failed) Theme.error else Theme.muted
     }
 
     private fun duration(ms: Int) = when {
@@ -155,27 +168,59 @@ class TurnFooter(entry: TurnEntry) : EntryView {
     }
 }
 
-class NoticeView(entry: NoticeEntry) : EntryView {
-    override val component: JComponent = wrappingText(
-        entry.text,
-        Theme.smallFont,
-        when (entry.level) {
-            ChatEvent.Notice.Level.INFO -> Theme.muted
-            ChatEvent.Notice.Level.WARN -> Theme.warning
-            ChatEvent.Notice.Level.ERROR -> Theme.error
-        },
-    )
+/**
+ * Something the CLI (or this client) reported, by its subtype: a compaction as a divider, a
+ * command's output as a code block, an interrupt as one quiet "Interrupted" (none when the
+ * answer above is already marked), a rewound file with its diff; any other subtype (an API
+ * error, a cleared conversation, one this client does not know) by its text, coloured by level.
+ */
+class NoticeView(
+    private val key: String,
+    private val context: ViewContext,
+) : EntryView {
+    /** Set before [update] when the entry before this one already shows that the turn was interrupted. */
+    var interruptShown = false
+    override val component: JComponent = Column(4)
+
+    override fun update(entry: Entry) {
+        entry as NoticeEntry
+        component.removeAll()
+        val colour = levelColour(entry.level.orUnknown())
+        when (entry.subtype) {
+            "compaction" -> component.add(divider(entry.text.ifBlank { "Conversation compacted" }))
+            "cleared" -> component.add(divider(entry.text.ifBlank { "Conversation cleared" }))
+            "commandOutput" -> component.add(codeBlock(entry.text.trimEnd(), colour))
+            "interrupted" -> if (!interruptShown) component.add(mutedLabel("Interrupted").apply { toolTipText = entry.text })
+            "fileChanged" -> {
+                val updates = context.fileUpdates(key)
+                component.add(mutedLabel(updates.firstOrNull()?.let { "Changed ${relativePath(it.path, context.cwd)}" } ?: entry.text))
+                for (update in updates) {
+                    openDiffLink(context, update.seq, update.path)?.let { component.add(it) }
+                    update.diff?.let { component.add(DiffView(it)) }
+                }
+            }
+            else -> component.add(wrappingText(entry.text, Theme.smallFont, colour))
+        }
+        component.isVisible = component.componentCount > 0
+        component.revalidate()
+    }
+
+    private fun divider(text: String) = JLabel("── $text ──").apply {
+        font = Theme.smallFont
+        foreground = Theme.muted
+    }
 }
 
-/** A file changed without a tool call (a rewind): its path and diff. */
-class FileView(
-    entry: FileEntry,
-    context: ViewContext,
-) : EntryView {
-    override val component: JComponent = Column(4).apply {
-        val update = context.fileUpdate(entry.seq)
-        add(mutedLabel("Changed ${update?.path?.let { relativePath(it, context.cwd) } ?: "a file"}"))
-        openDiffLink(context, entry.seq, update?.path)?.let { add(it) }
-        update?.diff?.let { add(DiffView(it)) }
-    }
+/** The colour of a notice's text at [level] (an unknown level reads as info). */
+fun levelColour(level: NoticeLevel?): Color = when (level) {
+    NoticeLevel.ERROR -> Theme.error
+    NoticeLevel.WARN -> Theme.warning
+    NoticeLevel.INFO, null -> Theme.muted
+}
+
+/** Monospaced text on the code background (a command's output, a tool's input or result). */
+fun codeBlock(text: String, colour: Color = Theme.foreground) = wrappingText(text, Theme.monoFont, colour).apply {
+    isOpaque = true
+    background = Theme.codeBackground
+    border = padding(4, 6, 4, 6)
 }

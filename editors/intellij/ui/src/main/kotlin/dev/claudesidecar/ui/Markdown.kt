@@ -40,7 +40,17 @@ object Markdown {
         override fun getStyleSheet(): StyleSheet = sheet
     }
 
+    /** The style sheet of the look and feel now in use and its key: made once per theme, shared by every pane. */
+    private var cachedSheet: Pair<String, StyleSheet>? = null
+
     private fun styleSheet(): StyleSheet {
+        val key = listOf(Theme.foreground, Theme.font, Theme.monoFamily, Theme.codeBackground, Theme.border, Theme.muted, Theme.accent)
+            .joinToString()
+        cachedSheet?.let { (cachedKey, sheet) -> if (cachedKey == key) return sheet }
+        return newStyleSheet().also { cachedSheet = key to it }
+    }
+
+    private fun newStyleSheet(): StyleSheet {
         val fg = Theme.hex(Theme.foreground)
         val size = Theme.font.size
         val mono = Theme.monoFamily

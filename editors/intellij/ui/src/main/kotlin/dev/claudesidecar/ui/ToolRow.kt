@@ -1,35 +1,45 @@
 package dev.claudesidecar.ui
 
 import com.google.gson.JsonObject
-import dev.claudesidecar.core.transcript.PermissionState
-import dev.claudesidecar.core.transcript.ToolEntry
-import dev.claudesidecar.core.transcript.ToolStatus
+import dev.claudesidecar.core.protocol.AskState
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryFileChange
+import dev.claudesidecar.core.protocol.EntryPermission
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.orUnknown
 import java.awt.BorderLayout
 import java.awt.Cursor
+import java.awt.event.ContainerAdapter
+import java.awt.event.ContainerEvent
 import java.awt.event.MouseAdapter
 import java.awt.event.MouseEvent
+import javax.swing.BorderFactory
 import javax.swing.JComponent
 import javax.swing.JLabel
 import javax.swing.JPanel
 
 /**
- * A tool call as one compact line: status, name, and the argument that says what it does
- * (file, command, pattern). A click opens the input (an edit's diff) and the result.
+ * A tool use as one compact line: status, name, the argument that says what it does (file,
+ * command, pattern), how its permission request went, and the size of its edits (+N −M). A
+ * click opens the input (an edit's diff) and the result. A sub-agent's entries are nested in
+ * [children], under the Agent/Task call that started them.
  */
 class ToolRow(
-    private val entry: ToolEntry,
+    private val key: String,
     private val context: ViewContext,
 ) : EntryView {
+    private var entry = ToolEntry(id = "", name = "", status = ToolStatus.PENDING)
     private val status = JLabel()
-    private val toolName = JLabel(toolLabel(entry.name)).apply { font = Theme.font.deriveFont(java.awt.Font.BOLD) }
+    private val toolName = JLabel().apply { font = Theme.font.deriveFont(java.awt.Font.BOLD) }
     private val argument = JLabel().apply {
         font = Theme.monoFont
         foreground = Theme.muted
     }
     private val stats = mutedLabel("")
 
-    /** Why a denied call did not run: the user's reason, always shown. */
-    private val denial = wrappingText("", Theme.smallFont, Theme.error).apply {
+    /** Why a denied or failed call did not run: the user's reason or the error, always shown. */
+    private val why = wrappingText("", Theme.smallFont, Theme.error).apply {
         isVisible = false
         border = padding(2, 20, 0, 0)
     }
@@ -37,8 +47,22 @@ class ToolRow(
         isVisible = false
         border = padding(4, 20, 2, 0)
     }
+
+    /** What a sub-agent started by this call did, indented under it. */
+    val children = Column(8).apply {
+        isVisible = false
+        border = BorderFactory.createCompoundBorder(
+            BorderFactory.createCompoundBorder(padding(4, 6, 0, 0), BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border)),
+            padding(0, 10, 0, 0),
+        )
+        addContainerListener(object : ContainerAdapter() {
+            override fun componentAdded(e: ContainerEvent) {
+                isVisible = true
+            }
+        })
+    }
     private var expanded = false
-    private var drawnDetails: String? = null
+    private var drawnDetails: Any? = null
 
     override val component: JComponent = Column(0)
 
@@ -54,80 +78,89 @@ class ToolRow(
         header.addMouseListener(object : MouseAdapter() {
             override fun mouseClicked(e: MouseEvent) {
                 expanded = !expanded
-                update()
+                update(entry)
             }
         })
         component.add(header)
-        component.add(denial)
+        component.add(why)
         component.add(details)
+        component.add(children)
     }
 
-    override fun update() {
-        val (icon, colour, label) = when (entry.status) {
-            ToolStatus.PENDING -> {
-                val waiting = if (entry.permission?.state == PermissionState.PENDING) "waiting for you" else "waiting"
-                Triple("○", Theme.muted, waiting)
-            }
+    override fun update(entry: Entry) {
+        this.entry = entry as ToolEntry
+        val (icon, colour, label) = when (entry.status.orUnknown()) {
+            ToolStatus.PENDING, null -> Triple("○", Theme.muted, "preparing")
+            ToolStatus.AWAITING_PERMISSION -> Triple("○", Theme.warning, "waiting for you")
             ToolStatus.RUNNING -> Triple("◌", Theme.accent, "running")
             ToolStatus.DONE -> Triple("✓", Theme.success, "done")
-            ToolStatus.ERROR -> Triple("✕", Theme.error, "failed")
+            ToolStatus.FAILED -> Triple("✕", Theme.error, "failed")
             ToolStatus.DENIED -> Triple("⊘", Theme.error, "denied")
+            ToolStatus.INTERRUPTED -> Triple("■", Theme.muted, "interrupted")
         }
         status.text = icon
         status.foreground = colour
         status.toolTipText = label
+        toolName.text = toolLabel(entry.name)
         argument.text = keyArgument(entry.name, entry.input, context.cwd)
-        stats.text = if (entry.status == ToolStatus.DENIED) "denied" else diffStats()
-        val reason = entry.result?.text?.takeIf { entry.status == ToolStatus.DENIED && it.isNotBlank() }
-        denial.isVisible = reason != null
-        denial.text = reason?.let { "Denied: $it" } ?: ""
+        stats.text = listOfNotNull(decision(entry.permission), fileStats(entry.files.orEmpty()), label.takeIf { it == "interrupted" })
+            .joinToString("  ·  ")
+        val reason = entry.result?.text?.takeIf { it.isNotBlank() }?.let { text ->
+            when (entry.status.orUnknown()) {
+                ToolStatus.DENIED -> "Denied: $text"
+                ToolStatus.FAILED -> "Failed: ${text.lineSequence().first()}"
+                else -> null
+            }
+        }
+        why.isVisible = reason != null
+        why.text = reason ?: ""
         details.isVisible = expanded
-        if (expanded) fillDetails()
+        if (expanded) fillDetails(entry)
         component.revalidate()
         component.repaint()
     }
 
-    /** The edit's size ("+3 −1"): from its file updates, else its proposed diff. */
-    private fun diffStats(): String {
-        val diffs = diffs()
-        if (diffs.isEmpty()) return ""
-        val lines = diffs.flatMap { it.lines() }
-        val added = lines.count { it.startsWith("+") && !it.startsWith("+++") }
-        val removed = lines.count { it.startsWith("-") && !it.startsWith("---") }
-        return "+$added −$removed"
+    /** How the permission request went, in words (null when nobody was asked). */
+    private fun decision(permission: EntryPermission?): String? = when (permission?.decision?.orUnknown()) {
+        null -> null
+        AskState.PENDING -> "waiting for you"
+        AskState.ANSWERED -> "answered"
+        AskState.ALLOWED -> if (permission.byRule == true) "allowed by rule" else "allowed"
+        AskState.DENIED -> "denied"
+        AskState.CANCELLED -> "not answered"
     }
 
-    private fun diffs(): List<String> {
-        val done = entry.fileUpdates.mapNotNull { context.fileUpdate(it)?.diff }
-        return done.ifEmpty { listOfNotNull(entry.permission?.preview) }
-    }
+    /** The size of the edits ("+3 −1"), as the entry counts it; null when it changed no file. */
+    private fun fileStats(files: List<EntryFileChange>): String? =
+        if (files.isEmpty()) null else "+${files.sumOf { it.added }} −${files.sumOf { it.removed }}"
 
-    private fun fillDetails() {
-        val result = entry.result
-        val key = "${entry.status}|${entry.fileUpdates.size}|${result?.text?.length}"
-        if (key == drawnDetails) return
-        drawnDetails = key
+    /** The diffs to show: those of the files changed, else the one proposed when permission was asked. */
+    private fun diffs(entry: ToolEntry): List<String> =
+        context.fileUpdates(key).mapNotNull { it.diff }.ifEmpty { listOfNotNull(entry.permission?.preview) }
+
+    private fun fillDetails(entry: ToolEntry) {
+        val updates = context.fileUpdates(key)
+        val drawn = listOf(entry, updates.size)
+        if (drawn == drawnDetails) return
+        drawnDetails = drawn
         details.removeAll()
-        val diffs = diffs()
-        for (seq in entry.fileUpdates) openDiffLink(context, seq, context.fileUpdate(seq)?.path)?.let { details.add(it) }
+        val diffs = diffs(entry)
+        for (update in updates) openDiffLink(context, update.seq, update.path)?.let { details.add(it) }
         when {
             diffs.isNotEmpty() -> diffs.forEach { details.add(DiffView(it)) }
             entry.input != null -> details.add(codeBlock(inputText(entry.input!!)))
-            entry.partialInput.isNotEmpty() -> details.add(codeBlock(entry.partialInput.toString()))
+            !entry.partialInput.isNullOrEmpty() -> details.add(codeBlock(entry.partialInput!!))
         }
-        if (result != null && result.text.isNotBlank() && (diffs.isEmpty() || result.isError)) {
+        entry.permission?.previewNote?.let { details.add(wrappingText(it, Theme.smallFont, Theme.muted)) }
+        val result = entry.result
+        if (result != null && result.text.isNotBlank() && (diffs.isEmpty() || result.isError == true)) {
             val lines = result.text.trimEnd().lines()
             val shown =
                 lines.take(RESULT_LINES).joinToString("\n") +
                     if (lines.size > RESULT_LINES) "\n… ${lines.size - RESULT_LINES} more lines" else ""
-            details.add(codeBlock(shown, if (result.isError) Theme.error else Theme.foreground))
+            details.add(codeBlock(shown, if (result.isError == true) Theme.error else Theme.foreground))
         }
-    }
-
-    private fun codeBlock(text: String, colour: java.awt.Color = Theme.foreground) = wrappingText(text, Theme.monoFont, colour).apply {
-        isOpaque = true
-        background = Theme.codeBackground
-        border = padding(4, 6, 4, 6)
+        (result?.imageCount ?: 0).takeIf { it > 0 }?.let { details.add(mutedLabel(if (it == 1) "1 image" else "$it images")) }
     }
 
     /** The input as `key: value` lines (the command of a Bash call alone). */

@@ -1,8 +1,15 @@
 package dev.claudesidecar.ui
 
-import dev.claudesidecar.core.transcript.TextEntry
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.NoticeEntry
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ThinkingEntry
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.transcript.Transcript
 import dev.claudesidecar.core.transcript.TranscriptChange
+import dev.claudesidecar.core.transcript.parentId
+import java.awt.Container
+import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
 import javax.swing.SwingUtilities
@@ -10,17 +17,17 @@ import javax.swing.Timer
 
 /**
  * The transcript's entries, top to bottom, in a scroll pane that follows the end while the
- * user is there. Only what a change names is redrawn; a streaming answer is re-rendered at
- * most every [STREAM_RENDER_MS] however fast its deltas come. EDT only.
+ * user is there; a sub-agent's entries sit inside the Agent/Task call that started them. Only
+ * what a change names is redrawn; a streaming entry is redrawn at most every
+ * [STREAM_RENDER_MS] however fast its deltas come. EDT only.
  */
 class TranscriptView(
     private val transcript: Transcript,
     private val context: ViewContext,
 ) {
     private val column = ScrollableColumn(10).apply { border = padding(12, 14, 12, 14) }
-    private val queued = wrappingText("", Theme.smallFont, Theme.muted).apply { isVisible = false }
-    private val views = HashMap<Int, EntryView>()
-    private val streaming = LinkedHashSet<EntryView>()
+    private val views = HashMap<String, EntryView>()
+    private val streaming = LinkedHashSet<String>()
     private val renderTimer = Timer(STREAM_RENDER_MS) { flushStreaming() }.apply { isRepeats = false }
 
     val scrollPane = JScrollPane(column).apply {
@@ -31,70 +38,100 @@ class TranscriptView(
         isOpaque = false
     }
 
-    init {
-        column.add(queued)
-    }
-
     /** Shows what [change] did to the transcript. */
     fun show(change: TranscriptChange) {
+        if (change.isEmpty) return
         val follow = atEnd()
-        if (change.rebuilt) {
-            rebuild()
-        } else {
-            for (entry in change.added) {
-                val view = entryView(entry, context).also { views[entry.id] = it }
-                column.add(view.component, column.componentCount - 1)
-                view.update()
-            }
-            for (entry in change.updated) {
-                val view = views[entry.id] ?: continue
-                if (entry is TextEntry && entry.streaming) {
-                    streaming += view
-                    if (!renderTimer.isRunning) renderTimer.start()
-                } else {
-                    streaming -= view
-                    view.update()
-                }
+        var drawn = false
+        for (key in change.updated) {
+            val entry = transcript.entry(key) ?: continue
+            val view = views[key] ?: continue
+            if (isStreaming(entry)) {
+                streaming += key
+                if (!renderTimer.isRunning) renderTimer.start()
+            } else {
+                streaming -= key
+                draw(key, view, entry)
+                drawn = true
             }
         }
-        showQueued()
-        if (change.added.isNotEmpty() || change.updated.isNotEmpty() || change.rebuilt) relayout(follow)
-    }
-
-    /** Redraws every entry (a history went in front of them). */
-    fun rebuild() {
-        streaming.clear()
-        views.clear()
-        column.removeAll()
-        for (entry in transcript.entries) {
-            val view = entryView(entry, context).also { views[entry.id] = it }
-            column.add(view.component)
-            view.update()
-        }
-        column.add(queued)
+        if (change.added.isNotEmpty() || change.reordered) place()
+        // A delta of a streaming entry changes nothing on screen until the timer draws it.
+        if (drawn || change.added.isNotEmpty() || change.reordered) relayout(follow)
     }
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
         val follow = atEnd()
-        queued.font = Theme.smallFont
-        queued.foreground = Theme.muted
-        rebuild()
-        showQueued()
+        streaming.clear()
+        views.clear()
+        column.removeAll()
+        place()
         relayout(follow)
     }
+
+    /**
+     * Makes the views of new entries and puts every view where its entry is: in transcript
+     * order, a sub-agent's inside its Agent/Task call (at the top level when that call is not shown).
+     */
+    private fun place() {
+        val order = LinkedHashMap<Container, MutableList<JComponent>>()
+        order[column] = mutableListOf()
+        val keys = transcript.keys
+        for ((index, key) in keys.withIndex()) {
+            val entry = transcript.entry(key) ?: continue
+            val view = views.getOrPut(key) { entryView(key, entry, context).also { noteInterrupt(it, entry, keys, index) } }
+            val parent = entry.parentId()?.let { views[it] } as? ToolRow
+            order.getOrPut(parent?.children ?: column) { mutableListOf() } += view.component
+        }
+        for ((container, components) in order) arrange(container, components)
+    }
+
+    /** Puts [components] into [container] in this order, moving only those out of place. */
+    private fun arrange(container: Container, components: List<JComponent>) {
+        components.forEachIndexed { i, c -> if (i >= container.componentCount || container.getComponent(i) !== c) container.add(c, i) }
+        while (container.componentCount > components.size) container.remove(components.size)
+    }
+
+    private fun draw(key: String, view: EntryView, entry: Entry) {
+        if (view is NoticeView || view is TurnFooter) {
+            val keys = transcript.keys
+            noteInterrupt(view, entry, keys, keys.indexOf(key))
+        }
+        view.update(entry)
+    }
+
+    /**
+     * "Interrupted" is said once per turn: by the aborted answer, else by the interrupt
+     * notice, else by the footer. Tells a notice or footer view (its entry at [index] of
+     * [keys]) whether an entry before it said it already.
+     */
+    private fun noteInterrupt(view: EntryView, entry: Entry, keys: List<String>, index: Int) {
+        val before = keys.subList(0, index.coerceAtLeast(0)).asReversed().asSequence().mapNotNull { transcript.entry(it) }
+        when (view) {
+            is NoticeView ->
+                view.interruptShown =
+                    before.firstOrNull { it.parentId() == entry.parentId() }.let { it is TextEntry && it.aborted == true }
+            is TurnFooter -> view.interruptShown = before.takeWhile { it !is TurnEntry }.any { saysInterrupted(it) }
+            else -> return
+        }
+        view.update(entry)
+    }
+
+    private fun saysInterrupted(entry: Entry) =
+        (entry is TextEntry && entry.aborted == true) || (entry is NoticeEntry && entry.subtype == "interrupted")
+
+    private fun isStreaming(entry: Entry) =
+        (entry is TextEntry && entry.streaming == true) || (entry is ThinkingEntry && entry.streaming == true)
 
     private fun flushStreaming() {
         if (streaming.isEmpty()) return
         val follow = atEnd()
-        streaming.toList().also { streaming.clear() }.forEach { it.update() }
+        for (key in streaming.toList().also { streaming.clear() }) {
+            val entry = transcript.entry(key) ?: continue
+            views[key]?.update(entry)
+        }
         relayout(follow)
-    }
-
-    private fun showQueued() {
-        val prompts = transcript.queued
-        queued.isVisible = prompts.isNotEmpty()
-        queued.text = prompts.joinToString("\n") { "Queued: ${it.text}" }
     }
 
     private fun atEnd(): Boolean {

@@ -6,11 +6,11 @@ import dev.claudesidecar.core.Model
 import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
+import dev.claudesidecar.core.protocol.AskState
 import dev.claudesidecar.core.protocol.NewChannelParams
-import dev.claudesidecar.core.transcript.PermissionState
-import dev.claudesidecar.core.transcript.ToolEntry
-import dev.claudesidecar.core.transcript.ToolStatus
-import dev.claudesidecar.core.transcript.TurnEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -154,11 +154,8 @@ class ChatPanelTest {
         onEdt { find<JToggleButton>(card).first { it.actionCommand == "Blue" }.doClick() }
         awaitTurn(3)
         val ask = tool("AskUserQuestion")
-        assertEquals(PermissionState.ALLOWED, ask.permission?.state)
-        assertEquals(
-            "Blue",
-            ask.result?.details?.asJsonObject?.getAsJsonObject("answers")?.get("Which colour should the button be?")?.asString,
-        )
+        assertEquals(AskState.ALLOWED, ask.permission?.decision)
+        assertTrue(ask.result!!.text.contains("\"Which colour should the button be?\"=\"Blue\""), ask.result!!.text)
         assertTrue(text().contains("Blue it is."))
     }
 
@@ -205,6 +202,39 @@ class ChatPanelTest {
 
     @Test
     @Order(6)
+    fun `the conversation resumed in a new panel shows its prompts, tools, decisions, +N -M and results again`() {
+        val resumedPanel = onEdt { ChatPanel() }
+        val resumedFrame = onEdt {
+            JFrame("resumed").apply {
+                contentPane = resumedPanel
+                setSize(640, 900)
+                isVisible = true
+            }
+        }
+        try {
+            val chat = runBlocking { client.resumeChat(sandbox.cwd, panelChat!!.sessionId!!, listener = resumedPanel.listener) }
+            onEdt { resumedPanel.attach(chat) }
+            waitFor("the history", describe = {
+                visibleText(resumedPanel)
+            }) { visibleText(resumedPanel).contains("Understood, I left it as it is.") }
+            val shown = onEdt { visibleText(resumedPanel) }
+            for (said in listOf("Please explain hello.py", "Greeting changed.", "+1 −1", "Blue it is.", "Denied: Keep it lower case.")) {
+                assertTrue(shown.contains(said), "$said in: $shown")
+            }
+            val tools = onEdt { resumedPanel.transcript.entries.filterIsInstance<ToolEntry>() }
+            assertEquals(listOf(ToolStatus.DONE, ToolStatus.DONE, ToolStatus.DENIED), tools.map { it.status })
+            assertEquals(AskState.ALLOWED, tools.first { it.name == "AskUserQuestion" }.permission?.decision)
+            screenshot(resumedPanel, "6-resumed")
+        } finally {
+            onEdt {
+                resumedPanel.dispose()
+                resumedFrame.dispose()
+            }
+        }
+    }
+
+    @Test
+    @Order(7)
     fun `the session list shows this conversation and Enter opens it`() {
         val opened = mutableListOf<String>()
         val list = onEdt { SessionList(client, sandbox.cwd) { opened += it.sessionId }.also { it.load() } }

@@ -29,6 +29,12 @@ interface WireEnum {
 fun <E : WireEnum> E?.orUnknown(): E? = this
 
 /**
+ * This entry as it may be at run time: an entry of a `kind` this client does not know (a newer
+ * daemon's) is read as null, like an unknown enum value, whatever the field's Kotlin type says.
+ */
+fun Entry?.orUnknown(): Entry? = this
+
+/**
  * A required field that may be null (e.g. `toolUseId` of a permission request): written as
  * `null`, never left out. Every other null field is left out, as the daemon does.
  */
@@ -108,9 +114,9 @@ private object UnionAdapterFactory : TypeAdapterFactory {
                 val tree = elements.read(reader)
                 if (tree == null || tree.isJsonNull) return null
                 val tag = tree.asJsonObject.get(tagField)?.asString
-                val member = members[tag] ?: throw IllegalArgumentException(
-                    "unknown `$tagField` $tag for ${type.rawType.simpleName} (one of ${members.keys})",
-                )
+                // A member this client does not know (a newer daemon's) reads as null, like an
+                // unknown enum value: the message around it still arrives.
+                val member = members[tag] ?: return null
                 return gson.fromJson(tree, member) as T
             }
         }

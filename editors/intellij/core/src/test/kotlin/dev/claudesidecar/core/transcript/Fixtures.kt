@@ -1,55 +1,42 @@
 package dev.claudesidecar.core.transcript
 
-import com.google.gson.JsonObject
+import com.google.gson.JsonElement
 import com.google.gson.JsonParser
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.Harness
-import dev.claudesidecar.core.protocol.MessageNotification
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.ProtocolJson
+import kotlin.io.path.listDirectoryEntries
+import kotlin.io.path.name
 import kotlin.io.path.readLines
+import kotlin.io.path.readText
 
-// The notification streams the VS Code client recorded from the real daemon, CLI and stand-in
-// model (tests/data/streams), read into the typed notifications core delivers.
+// The notifications a client receives for each stream recorded from the real daemon, CLI and
+// stand-in model (tests/data/streams/<name>.client.jsonl, shared by every client), read into
+// the typed notifications core delivers, and the entries they must give (<name>.entries.json).
 
 object Fixtures {
     private val dir = Harness.repoRoot.resolve("tests/data/streams")
 
-    /** The recorded notifications of one chat, in order, as [ChatEvent.Notification]s. */
-    fun notifications(name: String): List<ChatEvent.Notification> =
-        dir.resolve("$name.jsonl").readLines().filter { it.isNotBlank() }.map { line ->
-            val json = JsonParser.parseString(line).asJsonObject
-            val method = json["method"].asString
-            val type = Notifications.byName(method) ?: error("unknown notification $method")
-            ChatEvent.Notification(method, ProtocolJson.gson.fromJson(json["params"], type.paramsType))
-        }
-
-    /**
-     * The events a chat delivers: [ChatEvent.Bound] first, then the notifications, with each
-     * prompt's [ChatEvent.UserMessage] where `claude/sendMessage` returns (before the CLI queues it).
-     */
-    fun chatEvents(name: String): List<ChatEvent> {
-        val notes = notifications(name)
-        val first = notes.first().params
-        val channelId = first.javaClass.getMethod("getChannelId").invoke(first) as String
-        val events = mutableListOf<ChatEvent>(ChatEvent.Bound(channelId, "session", "/home/dev/project"))
-        events += notes
-        for (replay in notes.mapNotNull { cliMessage(it) }.filter { it.str("type") == "user" && it.isTrue("isReplay") }) {
-            val messageId = replay.str("uuid")
-            val text = replay.obj("message").objects("content").filter { it.str("type") == "text" }.joinToString("\n") { it.str("text") }
-            val at = events.indexOfFirst { event ->
-                val m = cliMessage(event)
-                m != null && ((m.str("type") == "command_lifecycle" && m.str("command_uuid") == messageId) || m === replay)
-            }
-            events.add(at, ChatEvent.UserMessage(messageId, text, 0))
-        }
-        return events
+    /** The names of the recorded streams. */
+    val names: List<String> by lazy {
+        dir.listDirectoryEntries("*.client.jsonl").map { it.name.removeSuffix(".client.jsonl") }.sorted()
     }
 
-    fun cliMessage(event: ChatEvent): JsonObject? = ((event as? ChatEvent.Notification)?.params as? MessageNotification)?.message?.asObj()
+    /** The notifications a client receives for the stream [name], in order. */
+    fun notifications(name: String): List<ChatEvent.Notification> =
+        dir.resolve("$name.client.jsonl").readLines().filter { it.isNotBlank() }.map { line -> notification(JsonParser.parseString(line)) }
 
-    /** The final texts of the `assistant` messages' blocks of [type] (`text` or `thinking`), in order. */
-    fun finalTexts(name: String, type: String): List<String> =
-        notifications(name).mapNotNull { cliMessage(it) }.filter { it.str("type") == "assistant" }
-            .flatMap { m -> m.obj("message").objects("content").filter { it.str("type") == type }.map { it.str(type) } }
+    /** One `{method, params}` line as core delivers it. */
+    fun notification(json: JsonElement): ChatEvent.Notification {
+        val method = json.asJsonObject["method"].asString
+        val type = Notifications.byName(method) ?: error("unknown notification $method")
+        return ChatEvent.Notification(method, ProtocolJson.gson.fromJson(json.asJsonObject["params"], type.paramsType))
+    }
+
+    /** The entries a store must end with for the stream [name], as JSON. */
+    fun expectedEntries(name: String): JsonElement = JsonParser.parseString(dir.resolve("$name.entries.json").readText())
+
+    /** A stream played into a new transcript. */
+    fun play(name: String): Transcript = Transcript().apply { notifications(name).forEach { apply(it) } }
 }

@@ -1,256 +1,230 @@
 package dev.claudesidecar.core.transcript
 
 import com.google.gson.JsonObject
+import com.google.gson.JsonParser
 import dev.claudesidecar.core.ChatEvent
-import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.protocol.AskState
+import dev.claudesidecar.core.protocol.AutoDecision
+import dev.claudesidecar.core.protocol.CancelReason
 import dev.claudesidecar.core.protocol.DeltaKind
 import dev.claudesidecar.core.protocol.DeltaNotification
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryNotification
+import dev.claudesidecar.core.protocol.EntryPermission
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.History
-import dev.claudesidecar.core.protocol.HistoryMessage
-import dev.claudesidecar.core.protocol.HistoryMessageKind
-import dev.claudesidecar.core.protocol.HistoryPermission
+import dev.claudesidecar.core.protocol.NoticeEntry
+import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
-import dev.claudesidecar.core.protocol.orUnknown
 import org.junit.jupiter.api.Assertions.assertEquals
-import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import dev.claudesidecar.core.protocol.Transcript as LiveTranscript
 
-// The transcript reducer over the notification streams recorded from the real daemon, CLI
-// and stand-in model (the VS Code client's fixtures), as core delivers them.
+// The entry store, one rule each: upsert by id, append deltas, queued prompts last, a history
+// or a live transcript in front, and what only the client keeps (pending asks, file updates).
 
 class TranscriptTest {
-    private fun play(events: List<ChatEvent>, transcript: Transcript = Transcript()) = transcript.apply { events.forEach { apply(it) } }
+    private var seq = 0
 
-    private fun chat(name: String) = play(Fixtures.chatEvents(name))
+    private fun entry(entry: Entry) = ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, ++seq))
 
-    private fun kinds(t: Transcript) = t.entries.map {
-        when (it) {
-            is UserEntry -> "user"
-            is TextEntry -> if (it.thinking) "thinking" else "text"
-            is ToolEntry -> "tool:${it.name}"
-            is TurnEntry -> "turn"
-            is NoticeEntry -> "notice"
-            is FileEntry -> "file"
-        }
-    }
+    private fun delta(entryId: String?, text: String, kind: DeltaKind = DeltaKind.TEXT) =
+        ChatEvent.Notification("claude/delta", DeltaNotification("ch-1", 0, kind, ++seq, text, entryId = entryId))
 
-    private fun tool(t: Transcript, name: String) = t.entries.filterIsInstance<ToolEntry>().first { it.name == name }
+    private fun text(id: String, text: String, streaming: Boolean? = null) = TextEntry(id = id, text = text, streaming = streaming)
 
-    private fun texts(t: Transcript, thinking: Boolean) = t.entries.filterIsInstance<TextEntry>().filter { it.thinking == thinking }
+    private fun prompt(id: String, queued: Boolean? = null) = PromptEntry(id = id, text = "prompt $id", queued = queued)
 
-    private fun firstIndex(events: List<ChatEvent>, method: String) =
-        events.indexOfFirst { it is ChatEvent.Notification && it.method == method }
+    private fun tool(id: String, status: ToolStatus, permission: EntryPermission? = null) =
+        ToolEntry(id = id, name = "Edit", status = status, permission = permission)
 
-    @Test
-    fun `a streamed answer shows the prompt once, the thinking, the answer and the footer`() {
-        val t = chat("streamed-thinking")
-        assertEquals(listOf("user", "thinking", "text", "turn"), kinds(t))
-        assertEquals("write a palindrome check", (t.entries[0] as UserEntry).text)
-        assertEquals(Fixtures.finalTexts("streamed-thinking", "thinking")[0], texts(t, true)[0].text.toString())
-        val answer = texts(t, false).single()
-        assertEquals(Fixtures.finalTexts("streamed-thinking", "text")[0], answer.text.toString())
-        assertTrue(!answer.streaming && !texts(t, true)[0].streaming)
-        val turn = t.entries.last() as TurnEntry
-        assertEquals(TurnOutcome.SUCCESS, turn.outcome)
-        assertTrue(turn.costUsd > 0 && turn.durationMs > 0)
-        assertEquals(ChannelState.IDLE, t.status.state)
-        assertEquals(turn.costUsd, t.totalCostUsd)
-    }
+    private fun play(vararg events: ChatEvent) = Transcript().apply { events.forEach { apply(it) } }
+
+    private fun ids(t: Transcript) = t.entries.map { it.id() }
+
+    private fun ask(requestId: String, toolUseId: String, auto: AutoDecision? = null) = ChatEvent.Notification(
+        "claude/permissionRequest",
+        PermissionRequestNotification(
+            channelId = "ch-1",
+            input = JsonObject(),
+            requestId = requestId,
+            seq = ++seq,
+            suggestions = emptyList(),
+            toolName = "Edit",
+            toolUseId = toolUseId,
+            autoDecision = auto,
+        ),
+    )
 
     @Test
-    fun `deltas stream into the open block and change only it`() {
-        val events = Fixtures.chatEvents("streamed-thinking")
-        val t = Transcript()
-        var streamed = ""
-        var deltaChanges = 0
-        for (event in events) {
-            val change = t.apply(event)
-            val text = texts(t, false).firstOrNull()
-            if (text?.streaming == true) streamed = text.text.toString()
-            if ((event as? ChatEvent.Notification)?.params is DeltaNotification && text?.streaming == true && text.text.isNotEmpty()) {
-                assertEquals(emptyList<Entry>(), change.added)
-                assertTrue(change.updated.size == 1, "a delta changed ${change.updated.size} entries")
-                deltaChanges++
-            }
-        }
-        val final = Fixtures.finalTexts("streamed-thinking", "text")[0]
-        assertTrue(streamed.isNotEmpty() && final.startsWith(streamed), "the text never streamed")
-        assertTrue(deltaChanges > 1)
+    fun `an entry with a known id is replaced in place`() {
+        val t = play(entry(prompt("p1")), entry(text("m:0", "draft")), entry(prompt("p2")), entry(text("m:0", "final")))
+        assertEquals(listOf("p1", "m:0", "p2"), ids(t))
+        assertEquals("final", (t.entries[1] as TextEntry).text)
     }
 
     @Test
-    fun `a Write is pending with its preview, then answered, then allowed with its file update`() {
-        val t = Transcript()
-        val seen = mutableListOf<String>()
-        for (event in Fixtures.chatEvents("write-allowed")) {
-            t.apply(event)
-            val write = t.entries.filterIsInstance<ToolEntry>().firstOrNull() ?: continue
-            val mark = "${write.status}/${write.permission?.state ?: "-"}/${t.pending.size}"
-            if (seen.lastOrNull() != mark) seen += mark
-        }
-        assertEquals(listOf("PENDING/-/0", "RUNNING/-/0", "PENDING/PENDING/1", "RUNNING/ANSWERED/0", "DONE/ALLOWED/0"), seen)
-        val write = tool(t, "Write")
-        assertEquals("/home/dev/project/README.md", write.input?.get("file_path")?.asString)
-        assertTrue(Regex("(?m)^\\+A tiny web shop\\.$").containsMatchIn(write.permission?.preview ?: ""))
-        assertTrue(write.result!!.text.contains("updated successfully"))
-        assertEquals(listOf(t.files.single().seq), write.fileUpdates)
-        assertTrue(!write.result!!.details.toString().contains("originalFile"))
-        assertEquals(listOf("user", "text", "tool:Write", "text", "turn"), kinds(t))
+    fun `a delta appends to its entry's text and changes that entry only`() {
+        val t = play(entry(prompt("p1")), entry(text("m:0", "", streaming = true)), delta("m:0", "Hel"))
+        val change = t.apply(delta("m:0", "lo"))
+        assertEquals("Hello", (t.entry("m:0") as TextEntry).text)
+        assertEquals(setOf("m:0"), change.updated)
+        assertTrue(change.added.isEmpty() && !change.reordered)
     }
 
     @Test
-    fun `an Edit denied with a reason keeps its diff and shows the reason`() {
-        val t = chat("edit-denied")
-        val edit = tool(t, "Edit")
-        assertEquals(ToolStatus.DENIED, edit.status)
-        assertEquals(PermissionState.DENIED, edit.permission?.state)
-        assertEquals("Keep the greeting short.", edit.result?.text)
-        assertTrue(Regex("(?m)^\\+print\\('hello, world'\\)$").containsMatchIn(edit.permission?.preview ?: ""))
-        assertTrue(t.files.isEmpty() && t.pending.isEmpty())
-        assertEquals(listOf("user", "tool:Edit", "text", "turn"), kinds(t))
+    fun `a tool input delta appends to the tool's partial input`() {
+        val t =
+            play(
+                entry(tool("toolu_1", ToolStatus.PENDING)),
+                delta("toolu_1", "{\"a\":", DeltaKind.TOOL_INPUT),
+                delta("toolu_1", "1}", DeltaKind.TOOL_INPUT),
+            )
+        assertEquals("{\"a\":1}", (t.entry("toolu_1") as ToolEntry).partialInput)
     }
 
     @Test
-    fun `an interrupted answer is kept, marked aborted, with an interrupted footer`() {
-        val t = chat("interrupted")
-        assertEquals(listOf("user", "text", "turn"), kinds(t))
-        val text = texts(t, false).single()
-        assertTrue(text.aborted && !text.streaming)
-        assertEquals(Fixtures.finalTexts("interrupted", "text")[0], text.text.toString())
-        assertEquals(TurnOutcome.INTERRUPTED, (t.entries.last() as TurnEntry).outcome)
-        assertNull((t.entries.last() as TurnEntry).error)
+    fun `a delta without an entry it can append to changes nothing`() {
+        val t = play(entry(text("m:0", "kept")))
+        assertTrue(t.apply(delta(null, "lost")).isEmpty)
+        assertTrue(t.apply(delta("m:9", "lost")).isEmpty)
+        assertEquals("kept", (t.entry("m:0") as TextEntry).text)
     }
 
     @Test
-    fun `an AskUserQuestion is pending with its questions, then done with the answers`() {
-        val events = Fixtures.chatEvents("ask-question")
-        val asked = firstIndex(events, "claude/permissionRequest")
-        val t = play(events.subList(0, asked + 2))
-        val request = t.pending.values.single()
-        assertEquals(true, request.requiresUserInteraction)
-        assertEquals(2, request.input.getAsJsonArray("questions").size())
-        assertEquals(ChannelState.AWAITING_PERMISSION, t.status.state)
-        play(events.subList(asked + 2, events.size), t)
-        val ask = tool(t, "AskUserQuestion")
-        assertEquals(ToolStatus.DONE, ask.status)
-        assertEquals(PermissionState.ALLOWED, ask.permission?.state)
-        val answers = ask.result!!.details!!.asJsonObject.getAsJsonObject("answers")
-        assertEquals("Blue", answers["Which colour should the button be?"].asString)
-        assertEquals("hover, focus", answers["Which states need styles?"].asString)
+    fun `a queued prompt is listed last until the CLI takes it up, then moves to the end`() {
+        val t = play(entry(prompt("p1")), entry(prompt("p2", queued = true)), entry(text("m:0", "answer to p1")))
+        assertEquals(listOf("p1", "m:0", "p2"), ids(t))
+        t.apply(entry(text("m:1", "more")))
+        assertEquals(listOf("p1", "m:0", "m:1", "p2"), ids(t))
+        val change = t.apply(entry(prompt("p2")))
+        assertTrue(change.reordered)
+        t.apply(entry(text("m2:0", "answer to p2")))
+        assertEquals(listOf("p1", "m:0", "m:1", "p2", "m2:0"), ids(t))
     }
 
     @Test
-    fun `Bash output, an API error, a plan and a sub-agent`() {
-        val bash = tool(chat("bash-output"), "Bash")
-        assertEquals(ToolStatus.DONE, bash.status)
-        assertEquals((1..12).joinToString("\n"), bash.result?.text)
-
-        val failed = chat("api-error")
-        assertEquals(listOf("user", "turn"), kinds(failed))
-        assertTrue((failed.entries.last() as TurnEntry).error!!.contains("API Error: 500 scripted failure"))
-
-        val plan = chat("plan-approved")
-        assertEquals("acceptEdits", plan.status.permissionMode)
-        assertEquals(ToolStatus.DONE, tool(plan, "ExitPlanMode").status)
-        assertTrue(tool(plan, "ExitPlanMode").input!!["plan"].asString.startsWith("# Greeting plan"))
-        assertEquals(1, tool(plan, "Write").fileUpdates.size)
-
-        val agent = chat("sub-agent")
-        assertEquals(tool(agent, "Agent").toolUseId, tool(agent, "Bash").parentToolUseId)
-        assertEquals("hi", tool(agent, "Bash").result?.text)
-        assertEquals(1, agent.entries.count { it is UserEntry }, "the sub-agent's prompt is not a user message")
-    }
-
-    @Test
-    fun `a prompt sent while a turn runs waits until the CLI takes it up`() {
-        val events = Fixtures.chatEvents("streamed-thinking")
-        val firstDelta = firstIndex(events, "claude/delta")
-        val t = play(events.subList(0, firstDelta))
-        t.apply(ChatEvent.UserMessage("second", "and another", 0))
-        assertEquals(1, t.queued.size)
-        play(events.subList(firstDelta, events.size), t)
-        assertTrue(t.queued.isEmpty())
-        assertEquals(listOf("user", "thinking", "text", "turn", "user"), kinds(t))
-    }
-
-    @Test
-    fun `permission requests auto-allowed, cancelled, or dropped by a new channel are not pending`() {
-        fun request(auto: Boolean) = ChatEvent.Notification(
-            "claude/permissionRequest",
-            PermissionRequestNotification(
-                channelId = "ch-1",
-                input = JsonObject(),
-                requestId = "r1",
-                seq = 1,
-                suggestions = emptyList(),
-                toolName = "Read",
-                toolUseId = "toolu_1",
-                autoDecision = if (auto) dev.claudesidecar.core.protocol.AutoDecision.ALLOW else null,
-            ),
+    fun `an entry of a kind this client does not know is skipped`() {
+        val note = ProtocolJson.gson.fromJson(
+            """{"channelId":"ch-1","seq":1,"entry":{"kind":"hologram","id":"h1","text":"x"}}""",
+            EntryNotification::class.java,
         )
-        assertTrue(play(listOf(request(auto = true))).pending.isEmpty())
-        val restarted = play(listOf(ChatEvent.Bound("ch-1", "s", "/p"), request(auto = false), ChatEvent.Bound("ch-2", "s", "/p")))
-        assertTrue(restarted.pending.isEmpty())
-        assertEquals(PermissionState.CANCELLED, tool(restarted, "Read").permission?.state)
-    }
-
-    @Test
-    fun `a history comes first, live entries after it`() {
-        val history = History(
-            messages = listOf(
-                HistoryMessage(HistoryMessageKind.USER_PROMPT, "u1", text = "write a readme please"),
-                HistoryMessage(HistoryMessageKind.TOOL_USE, "a1", toolName = "Edit", toolUseId = "toolu_h1"),
-                HistoryMessage(
-                    HistoryMessageKind.TOOL_RESULT,
-                    "r1",
-                    toolUseId = "toolu_h1",
-                    text = "No.",
-                    isError = true,
-                    permission = HistoryPermission.DENIED,
-                ),
-                HistoryMessage(HistoryMessageKind.ASSISTANT_TEXT, "a2", text = "Done."),
-            ),
-            sessionId = "s",
-            warnings = emptyList(),
+        val history = ProtocolJson.gson.fromJson(
+            """{"sessionId":"s","messages":[],"warnings":[],"entries":[{"kind":"hologram","id":"h1"},{"kind":"prompt","id":"p1","text":"hi"}]}""",
+            History::class.java,
         )
-        val t = Transcript()
-        t.apply(ChatEvent.Bound("ch-1", "s", "/p"))
-        t.apply(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Resumed"))
-        assertTrue(t.apply(ChatEvent.History(history)).rebuilt)
-        play(Fixtures.chatEvents("bash-output"), t)
-        assertEquals(listOf("user", "tool:Edit", "text", "notice", "user"), kinds(t).take(5))
-        assertEquals("u1", (t.entries[0] as UserEntry).messageId)
-        assertEquals(ToolStatus.DENIED, tool(t, "Edit").status)
-        assertEquals(ToolStatus.DONE, tool(t, "Bash").status, "live tool results still find their call")
+        val t = play(ChatEvent.Notification("claude/entry", note), ChatEvent.History(history))
+        assertEquals(listOf("p1"), ids(t))
     }
 
     @Test
-    fun `a delta or history message of a kind this client does not know is skipped`() {
-        // A newer daemon's kind: Gson reads it as null, whatever the Kotlin type says.
-        val delta = ProtocolJson.gson.fromJson(
-            """{"channelId":"ch-1","index":0,"kind":"newKind","seq":1,"text":"x"}""",
-            DeltaNotification::class.java,
+    fun `a stored history goes in front of the live entries`() {
+        val history =
+            History(
+                messages = emptyList(),
+                sessionId = "s",
+                warnings = emptyList(),
+                entries = listOf(prompt("old"), text("mo:0", "old answer")),
+            )
+        val t = play(entry(prompt("p1")))
+        assertTrue(t.apply(ChatEvent.History(history)).reordered)
+        assertEquals(listOf("old", "mo:0", "p1"), ids(t))
+    }
+
+    @Test
+    fun `a history's warnings are warning notices`() {
+        val t = play(ChatEvent.History(History(emptyList(), "s", listOf("line 3: not valid JSON"), emptyList())))
+        val notice = t.entries.single() as NoticeEntry
+        assertEquals(NoticeLevel.WARN, notice.level)
+        assertEquals("history: line 3: not valid JSON", notice.text)
+    }
+
+    @Test
+    fun `a live transcript replaces what it covers and skips the notifications it already has`() {
+        val t = play(entry(prompt("p1")), entry(text("m:0", "", streaming = true)))
+        val snapshot = LiveTranscript("ch-1", listOf(prompt("p1"), text("m:0", "Hello", streaming = true)), seq + 1)
+        t.apply(ChatEvent.Transcript(snapshot))
+        t.apply(delta("m:0", "Hello")) // numbered within the snapshot: already in it
+        t.apply(delta("m:0", ", world"))
+        assertEquals("Hello, world", (t.entry("m:0") as TextEntry).text)
+    }
+
+    @Test
+    fun `a channel's transcript goes in front of what its notifications already added`() {
+        val t = play(entry(prompt("p1")))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(prompt("old"), text("mo:0", "stored answer")), 0)))
+        assertEquals(listOf("old", "mo:0", "p1"), ids(t))
+    }
+
+    @Test
+    fun `a live transcript does not undo what a newer notification changed`() {
+        val t = play(entry(text("m:0", "", streaming = true)), delta("m:0", "Hello"))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(text("m:0", "", streaming = true)), seq - 1)))
+        assertEquals("Hello", (t.entry("m:0") as TextEntry).text)
+    }
+
+    @Test
+    fun `a permission request is pending until its tool's entry says how it went`() {
+        val pending = EntryPermission(decision = AskState.PENDING, requestId = "r1")
+        val t = play(entry(tool("toolu_1", ToolStatus.AWAITING_PERMISSION, pending)), ask("r1", "toolu_1"))
+        assertEquals(setOf("r1"), t.pending.keys)
+        t.apply(entry(tool("toolu_1", ToolStatus.RUNNING, pending.copy(decision = AskState.ANSWERED))))
+        assertTrue(t.pending.isEmpty())
+    }
+
+    @Test
+    fun `a cancelled, an auto-allowed, or an old channel's permission request is not pending`() {
+        assertTrue(play(ask("r1", "toolu_1", auto = AutoDecision.ALLOW)).pending.isEmpty())
+        val cancelled = ChatEvent.Notification(
+            "claude/permissionCancelled",
+            PermissionCancelledNotification("ch-1", CancelReason.entries.first(), "r1", ++seq),
         )
-        val message = ProtocolJson.gson.fromJson("""{"kind":"newKind","uuid":"n1","text":"x"}""", HistoryMessage::class.java)
-        assertNull(delta.kind.orUnknown())
-        val t = Transcript()
-        t.apply(ChatEvent.History(History(listOf(message), "s", emptyList())))
-        t.apply(ChatEvent.Notification("claude/delta", delta))
-        assertTrue(t.entries.isEmpty())
+        assertTrue(play(ask("r1", "toolu_1"), cancelled).pending.isEmpty())
+        val rebound = play(ChatEvent.Bound("ch-1", "s", "/p"), ask("r1", "toolu_1"), ChatEvent.Bound("ch-2", "s", "/p"))
+        assertTrue(rebound.pending.isEmpty())
     }
 
     @Test
-    fun `appending a long stream costs time proportional to the deltas`() {
-        val t = play(Fixtures.chatEvents("interrupted").take(12))
-        val open = texts(t, false).single()
-        val delta = ChatEvent.Notification("claude/delta", DeltaNotification(t.channelId!!, 0, DeltaKind.TEXT, 0, "word "))
-        val started = System.nanoTime()
-        repeat(200_000) { t.apply(delta) }
-        val ms = (System.nanoTime() - started) / 1_000_000
-        assertTrue(open.text.length >= 1_000_000)
-        assertTrue(ms < 1500, "200k deltas took $ms ms")
+    fun `a tool's file updates are kept under its key, a rewind's under a notice of its own`() {
+        fun update(toolUseId: String?) = ChatEvent.Notification(
+            "claude/fileUpdated",
+            FileUpdatedNotification("ch-1", "/p/a.txt", ++seq, "Edit", "@@ -1 +1 @@\n-a\n+b\n", null, null, null, null, null, toolUseId),
+        )
+        val t = play(entry(tool("toolu_1", ToolStatus.RUNNING)))
+        assertEquals(setOf("toolu_1"), t.apply(update("toolu_1")).updated)
+        assertEquals(1, t.fileUpdates("toolu_1").size)
+        t.apply(update(null))
+        val notice = t.entries.last() as NoticeEntry
+        assertEquals("fileChanged", notice.subtype)
+        assertEquals("/p/a.txt", t.fileUpdates(notice.id).single().path)
+    }
+
+    @Test
+    fun `the client's own notices are entries of subtype client`() {
+        val t = play(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "the daemon stopped; restarting it."))
+        val notice = t.entries.single() as NoticeEntry
+        assertEquals(Transcript.CLIENT_NOTICE, notice.subtype)
+        assertEquals(NoticeLevel.WARN, notice.level)
+    }
+
+    @Test
+    fun `the status line's state comes from claude status`() {
+        val status = JsonParser.parseString(
+            """{"method":"claude/status","params":{"channelId":"ch-1","seq":1,"state":"running","sessionId":"s","model":"m1","permissionMode":"plan"}}""",
+        )
+        val t = play(Fixtures.notification(status))
+        assertEquals("m1", t.status.model)
+        assertEquals("plan", t.status.permissionMode)
+        assertFalse(t.status.state == null)
     }
 }

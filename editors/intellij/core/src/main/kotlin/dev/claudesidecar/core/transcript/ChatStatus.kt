@@ -1,0 +1,15 @@
+package dev.claudesidecar.core.transcript
+
+import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.protocol.ExitInfo
+import dev.claudesidecar.core.protocol.RetryInfo
+
+/** The chat's state besides its entries, from `claude/status` (null [state]: no status yet). */
+data class ChatStatus(
+    val state: ChannelState? = null,
+    val model: String? = null,
+    val permissionMode: String? = null,
+    /** Set while the CLI waits to retry a failed model request. */
+    val retry: RetryInfo? = null,
+    val exit: ExitInfo? = null,
+)

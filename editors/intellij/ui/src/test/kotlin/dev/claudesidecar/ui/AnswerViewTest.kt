@@ -1,0 +1,79 @@
+package dev.claudesidecar.ui
+
+import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.protocol.TextEntry
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+
+/** A streaming answer is rendered block by block: the finished blocks once, the growing tail again. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AnswerViewTest {
+    private val answer = buildString {
+        for (i in 1..40) {
+            append("## Part $i\n\nSome **text** of part $i, long enough to matter.\n\n")
+            append("```python\ndef f$i():\n\n    return $i\n```\n\n")
+            append("- one\n\n- two, loose\n\n1. first\n2. second\n\n")
+        }
+    }
+
+    @BeforeAll
+    fun laf() {
+        onEdt { FlatLightLaf.setup() }
+    }
+
+    private fun cuts(text: String) = MarkdownBlocks().apply { advance(text) }.cuts
+
+    private fun panes(view: AnswerView) = find<MarkdownView>(view.component)
+
+    /** What a view shows, its panes' texts joined, whitespace normalised. */
+    private fun shown(view: AnswerView) = panes(view).joinToString("\n") { it.plainText }.normalised()
+
+    private fun String.normalised() = split(Regex("\\s+")).filter { it.isNotEmpty() }.joinToString(" ")
+
+    /** [text] rendered whole in one pane, as it was before segments. */
+    private fun whole(text: String) = onEdt { MarkdownView().apply { markdown = text }.plainText.normalised() }
+
+    @Test
+    fun `a fenced code block is never cut, not even at its blank lines`() {
+        val text = "Intro.\n\n```\na\n\nb\n```\n\nAfter.\n"
+        assertEquals(listOf(text.indexOf("```"), text.indexOf("After.")), cuts(text))
+    }
+
+    @Test
+    fun `a list item or an indented line after a blank line is not a cut`() {
+        assertEquals(emptyList<Int>(), cuts("- one\n\n- two\n\n  more of two\n\n3. three\n"))
+    }
+
+    @Test
+    fun `an answer streamed in pieces reads as the whole answer rendered at once`() {
+        val view = onEdt { AnswerView() }
+        for (end in answer.indices step 700) onEdt { view.update(TextEntry(id = "m:0", text = answer.take(end), streaming = true)) }
+        onEdt { view.update(TextEntry(id = "m:0", text = answer)) }
+        val expected = whole(answer)
+        waitFor("the segments to render") { shown(view) == expected }
+        assertTrue(onEdt { panes(view).size } >= 5, "rendered in segments, one per update")
+    }
+
+    @Test
+    fun `a long finished answer is rendered over several EDT tasks, not in one`() {
+        val view = onEdt { AnswerView() }
+        val first = onEdt {
+            view.update(TextEntry(id = "m:0", text = answer))
+            panes(view).count { it.plainText.isNotBlank() }
+        }
+        assertEquals(1, first, "one segment in the first task")
+        val expected = whole(answer)
+        waitFor("the rest to render") { shown(view) == expected }
+    }
+
+    @Test
+    fun `an answer replaced by a different text shows the new text only`() {
+        val view = onEdt { AnswerView() }
+        onEdt { view.update(TextEntry(id = "m:0", text = "First draft.\n\nMore.\n", streaming = true)) }
+        onEdt { view.update(TextEntry(id = "m:0", text = "Final answer.")) }
+        waitFor("the new text") { shown(view) == "Final answer." }
+    }
+}

@@ -1,0 +1,149 @@
+package dev.claudesidecar.ui
+
+import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryNotification
+import dev.claudesidecar.core.protocol.History
+import dev.claudesidecar.core.protocol.NoticeEntry
+import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.ProtocolJson
+import dev.claudesidecar.core.transcript.Fixtures
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeEach
+import org.junit.jupiter.api.Test
+import javax.swing.JFrame
+import javax.swing.SwingUtilities
+
+/**
+ * The chat panel renders what the entries say: the recorded streams (tests/data/streams) fed
+ * to a panel as its chat's events, live, or as a resumed chat's history (the same entries).
+ */
+class EntryRenderingTest {
+    private lateinit var frame: JFrame
+    private lateinit var panel: ChatPanel
+
+    @BeforeEach
+    fun open() = onEdt {
+        FlatLightLaf.setup()
+        panel = ChatPanel()
+        frame = JFrame("entries").apply {
+            contentPane = panel
+            setSize(640, 900)
+            isVisible = true
+        }
+    }
+
+    @AfterEach
+    fun close() = onEdt {
+        panel.dispose()
+        frame.dispose()
+    }
+
+    /**
+     * Feeds [events] as the chat would and waits until the EDT has drawn them (the panel
+     * hands each to the EDT in order; an entry that no longer streams is drawn at once).
+     */
+    private fun feed(events: List<ChatEvent>) {
+        events.forEach { panel.listener.onEvent(it) }
+        onEdt { frame.validate() }
+    }
+
+    private fun live(name: String) = feed(Fixtures.notifications(name))
+
+    /** The stream's entries as a resumed chat's history brings them. */
+    private fun resumed(name: String) {
+        val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries(name), Array<Entry>::class.java).toList()
+        feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
+    }
+
+    private fun text() = onEdt { visibleText(panel) }
+
+    private fun occurrences(text: String, of: String) = Regex(Regex.escape(of)).findAll(text).count()
+
+    private fun row(name: String): ToolRow = onEdt {
+        allComponents(panel).mapNotNull { EntryView.of(it) as? ToolRow }.first { visibleText(it.component).startsWith("✓\n$name") }
+    }
+
+    @Test
+    fun `an allowed Write shows its permission decision and its +N -M`() {
+        live("write-allowed")
+        val shown = text()
+        assertTrue(shown.contains("allowed") && shown.contains("+5 −1"), shown)
+        assertTrue(shown.contains("README.md is updated.") && Regex("""\d+\.\d s""").containsMatchIn(shown), shown)
+    }
+
+    @Test
+    fun `a denied Edit says it was denied and why`() {
+        live("edit-denied")
+        assertTrue(text().contains("Denied: Keep the greeting short."), text())
+    }
+
+    @Test
+    fun `an interrupted answer says Interrupted once`() {
+        live("interrupted")
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `a resumed interrupted answer says Interrupted once too`() {
+        resumed("interrupted")
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `a sub-agent's entries are nested inside the Agent call that started it`() {
+        live("sub-agent")
+        val agent = row("Agent")
+        val bash = row("Bash")
+        assertTrue(onEdt { SwingUtilities.isDescendingFrom(bash.component, agent.children) }, "the Bash row is inside the Agent row")
+        assertTrue(onEdt { visibleText(agent.children) }.contains("SUBTASK: say hi with echo"))
+    }
+
+    @Test
+    fun `a resumed sub-agent is nested the same way`() {
+        resumed("sub-agent")
+        val agent = row("Agent")
+        val bash = row("Bash")
+        assertTrue(onEdt { SwingUtilities.isDescendingFrom(bash.component, agent.children) })
+    }
+
+    @Test
+    fun `an API error shows its message in the error colour, and the turn fails`() {
+        live("api-error")
+        val notice = onEdt { allComponents(panel).first { shownText(it)?.startsWith("API Error: 500") == true } }
+        assertEquals(Theme.error, onEdt { notice.foreground })
+    }
+
+    @Test
+    fun `the entries of a stream shown as a resumed chat's history read as they did live, footers aside`() {
+        for (name in Fixtures.names) {
+            close()
+            open()
+            live(name)
+            val live = text().lines().filterNot { Regex("""\d+\.\d s|^\$""").containsMatchIn(it) }
+            close()
+            open()
+            resumed(name)
+            val stored = text().lines().filterNot { Regex("""\d+\.\d s|^\$""").containsMatchIn(it) }
+            assertEquals(live, stored, name)
+        }
+    }
+
+    @Test
+    fun `a notice of a subtype this client does not know is shown by its text and level`() {
+        val notice = NoticeEntry(id = "n1", level = NoticeLevel.WARN, subtype = "somethingNew", text = "Something new happened.")
+        feed(listOf(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", notice, 1))))
+        val label = onEdt { allComponents(panel).first { shownText(it) == "Something new happened." } }
+        assertEquals(Theme.warning, onEdt { label.foreground })
+    }
+
+    @Test
+    fun `a compaction is a divider`() {
+        val notice = NoticeEntry(id = "n1", level = NoticeLevel.INFO, subtype = "compaction", text = "Conversation compacted")
+        feed(listOf(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", notice, 1))))
+        assertTrue(text().contains("── Conversation compacted ──"), text())
+    }
+}
