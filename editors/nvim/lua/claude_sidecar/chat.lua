@@ -259,7 +259,13 @@ local function set_title(chat)
   vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { "# " .. title(chat) })
   vim.bo[chat.buf].modifiable = false
   -- Every statusline may show a chat's state (claude_sidecar.statusline()), not only the current one.
-  vim.cmd("redrawstatus!")
+  M.redraw_status()
+end
+
+--- Mark every statusline and winbar for the next redraw. Not `:redrawstatus!`, which redraws
+--- at once: one more full redraw per state change, up to 200 ms on a long markdown chat.
+function M.redraw_status()
+  vim.api.nvim__redraw({ statusline = true, winbar = true })
 end
 
 --- The chat window's winbar: the chat's title (and its context meter and cost).
@@ -631,7 +637,7 @@ function M.close(chat)
     end
   end
   events.emit("ClaudeChatClosed", { chat = chat.number })
-  vim.cmd("redrawstatus!")
+  M.redraw_status()
 end
 
 --- A new chat in `cwd` with the configured model and mode.

@@ -28,7 +28,7 @@ function M.update(chat)
       return
     end
     chat.context = { percentage = usage.percentage, total_tokens = usage.totalTokens, max_tokens = usage.maxTokens }
-    vim.cmd("redrawstatus!")
+    require("claude_sidecar.chat").redraw_status()
   end)
 end
 
