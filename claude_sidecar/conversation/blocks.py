@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+
+def _tag(name: str, text: str) -> str | None:
+    found = re.search(f"<{name}>(.*?)</{name}>", text, re.S)
+    return found.group(1).strip() if found else None
+
+
+def as_typed(text: str) -> str:
+    """A prompt as the user typed it: a slash command out of the CLI's ``<command-name>``
+    wrapper (``/model opus``), shell input out of ``<bash-input>`` (``!ls``)."""
+    if text.startswith("<command-name>"):
+        name = _tag("command-name", text) or ""
+        args = _tag("command-args", text) or ""
+        return f"{name} {args}".strip()
+    if text.startswith("<bash-input>"):
+        return "!" + (_tag("bash-input", text) or "")
+    return text
 
 
 def result_text(content: Any) -> tuple[str, int]:

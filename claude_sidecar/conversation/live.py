@@ -53,7 +53,7 @@ from ..events import (
     StatusChanged,
     TurnEnded,
 )
-from .blocks import result_text
+from .blocks import as_typed, result_text
 from .entries import Entries
 
 _LOCAL_COMMAND = re.compile(
@@ -446,7 +446,7 @@ class LiveConversation:
             )
         elif line.is_replay and (text or images) and uuid:
             # A prompt this daemon did not send (another client of the session).
-            self._add(PromptEntry(id=uuid, text=text, image_count=images))
+            self._add(PromptEntry(id=uuid, text=as_typed(text), image_count=images))
 
     def _tool_result(self, line: _Line, block: _Block) -> None:
         tool = self._tool(block.tool_use_id)

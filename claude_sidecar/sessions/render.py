@@ -12,7 +12,7 @@ import re
 from typing import Any, Literal
 
 from ..api import EntryFileChange, HistoryKind, HistoryMessage
-from ..conversation.blocks import result_text
+from ..conversation.blocks import as_typed, result_text
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
@@ -205,12 +205,7 @@ class Renderer:
                     self.add(line, "system", subtype=subtype, text=_strip_tags(text))
                 return
         command = text.startswith("<command-name>")
-        if command:
-            name = _tag("command-name", text) or ""
-            args = _tag("command-args", text) or ""
-            text = f"{name} {args}".strip()
-        elif text.startswith("<bash-input>"):
-            text = "!" + (_tag("bash-input", text) or "")
+        text = as_typed(text)
         self.prompts += 1
         self.add(line, "userPrompt", text=text, image_count=images)
         if command:

@@ -104,6 +104,17 @@ SCENARIO = {
             ],
         },
         {
+            "name": "both-files",
+            "match": "(?i)both files",
+            "steps": [
+                [
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{cwd}/README.md"}}},
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{cwd}/hello.py"}}},
+                ],
+                [{"text": "Both files are short."}],
+            ],
+        },
+        {
             "name": "long",
             "match": "(?i)long",
             "chunk": 5,
@@ -242,6 +253,11 @@ class Fixture:
     answer: Answer = allow
     channel: dict[str, Any] = field(default_factory=dict)
     interrupt_after_deltas: int | None = None
+    # Sent while the first prompt's answer streams (after this many deltas): it queues.
+    queued: str | None = None
+    queue_after_deltas: int = 5
+    # Sent one after the other once each turn before has ended.
+    then: tuple[str, ...] = ()
 
 
 FIXTURES: dict[str, Fixture] = {
@@ -270,6 +286,9 @@ FIXTURES: dict[str, Fixture] = {
         answer=lambda r: {"decision": "allow", "mode": "acceptEdits"},
     ),
     "sub-agent": Fixture("delegate a small task"),
+    "parallel-tools": Fixture("read both files"),
+    "queued-prompt": Fixture("a long answer please", queued="and a short one after it"),
+    "cleared": Fixture("hello", then=("/clear", "hello again")),
 }
 
 
@@ -278,9 +297,24 @@ async def play(sidecar: Sidecar, project: Path, fixture: Fixture) -> list[Note]:
     the end of the turn; returns the channel's notifications."""
     opened = await sidecar.open_channel(cwd=str(project), **fixture.channel)
     channel = opened["channelId"]
-    await sidecar.send(channel, fixture.prompt)
     seen = 0
-    interrupted = False
+    for prompt in (fixture.prompt, *fixture.then):
+        seen = await play_turn(sidecar, channel, prompt, fixture, seen)
+    # What the CLI prints after the turn (command_lifecycle `completed`) belongs to it too.
+    await asyncio.sleep(0.5)
+    notes = sidecar.of(channel)
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+    return notes
+
+
+async def play_turn(
+    sidecar: Sidecar, channel: str, prompt: str, fixture: Fixture, seen: int
+) -> int:
+    """Send ``prompt``, answer what is asked, wait until the channel is idle again (a
+    queued prompt's turn included); returns how many notifications were seen."""
+    await sidecar.send(channel, prompt)
+    interrupted = queued = False
+    turns = 0
     while True:
         note = await sidecar.wait_for(
             lambda n: n.channel == channel
@@ -289,9 +323,15 @@ async def play(sidecar: Sidecar, project: Path, fixture: Fixture) -> list[Note]:
         )
         seen = sidecar.notes.index(note) + 1
         if note.method == "claude/turnEnded":
-            break
+            turns += 1
+            if not queued or turns == 2 or len(note.params.get("messageIds", [])) == 2:
+                break
+            continue
         if note.method == "claude/delta":
             deltas = len(sidecar.of(channel, "claude/delta"))
+            if fixture.queued and not queued and deltas >= fixture.queue_after_deltas:
+                queued = True
+                await sidecar.send(channel, fixture.queued)
             if (
                 not interrupted
                 and fixture.interrupt_after_deltas
@@ -311,11 +351,7 @@ async def play(sidecar: Sidecar, project: Path, fixture: Fixture) -> list[Note]:
             },
         )
     await sidecar.wait_for_state(channel, "idle", after=seen)
-    # What the CLI prints after the turn (command_lifecycle `completed`) belongs to it too.
-    await asyncio.sleep(0.5)
-    notes = sidecar.of(channel)
-    await sidecar.request("claude/closeChannel", {"channelId": channel})
-    return notes
+    return seen
 
 
 @dataclass
@@ -391,7 +427,12 @@ async def main(names: list[str]) -> None:
             for name in names:
                 prepare(project)
                 notes = await play(sidecar, project, FIXTURES[name])
-                records = [{"method": n.method, "params": n.params} for n in notes]
+                # The entries are what the tests compute from the rest: not recorded.
+                records = [
+                    {"method": n.method, "params": n.params}
+                    for n in notes
+                    if n.method != "claude/entry"
+                ]
                 stable_tool_input(records, stable)
                 lines = [stable(json.dumps(r, ensure_ascii=False)) for r in records]
                 leftover = [line for line in lines if str(tmp) in line]
