@@ -73,17 +73,15 @@ export class Chat {
     return this.channelParams.cwd;
   }
 
-  /** The user's prompts, oldest first: where a fork or rewind can start. */
-  readonly prompts: { messageId: string; text: string }[] = [];
+  /** The user's prompts taken up so far, oldest first: where a fork or rewind can start. */
+  get prompts(): { messageId: string; text: string }[] {
+    return this.state.entries.flatMap((e) =>
+      e.kind === 'prompt' && !e.parentId ? [{ messageId: e.id, text: e.text }] : [],
+    );
+  }
 
   /** Applies one event to the state and tells the listeners. */
   apply(event: ChatEvent): void {
-    if (event.kind === 'userMessage') this.prompts.push({ messageId: event.messageId, text: event.text });
-    if (event.kind === 'history') {
-      for (const m of event.history.messages) {
-        if (m.kind === 'userPrompt') this.prompts.push({ messageId: m.uuid, text: m.text ?? '' });
-      }
-    }
     this.state = reduce(this.state, event);
     this.eventEmitter.fire(event);
   }
@@ -149,7 +147,6 @@ export class Chat {
       content ? { channelId, content } : { channelId, text },
     );
     this.hasConversation = true;
-    this.apply({ kind: 'userMessage', messageId, text, images: images.length });
     return messageId;
   }
 

@@ -6,11 +6,11 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import { Chat } from './chat';
 import { DaemonConnection, type DaemonExit, type DaemonOptions, type Log } from './connection';
 import { SidecarError } from './errors';
+import { cutAfterExchange } from './transcript';
 import type {
   ChannelInfo,
   ClaudeNotifications,
   History,
-  HistoryMessage,
   InitializationOptions,
   NewChannelParams,
   SessionPage,
@@ -99,7 +99,7 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     chat.hasConversation = true;
-    chat.apply({ kind: 'history', history });
+    chat.apply({ kind: 'loaded', entries: history.entries ?? [], warnings: history.warnings });
     await this.bindChannel(chat, chat.channelParams);
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
@@ -118,13 +118,8 @@ export class SidecarClient {
       ...(atMessageId ? { atMessageId } : {}),
     });
     // The fork's own session file is written with its first message: show the source's
-    // history, cut where the fork was.
-    const source: History = await daemon.request('claude/getHistory', { cwd: chat.cwd, sessionId: chat.sessionId! });
-    const history = {
-      ...source,
-      sessionId: result.sessionId,
-      messages: cutAfterExchange(source.messages, atMessageId),
-    };
+    // conversation, cut where the fork was.
+    const copied = cutAfterExchange(chat.state.entries, atMessageId);
     const fork = new Chat(
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
@@ -132,7 +127,7 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     fork.hasConversation = true;
-    fork.apply({ kind: 'history', history });
+    fork.apply({ kind: 'loaded', entries: copied, warnings: [] });
     this.chats.set(fork.id, fork);
     this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
     this.chatEmitter.fire(fork);
@@ -181,8 +176,7 @@ export class SidecarClient {
         command: this.options.command,
         cwd: this.options.cwd,
         env: this.options.env,
-        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
-        initializationOptions: { rawMessages: true, ...this.options.initializationOptions },
+        initializationOptions: this.options.initializationOptions ?? {},
         log: this.options.log,
       });
       daemon.onNotification((method, params) => this.route(method, params));
@@ -315,16 +309,4 @@ export class SidecarClient {
     this.state = state;
     this.stateEmitter.fire(state);
   }
-}
-
-/**
- * The messages up to and including the whole exchange of the user prompt `messageId`
- * (everything before the next user prompt), as a fork at that message keeps them.
- */
-export function cutAfterExchange(messages: HistoryMessage[], messageId: string | undefined): HistoryMessage[] {
-  if (!messageId) return messages;
-  const at = messages.findIndex((m) => m.kind === 'userPrompt' && m.uuid === messageId);
-  if (at < 0) return messages;
-  const next = messages.findIndex((m, i) => i > at && m.kind === 'userPrompt');
-  return next < 0 ? messages : messages.slice(0, next);
 }

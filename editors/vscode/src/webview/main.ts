@@ -1,5 +1,5 @@
 // The chat page. It holds a copy of the chat state, applies the host's events with the
-// same reducer as the host (src/core/transcript.ts) and draws what changed, at most once
+// same store as the host (src/core/transcript.ts) and draws what changed, at most once
 // per animation frame however fast the deltas come.
 
 import './style.css';
@@ -88,7 +88,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'event':
       reduce(state, message.event);
-      if (message.event.kind === 'history') {
+      if (message.event.kind === 'loaded') {
         transcript.rebuild(state);
       } else if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
         void refreshContext();
