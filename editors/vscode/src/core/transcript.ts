@@ -86,8 +86,8 @@ export interface ChatState {
   cwd: string | null;
   /** Bumped by every event. */
   rev: number;
-  /** How many sources of entries came before the current channel: each channel counts its
-   * turn footers from `turn:1`, so those of a later one get this as a suffix. */
+  /** How many sources of entries (channels, loaded conversations) came before the current
+   * channel: each channel counts its turn footers from `turn:1` again. */
   epoch: number;
 }
 
@@ -139,8 +139,10 @@ function onNotification(state: ChatState, event: NotificationEvent): void {
   switch (event.method) {
     case 'claude/entry': {
       const entry = event.params.entry;
-      const epoch = entry.kind === 'turn' && state.epoch ? `@${state.epoch}` : '';
-      upsert(state, epoch ? { ...entry, id: entry.id + epoch } : entry);
+      // A channel counts its footers from turn:1: those after a restart or a copied
+      // conversation are told apart by the session and the epoch.
+      const suffix = entry.kind === 'turn' && state.epoch ? `@${state.sessionId ?? ''}:${state.epoch}` : '';
+      upsert(state, suffix ? { ...entry, id: entry.id + suffix } : entry);
       if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
         delete state.pending[entry.permission.requestId];
       }

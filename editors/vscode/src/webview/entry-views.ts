@@ -152,7 +152,14 @@ class NoticeView implements EntryView {
     const text =
       entry.subtype === 'commandOutput'
         ? h('pre', { class: 'command-output', text: entry.text })
-        : h('div', { class: 'notice-text', text: title ?? entry.text, title: title ? entry.text : '' });
+        : entry.subtype === 'compactSummary'
+          ? h(
+              'details',
+              {},
+              h('summary', { text: 'Summary of the earlier conversation' }),
+              h('div', { class: 'notice-text', text: entry.text }),
+            )
+          : h('div', { class: 'notice-text', text: title ?? entry.text, title: title ? entry.text : '' });
     this.el = h(
       'div',
       {

@@ -301,6 +301,20 @@ describe('a loaded conversation (history, fork)', () => {
     assert.match((state.entries[2] as { text: string }).text, /line 3: skipped/);
   });
 
+  it('keeps the footers a fork copied from a chat that had loaded a conversation itself', () => {
+    const source = play([
+      { kind: 'loaded', entries: [prompt('h1', 'old')], warnings: [] },
+      { kind: 'bound', channelId: 'ch-1', sessionId: 'source', cwd: '/p' },
+      entry(turn('turn:1')),
+    ]);
+    const fork = play([
+      { kind: 'loaded', entries: cutAfterExchange(source.entries, undefined), warnings: [] },
+      { kind: 'bound', channelId: 'ch-2', sessionId: 'fork', cwd: '/p' },
+      entry(turn('turn:1')),
+    ]);
+    assert.equal(fork.entries.filter((e) => e.kind === 'turn').length, 2);
+  });
+
   it("keeps its turn footers when the new channel's come", () => {
     const state = play([
       { kind: 'loaded', entries: [turn('turn:1')], warnings: [] },

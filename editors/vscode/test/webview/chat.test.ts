@@ -305,6 +305,7 @@ describe('entries as they say', () => {
           level: 'warn',
           text: 'Nearly at the limit',
         }),
+        entryEvent({ kind: 'notice', id: 'n5', subtype: 'compactSummary', level: 'info', text: 'We wrote a readme.' }),
       ]),
     );
     const notices = host.page.locator('.entry.notice');
@@ -313,6 +314,7 @@ describe('entries as they say', () => {
       'Set model to haiku',
       'Conversation cleared',
       'Nearly at the limit',
+      'Summary of the earlier conversation',
     ]);
     assert.equal(await host.page.locator('.entry.notice.commandOutput pre').count(), 1);
     assert.equal(await host.page.locator('.entry.notice.warn').getAttribute('data-subtype'), 'rateLimitWarning');
