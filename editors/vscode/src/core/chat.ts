@@ -56,6 +56,8 @@ export class Chat {
   /** The highest `seq` the chat has seen, and what is added to the current channel's. */
   private lastSeq = 0;
   private seqOffset = 0;
+  /** The current channel's last notification number (the channel's own count). */
+  private channelSeq = 0;
   /** True once a message was taken: the session exists on disk and can be resumed. */
   hasConversation = false;
   closed = false;
@@ -89,6 +91,7 @@ export class Chat {
   /** Serves the chat from a (new) daemon channel. */
   bind(channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
     this.seqOffset = this.lastSeq;
+    this.channelSeq = 0;
     this.channelId = channelId;
     this.pid = pid;
     this.sessionId = sessionId;
@@ -114,6 +117,8 @@ export class Chat {
     // notification of the chat (file updates are opened by it).
     const params = this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
     this.lastSeq = Math.max(this.lastSeq, params.seq);
+    const missed = channelParams.seq > this.channelSeq + 1;
+    this.channelSeq = Math.max(this.channelSeq, channelParams.seq);
     if (method === 'claude/permissionRequest') {
       const request = params as PermissionRequestNotification;
       if (request.autoDecision !== 'allow') this.permissionRequests.set(request.requestId, request);
@@ -133,6 +138,23 @@ export class Chat {
         ? ({ ...(params as FileUpdatedNotification), oldContent: null, newContent: null } as ClaudeNotifications[M])
         : params;
     this.apply({ kind: 'notification', method, params: slim } as ChatEvent);
+    if (missed) void this.catchUp();
+  }
+
+  /**
+   * Some of the channel's notifications never came (a gap in `seq`): takes the channel's
+   * entries from the daemon. Its answer follows every notification applied so far, so
+   * the entries are current when they are applied.
+   */
+  private async catchUp(): Promise<void> {
+    const channelId = this.channelId;
+    if (!channelId) return;
+    try {
+      const transcript = await (await this.daemon()).request('claude/getTranscript', { channelId });
+      if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: transcript.entries });
+    } catch {
+      // The channel is gone (closed, or its daemon died): a new one starts its own count.
+    }
   }
 
   /** Sends a user message; resolves with its id once the daemon queued it. */

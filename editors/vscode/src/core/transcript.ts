@@ -46,6 +46,8 @@ export type ChatEvent =
   | NotificationEvent
   /** The conversation so far (a stored session's history, a fork's copy), before anything live. */
   | { kind: 'loaded'; entries: Entry[]; warnings: string[] }
+  /** The channel's entries as the daemon keeps them (claude/getTranscript), after missed notifications. */
+  | { kind: 'transcript'; entries: ConversationEntry[] }
   /** Something the host has to say (a daemon restart, a request that failed). */
   | { kind: 'notice'; level: NoticeLevel; text: string }
   /** The chat is served by this daemon channel now (a new one after a daemon restart). */
@@ -121,6 +123,10 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       event.warnings.forEach((text, nth) => notice(state, 'warn', `history: ${text}`, nth));
       state.epoch++;
       break;
+    case 'transcript':
+      // Current as of the last notification applied: each entry replaces what the chat has of it.
+      for (const entry of event.entries) onEntry(state, entry);
+      break;
     case 'notice':
       notice(state, event.level, event.text);
       break;
@@ -137,17 +143,9 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
 
 function onNotification(state: ChatState, event: NotificationEvent): void {
   switch (event.method) {
-    case 'claude/entry': {
-      const entry = event.params.entry;
-      // A channel counts its footers from turn:1: those after a restart or a copied
-      // conversation are told apart by the session and the epoch.
-      const suffix = entry.kind === 'turn' && state.epoch ? `@${state.sessionId ?? ''}:${state.epoch}` : '';
-      upsert(state, suffix ? { ...entry, id: entry.id + suffix } : entry);
-      if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
-        delete state.pending[entry.permission.requestId];
-      }
+    case 'claude/entry':
+      onEntry(state, event.params.entry);
       break;
-    }
     case 'claude/delta': {
       const entry = state.entries[state.at[event.params.entryId ?? ''] ?? -1];
       if (entry?.kind === 'tool') entry.partialInput = (entry.partialInput ?? '') + event.params.text;
@@ -186,6 +184,17 @@ function onNotification(state: ChatState, event: NotificationEvent): void {
     case 'claude/turnEnded':
       state.totals = { costUsd: event.params.totalCostUsd, lastTurnUsage: event.params.usage };
       break;
+  }
+}
+
+/** An entry of the current channel. */
+function onEntry(state: ChatState, entry: ConversationEntry): void {
+  // A channel counts its footers from turn:1: those after a restart or a copied
+  // conversation are told apart by the session and the epoch.
+  const suffix = entry.kind === 'turn' && state.epoch ? `@${state.sessionId ?? ''}:${state.epoch}` : '';
+  upsert(state, suffix ? { ...entry, id: entry.id + suffix } : entry);
+  if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
+    delete state.pending[entry.permission.requestId];
   }
 }
 

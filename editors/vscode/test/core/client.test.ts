@@ -161,6 +161,25 @@ describe('the protocol client core', () => {
     assert.deepEqual(edit?.kind === 'tool' && edit.files?.map((f) => [f.added, f.removed]), [[1, 1]]);
   });
 
+  test('a chat that missed notifications catches up from the channel transcript', async () => {
+    const { chat, rec } = await open();
+    // Lose the answer's entries and deltas on the way, as a broken link would.
+    const deliver = chat.notify.bind(chat);
+    chat.notify = (method, params) => {
+      if (method !== 'claude/entry' && method !== 'claude/delta') deliver(method, params);
+    };
+    // The status after the turn's footer shows the last gap.
+    const caughtUp = new Promise<void>((resolve) =>
+      chat.onEvent((e) => {
+        if (e.kind === 'transcript' && e.entries.some((entry) => entry.kind === 'turn')) resolve();
+      }),
+    );
+    await rec.turn('hello there');
+    await caughtUp;
+    const texts = chat.state.entries.flatMap((e) => (e.kind === 'prompt' || e.kind === 'text' ? [e.text] : []));
+    assert.deepEqual(texts, ['hello there', GREETING]);
+  });
+
   test('a fork is a new chat with the conversation so far, on its own session', async () => {
     const { chat, rec } = await open();
     await rec.turn('hello there');

@@ -168,6 +168,17 @@ describe('claude/delta', () => {
   });
 });
 
+describe("a channel's transcript (after missed notifications)", () => {
+  it('replaces what the chat has of each entry and adds the ones it missed', () => {
+    const state = play([
+      entry(prompt('p1', 'hi')),
+      entry(text('m:0', 'Hel', { streaming: true })),
+      { kind: 'transcript', entries: [prompt('p1', 'hi'), text('m:0', 'Hello'), text('m:1', 'more')] },
+    ]);
+    assert.deepEqual(listed(state), [prompt('p1', 'hi'), text('m:0', 'Hello'), text('m:1', 'more')]);
+  });
+});
+
 describe('the host and the page', () => {
   it('give the same state from a copy cloned midway and fed the rest', () => {
     const events = hostEvents('write-allowed');
