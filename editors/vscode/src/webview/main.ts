@@ -11,6 +11,7 @@ import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
+import { warmUp } from './markdown';
 import { PermissionDock } from './permission-card';
 import { rewindFiles } from './rewind-dialog';
 import { StatusLine } from './status-line';
@@ -145,3 +146,4 @@ window.addEventListener('unhandledrejection', (event) => host.log('error', Strin
 
 host.ready();
 composer.focus();
+warmUp();
