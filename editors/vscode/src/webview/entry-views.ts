@@ -80,6 +80,7 @@ class ThinkingView implements EntryView {
   readonly el: HTMLDetailsElement;
   private readonly summary = h('summary', {});
   private readonly body = h('div', { class: 'thinking-text' });
+  private shownText = '';
   private streaming = false;
 
   constructor(
@@ -100,7 +101,10 @@ class ThinkingView implements EntryView {
     if (entry.kind !== 'thinking') return;
     this.entry = entry;
     const streaming = entry.streaming === true;
-    this.body.textContent = entry.text;
+    // Streamed thinking only grows: append what is new, not the whole text again.
+    if (entry.text.startsWith(this.shownText)) this.body.append(entry.text.slice(this.shownText.length));
+    else this.body.textContent = entry.text;
+    this.shownText = entry.text;
     this.summary.textContent = streaming ? 'Thinking…' : 'Thought';
     if (streaming !== this.streaming || !this.el.dataset.ready) {
       this.streaming = streaming;
