@@ -350,6 +350,29 @@ describe('entries as they say', () => {
     await host.screenshot('tool-statuses');
   });
 
+  it('lists a queued prompt last until the CLI takes it up, then in the conversation', async () => {
+    const queued = { kind: 'prompt', id: 'p2', text: 'and the changelog' } as const;
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        entryEvent({ kind: 'prompt', id: 'p1', text: 'update the readme' }),
+        entryEvent({ ...queued, queued: true }),
+        entryEvent({ kind: 'text', id: 'm:0', text: 'Updating it.' }),
+      ]),
+    );
+    const prompts = host.page.locator('.entry.user');
+    assert.deepEqual(await prompts.locator('.user-text').allInnerTexts(), ['update the readme', 'and the changelog']);
+    assert.match(await host.page.locator('.queued .entry.user').innerText(), /Queued: sent when Claude is ready/);
+    await host.events([entryEvent(queued), entryEvent({ kind: 'text', id: 'm2:0', text: 'And the changelog.' })]);
+    assert.equal(await host.page.locator('.queued .entry').count(), 0);
+    assert.deepEqual(
+      await host.page
+        .locator('.entries > .entry')
+        .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown')?.textContent.trim())),
+      ['update the readme', 'Updating it.', 'and the changelog', 'And the changelog.'],
+    );
+  });
+
   it('shows a reloaded chat from its stored entries: decisions, results, +N -M without a diff', async () => {
     const host = await openWith(
       stateOf([
