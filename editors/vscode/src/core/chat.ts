@@ -142,16 +142,20 @@ export class Chat {
   }
 
   /**
-   * Some of the channel's notifications never came (a gap in `seq`): takes the channel's
-   * entries from the daemon. Its answer follows every notification applied so far, so
-   * the entries are current when they are applied.
+   * Takes the channel's entries from the daemon (claude/getTranscript): what a resumed or
+   * forked channel starts with, which no claude/entry sends. The answer follows every
+   * notification applied so far, so the entries are current when they are applied.
    */
+  async loadTranscript(): Promise<void> {
+    const channelId = this.requireChannel();
+    const transcript = await (await this.daemon()).request('claude/getTranscript', { channelId });
+    if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: transcript.entries });
+  }
+
+  /** Some of the channel's notifications never came (a gap in `seq`): takes its entries anew. */
   private async catchUp(): Promise<void> {
-    const channelId = this.channelId;
-    if (!channelId) return;
     try {
-      const transcript = await (await this.daemon()).request('claude/getTranscript', { channelId });
-      if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: transcript.entries });
+      await this.loadTranscript();
     } catch {
       // The channel is gone (closed, or its daemon died): a new one starts its own count.
     }

@@ -6,11 +6,9 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import { Chat } from './chat';
 import { DaemonConnection, type DaemonExit, type DaemonOptions, type Log } from './connection';
 import { SidecarError } from './errors';
-import { cutAfterExchange } from './transcript';
 import type {
   ChannelInfo,
   ClaudeNotifications,
-  History,
   InitializationOptions,
   NewChannelParams,
   SessionPage,
@@ -88,10 +86,8 @@ export class SidecarClient {
     return chat;
   }
 
-  /** Resumes a stored session in a new chat, its history loaded first. */
+  /** Resumes a stored session in a new chat, which shows the conversation so far. */
   async resumeChat(cwd: string, sessionId: string, params: Partial<NewChannelParams> = {}): Promise<Chat> {
-    const daemon = await this.daemon();
-    const history: History = await daemon.request('claude/getHistory', { cwd, sessionId });
     const chat = new Chat(
       `chat-${this.nextChat++}`,
       { ...params, cwd, resume: sessionId },
@@ -99,8 +95,9 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     chat.hasConversation = true;
-    chat.apply({ kind: 'loaded', entries: history.entries ?? [], warnings: history.warnings });
     await this.bindChannel(chat, chat.channelParams);
+    // A resumed channel starts with the stored session's entries, served by its transcript.
+    await chat.loadTranscript();
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
     return chat;
@@ -108,7 +105,7 @@ export class SidecarClient {
 
   /**
    * Forks a chat into a new one (a new session holding the conversation up to
-   * `atMessageId`, or all of it); the new chat shows the forked history.
+   * `atMessageId`, or all of it); the new chat shows the conversation it holds.
    */
   async forkChat(chat: Chat, atMessageId?: string): Promise<Chat> {
     if (!chat.channelId) throw new SidecarError('this chat has no channel yet', 'claude/forkSession');
@@ -117,9 +114,6 @@ export class SidecarClient {
       channelId: chat.channelId,
       ...(atMessageId ? { atMessageId } : {}),
     });
-    // The fork's own session file is written with its first message: show the source's
-    // conversation, cut where the fork was.
-    const copied = cutAfterExchange(chat.state.entries, atMessageId);
     const fork = new Chat(
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
@@ -127,9 +121,10 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     fork.hasConversation = true;
-    fork.apply({ kind: 'loaded', entries: copied, warnings: [] });
-    this.chats.set(fork.id, fork);
     this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
+    // The fork's channel starts with the source's entries, cut by the daemon at atMessageId.
+    await fork.loadTranscript();
+    this.chats.set(fork.id, fork);
     this.chatEmitter.fire(fork);
     return fork;
   }

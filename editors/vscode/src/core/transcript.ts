@@ -44,9 +44,8 @@ export type NotificationEvent = {
 
 export type ChatEvent =
   | NotificationEvent
-  /** The conversation so far (a stored session's history, a fork's copy), before anything live. */
-  | { kind: 'loaded'; entries: Entry[]; warnings: string[] }
-  /** The channel's entries as the daemon keeps them (claude/getTranscript), after missed notifications. */
+  /** The channel's entries as the daemon keeps them (claude/getTranscript): a resumed or
+   * forked chat's conversation so far, or what the chat missed. */
   | { kind: 'transcript'; entries: ConversationEntry[] }
   /** Something the host has to say (a daemon restart, a request that failed). */
   | { kind: 'notice'; level: NoticeLevel; text: string }
@@ -88,9 +87,6 @@ export interface ChatState {
   cwd: string | null;
   /** Bumped by every event. */
   rev: number;
-  /** How many sources of entries (channels, loaded conversations) came before the current
-   * channel: each channel counts its turn footers from `turn:1` again. */
-  epoch: number;
 }
 
 export function initialState(): ChatState {
@@ -107,7 +103,6 @@ export function initialState(): ChatState {
     sessionId: null,
     cwd: null,
     rev: 0,
-    epoch: 0,
   };
 }
 
@@ -118,11 +113,6 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
     case 'notification':
       onNotification(state, event);
       break;
-    case 'loaded':
-      for (const entry of event.entries) upsert(state, entry);
-      event.warnings.forEach((text, nth) => notice(state, 'warn', `history: ${text}`, nth));
-      state.epoch++;
-      break;
     case 'transcript':
       // Current as of the last notification applied: each entry replaces what the chat has of it.
       for (const entry of event.entries) onEntry(state, entry);
@@ -131,10 +121,7 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       notice(state, event.level, event.text);
       break;
     case 'bound':
-      if (state.channelId && state.channelId !== event.channelId) {
-        state.pending = {};
-        state.epoch++;
-      }
+      if (state.channelId && state.channelId !== event.channelId) state.pending = {};
       Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });
       break;
   }
@@ -189,10 +176,7 @@ function onNotification(state: ChatState, event: NotificationEvent): void {
 
 /** An entry of the current channel. */
 function onEntry(state: ChatState, entry: ConversationEntry): void {
-  // A channel counts its footers from turn:1: those after a restart or a copied
-  // conversation are told apart by the session and the epoch.
-  const suffix = entry.kind === 'turn' && state.epoch ? `@${state.sessionId ?? ''}:${state.epoch}` : '';
-  upsert(state, suffix ? { ...entry, id: entry.id + suffix } : entry);
+  upsert(state, entry);
   if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
     delete state.pending[entry.permission.requestId];
   }
@@ -220,23 +204,11 @@ function upsert(state: ChatState, incoming: Entry): void {
 }
 
 /** A notice of the client's own; its id is the same in the host's state and the page's. */
-function notice(state: ChatState, level: NoticeLevel, text: string, nth = 0): void {
-  upsert(state, { kind: 'notice', id: `client:${state.rev}:${nth}`, subtype: 'client', level, text });
+function notice(state: ChatState, level: NoticeLevel, text: string): void {
+  upsert(state, { kind: 'notice', id: `client:${state.rev}`, subtype: 'client', level, text });
 }
 
 /** The entries in the order a view lists them: the conversation, then the queued prompts. */
 export function listed(state: ChatState): Entry[] {
   return [...state.entries, ...state.queued];
-}
-
-/**
- * The conversation up to and including the whole exchange of the prompt `promptId`:
- * everything before the next prompt of the main conversation (a sub-agent's prompt does
- * not end it), as a fork at that prompt keeps it. Without a prompt: all of it.
- */
-export function cutAfterExchange(entries: Entry[], promptId: string | undefined): Entry[] {
-  const at = promptId ? entries.findIndex((e) => e.id === promptId) : -1;
-  if (at < 0) return entries;
-  const next = entries.findIndex((e, i) => i > at && e.kind === 'prompt' && !e.parentId);
-  return next < 0 ? entries : entries.slice(0, next);
 }

@@ -67,7 +67,7 @@ export class ChatPanel implements vscode.Disposable {
         this.post({ type: 'event', event });
         if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
         if (
-          event.kind === 'loaded' ||
+          event.kind === 'transcript' ||
           (event.kind === 'notification' && event.method === 'claude/entry' && event.params.entry.kind === 'prompt')
         ) {
           this.updateTitle();

@@ -89,9 +89,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'event':
       reduce(state, message.event);
-      if (message.event.kind === 'loaded') {
-        transcript.rebuild(state);
-      } else if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
+      if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
         void refreshContext();
       } else if (message.event.kind === 'bound') {
         remember();

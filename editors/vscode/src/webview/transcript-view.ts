@@ -1,6 +1,6 @@
 // The scrolling transcript. Renders incrementally: each entry's view is made once and
 // updated only when the entry's rev moved, so a delta touches one element; entries are
-// only ever appended (a reset or a loaded conversation rebuilds). A sub-agent's entries go
+// only ever appended (a reset rebuilds). A sub-agent's entries go
 // into their Agent/Task call's view. Follows the end while the user is at the end, and
 // keeps their place when they scrolled up.
 

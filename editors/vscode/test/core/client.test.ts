@@ -252,6 +252,25 @@ describe('the protocol client core', () => {
     assert.equal(ended.outcome, 'success');
   });
 
+  test('a resumed chat shows its tools as the live chat did: decision, result, +N -M', async () => {
+    const first = await open();
+    const since = first.rec.mark();
+    await first.chat.send('greet the world');
+    const ask = await first.rec.next('claude/permissionRequest', undefined, { since });
+    await first.chat.respondPermission({ requestId: ask.requestId, decision: 'allow' });
+    await first.rec.next('claude/turnEnded', undefined, { since });
+    const live = first.chat.state.entries.find((e) => e.kind === 'tool');
+    await first.chat.close();
+    const resumed = await sidecar.resumeChat(box.workspace, first.chat.sessionId!);
+    const stored = resumed.state.entries.find((e) => e.kind === 'tool');
+    assert.ok(live?.kind === 'tool' && stored?.kind === 'tool');
+    assert.equal(stored.id, live.id);
+    assert.equal(stored.status, 'done');
+    assert.equal(stored.permission?.decision, live.permission?.decision);
+    assert.deepEqual(stored.result, live.result);
+    assert.deepEqual(stored.files, live.files);
+  });
+
   test('when the daemon dies, a new one takes over every chat on the same session', async () => {
     const { chat, rec } = await open();
     await rec.turn('hello there');

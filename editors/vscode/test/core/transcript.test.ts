@@ -6,14 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PermissionRequestNotification } from '../../src/core/protocol.generated';
 import {
-  cutAfterExchange,
   initialState,
   listed,
   reduce,
   type ChatEvent,
   type ChatState,
   type ConversationEntry,
-  type Entry,
 } from '../../src/core/transcript';
 import { goldenEntries, hostEvents, indexOf, notifications, streamNames } from './fixtures';
 
@@ -66,14 +64,6 @@ const prompt = (id: string, text: string, over: Partial<ConversationEntry> = {})
   ({ kind: 'prompt', id, text, ...over }) as ConversationEntry;
 const text = (id: string, value: string, over: Partial<ConversationEntry> = {}): ConversationEntry =>
   ({ kind: 'text', id, text: value, ...over }) as ConversationEntry;
-const turn = (id: string): ConversationEntry => ({
-  kind: 'turn',
-  id,
-  outcome: 'success',
-  durationMs: 10,
-  permissionWaitMs: 0,
-  costUsd: 0.01,
-});
 
 describe('the recorded streams', () => {
   for (const name of streamNames()) {
@@ -119,16 +109,6 @@ describe('claude/entry', () => {
     ]);
     assert.deepEqual(ids(state), ['p1', 'm:0', 'p2', 'm:1']);
     assert.deepEqual(state.queued, []);
-  });
-
-  it('keeps the turn footers of an earlier channel when a new one counts from turn:1 again', () => {
-    const state = play([
-      { kind: 'bound', channelId: 'ch-1', sessionId: 's', cwd: '/p' },
-      entry(turn('turn:1')),
-      { kind: 'bound', channelId: 'ch-2', sessionId: 's', cwd: '/p' },
-      entry(turn('turn:1')),
-    ]);
-    assert.equal(state.entries.filter((e) => e.kind === 'turn').length, 2);
   });
 });
 
@@ -295,68 +275,6 @@ describe('status, cost and files', () => {
       },
     ]);
     assert.deepEqual(listed(state), [{ kind: 'restoredFile', id: 'file:7', seq: 7 }]);
-  });
-});
-
-describe('a loaded conversation (history, fork)', () => {
-  it('comes before what the channel sends, with its warnings as notices', () => {
-    const state = play([
-      { kind: 'loaded', entries: [prompt('h1', 'old'), text('hm:0', 'old answer')], warnings: ['line 3: skipped'] },
-      { kind: 'bound', channelId: 'ch-1', sessionId: 's', cwd: '/p' },
-      entry(prompt('p1', 'new')),
-    ]);
-    assert.deepEqual(
-      listed(state).map((e) => e.kind),
-      ['prompt', 'text', 'notice', 'prompt'],
-    );
-    assert.match((state.entries[2] as { text: string }).text, /line 3: skipped/);
-  });
-
-  it('keeps the footers a fork copied from a chat that had loaded a conversation itself', () => {
-    const source = play([
-      { kind: 'loaded', entries: [prompt('h1', 'old')], warnings: [] },
-      { kind: 'bound', channelId: 'ch-1', sessionId: 'source', cwd: '/p' },
-      entry(turn('turn:1')),
-    ]);
-    const fork = play([
-      { kind: 'loaded', entries: cutAfterExchange(source.entries, undefined), warnings: [] },
-      { kind: 'bound', channelId: 'ch-2', sessionId: 'fork', cwd: '/p' },
-      entry(turn('turn:1')),
-    ]);
-    assert.equal(fork.entries.filter((e) => e.kind === 'turn').length, 2);
-  });
-
-  it("keeps its turn footers when the new channel's come", () => {
-    const state = play([
-      { kind: 'loaded', entries: [turn('turn:1')], warnings: [] },
-      { kind: 'bound', channelId: 'ch-1', sessionId: 's', cwd: '/p' },
-      entry(turn('turn:1')),
-    ]);
-    assert.equal(state.entries.length, 2);
-  });
-});
-
-describe('the fork cut', () => {
-  const conversation: Entry[] = [
-    prompt('p1', 'delegate it'),
-    { kind: 'tool', id: 'toolu_a', name: 'Agent', status: 'done' },
-    prompt('sp', 'sub task', { parentId: 'toolu_a' }),
-    text('sm:0', 'sub answer', { parentId: 'toolu_a' }),
-    text('m:0', 'the agent is done'),
-    turn('turn:1'),
-    prompt('p2', 'next'),
-    text('m2:0', 'next answer'),
-  ];
-
-  it("keeps a prompt's whole exchange, past a sub-agent's prompt, up to the next prompt", () => {
-    assert.deepEqual(
-      cutAfterExchange(conversation, 'p1').map((e) => e.id),
-      ['p1', 'toolu_a', 'sp', 'sm:0', 'm:0', 'turn:1'],
-    );
-  });
-
-  it('keeps everything without a prompt to cut at', () => {
-    assert.equal(cutAfterExchange(conversation, undefined).length, conversation.length);
   });
 });
 

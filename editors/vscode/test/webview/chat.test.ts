@@ -378,8 +378,7 @@ describe('entries as they say', () => {
       stateOf([
         BOUND,
         {
-          kind: 'loaded',
-          warnings: [],
+          kind: 'transcript',
           entries: [
             { kind: 'prompt', id: 'p1', text: 'update the readme' },
             {
