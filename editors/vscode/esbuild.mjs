@@ -1,5 +1,5 @@
 // Bundles the extension (Node, CommonJS, `vscode` external), the chat webview (browser IIFE)
-// and the tests (one CommonJS file per test, for `node --test`).
+// and the tests (one CommonJS file per test, for `node --test`) and benches.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ function testEntries(dir) {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir, { recursive: true })
-    .filter((f) => /\.test\.ts$/.test(f) || /(^|\/)index\.ts$/.test(f))
+    .filter((f) => /\.(test|bench)\.ts$/.test(f) || /(^|\/)index\.ts$/.test(f))
     .map((f) => path.join(dir, f));
 }
 

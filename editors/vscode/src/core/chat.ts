@@ -56,6 +56,8 @@ export class Chat {
   /** The highest `seq` the chat has seen, and what is added to the current channel's. */
   private lastSeq = 0;
   private seqOffset = 0;
+  /** The current channel's last notification number (the channel's own count). */
+  private channelSeq = 0;
   /** True once a message was taken: the session exists on disk and can be resumed. */
   hasConversation = false;
   closed = false;
@@ -73,17 +75,15 @@ export class Chat {
     return this.channelParams.cwd;
   }
 
-  /** The user's prompts, oldest first: where a fork or rewind can start. */
-  readonly prompts: { messageId: string; text: string }[] = [];
+  /** The user's prompts taken up so far, oldest first: where a fork or rewind can start. */
+  get prompts(): { messageId: string; text: string }[] {
+    return this.state.entries.flatMap((e) =>
+      e.kind === 'prompt' && !e.parentId ? [{ messageId: e.id, text: e.text }] : [],
+    );
+  }
 
   /** Applies one event to the state and tells the listeners. */
   apply(event: ChatEvent): void {
-    if (event.kind === 'userMessage') this.prompts.push({ messageId: event.messageId, text: event.text });
-    if (event.kind === 'history') {
-      for (const m of event.history.messages) {
-        if (m.kind === 'userPrompt') this.prompts.push({ messageId: m.uuid, text: m.text ?? '' });
-      }
-    }
     this.state = reduce(this.state, event);
     this.eventEmitter.fire(event);
   }
@@ -91,6 +91,7 @@ export class Chat {
   /** Serves the chat from a (new) daemon channel. */
   bind(channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
     this.seqOffset = this.lastSeq;
+    this.channelSeq = 0;
     this.channelId = channelId;
     this.pid = pid;
     this.sessionId = sessionId;
@@ -116,6 +117,8 @@ export class Chat {
     // notification of the chat (file updates are opened by it).
     const params = this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
     this.lastSeq = Math.max(this.lastSeq, params.seq);
+    const missed = channelParams.seq > this.channelSeq + 1;
+    this.channelSeq = Math.max(this.channelSeq, channelParams.seq);
     if (method === 'claude/permissionRequest') {
       const request = params as PermissionRequestNotification;
       if (request.autoDecision !== 'allow') this.permissionRequests.set(request.requestId, request);
@@ -135,6 +138,27 @@ export class Chat {
         ? ({ ...(params as FileUpdatedNotification), oldContent: null, newContent: null } as ClaudeNotifications[M])
         : params;
     this.apply({ kind: 'notification', method, params: slim } as ChatEvent);
+    if (missed) void this.catchUp();
+  }
+
+  /**
+   * Takes the channel's entries from the daemon (claude/getTranscript): what a resumed or
+   * forked channel starts with, which no claude/entry sends. The answer follows every
+   * notification applied so far, so the entries are current when they are applied.
+   */
+  async loadTranscript(): Promise<void> {
+    const channelId = this.requireChannel();
+    const transcript = await (await this.daemon()).request('claude/getTranscript', { channelId });
+    if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: transcript.entries });
+  }
+
+  /** Some of the channel's notifications never came (a gap in `seq`): takes its entries anew. */
+  private async catchUp(): Promise<void> {
+    try {
+      await this.loadTranscript();
+    } catch {
+      // The channel is gone (closed, or its daemon died): a new one starts its own count.
+    }
   }
 
   /** Sends a user message; resolves with its id once the daemon queued it. */
@@ -149,7 +173,6 @@ export class Chat {
       content ? { channelId, content } : { channelId, text },
     );
     this.hasConversation = true;
-    this.apply({ kind: 'userMessage', messageId, text, images: images.length });
     return messageId;
   }
 

@@ -9,8 +9,6 @@ import { SidecarError } from './errors';
 import type {
   ChannelInfo,
   ClaudeNotifications,
-  History,
-  HistoryMessage,
   InitializationOptions,
   NewChannelParams,
   SessionPage,
@@ -88,10 +86,8 @@ export class SidecarClient {
     return chat;
   }
 
-  /** Resumes a stored session in a new chat, its history loaded first. */
+  /** Resumes a stored session in a new chat, which shows the conversation so far. */
   async resumeChat(cwd: string, sessionId: string, params: Partial<NewChannelParams> = {}): Promise<Chat> {
-    const daemon = await this.daemon();
-    const history: History = await daemon.request('claude/getHistory', { cwd, sessionId });
     const chat = new Chat(
       `chat-${this.nextChat++}`,
       { ...params, cwd, resume: sessionId },
@@ -99,8 +95,9 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     chat.hasConversation = true;
-    chat.apply({ kind: 'history', history });
     await this.bindChannel(chat, chat.channelParams);
+    // A resumed channel starts with the stored session's entries, served by its transcript.
+    await chat.loadTranscript();
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
     return chat;
@@ -108,7 +105,7 @@ export class SidecarClient {
 
   /**
    * Forks a chat into a new one (a new session holding the conversation up to
-   * `atMessageId`, or all of it); the new chat shows the forked history.
+   * `atMessageId`, or all of it); the new chat shows the conversation it holds.
    */
   async forkChat(chat: Chat, atMessageId?: string): Promise<Chat> {
     if (!chat.channelId) throw new SidecarError('this chat has no channel yet', 'claude/forkSession');
@@ -117,14 +114,6 @@ export class SidecarClient {
       channelId: chat.channelId,
       ...(atMessageId ? { atMessageId } : {}),
     });
-    // The fork's own session file is written with its first message: show the source's
-    // history, cut where the fork was.
-    const source: History = await daemon.request('claude/getHistory', { cwd: chat.cwd, sessionId: chat.sessionId! });
-    const history = {
-      ...source,
-      sessionId: result.sessionId,
-      messages: cutAfterExchange(source.messages, atMessageId),
-    };
     const fork = new Chat(
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
@@ -132,9 +121,10 @@ export class SidecarClient {
       (c) => this.closeChat(c),
     );
     fork.hasConversation = true;
-    fork.apply({ kind: 'history', history });
-    this.chats.set(fork.id, fork);
     this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
+    // The fork's channel starts with the source's entries, cut by the daemon at atMessageId.
+    await fork.loadTranscript();
+    this.chats.set(fork.id, fork);
     this.chatEmitter.fire(fork);
     return fork;
   }
@@ -181,8 +171,7 @@ export class SidecarClient {
         command: this.options.command,
         cwd: this.options.cwd,
         env: this.options.env,
-        // The transcript reducer reads the CLI's lines (until it renders claude/entry).
-        initializationOptions: { rawMessages: true, ...this.options.initializationOptions },
+        initializationOptions: this.options.initializationOptions ?? {},
         log: this.options.log,
       });
       daemon.onNotification((method, params) => this.route(method, params));
@@ -315,16 +304,4 @@ export class SidecarClient {
     this.state = state;
     this.stateEmitter.fire(state);
   }
-}
-
-/**
- * The messages up to and including the whole exchange of the user prompt `messageId`
- * (everything before the next user prompt), as a fork at that message keeps them.
- */
-export function cutAfterExchange(messages: HistoryMessage[], messageId: string | undefined): HistoryMessage[] {
-  if (!messageId) return messages;
-  const at = messages.findIndex((m) => m.kind === 'userPrompt' && m.uuid === messageId);
-  if (at < 0) return messages;
-  const next = messages.findIndex((m, i) => i > at && m.kind === 'userPrompt');
-  return next < 0 ? messages : messages.slice(0, next);
 }

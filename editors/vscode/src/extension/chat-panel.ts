@@ -1,7 +1,7 @@
 // One chat in an editor tab: a webview showing the chat's transcript, fed by the host.
 //
 // The host keeps the chat (src/core/chat.ts) and forwards each event; the page keeps a copy
-// of the state built by the same reducer. Closing the tab closes the chat's channel.
+// of the state built by the same store. Closing the tab closes the chat's channel.
 
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
@@ -66,7 +66,12 @@ export class ChatPanel implements vscode.Disposable {
       chat.onEvent((event) => {
         this.post({ type: 'event', event });
         if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
-        if (event.kind === 'userMessage' || event.kind === 'history') this.updateTitle();
+        if (
+          event.kind === 'transcript' ||
+          (event.kind === 'notification' && event.method === 'claude/entry' && event.params.entry.kind === 'prompt')
+        ) {
+          this.updateTitle();
+        }
         if (event.kind === 'notification' && event.method === 'claude/permissionCancelled') {
           void this.closeReview(event.params.requestId);
         }

@@ -1,8 +1,8 @@
 // The messages between the extension host and one chat webview (one panel = one chat).
 //
-// The host owns the chat: it holds the channel, runs every claude/* notification of it
-// through the transcript reducer (src/core/transcript.ts) and forwards the same event to
-// the webview, which runs the same reducer on its copy. A webview that is (re)created
+// The host owns the chat: it holds the channel, applies every claude/* notification of it
+// to the chat's store of conversation entries (src/core/transcript.ts) and forwards the
+// same event to the webview, which applies it to its copy. A webview that is (re)created
 // (the panel was hidden and VS Code dropped it, or the window reloaded) sends `ready` and
 // gets the host's whole state back as `reset`: nothing is lost while it was away.
 // What only the page knows (the draft, scroll position, collapsed blocks) it keeps with
@@ -32,7 +32,7 @@ export type HostMessage =
       /** The user opted in to bypassPermissions (claudeSidecar.allowDangerouslySkipPermissions). */
       allowBypassPermissions: boolean;
     }
-  /** One event the host already applied to its own state; apply it with the same reducer. */
+  /** One event the host already applied to its own state; apply it to the page's copy. */
   | { type: 'event'; event: ChatEvent }
   /** `claude/channelInfo` changed (the channel was (re)started). */
   | { type: 'info'; info: ChannelInfo | null }

@@ -21,6 +21,11 @@ export function fileUpdate(ctx: ViewContext, seq: number): FileUpdate | undefine
   return ctx.state().files.find((f) => f.seq === seq);
 }
 
+/** The claude/fileUpdated of one tool use (its diffs), oldest first. */
+export function fileUpdatesOf(ctx: ViewContext, toolUseId: string): FileUpdate[] {
+  return ctx.state().files.filter((f) => f.toolUseId === toolUseId);
+}
+
 /** What to show of a failure: an Error's message, or the value itself. */
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

@@ -1,7 +1,15 @@
 // One view per kind of transcript entry (tool calls are in tool-view.ts). Each view keeps
 // its element and updates it in place when its entry changes.
 
-import type { Entry, FileEntry, NoticeEntry, TextEntry, ThinkingEntry, TurnEntry, UserEntry } from '../core/transcript';
+import type {
+  Entry,
+  NoticeEntry,
+  PromptEntry,
+  RestoredFileEntry,
+  TextEntry,
+  ThinkingEntry,
+  TurnEntry,
+} from '../core/transcript';
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, formatCost, formatDuration, h, iconButton, relativePath, shortPath } from './dom';
@@ -10,13 +18,14 @@ import { MarkdownView } from './markdown';
 import { ToolView } from './tool-view';
 import { blockKey } from './view-state';
 
-class UserView implements EntryView {
+/** A prompt: the user's (fork and rewind start here), or the one a sub-agent was given. */
+class PromptView implements EntryView {
   readonly el: HTMLElement;
 
-  constructor(entry: UserEntry, ctx: ViewContext, queued: boolean) {
-    const { messageId } = entry;
+  constructor(entry: PromptEntry, ctx: ViewContext) {
+    const messageId = entry.id;
     const actions =
-      messageId && !queued
+      !entry.queued && !entry.parentId
         ? h(
             'div',
             { class: 'message-actions' },
@@ -28,17 +37,17 @@ class UserView implements EntryView {
             iconButton('↺', 'Rewind files to before this message', () => ctx.rewind(messageId)),
           )
         : null;
+    const images = entry.imageCount ?? 0;
     this.el = h(
       'div',
-      { class: `entry user${queued ? ' queued' : ''}` },
+      { class: `entry user${entry.queued ? ' queued' : ''}${entry.parentId ? ' sub-agent-prompt' : ''}` },
       h(
         'div',
         { class: 'bubble' },
+        entry.parentId ? h('div', { class: 'label', text: 'Task given to the agent' }) : null,
         h('div', { class: 'user-text', text: entry.text }),
-        entry.images
-          ? h('div', { class: 'note', text: `🖼 ${entry.images} image${entry.images > 1 ? 's' : ''}` })
-          : null,
-        queued ? h('div', { class: 'note', text: 'Queued: sent when Claude is ready' }) : null,
+        images ? h('div', { class: 'note', text: `🖼 ${images} image${images > 1 ? 's' : ''}` }) : null,
+        entry.queued ? h('div', { class: 'note', text: 'Queued: sent when Claude is ready' }) : null,
       ),
       actions,
     );
@@ -59,9 +68,11 @@ class TextView implements EntryView {
 
   update(entry: Entry): void {
     if (entry.kind !== 'text') return;
-    this.markdown.set(entry.text, entry.streaming);
-    this.el.classList.toggle('streaming', entry.streaming);
+    const streaming = entry.streaming === true;
+    this.markdown.set(entry.text, streaming);
+    this.el.classList.toggle('streaming', streaming);
     if (entry.aborted) this.el.append(this.aborted);
+    else this.aborted.remove();
   }
 }
 
@@ -69,6 +80,7 @@ class ThinkingView implements EntryView {
   readonly el: HTMLDetailsElement;
   private readonly summary = h('summary', {});
   private readonly body = h('div', { class: 'thinking-text' });
+  private shownText = '';
   private streaming = false;
 
   constructor(
@@ -88,14 +100,18 @@ class ThinkingView implements EntryView {
   update(entry: Entry): void {
     if (entry.kind !== 'thinking') return;
     this.entry = entry;
-    this.body.textContent = entry.text;
-    this.summary.textContent = entry.streaming ? 'Thinking…' : 'Thought';
-    if (entry.streaming !== this.streaming || !this.el.dataset.ready) {
-      this.streaming = entry.streaming;
+    const streaming = entry.streaming === true;
+    // Streamed thinking only grows: append what is new, not the whole text again.
+    if (entry.text.startsWith(this.shownText)) this.body.append(entry.text.slice(this.shownText.length));
+    else this.body.textContent = entry.text;
+    this.shownText = entry.text;
+    this.summary.textContent = streaming ? 'Thinking…' : 'Thought';
+    if (streaming !== this.streaming || !this.el.dataset.ready) {
+      this.streaming = streaming;
       this.el.dataset.ready = '1';
-      this.el.open = this.ctx.view.isExpanded(this.key, entry.streaming);
+      this.el.open = this.ctx.view.isExpanded(this.key, streaming);
     }
-    this.el.classList.toggle('streaming', entry.streaming);
+    this.el.classList.toggle('streaming', streaming);
   }
 }
 
@@ -124,25 +140,48 @@ class TurnView implements EntryView {
   update(): void {}
 }
 
+/** How a notice of each known subtype reads; any other shows its own text. */
+const NOTICE_TITLES: Record<string, string> = {
+  compaction: 'Conversation compacted',
+  cleared: 'Conversation cleared',
+  interrupted: 'Interrupted by you',
+};
+
+/** Something the CLI (or this client) reported in the conversation, by its subtype and level. */
 class NoticeView implements EntryView {
   readonly el: HTMLElement;
 
   constructor(entry: NoticeEntry) {
-    this.el = h('div', {
-      class: `entry notice ${entry.level}`,
-      text: entry.text,
-      attrs: { role: entry.level === 'error' ? 'alert' : 'status' },
-    });
+    const title = NOTICE_TITLES[entry.subtype];
+    const text =
+      entry.subtype === 'commandOutput'
+        ? h('pre', { class: 'command-output', text: entry.text })
+        : entry.subtype === 'compactSummary'
+          ? h(
+              'details',
+              {},
+              h('summary', { text: 'Summary of the earlier conversation' }),
+              h('div', { class: 'notice-text', text: entry.text }),
+            )
+          : h('div', { class: 'notice-text', text: title ?? entry.text, title: title ? entry.text : '' });
+    this.el = h(
+      'div',
+      {
+        class: `entry notice ${entry.level} ${entry.subtype}`,
+        attrs: { role: entry.level === 'error' ? 'alert' : 'status', 'data-subtype': entry.subtype },
+      },
+      text,
+    );
   }
 
   update(): void {}
 }
 
 /** A file a rewind restored. */
-class FileView implements EntryView {
+class RestoredFileView implements EntryView {
   readonly el: HTMLElement;
 
-  constructor(entry: FileEntry, ctx: ViewContext) {
+  constructor(entry: RestoredFileEntry, ctx: ViewContext) {
     const update = fileUpdate(ctx, entry.seq);
     const path = update ? shortPath(relativePath(update.path, ctx.state().cwd)) : '';
     this.el = h(
@@ -165,10 +204,11 @@ class FileView implements EntryView {
   update(): void {}
 }
 
-export function entryView(entry: Entry, ctx: ViewContext, queued = false): EntryView {
+/** The view of one entry, made once; it updates itself when the entry changes. */
+export function entryView(entry: Entry, ctx: ViewContext): EntryView {
   switch (entry.kind) {
-    case 'user':
-      return new UserView(entry, ctx, queued);
+    case 'prompt':
+      return new PromptView(entry, ctx);
     case 'text':
       return new TextView(entry);
     case 'thinking':
@@ -179,7 +219,7 @@ export function entryView(entry: Entry, ctx: ViewContext, queued = false): Entry
       return new TurnView(entry);
     case 'notice':
       return new NoticeView(entry);
-    case 'file':
-      return new FileView(entry, ctx);
+    case 'restoredFile':
+      return new RestoredFileView(entry, ctx);
   }
 }

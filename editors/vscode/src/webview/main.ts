@@ -1,5 +1,5 @@
 // The chat page. It holds a copy of the chat state, applies the host's events with the
-// same reducer as the host (src/core/transcript.ts) and draws what changed, at most once
+// same store as the host (src/core/transcript.ts) and draws what changed, at most once
 // per animation frame however fast the deltas come.
 
 import './style.css';
@@ -11,6 +11,7 @@ import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
+import { warmUp } from './markdown';
 import { PermissionDock } from './permission-card';
 import { rewindFiles } from './rewind-dialog';
 import { StatusLine } from './status-line';
@@ -88,9 +89,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'event':
       reduce(state, message.event);
-      if (message.event.kind === 'history') {
-        transcript.rebuild(state);
-      } else if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
+      if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
         void refreshContext();
       } else if (message.event.kind === 'bound') {
         remember();
@@ -145,3 +144,4 @@ window.addEventListener('unhandledrejection', (event) => host.log('error', Strin
 
 host.ready();
 composer.focus();
+warmUp();

@@ -2,10 +2,13 @@
 // markup), code blocks highlighted with highlight.js and given a language label and a
 // copy button.
 //
-// An answer that streams is re-rendered at most once per frame, and only its tail: the
-// part before the last blank line outside a code fence cannot change any more, so it is
-// rendered once into "frozen" chunks and kept. When the answer is complete it is rendered
-// once as a whole (a list split over two chunks then joins up again).
+// An answer that streams is rendered in pieces that are never rendered again: the part
+// before a place where markdown cannot join across (a blank line outside a code fence
+// followed by a line that starts a new block) renders the same alone as in the whole, so
+// it is rendered once into a "frozen" chunk and kept; only the tail after the last such
+// place is re-rendered, at most once per frame, and without highlighting (a long code
+// block being written would be highlighted again on every frame). When the answer is
+// complete only that tail is rendered once more: the whole is never rendered twice.
 
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
@@ -16,50 +19,83 @@ const md = new MarkdownIt({
   breaks: false,
   highlight: (code, lang) => {
     const language = lang && hljs.getLanguage(lang) ? lang : null;
-    // Only a named language: guessing one (highlightAuto) costs too much on every frame.
+    // Only a named language: guessing one (highlightAuto) costs too much.
     return language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : '';
   },
 });
+/** The same rules without highlighting, for the tail of a text that still streams. */
+const plain = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
-const defaultFence = md.renderer.rules.fence!;
-md.renderer.rules.fence = (tokens, idx, options, env, self) => {
-  const lang = md.utils.escapeHtml(tokens[idx]?.info.trim().split(/\s+/)[0] ?? '');
-  return (
-    `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>` +
-    '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>' +
-    `${defaultFence(tokens, idx, options, env, self)}</div>`
-  );
-};
+for (const it of [md, plain]) {
+  const defaultFence = it.renderer.rules.fence!;
+  it.renderer.rules.fence = (tokens, idx, options, env, self) => {
+    const lang = it.utils.escapeHtml(tokens[idx]?.info.trim().split(/\s+/)[0] ?? '');
+    return (
+      `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>` +
+      '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>' +
+      `${defaultFence(tokens, idx, options, env, self)}</div>`
+    );
+  };
 
-// Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
-const defaultLinkOpen =
-  md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
-md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
-  const token = tokens[idx];
-  token?.attrSet('title', token.attrGet('href') ?? '');
-  return defaultLinkOpen(tokens, idx, options, env, self);
-};
+  // Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
+  const defaultLinkOpen =
+    it.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  it.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    token?.attrSet('title', token.attrGet('href') ?? '');
+    return defaultLinkOpen(tokens, idx, options, env, self);
+  };
+}
 
 export function renderMarkdown(text: string): string {
   return md.render(text);
 }
 
-/** Where the text can be cut so that the part before never renders differently: after the
- * last blank line that is not inside a code fence, at or after `from` (which is such a place). */
+/** Languages answers use most: their grammars are compiled on first use. */
+const COMMON_LANGUAGES = ['python', 'typescript', 'javascript', 'bash', 'json', 'rust', 'go', 'java'];
+
+/**
+ * Renders a little of everything once, one language at a time while the page is idle: the
+ * first render compiles markdown-it's and highlight.js's code and each language's grammar,
+ * which would otherwise land in the first frames of the first answer.
+ */
+export function warmUp(): void {
+  const languages = [...COMMON_LANGUAGES];
+  const next = () => {
+    const language = languages.shift();
+    if (!language) return;
+    md.render(`# x\n\n- *a* [b](c) \`d\`\n\n| e |\n|---|\n| f |\n\n\`\`\`${language}\nlet x = 1\n\`\`\`\n`);
+    plain.render('x\n\n```\ny\n```\n');
+    requestIdleCallback(next);
+  };
+  requestIdleCallback(next);
+}
+
+/** A line that may continue the block above it across a blank line: indented (a list
+ * item's paragraph, indented code) or a list item (a loose list). */
+const CONTINUES = /^(?:[ \t]|[-+*][ \t]|\d{1,9}[.)][ \t])/;
+
+/**
+ * Where the text can be cut so that the part before never renders differently: before a
+ * line that follows a blank line outside a code fence and cannot continue the block above
+ * (see CONTINUES), at or after `from` (which is such a place). The last line, which may
+ * still grow, is never cut before.
+ */
 export function stableCut(text: string, from: number): number {
   let cut = from;
   let fence: string | null = null;
+  let afterBlank = false;
   let at = from;
   while (at < text.length) {
     const end = text.indexOf('\n', at);
     if (end < 0) break; // the last line may still grow
     const line = text.slice(at, end);
+    if (fence === null && afterBlank && line.trim() !== '' && !CONTINUES.test(line)) cut = at;
     const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (marker && (fence === null || (marker[0] === fence[0] && marker.length >= fence.length))) {
       fence = fence === null ? marker : null;
-    } else if (fence === null && line.trim() === '') {
-      cut = end + 1;
     }
+    afterBlank = fence === null && line.trim() === '';
     at = end + 1;
   }
   return cut;
@@ -70,9 +106,10 @@ export class MarkdownView {
   readonly el: HTMLElement;
   private readonly frozen: HTMLElement;
   private readonly live: HTMLElement;
-  /** How much of the source `frozen` shows; -1: `frozen` shows the complete text. */
-  private frozenLength = 0;
+  /** The start of the text that `frozen` shows, rendered once and kept. */
+  private frozenText = '';
   private shown: string | null = null;
+  private complete = false;
 
   constructor(className: string) {
     this.el = document.createElement('div');
@@ -83,26 +120,26 @@ export class MarkdownView {
   }
 
   set(text: string, streaming: boolean): void {
-    if (text === this.shown && streaming === this.frozenLength >= 0) return;
+    if (text === this.shown && this.complete === !streaming) return;
     this.shown = text;
-    if (!streaming) {
-      this.frozen.innerHTML = renderMarkdown(text);
-      this.live.replaceChildren();
-      this.frozenLength = -1;
-      return;
-    }
+    this.complete = !streaming;
     // A streamed text only grows; anything else starts over.
-    if (this.frozenLength < 0 || text.length < this.frozenLength) {
+    if (!text.startsWith(this.frozenText)) {
       this.frozen.replaceChildren();
-      this.frozenLength = 0;
+      this.frozenText = '';
     }
-    const cut = stableCut(text, this.frozenLength);
-    if (cut > this.frozenLength) {
-      const chunk = document.createElement('div');
-      chunk.innerHTML = renderMarkdown(text.slice(this.frozenLength, cut));
-      this.frozen.append(...chunk.childNodes);
-      this.frozenLength = cut;
+    if (streaming) {
+      const cut = stableCut(text, this.frozenText.length);
+      if (cut > this.frozenText.length) {
+        // A chunk of its own: once off screen, the page skips its layout (style.css).
+        const chunk = document.createElement('div');
+        chunk.className = 'md-chunk';
+        chunk.innerHTML = md.render(text.slice(this.frozenText.length, cut));
+        this.frozen.append(chunk);
+        this.frozenText = text.slice(0, cut);
+      }
     }
-    this.live.innerHTML = renderMarkdown(text.slice(this.frozenLength));
+    const tail = text.slice(this.frozenText.length);
+    this.live.innerHTML = (streaming ? plain : md).render(tail);
   }
 }

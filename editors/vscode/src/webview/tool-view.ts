@@ -4,8 +4,8 @@
 // output, indented under it.
 
 import type { Entry, ToolEntry } from '../core/transcript';
-import { attempt, fileUpdate, type ViewContext } from './context';
-import { diffStats, diffView, statsLabel } from './diff-view';
+import { attempt, fileUpdatesOf, type ViewContext } from './context';
+import { diffView, statsLabel } from './diff-view';
 import { button, h, relativePath, shortPath } from './dom';
 import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
@@ -15,12 +15,30 @@ const EDIT_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
 const AGENT_TOOLS = new Set(['Agent', 'Task']);
 
 const STATUS: Record<ToolEntry['status'], { icon: string; label: string }> = {
-  pending: { icon: '○', label: 'waiting' },
+  pending: { icon: '○', label: 'being written' },
+  awaitingPermission: { icon: '?', label: 'waiting for your permission' },
   running: { icon: '◌', label: 'running' },
   done: { icon: '✓', label: 'done' },
-  error: { icon: '✕', label: 'failed' },
+  failed: { icon: '✕', label: 'failed' },
   denied: { icon: '⊘', label: 'denied' },
+  interrupted: { icon: '■', label: 'interrupted' },
 };
+
+/** The badge of a permission decision worth showing on the row (a pending one has its card). */
+function decisionBadge(permission: ToolEntry['permission']): HTMLElement | null {
+  if (!permission) return null;
+  if (permission.byRule) return h('span', { class: 'badge', text: 'auto-allowed' });
+  switch (permission.decision) {
+    case 'allowed':
+      return h('span', { class: 'badge allowed', text: 'allowed' });
+    case 'denied':
+      return h('span', { class: 'badge denied', text: 'denied' });
+    case 'cancelled':
+      return h('span', { class: 'badge', text: 'not answered' });
+    default:
+      return null;
+  }
+}
 
 /** Lines of a result shown before "Show all". */
 const RESULT_LINES = 12;
@@ -125,7 +143,7 @@ export class ToolView implements EntryView {
   }
 
   private get key(): string {
-    return blockKey('tool', this.entry.toolUseId);
+    return blockKey('tool', this.entry.id);
   }
 
   private get expanded(): boolean {
@@ -141,15 +159,16 @@ export class ToolView implements EntryView {
     if (entry.kind !== 'tool') return;
     this.entry = entry;
     const cwd = this.ctx.state().cwd;
-    const status =
-      entry.permission?.state === 'pending'
-        ? { icon: '?', label: 'waiting for your permission' }
-        : STATUS[entry.status];
+    const status = STATUS[entry.status];
     const arg = entry.input ? keyArgument(entry, cwd) : entry.partialInput ? '…' : '';
-    const diff = this.diffs()
-      .map((d) => d.diff)
-      .join('\n');
-    this.el.dataset.status = entry.permission?.state === 'pending' ? 'asking' : entry.status;
+    const files = entry.files ?? [];
+    const changed = files.length
+      ? statsLabel({
+          added: files.reduce((sum, f) => sum + f.added, 0),
+          removed: files.reduce((sum, f) => sum + f.removed, 0),
+        })
+      : null;
+    this.el.dataset.status = entry.status;
     this.header.replaceChildren(
       ...[
         h('span', {
@@ -160,11 +179,10 @@ export class ToolView implements EntryView {
         }),
         h('span', { class: 'tool-name', text: toolLabel(entry.name) }),
         h('span', { class: 'tool-arg', text: arg, title: arg }),
-        EDIT_TOOLS.has(entry.name) && diff ? statsLabel(diffStats(diff)) : null,
-        entry.permission?.state === 'denied' || entry.status === 'denied'
+        changed,
+        entry.status === 'denied' && entry.permission?.decision !== 'denied'
           ? h('span', { class: 'badge denied', text: 'denied' })
-          : null,
-        entry.permission?.auto ? h('span', { class: 'badge', text: 'auto-allowed' }) : null,
+          : decisionBadge(entry.permission),
         h('span', { class: 'chevron', attrs: { 'aria-hidden': 'true' } }),
       ].filter((part) => part !== null),
     );
@@ -173,25 +191,29 @@ export class ToolView implements EntryView {
     this.renderBody();
   }
 
-  /** The file updates of this call, with a diff to show. */
-  private diffs(): { seq: number; path: string; diff: string | null; notice: string | null }[] {
-    return this.entry.fileUpdates.map((seq) => fileUpdate(this.ctx, seq)).filter((f) => f !== undefined);
-  }
-
+  /** The files the call changed: each with its diff (claude/fileUpdated) when there is one,
+   * else its path and counts from the entry (a resumed chat has no diffs). */
   private renderFiles(): void {
-    const key = this.entry.fileUpdates.join(',');
+    const updates = fileUpdatesOf(this.ctx, this.entry.id);
+    const counted = (this.entry.files ?? []).filter((f) => !updates.some((u) => u.path === f.path));
+    const key = JSON.stringify([updates.map((u) => u.seq), counted]);
     if (key === this.shownFiles) return;
     this.shownFiles = key;
     const cwd = this.ctx.state().cwd;
+    const head = (path: string, ...rest: (HTMLElement | null)[]) =>
+      h(
+        'div',
+        { class: 'file-head' },
+        h('span', { class: 'file-path', text: shortPath(relativePath(path, cwd)), title: path }),
+        ...rest,
+      );
     this.files.replaceChildren(
-      ...this.diffs().map((f) =>
+      ...updates.map((f) =>
         h(
           'div',
           { class: 'file-update' },
-          h(
-            'div',
-            { class: 'file-head' },
-            h('span', { class: 'file-path', text: shortPath(relativePath(f.path, cwd)), title: f.path }),
+          head(
+            f.path,
             button(
               'Open diff',
               () => void attempt(this.ctx, 'Open diff', () => this.ctx.request('openFileDiff', { seq: f.seq })),
@@ -201,6 +223,7 @@ export class ToolView implements EntryView {
           f.diff !== null ? diffView(f.diff) : h('div', { class: 'note', text: f.notice ?? '' }),
         ),
       ),
+      ...counted.map((f) => h('div', { class: 'file-update' }, head(f.path, statsLabel(f)))),
     );
   }
 
@@ -222,10 +245,10 @@ export class ToolView implements EntryView {
       const plan = new MarkdownView('plan');
       plan.set(s(input.plan), false);
       parts.push(plan.el);
-    } else if (EDIT_TOOLS.has(entry.name) && entry.permission?.preview && !entry.fileUpdates.length) {
+    } else if (EDIT_TOOLS.has(entry.name) && entry.permission?.preview && !entry.files?.length) {
       parts.push(h('div', { class: 'label', text: 'Proposed change' }), diffView(entry.permission.preview));
     } else if (!AGENT_TOOLS.has(entry.name) || !entry.input) {
-      parts.push(preBlock(entry.input ? JSON.stringify(input, null, 2) : entry.partialInput, 'tool-input'));
+      parts.push(preBlock(entry.input ? JSON.stringify(input, null, 2) : (entry.partialInput ?? ''), 'tool-input'));
     } else {
       parts.push(preBlock(s(input.prompt), 'tool-input'));
     }
@@ -238,7 +261,8 @@ export class ToolView implements EntryView {
           text: entry.status === 'denied' ? 'Denied' : entry.result.isError ? 'Error' : 'Result',
         }),
       );
-      const text = entry.result.text + (entry.result.images ? `\n[${entry.result.images} image(s)]` : '');
+      const images = entry.result.imageCount ?? 0;
+      const text = entry.result.text + (images ? `\n[${images} image(s)]` : '');
       parts.push(preBlock(text || '(no output)', `tool-result${entry.result.isError ? ' error' : ''}`));
     }
     this.body.replaceChildren(...parts.filter((p) => p !== null));

@@ -1,7 +1,8 @@
 // The scrolling transcript. Renders incrementally: each entry's view is made once and
-// updated only when the entry's `rev` moved, so a delta touches one element; entries are
-// only ever appended (a history or a reset rebuilds). Follows the end while the user is
-// at the end, and keeps their place when they scrolled up.
+// updated only when the entry's rev moved, so a delta touches one element; entries are
+// only ever appended (a reset rebuilds). A sub-agent's entries go
+// into their Agent/Task call's view. Follows the end while the user is at the end, and
+// keeps their place when they scrolled up.
 
 import type { ChatState } from '../core/transcript';
 import type { ViewContext } from './context';
@@ -25,9 +26,8 @@ export class TranscriptView {
     h('div', { class: 'empty-title', text: 'What can Claude do for you?' }),
     h('div', { class: 'empty-hint', text: 'Type @ to mention a file, / for commands. Paste or drop images.' }),
   );
-  private views = new Map<number, { view: EntryView; rev: number }>();
-  /** Containers of sub-agent output, by the Agent/Task call's tool use id. */
-  private subAgents = new Map<string, HTMLElement>();
+  /** The views of the entries drawn, by entry id, with the rev each shows. */
+  private views = new Map<string, { view: EntryView; rev: number }>();
   private queuedKey = '';
   private following = true;
 
@@ -46,7 +46,6 @@ export class TranscriptView {
   /** Drops every view and draws the state anew, at the saved scroll position. */
   rebuild(state: ChatState): void {
     this.views.clear();
-    this.subAgents.clear();
     this.list.replaceChildren();
     this.queuedKey = '';
     this.update(state);
@@ -58,24 +57,25 @@ export class TranscriptView {
 
   update(state: ChatState): void {
     for (const entry of state.entries) {
+      const rev = state.revs[entry.id] ?? 0;
       const known = this.views.get(entry.id);
       if (known) {
-        if (known.rev !== entry.rev) {
+        if (known.rev !== rev) {
           known.view.update(entry);
-          known.rev = entry.rev;
+          known.rev = rev;
         }
         continue;
       }
       const view = entryView(entry, this.ctx);
-      this.views.set(entry.id, { view, rev: entry.rev });
-      if (view.children && entry.kind === 'tool') this.subAgents.set(entry.toolUseId, view.children);
-      const parent = entry.parentToolUseId ? this.subAgents.get(entry.parentToolUseId) : undefined;
+      this.views.set(entry.id, { view, rev });
+      const parentId = entry.kind === 'restoredFile' ? null : entry.parentId;
+      const parent = parentId ? this.views.get(parentId)?.view.children : undefined;
       (parent ?? this.list).append(view.el);
     }
-    const queuedKey = state.queued.map((q) => q.id).join(',');
+    const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
       this.queuedKey = queuedKey;
-      this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx, true).el));
+      this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
     }
     this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
     if (this.following) this.scrollToEnd();

@@ -9,6 +9,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import type { SidecarClient } from '../../src/core/client';
 import { daemonLineLevel } from '../../src/core/connection';
 import { SidecarError } from '../../src/core/errors';
+import { listed } from '../../src/core/transcript';
 import {
   assertAllGone,
   client,
@@ -82,14 +83,13 @@ describe('the protocol client core', () => {
     ]);
     const ended = await rec.next('claude/turnEnded', (p) => (p.messageIds ?? []).includes(messageId), { since });
     assert.equal(ended.outcome, 'success');
-    const replay = rec
-      .notifications()
-      .slice(since)
-      .find((n) => n.method === 'claude/message' && (n.params.message as { uuid?: string }).uuid === messageId);
-    assert.ok(replay, 'the CLI took the message up');
-    const content = JSON.stringify(replay.params);
-    assert.match(content, /"type":"image"/);
-    assert.match(content, /what is in this picture/);
+    // What the CLI stored is what it took up.
+    const daemon = await sidecar.daemon();
+    const history = await daemon.request('claude/getHistory', { cwd: box.workspace, sessionId: chat.sessionId! });
+    const stored = (history.entries ?? []).find((e) => e.id === messageId);
+    assert.ok(stored?.kind === 'prompt', 'the CLI took the message up');
+    assert.match(stored.text, /what is in this picture/);
+    assert.equal(stored.imageCount, 1);
   });
 
   test('an allowed edit runs and is reported as a file update with its diff', async () => {
@@ -143,6 +143,41 @@ describe('the protocol client core', () => {
     assert.equal(ended.outcome, 'interrupted');
     const next = await rec.turn('hello again');
     assert.equal(next.outcome, 'success');
+  });
+
+  test("the chat's entries are the daemon's transcript of the channel", async () => {
+    const { chat, rec } = await open();
+    const since = rec.mark();
+    await chat.send('greet the world');
+    const ask = await rec.next('claude/permissionRequest', undefined, { since });
+    await chat.respondPermission({ requestId: ask.requestId, decision: 'allow' });
+    await rec.next('claude/turnEnded', undefined, { since });
+    await rec.next('claude/entry', (p) => p.entry.kind === 'turn', { since });
+    const daemon = await sidecar.daemon();
+    const transcript = await daemon.request('claude/getTranscript', { channelId: chat.channelId! });
+    assert.deepEqual(listed(chat.state), transcript.entries);
+    const edit = chat.state.entries.find((e) => e.kind === 'tool');
+    assert.equal(edit?.kind === 'tool' && edit.permission?.decision, 'allowed');
+    assert.deepEqual(edit?.kind === 'tool' && edit.files?.map((f) => [f.added, f.removed]), [[1, 1]]);
+  });
+
+  test('a chat that missed notifications catches up from the channel transcript', async () => {
+    const { chat, rec } = await open();
+    // Lose the answer's entries and deltas on the way, as a broken link would.
+    const deliver = chat.notify.bind(chat);
+    chat.notify = (method, params) => {
+      if (method !== 'claude/entry' && method !== 'claude/delta') deliver(method, params);
+    };
+    // The status after the turn's footer shows the last gap.
+    const caughtUp = new Promise<void>((resolve) =>
+      chat.onEvent((e) => {
+        if (e.kind === 'transcript' && e.entries.some((entry) => entry.kind === 'turn')) resolve();
+      }),
+    );
+    await rec.turn('hello there');
+    await caughtUp;
+    const texts = chat.state.entries.flatMap((e) => (e.kind === 'prompt' || e.kind === 'text' ? [e.text] : []));
+    assert.deepEqual(texts, ['hello there', GREETING]);
   });
 
   test('a fork is a new chat with the conversation so far, on its own session', async () => {
@@ -207,9 +242,33 @@ describe('the protocol client core', () => {
     );
     const resumed = await sidecar.resumeChat(box.workspace, sessionId);
     assert.equal(resumed.sessionId, sessionId);
+    assert.deepEqual(
+      resumed.state.entries.flatMap((e) => (e.kind === 'prompt' || e.kind === 'text' ? [e.text] : [])),
+      ['hello there', GREETING],
+      'the stored conversation is shown first',
+    );
     const history = new Recorder(resumed);
     const ended = await history.turn('hello once more');
     assert.equal(ended.outcome, 'success');
+  });
+
+  test('a resumed chat shows its tools as the live chat did: decision, result, +N -M', async () => {
+    const first = await open();
+    const since = first.rec.mark();
+    await first.chat.send('greet the world');
+    const ask = await first.rec.next('claude/permissionRequest', undefined, { since });
+    await first.chat.respondPermission({ requestId: ask.requestId, decision: 'allow' });
+    await first.rec.next('claude/turnEnded', undefined, { since });
+    const live = first.chat.state.entries.find((e) => e.kind === 'tool');
+    await first.chat.close();
+    const resumed = await sidecar.resumeChat(box.workspace, first.chat.sessionId!);
+    const stored = resumed.state.entries.find((e) => e.kind === 'tool');
+    assert.ok(live?.kind === 'tool' && stored?.kind === 'tool');
+    assert.equal(stored.id, live.id);
+    assert.equal(stored.status, 'done');
+    assert.equal(stored.permission?.decision, live.permission?.decision);
+    assert.deepEqual(stored.result, live.result);
+    assert.deepEqual(stored.files, live.files);
   });
 
   test('when the daemon dies, a new one takes over every chat on the same session', async () => {

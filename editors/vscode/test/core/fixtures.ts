@@ -1,29 +1,39 @@
-// The notification sequences recorded from the real daemon, CLI and stand-in model
-// (tests/conversation/record_streams.py), replayed as the host would emit them.
+// The recorded real-CLI streams every client is tested with (tests/data/streams): what a
+// client receives for each (<name>.client.jsonl) and the entries its store must end with
+// (<name>.entries.json).
 
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ClaudeNotifications } from '../../src/core/protocol.generated';
-import type { ChatEvent, NotificationEvent } from '../../src/core/transcript';
-
-export type FixtureName =
-  | 'streamed-thinking'
-  | 'write-allowed'
-  | 'edit-denied'
-  | 'interrupted'
-  | 'ask-question'
-  | 'bash-output'
-  | 'api-error'
-  | 'plan-approved'
-  | 'sub-agent';
+import type { ChatEvent, Entry, NotificationEvent } from '../../src/core/transcript';
 
 /** The repository's tests/data/streams, from the bundled test in out/test/<dir>/. */
-const FIXTURES = path.resolve(__dirname, '../../../../../tests/data/streams');
+const STREAMS = path.resolve(__dirname, '../../../../../tests/data/streams');
 
-/** The recorded notifications of one chat, in order. */
-export function notifications(name: FixtureName): NotificationEvent[] {
+export type StreamName =
+  | 'api-error'
+  | 'ask-question'
+  | 'bash-output'
+  | 'edit-denied'
+  | 'interrupted'
+  | 'plan-approved'
+  | 'streamed-thinking'
+  | 'sub-agent'
+  | 'write-allowed';
+
+/** Every recorded stream's name. */
+export function streamNames(): string[] {
   return fs
-    .readFileSync(path.join(FIXTURES, `${name}.jsonl`), 'utf8')
+    .readdirSync(STREAMS)
+    .filter((f) => f.endsWith('.client.jsonl'))
+    .map((f) => f.slice(0, -'.client.jsonl'.length))
+    .sort();
+}
+
+/** The notifications a client receives for the stream, in order. */
+export function notifications(name: string): NotificationEvent[] {
+  return fs
+    .readFileSync(path.join(STREAMS, `${name}.client.jsonl`), 'utf8')
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => {
@@ -32,48 +42,29 @@ export function notifications(name: FixtureName): NotificationEvent[] {
     });
 }
 
-type Json = Record<string, unknown>;
-
-function cliMessage(event: ChatEvent): Json | null {
-  return event.kind === 'notification' && event.method === 'claude/message' ? event.params.message : null;
+/** The entries a store must end with for the stream. */
+export function goldenEntries(name: string): Entry[] {
+  return JSON.parse(fs.readFileSync(path.join(STREAMS, `${name}.entries.json`), 'utf8')) as Entry[];
 }
 
-/**
- * The events a host emits for the chat: `bound` first, then the notifications, with each
- * prompt's `userMessage` where claude/sendMessage returns (just before the CLI queues it).
- */
-export function hostEvents(name: FixtureName): ChatEvent[] {
+/** The events a host emits for the chat: `bound`, then the notifications. */
+export function hostEvents(name: StreamName): ChatEvent[] {
   const notes = notifications(name);
-  const first = notes[0]?.params;
-  const events: ChatEvent[] = [
+  const first = notes.find((n) => n.method === 'claude/status');
+  return [
     {
       kind: 'bound',
-      channelId: first?.channelId ?? 'ch-1',
-      sessionId: 'sessionId' in (first ?? {}) ? String((first as Json).sessionId) : '',
+      channelId: first?.params.channelId ?? 'ch-1',
+      sessionId: first?.method === 'claude/status' ? first.params.sessionId : '',
       cwd: '/home/dev/project',
     },
     ...notes,
   ];
-  for (const replay of notes.map(cliMessage)) {
-    if (replay?.type !== 'user' || replay.isReplay !== true) continue;
-    const messageId = String(replay.uuid);
-    const content = (replay.message as { content: { type: string; text?: string }[] }).content;
-    const text = content
-      .filter((b) => b.type === 'text')
-      .map((b) => b.text ?? '')
-      .join('\n');
-    const queued = events.findIndex((e) => {
-      const m = cliMessage(e);
-      return (m?.type === 'command_lifecycle' && m.command_uuid === messageId) || m === replay;
-    });
-    events.splice(queued, 0, { kind: 'userMessage', messageId, text, images: 0 });
-  }
-  return events;
 }
 
-/** The CLI messages of a fixture of one `type`. */
-export function messagesOf(name: FixtureName, type: string): Json[] {
-  return notifications(name)
-    .map(cliMessage)
-    .filter((m): m is Json => m?.type === type);
+/** The index of the first event matching `match`; fails when there is none. */
+export function indexOf(events: ChatEvent[], match: (e: ChatEvent) => boolean): number {
+  const at = events.findIndex(match);
+  if (at < 0) throw new Error('no such event in the stream');
+  return at;
 }

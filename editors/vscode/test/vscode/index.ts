@@ -49,6 +49,15 @@ function next(panel: ChatPanel, match: (e: ChatEvent) => boolean, timeoutMs = 60
 
 const isNote = (method: string) => (e: ChatEvent) => e.kind === 'notification' && e.method === method;
 
+/** The result texts of the tool uses the events reported. */
+function toolResults(events: ChatEvent[]): string[] {
+  return events.flatMap((e) =>
+    e.kind === 'notification' && e.method === 'claude/entry' && e.params.entry.kind === 'tool'
+      ? [e.params.entry.result?.text ?? '']
+      : [],
+  );
+}
+
 async function newChatPanel(): Promise<ChatPanel> {
   const { extension } = await api();
   await vscode.commands.executeCommand('claudeSidecar.newChat');
@@ -136,12 +145,8 @@ test("the model's getSelection is answered with the active editor's selection", 
   editor.selection = new vscode.Selection(1, 4, 1, 18);
   const panel = await newChatPanel();
   const events = await turn(panel, 'look at my selection');
-  const results = events.flatMap((e) => {
-    if (e.kind !== 'notification' || e.method !== 'claude/message') return [];
-    return [JSON.stringify(e.params.message)];
-  });
   assert.ok(
-    results.some((r) => r.includes('selected words') && r.includes('tool_result')),
+    toolResults(events).some((r) => r.includes('selected words')),
     'the tool result carries the selection',
   );
   panel.panel.dispose();
@@ -165,11 +170,8 @@ test("the model's getDiagnostics sees the problems VS Code shows", async () => {
   try {
     const panel = await newChatPanel();
     const events = await turn(panel, 'what are the problems');
-    const results = events.flatMap((e) =>
-      e.kind === 'notification' && e.method === 'claude/message' ? [JSON.stringify(e.params.message)] : [],
-    );
     assert.ok(
-      results.some((r) => r.includes('tool_result') && r.includes('undefined name prnt') && r.includes('hello.py')),
+      toolResults(events).some((r) => r.includes('undefined name prnt') && r.includes('hello.py')),
       'the tool result lists the diagnostic with its file',
     );
     panel.panel.dispose();

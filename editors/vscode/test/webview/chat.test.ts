@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { ContextUsageResult } from '../../src/core/protocol.generated';
-import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/transcript';
+import {
+  initialState,
+  reduce,
+  type ChatEvent,
+  type ChatState,
+  type ConversationEntry,
+  type ToolEntry,
+} from '../../src/core/transcript';
 import { hostEvents } from '../core/fixtures';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
@@ -40,7 +47,11 @@ function stateOf(events: ChatEvent[]): ChatState {
   return state;
 }
 
-const isMethod = (method: string) => (e: ChatEvent) => e.kind === 'notification' && e.method === method;
+/** How many events lead up to the channel waiting for the user's answer (the status included). */
+const untilAsked = (events: ChatEvent[]) =>
+  events.findIndex(
+    (e) => e.kind === 'notification' && e.method === 'claude/status' && e.params.state === 'awaitingPermission',
+  ) + 1;
 
 async function openWith(state: ChatState, viewport?: { width: number; height: number }): Promise<ScriptedHost> {
   const host = await ScriptedHost.open(browser, server, viewport);
@@ -92,10 +103,9 @@ describe('streaming', () => {
 
 describe('permissions', () => {
   it('shows a Write request with its diff; Allow answers it', async () => {
-    // Up to the request and the awaitingPermission status that follows it.
     const events = hostEvents('write-allowed');
-    const asked = events.findIndex(isMethod('claude/permissionRequest'));
-    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const asked = untilAsked(events);
+    const host = await openWith(stateOf(events.slice(0, asked)));
     const card = host.page.locator('.permission-card');
     assert.equal(await card.count(), 1);
     const text = await card.innerText();
@@ -110,11 +120,11 @@ describe('permissions', () => {
 
     await card.getByRole('button', { name: 'Allow', exact: true }).click();
     const request = await host.request('respondPermission');
-    const pending = Object.keys(stateOf(events.slice(0, asked + 2)).pending);
+    const pending = Object.keys(stateOf(events.slice(0, asked)).pending);
     assert.deepEqual(request.params, { requestId: pending[0], decision: 'allow' });
 
     await host.answer('respondPermission', null);
-    await host.events(events.slice(asked + 2));
+    await host.events(events.slice(asked));
     assert.equal(await card.count(), 0, 'the card goes when the request is answered');
     const write = host.page.locator('.entry.tool', { hasText: 'Write' });
     assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the file update shows its diff');
@@ -127,8 +137,8 @@ describe('permissions', () => {
 
   it('denies an Edit with the reason typed', async () => {
     const events = hostEvents('edit-denied');
-    const asked = events.findIndex(isMethod('claude/permissionRequest'));
-    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const asked = untilAsked(events);
+    const host = await openWith(stateOf(events.slice(0, asked)));
     const card = host.page.locator('.permission-card');
     await card.getByRole('textbox', { name: 'Reason for denying' }).fill('Keep the greeting short.');
     await card.getByRole('button', { name: 'Deny' }).click();
@@ -136,7 +146,7 @@ describe('permissions', () => {
     assert.equal(request.params.decision, 'deny');
     assert.equal(request.params.message, 'Keep the greeting short.');
     await host.answer('respondPermission', null);
-    await host.events(events.slice(asked + 2));
+    await host.events(events.slice(asked));
     const edit = host.page.locator('.entry.tool', { hasText: 'Edit' });
     assert.equal(await edit.getAttribute('data-status'), 'denied');
     await edit.locator('.tool-head').click();
@@ -146,8 +156,8 @@ describe('permissions', () => {
 
   it('answers an AskUserQuestion with the options chosen (multiSelect joined)', async () => {
     const events = hostEvents('ask-question');
-    const asked = events.findIndex(isMethod('claude/permissionRequest'));
-    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const asked = untilAsked(events);
+    const host = await openWith(stateOf(events.slice(0, asked)));
     const card = host.page.locator('.permission-card');
     assert.equal(await card.locator('.question').count(), 2);
     await card.getByRole('radio', { name: /Blue/ }).click();
@@ -165,8 +175,8 @@ describe('permissions', () => {
 
   it('approves a plan and switches to accepting edits', async () => {
     const events = hostEvents('plan-approved');
-    const asked = events.findIndex(isMethod('claude/permissionRequest'));
-    const host = await openWith(stateOf(events.slice(0, asked + 2)));
+    const asked = untilAsked(events);
+    const host = await openWith(stateOf(events.slice(0, asked)));
     const card = host.page.locator('.permission-card');
     assert.equal(await card.locator('.markdown.plan h1').innerText(), 'Greeting plan');
     await host.screenshot('plan');
@@ -206,30 +216,13 @@ describe('tools and turns', () => {
     const path = `/home/dev/project/${'very-long-directory-name/'.repeat(6)}generated_module.py`;
     const diff = `--- /dev/null\n+++ ${path}\n@@ -0,0 +1,400 @@\n${Array.from({ length: 400 }, (_, i) => `+line ${i} ${'x'.repeat(i % 7 === 0 ? 180 : 20)}`).join('\n')}\n`;
     const events: ChatEvent[] = [
-      ...hostEvents('write-allowed').slice(0, 12),
-      {
-        kind: 'notification',
-        method: 'claude/message',
-        params: {
-          channelId: 'ch-2',
-          seq: 100,
-          message: {
-            type: 'assistant',
-            message: {
-              content: [
-                { type: 'tool_use', id: 'toolu_big', name: 'Write', input: { file_path: path, content: '...' } },
-              ],
-            },
-            parent_tool_use_id: null,
-          },
-        },
-      },
+      ...hostEvents('write-allowed').slice(0, 5),
       {
         kind: 'notification',
         method: 'claude/fileUpdated',
         params: {
-          channelId: 'ch-2',
-          seq: 101,
+          channelId: 'ch-1',
+          seq: 100,
           path,
           toolName: 'Write',
           toolUseId: 'toolu_big',
@@ -239,6 +232,22 @@ describe('tools and turns', () => {
           diff,
           notice: null,
           parentToolUseId: null,
+        },
+      },
+      {
+        kind: 'notification',
+        method: 'claude/entry',
+        params: {
+          channelId: 'ch-1',
+          seq: 101,
+          entry: {
+            kind: 'tool',
+            id: 'toolu_big',
+            name: 'Write',
+            status: 'done',
+            input: { file_path: path, content: '...' },
+            files: [{ path, added: 400, removed: 0 }],
+          },
         },
       },
     ];
@@ -254,6 +263,147 @@ describe('tools and turns', () => {
     await host.screenshot('big-diff');
     await showAll.click();
     assert.equal(await tool.locator('.diff-line').count(), 400);
+  });
+});
+
+/** A claude/entry event of channel ch-1. */
+function entryEvent(entry: ConversationEntry, seq = 0): ChatEvent {
+  return { kind: 'notification', method: 'claude/entry', params: { channelId: 'ch-1', seq, entry } };
+}
+
+const BOUND: ChatEvent = { kind: 'bound', channelId: 'ch-1', sessionId: 's-1', cwd: '/home/dev/project' };
+
+describe('entries as they say', () => {
+  it('marks an interrupted answer and shows the interrupted notice and footer', async () => {
+    const host = await openWith(stateOf(hostEvents('interrupted')));
+    const answer = host.page.locator('.entry.text');
+    assert.match(await answer.locator('.note').innerText(), /^Interrupted$/);
+    assert.equal(await host.page.locator('.entry.notice.interrupted').innerText(), 'Interrupted by you');
+    assert.match(await host.page.locator('.entry.turn').innerText(), /^Interrupted · /);
+    await host.screenshot('interrupted');
+  });
+
+  it("nests a sub-agent's prompt and tools under its Agent call", async () => {
+    const host = await openWith(stateOf(hostEvents('sub-agent')));
+    const agent = host.page.locator('.entry.tool', { hasText: 'Agent' }).first();
+    assert.match(await agent.locator('.sub-agent .entry.user').innerText(), /SUBTASK: say hi with echo/);
+    assert.equal(await agent.locator('.sub-agent .entry.user .message-actions').count(), 0, 'no fork from inside');
+    assert.equal(await agent.locator('.sub-agent .entry.tool', { hasText: 'echo hi' }).count(), 1);
+  });
+
+  it('shows notices by subtype and level, an unknown one by its text', async () => {
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        entryEvent({ kind: 'notice', id: 'n1', subtype: 'compaction', level: 'info', text: 'Conversation compacted' }),
+        entryEvent({ kind: 'notice', id: 'n2', subtype: 'commandOutput', level: 'info', text: 'Set model to haiku' }),
+        entryEvent({ kind: 'notice', id: 'n3', subtype: 'cleared', level: 'info', text: '/clear' }),
+        entryEvent({
+          kind: 'notice',
+          id: 'n4',
+          subtype: 'rateLimitWarning',
+          level: 'warn',
+          text: 'Nearly at the limit',
+        }),
+        entryEvent({ kind: 'notice', id: 'n5', subtype: 'compactSummary', level: 'info', text: 'We wrote a readme.' }),
+      ]),
+    );
+    const notices = host.page.locator('.entry.notice');
+    assert.deepEqual(await notices.allInnerTexts(), [
+      'Conversation compacted',
+      'Set model to haiku',
+      'Conversation cleared',
+      'Nearly at the limit',
+      'Summary of the earlier conversation',
+    ]);
+    assert.equal(await host.page.locator('.entry.notice.commandOutput pre').count(), 1);
+    assert.equal(await host.page.locator('.entry.notice.warn').getAttribute('data-subtype'), 'rateLimitWarning');
+    await host.screenshot('notices');
+  });
+
+  it('shows each tool status and permission decision the entry gives', async () => {
+    const tool = (id: string, status: ToolEntry['status'], permission?: ToolEntry['permission']) =>
+      entryEvent({ kind: 'tool', id, name: 'Bash', status, input: { command: `echo ${id}` }, permission });
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        tool('asking', 'awaitingPermission', { decision: 'pending', requestId: 'r1' }),
+        tool('failed', 'failed'),
+        tool('interrupted', 'interrupted'),
+        tool('denied', 'denied', { decision: 'denied' }),
+        tool('allowed', 'done', { decision: 'allowed' }),
+        tool('by-rule', 'done', { decision: 'allowed', byRule: true }),
+      ]),
+    );
+    const row = (id: string) => host.page.locator('.entry.tool', { hasText: `echo ${id}` });
+    for (const [id, label] of [
+      ['asking', 'waiting for your permission'],
+      ['failed', 'failed'],
+      ['interrupted', 'interrupted'],
+      ['denied', 'denied'],
+    ]) {
+      assert.equal(await row(id!).locator('.tool-status').getAttribute('aria-label'), label);
+    }
+    assert.equal(await row('denied').locator('.badge.denied').innerText(), 'denied');
+    assert.equal(await row('allowed').locator('.badge').innerText(), 'allowed');
+    assert.equal(await row('by-rule').locator('.badge').innerText(), 'auto-allowed');
+    await host.screenshot('tool-statuses');
+  });
+
+  it('lists a queued prompt last until the CLI takes it up, then in the conversation', async () => {
+    const queued = { kind: 'prompt', id: 'p2', text: 'and the changelog' } as const;
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        entryEvent({ kind: 'prompt', id: 'p1', text: 'update the readme' }),
+        entryEvent({ ...queued, queued: true }),
+        entryEvent({ kind: 'text', id: 'm:0', text: 'Updating it.' }),
+      ]),
+    );
+    const prompts = host.page.locator('.entry.user');
+    assert.deepEqual(await prompts.locator('.user-text').allInnerTexts(), ['update the readme', 'and the changelog']);
+    assert.match(await host.page.locator('.queued .entry.user').innerText(), /Queued: sent when Claude is ready/);
+    await host.events([entryEvent(queued), entryEvent({ kind: 'text', id: 'm2:0', text: 'And the changelog.' })]);
+    assert.equal(await host.page.locator('.queued .entry').count(), 0);
+    assert.deepEqual(
+      await host.page
+        .locator('.entries > .entry')
+        .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown')?.textContent.trim())),
+      ['update the readme', 'Updating it.', 'and the changelog', 'And the changelog.'],
+    );
+  });
+
+  it('shows a reloaded chat from its stored entries: decisions, results, +N -M without a diff', async () => {
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        {
+          kind: 'transcript',
+          entries: [
+            { kind: 'prompt', id: 'p1', text: 'update the readme' },
+            {
+              kind: 'tool',
+              id: 'toolu_1',
+              name: 'Write',
+              status: 'done',
+              input: { file_path: '/home/dev/project/README.md', content: '# Shop\n' },
+              permission: { decision: 'allowed' },
+              result: { text: 'File written' },
+              files: [{ path: '/home/dev/project/README.md', added: 3, removed: 1 }],
+            },
+            { kind: 'text', id: 'm:0', text: 'Cut short', aborted: true },
+          ],
+        },
+      ]),
+    );
+    const write = host.page.locator('.entry.tool', { hasText: 'Write' });
+    assert.match(await write.locator('.tool-head').innerText(), /\+3.*−1/s);
+    assert.match(await write.locator('.tool-files').innerText(), /README\.md/);
+    assert.equal(await write.locator('.tool-files .diff').count(), 0, 'no diff is known');
+    await write.locator('.tool-head').click();
+    assert.match(await write.locator('.tool-body').innerText(), /Result\nFile written/i);
+    assert.equal(await write.locator('.badge').innerText(), 'allowed');
+    assert.match(await host.page.locator('.entry.text .note').innerText(), /Interrupted/);
   });
 });
 

@@ -92,8 +92,11 @@ export class PageServer {
   private server: http.Server | undefined;
   url = '';
 
+  /** `dist`: the folder of webview.js and webview.css (a bench compares builds). */
+  constructor(private readonly dist = path.join(ROOT, 'dist')) {}
+
   async start(): Promise<void> {
-    const dist = path.join(ROOT, 'dist');
+    const dist = this.dist;
     for (const file of ['webview.js', 'webview.css']) {
       if (!fs.existsSync(path.join(dist, file))) throw new Error(`dist/${file} is missing: run npm run build first`);
     }
