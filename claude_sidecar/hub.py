@@ -145,6 +145,8 @@ class Hub:
             if history is None and options.resume is not None:
                 history = await self._stored_entries(options.resume, options.cwd)
             channel.conversation.seed(history or [])
+            # Its turn footers are kept beside the session: a resumed chat shows them again.
+            channel.conversation.footers = self.sessions.footers
         except BaseException:
             dropped = feed.discard()
             if dropped:

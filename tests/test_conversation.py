@@ -173,15 +173,17 @@ async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
         "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
     )
 
-    # Turn footers are the daemon's own: the session file has none.
-    assert history["entries"] == [as_stored(e) for e in live if e["kind"] != "turn"]
+    # Turn footers are the daemon's own, recorded beside the session file.
+    assert history["entries"] == [as_stored(e) for e in live]
     assert [e["kind"] for e in history["entries"]] == [
         "prompt",
         "text",
         "tool",
         "text",
+        "turn",
         "prompt",
         "text",
+        "turn",
     ]
 
 
@@ -218,10 +220,12 @@ async def test_a_resumed_channel_starts_with_the_stored_conversation_then_goes_o
     assert [(e["kind"], e.get("text")) for e in before["entries"]] == [
         ("prompt", "hello"),
         ("text", "Hello there."),
+        ("turn", None),
     ]
     assert before["entries"][0]["id"] == first.message_id
-    assert after["entries"][:2] == before["entries"]
-    assert [e["kind"] for e in after["entries"][2:]] == ["prompt", "text", "turn"]
+    assert before["entries"][2]["costUsd"] == first.ended["costUsd"]
+    assert after["entries"][:3] == before["entries"]
+    assert [e["kind"] for e in after["entries"][3:]] == ["prompt", "text", "turn"]
     assert not [n for n in sidecar.of(resumed, "claude/entry") if n.params["seq"] <= before["seq"]]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -135,6 +135,13 @@ def _counts(diff: str) -> tuple[int, int]:
     return added, removed
 
 
+class FooterSink(Protocol):
+    """Where a conversation's turn footers are kept beyond the channel's life."""
+
+    def record(self, session_id: str, prompts: Sequence[str], footer: TurnEntry) -> None:
+        """Keep ``footer`` of the turn that answered ``prompts`` in session ``session_id``."""
+
+
 class LiveConversation:
     """A channel's ``Feed`` that keeps its conversation and passes everything on."""
 
@@ -155,6 +162,9 @@ class LiveConversation:
         self._changed: dict[str, Entry] = {}
         # Request id -> the tool whose ask waits for the client.
         self._asking: dict[str, ToolEntry] = {}
+        # The CLI session the channel continues (claude/status), and where footers are kept.
+        self._session_id: str | None = None
+        self.footers: FooterSink | None = None
 
     # ------------------------------------------------------------ Feed
 
@@ -541,6 +551,7 @@ class LiveConversation:
         self._touch(tool)
 
     def _status(self, status: StatusChanged) -> None:
+        self._session_id = status.session_id
         if status.state == "awaitingPermission":
             return
         # No ask waits in any other state: those still pending were answered (the tool's
@@ -579,13 +590,14 @@ class LiveConversation:
         # Named after the turn's first prompt: unique across restarts and resumes, which
         # start counting again.
         first = ended.message_ids[0] if ended.message_ids else uuid.uuid4()
-        self._add(
-            TurnEntry(
-                id=f"turn:{first}",
-                outcome=ended.outcome,
-                duration_ms=ended.duration_ms,
-                permission_wait_ms=ended.permission_wait_ms,
-                cost_usd=ended.cost_usd,
-                error=ended.error.message if ended.error else None,
-            )
+        footer = TurnEntry(
+            id=f"turn:{first}",
+            outcome=ended.outcome,
+            duration_ms=ended.duration_ms,
+            permission_wait_ms=ended.permission_wait_ms,
+            cost_usd=ended.cost_usd,
+            error=ended.error.message if ended.error else None,
         )
+        self._add(footer)
+        if self.footers is not None and self._session_id and ended.message_ids:
+            self.footers.record(self._session_id, ended.message_ids, footer)

@@ -16,6 +16,7 @@ from typing import Any
 from ..api import History, SessionPage
 from ..errors import InvalidParams, SessionNotFound, SidecarError
 from .edits import ConfigDirMismatch, delete_session, rename_session
+from .footers import FooterLog, place_footers
 from .history import exchange_end, read_history
 from .listing import BadCursor, list_sessions
 from .paths import claude_home, session_exists
@@ -26,6 +27,8 @@ class SessionStore:
 
     def __init__(self, env: Mapping[str, str] | None) -> None:
         self._env = env
+        # The turn footers the daemon records beside the sessions.
+        self.footers = FooterLog(env)
 
     def _home(self) -> tuple[Path, Path | None]:
         return claude_home(os.environ if self._env is None else self._env)
@@ -53,11 +56,14 @@ class SessionStore:
         """A stored session's conversation; warnings list what could not be read."""
         home, config_dir = self._home()
         try:
-            return await asyncio.to_thread(
+            history = await asyncio.to_thread(
                 read_history, home, cwd, session_id, config_dir=config_dir
             )
         except FileNotFoundError as e:
             raise SessionNotFound(session_id, cwd) from e
+        footers = await asyncio.to_thread(self.footers.load, session_id)
+        history.entries = place_footers(history.entries, footers)
+        return history
 
     async def exchange_end(self, session_id: str, cwd: str, message_id: str) -> str | None:
         """The last message of the exchange ``message_id`` opened (None: no such prompt
@@ -82,6 +88,7 @@ class SessionStore:
         await self._edit(
             session_id, cwd, delete_session, home, cwd, session_id, config_dir=config_dir
         )
+        await asyncio.to_thread(self.footers.forget, session_id)
 
     @staticmethod
     async def _edit(

@@ -1,0 +1,106 @@
+"""Turn footers kept beside the CLI's sessions: what a session file does not hold.
+
+A session file has no record of how a turn ended, how long it took or what it cost, so a
+resumed chat would lose its footers. Each footer a live channel's conversation makes
+(``LiveConversation.footers``) is written to
+``$XDG_STATE_HOME/claude-sidecar/turns/<session id>.jsonl`` (``~/.local/state`` when unset),
+one line per turn with the prompts it answered, and a stored session's entries get them
+back after the exchange of those prompts. Never in the CLI's own folders: its listing would
+take the file for a session.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import msgspec
+
+from ..api import Entry, PromptEntry, TurnEntry
+
+log = logging.getLogger(__name__)
+
+
+class Footer(msgspec.Struct):
+    """One recorded footer: the prompts of its turn and the footer entry itself."""
+
+    prompts: list[str]
+    entry: TurnEntry
+
+
+_decode = msgspec.json.Decoder(Footer).decode
+_encode = msgspec.json.Encoder().encode
+
+
+class FooterLog:
+    """The footers of every session of one environment (``env``: None for the daemon's)."""
+
+    def __init__(self, env: Mapping[str, str] | None) -> None:
+        self._env = env
+
+    def directory(self) -> Path:
+        """Where the footer files are."""
+        env = os.environ if self._env is None else self._env
+        state = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME", "~")) / ".local" / "state")
+        return Path(state).expanduser() / "claude-sidecar" / "turns"
+
+    def _path(self, session_id: str) -> Path:
+        # Session ids are UUIDs (checked at the edge); a name with a separator is refused.
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.directory() / f"{session_id}.jsonl"
+
+    def record(self, session_id: str, prompts: Sequence[str], footer: TurnEntry) -> None:
+        """Append one footer of ``session_id``; a failure is logged, never raised (this
+        runs on the channel's reader)."""
+        try:
+            path = self._path(session_id)
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with path.open("ab") as f:
+                f.write(_encode(Footer(list(prompts), footer)) + b"\n")
+        except (OSError, ValueError) as e:
+            log.warning("session %s: could not record a turn footer: %s", session_id, e)
+
+    def load(self, session_id: str) -> list[Footer]:
+        """The footers recorded for ``session_id``, oldest first (unreadable lines skipped)."""
+        try:
+            lines = self._path(session_id).read_bytes().splitlines()
+        except (OSError, ValueError):
+            return []
+        footers = []
+        for line in lines:
+            try:
+                footers.append(_decode(line))
+            except msgspec.MsgspecError:
+                log.warning("session %s: skipped an unreadable footer line", session_id)
+        return footers
+
+    def forget(self, session_id: str) -> None:
+        """Delete the footers of ``session_id`` (its session was deleted)."""
+        try:
+            self._path(session_id).unlink(missing_ok=True)
+        except (OSError, ValueError) as e:
+            log.warning("session %s: could not delete its turn footers: %s", session_id, e)
+
+
+def _is_prompt(entry: Entry) -> bool:
+    return isinstance(entry, PromptEntry) and entry.parent_id is None
+
+
+def place_footers(entries: list[Entry], footers: Sequence[Footer]) -> list[Entry]:
+    """``entries`` with each footer at the end of the exchange of its turn's last prompt
+    (before the next prompt of the main conversation); a footer whose prompts are not there
+    (a session cleared since) or that is there already is left out."""
+    placed = list(entries)
+    for footer in footers:
+        if any(e.id == footer.entry.id for e in placed):
+            continue
+        asked = set(footer.prompts)
+        last = max((i for i, e in enumerate(placed) if _is_prompt(e) and e.id in asked), default=-1)
+        if last < 0:
+            continue
+        end = next((i for i in range(last + 1, len(placed)) if _is_prompt(placed[i])), len(placed))
+        placed.insert(end, footer.entry)
+    return placed

@@ -1,0 +1,84 @@
+"""Turn footers recorded beside the sessions, and put back into a stored conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_sidecar import api
+from claude_sidecar.conversation import LiveConversation
+from claude_sidecar.events import StatusChanged, TurnEnded
+from claude_sidecar.sessions.footers import Footer, FooterLog, place_footers
+
+from tests.conversation.replay import Recorder
+
+
+def prompt(entry_id: str, parent: str | None = None) -> api.PromptEntry:
+    return api.PromptEntry(id=entry_id, text=entry_id, parent_id=parent)
+
+
+def text(entry_id: str) -> api.TextEntry:
+    return api.TextEntry(id=entry_id, text="answer")
+
+
+def footer(prompt_id: str, cost: float = 0.01) -> api.TurnEntry:
+    return api.TurnEntry(f"turn:{prompt_id}", "success", 10, 0, cost)
+
+
+def test_a_footer_goes_at_the_end_of_its_turns_exchange() -> None:
+    entries: list[api.Entry] = [prompt("p1"), text("m1:0"), prompt("p2"), text("m2:0")]
+
+    placed = place_footers(entries, [Footer(["p1"], footer("p1")), Footer(["p2"], footer("p2"))])
+
+    assert [e.id for e in placed] == ["p1", "m1:0", "turn:p1", "p2", "m2:0", "turn:p2"]
+
+
+def test_a_sub_agents_prompt_does_not_end_the_exchange_and_a_merged_turn_ends_after_both() -> None:
+    entries: list[api.Entry] = [
+        prompt("p1"),
+        prompt("sub", parent="toolu_1"),
+        text("m1:0"),
+        prompt("p2"),
+        text("m2:0"),
+        prompt("p3"),
+    ]
+
+    placed = place_footers(entries, [Footer(["p1", "p2"], footer("p1"))])
+
+    assert [e.id for e in placed] == ["p1", "sub", "m1:0", "p2", "m2:0", "turn:p1", "p3"]
+
+
+def test_a_footer_of_prompts_the_session_lost_or_already_there_is_left_out() -> None:
+    entries: list[api.Entry] = [prompt("p1"), footer("p1")]
+
+    placed = place_footers(
+        entries, [Footer(["gone"], footer("gone")), Footer(["p1"], footer("p1"))]
+    )
+
+    assert [e.id for e in placed] == ["p1", "turn:p1"]
+
+
+def test_a_conversations_footers_are_recorded_under_its_session_and_read_back(
+    tmp_path: Path,
+) -> None:
+    log = FooterLog({"HOME": str(tmp_path)})
+    conversation = LiveConversation(Recorder())
+    conversation.footers = log
+    ended = TurnEnded("success", 10, 0, 0.02, 0.02, api.TurnUsage(), 1, ["p1"])
+
+    conversation.publish(StatusChanged("idle", "sid-1", None, "default"))
+    conversation.publish(ended)
+
+    assert log.load("sid-1") == [Footer(["p1"], footer("p1", cost=0.02))]
+    assert (tmp_path / ".local/state/claude-sidecar/turns/sid-1.jsonl").exists()
+    log.forget("sid-1")
+    assert log.load("sid-1") == []
+
+
+def test_an_unreadable_footer_line_is_skipped(tmp_path: Path) -> None:
+    log = FooterLog({"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")})
+    log.record("sid-1", ["p1"], footer("p1"))
+    path = tmp_path / "state/claude-sidecar/turns/sid-1.jsonl"
+    path.write_bytes(path.read_bytes() + b"{not json\n")
+    log.record("sid-1", ["p2"], footer("p2"))
+
+    assert [f.entry.id for f in log.load("sid-1")] == ["turn:p1", "turn:p2"]
