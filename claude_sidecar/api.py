@@ -589,7 +589,7 @@ class History(Result):
     session_id: str
     messages: list[HistoryMessage]
     warnings: list[str]
-    entries: list[Entry] = []
+    entries: list[Entry]
 
 
 # ---------------------------------------------------------------- the conversation

@@ -116,12 +116,14 @@ def read_history(
     """
     path = session_file(home, cwd, session_id, config_dir)
     renderer, file = render_conversation(path)
-    history = History(session_id, renderer.messages, file.warnings)
-    agents = _subagents(path, history.warnings)
-    history.entries = _entries_with_subagents(
+    agents = _subagents(path, file.warnings)
+    # (Before the messages: inserting those takes each sub-agent out of ``agents``.)
+    entries = _entries_with_subagents(
         renderer.stored.entries, {k: list(v) for k, v in agents.items()}
     )
-    history.messages = _with_subagents(history.messages, agents)
+    history = History(
+        session_id, _with_subagents(renderer.messages, agents), file.warnings, entries
+    )
     return history
 
 

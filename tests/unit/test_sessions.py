@@ -561,7 +561,7 @@ def test_a_parent_loop_stops_the_walk(tmp_path: Path) -> None:
 def test_an_empty_session_file_has_no_messages(tmp_path: Path) -> None:
     install(tmp_path, WRITE, "")
 
-    assert read_history(tmp_path, CWD, WRITE) == History(WRITE, [], [])
+    assert read_history(tmp_path, CWD, WRITE) == History(WRITE, [], [], [])
 
 
 # ---------------------------------------------------------------- bad arguments

@@ -441,7 +441,7 @@ export interface GetHistoryParams {
  * be read despite them.
  */
 export interface History {
-  entries?: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
+  entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
   messages: HistoryMessage[];
   sessionId: string;
   warnings: string[];

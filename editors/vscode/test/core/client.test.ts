@@ -86,7 +86,7 @@ describe('the protocol client core', () => {
     // What the CLI stored is what it took up.
     const daemon = await sidecar.daemon();
     const history = await daemon.request('claude/getHistory', { cwd: box.workspace, sessionId: chat.sessionId! });
-    const stored = (history.entries ?? []).find((e) => e.id === messageId);
+    const stored = history.entries.find((e) => e.id === messageId);
     assert.ok(stored?.kind === 'prompt', 'the CLI took the message up');
     assert.match(stored.text, /what is in this picture/);
     assert.equal(stored.imageCount, 1);

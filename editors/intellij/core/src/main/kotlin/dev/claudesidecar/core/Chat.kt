@@ -207,7 +207,7 @@ class Chat internal constructor(
     internal fun emit(event: ChatEvent) {
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
-            is ChatEvent.History -> addPrompts(event.history.entries.orEmpty())
+            is ChatEvent.History -> addPrompts(event.history.entries)
             is ChatEvent.Transcript -> addPrompts(event.transcript.entries)
             else -> Unit
         }

@@ -460,11 +460,10 @@ data class GetHistoryParams(
  * be read despite them.
  */
 data class History(
+    val entries: List<Entry>,
     val messages: List<HistoryMessage>,
     val sessionId: String,
     val warnings: List<String>,
-    /** Absent: the daemon's default, `[]`. */
-    val entries: List<Entry>? = null,
 )
 
 /**

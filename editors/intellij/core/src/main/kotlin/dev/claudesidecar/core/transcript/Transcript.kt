@@ -73,7 +73,7 @@ class Transcript {
         when (event) {
             is ChatEvent.Notification -> onNotification(event.params)
             is ChatEvent.History -> {
-                putFirst(event.history.entries.orEmpty())
+                putFirst(event.history.entries)
                 for (warning in event.history.warnings) notice(NoticeLevel.WARN, "history: $warning")
                 sessionId = sessionId ?: event.history.sessionId
             }

@@ -143,7 +143,7 @@ class TranscriptTest {
 
     @Test
     fun `a history's warnings are warning notices`() {
-        val t = play(ChatEvent.History(History(emptyList(), "s", listOf("line 3: not valid JSON"), emptyList())))
+        val t = play(ChatEvent.History(History(emptyList(), emptyList(), "s", listOf("line 3: not valid JSON"))))
         val notice = t.entries.single() as NoticeEntry
         assertEquals(NoticeLevel.WARN, notice.level)
         assertEquals("history: line 3: not valid JSON", notice.text)
