@@ -94,10 +94,8 @@ def _snake(fields: dict[str, Any]) -> dict[str, Any]:
     return {snake(k): v for k, v in fields.items()}
 
 
-def replay(name: str) -> tuple[LiveConversation, Recorder]:
-    """Feed the stream ``name`` to a new conversation; returns it and its front end."""
-    front = Recorder()
-    conversation = LiveConversation(front)
+def play(name: str, conversation: LiveConversation) -> None:
+    """Feed the stream ``name`` to ``conversation``, as its channel did."""
     for line in (STREAMS / f"{name}.jsonl").read_text().splitlines():
         note = json.loads(line)
         method, params = note["method"], note["params"]
@@ -107,6 +105,13 @@ def replay(name: str) -> tuple[LiveConversation, Recorder]:
             )
         elif (event := _event(method, params)) is not None:
             conversation.publish(event)
+
+
+def replay(name: str) -> tuple[LiveConversation, Recorder]:
+    """Feed the stream ``name`` to a new conversation; returns it and its front end."""
+    front = Recorder()
+    conversation = LiveConversation(front)
+    play(name, conversation)
     return conversation, front
 
 
@@ -118,17 +123,7 @@ def client_stream(name: str) -> list[dict[str, Any]]:
     client's store, given these in order, must end with <name>.entries.json.
     """
     frames: list[bytes] = []
-    outbox = Outbox("ch-1", frames.append, raw_messages=False)
-    conversation = LiveConversation(outbox)
-    for line in (STREAMS / f"{name}.jsonl").read_text().splitlines():
-        note = json.loads(line)
-        method, params = note["method"], note["params"]
-        if method == "claude/delta":
-            conversation.delta(
-                params["kind"], params["index"], params["text"], params.get("parentToolUseId")
-            )
-        elif (event := _event(method, params)) is not None:
-            conversation.publish(event)
+    play(name, LiveConversation(Outbox("ch-1", frames.append, raw_messages=False)))
     notes = [json.loads(f.split(b"\r\n\r\n", 1)[1]) for f in frames]
     return [
         {"method": n["method"], "params": n["params"]}
