@@ -157,8 +157,11 @@ class EmbeddedNvim:
         return self.request("nvim_exec_lua", code, list(args))
 
     def close(self) -> None:
-        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
-            self.request("nvim_command", "qa!")
+        # A notification: Neovim exits without answering a request to quit.
+        with contextlib.suppress(OSError), self._lock:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(msgpack.packb([2, "nvim_command", ["qa!"]]))
+            self.proc.stdin.flush()
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
