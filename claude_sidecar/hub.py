@@ -20,7 +20,6 @@ from .api import (
     ForkSessionParams,
     InitializationOptions,
     NewChannelParams,
-    PromptEntry,
 )
 from .background import Background
 from .channel import Channel
@@ -373,7 +372,7 @@ class Hub:
         else:
             entries = await self._stored_entries(session_id, cwd)
         if at_message_id is None:
-            return [e for e in entries if not (isinstance(e, PromptEntry) and e.queued)]
+            return entries  # (its queued prompts are left out by the seed)
         return through_exchange(entries, at_message_id) or []
 
     def check_unused(self, session_id: str) -> None:

@@ -6,8 +6,9 @@ import re
 from typing import Any
 
 
-def _tag(name: str, text: str) -> str | None:
-    found = re.search(f"<{name}>(.*?)</{name}>", text, re.S)
+def tag(name: str, text: str) -> str | None:
+    """The stripped text inside the first ``<name>...</name>`` of ``text`` (None: none)."""
+    found = re.search(f"<{re.escape(name)}>(.*?)</{re.escape(name)}>", text, re.S)
     return found.group(1).strip() if found else None
 
 
@@ -15,11 +16,11 @@ def as_typed(text: str) -> str:
     """A prompt as the user typed it: a slash command out of the CLI's ``<command-name>``
     wrapper (``/model opus``), shell input out of ``<bash-input>`` (``!ls``)."""
     if text.startswith("<command-name>"):
-        name = _tag("command-name", text) or ""
-        args = _tag("command-args", text) or ""
+        name = tag("command-name", text) or ""
+        args = tag("command-args", text) or ""
         return f"{name} {args}".strip()
     if text.startswith("<bash-input>"):
-        return "!" + (_tag("bash-input", text) or "")
+        return "!" + (tag("bash-input", text) or "")
     return text
 
 

@@ -216,20 +216,17 @@ class LiveConversation:
         """Start from a conversation that came before (a resumed or forked session's),
         without telling the front end: a client reads it with ``claude/getTranscript``.
 
-        What was still under way there is over here: nothing streams, no tool runs.
+        What was still under way there is over here: nothing streams, no tool runs, and a
+        prompt still queued there was never part of it.
         """
         for entry in entries:
+            if isinstance(entry, PromptEntry) and entry.queued:
+                continue
             copy = msgspec.structs.replace(entry)
             if isinstance(copy, TextEntry | ThinkingEntry):
                 copy.streaming = False
             elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
-                copy.status = "interrupted"
-                if copy.permission is not None and copy.permission.decision == "pending":
-                    copy.permission = msgspec.structs.replace(
-                        copy.permission, decision="cancelled", request_id=None
-                    )
-            elif isinstance(copy, PromptEntry):
-                copy.queued = False
+                self._stop(copy, "interrupted")
             self.entries.add(copy)
 
     # ------------------------------------------------------------ bookkeeping
@@ -533,6 +530,13 @@ class LiveConversation:
                 self._asking.pop(tool.permission.request_id, None)
             tool.permission = msgspec.structs.replace(tool.permission, decision=decision)
 
+    def _stop(self, tool: ToolEntry, status: ToolStatus) -> None:
+        """A tool use that will not finish: ``status`` (interrupted, failed), its ask
+        (if one still waits) cancelled."""
+        tool.status = status
+        if tool.permission is not None and tool.permission.decision == "pending":
+            self._decide(tool, "cancelled")
+
     def _withdrawn(self, request_id: str) -> None:
         tool = self._asking.get(request_id)
         if tool is not None:
@@ -580,11 +584,9 @@ class LiveConversation:
             if (
                 isinstance(entry, ToolEntry)
                 and entry.parent_id is None
-                and entry.status in ("pending", "awaitingPermission", "running")
+                and entry.status in _UNDER_WAY
             ):
-                entry.status = unfinished
-                if entry.permission is not None and entry.permission.decision == "pending":
-                    self._decide(entry, "cancelled")
+                self._stop(entry, unfinished)
                 self._touch(entry)
         self._turns += 1
         # Named after the turn's first prompt: unique across restarts and resumes, which

@@ -12,12 +12,11 @@ import re
 from typing import Any, Literal
 
 from ..api import EntryFileChange, HistoryKind, HistoryMessage
-from ..conversation.blocks import as_typed, result_text
+from ..conversation.blocks import as_typed, result_text, tag
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
 _REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
-_TAG = r"<{0}>(.*?)</{0}>"
 _INTERRUPTED = "[Request interrupted by user"
 # A user entry whose text starts like this is the CLI talking, not the user.
 _SYSTEM_PREFIXES = (
@@ -33,11 +32,6 @@ _SYSTEM_PREFIXES = (
 )
 _ASSISTANT_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
-
-
-def _tag(name: str, text: str) -> str | None:
-    m = re.search(_TAG.format(re.escape(name)), text, re.S)
-    return m.group(1).strip() if m else None
 
 
 def _strip_tags(text: str) -> str:
@@ -214,8 +208,8 @@ class Renderer:
             self.first_prompt = self.first_prompt or text
 
     def _notification(self, line: Line, text: str) -> None:
-        summary = _tag("summary", text)
-        result = _tag("result", text)
+        summary = tag("summary", text)
+        result = tag("result", text)
         shown = "\n\n".join(p for p in (summary, result) if p) or text
         self.add(line, "system", subtype="taskNotification", text=shown)
 

@@ -80,3 +80,11 @@ def test_a_turn_footer_is_named_after_the_first_prompt_it_answered() -> None:
     conversation.publish(ended(message_ids=["p2", "p3"]))
 
     assert [e.id for e in conversation.snapshot()] == ["p1", "turn:p1", "turn:p2"]
+
+
+def test_a_seed_leaves_out_prompts_still_queued_where_it_came_from() -> None:
+    conversation = LiveConversation(Recorder())
+
+    conversation.seed([prompt("p1"), text("m1:0"), prompt("q", queued=True)])
+
+    assert [e.id for e in conversation.snapshot()] == ["p1", "m1:0"]

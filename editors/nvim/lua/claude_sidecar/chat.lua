@@ -91,6 +91,16 @@ local function fold(win, first, last, folds, stale)
   end)
 end
 
+--- The chat's windows, each with whether it follows the output (its cursor is on the last
+--- of the buffer's `line_count` lines).
+local function following(chat, line_count)
+  local follow = {}
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= line_count - 1
+  end
+  return follow
+end
+
 --- Redraw entries from index `from` to the end (earlier entries never change), then the
 --- queued prompts.
 function M.refresh(chat, from)
@@ -140,11 +150,7 @@ function M.refresh(chat, from)
     vim.list_extend(lines, queued)
     line = line + #queued
   end
-  -- Windows whose cursor is on the last line follow the output.
-  local follow = {}
-  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= old_count - 1
-  end
+  local follow = following(chat, old_count)
   vim.bo[chat.buf].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf, start, -1, false, lines)
   vim.bo[chat.buf].modifiable = false
@@ -188,10 +194,7 @@ local function append_text(chat, index, text)
     pieces[i] = indent .. pieces[i]
   end
   local old_count = vim.api.nvim_buf_line_count(chat.buf)
-  local follow = {}
-  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    follow[win] = vim.api.nvim_win_get_cursor(win)[1] >= old_count - 1
-  end
+  local follow = following(chat, old_count)
   vim.bo[chat.buf].modifiable = true
   vim.api.nvim_buf_set_lines(chat.buf, last_row, after, false, pieces)
   vim.bo[chat.buf].modifiable = false
