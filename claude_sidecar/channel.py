@@ -31,7 +31,7 @@ from .api import (
 )
 from .control import Route
 from .conversation import LiveConversation
-from .editor_tools import EditorToolServer, answer_mcp
+from .editor_tools import EditorToolServer, serve_mcp
 from .errors import ChannelExited, TaskNotFound
 from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Progress, PromptSent
 from .files import EditLog, FileChange
@@ -39,7 +39,7 @@ from .launch import LaunchSpec
 from .link import CliLink
 from .settings import NOTED_SYSTEM, ChannelSettings
 from .transport import ProcessExit, Spawn, Transport
-from .turns import TurnTracker
+from .turns import TurnTracker, read_result
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +85,6 @@ class Channel:
             rules or permissions.Rules(),
         )
         self.edits = EditLog()
-        # The last top-level assistant message of each prompt's exchange: a fork "at" a
-        # prompt keeps the history up to there.
-        self.exchange_ends: dict[str, str] = {}
         # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
         self.first_turn_done = asyncio.Event()
         self._use(LiveConversation(feed))
@@ -96,7 +93,7 @@ class Channel:
         self._interrupting = False
         self.link.serve("can_use_tool", Route(wire.can_use_tool_decoder, self.permissions.ask))
         self.link.serve("hook_callback", Route(wire.hook_callback_decoder, self._run_hook))
-        self.link.serve("mcp_message", Route(wire.mcp_message_decoder, self._call_mcp))
+        serve_mcp(self.link, editor_tools)
 
     def _name(self) -> str:
         return self.id
@@ -270,14 +267,6 @@ class Channel:
         # An empty hook output: no opinion, the tool proceeds as it would have.
         self.link.send(wire.control_success(request_id, {}))
 
-    def _call_mcp(self, request_id: str, mcp: wire.McpMessage) -> None:
-        async def serve() -> None:
-            reply = await answer_mcp(self._editor_tools, mcp.server_name, mcp.message)
-            if self.exit is None:
-                self.link.send(wire.control_success(request_id, {"mcp_response": reply}))
-
-        self.link.background.spawn(serve(), "mcp")
-
     def _asks_waiting(self, waiting: bool) -> None:
         if waiting:
             self._set_state("awaitingPermission")
@@ -385,17 +374,8 @@ class Channel:
 
     def _note(self, kind: str, line: wire.CliLine, raw: bytes) -> None:
         """Update the parts a published line concerns."""
-        transcript = self.link.transcript
-        if (
-            transcript is not None
-            and kind in ("user", "assistant")
-            and line.uuid
-            and line.parent_tool_use_id is None
-            and not self.turns.is_queued(line.uuid)
-        ):
-            # An answer or a tool result: the CLI stores it in the session file. (Not
-            # a prompt's echo: a prompt queued for the next turn is stored with it.)
-            transcript.unwritten = line.uuid
+        if kind in ("user", "assistant") and (transcript := self.link.transcript) is not None:
+            transcript.saw(line, self.turns.is_queued(line.uuid))
         if kind == "system" and line.subtype in ("init", "status"):
             if self.settings.reported_line(line):
                 self._publish_status()
@@ -411,22 +391,11 @@ class Channel:
         elif kind == "assistant" and line.parent_tool_use_id is not None:
             uses = wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids()
             self.edits.made_by_subagent(uses, line.parent_tool_use_id)
-        elif kind == "assistant" and line.uuid:
-            if (prompt := self.edits.current_prompt) is not None:
-                self.exchange_ends[prompt] = line.uuid
         elif kind == "result":
-            self._note_result(raw)
-
-    def _note_result(self, raw: bytes) -> None:
-        self.first_turn_done.set()
-        if self.state == "starting":
-            # e.g. a `resume` of an unknown session: the CLI prints an error result and exits.
-            return
-        try:
-            line = wire.result_decoder.decode(raw)
-        except msgspec.MsgspecError as e:
-            log.warning("channel %s: unexpected result line (%s)", self.id, e)
-            line = wire.ResultLine(is_error=True, result=f"unreadable result line: {e}")
-        ended, state = self.turns.result(line)
-        self._publish(ended)
-        self._set_state(state)
+            self.first_turn_done.set()
+            # Not while starting: e.g. a `resume` of an unknown session, which the CLI
+            # answers with an error result before it exits.
+            if self.state != "starting":
+                ended, state = self.turns.result(read_result(raw, self.id))
+                self._publish(ended)
+                self._set_state(state)

@@ -18,11 +18,15 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import wire
 from .api import EditorTool
 from .background import Background
+from .control import Route
 
 if TYPE_CHECKING:
     import mcp_types as mt
+
+    from .link import CliLink
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +51,24 @@ def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
-async def answer_mcp(server: EditorToolServer | None, name: str, message: dict[str, Any]) -> Any:
-    """The reply to an ``mcp_message`` the CLI sent to the in-process server ``name``:
-    the editor's tools serve ``editor``; there is no other in-process server."""
-    if server is None or name != SERVER_NAME:
-        error = {"code": -32601, "message": f"no in-process MCP server {name!r}"}
-        return {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
-    return await server.handle(message)
+def serve_mcp(link: CliLink, server: EditorToolServer | None) -> None:
+    """Answer the CLI's ``mcp_message`` requests on ``link``: the editor's tools serve
+    ``editor``; there is no other in-process server."""
+
+    def call(request_id: str, mcp: wire.McpMessage) -> None:
+        link.background.spawn(reply(request_id, mcp), "mcp")
+
+    async def reply(request_id: str, mcp: wire.McpMessage) -> None:
+        message = mcp.message
+        if server is None or mcp.server_name != SERVER_NAME:
+            error = {"code": -32601, "message": f"no in-process MCP server {mcp.server_name!r}"}
+            answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+        else:
+            answer = await server.handle(message)
+        if link.exit is None:
+            link.send(wire.control_success(request_id, {"mcp_response": answer}))
+
+    link.serve("mcp_message", Route(wire.mcp_message_decoder, call))
 
 
 class BridgeGone(Exception):

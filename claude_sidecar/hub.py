@@ -341,7 +341,7 @@ class Hub:
             options = NewChannelParams(cwd=cwd, resume=session_id)
         resume_at = None
         if p.at_message_id is not None:
-            resume_at = source.exchange_ends.get(p.at_message_id) if source else None
+            resume_at = source.conversation.exchange_ends.get(p.at_message_id) if source else None
             if resume_at is None:
                 resume_at = await self.sessions.exchange_end(session_id, cwd, p.at_message_id)
             if resume_at is None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import sessions
+from . import sessions, wire
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,13 @@ class TranscriptWait:
         self.unwritten: str | None = None
         # How far the session file was read (it only grows, unless rewritten).
         self._read: tuple[Path | None, int] = (None, 0)
+
+    def saw(self, line: wire.CliLine, queued_prompt: bool) -> None:
+        """Note a ``user`` or ``assistant`` line: an answer or a tool result of the main
+        conversation is stored in the session file. (Not a prompt's echo, ``queued_prompt``:
+        a prompt queued for the next turn is stored with that turn.)"""
+        if line.uuid and line.parent_tool_use_id is None and not queued_prompt:
+            self.unwritten = line.uuid
 
     async def written(self, channel_id: str, session_id: str) -> None:
         """Wait until the session file holds ``unwritten`` (see the module docstring)."""

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import msgspec
+
 from . import wire
 from .api import ChannelState, TurnError, TurnOutcome, TurnUsage
 from .events import TurnEnded
@@ -96,6 +98,15 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
         message = line.result or "; ".join(line.errors) or f"the turn failed ({line.subtype})"
         error = TurnError(kind="execution", message=message)
     return Outcome("error", cost, usage, error)
+
+
+def read_result(raw: bytes, channel_id: str) -> wire.ResultLine:
+    """A ``result`` line, typed; one that does not read as one ends its turn as an error."""
+    try:
+        return wire.result_decoder.decode(raw)
+    except msgspec.MsgspecError as e:
+        log.warning("channel %s: unexpected result line (%s)", channel_id, e)
+        return wire.ResultLine(is_error=True, result=f"unreadable result line: {e}")
 
 
 class TurnTracker:

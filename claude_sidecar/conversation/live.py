@@ -165,6 +165,10 @@ class LiveConversation:
         # The CLI session the channel continues (claude/status), and where footers are kept.
         self._session_id: str | None = None
         self.footers: FooterSink | None = None
+        # Fork points: each top-level prompt's uuid -> the uuid of the last assistant line
+        # of its exchange (a fork "at" a prompt resumes the CLI's session there).
+        self.exchange_ends: dict[str, str] = {}
+        self._exchange: str | None = None
 
     # ------------------------------------------------------------ Feed
 
@@ -358,6 +362,8 @@ class LiveConversation:
             self._close(parent, event.index)
 
     def _assistant(self, line: _Line, parent: str | None) -> None:
+        if parent is None and line.uuid and self._exchange is not None:
+            self.exchange_ends[self._exchange] = line.uuid
         message = line.message or _Message()
         blocks = message.content if isinstance(message.content, list) else []
         if line.is_api_error_message:
@@ -430,6 +436,7 @@ class LiveConversation:
         if line.is_replay and uuid:
             self._turn_open = True
             if self._take_up(uuid):
+                self._exchange = uuid
                 return
         local = _LOCAL_COMMAND.match(text)
         if local:
@@ -454,6 +461,7 @@ class LiveConversation:
         elif line.is_replay and (text or images) and uuid:
             # A prompt this daemon did not send (another client of the session).
             self._add(PromptEntry(id=uuid, text=as_typed(text), image_count=images))
+            self._exchange = uuid
 
     def _tool_result(self, line: _Line, block: _Block) -> None:
         tool = self._tool(block.tool_use_id)

@@ -214,3 +214,27 @@ def test_clear_leaves_a_cleared_notice() -> None:
     [notice] = conversation.snapshot()
     assert isinstance(notice, api.NoticeEntry)
     assert (notice.id, notice.subtype, notice.level) == ("u1", "cleared", "info")
+
+
+def assistant(uuid: str, message_id: str, text: str, parent: str | None = None) -> CliMessage:
+    return line(
+        type="assistant",
+        uuid=uuid,
+        parent_tool_use_id=parent,
+        message={"id": message_id, "content": [{"type": "text", "text": text}]},
+    )
+
+
+def test_a_prompts_exchange_ends_at_its_last_top_level_answer_not_at_a_sub_agents() -> None:
+    conversation = LiveConversation(Recorder())
+    conversation.publish(PromptSent("p1", "delegate it", 0))
+    conversation.publish(line(type="user", uuid="p1", isReplay=True, message={"content": "x"}))
+    conversation.publish(assistant("a1", "msg_1", "Delegating."))
+    conversation.publish(line(type="user", uuid="s1", parent_tool_use_id="tool_1", message={}))
+    conversation.publish(assistant("s2", "msg_2", "sub-agent work", parent="tool_1"))
+    conversation.publish(assistant("a2", "msg_3", "Done."))
+    conversation.publish(PromptSent("p2", "next", 0))
+    conversation.publish(line(type="user", uuid="p2", isReplay=True, message={"content": "y"}))
+    conversation.publish(assistant("a3", "msg_4", "Next."))
+
+    assert conversation.exchange_ends == {"p1": "a2", "p2": "a3"}
