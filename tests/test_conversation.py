@@ -28,6 +28,11 @@ SCENARIO = {
                 [{"text": "Done."}],
             ],
         },
+        {
+            # Streams a little, then holds (a prompt that never comes) until interrupted.
+            "match": "(?i)long story",
+            "steps": [[{"text": "Once upon a time"}, {"wait_for_prompt": "^never$"}]],
+        },
     ],
     "default": [[{"text": "Hello there."}]],
 }
@@ -185,6 +190,30 @@ async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
         "text",
         "turn",
     ]
+
+
+async def test_an_interrupted_answer_reads_as_cut_short_in_the_history_too(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    channel = opened["channelId"]
+    await sidecar.send(channel, "a long story")
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta")
+    await sidecar.request("claude/interrupt", {"channelId": channel})
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
+    live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
+    )
+
+    answer = next(e for e in history["entries"] if e["kind"] == "text")
+    assert answer["aborted"] is True
+    assert answer["text"].startswith("Once upon a time")
+    assert history["entries"][-1]["outcome"] == "interrupted"
+    assert [e["kind"] for e in history["entries"]] == [e["kind"] for e in live]
 
 
 async def test_raw_cli_messages_are_sent_only_to_a_client_that_asks_for_them(

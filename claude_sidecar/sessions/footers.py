@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from ..api import Entry, PromptEntry, TurnEntry
+from ..api import Entry, NoticeEntry, PromptEntry, TextEntry, TurnEntry
 
 log = logging.getLogger(__name__)
 
@@ -102,5 +102,22 @@ def place_footers(entries: list[Entry], footers: Sequence[Footer]) -> list[Entry
         if last < 0:
             continue
         end = next((i for i in range(last + 1, len(placed)) if _is_prompt(placed[i])), len(placed))
+        if footer.entry.outcome == "interrupted":
+            _mark_aborted(placed, last, end)
         placed.insert(end, footer.entry)
     return placed
+
+
+def _mark_aborted(entries: list[Entry], prompt: int, end: int) -> None:
+    """Mark the answer an interrupt cut short, which the session file does not flag: the
+    exchange's last top-level entry (before the CLI's interrupted notice) when it is text.
+    An interrupt during a tool leaves the text before it complete, as it does live."""
+    for i in range(end - 1, prompt, -1):
+        entry = entries[i]
+        if entry.parent_id is not None or (
+            isinstance(entry, NoticeEntry) and entry.subtype == "interrupted"
+        ):
+            continue
+        if isinstance(entry, TextEntry):
+            entries[i] = msgspec.structs.replace(entry, aborted=True)
+        return

@@ -47,6 +47,30 @@ def test_a_sub_agents_prompt_does_not_end_the_exchange_and_a_merged_turn_ends_af
     assert [e.id for e in placed] == ["p1", "sub", "m1:0", "p2", "m2:0", "turn:p1", "p3"]
 
 
+def interrupted(prompt_id: str) -> api.TurnEntry:
+    return api.TurnEntry(f"turn:{prompt_id}", "interrupted", 10, 0, 0.01)
+
+
+def test_an_interrupted_turns_last_answer_is_marked_aborted_as_it_was_live() -> None:
+    notice = api.NoticeEntry(id="n1", subtype="interrupted", level="info", text="[Request ...]")
+    entries: list[api.Entry] = [prompt("p1"), text("m1:0"), notice, prompt("p2"), text("m2:0")]
+
+    placed = place_footers(entries, [Footer(["p1"], interrupted("p1"))])
+
+    assert placed[1] == api.TextEntry(id="m1:0", text="answer", aborted=True)
+    assert placed[2:4] == [notice, interrupted("p1")]
+    assert placed[-1] == text("m2:0")
+
+
+def test_an_answer_before_a_tool_the_interrupt_stopped_is_not_marked_aborted() -> None:
+    tool = api.ToolEntry(id="toolu_1", name="Bash", status="interrupted")
+    entries: list[api.Entry] = [prompt("p1"), text("m1:0"), tool]
+
+    placed = place_footers(entries, [Footer(["p1"], interrupted("p1"))])
+
+    assert placed == [prompt("p1"), text("m1:0"), tool, interrupted("p1")]
+
+
 def test_a_footer_of_prompts_the_session_lost_or_already_there_is_left_out() -> None:
     entries: list[api.Entry] = [prompt("p1"), footer("p1")]
 
