@@ -37,3 +37,25 @@ def result_text(content: Any) -> tuple[str, int]:
             elif block.get("type") == "image":
                 images += 1
     return "\n".join(texts), images
+
+
+# The CLI's framing of a sub-agent's report for the model, in the report's own text.
+_AGENT_MARKUP = re.compile(r"<tools-used-before-summary>.*?</tools-used-before-summary>", re.S)
+
+
+def agent_report(tool_use_result: Any) -> str | None:
+    """The report a sub-agent handed back, as its user reads it: the text of an Agent
+    (Task) tool's result without what the CLI adds for the model (the "[Subagent
+    hand-back]" note, the tools-used markup, the agent id and usage lines). None when
+    ``tool_use_result`` (the CLI's structured result) is not a sub-agent's report."""
+    if not isinstance(tool_use_result, dict) or "agentId" not in tool_use_result:
+        return None
+    content = tool_use_result.get("content")
+    if not isinstance(content, list):
+        return None
+    texts = (
+        _AGENT_MARKUP.sub("", block["text"]).strip()
+        for block in content
+        if isinstance(block, dict) and isinstance(block.get("text"), str)
+    )
+    return "\n\n".join(text for text in texts if text)

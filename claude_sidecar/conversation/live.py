@@ -18,6 +18,7 @@ on to the front end unchanged; the entries it added or changed follow it as
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Sequence
@@ -53,7 +54,7 @@ from ..events import (
     StatusChanged,
     TurnEnded,
 )
-from .blocks import as_typed, result_text
+from .blocks import agent_report, as_typed, result_text
 from .entries import Entries
 
 _LOCAL_COMMAND = re.compile(
@@ -62,6 +63,8 @@ _LOCAL_COMMAND = re.compile(
 )
 _INTERRUPTED = "[Request interrupted by user"
 _TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+# The tools that run a sub-agent (Task is their name in older CLIs).
+_AGENT_TOOLS = frozenset({"Agent", "Task"})
 _UNDER_WAY: frozenset[ToolStatus] = frozenset({"pending", "awaitingPermission", "running"})
 
 
@@ -100,6 +103,8 @@ class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
     is_api_error_message: bool = False
     aborted: bool = False
     tool_result_meta: list[dict[str, Any]] | None = None
+    # Read only for a sub-agent's report (it can be large: a Read's file, say).
+    tool_use_result: msgspec.Raw = msgspec.Raw()
     content: str | None = None
     trigger: str | None = None
 
@@ -468,6 +473,9 @@ class LiveConversation:
         if tool is None:
             return
         text, images = result_text(block.content)
+        if tool.name in _AGENT_TOOLS and line.tool_use_result:
+            with contextlib.suppress(msgspec.MsgspecError):
+                text = agent_report(msgspec.json.decode(line.tool_use_result)) or text
         tool.result = EntryToolResult(text=text, is_error=block.is_error, image_count=images)
         decision = _decision(line, tool.id)
         permission = tool.permission

@@ -12,7 +12,7 @@ import re
 from typing import Any, Literal
 
 from ..api import EntryFileChange, HistoryKind, HistoryMessage
-from ..conversation.blocks import as_typed, result_text, tag
+from ..conversation.blocks import agent_report, as_typed, result_text, tag
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
@@ -161,7 +161,7 @@ class Renderer:
                         line,
                         "toolResult",
                         tool_use_id=b.tool_use_id if isinstance(b.tool_use_id, str) else None,
-                        text=text,
+                        text=agent_report(e.tool_use_result) or text,
                         is_error=b.is_error is True,
                         image_count=images,
                         permission=_user_answer(e),
