@@ -594,9 +594,12 @@ class LiveConversation:
         for message_id in ended.message_ids:
             self._take_up(message_id)
         unfinished: ToolStatus = "interrupted" if ended.outcome == "interrupted" else "failed"
+        error = ended.error.message if ended.error else None
         for entry in reversed(self.entries.placed()):
             if isinstance(entry, TurnEntry):
                 break
+            if isinstance(entry, NoticeEntry) and entry.text == error:
+                error = None  # the turn's apiError notice shows it already
             if (
                 isinstance(entry, ToolEntry)
                 and entry.parent_id is None
@@ -614,7 +617,7 @@ class LiveConversation:
             duration_ms=ended.duration_ms,
             permission_wait_ms=ended.permission_wait_ms,
             cost_usd=ended.cost_usd,
-            error=ended.error.message if ended.error else None,
+            error=error,
         )
         self._add(footer)
         if self.footers is not None and self._session_id and ended.message_ids:
