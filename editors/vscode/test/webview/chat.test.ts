@@ -203,10 +203,15 @@ describe('tools and turns', () => {
       1,
       "the sub-agent's Bash is under its Agent call",
     );
-    const failed = page.locator('.entry.turn.error');
-    assert.match(await failed.locator('.turn-error').innerText(), /API Error: 500 scripted failure/);
+    const failed = page.locator('.entry.notice.error.apiError');
+    assert.match(await failed.innerText(), /API Error: 500 scripted failure/);
+    assert.equal(
+      await page.locator('.entry.turn.error .turn-error').count(),
+      0,
+      'the footer does not repeat the error its notice shows',
+    );
     // The theme's error red, mixed toward the foreground so it reads as text (color(srgb r g b)).
-    const color = await failed.locator('.turn-error').evaluate((el) => getComputedStyle(el).color);
+    const color = await failed.locator('.notice-text').evaluate((el) => getComputedStyle(el).color);
     const [r = 0, g = 0, b = 0] = (color.match(/[\d.]+/g) ?? []).map(Number);
     assert.ok(r > 0.8 && r - g > 0.3 && r - b > 0.3, `the error is red: ${color}`);
     await host.screenshot('tools-and-error');
