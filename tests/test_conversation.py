@@ -272,3 +272,37 @@ async def test_a_fork_at_a_prompt_starts_with_that_exchange_and_the_ones_before(
     assert prompts == ["one", "two"]
     # The source was between turns: its footers (the daemon's own) come along.
     assert [e["kind"] for e in transcript["entries"]][-1] == "turn"
+
+
+async def test_a_compaction_shows_live_as_the_stored_session_shows_it(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    channel = opened["channelId"]
+    # Two exchanges: CLI 2.1.233 compacts nothing shorter.
+    for text in ("hello", "hello again", "/compact", "after it"):
+        await sidecar.turn(channel, text)
+    live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
+    )
+
+    by_id = {e["id"]: e for e in live}
+    notices = [e for e in live if e["kind"] == "notice"]
+    assert [e["subtype"] for e in notices] == ["compaction", "compactSummary", "commandOutput"]
+    compaction, summary, _ = notices
+    assert "   - hello\n" in summary["text"], "the stand-in model's summary"
+    # A stored compacted session starts at the compaction, with what it kept of the
+    # exchange before; each entry is the one the chat showed live.
+    assert history["entries"][:2] == [compaction, summary]
+    assert history["entries"] == [by_id.get(e["id"]) for e in history["entries"]]
+    assert history["entries"][-3:] == live[-3:]
+    assert [e.get("text") for e in live if e["kind"] == "prompt"] == [
+        "hello",
+        "hello again",
+        "/compact",
+        "after it",
+    ]

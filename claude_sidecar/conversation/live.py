@@ -9,7 +9,8 @@ on to the front end unchanged; the entries it added or changed follow it as
 - the ``assistant`` message then carries the complete block: its text replaces what
   streamed (``aborted`` after an interrupt); sub-agents' messages come only complete;
 - ``user`` messages carry tool results, the CLI's echo of a prompt it took up
-  (``isReplay``), a sub-agent's prompt, or command output;
+  (``isReplay``), a sub-agent's prompt, command output, or (the synthetic one after a
+  ``compact_boundary``) the summary a compaction replaced the conversation with;
 - a permission ask, its withdrawal and the tool's result give a tool entry its
   permission state; a file change gives it ``files``;
 - ``TurnEnded`` adds the turn's footer and fails the tool uses of the main conversation
@@ -92,7 +93,9 @@ class _Event(msgspec.Struct, gc=False):
     content_block: _Block | None = None
 
 
-class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
+class _Line(
+    msgspec.Struct, gc=False, rename={"is_replay": "isReplay", "is_synthetic": "isSynthetic"}
+):
     type: str = ""
     subtype: str | None = None
     uuid: str | None = None
@@ -100,6 +103,7 @@ class _Line(msgspec.Struct, gc=False, rename={"is_replay": "isReplay"}):
     message: _Message | None = None
     event: _Event | None = None
     is_replay: bool = False
+    is_synthetic: bool = False
     is_api_error_message: bool = False
     aborted: bool = False
     tool_result_meta: list[dict[str, Any]] | None = None
@@ -164,6 +168,9 @@ class LiveConversation:
         self._blocks: dict[str, int] = {}
         self._turn_open = False
         self._turns = 0
+        # A compaction was reported and the summary that replaced the conversation (the
+        # CLI's next synthetic user line) has not come yet.
+        self._summary_due = False
         self._changed: dict[str, Entry] = {}
         # Request id -> the tool whose ask waits for the client.
         self._asking: dict[str, ToolEntry] = {}
@@ -438,6 +445,18 @@ class LiveConversation:
             if uuid and uuid not in self.entries:
                 self._add(PromptEntry(id=uuid, text=text, image_count=images, parent_id=parent))
             return
+        if self._summary_due and line.is_synthetic and not line.is_replay:
+            # A stored session shows it too (compactSummary), where its history starts.
+            self._summary_due = False
+            self._add(
+                NoticeEntry(
+                    id=uuid or f"summary:{self._turns}",
+                    subtype="compactSummary",
+                    level="info",
+                    text=text,
+                )
+            )
+            return
         if line.is_replay and uuid:
             self._turn_open = True
             if self._take_up(uuid):
@@ -491,6 +510,7 @@ class LiveConversation:
         if line.subtype == "init":
             self._turn_open = True
         elif line.subtype == "compact_boundary":
+            self._summary_due = True
             self._add(
                 NoticeEntry(
                     id=line.uuid or f"compaction:{self._turns}",
@@ -591,6 +611,7 @@ class LiveConversation:
     def _turn_ended(self, ended: TurnEnded) -> None:
         self._close_all()
         self._turn_open = False
+        self._summary_due = False  # it comes in the compaction's turn, or not at all
         for message_id in ended.message_ids:
             self._take_up(message_id)
         unfinished: ToolStatus = "interrupted" if ended.outcome == "interrupted" else "failed"

@@ -19,6 +19,7 @@ from .scenario import Block, ErrorSpec, Scenario, Step, Usage
 __all__ = [
     "Plan",
     "find_cwd",
+    "is_compaction",
     "is_side_call",
     "plan_reply",
     "prompt_text",
@@ -36,6 +37,11 @@ _CWD_PATTERNS = (
     re.compile(r"Primary working directory: *([^\n]+)"),
     re.compile(r"(?<![A-Za-z])Working directory: *([^\n]+)"),
 )
+# The CLI's compaction requests (/compact, an automatic compaction, a compaction of the
+# recent part only) ask for the summary in a user message with this sentence (CLI 2.1.233
+# and 2.1.330); it wants <analysis> then <summary> back, and without a <summary> asks again.
+_COMPACTION = "Your task is to create a detailed summary of"
+_PROMPT_IN_SUMMARY = 200  # characters of each prompt a compaction summary lists
 
 
 class Plan(msgspec.Struct):
@@ -54,6 +60,7 @@ class Plan(msgspec.Struct):
     cut_after_events: int | None = None
     prompt: str = ""
     side: bool = False
+    compaction: bool = False  # a compaction request, answered with the scenario's summary
 
 
 def _is_reminder(text: str) -> bool:
@@ -97,6 +104,38 @@ def prompt_text(messages: list[Any]) -> str:
     """
     i = _last_prompt_index(messages)
     return _prompt_parts(messages[i])[-1].strip() if i >= 0 else ""
+
+
+def is_compaction(messages: list[Any]) -> bool:
+    """True if the prompt message is the CLI's request to summarise the conversation."""
+    i = _last_prompt_index(messages)
+    return i >= 0 and any(_COMPACTION in part for part in _prompt_parts(messages[i]))
+
+
+def _summary_prompts(messages: list[Any]) -> str:
+    """The prompts before the compaction request, one ``   - ...`` line each, whitespace
+    collapsed and cut to a line's length."""
+    lines = []
+    for m in messages[: _last_prompt_index(messages)]:
+        if isinstance(m, dict) and m.get("role") == "user":
+            for part in _prompt_parts(m):
+                text = " ".join(part.split())
+                if len(text) > _PROMPT_IN_SUMMARY:
+                    text = text[: _PROMPT_IN_SUMMARY - 1] + "…"
+                lines.append(f"   - {text}")
+    return "\n".join(lines) or "   - (none)"
+
+
+def _compaction_reply(scenario: Scenario, body: dict[str, Any], messages: list[Any]) -> str:
+    mapping = {"prompts": _summary_prompts(messages)}
+    cwd = find_cwd(body)
+    if cwd is not None:
+        mapping["cwd"] = cwd
+    summary = substitute(scenario.compact_summary, mapping)
+    return (
+        "<analysis>\nThe scripted stand-in model summarises the conversation as its "
+        f"scenario says.\n</analysis>\n\n<summary>\n{summary}\n</summary>"
+    )
 
 
 def step_index(messages: list[Any]) -> int:
@@ -207,7 +246,9 @@ def plan_reply(
 ) -> Plan:
     """Choose and resolve the reply to one ``/v1/messages`` request body.
 
-    Side calls (no ``tools``) get ``scenario.side_reply``.  Otherwise the first
+    A compaction request (:func:`is_compaction`, with or without tools) gets
+    ``scenario.compact_summary`` in ``<summary>`` tags, as one text block; other side
+    calls (no ``tools``) get ``scenario.side_reply``.  Otherwise the first
     rule whose regex is found in the prompt is used (else ``default``), and its
     step number :func:`step_index` is played; past the last step the
     ``finished`` text is played.  ``next_tool_id`` supplies ids for tool_use
@@ -221,6 +262,17 @@ def plan_reply(
     if not isinstance(messages, list):
         messages = []
     prompt = prompt_text(messages)
+
+    if is_compaction(messages):
+        text = _compaction_reply(scenario, body, messages)
+        blocks = [Block(text=text, chunk=scenario.chunk, delay=scenario.delay)]
+        return Plan(
+            blocks=blocks,
+            usage=_usage(None, blocks, request_size),
+            prompt=prompt,
+            side=is_side_call(body),
+            compaction=True,
+        )
 
     if is_side_call(body):
         blocks = [Block(text=scenario.side_reply, chunk=0, delay=0.0)]

@@ -32,6 +32,13 @@ DEFAULT_REPLY_TEXT = "I am a scripted stand-in model."
 DEFAULT_SIDE_REPLY = "Scripted title"
 DEFAULT_FINISHED_TEXT = "(scenario finished)"
 DEFAULT_WAIT_TIMEOUT = 30.0
+# What a compaction request is answered inside <summary> tags; {prompts} lists the
+# conversation's prompts, one "   - ..." line each.
+DEFAULT_COMPACT_SUMMARY = (
+    "1. Primary Request and Intent:\n{prompts}\n\n"
+    "2. Pending Tasks:\n   - None: every request was answered.\n\n"
+    "3. Current Work:\n   The last request was answered; nothing is under way."
+)
 
 # The block kinds that become a content block of the reply.
 CONTENT_KINDS = ("text", "thinking", "tool_use")
@@ -220,7 +227,9 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
 
     ``chunk`` and ``delay`` are scenario-wide defaults (a rule or block may
     override them); ``finished`` is the text replied once a rule's steps are
-    used up; ``side_reply`` answers tool-less side calls (titles, summaries).
+    used up; ``side_reply`` answers tool-less side calls (titles, summaries);
+    ``compact_summary`` is what the CLI's compaction requests get (``/compact``
+    or an automatic compaction), whatever the rules say.
     """
 
     rules: list[Rule] = []
@@ -228,6 +237,7 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     default_usage: Usage | None = None
     side_reply: str = DEFAULT_SIDE_REPLY
     finished: str = DEFAULT_FINISHED_TEXT
+    compact_summary: str = DEFAULT_COMPACT_SUMMARY
     chunk: int = DEFAULT_CHUNK
     delay: float = 0.0
 

@@ -171,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         log.info(
             "%s %s request: rule=%s step=%d prompt=%.60r%s",
             "stream" if stream else "json",
-            "side" if plan.side else "main",
+            "compaction" if plan.compaction else "side" if plan.side else "main",
             plan.rule,
             plan.step,
             plan.prompt,

@@ -6,14 +6,17 @@ channel, in order, to tests/data/streams/<name>.jsonl (one {method, params} per
 line). Temporary directories are replaced with stable paths (/home/dev, /home/dev/project)
 so a fixture only changes when the daemon or the CLI does.
 
-    uv run python -m tests.conversation.record_streams [name ...]
+    uv run python -m tests.conversation.record_streams [--out DIR] [name ...]
 
+With SIDECAR_TEST_CLI set (the compatibility run's CLI) the daemon runs that CLI; record
+into another directory (--out) to compare its streams with the pinned CLI's.
 Then rewrite the golden entries (``UPDATE_GOLDEN=1 uv run pytest tests/conversation``) and
 review both diffs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario  # noqa: E402
 
+from tests.env import COMPAT_CLI  # noqa: E402
 from tests.harness import Note, Sidecar, wait_until_dead  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "streams"
@@ -236,6 +240,33 @@ SCENARIO = {
                 [{"text": "The agent is done."}],
             ],
         },
+        {
+            "name": "overloaded",
+            "match": "(?i)busy",
+            "steps": [
+                [
+                    # Two failures: the CLI retries after ~0.5 s, then ~1 s (it waits no less).
+                    {
+                        "error": {
+                            "status": 529,
+                            "type": "overloaded_error",
+                            "message": "Overloaded",
+                            "retry": True,
+                            "times": 2,
+                        }
+                    },
+                    {"text": "Answered on the third try."},
+                ]
+            ],
+        },
+        {
+            "name": "huge",
+            "match": "(?i)huge",
+            # Past CLI 2.1.330's threshold (967,000 of 1M tokens): it compacts before the
+            # next request.
+            "usage": {"input_tokens": 990000, "output_tokens": 8},
+            "steps": [[{"text": "That filled the context."}]],
+        },
     ],
     "default": [[{"text": "A scripted answer."}]],
 }
@@ -289,6 +320,10 @@ FIXTURES: dict[str, Fixture] = {
     "parallel-tools": Fixture("read both files"),
     "queued-prompt": Fixture("a long answer please", queued="and a short one after it"),
     "cleared": Fixture("hello", then=("/clear", "hello again")),
+    # Two exchanges: CLI 2.1.233 compacts nothing shorter.
+    "compacted": Fixture("hello", then=("hello again", "/compact", "what did we talk about?")),
+    "auto-compacted": Fixture("fill a huge context", then=("and one more question",)),
+    "api-retry": Fixture("is the API busy?"),
 }
 
 
@@ -399,8 +434,8 @@ def prepare(project: Path) -> None:
     (project / "hello.py").write_text("print('hello')\n")
 
 
-async def main(names: list[str]) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+async def main(names: list[str], out: Path = OUT) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory(prefix="cs-fixtures-") as tmp_name,
         ScriptedModel(load_scenario(SCENARIO)) as model,
@@ -420,6 +455,8 @@ async def main(names: list[str]) -> None:
             ANTHROPIC_API_KEY="sk-ant-test-dummy",
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         )
+        if COMPAT_CLI:
+            env["CLAUDE_SIDECAR_CLI"] = COMPAT_CLI
         stable = Stable(tmp, model.url.removeprefix("http://"))
         sidecar = Sidecar(env)
         await sidecar.start()
@@ -437,7 +474,7 @@ async def main(names: list[str]) -> None:
                 lines = [stable(json.dumps(r, ensure_ascii=False)) for r in records]
                 leftover = [line for line in lines if str(tmp) in line]
                 assert not leftover, f"a temporary path is left in {leftover[0][:300]}"
-                (OUT / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+                (out / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
                 print(f"{name}: {len(lines)} notifications", file=sys.stderr)
         finally:
             await sidecar.stop()
@@ -445,8 +482,11 @@ async def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or list(FIXTURES)
-    unknown = [n for n in wanted if n not in FIXTURES]
+    parser = argparse.ArgumentParser(description="Record the streams of the fixtures named.")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
+    parser.add_argument("names", nargs="*", metavar="name", help="default: every fixture")
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in FIXTURES]
     if unknown:
-        sys.exit(f"unknown fixture(s) {unknown}; known: {', '.join(FIXTURES)}")
-    asyncio.run(main(wanted))
+        parser.error(f"unknown fixture(s) {unknown}; known: {', '.join(FIXTURES)}")
+    asyncio.run(main(args.names or list(FIXTURES), args.out))

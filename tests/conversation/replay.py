@@ -61,7 +61,15 @@ def _event(method: str, p: dict[str, Any]) -> ChannelEvent | None:
     if method == "claude/message":
         return CliMessage(json.dumps(p["message"]).encode())
     if method == "claude/status":
-        return StatusChanged(p["state"], p["sessionId"], p.get("model"), p.get("permissionMode"))
+        exited, retry = p.get("exit"), p.get("retry")
+        return StatusChanged(
+            p["state"],
+            p["sessionId"],
+            p.get("model"),
+            p.get("permissionMode"),
+            msgspec.convert(exited, api.ExitInfo) if exited else None,
+            msgspec.convert(retry, api.RetryInfo) if retry else None,
+        )
     if method == "claude/permissionRequest":
         fields = {k: v for k, v in p.items() if k not in ("channelId", "seq")}
         return PermissionAsked(msgspec.convert(fields, api.PermissionRequest))

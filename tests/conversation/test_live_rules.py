@@ -238,3 +238,19 @@ def test_a_prompts_exchange_ends_at_its_last_top_level_answer_not_at_a_sub_agent
     conversation.publish(assistant("a3", "msg_4", "Next."))
 
     assert conversation.exchange_ends == {"p1": "a2", "p2": "a3"}
+
+
+def test_a_compaction_leaves_a_notice_and_its_summary_but_no_other_synthetic_line() -> None:
+    conversation = LiveConversation(Recorder())
+    summary = "This session is being continued ... Summary:\n1. Primary Request: hello"
+    synthetic = {"type": "user", "isReplay": False, "isSynthetic": True}
+
+    conversation.publish(line(**synthetic, uuid="s0", message={"content": "before: not shown"}))
+    conversation.publish(line(type="system", subtype="compact_boundary", uuid="b1"))
+    conversation.publish(line(**synthetic, uuid="s1", message={"content": summary}))
+    conversation.publish(line(**synthetic, uuid="s2", message={"content": "after: not shown"}))
+
+    assert conversation.snapshot() == [
+        api.NoticeEntry(id="b1", subtype="compaction", level="info", text="Conversation compacted"),
+        api.NoticeEntry(id="s1", subtype="compactSummary", level="info", text=summary),
+    ]

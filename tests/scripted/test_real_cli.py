@@ -206,6 +206,28 @@ def test_a_wait_that_times_out_becomes_an_error_result_that_says_so(
     assert len(model.main_requests) == 1, "the CLI does not retry it"
 
 
+def test_compact_gets_a_summary_even_where_a_rule_would_call_a_tool(
+    model: ScriptedModel, start_cli: StartCli
+) -> None:
+    # The compaction request reads "summary" and "tools": played by this rule, the CLI would
+    # get a tool call instead of a summary and fail the compaction ("produced empty response").
+    bash = {"tool_use": {"name": "Bash", "input": {"command": "true"}}}
+    rule = {"match": "(?i)summary|tools", "steps": [[bash]]}
+    model.set_scenario({"rules": [rule], "default": [[{"text": "ok"}]]})
+    cli = start_cli(model)
+    cli.turn("hello one")
+    cli.turn("hello two")  # CLI 2.1.233 compacts nothing shorter than two exchanges
+    lines = cli.turn("/compact")
+
+    boundary = [line for line in lines if line.get("subtype") == "compact_boundary"]
+    assert len(boundary) == 1 and boundary[0]["compact_metadata"]["trigger"] == "manual"
+    summary = next(line for line in lines if "Summary:" in str(line.get("message")))
+    # CLI 2.1.233 keeps the last exchange as it is and has only the one before summarised.
+    assert "1. Primary Request and Intent:\n   - hello one\n" in summary["message"]["content"]
+    assert not result(lines)["is_error"]
+    assert model.main_requests[-1]["tools"], "asked with the tools, like any main request"
+
+
 def test_demo_scenario_writes_the_haiku(start_cli: StartCli, workspace: Path) -> None:
     with ScriptedModel(DEMO_SCENARIO_PATH) as model:
         cli = start_cli(model)

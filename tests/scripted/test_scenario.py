@@ -407,6 +407,72 @@ def test_side_call_gets_side_reply(scenario: Scenario) -> None:
     assert plan_reply(scenario, request(user("hello"), tools=[])).side
 
 
+# How CLI 2.1.330 asks for a compaction (/compact, or automatically): the conversation so far,
+# then a user message with the instructions (cut short here).
+COMPACT_ASK = (
+    "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n"
+    "Your task is to create a detailed summary of the conversation so far, paying close "
+    "attention to the user's explicit requests and your previous actions.\n"
+    "REMINDER: write the summary in plain text only."
+)
+
+
+def test_a_compaction_request_gets_a_summary_of_the_prompts_whatever_the_rules_say(
+    scenario: Scenario,
+) -> None:
+    body = request(
+        user(REMINDER, "hello"),
+        system_msg(),
+        assistant("Hello!"),
+        user("write  it\n  now"),
+        assistant("Done."),
+        {"role": "user", "content": COMPACT_ASK},
+    )
+    assert scenario.rule_for(prompt_text(body["messages"])) is not None, "a rule would match"
+
+    plan = plan_reply(scenario, body)
+
+    assert plan.compaction and plan.error is None and not plan.side
+    (block,) = plan.blocks
+    assert block.text == (
+        "<analysis>\nThe scripted stand-in model summarises the conversation as its scenario "
+        "says.\n</analysis>\n\n<summary>\n1. Primary Request and Intent:\n"
+        "   - hello\n   - write it now\n\n"
+        "2. Pending Tasks:\n   - None: every request was answered.\n\n"
+        "3. Current Work:\n   The last request was answered; nothing is under way.\n</summary>"
+    )
+    assert block.chunk == scenario.chunk and plan.usage["output_tokens"] > 1
+
+
+def test_a_scenarios_compact_summary_fills_in_prompts_and_cwd_also_without_tools() -> None:
+    sc = load_scenario({"compact_summary": "Worked in {cwd} on:\n{prompts}", "chunk": 4})
+    long_prompt = "fix the " + "very " * 60 + "long bug"
+    body = request(
+        user(long_prompt),
+        system_msg(),
+        assistant(),
+        user(COMPACT_ASK),
+        tools=None,
+    )
+
+    plan = plan_reply(sc, body)
+
+    assert plan.compaction and plan.side
+    text = plan.blocks[0].text or ""
+    summary = text[text.index("<summary>") :]
+    cut = long_prompt[:199] + "…"  # each prompt on one line of at most 200 characters
+    assert summary == f"<summary>\nWorked in /work/space on:\n   - {cut}\n</summary>"
+    assert plan.blocks[0].chunk == 4
+
+
+def test_a_prompt_that_asks_for_a_summary_is_no_compaction_request(scenario: Scenario) -> None:
+    plan = plan_reply(scenario, request(user("hello, create a detailed summary of the repo")))
+    assert not plan.compaction and plan.rule == "greet"
+    assert plan_reply(scenario, request(user(COMPACT_ASK), tools=None)).blocks[0].text != (
+        "Scripted title"
+    )
+
+
 def test_block_pacing_overrides_rule_and_scenario() -> None:
     sc = load_scenario(
         {
