@@ -59,3 +59,12 @@ def agent_report(tool_use_result: Any) -> str | None:
         if isinstance(block, dict) and isinstance(block.get("text"), str)
     )
     return "\n\n".join(text for text in texts if text)
+
+
+_SYSTEM_REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>\n*", re.S)
+
+
+def compact_summary(text: str) -> str:
+    """A compaction's summary as its user reads it: without the ``<system-reminder>``
+    blocks the CLI puts in it for the model."""
+    return _SYSTEM_REMINDER.sub("\n\n", text).strip()

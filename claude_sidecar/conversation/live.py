@@ -55,7 +55,7 @@ from ..events import (
     StatusChanged,
     TurnEnded,
 )
-from .blocks import agent_report, as_typed, result_text
+from .blocks import agent_report, as_typed, compact_summary, result_text
 from .entries import Entries
 
 _LOCAL_COMMAND = re.compile(
@@ -453,7 +453,7 @@ class LiveConversation:
                     id=uuid or f"summary:{self._turns}",
                     subtype="compactSummary",
                     level="info",
-                    text=text,
+                    text=compact_summary(text),
                 )
             )
             return

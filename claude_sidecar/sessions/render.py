@@ -12,7 +12,7 @@ import re
 from typing import Any, Literal
 
 from ..api import EntryFileChange, HistoryKind, HistoryMessage
-from ..conversation.blocks import agent_report, as_typed, result_text, tag
+from ..conversation.blocks import agent_report, as_typed, compact_summary, result_text, tag
 from ..conversation.stored import StoredEntries
 from .entries import Block, Entry, Line, content_blocks, message_id
 
@@ -148,7 +148,7 @@ class Renderer:
                     b.text for b in content or () if b.type == "text" and isinstance(b.text, str)
                 )
             )
-            self.add(line, "system", subtype="compactSummary", text=text)
+            self.add(line, "system", subtype="compactSummary", text=compact_summary(text))
             return
         blocks: list[Block] = (
             [Block(type="text", text=content)] if isinstance(content, str) else content or []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claude_sidecar.conversation.blocks import agent_report, as_typed
+from claude_sidecar.conversation.blocks import agent_report, as_typed, compact_summary
 
 MARKUP = "<tools-used-before-summary>Bash</tools-used-before-summary>\n"
 
@@ -37,3 +37,15 @@ def test_a_slash_command_reads_as_typed() -> None:
 
     assert as_typed(typed) == "/model opus"
     assert as_typed("<bash-input>ls</bash-input>") == "!ls"
+
+
+def test_a_compaction_summary_reads_without_the_reminders_for_the_model() -> None:
+    text = (
+        "This session is being continued.\n\n<system-reminder>\n"
+        "<tools-used-before-summary></tools-used-before-summary>\n</system-reminder>\n"
+        "Summary:\n1. Primary Request"
+    )
+
+    assert (
+        compact_summary(text) == "This session is being continued.\n\nSummary:\n1. Primary Request"
+    )
