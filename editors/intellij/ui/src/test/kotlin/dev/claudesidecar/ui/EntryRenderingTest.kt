@@ -8,6 +8,7 @@ import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
 import dev.claudesidecar.core.protocol.ProtocolJson
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.transcript.Fixtures
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -82,15 +83,33 @@ class EntryRenderingTest {
     }
 
     @Test
-    fun `an interrupted answer says Interrupted once`() {
+    fun `an interrupted answer says Interrupted once, in its footer`() {
         live("interrupted")
+        val footer = text().lines().single { it.contains("Interrupted") }
         assertEquals(1, occurrences(text(), "Interrupted"), text())
+        assertTrue(Regex("""^Interrupted {2}· {2}\d+\.\d s""").containsMatchIn(footer), footer)
     }
 
     @Test
     fun `a resumed interrupted answer says Interrupted once too`() {
         resumed("interrupted")
         assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `Interrupted is said once whatever order the notice and the footer come in`() {
+        val events = Fixtures.notifications("interrupted")
+        val notice = events.single { (it.params as? EntryNotification)?.entry is NoticeEntry }
+        feed(events - notice + notice)
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `an interrupted answer without a footer says Interrupted itself, once`() {
+        val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries("interrupted"), Array<Entry>::class.java).filterNot { it is TurnEntry }
+        feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+        assertTrue(text().lines().none { Regex("""\d+\.\d s""").containsMatchIn(it) }, "no footer: ${text()}")
     }
 
     @Test
