@@ -16,7 +16,6 @@ import java.awt.Container
 import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
-import javax.swing.SwingUtilities
 import javax.swing.Timer
 
 /**
@@ -42,10 +41,17 @@ class TranscriptView(
         isOpaque = false
     }
 
+    /** Whether the view keeps the end in sight: until the user scrolls away from it, and again once back. */
+    private var following = true
+    private var scrolledTo = 0
+
+    init {
+        scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
+    }
+
     /** Shows what [change] did to the transcript. */
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
-        val follow = atEnd()
         var drawn = false
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
@@ -63,19 +69,18 @@ class TranscriptView(
         if (drawn || change.added.isNotEmpty() || change.reordered) {
             markInterrupts()
             // A delta of a streaming entry changes nothing on screen until the timer draws it.
-            relayout(follow)
+            relayout()
         }
     }
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
-        val follow = atEnd()
         streaming.clear()
         views.clear()
         column.removeAll()
         place()
         markInterrupts()
-        relayout(follow)
+        relayout()
     }
 
     /**
@@ -131,12 +136,11 @@ class TranscriptView(
 
     private fun flushStreaming() {
         if (streaming.isEmpty()) return
-        val follow = atEnd()
         for (key in streaming.toList().also { streaming.clear() }) {
             val entry = transcript.entry(key) ?: continue
             views[key]?.update(entry)
         }
-        relayout(follow)
+        relayout()
     }
 
     private fun atEnd(): Boolean {
@@ -144,17 +148,24 @@ class TranscriptView(
         return bar.value + bar.visibleAmount >= bar.maximum - FOLLOW_SLACK
     }
 
-    private fun relayout(follow: Boolean) {
+    /**
+     * Keeps the end in sight while [following]: the bar's model changes when someone scrolls
+     * (its value: the user, or this view) and when the entries grow or shrink (its maximum),
+     * which they also do in EDT tasks after a change (an answer rendered a segment at a time).
+     */
+    private fun onScroll() {
+        val bar = scrollPane.verticalScrollBar
+        if (bar.value != scrolledTo) {
+            scrolledTo = bar.value
+            following = atEnd()
+        } else if (following && bar.value + bar.visibleAmount < bar.maximum) {
+            bar.value = bar.maximum - bar.visibleAmount
+        }
+    }
+
+    private fun relayout() {
         column.revalidate()
         column.repaint()
-        if (follow) {
-            // After the layout that the revalidate above schedules.
-            SwingUtilities.invokeLater {
-                scrollPane.validate()
-                val bar = scrollPane.verticalScrollBar
-                bar.value = bar.maximum
-            }
-        }
     }
 
     companion object {

@@ -7,7 +7,9 @@ import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
+import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.transcript.Fixtures
 import org.junit.jupiter.api.AfterEach
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import javax.swing.JFrame
+import javax.swing.JScrollPane
 import javax.swing.SwingUtilities
 
 /**
@@ -157,6 +160,22 @@ class EntryRenderingTest {
         feed(listOf(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", notice, 1))))
         val label = onEdt { allComponents(panel).first { shownText(it) == "Something new happened." } }
         assertEquals(Theme.warning, onEdt { label.foreground })
+    }
+
+    @Test
+    fun `the end of a long answer stays in sight while it renders, until the user scrolls away`() {
+        val answer = (1..300).joinToString("\n\n") { "Paragraph $it, long enough to wrap across the width of the chat panel at least once." }
+        fun entry(entry: Entry, seq: Int) = ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, seq))
+        // Arriving whole, the answer renders a segment per EDT task, growing after each.
+        feed(listOf(entry(PromptEntry(id = "p1", text = "a long answer"), 1), entry(TextEntry(id = "m:0", text = answer), 2)))
+        val bar = onEdt { find<JScrollPane>(panel).first { it.viewport.view is ScrollableColumn }.verticalScrollBar }
+        fun atEnd() = bar.value + bar.visibleAmount >= bar.maximum // EDT only
+        waitFor("the answer's end in sight", describe = { "${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
+            find<MarkdownView>(panel).any { it.plainText.contains("Paragraph 300,") } && atEnd()
+        }
+        onEdt { bar.value = 0 }
+        feed(listOf(entry(TextEntry(id = "m:1", text = "More text."), 3)))
+        assertEquals(0, onEdt { bar.value }, "the view stays where the user scrolled to")
     }
 
     @Test
