@@ -109,7 +109,8 @@ class EntryRenderingTest {
 
     @Test
     fun `an interrupted answer without a footer says Interrupted itself, once`() {
-        val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries("interrupted"), Array<Entry>::class.java).filterNot { it is TurnEntry }
+        val stored = ProtocolJson.gson.fromJson(Fixtures.expectedEntries("interrupted"), Array<Entry>::class.java)
+        val entries = stored.filterNot { it is TurnEntry }
         feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
         assertEquals(1, occurrences(text(), "Interrupted"), text())
         assertTrue(text().lines().none { Regex("""\d+\.\d s""").containsMatchIn(it) }, "no footer: ${text()}")
@@ -164,7 +165,9 @@ class EntryRenderingTest {
 
     @Test
     fun `the end of a long answer stays in sight while it renders, until the user scrolls away`() {
-        val answer = (1..300).joinToString("\n\n") { "Paragraph $it, long enough to wrap across the width of the chat panel at least once." }
+        val answer = (1..300).joinToString("\n\n") {
+            "Paragraph $it, long enough to wrap across the width of the chat panel at least once."
+        }
         fun entry(entry: Entry, seq: Int) = ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, seq))
         // Arriving whole, the answer renders a segment per EDT task, growing after each.
         feed(listOf(entry(PromptEntry(id = "p1", text = "a long answer"), 1), entry(TextEntry(id = "m:0", text = answer), 2)))

@@ -73,7 +73,9 @@ class StreamingBench {
         Model.startScenario(GsonBuilder().create().toJson(scenario)).use { model ->
             Sandbox(model).use { sandbox ->
                 // Deltas coalesced as the IDE plugin asks for them (ClaudeService).
-                val client = sandbox.client(initializationOptions = InitializationOptions(coalesceDeltasMs = 16, warmPool = WarmPoolOptions(size = 0)))
+                val client = sandbox.client(
+                    initializationOptions = InitializationOptions(coalesceDeltasMs = 16, warmPool = WarmPoolOptions(size = 0)),
+                )
                 try {
                     repeat(rounds + 1) { round ->
                         for ((renderer, results) in turns) {
