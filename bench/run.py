@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,i]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -31,6 +31,10 @@ Sections (each module's docstring says exactly how it measures):
     markdown answer streams at full speed: the longest UI-thread stall, key echo while it
     streams, the end on screen after turnEnded; peer: a plain-buffer renderer of the same
     stream in the same editor.
+(i) editor_swing.py: the IntelliJ client's Swing panel (under Xvfb, built with Maven) while
+    the same kind of answer streams: the longest EDT stall (wall and CPU), key echo while it
+    streams, the end on screen after turnEnded, warm and on a cold JVM; peer: each delta
+    appended to a plain JTextArea in the same panel and JVM.
 """
 
 from __future__ import annotations
@@ -301,6 +305,42 @@ def format_g(g: dict[str, Any]) -> str:
     )
 
 
+def format_i(i: dict[str, Any]) -> str:
+    if "unavailable" in i:
+        return f"(i) skipped: {i['unavailable']}"
+
+    def median(name: str, key: str) -> float | None:
+        values = [r[key] for r in i["repeats"][name] if r.get(key) is not None]
+        return statistics.median(values) if values else None
+
+    metrics = [
+        ("longest EDT stall, ms", "max_stall_ms", "< 50"),
+        ("longest EDT stall, CPU ms", "max_stall_cpu_ms", ""),
+        ("key echo while streaming, median ms", "key_echo_median_ms", "< 16"),
+        ("key echo while streaming, max ms", "key_echo_max_ms", ""),
+        ("end on screen after turnEnded, ms", "end_on_screen_ms", "< 100"),
+        ("prompt to turnEnded, s", "stream_s", ""),
+    ]
+    rows = [
+        [
+            label,
+            num(median("panel", key), 1),
+            num(median("peer", key), 1),
+            num(i["cold"]["panel"].get(key), 1),
+            num(i["cold"]["peer"].get(key), 1),
+            target,
+        ]
+        for label, key, target in metrics
+    ]
+    return table(
+        f"(i) Swing panel while a {i['answer_chars']:,}-character answer streams (median of "
+        f"{len(i['repeats']['panel'])} warm turns; cold: the first turn in the JVM); peer: "
+        "each delta appended to a plain JTextArea",
+        ["", "panel", "peer", "panel cold", "peer cold", "target"],
+        rows,
+    )
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -320,6 +360,7 @@ def sections(
     quick: bool,
 ) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
     import editor_nvim
+    import editor_swing
     import file_updated
     import memory
     import per_line
@@ -333,13 +374,16 @@ def sections(
         "e": (lambda: file_updated.measure(quick, log=log), format_e),
         "f": (lambda: per_line.measure(quick, log=log), format_f),
         "g": (lambda: editor_nvim.run(quick), format_g),
+        "i": (lambda: editor_swing.run(quick), format_i),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
-    parser.add_argument("--only", default="a,b,c,d,e,f,g", help="sections, e.g. a,b (default all)")
+    parser.add_argument(
+        "--only", default="a,b,c,d,e,f,g,i", help="sections, e.g. a,b (default all)"
+    )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     available = sections(args.quick)

@@ -55,10 +55,14 @@ class Model private constructor(
     }
 
     companion object {
-        fun start(scenarioResource: String = "/scenario.json"): Model {
+        fun start(scenarioResource: String = "/scenario.json"): Model =
+            startScenario(Model::class.java.getResource(scenarioResource)!!.readText())
+
+        /** The model playing [json], a scenario's text. */
+        fun startScenario(json: String): Model {
             val dir = Files.createTempDirectory("sidecar-model-")
             val scenario = dir.resolve("scenario.json")
-            scenario.writeText(Model::class.java.getResource(scenarioResource)!!.readText())
+            scenario.writeText(json)
             val process = ProcessBuilder(
                 Harness.sidecarBin.toString(),
                 "scripted-model",
@@ -99,17 +103,18 @@ class Sandbox(model: Model) : AutoCloseable {
         put("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     }
 
-    /** A client on the real daemon; no warm pool (each spare costs a CLI). */
+    /** A client on the real daemon; no warm pool (each spare costs a CLI) unless [initializationOptions] ask for one. */
     fun client(
         command: List<String> = listOf(Harness.sidecarBin.toString(), "--stdio"),
         editorTools: List<EditorToolBinding> = emptyList(),
+        initializationOptions: InitializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
     ) = SidecarClient(
         ClientOptions(
             daemon = DaemonOptions(
                 command = command,
                 cwd = workspace,
                 env = env,
-                initializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
+                initializationOptions = initializationOptions,
                 logger = Harness.logger,
             ),
             editorTools = editorTools,

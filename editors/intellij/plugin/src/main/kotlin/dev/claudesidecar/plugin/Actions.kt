@@ -82,7 +82,7 @@ class RestartDaemonAction : ProjectAction() {
 /** Stops the running turn (it ends as interrupted). */
 class InterruptAction : ChatAction() {
     override fun enabled(panel: ChatPanel, chat: Chat): Boolean =
-        panel.transcript.status.state.let { it == ChannelState.RUNNING || it == ChannelState.AWAITING_PERMISSION }
+        panel.chatState.status.state.let { it == ChannelState.RUNNING || it == ChannelState.AWAITING_PERMISSION }
 
     override fun perform(project: Project, panel: ChatPanel, chat: Chat) = request(project, "Cannot interrupt Claude") { chat.interrupt() }
 }

@@ -6,7 +6,8 @@ import javax.swing.JComponent
 import javax.swing.SwingUtilities
 
 /**
- * The model's answer as markdown, marked "Interrupted" when an interrupt cut it short.
+ * The model's answer as markdown, marked "Interrupted" when an interrupt cut it short (unless
+ * said elsewhere).
  *
  * A long answer is not rendered whole on every update (markdown to HTML to a text pane costs
  * its length): the finished blocks ([MarkdownBlocks]) go into panes of their own, each
@@ -14,7 +15,9 @@ import javax.swing.SwingUtilities
  * finished in bulk (a history, a replaced answer) is rendered [SEGMENT_CHARS] at a time, one
  * EDT task each, so the EDT stays free for the user between them. EDT only.
  */
-class AnswerView : EntryView {
+class AnswerView :
+    EntryView,
+    InterruptMark {
     private val segments = Column(0)
     private val tail = MarkdownView()
     private val interrupted = mutedLabel("Interrupted").apply { isVisible = false }
@@ -26,6 +29,12 @@ class AnswerView : EntryView {
     private var draining = false
     private var text = ""
     private var streaming = false
+    private var aborted = false
+    override var saidElsewhere = false
+        set(value) {
+            field = value
+            interrupted.isVisible = aborted && !value
+        }
 
     override val component: JComponent = Column(0).apply {
         add(segments)
@@ -35,7 +44,8 @@ class AnswerView : EntryView {
 
     override fun update(entry: Entry) {
         entry as TextEntry
-        interrupted.isVisible = entry.aborted == true
+        aborted = entry.aborted == true
+        interrupted.isVisible = aborted && !saidElsewhere
         if (!entry.text.startsWith(text)) restart()
         text = entry.text
         streaming = entry.streaming == true

@@ -7,6 +7,7 @@ import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.TurnEndedNotification
+import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.Transcript
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -39,7 +40,11 @@ class ChatPanel(
     private val host: ChatPanelHost = ChatPanelHost.NONE,
     uiContext: CoroutineContext = Dispatchers.Swing,
 ) : JPanel(BorderLayout()) {
-    val transcript = Transcript()
+    /** The chat as this panel shows it: its entries, status, pending requests. EDT only. */
+    val chatState = ChatState()
+
+    /** The conversation's entries ([ChatState.transcript]). EDT only. */
+    val transcript: Transcript get() = chatState.transcript
     private val scope = CoroutineScope(SupervisorJob() + uiContext)
 
     /** The chat this panel acts on; null until [attach]. EDT only. */
@@ -50,8 +55,8 @@ class ChatPanel(
     val listener = ChatListener { event -> SwingUtilities.invokeLater { onEvent(event) } }
 
     private val context = object : ViewContext {
-        override val cwd: String? get() = transcript.cwd
-        override fun fileUpdates(key: String): List<FileUpdatedNotification> = transcript.fileUpdates(key)
+        override val cwd: String? get() = chatState.cwd
+        override fun fileUpdates(key: String): List<FileUpdatedNotification> = chatState.fileUpdates(key)
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
@@ -61,7 +66,7 @@ class ChatPanel(
         onMode = { mode -> request("switching the mode") { setPermissionMode(mode) } },
     )
     val dock = PermissionDock(
-        { transcript.cwd },
+        { chatState.cwd },
         { answer, failed ->
             val chat = chat
             if (chat == null) {
@@ -125,7 +130,7 @@ class ChatPanel(
         background = Theme.background
         header.restyle()
         transcriptView.restyle()
-        dock.restyle(transcript.pending)
+        dock.restyle(chatState.pending)
         status.restyle()
         prompt.restyle()
         revalidate()
@@ -151,18 +156,18 @@ class ChatPanel(
     fun dispose() = scope.cancel()
 
     private fun onEvent(event: ChatEvent) {
-        val cwd = transcript.cwd
-        transcriptView.show(transcript.apply(event))
+        val cwd = chatState.cwd
+        transcriptView.show(chatState.apply(event))
         // A history comes before the chat's folder is known: its paths are drawn again relative to it.
-        if (transcript.cwd != cwd) transcriptView.restyle()
+        if (chatState.cwd != cwd) transcriptView.restyle()
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
-        if (dock.show(transcript.pending)) south.revalidate()
+        if (dock.show(chatState.pending)) south.revalidate()
         showState()
         if (event is ChatEvent.Notification && event.params is TurnEndedNotification) refreshContext()
     }
 
     private fun showState() {
-        val status = transcript.status
+        val status = chatState.status
         header.show(chat?.info, status.model, status.permissionMode)
         this.status.show(status)
         prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)

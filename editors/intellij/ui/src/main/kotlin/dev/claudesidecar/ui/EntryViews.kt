@@ -54,6 +54,14 @@ interface EntryView {
     }
 }
 
+/**
+ * A view that can say "Interrupted" (an aborted answer, an interrupt notice); it stays quiet
+ * when [saidElsewhere]: another entry of its exchange says it (TranscriptView decides which).
+ */
+interface InterruptMark {
+    var saidElsewhere: Boolean
+}
+
 /** A view for [entry] (kept under [key]), drawn once; a sub-agent's is indented under its Agent call. */
 fun entryView(key: String, entry: Entry, context: ViewContext): EntryView {
     val view = when (entry) {
@@ -129,37 +137,34 @@ class ThinkingView : EntryView {
     }
 }
 
-/** How a turn ended: its outcome (unless the transcript said it already), time, and cost. */
+/** How a turn ended: its outcome (when it did not simply finish), time, and cost; an error on a line of its own. */
 class TurnFooter : EntryView {
-    /** Set before [update] when an entry of the turn already shows that it was interrupted. */
-    var interruptShown = false
     private val facts = mutedLabel("")
-    private val outcome = wrappingText("", Theme.smallFont, Theme.muted)
+    private val error = wrappingText("", Theme.smallFont, Theme.error)
     override val component: JComponent = JPanel(BorderLayout()).apply {
         isOpaque = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(0, 0, 6, 0))
         add(facts, BorderLayout.WEST)
-        add(outcome, BorderLayout.SOUTH)
+        add(error, BorderLayout.SOUTH)
     }
 
     override fun update(entry: Entry) {
         entry as TurnEntry
+        val outcome = entry.outcome.orUnknown()
         facts.text = buildList {
+            when (outcome) {
+                TurnOutcome.INTERRUPTED -> add("Interrupted")
+                TurnOutcome.MAX_TURNS -> add("Stopped: too many turns")
+                TurnOutcome.MAX_BUDGET -> add("Stopped: budget reached")
+                TurnOutcome.SUCCESS, TurnOutcome.ERROR, null -> Unit
+            }
             add(duration(entry.durationMs))
             if (entry.permissionWaitMs > 0) add("${duration(entry.permissionWaitMs)} waiting for you")
             if (entry.costUsd > 0) add(String.format(Locale.ROOT, "$%.4f", entry.costUsd))
         }.joinToString("  ·  ")
-        val said = when (entry.outcome.orUnknown()) {
-            TurnOutcome.SUCCESS -> null
-            TurnOutcome.INTERRUPTED -> "Interrupted".takeUnless { interruptShown }
-            TurnOutcome.MAX_TURNS -> "Stopped: too many turns"
-            TurnOutcome.MAX_BUDGET -> "Stopped: budget reached"
-            TurnOutcome.ERROR, null -> entry.error ?: "The turn failed"
-        }
-        val failed = entry.outcome.orUnknown().let { it == TurnOutcome.ERROR || it == null }
-        outcome.isVisible = said != null
-        outcome.text = said ?: ""
-        outcome.foreground = if (failed) Theme.error else Theme.muted
+        val failed = outcome == TurnOutcome.ERROR || outcome == null
+        error.isVisible = failed
+        error.text = if (failed) entry.error ?: "The turn failed" else ""
     }
 
     private fun duration(ms: Int) = when {
@@ -170,27 +175,34 @@ class TurnFooter : EntryView {
 
 /**
  * Something the CLI (or this client) reported, by its subtype: a compaction as a divider, a
- * command's output as a code block, an interrupt as one quiet "Interrupted" (none when the
- * answer above is already marked), a rewound file with its diff; any other subtype (an API
- * error, a cleared conversation, one this client does not know) by its text, coloured by level.
+ * command's output as a code block, an interrupt as one quiet "Interrupted" (unless said
+ * elsewhere), a rewound file with its diff; any other subtype (an API error, a cleared
+ * conversation, one this client does not know) by its text, coloured by level.
  */
 class NoticeView(
     private val key: String,
     private val context: ViewContext,
-) : EntryView {
-    /** Set before [update] when the entry before this one already shows that the turn was interrupted. */
-    var interruptShown = false
+) : EntryView,
+    InterruptMark {
+    private var entry: NoticeEntry? = null
+    override var saidElsewhere = false
+        set(value) {
+            if (field == value) return
+            field = value
+            entry?.let(::update)
+        }
     override val component: JComponent = Column(4)
 
     override fun update(entry: Entry) {
         entry as NoticeEntry
+        this.entry = entry
         component.removeAll()
         val colour = levelColour(entry.level.orUnknown())
         when (entry.subtype) {
             "compaction" -> component.add(divider(entry.text.ifBlank { "Conversation compacted" }))
             "cleared" -> component.add(divider(entry.text.ifBlank { "Conversation cleared" }))
             "commandOutput" -> component.add(codeBlock(entry.text.trimEnd(), colour))
-            "interrupted" -> if (!interruptShown) component.add(mutedLabel("Interrupted").apply { toolTipText = entry.text })
+            "interrupted" -> if (!saidElsewhere) component.add(mutedLabel("Interrupted").apply { toolTipText = entry.text })
             "fileChanged" -> {
                 val updates = context.fileUpdates(key)
                 component.add(mutedLabel(updates.firstOrNull()?.let { "Changed ${relativePath(it.path, context.cwd)}" } ?: entry.text))

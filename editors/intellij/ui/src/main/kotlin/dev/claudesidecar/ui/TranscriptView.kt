@@ -2,17 +2,20 @@ package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.NoticeEntry
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ThinkingEntry
 import dev.claudesidecar.core.protocol.TurnEntry
+import dev.claudesidecar.core.protocol.TurnOutcome
+import dev.claudesidecar.core.protocol.orUnknown
 import dev.claudesidecar.core.transcript.Transcript
 import dev.claudesidecar.core.transcript.TranscriptChange
+import dev.claudesidecar.core.transcript.id
 import dev.claudesidecar.core.transcript.parentId
 import java.awt.Container
 import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
-import javax.swing.SwingUtilities
 import javax.swing.Timer
 
 /**
@@ -38,10 +41,17 @@ class TranscriptView(
         isOpaque = false
     }
 
+    /** Whether the view keeps the end in sight: until the user scrolls away from it, and again once back. */
+    private var following = true
+    private var scrolledTo = 0
+
+    init {
+        scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
+    }
+
     /** Shows what [change] did to the transcript. */
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
-        val follow = atEnd()
         var drawn = false
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
@@ -51,23 +61,26 @@ class TranscriptView(
                 if (!renderTimer.isRunning) renderTimer.start()
             } else {
                 streaming -= key
-                draw(key, view, entry)
+                view.update(entry)
                 drawn = true
             }
         }
         if (change.added.isNotEmpty() || change.reordered) place()
-        // A delta of a streaming entry changes nothing on screen until the timer draws it.
-        if (drawn || change.added.isNotEmpty() || change.reordered) relayout(follow)
+        if (drawn || change.added.isNotEmpty() || change.reordered) {
+            markInterrupts()
+            // A delta of a streaming entry changes nothing on screen until the timer draws it.
+            relayout()
+        }
     }
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
-        val follow = atEnd()
         streaming.clear()
         views.clear()
         column.removeAll()
         place()
-        relayout(follow)
+        markInterrupts()
+        relayout()
     }
 
     /**
@@ -77,10 +90,9 @@ class TranscriptView(
     private fun place() {
         val order = LinkedHashMap<Container, MutableList<JComponent>>()
         order[column] = mutableListOf()
-        val keys = transcript.keys
-        for ((index, key) in keys.withIndex()) {
+        for (key in transcript.keys) {
             val entry = transcript.entry(key) ?: continue
-            val view = views.getOrPut(key) { entryView(key, entry, context).also { noteInterrupt(it, entry, keys, index) } }
+            val view = views.getOrPut(key) { entryView(key, entry, context) }
             val parent = entry.parentId()?.let { views[it] } as? ToolRow
             order.getOrPut(parent?.children ?: column) { mutableListOf() } += view.component
         }
@@ -93,29 +105,27 @@ class TranscriptView(
         while (container.componentCount > components.size) container.remove(components.size)
     }
 
-    private fun draw(key: String, view: EntryView, entry: Entry) {
-        if (view is NoticeView || view is TurnFooter) {
-            val keys = transcript.keys
-            noteInterrupt(view, entry, keys, keys.indexOf(key))
-        }
-        view.update(entry)
-    }
-
     /**
-     * "Interrupted" is said once per turn: by the aborted answer, else by the interrupt
-     * notice, else by the footer. Tells a notice or footer view (its entry at [index] of
-     * [keys]) whether an entry before it said it already.
+     * "Interrupted" is said once per exchange (a prompt and what follows it): by its footer,
+     * which reads how the turn ended; while it has none (a turn still ending, a stored session
+     * without its footers), by the first aborted answer or interrupt notice in it.
      */
-    private fun noteInterrupt(view: EntryView, entry: Entry, keys: List<String>, index: Int) {
-        val before = keys.subList(0, index.coerceAtLeast(0)).asReversed().asSequence().mapNotNull { transcript.entry(it) }
-        when (view) {
-            is NoticeView ->
-                view.interruptShown =
-                    before.firstOrNull { it.parentId() == entry.parentId() }.let { it is TextEntry && it.aborted == true }
-            is TurnFooter -> view.interruptShown = before.takeWhile { it !is TurnEntry }.any { saysInterrupted(it) }
-            else -> return
+    private fun markInterrupts() {
+        val exchange = mutableListOf<Entry>()
+        fun mark() {
+            val footer = exchange.lastOrNull { it is TurnEntry } as TurnEntry?
+            var said = footer?.outcome.orUnknown() == TurnOutcome.INTERRUPTED
+            for (entry in exchange.filter(::saysInterrupted)) {
+                (views[entry.id()] as? InterruptMark)?.saidElsewhere = said
+                said = true
+            }
+            exchange.clear()
         }
-        view.update(entry)
+        for (entry in transcript.entries) {
+            if (entry is PromptEntry && entry.parentId == null) mark()
+            exchange += entry
+        }
+        mark()
     }
 
     private fun saysInterrupted(entry: Entry) =
@@ -126,12 +136,11 @@ class TranscriptView(
 
     private fun flushStreaming() {
         if (streaming.isEmpty()) return
-        val follow = atEnd()
         for (key in streaming.toList().also { streaming.clear() }) {
             val entry = transcript.entry(key) ?: continue
             views[key]?.update(entry)
         }
-        relayout(follow)
+        relayout()
     }
 
     private fun atEnd(): Boolean {
@@ -139,17 +148,24 @@ class TranscriptView(
         return bar.value + bar.visibleAmount >= bar.maximum - FOLLOW_SLACK
     }
 
-    private fun relayout(follow: Boolean) {
+    /**
+     * Keeps the end in sight while [following]: the bar's model changes when someone scrolls
+     * (its value: the user, or this view) and when the entries grow or shrink (its maximum),
+     * which they also do in EDT tasks after a change (an answer rendered a segment at a time).
+     */
+    private fun onScroll() {
+        val bar = scrollPane.verticalScrollBar
+        if (bar.value != scrolledTo) {
+            scrolledTo = bar.value
+            following = atEnd()
+        } else if (following && bar.value + bar.visibleAmount < bar.maximum) {
+            bar.value = bar.maximum - bar.visibleAmount
+        }
+    }
+
+    private fun relayout() {
         column.revalidate()
         column.repaint()
-        if (follow) {
-            // After the layout that the revalidate above schedules.
-            SwingUtilities.invokeLater {
-                scrollPane.validate()
-                val bar = scrollPane.verticalScrollBar
-                bar.value = bar.maximum
-            }
-        }
     }
 
     companion object {

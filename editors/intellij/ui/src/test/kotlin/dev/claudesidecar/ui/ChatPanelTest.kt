@@ -187,6 +187,19 @@ class ChatPanelTest {
 
     @Test
     @Order(5)
+    fun `Stop interrupts a streaming answer, and its footer says Interrupted once`() {
+        type("ramble on")
+        waitFor("the answer to stream", describe = ::text) { text().contains("word word") }
+        onEdt { panel.prompt.stopButton.doClick() }
+        awaitTurn(5)
+        val shown = text()
+        screenshot(panel, "5-interrupted")
+        assertEquals(1, Regex("Interrupted").findAll(shown).count(), shown)
+        assertTrue(shown.lines().single { it.contains("Interrupted") }.startsWith("Interrupted  ·  "), "the footer says it: $shown")
+    }
+
+    @Test
+    @Order(6)
     fun `every text reads well in the light theme, and again after a switch to the dark one`() {
         assertEquals(emptyList<String>(), onEdt { lowContrast(panel) }, "texts below 4.5:1 in the light theme")
         onEdt {
@@ -201,7 +214,7 @@ class ChatPanelTest {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     fun `the conversation resumed in a new panel shows its prompts, tools, decisions, +N -M and results again`() {
         val resumedPanel = onEdt { ChatPanel() }
         val resumedFrame = onEdt {
@@ -221,6 +234,7 @@ class ChatPanelTest {
             for (said in listOf("Please explain hello.py", "Greeting changed.", "+1 −1", "Blue it is.", "Denied: Keep it lower case.")) {
                 assertTrue(shown.contains(said), "$said in: $shown")
             }
+            assertEquals(1, Regex("Interrupted").findAll(shown).count(), "the interrupted answer says so once: $shown")
             val tools = onEdt { resumedPanel.transcript.entries.filterIsInstance<ToolEntry>() }
             assertEquals(listOf(ToolStatus.DONE, ToolStatus.DONE, ToolStatus.DENIED), tools.map { it.status })
             assertEquals(AskState.ALLOWED, tools.first { it.name == "AskUserQuestion" }.permission?.decision)
@@ -234,7 +248,7 @@ class ChatPanelTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     fun `the session list shows this conversation and Enter opens it`() {
         val opened = mutableListOf<String>()
         val list = onEdt { SessionList(client, sandbox.cwd) { opened += it.sessionId }.also { it.load() } }

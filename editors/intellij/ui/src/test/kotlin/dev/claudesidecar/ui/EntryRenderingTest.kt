@@ -7,7 +7,10 @@ import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.transcript.Fixtures
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -15,6 +18,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import javax.swing.JFrame
+import javax.swing.JScrollPane
 import javax.swing.SwingUtilities
 
 /**
@@ -82,15 +86,34 @@ class EntryRenderingTest {
     }
 
     @Test
-    fun `an interrupted answer says Interrupted once`() {
+    fun `an interrupted answer says Interrupted once, in its footer`() {
         live("interrupted")
+        val footer = text().lines().single { it.contains("Interrupted") }
         assertEquals(1, occurrences(text(), "Interrupted"), text())
+        assertTrue(Regex("""^Interrupted {2}· {2}\d+\.\d s""").containsMatchIn(footer), footer)
     }
 
     @Test
     fun `a resumed interrupted answer says Interrupted once too`() {
         resumed("interrupted")
         assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `Interrupted is said once whatever order the notice and the footer come in`() {
+        val events = Fixtures.notifications("interrupted")
+        val notice = events.single { (it.params as? EntryNotification)?.entry is NoticeEntry }
+        feed(events - notice + notice)
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+    }
+
+    @Test
+    fun `an interrupted answer without a footer says Interrupted itself, once`() {
+        val stored = ProtocolJson.gson.fromJson(Fixtures.expectedEntries("interrupted"), Array<Entry>::class.java)
+        val entries = stored.filterNot { it is TurnEntry }
+        feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
+        assertEquals(1, occurrences(text(), "Interrupted"), text())
+        assertTrue(text().lines().none { Regex("""\d+\.\d s""").containsMatchIn(it) }, "no footer: ${text()}")
     }
 
     @Test
@@ -138,6 +161,24 @@ class EntryRenderingTest {
         feed(listOf(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", notice, 1))))
         val label = onEdt { allComponents(panel).first { shownText(it) == "Something new happened." } }
         assertEquals(Theme.warning, onEdt { label.foreground })
+    }
+
+    @Test
+    fun `the end of a long answer stays in sight while it renders, until the user scrolls away`() {
+        val answer = (1..300).joinToString("\n\n") {
+            "Paragraph $it, long enough to wrap across the width of the chat panel at least once."
+        }
+        fun entry(entry: Entry, seq: Int) = ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, seq))
+        // Arriving whole, the answer renders a segment per EDT task, growing after each.
+        feed(listOf(entry(PromptEntry(id = "p1", text = "a long answer"), 1), entry(TextEntry(id = "m:0", text = answer), 2)))
+        val bar = onEdt { find<JScrollPane>(panel).first { it.viewport.view is ScrollableColumn }.verticalScrollBar }
+        fun atEnd() = bar.value + bar.visibleAmount >= bar.maximum // EDT only
+        waitFor("the answer's end in sight", describe = { "${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
+            find<MarkdownView>(panel).any { it.plainText.contains("Paragraph 300,") } && atEnd()
+        }
+        onEdt { bar.value = 0 }
+        feed(listOf(entry(TextEntry(id = "m:1", text = "More text."), 3)))
+        assertEquals(0, onEdt { bar.value }, "the view stays where the user scrolled to")
     }
 
     @Test

@@ -1,83 +1,117 @@
 package dev.claudesidecar.ui
 
 import com.formdev.flatlaf.FlatLightLaf
+import com.google.gson.GsonBuilder
 import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.ChatListener
+import dev.claudesidecar.core.Model
+import dev.claudesidecar.core.Sandbox
+import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.protocol.DeltaKind
 import dev.claudesidecar.core.protocol.DeltaNotification
-import dev.claudesidecar.core.protocol.Entry
-import dev.claudesidecar.core.protocol.EntryNotification
-import dev.claudesidecar.core.protocol.PromptEntry
-import dev.claudesidecar.core.protocol.TextEntry
-import dev.claudesidecar.core.protocol.TurnEntry
-import dev.claudesidecar.core.protocol.TurnOutcome
+import dev.claudesidecar.core.protocol.InitializationOptions
+import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.TurnEndedNotification
+import dev.claudesidecar.core.protocol.WarmPoolOptions
+import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty
 import java.awt.AWTEvent
+import java.awt.BorderLayout
 import java.awt.EventQueue
 import java.awt.Toolkit
+import java.awt.event.KeyEvent
 import java.lang.management.ManagementFactory
-import java.util.Locale
-import java.util.concurrent.CountDownLatch
-import java.util.concurrent.atomic.AtomicBoolean
+import java.nio.file.Path
+import javax.swing.JComponent
 import javax.swing.JFrame
+import javax.swing.JScrollPane
+import javax.swing.JTextArea
 import javax.swing.SwingUtilities
+import javax.swing.text.DefaultCaret
+import kotlin.io.path.writeText
 
 /**
- * How the panel copes with a long answer streamed at full speed (issue 25, point 5): a ~60 KB
- * markdown answer as ~3,000 deltas coalesced into [NOTIFICATIONS] notifications over about a
- * second, then its final entry and its footer. Measures the longest EDT task (an event queue
- * that times each dispatch), how late a probe posted every frame runs (what a key press would
- * wait), and when the answer's end is drawn after the footer arrives. A benchmark, not a
- * test: it asserts nothing and runs only with `-Dsidecar.bench=true`:
+ * How the chat panel copes with a long answer streamed at full speed (issue 25, point 5;
+ * bench (i), which bench/editor_swing.py runs). The real daemon and CLI against the stand-in
+ * model, which streams a ~60 KB markdown answer in 20-character deltas as fast as it can (the
+ * daemon coalesces them into a few dozen notifications). From the first delta to
+ * `claude/turnEnded` a key is typed into the prompt every 25 ms. Measured per turn:
  *
- *     xvfb-run -a mvn -q -B test -Dtest=StreamingBench -Dsidecar.bench=true -Dsurefire.failIfNoSpecifiedTests=false
+ * - stall: the longest task the EDT ran from the prompt to the end on screen, timed by an
+ *   event queue around each dispatch (wall time, and the EDT's CPU time, which other
+ *   processes on the cores do not inflate);
+ * - key echo: from a key press queued on the EDT (as the toolkit queues one) to the end of
+ *   the paint that follows its insertion; median and max;
+ * - end drawn: from `claude/turnEnded` reaching the panel's listener to the end of the paint
+ *   after which the answer's last line is in the view, scrolled into sight.
+ *
+ * Peer, in the same JVM and the same panel: the cheapest renderer of the stream, each text
+ * delta appended to a plain JTextArea in the transcript's place (no entry drawn). The first
+ * turn of each runs on a cold JVM and is reported apart. A benchmark, not a test: it asserts
+ * nothing and runs only with `-Dsidecar.bench=true`; `-Dsidecar.bench.chars` (60000) and
+ * `-Dsidecar.bench.rounds` (3 warm turns of each) size it, and `-Dsidecar.bench.out` names
+ * a JSON file for its figures:
+ *
+ *     xvfb-run -a mvn -q -B test -pl ui -am -Dtest=StreamingBench -Dsidecar.bench=true -Dsurefire.failIfNoSpecifiedTests=false
  */
 @EnabledIfSystemProperty(named = "sidecar.bench", matches = "true")
 class StreamingBench {
+    private val chars = System.getProperty("sidecar.bench.chars")?.toInt() ?: 60_000
+    private val rounds = System.getProperty("sidecar.bench.rounds")?.toInt() ?: 3
+
     @Test
     fun `a 60 KB answer streamed at full speed`() {
-        val answer = longAnswer()
-        val pieces = answer.chunked(answer.length / NOTIFICATIONS + 1)
-        repeat(ROUNDS) { round ->
-            val result = stream(answer, pieces)
-            println(
-                String.format(
-                    Locale.ROOT,
-                    "StreamingBench round %d: %d chars in %d notifications over %d ms; longest EDT task %.1f ms " +
-                        "(%.1f ms CPU); EDT busy %.0f ms (%.0f ms CPU); probe lag median %.1f ms, max %.1f ms; " +
-                        "end drawn %.1f ms after the footer",
-                    round + 1, answer.length, pieces.size, result.streamMs, result.longestTaskMs, result.longestCpuMs,
-                    result.busyMs, result.busyCpuMs, result.medianLagMs, result.maxLagMs, result.endMs,
-                ),
-            )
+        val answer = longAnswer(chars)
+        val scenario = mapOf(
+            "rules" to listOf(mapOf("match" to "(?i)long", "steps" to listOf(listOf(mapOf("text" to answer))))),
+            "default" to listOf(listOf(mapOf("text" to "ok"))),
+            "chunk" to 20,
+            "delay" to 0,
+        )
+        val turns = mapOf("panel" to mutableListOf<Map<String, Any?>>(), "peer" to mutableListOf())
+        Model.startScenario(GsonBuilder().create().toJson(scenario)).use { model ->
+            Sandbox(model).use { sandbox ->
+                // Deltas coalesced as the IDE plugin asks for them (ClaudeService).
+                val client = sandbox.client(
+                    initializationOptions = InitializationOptions(coalesceDeltasMs = 16, warmPool = WarmPoolOptions(size = 0)),
+                )
+                try {
+                    repeat(rounds + 1) { round ->
+                        for ((renderer, results) in turns) {
+                            val result = turn(client, sandbox.cwd, peer = renderer == "peer")
+                            println("StreamingBench ${if (round == 0) "cold" else "round $round"} $renderer: $result")
+                            results += result
+                        }
+                    }
+                } finally {
+                    client.close()
+                }
+            }
         }
+        val report = mapOf(
+            "answer_chars" to answer.length,
+            "cold" to turns.mapValues { it.value.first() },
+            "repeats" to turns.mapValues { it.value.drop(1) },
+        )
+        System.getProperty("sidecar.bench.out")?.let { Path.of(it).writeText(GsonBuilder().setPrettyPrinting().create().toJson(report)) }
     }
-
-    private class Result(
-        val streamMs: Long,
-        val longestTaskMs: Double,
-        val busyMs: Double,
-        val longestCpuMs: Double,
-        val busyCpuMs: Double,
-        val medianLagMs: Double,
-        val maxLagMs: Double,
-        val endMs: Double,
-    )
 
     /**
      * An event queue that times every task the EDT runs, in wall time and in the EDT's CPU
-     * time (which other processes competing for the cores do not inflate).
+     * time, and notes when the answer's end is drawn: once [ended] and the task after which
+     * [endShown] holds is done, the paint it queued runs next.
      */
-    private class TimedQueue : EventQueue() {
+    private class TimedQueue(private val endShown: () -> Boolean) : EventQueue() {
         private val cpu = ManagementFactory.getThreadMXBean()
+        val tasks = mutableListOf<Long>()
+        var longestCpu = 0L
+        var busyCpu = 0L
 
-        @Volatile var longest = 0L
+        @Volatile var ended = false
 
-        @Volatile var busy = 0L
-
-        @Volatile var longestCpu = 0L
-
-        @Volatile var busyCpu = 0L
+        @Volatile var drawnAt = 0L
+        private var seen = false
 
         /** Gives the EDT back to the queue this one replaced. */
         fun remove() = pop()
@@ -88,89 +122,143 @@ class StreamingBench {
             try {
                 super.dispatchEvent(event)
             } finally {
-                val took = System.nanoTime() - started
-                busy += took
-                if (took > longest) longest = took
+                tasks += System.nanoTime() - started
                 val tookCpu = cpu.currentThreadCpuTime - startedCpu
                 busyCpu += tookCpu
                 if (tookCpu > longestCpu) longestCpu = tookCpu
             }
+            if (ended && !seen && endShown()) {
+                seen = true
+                invokeLater { drawnAt = System.nanoTime() }
+            }
         }
     }
 
-    private fun stream(answer: String, pieces: List<String>): Result {
-        lateinit var panel: ChatPanel
-        lateinit var frame: JFrame
-        onEdt {
+    /** What the listener saw of the stream, on core's event thread; read on the bench's. */
+    private class Seen {
+        @Volatile var firstDelta = 0L
+
+        @Volatile var ended = 0L
+
+        @Volatile var notifications = 0
+    }
+
+    /** One turn of the long answer into a new panel, or into the peer's text area in one. */
+    private fun turn(client: SidecarClient, cwd: String, peer: Boolean): Map<String, Any?> {
+        lateinit var area: JTextArea
+        val (panel, frame) = onEdt {
             FlatLightLaf.setup()
-            panel = ChatPanel()
-            frame = JFrame("bench").apply {
+            val panel = ChatPanel()
+            if (peer) {
+                area = JTextArea().apply {
+                    lineWrap = true
+                    isEditable = false
+                    (caret as DefaultCaret).updatePolicy = DefaultCaret.ALWAYS_UPDATE // follows the end
+                }
+                panel.remove((panel.layout as BorderLayout).getLayoutComponent(BorderLayout.CENTER))
+                panel.add(JScrollPane(area), BorderLayout.CENTER)
+            }
+            panel to JFrame("bench").apply {
                 contentPane = panel
                 setSize(640, 900)
                 isVisible = true
             }
         }
-        var seq = 0
-        fun entry(entry: Entry) = panel.listener.onEvent(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, ++seq)))
-        entry(PromptEntry(id = "p1", text = "a long answer please"))
-        entry(TextEntry(id = "m:0", text = "", streaming = true))
-        onEdt { }
-        val queue = TimedQueue()
-        Toolkit.getDefaultToolkit().systemEventQueue.push(queue)
-        val lags = mutableListOf<Long>()
-        val probing = AtomicBoolean(true)
-        val prober = Thread {
-            while (probing.get()) {
-                val posted = System.nanoTime()
-                val ran = CountDownLatch(1)
-                SwingUtilities.invokeLater {
-                    synchronized(lags) { lags += System.nanoTime() - posted }
-                    ran.countDown()
-                }
-                ran.await()
-                Thread.sleep(FRAME_MS)
-            }
-        }.apply { start() }
-        val started = System.nanoTime()
-        for (piece in pieces) {
-            panel.listener.onEvent(
-                ChatEvent.Notification("claude/delta", DeltaNotification("ch-1", 0, DeltaKind.TEXT, ++seq, piece, entryId = "m:0")),
-            )
-            Thread.sleep(STREAM_MS / pieces.size)
+        val endShown = if (peer) {
+            { area.text.endsWith(LAST_LINE) && bottomInSight(area) }
+        } else {
+            { find<MarkdownView>(panel).lastOrNull { it.plainText.contains(LAST_LINE) }?.let(::bottomInSight) == true }
         }
-        entry(TextEntry(id = "m:0", text = answer))
-        val footerAt = System.nanoTime()
-        entry(TurnEntry(costUsd = 0.5, durationMs = 1100, id = "turn:1", outcome = TurnOutcome.SUCCESS, permissionWaitMs = 0))
-        // The end is on screen once the EDT has handled the footer and painted what it changed.
-        val drawn = CountDownLatch(1)
-        SwingUtilities.invokeLater { SwingUtilities.invokeLater { drawn.countDown() } }
-        drawn.await()
-        val endMs = (System.nanoTime() - footerAt) / 1e6
-        val streamMs = (footerAt - started) / 1_000_000
-        probing.set(false)
-        prober.join()
+        val queue = TimedQueue(endShown)
+        val seen = Seen()
+        val render = if (peer) plainRenderer(area) else panel.listener
+        val listener = ChatListener { event ->
+            when ((event as? ChatEvent.Notification)?.params) {
+                is DeltaNotification -> {
+                    seen.notifications++
+                    if (seen.firstDelta == 0L) seen.firstDelta = System.nanoTime()
+                }
+                is TurnEndedNotification -> {
+                    seen.ended = System.nanoTime()
+                    queue.ended = true
+                    EventQueue.invokeLater { } // an EDT task after which the queue looks, should nothing else come
+                }
+                else -> Unit
+            }
+            render.onEvent(event)
+        }
+        val chat = runBlocking { client.openChat(NewChannelParams(cwd), listener) }
+        val prompt = panel.prompt.text
+        onEdt {
+            panel.attach(chat)
+            prompt.requestFocusInWindow()
+        }
+        Toolkit.getDefaultToolkit().systemEventQueue.push(queue)
+        val sent = System.nanoTime()
+        runBlocking { chat.send("write the long answer") }
+        val echoes = mutableListOf<Long>()
+        val deadline = sent + 120_000_000_000
+        while (seen.firstDelta == 0L && seen.ended == 0L && System.nanoTime() < deadline) Thread.sleep(1)
+        var typed = 0
+        while (seen.ended == 0L && System.nanoTime() < deadline) {
+            val key = "abcdefghij"[typed++ % 10]
+            val posted = System.nanoTime()
+            EventQueue.invokeLater {
+                prompt.dispatchEvent(KeyEvent(prompt, KeyEvent.KEY_TYPED, System.currentTimeMillis(), 0, KeyEvent.VK_UNDEFINED, key))
+                // Queued after the paint the insertion asked for.
+                EventQueue.invokeLater { synchronized(echoes) { echoes += System.nanoTime() - posted } }
+            }
+            Thread.sleep(KEY_MS)
+        }
+        while (queue.drawnAt == 0L && System.nanoTime() < deadline) Thread.sleep(1)
+        val shown = onEdt { endShown() }
         queue.remove()
+        val echoed = onEdt { prompt.text.length }
+        runBlocking { chat.close() }
         onEdt {
             frame.dispose()
             panel.dispose()
         }
-        val sorted = synchronized(lags) { lags.sorted() }
-        return Result(
-            streamMs,
-            queue.longest / 1e6,
-            queue.busy / 1e6,
-            queue.longestCpu / 1e6,
-            queue.busyCpu / 1e6,
-            sorted[sorted.size / 2] / 1e6,
-            sorted.last() / 1e6,
-            endMs,
+        check(seen.ended != 0L && queue.drawnAt != 0L) {
+            "the turn did not end, or its end was never drawn: ${seen.notifications} deltas, ended ${seen.ended != 0L}, end shown $shown"
+        }
+        val tasks = queue.tasks.sorted()
+        val keys = synchronized(echoes) { echoes.sorted() }
+        return linkedMapOf(
+            "stream_s" to ms(seen.ended - sent) / 1000,
+            "notifications" to seen.notifications,
+            "max_stall_ms" to ms(tasks.last()),
+            "max_stall_cpu_ms" to ms(queue.longestCpu),
+            "stalls_over_50ms" to tasks.count { it > 50_000_000 },
+            "edt_busy_ms" to ms(tasks.sum()),
+            "edt_busy_cpu_ms" to ms(queue.busyCpu),
+            "key_echo_median_ms" to keys.getOrNull(keys.size / 2)?.let(::ms),
+            "key_echo_max_ms" to keys.lastOrNull()?.let(::ms),
+            "keys" to keys.size,
+            "keys_in_prompt" to echoed,
+            "end_on_screen_ms" to ms((queue.drawnAt - seen.ended).coerceAtLeast(0)),
         )
     }
 
-    /** ~60 KB of the markdown a model writes: headings, paragraphs, lists, code blocks. */
-    private fun longAnswer(): String = buildString {
+    /** [nanos] in milliseconds, to the hundredth. */
+    private fun ms(nanos: Long): Double = Math.round(nanos / 1e4) / 100.0
+
+    /** Whether the bottom of [c] (where the answer ends) is inside the scrolled view. EDT only. */
+    private fun bottomInSight(c: JComponent): Boolean {
+        val sight = c.visibleRect
+        return c.isShowing && !sight.isEmpty && sight.y + sight.height >= c.height - 2
+    }
+
+    /** The peer: each text delta appended to [area], nothing else drawn. */
+    private fun plainRenderer(area: JTextArea) = ChatListener { event ->
+        val delta = (event as? ChatEvent.Notification)?.params as? DeltaNotification
+        if (delta?.kind == DeltaKind.TEXT) SwingUtilities.invokeLater { area.append(delta.text) }
+    }
+
+    /** About [size] characters of the markdown a model writes: headings, paragraphs, lists, code blocks. */
+    private fun longAnswer(size: Int): String = buildString {
         var section = 1
-        while (length < 60_000) {
+        while (length < size) {
             append("## Section $section\n\n")
             append("This paragraph explains step $section in some detail, with `inline code`, **bold** words and a ")
             append("[link](https://example.com/$section). It is long enough to wrap across the width of the chat panel twice.\n\n")
@@ -179,12 +267,11 @@ class StreamingBench {
             append("1. Run the tests.\n2. Read the output.\n3. Fix what failed.\n\n")
             section++
         }
+        append(LAST_LINE)
     }
 
     private companion object {
-        const val NOTIFICATIONS = 45
-        const val STREAM_MS = 1_000L
-        const val FRAME_MS = 16L
-        const val ROUNDS = 3
+        const val LAST_LINE = "That is the end of the long answer."
+        const val KEY_MS = 25L
     }
 }

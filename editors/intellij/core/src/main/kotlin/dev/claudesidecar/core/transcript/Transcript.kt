@@ -1,40 +1,31 @@
 package dev.claudesidecar.core.transcript
 
 import dev.claudesidecar.core.ChatEvent
-import dev.claudesidecar.core.protocol.AskState
-import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.DeltaNotification
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
-import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
-import dev.claudesidecar.core.protocol.PermissionCancelledNotification
-import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.PromptEntry
-import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ThinkingEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.orUnknown
-import dev.claudesidecar.core.protocol.Transcript as LiveTranscript
 
 /**
  * A chat's conversation as the daemon computes it (docs/protocol.md, "The conversation"),
  * kept as the daemon sends it: `claude/entry` replaces the entry with its id (or adds it),
  * `claude/delta` appends to its `entryId`, queued prompts are listed last and one the CLI
- * takes up moves to the end. A stored history or a channel's transcript goes in front.
+ * takes up moves to the end. A stored history or a channel's transcript goes in front; the
+ * client's own notices go at the end. What else a view shows is in [ChatState].
  *
- * Besides the entries, what only the client knows: the permission requests a card answers,
- * the chat's status, the file updates (diffs) of each tool, and its own notices. Not
- * thread-safe: apply events and read on one thread (the EDT in the ui).
+ * Not thread-safe: apply events and read on one thread (the EDT in the ui).
  */
 class Transcript {
     private val placed = LinkedHashMap<String, Entry>()
     private val queuedMap = LinkedHashMap<String, Entry>()
-    private val pendingMap = LinkedHashMap<String, PermissionRequestNotification>()
-    private val fileMap = HashMap<String, MutableList<FileUpdatedNotification>>()
     private var change = TranscriptChange()
+    private var channelId: String? = null
 
     /** A `claude/getTranscript` snapshot covers the notifications up to this `seq`. */
     private var snapshotSeq = 0
@@ -49,33 +40,20 @@ class Transcript {
     /** The key of each of [entries], in the same order. */
     val keys: List<String> get() = placed.keys.toList() + queuedMap.keys
 
-    /** Pending permission requests by `requestId`, oldest first (never the auto-allowed ones). */
-    val pending: Map<String, PermissionRequestNotification> get() = pendingMap
-
-    var status = ChatStatus()
-        private set
-    var channelId: String? = null
-        private set
-    var sessionId: String? = null
-        private set
-    var cwd: String? = null
-        private set
-
     /** The entry with [key], or null. */
     fun entry(key: String): Entry? = placed[key] ?: queuedMap[key]
-
-    /** The file updates (without contents) of the entry [key], oldest first: a tool's edits, a rewind's file. */
-    fun fileUpdates(key: String): List<FileUpdatedNotification> = fileMap[key] ?: emptyList()
 
     /** Applies one event of the chat, in order; returns what changed. */
     fun apply(event: ChatEvent): TranscriptChange {
         change = TranscriptChange()
         when (event) {
-            is ChatEvent.Notification -> onNotification(event.params)
+            is ChatEvent.Notification -> when (val params = event.params) {
+                is EntryNotification -> if (params.seq > snapshotSeq) params.entry.orUnknown()?.let { upsert(it, params.seq) }
+                is DeltaNotification -> if (params.seq > snapshotSeq) append(params)
+            }
             is ChatEvent.History -> {
                 putFirst(event.history.entries)
                 for (warning in event.history.warnings) notice(NoticeLevel.WARN, "history: $warning")
-                sessionId = sessionId ?: event.history.sessionId
             }
             is ChatEvent.Transcript -> {
                 putFirst(event.transcript.entries, event.transcript.seq)
@@ -83,38 +61,26 @@ class Transcript {
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text)
             is ChatEvent.Bound -> {
+                // A new channel numbers its notifications from 1 again.
                 if (channelId != event.channelId) {
                     snapshotSeq = 0
                     changedAt.clear()
-                    pendingMap.clear() // the old channel's requests died with it
                 }
                 channelId = event.channelId
-                sessionId = event.sessionId
-                cwd = event.cwd
             }
             is ChatEvent.UserMessage -> Unit // its prompt entry comes from the daemon
         }
         return change
     }
 
-    private fun onNotification(params: Any) {
-        when (params) {
-            is EntryNotification -> if (params.seq > snapshotSeq) params.entry.orUnknown()?.let { upsert(it, params.seq) }
-            is DeltaNotification -> if (params.seq > snapshotSeq) append(params)
-            is StatusNotification -> {
-                val mode = params.permissionMode ?: status.permissionMode
-                status = ChatStatus(params.state, params.model ?: status.model, mode, params.retry, params.exit)
-                sessionId = params.sessionId
-                if (params.state == ChannelState.EXITED) pendingMap.clear()
-            }
-            is PermissionRequestNotification -> if (params.autoDecision == null) pendingMap[params.requestId] = params
-            is PermissionCancelledNotification -> pendingMap.remove(params.requestId)
-            is FileUpdatedNotification -> {
-                val key = params.toolUseId ?: notice(NoticeLevel.INFO, "Changed ${params.path}", "fileChanged")
-                fileMap.getOrPut(key) { mutableListOf() } += params
-                if (entry(key) != null) change.updated += key
-            }
-        }
+    /**
+     * Adds a notice of this client's at the end, as part of the change the last [apply]
+     * returned; returns its key.
+     */
+    fun notice(level: NoticeLevel, text: String, subtype: String = CLIENT_NOTICE): String {
+        val entry = NoticeEntry(id = "client:${nextNotice++}", level = level, subtype = subtype, text = text)
+        upsert(entry)
+        return entry.id
     }
 
     private fun upsert(entry: Entry, seq: Int = 0) {
@@ -129,11 +95,6 @@ class Transcript {
         }
         if (known) change.updated += key else change.added += key
         if (seq > 0) changedAt[key] = seq
-        // A request is pending until its tool's entry says how it went.
-        val permission = (entry as? ToolEntry)?.permission
-        if (permission?.requestId != null && permission.decision.orUnknown() != AskState.PENDING) {
-            pendingMap.remove(permission.requestId)
-        }
     }
 
     private fun append(delta: DeltaNotification) {
@@ -163,13 +124,6 @@ class Transcript {
         }
         for ((id, entry) in kept) placed.putIfAbsent(id, entry)
         change.reordered = true
-    }
-
-    /** Adds a notice of this client; returns its key. */
-    private fun notice(level: NoticeLevel, text: String, subtype: String = CLIENT_NOTICE): String {
-        val entry = NoticeEntry(id = "client:${nextNotice++}", level = level, subtype = subtype, text = text)
-        upsert(entry)
-        return entry.id
     }
 
     companion object {

@@ -1,37 +1,26 @@
 package dev.claudesidecar.core.transcript
 
-import com.google.gson.JsonObject
-import com.google.gson.JsonParser
 import dev.claudesidecar.core.ChatEvent
-import dev.claudesidecar.core.protocol.AskState
-import dev.claudesidecar.core.protocol.AutoDecision
-import dev.claudesidecar.core.protocol.CancelReason
 import dev.claudesidecar.core.protocol.DeltaKind
 import dev.claudesidecar.core.protocol.DeltaNotification
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.EntryPermission
-import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
-import dev.claudesidecar.core.protocol.PermissionCancelledNotification
-import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
-import dev.claudesidecar.core.protocol.TurnEntry
-import dev.claudesidecar.core.protocol.TurnOutcome
 import org.junit.jupiter.api.Assertions.assertEquals
-import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import dev.claudesidecar.core.protocol.Transcript as LiveTranscript
 
 // The entry store, one rule each: upsert by id, append deltas, queued prompts last, a history
-// or a live transcript in front, and what only the client keeps (pending asks, file updates).
+// or a live transcript in front, the client's own notices.
 
 class TranscriptTest {
     private var seq = 0
@@ -51,20 +40,6 @@ class TranscriptTest {
     private fun play(vararg events: ChatEvent) = Transcript().apply { events.forEach { apply(it) } }
 
     private fun ids(t: Transcript) = t.entries.map { it.id() }
-
-    private fun ask(requestId: String, toolUseId: String, auto: AutoDecision? = null) = ChatEvent.Notification(
-        "claude/permissionRequest",
-        PermissionRequestNotification(
-            channelId = "ch-1",
-            input = JsonObject(),
-            requestId = requestId,
-            seq = ++seq,
-            suggestions = emptyList(),
-            toolName = "Edit",
-            toolUseId = toolUseId,
-            autoDecision = auto,
-        ),
-    )
 
     @Test
     fun `an entry with a known id is replaced in place`() {
@@ -174,57 +149,10 @@ class TranscriptTest {
     }
 
     @Test
-    fun `a permission request is pending until its tool's entry says how it went`() {
-        val pending = EntryPermission(decision = AskState.PENDING, requestId = "r1")
-        val t = play(entry(tool("toolu_1", ToolStatus.AWAITING_PERMISSION, pending)), ask("r1", "toolu_1"))
-        assertEquals(setOf("r1"), t.pending.keys)
-        t.apply(entry(tool("toolu_1", ToolStatus.RUNNING, pending.copy(decision = AskState.ANSWERED))))
-        assertTrue(t.pending.isEmpty())
-    }
-
-    @Test
-    fun `a cancelled, an auto-allowed, or an old channel's permission request is not pending`() {
-        assertTrue(play(ask("r1", "toolu_1", auto = AutoDecision.ALLOW)).pending.isEmpty())
-        val cancelled = ChatEvent.Notification(
-            "claude/permissionCancelled",
-            PermissionCancelledNotification("ch-1", CancelReason.entries.first(), "r1", ++seq),
-        )
-        assertTrue(play(ask("r1", "toolu_1"), cancelled).pending.isEmpty())
-        val rebound = play(ChatEvent.Bound("ch-1", "s", "/p"), ask("r1", "toolu_1"), ChatEvent.Bound("ch-2", "s", "/p"))
-        assertTrue(rebound.pending.isEmpty())
-    }
-
-    @Test
-    fun `a tool's file updates are kept under its key, a rewind's under a notice of its own`() {
-        fun update(toolUseId: String?) = ChatEvent.Notification(
-            "claude/fileUpdated",
-            FileUpdatedNotification("ch-1", "/p/a.txt", ++seq, "Edit", "@@ -1 +1 @@\n-a\n+b\n", null, null, null, null, null, toolUseId),
-        )
-        val t = play(entry(tool("toolu_1", ToolStatus.RUNNING)))
-        assertEquals(setOf("toolu_1"), t.apply(update("toolu_1")).updated)
-        assertEquals(1, t.fileUpdates("toolu_1").size)
-        t.apply(update(null))
-        val notice = t.entries.last() as NoticeEntry
-        assertEquals("fileChanged", notice.subtype)
-        assertEquals("/p/a.txt", t.fileUpdates(notice.id).single().path)
-    }
-
-    @Test
     fun `the client's own notices are entries of subtype client`() {
         val t = play(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "the daemon stopped; restarting it."))
         val notice = t.entries.single() as NoticeEntry
         assertEquals(Transcript.CLIENT_NOTICE, notice.subtype)
         assertEquals(NoticeLevel.WARN, notice.level)
-    }
-
-    @Test
-    fun `the status line's state comes from claude status`() {
-        val status = JsonParser.parseString(
-            """{"method":"claude/status","params":{"channelId":"ch-1","seq":1,"state":"running","sessionId":"s","model":"m1","permissionMode":"plan"}}""",
-        )
-        val t = play(Fixtures.notification(status))
-        assertEquals("m1", t.status.model)
-        assertEquals("plan", t.status.permissionMode)
-        assertFalse(t.status.state == null)
     }
 }

@@ -1,0 +1,70 @@
+package dev.claudesidecar.core.transcript
+
+import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.protocol.AskState
+import dev.claudesidecar.core.protocol.ChannelState
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.NoticeLevel
+import dev.claudesidecar.core.protocol.PermissionCancelledNotification
+import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.StatusNotification
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.orUnknown
+
+/**
+ * A chat as a view shows it: its conversation ([transcript], the daemon's entries) and what
+ * only the client knows besides: the chat's status, the permission requests a card answers,
+ * its folder, and the file updates (diffs) of each entry. Not thread-safe: apply events and
+ * read on one thread (the EDT in the ui).
+ */
+class ChatState {
+    val transcript = Transcript()
+    private val pendingMap = LinkedHashMap<String, PermissionRequestNotification>()
+    private val fileMap = HashMap<String, MutableList<FileUpdatedNotification>>()
+    private var channelId: String? = null
+
+    /** Pending permission requests by `requestId`, oldest first (never the auto-allowed ones). */
+    val pending: Map<String, PermissionRequestNotification> get() = pendingMap
+
+    var status = ChatStatus()
+        private set
+    var cwd: String? = null
+        private set
+
+    /** The file updates (without contents) of the entry [key], oldest first: a tool's edits, a rewind's file. */
+    fun fileUpdates(key: String): List<FileUpdatedNotification> = fileMap[key] ?: emptyList()
+
+    /** Applies one event of the chat, in order; returns what changed in [transcript]. */
+    fun apply(event: ChatEvent): TranscriptChange {
+        val change = transcript.apply(event)
+        when (event) {
+            is ChatEvent.Bound -> {
+                if (channelId != event.channelId) pendingMap.clear() // the old channel's requests died with it
+                channelId = event.channelId
+                cwd = event.cwd
+            }
+            is ChatEvent.Notification -> when (val params = event.params) {
+                is StatusNotification -> {
+                    val mode = params.permissionMode ?: status.permissionMode
+                    status = ChatStatus(params.state, params.model ?: status.model, mode, params.retry, params.exit)
+                    if (params.state == ChannelState.EXITED) pendingMap.clear()
+                }
+                is PermissionRequestNotification -> if (params.autoDecision == null) pendingMap[params.requestId] = params
+                is PermissionCancelledNotification -> pendingMap.remove(params.requestId)
+                is FileUpdatedNotification -> {
+                    // A rewind's file has no tool: a notice of its own shows it.
+                    val key = params.toolUseId ?: transcript.notice(NoticeLevel.INFO, "Changed ${params.path}", "fileChanged")
+                    fileMap.getOrPut(key) { mutableListOf() } += params
+                    if (transcript.entry(key) != null) change.updated += key
+                }
+            }
+            else -> Unit
+        }
+        // A request is pending until its tool's entry says how it went.
+        for (key in change.added + change.updated) {
+            val permission = (transcript.entry(key) as? ToolEntry)?.permission ?: continue
+            if (permission.requestId != null && permission.decision.orUnknown() != AskState.PENDING) pendingMap.remove(permission.requestId)
+        }
+        return change
+    }
+}
