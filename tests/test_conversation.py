@@ -29,6 +29,24 @@ SCENARIO = {
             ],
         },
         {
+            "match": "(?i)wait for it",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            # Runs until interrupted (the CLI refuses a plain `sleep`).
+                            "input": {
+                                "command": "python3 -c 'import time; time.sleep(60)'",
+                                "description": "Wait",
+                            },
+                        }
+                    }
+                ],
+                [{"text": "Waited."}],
+            ],
+        },
+        {
             # Streams a little, then holds (a prompt that never comes) until interrupted.
             "match": "(?i)long story",
             "steps": [[{"text": "Once upon a time"}, {"wait_for_prompt": "^never$"}]],
@@ -214,6 +232,36 @@ async def test_an_interrupted_answer_reads_as_cut_short_in_the_history_too(
     assert answer["text"].startswith("Once upon a time")
     assert history["entries"][-1]["outcome"] == "interrupted"
     assert [e["kind"] for e in history["entries"]] == [e["kind"] for e in live]
+
+
+async def test_a_tool_an_interrupt_stopped_reads_interrupted_live_and_in_the_history(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    sidecar = await sidecar_with({"autoAllowTools": ["Bash"]})
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    channel = opened["channelId"]
+    await sidecar.send(channel, "wait for it")
+    await sidecar.wait_for(
+        lambda n: n.channel == channel
+        and n.method == "claude/entry"
+        and n.params["entry"]["kind"] == "tool"
+        and n.params["entry"]["status"] == "running"
+    )
+    await sidecar.request("claude/interrupt", {"channelId": channel})
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
+    live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
+    await sidecar.request("claude/closeChannel", {"channelId": channel})
+
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
+    )
+
+    [tool] = [e for e in live if e["kind"] == "tool"]
+    assert tool["status"] == "interrupted"
+    assert tool["permission"]["decision"] == "allowed"
+    [stored] = [e for e in history["entries"] if e["kind"] == "tool"]
+    assert stored["status"] == "interrupted"
 
 
 async def test_raw_cli_messages_are_sent_only_to_a_client_that_asks_for_them(

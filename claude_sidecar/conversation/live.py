@@ -23,7 +23,7 @@ import contextlib
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
@@ -116,13 +116,15 @@ class _Line(
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
-def _decision(line: _Line, tool_use_id: str) -> AskState | None:
-    """How the user answered a tool's permission request (``tool_result_meta``)."""
+def _decision(line: _Line, tool_use_id: str) -> AskState | Literal["stopped"] | None:
+    """How the user answered a tool's permission request (``tool_result_meta``);
+    ``stopped``: the tool was running when an interrupt stopped it (the CLI calls that
+    user-rejected too, with no decision)."""
     for meta in line.tool_result_meta or ():
         if meta.get("id") != tool_use_id:
             continue
         if meta.get("non_execution_kind") == "user-rejected":
-            return "denied"
+            return "denied" if meta.get("permission_decision") else "stopped"
         decision = (meta.get("permission_decision") or {}).get("decision")
         if decision == "accept":
             return "allowed"
@@ -496,12 +498,17 @@ class LiveConversation:
             with contextlib.suppress(msgspec.MsgspecError):
                 text = agent_report(msgspec.json.decode(line.tool_use_result)) or text
         tool.result = EntryToolResult(text=text, is_error=block.is_error, image_count=images)
-        decision = _decision(line, tool.id)
+        said = _decision(line, tool.id)
+        stopped = said == "stopped"
+        decision: AskState | None = "allowed" if said == "stopped" else said  # it ran
         permission = tool.permission
         if permission is not None and permission.decision in ("pending", "answered"):
             self._decide(tool, decision or ("denied" if block.is_error else "allowed"))
         denied = "denied" in (decision, tool.permission.decision if tool.permission else None)
-        tool.status = "denied" if denied else "failed" if block.is_error else "done"
+        if stopped:
+            tool.status = "interrupted"
+        else:
+            tool.status = "denied" if denied else "failed" if block.is_error else "done"
         self.entries.end_stream(tool)
         tool.partial_input = ""
         self._touch(tool)

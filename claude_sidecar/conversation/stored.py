@@ -119,4 +119,8 @@ class StoredEntries:
         answer: Literal["allowed", "denied"] | None = fields.get("permission")
         if answer is not None:
             tool.permission = EntryPermission(request_id=None, decision=answer)
-        tool.status = "denied" if answer == "denied" else "failed" if is_error else "done"
+        if fields.get("stopped") and answer != "denied":
+            # Running when an interrupt stopped it (the CLI records it as rejected).
+            tool.status = "interrupted"
+        else:
+            tool.status = "denied" if answer == "denied" else "failed" if is_error else "done"

@@ -18,6 +18,8 @@ from .entries import Block, Entry, Line, content_blocks, message_id
 
 _REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
 _INTERRUPTED = "[Request interrupted by user"
+# A tool's recorded result when an interrupt (or the user's denial) stopped it.
+_STOPPED = "User rejected tool use"
 # A user entry whose text starts like this is the CLI talking, not the user.
 _SYSTEM_PREFIXES = (
     ("<local-command-stdout>", "commandOutput"),
@@ -109,10 +111,12 @@ class Renderer:
         line: Line,
         kind: HistoryKind,
         files: list[EntryFileChange] | None = None,
+        stopped: bool = False,
         **fields: Any,
     ) -> None:
-        """Append a message of ``kind`` made from ``line``'s entry (``files``: what a tool
-        result says its tool changed, for the entries only)."""
+        """Append a message of ``kind`` made from ``line``'s entry (for the entries only:
+        ``files``, what a tool result says its tool changed; ``stopped``, that an interrupt
+        stopped the tool)."""
         e = line.entry
         self.messages.append(
             HistoryMessage(
@@ -123,7 +127,8 @@ class Renderer:
                 **fields,
             )
         )
-        self.stored.add(kind, e.uuid or "", message_id(e), fields, files)
+        entry_fields = {**fields, "stopped": True} if stopped else fields
+        self.stored.add(kind, e.uuid or "", message_id(e), entry_fields, files)
 
     def render(self, line: Line) -> None:
         """Append the messages of one entry (none for what is never shown)."""
@@ -165,6 +170,7 @@ class Renderer:
                         is_error=b.is_error is True,
                         image_count=images,
                         permission=_user_answer(e),
+                        stopped=e.tool_use_result == _STOPPED,
                         files=changed_files(e.tool_use_result),
                     )
                 elif (
