@@ -14,11 +14,11 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.connection import StreamDirection, StreamEvent
-from acp.interfaces import Agent
+from acp.interfaces import Agent, Client
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -129,7 +129,7 @@ async def acp_agent(
     sees stdin end) and the process must exit."""
     client = RecordingClient()
     async with spawn_agent_process(
-        client,
+        cast(Client, client),
         sys.executable,
         "-m",
         "claude_sidecar",
