@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,13 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.acp.client import acp_agent, text
 from tests.acp.conftest import Acp
-from tests.harness import descendant_pids, json_object, tool_results, wait_until_dead
+from tests.harness import (
+    child_pids,
+    descendant_pids,
+    json_object,
+    tool_results,
+    wait_until_dead,
+)
 
 THINK_AND_ANSWER = {
     "rules": [],
@@ -353,4 +360,25 @@ async def test_a_killed_agent_leaves_no_cli(daemon_env: dict[str, str], workspac
         os.kill(process.pid, signal.SIGKILL)
         await process.wait()
 
+    assert await wait_until_dead(sorted(clis)) == []
+
+
+async def test_a_new_session_takes_the_spare_cli_started_after_the_previous_ones_turn(
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
+    async with acp_agent(daemon_env, "--warm-pool", "1") as (conn, process, _client):
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[text("hello")])
+        taken = {first.field_meta["claudeSidecar"]["pid"]}
+        deadline = time.monotonic() + 60
+        # Polls: a spare starting is no event the client can await.
+        while not (spares := child_pids(process.pid) - taken):
+            assert time.monotonic() < deadline, "no spare CLI was started"
+            await asyncio.sleep(0.1)
+        second = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        answer = await conn.prompt(session_id=second.session_id, prompt=[text("hello")])
+        clis = descendant_pids(process.pid)
+
+    assert {second.field_meta["claudeSidecar"]["pid"]} == spares
+    assert answer.stop_reason == "end_turn"
     assert await wait_until_dead(sorted(clis)) == []
