@@ -276,8 +276,14 @@ class Session:
             for update in self.updates.entry(event.entry):
                 self._send(update)
         elif isinstance(event, CliMessage):
-            if b'"type":"result"' in event.raw:
-                self._cli_stop_reason = msgspec.json.decode(event.raw, type=_Result).stop_reason
+            # Only a result line is decoded (a cheap scan of the others).
+            if b'"result"' in event.raw:
+                try:
+                    line = msgspec.json.decode(event.raw, type=_Result)
+                except msgspec.MsgspecError:
+                    return
+                if line.type == "result":
+                    self._cli_stop_reason = line.stop_reason
         elif isinstance(event, FileUpdated):
             for update in self.updates.file_changed(event.change):
                 self._send(update)
@@ -399,6 +405,7 @@ class Session:
 
 
 class _Result(msgspec.Struct):
+    type: str = ""
     stop_reason: str | None = None
 
 
