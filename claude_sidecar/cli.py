@@ -20,6 +20,10 @@ commands:
   claude-sidecar --stdio            serve one editor over stdin/stdout (what plugins run)
   claude-sidecar demo               play a scripted session against the real CLI and the
                                     built-in stand-in model: no API key needed
+  claude-sidecar acp [--warm-pool N]
+                                    serve one ACP client (Zed, JetBrains, ...) over
+                                    stdin/stdout: an Agent Client Protocol agent; see
+                                    docs/acp.md
   claude-sidecar scripted-model     run the stand-in model (Anthropic Messages API) alone
   claude-sidecar doctor [--json]   which CLI would run (path, version, tested or not), how it
                                     authenticates (never a secret), where its files are
@@ -58,6 +62,26 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="play a scripted session with the stand-in model")
     demo.add_argument("--prompt", help="one prompt to send instead of the demo's two")
+    acp = sub.add_parser("acp", help="serve an Agent Client Protocol client on stdin/stdout")
+    acp.add_argument(
+        "--warm-pool",
+        metavar="N",
+        type=int,
+        choices=range(9),
+        default=1,
+        help="spare CLIs kept started for the next session/new (0-8; default: 1)",
+    )
+    acp.add_argument(
+        "--allow-dangerously-skip-permissions",
+        action="store_true",
+        help="offer the bypassPermissions mode (never the one a session starts in)",
+    )
+    acp.add_argument(
+        "--cli",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="path of the Claude Code CLI binary",
+    )
     model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
     model.add_argument(
         "--scenario",
@@ -106,6 +130,14 @@ def main(argv: list[str] | None = None) -> int:
         from .demo import run_demo
 
         return run_demo(cli_path=args.cli, prompt=args.prompt)
+    if args.command == "acp":
+        from .acp import serve_acp
+
+        return serve_acp(
+            cli_path=args.cli,
+            warm_pool=args.warm_pool,
+            allow_bypass=args.allow_dangerously_skip_permissions,
+        )
     if args.command == "scripted-model":
         from .scripted import DEMO_SCENARIO_PATH, load_scenario
         from .scripted.server import serve

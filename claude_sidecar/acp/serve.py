@@ -1,0 +1,80 @@
+"""Serving the ACP agent on stdin/stdout, and the life of the process.
+
+stdout carries JSON-RPC only (``stdio.claim_stdout``). When the client closes stdin or
+its end of stdout goes away, every CLI is closed before the process exits; if the event
+loop itself ends abnormally, every CLI is killed (and a CLI whose agent dies gets
+SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import sys
+from collections.abc import Mapping
+from typing import BinaryIO, cast
+
+from acp import Agent, run_agent
+
+from ..stdio import FrameWriter, claim_stdout
+from ..transport import pdeathsig_wrapper
+from .agent import SidecarAgent
+from .rpc import StdioTransport
+
+log = logging.getLogger(__name__)
+
+# What one message from the client may hold (images come base64 in a prompt).
+_LINE_LIMIT = 64 * 1024 * 1024
+
+
+async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
+    # The imports' objects (pydantic's ACP schema, the SDKs) live as long as the process:
+    # out of the collector's sight, collections stay short and the exit takes ~0.1 s, not
+    # ~1.5 s of tearing them down (an ACP client kills an agent slow to exit).
+    gc.collect()
+    gc.freeze()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    gone = asyncio.Event()
+
+    def lose_client(error: OSError | ValueError) -> None:
+        log.error("the client's stream is gone (%s); shutting down", error)
+        gone.set()
+
+    frames = FrameWriter(rpc_out, lose_client)
+    agent.transport = StdioTransport(reader, frames)
+    # Checked now (a few ms) rather than on the first session's way to its first answer.
+    pdeathsig_wrapper()
+    serving = asyncio.ensure_future(run_agent(cast(Agent, agent), agent.transport))
+    lost = asyncio.ensure_future(gone.wait())
+    try:
+        await asyncio.wait({serving, lost}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done() and not serving.cancelled() and serving.exception() is None:
+            log.info("client closed stdin")
+    finally:
+        serving.cancel()
+        lost.cancel()
+        await agent.close(grace=2.0)
+        frames.close()
+
+
+def serve_acp(
+    *,
+    cli_path: str | None = None,
+    env: Mapping[str, str] | None = None,
+    warm_pool: int = 1,
+    allow_bypass: bool = False,
+) -> int:
+    """Run the ACP agent on stdin/stdout until the client closes stdin."""
+    rpc_out = claim_stdout()
+    agent = SidecarAgent(cli_path=cli_path, env=env, warm_pool=warm_pool, allow_bypass=allow_bypass)
+    try:
+        asyncio.run(_serve(agent, rpc_out))
+    except BrokenPipeError:
+        log.error("the client's end of stdout is gone; shutting down")
+        return 1
+    finally:
+        agent.kill_now()
+    return 0
