@@ -20,7 +20,7 @@ import type {
   StatusNotification,
   TextBlock,
 } from './protocol.generated';
-import { initialState, reduce, type ChatEvent, type ChatState } from './transcript';
+import { initialState, reduce, type ChatEvent, type ChatState } from './chat-state';
 
 /** The contents of one file update, kept out of ChatState (which goes to the webview). */
 export interface FileContents {

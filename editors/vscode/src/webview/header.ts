@@ -3,7 +3,7 @@
 // (and effort) pickers.
 
 import type { ChannelInfo, ContextUsageResult, ModelInfo } from '../core/protocol.generated';
-import type { ChatState } from '../core/transcript';
+import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
 import { formatCost, h, iconButton } from './dom';
 

@@ -1,10 +1,10 @@
 // The chat page. It holds a copy of the chat state, applies the host's events with the
-// same store as the host (src/core/transcript.ts) and draws what changed, at most once
+// same reducer as the host (src/core/chat-state.ts) and draws what changed, at most once
 // per animation frame however fast the deltas come.
 
 import './style.css';
 import type { ChannelInfo } from '../core/protocol.generated';
-import { initialState, reduce, type ChatState } from '../core/transcript';
+import { initialState, reduce, type ChatState } from '../core/chat-state';
 import type { HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
 import { errorText, type ViewContext } from './context';

@@ -6,14 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { ContextUsageResult } from '../../src/core/protocol.generated';
-import {
-  initialState,
-  reduce,
-  type ChatEvent,
-  type ChatState,
-  type ConversationEntry,
-  type ToolEntry,
-} from '../../src/core/transcript';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import type { ConversationEntry, ToolEntry } from '../../src/core/transcript';
 import { hostEvents } from '../core/fixtures';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 

@@ -12,8 +12,8 @@
 
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { ChatEvent } from '../../src/core/transcript';
-import { initialState, reduce } from '../../src/core/transcript';
+import type { ChatEvent } from '../../src/core/chat-state';
+import { initialState, reduce } from '../../src/core/chat-state';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
 const NOTIFICATIONS = 45;
