@@ -122,7 +122,8 @@ describe('permissions', () => {
     assert.equal(await card.count(), 0, 'the card goes when the request is answered');
     const write = host.page.locator('.entry.tool', { hasText: 'Write' });
     assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the file update shows its diff');
-    assert.match(await write.locator('.tool-head').innerText(), /\+5.*−1/s);
+    assert.match(await write.locator('.tool-files .file-head').innerText(), /README\.md\s*\+5\s*−1\s*Open diff/);
+    assert.doesNotMatch(await write.locator('.tool-head').innerText(), /\+5/, 'the counts show once, on the file row');
     await write.getByRole('button', { name: 'Open diff' }).click();
     const open = await host.request('openFileDiff');
     assert.equal(typeof open.params.seq, 'number');
@@ -391,9 +392,10 @@ describe('entries as they say', () => {
       ]),
     );
     const write = host.page.locator('.entry.tool', { hasText: 'Write' });
-    assert.match(await write.locator('.tool-head').innerText(), /\+3.*−1/s);
-    assert.match(await write.locator('.tool-files').innerText(), /README\.md/);
+    assert.match(await write.locator('.tool-files').innerText(), /README\.md\s*\+3\s*−1/);
+    assert.doesNotMatch(await write.locator('.tool-head').innerText(), /\+3/, 'the counts show once, on the file row');
     assert.equal(await write.locator('.tool-files .diff').count(), 0, 'no diff is known');
+    await host.screenshot('resumed-write');
     await write.locator('.tool-head').click();
     assert.match(await write.locator('.tool-body').innerText(), /Result\nFile written/i);
     assert.equal(await write.locator('.badge').innerText(), 'allowed');
