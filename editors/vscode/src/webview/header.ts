@@ -35,6 +35,11 @@ function setOptions(
   el.value = current;
 }
 
+/** The conversation has more than prompts: answers (or notices) came before. */
+function answered(state: ChatState): boolean {
+  return state.entries.some((e) => e.kind !== 'prompt');
+}
+
 export class Header {
   readonly el: HTMLElement;
   /** The pickers, placed under the prompt. */
@@ -85,9 +90,10 @@ export class Header {
   private currentModel(info: ChannelInfo | null, state: ChatState): ModelInfo | undefined {
     const models = info?.models ?? [];
     const active = state.status.model ?? info?.model;
-    // Nothing chosen nor reported yet: a new chat runs the CLI's default; a resumed one the
-    // session's model, which the CLI names with its next answer.
-    if (!active) return state.entries.length ? undefined : models.find((m) => m.value === 'default');
+    // Nothing chosen nor reported yet: a new chat runs the CLI's default (its first prompt may
+    // show before the CLI names the model); a resumed one, which has answers, the session's
+    // model, which the CLI names with its next answer.
+    if (!active) return answered(state) ? undefined : models.find((m) => m.value === 'default');
     return (
       models.find((m) => m.value === info?.model) ??
       models.find((m) => m.resolvedModel === active || m.value === active)
@@ -101,7 +107,7 @@ export class Header {
       info?.model,
       info?.effort,
       state.status.model,
-      state.entries.length > 0,
+      answered(state),
       mode,
       this.allowBypassPermissions,
     ]);

@@ -463,7 +463,13 @@ describe('prompt', () => {
     assert.equal(await picked(fresh, 'Model'), 'Default (recommended)');
     assert.equal(await picked(fresh, 'Effort'), 'Default effort');
     const resumed = await ScriptedHost.open(browser, server);
-    const conversation: ChatEvent = { kind: 'transcript', entries: [{ kind: 'prompt', id: 'p1', text: 'hi' }] };
+    const conversation: ChatEvent = {
+      kind: 'transcript',
+      entries: [
+        { kind: 'prompt', id: 'p1', text: 'hi' },
+        { kind: 'text', id: 'm:0', text: 'Hello.' },
+      ],
+    };
     await resumed.reset(stateOf([BOUND, conversation]), unnamed);
     assert.equal(await picked(resumed, 'Model'), "The session's model");
     await resumed.events([
