@@ -1,11 +1,11 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,i]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
-``bench/results/latest.json``. ``--quick`` shrinks every section (whole run < 60 s);
-the normal run takes 1.5-3 minutes. Figures depend on the machine and on whatever else
+``bench/results/latest.json``. ``--quick`` shrinks every section (a-f in < 60 s; the
+editor sections (g-i) build their clients first, minutes the first time); the normal run takes 1.5-3 minutes. Figures depend on the machine and on whatever else
 runs on it: compare a figure with its peer in the same run, never with a fixed number.
 Nothing here asserts a figure; a section fails only if something was lost or broke.
 
@@ -31,6 +31,11 @@ Sections (each module's docstring says exactly how it measures):
     markdown answer streams at full speed: the longest UI-thread stall, key echo while it
     streams, the end on screen after turnEnded; peer: a plain-buffer renderer of the same
     stream in the same editor.
+(h) editor_vscode.py: the VS Code client's chat page (its webview in headless Chromium,
+    ``npm run bench:page``, built first if needed) while the same answer streams and keys
+    are typed into the prompt: the longest task and stall of the page's thread, key echo
+    while it streams, the end on screen after turnEnded, the thread's CPU time; peer:
+    each delta appended as a text node on the same page.
 (i) editor_swing.py: the IntelliJ client's Swing panel (under Xvfb, built with Maven) while
     the same kind of answer streams: the longest EDT stall (wall and CPU), key echo while it
     streams, the end on screen after turnEnded, warm and on a cold JVM; peer: each delta
@@ -305,6 +310,38 @@ def format_g(g: dict[str, Any]) -> str:
     )
 
 
+def format_h(h: dict[str, Any]) -> str:
+    if "unavailable" in h:
+        return f"(h) skipped: {h['unavailable']}"
+
+    def median(name: str, key: str) -> float | None:
+        values = [r[key] for r in h["repeats"][name] if r.get(key) is not None]
+        return statistics.median(values) if values else None
+
+    metrics = [
+        ("longest UI-thread task (longtask), ms", "longest_task_ms", "< 50"),
+        ("longest UI-thread stall (10 ms timer), ms", "longest_stall_ms", "< 50"),
+        ("longest gap between frames, ms", "longest_frame_gap_ms", ""),
+        ("key echo while streaming, median ms", "key_echo_median_ms", "< 16"),
+        ("key echo while streaming, max ms", "key_echo_max_ms", ""),
+        ("end on screen after turnEnded, ms", "end_on_screen_ms", "< 100"),
+        ("keys typed while streaming", "keys", ""),
+        ("UI-thread CPU, first notification to end on screen, ms", "thread_cpu_ms", ""),
+        ("  of which style and layout, ms", "layout_cpu_ms", ""),
+    ]
+    rows = [
+        [label, num(median("page", key), 1), num(median("peer", key), 1), target]
+        for label, key, target in metrics
+    ]
+    return table(
+        f"(h) VS Code chat page (headless Chromium) while a {h['answer_chars']:,}-character "
+        f"answer streams in {h['notifications']} notifications over {h['stream_ms']:.0f} ms "
+        f"(median of {len(h['repeats']['page'])}); peer: each delta appended as a text node",
+        ["", "page", "peer", "target"],
+        rows,
+    )
+
+
 def format_i(i: dict[str, Any]) -> str:
     if "unavailable" in i:
         return f"(i) skipped: {i['unavailable']}"
@@ -361,6 +398,7 @@ def sections(
 ) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
     import editor_nvim
     import editor_swing
+    import editor_vscode
     import file_updated
     import memory
     import per_line
@@ -374,6 +412,7 @@ def sections(
         "e": (lambda: file_updated.measure(quick, log=log), format_e),
         "f": (lambda: per_line.measure(quick, log=log), format_f),
         "g": (lambda: editor_nvim.run(quick), format_g),
+        "h": (lambda: editor_vscode.run(quick), format_h),
         "i": (lambda: editor_swing.run(quick), format_i),
     }
 
@@ -382,7 +421,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,i", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]

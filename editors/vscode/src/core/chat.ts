@@ -20,7 +20,7 @@ import type {
   StatusNotification,
   TextBlock,
 } from './protocol.generated';
-import { initialState, reduce, type ChatEvent, type ChatState } from './transcript';
+import { initialState, reduce, type ChatEvent, type ChatState } from './chat-state';
 
 /** The contents of one file update, kept out of ChatState (which goes to the webview). */
 export interface FileContents {
@@ -38,6 +38,9 @@ export class Chat {
   readonly onEvent: Event<ChatEvent> = this.eventEmitter.event;
   private readonly closedEmitter = new Emitter<void>();
   readonly onClosed: Event<void> = this.closedEmitter.event;
+  private readonly infoEmitter = new Emitter<ChannelInfo | null>();
+  /** `info` changed: the chat moved to a new channel, or its model, effort or mode was set. */
+  readonly onInfo: Event<ChannelInfo | null> = this.infoEmitter.event;
 
   state: ChatState = initialState();
   info: ChannelInfo | null = null;
@@ -98,6 +101,7 @@ export class Chat {
     this.info = info;
     this.permissionRequests.clear();
     this.apply({ kind: 'bound', channelId, sessionId, cwd: this.cwd });
+    this.infoEmitter.fire(info);
   }
 
   /**
@@ -194,11 +198,22 @@ export class Chat {
     await (
       await this.daemon()
     ).request('claude/setModel', effort ? { channelId, model, effort } : { channelId, model });
+    await this.refreshInfo(channelId);
   }
 
   async setPermissionMode(mode: SetPermissionModeParams['mode']): Promise<void> {
     const channelId = this.requireChannel();
     await (await this.daemon()).request('claude/setPermissionMode', { channelId, mode });
+    await this.refreshInfo(channelId);
+  }
+
+  /** Takes the channel's info anew: no notification carries the effort, and a reloaded
+   * window resumes the chat with the model and effort its page kept from it. */
+  private async refreshInfo(channelId: string): Promise<void> {
+    const info = await (await this.daemon()).request('claude/channelInfo', { channelId });
+    if (channelId !== this.channelId) return;
+    this.info = info;
+    this.infoEmitter.fire(info);
   }
 
   /** Restores files to how they were before `messageId` (a dry run only reports). */

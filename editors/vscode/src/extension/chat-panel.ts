@@ -20,6 +20,9 @@ export const VIEW_TYPE = 'claudeSidecar.chat';
 export interface RestorableState {
   sessionId?: string;
   cwd?: string;
+  /** The channel's model and effort (claude/channelInfo): the resumed chat runs with them again. */
+  model?: string;
+  effort?: string;
 }
 
 export interface PanelHost {
@@ -63,9 +66,9 @@ export class ChatPanel implements vscode.Disposable {
       webview.onDidReceiveMessage((m: WebviewMessage) => this.received(m)),
       panel.onDidDispose(() => this.dispose()),
       panel.onDidChangeViewState(() => this.changed.fire()),
+      chat.onInfo((info) => this.post({ type: 'info', info })),
       chat.onEvent((event) => {
         this.post({ type: 'event', event });
-        if (event.kind === 'bound') this.post({ type: 'info', info: chat.info });
         if (
           event.kind === 'transcript' ||
           (event.kind === 'notification' && event.method === 'claude/entry' && event.params.entry.kind === 'prompt')

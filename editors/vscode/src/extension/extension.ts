@@ -7,6 +7,7 @@ import type { Chat } from '../core/chat';
 import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
+import type { NewChannelParams } from '../core/protocol.generated';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -148,10 +149,24 @@ class Extension implements PanelHost, vscode.Disposable {
     await this.resume(cwd, pick.sessionId);
   }
 
-  async resume(cwd: string, sessionId: string, panel?: vscode.WebviewPanel): Promise<void> {
+  /** Opens a stored session in a chat; `restored`: the model and effort a reloaded chat had. */
+  async resume(
+    cwd: string,
+    sessionId: string,
+    panel?: vscode.WebviewPanel,
+    restored: Pick<RestorableState, 'model' | 'effort'> = {},
+  ): Promise<void> {
     const settings = readSettings();
+    // A resumed channel would know its model only from the CLI's next answer, and its effort not at
+    // all: a reloaded chat's page kept them, and they are given to the new channel.
+    const model = restored.model;
+    const effort = restored.effort as NewChannelParams['effort'];
     const chat = await this.withProgress('Resuming the session…', () =>
-      this.client.resumeChat(cwd, sessionId, { permissionMode: settings.permissionMode }),
+      this.client.resumeChat(cwd, sessionId, {
+        permissionMode: settings.permissionMode,
+        ...(model ? { model } : {}),
+        ...(effort ? { effort } : {}),
+      }),
     );
     this.show(chat, panel);
   }
@@ -306,7 +321,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
       async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: RestorableState | undefined) {
         if (state?.sessionId && state.cwd) {
           try {
-            await ext.resume(state.cwd, state.sessionId, panel);
+            await ext.resume(state.cwd, state.sessionId, panel, state);
             return;
           } catch (e) {
             ext.log.warn(`cannot restore the chat of session ${state.sessionId}: ${(e as Error).message}`);

@@ -1,7 +1,7 @@
 // The messages between the extension host and one chat webview (one panel = one chat).
 //
 // The host owns the chat: it holds the channel, applies every claude/* notification of it
-// to the chat's store of conversation entries (src/core/transcript.ts) and forwards the
+// to the chat's state (src/core/chat-state.ts: the entries and the channel's status) and forwards the
 // same event to the webview, which applies it to its copy. A webview that is (re)created
 // (the panel was hidden and VS Code dropped it, or the window reloaded) sends `ready` and
 // gets the host's whole state back as `reset`: nothing is lost while it was away.
@@ -19,7 +19,7 @@ import type {
   RewindFilesResult,
   SessionSummary,
 } from '../core/protocol.generated';
-import type { ChatEvent, ChatState } from '../core/transcript';
+import type { ChatEvent, ChatState } from '../core/chat-state';
 
 /** What the host sends the webview. */
 export type HostMessage =

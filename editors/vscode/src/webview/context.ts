@@ -1,7 +1,7 @@
 // What the page's views share: the host, the page state, the chat state and the channel info.
 
 import type { ChannelInfo } from '../core/protocol.generated';
-import type { ChatState, FileUpdate } from '../core/transcript';
+import type { ChatState, FileUpdate } from '../core/chat-state';
 import type { Request } from './host';
 import type { ViewState } from './view-state';
 

@@ -3,7 +3,7 @@
 // (and effort) pickers.
 
 import type { ChannelInfo, ContextUsageResult, ModelInfo } from '../core/protocol.generated';
-import type { ChatState } from '../core/transcript';
+import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
 import { formatCost, h, iconButton } from './dom';
 
@@ -35,6 +35,11 @@ function setOptions(
   el.value = current;
 }
 
+/** The conversation has more than prompts: answers (or notices) came before. */
+function answered(state: ChatState): boolean {
+  return state.entries.some((e) => e.kind !== 'prompt');
+}
+
 export class Header {
   readonly el: HTMLElement;
   /** The pickers, placed under the prompt. */
@@ -58,6 +63,8 @@ export class Header {
   private readonly meterText = h('span', { class: 'meter-text' });
   private readonly cost = h('span', { class: 'cost', title: 'What this chat has cost so far' });
   private shown = '';
+  /** The CLI lists models to pick from. */
+  private modelsOffered = false;
 
   constructor(private readonly ctx: ViewContext) {
     this.pickers = h('div', { class: 'pickers' }, this.mode, this.model, this.effort);
@@ -83,6 +90,10 @@ export class Header {
   private currentModel(info: ChannelInfo | null, state: ChatState): ModelInfo | undefined {
     const models = info?.models ?? [];
     const active = state.status.model ?? info?.model;
+    // Nothing chosen nor reported yet: a new chat runs the CLI's default (its first prompt may
+    // show before the CLI names the model); a resumed one, which has answers, the session's
+    // model, which the CLI names with its next answer.
+    if (!active) return answered(state) ? undefined : models.find((m) => m.value === 'default');
     return (
       models.find((m) => m.value === info?.model) ??
       models.find((m) => m.resolvedModel === active || m.value === active)
@@ -96,6 +107,7 @@ export class Header {
       info?.model,
       info?.effort,
       state.status.model,
+      answered(state),
       mode,
       this.allowBypassPermissions,
     ]);
@@ -107,8 +119,12 @@ export class Header {
       // A model the CLI does not list (a resumed session's, a full model id) is still shown as the one in use.
       const active = state.status.model ?? info?.model ?? '';
       if (!current && active) options.unshift({ value: active, label: active, title: 'The model this chat uses' });
+      else if (!current && options.length) {
+        options.unshift({ value: '', label: "The session's model", title: 'Named by Claude with its next answer' });
+      }
       setOptions(this.model, options.length ? options : [{ value: '', label: 'Model' }], current?.value ?? active);
-      this.model.disabled = !options.length;
+      this.modelsOffered = options.length > 0;
+      this.model.disabled = !this.modelsOffered || this.model.getAttribute('aria-busy') === 'true';
       const levels = current?.supportedEffortLevels ?? [];
       this.effort.hidden = !levels.length;
       setOptions(
@@ -137,7 +153,17 @@ export class Header {
       : '';
   }
 
+  /** Asks for the model (and effort); the pickers wait for the answer (the host has the channel's
+   * new info by then). */
   private chooseModel(model: string, effort?: string): void {
-    void attempt(this.ctx, 'Model', () => this.ctx.request('setModel', effort ? { model, effort } : { model }));
+    const busy = (on: boolean) => {
+      for (const picker of [this.model, this.effort]) picker.setAttribute('aria-busy', String(on));
+      this.model.disabled = on || !this.modelsOffered;
+      this.effort.disabled = on;
+    };
+    busy(true);
+    void attempt(this.ctx, 'Model', () => this.ctx.request('setModel', effort ? { model, effort } : { model })).finally(
+      () => busy(false),
+    );
   }
 }

@@ -1,10 +1,10 @@
 // The chat page. It holds a copy of the chat state, applies the host's events with the
-// same store as the host (src/core/transcript.ts) and draws what changed, at most once
+// same reducer as the host (src/core/chat-state.ts) and draws what changed, at most once
 // per animation frame however fast the deltas come.
 
 import './style.css';
 import type { ChannelInfo } from '../core/protocol.generated';
-import { initialState, reduce, type ChatState } from '../core/transcript';
+import { initialState, reduce, type ChatState } from '../core/chat-state';
 import type { HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
 import { errorText, type ViewContext } from './context';
@@ -71,7 +71,12 @@ async function refreshContext(): Promise<void> {
 
 function remember(): void {
   // The host restores a reloaded panel's chat from these.
-  if (state.sessionId && state.cwd) view.update({ sessionId: state.sessionId, cwd: state.cwd });
+  if (!state.sessionId || !state.cwd) return;
+  // The model chosen (the channel's), else the one Claude named; '' for none of them.
+  const model = info?.model || state.status.model || '';
+  const kept = { sessionId: state.sessionId, cwd: state.cwd, model, effort: info?.effort ?? '' };
+  const saved = view.current;
+  if (Object.entries(kept).some(([key, value]) => saved[key as keyof typeof kept] !== value)) view.save(kept);
 }
 
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
@@ -91,13 +96,17 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       reduce(state, message.event);
       if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
         void refreshContext();
-      } else if (message.event.kind === 'bound') {
+      } else if (
+        message.event.kind === 'bound' ||
+        (message.event.kind === 'notification' && message.event.method === 'claude/status')
+      ) {
         remember();
       }
       scheduleRender();
       break;
     case 'info':
       info = message.info;
+      remember();
       scheduleRender();
       break;
     case 'response':

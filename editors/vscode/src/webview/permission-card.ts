@@ -4,7 +4,7 @@
 // docs/protocol.md); a card stays until the request is no longer pending.
 
 import type { PermissionRequestNotification } from '../core/protocol.generated';
-import type { ChatState } from '../core/transcript';
+import type { ChatState } from '../core/chat-state';
 import type { WebviewOps } from '../shared/webview-messages';
 import { errorText, type ViewContext } from './context';
 import { diffView } from './diff-view';

@@ -1,7 +1,7 @@
 // One line under the transcript: what the chat is doing (working, waiting for the user,
 // retrying a failed API request with a countdown, exited) and a Stop button while it works.
 
-import type { ChatState } from '../core/transcript';
+import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
 import { button, h } from './dom';
 

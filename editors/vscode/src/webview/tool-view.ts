@@ -1,11 +1,11 @@
 // A tool call as a compact row: status, name, the argument that says what it does (file,
-// command, pattern, ...). Edits show their diff under the row with "Open diff"; the rest
-// of the input and the result open on click. An Agent/Task call holds its sub-agent's
-// output, indented under it.
+// command, pattern, ...). An edit's files follow the row, each with its +N −M, "Open diff"
+// and the diff; the rest of the input and the result open on click. An Agent/Task call
+// holds its sub-agent's output, indented under it.
 
 import type { Entry, ToolEntry } from '../core/transcript';
 import { attempt, fileUpdatesOf, type ViewContext } from './context';
-import { diffView, statsLabel } from './diff-view';
+import { diffStats, diffView, statsLabel, type DiffStats } from './diff-view';
 import { button, h, relativePath, shortPath } from './dom';
 import type { EntryView } from './entry-view';
 import { MarkdownView } from './markdown';
@@ -161,13 +161,6 @@ export class ToolView implements EntryView {
     const cwd = this.ctx.state().cwd;
     const status = STATUS[entry.status];
     const arg = entry.input ? keyArgument(entry, cwd) : entry.partialInput ? '…' : '';
-    const files = entry.files ?? [];
-    const changed = files.length
-      ? statsLabel({
-          added: files.reduce((sum, f) => sum + f.added, 0),
-          removed: files.reduce((sum, f) => sum + f.removed, 0),
-        })
-      : null;
     this.el.dataset.status = entry.status;
     this.header.replaceChildren(
       ...[
@@ -179,7 +172,6 @@ export class ToolView implements EntryView {
         }),
         h('span', { class: 'tool-name', text: toolLabel(entry.name) }),
         h('span', { class: 'tool-arg', text: arg, title: arg }),
-        changed,
         entry.status === 'denied' && entry.permission?.decision !== 'denied'
           ? h('span', { class: 'badge denied', text: 'denied' })
           : decisionBadge(entry.permission),
@@ -191,20 +183,23 @@ export class ToolView implements EntryView {
     this.renderBody();
   }
 
-  /** The files the call changed: each with its diff (claude/fileUpdated) when there is one,
-   * else its path and counts from the entry (a resumed chat has no diffs). */
+  /** The files the call changed, each on its row with its +N -M (once: the row is where the
+   * diff opens): with its diff (claude/fileUpdated) when there is one, else its path and
+   * counts from the entry (a resumed chat has no diffs). */
   private renderFiles(): void {
     const updates = fileUpdatesOf(this.ctx, this.entry.id);
-    const counted = (this.entry.files ?? []).filter((f) => !updates.some((u) => u.path === f.path));
-    const key = JSON.stringify([updates.map((u) => u.seq), counted]);
+    const counts = this.entry.files ?? [];
+    const counted = counts.filter((f) => !updates.some((u) => u.path === f.path));
+    const key = JSON.stringify([updates.map((u) => u.seq), counts]);
     if (key === this.shownFiles) return;
     this.shownFiles = key;
     const cwd = this.ctx.state().cwd;
-    const head = (path: string, ...rest: (HTMLElement | null)[]) =>
+    const head = (path: string, stats: DiffStats | null, ...rest: HTMLElement[]) =>
       h(
         'div',
         { class: 'file-head' },
         h('span', { class: 'file-path', text: shortPath(relativePath(path, cwd)), title: path }),
+        stats && statsLabel(stats),
         ...rest,
       );
     this.files.replaceChildren(
@@ -214,6 +209,7 @@ export class ToolView implements EntryView {
           { class: 'file-update' },
           head(
             f.path,
+            counts.find((c) => c.path === f.path) ?? (f.diff !== null ? diffStats(f.diff) : null),
             button(
               'Open diff',
               () => void attempt(this.ctx, 'Open diff', () => this.ctx.request('openFileDiff', { seq: f.seq })),
@@ -223,7 +219,7 @@ export class ToolView implements EntryView {
           f.diff !== null ? diffView(f.diff) : h('div', { class: 'note', text: f.notice ?? '' }),
         ),
       ),
-      ...counted.map((f) => h('div', { class: 'file-update' }, head(f.path, statsLabel(f)))),
+      ...counted.map((f) => h('div', { class: 'file-update' }, head(f.path, f))),
     );
   }
 

@@ -4,7 +4,7 @@
 // into their Agent/Task call's view. Follows the end while the user is at the end, and
 // keeps their place when they scrolled up.
 
-import type { ChatState } from '../core/transcript';
+import type { ChatState } from '../core/chat-state';
 import type { ViewContext } from './context';
 import { h } from './dom';
 import type { EntryView } from './entry-view';

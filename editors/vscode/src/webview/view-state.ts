@@ -1,7 +1,7 @@
 // What only the page knows and must keep when VS Code recreates it (the panel was hidden,
 // the window reloaded): the draft, the scroll position, which blocks the user opened or
-// closed. Kept with the webview API's setState; the host reads `sessionId`/`cwd` of the
-// same object to restore the panel's chat after a reload.
+// closed. Kept with the webview API's setState; the host reads `sessionId`, `cwd`, `model`
+// and `effort` of the same object to restore the panel's chat after a reload.
 
 import type { Host } from './host';
 
@@ -13,6 +13,9 @@ export interface PageState {
   expanded: Record<string, boolean>;
   sessionId?: string;
   cwd?: string;
+  /** The chat's model and effort ('' if unknown): a reloaded chat resumes with them. */
+  model?: string;
+  effort?: string;
 }
 
 /** The key of a block that opens and closes: a tool call by its id, others by entry id. */
@@ -32,6 +35,8 @@ export class ViewState {
       expanded: saved?.expanded && typeof saved.expanded === 'object' ? saved.expanded : {},
       ...(saved?.sessionId ? { sessionId: saved.sessionId } : {}),
       ...(saved?.cwd ? { cwd: saved.cwd } : {}),
+      ...(typeof saved?.model === 'string' ? { model: saved.model } : {}),
+      ...(typeof saved?.effort === 'string' ? { effort: saved.effort } : {}),
     };
   }
 
@@ -50,6 +55,14 @@ export class ViewState {
       this.timer = undefined;
       this.host.setState(this.state);
     }, 300);
+  }
+
+  /** Changes and saves at once: what the host reads back after a reload (the chat, its model). */
+  save(change: Partial<PageState>): void {
+    Object.assign(this.state, change);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.host.setState(this.state);
   }
 
   setExpanded(key: string, open: boolean): void {

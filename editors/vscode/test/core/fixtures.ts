@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ClaudeNotifications } from '../../src/core/protocol.generated';
-import type { ChatEvent, Entry, NotificationEvent } from '../../src/core/transcript';
+import type { ChatEvent, NotificationEvent } from '../../src/core/chat-state';
+import type { Entry } from '../../src/core/transcript';
 
 /** The repository's tests/data/streams, from the bundled test in out/test/<dir>/. */
 const STREAMS = path.resolve(__dirname, '../../../../../tests/data/streams');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Chat } from '../../src/core/chat';
 import { SidecarClient, type ClientOptions } from '../../src/core/client';
 import type { ClaudeNotifications } from '../../src/core/protocol.generated';
-import type { ChatEvent } from '../../src/core/transcript';
+import type { ChatEvent } from '../../src/core/chat-state';
 
 /** The repository's root (the folder with pyproject.toml). */
 export function repoRoot(): string {

@@ -1,18 +1,12 @@
-// The chat's store of conversation entries: the recorded real-CLI streams every client is
-// tested with (tests/data/streams) must give their golden entries, and each rule of the
-// store is specified on its own.
+// The chat's store of conversation entries (transcript.ts) and the chat state around it
+// (chat-state.ts): the recorded real-CLI streams every client is tested with
+// (tests/data/streams) must give their golden entries, and each rule is specified on its own.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PermissionRequestNotification } from '../../src/core/protocol.generated';
-import {
-  initialState,
-  listed,
-  reduce,
-  type ChatEvent,
-  type ChatState,
-  type ConversationEntry,
-} from '../../src/core/transcript';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { listed, type ConversationEntry } from '../../src/core/transcript';
 import { goldenEntries, hostEvents, indexOf, notifications, streamNames } from './fixtures';
 
 function play(events: ChatEvent[], state: ChatState = initialState()): ChatState {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import type { ChatEvent } from '../../src/core/transcript';
+import type { ChatEvent } from '../../src/core/chat-state';
 import type { ChatPanel } from '../../src/extension/chat-panel';
 
 type Api = { extension: { activePanel(): ChatPanel | undefined } };

@@ -186,7 +186,22 @@ async function main() {
       await screenshot(page, path.join(SHOTS, '6-selection-in-prompt.png'));
       await prompt.fill('');
     });
-    await step('the chat tab comes back with its conversation after the window reloads', async () => {
+    /** The option a picker under the prompt shows ('(hidden)' when it is not shown). */
+    const picked = (label) =>
+      chat
+        .locator(`select[aria-label="${label}"]`)
+        .evaluate((s) => (s.hidden ? '(hidden)' : (s.selectedOptions[0]?.textContent ?? '')));
+    await step("the model and effort picked under the prompt are the chat's", async () => {
+      // A picker waits for the host's answer, which comes once it has the channel's new info.
+      const answered = () => chat.locator('select[aria-label="Effort"]:not([disabled])').waitFor({ timeout: 15_000 });
+      await chat.locator('select[aria-label="Model"]').selectOption({ label: 'Sonnet' });
+      await answered();
+      await chat.locator('select[aria-label="Effort"]').selectOption({ label: 'high effort' });
+      await answered();
+      assert.equal(await picked('Model'), 'Sonnet');
+      assert.equal(await picked('Effort'), 'high effort');
+    });
+    await step('the chat tab comes back with its conversation, model and effort after the window reloads', async () => {
       // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
       const reloaded = page.waitForEvent('framenavigated', {
         predicate: (f) => f === page.mainFrame(),
@@ -197,6 +212,8 @@ async function main() {
       await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
       chat = await chatFrame(page, 60_000);
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
+      assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
+      assert.equal(await picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
       await screenshot(page, path.join(SHOTS, '7-restored-after-reload.png'));
     });
     await step('"Resume a Past Session..." lists the session and opens it with its history', async () => {

@@ -6,16 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { ContextUsageResult } from '../../src/core/protocol.generated';
-import {
-  initialState,
-  reduce,
-  type ChatEvent,
-  type ChatState,
-  type ConversationEntry,
-  type ToolEntry,
-} from '../../src/core/transcript';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import type { ConversationEntry, ToolEntry } from '../../src/core/transcript';
 import { hostEvents } from '../core/fixtures';
-import { launch, PageServer, ScriptedHost } from './scripted-host';
+import { INFO, launch, PageServer, ScriptedHost } from './scripted-host';
 
 let browser: Browser;
 const server = new PageServer();
@@ -128,7 +122,8 @@ describe('permissions', () => {
     assert.equal(await card.count(), 0, 'the card goes when the request is answered');
     const write = host.page.locator('.entry.tool', { hasText: 'Write' });
     assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the file update shows its diff');
-    assert.match(await write.locator('.tool-head').innerText(), /\+5.*−1/s);
+    assert.match(await write.locator('.tool-files .file-head').innerText(), /README\.md\s*\+5\s*−1\s*Open diff/);
+    assert.doesNotMatch(await write.locator('.tool-head').innerText(), /\+5/, 'the counts show once, on the file row');
     await write.getByRole('button', { name: 'Open diff' }).click();
     const open = await host.request('openFileDiff');
     assert.equal(typeof open.params.seq, 'number');
@@ -402,9 +397,10 @@ describe('entries as they say', () => {
       ]),
     );
     const write = host.page.locator('.entry.tool', { hasText: 'Write' });
-    assert.match(await write.locator('.tool-head').innerText(), /\+3.*−1/s);
-    assert.match(await write.locator('.tool-files').innerText(), /README\.md/);
+    assert.match(await write.locator('.tool-files').innerText(), /README\.md\s*\+3\s*−1/);
+    assert.doesNotMatch(await write.locator('.tool-head').innerText(), /\+3/, 'the counts show once, on the file row');
     assert.equal(await write.locator('.tool-files .diff').count(), 0, 'no diff is known');
+    await host.screenshot('resumed-write');
     await write.locator('.tool-head').click();
     assert.match(await write.locator('.tool-body').innerText(), /Result\nFile written/i);
     assert.equal(await write.locator('.badge').innerText(), 'allowed');
@@ -459,6 +455,53 @@ describe('prompt', () => {
     await optedIn.page.getByRole('combobox', { name: 'Permission mode' }).selectOption('bypassPermissions');
     const request = await optedIn.request('setPermissionMode');
     assert.deepEqual(request.params, { mode: 'bypassPermissions' });
+  });
+
+  it("shows the CLI's default model in a new chat, the session's in a resumed one until Claude names it", async () => {
+    const unnamed = { ...INFO, model: null };
+    const picked = (host: ScriptedHost, label: string) =>
+      host.page
+        .locator(`select[aria-label="${label}"]`)
+        .evaluate((s: HTMLSelectElement) => (s.hidden ? '(hidden)' : (s.selectedOptions[0]?.textContent ?? '')));
+    const fresh = await ScriptedHost.open(browser, server);
+    await fresh.reset(stateOf([BOUND]), unnamed);
+    assert.equal(await picked(fresh, 'Model'), 'Default (recommended)');
+    assert.equal(await picked(fresh, 'Effort'), 'Default effort');
+    const resumed = await ScriptedHost.open(browser, server);
+    const conversation: ChatEvent = {
+      kind: 'transcript',
+      entries: [
+        { kind: 'prompt', id: 'p1', text: 'hi' },
+        { kind: 'text', id: 'm:0', text: 'Hello.' },
+      ],
+    };
+    await resumed.reset(stateOf([BOUND, conversation]), unnamed);
+    assert.equal(await picked(resumed, 'Model'), "The session's model");
+    await resumed.events([
+      {
+        kind: 'notification',
+        method: 'claude/status',
+        params: { channelId: 'ch-1', seq: 1, state: 'running', sessionId: 's-1', model: 'claude-haiku-5-5' },
+      },
+    ]);
+    assert.equal(await picked(resumed, 'Model'), 'Haiku');
+  });
+
+  it('keeps the model and effort of the channel in the page state, for the host to resume the chat with', async () => {
+    const host = await openWith(stateOf(hostEvents('streamed-thinking')));
+    const saved = () =>
+      host.page.evaluate(
+        () => JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}') as { model?: string; effort?: string },
+      );
+    assert.equal((await saved()).model, 'default');
+    await host.page.locator('select[aria-label="Effort"]').selectOption('high');
+    const request = await host.answer('setModel', null);
+    assert.deepEqual(request.params, { model: 'default', effort: 'high' });
+    // The host takes the channel's info anew after claude/setModel and sends it.
+    await host.send({ type: 'info', info: { ...INFO, model: 'haiku', effort: 'high' } });
+    await host.frame();
+    const kept = await saved();
+    assert.deepEqual([kept.model, kept.effort], ['haiku', 'high']);
   });
 
   it('refuses an image over 5 MB with a message; Escape stops a running turn', async () => {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ChannelInfo } from '../../src/core/protocol.generated';
-import type { ChatEvent, ChatState } from '../../src/core/transcript';
+import type { ChatEvent, ChatState } from '../../src/core/chat-state';
 import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../../src/shared/webview-messages';
 import { webviewHtml } from '../../src/webview/index.html';
 

@@ -1,28 +1,49 @@
 // Bench: a ~60 KB markdown answer streamed at full speed into the chat page (headless
 // Chromium, the scripted host), as issue 25 describes it: ~3,000 text deltas coalesced by
-// the daemon into ~45 notifications over ~0.67 s. Measures the
-// longest task of the page's thread (PerformanceObserver 'longtask') and the longest gap
-// between animation frames while it streams, how late a key would be handled (the
-// lateness of a 10 ms timer while it streams), and how long after the answer's last
-// notifications (the complete text, claude/turnEnded, the footer) its end is on screen.
+// the daemon into ~45 notifications over ~0.67 s, while the user types into the prompt.
+// Measured in the page, per run:
 //
-//   npm run build && node out/test/webview/streaming.bench.cjs [--runs 3] [--profile] [dist-folder ...]
+// - the longest task of the page's thread (PerformanceObserver 'longtask': 50 ms or more,
+//   else 0), the longest stall (how late a 10 ms timer fires: the thread was busy that
+//   long) and the longest gap between animation frames while it streams;
+// - key echo: a key is typed into the prompt every 25 ms while it streams (CDP key events,
+//   as a user's); its echo is from the key event's time stamp to the end of the frame
+//   that draws it (a task posted from the next animation frame runs after that frame's
+//   layout and paint). Median and max over the keys typed before claude/turnEnded;
+// - end on screen: from posting the answer's last notifications (the complete text,
+//   claude/turnEnded, the footer) to the first frame after its end is drawn;
+// - the CPU time of the page's thread from the first notification to the end on screen, and
+//   the part of it in style and layout (Performance.getMetrics in thread time): the work
+//   itself, which a busy machine does not inflate as it does the times above.
 //
-// With several dist folders (builds of the page to compare) the runs interleave.
+// The peer (`--peer`), in the same browser and on the same page: the cheapest renderer of
+// the same stream, each delta appended as a plain text node to one element (its messages
+// have a type of their own, which the page's handler ignores): the practical limit of
+// drawing a stream there.
+//
+//   npm run build && node out/test/webview/streaming.bench.cjs [--runs 3] [--chars 60000]
+//       [--peer] [--json] [--profile] [dist-folder ...]
+//
+// With several dist folders (builds of the page to compare) the runs interleave; `--json`
+// prints the figures of every run as one JSON object (bench/editor_vscode.py reads it).
 
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import type { ChatEvent } from '../../src/core/transcript';
-import { initialState, reduce } from '../../src/core/transcript';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { ChatEvent } from '../../src/core/chat-state';
+import { initialState, reduce } from '../../src/core/chat-state';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
-const NOTIFICATIONS = 45;
-const STREAM_MS = 670;
+/** The answer of issue 25: 60,000 characters in 45 notifications over 670 ms. */
+const FULL_CHARS = 60_000;
+const FULL_NOTIFICATIONS = 45;
+const FULL_STREAM_MS = 670;
+const KEY_EVERY_MS = 25;
+const END = 'That is the whole answer. THE END.';
 
 /** A long answer with what answers have: headings, paragraphs, lists, code, a table. */
-function answer(): string {
+function answer(chars: number): string {
   const parts: string[] = [];
-  for (let i = 0; parts.join('').length < 60_000; i++) {
+  for (let i = 0; parts.join('').length < chars; i++) {
     parts.push(
       `## Step ${i + 1}: the ${['parser', 'cache', 'router', 'store'][i % 4]}\n\n`,
       `This part explains **step ${i + 1}** with \`inline code\`, a [link](src/file${i}.ts#L${i + 3}) and some ` +
@@ -37,16 +58,16 @@ function answer(): string {
       `| name | value |\n|---|---|\n| step | ${i + 1} |\n| size | ${i * 3} |\n\n`,
     );
   }
-  return `${parts.join('')}That is the whole answer. THE END.`;
+  return `${parts.join('')}${END}`;
 }
 
 /** The notifications of one streamed answer, in order: what the daemon sends the page. */
-function stream(text: string): ChatEvent[][] {
+function stream(text: string, notifications: number): ChatEvent[][] {
   let seq = 10;
   const note = (method: string, params: Record<string, unknown>) =>
     ({ kind: 'notification', method, params: { channelId: 'ch-1', seq: ++seq, ...params } }) as ChatEvent;
   const id = 'msg_bench:0';
-  const size = Math.ceil(text.length / NOTIFICATIONS);
+  const size = Math.ceil(text.length / notifications);
   const deltas: ChatEvent[][] = [];
   for (let at = 0; at < text.length; at += size) {
     deltas.push([note('claude/delta', { kind: 'text', index: 0, text: text.slice(at, at + size), entryId: id })]);
@@ -78,10 +99,35 @@ function stream(text: string): ChatEvent[][] {
 
 interface Figures {
   longestTaskMs: number;
+  longestStallMs: number;
   longestFrameGapMs: number;
-  inputDelayMedianMs: number;
-  inputDelayMaxMs: number;
+  keyEchoMedianMs: number | null;
+  keyEchoMaxMs: number | null;
+  keys: number;
   endOnScreenMs: number;
+  /** CPU time of the page's thread from the first notification to the end on screen. */
+  threadCpuMs: number;
+  /** The part of it spent in style and layout. */
+  layoutCpuMs: number;
+}
+
+const FIGURES: (keyof Figures)[] = [
+  'longestTaskMs',
+  'longestStallMs',
+  'longestFrameGapMs',
+  'keyEchoMedianMs',
+  'keyEchoMaxMs',
+  'keys',
+  'endOnScreenMs',
+  'threadCpuMs',
+  'layoutCpuMs',
+];
+
+/** The page thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
+async function cpuTimes(cdp: CDPSession): Promise<{ task: number; layout: number }> {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (name: string) => (metrics.find((m) => m.name === name)?.value ?? 0) * 1000;
+  return { task: metric('TaskDuration'), layout: metric('LayoutDuration') + metric('RecalcStyleDuration') };
 }
 
 interface ProfileNode {
@@ -106,7 +152,86 @@ function topFunctions(profile: { nodes: ProfileNode[]; samples?: number[]; timeD
     .map(([name, ms]) => `${ms.toFixed(1).padStart(8)} ms  ${name}`);
 }
 
-async function run(browser: Browser, server: PageServer, batches: ChatEvent[][], profile = false): Promise<Figures> {
+/** Starts the page's probes (tasks, timer lateness, frames, key echo); with `peer`, puts the
+ * cheapest renderer in front of the page's own: every event stops at it. */
+async function instrument(page: Page, peer: boolean): Promise<void> {
+  await page.evaluate((peer) => {
+    const bench = {
+      tasks: [] as number[],
+      late: [] as number[],
+      echoes: [] as [number, number][],
+      longestGap: 0,
+      running: true,
+      lastKeyAt: NaN,
+    };
+    (window as unknown as { __bench: typeof bench }).__bench = bench;
+    new PerformanceObserver((list) => list.getEntries().forEach((e) => bench.tasks.push(e.duration))).observe({
+      type: 'longtask',
+    });
+    const probe = (due: number) =>
+      setTimeout(() => {
+        bench.late.push(performance.now() - due);
+        if (bench.running) probe(performance.now() + 10);
+      }, 10);
+    probe(performance.now() + 10);
+    let lastFrame = performance.now();
+    const watch = (now: number) => {
+      bench.longestGap = Math.max(bench.longestGap, now - lastFrame);
+      lastFrame = now;
+      if (bench.running) requestAnimationFrame(watch);
+    };
+    requestAnimationFrame(watch);
+    // A key's time stamp is when the browser made the event, before it waited for the thread.
+    window.addEventListener('keydown', (e) => (bench.lastKeyAt = e.timeStamp), true);
+    document.querySelector('textarea.prompt')!.addEventListener('input', () => {
+      const typedAt = bench.lastKeyAt;
+      requestAnimationFrame(() => {
+        const after = new MessageChannel();
+        after.port1.onmessage = () => bench.echoes.push([typedAt, performance.now() - typedAt]);
+        after.port2.postMessage(null);
+      });
+    });
+    if (!peer) return;
+    const transcript = document.querySelector<HTMLElement>('.transcript')!;
+    const list = transcript.querySelector('.entries')!;
+    transcript.querySelector<HTMLElement>('.empty')!.hidden = true;
+    let answer: HTMLElement | null = null;
+    let scroll = 0;
+    const div = (className: string, text: string) => {
+      const el = document.createElement('div');
+      el.className = className;
+      el.style.whiteSpace = 'pre-wrap';
+      el.append(text);
+      list.append(el);
+      return el;
+    };
+    window.addEventListener('message', (message: MessageEvent<{ type?: string; event?: ChatEvent }>) => {
+      const event = message.data.event;
+      if (message.data.type !== 'bench-peer' || event?.kind !== 'notification') return;
+      if (event.method === 'claude/delta') answer?.append(event.params.text);
+      else if (event.method === 'claude/entry') {
+        const entry = event.params.entry;
+        if (entry.kind === 'prompt') div('entry user', entry.text);
+        else if (entry.kind === 'text') answer ??= div('entry text', entry.text);
+        else if (entry.kind === 'turn') div('entry turn', 'Done');
+      }
+      // Follows the end, once a frame.
+      scroll ||= requestAnimationFrame(() => {
+        scroll = 0;
+        transcript.scrollTop = transcript.scrollHeight;
+      });
+    });
+  }, peer);
+}
+
+async function run(
+  browser: Browser,
+  server: PageServer,
+  batches: ChatEvent[][],
+  streamMs: number,
+  peer: boolean,
+  profile: boolean,
+): Promise<Figures> {
   const host = await ScriptedHost.open(browser, server);
   const state = reduce(initialState(), { kind: 'bound', channelId: 'ch-1', sessionId: 's-1', cwd: '/home/dev/p' });
   await host.reset(state);
@@ -119,50 +244,35 @@ async function run(browser: Browser, server: PageServer, batches: ChatEvent[][],
     autoCompactThreshold: null,
     autoCompactEnabled: true,
   });
+  await host.page.focus('textarea.prompt');
   await host.frame();
   // The user types a prompt before an answer comes: the page is idle for a while.
   await host.page.waitForTimeout(1000);
+  await instrument(host.page, peer);
+  const metrics = await host.page.context().newCDPSession(host.page);
+  // Durations in the page thread's CPU time, not the wall clock's: the same on a busy machine.
+  await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
   const cdp = profile ? await host.page.context().newCDPSession(host.page) : null;
   if (cdp) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await cdp.send('Profiler.start');
   }
+  const cpuBefore = await cpuTimes(metrics);
+  const typing = { on: true };
+  await host.page.exposeFunction('__benchEnded', () => (typing.on = false));
   const streamed = host.page.evaluate(
-    async ({ batches, gapMs }) => {
-      const tasks: number[] = [];
-      new PerformanceObserver((list) => list.getEntries().forEach((e) => tasks.push(e.duration))).observe({
-        type: 'longtask',
-      });
-      // A key pressed now is handled when the thread is free: how late a 10 ms timer runs
-      // tells how late a key would echo.
-      const lateness: number[] = [];
-      let probing = true;
-      const probe = (due: number) =>
-        setTimeout(() => {
-          lateness.push(performance.now() - due);
-          if (probing) probe(performance.now() + 10);
-        }, 10);
-      probe(performance.now() + 10);
-      let lastFrame = performance.now();
-      let longestGap = 0;
-      let watching = true;
-      const watch = (now: number) => {
-        longestGap = Math.max(longestGap, now - lastFrame);
-        lastFrame = now;
-        if (watching) requestAnimationFrame(watch);
-      };
-      requestAnimationFrame(watch);
+    async ({ batches, gapMs, type }) => {
       const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       for (const batch of batches.slice(0, -1)) {
-        for (const event of batch) window.postMessage({ type: 'event', event }, '*');
+        for (const event of batch) window.postMessage({ type, event }, '*');
         await sleep(gapMs);
       }
       const sentEnd = performance.now();
-      for (const event of batches.at(-1)!) window.postMessage({ type: 'event', event }, '*');
-      probing = false;
+      for (const event of batches.at(-1)!) window.postMessage({ type, event }, '*');
+      void (window as unknown as { __benchEnded(): Promise<void> }).__benchEnded();
       // On screen: drawn, and the frame after it has started.
-      const ended = await new Promise<number>((resolve) => {
+      const drawn = await new Promise<number>((resolve) => {
         const check = () => {
           const text = document.querySelector('.entry.text:not(.streaming)')?.textContent ?? '';
           if (text.trim().endsWith('THE END.') && document.querySelector('.entry.turn')) {
@@ -171,62 +281,115 @@ async function run(browser: Browser, server: PageServer, batches: ChatEvent[][],
         };
         requestAnimationFrame(check);
       });
-      await sleep(300);
-      watching = false;
-      const sorted = [...lateness].sort((a, b) => a - b);
+      return { sentEnd, drawn };
+    },
+    // The peer's messages have a type of their own: the page ignores them.
+    { batches, gapMs: streamMs / (batches.length - 2), type: peer ? 'bench-peer' : 'event' },
+  );
+  // The user goes on typing while it streams, a key every 25 ms (each waits for the page to take it).
+  for (let i = 0; typing.on; i++) {
+    await host.page.keyboard.press('abcdefghij'[i % 10]!);
+    await host.page.waitForTimeout(KEY_EVERY_MS);
+  }
+  const { sentEnd, drawn } = await streamed;
+  const cpuAfter = await cpuTimes(metrics);
+  await host.page.waitForTimeout(300);
+  const figures = await host.page.evaluate(
+    ({ sentEnd, drawn }) => {
+      const bench = (
+        window as unknown as {
+          __bench: {
+            tasks: number[];
+            late: number[];
+            echoes: [number, number][];
+            longestGap: number;
+            running: boolean;
+          };
+        }
+      ).__bench;
+      bench.running = false;
+      const echoes = bench.echoes
+        .filter(([typedAt]) => typedAt < sentEnd)
+        .map(([, echo]) => echo)
+        .sort((a, b) => a - b);
       return {
-        longestTaskMs: Math.max(0, ...tasks),
-        longestFrameGapMs: longestGap,
-        inputDelayMedianMs: sorted[Math.floor(sorted.length / 2)] ?? NaN,
-        inputDelayMaxMs: sorted.at(-1) ?? NaN,
-        endOnScreenMs: ended - sentEnd,
+        longestTaskMs: Math.max(0, ...bench.tasks),
+        longestStallMs: Math.max(0, ...bench.late),
+        longestFrameGapMs: bench.longestGap,
+        keyEchoMedianMs: echoes.length ? echoes[Math.floor(echoes.length / 2)]! : null,
+        keyEchoMaxMs: echoes.at(-1) ?? null,
+        keys: echoes.length,
+        endOnScreenMs: drawn - sentEnd,
       };
     },
-    { batches, gapMs: STREAM_MS / NOTIFICATIONS },
+    { sentEnd, drawn },
   );
-  const figures = await streamed;
+  const cpu = { threadCpuMs: cpuAfter.task - cpuBefore.task, layoutCpuMs: cpuAfter.layout - cpuBefore.layout };
   if (cdp) {
     const { profile: taken } = await cdp.send('Profiler.stop');
-    console.log(`\n${server.url}: self time by function\n${topFunctions(taken).join('\n')}`);
+    console.error(
+      `\n${server.url} (${peer ? 'peer' : 'page'}): self time by function\n${topFunctions(taken).join('\n')}`,
+    );
   }
   await host.page.close();
-  return figures;
+  return { ...figures, ...cpu };
+}
+
+function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(name);
+  return at >= 0 ? Number(args[at + 1]) : fallback;
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const runsAt = args.indexOf('--runs');
-  const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 3;
+  const runs = option(args, '--runs', 3);
+  const chars = option(args, '--chars', FULL_CHARS);
+  const json = args.includes('--json');
   const profile = args.includes('--profile');
-  const dists = args.filter((a, i) => !a.startsWith('--') && (runsAt < 0 || i !== runsAt + 1));
+  const withValue = new Set(['--runs', '--chars'].map((o) => args.indexOf(o) + 1).filter((i) => i > 0));
+  const dists = args.filter((a, i) => !a.startsWith('--') && !withValue.has(i));
   const folders = dists.length ? dists.map((d) => path.resolve(d)) : [path.resolve(__dirname, '../../../dist')];
-  const text = answer();
-  const batches = stream(text);
-  console.log(`answer: ${text.length} characters in ${batches.length - 2} delta notifications over ${STREAM_MS} ms`);
+  // A shorter answer streams at the same rate: fewer notifications over less time.
+  const notifications = Math.max(1, Math.round((FULL_NOTIFICATIONS * chars) / FULL_CHARS));
+  const streamMs = (FULL_STREAM_MS * notifications) / FULL_NOTIFICATIONS;
+  const text = answer(chars);
+  const batches = stream(text, notifications);
+  const say = json ? console.error : console.log;
+  say(`answer: ${text.length} characters in ${batches.length - 2} delta notifications over ${streamMs.toFixed(0)} ms`);
   const browser = await launch();
   const servers = folders.map((d) => new PageServer(d));
   for (const s of servers) await s.start();
-  const results = folders.map(() => [] as Figures[]);
+  // Every build of the page, and the peer on the first build's page.
+  const renderers = [
+    ...servers.map((server, i) => ({ name: folders[i]!, server, peer: false })),
+    ...(args.includes('--peer') ? [{ name: 'peer: text nodes', server: servers[0]!, peer: true }] : []),
+  ];
+  const results = renderers.map(() => [] as Figures[]);
   try {
     for (let r = 0; r < runs; r++) {
-      for (const [i, server] of servers.entries())
-        results[i]!.push(await run(browser, server, batches, profile && r === 0));
+      for (const [i, { server, peer }] of renderers.entries()) {
+        results[i]!.push(await run(browser, server, batches, streamMs, peer, profile && r === 0));
+      }
     }
   } finally {
     await browser.close();
     for (const s of servers) await s.stop();
   }
-  const keys: (keyof Figures)[] = [
-    'longestTaskMs',
-    'longestFrameGapMs',
-    'inputDelayMedianMs',
-    'inputDelayMaxMs',
-    'endOnScreenMs',
-  ];
-  for (const [i, folder] of folders.entries()) {
-    console.log(`\n${folder} (${runs} runs: median [min-max])`);
-    for (const key of keys) {
-      const values = results[i]!.map((f) => f[key]).sort((a, b) => a - b);
+  if (json) {
+    const out = {
+      answerChars: text.length,
+      notifications: batches.length - 2,
+      streamMs,
+      keyEveryMs: KEY_EVERY_MS,
+      renderers: renderers.map((r, i) => ({ name: r.name, peer: r.peer, runs: results[i] })),
+    };
+    console.log(JSON.stringify(out));
+    return;
+  }
+  for (const [i, { name }] of renderers.entries()) {
+    console.log(`\n${name} (${runs} runs: median [min-max])`);
+    for (const key of FIGURES) {
+      const values = results[i]!.map((f) => f[key] ?? NaN).sort((a, b) => a - b);
       const median = values[Math.floor(values.length / 2)]!;
       console.log(
         `  ${key.padEnd(18)} ${median.toFixed(1).padStart(7)} [${values[0]!.toFixed(1)}-${values.at(-1)!.toFixed(1)}]`,

@@ -1,0 +1,159 @@
+// The chat as a view shows it: the conversation's entries (the store in transcript.ts) and
+// what only the client knows: the channel's status, the permission requests a card
+// answers, the cost so far and the file updates (for diffs).
+//
+// `reduce` runs in the extension host for every event and again in the webview on its
+// copy, so the two stay equal without sending the whole state again. It MUTATES the state
+// and returns it; the state is plain JSON so it survives postMessage's structured clone.
+// Pure TypeScript: no DOM, no vscode, no Node APIs.
+
+import type {
+  ClaudeNotifications,
+  ExitInfo,
+  FileUpdatedNotification,
+  PermissionRequestNotification,
+  RetryInfo,
+  StatusNotification,
+  TurnUsage,
+} from './protocol.generated';
+import { appendDelta, touch, upsert, type ConversationEntry, type Transcript } from './transcript';
+
+export type NoticeLevel = 'info' | 'warn' | 'error';
+
+/** One notification of the chat's channel, as the daemon sent it. */
+export type NotificationEvent = {
+  [M in keyof ClaudeNotifications]: { kind: 'notification'; method: M; params: ClaudeNotifications[M] };
+}[keyof ClaudeNotifications];
+
+export type ChatEvent =
+  | NotificationEvent
+  /** The channel's entries as the daemon keeps them (claude/getTranscript): a resumed or
+   * forked chat's conversation so far, or what the chat missed. */
+  | { kind: 'transcript'; entries: ConversationEntry[] }
+  /** Something the host has to say (a daemon restart, a request that failed). */
+  | { kind: 'notice'; level: NoticeLevel; text: string }
+  /** The chat is served by this daemon channel now (a new one after a daemon restart). */
+  | { kind: 'bound'; channelId: string; sessionId: string; cwd: string };
+
+/** A claude/fileUpdated without its contents (the host keeps those for its diff editor). */
+export type FileUpdate = Pick<
+  FileUpdatedNotification,
+  'seq' | 'path' | 'toolName' | 'toolUseId' | 'messageId' | 'parentToolUseId' | 'diff' | 'notice'
+>;
+
+export interface ChatStatus {
+  state: StatusNotification['state'] | 'new';
+  model: string | null;
+  permissionMode: string | null;
+  /** Set while the CLI waits to retry a failed model request. */
+  retry: RetryInfo | null;
+  exit: ExitInfo | null;
+}
+
+export interface ChatState extends Transcript {
+  status: ChatStatus;
+  /** Permission requests waiting for the user, by requestId (never the auto-allowed ones). */
+  pending: Record<string, PermissionRequestNotification>;
+  /** What the channel has cost so far, and the last turn's tokens. */
+  totals: { costUsd: number; lastTurnUsage: TurnUsage | null };
+  files: FileUpdate[];
+  channelId: string | null;
+  sessionId: string | null;
+  cwd: string | null;
+}
+
+export function initialState(): ChatState {
+  return {
+    entries: [],
+    queued: [],
+    at: {},
+    revs: {},
+    status: { state: 'new', model: null, permissionMode: null, retry: null, exit: null },
+    pending: {},
+    totals: { costUsd: 0, lastTurnUsage: null },
+    files: [],
+    channelId: null,
+    sessionId: null,
+    cwd: null,
+    rev: 0,
+  };
+}
+
+/** Applies one event to `state` in place and returns it. */
+export function reduce(state: ChatState, event: ChatEvent): ChatState {
+  state.rev++;
+  switch (event.kind) {
+    case 'notification':
+      onNotification(state, event);
+      break;
+    case 'transcript':
+      // Current as of the last notification applied: each entry replaces what the chat has of it.
+      for (const entry of event.entries) onEntry(state, entry);
+      break;
+    case 'notice':
+      // A notice of the client's own; its id is the same in the host's state and the page's.
+      upsert(state, {
+        kind: 'notice',
+        id: `client:${state.rev}`,
+        subtype: 'client',
+        level: event.level,
+        text: event.text,
+      });
+      break;
+    case 'bound':
+      if (state.channelId && state.channelId !== event.channelId) state.pending = {};
+      Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });
+      break;
+  }
+  return state;
+}
+
+function onNotification(state: ChatState, event: NotificationEvent): void {
+  switch (event.method) {
+    case 'claude/entry':
+      onEntry(state, event.params.entry);
+      break;
+    case 'claude/delta':
+      appendDelta(state, event.params);
+      break;
+    case 'claude/status': {
+      const status = event.params;
+      state.status = {
+        state: status.state,
+        model: status.model ?? state.status.model,
+        permissionMode: status.permissionMode ?? state.status.permissionMode,
+        retry: status.retry ?? null,
+        exit: status.exit ?? null,
+      };
+      state.sessionId = status.sessionId;
+      // Nothing waits for the user once the turn is over (or the CLI is gone).
+      if (status.state === 'idle' || status.state === 'exited') state.pending = {};
+      break;
+    }
+    case 'claude/permissionRequest':
+      if (event.params.autoDecision !== 'allow') state.pending[event.params.requestId] = event.params;
+      break;
+    case 'claude/permissionCancelled':
+      delete state.pending[event.params.requestId];
+      break;
+    case 'claude/fileUpdated': {
+      const { channelId: _channel, oldContent: _old, newContent: _new, ...update } = event.params;
+      state.files.push(update);
+      // The tool's view shows the diff: it is redrawn like a changed entry.
+      if (update.toolUseId) touch(state, update.toolUseId);
+      else upsert(state, { kind: 'restoredFile', id: `file:${update.seq}`, seq: update.seq });
+      break;
+    }
+    case 'claude/turnEnded':
+      state.totals = { costUsd: event.params.totalCostUsd, lastTurnUsage: event.params.usage };
+      break;
+  }
+}
+
+/** An entry of the current channel: a decided permission no longer waits for the user. */
+function onEntry(state: ChatState, entry: ConversationEntry): void {
+  upsert(state, entry);
+  if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
+    delete state.pending[entry.permission.requestId];
+  }
+}
