@@ -6,7 +6,8 @@ Prints one table per section on stdout (progress goes to stderr) and writes ever
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
 ``bench/results/latest.json``. ``--quick`` shrinks every section (a-f in < 60 s; the
 editor sections (g-i) build their clients first, minutes the first time); the normal
-run of a-f takes 1.5-3 minutes. Figures depend on the machine and on whatever else runs on it: compare a figure with its peer in the same run, never with a fixed number.
+run of a-f takes 1.5-3 minutes. Figures depend on the machine and on whatever else runs
+on it: compare a figure with its peer in the same run, never with a fixed number.
 Nothing here asserts a figure; a section fails only if something was lost or broke.
 
 Sections (each module's docstring says exactly how it measures):
