@@ -12,6 +12,7 @@ makes it moot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -97,6 +98,9 @@ _OPTION_DECISIONS: dict[str, tuple[PermissionDecision, PermissionMode | None]] =
     "allow:default": ("allow", "default"),
 }
 _ANSWER = "answer:"
+# How long session/cancel waits for the interrupted turn to end (the CLI ends it at once;
+# one that does not is hung, and the prompt is answered cancelled anyway).
+CANCEL_TURN_END = 5.0
 _AUTH_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 _CLOUD_VARIABLES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
@@ -188,6 +192,8 @@ class Session:
         self._prompts: dict[str, asyncio.Future[PromptResponse]] = {}
         self._asks: dict[str, asyncio.Task[None]] = {}
         self._cli_stop_reason: str | None = None
+        # Set when a turn ends (or the CLI exits): session/cancel waits for it.
+        self._turn_over = asyncio.Event()
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -258,7 +264,11 @@ class Session:
         try:
             channel = self.agent.hub.get(self.channel_id)
             if channel.exit is None and channel.state in ("running", "awaitingPermission"):
+                self._turn_over.clear()
                 await channel.interrupt()
+                # ACP wants the turn's last updates (its tools stopped) before the answer.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._turn_over.wait(), CANCEL_TURN_END)
         except SidecarError as e:
             log.warning("session %s: interrupt failed: %s", self.id, e.message)
         finally:
@@ -305,6 +315,7 @@ class Session:
             if told:
                 self._send({"sessionUpdate": "current_mode_update", "currentModeId": mode})
         if status.state == "exited":
+            self._turn_over.set()
             for answered in self._prompts.values():
                 if not answered.done():
                     answered.set_exception(
@@ -317,6 +328,7 @@ class Session:
                     )
 
     def _turn_ended(self, ended: TurnEnded) -> None:
+        self._turn_over.set()
         reason = stop_reason(ended.outcome, self._cli_stop_reason)
         self._cli_stop_reason = None
         meta = {

@@ -233,6 +233,34 @@ async def test_cancel_mid_permission_withdraws_the_ask_and_a_late_answer_has_no_
     assert call["status"] == "failed"
 
 
+async def test_cancel_sends_the_turns_last_updates_before_the_cancelled_answer(
+    acp: Acp, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(writes("note.txt")))
+    session = await new_session(acp, workspace)
+
+    prompting = asyncio.ensure_future(acp.conn.prompt(session_id=session, prompt=[text("write")]))
+    (ask,) = await acp.client.wait(lambda: acp.client.asks)
+    await acp.conn.cancel(session_id=session)
+    await asyncio.wait_for(prompting, 30)
+
+    answer = next(
+        i
+        for i, m in enumerate(acp.client.incoming)
+        if "id" in m and m.get("result", {}).get("stopReason") == "cancelled"
+    )
+    tool_id = ask.tool_call.tool_call_id
+    statuses = [
+        (i, m["params"]["update"].get("status"))
+        for i, m in enumerate(acp.client.incoming)
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("toolCallId") == tool_id
+        and m["params"]["update"].get("status")
+    ]
+    assert statuses[-1][1] == "failed"
+    assert statuses[-1][0] < answer, "the tool's last update came after the cancelled answer"
+
+
 async def test_images_links_and_embedded_files_reach_the_model_as_the_cli_takes_them(
     acp: Acp, model: ScriptedModel, workspace: Path
 ) -> None:
