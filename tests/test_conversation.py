@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.harness import Sidecar, StartSidecar
+from tests.harness import Note, Sidecar, StartSidecar
 
 SCENARIO = {
     "rules": [
@@ -210,28 +211,39 @@ async def test_the_history_of_a_chat_has_the_entries_the_chat_had_live(
     ]
 
 
-async def test_an_interrupted_answer_reads_as_cut_short_in_the_history_too(
-    sidecar: Sidecar, model: ScriptedModel, workspace: Path
-) -> None:
-    model.set_scenario(load_scenario(SCENARIO))
+async def interrupted_chat(
+    sidecar: Sidecar, workspace: Path, prompt: str, under_way: Callable[[Note], bool]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Send ``prompt``, interrupt once ``under_way`` holds for a notification of the chat,
+    close it; the chat's live entries and its stored history's."""
     opened = await sidecar.open_channel(cwd=str(workspace))
     channel = opened["channelId"]
-    await sidecar.send(channel, "a long story")
-    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta")
+    await sidecar.send(channel, prompt)
+    await sidecar.wait_for(lambda n: n.channel == channel and under_way(n))
     await sidecar.request("claude/interrupt", {"channelId": channel})
     await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
     live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
     await sidecar.request("claude/closeChannel", {"channelId": channel})
-
     history = await sidecar.request(
         "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
     )
+    return live, history["entries"]
 
-    answer = next(e for e in history["entries"] if e["kind"] == "text")
+
+async def test_an_interrupted_answer_reads_as_cut_short_in_the_history_too(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+
+    live, history = await interrupted_chat(
+        sidecar, workspace, "a long story", lambda n: n.method == "claude/delta"
+    )
+
+    answer = next(e for e in history if e["kind"] == "text")
     assert answer["aborted"] is True
     assert answer["text"].startswith("Once upon a time")
-    assert history["entries"][-1]["outcome"] == "interrupted"
-    assert [e["kind"] for e in history["entries"]] == [e["kind"] for e in live]
+    assert history[-1]["outcome"] == "interrupted"
+    assert [e["kind"] for e in history] == [e["kind"] for e in live]
 
 
 async def test_a_tool_an_interrupt_stopped_reads_interrupted_live_and_in_the_history(
@@ -239,28 +251,20 @@ async def test_a_tool_an_interrupt_stopped_reads_interrupted_live_and_in_the_his
 ) -> None:
     model.set_scenario(load_scenario(SCENARIO))
     sidecar = await sidecar_with({"autoAllowTools": ["Bash"]})
-    opened = await sidecar.open_channel(cwd=str(workspace))
-    channel = opened["channelId"]
-    await sidecar.send(channel, "wait for it")
-    await sidecar.wait_for(
-        lambda n: n.channel == channel
-        and n.method == "claude/entry"
-        and n.params["entry"]["kind"] == "tool"
-        and n.params["entry"]["status"] == "running"
-    )
-    await sidecar.request("claude/interrupt", {"channelId": channel})
-    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
-    live = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
-    await sidecar.request("claude/closeChannel", {"channelId": channel})
 
-    history = await sidecar.request(
-        "claude/getHistory", {"sessionId": opened["sessionId"], "cwd": str(workspace)}
+    live, history = await interrupted_chat(
+        sidecar,
+        workspace,
+        "wait for it",
+        lambda n: n.method == "claude/entry"
+        and n.params["entry"]["kind"] == "tool"
+        and n.params["entry"]["status"] == "running",
     )
 
     [tool] = [e for e in live if e["kind"] == "tool"]
     assert tool["status"] == "interrupted"
     assert tool["permission"]["decision"] == "allowed"
-    [stored] = [e for e in history["entries"] if e["kind"] == "tool"]
+    [stored] = [e for e in history if e["kind"] == "tool"]
     assert stored["status"] == "interrupted"
 
 

@@ -20,7 +20,7 @@ from acp import (
     resource_block,
     resource_link_block,
 )
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import EnvVariable, McpServerStdio, PromptResponse
 from claude_sidecar import __version__
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
@@ -203,16 +203,23 @@ async def test_cancel_mid_stream_ends_the_prompt_cancelled_and_the_session_goes_
     assert acp.client.text(session).endswith("Fresh answer.")
 
 
-async def test_cancel_mid_permission_withdraws_the_ask_and_a_late_answer_has_no_effect(
+async def cancel_mid_ask(
     acp: Acp, model: ScriptedModel, workspace: Path
-) -> None:
+) -> tuple[str, Any, PromptResponse]:
+    """A session whose Write waits for permission, cancelled then: the session, the ask
+    and the prompt's answer."""
     model.set_scenario(load_scenario(writes("note.txt")))
     session = await new_session(acp, workspace)
-
     prompting = asyncio.ensure_future(acp.conn.prompt(session_id=session, prompt=[text("write")]))
     (ask,) = await acp.client.wait(lambda: acp.client.asks)
     await acp.conn.cancel(session_id=session)
-    cancelled = await asyncio.wait_for(prompting, 30)
+    return session, ask, await asyncio.wait_for(prompting, 30)
+
+
+async def test_cancel_mid_permission_withdraws_the_ask_and_a_late_answer_has_no_effect(
+    acp: Acp, model: ScriptedModel, workspace: Path
+) -> None:
+    session, ask, cancelled = await cancel_mid_ask(acp, model, workspace)
     withdrawal = await acp.client.wait(
         lambda: [m for m in acp.client.incoming if m.get("method") == "$/cancel_request"]
     )
@@ -236,13 +243,7 @@ async def test_cancel_mid_permission_withdraws_the_ask_and_a_late_answer_has_no_
 async def test_cancel_sends_the_turns_last_updates_before_the_cancelled_answer(
     acp: Acp, model: ScriptedModel, workspace: Path
 ) -> None:
-    model.set_scenario(load_scenario(writes("note.txt")))
-    session = await new_session(acp, workspace)
-
-    prompting = asyncio.ensure_future(acp.conn.prompt(session_id=session, prompt=[text("write")]))
-    (ask,) = await acp.client.wait(lambda: acp.client.asks)
-    await acp.conn.cancel(session_id=session)
-    await asyncio.wait_for(prompting, 30)
+    _, ask, _ = await cancel_mid_ask(acp, model, workspace)
 
     answer = next(
         i
