@@ -4,7 +4,7 @@ minimal msgspec relay's, on the same lines.
 Section (a) measures whole processes over pipes, where scheduling and I/O spread the
 figure by +-30% from run to run on a shared machine. This section takes them out: it
 feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the daemon's
-``Channel._route`` (its decoding, routing, the outbox's numbering and encoding, the frame
+``LineRouter.route`` (its decoding, routing, the outbox's numbering and encoding, the frame
 writer's queue and its one write per batch, all wired as the server wires them:
 ``SidecarServer.open_feed`` on a server connected to a ``FrameWriter``; the deltas'
 blocks open, so each is appended to its entry of the conversation) and to the
@@ -77,7 +77,7 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     feed.release()
     channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", feed)
     relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]
-    route = channel._route
+    route = channel.lines.route
     for raw in OPENING:
         route(raw)
     streamed = channel.conversation.entries.streaming

@@ -1,12 +1,11 @@
-"""One conversation: the verbs a front end calls, and the routing of the CLI's lines.
+"""One conversation: the verbs a front end calls, over the parts that each do one job.
 
 A channel is made of parts that each do one job: its ``link`` moves lines to and from
 the CLI process (and correlates control requests), its ``turns`` tracker keeps the state
 machine and the turns' prompts and cost, its ``settings`` hold the session, model, mode
 and what the CLI reports, ``permissions`` the pending asks, ``edits`` the file changes.
-The channel reads every stdout line once (``_route``) and hands it to the part it
-concerns: content deltas go to ``Feed.delta``, everything else is published verbatim.
-Every state change is logged and published (``events.StatusChanged``).
+Its ``lines`` router reads every stdout line once and hands it to the part it concerns
+(``routing``). Every state change is logged and published (``events.StatusChanged``).
 """
 
 from __future__ import annotations
@@ -20,10 +19,8 @@ import msgspec
 
 from . import channel_info, permissions, wire
 from .api import (
-    CancelReason,
     ChannelState,
     ContextUsageResult,
-    DeltaKind,
     Effort,
     ExitInfo,
     NewChannelParams,
@@ -33,13 +30,14 @@ from .control import Route
 from .conversation import LiveConversation
 from .editor_tools import EditorToolServer, serve_mcp
 from .errors import ChannelExited, TaskNotFound
-from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Progress, PromptSent
+from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, PromptSent
 from .files import EditLog, FileChange
 from .launch import LaunchSpec
 from .link import CliLink
-from .settings import NOTED_SYSTEM, ChannelSettings
+from .routing import LineRouter
+from .settings import ChannelSettings
 from .transport import ProcessExit, Spawn, Transport
-from .turns import TurnTracker, read_result
+from .turns import TurnTracker
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +45,6 @@ CONTROL_TIMEOUT = 30.0
 # The CLI answers an interrupt at once; one that does not is hung, and the client must
 # hear so quickly (the channel can then be closed, which escalates to SIGKILL).
 INTERRUPT_TIMEOUT = 5.0
-
-_STREAM_EVENT = wire.STREAM_EVENT_PREFIX
-_decode_stream_event = wire.stream_event_decoder.decode
-
-# A stream delta's type -> the claude/delta kind and the delta's field holding the text.
-_DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
-    "text_delta": ("text", "text"),
-    "thinking_delta": ("thinking", "thinking"),
-    "input_json_delta": ("toolInput", "partial_json"),
-}
 
 
 class Channel:
@@ -76,7 +64,8 @@ class Channel:
         self.id = channel_id
         self.settings = ChannelSettings(options, session_id, fork=fork)
         self.turns = TurnTracker(self._name)
-        self.link = CliLink(self._name, spawn, self._route, self._show, self._exited)
+        self.lines = LineRouter(self)
+        self.link = CliLink(self._name, spawn, self.lines.route, self._show, self._exited)
         self.permissions = permissions.PendingAsks(
             self._name,
             self.link.send,
@@ -90,7 +79,6 @@ class Channel:
         self._use(LiveConversation(feed))
         self._editor_tools = editor_tools
         self._closing = False
-        self._interrupting = False
         self.link.serve("can_use_tool", Route(wire.can_use_tool_decoder, self.permissions.ask))
         self.link.serve("hook_callback", Route(wire.hook_callback_decoder, self._run_hook))
         serve_mcp(self.link, editor_tools)
@@ -141,7 +129,7 @@ class Channel:
         Raises ``CliStartFailed`` if the process cannot start or exits before answering.
         """
         self.settings.started(await self.link.start(launch))
-        self._set_state("idle")
+        self.set_state("idle")
 
     def adopt(self, channel_id: str, options: NewChannelParams, feed: Feed) -> None:
         """Make a spare from the warm pool the channel a client asked for: it takes the
@@ -150,7 +138,7 @@ class Channel:
         self.id, self.settings.options, self.conversation.feed = channel_id, options, feed
         self._use(self.conversation)
         self.link.background.owner = channel_id
-        self._publish_status()
+        self.publish_status()
 
     def continue_from(self, old: Channel) -> None:
         """Carry on ``old``'s conversation and cost (a restart of its CLI)."""
@@ -158,13 +146,10 @@ class Channel:
         self.turns.cost_before = old.turns.total_cost
 
     def _use(self, conversation: LiveConversation) -> None:
-        # Every event passes through the conversation on its way to the front end; the
-        # hot path of _route reaches past it (the lists deltas append to, the front end).
+        # Every event passes through the conversation on its way to the front end.
         self.conversation = conversation
         self._feed: Feed = conversation
-        self._main_open = conversation.main_open
-        self._sub_open = conversation.sub_open
-        self._front_delta = conversation.feed.delta
+        self.lines.use(conversation)
 
     async def close(self, grace: float = 5.0) -> ExitInfo:
         """Shut the CLI down (stdin EOF, grace, SIGTERM, SIGKILL) and wait for the reader."""
@@ -192,7 +177,7 @@ class Channel:
         images = sum(1 for b in content if b.get("type") == "image")
         self._publish(PromptSent(message_id, text, images))
         if self.state == "idle":
-            self._set_state("running")
+            self.set_state("running")
         return message_id
 
     async def interrupt(self) -> None:
@@ -201,12 +186,12 @@ class Channel:
         The CLI withdraws pending permission asks itself; any it leaves are denied here, so
         no ask outlives the turn.
         """
-        self._interrupting = True
+        self.lines.interrupting = True
         self.turns.interrupting()
         try:
             await self.control("interrupt", INTERRUPT_TIMEOUT)
         finally:
-            self._interrupting = False
+            self.lines.interrupting = False
             self.permissions.cancel_all("interrupted", permissions.DENIED_ON_INTERRUPT)
 
     def respond_permission(self, p: RespondPermissionParams) -> None:
@@ -225,13 +210,13 @@ class Channel:
                 "apply_flag_settings", CONTROL_TIMEOUT, settings={"effortLevel": effort}
             )
             self.settings.effort = effort
-        self._publish_status()
+        self.publish_status()
 
     async def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode."""
         await self.control("set_permission_mode", CONTROL_TIMEOUT, mode=mode)
         self.settings.permission_mode = mode
-        self._publish_status()
+        self.publish_status()
 
     async def stop_task(self, task_id: str) -> None:
         """Stop one background task; the CLI reports its end as ``system/task_*`` lines."""
@@ -269,15 +254,16 @@ class Channel:
 
     def _asks_waiting(self, waiting: bool) -> None:
         if waiting:
-            self._set_state("awaitingPermission")
+            self.set_state("awaitingPermission")
         elif self.state == "awaitingPermission":
-            self._set_state("running")
+            self.set_state("running")
 
     # ------------------------------------------------------------ events
 
-    def _set_state(self, state: ChannelState) -> None:
+    def set_state(self, state: ChannelState) -> None:
+        """Move the state machine; a change is logged and published."""
         if self.turns.move(state):
-            self._publish_status()
+            self.publish_status()
 
     def _publish(self, event: ChannelEvent) -> None:
         self._feed.publish(event)
@@ -285,7 +271,8 @@ class Channel:
     def _show(self, raw: bytes) -> None:
         self._feed.publish(CliMessage(raw))
 
-    def _publish_status(self) -> None:
+    def publish_status(self) -> None:
+        """Publish the channel's status (``claude/status``)."""
         self._feed.publish(self.settings.status(self.state, self.exit))
 
     def _exited(self, ended: ProcessExit) -> None:
@@ -294,108 +281,4 @@ class Channel:
         self.settings.retry = None
         if (event := self.turns.exited(self._closing, ended.code, ended.signal)) is not None:
             self._publish(event)
-        self._set_state("exited")
-
-    # ------------------------------------------------------------ the CLI's lines
-
-    def _route(self, raw: bytes) -> None:
-        line: wire.StreamEventLine | wire.CliLine | None = None
-        if raw.startswith(_STREAM_EVENT):
-            # Most of a turn's lines: decoded for their routing fields only. (try, not
-            # contextlib.suppress: a context manager per line costs ~15% here.)
-            try:
-                line = _decode_stream_event(raw)
-            except msgspec.MsgspecError:
-                line = None  # the general path says what is wrong with it
-        if line is None and (line := self._decode(raw)) is None:
-            return
-        kind = line.type
-        if kind == "stream_event":
-            # The hot path: written out, no call but the feed's.
-            if self.settings.retry is not None:
-                self._retry_over()
-            event = line.event
-            if event is not None and event.type == "content_block_delta":
-                delta = event.delta
-                known = _DELTA_KINDS.get(delta.type) if delta is not None else None
-                if known is not None:
-                    text = getattr(delta, known[1])
-                    if text is not None:
-                        # The conversation's delta, inline: append to the open entry,
-                        # hand the delta with the entry's id to the front end.
-                        index = event.index or 0
-                        parent = line.parent_tool_use_id
-                        if parent is None:
-                            opened = self._main_open.get(index)
-                        else:
-                            opened = self._sub_open.get((parent, index))
-                        entry_id = None
-                        if opened is not None:
-                            entry_id = opened[0]
-                            opened[1].append(text)
-                        self._front_delta(known[0], index, text, parent, entry_id)
-                        return
-            self._feed.publish(CliMessage(raw))
-            return
-        assert isinstance(line, wire.CliLine)
-        if self.settings.retry is not None and kind in ("assistant", "result"):
-            self._retry_over()
-        if kind == "control_response" and line.response is not None:
-            self.link.resolve(line.response)
-        elif kind == "control_request" and line.request_id is not None:
-            self.link.receive(line.request_id, line.request, raw)
-        elif kind == "control_cancel_request" and line.request_id in self.permissions:
-            assert line.request_id is not None
-            reason: CancelReason = "interrupted" if self._interrupting else "withdrawn"
-            self.permissions.withdraw(line.request_id, reason)
-        elif kind == "system" and line.subtype == "thinking_tokens":
-            self._feed.publish(Progress(raw))
-        else:
-            self._feed.publish(CliMessage(raw))
-            self._note(kind, line, raw)
-
-    def _decode(self, raw: bytes) -> wire.CliLine | None:
-        """A line's routing fields; None for a line that has nothing to route."""
-        if not raw or raw.isspace():  # isspace: no copy of a many-MB line, unlike strip()
-            return None
-        try:
-            return wire.line_decoder.decode(raw)
-        except msgspec.ValidationError:
-            # Valid JSON that is not a typed message: pass it on, the client may know it.
-            self._feed.publish(CliMessage(raw))
-        except msgspec.DecodeError:
-            log.warning("channel %s: skipping non-JSON line: %.200r", self.id, raw)
-        return None
-
-    def _retry_over(self) -> None:
-        # The model answered again: the retry the CLI was waiting for is over.
-        self.settings.retry = None
-        self._publish_status()
-
-    def _note(self, kind: str, line: wire.CliLine, raw: bytes) -> None:
-        """Update the parts a published line concerns."""
-        if kind in ("user", "assistant") and (transcript := self.link.transcript) is not None:
-            transcript.saw(line, self.turns.is_queued(line.uuid))
-        if kind == "system" and line.subtype in ("init", "status"):
-            if self.settings.reported_line(line):
-                self._publish_status()
-            if line.subtype == "init" and self.state == "idle":
-                # A turn the CLI started by itself, e.g. when a background agent ends.
-                self._set_state("running")
-        elif kind == "system" and line.subtype in NOTED_SYSTEM:
-            if self.settings.reported_system(line.subtype, raw):
-                self._publish_status()
-        elif kind == "user" and line.uuid is not None and self.turns.is_queued(line.uuid):
-            self.turns.take_up(line.uuid)
-            self.edits.prompt(line.uuid)
-        elif kind == "assistant" and line.parent_tool_use_id is not None:
-            uses = wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids()
-            self.edits.made_by_subagent(uses, line.parent_tool_use_id)
-        elif kind == "result":
-            self.first_turn_done.set()
-            # Not while starting: e.g. a `resume` of an unknown session, which the CLI
-            # answers with an error result before it exits.
-            if self.state != "starting":
-                ended, state = self.turns.result(read_result(raw, self.id))
-                self._publish(ended)
-                self._set_state(state)
+        self.set_state("exited")

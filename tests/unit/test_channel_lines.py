@@ -301,3 +301,53 @@ async def test_streamed_text_goes_to_the_delta_path_and_other_lines_verbatim(
 
     assert feed.deltas == ["Hel", "lo"]
     assert [json.loads(e.raw) for e in feed.of(events.CliMessage)] == [start]
+
+
+async def test_a_retry_the_cli_waits_for_is_over_when_the_model_streams_again(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
+    channel, process, feed = wired
+    process.say(
+        {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": 1,
+            "max_retries": 10,
+            "retry_delay_ms": 500,
+            "error_status": 529,
+            "error": "overloaded",
+        }
+    )
+    await _settle()
+    assert channel.settings.retry is not None
+    assert channel.settings.retry.error_status == 529
+    process.say({"type": "stream_event", "event": {"type": "message_start", "message": {}}})
+    await _settle()
+
+    assert channel.settings.retry is None
+    statuses = [e.retry.error_status if e.retry else None for e in feed.of(events.StatusChanged)]
+    assert statuses[-2:] == [529, None], "the retry is published, then its end"
+
+
+async def test_an_ask_the_cli_withdraws_while_interrupting_is_withdrawn_as_interrupted(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
+    channel, process, feed = wired
+    process.say(
+        {
+            "type": "control_request",
+            "request_id": "ask-3",
+            "request": {"subtype": "can_use_tool", "tool_name": "Bash", "input": {}},
+        }
+    )
+    await _settle()
+    interrupting = asyncio.create_task(channel.interrupt())
+    interrupt = await process.heard()
+    assert interrupt["request"]["subtype"] == "interrupt"
+    process.say({"type": "control_cancel_request", "request_id": "ask-3"})
+    process.say(_success(interrupt["request_id"]))
+    await interrupting
+
+    assert [(e.request_id, e.reason) for e in feed.of(events.PermissionWithdrawn)] == [
+        ("ask-3", "interrupted")
+    ]

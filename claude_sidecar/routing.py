@@ -1,0 +1,164 @@
+"""The routing of a channel's stdout lines: each line is read once and handed to the
+part of the channel it concerns.
+
+Content deltas (most of a turn's lines) take a written-out fast path: decoded for their
+routing fields only, appended to the open conversation entry and handed to the front
+end as ``Feed.delta``. Control lines go to the link (answers) or to the channel's
+served routes (the CLI's requests) and pending asks (withdrawals). Everything else is
+published verbatim, then noted by the parts it concerns: the transcript wait, the
+settings (init, status, retries, tasks), the turn tracker (prompts taken up, results)
+and the edit log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from . import wire
+from .api import CancelReason, DeltaKind
+from .conversation import LiveConversation
+from .events import CliMessage, Feed, Progress
+from .settings import NOTED_SYSTEM
+from .turns import read_result
+
+if TYPE_CHECKING:
+    from .channel import Channel
+
+log = logging.getLogger(__name__)
+
+_STREAM_EVENT = wire.STREAM_EVENT_PREFIX
+_decode_stream_event = wire.stream_event_decoder.decode
+
+# A stream delta's type -> the claude/delta kind and the delta's field holding the text.
+_DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("toolInput", "partial_json"),
+}
+
+
+class LineRouter:
+    """Reads one channel's CLI lines and updates its parts; ``route`` is the link's
+    line callback."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+        self.interrupting = False
+
+    def use(self, conversation: LiveConversation) -> None:
+        """Route into ``conversation``. Every event passes through it on its way to the
+        front end; the hot path reaches past it (the lists deltas append to, the front
+        end's delta)."""
+        self._feed: Feed = conversation
+        self._main_open = conversation.main_open
+        self._sub_open = conversation.sub_open
+        self._front_delta = conversation.feed.delta
+
+    def route(self, raw: bytes) -> None:
+        """Hand one stdout line to the part of the channel it concerns."""
+        line: wire.StreamEventLine | wire.CliLine | None = None
+        if raw.startswith(_STREAM_EVENT):
+            # Most of a turn's lines: decoded for their routing fields only. (try, not
+            # contextlib.suppress: a context manager per line costs ~15% here.)
+            try:
+                line = _decode_stream_event(raw)
+            except msgspec.MsgspecError:
+                line = None  # the general path says what is wrong with it
+        if line is None and (line := self._decode(raw)) is None:
+            return
+        kind = line.type
+        channel = self._channel
+        if kind == "stream_event":
+            # The hot path: written out, no call but the feed's.
+            if channel.settings.retry is not None:
+                self._retry_over()
+            event = line.event
+            if event is not None and event.type == "content_block_delta":
+                delta = event.delta
+                known = _DELTA_KINDS.get(delta.type) if delta is not None else None
+                if known is not None:
+                    text = getattr(delta, known[1])
+                    if text is not None:
+                        # The conversation's delta, inline: append to the open entry,
+                        # hand the delta with the entry's id to the front end.
+                        index = event.index or 0
+                        parent = line.parent_tool_use_id
+                        if parent is None:
+                            opened = self._main_open.get(index)
+                        else:
+                            opened = self._sub_open.get((parent, index))
+                        entry_id = None
+                        if opened is not None:
+                            entry_id = opened[0]
+                            opened[1].append(text)
+                        self._front_delta(known[0], index, text, parent, entry_id)
+                        return
+            self._feed.publish(CliMessage(raw))
+            return
+        assert isinstance(line, wire.CliLine)
+        if channel.settings.retry is not None and kind in ("assistant", "result"):
+            self._retry_over()
+        if kind == "control_response" and line.response is not None:
+            channel.link.resolve(line.response)
+        elif kind == "control_request" and line.request_id is not None:
+            channel.link.receive(line.request_id, line.request, raw)
+        elif kind == "control_cancel_request" and line.request_id in channel.permissions:
+            assert line.request_id is not None
+            reason: CancelReason = "interrupted" if self.interrupting else "withdrawn"
+            channel.permissions.withdraw(line.request_id, reason)
+        elif kind == "system" and line.subtype == "thinking_tokens":
+            self._feed.publish(Progress(raw))
+        else:
+            self._feed.publish(CliMessage(raw))
+            self._note(kind, line, raw)
+
+    def _decode(self, raw: bytes) -> wire.CliLine | None:
+        """A line's routing fields; None for a line that has nothing to route."""
+        if not raw or raw.isspace():  # isspace: no copy of a many-MB line, unlike strip()
+            return None
+        try:
+            return wire.line_decoder.decode(raw)
+        except msgspec.ValidationError:
+            # Valid JSON that is not a typed message: pass it on, the client may know it.
+            self._feed.publish(CliMessage(raw))
+        except msgspec.DecodeError:
+            log.warning("channel %s: skipping non-JSON line: %.200r", self._channel.id, raw)
+        return None
+
+    def _retry_over(self) -> None:
+        # The model answered again: the retry the CLI was waiting for is over.
+        self._channel.settings.retry = None
+        self._channel.publish_status()
+
+    def _note(self, kind: str, line: wire.CliLine, raw: bytes) -> None:
+        """Update the parts a published line concerns."""
+        channel = self._channel
+        turns, settings = channel.turns, channel.settings
+        if kind in ("user", "assistant") and (transcript := channel.link.transcript) is not None:
+            transcript.saw(line, turns.is_queued(line.uuid))
+        if kind == "system" and line.subtype in ("init", "status"):
+            if settings.reported_line(line):
+                channel.publish_status()
+            if line.subtype == "init" and channel.state == "idle":
+                # A turn the CLI started by itself, e.g. when a background agent ends.
+                channel.set_state("running")
+        elif kind == "system" and line.subtype in NOTED_SYSTEM:
+            if settings.reported_system(line.subtype, raw):
+                channel.publish_status()
+        elif kind == "user" and line.uuid is not None and turns.is_queued(line.uuid):
+            turns.take_up(line.uuid)
+            channel.edits.prompt(line.uuid)
+        elif kind == "assistant" and line.parent_tool_use_id is not None:
+            uses = wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids()
+            channel.edits.made_by_subagent(uses, line.parent_tool_use_id)
+        elif kind == "result":
+            channel.first_turn_done.set()
+            # Not while starting: e.g. a `resume` of an unknown session, which the CLI
+            # answers with an error result before it exits.
+            if channel.state != "starting":
+                ended, state = turns.result(read_result(raw, channel.id))
+                self._feed.publish(ended)
+                channel.set_state(state)
