@@ -35,7 +35,7 @@ class LaunchSpec:
     argv: list[str]
     env: dict[str, str]
     cwd: str
-    # Private files the CLI reads at start (the MCP config); removed when it exits.
+    # Private files the CLI reads at start (the MCP config); removed once it has started.
     files: tuple[str, ...] = ()
 
     def remove_files(self) -> None:

@@ -121,6 +121,9 @@ class CliLink:
             tail = process.stderr_tail()
             await self.close(grace=0.5)
             raise CliStartFailed(f"`initialize` failed: {e.message}", tail) from e
+        # The CLI has read its config files by now; removed at once, so that a daemon
+        # that is killed later leaves none of them behind.
+        launch.remove_files()
         reply = wire.InitializeReply()
         try:
             if answer:

@@ -351,3 +351,23 @@ async def test_an_ask_the_cli_withdraws_while_interrupting_is_withdrawn_as_inter
     assert [(e.request_id, e.reason) for e in feed.of(events.PermissionWithdrawn)] == [
         ("ask-3", "interrupted")
     ]
+
+
+async def test_the_private_config_files_are_gone_once_the_cli_has_started(tmp_path: Any) -> None:
+    process = ScriptedProcess()
+    config = tmp_path / "mcp.json"
+    config.write_text("{}")
+
+    async def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> ScriptedProcess:
+        return process
+
+    channel = Channel("ch-1", NewChannelParams(cwd=str(tmp_path)), "sid", Recorder(), spawn=spawn)
+    launch = LaunchSpec(argv=["claude"], env={}, cwd=str(tmp_path), files=(str(config),))
+    starting = asyncio.create_task(channel.start(launch))
+    initialize = await process.heard()
+    assert config.exists(), "the CLI reads it while it starts"
+    process.say(_success(initialize["request_id"], {"claude_code_version": "2.1.330"}))
+    await starting
+
+    assert not config.exists()
+    await channel.close(grace=1)
