@@ -85,8 +85,12 @@ class CliSession:
         self.proc.stdin.flush()
         return msg_uuid
 
-    def read_turn(self, timeout: float = 10.0) -> list[dict[str, Any]]:
-        """Every output line up to and including the next ``result`` line."""
+    def read_turn(self, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Every output line up to and including the next ``result`` line.
+
+        ``timeout`` only guards against a hang: a CLI's first turn took over 10 s on a
+        2-core machine at load 12 (the test command beside other work).
+        """
         out: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         while True:
