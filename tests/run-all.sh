@@ -24,6 +24,41 @@ suite() {
     fi
 }
 
+# Suites that only read the sources and need no shared resource (the linters and type
+# checks) run side by side: started together, each into its own log, printed whole and
+# in order once all have ended, with the same summary lines as the others.
+concurrent_suites() {
+    local logs
+    logs=$(mktemp -d)
+    local names=() i=0
+    while (($#)); do
+        local name=$1 command=$2
+        shift 2
+        names+=("$name")
+        (
+            start=$SECONDS
+            $command >"$logs/$i.log" 2>&1
+            echo "$? $((SECONDS - start))" >"$logs/$i.rc"
+        ) &
+        i=$((i + 1))
+    done
+    wait
+    for ((i = 0; i < ${#names[@]}; i++)); do
+        echo
+        echo "##### ${names[i]}"
+        cat "$logs/$i.log"
+        local rc seconds
+        read -r rc seconds <"$logs/$i.rc"
+        if [[ $rc == 0 ]]; then
+            summary+=("PASS  ${names[i]} ($seconds s, beside the other checks)")
+        else
+            summary+=("FAIL  ${names[i]} ($seconds s, beside the other checks)")
+            status=1
+        fi
+    done
+    rm -rf "$logs"
+}
+
 # Each suite runs in a subshell: its `cd` stays its own.
 
 # The compatibility run: the real-CLI tests (Neovim included) against the older CLI whose
@@ -70,10 +105,15 @@ static_checks() (
         uv run mypy
 )
 
-suite "Python static checks (ruff check, ruff format, mypy --strict)" static_checks
-suite "Lua checks (luacheck, stylua)" bash editors/nvim/scripts/lint.sh
-suite "TypeScript checks (eslint, prettier, tsc)" bash editors/vscode/scripts/lint.sh
-suite "Kotlin checks (ktlint, warnings as errors)" bash editors/intellij/scripts/lint.sh
+lua_checks() { bash editors/nvim/scripts/lint.sh; }
+typescript_checks() { bash editors/vscode/scripts/lint.sh; }
+kotlin_checks() { bash editors/intellij/scripts/lint.sh; }
+
+concurrent_suites \
+    "Python static checks (ruff check, ruff format, mypy --strict)" static_checks \
+    "Lua checks (luacheck, stylua)" lua_checks \
+    "TypeScript checks (eslint, prettier, tsc)" typescript_checks \
+    "Kotlin checks (ktlint, warnings as errors)" kotlin_checks
 suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
 suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"

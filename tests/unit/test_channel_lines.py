@@ -319,11 +319,11 @@ async def test_a_retry_the_cli_waits_for_is_over_when_the_model_streams_again(
         }
     )
     await _settle()
-    assert channel.settings.retry is not None
-    assert channel.settings.retry.error_status == 529
+    waiting = channel.settings.retry
     process.say({"type": "stream_event", "event": {"type": "message_start", "message": {}}})
     await _settle()
 
+    assert waiting is not None and waiting.error_status == 529
     assert channel.settings.retry is None
     statuses = [e.retry.error_status if e.retry else None for e in feed.of(events.StatusChanged)]
     assert statuses[-2:] == [529, None], "the retry is published, then its end"
