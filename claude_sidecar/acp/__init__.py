@@ -1,7 +1,8 @@
 """``claude-sidecar acp``: the daemon as an Agent Client Protocol agent on stdio.
 
 A second front end over the same hub and channels as the ``claude/*`` server: ``agent``
-(the ACP methods), ``session`` (one session: a channel's feed, its prompts and
+(the ACP methods), ``registry`` (the sessions by id: opening, closing, deleting,
+listing), ``session`` (one session: a channel's feed, its prompts and
 permission asks), ``asks`` (an ask's options and the chosen one's answer, pure),
 ``updates`` (the conversation's entries as ``session/update``s, pure), ``prompt`` (prompt
 blocks and MCP servers in the CLI's shapes, pure), ``errors`` (ACP's error shapes),

@@ -17,25 +17,39 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     ClientCapabilities,
+    CloseSessionResponse,
+    DeleteSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
+    SessionForkCapabilities,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionModeResponse,
 )
 
 from .. import __version__
-from ..api import InitializationOptions, NewChannelParams, PermissionMode, WarmPoolOptions
+from ..api import InitializationOptions, NewChannelParams, PermissionMode, WarmPoolOptions, is_uuid
 from ..background import Background
 from ..hub import Hub
 from .auth import auth_methods
 from .errors import as_acp_errors, invalid
 from .prompt import PromptBlock, cli_content
 from .prompt import mcp_servers as to_cli_servers
+from .registry import LIST_FIX, PAGE_SIZE, SessionRegistry
 from .rpc import StdioTransport
 from .session import Session
 from .updates import META
@@ -77,7 +91,7 @@ class SidecarAgent:
         )
         self._env = env
         self._allow_bypass = allow_bypass
-        self.sessions: dict[str, Session] = {}
+        self.sessions = SessionRegistry(self, self.hub)
         self.background = Background("acp")
         self.transport: StdioTransport
         self.conn: Client
@@ -107,7 +121,15 @@ class SidecarAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities(),
+                    fork=SessionForkCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
                 prompt_capabilities=PromptCapabilities(
                     image=True, audio=False, embedded_context=True
                 ),
@@ -136,30 +158,80 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A session on a new channel (from the warm pool when a spare fits)."""
-        options = NewChannelParams(
-            cwd=cwd,
-            permission_mode=START_MODE,
-            mcp_servers=to_cli_servers(mcp_servers),
-            add_dirs=additional_directories or None,
-        )
-        channel = await self.hub.new_channel(options)
-        session = channel.feed
-        assert isinstance(session, Session)
-        self.sessions[channel.session_id] = session
-        session.mode = channel.settings.permission_mode or START_MODE
-        session.attach(channel.session_id)
-        return NewSessionResponse(
-            session_id=channel.session_id,
-            modes=self._modes(session.mode),
-            field_meta={META: {"pid": channel.pid}},
-        )
+        session = await self.sessions.new(self._options(cwd, additional_directories, mcp_servers))
+        return NewSessionResponse(session_id=session.id, **self._opened(session))
+
+    @as_acp_errors
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """A stored session on a CLI that resumes it; its conversation is sent as
+        ``session/update``s before the answer."""
+        options = self._options(cwd, additional_directories, mcp_servers, resume=session_id)
+        session = await self.sessions.load(options, replay=True)
+        return LoadSessionResponse(**self._opened(session))
+
+    @as_acp_errors
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """``session/load`` without the replay."""
+        options = self._options(cwd, additional_directories, mcp_servers, resume=session_id)
+        session = await self.sessions.load(options, replay=False)
+        return ResumeSessionResponse(**self._opened(session))
+
+    @as_acp_errors
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        """A new session whose conversation starts as a copy of ``session_id``'s."""
+        options = self._options(cwd, additional_directories, mcp_servers)
+        session = await self.sessions.fork(session_id, options)
+        return ForkSessionResponse(session_id=session.id, **self._opened(session))
+
+    @as_acp_errors
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """End the session's prompts (``cancelled``) and close its CLI."""
+        await self.sessions.close(session_id)
+        return CloseSessionResponse()
+
+    @as_acp_errors
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete a stored session (``session/delete``; not one open in this agent)."""
+        await self.sessions.delete(session_id)
+        return DeleteSessionResponse()
+
+    @as_acp_errors
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """A page of the sessions stored for ``cwd``, newest first (50, or
+        ``_meta.claudeSidecar.limit``)."""
+        ours = kwargs.get(META)
+        limit = ours.get("limit", PAGE_SIZE) if isinstance(ours, dict) else PAGE_SIZE
+        return await self.sessions.list(cwd, cursor, limit)
 
     @as_acp_errors
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         """Switch the session's permission mode."""
-        session = self._session(session_id)
+        session = self.sessions.get(session_id)
         if mode_id not in self._mode_ids():
             raise invalid(
                 "modeId",
@@ -174,12 +246,12 @@ class SidecarAgent:
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
     ) -> PromptResponse:
         """Run one prompt; answered with the stop reason when its turn ends."""
-        session = self._session(session_id)
+        session = self.sessions.get(session_id)
         return await session.prompt(cli_content(prompt))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel`` (a notification: an unknown session is only logged)."""
-        session = self.sessions.get(session_id)
+        session = self.sessions.find(session_id)
         if session is None:
             log.warning("session/cancel for unknown session %r", session_id)
             return
@@ -206,15 +278,32 @@ class SidecarAgent:
 
     # ------------------------------------------------------------ helpers
 
-    def _session(self, session_id: str) -> Session:
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise invalid(
-                "sessionId",
-                f"is {session_id!r}, not a session of this agent",
-                "use a sessionId that session/new returned",
-            )
-        return session
+    @staticmethod
+    def _options(
+        cwd: str,
+        additional_directories: list[str] | None,
+        mcp_servers: list[Any] | None,
+        resume: str | None = None,
+    ) -> NewChannelParams:
+        """A session's channel options: the client's directories and MCP servers, the
+        mode that asks; ``resume``: the session to load, resume or fork."""
+        if resume is not None and not is_uuid(resume):
+            raise invalid("sessionId", f"is {resume!r}, not a UUID", LIST_FIX)
+        return NewChannelParams(
+            cwd=cwd,
+            permission_mode=START_MODE,
+            mcp_servers=to_cli_servers(mcp_servers),
+            add_dirs=additional_directories or None,
+            resume=resume,
+        )
+
+    def _opened(self, session: Session) -> dict[str, Any]:
+        """What every answer that opens a session says of it: its modes, the CLI's pid."""
+        channel = self.hub.get(session.channel_id)
+        return {
+            "modes": self._modes(session.mode or START_MODE),
+            "field_meta": {META: {"pid": channel.pid}},
+        }
 
     def _mode_ids(self) -> list[str]:
         return [m for m in MODES if m != "bypassPermissions" or self._allow_bypass]

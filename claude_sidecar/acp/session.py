@@ -23,7 +23,7 @@ import msgspec
 from acp import RequestError
 from acp.schema import AllowedOutcome, PromptResponse, ToolCallUpdate
 
-from ..api import DeltaKind, PermissionRequest, ToolEntry
+from ..api import DeltaKind, Entry, PermissionRequest, ToolEntry
 from ..errors import SidecarError
 from ..events import (
     ChannelEvent,
@@ -68,6 +68,8 @@ class Session:
         self._cli_stop_reason: str | None = None
         # Set when a turn ends (or the CLI exits): session/cancel waits for it.
         self._turn_over = asyncio.Event()
+        # After session/close the client hears nothing more of the session.
+        self.closed = False
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -104,12 +106,32 @@ class Session:
         dropped, self._held = self._held or [], []
         return [repr(held).encode() for held in dropped]
 
-    def attach(self, session_id: str) -> None:
-        """Take the session id and send what was kept."""
+    def attach(self, session_id: str, replay: list[Entry] | None = None) -> None:
+        """Take the session id, send the conversation so far (``replay``: a loaded
+        session's), then what was kept."""
         self.id = session_id
+        if replay is not None:
+            self.updates = self.replay(replay)
         held, self._held = self._held or [], None
         for send in held:
             send()
+
+    def replay(self, entries: list[Entry]) -> SessionUpdates:
+        """Send a conversation as the updates that say it (``session/load``): every
+        prompt is the user's, each entry comes whole. Returns the mapping that said it."""
+        replayed = SessionUpdates()
+        for entry in entries:
+            for update in replayed.entry(entry):
+                self._send(update)
+        return replayed
+
+    def close(self) -> None:
+        """``session/close``: withdraw the asks, end the prompts with ``cancelled``; the
+        client hears nothing more of this session (its CLI is closed by the caller)."""
+        for request_id in list(self._asks):
+            self._withdraw(request_id)
+        self._end_prompts()
+        self.closed = True
 
     # ------------------------------------------------------------ requests
 
@@ -146,16 +168,23 @@ class Session:
         except SidecarError as e:
             log.warning("session %s: interrupt failed: %s", self.id, e.message)
         finally:
-            for answered in self._prompts.values():
-                if not answered.done():
-                    answered.set_result(PromptResponse(stop_reason="cancelled"))
+            self._end_prompts()
+
+    def _end_prompts(self) -> None:
+        for answered in self._prompts.values():
+            if not answered.done():
+                answered.set_result(PromptResponse(stop_reason="cancelled"))
 
     # ------------------------------------------------------------ channel events
 
     def _send(self, update: Update) -> None:
+        if self.closed:
+            return
         self.agent.transport.notify("session/update", {"sessionId": self.id, "update": update})
 
     def _event(self, event: ChannelEvent) -> None:
+        if self.closed:
+            return
         if isinstance(event, EntryChanged):
             for update in self.updates.entry(event.entry):
                 self._send(update)
