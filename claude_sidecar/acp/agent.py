@@ -35,17 +35,17 @@ from acp.schema import (
     SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionListCapabilities,
-    SessionMode,
-    SessionModeState,
     SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from .. import __version__
-from ..api import InitializationOptions, NewChannelParams, PermissionMode, WarmPoolOptions, is_uuid
+from ..api import InitializationOptions, NewChannelParams, WarmPoolOptions, is_uuid
 from ..background import Background
 from ..hub import Hub
 from .auth import auth_methods
+from .config import EFFORT, MODEL, START_MODE, mode_ids, modes
 from .errors import as_acp_errors, invalid
 from .prompt import PromptBlock, cli_content
 from .prompt import mcp_servers as to_cli_servers
@@ -55,19 +55,6 @@ from .session import Session
 from .updates import META
 
 log = logging.getLogger(__name__)
-
-MODES: dict[str, tuple[str, str]] = {
-    "default": ("Ask", "Asks before each edit and command"),
-    "acceptEdits": ("Accept edits", "Edits files without asking; asks before commands"),
-    "plan": ("Plan", "Reads and plans; changes nothing until you approve the plan"),
-    "dontAsk": ("Don't ask", "Runs only what settings allow; denies anything else"),
-    "auto": ("Auto", "The CLI decides what needs asking"),
-    "bypassPermissions": ("Bypass permissions", "Runs every tool without asking"),
-}
-"""The permission modes a session offers (``session/new``'s ``modes``), by mode id."""
-
-START_MODE: PermissionMode = "default"
-"""Every session starts in the mode that asks."""
 
 
 class SidecarAgent:
@@ -232,14 +219,30 @@ class SidecarAgent:
     ) -> SetSessionModeResponse | None:
         """Switch the session's permission mode."""
         session = self.sessions.get(session_id)
-        if mode_id not in self._mode_ids():
+        if mode_id not in mode_ids(self._allow_bypass):
             raise invalid(
                 "modeId",
                 f"is {mode_id!r}, not a mode of this session",
-                f"use one of: {', '.join(self._mode_ids())}",
+                f"use one of: {', '.join(mode_ids(self._allow_bypass))}",
             )
         await self.hub.get(session.channel_id).set_permission_mode(mode_id)
         return SetSessionModeResponse()
+
+    @as_acp_errors
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Switch the session's model or thought level (``Channel.set_model``)."""
+        session = self.sessions.get(session_id)
+        if config_id not in (MODEL, EFFORT):
+            raise invalid(
+                "configId",
+                f"is {config_id!r}, not an option of this session",
+                f"use {MODEL} or {EFFORT}",
+            )
+        return SetSessionConfigOptionResponse.model_validate(
+            {"configOptions": await session.choose(config_id, value)}
+        )
 
     @as_acp_errors
     async def prompt(
@@ -301,18 +304,7 @@ class SidecarAgent:
         """What every answer that opens a session says of it: its modes, the CLI's pid."""
         channel = self.hub.get(session.channel_id)
         return {
-            "modes": self._modes(session.mode or START_MODE),
+            "modes": modes(session.mode or START_MODE, self._allow_bypass),
+            "config_options": session.config_options(),
             "field_meta": {META: {"pid": channel.pid}},
         }
-
-    def _mode_ids(self) -> list[str]:
-        return [m for m in MODES if m != "bypassPermissions" or self._allow_bypass]
-
-    def _modes(self, current: str) -> SessionModeState:
-        return SessionModeState(
-            current_mode_id=current,
-            available_modes=[
-                SessionMode(id=m, name=MODES[m][0], description=MODES[m][1])
-                for m in self._mode_ids()
-            ],
-        )

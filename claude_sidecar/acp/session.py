@@ -17,13 +17,13 @@ import functools
 import logging
 import uuid as uuidlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 from acp import RequestError
 from acp.schema import AllowedOutcome, PromptResponse, ToolCallUpdate
 
-from ..api import DeltaKind, Entry, PermissionRequest, ToolEntry
+from ..api import DeltaKind, Effort, Entry, PermissionRequest, ToolEntry
 from ..errors import SidecarError
 from ..events import (
     ChannelEvent,
@@ -37,6 +37,8 @@ from ..events import (
 )
 from ..files import snapshot
 from .asks import permission_options, respond
+from .config import DEFAULT, MODEL, Choice
+from .errors import invalid
 from .updates import META, SessionUpdates, Update, proposed_diffs, stop_reason
 
 if TYPE_CHECKING:
@@ -70,6 +72,8 @@ class Session:
         self._turn_over = asyncio.Event()
         # After session/close the client hears nothing more of the session.
         self.closed = False
+        # The configOptions the client has (config_option_update when they change).
+        self._config: list[dict[str, Any]] | None = None
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -175,6 +179,43 @@ class Session:
             if not answered.done():
                 answered.set_result(PromptResponse(stop_reason="cancelled"))
 
+    def config_options(self) -> list[dict[str, Any]]:
+        """The session's ``configOptions`` now (model, thought level); the client has them."""
+        self._config = self._choice().options()
+        return self._config
+
+    async def choose(self, config_id: str, value: str | bool) -> list[dict[str, Any]]:
+        """``session/set_config_option``: switch the model or the thought level; the
+        options after the switch."""
+        choice = self._choice()
+        allowed = choice.model_values() if config_id == MODEL else choice.effort_values()
+        if not isinstance(value, str) or value not in allowed:
+            raise invalid(
+                "value",
+                f"is {value!r}, not a value of {config_id}",
+                f"use one of: {', '.join(allowed)}",
+            )
+        model: str | None
+        effort: Effort | None
+        if config_id == MODEL:
+            model, effort = value, choice.effort
+        else:
+            # "default" is offered only while no level was set: choosing it changes nothing.
+            model, effort = choice.model, None if value == DEFAULT else cast(Effort, value)
+        after = Choice(choice.models, model, effort).options()
+        # What the channel's status event will show: the client asked for it, no update.
+        before, self._config = self._config, after
+        try:
+            await self.agent.hub.get(self.channel_id).set_model(model, effort)
+        except BaseException:
+            self._config = before
+            raise
+        return after
+
+    def _choice(self) -> Choice:
+        settings = self.agent.hub.get(self.channel_id).settings
+        return Choice(settings.info().models, settings.requested_model, settings.effort)
+
     # ------------------------------------------------------------ channel events
 
     def _send(self, update: Update) -> None:
@@ -217,6 +258,11 @@ class Session:
             self.mode = mode
             if told:
                 self._send({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        if self._config is not None and status.state != "exited":
+            config = self._choice().options()
+            if config != self._config:
+                self._config = config
+                self._send({"sessionUpdate": "config_option_update", "configOptions": config})
         if status.state == "exited":
             self._turn_over.set()
             for answered in self._prompts.values():

@@ -177,6 +177,7 @@ async def test_resume_sends_no_replay_and_the_model_sees_the_earlier_turns(
 
     assert before == [], "resume replays nothing"
     assert resumed.modes.current_mode_id == "default"
+    assert {o.id for o in resumed.config_options or []} >= {"model"}
     assert answer.stop_reason == "end_turn"
     sent = str(model.main_requests[-1]["messages"])
     assert "hello there" in sent and "hello again" in sent
