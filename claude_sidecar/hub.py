@@ -319,8 +319,9 @@ class Hub:
                 f"use one of: {', '.join(agents)} (or define it in .claude/agents/)",
             )
 
-    async def fork(self, p: ForkSessionParams) -> Channel:
-        """A new channel continuing a copy of a live channel's or a stored session's history."""
+    async def fork(self, p: ForkSessionParams, **changes: Any) -> Channel:
+        """A new channel continuing a copy of a live channel's or a stored session's history;
+        ``changes`` replace fields of its options (an ACP fork's own mode and MCP servers)."""
         source = (
             self.get(p.channel_id)
             if p.channel_id
@@ -351,6 +352,7 @@ class Hub:
                     "pass a messageId that claude/sendMessage returned on the source channel",
                 )
         history = await self._fork_history(source, session_id, cwd, p.at_message_id)
+        options = msgspec.structs.replace(options, **changes)
         return await self.new_channel(options, fork=True, resume_at=resume_at, history=history)
 
     async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from acp import RequestError
 from acp.schema import (
     AudioContentBlock,
     BlobResourceContents,
@@ -25,6 +24,8 @@ from acp.schema import (
     TextContentBlock,
 )
 
+from .errors import invalid
+
 PromptBlock = (
     TextContentBlock
     | ImageContentBlock
@@ -34,20 +35,6 @@ PromptBlock = (
 )
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-
-
-def invalid(field: str, problem: str, fix: str) -> RequestError:
-    """An ACP ``Invalid params`` error naming the field and the fix: the SDK's shape
-    (``data.errors`` as pydantic reports them) with ``field`` and ``fix`` beside it."""
-    return RequestError(
-        -32602,
-        f"Invalid params: `{field}` {problem}; {fix}",
-        {
-            "field": field,
-            "fix": fix,
-            "errors": [{"loc": field.split("."), "msg": problem, "type": "value_error"}],
-        },
-    )
 
 
 def mention(uri: str, name: str | None = None) -> str:

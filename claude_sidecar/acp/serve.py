@@ -15,7 +15,12 @@ import sys
 from collections.abc import Mapping
 from typing import BinaryIO, cast
 
-from acp import Agent, run_agent
+from acp import Agent
+from acp.agent.connection import AgentSideConnection
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
+from acp.schema import DeleteSessionRequest
+from acp.utils import normalize_result
 
 from ..stdio import FrameWriter, claim_stdout
 from ..transport import pdeathsig_wrapper
@@ -47,7 +52,7 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
     agent.transport = StdioTransport(reader, frames)
     # Checked now (a few ms) rather than on the first session's way to its first answer.
     pdeathsig_wrapper()
-    serving = asyncio.ensure_future(run_agent(cast(Agent, agent), agent.transport))
+    serving = asyncio.ensure_future(_run(agent))
     lost = asyncio.ensure_future(gone.wait())
     try:
         await asyncio.wait({serving, lost}, return_when=asyncio.FIRST_COMPLETED)
@@ -58,6 +63,37 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
         lost.cancel()
         await agent.close(grace=2.0)
         frames.close()
+
+
+async def _run(agent: SidecarAgent) -> None:
+    """Serve the client (``acp.run_agent``, with what SDK 0.12.1 leaves out)."""
+    # The SDK routes session/resume, session/close and session/fork only with its
+    # unstable switch (its schema, 1.19.0, has resume and close stable).
+    conn = AgentSideConnection(
+        cast(Agent, agent), agent.transport, listening=False, use_unstable_protocol=True
+    )
+    _route_delete(conn, agent)
+    try:
+        await conn.listen()
+    finally:
+        await asyncio.shield(conn.close())
+
+
+def _route_delete(conn: AgentSideConnection, agent: SidecarAgent) -> None:
+    """Route ``session/delete``: SDK 0.12.1 has its types (``DeleteSessionRequest``, the
+    ``sessionCapabilities.delete`` capability) but no route. Its router is reached
+    through the connection's private ``_conn._handler``; an SDK that moves it fails the
+    agent's start (and the tests), not a client's request."""
+    router = conn._conn._handler
+    if not isinstance(router, MessageRouter):
+        raise RuntimeError(f"the ACP SDK's router is not where SDK 0.12.1 has it: {router!r}")
+    router.route_request(
+        AGENT_METHODS["session_delete"],
+        DeleteSessionRequest,
+        agent,
+        "delete_session",
+        adapt_result=normalize_result,
+    )
 
 
 def serve_acp(

@@ -126,6 +126,13 @@ def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
     return summary
 
 
+def recorded_cwd(path: Path) -> str | None:
+    """The working directory the CLI recorded in a session file (None: none recorded,
+    no user prompt, or unreadable)."""
+    summary = _cached_summary(path, path.stem)
+    return summary.cwd if summary is not None else None
+
+
 def _encode_cursor(summary: SessionSummary) -> str:
     """The cursor of the page after ``summary``: its sort key, opaque to clients."""
     raw = f"{summary.updated_at}|{summary.session_id}".encode()

@@ -130,6 +130,18 @@ def session_file(home: Path, cwd: str, session_id: str, config_dir: Path | None)
     return path
 
 
+def find_session_files(home: Path, session_id: str, config_dir: Path | None) -> list[Path]:
+    """The files of stored session ``session_id`` in any project folder (one, unless the
+    same id was recorded in two directories); [] for an id that is not a UUID."""
+    if not is_uuid(session_id):
+        return []
+    projects = config_home(home, config_dir) / "projects"
+    try:
+        return sorted(p for p in projects.glob(f"*/{session_id}.jsonl") if p.is_file())
+    except OSError:
+        return []
+
+
 def session_exists(
     home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
 ) -> bool:

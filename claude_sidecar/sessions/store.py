@@ -18,8 +18,8 @@ from ..errors import InvalidParams, SessionNotFound, SidecarError
 from .edits import ConfigDirMismatch, delete_session, rename_session
 from .footers import FooterLog, place_footers
 from .history import exchange_end, read_history
-from .listing import BadCursor, list_sessions
-from .paths import claude_home, session_exists
+from .listing import BadCursor, list_sessions, recorded_cwd
+from .paths import claude_home, find_session_files, session_exists
 
 
 class SessionStore:
@@ -37,6 +37,21 @@ class SessionStore:
         """Whether the CLI has stored anything of ``session_id`` yet."""
         home, config_dir = self._home()
         return await asyncio.to_thread(session_exists, home, cwd, session_id, config_dir=config_dir)
+
+    async def locate(self, session_id: str) -> str | None:
+        """The directory stored session ``session_id`` was recorded in (None: no such
+        session, or it recorded none): for requests that name a session without its
+        directory (ACP's ``session/delete``)."""
+        home, config_dir = self._home()
+
+        def find() -> str | None:
+            for path in find_session_files(home, session_id, config_dir):
+                cwd = recorded_cwd(path)
+                if cwd is not None:
+                    return cwd
+            return None
+
+        return await asyncio.to_thread(find)
 
     async def list(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
         """The sessions the CLI stored for ``cwd``, newest first."""

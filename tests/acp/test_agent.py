@@ -75,7 +75,7 @@ async def test_initialize_says_what_this_agent_implements_and_who_it_is(
     caps = answer.agent_capabilities
     assert answer.protocol_version == PROTOCOL_VERSION
     assert caps.prompt_capabilities.image and caps.prompt_capabilities.embedded_context
-    assert not caps.prompt_capabilities.audio and not caps.load_session
+    assert not caps.prompt_capabilities.audio and caps.load_session
     assert caps.mcp_capabilities.http and caps.mcp_capabilities.sse
     assert not caps.mcp_capabilities.acp
     assert answer.agent_info.name == "claude-sidecar" and answer.agent_info.version == __version__
