@@ -25,7 +25,7 @@ from typing import Any
 from claude_sidecar.api import NewChannelParams
 from claude_sidecar.channel import Channel
 from claude_sidecar.server import SidecarServer
-from claude_sidecar.stdio import FrameWriter
+from claude_sidecar.stdout import FrameWriter
 
 import msgspec_relay
 

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygls.exceptions import JsonRpcException
 
+class SidecarError(Exception):
+    """Base of every error the daemon sends as a JSON-RPC error response.
 
-class SidecarError(JsonRpcException):
-    """Base of every error the daemon sends as a JSON-RPC error response."""
+    Independent of any JSON-RPC library (each front end answers it in its own way), so
+    that a front end loads only its own: the ACP agent never imports pygls.
+    """
 
     CODE = -32603
     NAME = "internalError"
-    # Always a dict here (pygls types it as optional): `name` and the error's own fields.
-    data: dict[str, Any]
 
     def __init__(self, message: str, **data: Any) -> None:
-        super().__init__(message=message, code=self.CODE, data={"name": self.NAME, **data})
+        super().__init__(message)
+        self.message = message
+        self.code = self.CODE
+        # `name` and the error's own fields.
+        self.data: dict[str, Any] = {"name": self.NAME, **data}
 
 
 class InvalidParams(SidecarError):

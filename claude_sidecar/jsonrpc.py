@@ -50,7 +50,7 @@ Handler = Callable[[Any], Awaitable[Any]] | Callable[[Any], Any]
 result. A coroutine function runs in a task of its own; a plain function runs as the
 request arrives, so it takes effect before the next message is read (``initialize``)."""
 
-Gate = Callable[[str], JsonRpcException | None]
+Gate = Callable[[str], SidecarError | JsonRpcException | None]
 """Looks at a request's method on arrival; an error refuses the request with it."""
 
 CANCEL_REQUEST = "$/cancelRequest"
@@ -155,7 +155,7 @@ class Requests:
             if task is not me:
                 task.cancel()
 
-    def refuse(self, msg_id: str | int | None, error: JsonRpcException) -> None:
+    def refuse(self, msg_id: str | int | None, error: SidecarError | JsonRpcException) -> None:
         """Answer a request with an error."""
         name = error.NAME if isinstance(error, SidecarError) else type(error).__name__
         log.info("request %s answered with %s (%d): %s", msg_id, name, error.code, error.message)
@@ -190,10 +190,10 @@ class Requests:
             log.exception("notification %s failed", method)
 
 
-def _failure(msg_id: str | int, method: str) -> JsonRpcException:
+def _failure(msg_id: str | int, method: str) -> SidecarError | JsonRpcException:
     """The answer to a request whose handler raised (called in the ``except`` block)."""
     kind, error, tb = sys.exc_info()
-    if isinstance(error, JsonRpcException):
+    if isinstance(error, SidecarError | JsonRpcException):
         # An answer the client asked for (a bad field, an unknown channel): no traceback.
         return error
     if isinstance(error, asyncio.CancelledError):

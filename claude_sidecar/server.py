@@ -23,7 +23,7 @@ from pygls.server import JsonRPCServer
 from . import __version__, api, mcp_servers, rewind
 from .channel import Channel
 from .discovery import describe_cli
-from .errors import InvalidParams, ServerNotInitialized
+from .errors import InvalidParams, ServerNotInitialized, SidecarError
 from .hub import Hub
 from .jsonrpc import Handler as RequestHandler
 from .jsonrpc import Requests, SidecarProtocol
@@ -80,7 +80,7 @@ class SidecarServer(JsonRPCServer):
         served["shutdown"] = self._shutdown
         return served
 
-    def _gate(self, method: str) -> JsonRpcException | None:
+    def _gate(self, method: str) -> SidecarError | JsonRpcException | None:
         """Refuse on arrival what the daemon's life does not allow now. (Checked on
         arrival, not in the request's task: by the time it runs, a later ``initialize``
         may already have been processed.)"""

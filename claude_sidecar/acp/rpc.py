@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from ..stdio import FrameWriter
+from ..stdout import FrameWriter
 from .updates import META
 
 log = logging.getLogger(__name__)

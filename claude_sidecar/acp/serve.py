@@ -22,7 +22,7 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
-from ..stdio import FrameWriter, claim_stdout
+from ..stdout import FrameWriter, claim_stdout
 from ..transport import pdeathsig_wrapper
 from .agent import SidecarAgent
 from .rpc import StdioTransport
