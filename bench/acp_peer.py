@@ -20,7 +20,8 @@ the spare is ready, then ``SETTLE_S``, before the next figure; the peer waits as
   exists yet) and of the later ones;
 - new session -> first chunk: from sending ``session/new`` to the first
   ``agent_message_chunk`` of the session's first prompt, ms, first and later sessions;
-- warm turn first chunk: a second prompt in the first session, send -> first chunk, ms;
+- warm turn first chunk: ``WARM_TURNS`` more prompts in the first session, each send ->
+  first chunk, ms;
 - RSS per session: the sum of VmRSS over the agent's whole process tree (the agent, its
   CLIs, what they run; the sidecar's spare CLI included) with ``SESSIONS`` sessions open,
   divided by ``SESSIONS``, MiB; PSS (shared pages split between processes) beside it in
@@ -67,6 +68,7 @@ SCENARIO = {
 SESSIONS = 4
 # A quiet moment after a spare CLI said it is ready (its start-up work trails off).
 SETTLE_S = 0.5
+WARM_TURNS = 3
 SPARE_READY = re.compile(r"warm pool: spare CLI pid \d+ ready")
 TOOK_SPARE = re.compile(r"took spare CLI pid \d+ from the warm pool")
 
@@ -207,7 +209,10 @@ async def one_agent(
                 result["first_chunk_ms"].append(await turn(opened.session_id, started))
                 await settle(n + 1)
                 if n == 0:
-                    result["warm_turn_ms"] = await turn(opened.session_id, time.perf_counter())
+                    result["warm_turn_ms"] = [
+                        await turn(opened.session_id, time.perf_counter())
+                        for _ in range(WARM_TURNS)
+                    ]
             result["pooled"] = log_count(log_path, TOOK_SPARE) if kind == "sidecar" else 0
             rss, pss = tree_memory_kib(process.pid)
             result["tree_rss_mib"] = rss / 1024
@@ -300,7 +305,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "later_sessions_first_chunk_ms": spread(
             [v for r in runs for v in r["first_chunk_ms"][1:]] or [nan]
         ),
-        "warm_turn_ms": spread([r["warm_turn_ms"] for r in runs]),
+        "warm_turn_ms": spread([v for r in runs for v in r["warm_turn_ms"]]),
         "rss_per_session_mib": spread([r["tree_rss_mib"] / len(r["new_ms"]) for r in runs]),
         "pss_per_session_mib": spread([r["tree_pss_mib"] / len(r["new_ms"]) for r in runs]),
         "pooled": sum(r["pooled"] for r in runs),
@@ -317,7 +322,7 @@ def measure(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
         peer = install_peer()
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         return {"unavailable": f"claude-agent-acp could not be installed: {e}"}
-    repeats = 1 if quick else 3
+    repeats = 1 if quick else 5
     sessions = 2 if quick else SESSIONS
     tmp = Path(tempfile.mkdtemp(prefix="bench-acp-"))
     try:

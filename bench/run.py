@@ -410,7 +410,7 @@ def format_j(j: dict[str, Any]) -> str:
     load = ", ".join(f"{x:.1f}" for x in j["loadavg"])
     return table(
         f"(j) ACP: claude-sidecar acp (warm pool 1) vs claude-agent-acp, same CLI and client; "
-        f"median of {j['repeats']} fresh agents x {j['sessions']} sessions (range min-max); "
+        f"median over {j['repeats']} fresh agents x {j['sessions']} sessions (range min-max); "
         f"{mine['pooled']}/{mine['later_sessions']} later sessions from the pool; "
         f"load {load} at the end",
         ["", "sidecar", "range", "claude-agent-acp", "range", "peer/sidecar"],
