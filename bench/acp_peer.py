@@ -324,6 +324,7 @@ def measure(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
         return {"unavailable": f"claude-agent-acp could not be installed: {e}"}
     repeats = 1 if quick else 5
     sessions = 2 if quick else SESSIONS
+    load_start = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="bench-acp-"))
     try:
         with ScriptedModel(load_scenario(SCENARIO)) as model:
@@ -332,5 +333,6 @@ def measure(quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
     raw["summary"] = {name: summarize(runs) for name, runs in raw["runs"].items()}
     raw["repeats"] = repeats
+    raw["loadavg_start"] = load_start
     raw["loadavg"] = os.getloadavg()
     return raw

@@ -395,6 +395,7 @@ def format_j(j: dict[str, Any]) -> str:
         ("later_sessions_first_chunk_ms", "later sessions: session/new -> first chunk, ms"),
         ("warm_turn_ms", "warm turn: prompt -> first chunk, ms"),
         ("rss_per_session_mib", f"RSS per session ({j['sessions']} open, tree), MiB"),
+        ("pss_per_session_mib", f"PSS per session ({j['sessions']} open, tree), MiB"),
     ]:
         m, p = mine[key], peer[key]
         rows.append(
@@ -407,12 +408,12 @@ def format_j(j: dict[str, Any]) -> str:
                 ratio(p["median"], m["median"]),
             ]
         )
-    load = ", ".join(f"{x:.1f}" for x in j["loadavg"])
+    load = f"{j['loadavg_start'][0]:.1f} at the start, {j['loadavg'][0]:.1f} at the end"
     return table(
         f"(j) ACP: claude-sidecar acp (warm pool 1) vs claude-agent-acp, same CLI and client; "
         f"median over {j['repeats']} fresh agents x {j['sessions']} sessions (range min-max); "
         f"{mine['pooled']}/{mine['later_sessions']} later sessions from the pool; "
-        f"load {load} at the end",
+        f"1-min load {load}",
         ["", "sidecar", "range", "claude-agent-acp", "range", "peer/sidecar"],
         rows,
     )
