@@ -115,11 +115,12 @@ def tree_memory_kib(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def agent_env(model_url: str, cli: str, **extra: str) -> dict[str, str]:
-    """An agent's environment: its own HOME, the CLI pointed at the stand-in model."""
+def agent_env(model_url: str, cli: str, tmp: Path, **extra: str) -> dict[str, str]:
+    """An agent's environment: its own HOME (in ``tmp``), the CLI pointed at the stand-in
+    model."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
     env.update(
-        HOME=tempfile.mkdtemp(prefix="bench-home-"),
+        HOME=tempfile.mkdtemp(prefix="home-", dir=tmp),
         ANTHROPIC_BASE_URL=model_url,
         ANTHROPIC_API_KEY="bench",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
@@ -159,7 +160,7 @@ async def one_agent(
     """One fresh agent: ``sessions`` sessions one after the other, the figures above; the
     peer waits ``peer_wait_s`` where the sidecar waits for its spare."""
     client = TimingClient()
-    workspace = tempfile.mkdtemp(prefix="bench-ws-")
+    workspace = tempfile.mkdtemp(prefix="ws-", dir=log_path.parent)
     result: dict[str, Any] = {"new_ms": [], "first_chunk_ms": [], "pooled": 0, "waited_s": []}
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
@@ -270,9 +271,8 @@ async def measure_async(
     runs: dict[str, list[dict[str, Any]]] = {"sidecar": [], "peer": []}
     for r in range(repeats):
         log(f"(j) repeat {r + 1}/{repeats}: claude-sidecar acp ...")
-        mine = await one_agent(
-            "sidecar", sidecar, agent_env(model_url, cli), tmp / f"sidecar-{r}.log", sessions, cli
-        )
+        env = agent_env(model_url, cli, tmp)
+        mine = await one_agent("sidecar", sidecar, env, tmp / f"sidecar-{r}.log", sessions, cli)
         runs["sidecar"].append(mine)
         log(f"(j) repeat {r + 1}/{repeats}: claude-agent-acp ...")
         wait = statistics.median(mine["waited_s"]) if mine["waited_s"] else 0.0
@@ -280,7 +280,7 @@ async def measure_async(
             await one_agent(
                 "peer",
                 [peer],
-                agent_env(model_url, cli),
+                agent_env(model_url, cli, tmp),
                 tmp / f"peer-{r}.log",
                 sessions,
                 cli,
