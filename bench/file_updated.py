@@ -75,7 +75,7 @@ def turn(daemon: Daemon, channel: str, text: str) -> None:
     """One turn, not timed: send and read until its result."""
     daemon.request("claude/sendMessage", {"channelId": channel, "text": text})
     for _, body in daemon.bodies(120):
-        if b'"claude/message"' in body[:64] and b'"type":"result"' in body:
+        if b'"claude/turnEnded"' in body[:64]:
             return
 
 
@@ -94,7 +94,7 @@ def edit_latencies(daemon: Daemon, channel: str, workspace: str, lines: list[int
                 if update["path"] != path or SUFFIX not in (update["newContent"] or ""):
                     raise AssertionError(f"unexpected update: {str(update)[:300]}")
                 latencies.append((arrived - mtime) / 1e6)
-            elif b'"claude/message"' in body[:64] and b'"type":"result"' in body:
+            elif b'"claude/turnEnded"' in body[:64]:
                 break
         if arrived is None:
             raise AssertionError(

@@ -101,8 +101,8 @@ class _Daemon(DaemonClient):
         self._results: dict[str, asyncio.Event] = {}
         # pygls tags handlers with attributes: plain functions, not bound methods.
         self.client.feature("claude/delta")(lambda params: self._on_delta(params))
-        self.client.feature("claude/message")(lambda params: self._on_message(params))
-        for method in set(api.NOTIFICATIONS) - {"claude/delta", "claude/message"}:
+        self.client.feature("claude/turnEnded")(lambda params: self._on_turn_ended(params))
+        for method in set(api.NOTIFICATIONS) - {"claude/delta", "claude/turnEnded"}:
             self.client.feature(method)(lambda params: None)
 
     def _on_delta(self, params: dict[str, Any]) -> None:
@@ -110,10 +110,10 @@ class _Daemon(DaemonClient):
         if future is not None and not future.done():
             future.set_result(time.perf_counter())
 
-    def _on_message(self, params: dict[str, Any]) -> None:
-        message = params["message"]
-        if isinstance(message, dict) and message.get("type") == "result":
-            self._results.setdefault(params["channelId"], asyncio.Event()).set()
+    def _on_turn_ended(self, params: dict[str, Any]) -> None:
+        # claude/turnEnded, not the CLI's raw result: claude/message comes only with the
+        # rawMessages option.
+        self._results.setdefault(params["channelId"], asyncio.Event()).set()
 
     async def turn(self, channel_id: str, started: float) -> float:
         """Send a prompt; ms from ``started`` to its first delta (waits for the result)."""

@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -41,6 +41,10 @@ Sections (each module's docstring says exactly how it measures):
     the same kind of answer streams: the longest EDT stall (wall and CPU), key echo while it
     streams, the end on screen after turnEnded, warm and on a cold JVM; peer: each delta
     appended to a plain JTextArea in the same panel and JVM.
+(j) acp_peer.py: ``claude-sidecar acp`` against claude-agent-acp (npm, on the same CLI and
+    stand-in model), driven by the ACP Python SDK's client side: ``session/new``, new
+    session -> first ``agent_message_chunk`` (the agent's first session and later ones),
+    warm turn -> first chunk, RSS of the agent's process tree per session.
 """
 
 from __future__ import annotations
@@ -379,6 +383,42 @@ def format_i(i: dict[str, Any]) -> str:
     )
 
 
+def format_j(j: dict[str, Any]) -> str:
+    if "unavailable" in j:
+        return f"(j) skipped: {j['unavailable']}"
+    mine, peer = j["summary"]["sidecar"], j["summary"]["peer"]
+    rows = []
+    for key, label in [
+        ("first_session_new_ms", "first session: session/new, ms"),
+        ("first_session_first_chunk_ms", "first session: session/new -> first chunk, ms"),
+        ("later_sessions_new_ms", "later sessions: session/new, ms"),
+        ("later_sessions_first_chunk_ms", "later sessions: session/new -> first chunk, ms"),
+        ("warm_turn_ms", "warm turn: prompt -> first chunk, ms"),
+        ("rss_per_session_mib", f"RSS per session ({j['sessions']} open, tree), MiB"),
+        ("pss_per_session_mib", f"PSS per session ({j['sessions']} open, tree), MiB"),
+    ]:
+        m, p = mine[key], peer[key]
+        rows.append(
+            [
+                label,
+                num(m["median"], 1),
+                f"{num(m['min'], 1)}-{num(m['max'], 1)}",
+                num(p["median"], 1),
+                f"{num(p['min'], 1)}-{num(p['max'], 1)}",
+                ratio(p["median"], m["median"]),
+            ]
+        )
+    load = f"{j['loadavg_start'][0]:.1f} at the start, {j['loadavg'][0]:.1f} at the end"
+    return table(
+        f"(j) ACP: claude-sidecar acp (warm pool 1) vs claude-agent-acp, same CLI and client; "
+        f"median over {j['repeats']} fresh agents x {j['sessions']} sessions (range min-max); "
+        f"{mine['pooled']}/{mine['later_sessions']} later sessions from the pool; "
+        f"1-min load {load}",
+        ["", "sidecar", "range", "claude-agent-acp", "range", "peer/sidecar"],
+        rows,
+    )
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -397,6 +437,7 @@ def run_d(quick: bool) -> dict[str, Any]:
 def sections(
     quick: bool,
 ) -> dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]]:
+    import acp_peer
     import editor_nvim
     import editor_swing
     import editor_vscode
@@ -415,6 +456,7 @@ def sections(
         "g": (lambda: editor_nvim.run(quick), format_g),
         "h": (lambda: editor_vscode.run(quick), format_h),
         "i": (lambda: editor_swing.run(quick), format_i),
+        "j": (lambda: acp_peer.measure(quick, log=log), format_j),
     }
 
 
@@ -422,7 +464,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]

@@ -2,8 +2,9 @@
 # Every test suite of the project, one after the other, each printing its own summary:
 # the Neovim client's Lua checks (luacheck, stylua), Python and Neovim (pytest), the same
 # against an older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin
-# client (Maven). Installs what each needs (npm packages, the older CLI, code-server,
-# Chromium, luacheck, StyLua); with CI=true a missing prerequisite fails.
+# client (Maven). Installs what each needs (npm packages, the older CLI, acpx on Node 22
+# (tests/acp/toolchain.sh), code-server, Chromium, luacheck, StyLua); with CI=true a missing
+# prerequisite fails.
 # Exits non-zero when any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
