@@ -16,8 +16,12 @@ the other, each with one prompt ``hi``. After each session's first turn the side
 a spare CLI for the directory (its warm pool); the bench waits until the agent's log says
 the spare is ready, then ``SETTLE_S``, before the next figure; the peer waits as long.
 
-- session/new: the ``session/new`` round trip, ms, of the agent's first session (no spare
-  exists yet) and of the later ones;
+Each agent runs in the workspace, as editors start their agents in the project: the
+sidecar starts its first spare there at ``initialize`` (``--warm-pool-cwd``' default);
+the first ``session/new`` is sent right after ``initialize`` answers, with no wait.
+
+- session/new: the ``session/new`` round trip, ms, of the agent's first session (its spare
+  still starting) and of the later ones;
 - new session -> first chunk: from sending ``session/new`` to the first
   ``agent_message_chunk`` of the session's first prompt, ms, first and later sessions;
 - warm turn first chunk: ``WARM_TURNS`` more prompts in the first session, each send ->
@@ -169,6 +173,8 @@ async def one_agent(
             command[0],
             *command[1:],
             env=env,
+            # Where editors start their agents: the project.
+            cwd=workspace,
             transport_kwargs={"stderr": log},
         ) as (conn, process):
             await asyncio.wait_for(

@@ -20,7 +20,7 @@ commands:
   claude-sidecar --stdio            serve one editor over stdin/stdout (what plugins run)
   claude-sidecar demo               play a scripted session against the real CLI and the
                                     built-in stand-in model: no API key needed
-  claude-sidecar acp [--warm-pool N]
+  claude-sidecar acp [--warm-pool N] [--warm-pool-cwd DIR]
                                     serve one ACP client (Zed, JetBrains, ...) over
                                     stdin/stdout: an Agent Client Protocol agent; see
                                     docs/acp.md
@@ -70,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
         choices=range(9),
         default=1,
         help="spare CLIs kept started for the next session/new (0-8; default: 1)",
+    )
+    acp.add_argument(
+        "--warm-pool-cwd",
+        metavar="DIR",
+        default=None,
+        help="start a spare CLI in DIR at initialize, so that the first session/new there "
+        "takes it (default: the directory the agent runs in; none when that is /)",
     )
     acp.add_argument(
         "--allow-dangerously-skip-permissions",
@@ -136,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve_acp(
             cli_path=args.cli,
             warm_pool=args.warm_pool,
+            warm_pool_cwd=args.warm_pool_cwd,
             allow_bypass=args.allow_dangerously_skip_permissions,
         )
     if args.command == "scripted-model":

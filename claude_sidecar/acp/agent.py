@@ -8,6 +8,7 @@ session sends the client is ``session``'s and ``updates``'s.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,6 +67,7 @@ class SidecarAgent:
         cli_path: str | None = None,
         env: Mapping[str, str] | None = None,
         warm_pool: int = 1,
+        warm_pool_cwd: str | None = None,
         allow_bypass: bool = False,
     ) -> None:
         self.hub = Hub(self, cli_path=cli_path, env=env)
@@ -78,6 +80,7 @@ class SidecarAgent:
         )
         self._env = env
         self._allow_bypass = allow_bypass
+        self._warm_pool_cwd = warm_pool_cwd
         self.sessions = SessionRegistry(self, self.hub)
         self.background = Background("acp")
         self.transport: StdioTransport
@@ -105,6 +108,10 @@ class SidecarAgent:
         """What this agent implements, who it is, and how to log in if the CLI cannot."""
         if client_info is not None:
             log.info("initialized by %s %s", client_info.name, client_info.version)
+        if self._warm_pool_cwd is not None and os.path.isdir(self._warm_pool_cwd):
+            # The first session/new would otherwise wait for a whole CLI start; later
+            # ones find the spare started after the previous session's first turn.
+            self.hub.pool.prepare(self._options(self._warm_pool_cwd, None, None))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import sys
 from collections.abc import Mapping
 from typing import BinaryIO, cast
@@ -101,11 +102,25 @@ def serve_acp(
     cli_path: str | None = None,
     env: Mapping[str, str] | None = None,
     warm_pool: int = 1,
+    warm_pool_cwd: str | None = None,
     allow_bypass: bool = False,
 ) -> int:
-    """Run the ACP agent on stdin/stdout until the client closes stdin."""
+    """Run the ACP agent on stdin/stdout until the client closes stdin.
+
+    ``warm_pool_cwd``: where the first spare CLI starts (default: the working directory,
+    where editors start their agents: the project).
+    """
     rpc_out = claim_stdout()
-    agent = SidecarAgent(cli_path=cli_path, env=env, warm_pool=warm_pool, allow_bypass=allow_bypass)
+    if warm_pool_cwd is None:
+        cwd = os.getcwd()
+        warm_pool_cwd = None if cwd == os.path.abspath(os.sep) else cwd
+    agent = SidecarAgent(
+        cli_path=cli_path,
+        env=env,
+        warm_pool=warm_pool,
+        warm_pool_cwd=warm_pool_cwd,
+        allow_bypass=allow_bypass,
+    )
     try:
         asyncio.run(_serve(agent, rpc_out))
     except BrokenPipeError:

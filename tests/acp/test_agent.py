@@ -392,10 +392,36 @@ async def test_a_killed_agent_leaves_no_cli(daemon_env: dict[str, str], workspac
     assert await wait_until_dead(sorted(clis)) == []
 
 
+async def test_the_first_session_takes_the_spare_started_at_initialize_in_the_warm_pool_cwd(
+    daemon_env: dict[str, str], workspace: Path
+) -> None:
+    async with acp_agent(daemon_env, "--warm-pool", "1", "--warm-pool-cwd", str(workspace)) as (
+        conn,
+        process,
+        _client,
+    ):
+        deadline = time.monotonic() + 60
+        # Polls: a spare starting is no event the client can await.
+        while not (spares := child_pids(process.pid)):
+            assert time.monotonic() < deadline, "no spare CLI was started at initialize"
+            await asyncio.sleep(0.1)
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        answer = await conn.prompt(session_id=first.session_id, prompt=[text("hello")])
+        clis = descendant_pids(process.pid)
+
+    assert {first.field_meta["claudeSidecar"]["pid"]} == spares
+    assert answer.stop_reason == "end_turn"
+    assert await wait_until_dead(sorted(clis)) == []
+
+
 async def test_a_new_session_takes_the_spare_cli_started_after_the_previous_ones_turn(
     daemon_env: dict[str, str], workspace: Path
 ) -> None:
-    async with acp_agent(daemon_env, "--warm-pool", "1") as (conn, process, _client):
+    async with acp_agent(daemon_env, "--warm-pool", "1", "--warm-pool-cwd", str(workspace)) as (
+        conn,
+        process,
+        _client,
+    ):
         first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=first.session_id, prompt=[text("hello")])
         taken = {first.field_meta["claudeSidecar"]["pid"]}
