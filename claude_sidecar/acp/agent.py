@@ -93,6 +93,13 @@ class SidecarAgent:
         """The SDK's connection to the client (requests to it go there)."""
         self.conn = conn
 
+    def opened(self, session_id: str) -> None:
+        """The answer that opened ``session_id`` was sent: the session says what it
+        offers (its slash commands)."""
+        session = self.sessions.find(session_id)
+        if session is not None:
+            session.opened()
+
     # ------------------------------------------------------------ ACP methods
 
     async def initialize(

@@ -39,7 +39,14 @@ from ..files import snapshot
 from .asks import permission_options, respond
 from .config import DEFAULT, MODEL, Choice
 from .errors import invalid
-from .updates import META, SessionUpdates, Update, proposed_diffs, stop_reason
+from .updates import (
+    META,
+    SessionUpdates,
+    Update,
+    available_commands,
+    proposed_diffs,
+    stop_reason,
+)
 
 if TYPE_CHECKING:
     from .agent import SidecarAgent
@@ -128,6 +135,12 @@ class Session:
             for update in replayed.entry(entry):
                 self._send(update)
         return replayed
+
+    def opened(self) -> None:
+        """The client has the session (the answer that opened it was sent): tell it the
+        slash commands the CLI reported at ``initialize``."""
+        channel = self.agent.hub.get(self.channel_id)
+        self._send(available_commands(channel.settings.info().commands))
 
     def close(self) -> None:
         """``session/close``: withdraw the asks, end the prompts with ``cancelled``; the

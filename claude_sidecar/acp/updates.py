@@ -27,6 +27,7 @@ from ..api import (
     Entry,
     NoticeEntry,
     PromptEntry,
+    SlashCommand,
     TextEntry,
     ThinkingEntry,
     ToolEntry,
@@ -185,6 +186,20 @@ def stop_reason(outcome: TurnOutcome, cli_stop_reason: str | None) -> str | None
     if cli_stop_reason in ("max_tokens", "refusal"):
         return cli_stop_reason
     return "end_turn"
+
+
+def available_commands(commands: list[SlashCommand]) -> Update:
+    """The ``available_commands_update`` for the slash commands the session's CLI reported
+    (a client sends one as the prompt's text, ``/name input``, which the CLI runs)."""
+    listed: list[dict[str, Any]] = []
+    for command in commands:
+        item: dict[str, Any] = {"name": command.name, "description": command.description}
+        if command.argument_hint:
+            item["input"] = {"hint": command.argument_hint}
+        if command.aliases or command.builtin:
+            item["_meta"] = {META: {"aliases": command.aliases, "builtin": command.builtin}}
+        listed.append(item)
+    return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
 
 
 def text_chunk(kind: str, text: str) -> Update:
