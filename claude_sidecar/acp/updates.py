@@ -202,6 +202,27 @@ def available_commands(commands: list[SlashCommand]) -> Update:
     return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
 
 
+def usage(used: int, size: int, total_cost_usd: float) -> Update:
+    """The ``usage_update`` (the context meter): ``used`` of ``size`` tokens of the
+    context window, and what the session's CLI has cost so far."""
+    return {
+        "sessionUpdate": "usage_update",
+        "used": max(0, used),
+        "size": max(0, size),
+        "cost": {"amount": total_cost_usd, "currency": "USD"},
+    }
+
+
+def session_info(title: str | None = None, updated_at: str | None = None) -> Update:
+    """A ``session_info_update`` with the fields given (the others stay as they are)."""
+    update: Update = {"sessionUpdate": "session_info_update"}
+    if title is not None:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update
+
+
 def text_chunk(kind: str, text: str) -> Update:
     """An ``agent_message_chunk`` (``kind`` text) or ``agent_thought_chunk`` (thinking)."""
     return {
