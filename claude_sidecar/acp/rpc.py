@@ -32,7 +32,15 @@ from .updates import META
 log = logging.getLogger(__name__)
 
 PERMISSION = "session/request_permission"
-OPENING = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+OPENING = frozenset(
+    {
+        "session/new",
+        "session/load",
+        "session/resume",
+        "session/fork",
+        "_claude-sidecar/forkSession",
+    }
+)
 """The requests whose answer opens a session on the client."""
 # str: pydantic's error details may hold exceptions.
 _encode = msgspec.json.Encoder(enc_hook=str).encode

@@ -378,7 +378,9 @@ class Session:
             if answered is None or answered.done():
                 continue
             if reason is not None:
-                answered.set_result(PromptResponse(stop_reason=reason, field_meta=meta))  # type: ignore[arg-type]
+                # The prompt's message id: what rewindFiles and forkSession take.
+                own = {META: {**meta[META], "messageId": message_id}}
+                answered.set_result(PromptResponse(stop_reason=reason, field_meta=own))  # type: ignore[arg-type]
             else:
                 error = ended.error
                 answered.set_exception(

@@ -282,6 +282,7 @@ class SessionUpdates:
                 {
                     "sessionUpdate": "user_message_chunk",
                     "content": {"type": "text", "text": entry.text},
+                    "messageId": entry.id,
                 }
             ]
         assert isinstance(entry, TurnEntry)

@@ -102,7 +102,8 @@ async def test_load_in_a_fresh_agent_replays_what_the_live_updates_showed_then_g
         prompting = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text("write")]))
         (ask,) = await live.wait(lambda: live.asks)
         ask.answer("allow")
-        assert (await prompting).stop_reason == "end_turn"
+        wrote = await prompting
+        assert wrote.stop_reason == "end_turn"
     assert (workspace / "note.txt").read_text() == "new\n"
 
     async with acp_agent(daemon_env) as (conn, process, loaded):
@@ -125,6 +126,8 @@ async def test_load_in_a_fresh_agent_replays_what_the_live_updates_showed_then_g
         "agent_message_chunk",
     ]
     assert said[2]["status"] == "completed" and said[2]["kind"] == "edit"
+    (prompt,) = [u for u in replay if u["sessionUpdate"] == "user_message_chunk"]
+    assert prompt["messageId"] == wrote.field_meta["claudeSidecar"]["messageId"]
     assert len([u for u in replay if u["sessionUpdate"] == "tool_call_update"]) == 0
     assert answer.modes.current_mode_id == "default"
     assert answer.field_meta["claudeSidecar"]["pid"] in clis
