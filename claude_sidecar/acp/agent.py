@@ -45,6 +45,7 @@ from .. import __version__
 from ..api import InitializationOptions, NewChannelParams, WarmPoolOptions, is_uuid
 from ..background import Background
 from ..hub import Hub
+from . import extensions
 from .auth import auth_methods
 from .config import EFFORT, MODEL, START_MODE, mode_ids, modes
 from .errors import as_acp_errors, invalid
@@ -96,6 +97,13 @@ class SidecarAgent:
         """The SDK's connection to the client (requests to it go there)."""
         self.conn = conn
 
+    def opened(self, session_id: str) -> None:
+        """The answer that opened ``session_id`` was sent: the session says what it
+        offers (its slash commands)."""
+        session = self.sessions.find(session_id)
+        if session is not None:
+            session.opened()
+
     # ------------------------------------------------------------ ACP methods
 
     async def initialize(
@@ -133,6 +141,7 @@ class SidecarAgent:
             agent_info=Implementation(
                 name="claude-sidecar", title="Claude Code (claude-sidecar)", version=__version__
             ),
+            field_meta={META: extensions.advertised()},
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
@@ -152,8 +161,10 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A session on a new channel (from the warm pool when a spare fits)."""
-        session = await self.sessions.new(self._options(cwd, additional_directories, mcp_servers))
-        return NewSessionResponse(session_id=session.id, **self._opened(session))
+        session = await self.sessions.new(
+            self.session_options(cwd, additional_directories, mcp_servers)
+        )
+        return NewSessionResponse(session_id=session.id, **self.opened_fields(session))
 
     @as_acp_errors
     async def load_session(
@@ -166,9 +177,9 @@ class SidecarAgent:
     ) -> LoadSessionResponse:
         """A stored session on a CLI that resumes it; its conversation is sent as
         ``session/update``s before the answer."""
-        options = self._options(cwd, additional_directories, mcp_servers, resume=session_id)
+        options = self.session_options(cwd, additional_directories, mcp_servers, resume=session_id)
         session = await self.sessions.load(options, replay=True)
-        return LoadSessionResponse(**self._opened(session))
+        return LoadSessionResponse(**self.opened_fields(session))
 
     @as_acp_errors
     async def resume_session(
@@ -180,9 +191,9 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay."""
-        options = self._options(cwd, additional_directories, mcp_servers, resume=session_id)
+        options = self.session_options(cwd, additional_directories, mcp_servers, resume=session_id)
         session = await self.sessions.load(options, replay=False)
-        return ResumeSessionResponse(**self._opened(session))
+        return ResumeSessionResponse(**self.opened_fields(session))
 
     @as_acp_errors
     async def fork_session(
@@ -194,9 +205,9 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         """A new session whose conversation starts as a copy of ``session_id``'s."""
-        options = self._options(cwd, additional_directories, mcp_servers)
+        options = self.session_options(cwd, additional_directories, mcp_servers)
         session = await self.sessions.fork(session_id, options)
-        return ForkSessionResponse(session_id=session.id, **self._opened(session))
+        return ForkSessionResponse(session_id=session.id, **self.opened_fields(session))
 
     @as_acp_errors
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
@@ -268,8 +279,11 @@ class SidecarAgent:
         await session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """No extension methods yet (``_claude-sidecar/*`` comes later)."""
-        raise RequestError.method_not_found(f"_{method}")
+        """This agent's extension methods (``_claude-sidecar/*``: ``extensions``)."""
+        name = method.removeprefix(extensions.PREFIX)
+        if not method.startswith(extensions.PREFIX) or name not in extensions.METHODS:
+            raise RequestError.method_not_found(f"_{method}")
+        return await as_acp_errors(extensions.call)(self, name, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """Extension notifications are ignored."""
@@ -289,7 +303,7 @@ class SidecarAgent:
     # ------------------------------------------------------------ helpers
 
     @staticmethod
-    def _options(
+    def session_options(
         cwd: str,
         additional_directories: list[str] | None,
         mcp_servers: list[Any] | None,
@@ -307,7 +321,7 @@ class SidecarAgent:
             resume=resume,
         )
 
-    def _opened(self, session: Session) -> dict[str, Any]:
+    def opened_fields(self, session: Session) -> dict[str, Any]:
         """What every answer that opens a session says of it: its modes, the CLI's pid."""
         channel = self.hub.get(session.channel_id)
         return {

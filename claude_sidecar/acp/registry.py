@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from acp.schema import ListSessionsResponse, SessionInfo
@@ -62,6 +62,24 @@ class SessionRegistry:
             )
         return session
 
+    def describe(self) -> list[dict[str, Any]]:
+        """Each live session's CLI, for ``_claude-sidecar/diagnostics``."""
+        described = []
+        for session_id, session in self._sessions.items():
+            channel = self._hub.get(session.channel_id)
+            described.append(
+                {
+                    "sessionId": session_id,
+                    "pid": channel.pid,
+                    "state": channel.state,
+                    "cwd": channel.cwd,
+                    "model": channel.settings.model,
+                    "permissionMode": channel.settings.permission_mode,
+                    "exit": msgspec.to_builtins(channel.exit),
+                }
+            )
+        return described
+
     # ------------------------------------------------------------ opening
 
     async def new(self, options: NewChannelParams) -> Session:
@@ -101,9 +119,12 @@ class SessionRegistry:
         finally:
             self._opening.pop(session_id, None)
 
-    async def fork(self, session_id: str, options: NewChannelParams) -> Session:
+    async def fork(
+        self, session_id: str, options: NewChannelParams, at_message_id: str | None = None
+    ) -> Session:
         """A new session continuing a copy of ``session_id``'s conversation (live here or
-        stored in ``options.cwd``), with ``options``' mode, MCP servers and directories."""
+        stored in ``options.cwd``; through the exchange of ``at_message_id`` when given),
+        with ``options``' mode, MCP servers and directories."""
         if not is_uuid(session_id):
             raise invalid("sessionId", f"is {session_id!r}, not a UUID", LIST_FIX)
         live = self._sessions.get(session_id)
@@ -115,6 +136,7 @@ class SessionRegistry:
             channel_id=live.channel_id if live is not None else None,
             session_id=None if live is not None else session_id,
             cwd=options.cwd,
+            at_message_id=at_message_id,
         )
         channel = await self._hub.fork(
             params,

@@ -9,7 +9,10 @@ A message-level transport for the SDK's connection (``acp._transport.Transport``
   request id (``_meta.claudeSidecar.requestId``), so a withdrawn ask can be cancelled
   on the client with ``$/cancel_request``;
 - an ``Invalid params`` answer the SDK built from a pydantic error also names the
-  field and the fix (``data.field``, ``data.fix``), like the agent's own.
+  field and the fix (``data.field``, ``data.fix``), like the agent's own;
+- once the answer to a request that opened a session (``OPENING``) is written,
+  ``on_opened`` is called with the session's id: what a session says of itself
+  (its slash commands, its title) must come after the client knows the session.
 
 Frames are written through ``stdio.FrameWriter``: one write per event-loop iteration.
 """
@@ -29,6 +32,16 @@ from .updates import META
 log = logging.getLogger(__name__)
 
 PERMISSION = "session/request_permission"
+OPENING = frozenset(
+    {
+        "session/new",
+        "session/load",
+        "session/resume",
+        "session/fork",
+        "_claude-sidecar/forkSession",
+    }
+)
+"""The requests whose answer opens a session on the client."""
 # str: pydantic's error details may hold exceptions.
 _encode = msgspec.json.Encoder(enc_hook=str).encode
 _decode = msgspec.json.decode
@@ -44,7 +57,10 @@ class StdioTransport:
         self._asks: dict[str, int | str] = {}
         # JSON-RPC id of a client request -> its method (for its error's fix).
         self._methods: dict[int | str, str] = {}
+        # JSON-RPC id of a load or resume -> the session it opens (new, fork: the answer's).
+        self._opening: dict[int | str, str | None] = {}
         self.on_eof: Callable[[], None] = lambda: None
+        self.on_opened: Callable[[str], None] = lambda session_id: None
 
     # ------------------------------------------------------------ Transport
 
@@ -60,6 +76,15 @@ class StdioTransport:
             error = message.get("error")
             if error is not None and error.get("code") == -32602:
                 _explain(error, asked)
+            if asked in OPENING:
+                loaded = self._opening.pop(message["id"], None)
+                result = message.get("result")
+                if isinstance(result, dict):
+                    self._write(message)
+                    opened = result.get("sessionId") or loaded
+                    if isinstance(opened, str):
+                        self.on_opened(opened)
+                    return
         self._write(message)
 
     async def receive(self) -> dict[str, Any] | None:
@@ -82,6 +107,11 @@ class StdioTransport:
             if isinstance(message, dict):
                 if "method" in message and "id" in message:
                     self._methods[message["id"]] = message["method"]
+                    if message["method"] in OPENING:
+                        params = message.get("params")
+                        self._opening[message["id"]] = (
+                            params.get("sessionId") if isinstance(params, dict) else None
+                        )
                 return message
             log.error("not a JSON-RPC object from the client: %.200r", line)
 

@@ -51,6 +51,7 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
 
     frames = FrameWriter(rpc_out, lose_client)
     agent.transport = StdioTransport(reader, frames)
+    agent.transport.on_opened = agent.opened
     # Checked now (a few ms) rather than on the first session's way to its first answer.
     pdeathsig_wrapper()
     serving = asyncio.ensure_future(_run(agent))

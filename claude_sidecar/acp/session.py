@@ -23,7 +23,7 @@ import msgspec
 from acp import RequestError
 from acp.schema import AllowedOutcome, PromptResponse, ToolCallUpdate
 
-from ..api import DeltaKind, Effort, Entry, PermissionRequest, ToolEntry
+from ..api import DeltaKind, Effort, Entry, PermissionRequest, PromptEntry, ToolEntry
 from ..errors import SidecarError
 from ..events import (
     ChannelEvent,
@@ -36,10 +36,20 @@ from ..events import (
     TurnEnded,
 )
 from ..files import snapshot
+from ..sessions.listing import iso_now, prompt_title
 from .asks import permission_options, respond
 from .config import DEFAULT, MODEL, Choice
 from .errors import invalid
-from .updates import META, SessionUpdates, Update, proposed_diffs, stop_reason
+from .updates import (
+    META,
+    SessionUpdates,
+    Update,
+    available_commands,
+    proposed_diffs,
+    session_info,
+    stop_reason,
+    usage,
+)
 
 if TYPE_CHECKING:
     from .agent import SidecarAgent
@@ -74,6 +84,12 @@ class Session:
         self.closed = False
         # The configOptions the client has (config_option_update when they change).
         self._config: list[dict[str, Any]] | None = None
+        # Whether the client was told the session's title (session_info_update).
+        self._titled = False
+        # The main conversation's last model call: its model and the tokens it took (the
+        # context now), and the model's context window (the CLI's result line).
+        self._last_call: tuple[str, int] | None = None
+        self._window = 0
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -128,6 +144,35 @@ class Session:
             for update in replayed.entry(entry):
                 self._send(update)
         return replayed
+
+    def opened(self) -> None:
+        """The client has the session (the answer that opened it was sent): tell it the
+        slash commands the CLI reported at ``initialize``, and the title of a session
+        that has a conversation already (loaded, resumed, forked)."""
+        channel = self.agent.hub.get(self.channel_id)
+        self._send(available_commands(channel.settings.info().commands))
+        first = next(
+            (
+                e
+                for e in channel.conversation.snapshot()
+                if isinstance(e, PromptEntry) and e.parent_id is None
+            ),
+            None,
+        )
+        if first is not None and not self._titled:
+            self._titled = True
+            self.agent.background.spawn(self._stored_title(first.text), f"title-{self.id}")
+
+    async def _stored_title(self, first_prompt: str) -> None:
+        """Send the title ``session/list`` shows for this session (its custom or
+        generated title, else its first prompt) and when it was last active."""
+        summary = await self.agent.hub.sessions.summary(
+            self.id, self.agent.hub.get(self.channel_id).cwd
+        )
+        if summary is None:
+            self._send(session_info(prompt_title(first_prompt)))
+        else:
+            self._send(session_info(summary.title, summary.updated_at))
 
     def close(self) -> None:
         """``session/close``: withdraw the asks, end the prompts with ``cancelled``; the
@@ -227,17 +272,19 @@ class Session:
         if self.closed:
             return
         if isinstance(event, EntryChanged):
-            for update in self.updates.entry(event.entry):
+            entry = event.entry
+            for update in self.updates.entry(entry):
                 self._send(update)
+            if (
+                not self._titled
+                and isinstance(entry, PromptEntry)
+                and entry.parent_id is None
+                and not entry.queued
+            ):
+                self._titled = True
+                self._send(session_info(prompt_title(entry.text)))
         elif isinstance(event, CliMessage):
-            # Only a result line is decoded (a cheap scan of the others).
-            if b'"result"' in event.raw:
-                try:
-                    line = msgspec.json.decode(event.raw, type=_Result)
-                except msgspec.MsgspecError:
-                    return
-                if line.type == "result":
-                    self._cli_stop_reason = line.stop_reason
+            self._cli_line(event.raw)
         elif isinstance(event, FileUpdated):
             for update in self.updates.file_changed(event.change):
                 self._send(update)
@@ -250,6 +297,43 @@ class Session:
             self._turn_ended(event)
         elif isinstance(event, StatusChanged):
             self._status(event)
+
+    def _cli_line(self, raw: bytes) -> None:
+        """Note what the prompt's answer and the context meter need of a CLI line: the
+        main conversation's last model call (its tokens are what the context holds), the
+        result's stop reason and context window size. Only those lines are decoded (a
+        cheap scan of the others)."""
+        if b'"assistant"' in raw:
+            try:
+                said = _assistant(raw)
+            except msgspec.MsgspecError:
+                return
+            if said.type == "assistant" and said.parent_tool_use_id is None:
+                tokens = said.message.usage
+                self._last_call = (
+                    said.message.model,
+                    tokens.input_tokens
+                    + tokens.cache_creation_input_tokens
+                    + tokens.cache_read_input_tokens
+                    + tokens.output_tokens,
+                )
+        elif b'"result"' in raw:
+            try:
+                line = _result(raw)
+            except msgspec.MsgspecError:
+                return
+            if line.type == "result":
+                self._cli_stop_reason = line.stop_reason
+                windows = {m: u.contextWindow for m, u in line.modelUsage.items()}
+                model = self._last_call[0] if self._last_call else None
+                self._window = windows.get(model or "") or max(windows.values(), default=0)
+
+    def _meter(self, total_cost_usd: float) -> None:
+        """After a turn: the context meter (the last model call's tokens of the window
+        the CLI reported) with the cost so far, then when the session was last active."""
+        if self._last_call is not None and self._window:
+            self._send(usage(self._last_call[1], self._window, total_cost_usd))
+        self._send(session_info(updated_at=iso_now()))
 
     def _status(self, status: StatusChanged) -> None:
         mode = status.permission_mode
@@ -278,6 +362,7 @@ class Session:
 
     def _turn_ended(self, ended: TurnEnded) -> None:
         self._turn_over.set()
+        self._meter(ended.total_cost_usd)
         reason = stop_reason(ended.outcome, self._cli_stop_reason)
         self._cli_stop_reason = None
         meta = {
@@ -293,7 +378,9 @@ class Session:
             if answered is None or answered.done():
                 continue
             if reason is not None:
-                answered.set_result(PromptResponse(stop_reason=reason, field_meta=meta))  # type: ignore[arg-type]
+                # The prompt's message id: what rewindFiles and forkSession take.
+                own = {META: {**meta[META], "messageId": message_id}}
+                answered.set_result(PromptResponse(stop_reason=reason, field_meta=own))  # type: ignore[arg-type]
             else:
                 error = ended.error
                 answered.set_exception(
@@ -365,6 +452,33 @@ class Session:
             task.cancel()
 
 
+class _WindowOf(msgspec.Struct):
+    contextWindow: int = 0
+
+
 class _Result(msgspec.Struct):
     type: str = ""
     stop_reason: str | None = None
+    modelUsage: dict[str, _WindowOf] = {}
+
+
+class _Tokens(msgspec.Struct):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class _Reply(msgspec.Struct):
+    model: str = ""
+    usage: _Tokens = msgspec.field(default_factory=_Tokens)
+
+
+class _Assistant(msgspec.Struct):
+    type: str = ""
+    parent_tool_use_id: str | None = None
+    message: _Reply = msgspec.field(default_factory=_Reply)
+
+
+_result = msgspec.json.Decoder(_Result).decode
+_assistant = msgspec.json.Decoder(_Assistant).decode

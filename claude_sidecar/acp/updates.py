@@ -27,6 +27,7 @@ from ..api import (
     Entry,
     NoticeEntry,
     PromptEntry,
+    SlashCommand,
     TextEntry,
     ThinkingEntry,
     ToolEntry,
@@ -187,6 +188,41 @@ def stop_reason(outcome: TurnOutcome, cli_stop_reason: str | None) -> str | None
     return "end_turn"
 
 
+def available_commands(commands: list[SlashCommand]) -> Update:
+    """The ``available_commands_update`` for the slash commands the session's CLI reported
+    (a client sends one as the prompt's text, ``/name input``, which the CLI runs)."""
+    listed: list[dict[str, Any]] = []
+    for command in commands:
+        item: dict[str, Any] = {"name": command.name, "description": command.description}
+        if command.argument_hint:
+            item["input"] = {"hint": command.argument_hint}
+        if command.aliases or command.builtin:
+            item["_meta"] = {META: {"aliases": command.aliases, "builtin": command.builtin}}
+        listed.append(item)
+    return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
+
+
+def usage(used: int, size: int, total_cost_usd: float) -> Update:
+    """The ``usage_update`` (the context meter): ``used`` of ``size`` tokens of the
+    context window, and what the session's CLI has cost so far."""
+    return {
+        "sessionUpdate": "usage_update",
+        "used": max(0, used),
+        "size": max(0, size),
+        "cost": {"amount": total_cost_usd, "currency": "USD"},
+    }
+
+
+def session_info(title: str | None = None, updated_at: str | None = None) -> Update:
+    """A ``session_info_update`` with the fields given (the others stay as they are)."""
+    update: Update = {"sessionUpdate": "session_info_update"}
+    if title is not None:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update
+
+
 def text_chunk(kind: str, text: str) -> Update:
     """An ``agent_message_chunk`` (``kind`` text) or ``agent_thought_chunk`` (thinking)."""
     return {
@@ -246,6 +282,7 @@ class SessionUpdates:
                 {
                     "sessionUpdate": "user_message_chunk",
                     "content": {"type": "text", "text": entry.text},
+                    "messageId": entry.id,
                 }
             ]
         assert isinstance(entry, TurnEntry)

@@ -38,6 +38,17 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def prompt_title(prompt: str) -> str:
+    """The title of a session that has only its first prompt to go by (a listing's
+    ``title`` when the session has no custom or generated one)."""
+    return _cut(prompt, _TITLE_MAX)
+
+
+def iso_now() -> str:
+    """Now, as the listing's timestamps are written (``updatedAt``)."""
+    return _iso(datetime.now(UTC).timestamp()) or ""
+
+
 def _iso(value: Any) -> str | None:
     """A timestamp as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (sortable as text), or None."""
     try:
@@ -89,7 +100,7 @@ def _summarize(path: Path, session_id: str) -> SessionSummary | None:
     mtime = _iso(file.mtime) or ""
     title = next(
         (titles[k].strip() for k in ("custom-title", "ai-title", "summary") if k in titles), None
-    ) or _cut(prompt, _TITLE_MAX)
+    ) or prompt_title(prompt)
     custom = titles["custom-title"].strip() if "custom-title" in titles else None
     return SessionSummary(
         session_id=session_id,
@@ -124,6 +135,19 @@ def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
         while len(_cache) > _CACHE_MAX:
             _cache.popitem(last=False)
     return summary
+
+
+def summarize_session(
+    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+) -> SessionSummary | None:
+    """The listing entry of one stored session of ``cwd`` (None: not stored, or no
+    prompt yet)."""
+    if not is_uuid(session_id):
+        return None
+    directory = existing_project_dir(home, cwd, config_dir)
+    if directory is None:
+        return None
+    return _cached_summary(directory / f"{session_id}.jsonl", session_id)
 
 
 def recorded_cwd(path: Path) -> str | None:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..api import History, SessionPage
+from ..api import History, SessionPage, SessionSummary
 from ..errors import InvalidParams, SessionNotFound, SidecarError
 from .edits import ConfigDirMismatch, delete_session, rename_session
 from .footers import FooterLog, place_footers
 from .history import exchange_end, read_history
-from .listing import BadCursor, list_sessions, recorded_cwd
+from .listing import BadCursor, list_sessions, recorded_cwd, summarize_session
 from .paths import claude_home, find_session_files, session_exists
 
 
@@ -66,6 +66,13 @@ class SessionStore:
                 f"is not valid ({e})",
                 "pass the nextCursor of the previous page, or leave it out",
             ) from e
+
+    async def summary(self, session_id: str, cwd: str) -> SessionSummary | None:
+        """Stored session ``session_id`` of ``cwd`` as ``list`` shows it (None: not stored)."""
+        home, config_dir = self._home()
+        return await asyncio.to_thread(
+            summarize_session, home, cwd, session_id, config_dir=config_dir
+        )
 
     async def history(self, session_id: str, cwd: str) -> History:
         """A stored session's conversation; warnings list what could not be read."""

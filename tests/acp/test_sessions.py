@@ -38,6 +38,8 @@ CONVERSATION = {
     "default": [[{"text": "Hello!"}]],
 }
 CHUNKS = ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+# What a session says of itself after its answers and turns, not part of its conversation.
+SESSION_STATE = ("available_commands_update", "usage_update", "session_info_update")
 
 
 def updates_of(
@@ -62,11 +64,14 @@ def last_request_id(client: RecordingClient) -> int:
 
 def shown(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The conversation a client shows from ``updates``: consecutive chunks of one kind
-    joined, each tool call with its later updates applied, in order of appearance."""
+    joined, each tool call with its later updates applied, in order of appearance (what
+    the session says of itself left out)."""
     items: list[dict[str, Any]] = []
     tools: dict[str, dict[str, Any]] = {}
     for update in updates:
         kind = update["sessionUpdate"]
+        if kind in SESSION_STATE:
+            continue
         if kind in CHUNKS:
             if items and items[-1]["sessionUpdate"] == kind:
                 items[-1]["text"] += update["content"]["text"]
@@ -97,7 +102,8 @@ async def test_load_in_a_fresh_agent_replays_what_the_live_updates_showed_then_g
         prompting = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text("write")]))
         (ask,) = await live.wait(lambda: live.asks)
         ask.answer("allow")
-        assert (await prompting).stop_reason == "end_turn"
+        wrote = await prompting
+        assert wrote.stop_reason == "end_turn"
     assert (workspace / "note.txt").read_text() == "new\n"
 
     async with acp_agent(daemon_env) as (conn, process, loaded):
@@ -120,6 +126,8 @@ async def test_load_in_a_fresh_agent_replays_what_the_live_updates_showed_then_g
         "agent_message_chunk",
     ]
     assert said[2]["status"] == "completed" and said[2]["kind"] == "edit"
+    (prompt,) = [u for u in replay if u["sessionUpdate"] == "user_message_chunk"]
+    assert prompt["messageId"] == wrote.field_meta["claudeSidecar"]["messageId"]
     assert len([u for u in replay if u["sessionUpdate"] == "tool_call_update"]) == 0
     assert answer.modes.current_mode_id == "default"
     assert answer.field_meta["claudeSidecar"]["pid"] in clis
@@ -172,7 +180,7 @@ async def test_resume_sends_no_replay_and_the_model_sees_the_earlier_turns(
 
     async with acp_agent(daemon_env) as (conn, _, client):
         resumed = await conn.resume_session(cwd=str(workspace), session_id=session)
-        before = list(client.of(session))
+        before = updates_of(client, session, until_answer=last_request_id(client))
         answer = await conn.prompt(session_id=session, prompt=[text("hello again")])
 
     assert before == [], "resume replays nothing"

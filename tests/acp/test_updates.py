@@ -149,7 +149,11 @@ def test_a_prompt_the_session_sent_is_not_echoed_and_another_clients_is() -> Non
 
     assert updates.entry(api.PromptEntry(id="mine", text="hi")) == []
     assert updates.entry(api.PromptEntry(id="theirs", text="hello")) == [
-        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hello"}}
+        {
+            "sessionUpdate": "user_message_chunk",
+            "content": {"type": "text", "text": "hello"},
+            "messageId": "theirs",
+        }
     ]
 
 
