@@ -119,7 +119,7 @@ class SidecarAgent:
         if self._warm_pool_cwd is not None and os.path.isdir(self._warm_pool_cwd):
             # The first session/new would otherwise wait for a whole CLI start; later
             # ones find the spare started after the previous session's first turn.
-            self.hub.pool.prepare(self._options(self._warm_pool_cwd, None, None))
+            self.hub.pool.prepare(self.session_options(self._warm_pool_cwd, None, None))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
