@@ -186,18 +186,17 @@ class SessionRegistry:
     async def list(
         self, cwd: str | None, cursor: str | None, limit: object = PAGE_SIZE
     ) -> ListSessionsResponse:
-        """A page of ``limit`` sessions stored for ``cwd``, newest first."""
+        """A page of ``limit`` sessions stored for ``cwd`` (None: every directory),
+        newest first."""
         if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= 1000:
             raise invalid(
                 f"_meta.{META}.limit", f"is {limit!r}", "pass a whole number from 1 to 1000"
             )
-        if cwd is None or not is_absolute_path(cwd):
+        if cwd is not None and not is_absolute_path(cwd):
             raise invalid(
                 "cwd",
-                "is missing: this agent lists the sessions of one directory"
-                if cwd is None
-                else f"is {cwd!r}, not an absolute path",
-                "pass the workspace's absolute path",
+                f"is {cwd!r}, not an absolute path",
+                "pass the workspace's absolute path, or leave it out for every directory",
             )
         page = await self._hub.sessions.list(cwd, limit, cursor)
         return ListSessionsResponse(
@@ -209,13 +208,14 @@ class SessionRegistry:
 LIST_FIX = "session/list lists the stored sessions of a directory"
 
 
-def _info(summary: SessionSummary, cwd: str) -> SessionInfo:
+def _info(summary: SessionSummary, cwd: str | None) -> SessionInfo:
     extra = msgspec.to_builtins(summary)
     for shown in ("sessionId", "title", "updatedAt", "cwd"):
         extra.pop(shown, None)
     return SessionInfo(
         session_id=summary.session_id,
-        cwd=summary.cwd or cwd,
+        # Listed for every directory only when it recorded its own.
+        cwd=summary.cwd or cwd or "",
         title=summary.title,
         updated_at=summary.updated_at,
         field_meta={META: extra},

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..api import SessionPage, SessionSummary, is_uuid
 from .history import render_conversation
-from .paths import existing_project_dir, session_files
+from .paths import existing_project_dir, project_dirs, session_files
 from .render import Renderer
 
 
@@ -183,13 +183,14 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
 
 def list_sessions(
     home: Path,
-    cwd: str,
+    cwd: str | None,
     limit: int = 50,
     cursor: str | None = None,
     *,
     config_dir: Path | None = None,
 ) -> SessionPage:
-    """The sessions the CLI stored for ``cwd``, newest (``updatedAt``) first.
+    """The sessions the CLI stored for ``cwd`` (None: for every directory, those that
+    recorded theirs), newest (``updatedAt``) first.
 
     ``cursor`` is the ``nextCursor`` of the previous page (None for the first). Cursors
     name a position (the last session shown), so sessions created meanwhile do not shift
@@ -204,12 +205,16 @@ def list_sessions(
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     after = _decode_cursor(cursor) if cursor is not None else None
-    directory = existing_project_dir(home, cwd, config_dir)
+    if cwd is None:
+        directories = project_dirs(home, config_dir)
+    else:
+        directory = existing_project_dir(home, cwd, config_dir)
+        directories = [] if directory is None else [directory]
     summaries: list[SessionSummary] = []
-    if directory is not None:
+    for directory in directories:
         for path in session_files(directory):
             summary = _cached_summary(path, path.stem)
-            if summary is not None:
+            if summary is not None and (cwd is not None or summary.cwd is not None):
                 summaries.append(summary)
     summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)
     if after is not None:

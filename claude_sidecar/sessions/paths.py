@@ -142,6 +142,15 @@ def find_session_files(home: Path, session_id: str, config_dir: Path | None) -> 
         return []
 
 
+def project_dirs(home: Path, config_dir: Path | None) -> list[Path]:
+    """Every project folder the CLI keeps sessions in; [] if there are none."""
+    projects = config_home(home, config_dir) / "projects"
+    try:
+        return sorted(p for p in projects.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
 def session_exists(
     home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
 ) -> bool:

@@ -53,8 +53,8 @@ class SessionStore:
 
         return await asyncio.to_thread(find)
 
-    async def list(self, cwd: str, limit: int, cursor: str | None) -> SessionPage:
-        """The sessions the CLI stored for ``cwd``, newest first."""
+    async def list(self, cwd: str | None, limit: int, cursor: str | None) -> SessionPage:
+        """The sessions the CLI stored for ``cwd`` (None: every directory), newest first."""
         home, config_dir = self._home()
         try:
             return await asyncio.to_thread(

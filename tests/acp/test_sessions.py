@@ -210,6 +210,24 @@ async def test_list_pages_the_stored_sessions_newest_first_with_their_titles(
     assert listed[0].field_meta["claudeSidecar"]["messageCount"] == 2
 
 
+async def test_list_without_a_cwd_lists_the_sessions_of_every_directory(
+    acp: Acp, workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    here = await new_session(acp, workspace)
+    await acp.conn.prompt(session_id=here, prompt=[text("hello here")])
+    there = await new_session(acp, other)
+    await acp.conn.prompt(session_id=there, prompt=[text("hello there")])
+
+    listed = await acp.conn.list_sessions()
+
+    assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
+        (there, str(other), "hello there"),
+        (here, str(workspace), "hello here"),
+    ]
+
+
 async def test_close_ends_the_running_prompt_cancelled_and_the_cli(
     acp: Acp, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -291,7 +309,7 @@ async def test_session_requests_with_bad_params_name_the_field(acp: Acp, workspa
             cwd=str(workspace), session_id="00000000-0000-4000-8000-000000000000", mcp_servers=[]
         ),
         acp.conn.resume_session(cwd="relative", session_id="00000000-0000-4000-8000-000000000000"),
-        acp.conn.list_sessions(),
+        acp.conn.list_sessions(cwd="relative"),
         acp.conn.list_sessions(cwd=str(workspace), cursor="garbled"),
         acp.conn.close_session(session_id="no-such-session"),
     ):
