@@ -2,11 +2,13 @@
 
 Pure: no I/O. The option ids name the daemon's decisions (docs/acp.md): ``allow``,
 ``allowAlways``, ``deny``; for ``ExitPlanMode`` the mode to go on in
-(``allow:acceptEdits``, ``allow:default``); for an ``AskUserQuestion`` with one question
+(``allow:acceptEdits``, ``allow:default``); for each question of an ``AskUserQuestion``
 the answer's index (``answer:<i>``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from acp.schema import PermissionOption
 
@@ -34,14 +36,6 @@ def permission_options(request: PermissionRequest) -> list[PermissionOption]:
             ),
             PermissionOption(option_id="deny", name="No, keep planning", kind="reject_once"),
         ]
-    questions = request.input.get("questions")
-    if request.tool_name == "AskUserQuestion" and isinstance(questions, list):
-        options = questions[0].get("options", []) if len(questions) == 1 else []
-        return [
-            PermissionOption(option_id=f"{_ANSWER}{i}", name=str(o.get("label")), kind="allow_once")
-            for i, o in enumerate(options)
-            if isinstance(o, dict)
-        ] + [PermissionOption(option_id="deny", name="Skip the question", kind="reject_once")]
     options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
     if request.suggestions:
         # Only when the CLI offers a rule to keep: "always" must mean something.
@@ -52,19 +46,56 @@ def permission_options(request: PermissionRequest) -> list[PermissionOption]:
     return options
 
 
+def questions(request: PermissionRequest) -> list[dict[str, Any]]:
+    """The questions of an ``AskUserQuestion`` ask, in order ([] for any other ask): the
+    client is asked one permission request per question."""
+    asked = request.input.get("questions")
+    if request.tool_name != "AskUserQuestion" or not isinstance(asked, list):
+        return []
+    return [q for q in asked if isinstance(q, dict)]
+
+
+def question_options(question: dict[str, Any]) -> list[PermissionOption]:
+    """One question's answers as options (``answer:<i>``), and a way to skip it."""
+    options = question.get("options")
+    return [
+        PermissionOption(option_id=f"{_ANSWER}{i}", name=str(o.get("label")), kind="allow_once")
+        for i, o in enumerate(options if isinstance(options, list) else [])
+        if isinstance(o, dict)
+    ] + [PermissionOption(option_id="deny", name="Skip the question", kind="reject_once")]
+
+
+def answer_label(question: dict[str, Any], option_id: str | None) -> str | None:
+    """The label of the answer the client chose for ``question`` (None: skipped, cancelled
+    or not one of its answers)."""
+    if option_id is None or not option_id.startswith(_ANSWER):
+        return None
+    options = question.get("options")
+    index = option_id[len(_ANSWER) :]
+    if not index.isdigit() or not isinstance(options, list) or int(index) >= len(options):
+        return None
+    option = options[int(index)]
+    return str(option.get("label")) if isinstance(option, dict) else None
+
+
+def respond_answers(
+    channel_id: str, request: PermissionRequest, answers: dict[str, str] | None
+) -> RespondPermissionParams:
+    """The daemon's answer to an ``AskUserQuestion`` ask: allow with every question's
+    answer, or deny (None: a question was skipped or the ask cancelled)."""
+    if answers is None:
+        return RespondPermissionParams(
+            channel_id=channel_id, request_id=request.request_id, decision="deny"
+        )
+    return RespondPermissionParams(
+        channel_id=channel_id, request_id=request.request_id, decision="allow", answers=answers
+    )
+
+
 def respond(
     channel_id: str, request: PermissionRequest, option_id: str | None
 ) -> RespondPermissionParams:
     """The daemon's answer to an ask for the option the client chose (None: cancelled)."""
-    if option_id is not None and option_id.startswith(_ANSWER):
-        question = request.input["questions"][0]
-        label = question["options"][int(option_id[len(_ANSWER) :])]["label"]
-        return RespondPermissionParams(
-            channel_id=channel_id,
-            request_id=request.request_id,
-            decision="allow",
-            answers={str(question.get("question", "")): str(label)},
-        )
     decision, mode = _OPTION_DECISIONS.get(option_id or "deny", ("deny", None))
     return RespondPermissionParams(
         channel_id=channel_id, request_id=request.request_id, decision=decision, mode=mode

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 from acp import RequestError
-from acp.schema import AllowedOutcome, PromptResponse, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, PromptResponse, ToolCallUpdate
 
 from ..api import DeltaKind, Effort, Entry, PermissionRequest, PromptEntry, ToolEntry
 from ..errors import SidecarError
@@ -37,7 +37,14 @@ from ..events import (
 )
 from ..files import snapshot
 from ..sessions.listing import iso_now, prompt_title
-from .asks import permission_options, respond
+from .asks import (
+    answer_label,
+    permission_options,
+    question_options,
+    questions,
+    respond,
+    respond_answers,
+)
 from .config import DEFAULT, MODEL, Choice
 from .errors import invalid
 from .updates import (
@@ -412,29 +419,54 @@ class Session:
         fields["content"] = self._proposed(request) + [
             c for c in fields["content"] if c.get("type") != "diff"
         ]
-        option: str | None = None
+        asked = questions(request)
         try:
-            answer = await self.agent.conn.request_permission(
-                session_id=self.id,
-                tool_call=ToolCallUpdate.model_validate(fields),
-                options=permission_options(request),
-                **{META: {"requestId": request.request_id}},
-            )
-            if isinstance(answer.outcome, AllowedOutcome):
-                option = answer.outcome.option_id
-        except (RequestError, ConnectionError) as e:
-            log.warning("session %s: the permission request failed (%s); denying", self.id, e)
+            if asked:
+                answers: dict[str, str] = {}
+                for i, question in enumerate(asked):
+                    if len(asked) > 1:
+                        fields["title"] = f"{question.get('question', '')} ({i + 1}/{len(asked)})"
+                    chosen = answer_label(
+                        question, await self._choose(request, fields, question_options(question))
+                    )
+                    if chosen is None:
+                        break  # skipped: the whole ask is declined
+                    answers[str(question.get("question", ""))] = chosen
+                done = len(answers) == len(asked)
+                reply = respond_answers(self.channel_id, request, answers if done else None)
+            else:
+                option = await self._choose(request, fields, permission_options(request))
+                reply = respond(self.channel_id, request, option)
         finally:
             self.agent.transport.forget_ask(request.request_id)
             self._asks.pop(request.request_id, None)
         try:
             channel = self.agent.hub.get(self.channel_id)
-            channel.respond_permission(respond(channel.id, request, option))
+            channel.respond_permission(reply)
         except SidecarError as e:
             # Withdrawn meanwhile (the CLI's or an interrupt's deny went first).
             log.info(
                 "session %s: answer to %s not sent: %s", self.id, request.request_id, e.message
             )
+
+    async def _choose(
+        self, request: PermissionRequest, fields: dict[str, Any], options: list[PermissionOption]
+    ) -> str | None:
+        """One ``session/request_permission``: the option the client chose (None: it
+        cancelled, or the request failed)."""
+        try:
+            answer = await self.agent.conn.request_permission(
+                session_id=self.id,
+                tool_call=ToolCallUpdate.model_validate(fields),
+                options=options,
+                **{META: {"requestId": request.request_id}},
+            )
+        except (RequestError, ConnectionError) as e:
+            log.warning("session %s: the permission request failed (%s); denying", self.id, e)
+            return None
+        finally:
+            self.agent.transport.forget_ask(request.request_id)
+        return answer.outcome.option_id if isinstance(answer.outcome, AllowedOutcome) else None
 
     @staticmethod
     def _proposed(request: PermissionRequest) -> list[dict[str, Any]]:

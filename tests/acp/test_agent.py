@@ -437,3 +437,94 @@ async def test_a_new_session_takes_the_spare_cli_started_after_the_previous_ones
     assert {second.field_meta["claudeSidecar"]["pid"]} == spares
     assert answer.stop_reason == "end_turn"
     assert await wait_until_dead(sorted(clis)) == []
+
+
+def _two_questions(model: ScriptedModel) -> tuple[str, str]:
+    """A scenario whose model asks two questions at once, then answers."""
+    colour, size = "Which colour should the button be?", "How big should it be?"
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [
+                    {
+                        "match": "(?i)button",
+                        "steps": [
+                            [
+                                {
+                                    "tool_use": {
+                                        "name": "AskUserQuestion",
+                                        "input": {
+                                            "questions": [
+                                                {
+                                                    "question": colour,
+                                                    "header": "Colour",
+                                                    "multiSelect": False,
+                                                    "options": [
+                                                        {"label": "red", "description": "warm"},
+                                                        {"label": "blue", "description": "cool"},
+                                                    ],
+                                                },
+                                                {
+                                                    "question": size,
+                                                    "header": "Size",
+                                                    "multiSelect": False,
+                                                    "options": [
+                                                        {"label": "small", "description": "s"},
+                                                        {"label": "large", "description": "l"},
+                                                    ],
+                                                },
+                                            ]
+                                        },
+                                    }
+                                }
+                            ],
+                            [{"text": "Noted."}],
+                        ],
+                    }
+                ]
+            }
+        )
+    )
+    return colour, size
+
+
+async def test_each_question_of_an_ask_is_a_permission_request_and_all_answers_reach_the_model(
+    acp: Acp, model: ScriptedModel, workspace: Path
+) -> None:
+    colour, size = _two_questions(model)
+    session = await new_session(acp, workspace)
+    prompting = asyncio.create_task(
+        acp.conn.prompt(session_id=session, prompt=[text("style the button")])
+    )
+    (first,) = await acp.client.wait(lambda: acp.client.asks)
+    first.answer("answer:1")
+    second = await acp.client.wait(lambda: acp.client.asks[1:])
+    second[0].answer("answer:0")
+    answer = await asyncio.wait_for(prompting, 60)
+
+    assert [first.tool_call.title, second[0].tool_call.title] == [
+        f"{colour} (1/2)",
+        f"{size} (2/2)",
+    ]
+    assert first.option_ids == ["answer:0", "answer:1", "deny"]
+    assert answer.stop_reason == "end_turn"
+    answered = str(tool_results(model)[-1]["content"])
+    assert f'"{colour}"="blue"' in answered and f'"{size}"="small"' in answered
+
+
+async def test_skipping_one_question_declines_the_whole_ask(
+    acp: Acp, model: ScriptedModel, workspace: Path
+) -> None:
+    _two_questions(model)
+    session = await new_session(acp, workspace)
+    prompting = asyncio.create_task(
+        acp.conn.prompt(session_id=session, prompt=[text("style the button")])
+    )
+    (first,) = await acp.client.wait(lambda: acp.client.asks)
+    first.answer("deny")
+    answer = await asyncio.wait_for(prompting, 60)
+
+    assert len(acp.client.asks) == 1, "no question after a skipped one"
+    assert answer.stop_reason == "end_turn"
+    call = acp.client.tool_calls(session)[first.tool_call.tool_call_id]
+    assert call["status"] == "failed"
