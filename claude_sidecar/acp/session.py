@@ -47,6 +47,7 @@ from .asks import (
 )
 from .config import DEFAULT, MODEL, Choice
 from .errors import invalid
+from .meter import ContextMeter
 from .updates import (
     META,
     SessionUpdates,
@@ -84,7 +85,6 @@ class Session:
         self._held: list[Callable[[], None]] | None = []
         self._prompts: dict[str, asyncio.Future[PromptResponse]] = {}
         self._asks: dict[str, asyncio.Task[None]] = {}
-        self._cli_stop_reason: str | None = None
         # Set when a turn ends (or the CLI exits): session/cancel waits for it.
         self._turn_over = asyncio.Event()
         # After session/close the client hears nothing more of the session.
@@ -93,10 +93,8 @@ class Session:
         self._config: list[dict[str, Any]] | None = None
         # Whether the client was told the session's title (session_info_update).
         self._titled = False
-        # The main conversation's last model call: its model and the tokens it took (the
-        # context now), and the model's context window (the CLI's result line).
-        self._last_call: tuple[str, int] | None = None
-        self._window = 0
+        # The context meter and the last turn's stop reason, read from the CLI's lines.
+        self._context = ContextMeter()
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -291,7 +289,7 @@ class Session:
                 self._titled = True
                 self._send(session_info(prompt_title(entry.text)))
         elif isinstance(event, CliMessage):
-            self._cli_line(event.raw)
+            self._context.see(event.raw)
         elif isinstance(event, FileUpdated):
             for update in self.updates.file_changed(event.change):
                 self._send(update)
@@ -305,41 +303,11 @@ class Session:
         elif isinstance(event, StatusChanged):
             self._status(event)
 
-    def _cli_line(self, raw: bytes) -> None:
-        """Note what the prompt's answer and the context meter need of a CLI line: the
-        main conversation's last model call (its tokens are what the context holds), the
-        result's stop reason and context window size. Only those lines are decoded (a
-        cheap scan of the others)."""
-        if b'"assistant"' in raw:
-            try:
-                said = _assistant(raw)
-            except msgspec.MsgspecError:
-                return
-            if said.type == "assistant" and said.parent_tool_use_id is None:
-                tokens = said.message.usage
-                self._last_call = (
-                    said.message.model,
-                    tokens.input_tokens
-                    + tokens.cache_creation_input_tokens
-                    + tokens.cache_read_input_tokens
-                    + tokens.output_tokens,
-                )
-        elif b'"result"' in raw:
-            try:
-                line = _result(raw)
-            except msgspec.MsgspecError:
-                return
-            if line.type == "result":
-                self._cli_stop_reason = line.stop_reason
-                windows = {m: u.contextWindow for m, u in line.modelUsage.items()}
-                model = self._last_call[0] if self._last_call else None
-                self._window = windows.get(model or "") or max(windows.values(), default=0)
-
     def _meter(self, total_cost_usd: float) -> None:
         """After a turn: the context meter (the last model call's tokens of the window
         the CLI reported) with the cost so far, then when the session was last active."""
-        if self._last_call is not None and self._window:
-            self._send(usage(self._last_call[1], self._window, total_cost_usd))
+        if (context := self._context.tokens()) is not None:
+            self._send(usage(*context, total_cost_usd))
         self._send(session_info(updated_at=iso_now()))
 
     def _status(self, status: StatusChanged) -> None:
@@ -370,8 +338,7 @@ class Session:
     def _turn_ended(self, ended: TurnEnded) -> None:
         self._turn_over.set()
         self._meter(ended.total_cost_usd)
-        reason = stop_reason(ended.outcome, self._cli_stop_reason)
-        self._cli_stop_reason = None
+        reason = stop_reason(ended.outcome, self._context.take_stop_reason())
         meta = {
             META: {
                 "outcome": ended.outcome,
@@ -482,35 +449,3 @@ class Session:
         if task is not None:
             self.agent.transport.cancel_ask(request_id)
             task.cancel()
-
-
-class _WindowOf(msgspec.Struct):
-    contextWindow: int = 0
-
-
-class _Result(msgspec.Struct):
-    type: str = ""
-    stop_reason: str | None = None
-    modelUsage: dict[str, _WindowOf] = {}
-
-
-class _Tokens(msgspec.Struct):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-
-class _Reply(msgspec.Struct):
-    model: str = ""
-    usage: _Tokens = msgspec.field(default_factory=_Tokens)
-
-
-class _Assistant(msgspec.Struct):
-    type: str = ""
-    parent_tool_use_id: str | None = None
-    message: _Reply = msgspec.field(default_factory=_Reply)
-
-
-_result = msgspec.json.Decoder(_Result).decode
-_assistant = msgspec.json.Decoder(_Assistant).decode
