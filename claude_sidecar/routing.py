@@ -46,6 +46,8 @@ class LineRouter:
 
     def __init__(self, channel: Channel) -> None:
         self._channel = channel
+        # Read on every streamed line; the channel keeps this object for its whole life.
+        self._settings = channel.settings
         self.interrupting = False
 
     def use(self, conversation: LiveConversation) -> None:
@@ -73,7 +75,7 @@ class LineRouter:
         channel = self._channel
         if kind == "stream_event":
             # The hot path: written out, no call but the feed's.
-            if channel.settings.retry is not None:
+            if self._settings.retry is not None:
                 self._retry_over()
             event = line.event
             if event is not None and event.type == "content_block_delta":
@@ -99,7 +101,7 @@ class LineRouter:
             self._feed.publish(CliMessage(raw))
             return
         assert isinstance(line, wire.CliLine)
-        if channel.settings.retry is not None and kind in ("assistant", "result"):
+        if self._settings.retry is not None and kind in ("assistant", "result"):
             self._retry_over()
         if kind == "control_response" and line.response is not None:
             channel.link.resolve(line.response)
@@ -130,13 +132,13 @@ class LineRouter:
 
     def _retry_over(self) -> None:
         # The model answered again: the retry the CLI was waiting for is over.
-        self._channel.settings.retry = None
+        self._settings.retry = None
         self._channel.publish_status()
 
     def _note(self, kind: str, line: wire.CliLine, raw: bytes) -> None:
         """Update the parts a published line concerns."""
         channel = self._channel
-        turns, settings = channel.turns, channel.settings
+        turns, settings = channel.turns, self._settings
         if kind in ("user", "assistant") and (transcript := channel.link.transcript) is not None:
             transcript.saw(line, turns.is_queued(line.uuid))
         if kind == "system" and line.subtype in ("init", "status"):

@@ -84,9 +84,7 @@ def respond_answers(
     """The daemon's answer to an ``AskUserQuestion`` ask: allow with every question's
     answer, or deny (None: a question was skipped or the ask cancelled)."""
     if answers is None:
-        return RespondPermissionParams(
-            channel_id=channel_id, request_id=request.request_id, decision="deny"
-        )
+        return respond(channel_id, request, None)
     return RespondPermissionParams(
         channel_id=channel_id, request_id=request.request_id, decision="allow", answers=answers
     )

@@ -386,26 +386,14 @@ class Session:
         fields["content"] = self._proposed(request) + [
             c for c in fields["content"] if c.get("type") != "diff"
         ]
-        asked = questions(request)
         try:
-            if asked:
-                answers: dict[str, str] = {}
-                for i, question in enumerate(asked):
-                    if len(asked) > 1:
-                        fields["title"] = f"{question.get('question', '')} ({i + 1}/{len(asked)})"
-                    chosen = answer_label(
-                        question, await self._choose(request, fields, question_options(question))
-                    )
-                    if chosen is None:
-                        break  # skipped: the whole ask is declined
-                    answers[str(question.get("question", ""))] = chosen
-                done = len(answers) == len(asked)
-                reply = respond_answers(self.channel_id, request, answers if done else None)
+            if asked := questions(request):
+                answers = await self._answers(request, fields, asked)
+                reply = respond_answers(self.channel_id, request, answers)
             else:
                 option = await self._choose(request, fields, permission_options(request))
                 reply = respond(self.channel_id, request, option)
         finally:
-            self.agent.transport.forget_ask(request.request_id)
             self._asks.pop(request.request_id, None)
         try:
             channel = self.agent.hub.get(self.channel_id)
@@ -415,6 +403,21 @@ class Session:
             log.info(
                 "session %s: answer to %s not sent: %s", self.id, request.request_id, e.message
             )
+
+    async def _answers(
+        self, request: PermissionRequest, fields: dict[str, Any], asked: list[dict[str, Any]]
+    ) -> dict[str, str] | None:
+        """Each question asked in turn; every answer by question, or None once one is
+        skipped (the whole ask is declined)."""
+        answers: dict[str, str] = {}
+        for i, question in enumerate(asked):
+            if len(asked) > 1:
+                fields["title"] = f"{question.get('question', '')} ({i + 1}/{len(asked)})"
+            option = await self._choose(request, fields, question_options(question))
+            if (chosen := answer_label(question, option)) is None:
+                return None
+            answers[str(question.get("question", ""))] = chosen
+        return answers
 
     async def _choose(
         self, request: PermissionRequest, fields: dict[str, Any], options: list[PermissionOption]

@@ -392,6 +392,18 @@ async def test_a_killed_agent_leaves_no_cli(daemon_env: dict[str, str], workspac
     assert await wait_until_dead(sorted(clis)) == []
 
 
+async def started_spares(
+    agent_pid: int, taken: frozenset[int] | set[int] = frozenset()
+) -> set[int]:
+    """The agent's CLIs other than ``taken``, once there is one (a spare it started)."""
+    deadline = time.monotonic() + 60
+    # Polls: a spare starting is no event the client can await.
+    while not (spares := child_pids(agent_pid) - taken):
+        assert time.monotonic() < deadline, "no spare CLI was started"
+        await asyncio.sleep(0.1)
+    return spares
+
+
 async def test_the_first_session_takes_the_spare_started_at_initialize_in_the_warm_pool_cwd(
     daemon_env: dict[str, str], workspace: Path
 ) -> None:
@@ -400,11 +412,7 @@ async def test_the_first_session_takes_the_spare_started_at_initialize_in_the_wa
         process,
         _client,
     ):
-        deadline = time.monotonic() + 60
-        # Polls: a spare starting is no event the client can await.
-        while not (spares := child_pids(process.pid)):
-            assert time.monotonic() < deadline, "no spare CLI was started at initialize"
-            await asyncio.sleep(0.1)
+        spares = await started_spares(process.pid)
         first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         answer = await conn.prompt(session_id=first.session_id, prompt=[text("hello")])
         clis = descendant_pids(process.pid)
@@ -425,11 +433,7 @@ async def test_a_new_session_takes_the_spare_cli_started_after_the_previous_ones
         first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=first.session_id, prompt=[text("hello")])
         taken = {first.field_meta["claudeSidecar"]["pid"]}
-        deadline = time.monotonic() + 60
-        # Polls: a spare starting is no event the client can await.
-        while not (spares := child_pids(process.pid) - taken):
-            assert time.monotonic() < deadline, "no spare CLI was started"
-            await asyncio.sleep(0.1)
+        spares = await started_spares(process.pid, taken)
         second = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         answer = await conn.prompt(session_id=second.session_id, prompt=[text("hello")])
         clis = descendant_pids(process.pid)
