@@ -101,9 +101,16 @@ class Turn:
 class Sidecar:
     """A running daemon and a client connected to it."""
 
-    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        args: tuple[str, ...] = (),
+        command: tuple[str, ...] = ("--stdio",),
+    ) -> None:
         self.env = env
         self.args = args
+        # How the daemon is reached: its own over --stdio, or `connect` to a shared one.
+        self.command = command
         self.client = LanguageClient(converter_factory=get_converter)
         self.notes: list[Note] = []
         self.pids: list[int] = []
@@ -125,9 +132,9 @@ class Sidecar:
             sys.executable,
             "-m",
             "claude_sidecar",
-            "--stdio",
             "--log-level",
             "DEBUG",
+            *self.command,
             *self.args,
             env=self.env,
         )
