@@ -36,6 +36,8 @@ from .shared import SharedDaemon
 from .streams import WINDOW_BYTES
 
 log = logging.getLogger(__name__)
+# pygls's reading loop logs each message's length at DEBUG: kept at pygls's level.
+_pygls_log = logging.getLogger("pygls.io")
 
 _HEADER_LIMIT = 1 << 20
 _BODY_LIMIT = 256 << 20
@@ -183,7 +185,7 @@ class SocketDaemon:
                 stop_event=threading.Event(),
                 reader=_FramedReader(reader),
                 protocol=server.protocol,
-                logger=log,
+                logger=_pygls_log,
                 error_handler=server.report_server_error,
             )
         )

@@ -50,6 +50,10 @@ class SharedDaemon:
             "serve",
             "--socket",
             str(self.socket),
+            # No spares unless a test asks (they would double the suite's CPU load), and
+            # a daemon that outlives its test by at most a minute if teardown fails.
+            "--warm-pool=0",
+            "--linger=60",
             *args,
             env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
