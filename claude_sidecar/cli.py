@@ -134,7 +134,15 @@ def _parser() -> argparse.ArgumentParser:
             metavar="MIB",
             type=float,
             default=64.0,
-            help="disconnect a client that leaves this much unread (default: 64 MiB)",
+            help="a client with this much unread must read within --client-stall seconds "
+            "or be disconnected (default: 64 MiB)",
+        )
+        command.add_argument(
+            "--client-stall",
+            metavar="SECONDS",
+            type=float,
+            default=10.0,
+            help="see --client-buffer (default: 10)",
         )
         command.add_argument(
             "--warm-pool",
@@ -270,6 +278,7 @@ def _shared_daemon(args: argparse.Namespace) -> int:
                 f"--linger={args.linger:g}",
                 f"--replay-window={args.replay_window:g}",
                 f"--client-buffer={args.client_buffer:g}",
+                f"--client-stall={args.client_stall:g}",
                 f"--warm-pool={args.warm_pool}",
             ]
             if args.cli:
@@ -285,6 +294,7 @@ def _shared_daemon(args: argparse.Namespace) -> int:
             window_bytes=int(args.replay_window * (1 << 20)),
             warm_pool=args.warm_pool,
             send_limit=int(args.client_buffer * (1 << 20)),
+            stall=args.client_stall,
         )
     except SidecarError as e:
         print(f"claude-sidecar {args.command}: {e.message}", file=sys.stderr)

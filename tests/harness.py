@@ -384,12 +384,15 @@ class RawClient:
     """A bare JSON-RPC peer over pipes, for what a well-behaved client never does."""
 
     def __init__(
-        self, env: dict[str, str], args: tuple[str, ...] = ("--log-level", "DEBUG")
+        self,
+        env: dict[str, str],
+        args: tuple[str, ...] = ("--log-level", "DEBUG"),
+        command: tuple[str, ...] = ("--stdio",),
     ) -> None:
         import subprocess
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "claude_sidecar", "--stdio", *args],
+            [sys.executable, "-m", "claude_sidecar", *args, *command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

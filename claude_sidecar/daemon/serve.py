@@ -30,7 +30,7 @@ from pygls.io_ import run_async
 from .. import diagnostics
 from ..errors import SidecarError
 from ..server import SidecarServer
-from .connection import SEND_LIMIT, Connection, SocketWriter
+from .connection import SEND_LIMIT, STALL_SECONDS, Connection, SocketWriter
 from .place import Place
 from .shared import SharedDaemon
 from .streams import WINDOW_BYTES
@@ -95,11 +95,13 @@ class SocketDaemon:
         shared: SharedDaemon,
         lifetime: Lifetime,
         send_limit: int = SEND_LIMIT,
+        stall: float = STALL_SECONDS,
     ) -> None:
         self.place = place
         self.shared = shared
         self.lifetime = lifetime
         self.send_limit = send_limit
+        self.stall = stall
         self.stopped = asyncio.Event()
         self._quiet_since: dict[str, float] = {}
         self._empty_since: float | None = None
@@ -171,7 +173,7 @@ class SocketDaemon:
             if server is not None:
                 server.lose_client(error)
 
-        out = SocketWriter(writer.transport, lost, self.send_limit)
+        out = SocketWriter(writer.transport, lost, self.send_limit, self.stall)
         connection = Connection(out, pid)
         server = SidecarServer(shared=self.shared, connection=connection)
         connection.server = server
@@ -254,6 +256,7 @@ def serve_socket(
     window_bytes: int = WINDOW_BYTES,
     warm_pool: int = 1,
     send_limit: int = SEND_LIMIT,
+    stall: float = STALL_SECONDS,
 ) -> int:
     """Run the shared daemon on ``place`` until it stops; returns the exit code."""
     shared: SharedDaemon | None = None
@@ -266,7 +269,7 @@ def serve_socket(
         shared = SharedDaemon(
             cli_path=cli_path, env=env, window_bytes=window_bytes, warm_pool=warm_pool
         )
-        await SocketDaemon(place, shared, lifetime or Lifetime(), send_limit).run()
+        await SocketDaemon(place, shared, lifetime or Lifetime(), send_limit, stall).run()
 
     try:
         asyncio.run(main())

@@ -41,9 +41,7 @@ async def test_a_chat_keeps_running_after_its_client_leaves_and_the_client_gets_
     shared: SharedDaemon, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(
-        load_scenario(
-            {"rules": [held_answer("^long$", "^go on$")], "default": [[{"text": "ok"}]]}
-        )
+        load_scenario({"rules": [held_answer("^long$", "^go on$")], "default": [[{"text": "ok"}]]})
     )
     first = await shared.client(name="first")
     channel = await first.new_channel(str(workspace))
