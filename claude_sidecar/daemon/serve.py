@@ -102,7 +102,6 @@ class SocketDaemon:
         self.lifetime = lifetime
         self.send_limit = send_limit
         self.stall = stall
-        self.stopped = asyncio.Event()
         self._quiet_since: dict[str, float] = {}
         self._empty_since: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -126,13 +125,13 @@ class SocketDaemon:
             log.info("serving %s (pid %d)", self.place.socket, os.getpid())
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, self.stopped.set)
+                loop.add_signal_handler(signum, self.shared.stopped.set)
             loop.add_signal_handler(
                 signal.SIGUSR1, lambda: diagnostics.log_snapshot(self.shared.hub.channel_count)
             )
             sweeper = asyncio.ensure_future(self._sweep())
             async with listener:
-                await self.stopped.wait()
+                await self.shared.stopped.wait()
             sweeper.cancel()
             await self._end()
         finally:
@@ -222,7 +221,7 @@ class SocketDaemon:
                 self._empty_since = now
             elif now - self._empty_since >= self.lifetime.linger:
                 log.info("no chat and no client for %g s: exiting", self.lifetime.linger)
-                self.stopped.set()
+                self.shared.stopped.set()
                 return
 
     async def _close_idle_chats(self, now: float) -> None:

@@ -8,6 +8,7 @@ the editor's tools are asked of the most recently active one that offers the too
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -43,6 +44,8 @@ class SharedDaemon:
         # the warm pool's spares are started with).
         self.hub.configure(InitializationOptions(warm_pool=WarmPoolOptions(size=warm_pool)))
         self.connections: set[Connection] = set()
+        # Set when the daemon is to end (claude/stopDaemon, a signal, no use).
+        self.stopped = asyncio.Event()
 
     def attach(
         self, connection: Connection, channel_id: str, after_seq: int | None
@@ -113,6 +116,7 @@ class SharedDaemon:
             raise ChatsRunning(running)
         count = self.hub.channel_count
         await self.close(grace=2.0)
+        self.stopped.set()
         return count
 
     async def close(self, grace: float = 5.0) -> None:
