@@ -106,11 +106,14 @@ class Sidecar:
         env: dict[str, str],
         args: tuple[str, ...] = (),
         command: tuple[str, ...] = ("--stdio",),
+        argv: tuple[str, ...] | None = None,
     ) -> None:
         self.env = env
         self.args = args
-        # How the daemon is reached: its own over --stdio, or `connect` to a shared one.
+        # How the daemon is reached: its own over --stdio, or `connect` to a shared one;
+        # ``argv``, when given, is the whole command line (`ssh HOST claude-sidecar ...`).
         self.command = command
+        self.argv = argv
         self.client = LanguageClient(converter_factory=get_converter)
         self.notes: list[Note] = []
         self.pids: list[int] = []
@@ -128,7 +131,7 @@ class Sidecar:
         return record
 
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
-        await self.client.start_io(
+        argv = self.argv or (
             sys.executable,
             "-m",
             "claude_sidecar",
@@ -136,8 +139,8 @@ class Sidecar:
             "DEBUG",
             *self.command,
             *self.args,
-            env=self.env,
         )
+        await self.client.start_io(*argv, env=self.env)
         self.initialized = await self.client.initialize_session(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
