@@ -32,6 +32,18 @@ enum class AutoDecision(override val wire: String) : WireEnum {
     }
 }
 
+enum class CancelReason(override val wire: String) : WireEnum {
+    ANSWERED_ELSEWHERE("answeredElsewhere"),
+    CLOSED("closed"),
+    INTERRUPTED("interrupted"),
+    WITHDRAWN("withdrawn"),
+    ;
+
+    companion object {
+        fun of(wire: String): CancelReason? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class ChannelState(override val wire: String) : WireEnum {
     AWAITING_PERMISSION("awaitingPermission"),
     EXITED("exited"),
@@ -138,18 +150,6 @@ enum class PermissionMode(override val wire: String) : WireEnum {
 
     companion object {
         fun of(wire: String): PermissionMode? = entries.firstOrNull { it.wire == wire }
-    }
-}
-
-enum class Reason(override val wire: String) : WireEnum {
-    ANSWERED_ELSEWHERE("answeredElsewhere"),
-    CLOSED("closed"),
-    INTERRUPTED("interrupted"),
-    WITHDRAWN("withdrawn"),
-    ;
-
-    companion object {
-        fun of(wire: String): Reason? = entries.firstOrNull { it.wire == wire }
     }
 }
 
@@ -700,7 +700,7 @@ data class Ok(val ok: Boolean)
 /** `claude/permissionCancelled`: a pending request no longer needs an answer. */
 data class PermissionCancelledNotification(
     val channelId: String,
-    val reason: Reason,
+    val reason: CancelReason,
     val requestId: String,
     val seq: Int,
 )
