@@ -73,7 +73,7 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     frames = FrameWriter(out, lambda error: None)
     server = SidecarServer()
     server.connect(frames.queue)
-    feed = server.open_feed("ch-1")
+    feed = server.open_feed("ch-1", server.hub.options)
     feed.release()
     channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", feed)
     relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]

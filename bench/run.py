@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -45,6 +45,10 @@ Sections (each module's docstring says exactly how it measures):
     stand-in model), driven by the ACP Python SDK's client side: ``session/new``, new
     session -> first ``agent_message_chunk`` (the agent's first session and later ones),
     warm turn -> first chunk, RSS of the agent's process tree per session.
+(k) shared.py: the shared daemon (``serve``, clients through ``connect``): notifications/s
+    at each of 1 and 4 clients attached to one streaming chat, time to catch up after
+    10,000 missed notifications (``claude/attach`` with ``afterSeq``), VmRSS with the
+    replay window; peers: the private daemon (``--stdio``) and one client, same run.
 """
 
 from __future__ import annotations
@@ -419,6 +423,17 @@ def format_j(j: dict[str, Any]) -> str:
     )
 
 
+def format_k(k: dict[str, Any]) -> str:
+    import shared
+
+    return table(
+        f"(k) shared daemon (claude-sidecar serve, clients through connect): one chat, "
+        f"{k['burst']:,} deltas; peers: the private daemon and one client, same run",
+        ["", "shared daemon", "peer"],
+        shared.table(k),
+    )
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -445,6 +460,7 @@ def sections(
     import memory
     import per_line
     import relay
+    import shared
 
     return {
         "a": (lambda: relay.throughput(quick, 1 if quick else 5, log=log), format_a),
@@ -457,6 +473,7 @@ def sections(
         "h": (lambda: editor_vscode.run(quick), format_h),
         "i": (lambda: editor_swing.run(quick), format_i),
         "j": (lambda: acp_peer.measure(quick, log=log), format_j),
+        "k": (lambda: shared.measure(quick, log=log), format_k),
     }
 
 
@@ -464,7 +481,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]

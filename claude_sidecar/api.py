@@ -286,6 +286,9 @@ class NewChannelResult(Result):
     pid: int
     session_id: str
     info: ChannelInfo
+    # Shared daemon: ``resume`` named a session a running chat holds; this connection is
+    # attached to that chat (as by claude/attach without afterSeq) instead of a new CLI.
+    attached: AttachResult | None = None
 
 
 class ChannelParams(Params):
@@ -809,6 +812,13 @@ class BackgroundTask(Result):
     description: str | None = None
 
 
+class AttachedClient(Result):
+    """A connection of a shared daemon attached to a chat."""
+
+    connection_id: str
+    client_name: str | None = None
+
+
 class ChannelSummary(Result):
     """One open channel, as ``claude/listChannels`` lists it."""
 
@@ -822,10 +832,50 @@ class ChannelSummary(Result):
     exit: ExitInfo | None = None
     pending_permissions: list[PermissionRequest] = []
     tasks: list[BackgroundTask] = []
+    # Shared daemon: the connections attached to the chat (empty over --stdio).
+    clients: list[AttachedClient] = []
 
 
 class ListChannelsResult(Result):
     channels: list[ChannelSummary]
+
+
+class AttachParams(Params):
+    """``claude/attach``: receive a running chat's notifications on this connection (shared
+    daemon). With ``afterSeq`` (the last seq this client saw of the chat) the missed
+    notifications are sent first; without it the answer carries the chat as it is now."""
+
+    channel_id: NonEmpty
+    after_seq: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
+class AttachResult(Result, omit_defaults=False):
+    """A chat this connection is now attached to: notifications numbered after ``seq``
+    follow live. ``replayed`` missed notifications were sent before this answer; when
+    ``entries`` is set (no ``afterSeq``, or ``missed``: it was older than the chat's replay
+    window) they are the conversation as of ``seq``, with the permission requests waiting
+    for an answer."""
+
+    channel_id: str
+    pid: int
+    session_id: str
+    info: ChannelInfo
+    seq: int
+    replayed: int = 0
+    missed: bool = False
+    entries: list[Entry] | None = None
+    pending_permissions: list[PermissionRequest] = []
+
+
+class StopDaemonParams(Params):
+    """``claude/stopDaemon``: end a shared daemon and every chat in it. Refused while a
+    chat is in a turn, unless ``force``."""
+
+    force: bool = False
+
+
+class StopDaemonResult(Result, omit_defaults=False):
+    closed_channels: int
 
 
 class StopTaskParams(Params):
@@ -1059,7 +1109,7 @@ class StatusNotification(Result):
     retry: RetryInfo | None = None
 
 
-CancelReason = Literal["withdrawn", "interrupted", "closed"]
+CancelReason = Literal["withdrawn", "interrupted", "closed", "answeredElsewhere"]
 TurnOutcome = Literal["success", "interrupted", "error", "maxTurns", "maxBudget"]
 TurnErrorKind = Literal["api", "execution", "cliExited"]
 
@@ -1265,6 +1315,24 @@ METHODS: tuple[Method, ...] = (
         DeleteSessionParams,
         Ok,
         "Delete a stored session for good (refused while a channel uses it).",
+    ),
+    Method(
+        "claude/attach",
+        AttachParams,
+        AttachResult,
+        "Shared daemon: receive a running chat's notifications here, with what was missed.",
+    ),
+    Method(
+        "claude/detach",
+        ChannelParams,
+        Ok,
+        "Shared daemon: stop receiving a chat's notifications; the chat keeps running.",
+    ),
+    Method(
+        "claude/stopDaemon",
+        StopDaemonParams,
+        StopDaemonResult,
+        "Shared daemon: close every chat and end the daemon (refused mid-turn unless forced).",
     ),
 )
 

@@ -18,6 +18,12 @@ to stderr, or to the file given with --log-file.
 EPILOG = """\
 commands:
   claude-sidecar --stdio            serve one editor over stdin/stdout (what plugins run)
+  claude-sidecar connect            the same over the shared per-user daemon: chats outlive
+                                    the editor, several editors attach to one chat, and
+                                    `ssh HOST claude-sidecar connect` runs them remotely
+                                    (starts `claude-sidecar serve` when none runs)
+  claude-sidecar serve [--socket PATH]
+                                    the shared daemon on its private Unix socket
   claude-sidecar demo               play a scripted session against the real CLI and the
                                     built-in stand-in model: no API key needed
   claude-sidecar acp [--warm-pool N] [--warm-pool-cwd DIR]
@@ -89,6 +95,73 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="path of the Claude Code CLI binary",
     )
+    serve = sub.add_parser("serve", help="run the shared per-user daemon on its Unix socket")
+    connect = sub.add_parser(
+        "connect", help="bridge stdin/stdout to the shared daemon (starting it if needed)"
+    )
+    for command in (serve, connect):
+        command.add_argument(
+            "--socket",
+            metavar="PATH",
+            default=None,
+            help="the daemon's socket (default: $XDG_RUNTIME_DIR/claude-sidecar/daemon.sock, "
+            "else claude-sidecar-UID/daemon.sock in the temp directory)",
+        )
+        command.add_argument(
+            "--idle-close",
+            metavar="SECONDS",
+            type=float,
+            default=1800.0,
+            help="close a chat with no client attached and no turn running after this long "
+            "(its session stays on disk; default: 1800)",
+        )
+        command.add_argument(
+            "--linger",
+            metavar="SECONDS",
+            type=float,
+            default=60.0,
+            help="end the daemon after this long with no chat and no client (default: 60)",
+        )
+        command.add_argument(
+            "--replay-window",
+            metavar="MIB",
+            type=float,
+            default=4.0,
+            help="notifications kept per chat for clients that re-attach (default: 4 MiB)",
+        )
+        command.add_argument(
+            "--client-buffer",
+            metavar="MIB",
+            type=float,
+            default=64.0,
+            help="a client with this much unread must read within --client-stall seconds "
+            "or be disconnected (default: 64 MiB)",
+        )
+        command.add_argument(
+            "--client-stall",
+            metavar="SECONDS",
+            type=float,
+            default=10.0,
+            help="see --client-buffer (default: 10)",
+        )
+        command.add_argument(
+            "--warm-pool",
+            metavar="N",
+            type=int,
+            choices=range(9),
+            default=1,
+            help="spare CLIs kept started for the next new chat (0-8; default: 1)",
+        )
+        command.add_argument(
+            "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
+        )
+    connect.add_argument(
+        "--daemon-log",
+        metavar="PATH",
+        default=None,
+        help="where a daemon this command starts logs (default: "
+        "$XDG_STATE_HOME/claude-sidecar/daemon.log, else ~/.local/state/...)",
+    )
     model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
     model.add_argument(
         "--scenario",
@@ -146,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             warm_pool_cwd=args.warm_pool_cwd,
             allow_bypass=args.allow_dangerously_skip_permissions,
         )
+    if args.command in ("serve", "connect"):
+        return _shared_daemon(args)
     if args.command == "scripted-model":
         from .scripted import DEMO_SCENARIO_PATH, load_scenario
         from .scripted.server import serve
@@ -185,6 +260,46 @@ def main(argv: list[str] | None = None) -> int:
         return serve_stdio(build_server(cli_path=args.cli))
     _parser().print_help(sys.stderr)
     return 2
+
+
+def _shared_daemon(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .daemon.place import Place, default_log_file, default_socket
+    from .errors import SidecarError
+
+    place = Place(Path(args.socket) if args.socket else default_socket())
+    try:
+        if args.command == "connect":
+            from .daemon.bridge import bridge, reach
+
+            serve_args = [
+                f"--idle-close={args.idle_close:g}",
+                f"--linger={args.linger:g}",
+                f"--replay-window={args.replay_window:g}",
+                f"--client-buffer={args.client_buffer:g}",
+                f"--client-stall={args.client_stall:g}",
+                f"--warm-pool={args.warm_pool}",
+            ]
+            if args.cli:
+                serve_args.append(f"--cli={args.cli}")
+            log_file = Path(args.daemon_log) if args.daemon_log else default_log_file()
+            return bridge(reach(place, log_file, serve_args))
+        from .daemon.serve import Lifetime, serve_socket
+
+        return serve_socket(
+            place,
+            cli_path=args.cli,
+            lifetime=Lifetime(idle_close=args.idle_close, linger=args.linger),
+            window_bytes=int(args.replay_window * (1 << 20)),
+            warm_pool=args.warm_pool,
+            send_limit=int(args.client_buffer * (1 << 20)),
+            stall=args.client_stall,
+        )
+    except SidecarError as e:
+        print(f"claude-sidecar {args.command}: {e.message}", file=sys.stderr)
+        # A second daemon for the same socket is not a failure: one serves it.
+        return 0 if e.NAME == "alreadyServing" else 1
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ table ``ERROR_CODES`` below is the single source for that section.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -207,6 +208,34 @@ class SessionInUse(SidecarError):
         )
 
 
+class NotShared(SidecarError):
+    """A method of the shared daemon was sent to a private one (``--stdio``)."""
+
+    CODE = -32012
+    NAME = "notShared"
+
+    def __init__(self, method: str) -> None:
+        super().__init__(
+            f"{method} needs the shared daemon: this one serves one editor over --stdio; "
+            "run `claude-sidecar connect` as the daemon command to share chats",
+            method=method,
+        )
+
+
+class ChatsRunning(SidecarError):
+    """``claude/stopDaemon`` while chats are in a turn, without ``force``."""
+
+    CODE = -32013
+    NAME = "chatsRunning"
+
+    def __init__(self, channel_ids: list[str]) -> None:
+        super().__init__(
+            f"{len(channel_ids)} chat(s) are in a turn ({', '.join(channel_ids)}); wait for "
+            "them to end, interrupt them, or send claude/stopDaemon with force: true",
+            channelIds=channel_ids,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -220,5 +249,32 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     TaskNotFound,
     SessionInUse,
+    NotShared,
+    ChatsRunning,
 )
 """Every error class, in the order docs/protocol.md lists them."""
+
+
+class UnsafePlace(SidecarError):
+    """The shared daemon's socket directory or file could be reached or replaced by
+    another user (a start-up error, not a JSON-RPC answer)."""
+
+    NAME = "unsafeSocketPlace"
+
+    def __init__(self, path: Path, problem: str, fix: str) -> None:
+        super().__init__(f"{path} {problem}; {fix}", path=str(path))
+
+
+class AlreadyServing(SidecarError):
+    """Another daemon holds the shared socket's lock (a start-up error)."""
+
+    NAME = "alreadyServing"
+
+    def __init__(self, socket: Path) -> None:
+        super().__init__(f"a daemon already serves {socket}", socket=str(socket))
+
+
+class DaemonUnreachable(SidecarError):
+    """The shared daemon could not be reached or started (a start-up error)."""
+
+    NAME = "daemonUnreachable"

@@ -25,6 +25,7 @@ from .api import (
     DeltaKind,
     Entry,
     ExitInfo,
+    InitializationOptions,
     PermissionRequest,
     RetryInfo,
     TurnError,
@@ -151,8 +152,9 @@ class OpenedFeed(Feed, Protocol):
 class Subscriber(Protocol):
     """A front end: it receives the events of every channel the hub opens."""
 
-    def open_feed(self, channel_id: str) -> OpenedFeed:
-        """A feed for the new channel ``channel_id``, keeping its events until released."""
+    def open_feed(self, channel_id: str, client: InitializationOptions) -> OpenedFeed:
+        """A feed for the new channel ``channel_id``, keeping its events until released;
+        ``client`` is what the client opening it chose at ``initialize``."""
 
 
 class Nowhere:

@@ -45,7 +45,9 @@ class Hub:
 
     Its collaborators come in through the constructor: the front end that receives the
     channels' events (``subscriber``) and the way to ask the editor to run a tool. What
-    the client chose at ``initialize`` comes in once, through ``configure``.
+    the client chose at ``initialize`` comes in once, through ``configure``; in a shared
+    daemon each client brings its own (``client``, kept per channel for its restarts),
+    and ``options`` are the daemon's defaults.
     """
 
     def __init__(
@@ -68,6 +70,8 @@ class Hub:
         self.pool = WarmPool(self._start_spare)
         self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
+        # The options of the client that opened each channel, when not ``options``.
+        self._clients: dict[str, InitializationOptions] = {}
         # The CLI's stored sessions (what restart and fork resume).
         self.sessions = SessionStore(env)
 
@@ -83,7 +87,11 @@ class Hub:
     @property
     def cli_path(self) -> str | None:
         """The CLI the client named at ``initialize``, else the daemon's ``--cli``."""
-        return self.options.cli_path or self._default_cli_path
+        return self.cli_path_for(self.options)
+
+    def cli_path_for(self, client: InitializationOptions) -> str | None:
+        """The CLI ``client`` named at ``initialize``, else the daemon's ``--cli``."""
+        return client.cli_path or self._default_cli_path
 
     @property
     def channel_count(self) -> int:
@@ -95,9 +103,12 @@ class Hub:
         """The environment CLIs start with (None: the daemon's own)."""
         return self._env
 
-    def check_mode(self, field: str, mode: str | None) -> None:
+    def check_mode(
+        self, field: str, mode: str | None, client: InitializationOptions | None = None
+    ) -> None:
         """Refuse bypassPermissions unless the client opted in at ``initialize``."""
-        if mode == "bypassPermissions" and not self.options.allow_dangerously_skip_permissions:
+        opted_in = (client or self.options).allow_dangerously_skip_permissions
+        if mode == "bypassPermissions" and not opted_in:
             raise InvalidParams(
                 field,
                 "is bypassPermissions, which this client did not enable",
@@ -112,6 +123,7 @@ class Hub:
         fork: bool = False,
         resume_at: str | None = None,
         history: list[Entry] | None = None,
+        client: InitializationOptions | None = None,
     ) -> Channel:
         """Start a CLI for ``options`` and return its channel once the CLI is ready.
 
@@ -119,21 +131,33 @@ class Hub:
         new session id; ``resume_at`` cuts the copied history after that message.
         A resumed or forked channel's conversation starts with ``history`` (by default,
         the resumed session's stored entries): ``claude/getTranscript`` shows it.
+        ``client`` is the opening client's ``initializationOptions`` (default: ``options``).
         """
-        self.check_mode("permissionMode", options.permission_mode)
-        if self.options.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
+        client = client or self.options
+        self.check_mode("permissionMode", options.permission_mode, client)
+        if client.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
             raise InvalidParams(
                 f"mcpServers.{editor_tools.SERVER_NAME}",
                 "is reserved for the editor's own tools (editorTools)",
                 "give that server another name",
             )
         channel_id = f"ch-{next(self._ids)}"
-        feed = self._subscriber.open_feed(channel_id)
+        feed = self._subscriber.open_feed(channel_id, client)
+        if client is not self.options:
+            self._clients[channel_id] = client
         try:
-            channel = None if fork else await self._from_pool(channel_id, options, feed)
+            channel = None
+            if not fork and self._pool_serves(client):
+                channel = await self._from_pool(channel_id, options, feed)
             if channel is None:
                 channel = await self._start(
-                    channel_id, options, str(uuidlib.uuid4()), feed, fork=fork, resume_at=resume_at
+                    channel_id,
+                    options,
+                    str(uuidlib.uuid4()),
+                    feed,
+                    fork=fork,
+                    resume_at=resume_at,
+                    client=client,
                 )
             try:
                 self._check_reported(channel, options)
@@ -147,6 +171,7 @@ class Hub:
             # Its turn footers are kept beside the session: a resumed chat shows them again.
             channel.conversation.footers = self.sessions.footers
         except BaseException:
+            self._clients.pop(channel_id, None)
             dropped = feed.discard()
             if dropped:
                 log.warning(
@@ -157,9 +182,24 @@ class Hub:
                 )
             raise
         feed.release()
-        if not fork:
+        if not fork and self._pool_serves(client):
             self._refill_pool(channel, options)
         return channel
+
+    def _pool_serves(self, client: InitializationOptions) -> bool:
+        """Whether a spare (started with the daemon's ``options``) can serve ``client``:
+        same CLI, editor tools, rules and bypass opt-in."""
+
+        def launch(o: InitializationOptions) -> tuple[Any, ...]:
+            return (
+                self.cli_path_for(o),
+                o.editor_tools,
+                o.editor_tool_timeout,
+                o.auto_allow_tools,
+                o.allow_dangerously_skip_permissions,
+            )
+
+        return client is self.options or launch(client) == launch(self.options)
 
     def _refill_pool(self, channel: Channel, options: NewChannelParams) -> None:
         """Start a spare like ``channel`` once its first turn is over: a CLI starting
@@ -244,7 +284,9 @@ class Hub:
             options = msgspec.structs.replace(options, resume=None)
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
-            channel = await self._start(channel_id, options, old.session_id, old.feed)
+            channel = await self._start(
+                channel_id, options, old.session_id, old.feed, client=self._clients.get(channel_id)
+            )
         except BaseException:
             self._channels[channel_id] = old
             raise
@@ -261,10 +303,12 @@ class Hub:
         fork: bool = False,
         resume_at: str | None = None,
         register: bool = True,
+        client: InitializationOptions | None = None,
     ) -> Channel:
-        cli = find_cli(self.cli_path, self._env)
+        client = client or self.options
+        cli = find_cli(self.cli_path_for(client), self._env)
         tools, sdk_servers = None, {}
-        declared = self.options.editor_tools
+        declared = client.editor_tools
         if declared and self._ask_editor is not None:
             ask = self._ask_editor
 
@@ -272,17 +316,18 @@ class Hub:
                 # channel.id, not channel_id: a spare from the pool gets its id later.
                 return await ask(channel.id, tool, arguments, timeout)
 
-            tools = EditorToolServer(declared, ask_for_channel, self.options.editor_tool_timeout)
+            tools = EditorToolServer(declared, ask_for_channel, client.editor_tool_timeout)
             sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(declared)}
+        rules = self.rules if client is self.options else Rules(client.auto_allow_tools)
         channel = Channel(
-            channel_id, options, session_id, feed, self.rules, fork=fork, editor_tools=tools
+            channel_id, options, session_id, feed, rules, fork=fork, editor_tools=tools
         )
         launch = build_launch(
             cli,
             options,
             session_id,
             self._env,
-            allow_bypass=self.options.allow_dangerously_skip_permissions,
+            allow_bypass=client.allow_dangerously_skip_permissions,
             fork=fork,
             resume_at=resume_at,
             sdk_servers=sdk_servers,
@@ -319,9 +364,12 @@ class Hub:
                 f"use one of: {', '.join(agents)} (or define it in .claude/agents/)",
             )
 
-    async def fork(self, p: ForkSessionParams, **changes: Any) -> Channel:
+    async def fork(
+        self, p: ForkSessionParams, client: InitializationOptions | None = None, **changes: Any
+    ) -> Channel:
         """A new channel continuing a copy of a live channel's or a stored session's history;
-        ``changes`` replace fields of its options (an ACP fork's own mode and MCP servers)."""
+        ``changes`` replace fields of its options (an ACP fork's own mode and MCP servers);
+        ``client`` as for ``new_channel``."""
         source = (
             self.get(p.channel_id)
             if p.channel_id
@@ -353,7 +401,9 @@ class Hub:
                 )
         history = await self._fork_history(source, session_id, cwd, p.at_message_id)
         options = msgspec.structs.replace(options, **changes)
-        return await self.new_channel(options, fork=True, resume_at=resume_at, history=history)
+        return await self.new_channel(
+            options, fork=True, resume_at=resume_at, history=history, client=client
+        )
 
     async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:
         try:
@@ -387,6 +437,16 @@ class Hub:
         if user is not None:
             raise SessionInUse(session_id, user.id)
 
+    def holding(self, session_id: str) -> Channel | None:
+        """The open channel whose conversation is session ``session_id``, if any."""
+        wanted = session_id.lower()
+        return next((c for c in self._channels.values() if c.session_id.lower() == wanted), None)
+
+    @property
+    def channels(self) -> list[Channel]:
+        """Every open channel, oldest first."""
+        return list(self._channels.values())
+
     def get(self, channel_id: str) -> Channel:
         """The channel named ``channel_id`` or ``ChannelNotFound``."""
         channel = self._channels.get(channel_id)
@@ -398,6 +458,7 @@ class Hub:
         """Forget one channel, then close it; later requests naming it get ChannelNotFound."""
         channel = self.get(channel_id)
         del self._channels[channel_id]
+        self._clients.pop(channel_id, None)
         try:
             return await channel.close()
         except BaseException:
@@ -436,6 +497,7 @@ class Hub:
                 log.error("channel %s: close failed: %r", channel.id, result)
                 channel.kill_now()
             self._channels.pop(channel.id, None)
+            self._clients.pop(channel.id, None)
 
     def kill_all_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""

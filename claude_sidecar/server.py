@@ -5,6 +5,10 @@ method's msgspec type and its result (a msgspec struct) is encoded by msgspec.
 The JSON-RPC mechanics (a task per request, answers, cancellation) are in ``jsonrpc``,
 on pygls's public API; notifications are encoded by ``outbox`` and written straight to
 the client's stream.
+
+The same server serves one connection of the shared daemon (``daemon``): the hub and the
+chats are then the daemon's, a connection's chats are the ones it is attached to, and its
+end detaches it instead of closing them.
 """
 
 from __future__ import annotations
@@ -13,22 +17,26 @@ import asyncio
 import logging
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.server import JsonRPCServer
 
-from . import __version__, api, mcp_servers, rewind
+from . import __version__, api, events, mcp_servers, rewind
 from .channel import Channel
 from .discovery import describe_cli
-from .errors import InvalidParams, ServerNotInitialized, SidecarError
+from .errors import InvalidParams, NotShared, ServerNotInitialized, SidecarError
 from .hub import Hub
 from .jsonrpc import Handler as RequestHandler
 from .jsonrpc import Requests, SidecarProtocol
 from .outbox import Outbox
 from .transport import pdeathsig_wrapper
+
+if TYPE_CHECKING:
+    from .daemon.connection import Connection
+    from .daemon.shared import SharedDaemon
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +53,24 @@ class SidecarServer(JsonRPCServer):
     protocol: SidecarProtocol
 
     def __init__(
-        self, *, cli_path: str | None = None, env: Mapping[str, str] | None = None
+        self,
+        *,
+        cli_path: str | None = None,
+        env: Mapping[str, str] | None = None,
+        shared: SharedDaemon | None = None,
+        connection: Connection | None = None,
     ) -> None:
         # lsprotocol's converter only structures the answers to the daemon's own requests.
         super().__init__(protocol_cls=SidecarProtocol, converter_factory=get_converter)
-        self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
+        # The shared daemon and this server's connection to it (None: a private daemon).
+        self.shared = shared
+        self.connection = connection
+        if shared is None:
+            self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
+        else:
+            self.hub = shared.hub
+        # What the client chose at initialize (its share of the hub's options).
+        self.client = api.InitializationOptions()
         self.initialized = False
         self.shutting_down = False
         self.client_name: str | None = None
@@ -132,9 +153,14 @@ class SidecarServer(JsonRPCServer):
         self.client_name = options.client_name
         self.coalesce = options.coalesce_deltas_ms / 1000
         self.raw_messages = options.raw_messages
-        self.hub.configure(options)
+        self.client = options
+        if self.shared is None:
+            self.hub.configure(options)
+            self.client = self.hub.options
+        elif self.connection is not None:
+            self.connection.client_name = options.client_name
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
-        self.cli = describe_cli(self.hub.cli_path, self.hub.env)
+        self.cli = describe_cli(self.hub.cli_path_for(options), self.hub.env)
         # Checked now (a few ms) rather than on the first chat's way to its first answer.
         pdeathsig_wrapper()
         self.initialized = True
@@ -143,9 +169,10 @@ class SidecarServer(JsonRPCServer):
         """Send notifications through ``queue_frame`` (one complete frame per call)."""
         self._queue_frame = queue_frame
 
-    def open_feed(self, channel_id: str) -> Outbox:
+    def open_feed(self, channel_id: str, client: api.InitializationOptions) -> Outbox:
         """The feed of a new channel: its events become ``claude/*`` notifications, kept
-        back until the channel has started (``events.Subscriber``)."""
+        back until the channel has started (``events.Subscriber``; a private daemon's
+        only client is this one)."""
         # The writer's own queue, no layer between: every delta passes here.
         return Outbox(
             channel_id,
@@ -161,12 +188,17 @@ class SidecarServer(JsonRPCServer):
         return self.hub.channel_count
 
     async def close(self, grace: float = 5.0) -> None:
-        """End every channel and spare CLI, each given ``grace`` seconds to exit."""
+        """End every channel and spare CLI, each given ``grace`` seconds to exit (a
+        connection of the shared daemon: detach from its chats, which keep running)."""
+        if self.shared is not None and self.connection is not None:
+            self.shared.detach_all(self.connection)
+            return
         await self.hub.close_all(grace=grace)
 
     def kill_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""
-        self.hub.kill_all_now()
+        if self.shared is None:
+            self.hub.kill_all_now()
 
     def initialize_result(self) -> api.InitializeResult:
         """The ``initialize`` result: the ``claude/*`` surface and the CLI in use."""
@@ -239,11 +271,29 @@ def _opened(channel: Channel) -> api.NewChannelResult:
     )
 
 
+def _shared(ls: SidecarServer, method: str) -> tuple[SharedDaemon, Connection]:
+    if ls.shared is None or ls.connection is None:
+        raise NotShared(method)
+    return ls.shared, ls.connection
+
+
 async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
-    return _opened(await ls.hub.new_channel(p))
+    if ls.shared is None or ls.connection is None:
+        return _opened(await ls.hub.new_channel(p))
+    running = ls.hub.holding(p.resume) if p.resume is not None else None
+    if running is not None:
+        # Two CLIs on one session file would diverge: join the chat that has it.
+        attached = ls.shared.attach(ls.connection, running.id, None)
+        return msgspec.structs.replace(_opened(running), attached=attached)
+    channel = await ls.hub.new_channel(p, client=ls.client)
+    # Its notifications so far (from seq 1) go out before this answer, as over --stdio.
+    ls.shared.attach(ls.connection, channel.id, 0)
+    return _opened(channel)
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
+    if ls.shared is not None and ls.connection is not None:
+        ls.shared.streams.touch(ls.connection, p.channel_id)
     channel = ls.hub.get(p.channel_id)
     if channel.exit is not None:
         # The CLI died (a closed channel is gone from the hub): bring it back with its
@@ -259,21 +309,40 @@ async def interrupt(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 
 async def close_channel(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
-    return api.CloseChannelResult(exit=await ls.hub.close_channel(p.channel_id))
+    exit_info = await ls.hub.close_channel(p.channel_id)
+    if ls.shared is not None:
+        ls.shared.streams.forget(p.channel_id)
+    return api.CloseChannelResult(exit=exit_info)
 
 
 async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Result:
-    return api.ListChannelsResult(channels=ls.hub.list())
+    channels = ls.hub.list()
+    if ls.shared is not None:
+        streams = ls.shared.streams
+        channels = [
+            msgspec.structs.replace(c, clients=streams.clients(c.channel_id)) for c in channels
+        ]
+    return api.ListChannelsResult(channels=channels)
 
 
 async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) -> api.Result:
-    ls.hub.check_mode("mode", p.mode)
-    ls.hub.get(p.channel_id).respond_permission(p)
+    ls.hub.check_mode("mode", p.mode, ls.client)
+    channel = ls.hub.get(p.channel_id)
+    channel.respond_permission(p)
+    if ls.shared is not None:
+        # The first answer wins: every attached client (this one too, which may ignore
+        # it) learns that the request needs no answer from it any more. Straight to the
+        # front end's feed: the conversation learns the decision from the CLI's lines.
+        channel.feed.publish(events.PermissionWithdrawn(p.request_id, "answeredElsewhere"))
     return api.Ok()
 
 
 async def fork_session(ls: SidecarServer, p: api.ForkSessionParams) -> api.Result:
-    return _opened(await ls.hub.fork(p))
+    if ls.shared is None or ls.connection is None:
+        return _opened(await ls.hub.fork(p))
+    channel = await ls.hub.fork(p, ls.client)
+    ls.shared.attach(ls.connection, channel.id, 0)
+    return _opened(channel)
 
 
 async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
@@ -308,7 +377,7 @@ async def set_model(ls: SidecarServer, p: api.SetModelParams) -> api.Result:
 
 
 async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams) -> api.Result:
-    ls.hub.check_mode("mode", p.mode)
+    ls.hub.check_mode("mode", p.mode, ls.client)
     await ls.hub.get(p.channel_id).set_permission_mode(p.mode)
     return api.Ok()
 
@@ -320,6 +389,9 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
     feed = channel.feed
+    if isinstance(feed, Outbox):
+        # Coalesced deltas still waiting are in the entries already: numbered now.
+        feed.flush()
     # Numbered by this front end's outbox: the entries are current as of that seq.
     seq = feed.last_seq if isinstance(feed, Outbox) else 0
     return api.Transcript(channel.id, seq, channel.conversation.snapshot())
@@ -345,6 +417,24 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
     return api.Ok()
 
 
+async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
+    shared, connection = _shared(ls, "claude/attach")
+    ls.hub.get(p.channel_id)
+    return shared.attach(connection, p.channel_id, p.after_seq)
+
+
+async def detach(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    shared, connection = _shared(ls, "claude/detach")
+    ls.hub.get(p.channel_id)
+    shared.detach(connection, p.channel_id)
+    return api.Ok()
+
+
+async def stop_daemon(ls: SidecarServer, p: api.StopDaemonParams) -> api.Result:
+    shared, _ = _shared(ls, "claude/stopDaemon")
+    return api.StopDaemonResult(closed_channels=await shared.stop(force=p.force))
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -367,6 +457,9 @@ HANDLERS: dict[str, Handler] = {
     "claude/stopTask": stop_task,
     "claude/renameSession": rename_session,
     "claude/deleteSession": delete_session,
+    "claude/attach": attach,
+    "claude/detach": detach,
+    "claude/stopDaemon": stop_daemon,
 }
 
 

@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 _TESTS = Path(__file__).parent
 # Test directories of the front ends over the daemon's protocol (see below).
-_FRONT_END_TESTS = {"nvim", "acp"}
+_FRONT_END_TESTS = {"nvim", "acp", "daemon"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -72,8 +72,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # tests/scripted through `claude`) and whose outcome can depend on its version: the
     # others (unit tests, the docs, doctor and demo, which run the bundled CLI, and those
     # marked same_on_every_cli) would repeat the main run. So would the front ends' tests
-    # (Neovim, ACP): they read the daemon's protocol, and how the daemon reads this CLI's
-    # lines is what the daemon's own tests check in this run.
+    # (Neovim, ACP, the shared daemon): they read the daemon's protocol, and how the
+    # daemon reads this CLI's lines is what the daemon's own tests check in this run.
     uses_cli = [
         bool({"daemon_env", "claude"} & set(getattr(item, "fixturenames", ())))
         and item.get_closest_marker("same_on_every_cli") is None

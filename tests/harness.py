@@ -101,9 +101,19 @@ class Turn:
 class Sidecar:
     """A running daemon and a client connected to it."""
 
-    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        args: tuple[str, ...] = (),
+        command: tuple[str, ...] = ("--stdio",),
+        argv: tuple[str, ...] | None = None,
+    ) -> None:
         self.env = env
         self.args = args
+        # How the daemon is reached: its own over --stdio, or `connect` to a shared one;
+        # ``argv``, when given, is the whole command line (`ssh HOST claude-sidecar ...`).
+        self.command = command
+        self.argv = argv
         self.client = LanguageClient(converter_factory=get_converter)
         self.notes: list[Note] = []
         self.pids: list[int] = []
@@ -121,16 +131,16 @@ class Sidecar:
         return record
 
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
-        await self.client.start_io(
+        argv = self.argv or (
             sys.executable,
             "-m",
             "claude_sidecar",
-            "--stdio",
             "--log-level",
             "DEBUG",
+            *self.command,
             *self.args,
-            env=self.env,
         )
+        await self.client.start_io(*argv, env=self.env)
         self.initialized = await self.client.initialize_session(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
@@ -377,12 +387,15 @@ class RawClient:
     """A bare JSON-RPC peer over pipes, for what a well-behaved client never does."""
 
     def __init__(
-        self, env: dict[str, str], args: tuple[str, ...] = ("--log-level", "DEBUG")
+        self,
+        env: dict[str, str],
+        args: tuple[str, ...] = ("--log-level", "DEBUG"),
+        command: tuple[str, ...] = ("--stdio",),
     ) -> None:
         import subprocess
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "claude_sidecar", "--stdio", *args],
+            [sys.executable, "-m", "claude_sidecar", *args, *command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

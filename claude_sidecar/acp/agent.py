@@ -89,8 +89,9 @@ class SidecarAgent:
 
     # ------------------------------------------------------------ the hub's subscriber
 
-    def open_feed(self, channel_id: str) -> Session:
-        """A new channel's feed: the session that will own it."""
+    def open_feed(self, channel_id: str, client: InitializationOptions) -> Session:
+        """A new channel's feed: the session that will own it (``client``: the agent's own
+        options, the only client there is)."""
         return Session(self, channel_id)
 
     def on_connect(self, conn: Client) -> None:

@@ -50,7 +50,7 @@ ENUM_NAMES = {
     ("high", "low", "max", "medium", "xhigh"): "Effort",
     ("local", "project", "user"): "SettingSource",
     ("allowed", "denied"): "HistoryPermission",
-    ("closed", "interrupted", "withdrawn"): "CancelReason",
+    ("answeredElsewhere", "closed", "interrupted", "withdrawn"): "CancelReason",
     ("allow", "allowAlways", "deny"): "PermissionDecision",
     ("error", "interrupted", "maxBudget", "maxTurns", "success"): "TurnOutcome",
     ("image/gif", "image/jpeg", "image/png", "image/webp"): "ImageMediaType",

@@ -27,39 +27,154 @@ export interface AgentInfo {
   [k: string]: unknown | undefined;
 }
 /**
- * How the CLI authenticates, as its ``auth status`` reports it: never a secret.
+ * ``claude/attach``: receive a running chat's notifications on this connection (shared
+ * daemon). With ``afterSeq`` (the last seq this client saw of the chat) the missed
+ * notifications are sent first; without it the answer carries the chat as it is now.
  */
-export interface AuthInfo {
-  baseUrl: string | null;
-  error: string | null;
-  loggedIn: boolean | null;
-  method: string | null;
-  provider: string | null;
-  source: string | null;
-  [k: string]: unknown | undefined;
-}
-/**
- * A task running in the background of a channel (a shell, a sub-agent).
- */
-export interface BackgroundTask {
-  description?: string | null;
-  taskId: string;
-  taskType?: string | null;
-  [k: string]: unknown | undefined;
-}
-/**
- * ``claude/callEditorTool``: a request the daemon sends the client (server -> client).
- *
- * The result is the tool's output: a string, or any JSON value (sent to the model as
- * JSON text). A JSON-RPC error, or no answer within ``editorToolTimeout``, becomes a
- * tool error the model sees.
- */
-export interface CallEditorToolParams {
-  arguments: {
-    [k: string]: unknown | undefined;
-  };
+export interface AttachParams {
+  afterSeq?: number | null;
   channelId: string;
-  tool: string;
+}
+/**
+ * A chat this connection is now attached to: notifications numbered after ``seq``
+ * follow live. ``replayed`` missed notifications were sent before this answer; when
+ * ``entries`` is set (no ``afterSeq``, or ``missed``: it was older than the chat's replay
+ * window) they are the conversation as of ``seq``, with the permission requests waiting
+ * for an answer.
+ */
+export interface AttachResult {
+  channelId: string;
+  entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[] | null;
+  info: ChannelInfo;
+  missed: boolean;
+  pendingPermissions: PermissionRequest[];
+  pid: number;
+  replayed: number;
+  seq: number;
+  sessionId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A prompt: the user's (``id`` is the message id ``claude/sendMessage`` returned), or
+ * the one a sub-agent was given (``parentId`` set). ``queued``: sent while a turn runs
+ * and not taken up by the CLI yet.
+ */
+export interface PromptEntry {
+  id: string;
+  imageCount?: number;
+  kind: 'prompt';
+  parentId?: string | null;
+  queued?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Text of an answer (markdown). ``streaming`` while deltas still append to it;
+ * ``aborted`` when an interrupt cut it short.
+ */
+export interface TextEntry {
+  aborted?: boolean;
+  id: string;
+  kind: 'text';
+  parentId?: string | null;
+  streaming?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The model's thinking, shown apart from its answer.
+ */
+export interface ThinkingEntry {
+  id: string;
+  kind: 'thinking';
+  parentId?: string | null;
+  streaming?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A tool use (``id`` is its tool_use id). ``input`` is null while it streams (the
+ * ``toolInput`` deltas append to ``partialInput``); ``files`` lists what it changed.
+ */
+export interface ToolEntry {
+  files?: EntryFileChange[];
+  id: string;
+  input?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  kind: 'tool';
+  name: string;
+  parentId?: string | null;
+  partialInput?: string;
+  permission?: EntryPermission | null;
+  result?: EntryToolResult | null;
+  status: 'awaitingPermission' | 'denied' | 'done' | 'failed' | 'interrupted' | 'pending' | 'running';
+  [k: string]: unknown | undefined;
+}
+/**
+ * A file a tool use changed, with the size of the change (``claude/fileUpdated``
+ * carries its diff and contents).
+ */
+export interface EntryFileChange {
+  added: number;
+  path: string;
+  removed: number;
+  [k: string]: unknown | undefined;
+}
+/**
+ * How a tool use's permission request went.
+ *
+ * ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
+ * the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
+ * ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
+ * allowed it and nobody was asked. ``requestId`` is what ``claude/respondPermission``
+ * answers (absent in a stored session's history).
+ */
+export interface EntryPermission {
+  byRule?: boolean;
+  decision: 'allowed' | 'answered' | 'cancelled' | 'denied' | 'pending';
+  decisionReason?: string | null;
+  preview?: string | null;
+  previewNote?: string | null;
+  requestId?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The result of a tool use: the text parts of its content, and how many images.
+ */
+export interface EntryToolResult {
+  imageCount?: number;
+  isError?: boolean;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Something the CLI reported in the conversation: ``subtype`` ``compaction``,
+ * ``cleared`` (``/clear``), ``commandOutput`` (a slash or shell command's output),
+ * ``interrupted``, ``apiError``, ``taskNotification`` (a background task ended), or
+ * another CLI subtype in camelCase.
+ */
+export interface NoticeEntry {
+  id: string;
+  kind: 'notice';
+  level: 'error' | 'info' | 'warn';
+  parentId?: string | null;
+  subtype: string;
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The end of a turn (its footer): how it ended, how long it took, what it cost.
+ */
+export interface TurnEntry {
+  costUsd: number;
+  durationMs: number;
+  error?: string | null;
+  id: string;
+  kind: 'turn';
+  outcome: 'error' | 'interrupted' | 'maxBudget' | 'maxTurns' | 'success';
+  parentId?: string | null;
+  permissionWaitMs: number;
   [k: string]: unknown | undefined;
 }
 /**
@@ -106,37 +221,6 @@ export interface ModelInfo {
   [k: string]: unknown | undefined;
 }
 /**
- * Params naming one channel (``claude/interrupt``, ``claude/closeChannel``).
- */
-export interface ChannelParams {
-  channelId: string;
-}
-/**
- * One open channel, as ``claude/listChannels`` lists it.
- */
-export interface ChannelSummary {
-  channelId: string;
-  cwd: string;
-  exit?: ExitInfo | null;
-  model?: string | null;
-  pendingPermissions?: PermissionRequest[];
-  permissionMode?: string | null;
-  pid: number;
-  sessionId: string;
-  state: 'awaitingPermission' | 'exited' | 'idle' | 'running' | 'starting';
-  tasks?: BackgroundTask[];
-  [k: string]: unknown | undefined;
-}
-/**
- * How a channel's CLI process ended.
- */
-export interface ExitInfo {
-  code: number | null;
-  signal: number | null;
-  stderrTail: string;
-  [k: string]: unknown | undefined;
-}
-/**
  * A tool use waiting for the user's decision (or decided by a client rule).
  */
 export interface PermissionRequest {
@@ -156,6 +240,82 @@ export interface PermissionRequest {
   suggestions: unknown[];
   toolName: string;
   toolUseId: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A connection of a shared daemon attached to a chat.
+ */
+export interface AttachedClient {
+  clientName?: string | null;
+  connectionId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * How the CLI authenticates, as its ``auth status`` reports it: never a secret.
+ */
+export interface AuthInfo {
+  baseUrl: string | null;
+  error: string | null;
+  loggedIn: boolean | null;
+  method: string | null;
+  provider: string | null;
+  source: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A task running in the background of a channel (a shell, a sub-agent).
+ */
+export interface BackgroundTask {
+  description?: string | null;
+  taskId: string;
+  taskType?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/callEditorTool``: a request the daemon sends the client (server -> client).
+ *
+ * The result is the tool's output: a string, or any JSON value (sent to the model as
+ * JSON text). A JSON-RPC error, or no answer within ``editorToolTimeout``, becomes a
+ * tool error the model sees.
+ */
+export interface CallEditorToolParams {
+  arguments: {
+    [k: string]: unknown | undefined;
+  };
+  channelId: string;
+  tool: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Params naming one channel (``claude/interrupt``, ``claude/closeChannel``).
+ */
+export interface ChannelParams {
+  channelId: string;
+}
+/**
+ * One open channel, as ``claude/listChannels`` lists it.
+ */
+export interface ChannelSummary {
+  channelId: string;
+  clients?: AttachedClient[];
+  cwd: string;
+  exit?: ExitInfo | null;
+  model?: string | null;
+  pendingPermissions?: PermissionRequest[];
+  permissionMode?: string | null;
+  pid: number;
+  sessionId: string;
+  state: 'awaitingPermission' | 'exited' | 'idle' | 'running' | 'starting';
+  tasks?: BackgroundTask[];
+  [k: string]: unknown | undefined;
+}
+/**
+ * How a channel's CLI process ended.
+ */
+export interface ExitInfo {
+  code: number | null;
+  signal: number | null;
+  stderrTail: string;
   [k: string]: unknown | undefined;
 }
 /**
@@ -242,16 +402,6 @@ export interface EditorTool {
   name: string;
 }
 /**
- * A file a tool use changed, with the size of the change (``claude/fileUpdated``
- * carries its diff and contents).
- */
-export interface EntryFileChange {
-  added: number;
-  path: string;
-  removed: number;
-  [k: string]: unknown | undefined;
-}
-/**
  * ``claude/entry``: an entry of the conversation was added or changed; it replaces
  * any earlier entry with the same ``id``.
  */
@@ -259,119 +409,6 @@ export interface EntryNotification {
   channelId: string;
   entry: PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry;
   seq: number;
-  [k: string]: unknown | undefined;
-}
-/**
- * A prompt: the user's (``id`` is the message id ``claude/sendMessage`` returned), or
- * the one a sub-agent was given (``parentId`` set). ``queued``: sent while a turn runs
- * and not taken up by the CLI yet.
- */
-export interface PromptEntry {
-  id: string;
-  imageCount?: number;
-  kind: 'prompt';
-  parentId?: string | null;
-  queued?: boolean;
-  text: string;
-  [k: string]: unknown | undefined;
-}
-/**
- * Text of an answer (markdown). ``streaming`` while deltas still append to it;
- * ``aborted`` when an interrupt cut it short.
- */
-export interface TextEntry {
-  aborted?: boolean;
-  id: string;
-  kind: 'text';
-  parentId?: string | null;
-  streaming?: boolean;
-  text: string;
-  [k: string]: unknown | undefined;
-}
-/**
- * The model's thinking, shown apart from its answer.
- */
-export interface ThinkingEntry {
-  id: string;
-  kind: 'thinking';
-  parentId?: string | null;
-  streaming?: boolean;
-  text: string;
-  [k: string]: unknown | undefined;
-}
-/**
- * A tool use (``id`` is its tool_use id). ``input`` is null while it streams (the
- * ``toolInput`` deltas append to ``partialInput``); ``files`` lists what it changed.
- */
-export interface ToolEntry {
-  files?: EntryFileChange[];
-  id: string;
-  input?: {
-    [k: string]: unknown | undefined;
-  } | null;
-  kind: 'tool';
-  name: string;
-  parentId?: string | null;
-  partialInput?: string;
-  permission?: EntryPermission | null;
-  result?: EntryToolResult | null;
-  status: 'awaitingPermission' | 'denied' | 'done' | 'failed' | 'interrupted' | 'pending' | 'running';
-  [k: string]: unknown | undefined;
-}
-/**
- * How a tool use's permission request went.
- *
- * ``decision``: ``pending`` (waiting for the user), ``answered`` (the user answered and
- * the tool's result will say how), ``allowed``, ``denied``, or ``cancelled`` (the turn
- * ended or the CLI withdrew the ask). ``byRule``: a client rule (``autoAllowTools``)
- * allowed it and nobody was asked. ``requestId`` is what ``claude/respondPermission``
- * answers (absent in a stored session's history).
- */
-export interface EntryPermission {
-  byRule?: boolean;
-  decision: 'allowed' | 'answered' | 'cancelled' | 'denied' | 'pending';
-  decisionReason?: string | null;
-  preview?: string | null;
-  previewNote?: string | null;
-  requestId?: string | null;
-  [k: string]: unknown | undefined;
-}
-/**
- * The result of a tool use: the text parts of its content, and how many images.
- */
-export interface EntryToolResult {
-  imageCount?: number;
-  isError?: boolean;
-  text: string;
-  [k: string]: unknown | undefined;
-}
-/**
- * Something the CLI reported in the conversation: ``subtype`` ``compaction``,
- * ``cleared`` (``/clear``), ``commandOutput`` (a slash or shell command's output),
- * ``interrupted``, ``apiError``, ``taskNotification`` (a background task ended), or
- * another CLI subtype in camelCase.
- */
-export interface NoticeEntry {
-  id: string;
-  kind: 'notice';
-  level: 'error' | 'info' | 'warn';
-  parentId?: string | null;
-  subtype: string;
-  text: string;
-  [k: string]: unknown | undefined;
-}
-/**
- * The end of a turn (its footer): how it ended, how long it took, what it cost.
- */
-export interface TurnEntry {
-  costUsd: number;
-  durationMs: number;
-  error?: string | null;
-  id: string;
-  kind: 'turn';
-  outcome: 'error' | 'interrupted' | 'maxBudget' | 'maxTurns' | 'success';
-  parentId?: string | null;
-  permissionWaitMs: number;
   [k: string]: unknown | undefined;
 }
 export interface Experimental {
@@ -637,6 +674,7 @@ export interface NewChannelParams {
   systemPrompt?: string | null;
 }
 export interface NewChannelResult {
+  attached?: AttachResult | null;
   channelId: string;
   info: ChannelInfo;
   pid: number;
@@ -655,7 +693,7 @@ export interface Ok {
  */
 export interface PermissionCancelledNotification {
   channelId: string;
-  reason: 'closed' | 'interrupted' | 'withdrawn';
+  reason: 'answeredElsewhere' | 'closed' | 'interrupted' | 'withdrawn';
   requestId: string;
   seq: number;
   [k: string]: unknown | undefined;
@@ -835,6 +873,17 @@ export interface StatusNotification {
   [k: string]: unknown | undefined;
 }
 /**
+ * ``claude/stopDaemon``: end a shared daemon and every chat in it. Refused while a
+ * chat is in a turn, unless ``force``.
+ */
+export interface StopDaemonParams {
+  force?: boolean;
+}
+export interface StopDaemonResult {
+  closedChannels: number;
+  [k: string]: unknown | undefined;
+}
+/**
  * ``claude/stopTask``: stop one background task of a channel.
  */
 export interface StopTaskParams {
@@ -891,6 +940,10 @@ export interface TurnUsage {
 /** Every request a client sends: its params and result types. */
 export interface ClaudeMethods {
   /**
+   * Shared daemon: receive a running chat's notifications here, with what was missed.
+   */
+  "claude/attach": { params: AttachParams; result: AttachResult };
+  /**
    * What the channel's CLI offers: commands, agents, models, output styles.
    */
   "claude/channelInfo": { params: ChannelParams; result: ChannelInfo };
@@ -906,6 +959,10 @@ export interface ClaudeMethods {
    * Delete a stored session for good (refused while a channel uses it).
    */
   "claude/deleteSession": { params: DeleteSessionParams; result: Ok };
+  /**
+   * Shared daemon: stop receiving a chat's notifications; the chat keeps running.
+   */
+  "claude/detach": { params: ChannelParams; result: Ok };
   /**
    * Branch a conversation into a new channel; the source is untouched.
    */
@@ -971,6 +1028,10 @@ export interface ClaudeMethods {
    */
   "claude/setPermissionMode": { params: SetPermissionModeParams; result: Ok };
   /**
+   * Shared daemon: close every chat and end the daemon (refused mid-turn unless forced).
+   */
+  "claude/stopDaemon": { params: StopDaemonParams; result: StopDaemonResult };
+  /**
    * Stop a background task of a channel.
    */
   "claude/stopTask": { params: StopTaskParams; result: Ok };
@@ -978,10 +1039,12 @@ export interface ClaudeMethods {
 
 /** The names of every request a client sends. */
 export const METHOD_NAMES = [
+  "claude/attach",
   "claude/channelInfo",
   "claude/closeChannel",
   "claude/contextUsage",
   "claude/deleteSession",
+  "claude/detach",
   "claude/forkSession",
   "claude/getHistory",
   "claude/getTranscript",
@@ -998,6 +1061,7 @@ export const METHOD_NAMES = [
   "claude/sendMessage",
   "claude/setModel",
   "claude/setPermissionMode",
+  "claude/stopDaemon",
   "claude/stopTask"
 ] as const;
 
@@ -1068,6 +1132,10 @@ export const ERROR_CODES = {
    */
   channelNotFound: -32001,
   /**
+   * `claude/stopDaemon` while chats are in a turn, without `force`.
+   */
+  chatsRunning: -32013,
+  /**
    * No Claude Code CLI binary was found in any of the places looked.
    */
   cliNotFound: -32004,
@@ -1087,6 +1155,10 @@ export const ERROR_CODES = {
    * A request parameter is missing, has the wrong type, or an invalid value.
    */
   invalidParams: -32602,
+  /**
+   * A method of the shared daemon was sent to a private one (`--stdio`).
+   */
+  notShared: -32012,
   /**
    * The permission request was already answered, cancelled, or never asked.
    */

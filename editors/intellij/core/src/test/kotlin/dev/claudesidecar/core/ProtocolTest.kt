@@ -77,7 +77,8 @@ class ProtocolTest {
 
     @Test fun `the method table knows every request with its types`() {
         assertEquals("claude/newChannel", Methods.NEW_CHANNEL.name)
-        assertEquals(21, Methods.ALL.size)
+        assertEquals(24, Methods.ALL.size)
+        assertEquals(Methods.ATTACH, Methods.byName("claude/attach"))
         assertEquals(Methods.GET_TRANSCRIPT, Methods.byName("claude/getTranscript"))
         assertEquals(Methods.REWIND_FILES, Methods.byName("claude/rewindFiles"))
     }

@@ -33,6 +33,7 @@ enum class AutoDecision(override val wire: String) : WireEnum {
 }
 
 enum class CancelReason(override val wire: String) : WireEnum {
+    ANSWERED_ELSEWHERE("answeredElsewhere"),
     CLOSED("closed"),
     INTERRUPTED("interrupted"),
     WITHDRAWN("withdrawn"),
@@ -226,6 +227,41 @@ data class AgentInfo(
     val model: String? = null,
 )
 
+/**
+ * `claude/attach`: receive a running chat's notifications on this connection (shared
+ * daemon). With `afterSeq` (the last seq this client saw of the chat) the missed
+ * notifications are sent first; without it the answer carries the chat as it is now.
+ */
+data class AttachParams(
+    val channelId: String,
+    val afterSeq: Int? = null,
+)
+
+/**
+ * A chat this connection is now attached to: notifications numbered after `seq`
+ * follow live. `replayed` missed notifications were sent before this answer; when
+ * `entries` is set (no `afterSeq`, or `missed`: it was older than the chat's replay
+ * window) they are the conversation as of `seq`, with the permission requests waiting
+ * for an answer.
+ */
+data class AttachResult(
+    val channelId: String,
+    val info: ChannelInfo,
+    val missed: Boolean,
+    val pendingPermissions: List<PermissionRequest>,
+    val pid: Int,
+    val replayed: Int,
+    val seq: Int,
+    val sessionId: String,
+    @field:AlwaysWritten val entries: List<Entry>?,
+)
+
+/** A connection of a shared daemon attached to a chat. */
+data class AttachedClient(
+    val connectionId: String,
+    val clientName: String? = null,
+)
+
 /** How the CLI authenticates, as its `auth status` reports it: never a secret. */
 data class AuthInfo(
     @field:AlwaysWritten val baseUrl: String?,
@@ -281,6 +317,8 @@ data class ChannelSummary(
     val pid: Int,
     val sessionId: String,
     val state: ChannelState,
+    /** Absent: the daemon's default, `[]`. */
+    val clients: List<AttachedClient>? = null,
     val exit: ExitInfo? = null,
     val model: String? = null,
     /** Absent: the daemon's default, `[]`. */
@@ -638,6 +676,7 @@ data class NewChannelResult(
     val info: ChannelInfo,
     val pid: Int,
     val sessionId: String,
+    val attached: AttachResult? = null,
 )
 
 /**
@@ -875,6 +914,17 @@ data class StatusNotification(
     val retry: RetryInfo? = null,
 )
 
+/**
+ * `claude/stopDaemon`: end a shared daemon and every chat in it. Refused while a
+ * chat is in a turn, unless `force`.
+ */
+data class StopDaemonParams(
+    /** Absent: the daemon's default, `false`. */
+    val force: Boolean? = null,
+)
+
+data class StopDaemonResult(val closedChannels: Int)
+
 /** `claude/stopTask`: stop one background task of a channel. */
 data class StopTaskParams(
     val channelId: String,
@@ -998,6 +1048,9 @@ data class WarmPoolOptions(
 
 /** Every `claude/…` request of the daemon: name, params and result types. */
 object Methods {
+    /** Shared daemon: receive a running chat's notifications here, with what was missed. */
+    val ATTACH: Method<AttachParams, AttachResult> = Method("claude/attach", AttachParams::class.java, AttachResult::class.java)
+
     /** What the channel's CLI offers: commands, agents, models, output styles. */
     val CHANNEL_INFO: Method<ChannelParams, ChannelInfo> = Method("claude/channelInfo", ChannelParams::class.java, ChannelInfo::class.java)
 
@@ -1011,6 +1064,9 @@ object Methods {
 
     /** Delete a stored session for good (refused while a channel uses it). */
     val DELETE_SESSION: Method<DeleteSessionParams, Ok> = Method("claude/deleteSession", DeleteSessionParams::class.java, Ok::class.java)
+
+    /** Shared daemon: stop receiving a chat's notifications; the chat keeps running. */
+    val DETACH: Method<ChannelParams, Ok> = Method("claude/detach", ChannelParams::class.java, Ok::class.java)
 
     /** Branch a conversation into a new channel; the source is untouched. */
     val FORK_SESSION: Method<ForkSessionParams, NewChannelResult> =
@@ -1070,14 +1126,20 @@ object Methods {
     val SET_PERMISSION_MODE: Method<SetPermissionModeParams, Ok> =
         Method("claude/setPermissionMode", SetPermissionModeParams::class.java, Ok::class.java)
 
+    /** Shared daemon: close every chat and end the daemon (refused mid-turn unless forced). */
+    val STOP_DAEMON: Method<StopDaemonParams, StopDaemonResult> =
+        Method("claude/stopDaemon", StopDaemonParams::class.java, StopDaemonResult::class.java)
+
     /** Stop a background task of a channel. */
     val STOP_TASK: Method<StopTaskParams, Ok> = Method("claude/stopTask", StopTaskParams::class.java, Ok::class.java)
     val ALL: List<Method<*, *>> =
         listOf(
+            ATTACH,
             CHANNEL_INFO,
             CLOSE_CHANNEL,
             CONTEXT_USAGE,
             DELETE_SESSION,
+            DETACH,
             FORK_SESSION,
             GET_HISTORY,
             GET_TRANSCRIPT,
@@ -1094,6 +1156,7 @@ object Methods {
             SEND_MESSAGE,
             SET_MODEL,
             SET_PERMISSION_MODE,
+            STOP_DAEMON,
             STOP_TASK,
         )
 
@@ -1176,6 +1239,9 @@ enum class ErrorName(
     /** The `channelId` names no channel of this daemon. */
     CHANNEL_NOT_FOUND("channelNotFound", -32001, listOf("channelId")),
 
+    /** `claude/stopDaemon` while chats are in a turn, without `force`. */
+    CHATS_RUNNING("chatsRunning", -32013, listOf("channelIds")),
+
     /** No Claude Code CLI binary was found in any of the places looked. */
     CLI_NOT_FOUND("cliNotFound", -32004, listOf("looked")),
 
@@ -1190,6 +1256,9 @@ enum class ErrorName(
 
     /** A request parameter is missing, has the wrong type, or an invalid value. */
     INVALID_PARAMS("invalidParams", -32602, listOf("field")),
+
+    /** A method of the shared daemon was sent to a private one (`--stdio`). */
+    NOT_SHARED("notShared", -32012, listOf("method")),
 
     /** The permission request was already answered, cancelled, or never asked. */
     PERMISSION_REQUEST_NOT_FOUND("permissionRequestNotFound", -32008, listOf("channelId", "requestId")),

@@ -1,0 +1,131 @@
+"""The shared daemon's chats: one hub for every connection, chats that outlive them.
+
+A connection opens or attaches to chats; its end detaches it, and its chats keep running
+(turns finish, permission requests wait for whoever attaches next). Several connections
+may be attached to one chat: each gets every notification, any may send or interrupt, and
+the editor's tools are asked of the most recently active one that offers the tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ..api import AttachResult, InitializationOptions, WarmPoolOptions
+from ..errors import ChatsRunning
+from ..hub import Hub
+from ..outbox import Outbox
+from .connection import Connection
+from .streams import WINDOW_BYTES, Streams
+
+log = logging.getLogger(__name__)
+
+
+class NoEditorAttached(LookupError):
+    """No attached client offers the editor tool a chat's CLI called (a tool error)."""
+
+
+class SharedDaemon:
+    """Every chat of the shared daemon and the connections attached to them."""
+
+    def __init__(
+        self,
+        *,
+        cli_path: str | None = None,
+        env: Mapping[str, str] | None = None,
+        window_bytes: int = WINDOW_BYTES,
+        warm_pool: int = 1,
+    ) -> None:
+        self.streams = Streams(window_bytes)
+        self.hub = Hub(self.streams, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
+        # The daemon's defaults: what a client that asks for nothing else gets (and what
+        # the warm pool's spares are started with).
+        self.hub.configure(InitializationOptions(warm_pool=WarmPoolOptions(size=warm_pool)))
+        self.connections: set[Connection] = set()
+        # Set when the daemon is to end (claude/stopDaemon, a signal, no use).
+        self.stopped = asyncio.Event()
+
+    def attach(
+        self, connection: Connection, channel_id: str, after_seq: int | None
+    ) -> AttachResult:
+        """Attach ``connection`` to the chat: with ``after_seq``, queue what it missed
+        first; without it (or when the window no longer has it all), the answer carries the
+        conversation as of the answer's ``seq``."""
+        channel = self.hub.get(channel_id)
+        if isinstance(channel.feed, Outbox):
+            # Coalesced deltas still waiting are in the conversation already: numbered now,
+            # they are part of the seq the answer names, not sent again after it.
+            channel.feed.flush()
+        missed = self.streams.attach(connection, channel_id, after_seq)
+        for frame in missed or ():
+            connection.queue(frame)
+        stream = self.streams.get(channel_id)
+        seq = stream.seq if stream is not None else 0
+        whole = after_seq is None or missed is None
+        log.info(
+            "chat %s: %r attached at seq %d (%s)",
+            channel_id,
+            connection,
+            seq,
+            "snapshot" if whole else f"{len(missed or ())} replayed",
+        )
+        return AttachResult(
+            channel_id=channel.id,
+            pid=channel.pid,
+            session_id=channel.session_id,
+            info=channel.settings.info(),
+            seq=seq,
+            replayed=0 if missed is None else len(missed),
+            missed=after_seq is not None and missed is None,
+            entries=channel.conversation.snapshot() if whole else None,
+            pending_permissions=list(channel.permissions.values()) if whole else [],
+        )
+
+    def detach(self, connection: Connection, channel_id: str) -> None:
+        """Stop sending the chat's notifications to ``connection``."""
+        if self.streams.detach(connection, channel_id):
+            log.info("chat %s: %r detached", channel_id, connection)
+
+    def detach_all(self, connection: Connection) -> None:
+        """The connection ended: detach it from every chat (they keep running)."""
+        chats = self.streams.detach_all(connection)
+        if chats:
+            log.info("%r left; still running: %s", connection, ", ".join(chats))
+
+    async def ask_editor(
+        self, channel_id: str, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> Any:
+        """Ask the most recently active attached client that offers ``tool`` to run it."""
+        for attached in reversed(self.streams.attached(channel_id)):
+            if not isinstance(attached, Connection) or attached.server is None:
+                continue
+            server = attached.server
+            if any(t.name == tool for t in server.client.editor_tools):
+                return await server.ask_editor(channel_id, tool, arguments, timeout)
+        raise NoEditorAttached(
+            f"no editor attached to chat {channel_id} offers the tool {tool!r} now"
+        )
+
+    async def stop(self, *, force: bool) -> int:
+        """Close every chat (refused while one is in a turn, unless ``force``); returns
+        how many were closed."""
+        running = [c.id for c in self.hub.channels if c.state not in ("idle", "exited")]
+        if running and not force:
+            raise ChatsRunning(running)
+        count = self.hub.channel_count
+        await self.close(grace=2.0)
+        self.stopped.set()
+        return count
+
+    async def close(self, grace: float = 5.0) -> None:
+        """End every chat and spare CLI."""
+        channels = [c.id for c in self.hub.channels]
+        await self.hub.close_all(grace=grace)
+        for channel_id in channels:
+            self.streams.forget(channel_id)
+
+    def kill_now(self) -> None:
+        """SIGKILL every CLI at once; the last resort when the event loop is gone."""
+        self.hub.kill_all_now()
