@@ -55,8 +55,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "same_on_every_cli(reason): what the test checks does not depend on the CLI's "
-        "version (the daemon answers by itself, a fake CLI runs, or only the client's own "
-        "behaviour is checked); the compatibility run leaves it out",
+        "version (the daemon answers by itself, a fake CLI runs, only the client's own "
+        "behaviour is checked, or the daemon's own policy around the CLI: the warm pool, "
+        "process handling, timeouts); the compatibility run leaves it out",
     )
 
 

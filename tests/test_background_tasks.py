@@ -105,6 +105,7 @@ async def test_stop_task_of_an_unknown_task_names_the_running_ones(
     assert error.data["running"] == [task["taskId"]] and task["taskId"] in error.message
 
 
+@pytest.mark.same_on_every_cli("the daemon checks the params before any CLI is asked")
 async def test_stop_task_needs_a_task_id(sidecar: Sidecar) -> None:
     error = await sidecar.error("claude/stopTask", {"channelId": "ch-1"})
 

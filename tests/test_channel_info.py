@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from claude_sidecar import __version__, api
 
 from tests.conftest import cli_under_test
@@ -27,6 +28,7 @@ async def test_initialize_says_where_the_cli_was_found_and_that_its_version_is_t
     assert cli_under_test()[1] in cli["testedVersions"]
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[str, str]) -> None:
     client = RawClient(daemon_env)
     try:
@@ -47,6 +49,7 @@ async def test_initialize_advertises_only_the_claude_surface(daemon_env: dict[st
     assert result["serverInfo"] == {"name": "claude-sidecar", "version": __version__}
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_initialize_says_why_no_cli_was_found(
     sidecar_with: StartSidecar, daemon_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -113,6 +116,7 @@ async def test_channel_info_follows_set_model_and_set_permission_mode(
     assert info["model"] == "haiku" and info["permissionMode"] == "acceptEdits"
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_channel_info_of_an_unknown_channel_is_channel_not_found(sidecar: Sidecar) -> None:
     error = await sidecar.error("claude/channelInfo", {"channelId": "ch-404"})
 

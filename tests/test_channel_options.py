@@ -203,6 +203,7 @@ async def test_setting_sources_leave_out_the_projects_settings(
         ({"outputStyle": "Concise", "settings": {"outputStyle": "Learning"}}, "outputStyle"),
     ],
 )
+@pytest.mark.same_on_every_cli("the daemon checks the params before any CLI is asked")
 async def test_bad_channel_options_name_the_field(
     sidecar: Sidecar, workspace: Path, params: dict[str, Any], field: str
 ) -> None:

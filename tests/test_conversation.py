@@ -152,6 +152,7 @@ async def test_a_prompt_sent_during_a_turn_is_queued_until_the_cli_takes_it_up(
     assert not any(e.get("queued") for e in entries)
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_an_unknown_channel_gets_channel_not_found(sidecar: Sidecar) -> None:
     error = await sidecar.error("claude/getTranscript", {"channelId": "ch-404"})
 

@@ -129,6 +129,9 @@ async def test_an_editor_error_becomes_a_tool_error_the_model_sees(
     assert result["subtype"] == "success"
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's editor-tool timeout; the tool call itself is tested on every CLI"
+)
 async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     editor_sidecar: tuple[Sidecar, Editor], model: ScriptedModel, workspace: Path
 ) -> None:
@@ -150,6 +153,9 @@ async def test_an_editor_that_never_answers_times_out_into_a_tool_error(
     assert result["subtype"] == "success"
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's editor-tool timeout; the tool call itself is tested on every CLI"
+)
 async def test_a_tool_call_that_timed_out_is_cancelled_in_the_editor(
     editor_sidecar: tuple[Sidecar, Editor], workspace: Path
 ) -> None:
@@ -173,6 +179,9 @@ async def test_a_tool_call_that_timed_out_is_cancelled_in_the_editor(
     await asyncio.wait_for(cancelled.wait(), 10)
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's editor-tool timeout; the tool call itself is tested on every CLI"
+)
 async def test_a_late_answer_from_the_editor_is_dropped_and_the_daemon_keeps_serving(
     editor_sidecar: tuple[Sidecar, Editor], workspace: Path
 ) -> None:

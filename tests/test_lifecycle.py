@@ -7,6 +7,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import RawClient, Sidecar, pid_alive, wait_until_dead
@@ -156,6 +157,9 @@ async def test_a_cli_that_dies_before_the_first_message_starts_again_with_the_sa
     assert (listed["sessionId"], result["session_id"]) == (session, session)
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's process handling: every CLI process ends with the daemon"
+)
 async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str], tmp_path: Path) -> None:
     daemon = Sidecar(daemon_env)
     await daemon.start()
@@ -170,6 +174,9 @@ async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str], tmp_p
     await daemon.client.stop()
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's process handling: every CLI process ends with the daemon"
+)
 async def test_client_closing_stdin_ends_every_cli(
     daemon_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -188,6 +195,9 @@ async def test_client_closing_stdin_ends_every_cli(
     await daemon.client.stop()
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's process handling: every CLI process ends with the daemon"
+)
 async def test_a_killed_daemon_takes_its_clis_with_it(
     daemon_env: dict[str, str], workspace: Path
 ) -> None:
@@ -202,6 +212,9 @@ async def test_a_killed_daemon_takes_its_clis_with_it(
     await daemon.client.stop()
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's process handling: every CLI process ends with the daemon"
+)
 async def test_a_client_that_vanishes_without_closing_stdin_ends_the_daemon_and_its_clis(
     daemon_env: dict[str, str], workspace: Path
 ) -> None:

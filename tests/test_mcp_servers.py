@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar, json_object, tool_results
@@ -110,6 +111,7 @@ async def test_a_server_can_be_disabled_enabled_and_reconnected_by_name(
     await status_of(sidecar, channel, "weather", "connected")
 
 
+@pytest.mark.same_on_every_cli("the daemon checks the params before any CLI is asked")
 async def test_a_malformed_server_config_is_refused_naming_the_field(
     sidecar: Sidecar, workspace: Path
 ) -> None:

@@ -134,6 +134,9 @@ async def test_accept_edits_mode_writes_without_asking(
     assert sidecar.of(channel, "claude/permissionRequest") == []
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's own state and checks around a request tested on every CLI"
+)
 async def test_a_pending_request_shows_in_the_state_and_in_list_channels(
     sidecar: Sidecar, writes: ScriptedModel, workspace: Path
 ) -> None:
@@ -200,6 +203,9 @@ async def test_an_edit_request_carries_the_diff_it_would_make(
     assert (workspace / "greeting.txt").read_text() == "hello\nthere\n"
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's own state and checks around a request tested on every CLI"
+)
 async def test_a_new_file_preview_is_a_diff_from_dev_null(
     sidecar: Sidecar, writes: ScriptedModel, workspace: Path
 ) -> None:
@@ -237,6 +243,9 @@ async def test_interrupt_while_a_request_is_pending_cancels_it_and_the_channel_s
     assert (await sidecar.turn(channel, "hello")).result["subtype"] == "success"
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's own state and checks around a request tested on every CLI"
+)
 async def test_a_second_answer_is_refused_and_never_reaches_the_cli(
     sidecar: Sidecar, writes: ScriptedModel, workspace: Path
 ) -> None:

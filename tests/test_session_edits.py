@@ -99,6 +99,7 @@ async def test_delete_session_removes_it_from_the_listing_and_history(
     assert (history.code, again.code) == (-32009, -32009)
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_delete_unknown_session_is_session_not_found(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
 ) -> None:
@@ -125,6 +126,9 @@ async def test_delete_unknown_session_is_session_not_found(
     assert list(await listed(sidecar, workspace)) == [session]
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's own state and checks around a request tested on every CLI"
+)
 async def test_delete_of_a_live_channels_session_is_refused_naming_the_channel(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -161,6 +165,7 @@ async def bad_params(
 
 
 @pytest.mark.parametrize("title", [" \t\n ", "", None, "bad \udc80 text"])
+@pytest.mark.same_on_every_cli("the daemon checks the params before any CLI is asked")
 async def test_rename_with_blank_title_names_the_field(
     sidecar: Sidecar, workspace: Path, title: str | None
 ) -> None:
@@ -182,6 +187,7 @@ async def test_rename_with_blank_title_names_the_field(
         ("claude/deleteSession", {"title": "x"}, "title"),
     ],
 )
+@pytest.mark.same_on_every_cli("the daemon checks the params before any CLI is asked")
 async def test_bad_session_ids_directories_and_unknown_keys_name_the_field(
     sidecar: Sidecar, workspace: Path, method: str, params: dict[str, Any], field: str
 ) -> None:

@@ -53,6 +53,7 @@ async def test_get_history_returns_prompts_with_their_message_ids_and_the_answer
     assert history["warnings"] == []
 
 
+@pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 async def test_unknown_sessions_and_bad_cursors_get_documented_errors(
     sidecar: Sidecar, workspace: Path
 ) -> None:

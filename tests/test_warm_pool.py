@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel
 
 from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
@@ -44,6 +45,9 @@ async def test_a_new_chat_takes_the_spare_started_after_the_previous_one(
     assert statuses[0].params["seq"] == 1 and statuses[0].params["state"] == "idle"
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_a_spare_is_started_at_initialize_for_the_editors_workspace(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:
@@ -55,6 +59,9 @@ async def test_a_spare_is_started_at_initialize_for_the_editors_workspace(
     assert opened["pid"] == spare
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
     sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -79,6 +86,9 @@ async def test_a_spare_takes_the_model_and_permission_mode_of_the_chat(
     assert status["model"] == "claude-haiku-4-5" and status["permissionMode"] == "plan"
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_replaced(
     sidecar_with: StartSidecar, workspace: Path, tmp_path: Path
 ) -> None:
@@ -96,6 +106,9 @@ async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_rep
     assert (await sidecar.open_channel(cwd=str(other)))["pid"] == replacement
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:
@@ -109,6 +122,9 @@ async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
     await spares(sidecar, count=1)
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_an_idle_spare_is_closed_after_idle_seconds(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:
@@ -119,6 +135,9 @@ async def test_an_idle_spare_is_closed_after_idle_seconds(
     await spares(sidecar, count=0)
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_a_spare_that_died_is_not_used(sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
@@ -131,6 +150,9 @@ async def test_a_spare_that_died_is_not_used(sidecar_with: StartSidecar, workspa
     assert opened["pid"] != spare and result["subtype"] == "success"
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_no_spare_outlives_the_daemon(sidecar_with: StartSidecar, workspace: Path) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace)}})
     (spare,) = await spares(sidecar)
@@ -140,6 +162,9 @@ async def test_no_spare_outlives_the_daemon(sidecar_with: StartSidecar, workspac
     assert await wait_until_dead([spare]) == []
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_no_spare_outlives_a_killed_daemon(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:
@@ -152,6 +177,9 @@ async def test_no_spare_outlives_a_killed_daemon(
     assert await wait_until_dead([spare]) == []
 
 
+@pytest.mark.same_on_every_cli(
+    "the warm pool's policy: which process a chat gets, when spares start and end"
+)
 async def test_resumed_chats_never_take_a_spare(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:

@@ -35,6 +35,9 @@ async def test_sixteen_synthetic_channels_at_full_speed_lose_and_mix_nothing(
     assert await wait_until_dead(daemon.pids) == []
 
 
+@pytest.mark.same_on_every_cli(
+    "the daemon's routing of several channels (test_streaming runs on every CLI)"
+)
 async def test_four_real_cli_channels_stream_at_once(
     sidecar: Sidecar, model: ScriptedModel, tmp_path: Path
 ) -> None:

@@ -4,8 +4,10 @@
 // (headless Chromium), extension tests inside a real VS Code, and the UI run.
 // Any failure fails the suite; so does a missing prerequisite when CI=true.
 //
-//   npm test                 everything
-//   npm test -- core webview only the named steps
+//   npm test                   everything
+//   npm test -- core webview   only the named steps
+//   npm test -- --skip=typecheck  every step but the named ones (comma-separated); tests/run-all.sh
+//                              skips typecheck, which its TypeScript checks suite has just run
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,8 +53,16 @@ const STEPS = [
   { name: 'ui', what: 'UI run: palette -> chat -> permission -> diff', cmd: () => [node, 'test/vscode/ui.mjs'] },
 ];
 
-const only = process.argv.slice(2);
-const chosen = only.length ? STEPS.filter((s) => only.includes(s.name)) : STEPS;
+const args = process.argv.slice(2);
+const skip = args.filter((a) => a.startsWith('--skip=')).flatMap((a) => a.slice('--skip='.length).split(','));
+const only = args.filter((a) => !a.startsWith('--skip='));
+for (const name of [...only, ...skip]) {
+  if (!STEPS.some((s) => s.name === name)) {
+    console.error(`no step named ${name}; the steps: ${STEPS.map((s) => s.name).join(' ')}`);
+    process.exit(2);
+  }
+}
+const chosen = STEPS.filter((s) => (!only.length || only.includes(s.name)) && !skip.includes(s.name));
 const results = [];
 for (const step of chosen) {
   const [cmd, ...args] = step.cmd();
@@ -73,6 +83,7 @@ for (const r of results) {
   );
 }
 for (const s of chosen.slice(results.length)) console.log(`NOT RUN  ${s.name}`);
+for (const name of skip) console.log(`SKIPPED  ${name} (--skip)`);
 const failed = results.filter((r) => !r.ok).length + (chosen.length - results.length);
 console.log(failed ? `VS Code client: ${failed} step(s) failed` : `VS Code client: all ${results.length} steps passed`);
 process.exit(failed ? 1 : 0);
