@@ -152,10 +152,13 @@ class Session:
 
     def opened(self) -> None:
         """The client has the session (the answer that opened it was sent): tell it the
-        slash commands the CLI reported at ``initialize``, and the title of a session
-        that has a conversation already (loaded, resumed, forked)."""
+        slash commands the CLI reported at ``initialize``, and the context meter, cost and
+        title of a session that has a conversation already (loaded, resumed, forked)."""
         channel = self.agent.hub.get(self.channel_id)
-        self._send(available_commands(channel.settings.info().commands))
+        info = channel.info()
+        self._send(available_commands(info.commands))
+        if (context := info.context) is not None:
+            self._send(usage(context.total_tokens, context.max_tokens, info.total_cost_usd))
         first = next(
             (
                 e
