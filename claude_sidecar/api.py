@@ -931,8 +931,20 @@ class AccountInfo(Result):
     subscription_type: str | None = None
 
 
+class ContextReading(Result, omit_defaults=False):
+    """How full the context window is, as of the main conversation's last model call:
+    the tokens that call was sent (input, cache reads and writes) of its model's window,
+    as the CLI reported them. No tokens are counted for it (unlike ``claude/contextUsage``)."""
+
+    total_tokens: int
+    max_tokens: int
+    percentage: float
+
+
 class ChannelInfo(Result, omit_defaults=False):
-    """What a channel's CLI reported when it started: ``claude/channelInfo``."""
+    """What a channel's CLI reported when it started: ``claude/channelInfo``, with what
+    the conversation has cost and how full its context is so far (for a resumed or forked
+    channel, its recorded turns included)."""
 
     cli_version: str | None
     commands: list[SlashCommand]
@@ -945,6 +957,12 @@ class ChannelInfo(Result, omit_defaults=False):
     model: str | None
     permission_mode: str | None
     effort: Effort | None
+    total_cost_usd: float = 0.0
+    """What the conversation has cost so far (US dollars): the turns this daemon recorded
+    for its session (a resumed channel's, or a fork's copied history), then its own."""
+    context: ContextReading | None = None
+    """The context window after the last model call of the main conversation (a resumed
+    or forked one's: as recorded at its last turn); null until one is known."""
 
 
 class ContextCategory(Result):
@@ -1145,6 +1163,7 @@ class TurnEndedNotification(Result):
     num_turns: int = 0
     message_ids: list[str] = []
     error: TurnError | None = None
+    context: ContextReading | None = None
 
 
 class EntryNotification(Result):

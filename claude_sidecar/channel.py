@@ -19,7 +19,9 @@ import msgspec
 
 from . import channel_info, permissions, wire
 from .api import (
+    ChannelInfo,
     ChannelState,
+    ContextReading,
     ContextUsageResult,
     Effort,
     ExitInfo,
@@ -34,6 +36,7 @@ from .events import NOWHERE, ChannelEvent, CliMessage, Feed, FileUpdated, Prompt
 from .files import EditLog, FileChange
 from .launch import LaunchSpec
 from .link import CliLink
+from .meter import ContextMeter
 from .routing import LineRouter
 from .settings import ChannelSettings
 from .transport import ProcessExit, Spawn, Transport
@@ -74,6 +77,8 @@ class Channel:
             rules or permissions.Rules(),
         )
         self.edits = EditLog()
+        # How full the context window is, from the CLI's lines.
+        self.meter = ContextMeter()
         # Set when the first turn ends (or the CLI exits): the warm pool waits for it.
         self.first_turn_done = asyncio.Event()
         self._use(LiveConversation(feed))
@@ -141,9 +146,23 @@ class Channel:
         self.publish_status()
 
     def continue_from(self, old: Channel) -> None:
-        """Carry on ``old``'s conversation and cost (a restart of its CLI)."""
+        """Carry on ``old``'s conversation, cost and context meter (a restart of its CLI)."""
         self._use(old.conversation)
         self.turns.cost_before = old.turns.total_cost
+        self.meter = old.meter
+
+    def carry_on(self, cost_usd: float, context: ContextReading | None) -> None:
+        """Start from what a resumed or forked session's recorded turns cost and left in
+        its context (before this channel's first turn)."""
+        self.turns.cost_before = cost_usd
+        self.meter = ContextMeter(context)
+
+    def info(self) -> ChannelInfo:
+        """``claude/channelInfo``: what the CLI reported at start, the current model, mode
+        and effort, the cost so far and the context meter."""
+        return msgspec.structs.replace(
+            self.settings.info(), total_cost_usd=self.turns.total_cost, context=self.meter.reading
+        )
 
     def _use(self, conversation: LiveConversation) -> None:
         # Every event passes through the conversation on its way to the front end.

@@ -22,6 +22,7 @@ import msgspec
 from .api import (
     CancelReason,
     ChannelState,
+    ContextReading,
     DeltaKind,
     Entry,
     ExitInfo,
@@ -71,6 +72,8 @@ class TurnEnded(msgspec.Struct, frozen=True):
     num_turns: int = 0
     message_ids: list[str] = []
     error: TurnError | None = None
+    # The context meter as the turn left it (None: not known).
+    context: ContextReading | None = None
 
 
 class PermissionAsked(msgspec.Struct, frozen=True):

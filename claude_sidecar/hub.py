@@ -20,6 +20,7 @@ from .api import (
     ForkSessionParams,
     InitializationOptions,
     NewChannelParams,
+    TurnEntry,
 )
 from .background import Background
 from .channel import Channel
@@ -31,6 +32,7 @@ from .events import NOWHERE, Feed, Subscriber
 from .launch import build_launch
 from .permissions import Rules
 from .pool import WarmPool
+from .sessions.footers import context_after
 from .sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -168,6 +170,8 @@ class Hub:
             if history is None and options.resume is not None:
                 history = await self._stored_entries(options.resume, options.cwd)
             channel.conversation.seed(history or [])
+            if options.resume is not None and history:
+                await self._carry_on(channel, history, options.resume, fork=fork)
             # Its turn footers are kept beside the session: a resumed chat shows them again.
             channel.conversation.footers = self.sessions.footers
         except BaseException:
@@ -404,6 +408,28 @@ class Hub:
         return await self.new_channel(
             options, fork=True, resume_at=resume_at, history=history, client=client
         )
+
+    async def _carry_on(
+        self, channel: Channel, history: list[Entry], source: str, *, fork: bool
+    ) -> None:
+        """A resumed or forked channel goes on from its history's recorded turns: what they
+        cost and the context meter the last of them left. A fork records their footers
+        under its own session too, so that resuming it shows them (and counts them) again."""
+        turns = [e for e in history if isinstance(e, TurnEntry)]
+        if not turns:
+            return
+        footers = await asyncio.to_thread(self.sessions.footers.load, source)
+        channel.carry_on(sum(t.cost_usd for t in turns), context_after(history, footers))
+        if fork:
+            copied = {t.id for t in turns}
+            footer_log = self.sessions.footers
+
+            def copy() -> None:
+                for f in footers:
+                    if f.entry.id in copied:
+                        footer_log.record(channel.session_id, f.prompts, f.entry, f.context)
+
+            await asyncio.to_thread(copy)
 
     async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:
         try:

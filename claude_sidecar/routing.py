@@ -6,8 +6,8 @@ routing fields only, appended to the open conversation entry and handed to the f
 end as ``Feed.delta``. Control lines go to the link (answers) or to the channel's
 served routes (the CLI's requests) and pending asks (withdrawals). Everything else is
 published verbatim, then noted by the parts it concerns: the transcript wait, the
-settings (init, status, retries, tasks), the turn tracker (prompts taken up, results)
-and the edit log.
+settings (init, status, retries, tasks), the turn tracker (prompts taken up, results),
+the context meter and the edit log.
 """
 
 from __future__ import annotations
@@ -156,11 +156,14 @@ class LineRouter:
         elif kind == "assistant" and line.parent_tool_use_id is not None:
             uses = wire.assistant_tool_uses_decoder.decode(raw).tool_use_ids()
             channel.edits.made_by_subagent(uses, line.parent_tool_use_id)
+        elif kind == "assistant":
+            channel.meter.assistant(raw)
         elif kind == "result":
             channel.first_turn_done.set()
             # Not while starting: e.g. a `resume` of an unknown session, which the CLI
             # answers with an error result before it exits.
             if channel.state != "starting":
-                ended, state = turns.result(read_result(raw, channel.id))
+                channel.meter.result(raw)
+                ended, state = turns.result(read_result(raw, channel.id), channel.meter.reading)
                 self._feed.publish(ended)
                 channel.set_state(state)

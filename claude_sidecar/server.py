@@ -267,7 +267,7 @@ def _opened(channel: Channel) -> api.NewChannelResult:
         channel_id=channel.id,
         pid=channel.pid,
         session_id=channel.session_id,
-        info=channel.settings.info(),
+        info=channel.info(),
     )
 
 
@@ -383,7 +383,7 @@ async def set_permission_mode(ls: SidecarServer, p: api.SetPermissionModeParams)
 
 
 async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
-    return ls.hub.get(p.channel_id).settings.info()
+    return ls.hub.get(p.channel_id).info()
 
 
 async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from . import wire
-from .api import ChannelState, TurnError, TurnOutcome, TurnUsage
+from .api import ChannelState, ContextReading, TurnError, TurnOutcome, TurnUsage
 from .events import TurnEnded
 
 log = logging.getLogger(__name__)
@@ -114,17 +114,24 @@ class TurnTracker:
 
     It knows which prompts the CLI has taken up (the CLI echoes each one when it does, so a
     result means idle only when none is left), how long the running turn waited for the
-    user, and what the turns cost over every CLI process the channel had. It does no I/O:
-    the channel publishes what it returns.
+    user, and what the turns cost over every CLI process the channel had (and before it:
+    a resumed or forked session's recorded turns). It does no I/O: the channel publishes
+    what it returns.
     """
 
     def __init__(self, name: Callable[[], str], cost_before: float = 0.0) -> None:
         # The channel's id, for log lines.
         self._name = name
         self.state: ChannelState = "starting"
-        # Cost of the channel's earlier CLI processes (it was restarted with its session).
+        # Cost before this CLI process: the channel's earlier ones (a restart), or the
+        # recorded turns of the session it resumed or forked.
         self.cost_before = cost_before
-        # The CLI's running cost at the last result.
+        # What this process's turns cost, turn by turn. Not the CLI's running total: a CLI
+        # that resumes a session may start it from the session's cost-state line (2.1.330
+        # does, when its last process exited cleanly), 2.1.233 from 0.
+        self._spent = 0.0
+        # The CLI's running cost at the last result (a turn's cost for CLIs that report
+        # only that).
         self._reported_cost = 0.0
         # The running turn (None when idle).
         self._turn: TurnClock | None = None
@@ -137,7 +144,7 @@ class TurnTracker:
     @property
     def total_cost(self) -> float:
         """What the channel's turns have cost so far, over every CLI process it had."""
-        return self.cost_before + self._reported_cost
+        return self.cost_before + self._spent
 
     @property
     def running(self) -> bool:
@@ -174,11 +181,15 @@ class TurnTracker:
         if self._turn is not None:
             self._turn.interrupted = True
 
-    def result(self, line: wire.ResultLine) -> tuple[TurnEnded, ChannelState]:
-        """The turn a ``result`` line ends, and the state that follows it."""
+    def result(
+        self, line: wire.ResultLine, context: ContextReading | None = None
+    ) -> tuple[TurnEnded, ChannelState]:
+        """The turn a ``result`` line ends (``context``: the meter after it), and the state
+        that follows it."""
         turn, self._turn = self._turn, None
         judged = judge(line, turn is not None and turn.interrupted, self._reported_cost)
         self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
+        self._spent += judged.cost_usd
         ended = TurnEnded(
             judged.outcome,
             duration_ms=line.duration_ms,
@@ -189,6 +200,7 @@ class TurnTracker:
             num_turns=line.num_turns,
             message_ids=line.user_message_uuids or self._taken,
             error=judged.error,
+            context=context,
         )
         self._taken = []
         # Messages sent mid-turn are either merged into the running turn (echoed before

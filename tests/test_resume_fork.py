@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar
@@ -158,3 +159,77 @@ async def test_a_fork_keeps_the_model_set_on_its_source(
     await sidecar.turn(fork["channelId"], "hello again")
 
     assert model.main_requests[-1]["model"] == "claude-sonnet-4-5"
+
+
+# Each answer with the usage the stand-in model reports for it: known costs and context.
+PRICED = {
+    "rules": [
+        {
+            "match": word,
+            "steps": [[{"text": f"answer {word}"}]],
+            "usage": {"input_tokens": 1000 * n, "output_tokens": 100 * n},
+        }
+        for n, word in enumerate(("one", "two", "three"), 1)
+    ],
+    "default": [[{"text": "answer default"}]],
+}
+
+
+def tokens(n: int) -> int:
+    """The context of the call that answered PRICED's n-th prompt: its input."""
+    return 1000 * n
+
+
+async def test_a_resumed_channel_reports_its_cost_and_context_and_its_total_goes_on(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(PRICED))
+    first = await sidecar.open_channel(cwd=str(workspace))
+    one = (await sidecar.turn(first["channelId"], "one")).ended
+    two = (await sidecar.turn(first["channelId"], "two")).ended
+    await sidecar.request("claude/closeChannel", {"channelId": first["channelId"]})
+
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=first["sessionId"])
+    info = await sidecar.request("claude/channelInfo", {"channelId": resumed["channelId"]})
+    three = (await sidecar.turn(resumed["channelId"], "three")).ended
+
+    assert 0 < one["costUsd"] < two["costUsd"] < three["costUsd"]
+    assert first["info"]["totalCostUsd"] == 0 and first["info"]["context"] is None
+    assert resumed["info"]["totalCostUsd"] == pytest.approx(one["costUsd"] + two["costUsd"])
+    window = two["context"]["maxTokens"]
+    assert resumed["info"]["context"] == {
+        "totalTokens": tokens(2),
+        "maxTokens": window,
+        "percentage": pytest.approx(100 * tokens(2) / window, abs=0.01),
+    }
+    assert info["totalCostUsd"] == resumed["info"]["totalCostUsd"]
+    assert info["context"] == resumed["info"]["context"]
+    # Whether or not the CLI restored the session's cost itself (2.1.330 does, 2.1.233 not).
+    assert three["totalCostUsd"] == pytest.approx(
+        one["costUsd"] + two["costUsd"] + three["costUsd"]
+    )
+    assert three["context"]["totalTokens"] == tokens(3)
+
+
+async def test_a_fork_reports_the_cost_and_context_of_what_it_copied_and_keeps_them(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(PRICED))
+    source = await sidecar.open_channel(cwd=str(workspace))
+    one = await sidecar.turn(source["channelId"], "one")
+    two = (await sidecar.turn(source["channelId"], "two")).ended
+
+    fork = await sidecar.open_channel(
+        "claude/forkSession", channelId=source["channelId"], atMessageId=one.message_id
+    )
+    three = (await sidecar.turn(fork["channelId"], "three")).ended
+    await sidecar.request("claude/closeChannel", {"channelId": fork["channelId"]})
+    again = await sidecar.open_channel(cwd=str(workspace), resume=fork["sessionId"])
+
+    assert fork["info"]["totalCostUsd"] == pytest.approx(one.ended["costUsd"])
+    assert fork["info"]["context"]["totalTokens"] == tokens(1)
+    assert three["totalCostUsd"] == pytest.approx(one.ended["costUsd"] + three["costUsd"])
+    # Resumed later, the fork still counts the turn it copied (not the source's second).
+    assert again["info"]["totalCostUsd"] == pytest.approx(three["totalCostUsd"])
+    assert again["info"]["totalCostUsd"] < one.ended["costUsd"] + two["costUsd"] + three["costUsd"]
+    assert again["info"]["context"]["totalTokens"] == tokens(3)

@@ -47,7 +47,7 @@ from .asks import (
 )
 from .config import DEFAULT, MODEL, Choice
 from .errors import invalid
-from .meter import ContextMeter
+from .meter import StopReason
 from .updates import (
     META,
     SessionUpdates,
@@ -93,8 +93,8 @@ class Session:
         self._config: list[dict[str, Any]] | None = None
         # Whether the client was told the session's title (session_info_update).
         self._titled = False
-        # The context meter and the last turn's stop reason, read from the CLI's lines.
-        self._context = ContextMeter()
+        # The last turn's stop reason, read from the CLI's lines.
+        self._stop_reason = StopReason()
 
     # ------------------------------------------------------------ Feed / OpenedFeed
 
@@ -152,10 +152,13 @@ class Session:
 
     def opened(self) -> None:
         """The client has the session (the answer that opened it was sent): tell it the
-        slash commands the CLI reported at ``initialize``, and the title of a session
-        that has a conversation already (loaded, resumed, forked)."""
+        slash commands the CLI reported at ``initialize``, and the context meter, cost and
+        title of a session that has a conversation already (loaded, resumed, forked)."""
         channel = self.agent.hub.get(self.channel_id)
-        self._send(available_commands(channel.settings.info().commands))
+        info = channel.info()
+        self._send(available_commands(info.commands))
+        if (context := info.context) is not None:
+            self._send(usage(context.total_tokens, context.max_tokens, info.total_cost_usd))
         first = next(
             (
                 e
@@ -289,7 +292,7 @@ class Session:
                 self._titled = True
                 self._send(session_info(prompt_title(entry.text)))
         elif isinstance(event, CliMessage):
-            self._context.see(event.raw)
+            self._stop_reason.see(event.raw)
         elif isinstance(event, FileUpdated):
             for update in self.updates.file_changed(event.change):
                 self._send(update)
@@ -303,11 +306,11 @@ class Session:
         elif isinstance(event, StatusChanged):
             self._status(event)
 
-    def _meter(self, total_cost_usd: float) -> None:
+    def _meter(self, ended: TurnEnded) -> None:
         """After a turn: the context meter (the last model call's tokens of the window
         the CLI reported) with the cost so far, then when the session was last active."""
-        if (context := self._context.tokens()) is not None:
-            self._send(usage(*context, total_cost_usd))
+        if (context := ended.context) is not None:
+            self._send(usage(context.total_tokens, context.max_tokens, ended.total_cost_usd))
         self._send(session_info(updated_at=iso_now()))
 
     def _status(self, status: StatusChanged) -> None:
@@ -337,8 +340,8 @@ class Session:
 
     def _turn_ended(self, ended: TurnEnded) -> None:
         self._turn_over.set()
-        self._meter(ended.total_cost_usd)
-        reason = stop_reason(ended.outcome, self._context.take_stop_reason())
+        self._meter(ended)
+        reason = stop_reason(ended.outcome, self._stop_reason.take())
         meta = {
             META: {
                 "outcome": ended.outcome,

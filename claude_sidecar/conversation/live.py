@@ -29,6 +29,7 @@ import msgspec
 
 from ..api import (
     AskState,
+    ContextReading,
     DeltaKind,
     Entry,
     EntryFileChange,
@@ -149,8 +150,15 @@ def _counts(diff: str) -> tuple[int, int]:
 class FooterSink(Protocol):
     """Where a conversation's turn footers are kept beyond the channel's life."""
 
-    def record(self, session_id: str, prompts: Sequence[str], footer: TurnEntry) -> None:
-        """Keep ``footer`` of the turn that answered ``prompts`` in session ``session_id``."""
+    def record(
+        self,
+        session_id: str,
+        prompts: Sequence[str],
+        footer: TurnEntry,
+        context: ContextReading | None = None,
+    ) -> None:
+        """Keep ``footer`` of the turn that answered ``prompts`` in session ``session_id``,
+        with the context meter the turn left."""
 
 
 class LiveConversation:
@@ -649,4 +657,4 @@ class LiveConversation:
         )
         self._add(footer)
         if self.footers is not None and self._session_id and ended.message_ids:
-            self.footers.record(self._session_id, ended.message_ids, footer)
+            self.footers.record(self._session_id, ended.message_ids, footer, ended.context)

@@ -4,8 +4,9 @@ A session file has no record of how a turn ended, how long it took or what it co
 resumed chat would lose its footers. Each footer a live channel's conversation makes
 (``LiveConversation.footers``) is written to
 ``$XDG_STATE_HOME/claude-sidecar/turns/<session id>.jsonl`` (``~/.local/state`` when unset),
-one line per turn with the prompts it answered, and a stored session's entries get them
-back after the exchange of those prompts. Never in the CLI's own folders: its listing would
+one line per turn with the prompts it answered and the context meter the turn left, and a
+stored session's entries get them back after the exchange of those prompts (a resumed
+channel its cost so far and its meter). Never in the CLI's own folders: its listing would
 take the file for a session.
 """
 
@@ -18,20 +19,29 @@ from pathlib import Path
 
 import msgspec
 
-from ..api import Entry, NoticeEntry, PromptEntry, TextEntry, TurnEntry
+from ..api import ContextReading, Entry, NoticeEntry, PromptEntry, TextEntry, TurnEntry
 
 log = logging.getLogger(__name__)
 
 
 class Footer(msgspec.Struct):
-    """One recorded footer: the prompts of its turn and the footer entry itself."""
+    """One recorded footer: the prompts of its turn, the footer entry itself and the
+    context meter after the turn (absent in files of earlier versions)."""
 
     prompts: list[str]
     entry: TurnEntry
+    context: ContextReading | None = None
 
 
 _decode = msgspec.json.Decoder(Footer).decode
 _encode = msgspec.json.Encoder().encode
+
+
+def context_after(entries: Sequence[Entry], footers: Sequence[Footer]) -> ContextReading | None:
+    """The context meter as the last turn of ``entries`` that recorded one left it."""
+    recorded = {f.entry.id: f.context for f in footers if f.context is not None}
+    turns = (e for e in reversed(entries) if isinstance(e, TurnEntry) and e.id in recorded)
+    return next((recorded[e.id] for e in turns), None)
 
 
 class FooterLog:
@@ -52,14 +62,20 @@ class FooterLog:
             raise ValueError(f"not a session id: {session_id!r}")
         return self.directory() / f"{session_id}.jsonl"
 
-    def record(self, session_id: str, prompts: Sequence[str], footer: TurnEntry) -> None:
-        """Append one footer of ``session_id``; a failure is logged, never raised (this
-        runs on the channel's reader)."""
+    def record(
+        self,
+        session_id: str,
+        prompts: Sequence[str],
+        footer: TurnEntry,
+        context: ContextReading | None = None,
+    ) -> None:
+        """Append one footer of ``session_id`` (``context``: the meter after its turn); a
+        failure is logged, never raised (this runs on the channel's reader)."""
         try:
             path = self._path(session_id)
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with path.open("ab") as f:
-                f.write(_encode(Footer(list(prompts), footer)) + b"\n")
+                f.write(_encode(Footer(list(prompts), footer, context)) + b"\n")
         except (OSError, ValueError) as e:
             log.warning("session %s: could not record a turn footer: %s", session_id, e)
 

@@ -103,6 +103,21 @@ async def test_each_turn_ends_with_the_context_meter_and_cost_and_the_first_prom
     ]
 
 
+async def test_a_resumed_session_hears_the_meter_and_cost_its_last_turn_left(
+    daemon_env: dict[str, str], acp: Acp, workspace: Path
+) -> None:
+    session = (await acp.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+    await acp.conn.prompt(session_id=session, prompt=[text("hello")])
+    await acp.conn.prompt(session_id=session, prompt=[text("hello again")])
+    live = acp.client.of(session, "usage_update")[-1]
+    async with acp_agent(daemon_env) as (conn, _, fresh):
+        await conn.resume_session(cwd=str(workspace), session_id=session)
+        (resumed,) = await fresh.wait(lambda: fresh.of(session, "usage_update"))
+
+    assert resumed == live
+    assert wire_order(fresh, session, ("usage_update",)) == ["answer", "answer", "usage_update"]
+
+
 async def test_a_loaded_session_is_titled_as_session_list_shows_it(
     daemon_env: dict[str, str], acp: Acp, workspace: Path
 ) -> None:

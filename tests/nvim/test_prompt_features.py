@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from claude_sidecar.scripted import ScriptedModel
 
-from tests.nvim.editor import Editor
+from tests.nvim.editor import Editor, StartEditor
 
 
 def open_chat(editor: Editor) -> None:
@@ -56,19 +56,20 @@ def test_an_unknown_model_is_refused_with_the_known_ones(editor: Editor) -> None
     assert editor.chat("model") != "gpt-9"
 
 
-def daemon_context_percentage(editor: Editor) -> float:
-    """The current chat's claude/contextUsage percentage, asked of the daemon directly."""
-    return editor.lua_as(
-        float,
+def daemon_info(editor: Editor) -> dict[str, Any]:
+    """The current chat's claude/channelInfo, asked of the daemon directly."""
+    info = editor.lua(
         """
         local c = require("claude_sidecar.chat").current()
         local answer
-        require("claude_sidecar.rpc").request("claude/contextUsage", { channelId = c.channel_id },
-          function(err, usage) answer = usage or err end)
+        require("claude_sidecar.rpc").request("claude/channelInfo", { channelId = c.channel_id },
+          function(err, info) answer = info or err end)
         vim.wait(30000, function() return answer ~= nil end)
-        return answer.percentage
-    """,
+        return answer
+    """
     )
+    assert isinstance(info, dict), info
+    return info
 
 
 def statusline(editor: Editor) -> str:
@@ -99,9 +100,39 @@ def test_after_a_turn_the_statusline_and_winbar_show_context_use_and_cost(editor
     cost = editor.lua("return require('claude_sidecar.chat').current().t.cost_usd")
 
     assert meter, line
-    assert int(meter[1]) == round(daemon_context_percentage(editor))
+    assert int(meter[1]) == round(daemon_info(editor)["context"]["percentage"])
     assert float(meter[2]) == round(cost, 4) and cost > 0
     assert chat_winbar(editor).endswith(meter[0])
+
+
+def test_a_resumed_chat_shows_the_context_use_and_cost_it_had_and_goes_on_counting(
+    start_editor: StartEditor,
+) -> None:
+    first = start_editor()
+    open_chat(first)
+    first.type_prompt("hello")
+    first.wait_for_turn()
+    first.type_prompt("hello again")
+    first.wait_for_turn(2)
+    before = first.wait(lambda: "ctx" in (s := statusline(first)) and s, what="the meter")
+    cost = first.lua_as(float, "return require('claude_sidecar.chat').current().t.cost_usd")
+    first.quit()
+
+    editor = start_editor()
+    editor.cmd("ClaudeSessions")
+    question = editor.wait(lambda: editor.questions(), what="the session list")[0]
+    editor.answer(question["labels"][0])
+    editor.wait(lambda: editor.chat("channel_id"), what="the resumed channel")
+    resumed, winbar = statusline(editor), chat_winbar(editor)
+    editor.type_prompt("hello once more")
+    editor.wait_for_turn(3)
+    after = editor.lua_as(float, "return require('claude_sidecar.chat').current().t.cost_usd")
+
+    # Before any turn of its own: the meter and cost of the chat that was closed.
+    assert resumed.endswith(before[before.index("ctx") :]), (resumed, before)
+    assert winbar.endswith(before[before.index("ctx") :])
+    assert after > cost > 0
+    assert after == pytest.approx(daemon_info(editor)["totalCostUsd"])
 
 
 def complete_in_prompt(editor: Editor, text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation
 from claude_sidecar.events import StatusChanged, TurnEnded
-from claude_sidecar.sessions.footers import Footer, FooterLog, place_footers
+from claude_sidecar.sessions.footers import Footer, FooterLog, context_after, place_footers
 
 from tests.conversation.replay import Recorder
 
@@ -106,3 +106,21 @@ def test_an_unreadable_footer_line_is_skipped(tmp_path: Path) -> None:
     log.record("sid-1", ["p2"], footer("p2"))
 
     assert [f.entry.id for f in log.load("sid-1")] == ["turn:p1", "turn:p2"]
+
+
+def test_the_meter_a_conversation_goes_on_from_is_its_last_turn_that_recorded_one(
+    tmp_path: Path,
+) -> None:
+    log = FooterLog({"HOME": str(tmp_path)})
+    early = api.ContextReading(total_tokens=1000, max_tokens=200_000, percentage=0.5)
+    later = api.ContextReading(total_tokens=3000, max_tokens=200_000, percentage=1.5)
+    log.record("sid-1", ["p1"], footer("p1"), early)
+    log.record("sid-1", ["p2"], footer("p2"), later)
+    log.record("sid-1", ["p3"], footer("p3"))  # a turn the CLI's exit ended: no meter
+    footers = log.load("sid-1")
+    entries: list[api.Entry] = [prompt(p) for p in ("p1", "p2", "p3")]
+
+    assert context_after(place_footers(entries, footers), footers) == later
+    # A fork cut after the first exchange goes on from that exchange's meter.
+    assert context_after(place_footers(entries[:1], footers), footers) == early
+    assert context_after(entries, footers) is None, "no footer placed: nothing recorded"

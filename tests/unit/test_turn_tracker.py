@@ -71,6 +71,19 @@ def test_cost_adds_up_over_turns_and_over_restarts() -> None:
     assert second.total_cost_usd == turns.total_cost == 1.75
 
 
+def test_a_resumed_sessions_cost_is_counted_once_when_the_cli_restored_its_running_total() -> None:
+    # The session's recorded turns cost 0.5; the CLI (2.1.330) starts its running total from
+    # the session's cost-state line too, and says what this turn cost on its own.
+    turns = running("p1", cost_before=0.5)
+    this_turn = {"claude-opus-5-5": {"costUSD": 0.25}}
+
+    ended, _ = turns.result(
+        result(subtype="success", total_cost_usd=0.75, model_usage_since_last_result=this_turn)
+    )
+
+    assert ended.cost_usd == 0.25 and ended.total_cost_usd == 0.75
+
+
 def test_a_turn_the_daemon_interrupted_is_interrupted_not_failed() -> None:
     turns = running("p1")
     turns.interrupting()

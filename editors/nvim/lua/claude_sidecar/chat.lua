@@ -525,6 +525,14 @@ local function attach(chat, channel_id, session_id)
   end
 end
 
+--- What a channel opens with (its info): the cost so far and the context meter, for a
+--- resumed or forked chat those its recorded turns left.
+local function take_totals(chat, info)
+  chat.t.cost_usd = info.totalCostUsd or 0
+  chat.context = require("claude_sidecar.meter").reading(info.context)
+  M.redraw_status()
+end
+
 --- Open a channel for a chat: new, or resuming `resume` (a session id), or a fork
 --- (`method` "claude/forkSession"). With `marker`, the chat first shows the conversation the
 --- channel starts with (a resumed or forked session's, claude/getTranscript), then `marker`.
@@ -556,6 +564,7 @@ function M.open_channel(chat, params, method, marker)
     end
     chat.info = result.info -- what the CLI offers: models, slash commands, agents
     if not marker then
+      take_totals(chat, result.info)
       return attach(chat, result.channelId, result.sessionId)
     end
     rpc.request("claude/getTranscript", { channelId = result.channelId }, function(terr, transcript_result)
@@ -564,6 +573,7 @@ function M.open_channel(chat, params, method, marker)
       else
         chat.t = transcript.from_entries(transcript_result.entries)
       end
+      take_totals(chat, result.info)
       M.refresh(chat, 1)
       M.add_marker(chat, marker)
       attach(chat, result.channelId, result.sessionId)
@@ -757,6 +767,8 @@ end
 
 function handlers.turnEnded(chat, params)
   chat.t.cost_usd = params.totalCostUsd or chat.t.cost_usd
+  chat.context = require("claude_sidecar.meter").reading(params.context) or chat.context
+  M.redraw_status()
   local err = params.error
   events.emit("ClaudeTurnEnded", {
     chat = chat.number,

@@ -37,7 +37,6 @@ function M.setup(opts)
     require("claude_sidecar.permissions").daemon_exited()
   end)
   require("claude_sidecar.files").track()
-  require("claude_sidecar.meter").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
     callback = function()

@@ -9,6 +9,7 @@
 
 import type {
   ClaudeNotifications,
+  ContextReading,
   ExitInfo,
   FileUpdatedNotification,
   PermissionRequestNotification,
@@ -32,8 +33,17 @@ export type ChatEvent =
   | { kind: 'transcript'; entries: ConversationEntry[] }
   /** Something the host has to say (a daemon restart, a request that failed). */
   | { kind: 'notice'; level: NoticeLevel; text: string }
-  /** The chat is served by this daemon channel now (a new one after a daemon restart). */
-  | { kind: 'bound'; channelId: string; sessionId: string; cwd: string };
+  /** The chat is served by this daemon channel now (a new one after a daemon restart), which
+   * has cost `costUsd` so far and whose context is `context` (claude/channelInfo's: a resumed
+   * chat's recorded turns). */
+  | {
+      kind: 'bound';
+      channelId: string;
+      sessionId: string;
+      cwd: string;
+      costUsd?: number;
+      context?: ContextReading | null;
+    };
 
 /** A claude/fileUpdated without its contents (the host keeps those for its diff editor). */
 export type FileUpdate = Pick<
@@ -54,8 +64,8 @@ export interface ChatState extends Transcript {
   status: ChatStatus;
   /** Permission requests waiting for the user, by requestId (never the auto-allowed ones). */
   pending: Record<string, PermissionRequestNotification>;
-  /** What the channel has cost so far, and the last turn's tokens. */
-  totals: { costUsd: number; lastTurnUsage: TurnUsage | null };
+  /** What the channel has cost so far, the last turn's tokens and the context meter. */
+  totals: { costUsd: number; lastTurnUsage: TurnUsage | null; context: ContextReading | null };
   files: FileUpdate[];
   channelId: string | null;
   sessionId: string | null;
@@ -70,7 +80,7 @@ export function initialState(): ChatState {
     revs: {},
     status: { state: 'new', model: null, permissionMode: null, retry: null, exit: null },
     pending: {},
-    totals: { costUsd: 0, lastTurnUsage: null },
+    totals: { costUsd: 0, lastTurnUsage: null, context: null },
     files: [],
     channelId: null,
     sessionId: null,
@@ -103,6 +113,8 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
     case 'bound':
       if (state.channelId && state.channelId !== event.channelId) state.pending = {};
       Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });
+      if (event.costUsd !== undefined) state.totals.costUsd = event.costUsd;
+      if (event.context !== undefined) state.totals.context = event.context;
       break;
   }
   return state;
@@ -145,7 +157,11 @@ function onNotification(state: ChatState, event: NotificationEvent): void {
       break;
     }
     case 'claude/turnEnded':
-      state.totals = { costUsd: event.params.totalCostUsd, lastTurnUsage: event.params.usage };
+      state.totals = {
+        costUsd: event.params.totalCostUsd,
+        lastTurnUsage: event.params.usage,
+        context: event.params.context ?? state.totals.context,
+      };
       break;
   }
 }

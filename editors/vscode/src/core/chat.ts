@@ -100,7 +100,15 @@ export class Chat {
     this.sessionId = sessionId;
     this.info = info;
     this.permissionRequests.clear();
-    this.apply({ kind: 'bound', channelId, sessionId, cwd: this.cwd });
+    // A resumed channel has cost what its session's recorded turns did.
+    if (info) this.totalCostUsd = info.totalCostUsd;
+    this.apply({
+      kind: 'bound',
+      channelId,
+      sessionId,
+      cwd: this.cwd,
+      ...(info ? { costUsd: info.totalCostUsd, context: info.context } : {}),
+    });
     this.infoEmitter.fire(info);
   }
 

@@ -178,7 +178,9 @@ export interface TurnEntry {
   [k: string]: unknown | undefined;
 }
 /**
- * What a channel's CLI reported when it started: ``claude/channelInfo``.
+ * What a channel's CLI reported when it started: ``claude/channelInfo``, with what
+ * the conversation has cost and how full its context is so far (for a resumed or forked
+ * channel, its recorded turns included).
  */
 export interface ChannelInfo {
   account: AccountInfo | null;
@@ -186,12 +188,14 @@ export interface ChannelInfo {
   availableOutputStyles: string[];
   cliVersion: string | null;
   commands: SlashCommand[];
+  context: ContextReading | null;
   effort: ('high' | 'low' | 'max' | 'medium' | 'xhigh') | null;
   fastModeState: string | null;
   model: string | null;
   models: ModelInfo[];
   outputStyle: string | null;
   permissionMode: string | null;
+  totalCostUsd: number;
   [k: string]: unknown | undefined;
 }
 /**
@@ -203,6 +207,17 @@ export interface SlashCommand {
   builtin?: boolean;
   description?: string;
   name: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * How full the context window is, as of the main conversation's last model call:
+ * the tokens that call was sent (input, cache reads and writes) of its model's window,
+ * as the CLI reported them. No tokens are counted for it (unlike ``claude/contextUsage``).
+ */
+export interface ContextReading {
+  maxTokens: number;
+  percentage: number;
+  totalTokens: number;
   [k: string]: unknown | undefined;
 }
 /**
@@ -905,6 +920,7 @@ export interface Transcript {
  */
 export interface TurnEndedNotification {
   channelId: string;
+  context?: ContextReading | null;
   costUsd: number;
   durationMs: number;
   error?: TurnError | null;

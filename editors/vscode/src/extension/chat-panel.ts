@@ -216,7 +216,6 @@ export class ChatPanel implements vscode.Disposable {
     },
     rewind: async ({ messageId, dryRun }) => this.chat.rewind(messageId, dryRun),
     completeFiles: async ({ query }) => ({ paths: await completeFiles(this.chat.cwd, query) }),
-    contextUsage: async () => this.chat.contextUsage(),
     showSessions: async () => {
       await this.host.showSessions();
       return null;

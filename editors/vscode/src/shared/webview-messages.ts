@@ -13,7 +13,6 @@
 
 import type {
   ChannelInfo,
-  ContextUsageResult,
   ImageBlock,
   RespondPermissionParams,
   RewindFilesResult,
@@ -65,7 +64,6 @@ export interface WebviewOps {
   rewind: { params: { messageId: string; dryRun: boolean }; result: RewindFilesResult };
   /** Workspace files matching what follows `@` in the prompt. */
   completeFiles: { params: { query: string }; result: { paths: string[] } };
-  contextUsage: { params: Record<string, never>; result: ContextUsageResult };
   /** Show the stored sessions of the workspace (a quick pick) and resume the one chosen. */
   showSessions: { params: Record<string, never>; result: null };
   /** Open a new chat panel. */

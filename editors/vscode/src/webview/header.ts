@@ -2,7 +2,7 @@
 // chat) and, under the prompt where the eye already is, the permission mode and model
 // (and effort) pickers.
 
-import type { ChannelInfo, ContextUsageResult, ModelInfo } from '../core/protocol.generated';
+import type { ChannelInfo, ContextReading, ModelInfo } from '../core/protocol.generated';
 import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
 import { formatCost, h, iconButton } from './dom';
@@ -139,9 +139,12 @@ export class Header {
       setOptions(this.mode, modes, mode);
     }
     this.cost.textContent = state.totals.costUsd ? formatCost(state.totals.costUsd) : '';
+    this.setContext(state.totals.context);
   }
 
-  setContext(usage: ContextUsageResult | null): void {
+  /** The context meter: the daemon's reading after the last turn (a resumed chat's from its
+   * recorded turns), none before one. */
+  private setContext(usage: ContextReading | null): void {
     const percent = usage ? Math.min(100, Math.max(0, usage.percentage)) : 0;
     this.meter.hidden = !usage;
     this.meterBar.style.width = `${percent}%`;

@@ -60,15 +60,6 @@ function scheduleRender(): void {
   frame ||= requestAnimationFrame(render);
 }
 
-async function refreshContext(): Promise<void> {
-  if (!state.channelId) return;
-  try {
-    header.setContext(await host.request('contextUsage', {}));
-  } catch {
-    // The meter just keeps its last value (e.g. the CLI is restarting).
-  }
-}
-
 function remember(): void {
   // The host restores a reloaded panel's chat from these.
   if (!state.sessionId || !state.cwd) return;
@@ -90,13 +81,10 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       render();
       transcript.rebuild(state);
       remember();
-      void refreshContext();
       break;
     case 'event':
       reduce(state, message.event);
-      if (message.event.kind === 'notification' && message.event.method === 'claude/turnEnded') {
-        void refreshContext();
-      } else if (
+      if (
         message.event.kind === 'bound' ||
         (message.event.kind === 'notification' && message.event.method === 'claude/status')
       ) {

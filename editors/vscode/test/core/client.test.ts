@@ -230,9 +230,11 @@ describe('the protocol client core', () => {
     assert.equal(restored.path, file);
   });
 
-  test('a stored session is resumed with its history and goes on where it stopped', async () => {
+  test('a stored session is resumed with its history, cost and context meter and goes on where it stopped', async () => {
     const first = await open();
-    await first.rec.turn('hello there');
+    const one = await first.rec.turn('hello there');
+    const two = await first.rec.turn('hello again');
+    assert.ok(one.costUsd > 0 && two.context, 'the turns cost something and fill the context');
     const sessionId = first.chat.sessionId!;
     await first.chat.close();
     const sessions = await sidecar.listSessions(box.workspace);
@@ -244,12 +246,18 @@ describe('the protocol client core', () => {
     assert.equal(resumed.sessionId, sessionId);
     assert.deepEqual(
       resumed.state.entries.flatMap((e) => (e.kind === 'prompt' || e.kind === 'text' ? [e.text] : [])),
-      ['hello there', GREETING],
+      ['hello there', GREETING, 'hello again', GREETING],
       'the stored conversation is shown first',
     );
+    // The cost and the meter as the live chat showed them, before any new turn.
+    assert.ok(Math.abs(resumed.totalCostUsd - two.totalCostUsd) < 1e-9);
+    assert.ok(Math.abs(resumed.state.totals.costUsd - two.totalCostUsd) < 1e-9);
+    assert.deepEqual(resumed.state.totals.context, two.context);
     const history = new Recorder(resumed);
     const ended = await history.turn('hello once more');
     assert.equal(ended.outcome, 'success');
+    assert.ok(Math.abs(ended.totalCostUsd - (two.totalCostUsd + ended.costUsd)) < 1e-9, 'the total goes on');
+    assert.deepEqual(resumed.state.totals.context, ended.context);
   });
 
   test('a resumed chat shows its tools as the live chat did: decision, result, +N -M', async () => {

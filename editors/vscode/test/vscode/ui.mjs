@@ -201,21 +201,36 @@ async function main() {
       assert.equal(await picked('Model'), 'Sonnet');
       assert.equal(await picked('Effort'), 'high effort');
     });
-    await step('the chat tab comes back with its conversation, model and effort after the window reloads', async () => {
-      // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
-      const reloaded = page.waitForEvent('framenavigated', {
-        predicate: (f) => f === page.mainFrame(),
-        timeout: 30_000,
-      });
-      await runCommand(page, 'Developer: Reload Window');
-      await reloaded;
-      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
-      chat = await chatFrame(page, 60_000);
-      await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
-      assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
-      assert.equal(await picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
-      await screenshot(page, path.join(SHOTS, '7-restored-after-reload.png'));
-    });
+    await step(
+      'the chat tab comes back with its conversation, model, effort, cost and meter after the window reloads',
+      async () => {
+        // The header's context meter and cost once the last turn ended (they come with its turnEnded).
+        const facts = chat.locator('.header-facts');
+        await waitFor(
+          async () => /context.*\$\d/s.test(await facts.innerText()),
+          'the meter and cost of the live chat',
+        );
+        const live = await facts.innerText();
+        // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
+        const reloaded = page.waitForEvent('framenavigated', {
+          predicate: (f) => f === page.mainFrame(),
+          timeout: 30_000,
+        });
+        await runCommand(page, 'Developer: Reload Window');
+        await reloaded;
+        await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+        chat = await chatFrame(page, 60_000);
+        await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
+        assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
+        assert.equal(await picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
+        assert.equal(
+          await chat.locator('.header-facts').innerText(),
+          live,
+          'the meter and cost come back as they were',
+        );
+        await screenshot(page, path.join(SHOTS, '7-restored-after-reload.png'));
+      },
+    );
     await step('"Resume a Past Session..." lists the session and opens it with its history', async () => {
       await runCommand(page, 'Claude: Resume a Past Session');
       const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'hello there' }).first();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import type { ContextUsageResult } from '../../src/core/protocol.generated';
+import type { ContextReading } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry, ToolEntry } from '../../src/core/transcript';
 import { hostEvents } from '../core/fixtures';
@@ -25,15 +25,15 @@ after(async () => {
   await server.stop();
 });
 
-const CONTEXT: ContextUsageResult = {
-  totalTokens: 23_400,
-  maxTokens: 200_000,
-  percentage: 11.7,
-  model: 'claude-opus-5-5',
-  categories: [],
-  autoCompactThreshold: null,
-  autoCompactEnabled: true,
-};
+const CONTEXT: ContextReading = { totalTokens: 23_400, maxTokens: 200_000, percentage: 11.7 };
+
+/** `events` with the daemon's context meter on their claude/turnEnded (the recorded streams
+ * predate it). */
+function withContext(events: ChatEvent[], context = CONTEXT): ChatEvent[] {
+  return events.map((e) =>
+    e.kind === 'notification' && e.method === 'claude/turnEnded' ? { ...e, params: { ...e.params, context } } : e,
+  );
+}
 
 function stateOf(events: ChatEvent[]): ChatState {
   const state = initialState();
@@ -50,14 +50,12 @@ const untilAsked = (events: ChatEvent[]) =>
 async function openWith(state: ChatState, viewport?: { width: number; height: number }): Promise<ScriptedHost> {
   const host = await ScriptedHost.open(browser, server, viewport);
   await host.reset(state);
-  await host.answer('contextUsage', CONTEXT);
-  await host.frame();
   return host;
 }
 
 describe('streaming', () => {
   it('streams thinking then markdown, collapses the thinking when done, ends with the footer', async () => {
-    const events = hostEvents('streamed-thinking');
+    const events = withContext(hostEvents('streamed-thinking'));
     const delta = (kind: string, piece: string) =>
       events.findIndex(
         (e) =>
@@ -83,8 +81,6 @@ describe('streaming', () => {
     await host.screenshot('streaming');
 
     await host.events(events.slice(midText));
-    await host.answer('contextUsage', CONTEXT);
-    await host.frame();
     assert.equal(await page.locator('.code-block .hljs-keyword').first().innerText(), 'def');
     assert.equal(await page.locator('.code-block .copy-code').count(), 1);
     assert.match(await page.locator('.entry.turn').innerText(), /Done · .* · \$0\.06/);
@@ -485,6 +481,29 @@ describe('prompt', () => {
       },
     ]);
     assert.equal(await picked(resumed, 'Model'), 'Haiku');
+  });
+
+  it('shows a resumed chat with the cost, context meter, model and effort the live one had', async () => {
+    const resumed: ChatEvent = { ...BOUND, costUsd: 0.1617, context: { ...CONTEXT, percentage: 13.34 } };
+    const conversation: ChatEvent = {
+      kind: 'transcript',
+      entries: [
+        { kind: 'prompt', id: 'p1', text: 'update the readme' },
+        { kind: 'text', id: 'm:0', text: 'I updated the README.' },
+        { kind: 'turn', id: 'turn:p1', outcome: 'success', durationMs: 4200, permissionWaitMs: 0, costUsd: 0.1617 },
+      ],
+    };
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(stateOf([resumed, conversation]), { ...INFO, model: 'default', effort: 'high' });
+    const header = await host.page.locator('.header').innerText();
+    assert.match(header, /13% context/);
+    assert.match(header, /\$0\.16/);
+    assert.equal(await host.page.locator('.meter').getAttribute('aria-valuenow'), '13');
+    const picked = (label: string) =>
+      host.page.locator(`select[aria-label="${label}"]`).evaluate((s: HTMLSelectElement) => s.value);
+    assert.deepEqual([await picked('Model'), await picked('Effort')], ['default', 'high']);
+    await host.screenshot('resumed-totals');
+    assert.deepEqual(host.errors, []);
   });
 
   it('keeps the model and effort of the channel in the page state, for the host to resume the chat with', async () => {

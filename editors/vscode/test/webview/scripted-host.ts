@@ -85,6 +85,8 @@ export const INFO: ChannelInfo = {
   ],
   outputStyle: 'default',
   permissionMode: 'default',
+  totalCostUsd: 0,
+  context: null,
 };
 
 /** Serves the page; one per test file. */

@@ -235,15 +235,6 @@ async function run(
   const host = await ScriptedHost.open(browser, server);
   const state = reduce(initialState(), { kind: 'bound', channelId: 'ch-1', sessionId: 's-1', cwd: '/home/dev/p' });
   await host.reset(state);
-  await host.answer('contextUsage', {
-    totalTokens: 1,
-    maxTokens: 200_000,
-    percentage: 0,
-    model: 'm',
-    categories: [],
-    autoCompactThreshold: null,
-    autoCompactEnabled: true,
-  });
   await host.page.focus('textarea.prompt');
   await host.frame();
   // The user types a prompt before an answer comes: the page is idle for a while.

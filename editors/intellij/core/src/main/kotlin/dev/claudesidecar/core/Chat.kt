@@ -3,6 +3,7 @@ package dev.claudesidecar.core
 import dev.claudesidecar.core.protocol.ChannelInfo
 import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.ContentBlock
+import dev.claudesidecar.core.protocol.ContextReading
 import dev.claudesidecar.core.protocol.ContextUsageResult
 import dev.claudesidecar.core.protocol.Effort
 import dev.claudesidecar.core.protocol.Entry
@@ -79,8 +80,14 @@ class Chat internal constructor(
     @Volatile var info: ChannelInfo? = null
         private set
 
-    /** What the conversation has cost so far (US dollars), from the last `claude/turnEnded`. */
+    /** What the conversation has cost so far (US dollars), from the last `claude/turnEnded`, or
+     * the channel's info when it opened (a resumed or forked chat's recorded turns). */
     @Volatile var totalCostUsd: Double = 0.0
+        private set
+
+    /** How full the context window is (the daemon's reading), from the last `claude/turnEnded`
+     * that had one, or the channel's info when it opened; null before one is known. */
+    @Volatile var context: ContextReading? = null
         private set
 
     /** True once a message was taken: the session exists on disk and can be resumed. */
@@ -234,6 +241,10 @@ class Chat internal constructor(
         this.sessionId = sessionId
         this.info = info
         this.pid = pid
+        if (info != null) {
+            totalCostUsd = info.totalCostUsd
+            context = info.context
+        }
         pendingPermissions.clear()
         emit(ChatEvent.Bound(channelId, sessionId, cwd))
     }
@@ -253,7 +264,10 @@ class Chat internal constructor(
                 status = params
                 sessionId = params.sessionId
             }
-            is TurnEndedNotification -> totalCostUsd = params.totalCostUsd
+            is TurnEndedNotification -> {
+                totalCostUsd = params.totalCostUsd
+                context = params.context ?: context
+            }
         }
         emit(ChatEvent.Notification(type.name, event))
     }

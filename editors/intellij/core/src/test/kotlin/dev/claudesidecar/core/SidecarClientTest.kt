@@ -189,9 +189,11 @@ class SidecarClientTest {
         assertEquals(hello.toString(), rec.next(Notifications.FILE_UPDATED, mark) { it.toolName == "rewindFiles" }.path)
     }
 
-    @Test fun `a stored session is resumed with its history and goes on where it stopped`() = test {
+    @Test fun `a stored session is resumed with its history, cost and context meter and goes on where it stopped`() = test {
         val first = open()
         first.turn("hello there")
+        val second = first.turn("hello again")
+        assertTrue(second.costUsd > 0 && second.context != null, "the turns cost something and fill the context")
         val sessionId = first.chat.sessionId!!
         first.chat.close()
         val sessions = client.listSessions(box.cwd)
@@ -199,10 +201,17 @@ class SidecarClientTest {
         val rec = record { client.resumeChat(box.cwd, sessionId, listener = it) }
         val resumed = rec.chat
         val transcript = rec.events().filterIsInstance<ChatEvent.Transcript>().single().transcript
-        assertEquals(listOf("hello there"), transcript.entries.filterIsInstance<PromptEntry>().map { it.text }, "the stored conversation")
+        val stored = transcript.entries.filterIsInstance<PromptEntry>().map { it.text }
+        assertEquals(listOf("hello there", "hello again"), stored, "the stored conversation")
         assertEquals(sessionId, resumed.sessionId)
-        assertEquals(listOf("hello there"), resumed.prompts.map { it.text })
-        assertEquals(TurnOutcome.SUCCESS, rec.turn("hello once more").outcome)
+        assertEquals(listOf("hello there", "hello again"), resumed.prompts.map { it.text })
+        // The cost and the meter as the live chat had them, before any turn of its own.
+        assertEquals(second.totalCostUsd, resumed.totalCostUsd, 1e-9)
+        assertEquals(second.context, resumed.context)
+        val third = rec.turn("hello once more")
+        assertEquals(TurnOutcome.SUCCESS, third.outcome)
+        assertEquals(second.totalCostUsd + third.costUsd, resumed.totalCostUsd, 1e-9, "the total goes on")
+        assertEquals(third.context, resumed.context)
         assertEquals(sessionId, resumed.sessionId)
     }
 

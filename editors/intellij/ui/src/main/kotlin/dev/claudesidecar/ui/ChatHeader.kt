@@ -1,7 +1,7 @@
 package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.ChannelInfo
-import dev.claudesidecar.core.protocol.ContextUsageResult
+import dev.claudesidecar.core.protocol.ContextReading
 import dev.claudesidecar.core.protocol.ModelInfo
 import dev.claudesidecar.core.protocol.PermissionMode
 import java.awt.BorderLayout
@@ -13,10 +13,12 @@ import javax.swing.JComboBox
 import javax.swing.JList
 import javax.swing.JPanel
 import javax.swing.JProgressBar
+import kotlin.math.roundToInt
 
 /**
  * The chat's header: the model and permission-mode pickers (what the channel's CLI offers,
- * `claude/channelInfo`) and how full the context window is (`claude/contextUsage`).
+ * `claude/channelInfo`), how full the context window is and what the chat has cost (the
+ * daemon's figures: the channel's info when it opens, then each `claude/turnEnded`).
  */
 class ChatHeader(
     private val onModel: (String) -> Unit,
@@ -41,6 +43,7 @@ class ChatHeader(
         isVisible = false
     }
     private val meterLabel = mutedLabel("")
+    private val costLabel = mutedLabel("").apply { toolTipText = "What this chat has cost so far" }
 
     /** Set while the pickers are filled in code, so that no request goes out for it. */
     private var filling = false
@@ -49,7 +52,7 @@ class ChatHeader(
         isOpaque = false
         restyle()
         add(row(models, modes), BorderLayout.WEST)
-        add(row(meterLabel, meter), BorderLayout.EAST)
+        add(row(meterLabel, meter, costLabel), BorderLayout.EAST)
         models.addActionListener { if (!filling) (models.selectedItem as? ModelInfo)?.let { onModel(it.value) } }
         modes.addActionListener { if (!filling) (modes.selectedItem as? PermissionMode)?.let(onMode) }
         models.isEnabled = false
@@ -59,8 +62,10 @@ class ChatHeader(
     /** Takes the colours and fonts of the look and feel now in use. */
     fun restyle() {
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(6, 10, 6, 10))
-        meterLabel.font = Theme.smallFont
-        meterLabel.foreground = Theme.muted
+        for (label in listOf(meterLabel, costLabel)) {
+            label.font = Theme.smallFont
+            label.foreground = Theme.muted
+        }
     }
 
     /** Shows what the channel offers and uses now ([model] and [mode] from the latest status when known). */
@@ -84,14 +89,16 @@ class ChatHeader(
         }
     }
 
-    fun showContext(usage: ContextUsageResult) {
-        val percent = usage.percentage.toInt().coerceIn(0, 100)
+    /** Shows the context meter ([usage]: none known yet hides it) and the cost so far (none when 0). */
+    fun showTotals(usage: ContextReading?, costUsd: Double) {
+        val percent = usage?.percentage?.roundToInt()?.coerceIn(0, 100) ?: 0
         meter.value = percent
-        meter.isVisible = true
-        meterLabel.text = "$percent% context"
-        val tip = String.format(Locale.ROOT, "%,d of %,d tokens", usage.totalTokens, usage.maxTokens)
+        meter.isVisible = usage != null
+        meterLabel.text = if (usage != null) "$percent% context" else ""
+        val tip = usage?.let { String.format(Locale.ROOT, "%,d of %,d tokens", it.totalTokens, it.maxTokens) }
         meter.toolTipText = tip
         meterLabel.toolTipText = tip
+        costLabel.text = if (costUsd > 0) String.format(Locale.ROOT, "$%.2f", costUsd) else ""
     }
 
     private companion object {

@@ -6,7 +6,6 @@ import dev.claudesidecar.core.ChatListener
 import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
-import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.Transcript
 import kotlinx.coroutines.CoroutineScope
@@ -163,26 +162,18 @@ class ChatPanel(
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
         if (dock.show(chatState.pending)) south.revalidate()
         showState()
-        if (event is ChatEvent.Notification && event.params is TurnEndedNotification) refreshContext()
     }
 
     private fun showState() {
         val status = chatState.status
         header.show(chat?.info, status.model, status.permissionMode)
+        chat?.let { header.showTotals(it.context, it.totalCostUsd) }
         this.status.show(status)
         prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)
     }
 
     private fun send(text: String) {
         request("sending") { send(text) }
-    }
-
-    private fun refreshContext() {
-        val chat = chat ?: return
-        scope.launch {
-            // The meter is a nicety: a CLI that cannot say keeps the last figure.
-            runCatching { chat.contextUsage() }.onSuccess { header.showContext(it) }
-        }
     }
 
     /** Runs a request of the chat; a failure shows as a notice in the transcript. */

@@ -22,11 +22,13 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.TestMethodOrder
 import java.awt.event.KeyEvent
+import java.util.Locale
 import javax.swing.JFrame
 import javax.swing.JToggleButton
 import javax.swing.SwingUtilities
 import kotlin.io.path.readText
 import kotlin.io.path.writeText
+import kotlin.math.roundToInt
 
 /**
  * The chat panel through real turns: the real daemon and CLI against the stand-in model
@@ -238,6 +240,13 @@ class ChatPanelTest {
             val tools = onEdt { resumedPanel.transcript.entries.filterIsInstance<ToolEntry>() }
             assertEquals(listOf(ToolStatus.DONE, ToolStatus.DONE, ToolStatus.DENIED), tools.map { it.status })
             assertEquals(AskState.ALLOWED, tools.first { it.name == "AskUserQuestion" }.permission?.decision)
+            // The header as the live panel's: the context meter and the cost so far.
+            val live = panelChat!!
+            assertEquals(live.totalCostUsd, chat.totalCostUsd, 1e-9)
+            val context = live.context ?: error("the live chat has no context meter")
+            assertEquals(context, chat.context)
+            assertTrue(shown.contains("${context.percentage.roundToInt()}% context"), shown)
+            assertTrue(shown.contains(String.format(Locale.ROOT, "$%.2f", live.totalCostUsd)), shown)
             screenshot(resumedPanel, "6-resumed")
         } finally {
             onEdt {

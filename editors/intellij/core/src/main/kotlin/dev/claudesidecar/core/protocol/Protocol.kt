@@ -292,14 +292,20 @@ data class CallEditorToolParams(
     val tool: String,
 )
 
-/** What a channel's CLI reported when it started: `claude/channelInfo`. */
+/**
+ * What a channel's CLI reported when it started: `claude/channelInfo`, with what
+ * the conversation has cost and how full its context is so far (for a resumed or forked
+ * channel, its recorded turns included).
+ */
 data class ChannelInfo(
     val agents: List<AgentInfo>,
     val availableOutputStyles: List<String>,
     val commands: List<SlashCommand>,
     val models: List<ModelInfo>,
+    val totalCostUsd: Double,
     @field:AlwaysWritten val account: AccountInfo?,
     @field:AlwaysWritten val cliVersion: String?,
+    @field:AlwaysWritten val context: ContextReading?,
     @field:AlwaysWritten val effort: Effort?,
     @field:AlwaysWritten val fastModeState: String?,
     @field:AlwaysWritten val model: String?,
@@ -348,6 +354,17 @@ data class ContextCategory(
     val deferred: Boolean? = null,
     val id: String? = null,
     val kind: String? = null,
+)
+
+/**
+ * How full the context window is, as of the main conversation's last model call:
+ * the tokens that call was sent (input, cache reads and writes) of its model's window,
+ * as the CLI reported them. No tokens are counted for it (unlike `claude/contextUsage`).
+ */
+data class ContextReading(
+    val maxTokens: Int,
+    val percentage: Double,
+    val totalTokens: Int,
 )
 
 /** `claude/contextUsage`: how full the channel's context window is. */
@@ -1001,6 +1018,7 @@ data class TurnEndedNotification(
     val seq: Int,
     val totalCostUsd: Double,
     val usage: TurnUsage,
+    val context: ContextReading? = null,
     val error: TurnError? = null,
     /** Absent: the daemon's default, `[]`. */
     val messageIds: List<String>? = null,
