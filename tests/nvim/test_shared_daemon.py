@@ -6,6 +6,7 @@ per test on a socket of its own; each Neovim reaches it through ``claude-sidecar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -16,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
@@ -43,32 +44,55 @@ SCENARIO = {
 }
 
 
+class StartShared(Protocol):
+    def __call__(self, *args: str) -> Path: ...
+
+
 @pytest.fixture
-def shared(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
-    """A shared daemon (`serve`) on a short socket path; on teardown it is stopped and none
-    of its CLIs may outlive it. Yields the socket."""
-    directory = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp"))
-    path = directory / "daemon.sock"
-    with (tmp_path / "daemon.log").open("wb") as log:
-        daemon = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "claude_sidecar", "--log-level", "DEBUG", "serve"),
-                *("--socket", str(path), "--warm-pool=0", "--linger=60"),
-            ],
-            env=daemon_env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-    try:
+def start_shared(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[StartShared]:
+    """Starts a shared daemon (`serve` with extra arguments) on a short socket path and
+    returns the socket. On teardown the daemon serving it (that one, or one `connect`
+    started after it died) is stopped, and none of its CLIs may outlive it."""
+    started: list[tuple[Path, subprocess.Popen[bytes]]] = []
+
+    def start(*args: str) -> Path:
+        directory = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp"))
+        path = directory / "daemon.sock"
+        with (tmp_path / "daemon.log").open("ab") as log:
+            daemon = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "claude_sidecar", "--log-level", "DEBUG", "serve"),
+                    *("--socket", str(path), "--warm-pool=0", "--linger=60", *args),
+                ],
+                env=daemon_env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        started.append((path, daemon))
         wait_for_socket(path, daemon)
-        yield path
-    finally:
-        clis = descendant_pids(daemon.pid)
+        return path
+
+    yield start
+    for path, daemon in started:
+        serving = daemon.pid
+        with contextlib.suppress(OSError, ValueError):
+            serving = int(path.with_name(path.name + ".lock").read_text())
+        clis = descendant_pids(daemon.pid) | descendant_pids(serving)
         daemon.terminate()
         daemon.wait(30)
-        shutil.rmtree(directory, ignore_errors=True)
-    assert asyncio.run(wait_until_dead(sorted(clis))) == [], "CLIs outlived the daemon"
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(serving, signal.SIGTERM)
+        assert asyncio.run(wait_until_dead([serving, *sorted(clis)], timeout=30)) == [], (
+            "the daemon or its CLIs outlived the test"
+        )
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def shared(start_shared: StartShared) -> Path:
+    """A shared daemon's socket."""
+    return start_shared()
 
 
 def wait_for_socket(path: Path, daemon: subprocess.Popen[bytes]) -> None:
@@ -179,22 +203,7 @@ def test_a_dropped_connection_is_made_again_and_the_chat_gets_exactly_what_it_mi
     attach_with_picker(watcher)
     watcher.wait(lambda: streaming(watcher), what="the watcher's copy of the answer")
 
-    # The bridge dies mid-stream. The next one the plugin starts never answers `initialize`
-    # (a `sleep`), so the connection stays down while the answer finishes.
-    editor.lua("require('claude_sidecar.config').options.cmd = { 'sleep', '600' }")
-    bridge = editor.daemon_pid()
-    assert bridge is not None
-    os.kill(bridge, signal.SIGKILL)
-    stand_in = editor.wait(
-        lambda: editor.daemon_pid() not in (None, bridge) and editor.daemon_pid(),
-        what="a new connection",
-    )
-    assert "reconnecting" in editor.chat_lines()[0]
-    release(watcher, workspace)
-    watcher.wait_for_turn(number=1)
-    # Now a real bridge again: the plugin's next try connects and re-attaches.
-    editor.lua("require('claude_sidecar.config').options.cmd = ...", connect(shared))
-    os.kill(stand_in, signal.SIGKILL)
+    drop_until_the_turn_ended(editor, watcher, shared, workspace)
     editor.wait_for_turn(number=1)
 
     assert answer_lines(editor) == [HELD, REST], "nothing lost, nothing doubled"
@@ -209,6 +218,75 @@ def test_a_dropped_connection_is_made_again_and_the_chat_gets_exactly_what_it_mi
     ]
     # Re-attached with afterSeq: replayed, not shown afresh.
     assert not [line for line in editor.chat_lines() if "shown afresh" in line]
+
+
+def drop_until_the_turn_ended(editor: Editor, watcher: Editor, path: Path, workspace: Path) -> None:
+    """Kill ``editor``'s bridge mid-stream and keep its connection down (the next command
+    it runs never answers `initialize`) until ``watcher`` saw the held answer end; then let
+    it connect again."""
+    editor.lua("require('claude_sidecar.config').options.cmd = { 'sleep', '600' }")
+    bridge = editor.daemon_pid()
+    assert bridge is not None
+    os.kill(bridge, signal.SIGKILL)
+    stand_in = editor.wait(
+        lambda: editor.daemon_pid() not in (None, bridge) and editor.daemon_pid(),
+        what="a new connection",
+    )
+    assert "reconnecting" in editor.chat_lines()[0]
+    release(watcher, workspace)
+    watcher.wait_for_turn(number=1)
+    editor.lua("require('claude_sidecar.config').options.cmd = ...", connect(path))
+    os.kill(stand_in, signal.SIGKILL)
+
+
+def test_a_chat_whose_missed_updates_left_the_replay_window_is_shown_afresh(
+    start_shared: StartShared, start_editor: StartEditor, model: ScriptedModel, workspace: Path
+) -> None:
+    path = start_shared("--replay-window", "0.0001")  # about 100 bytes: less than one turn
+    model.set_scenario(load_scenario(SCENARIO))
+    editor = on_shared(start_editor, path)
+    editor.cmd("Claude")
+    editor.type_prompt("long")
+    editor.wait(lambda: streaming(editor), what="the held answer")
+    watcher = on_shared(start_editor, path)
+    attach_with_picker(watcher)
+    watcher.wait(lambda: streaming(watcher), what="the watcher's copy of the answer")
+
+    drop_until_the_turn_ended(editor, watcher, path, workspace)
+    editor.wait_for_turn(number=1)
+    editor.wait(lambda: editor.chat("state", 1) == "idle", what="the state asked again")
+
+    lines = editor.chat_lines(1)
+    assert answer_lines(editor) == [HELD, REST]
+    assert (
+        "⚠ reconnected: the daemon no longer had all of what was missed; the chat is shown afresh"
+        in lines
+    )
+    assert "reconnecting" not in lines[0]
+
+
+def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
+    shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    editor = on_shared(start_editor, shared)
+    editor.cmd("Claude")
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
+    session = editor.chat("session_id")
+    daemon = int(shared.with_name(shared.name + ".lock").read_text())
+
+    os.kill(daemon, signal.SIGKILL)  # its CLI goes with it; `connect` starts a new daemon
+    reopened = "═══ reopened from its session: the conversation goes on ═══"
+    editor.wait(lambda: reopened in editor.chat_lines(), what="the chat reopened")
+    editor.type_prompt("hello again")
+    editor.wait_for_turn(turns=2)
+
+    lines = editor.chat_lines()
+    assert "> hello" in lines and "> hello again" in lines
+    assert editor.chat("session_id") == session
+    assert "hello again" in repr(model.main_requests[-1]["messages"])
+    assert "Hello from the stand-in model!" in repr(model.main_requests[-1]["messages"][:-1])
 
 
 def test_a_restarted_neovim_finds_its_chat_still_running_through_claude_sessions(

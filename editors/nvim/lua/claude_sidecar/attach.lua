@@ -69,7 +69,11 @@ function M.open(channel, done)
       done(attached)
     end
   end)
-  chat.show(c)
+  if require("claude_sidecar.config").options.start_insert then
+    chat.focus_prompt(c)
+  else
+    chat.show(c)
+  end
 end
 
 --- List the daemon's chats in vim.ui.select and open the chosen one.

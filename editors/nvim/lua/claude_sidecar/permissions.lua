@@ -79,7 +79,16 @@ local function respond(item, response, shown)
   response.channelId = item.channel_id
   response.requestId = item.params.requestId
   rpc.request("claude/respondPermission", response, function(err)
-    if err and errors.name(err) ~= "permissionRequestNotFound" then
+    if errors.name(err) == "permissionRequestNotFound" then
+      -- Answered in another editor (or withdrawn) before this answer arrived: the line shows
+      -- the daemon's decision, not this one.
+      settle(item, nil)
+      log.notify(
+        vim.log.levels.INFO,
+        "Claude #%d: that request was answered elsewhere (or withdrawn) before your answer arrived",
+        item.chat.number
+      )
+    elseif err then
       -- Still pending in the daemon: back on the list, to be answered again.
       item.later = true
       table.insert(pending, item)
