@@ -283,10 +283,25 @@ def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
     editor.wait_for_turn(turns=2)
 
     lines = editor.chat_lines()
+    session_after = editor.chat("session_id")
+    # The daemon `connect` started is a child of the bridge: stopped here, after Neovim,
+    # for the editor fixture's check that nothing of Neovim's outlives it.
+    editor.quit()
+    stop_serving(shared)
+
     assert "> hello" in lines and "> hello again" in lines
-    assert editor.chat("session_id") == session
+    assert session_after == session
     assert "hello again" in repr(model.main_requests[-1]["messages"])
     assert "Hello from the stand-in model!" in repr(model.main_requests[-1]["messages"][:-1])
+
+
+def stop_serving(path: Path) -> None:
+    """SIGTERM the daemon serving ``path`` (its pid is in the lock beside the socket) and
+    wait until it and its CLIs are gone."""
+    serving = int(path.with_name(path.name + ".lock").read_text())
+    clis = descendant_pids(serving)
+    os.kill(serving, signal.SIGTERM)
+    assert asyncio.run(wait_until_dead([serving, *sorted(clis)], timeout=30)) == []
 
 
 def test_a_restarted_neovim_finds_its_chat_still_running_through_claude_sessions(
