@@ -976,8 +976,17 @@ function M.reattach(chat)
     if chat.closed or chat.channel_id ~= channel_id then
       return
     end
-    if err then
+    local name = errors.name(err)
+    if name == "channelNotFound" or name == "invalidParams" then
+      -- invalidParams: an afterSeq past the chat's last seq, a chat of the same id in a new daemon.
       return reopen(chat, "the chat was not running in the daemon any more (" .. errors.describe(err) .. ")")
+    elseif err then
+      -- The connection dropped again: the next one attaches again. Anything else is said.
+      if not rpc.running() then
+        chat.reconnecting = true
+        return set_title(chat)
+      end
+      return M.add_notice(chat, "could not attach again: " .. errors.describe(err))
     end
     if result.sessionId ~= chat.session_id then
       -- A new daemon gave the id to another chat.
