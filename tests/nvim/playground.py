@@ -9,6 +9,12 @@ scripted answers: "greet" (an Edit that asks permission), "count" (a Bash tool),
 streamed answer), "ponder" (streamed thinking), "which" (AskUserQuestion), "plan" (after
 `:ClaudeMode plan`: a plan to approve), "busy" (the API answers 529 three times, then
 succeeds); anything else gets a plain answer. No API key and no network are needed.
+
+With ``--shared DIR`` Neovim uses the shared daemon (``daemon = "shared"``) on DIR/daemon.sock,
+with DIR as the playground: run it twice with the same DIR (two tmux panes) for two Neovims on
+one chat (:ClaudeAttach in the second). The daemon ``connect`` starts stays after both quit
+(stop it: ``kill $(cat DIR/daemon.sock.lock)``); it answers through the first one's stand-in
+model, so quit that one last.
 """
 
 from __future__ import annotations
@@ -37,18 +43,31 @@ def main() -> int:
         "--layout", default="right", choices=["right", "left", "below", "above", "tab"]
     )
     parser.add_argument("--log", action="store_true", help="log to <tmp>/plugin.log at DEBUG")
+    parser.add_argument(
+        "--shared", metavar="DIR", help="use the shared daemon, with DIR as the playground"
+    )
     args = parser.parse_args()
     nvim = nvim_binary()
-    base = Path(tempfile.mkdtemp(prefix="claude-sidecar-playground-"))
+    if args.shared:
+        base = Path(args.shared).resolve()
+        base.mkdir(mode=0o700, exist_ok=True)
+    else:
+        base = Path(tempfile.mkdtemp(prefix="claude-sidecar-playground-"))
     home, project = base / "home", base / "project"
-    home.mkdir()
-    project.mkdir()
+    home.mkdir(exist_ok=True)
+    project.mkdir(exist_ok=True)
     (project / "hello.py").write_text("print('hello')\n")
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     log = (
         f"log_file = {str(base / 'plugin.log')!r}, log_level = vim.log.levels.DEBUG,"
         if args.log
         else ""
+    )
+    daemon = (
+        f'daemon = "shared", cmd = {{ {sys.executable!r}, "-m", "claude_sidecar", "connect",'
+        f' "--socket", {str(base / "daemon.sock")!r} }},'
+        if args.shared
+        else f'cmd = {{ {sys.executable!r}, "-m", "claude_sidecar", "--stdio" }},'
     )
     init = base / "init.lua"
     init.write_text(f"""
@@ -58,7 +77,7 @@ vim.o.swapfile = false
 vim.o.laststatus = 2
 vim.o.statusline = "%f %= %{{v:lua.require'claude_sidecar'.statusline()}} "
 require("claude_sidecar").setup({{
-  cmd = {{ {sys.executable!r}, "-m", "claude_sidecar", "--stdio" }},
+  {daemon}
   layout = {args.layout!r}, {log}
 }})
 """)

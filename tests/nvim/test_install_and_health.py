@@ -342,6 +342,7 @@ COMMANDS = [
     "ClaudeFork",
     "ClaudeRewind",
     "ClaudeSessions",
+    "ClaudeAttach",
     "ClaudeDiff",
     "ClaudePermissions",
 ]

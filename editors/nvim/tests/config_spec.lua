@@ -26,6 +26,20 @@ return {
     config.apply({})
   end,
 
+  ["the shared daemon is reached through connect, unless cmd is given"] = function()
+    config.apply({ daemon = "shared" })
+    local cmd = config.daemon_cmd()
+    assert(vim.deep_equal(vim.list_slice(cmd, 2), { "--log-level", "WARNING", "connect" }), vim.inspect(cmd))
+    assert(config.shared())
+    local ssh = { "ssh", "devbox", "claude-sidecar", "connect" }
+    config.apply({ daemon = "shared", cmd = ssh })
+    assert(vim.deep_equal(config.daemon_cmd(), ssh))
+    local ok, err = pcall(config.apply, { daemon = "remote" })
+    assert(not ok and tostring(err):match("daemon"), tostring(err))
+    config.apply({})
+    assert(not config.shared())
+  end,
+
   ["without cmd, the daemon the build step installed in this checkout is preferred"] = function()
     config.apply({})
     local installed = config.checkout() .. "/.venv/bin/claude-sidecar"

@@ -33,12 +33,17 @@ local M = {}
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
 ---@field info table|nil what the CLI offers (the channel's `info`: models, slash commands, agents)
 ---@field context {percentage: number, total_tokens: integer, max_tokens: integer}|nil the context meter's last reading
+---@field seq integer the last notification `seq` of the channel this chat rendered (claude/attach's afterSeq)
+---@field held {method: string, params: table}[]|nil notifications kept back while claude/attach is answered
+---@field reconnecting boolean|nil the shared daemon's connection dropped: the chat waits to be re-attached
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
 local by_channel = {} ---@type table<string, claude_sidecar.Chat>
 local ns = vim.api.nvim_create_namespace("claude_sidecar.chat")
 local early = {} ---@type table<string, {method: string, params: table}[]>
+-- Channels this Neovim detached from (another chat than it thought): their notifications are dropped.
+local ignored = {} ---@type table<string, boolean>
 local current = nil ---@type claude_sidecar.Chat|nil
 local count = 0
 
@@ -244,6 +249,9 @@ local function title(chat, short)
   local state = chat.state
   if chat.retry then
     state = string.format("%s · retry %d/%d", state, chat.retry.attempt or 0, chat.retry.maxRetries or 0)
+  end
+  if chat.reconnecting then
+    state = state .. " · reconnecting"
   end
   return string.format(
     "Claude #%d · %s · %s%s",
@@ -509,6 +517,7 @@ end
 local function attach(chat, channel_id, session_id)
   chat.channel_id, chat.session_id = channel_id, session_id or chat.session_id
   by_channel[channel_id] = chat
+  ignored[channel_id] = nil
   for _, note in ipairs(early[channel_id] or {}) do
     M.dispatch(note.method, note.params)
   end
@@ -563,6 +572,15 @@ function M.open_channel(chat, params, method, marker)
       return
     end
     chat.info = result.info -- what the CLI offers: models, slash commands, agents
+    if result.attached then
+      -- Shared daemon: a chat of the daemon holds this session (this Neovim was restarted, or
+      -- another editor has it open): this one is now attached to it, shown as it is now.
+      M.show_snapshot(chat, result.attached)
+      M.add_marker(chat, "this session was still running in the daemon: attached to it")
+      M.update_state(chat)
+      return attach(chat, result.channelId, result.sessionId)
+    end
+    chat.seq = 0 -- a new channel: its notifications are numbered from 1
     if not marker then
       take_totals(chat, result.info)
       return attach(chat, result.channelId, result.sessionId)
@@ -596,6 +614,7 @@ function M.create(cwd, t)
     outbox = {},
     opening = false,
     sending = 0,
+    seq = 0,
     closed = false,
     on_open = {},
   }
@@ -831,9 +850,22 @@ function M.dispatch(method, params)
     return
   end
   if not chat then
-    early[channel_id] = early[channel_id] or {}
-    table.insert(early[channel_id], { method = method, params = params })
+    if not ignored[channel_id] then
+      early[channel_id] = early[channel_id] or {}
+      table.insert(early[channel_id], { method = method, params = params })
+    end
     return
+  end
+  if chat.held then
+    table.insert(chat.held, { method = method, params = params })
+    return
+  end
+  if type(params.seq) == "number" then
+    -- Shown already (a replay after re-attaching, or a snapshot that includes it): never twice.
+    if params.seq <= chat.seq then
+      return
+    end
+    chat.seq = params.seq
   end
   local handler = handlers[name]
   if handler then
@@ -850,6 +882,8 @@ end
 --- The daemon died: every chat's channel is gone; the next message resumes its session.
 function M.daemon_exited()
   for _, chat in ipairs(M.chats) do
+    chat.reconnecting = nil
+    chat.held = nil
     if chat.channel_id then
       by_channel[chat.channel_id] = nil
       chat.channel_id = nil
@@ -859,6 +893,174 @@ function M.daemon_exited()
     end
   end
   early = {}
+end
+
+-- ------------------------------------------------------------------ the shared daemon
+
+--- Show the chat as claude/attach (without afterSeq) answered: its conversation as of `seq`
+--- and its pending permission requests; notifications numbered after `seq` follow.
+---@param chat claude_sidecar.Chat
+---@param result table the claude/attach result (or newChannel's `attached`), with `entries`
+function M.show_snapshot(chat, result)
+  chat.t = transcript.from_entries(result.entries)
+  chat.seq = result.seq or 0
+  -- Its requests are answered on this channel (attach() routes its notifications here next).
+  chat.channel_id = result.channelId
+  chat.starts = {}
+  M.refresh(chat, 1)
+  require("claude_sidecar.permissions").restore(chat, result.channelId, result.pendingPermissions or {})
+end
+
+--- Ask the daemon the chat's state, model and mode now (an attach answer does not say them).
+function M.update_state(chat)
+  rpc.request("claude/listChannels", vim.empty_dict(), function(err, result)
+    if err then
+      return
+    end
+    for _, channel in ipairs(result.channels or {}) do
+      if channel.channelId == chat.channel_id then
+        chat.state = channel.state
+        chat.model = channel.model or chat.model
+        chat.mode = channel.permissionMode or chat.mode
+        set_title(chat)
+      end
+    end
+  end)
+end
+
+--- Whether any chat has a channel (the shared daemon's connection is worth making again).
+function M.any_open()
+  for _, chat in ipairs(M.chats) do
+    if chat.channel_id and not chat.closed then
+      return true
+    end
+  end
+  return false
+end
+
+--- Shared daemon: the connection dropped; the chats wait for it (their CLIs run on).
+function M.connection_dropped()
+  for _, chat in ipairs(M.chats) do
+    if chat.channel_id then
+      chat.reconnecting = true
+      set_title(chat)
+    end
+  end
+end
+
+--- Stop receiving a channel this Neovim does not show (claude/detach).
+local function detach(channel_id)
+  ignored[channel_id] = true
+  early[channel_id] = nil
+  rpc.request("claude/detach", { channelId = channel_id }, function() end)
+end
+
+--- The chat's channel is no longer in the daemon (it crashed and a new one runs, or the chat
+--- was closed there): open the session again; its conversation is shown from the session.
+local function reopen(chat, why)
+  if chat.channel_id and by_channel[chat.channel_id] == chat then
+    by_channel[chat.channel_id] = nil
+  end
+  chat.channel_id = nil
+  chat.state = "exited"
+  set_title(chat)
+  if not chat.session_id then
+    return M.add_notice(chat, why .. "; the next message starts a new conversation")
+  end
+  M.add_notice(chat, why .. "; opening its session again")
+  M.open_channel(chat, { resume = chat.session_id }, nil, "reopened from its session: the conversation goes on")
+end
+
+--- Shared daemon, after a dropped connection: attach the chat again with the last seq it
+--- rendered, so the daemon sends exactly what it missed (or, if it no longer has all of it,
+--- the chat as it is now, shown afresh).
+function M.reattach(chat)
+  local channel_id = chat.channel_id
+  if not channel_id or chat.closed then
+    return
+  end
+  chat.held = {}
+  rpc.request("claude/attach", { channelId = channel_id, afterSeq = chat.seq }, function(err, result)
+    local held = chat.held or {}
+    chat.held = nil
+    chat.reconnecting = nil
+    set_title(chat)
+    if chat.closed or chat.channel_id ~= channel_id then
+      return
+    end
+    local name = errors.name(err)
+    if name == "channelNotFound" or name == "invalidParams" then
+      -- invalidParams: an afterSeq past the chat's last seq, a chat of the same id in a new daemon.
+      return reopen(chat, "the chat was not running in the daemon any more (" .. errors.describe(err) .. ")")
+    elseif err then
+      -- The connection dropped again: the next one attaches again. Anything else is said.
+      if not rpc.running() then
+        chat.reconnecting = true
+        return set_title(chat)
+      end
+      return M.add_notice(chat, "could not attach again: " .. errors.describe(err))
+    end
+    if result.sessionId ~= chat.session_id then
+      -- A new daemon gave the id to another chat.
+      detach(channel_id)
+      return reopen(chat, "the chat was not running in the daemon any more")
+    end
+    if result.missed then
+      M.show_snapshot(chat, result)
+      M.add_notice(chat, "reconnected: the daemon no longer had all of what was missed; the chat is shown afresh")
+      M.update_state(chat)
+    end
+    for _, note in ipairs(held) do
+      M.dispatch(note.method, note.params)
+    end
+  end)
+end
+
+--- Shared daemon: the connection is back; attach every chat again.
+function M.reattach_all()
+  for _, chat in ipairs(M.chats) do
+    M.reattach(chat)
+  end
+end
+
+--- The chat showing channel `channel_id`, if any.
+function M.for_channel(channel_id)
+  return by_channel[channel_id]
+end
+
+--- Open a running chat of the shared daemon (a claude/listChannels item) in a new chat
+--- buffer: its conversation so far, its pending permission requests, then what it does next.
+---@param channel table the claude/listChannels item
+---@param done fun(chat: claude_sidecar.Chat|nil, err: table|nil)|nil
+function M.attach_to(channel, done)
+  local chat = M.create(channel.cwd)
+  chat.session_id = channel.sessionId
+  chat.model, chat.mode = channel.model, channel.permissionMode
+  chat.opening = true
+  chat.state = "attaching"
+  set_title(chat)
+  rpc.request("claude/attach", { channelId = channel.channelId }, function(err, result)
+    chat.opening = false
+    if err then
+      chat.state = "failed"
+      set_title(chat)
+      M.add_notice(chat, "could not attach: " .. errors.describe(err))
+      return done and done(nil, err)
+    end
+    if chat.closed then
+      return detach(result.channelId)
+    end
+    chat.info = result.info
+    chat.state = channel.state
+    M.show_snapshot(chat, result)
+    M.add_marker(chat, "attached: the chat goes on from here")
+    attach(chat, result.channelId, result.sessionId)
+    M.update_state(chat)
+    if done then
+      done(chat)
+    end
+  end)
+  return chat
 end
 
 return M

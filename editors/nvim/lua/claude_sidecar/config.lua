@@ -3,9 +3,14 @@ local M = {}
 
 ---@class claude_sidecar.Config
 M.defaults = {
-  -- The daemon command; it must speak JSON-RPC on stdin/stdout (`claude-sidecar --stdio`).
+  -- Which daemon: "private" (`claude-sidecar --stdio`, its chats end with this Neovim) or
+  -- "shared" (`claude-sidecar connect`: the per-user daemon, whose chats outlive the editor;
+  -- a dropped connection is made again and every chat re-attached).
+  daemon = "private",
+  -- The daemon command; it must speak JSON-RPC on stdin/stdout (`claude-sidecar --stdio`, or
+  -- `claude-sidecar connect` with daemon = "shared", e.g. { "ssh", "devbox", "claude-sidecar", "connect" }).
   -- nil: the daemon the build step installed in this checkout (<checkout>/.venv), else
-  -- `claude-sidecar --stdio` from PATH.
+  -- `claude-sidecar` from PATH, with --stdio or connect as `daemon` says.
   cmd = nil,
   -- Extra environment for the daemon (and, through it, the CLI).
   env = nil,
@@ -66,7 +71,8 @@ local function daemon_log_level(level)
 end
 
 --- The daemon command to run: `cmd` if set, else the checkout's daemon, else the one on PATH
---- (these two with the --log-level that matches `log_level`).
+--- (these two with the --log-level that matches `log_level`, and `--stdio` or, for the shared
+--- daemon, `connect`).
 ---@return string[]
 function M.daemon_cmd()
   if M.options.cmd then
@@ -74,7 +80,17 @@ function M.daemon_cmd()
   end
   local installed = M.checkout_daemon()
   local program = vim.fn.executable(installed) == 1 and installed or "claude-sidecar"
-  return { program, "--stdio", "--log-level", daemon_log_level(M.options.log_level) }
+  local level = daemon_log_level(M.options.log_level)
+  if M.shared() then
+    return { program, "--log-level", level, "connect" }
+  end
+  return { program, "--stdio", "--log-level", level }
+end
+
+--- Whether the plugin uses the shared daemon (`daemon = "shared"`).
+---@return boolean
+function M.shared()
+  return M.options.daemon == "shared"
 end
 
 --- Merge user options over the defaults; errors name the bad option.
@@ -84,6 +100,9 @@ function M.apply(opts)
   vim.validate("opts", opts, "table")
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   vim.validate("cmd", merged.cmd, "table", true)
+  vim.validate("daemon", merged.daemon, function(v)
+    return v == "private" or v == "shared"
+  end, '"private" or "shared"')
   vim.validate("coalesce_ms", merged.coalesce_ms, "number")
   vim.validate("warm_pool", merged.warm_pool, "number")
   vim.validate("layout", merged.layout, function(v)

@@ -73,9 +73,17 @@ end
 ---@return string|nil error
 local function doctor(cmd)
   local config = require("claude_sidecar.config").options
-  local argv = vim.tbl_filter(function(arg)
-    return arg ~= "--stdio"
-  end, cmd)
+  -- The daemon command without --stdio, or up to `connect` (whose options doctor does not take):
+  -- `ssh devbox claude-sidecar connect` asks the remote daemon's doctor.
+  local argv = {}
+  for _, arg in ipairs(cmd) do
+    if arg == "connect" then
+      break
+    end
+    if arg ~= "--stdio" then
+      table.insert(argv, arg)
+    end
+  end
   vim.list_extend(argv, { "doctor", "--json" })
   if config.cli_path then
     vim.list_extend(argv, { "--cli", config.cli_path })
@@ -124,6 +132,9 @@ function M.check()
   end
   local resolved = path == cmd[1] and "" or (": " .. path)
   health.ok(string.format("daemon command: %s (%s%s)", shown, where, resolved))
+  if config.shared() then
+    health.info('daemon = "shared": the per-user daemon; chats outlive Neovim (:help claude_sidecar-shared)')
+  end
 
   local server, err = rpc.server(), nil
   if server then

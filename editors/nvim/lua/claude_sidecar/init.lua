@@ -36,6 +36,10 @@ function M.setup(opts)
     chat.daemon_exited()
     require("claude_sidecar.permissions").daemon_exited()
   end)
+  -- The shared daemon: a dropped connection is made again while chats are open, and they re-attach.
+  rpc.set_keep_alive(chat.any_open)
+  rpc.on_drop(chat.connection_dropped)
+  rpc.on_reconnect(chat.reattach_all)
   require("claude_sidecar.files").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
@@ -243,6 +247,21 @@ end
 function M.permissions()
   ensure_setup()
   require("claude_sidecar.permissions").pick()
+end
+
+--- :ClaudeAttach — pick a chat running in the shared daemon (started by another editor, or by
+--- this Neovim before a restart) and open it here.
+function M.attach()
+  ensure_setup()
+  local config = require("claude_sidecar.config")
+  if not config.shared() then
+    log.notify(
+      vim.log.levels.WARN,
+      ':ClaudeAttach needs the shared daemon: setup({ daemon = "shared" }) (:help claude_sidecar-shared)'
+    )
+    return
+  end
+  require("claude_sidecar.attach").pick()
 end
 
 --- :ClaudeSessions — resume a stored session of the current directory.

@@ -19,6 +19,8 @@ local M = {}
 ---@field tool_id string|nil the tool use it asks about (its entry in the chat)
 ---@field later boolean the user chose to decide later
 ---@field shown boolean its tool's entry shows the request (the claude/entry right after it)
+---@field cancelled boolean|nil it needs no answer any more (claude/permissionCancelled)
+---@field cancelled_why string|nil how its line says why
 
 ---@type claude_sidecar.PermissionItem[] pending requests, oldest first
 local pending = {}
@@ -66,13 +68,27 @@ end
 
 local function respond(item, response, shown)
   forget(item)
+  if item.cancelled then
+    -- Its picker was open when it was cancelled (a picker cannot be closed from here).
+    log.notify(vim.log.levels.INFO, "that request needed no answer any more (%s)", item.cancelled_why or "")
+    return
+  end
   if not live(item) then
     return
   end
   response.channelId = item.channel_id
   response.requestId = item.params.requestId
   rpc.request("claude/respondPermission", response, function(err)
-    if err and errors.name(err) ~= "permissionRequestNotFound" then
+    if errors.name(err) == "permissionRequestNotFound" then
+      -- Answered in another editor (or withdrawn) before this answer arrived: the line shows
+      -- the daemon's decision, not this one.
+      settle(item, nil)
+      log.notify(
+        vim.log.levels.INFO,
+        "Claude #%d: that request was answered elsewhere (or withdrawn) before your answer arrived",
+        item.chat.number
+      )
+    elseif err then
       -- Still pending in the daemon: back on the list, to be answered again.
       item.later = true
       table.insert(pending, item)
@@ -383,15 +399,62 @@ function M.entry_changed(_, entry)
   end
 end
 
---- claude/permissionCancelled: the request needs no answer any more.
+-- How a cancelled request's line reads, by claude/permissionCancelled's reason.
+local CANCELLED = {
+  answeredElsewhere = "answered in another editor",
+}
+
+--- claude/permissionCancelled: the request needs no answer any more (another editor attached to
+--- the chat answered it: `answeredElsewhere`; the one this Neovim sent itself was forgotten already).
 function M.cancelled(_, params)
+  local reason = tostring(params.reason)
+  local why = CANCELLED[reason] or ("withdrawn (" .. reason .. ")")
   for _, item in ipairs(pending) do
     if item.params.requestId == params.requestId then
+      item.cancelled, item.cancelled_why = true, why
       forget(item)
-      settle(item, "withdrawn (" .. tostring(params.reason) .. ")")
+      settle(item, why)
       return
     end
   end
+end
+
+--- The requests pending in the chat's channel as claude/attach (or newChannel's `attached`)
+--- gives them: asked as if they had just arrived; those of the chat no longer listed are
+--- forgotten (answered or withdrawn while this Neovim was away).
+---@param chat claude_sidecar.Chat
+---@param channel_id string
+---@param requests table[] `pendingPermissions`
+function M.restore(chat, channel_id, requests)
+  local listed = {}
+  for _, params in ipairs(requests) do
+    listed[params.requestId] = params
+  end
+  for i = #pending, 1, -1 do
+    local item = pending[i]
+    if item.chat == chat then
+      if listed[item.params.requestId] and item.channel_id == channel_id then
+        listed[item.params.requestId] = nil
+      else
+        table.remove(pending, i)
+      end
+    end
+  end
+  for _, params in ipairs(requests) do
+    if listed[params.requestId] then
+      local request = vim.tbl_extend("force", params, { channelId = channel_id })
+      table.insert(pending, {
+        chat = chat,
+        channel_id = channel_id,
+        params = request,
+        tool_id = params.toolUseId,
+        later = false,
+        -- The snapshot's tool entry already shows it.
+        shown = true,
+      })
+    end
+  end
+  next_question()
 end
 
 --- The daemon died: its requests can no longer be answered.

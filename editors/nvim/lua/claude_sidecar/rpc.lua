@@ -1,5 +1,10 @@
 --- The daemon: one `claude-sidecar --stdio` per Neovim (over connection.lua), started on first use, started
 --- again on the next request if it died, and shut down when Neovim exits.
+---
+--- With the shared daemon (`daemon = "shared"`, `claude-sidecar connect`) the process is only a bridge to
+--- the per-user daemon, whose chats outlive it: when it exits while chats are open, it is started again
+--- (after 0.25 s, doubling up to 8 s, at most RECONNECT_TRIES times in a row), requests wait meanwhile,
+--- and the reconnect listeners re-attach the chats before the waiting requests go out.
 local log = require("claude_sidecar.log")
 
 local M = {}
@@ -12,6 +17,14 @@ local queued = {}
 local notification_handlers = {} ---@type table<string, fun(params: table)>
 local request_handlers = {} ---@type table<string, fun(params: table): any, table?>
 local exit_listeners = {} ---@type fun(code: integer, signal: integer)[]
+local drop_listeners = {} ---@type fun()[]
+local reconnect_listeners = {} ---@type fun()[]
+local keep_alive = function()
+  return false
+end
+-- Shared daemon: tries in a row that ended before `initialize` answered (0: connected, or not reconnecting).
+local reconnecting = 0
+local RECONNECT_TRIES = 8
 local generation = 0
 local daemon_pid = nil ---@type integer|nil
 local server = nil ---@type table|nil the daemon's initialize answer, as M.describe_initialize gives it
@@ -26,9 +39,28 @@ function M.on_request(method, handler)
   request_handlers[method] = handler
 end
 
---- Be told when the daemon exits (its channels are gone with it).
+--- Be told when the daemon exits (its channels are gone with it; with the shared daemon, when
+--- the connection is gone for good: it could not be made again).
 function M.on_exit(listener)
   table.insert(exit_listeners, listener)
+end
+
+--- Shared daemon: be told when the connection dropped and is being made again (the chats go on
+--- in the daemon).
+function M.on_drop(listener)
+  table.insert(drop_listeners, listener)
+end
+
+--- Shared daemon: be told when a dropped connection is back (initialized); requests made in
+--- the listener go out before those that waited for the connection.
+function M.on_reconnect(listener)
+  table.insert(reconnect_listeners, listener)
+end
+
+--- Shared daemon: `fn()` says whether a dropped connection is worth making again (chats are open).
+---@param fn fun(): boolean
+function M.set_keep_alive(fn)
+  keep_alive = fn
 end
 
 local function fail_queued(err)
@@ -84,7 +116,54 @@ local function cannot_start(cmd, reason)
   )
 end
 
-local function start()
+local start
+
+--- The daemon (or the connection to it) is gone for good: the waiting requests fail and the
+--- exit listeners learn it.
+local function gone(code, signal)
+  reconnecting = 0
+  fail_queued({ code = -32099, message = "the claude-sidecar daemon exited" })
+  for _, listener in ipairs(exit_listeners) do
+    listener(code, signal)
+  end
+end
+
+--- Shared daemon: the connection dropped (`dropped`: it was up; else a try to make it again
+--- failed). Start it again after a delay that doubles with each failed try; after RECONNECT_TRIES
+--- failed tries give up (M.gone).
+local function reconnect_later(code, signal, dropped)
+  if dropped then
+    reconnecting = 0
+    log.notify(vim.log.levels.WARN, "the connection to the shared daemon dropped; connecting again")
+    for _, listener in ipairs(drop_listeners) do
+      listener()
+    end
+  end
+  if reconnecting >= RECONNECT_TRIES then
+    log.notify(
+      vim.log.levels.ERROR,
+      "could not connect to the shared daemon again (%d tries); the next message tries once more",
+      reconnecting
+    )
+    return gone(code, signal)
+  end
+  reconnecting = reconnecting + 1
+  local delay = math.min(250 * 2 ^ (reconnecting - 1), 8000)
+  log.info("connecting to the shared daemon again in %d ms (try %d)", delay, reconnecting)
+  local this = generation
+  vim.defer_fn(function()
+    if this ~= generation or client then
+      return -- stopped (or started by a request) meanwhile
+    end
+    local ok, err = pcall(start)
+    if not ok then
+      log.info("connecting again failed: %s", err)
+      reconnect_later(code, signal, false)
+    end
+  end, delay)
+end
+
+start = function()
   local config = require("claude_sidecar.config")
   local cmd = config.daemon_cmd()
   generation = generation + 1
@@ -114,11 +193,12 @@ local function start()
         return
       end
       log.info("daemon exited (code %s, signal %s)", code, signal)
+      local was_ready = ready
       client, ready, server = nil, false, nil
-      fail_queued({ code = -32099, message = "the claude-sidecar daemon exited" })
-      for _, listener in ipairs(exit_listeners) do
-        listener(code, signal)
+      if config.shared() and (was_ready or reconnecting > 0) and keep_alive() then
+        return reconnect_later(code, signal, was_ready)
       end
+      gone(code, signal)
     end,
     error = function(message)
       log.warn("daemon stream: %s", message)
@@ -142,12 +222,30 @@ local function start()
     if err then
       -- The requests waiting for the daemon report it (e.g. the chat that was opening).
       log.info("initialize failed: %s", require("claude_sidecar.errors").describe(err))
+      if reconnecting > 0 then
+        if started.is_closing() then
+          return -- it exited: its exit handler tries again
+        end
+        -- It answered with an error: trying again would get the same.
+        M.stop()
+        return gone(nil, nil)
+      end
       fail_queued(err)
       M.stop()
       return
     end
     ready = true
     server = M.describe_initialize(result)
+    if reconnecting > 0 then
+      reconnecting = 0
+      log.info("connected to the shared daemon again")
+      for _, listener in ipairs(reconnect_listeners) do
+        local called, lerr = pcall(listener)
+        if not called then
+          log.error("after reconnecting: %s", lerr)
+        end
+      end
+    end
     local pending = queued
     queued = {}
     for _, item in ipairs(pending) do
@@ -201,6 +299,11 @@ function M.request(method, params, callback)
         log.error("%s failed: %s", method, require("claude_sidecar.errors").describe(err))
       end
     end
+  if not client and reconnecting > 0 then
+    -- The shared daemon's connection is being made again: the request goes out once it is.
+    table.insert(queued, { method = method, params = params, callback = callback })
+    return
+  end
   if not client then
     local ok, err = pcall(start)
     if not ok then
@@ -231,10 +334,14 @@ end
 --- Shut the daemon down politely (it closes every CLI), waiting up to timeout_ms.
 function M.stop(timeout_ms)
   local running = client
+  generation = generation + 1
+  if reconnecting > 0 then
+    reconnecting = 0
+    fail_queued({ code = -32099, message = "the claude-sidecar daemon was stopped" })
+  end
   if not running then
     return
   end
-  generation = generation + 1
   client, ready, server = nil, false, nil
   queued = {}
   if running.is_closing() then
