@@ -27,8 +27,9 @@ FIELDS = sorted(
     | {"type", "text", "mediaType"}
 )
 # Codes a bad request may get: invalid params, unknown channel or session, no pending
-# permission request, and (for the rare valid-looking request) a CLI that cannot start.
-EXPECTED_ERRORS = {-32602, -32001, -32004, -32005, -32008, -32009}
+# permission request, (for the rare valid-looking request) a CLI that cannot start, and
+# the shared daemon's methods refused by this private one (notShared).
+EXPECTED_ERRORS = {-32602, -32001, -32004, -32005, -32008, -32009, -32012}
 
 scalars = (
     st.none()
