@@ -72,6 +72,16 @@ def _delta_head(params_len: int) -> bytes:
     return head
 
 
+def settled_seq(feed: object) -> int:
+    """Number and send what waits for the coalescing interval, and return the last seq
+    sent: the conversation's entries already hold the waiting text, so a snapshot taken
+    now is current as of that seq (0 for a feed that is not an outbox)."""
+    if not isinstance(feed, Outbox):
+        return 0
+    feed.flush()
+    return feed.last_seq
+
+
 def _nowhere(data: bytes) -> None:
     pass
 

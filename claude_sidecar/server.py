@@ -31,7 +31,7 @@ from .errors import InvalidParams, NotShared, ServerNotInitialized, SidecarError
 from .hub import Hub
 from .jsonrpc import Handler as RequestHandler
 from .jsonrpc import Requests, SidecarProtocol
-from .outbox import Outbox
+from .outbox import Outbox, settled_seq
 from .transport import pdeathsig_wrapper
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class SidecarServer(JsonRPCServer):
         else:
             self.hub = shared.hub
         # What the client chose at initialize (its share of the hub's options).
-        self.client = api.InitializationOptions()
+        self.client = self.hub.options
         self.initialized = False
         self.shutting_down = False
         self.client_name: str | None = None
@@ -277,18 +277,23 @@ def _shared(ls: SidecarServer, method: str) -> tuple[SharedDaemon, Connection]:
     return ls.shared, ls.connection
 
 
-async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
-    if ls.shared is None or ls.connection is None:
-        return _opened(await ls.hub.new_channel(p))
-    running = ls.hub.holding(p.resume) if p.resume is not None else None
-    if running is not None:
-        # Two CLIs on one session file would diverge: join the chat that has it.
-        attached = ls.shared.attach(ls.connection, running.id, None)
-        return msgspec.structs.replace(_opened(running), attached=attached)
-    channel = await ls.hub.new_channel(p, client=ls.client)
-    # Its notifications so far (from seq 1) go out before this answer, as over --stdio.
-    ls.shared.attach(ls.connection, channel.id, 0)
+def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
+    """The answer to the client that opened ``channel``; in the shared daemon it is
+    attached first, so the notifications so far (from seq 1) go out before the answer,
+    as over --stdio."""
+    if ls.shared is not None and ls.connection is not None:
+        ls.shared.attach(ls.connection, channel.id, 0)
     return _opened(channel)
+
+
+async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
+    if ls.shared is not None and ls.connection is not None and p.resume is not None:
+        running = ls.hub.holding(p.resume)
+        if running is not None:
+            # Two CLIs on one session file would diverge: join the chat that has it.
+            attached = ls.shared.attach(ls.connection, running.id, None)
+            return msgspec.structs.replace(_opened(running), attached=attached)
+    return _opened_by(ls, await ls.hub.new_channel(p, client=ls.client))
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
@@ -338,11 +343,7 @@ async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) 
 
 
 async def fork_session(ls: SidecarServer, p: api.ForkSessionParams) -> api.Result:
-    if ls.shared is None or ls.connection is None:
-        return _opened(await ls.hub.fork(p))
-    channel = await ls.hub.fork(p, ls.client)
-    ls.shared.attach(ls.connection, channel.id, 0)
-    return _opened(channel)
+    return _opened_by(ls, await ls.hub.fork(p, ls.client))
 
 
 async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Result:
@@ -388,12 +389,7 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
-    feed = channel.feed
-    if isinstance(feed, Outbox):
-        # Coalesced deltas still waiting are in the entries already: numbered now.
-        feed.flush()
-    # Numbered by this front end's outbox: the entries are current as of that seq.
-    seq = feed.last_seq if isinstance(feed, Outbox) else 0
+    seq = settled_seq(channel.feed)
     return api.Transcript(channel.id, seq, channel.conversation.snapshot())
 
 

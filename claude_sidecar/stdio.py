@@ -13,13 +13,16 @@ import logging
 import signal
 import sys
 import threading
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, run_async
 
 from . import diagnostics
 from .server import SidecarServer
 from .stdout import FrameWriter, claim_stdout
+
+if TYPE_CHECKING:
+    from pygls.io_ import AsyncReader
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +53,24 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     frames = FrameWriter(rpc_out, server.lose_client)
     server.connect(frames.queue)
     server.protocol.set_writer(frames)
+    try:
+        if await serve_client(server, reader, log):
+            log.info("client closed stdin")
+    finally:
+        await server.close(grace=2.0)
+        frames.close()
+
+
+async def serve_client(server: SidecarServer, reader: AsyncReader, logger: logging.Logger) -> bool:
+    """Serve one client's messages from ``reader`` until its stream ends, the stream to it
+    fails (``client_gone``) or it sends ``exit``; True if its stream ended. An error reading
+    the stream is raised."""
     serving = asyncio.ensure_future(
         run_async(
             stop_event=threading.Event(),
             reader=reader,
             protocol=server.protocol,
-            logger=log,
+            logger=logger,
             error_handler=server.report_server_error,
         )
     )
@@ -65,13 +80,12 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
         await asyncio.wait({serving, gone, exited}, return_when=asyncio.FIRST_COMPLETED)
         if serving.done():
             serving.result()
-            log.info("client closed stdin")
+            return True
+        return False
     finally:
         serving.cancel()
         gone.cancel()
         exited.cancel()
-        await server.close(grace=2.0)
-        frames.close()
 
 
 def serve_stdio(server: SidecarServer) -> int:

@@ -28,20 +28,16 @@ def claim_stdout() -> BinaryIO:
     return rpc_out
 
 
-class FrameWriter:
-    """The client's stream: pygls's writer, and the sink of every frame the daemon sends.
-
-    Frames are collected in a list and written with one ``write`` per event-loop
+class FrameBatcher:
+    """Frames to one client, collected and sent with one ``_send`` per event-loop
     iteration (``queue``; a long burst in parts of a pipe's size), so the deltas read
-    from a CLI in one chunk cost one join and one system call, not a buffered write
-    each. pygls's own messages (``write``) go out at once, after whatever was queued
-    before them: the order on the wire is the order of the calls. Once the stream
-    fails, frames are dropped.
+    from a CLI in one chunk cost one join and one system call, not a write each.
+    pygls's own messages (``write``) go out at once, after whatever was queued before
+    them: the order on the wire is the order of the calls. Once the client is lost
+    (``_lost``), frames are dropped. Subclasses say where the bytes go (``_send``).
     """
 
-    def __init__(self, stream: BinaryIO, on_error: Callable[[OSError | ValueError], None]) -> None:
-        self._stream = stream
-        self._on_error = on_error
+    def __init__(self) -> None:
         self._frames: list[bytes] = []
         self._lost = False
 
@@ -67,8 +63,23 @@ class FrameWriter:
             return
         data = b"".join(self._frames)
         self._frames.clear()
-        if self._lost:
-            return
+        if not self._lost:
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+
+class FrameWriter(FrameBatcher):
+    """The client's stream (stdout): pygls's writer, and the sink of every frame the
+    daemon sends, written in batches (``FrameBatcher``)."""
+
+    def __init__(self, stream: BinaryIO, on_error: Callable[[OSError | ValueError], None]) -> None:
+        super().__init__()
+        self._stream = stream
+        self._on_error = on_error
+
+    def _send(self, data: bytes) -> None:
         try:
             self._stream.write(data)
             self._stream.flush()

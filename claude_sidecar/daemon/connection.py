@@ -17,6 +17,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..stdout import FrameBatcher
+
 if TYPE_CHECKING:
     from ..server import SidecarServer
 
@@ -35,8 +37,9 @@ class TooSlow(ConnectionError):
     """The client left more than the limit unread."""
 
 
-class SocketWriter:
-    """A connection's outgoing frames: pygls's writer and the chats' sink."""
+class SocketWriter(FrameBatcher):
+    """A connection's outgoing frames: pygls's writer and the chats' sink, sent in
+    batches (``stdout.FrameBatcher``) to the socket's transport, which never blocks."""
 
     def __init__(
         self,
@@ -45,37 +48,17 @@ class SocketWriter:
         limit: int = SEND_LIMIT,
         stall: float = STALL_SECONDS,
     ) -> None:
+        super().__init__()
         self._transport = transport
         self._on_lost = on_lost
         self._limit = limit
         self._hard_limit = max(4 * limit, _HARD_LIMIT)
         self._stall = stall
-        self._frames: list[bytes] = []
-        self._lost = False
         # Bytes handed to the transport so far; with its backlog, how much the client read.
         self._written = 0
         self._stall_check: asyncio.TimerHandle | None = None
 
-    def write(self, data: bytes) -> None:
-        """Send one frame now, after what was queued (pygls's writer interface)."""
-        self._frames.append(data)
-        self.flush()
-
-    def queue(self, data: bytes) -> None:
-        """Send one frame before the event loop next waits for I/O."""
-        frames = self._frames
-        frames.append(data)
-        if len(frames) == 1:
-            asyncio.get_running_loop().call_soon(self.flush)
-
-    def flush(self) -> None:
-        """Hand every collected frame to the socket."""
-        if not self._frames:
-            return
-        data = b"".join(self._frames)
-        self._frames.clear()
-        if self._lost:
-            return
+    def _send(self, data: bytes) -> None:
         if self._transport.is_closing():
             self._lose(BrokenPipeError("the client's socket is closed"))
             return

@@ -21,15 +21,13 @@ import re
 import signal
 import socket
 import struct
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from pygls.io_ import run_async
 
 from .. import diagnostics
 from ..errors import SidecarError
 from ..server import SidecarServer
+from ..stdio import serve_client
 from .connection import SEND_LIMIT, STALL_SECONDS, Connection, SocketWriter
 from .place import Place
 from .shared import SharedDaemon
@@ -181,26 +179,12 @@ class SocketDaemon:
         self.shared.connections.add(connection)
         self._empty_since = None
         log.info("%r connected", connection)
-        serving = asyncio.ensure_future(
-            run_async(
-                stop_event=threading.Event(),
-                reader=_FramedReader(reader),
-                protocol=server.protocol,
-                logger=_pygls_log,
-                error_handler=server.report_server_error,
-            )
-        )
-        gone = asyncio.ensure_future(server.client_gone.wait())
-        exited = asyncio.ensure_future(server.exited.wait())
         try:
-            await asyncio.wait({serving, gone, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if serving.done() and not serving.cancelled():
-                error = serving.exception()
-                if error is not None:
-                    log.warning("%r disconnected: %s", connection, error)
+            await serve_client(server, _FramedReader(reader), _pygls_log)
+        except (ConnectionError, EOFError, ValueError) as e:
+            # Not framed, a header over the limit, a cut message, a reset.
+            log.warning("%r disconnected: %s", connection, e)
         finally:
-            for task in (serving, gone, exited):
-                task.cancel()
             server.requests.cancel_others()
             await server.close()
             self.shared.connections.discard(connection)

@@ -16,7 +16,7 @@ from typing import Any
 from ..api import AttachResult, InitializationOptions, WarmPoolOptions
 from ..errors import ChatsRunning
 from ..hub import Hub
-from ..outbox import Outbox
+from ..outbox import settled_seq
 from .connection import Connection
 from .streams import WINDOW_BYTES, Streams
 
@@ -54,13 +54,14 @@ class SharedDaemon:
         first; without it (or when the window no longer has it all), the answer carries the
         conversation as of the answer's ``seq``."""
         channel = self.hub.get(channel_id)
-        if isinstance(channel.feed, Outbox):
-            # Coalesced deltas still waiting are in the conversation already: numbered now,
-            # they are part of the seq the answer names, not sent again after it.
-            channel.feed.flush()
+        # Deltas waiting to be coalesced are numbered and sent now: part of the answer's
+        # seq, not sent again after it.
+        settled_seq(channel.feed)
         missed = self.streams.attach(connection, channel_id, after_seq)
         for frame in missed or ():
             connection.queue(frame)
+        # What the stream sent, not what the outbox numbered: a chat still starting holds
+        # its first frames back, and this connection gets them when they go out.
         stream = self.streams.get(channel_id)
         seq = stream.seq if stream is not None else 0
         whole = after_seq is None or missed is None
@@ -75,7 +76,7 @@ class SharedDaemon:
             channel_id=channel.id,
             pid=channel.pid,
             session_id=channel.session_id,
-            info=channel.settings.info(),
+            info=channel.info(),
             seq=seq,
             replayed=0 if missed is None else len(missed),
             missed=after_seq is not None and missed is None,
