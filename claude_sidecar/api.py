@@ -286,8 +286,8 @@ class NewChannelResult(Result):
     pid: int
     session_id: str
     info: ChannelInfo
-    # Shared daemon: ``resume`` named a session a running chat holds; this connection is
-    # attached to that chat (as by claude/attach without afterSeq) instead of a new CLI.
+    # ``resume`` named a session an open chat holds: no new CLI; the chat's conversation as
+    # claude/attach without afterSeq gives it (the shared daemon also attaches the connection).
     attached: AttachResult | None = None
 
 

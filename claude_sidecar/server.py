@@ -287,13 +287,29 @@ def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
 
 
 async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
-    if ls.shared is not None and ls.connection is not None and p.resume is not None:
-        running = ls.hub.holding(p.resume)
-        if running is not None:
-            # Two CLIs on one session file would diverge: join the chat that has it.
-            attached = ls.shared.attach(ls.connection, running.id, None)
-            return msgspec.structs.replace(_opened(running), attached=attached)
+    running = ls.hub.holding(p.resume) if p.resume is not None else None
+    if running is not None:
+        # Two CLIs on one session file would diverge: join the chat that has it.
+        return msgspec.structs.replace(_opened(running), attached=_joined(ls, running))
     return _opened_by(ls, await ls.hub.new_channel(p, client=ls.client))
+
+
+def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
+    """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
+    already gets the chat's notifications, so the same snapshot without subscribing."""
+    if ls.shared is not None and ls.connection is not None:
+        return ls.shared.attach(ls.connection, channel.id, None)
+    return api.AttachResult(
+        channel_id=channel.id,
+        pid=channel.pid,
+        session_id=channel.session_id,
+        info=channel.info(),
+        seq=settled_seq(channel.feed),
+        replayed=0,
+        missed=False,
+        entries=channel.conversation.snapshot(),
+        pending_permissions=list(channel.permissions.values()),
+    )
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:

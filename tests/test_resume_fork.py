@@ -26,6 +26,27 @@ async def test_a_resumed_channel_continues_the_conversation_with_its_context(
     assert "what is my name?" in history
 
 
+async def test_resuming_a_session_an_open_channel_holds_returns_that_channel(
+    sidecar: Sidecar, workspace: Path
+) -> None:
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    await sidecar.turn(opened["channelId"], "hello")
+
+    again = await sidecar.request(
+        "claude/newChannel", {"cwd": str(workspace), "resume": opened["sessionId"]}
+    )
+    listed = (await sidecar.request("claude/listChannels"))["channels"]
+
+    assert (again["channelId"], again["pid"]) == (opened["channelId"], opened["pid"])
+    assert [c["channelId"] for c in listed] == [opened["channelId"]], "no second CLI"
+    joined = again["attached"]
+    assert [e["kind"] for e in joined["entries"]] == ["prompt", "text", "turn"]
+    assert joined["missed"] is False and joined["pendingPermissions"] == []
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": opened["channelId"]})
+    assert joined["entries"] == transcript["entries"]
+    assert 0 < joined["seq"] <= transcript["seq"]
+
+
 async def test_resuming_an_unknown_session_fails_cleanly(sidecar: Sidecar, workspace: Path) -> None:
     error = await sidecar.error(
         "claude/newChannel",
