@@ -278,3 +278,15 @@ class DaemonUnreachable(SidecarError):
     """The shared daemon could not be reached or started (a start-up error)."""
 
     NAME = "daemonUnreachable"
+
+
+class EditorUnavailable(SidecarError):
+    """No attached client can run the editor tool a chat's CLI called: none offers it, or
+    the client asked left before answering (the model gets it as the tool's error)."""
+
+    NAME = "editorUnavailable"
+
+    def __init__(self, channel_id: str, tool: str, why: str) -> None:
+        super().__init__(
+            f"{why}: chat {channel_id}, tool {tool!r}", channelId=channel_id, tool=tool
+        )

@@ -27,7 +27,13 @@ from pygls.server import JsonRPCServer
 from . import __version__, api, events, mcp_servers, rewind
 from .channel import Channel
 from .discovery import describe_cli
-from .errors import InvalidParams, NotShared, ServerNotInitialized, SidecarError
+from .errors import (
+    EditorUnavailable,
+    InvalidParams,
+    NotShared,
+    ServerNotInitialized,
+    SidecarError,
+)
 from .hub import Hub
 from .jsonrpc import Handler as RequestHandler
 from .jsonrpc import Requests, SidecarProtocol
@@ -85,6 +91,9 @@ class SidecarServer(JsonRPCServer):
         # Whether channels send the CLI's lines as claude/message (rawMessages).
         self.raw_messages = False
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
+        # claude/callEditorTool requests waiting for this client: (chat, tool) by the
+        # future that fails them if the connection ends first.
+        self._asking: dict[asyncio.Future[Any], tuple[str, str]] = {}
         self.requests = Requests(
             self._request_handlers(), {"exit": self._exit}, self._gate, self.send_frame
         )
@@ -192,6 +201,10 @@ class SidecarServer(JsonRPCServer):
         connection of the shared daemon: detach from its chats, which keep running)."""
         if self.shared is not None and self.connection is not None:
             self.shared.detach_all(self.connection)
+            for left, (channel_id, tool) in list(self._asking.items()):
+                if not left.done():
+                    why = "the editor asked left before answering"
+                    left.set_exception(EditorUnavailable(channel_id, tool, why))
             return
         await self.hub.close_all(grace=grace)
 
@@ -229,16 +242,26 @@ class SidecarServer(JsonRPCServer):
         answer = self.protocol.send_request_async(
             "claude/callEditorTool", msgspec.to_builtins(params), msg_id=request_id
         )
+        # A connection of the shared daemon that ends fails these at once (close()),
+        # so the tool call need not wait out its timeout for a client that is gone.
+        left = asyncio.get_running_loop().create_future()
+        self._asking[left] = (channel_id, tool)
         try:
             # shield: cancelling pygls's future would make the late answer an error.
             async with asyncio.timeout(timeout):
-                return await asyncio.shield(answer)
+                done, _ = await asyncio.wait(
+                    (asyncio.shield(answer), left), return_when=asyncio.FIRST_COMPLETED
+                )
+                return await next(iter(done))
         except TimeoutError:
-            # A late answer (a result, or the editor's "cancelled" error) lands on this
-            # future; it is taken and dropped there, not left for asyncio to report.
-            answer.add_done_callback(_drop_answer)
             self.protocol.notify("$/cancelRequest", {"id": request_id})
             raise
+        finally:
+            self._asking.pop(left, None)
+            if not answer.done():
+                # A late answer (a result, or the editor's "cancelled" error) lands on
+                # this future; it is taken and dropped there, not left for asyncio to report.
+                answer.add_done_callback(_drop_answer)
 
     def send_frame(self, data: bytes) -> None:
         """Send one already-framed JSON-RPC message to the client (a request's answer)."""

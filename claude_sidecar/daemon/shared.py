@@ -14,17 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import AttachResult, InitializationOptions, WarmPoolOptions
-from ..errors import ChatsRunning
+from ..errors import ChatsRunning, EditorUnavailable
 from ..hub import Hub
 from ..outbox import settled_seq
 from .connection import Connection
 from .streams import WINDOW_BYTES, Streams
 
 log = logging.getLogger(__name__)
-
-
-class NoEditorAttached(LookupError):
-    """No attached client offers the editor tool a chat's CLI called (a tool error)."""
 
 
 class SharedDaemon:
@@ -98,16 +94,29 @@ class SharedDaemon:
     async def ask_editor(
         self, channel_id: str, tool: str, arguments: dict[str, Any], timeout: float
     ) -> Any:
-        """Ask the most recently active attached client that offers ``tool`` to run it."""
-        for attached in reversed(self.streams.attached(channel_id)):
-            if not isinstance(attached, Connection) or attached.server is None:
-                continue
-            server = attached.server
-            if any(t.name == tool for t in server.client.editor_tools):
-                return await server.ask_editor(channel_id, tool, arguments, timeout)
-        raise NoEditorAttached(
-            f"no editor attached to chat {channel_id} offers the tool {tool!r} now"
-        )
+        """Ask the most recently active attached client that offers ``tool`` to run it;
+        when that client leaves before answering, the next one that offers it."""
+        asked: set[Connection] = set()
+        while True:
+            ask = next(
+                (
+                    c
+                    for c in reversed(self.streams.attached(channel_id))
+                    if isinstance(c, Connection)
+                    and c not in asked
+                    and c.server is not None
+                    and any(t.name == tool for t in c.server.client.editor_tools)
+                ),
+                None,
+            )
+            if ask is None or ask.server is None:
+                why = "the editor asked left" if asked else "no attached editor offers it"
+                raise EditorUnavailable(channel_id, tool, why)
+            asked.add(ask)
+            try:
+                return await ask.server.ask_editor(channel_id, tool, arguments, timeout)
+            except EditorUnavailable:
+                log.info("chat %s: the editor asked for %s left; asking another", channel_id, tool)
 
     async def stop(self, *, force: bool) -> int:
         """Close every chat (refused while one is in a turn, unless ``force``); returns

@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,9 +60,17 @@ class SharedDaemon:
         )
         await wait_for_socket(self.socket, self.process)
 
-    async def client(self, options: dict[str, Any] | None = None, name: str = "pytest") -> Sidecar:
-        """A client connected through ``claude-sidecar connect``, initialized."""
+    async def client(
+        self,
+        options: dict[str, Any] | None = None,
+        name: str = "pytest",
+        handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+    ) -> Sidecar:
+        """A client connected through ``claude-sidecar connect``, initialized; ``handlers``
+        answer the daemon's requests to it."""
         client = Sidecar(self.env, command=("connect", "--socket", str(self.socket)))
+        for method, handler in (handlers or {}).items():
+            client.client.feature(method)(handler)
         self.clients.append(client)
         await client.start({"clientName": name, **(options or {})})
         return client
