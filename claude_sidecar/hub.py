@@ -32,7 +32,7 @@ from .events import NOWHERE, Feed, Subscriber
 from .launch import build_launch
 from .permissions import Rules
 from .pool import WarmPool
-from .sessions.footers import context_after
+from .sessions.footers import ChannelFooters, context_after, last_choices
 from .sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,8 @@ class Hub:
         """
         client = client or self.options
         self.check_mode("permissionMode", options.permission_mode, client)
+        if options.resume is not None and (options.model is None or options.effort is None):
+            options = await self._as_chosen_before(options)
         if client.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
             raise InvalidParams(
                 f"mcpServers.{editor_tools.SERVER_NAME}",
@@ -173,7 +175,7 @@ class Hub:
             if options.resume is not None and history:
                 await self._carry_on(channel, history, options.resume, fork=fork)
             # Its turn footers are kept beside the session: a resumed chat shows them again.
-            channel.conversation.footers = self.sessions.footers
+            channel.conversation.footers = ChannelFooters(self.sessions.footers, channel.settings)
         except BaseException:
             self._clients.pop(channel_id, None)
             dropped = feed.discard()
@@ -409,6 +411,17 @@ class Hub:
             options, fork=True, resume_at=resume_at, history=history, client=client
         )
 
+    async def _as_chosen_before(self, options: NewChannelParams) -> NewChannelParams:
+        """``options`` of a resumed (or forked) session with the model and effort the user
+        chose for its last turns where the client chose none now: the chat goes on as it was
+        and its pickers show them at once."""
+        assert options.resume is not None
+        footers = await asyncio.to_thread(self.sessions.footers.load, options.resume)
+        model, effort = last_choices(footers)
+        return msgspec.structs.replace(
+            options, model=options.model or model, effort=options.effort or effort
+        )
+
     async def _carry_on(
         self, channel: Channel, history: list[Entry], source: str, *, fork: bool
     ) -> None:
@@ -427,7 +440,14 @@ class Hub:
             def copy() -> None:
                 for f in footers:
                     if f.entry.id in copied:
-                        footer_log.record(channel.session_id, f.prompts, f.entry, f.context)
+                        footer_log.record(
+                            channel.session_id,
+                            f.prompts,
+                            f.entry,
+                            f.context,
+                            model=f.model,
+                            effort=f.effort,
+                        )
 
             await asyncio.to_thread(copy)
 

@@ -47,6 +47,40 @@ async def test_resuming_a_session_an_open_channel_holds_returns_that_channel(
     assert 0 < joined["seq"] <= transcript["seq"]
 
 
+async def test_a_resumed_chat_goes_on_with_the_model_and_effort_chosen_for_it(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    first = await sidecar.open_channel(cwd=str(workspace), model="haiku", effort="high")
+    await sidecar.turn(first["channelId"], "one")
+    await sidecar.request(
+        "claude/setModel", {"channelId": first["channelId"], "model": "sonnet", "effort": "low"}
+    )
+    await sidecar.turn(first["channelId"], "two")
+    await sidecar.request("claude/closeChannel", {"channelId": first["channelId"]})
+
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=first["sessionId"])
+    await sidecar.turn(resumed["channelId"], "three")
+
+    assert (resumed["info"]["model"], resumed["info"]["effort"]) == ("sonnet", "low")
+    assert "sonnet" in model.main_requests[-1]["model"]
+    assert model.main_requests[-1]["output_config"]["effort"] == "low"
+
+
+async def test_a_resumed_chat_takes_the_model_and_effort_the_client_asks_for_instead(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    session, _ = await sidecar.chat(str(workspace), "one", model="sonnet", effort="low")
+
+    resumed = await sidecar.open_channel(
+        cwd=str(workspace), resume=session, model="haiku", effort="high"
+    )
+    await sidecar.turn(resumed["channelId"], "two")
+
+    assert (resumed["info"]["model"], resumed["info"]["effort"]) == ("haiku", "high")
+    assert "haiku" in model.main_requests[-1]["model"]
+    assert model.main_requests[-1]["output_config"]["effort"] == "high"
+
+
 async def test_resuming_an_unknown_session_fails_cleanly(sidecar: Sidecar, workspace: Path) -> None:
     error = await sidecar.error(
         "claude/newChannel",

@@ -16,21 +16,48 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
-from ..api import ContextReading, Entry, NoticeEntry, PromptEntry, TextEntry, TurnEntry
+from ..api import (
+    ContextReading,
+    Effort,
+    Entry,
+    NoticeEntry,
+    PromptEntry,
+    TextEntry,
+    TurnEntry,
+)
 
 log = logging.getLogger(__name__)
 
 
 class Footer(msgspec.Struct):
-    """One recorded footer: the prompts of its turn, the footer entry itself and the
-    context meter after the turn (absent in files of earlier versions)."""
+    """One recorded footer: the prompts of its turn, the footer entry itself, the context
+    meter after the turn, and the model and effort the user had chosen for it (None: the
+    CLI's default; all three absent in files of earlier versions)."""
 
     prompts: list[str]
     entry: TurnEntry
     context: ContextReading | None = None
+    model: str | None = None
+    effort: Effort | None = None
+
+
+class Choices(Protocol):
+    """What the user chose for a channel's turns (``ChannelSettings`` has them)."""
+
+    requested_model: str | None
+    effort: Effort | None
+
+
+def last_choices(footers: Sequence[Footer]) -> tuple[str | None, Effort | None]:
+    """The model and effort chosen for the last turn that recorded each: what a resumed
+    chat goes on with (the CLI continues a session's model by itself, not its effort)."""
+    model = next((f.model for f in reversed(footers) if f.model is not None), None)
+    effort = next((f.effort for f in reversed(footers) if f.effort is not None), None)
+    return model, effort
 
 
 _decode = msgspec.json.Decoder(Footer).decode
@@ -68,6 +95,9 @@ class FooterLog:
         prompts: Sequence[str],
         footer: TurnEntry,
         context: ContextReading | None = None,
+        *,
+        model: str | None = None,
+        effort: Effort | None = None,
     ) -> None:
         """Append one footer of ``session_id`` (``context``: the meter after its turn); a
         failure is logged, never raised (this runs on the channel's reader)."""
@@ -75,7 +105,7 @@ class FooterLog:
             path = self._path(session_id)
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with path.open("ab") as f:
-                f.write(_encode(Footer(list(prompts), footer, context)) + b"\n")
+                f.write(_encode(Footer(list(prompts), footer, context, model, effort)) + b"\n")
         except (OSError, ValueError) as e:
             log.warning("session %s: could not record a turn footer: %s", session_id, e)
 
@@ -99,6 +129,32 @@ class FooterLog:
             self._path(session_id).unlink(missing_ok=True)
         except (OSError, ValueError) as e:
             log.warning("session %s: could not delete its turn footers: %s", session_id, e)
+
+
+class ChannelFooters:
+    """One channel's footer sink: each footer recorded with the model and effort chosen
+    for the channel when its turn ended."""
+
+    def __init__(self, footers: FooterLog, choices: Choices) -> None:
+        self._footers = footers
+        self._choices = choices
+
+    def record(
+        self,
+        session_id: str,
+        prompts: Sequence[str],
+        footer: TurnEntry,
+        context: ContextReading | None = None,
+    ) -> None:
+        """Append one footer of ``session_id`` with the channel's current choices."""
+        self._footers.record(
+            session_id,
+            prompts,
+            footer,
+            context,
+            model=self._choices.requested_model,
+            effort=self._choices.effort,
+        )
 
 
 def _is_prompt(entry: Entry) -> bool:
