@@ -343,6 +343,7 @@ COMMANDS = [
     "ClaudeRewind",
     "ClaudeSessions",
     "ClaudeAttach",
+    "ClaudeDetach",
     "ClaudeDiff",
     "ClaudePermissions",
 ]

@@ -381,6 +381,41 @@ def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
     assert "  ✓ allowed" in second.chat_lines()
 
 
+def test_claude_detach_closes_the_chat_here_and_leaves_it_running_in_the_daemon(
+    shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    first = on_shared(start_editor, shared)
+    first.cmd("Claude")
+    first.type_prompt("long")
+    first.wait(lambda: streaming(first), what="the held answer")
+    first.cmd("ClaudeDetach")
+    first.wait(
+        lambda: first.lua_as(int, "return #require('claude_sidecar.chat').chats") == 0,
+        what="the chat closed here",
+    )
+
+    second = on_shared(start_editor, shared)
+    question = attach_with_picker(second)
+    second.wait(lambda: streaming(second), what="the detached chat, still running")
+    release(second, workspace)
+    second.wait_for_turn(number=1)
+
+    assert question["labels"] == [
+        f"ch-1 · {workspace} · running · {second.chat('model', 1)} · no client"
+    ]
+    assert answer_lines(second) == [HELD, REST], "the turn went on while nobody watched"
+
+
+def test_private_mode_refuses_claude_detach(start_editor: StartEditor) -> None:
+    editor = start_editor()
+    record_messages(editor)
+    editor.cmd("ClaudeDetach")
+
+    said = editor.wait(lambda: messages(editor), what="a message")
+    assert said[0].startswith("claude-sidecar: :ClaudeDetach needs the shared daemon")
+
+
 def test_private_mode_refuses_claude_attach(start_editor: StartEditor) -> None:
     editor = start_editor()
     record_messages(editor)

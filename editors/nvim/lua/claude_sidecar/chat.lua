@@ -635,7 +635,8 @@ function M.create(cwd, t)
 end
 
 --- Close a chat: its channel (the CLI ends), its windows and buffers.
-function M.close(chat)
+---@param detach boolean|nil leave the chat running in the shared daemon (claude/detach)
+function M.close(chat, detach)
   if chat.closed then
     return
   end
@@ -647,7 +648,8 @@ function M.close(chat)
   end
   if chat.channel_id then
     local channel_id = chat.channel_id
-    rpc.request("claude/closeChannel", { channelId = channel_id }, function(err)
+    local method = detach and "claude/detach" or "claude/closeChannel"
+    rpc.request(method, { channelId = channel_id }, function(err)
       by_channel[channel_id] = nil
       if err and errors.name(err) ~= "channelNotFound" then
         log.notify(vim.log.levels.WARN, "closing Claude #%d: %s", chat.number, errors.describe(err))

@@ -142,6 +142,24 @@ function M.close()
   end
 end
 
+--- :ClaudeDetach — close the current chat here and leave it running in the shared daemon
+--- (:ClaudeAttach or :ClaudeSessions opens it again, here or in another editor).
+function M.detach()
+  ensure_setup()
+  if not require("claude_sidecar.config").shared() then
+    log.notify(
+      vim.log.levels.WARN,
+      ':ClaudeDetach needs the shared daemon: setup({ daemon = "shared" }) (:help claude_sidecar-shared);'
+        .. " :ClaudeClose ends a chat, q hides it"
+    )
+    return
+  end
+  local c = chat_or_warn()
+  if c then
+    require("claude_sidecar.chat").close(c, true)
+  end
+end
+
 local MODES = { "default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions" }
 
 --- Returns apply(value): sends `method` with { [field] = value } for chat c once its channel
