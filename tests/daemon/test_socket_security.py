@@ -129,7 +129,9 @@ async def test_a_client_that_never_reads_is_dropped_and_others_get_everything(
     model.set_scenario(
         load_scenario({"rules": [], "default": [[{"text": "x" * 600_000}]], "chunk": 100})
     )
-    daemon = await start_shared("--client-buffer", "0.05", "--client-stall", "3")
+    # The stall is long enough that the healthy reader, on a loaded machine, never goes so
+    # long without reading anything.
+    daemon = await start_shared("--client-buffer", "0.05", "--client-stall", "8")
     reader = await daemon.client()
     channel = await reader.new_channel(str(workspace))
     stuck = RawClient(daemon.env, command=("connect", "--socket", str(daemon.socket)))
@@ -140,7 +142,7 @@ async def test_a_client_that_never_reads_is_dropped_and_others_get_everything(
 
     await reader.turn(channel, "a long answer, please")
 
-    # Three seconds after it fell behind, with nothing read, the stuck client is dropped
+    # Eight seconds after it fell behind, with nothing read, the stuck client is dropped
     # (asked of the daemon: its decision is not an event this process can await).
     while len((await reader.request("claude/listChannels"))["channels"][0]["clients"]) > 1:  # noqa: ASYNC110
         await asyncio.sleep(0.2)
