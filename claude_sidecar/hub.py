@@ -7,7 +7,7 @@ import contextlib
 import itertools
 import logging
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import msgspec
@@ -69,7 +69,7 @@ class Hub:
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
         self._spare_ids = itertools.count(1)
-        self.pool = WarmPool(self._start_spare)
+        self.pool = WarmPool(self._start_spare, self._launch_key)
         self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         # The options of the client that opened each channel, when not ``options``.
@@ -151,8 +151,8 @@ class Hub:
             self._clients[channel_id] = client
         try:
             channel = None
-            if not fork and self._pool_serves(client):
-                channel = await self._from_pool(channel_id, options, feed)
+            if not fork:
+                channel = await self._from_pool(channel_id, options, feed, client)
             if channel is None:
                 channel = await self._start(
                     channel_id,
@@ -188,26 +188,28 @@ class Hub:
                 )
             raise
         feed.release()
-        if not fork and self._pool_serves(client):
-            self._refill_pool(channel, options)
+        if not fork:
+            self._refill_pool(channel, options, client)
         return channel
 
-    def _pool_serves(self, client: InitializationOptions) -> bool:
-        """Whether a spare (started with the daemon's ``options``) can serve ``client``:
-        same CLI, editor tools, rules and bypass opt-in."""
-
-        def launch(o: InitializationOptions) -> tuple[Any, ...]:
-            return (
+    def _launch_key(self, client: InitializationOptions | None) -> Hashable:
+        """What of ``client``'s settings a CLI is started with (its CLI, editor tools,
+        rules and bypass opt-in): a spare started for one client serves another only when
+        these are equal."""
+        o = client or self.options
+        return msgspec.json.encode(
+            (
                 self.cli_path_for(o),
                 o.editor_tools,
                 o.editor_tool_timeout,
                 o.auto_allow_tools,
                 o.allow_dangerously_skip_permissions,
             )
+        )
 
-        return client is self.options or launch(client) == launch(self.options)
-
-    def _refill_pool(self, channel: Channel, options: NewChannelParams) -> None:
+    def _refill_pool(
+        self, channel: Channel, options: NewChannelParams, client: InitializationOptions
+    ) -> None:
         """Start a spare like ``channel`` once its first turn is over: a CLI starting
         meanwhile would take CPU from that turn (when the user is waiting most)."""
 
@@ -215,15 +217,20 @@ class Hub:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(REFILL_AFTER):
                     await channel.first_turn_done.wait()
-            self.pool.prepare(options)
+            self.pool.prepare(options, client)
 
         self._background.spawn(refill(), f"refill-after-{channel.id}")
 
     async def _from_pool(
-        self, channel_id: str, options: NewChannelParams, feed: Feed
+        self,
+        channel_id: str,
+        options: NewChannelParams,
+        feed: Feed,
+        client: InitializationOptions,
     ) -> Channel | None:
-        """A spare CLI from the warm pool set up for ``options``, or None if there is none."""
-        spare = await self.pool.take(options)
+        """A spare CLI from the warm pool set up for ``options`` of ``client``, or None if
+        there is none."""
+        spare = await self.pool.take(options, client)
         if spare is None:
             return None
         try:
@@ -245,11 +252,15 @@ class Hub:
         log.info("channel %s: took spare CLI pid %d from the warm pool", channel_id, spare.pid)
         return spare
 
-    async def _start_spare(self, options: NewChannelParams) -> Channel:
+    async def _start_spare(
+        self, options: NewChannelParams, client: InitializationOptions | None
+    ) -> Channel:
         spare_id = f"spare-{next(self._spare_ids)}"
         # A spare's events go nowhere: it is quiet until its first message anyway, and
         # the chat that takes it gets its own feed.
-        spare = await self._start(spare_id, options, str(uuidlib.uuid4()), NOWHERE, register=False)
+        spare = await self._start(
+            spare_id, options, str(uuidlib.uuid4()), NOWHERE, register=False, client=client
+        )
         if self.pool.options.prime_context:
             # The CLI's /context: it builds the system prompt, tool schemas and attachments
             # (and counts their tokens), the work a first turn otherwise does while the

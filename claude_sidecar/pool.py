@@ -4,8 +4,10 @@ Starting a CLI and completing its ``initialize`` handshake is most of a new chat
 After each new chat the pool starts a spare CLI with the same options, so the next chat
 in that directory takes an initialized process instead of waiting for one. Model and
 permission mode are left out of the match: the daemon applies them to the spare by
-control request. Spares are bounded (``size``), closed when idle for ``idle_seconds``
-and closed with the daemon; a spare that dies is simply dropped.
+control request. A spare is also started for one client's launch settings (its CLI, its
+editor tools, its rules: the shared daemon serves several clients) and serves only a client
+with the same. Spares are bounded (``size``), closed when idle for ``idle_seconds`` and
+closed with the daemon; a spare that dies is simply dropped.
 """
 
 from __future__ import annotations
@@ -13,20 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from .api import NewChannelParams, WarmPoolOptions
+from .api import InitializationOptions, NewChannelParams, WarmPoolOptions
 from .background import Background
 from .channel import Channel
 
 log = logging.getLogger(__name__)
 
-Spawn = Callable[[NewChannelParams], Coroutine[Any, Any, Channel]]
-"""Starts a CLI for the given options and returns its channel once it is initialized."""
+Spawn = Callable[[NewChannelParams, InitializationOptions | None], Coroutine[Any, Any, Channel]]
+"""Starts a CLI for the given options and client (None: the daemon's defaults) and returns
+its channel once it is initialized."""
+
+LaunchKey = Callable[[InitializationOptions | None], Hashable]
+"""What of a client's settings a spare is started with (equal keys: a spare serves both)."""
 
 
 def pool_key(options: NewChannelParams) -> bytes | None:
@@ -44,7 +50,7 @@ def spare_options(options: NewChannelParams) -> NewChannelParams:
 
 @dataclass
 class _Spare:
-    key: bytes
+    key: tuple[bytes, Hashable]
     starting: asyncio.Task[Channel]
     reaper: asyncio.TimerHandle | None = None
 
@@ -52,21 +58,31 @@ class _Spare:
 class WarmPool:
     """Spare initialized CLIs, keyed by the options they were started with."""
 
-    def __init__(self, spawn: Spawn) -> None:
+    def __init__(self, spawn: Spawn, launch_key: LaunchKey) -> None:
         self._spawn = spawn
+        self._launch_key = launch_key
         # initializationOptions.warmPool; replaced by the server at initialize.
         self.options = WarmPoolOptions()
         self._spares: list[_Spare] = []
         self._background = Background("warm pool")
         self._closed = False
 
-    def prepare(self, options: NewChannelParams) -> None:
-        """Start a spare for chats like ``options`` unless one is there already.
+    def _key(
+        self, options: NewChannelParams, client: InitializationOptions | None
+    ) -> tuple[bytes, Hashable] | None:
+        chat = pool_key(options)
+        return None if chat is None else (chat, self._launch_key(client))
+
+    def prepare(
+        self, options: NewChannelParams, client: InitializationOptions | None = None
+    ) -> None:
+        """Start a spare for chats like ``options`` of ``client`` (None: the daemon's
+        defaults) unless one is there already.
 
         When the pool is full the oldest spare makes room: the latest chat's options are
         the likeliest next.
         """
-        key = pool_key(options)
+        key = self._key(options, client)
         if (
             key is None
             or self._closed
@@ -76,7 +92,7 @@ class WarmPool:
             return
         while len(self._spares) >= self.options.size:
             self._discard(self._spares.pop(0), "making room")
-        starting = self._background.spawn(self._spawn(spare_options(options)), "spare")
+        starting = self._background.spawn(self._spawn(spare_options(options), client), "spare")
         spare = _Spare(key, starting)
         self._spares.append(spare)
         starting.add_done_callback(lambda task: self._started(spare, task))
@@ -99,9 +115,14 @@ class WarmPool:
             self._spares.remove(spare)
             self._discard(spare, f"idle for {self.options.idle_seconds:g} s")
 
-    async def take(self, options: NewChannelParams) -> Channel | None:
-        """A started spare for ``options`` (waiting for one still starting), or None."""
-        key = pool_key(options)
+    async def take(
+        self, options: NewChannelParams, client: InitializationOptions | None = None
+    ) -> Channel | None:
+        """A started spare for ``options`` of ``client`` (waiting for one still starting),
+        or None."""
+        key = self._key(options, client)
+        if key is None:
+            return None
         spare = next((s for s in self._spares if s.key == key), None)
         if spare is None:
             return None

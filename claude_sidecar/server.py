@@ -168,6 +168,9 @@ class SidecarServer(JsonRPCServer):
             self.client = self.hub.options
         elif self.connection is not None:
             self.connection.client_name = options.client_name
+            if options.warm_pool.cwd is not None:
+                # The daemon's pool (its --warm-pool size), with a spare for this client.
+                self.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd), options)
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
         self.cli = describe_cli(self.hub.cli_path_for(options), self.hub.env)
         # Checked now (a few ms) rather than on the first chat's way to its first answer.
