@@ -162,6 +162,15 @@ def _parser() -> argparse.ArgumentParser:
         help="where a daemon this command starts logs (default: "
         "$XDG_STATE_HOME/claude-sidecar/daemon.log, else ~/.local/state/...)",
     )
+    status = sub.add_parser(
+        "status", help="show the shared daemon's chats and the editors attached to them"
+    )
+    stop = sub.add_parser("stop", help="stop the shared daemon (refused while a chat is in a turn)")
+    stop.add_argument("--force", action="store_true", help="stop it even while chats are in a turn")
+    for command in (status, stop):
+        command.add_argument(
+            "--socket", metavar="PATH", default=None, help="the daemon's socket (as for serve)"
+        )
     model = sub.add_parser("scripted-model", help="run the stand-in Messages API server")
     model.add_argument(
         "--scenario",
@@ -219,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             warm_pool_cwd=args.warm_pool_cwd,
             allow_bypass=args.allow_dangerously_skip_permissions,
         )
-    if args.command in ("serve", "connect"):
+    if args.command in ("serve", "connect", "status", "stop"):
         return _shared_daemon(args)
     if args.command == "scripted-model":
         from .scripted import DEMO_SCENARIO_PATH, load_scenario
@@ -270,6 +279,12 @@ def _shared_daemon(args: argparse.Namespace) -> int:
 
     place = Place(Path(args.socket) if args.socket else default_socket())
     try:
+        if args.command in ("status", "stop"):
+            from .daemon import admin
+
+            if args.command == "status":
+                return admin.status(place)
+            return admin.stop(place, force=args.force)
         if args.command == "connect":
             from .daemon.bridge import bridge, reach
 
@@ -300,6 +315,10 @@ def _shared_daemon(args: argparse.Namespace) -> int:
         print(f"claude-sidecar {args.command}: {e.message}", file=sys.stderr)
         # A second daemon for the same socket is not a failure: one serves it.
         return 0 if e.NAME == "alreadyServing" else 1
+    except OSError as e:
+        # status/stop: the daemon went away mid-request (connect reports its own).
+        print(f"claude-sidecar {args.command}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ _CHUNK = 1 << 16
 START_TIMEOUT = 30.0
 
 
-def _try_connect(place: Place) -> socket.socket | None:
+def try_connect(place: Place) -> socket.socket | None:
+    """A connection to the daemon serving ``place``, or None when none does (never starts
+    one); the directory and socket are checked to be this user's alone."""
     if not place.directory.exists():
         return None
     # Checked before connecting: the socket's directory must be ours alone, or another
@@ -67,7 +69,7 @@ def start_daemon(place: Place, log_file: Path, serve_args: list[str]) -> subproc
 
 def reach(place: Place, log_file: Path, serve_args: list[str]) -> socket.socket:
     """A connection to the daemon on ``place``, started if none serves it."""
-    sock = _try_connect(place)
+    sock = try_connect(place)
     if sock is not None:
         return sock
     place.prepare_directory()
@@ -75,7 +77,7 @@ def reach(place: Place, log_file: Path, serve_args: list[str]) -> socket.socket:
     deadline = time.monotonic() + START_TIMEOUT
     delay = 0.01
     while time.monotonic() < deadline:
-        sock = _try_connect(place)
+        sock = try_connect(place)
         if sock is not None:
             return sock
         code = daemon.poll()
