@@ -1,6 +1,9 @@
 package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import java.awt.KeyboardFocusManager
+import javax.swing.JButton
+import javax.swing.SwingUtilities
 
 /**
  * The cards of the pending permission requests, oldest first, docked above the prompt; [review]
@@ -30,6 +33,15 @@ class PermissionDock(
         show(pending)
         for ((id, card) in cards) card.typed = typed[id].orEmpty()
     }
+
+    /** The first enabled button of the oldest card (its expected answer), or null without cards. */
+    fun firstButton(): JButton? = cards.values.firstOrNull()?.let { card ->
+        componentTree(card).filterIsInstance<JButton>().firstOrNull { it.isEnabled && it.isShowing }
+    }
+
+    /** Whether a component of a card has the keyboard focus. */
+    fun hasFocusedDescendant(): Boolean =
+        KeyboardFocusManager.getCurrentKeyboardFocusManager().focusOwner?.let { SwingUtilities.isDescendingFrom(it, this) } == true
 
     /** Shows a card per pending request; true when cards came or went. */
     fun show(pending: Map<String, PermissionRequestNotification>): Boolean {

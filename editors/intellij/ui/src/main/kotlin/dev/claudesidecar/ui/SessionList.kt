@@ -11,6 +11,8 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.swing.Swing
 import java.awt.BorderLayout
 import java.awt.Component
+import java.awt.event.ComponentAdapter
+import java.awt.event.ComponentEvent
 import java.awt.event.KeyEvent
 import java.awt.event.MouseAdapter
 import java.awt.event.MouseEvent
@@ -26,7 +28,9 @@ import kotlin.coroutines.CoroutineContext
 
 /**
  * The stored sessions of a folder (`claude/listSessions`), newest first; double-click or
- * Enter resumes one through [onOpen]. [uiContext]: the EDT dispatcher of its requests.
+ * Enter resumes one through [onOpen]. Titles wrap at the list's width (never cut off with
+ * "…"). [uiContext]: the EDT dispatcher of its requests. A host calls [load] again when a
+ * turn ended (a new session appears, an old one moves up).
  */
 class SessionList(
     private val client: SidecarClient,
@@ -56,6 +60,14 @@ class SessionList(
     private val message = mutedLabel("")
 
     init {
+        // A cell's height depends on the width its title wraps at: JList measures its cells
+        // once, so a new width measures them again.
+        list.addComponentListener(object : ComponentAdapter() {
+            override fun componentResized(e: ComponentEvent) {
+                list.fixedCellHeight = 1
+                list.fixedCellHeight = -1
+            }
+        })
         add(row(JLabel("Sessions in ${cwd.substringAfterLast('/')}"), linkButton("Refresh") { load() }), BorderLayout.NORTH)
         add(JScrollPane(list), BorderLayout.CENTER)
         add(message, BorderLayout.SOUTH)
@@ -79,7 +91,7 @@ class SessionList(
     fun dispose() = scope.cancel()
 
     private class SessionRenderer : ListCellRenderer<SessionSummary> {
-        private val title = JLabel()
+        private val title = wrappingText("")
         private val facts = mutedLabel("")
         private val cell = Column(2).apply {
             border = padding(6, 8, 6, 8)
@@ -97,10 +109,11 @@ class SessionList(
             title.text = value.customTitle ?: value.title.ifBlank { value.firstPrompt }
             val branch = value.gitBranch?.let { "  ·  $it" } ?: ""
             facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages$branch"
+            cell.toolTipText = value.firstPrompt.takeIf { it.isNotBlank() && it != title.text }
             cell.isOpaque = selected
             cell.background = list.selectionBackground
             title.foreground = if (selected) list.selectionForeground else list.foreground
-            cell.setSize(list.width, 1)
+            cell.setSize(list.width, 1) // the title wraps at this width
             return cell
         }
     }

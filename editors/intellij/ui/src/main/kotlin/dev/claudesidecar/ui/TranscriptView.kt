@@ -45,8 +45,23 @@ class TranscriptView(
     private var following = true
     private var scrolledTo = 0
 
+    /** Shown while the conversation has no entry: what to do first. */
+    private val hint = wrappingText(EMPTY_HINT, Theme.font, Theme.muted).apply {
+        border = padding(24, 0, 0, 0)
+        isFocusable = false
+    }
+
     init {
         scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
+        place()
+    }
+
+    /** Keeps the end in sight again (the user sent a prompt: its turn is what they look at). */
+    fun followEnd() {
+        following = true
+        val bar = scrollPane.verticalScrollBar
+        bar.value = bar.maximum - bar.visibleAmount
+        scrolledTo = bar.value
     }
 
     /** Shows what [change] did to the transcript. */
@@ -65,7 +80,7 @@ class TranscriptView(
                 drawn = true
             }
         }
-        if (change.added.isNotEmpty() || change.reordered) place()
+        if (change.added.isNotEmpty() || change.reordered || hint.parent != null) place()
         if (drawn || change.added.isNotEmpty() || change.reordered) {
             markInterrupts()
             // A delta of a streaming entry changes nothing on screen until the timer draws it.
@@ -75,6 +90,8 @@ class TranscriptView(
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
+        hint.font = Theme.font
+        hint.foreground = Theme.muted
         streaming.clear()
         views.clear()
         column.removeAll()
@@ -96,6 +113,7 @@ class TranscriptView(
             val parent = entry.parentId()?.let { views[it] } as? ToolRow
             order.getOrPut(parent?.children ?: column) { mutableListOf() } += view.component
         }
+        order.getValue(column).let { if (it.isEmpty()) it += hint }
         for ((container, components) in order) arrange(container, components)
     }
 
@@ -170,6 +188,10 @@ class TranscriptView(
 
     companion object {
         const val STREAM_RENDER_MS = 60
+
+        /** What an empty chat says. */
+        const val EMPTY_HINT =
+            "Ask Claude to explain, change or review the code of this folder. Enter sends, Shift+Enter starts a new line, Esc stops Claude."
 
         /** How close to the end (pixels) still counts as "at the end": a new line keeps following. */
         private const val FOLLOW_SLACK = 48
