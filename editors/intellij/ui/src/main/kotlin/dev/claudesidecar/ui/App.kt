@@ -183,7 +183,10 @@ class App(
         /** Added to the daemon's environment (this process's); null removes a variable. */
         val env: Map<String, String?> = emptyMap(),
         val dark: Boolean = false,
-    )
+    ) {
+        /** How the app starts the daemon: [command] with [env] over this process's environment. */
+        fun daemonOptions(logger: SidecarLogger): DaemonOptions = DaemonOptions(command = command, env = env, logger = logger)
+    }
 
     companion object {
         private const val USAGE =
@@ -202,8 +205,7 @@ class App(
                 exitProcess(2)
             }
             val logger = SidecarLogger { level, message -> if (level >= SidecarLogger.Level.WARN) System.err.println("[$level] $message") }
-            val daemon = DaemonOptions(command = options.command, env = options.env, logger = logger)
-            val client = SidecarClient(ClientOptions(daemon = daemon))
+            val client = SidecarClient(ClientOptions(daemon = options.daemonOptions(logger)))
             SwingUtilities.invokeLater {
                 if (options.dark) FlatDarkLaf.setup() else FlatLightLaf.setup()
                 App(client, options.cwd).apply { themeSwitch.isSelected = options.dark }.show()
