@@ -72,6 +72,7 @@ class ChatPanel(
             if (chat == null) {
                 failed("This chat is not open yet.")
             } else {
+                host.beforeAgentActs()
                 scope.launch {
                     try {
                         chat.respondPermission(answer)
@@ -199,6 +200,7 @@ class ChatPanel(
     private fun send(text: String) {
         // The user's own prompt brings the end of the conversation back into sight.
         transcriptView.followEnd()
+        host.beforeAgentActs()
         request("sending") { send(text) }
     }
 

@@ -21,8 +21,9 @@ object UiHarness {
     }
 }
 
-/** Runs [block] on the EDT and returns its result. */
+/** Runs [block] on the EDT and returns its result (at once when called on the EDT). */
 fun <T> onEdt(block: () -> T): T {
+    if (SwingUtilities.isEventDispatchThread()) return block()
     var result: Result<T>? = null
     SwingUtilities.invokeAndWait { result = runCatching(block) }
     return result!!.getOrThrow()
