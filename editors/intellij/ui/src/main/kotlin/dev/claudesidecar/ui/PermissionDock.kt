@@ -2,7 +2,8 @@ package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import java.awt.KeyboardFocusManager
-import javax.swing.JButton
+import javax.swing.AbstractButton
+import javax.swing.JScrollBar
 import javax.swing.SwingUtilities
 
 /**
@@ -34,9 +35,20 @@ class PermissionDock(
         for ((id, card) in cards) card.typed = typed[id].orEmpty()
     }
 
-    /** The first enabled button of the oldest card (its expected answer), or null without cards. */
-    fun firstButton(): JButton? = cards.values.firstOrNull()?.let { card ->
-        componentTree(card).filterIsInstance<JButton>().firstOrNull { it.isEnabled && it.isShowing }
+    /**
+     * Where Tab from the prompt goes in the oldest card: its primary button (Allow, Approve)
+     * when enabled, else its first button (a question's first option); null without cards.
+     * A diff's scroll bar buttons do not count.
+     */
+    fun firstButton(): AbstractButton? {
+        val card = cards.values.firstOrNull() ?: return null
+        val buttons = componentTree(card).filterIsInstance<AbstractButton>()
+            .filter {
+                it.isEnabled && it.isShowing && it.isFocusable &&
+                    SwingUtilities.getAncestorOfClass(JScrollBar::class.java, it) == null
+            }
+            .toList()
+        return buttons.firstOrNull { it.getClientProperty(PRIMARY) == true } ?: buttons.firstOrNull()
     }
 
     /** Whether a component of a card has the keyboard focus. */

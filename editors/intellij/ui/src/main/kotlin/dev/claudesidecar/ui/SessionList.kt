@@ -90,6 +90,22 @@ class SessionList(
 
     fun dispose() = scope.cancel()
 
+    companion object {
+        /**
+         * A session's title, whole: the daemon cuts a title made from the first prompt short
+         * ("…"); the list wraps the prompt itself instead.
+         */
+        fun titleOf(session: SessionSummary): String {
+            session.customTitle?.let { return it }
+            val cut = session.title.removeSuffix("…").trimEnd()
+            return when {
+                session.title.isBlank() -> session.firstPrompt
+                session.title.endsWith("…") && session.firstPrompt.startsWith(cut) -> session.firstPrompt
+                else -> session.title
+            }
+        }
+    }
+
     private class SessionRenderer : ListCellRenderer<SessionSummary> {
         private val title = wrappingText("")
         private val facts = mutedLabel("")
@@ -106,7 +122,7 @@ class SessionList(
             selected: Boolean,
             focus: Boolean,
         ): Component {
-            title.text = value.customTitle ?: value.title.ifBlank { value.firstPrompt }
+            title.text = titleOf(value)
             val branch = value.gitBranch?.let { "  ·  $it" } ?: ""
             facts.text = "${value.updatedAt.take(16).replace('T', ' ')}  ·  ${value.messageCount} messages$branch"
             cell.toolTipText = value.firstPrompt.takeIf { it.isNotBlank() && it != title.text }

@@ -59,8 +59,12 @@ class ChatButton(text: String) : JButton(text) {
     }
 }
 
+/** The client property that marks a [primaryButton]. */
+const val PRIMARY = "claude.primary"
+
 /** The button of the expected answer: the accent colour, whatever the look and feel. */
 fun primaryButton(text: String, action: () -> Unit) = ChatButton(text).apply {
+    putClientProperty(PRIMARY, true)
     stylePrimary(this)
     putClientProperty("JButton.buttonType", "roundRect")
     addActionListener { action() }
