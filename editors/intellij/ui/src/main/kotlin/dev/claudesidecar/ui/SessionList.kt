@@ -39,6 +39,9 @@ class SessionList(
     private val onOpen: (SessionSummary) -> Unit,
 ) : JPanel(BorderLayout()) {
     private val scope = CoroutineScope(SupervisorJob() + uiContext)
+
+    /** False until the list is built: Swing calls [updateUI] from JPanel's constructor too. */
+    private var built = false
     private val model = DefaultListModel<SessionSummary>()
     val list = JList(model).apply {
         cellRenderer = SessionRenderer()
@@ -72,6 +75,7 @@ class SessionList(
         add(JScrollPane(list), BorderLayout.CENTER)
         add(message, BorderLayout.SOUTH)
         border = padding(8, 8, 8, 8)
+        built = true
     }
 
     fun load() {
@@ -89,6 +93,15 @@ class SessionList(
     }
 
     fun dispose() = scope.cancel()
+
+    // The renderer takes its colours and fonts from [Theme] when it is made: a new look and
+    // feel makes it again.
+    override fun updateUI() {
+        super.updateUI()
+        if (!built) return
+        list.cellRenderer = SessionRenderer()
+        message.foreground = Theme.muted
+    }
 
     companion object {
         /**
@@ -108,7 +121,7 @@ class SessionList(
 
     private class SessionRenderer : ListCellRenderer<SessionSummary> {
         private val title = wrappingText("")
-        private val facts = mutedLabel("")
+        private val facts = wrappingText("", Theme.smallFont, Theme.muted)
         private val cell = Column(2).apply {
             border = padding(6, 8, 6, 8)
             add(title)

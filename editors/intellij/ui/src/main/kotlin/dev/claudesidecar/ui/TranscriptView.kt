@@ -13,6 +13,8 @@ import dev.claudesidecar.core.transcript.TranscriptChange
 import dev.claudesidecar.core.transcript.id
 import dev.claudesidecar.core.transcript.parentId
 import java.awt.Container
+import java.awt.EventQueue
+import java.awt.event.InputEvent
 import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
@@ -175,7 +177,14 @@ class TranscriptView(
         val bar = scrollPane.verticalScrollBar
         if (bar.value != scrolledTo) {
             scrolledTo = bar.value
-            following = atEnd()
+            // Only the user (wheel, scroll bar, keys: an input event) takes the view away from
+            // the end; a move of the layout's own (views made again after a theme switch, a
+            // text's caret scrolling its ancestors) is undone while following.
+            if (EventQueue.getCurrentEvent() is InputEvent) {
+                following = atEnd()
+            } else if (following && !atEnd()) {
+                bar.value = bar.maximum - bar.visibleAmount
+            }
         } else if (following && bar.value + bar.visibleAmount < bar.maximum) {
             bar.value = bar.maximum - bar.visibleAmount
         }

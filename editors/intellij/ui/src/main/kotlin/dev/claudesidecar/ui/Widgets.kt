@@ -23,7 +23,11 @@ import javax.swing.text.DefaultCaret
 // Small building blocks shared by the chat's views, so they look alike.
 
 /** Read-only text that wraps at word boundaries and can be selected and copied. */
-fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.foreground) = JTextArea(text).apply {
+fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.foreground) = JTextArea().apply {
+    // Before the text goes in: a caret that follows the text scrolls every viewport around it
+    // to the text's end once it shows (the transcript would jump to some earlier entry).
+    (caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
+    this.text = text
     lineWrap = true
     wrapStyleWord = true
     isEditable = false
@@ -31,7 +35,6 @@ fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.fo
     border = null
     this.font = font
     foreground = colour
-    (caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
 }
 
 fun mutedLabel(text: String, font: Font = Theme.smallFont) = JLabel(text).apply {

@@ -128,6 +128,13 @@ class AppTest {
         press(area, KeyEvent.VK_ENTER)
     }
 
+    /** The vertical scroll bar of the selected chat's transcript. */
+    private fun transcriptBar() = onEdt {
+        find<javax.swing.JScrollPane>(panel).first {
+            it.viewport.view is ScrollableColumn && it.viewport.view !is PermissionDock
+        }.verticalScrollBar
+    }
+
     private fun focusOwner(): String = onEdt {
         val owner = java.awt.KeyboardFocusManager.getCurrentKeyboardFocusManager().focusOwner
         "focus on ${owner?.javaClass?.simpleName} ${(owner as? JButton)?.text ?: ""}"
@@ -243,12 +250,19 @@ class AppTest {
     @Test
     @Order(6)
     fun `the transcript follows a new turn though the user scrolled up, and the context meter shows whole`() {
-        val bar = onEdt {
-            find<javax.swing.JScrollPane>(panel).first {
-                it.viewport.view is ScrollableColumn && it.viewport.view !is PermissionDock
-            }.verticalScrollBar
+        val bar = transcriptBar()
+        // The user turns the wheel up (through the event queue, as the mouse does): the view leaves the end.
+        val pane = onEdt { SwingUtilities.getAncestorOfClass(javax.swing.JScrollPane::class.java, bar) as javax.swing.JScrollPane }
+        onEdt {
+            val wheel = java.awt.event.MouseWheelEvent(
+                pane, java.awt.event.MouseEvent.MOUSE_WHEEL, System.currentTimeMillis(), 0, 20, 20, 0, false,
+                java.awt.event.MouseWheelEvent.WHEEL_UNIT_SCROLL, 3, -100,
+            )
+            java.awt.Toolkit.getDefaultToolkit().systemEventQueue.postEvent(wheel)
         }
-        onEdt { bar.value = 0 }
+        waitFor("the view to leave the end", describe = { "bar ${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
+            bar.value + bar.visibleAmount < bar.maximum - 100
+        }
         type("tell me a story")
         awaitTurn(5)
         waitFor("the end of the story in sight", describe = { "bar ${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
@@ -316,6 +330,10 @@ class AppTest {
         waitFor("the session resumed", describe = { if (app.tabs.tabCount > 0) text() else "" }) {
             app.tabs.tabCount == 1 && text().contains("The end.")
         }
+        val bar = transcriptBar()
+        waitFor("the resumed conversation's end in sight", describe = { "bar ${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
+            bar.maximum > bar.visibleAmount && bar.value + bar.visibleAmount >= bar.maximum
+        }
     }
 
     @Test
@@ -327,6 +345,10 @@ class AppTest {
             Theme.dark && lowContrast(panel).isEmpty()
         }
         assertNotEquals(java.awt.Color.WHITE, onEdt { app.sessions.background })
+        val bar = transcriptBar()
+        waitFor("the end still in sight", describe = { "bar ${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
+            bar.value + bar.visibleAmount >= bar.maximum
+        }
         screenshot(app.frame.rootPane, "app-9-dark")
         onEdt { app.setTheme(dark = false) }
     }
