@@ -258,13 +258,7 @@ class AppTest {
         }
         // The user turns the wheel up (through the event queue, as the mouse does): the view leaves the end.
         val pane = onEdt { SwingUtilities.getAncestorOfClass(javax.swing.JScrollPane::class.java, bar) as javax.swing.JScrollPane }
-        onEdt {
-            val wheel = java.awt.event.MouseWheelEvent(
-                pane, java.awt.event.MouseEvent.MOUSE_WHEEL, System.currentTimeMillis(), 0, 20, 20, 0, false,
-                java.awt.event.MouseWheelEvent.WHEEL_UNIT_SCROLL, 3, -100,
-            )
-            java.awt.Toolkit.getDefaultToolkit().systemEventQueue.postEvent(wheel)
-        }
+        wheelUp(pane, 100)
         waitFor("the view to leave the end", describe = { "bar ${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
             bar.value + bar.visibleAmount < bar.maximum - 100
         }

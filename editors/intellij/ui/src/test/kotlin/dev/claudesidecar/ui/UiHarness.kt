@@ -39,6 +39,18 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
     error("timed out waiting for $what; ${onEdt(describe)}")
 }
 
+/**
+ * Turns the mouse wheel up over [pane] by [notches], as the user does: the event goes through
+ * the event queue (a view tells the user's scrolling from its own by the event being dispatched).
+ */
+fun wheelUp(pane: javax.swing.JScrollPane, notches: Int) = onEdt {
+    val wheel = java.awt.event.MouseWheelEvent(
+        pane, java.awt.event.MouseEvent.MOUSE_WHEEL, System.currentTimeMillis(), 0, 20, 20, 0, false,
+        java.awt.event.MouseWheelEvent.WHEEL_UNIT_SCROLL, 3, -notches,
+    )
+    java.awt.Toolkit.getDefaultToolkit().systemEventQueue.postEvent(wheel)
+}
+
 /** The text [c] itself shows (labels, buttons, text and HTML panes); null for other components. */
 fun shownText(c: Component): String? = when (c) {
     is MarkdownView -> c.plainText
