@@ -71,9 +71,7 @@ object ClaudeChats {
         return open(
             project,
             window,
-            session.customTitle ?: session.title.ifBlank {
-                "Resumed"
-            },
+            SessionList.titleOf(session).ifBlank { "Resumed" },
             true,
             session.sessionId,
         ) { service, listener ->

@@ -58,7 +58,8 @@ class App(
         putClientProperty("JTabbedPane.tabCloseToolTipText", "Close the chat (Ctrl+W)")
         putClientProperty("JTabbedPane.tabCloseCallback", BiConsumer<JTabbedPane, Int> { _, i -> closeTab(getComponentAt(i) as ChatPanel) })
     }
-    val sessions = SessionList(client, cwd) { session -> openChat(session.title.ifBlank { "Resumed" }, resume = session.sessionId) }
+    val sessions =
+        SessionList(client, cwd) { session -> openChat(SessionList.titleOf(session).ifBlank { "Resumed" }, resume = session.sessionId) }
     val frame = JFrame("Claude — ${Path.of(cwd).fileName ?: cwd}")
 
     /** Switches between the light and the dark theme. */
