@@ -1,7 +1,7 @@
 package dev.claudesidecar.plugin
 
-import com.intellij.openapi.application.EDT
 import com.intellij.openapi.project.Project
+import com.intellij.openapi.util.Key
 import com.intellij.openapi.wm.ToolWindow
 import com.intellij.openapi.wm.ToolWindowManager
 import com.intellij.ui.components.JBLabel
@@ -56,11 +56,33 @@ object ClaudeChats {
         }
     }
 
-    /** A stored session resumed in a new tab (its history first). */
-    fun resume(project: Project, session: SessionSummary): ChatPanel? =
-        open(project, toolWindow(project), session.customTitle ?: session.title.ifBlank { "Resumed" }, true) { service, listener ->
+    /**
+     * A stored session resumed in a new tab (its history first); a session already open in a
+     * tab (or being opened) selects that tab: two live chats on one session would diverge.
+     */
+    fun resume(project: Project, session: SessionSummary): ChatPanel? {
+        val window = toolWindow(project) ?: return null
+        val manager = window.contentManager
+        manager.contents.firstOrNull { content -> sessionOf(content) == session.sessionId }?.let { open ->
+            manager.setSelectedContent(open, true)
+            window.activate { (open.component as? ChatPanel)?.prompt?.text?.requestFocusInWindow() }
+            return open.component as? ChatPanel
+        }
+        return open(
+            project,
+            window,
+            SessionList.titleOf(session).ifBlank { "Resumed" },
+            true,
+            session.sessionId,
+        ) { service, listener ->
             service.client.resumeChat(service.cwd, session.sessionId, service.newChannelParams(), listener)
         }
+    }
+
+    /** The session of a chat tab: its chat's, or the one it is opening to resume. */
+    private fun sessionOf(content: Content): String? = (content.component as? ChatPanel)?.chat?.sessionId ?: content.getUserData(RESUMING)
+
+    private val RESUMING = Key.create<String>("claude.resuming")
 
     /** [chat] forked into a new tab: a new session with its whole conversation. */
     fun fork(project: Project, chat: Chat): ChatPanel? =
@@ -77,11 +99,14 @@ object ClaudeChats {
         }
     }
 
+    private fun sessionsList(window: ToolWindow): SessionList? =
+        window.contentManagerIfCreated?.contents?.firstNotNullOfOrNull { it.component as? SessionList }
+
     /** Adds the sessions tab first, listing the sessions of the project's folder. */
     fun addSessionsTab(project: Project, window: ToolWindow): Content {
         val service = ClaudeService.getInstance(project)
         val component: JComponent = try {
-            SessionList(service.client, service.cwd, Dispatchers.EDT) { session -> resume(project, session) }.also { it.load() }
+            SessionList(service.client, service.cwd, ClaudeService.UI) { session -> resume(project, session) }.also { it.load() }
         } catch (e: Exception) {
             Notify.error(project, "Cannot start Claude", e)
             JBLabel("Claude cannot start: ${e.message}")
@@ -106,13 +131,17 @@ object ClaudeChats {
         window: ToolWindow?,
         title: String,
         activate: Boolean,
+        resuming: String? = null,
         start: suspend (ClaudeService, ChatListener) -> Chat,
     ): ChatPanel? {
         window ?: return null
         val service = ClaudeService.getInstance(project)
-        val panel = ChatPanel(IdeChatHost(project), Dispatchers.EDT)
+        val panel = ChatPanel(IdeChatHost(project), ClaudeService.UI)
+        // A turn's end changes the stored sessions: the Sessions tab shows them as they are now.
+        panel.onTurnEnded = { sessionsList(window)?.load() }
         val content = ContentFactory.getInstance().createContent(panel, title.take(24), false)
         content.isCloseable = true
+        content.putUserData(RESUMING, resuming)
         val closed = AtomicBoolean(false)
         content.setDisposer {
             closed.set(true)
@@ -127,7 +156,7 @@ object ClaudeChats {
             panel.listener.onEvent(event)
             DiffViews.refreshChangedFile(project, event)
         }
-        service.scope.launch(Dispatchers.EDT) {
+        service.scope.launch(ClaudeService.UI) {
             try {
                 val chat = withContext(Dispatchers.IO) { start(service, listener) }
                 if (closed.get()) {

@@ -3,6 +3,7 @@ package dev.claudesidecar.plugin
 import com.intellij.openapi.options.BoundConfigurable
 import com.intellij.openapi.project.Project
 import com.intellij.openapi.ui.DialogPanel
+import com.intellij.ui.SimpleListCellRenderer
 import com.intellij.ui.dsl.builder.AlignX
 import com.intellij.ui.dsl.builder.COLUMNS_LARGE
 import com.intellij.ui.dsl.builder.bindItem
@@ -10,6 +11,7 @@ import com.intellij.ui.dsl.builder.bindText
 import com.intellij.ui.dsl.builder.columns
 import com.intellij.ui.dsl.builder.panel
 import com.intellij.ui.dsl.builder.rows
+import dev.claudesidecar.ui.PermissionModes
 
 /** Settings | Tools | Claude Sidecar: the project's [ClaudeSettings]. */
 class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Claude Sidecar") {
@@ -44,7 +46,8 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
                         .comment("Empty: the CLI's default; the chat header switches it for one chat")
                 }
                 row("Permission mode:") {
-                    comboBox(PERMISSION_MODES).bindItem(
+                    // The words of the chat header's picker, not the wire values.
+                    comboBox(PERMISSION_MODES, SimpleListCellRenderer.create("") { PermissionModes.label(it) }).bindItem(
                         { options.permissionMode ?: "default" },
                         { options.permissionMode = it ?: "default" },
                     )

@@ -1,6 +1,10 @@
 package dev.claudesidecar.plugin
 
 import com.intellij.openapi.Disposable
+import com.intellij.openapi.application.ApplicationManager
+import com.intellij.openapi.application.EDT
+import com.intellij.openapi.application.ModalityState
+import com.intellij.openapi.application.asContextElement
 import com.intellij.openapi.components.Service
 import com.intellij.openapi.components.service
 import com.intellij.openapi.diagnostic.logger
@@ -19,6 +23,7 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
 import java.nio.file.Path
+import kotlin.coroutines.CoroutineContext
 
 private val LOG = logger<ClaudeService>()
 
@@ -88,8 +93,10 @@ class ClaudeService(
 
     override fun dispose() {
         val client = synchronized(lock) { current.also { current = null } } ?: return
-        // Blocks until the daemon is gone: shutdown and exit, then SIGKILL after its grace period.
-        client.close()
+        // The project closes on the EDT: the shutdown (the daemon's exit, or SIGKILL after its
+        // grace period, up to 3 s) runs on a pooled thread, never blocking the UI. Should the IDE
+        // exit before it ends, the daemon still goes: its stdin closes and it closes every chat.
+        ApplicationManager.getApplication().executeOnPooledThread { client.close() }
     }
 
     private fun create(): SidecarClient {
@@ -123,5 +130,14 @@ class ClaudeService(
 
     companion object {
         fun getInstance(project: Project): ClaudeService = project.service()
+
+        /**
+         * The dispatcher of the chat panels, the session list and the tool window's own
+         * coroutines: the EDT at any modality. `Dispatchers.EDT` alone runs at the non-modal
+         * state, so a chat would stop updating (and its permission cards stop appearing) while
+         * any dialog is open, Settings or the Rewind dialog; these coroutines touch only
+         * Swing components and core's client, never the IDE's models (PSI, VFS, documents).
+         */
+        val UI: CoroutineContext = Dispatchers.EDT + ModalityState.any().asContextElement()
     }
 }

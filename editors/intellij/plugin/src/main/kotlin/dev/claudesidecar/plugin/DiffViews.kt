@@ -5,6 +5,7 @@ import com.intellij.diff.DiffManager
 import com.intellij.diff.contents.DiffContent
 import com.intellij.diff.requests.SimpleDiffRequest
 import com.intellij.openapi.application.EDT
+import com.intellij.openapi.fileEditor.FileDocumentManager
 import com.intellij.openapi.fileEditor.OpenFileDescriptor
 import com.intellij.openapi.fileTypes.FileType
 import com.intellij.openapi.fileTypes.FileTypeManager
@@ -35,6 +36,10 @@ class IdeChatHost(private val project: Project) : ChatPanelHost {
     override val opensFileUpdates: Boolean get() = true
 
     override fun openFileUpdate(chat: Chat, seq: Int) = DiffViews.openFileUpdate(project, chat, seq)
+
+    // EDT, in a user's key or click event (write-intent): the CLI then reads what the editors
+    // show, and its writes do not meet unsaved changes (the IDE's file-cache conflict dialog).
+    override fun beforeAgentActs() = FileDocumentManager.getInstance().saveAllDocuments()
 }
 
 /**
@@ -48,23 +53,32 @@ object DiffViews {
     fun reviewEdit(project: Project, request: PermissionRequestNotification) {
         val path = ProposedEdit.editedPath(request.toolName, request.input) ?: return
         val name = fileName(path)
-        ClaudeService.getInstance(project).scope.launch(Dispatchers.EDT) {
+        // The edit applies to the file on disk: an open editor's unsaved changes are saved first
+        // (as they are when the permission is answered), so that they are not shown as Claude's.
+        val documents = FileDocumentManager.getInstance()
+        LocalFileSystem.getInstance().findFileByNioFile(Path.of(path))?.let {
+            documents.getCachedDocument(it)
+        }?.let(documents::saveDocument)
+        ClaudeService.getInstance(project).scope.launch(ClaudeService.UI) {
             try {
                 val (file, current, proposed) = withContext(Dispatchers.IO) {
                     val file = LocalFileSystem.getInstance().refreshAndFindFileByNioFile(Path.of(path))?.takeIf { !it.isDirectory }
-                    // The text on disk, as the edit tool reads it (not unsaved editor changes).
+                    // The text on disk, as the edit tool reads it.
                     val current = file?.let { VfsUtilCore.loadText(it) }
                     Triple(file, current, ProposedEdit.proposedContent(request.toolName, request.input, current))
                 }
                 val factory = DiffContentFactory.getInstance()
                 val type = file?.fileType ?: fileType(name)
-                val left: DiffContent = if (file != null) factory.create(project, file) else factory.createEmpty()
+                // Both sides from the same text: the left is that text, not the live document (which
+                // the user may change while the diff is open).
+                val left: DiffContent =
+                    if (current != null) factory.create(project, StringUtil.convertLineSeparators(current), type) else factory.createEmpty()
                 val right = factory.create(project, StringUtil.convertLineSeparators(proposed), type)
                 val request = SimpleDiffRequest(
                     "$name (proposed by Claude: allow or deny in the chat)",
                     left,
                     right,
-                    if (current != null) "Now" else "(no file yet)",
+                    if (current != null) "Now (saved)" else "(no file yet)",
                     "Proposed by Claude",
                 )
                 DiffManager.getInstance().showDiff(project, request)
@@ -118,6 +132,7 @@ object DiffViews {
     }
 
     private fun openFile(project: Project, path: Path) {
+        // Non-modal (Dispatchers.EDT's default): it opens an editor, which waits for any dialog to close.
         ClaudeService.getInstance(project).scope.launch(Dispatchers.EDT) {
             val file: VirtualFile? = withContext(Dispatchers.IO) { LocalFileSystem.getInstance().refreshAndFindFileByNioFile(path) }
             if (file == null) Notify.info(project, "$path no longer exists.") else OpenFileDescriptor(project, file).navigate(true)

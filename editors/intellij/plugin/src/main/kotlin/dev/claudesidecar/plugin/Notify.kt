@@ -6,6 +6,7 @@ import com.intellij.notification.NotificationType
 import com.intellij.openapi.options.ShowSettingsUtil
 import com.intellij.openapi.project.Project
 import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.ui.Html
 
 /** Balloons of the "Claude Sidecar" notification group (plugin.xml). */
 object Notify {
@@ -24,7 +25,9 @@ object Notify {
     }
 
     private fun show(project: Project, text: String, type: NotificationType, settingsAction: Boolean, restartAction: Boolean) {
-        val notification = NotificationGroupManager.getInstance().getNotificationGroup(GROUP).createNotification(text, type)
+        // Notification content is HTML: a message (a path with <…>, an error with & or a stack
+        // line) shows as written, its line breaks kept.
+        val notification = NotificationGroupManager.getInstance().getNotificationGroup(GROUP).createNotification(Html.text(text), type)
         if (settingsAction) {
             notification.addAction(
                 NotificationAction.createSimpleExpiring("Open settings") {

@@ -1,7 +1,9 @@
 package dev.claudesidecar.ui
 
+import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import dev.claudesidecar.core.ClientOptions
+import dev.claudesidecar.core.CommandLine
 import dev.claudesidecar.core.DaemonOptions
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.SidecarException
@@ -14,37 +16,68 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.swing.Swing
 import java.awt.BorderLayout
 import java.awt.Dimension
+import java.awt.Toolkit
+import java.awt.event.ActionEvent
+import java.awt.event.KeyEvent
 import java.awt.event.WindowAdapter
 import java.awt.event.WindowEvent
 import java.nio.file.Path
+import java.util.function.BiConsumer
+import javax.swing.AbstractAction
+import javax.swing.JComponent
 import javax.swing.JFrame
 import javax.swing.JOptionPane
 import javax.swing.JPanel
 import javax.swing.JSplitPane
 import javax.swing.JTabbedPane
+import javax.swing.JToggleButton
+import javax.swing.KeyStroke
 import javax.swing.SwingUtilities
+import kotlin.io.path.readText
 import kotlin.system.exitProcess
 
 /**
  * The standalone app: the chat panel without an IDE, to try and test the client.
  *
  *     java -jar ui/target/claude-sidecar-ui.jar [--daemon "claude-sidecar --stdio"] [--cwd DIR]
+ *         [--env KEY=VALUE]... [--env-file FILE] [--theme light|dark]
  *
- * A window with the folder's stored sessions on the left (double-click resumes one) and a
- * tab per chat on the right.
+ * A window with the folder's stored sessions on the left (double-click resumes one; the list
+ * reloads after each turn) and a closable tab per chat on the right (Ctrl+W closes the chat);
+ * a session already open in a tab is shown there, not opened twice.
  */
 class App(
     private val client: SidecarClient,
     private val cwd: String,
 ) {
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Swing)
-    private val tabs = JTabbedPane()
-    private val sessions = SessionList(client, cwd) { session -> openChat(session.title.ifBlank { "Resumed" }, resume = session.sessionId) }
+
+    /** The chats' tabs (FlatLaf draws a close button on each). */
+    val tabs = JTabbedPane().apply {
+        putClientProperty("JTabbedPane.tabClosable", true)
+        putClientProperty("JTabbedPane.tabCloseToolTipText", "Close the chat (Ctrl+W)")
+        putClientProperty("JTabbedPane.tabCloseCallback", BiConsumer<JTabbedPane, Int> { _, i -> closeTab(getComponentAt(i) as ChatPanel) })
+    }
+    val sessions =
+        SessionList(client, cwd) { session -> openChat(SessionList.titleOf(session).ifBlank { "Resumed" }, resume = session.sessionId) }
     val frame = JFrame("Claude — ${Path.of(cwd).fileName ?: cwd}")
+
+    /** Switches between the light and the dark theme. */
+    val themeSwitch = JToggleButton("Dark theme").apply { addActionListener { setTheme(dark = isSelected) } }
+
+    /** The session each tab was opened to resume, until its chat says (a resume still on its way). */
+    private val resuming = HashMap<ChatPanel, String>()
+
+    /** Tabs closed while their chat was still opening: the chat is closed when it comes. */
+    private val closedEarly = HashSet<ChatPanel>()
 
     init {
         val toolbar =
-            row(primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") }, button("Refresh sessions") { sessions.load() })
+            row(
+                primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") },
+                button("Refresh sessions") { sessions.load() },
+                themeSwitch,
+            )
         toolbar.border = padding(6, 6, 6, 6)
         val right = JPanel(BorderLayout()).apply {
             add(toolbar, BorderLayout.NORTH)
@@ -56,6 +89,37 @@ class App(
         frame.addWindowListener(object : WindowAdapter() {
             override fun windowClosing(e: WindowEvent) = quit()
         })
+        frame.rootPane.getInputMap(JComponent.WHEN_IN_FOCUSED_WINDOW)
+            .put(KeyStroke.getKeyStroke(KeyEvent.VK_W, Toolkit.getDefaultToolkit().menuShortcutKeyMaskEx), "close-chat")
+        frame.rootPane.actionMap.put(
+            "close-chat",
+            object : AbstractAction() {
+                override fun actionPerformed(e: ActionEvent?) {
+                    (tabs.selectedComponent as? ChatPanel)?.let(::closeTab)
+                }
+            },
+        )
+    }
+
+    /** The light or the dark FlatLaf theme, for the whole window (the chat redraws in its colours). */
+    fun setTheme(dark: Boolean) {
+        if (dark) FlatDarkLaf.setup() else FlatLightLaf.setup()
+        themeSwitch.isSelected = dark
+        SwingUtilities.updateComponentTreeUI(frame)
+    }
+
+    /** The tab of the chat on [sessionId] (open, or being opened to resume it), if any. */
+    fun tabOf(sessionId: String): ChatPanel? = (0 until tabs.tabCount).map { tabs.getComponentAt(it) as ChatPanel }
+        .firstOrNull { it.chat?.sessionId == sessionId || resuming[it] == sessionId }
+
+    /** Closes the tab of [panel] and its chat (the chat's CLI ends; its session stays on disk). */
+    fun closeTab(panel: ChatPanel) {
+        tabs.remove(panel)
+        resuming.remove(panel)
+        panel.dispose()
+        val chat = panel.chat
+        if (chat == null) closedEarly += panel else scope.launch { runCatching { chat.close() } }
+        (tabs.selectedComponent as? ChatPanel)?.prompt?.text?.requestFocusInWindow()
     }
 
     fun show() {
@@ -64,10 +128,21 @@ class App(
         openChat("Chat 1")
     }
 
-    /** A new chat, or a stored session resumed ([resume]), in a new tab. */
+    /**
+     * A new chat, or a stored session resumed ([resume]), in a new tab; a session already open
+     * in a tab selects that tab instead (two live chats on one session would diverge).
+     */
     fun openChat(title: String, resume: String? = null) {
+        resume?.let(::tabOf)?.let { open ->
+            tabs.selectedComponent = open
+            open.prompt.text.requestFocusInWindow()
+            return
+        }
         val panel = ChatPanel()
+        panel.onTurnEnded = { sessions.load() }
+        if (resume != null) resuming[panel] = resume
         tabs.addTab(title.take(24), panel)
+        tabs.setToolTipTextAt(tabs.tabCount - 1, title)
         tabs.selectedComponent = panel
         scope.launch {
             try {
@@ -76,9 +151,16 @@ class App(
                 } else {
                     client.resumeChat(cwd, resume, listener = panel.listener)
                 }
+                resuming.remove(panel)
+                if (closedEarly.remove(panel)) {
+                    chat.close()
+                    return@launch
+                }
                 panel.attach(chat)
-                panel.prompt.text.requestFocusInWindow()
+                if (tabs.selectedComponent === panel) panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
+                resuming.remove(panel)
+                if (closedEarly.remove(panel)) return@launch
                 JOptionPane.showMessageDialog(frame, e.message, "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
@@ -94,35 +176,64 @@ class App(
         }.start()
     }
 
+    /** What the command line asks for. */
+    data class Options(
+        /** The daemon's command ("quoted" arguments kept whole). */
+        val command: List<String> = listOf("claude-sidecar", "--stdio"),
+        val cwd: String = Path.of("").toAbsolutePath().toString(),
+        /** Added to the daemon's environment (this process's); null removes a variable. */
+        val env: Map<String, String?> = emptyMap(),
+        val dark: Boolean = false,
+    ) {
+        /** How the app starts the daemon: [command] with [env] over this process's environment. */
+        fun daemonOptions(logger: SidecarLogger): DaemonOptions = DaemonOptions(command = command, env = env, logger = logger)
+    }
+
     companion object {
+        private const val USAGE =
+            "usage: java -jar claude-sidecar-ui.jar [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
+                "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
+
         @JvmStatic
         fun main(args: Array<String>) {
-            val options = parse(args) ?: run {
-                System.err.println("usage: java -jar claude-sidecar-ui.jar [--daemon \"claude-sidecar --stdio\"] [--cwd DIR]")
+            val options = try {
+                parse(args)
+            } catch (e: SidecarException) {
+                System.err.println(e.message)
+                null
+            } ?: run {
+                System.err.println(USAGE)
                 exitProcess(2)
             }
             val logger = SidecarLogger { level, message -> if (level >= SidecarLogger.Level.WARN) System.err.println("[$level] $message") }
-            val client = SidecarClient(ClientOptions(daemon = DaemonOptions(command = options.first, logger = logger)))
+            val client = SidecarClient(ClientOptions(daemon = options.daemonOptions(logger)))
             SwingUtilities.invokeLater {
-                FlatLightLaf.setup()
-                App(client, options.second).show()
+                if (options.dark) FlatDarkLaf.setup() else FlatLightLaf.setup()
+                App(client, options.cwd).apply { themeSwitch.isSelected = options.dark }.show()
             }
         }
 
-        /** The daemon command and the folder, or null when the arguments are wrong. */
-        private fun parse(args: Array<String>): Pair<List<String>, String>? {
-            var command = listOf("claude-sidecar", "--stdio")
-            var cwd = Path.of("").toAbsolutePath().toString()
+        /**
+         * The options of [args], or null when they are wrong. `--env` takes a line of
+         * `--env-file`'s (`KEY=VALUE`, or `-KEY` to remove one), as the IDE's settings do; a
+         * malformed one throws [SidecarException] naming it.
+         */
+        fun parse(args: Array<String>): Options? {
+            var options = Options()
             var i = 0
             while (i < args.size) {
-                when (args[i]) {
-                    "--daemon" -> command = args.getOrNull(++i)?.trim()?.split(Regex("\\s+")) ?: return null
-                    "--cwd" -> cwd = args.getOrNull(++i)?.let { Path.of(it).toAbsolutePath().normalize().toString() } ?: return null
+                val value = args.getOrNull(i + 1) ?: return null
+                options = when (args[i]) {
+                    "--daemon" -> options.copy(command = CommandLine.split(value).ifEmpty { return null })
+                    "--cwd" -> options.copy(cwd = Path.of(value).toAbsolutePath().normalize().toString())
+                    "--env" -> options.copy(env = options.env + CommandLine.environment(value, "--env"))
+                    "--env-file" -> options.copy(env = options.env + CommandLine.environment(Path.of(value).readText(), value))
+                    "--theme" -> options.copy(dark = if (value in listOf("light", "dark")) value == "dark" else return null)
                     else -> return null
                 }
-                i++
+                i += 2
             }
-            return command to cwd
+            return options
         }
     }
 }

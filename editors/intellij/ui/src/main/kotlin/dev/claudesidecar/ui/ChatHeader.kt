@@ -51,8 +51,11 @@ class ChatHeader(
     init {
         isOpaque = false
         restyle()
-        add(row(models, modes), BorderLayout.WEST)
-        add(row(meterLabel, meter, costLabel), BorderLayout.EAST)
+        // The pickers take what the meter leaves and shrink in a narrow window (their text cut
+        // short), rather than being laid over the meter: the meter and cost always show whole.
+        for (picker in listOf(models, modes)) picker.minimumSize = Dimension(MIN_PICKER_WIDTH, 0)
+        add(row(models, modes), BorderLayout.CENTER)
+        add(row(meterLabel, meter, costLabel).apply { border = padding(0, 8, 0, 0) }, BorderLayout.EAST)
         models.addActionListener { if (!filling) (models.selectedItem as? ModelInfo)?.let { onModel(it.value) } }
         modes.addActionListener { if (!filling) (modes.selectedItem as? PermissionMode)?.let(onMode) }
         models.isEnabled = false
@@ -102,12 +105,21 @@ class ChatHeader(
     }
 
     private companion object {
-        /** The modes a user picks from (bypassPermissions needs the daemon's opt-in: not offered here). */
-        val MODES = linkedMapOf(
-            PermissionMode.DEFAULT to "Ask before edits",
-            PermissionMode.ACCEPT_EDITS to "Accept edits",
-            PermissionMode.PLAN to "Plan mode",
-            PermissionMode.AUTO to "Auto",
-        )
+        const val MIN_PICKER_WIDTH = 72
+        val MODES = PermissionModes.LABELS
     }
+}
+
+/** The permission modes a user picks from, in words: the chat header's picker and an IDE's settings. */
+object PermissionModes {
+    /** In the picker's order (bypassPermissions needs the daemon's opt-in: not offered here). */
+    val LABELS: Map<PermissionMode, String> = linkedMapOf(
+        PermissionMode.DEFAULT to "Ask before edits",
+        PermissionMode.ACCEPT_EDITS to "Accept edits",
+        PermissionMode.PLAN to "Plan mode",
+        PermissionMode.AUTO to "Auto",
+    )
+
+    /** The words for a mode's wire value ([PermissionMode.wire]); the value itself when it is not offered. */
+    fun label(wire: String?): String = PermissionMode.of(wire ?: "")?.let { LABELS[it] } ?: wire.orEmpty()
 }

@@ -6,6 +6,7 @@ import dev.claudesidecar.core.ChatListener
 import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.Transcript
 import kotlinx.coroutines.CoroutineScope
@@ -71,6 +72,7 @@ class ChatPanel(
             if (chat == null) {
                 failed("This chat is not open yet.")
             } else {
+                host.beforeAgentActs()
                 scope.launch {
                     try {
                         chat.respondPermission(answer)
@@ -84,7 +86,10 @@ class ChatPanel(
     )
     val status = StatusLine()
     private val south = Column(0)
-    val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } })
+    val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } }, onTab = ::tabFromPrompt)
+
+    /** Called on the EDT when a turn of the chat ended (a host refreshes its session list). */
+    var onTurnEnded: () -> Unit = {}
 
     /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
     private var built = false
@@ -159,9 +164,29 @@ class ChatPanel(
         transcriptView.show(chatState.apply(event))
         // A history comes before the chat's folder is known: its paths are drawn again relative to it.
         if (chatState.cwd != cwd) transcriptView.restyle()
+        val focusInDock = dock.hasFocusedDescendant()
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
-        if (dock.show(chatState.pending)) south.revalidate()
+        if (dock.show(chatState.pending)) {
+            south.revalidate()
+            // The answered card took the focus with it: the typing goes to the prompt (or the next card).
+            if (focusInDock && !dock.hasFocusedDescendant()) tabFromPrompt()
+        }
         showState()
+        if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) onTurnEnded()
+    }
+
+    /**
+     * Where Tab in the prompt goes: the first button of the oldest permission card (the answer
+     * waited for, as the VS Code client's Tab order reaches it), else the prompt again when the
+     * card just went; else the next component as usual.
+     */
+    private fun tabFromPrompt() {
+        val target = dock.firstButton()
+        when {
+            target != null -> target.requestFocusInWindow()
+            prompt.text.isFocusOwner -> prompt.text.transferFocus()
+            else -> prompt.text.requestFocusInWindow()
+        }
     }
 
     private fun showState() {
@@ -173,6 +198,9 @@ class ChatPanel(
     }
 
     private fun send(text: String) {
+        // The user's own prompt brings the end of the conversation back into sight.
+        transcriptView.followEnd()
+        host.beforeAgentActs()
         request("sending") { send(text) }
     }
 

@@ -20,6 +20,13 @@ interface ChatPanelHost {
     /** Shows the file update [seq] of [chat] (its contents are in [Chat.fileContents]) before and after. */
     fun openFileUpdate(chat: Chat, seq: Int) = Unit
 
+    /**
+     * Called on the EDT just before Claude may read or write the files: a prompt goes out, a
+     * permission is answered. An IDE saves its unsaved documents here, so that the CLI reads
+     * what the user sees and its writes meet no unsaved changes (no file-cache conflict).
+     */
+    fun beforeAgentActs() = Unit
+
     companion object {
         val NONE: ChatPanelHost = object : ChatPanelHost {}
     }

@@ -26,13 +26,16 @@ class DiffView(
 
     init {
         val lines = diff.trimEnd('\n').split('\n').filterNot { it.startsWith("--- ") || it.startsWith("+++ ") }
+        // The caret stays at the start before the text goes in: a caret at the end of the text
+        // would scroll the view to the end of the longest last line, the `@@` header out of sight.
+        (area.caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
         area.text = lines.joinToString("\n")
+        area.caretPosition = 0
         area.isEditable = false
         area.font = Theme.monoFont
         area.background = Theme.codeBackground
         area.foreground = Theme.foreground
         area.border = BorderFactory.createEmptyBorder(4, 6, 4, 6)
-        (area.caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
         lines.forEachIndexed { i, line ->
             val colour = when {
                 line.startsWith("+") -> Theme.addedBackground

@@ -1,6 +1,10 @@
 package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import java.awt.KeyboardFocusManager
+import javax.swing.AbstractButton
+import javax.swing.JScrollBar
+import javax.swing.SwingUtilities
 
 /**
  * The cards of the pending permission requests, oldest first, docked above the prompt; [review]
@@ -30,6 +34,26 @@ class PermissionDock(
         show(pending)
         for ((id, card) in cards) card.typed = typed[id].orEmpty()
     }
+
+    /**
+     * Where Tab from the prompt goes in the oldest card: its primary button (Allow, Approve)
+     * when enabled, else its first button (a question's first option); null without cards.
+     * A diff's scroll bar buttons do not count.
+     */
+    fun firstButton(): AbstractButton? {
+        val card = cards.values.firstOrNull() ?: return null
+        val buttons = componentTree(card).filterIsInstance<AbstractButton>()
+            .filter {
+                it.isEnabled && it.isShowing && it.isFocusable &&
+                    SwingUtilities.getAncestorOfClass(JScrollBar::class.java, it) == null
+            }
+            .toList()
+        return buttons.firstOrNull { it.getClientProperty(PRIMARY) == true } ?: buttons.firstOrNull()
+    }
+
+    /** Whether a component of a card has the keyboard focus. */
+    fun hasFocusedDescendant(): Boolean =
+        KeyboardFocusManager.getCurrentKeyboardFocusManager().focusOwner?.let { SwingUtilities.isDescendingFrom(it, this) } == true
 
     /** Shows a card per pending request; true when cards came or went. */
     fun show(pending: Map<String, PermissionRequestNotification>): Boolean {

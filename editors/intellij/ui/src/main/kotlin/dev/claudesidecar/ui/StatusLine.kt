@@ -39,7 +39,7 @@ class StatusLine : JLabel(" ") {
                 val attempt = "attempt ${retry.attempt} of ${retry.maxRetries}"
                 "Retrying in ${retry.retryInMs / 1000} s ($attempt): ${retry.error}" to Theme.warning
             }
-            status.state == ChannelState.RUNNING -> "Claude is working…$elapsed" to Theme.muted
+            status.state == ChannelState.RUNNING -> "Claude is working…$elapsed  ·  Esc to stop" to Theme.muted
             status.state == ChannelState.AWAITING_PERMISSION -> "Waiting for your answer" to Theme.warning
             status.state == ChannelState.STARTING -> "Starting…" to Theme.muted
             status.state == ChannelState.EXITED -> {

@@ -31,6 +31,12 @@ class ToolRow(
 ) : EntryView {
     private var entry = ToolEntry(id = "", name = "", status = ToolStatus.PENDING)
     private val status = JLabel()
+
+    /** ▸ / ▾: the row opens on a click to its input and result. */
+    private val chevron = JLabel("▸").apply {
+        foreground = Theme.muted
+        font = Theme.smallFont
+    }
     private val toolName = JLabel().apply { font = Theme.font.deriveFont(java.awt.Font.BOLD) }
     private val argument = JLabel().apply {
         font = Theme.monoFont
@@ -69,7 +75,7 @@ class ToolRow(
     init {
         val header = JPanel(BorderLayout(6, 0)).apply {
             isOpaque = false
-            add(row(status, toolName, gap = 6), BorderLayout.WEST)
+            add(row(chevron, status, toolName, gap = 6), BorderLayout.WEST)
             add(argument, BorderLayout.CENTER) // truncated with "…" when the row is narrow
             add(stats, BorderLayout.EAST)
             cursor = Cursor.getPredefinedCursor(Cursor.HAND_CURSOR)
@@ -103,8 +109,8 @@ class ToolRow(
         status.toolTipText = label
         toolName.text = toolLabel(entry.name)
         argument.text = keyArgument(entry.name, entry.input, context.cwd)
-        stats.text = listOfNotNull(decision(entry.permission), fileStats(entry.files.orEmpty()), label.takeIf { it == "interrupted" })
-            .joinToString("  ·  ")
+        // An interrupted call says so by its ■ (and tooltip) only: the turn's footer says "Interrupted" once.
+        stats.text = listOfNotNull(decision(entry.permission), fileStats(entry.files.orEmpty())).joinToString("  ·  ")
         val reason = entry.result?.text?.takeIf { it.isNotBlank() }?.let { text ->
             when (entry.status.orUnknown()) {
                 ToolStatus.DENIED -> "Denied: $text"
@@ -115,6 +121,7 @@ class ToolRow(
         why.isVisible = reason != null
         why.text = reason ?: ""
         details.isVisible = expanded
+        chevron.text = if (expanded) "▾" else "▸"
         if (expanded) fillDetails(entry)
         component.revalidate()
         component.repaint()

@@ -13,6 +13,8 @@ import dev.claudesidecar.core.transcript.TranscriptChange
 import dev.claudesidecar.core.transcript.id
 import dev.claudesidecar.core.transcript.parentId
 import java.awt.Container
+import java.awt.EventQueue
+import java.awt.event.InputEvent
 import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
@@ -45,8 +47,23 @@ class TranscriptView(
     private var following = true
     private var scrolledTo = 0
 
+    /** Shown while the conversation has no entry: what to do first. */
+    private val hint = wrappingText(EMPTY_HINT, Theme.font, Theme.muted).apply {
+        border = padding(24, 0, 0, 0)
+        isFocusable = false
+    }
+
     init {
         scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
+        place()
+    }
+
+    /** Keeps the end in sight again (the user sent a prompt: its turn is what they look at). */
+    fun followEnd() {
+        following = true
+        val bar = scrollPane.verticalScrollBar
+        bar.value = bar.maximum - bar.visibleAmount
+        scrolledTo = bar.value
     }
 
     /** Shows what [change] did to the transcript. */
@@ -65,7 +82,7 @@ class TranscriptView(
                 drawn = true
             }
         }
-        if (change.added.isNotEmpty() || change.reordered) place()
+        if (change.added.isNotEmpty() || change.reordered || hint.parent != null) place()
         if (drawn || change.added.isNotEmpty() || change.reordered) {
             markInterrupts()
             // A delta of a streaming entry changes nothing on screen until the timer draws it.
@@ -75,6 +92,8 @@ class TranscriptView(
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
+        hint.font = Theme.font
+        hint.foreground = Theme.muted
         streaming.clear()
         views.clear()
         column.removeAll()
@@ -96,6 +115,7 @@ class TranscriptView(
             val parent = entry.parentId()?.let { views[it] } as? ToolRow
             order.getOrPut(parent?.children ?: column) { mutableListOf() } += view.component
         }
+        order.getValue(column).let { if (it.isEmpty()) it += hint }
         for ((container, components) in order) arrange(container, components)
     }
 
@@ -157,7 +177,14 @@ class TranscriptView(
         val bar = scrollPane.verticalScrollBar
         if (bar.value != scrolledTo) {
             scrolledTo = bar.value
-            following = atEnd()
+            // Only the user (wheel, scroll bar, keys: an input event) takes the view away from
+            // the end; a move of the layout's own (views made again after a theme switch, a
+            // text's caret scrolling its ancestors) is undone while following.
+            if (EventQueue.getCurrentEvent() is InputEvent) {
+                following = atEnd()
+            } else if (following && !atEnd()) {
+                bar.value = bar.maximum - bar.visibleAmount
+            }
         } else if (following && bar.value + bar.visibleAmount < bar.maximum) {
             bar.value = bar.maximum - bar.visibleAmount
         }
@@ -170,6 +197,10 @@ class TranscriptView(
 
     companion object {
         const val STREAM_RENDER_MS = 60
+
+        /** What an empty chat says. */
+        const val EMPTY_HINT =
+            "Ask Claude to explain, change or review the code of this folder. Enter sends, Shift+Enter starts a new line, Esc stops Claude."
 
         /** How close to the end (pixels) still counts as "at the end": a new line keeps following. */
         private const val FOLLOW_SLACK = 48

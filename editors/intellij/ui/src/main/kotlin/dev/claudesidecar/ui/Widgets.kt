@@ -1,11 +1,15 @@
 package dev.claudesidecar.ui
 
+import java.awt.BasicStroke
 import java.awt.Color
 import java.awt.Component
 import java.awt.Container
 import java.awt.Cursor
 import java.awt.Font
+import java.awt.Graphics
+import java.awt.Graphics2D
 import java.awt.Insets
+import java.awt.RenderingHints
 import javax.swing.BorderFactory
 import javax.swing.Box
 import javax.swing.BoxLayout
@@ -19,7 +23,11 @@ import javax.swing.text.DefaultCaret
 // Small building blocks shared by the chat's views, so they look alike.
 
 /** Read-only text that wraps at word boundaries and can be selected and copied. */
-fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.foreground) = JTextArea(text).apply {
+fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.foreground) = JTextArea().apply {
+    // Before the text goes in: a caret that follows the text scrolls every viewport around it
+    // to the text's end once it shows (the transcript would jump to some earlier entry).
+    (caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
+    this.text = text
     lineWrap = true
     wrapStyleWord = true
     isEditable = false
@@ -27,7 +35,6 @@ fun wrappingText(text: String, font: Font = Theme.font, colour: Color = Theme.fo
     border = null
     this.font = font
     foreground = colour
-    (caret as? DefaultCaret)?.updatePolicy = DefaultCaret.NEVER_UPDATE
 }
 
 fun mutedLabel(text: String, font: Font = Theme.smallFont) = JLabel(text).apply {
@@ -35,8 +42,32 @@ fun mutedLabel(text: String, font: Font = Theme.smallFont) = JLabel(text).apply 
     foreground = Theme.muted
 }
 
+/**
+ * A button that shows a focus ring of its own when it has the keyboard focus: the look and
+ * feel's ring is the accent colour, which does not show on an accent button (and a link
+ * button has none), so Tab through a card would not show where the focus is.
+ */
+class ChatButton(text: String) : JButton(text) {
+    override fun paint(g: Graphics) {
+        super.paint(g)
+        if (!isFocusOwner) return
+        val g2 = g.create() as Graphics2D
+        g2.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON)
+        g2.stroke = BasicStroke(2f)
+        // Inside the button's bounds (a parent may clip anything outside): the text's colour
+        // reads on the button's own background, the accent on a flat link.
+        g2.color = if (isContentAreaFilled) foreground else Theme.accent
+        g2.drawRoundRect(2, 2, width - 5, height - 5, 8, 8)
+        g2.dispose()
+    }
+}
+
+/** The client property that marks a [primaryButton]. */
+const val PRIMARY = "claude.primary"
+
 /** The button of the expected answer: the accent colour, whatever the look and feel. */
-fun primaryButton(text: String, action: () -> Unit) = JButton(text).apply {
+fun primaryButton(text: String, action: () -> Unit) = ChatButton(text).apply {
+    putClientProperty(PRIMARY, true)
     stylePrimary(this)
     putClientProperty("JButton.buttonType", "roundRect")
     addActionListener { action() }
@@ -48,10 +79,10 @@ fun stylePrimary(button: JButton) {
     button.foreground = Color.WHITE
 }
 
-fun button(text: String, action: () -> Unit) = JButton(text).apply { addActionListener { action() } }
+fun button(text: String, action: () -> Unit) = ChatButton(text).apply { addActionListener { action() } }
 
 /** A borderless text button, like the IDE's links in tool windows. */
-fun linkButton(text: String, action: () -> Unit) = JButton(text).apply {
+fun linkButton(text: String, action: () -> Unit) = ChatButton(text).apply {
     isBorderPainted = false
     isContentAreaFilled = false
     isFocusPainted = false

@@ -8,6 +8,7 @@ import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.protocol.AskState
 import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
 import dev.claudesidecar.core.protocol.TurnEntry
@@ -45,6 +46,15 @@ class ChatPanelTest {
     private lateinit var panel: ChatPanel
     private var panelChat: dev.claudesidecar.core.Chat? = null
 
+    /** Records, at each [ChatPanelHost.beforeAgentActs], how many prompts the transcript had then. */
+    private val host = object : ChatPanelHost {
+        val calls = mutableListOf<Int>()
+
+        override fun beforeAgentActs() {
+            calls += panel.transcript.entries.count { it is PromptEntry }
+        }
+    }
+
     @BeforeAll
     fun open() {
         model = Model.start("/ui-scenario.json")
@@ -53,7 +63,7 @@ class ChatPanelTest {
         client = sandbox.client()
         onEdt {
             FlatLightLaf.setup()
-            panel = ChatPanel()
+            panel = ChatPanel(host)
             frame = JFrame("chat").apply {
                 contentPane = panel
                 setSize(640, 900)
@@ -113,6 +123,7 @@ class ChatPanelTest {
         assertTrue(shown.contains("print('hello')") && shown.contains("Run python3 hello.py"), "markdown rendered: $shown")
         assertTrue(!shown.contains("**") && !shown.contains("```"), "no markdown syntax left: $shown")
         assertTrue(Regex("""\d+\.\d s""").containsMatchIn(shown), "the footer shows the duration: $shown")
+        assertEquals(listOf(0), onEdt { host.calls.toList() }, "the host saved its documents before the prompt went out")
         screenshot(panel, "1-answer")
     }
 
@@ -130,6 +141,7 @@ class ChatPanelTest {
         screenshot(panel, "2-permission")
 
         onEdt { find<javax.swing.JButton>(card).first { it.text == "Allow" }.doClick() }
+        assertEquals(listOf(0, 1, 2), onEdt { host.calls.toList() }, "and before the prompt and the answer of this turn")
         awaitTurn(2)
         assertEquals("print('hello, world')\n", sandbox.workspace.resolve("hello.py").readText())
         val edit = tool("Edit")

@@ -68,7 +68,7 @@ class EntryRenderingTest {
     private fun occurrences(text: String, of: String) = Regex(Regex.escape(of)).findAll(text).count()
 
     private fun row(name: String): ToolRow = onEdt {
-        allComponents(panel).mapNotNull { EntryView.of(it) as? ToolRow }.first { visibleText(it.component).startsWith("✓\n$name") }
+        allComponents(panel).mapNotNull { EntryView.of(it) as? ToolRow }.first { visibleText(it.component).startsWith("▸\n✓\n$name") }
     }
 
     @Test
@@ -176,7 +176,11 @@ class EntryRenderingTest {
         waitFor("the answer's end in sight", describe = { "${bar.value}+${bar.visibleAmount} of ${bar.maximum}" }) {
             find<MarkdownView>(panel).any { it.plainText.contains("Paragraph 300,") } && atEnd()
         }
+        // The user scrolls up (a wheel event): a layout's own moves do not count as leaving the end.
         onEdt { bar.value = 0 }
+        waitFor("the view back at the end: that move was not the user's") { atEnd() }
+        wheelUp(SwingUtilities.getAncestorOfClass(JScrollPane::class.java, bar) as JScrollPane, 1_000)
+        waitFor("the wheel to scroll to the top") { bar.value == 0 }
         feed(listOf(entry(TextEntry(id = "m:1", text = "More text."), 3)))
         assertEquals(0, onEdt { bar.value }, "the view stays where the user scrolled to")
     }

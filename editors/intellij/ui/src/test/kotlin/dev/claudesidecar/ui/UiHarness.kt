@@ -21,8 +21,9 @@ object UiHarness {
     }
 }
 
-/** Runs [block] on the EDT and returns its result. */
+/** Runs [block] on the EDT and returns its result (at once when called on the EDT). */
 fun <T> onEdt(block: () -> T): T {
+    if (SwingUtilities.isEventDispatchThread()) return block()
     var result: Result<T>? = null
     SwingUtilities.invokeAndWait { result = runCatching(block) }
     return result!!.getOrThrow()
@@ -36,6 +37,18 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
         Thread.sleep(50)
     }
     error("timed out waiting for $what; ${onEdt(describe)}")
+}
+
+/**
+ * Turns the mouse wheel up over [pane] by [notches], as the user does: the event goes through
+ * the event queue (a view tells the user's scrolling from its own by the event being dispatched).
+ */
+fun wheelUp(pane: javax.swing.JScrollPane, notches: Int) = onEdt {
+    val wheel = java.awt.event.MouseWheelEvent(
+        pane, java.awt.event.MouseEvent.MOUSE_WHEEL, System.currentTimeMillis(), 0, 20, 20, 0, false,
+        java.awt.event.MouseWheelEvent.WHEEL_UNIT_SCROLL, 3, -notches,
+    )
+    java.awt.Toolkit.getDefaultToolkit().systemEventQueue.postEvent(wheel)
 }
 
 /** The text [c] itself shows (labels, buttons, text and HTML panes); null for other components. */
