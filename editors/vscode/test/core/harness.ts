@@ -214,15 +214,17 @@ export interface SharedDaemon {
   pid: number;
   /** The command a client reaches it with (`claude-sidecar connect --socket ...`). */
   connect: string[];
-  /** Ends the daemon (SIGTERM: it closes its chats) and waits until it is gone. */
-  stop(): Promise<void>;
+  /** Ends the daemon (SIGTERM: it closes its chats; `kill`: SIGKILL, as a crash) and waits
+   * until it is gone; `keep` leaves the socket's directory for a daemon started after it. */
+  stop(how?: { kill?: boolean; keep?: boolean }): Promise<void>;
 }
 
-/** Starts the shared daemon (`serve`, no warm pool, `args` more) and waits until its socket answers. */
-export async function startShared(box: Sandbox, args: string[] = []): Promise<SharedDaemon> {
+/** Starts the shared daemon (`serve`, no warm pool, `args` more; on `socketPath`, else a
+ * socket of its own) and waits until its socket answers. */
+export async function startShared(box: Sandbox, args: string[] = [], socketPath?: string): Promise<SharedDaemon> {
   // A Unix socket path must stay short (sun_path): not under the sandbox's long temp path.
-  const dir = fs.mkdtempSync('/tmp/cs-');
-  const socket = path.join(dir, 'daemon.sock');
+  const socket = socketPath ?? path.join(fs.mkdtempSync('/tmp/cs-'), 'daemon.sock');
+  const dir = path.dirname(socket);
   const log = fs.openSync(path.join(box.root, 'daemon.log'), 'a');
   const child = spawn(
     sidecarBin(),
@@ -241,10 +243,10 @@ export async function startShared(box: Sandbox, args: string[] = []): Promise<Sh
     socket,
     pid: child.pid!,
     connect: [sidecarBin(), 'connect', '--socket', socket],
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    stop: async ({ kill = false, keep = false } = {}) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(kill ? 'SIGKILL' : 'SIGTERM');
       await exited;
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keep) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

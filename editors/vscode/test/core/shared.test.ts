@@ -124,8 +124,14 @@ function texts(chat: Chat): string[] {
   return chat.state.entries.flatMap((e: Entry) => (e.kind === 'text' ? [e.text] : []));
 }
 
+/** The ids of the chat's entries the daemon sent (not the client's own notices). */
+function daemonEntries(chat: Chat): string[] {
+  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'notice' && e.subtype === 'client' ? [] : [e.id]));
+}
+
+/** The client's own notices in the chat. */
 function notices(chat: Chat): string[] {
-  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'notice' ? [e.text] : []));
+  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'notice' && e.subtype === 'client' ? [e.text] : []));
 }
 
 const streaming = (chat: Chat) => texts(chat).includes(HELD);
@@ -221,6 +227,73 @@ describe('the client core on the shared daemon', () => {
     await chat.send('hello');
     await until(chat, (c) => texts(c).includes('Hello from the stand-in model!'), 'an answer after reconnecting');
     assert.deepEqual(states, ['starting', 'running', 'reconnecting', 'running']);
+  });
+
+  test('a chat whose missed notifications left the replay window is shown afresh', async () => {
+    await daemon.stop();
+    daemon = await startShared(box, ['--replay-window', '0.0001']); // about 100 bytes: less than one turn
+    pids.push(daemon.pid);
+    let openGate: () => void = () => {};
+    let gate: Promise<void> = Promise.resolve();
+    const editor = sharedClient('editor', async (options) => {
+      await gate;
+      return DaemonConnection.start(options);
+    });
+    const chat = await editor.openChat({ cwd: box.workspace });
+    await chat.send('long');
+    await until(chat, streaming, 'the held answer');
+    const watcher = sharedClient('watcher');
+    const watched = await watcher.attachChat((await watcher.listChannels())[0]!);
+
+    gate = new Promise((resolve) => (openGate = resolve));
+    process.kill((await editor.daemon()).pid!, 'SIGKILL');
+    await until(chat, (c) => c.reconnecting, 'reconnecting');
+    await release(watcher);
+    await until(watched, answered, 'the answer ended (seen by the watcher)');
+    openGate();
+    await until(chat, answered, 'the chat shown afresh');
+
+    assert.deepEqual(texts(chat), [HELD, REST]);
+    assert.deepEqual(daemonEntries(chat), daemonEntries(watched));
+    assert.deepEqual(notices(chat), [
+      'Reconnected: the daemon no longer had all of what was missed, so the chat is shown afresh.',
+    ]);
+    assert.equal(chat.state.status.state, 'idle');
+  });
+
+  test('a chat of a killed daemon is opened again from its session', async () => {
+    let openGate: () => void = () => {};
+    let gate: Promise<void> = Promise.resolve();
+    const editor = sharedClient('editor', async (options) => {
+      await gate;
+      return DaemonConnection.start(options);
+    });
+    const chat = await editor.openChat({ cwd: box.workspace });
+    await chat.send('hello');
+    await until(chat, (c) => c.state.status.state === 'idle' && texts(c).length === 1, 'the answer');
+    const session = chat.sessionId;
+
+    // Kept from connecting until a new daemon serves the socket (else `connect` starts one
+    // of its own, which this test would not own).
+    gate = new Promise((resolve) => (openGate = resolve));
+    await daemon.stop({ kill: true, keep: true }); // its CLI goes with it
+    await until(chat, (c) => c.reconnecting, 'reconnecting');
+    daemon = await startShared(box, [], daemon.socket);
+    pids.push(daemon.pid);
+    openGate();
+    await until(chat, (c) => notices(c).length === 2, 'the chat reopened');
+    await chat.send('hello again');
+    await until(chat, (c) => texts(c).length === 2 && c.state.status.state === 'idle', 'an answer after reopening');
+
+    assert.deepEqual(notices(chat), [
+      'The chat was not running in the daemon any more: opening its session again.',
+      'Reopened from its session: the conversation goes on.',
+    ]);
+    assert.equal(chat.sessionId, session);
+    assert.deepEqual(
+      chat.prompts.map((p) => p.text),
+      ['hello', 'hello again'],
+    );
   });
 
   test('a permission answered by another client cancels the card with answeredElsewhere', async () => {
