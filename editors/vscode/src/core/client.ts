@@ -313,7 +313,7 @@ export class SidecarClient {
       }
       // Not `current` until every chat is attached again: requests wait until then.
       await Promise.all(this.allChats().map((chat) => this.reattach(chat, daemon)));
-      if (this.disposed) {
+      if (this.isDisposed()) {
         await daemon.dispose();
         throw new SidecarError('the extension is shutting down', 'daemon');
       }
@@ -570,6 +570,11 @@ export class SidecarClient {
         chat.apply({ kind: 'notice', level: 'error', text: `cannot resume this chat: ${(e as Error).message}` });
       }
     }
+  }
+
+  /** Read through a call: a check of the field before an await does not hold after it. */
+  private isDisposed(): boolean {
+    return this.disposed;
   }
 
   private setState(state: DaemonState): void {
