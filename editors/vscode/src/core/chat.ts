@@ -68,6 +68,8 @@ export class Chat {
   /** True once a message was taken: the session exists on disk and can be resumed. */
   hasConversation = false;
   closed = false;
+  /** Closed with `keepRunning`: the chat goes on in the shared daemon without this client. */
+  keptRunning = false;
   /** Shared daemon: the connection dropped and the chat waits to be re-attached. */
   reconnecting = false;
   /** While re-attaching: the channel's notifications, applied once the attach answered. */
@@ -340,6 +342,7 @@ export class Chat {
   async close(keepRunning = false): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.keptRunning = keepRunning;
     await this.onClose(this, keepRunning);
     this.closedEmitter.fire();
   }

@@ -221,6 +221,11 @@ export class SidecarClient {
     return chat;
   }
 
+  /** Ends a chat of the daemon (its CLI), shown in this client or not: claude/closeChannel. */
+  async closeChannel(channelId: string): Promise<void> {
+    await (await this.daemon()).request('claude/closeChannel', { channelId });
+  }
+
   /** Stored sessions of a workspace folder, newest first (all pages). */
   async listSessions(cwd: string, limit = 200): Promise<SessionSummary[]> {
     const daemon = await this.daemon();

@@ -40,6 +40,8 @@ class Extension implements PanelHost, vscode.Disposable {
   private readonly cliReported = new Set<string>();
   private lastFocused: ChatPanel | undefined;
   private shared = false;
+  /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
+  private disposing = false;
 
   constructor(readonly extensionUri: vscode.Uri) {}
 
@@ -96,6 +98,21 @@ class Extension implements PanelHost, vscode.Disposable {
     return this.shared;
   }
 
+  /** Shared daemon: a tab closed mid-turn left its chat running; says so, and offers to end it. */
+  private async offerToEnd(chat: Chat): Promise<void> {
+    const channelId = chat.channelId;
+    const pick = await vscode.window.showInformationMessage(
+      'Claude: the chat keeps running in the shared daemon ("Claude: Attach to a Running Chat" opens it again).',
+      'End the Chat',
+    );
+    if (pick !== 'End the Chat' || !channelId) return;
+    try {
+      await this.client.closeChannel(channelId);
+    } catch (e) {
+      void this.showError(`Claude: cannot end the chat: ${(e as Error).message}`);
+    }
+  }
+
   private async showError(message: string): Promise<void> {
     if ((await vscode.window.showErrorMessage(message, 'Show Log')) === 'Show Log') this.log.show();
   }
@@ -148,6 +165,8 @@ class Extension implements PanelHost, vscode.Disposable {
       this.panels.delete(chat.id);
       if (this.lastFocused === chatPanel) this.lastFocused = undefined;
       this.refreshStatus();
+      const working = chat.state.status.state === 'running' || chat.state.status.state === 'awaitingPermission';
+      if (chat.keptRunning && working && !this.disposing) void this.offerToEnd(chat);
     });
     this.lastFocused = chatPanel;
     chatPanel.reveal();
@@ -368,7 +387,10 @@ class Extension implements PanelHost, vscode.Disposable {
   async restartDaemon(): Promise<void> {
     const client = this.clientInstance;
     this.clientInstance = undefined;
+    // Said once below for every chat, not per tab.
+    this.disposing = true;
     for (const panel of [...this.panels.values()]) panel.panel.dispose();
+    this.disposing = false;
     await client?.dispose();
     void vscode.window.showInformationMessage(
       this.shared
@@ -392,6 +414,7 @@ class Extension implements PanelHost, vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    this.disposing = true;
     for (const panel of [...this.panels.values()]) panel.dispose();
     await this.clientInstance?.dispose();
     this.statusBar.dispose();

@@ -350,12 +350,10 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
     await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
     const before = await newChatPanel();
     await turn(before, 'hello there');
-    const held = next(
-      before,
-      (e) => e.kind === 'notification' && e.method === 'claude/delta' && e.params.text.includes('first half'),
-    );
     await before.handle('send', { text: 'hold on' });
-    await held;
+    const shown = (panel: ChatPanel) =>
+      panel.chat.state.entries.some((e) => e.kind === 'text' && e.text.includes('first half'));
+    await until(() => shown(before), 'the first half of the held answer', 30_000);
     const { channelId, sessionId, cwd } = before.chat;
     assert.ok(channelId && sessionId);
 
@@ -372,7 +370,12 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
     assert.equal(after.chat.channelId, channelId, 'the running chat, not a new one');
     assert.equal(after.chat.state.status.state, 'running');
     const ended = next(after, isNote('claude/turnEnded'));
-    const other = await newChatPanel();
+    await vscode.commands.executeCommand('claudeSidecar.newChat');
+    // The new tab: the restored one may still count as active for a moment.
+    const other = await until(() => {
+      const panel = extension.activePanel();
+      return panel !== after ? panel : undefined;
+    }, 'the new chat tab');
     await other.handle('send', { text: 'go on' });
     await ended;
 
