@@ -58,7 +58,8 @@ class Extension implements PanelHost, vscode.Disposable {
         cwd: this.workspaceFolder(),
         log: coreLog(this.log),
         initializationOptions: {
-          clientName: 'vscode',
+          // Shown to other editors attached to the same chat: which window this is.
+          clientName: `VS Code · ${vscode.workspace.name ?? 'no folder'}`,
           ...(settings.cliPath ? { cliPath: settings.cliPath } : {}),
           allowDangerouslySkipPermissions: settings.allowDangerouslySkipPermissions,
           autoAllowTools: settings.autoAllowTools,

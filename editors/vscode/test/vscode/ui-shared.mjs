@@ -49,19 +49,22 @@ async function chatWith(page, text, timeoutMs = 30_000) {
   }
 }
 
-/** The chat frames of the page (those with a prompt box). */
-async function chatFrames(page) {
-  const frames = [];
-  for (const frame of page.frames()) {
-    if (
-      await frame
-        .locator('textarea.prompt')
-        .count()
-        .catch(() => 0)
-    )
-      frames.push(frame);
+/** The frame of a chat with nothing in it yet (a new chat's). */
+async function newChat(page, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (
+        await frame
+          .locator('.transcript .empty')
+          .isVisible()
+          .catch(() => false)
+      )
+        return frame;
+    }
+    if (Date.now() > deadline) throw new Error('no new chat shows');
+    await sleep(200);
   }
-  return frames;
 }
 
 async function send(page, chat, text) {
@@ -125,7 +128,7 @@ async function main() {
     a = await openWorkbench(server.url);
     await step('window A: a new chat answers, then an answer is held mid-turn', async () => {
       await runCommand(a, 'Claude: New Chat');
-      const chat = (await chatFrames(a))[0] ?? (await chatWith(a, 'What can Claude do for you?'));
+      const chat = await newChat(a);
       await chat.locator('textarea.prompt').waitFor({ state: 'visible' });
       await send(a, chat, 'hello there');
       await chat.getByText('Hello from the stand-in model.').first().waitFor({ timeout: 30_000 });
@@ -143,7 +146,7 @@ async function main() {
         const label = await row.innerText();
         assert.match(label, /hello there/, 'the chat is listed by its first prompt');
         assert.match(label, /working/);
-        assert.match(label, /attached: vscode/);
+        assert.match(label, /attached: VS Code · workspace/);
         await screenshot(b, path.join(SHOTS, '2-b-attach-pick.png'));
         await b.keyboard.press('Enter');
         const chat = await chatWith(b, FIRST_HALF);
@@ -161,7 +164,7 @@ async function main() {
     });
     await step('the held answer goes on in both windows', async () => {
       await runCommand(b, 'Claude: New Chat');
-      const fresh = await chatWith(b, 'What can Claude do for you?');
+      const fresh = await newChat(b);
       await send(b, fresh, 'go on');
       const inA = await chatWith(a, SECOND_HALF, 30_000);
       const inB = await chatWith(b, SECOND_HALF, 30_000);
