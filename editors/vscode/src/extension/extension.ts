@@ -73,10 +73,21 @@ class Extension implements PanelHost, vscode.Disposable {
       client.onDaemonState((state) => {
         this.refreshStatus();
         if (state === 'running') void this.reportCli(client);
-        // Said once per drop; each chat shows "reconnecting" until it is attached again.
+        // Said once per drop, for as long as it lasts; each chat shows "reconnecting" too.
         if (state === 'reconnecting' && previous === 'running') {
-          void vscode.window.showWarningMessage(
-            'Claude: the connection to the shared daemon dropped; reconnecting. The chats keep running in the daemon.',
+          const over = new Promise<void>((resolve) => {
+            const sub = client.onDaemonState((next) => {
+              if (next === 'reconnecting') return;
+              sub.dispose();
+              resolve();
+            });
+          });
+          void vscode.window.withProgress(
+            {
+              location: vscode.ProgressLocation.Notification,
+              title: 'Claude: the connection to the shared daemon dropped; reconnecting…',
+            },
+            () => over,
           );
         }
         if (state === 'failed' && previous === 'reconnecting') {

@@ -11,7 +11,7 @@
 // Needs: `npm run package` (dist/claude-sidecar.vsix), the toolchain, `uv sync` at the root.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -25,6 +25,7 @@ const SIDECAR = path.join(VSCODE_DIR, '..', '..', '.venv', 'bin', 'claude-sideca
 const FIRST_HALF = 'The first half of a long answer,';
 const SECOND_HALF = 'and the second half, after the hold.';
 const verbose = process.argv.includes('--verbose');
+const SCENARIO = JSON.parse(fs.readFileSync(path.join(VSCODE_DIR, 'test', 'scenario.json'), 'utf8'));
 
 /** The chat webview's inner frame showing `text` (VS Code nests each page in two iframes). */
 async function chatWith(page, text, timeoutMs = 30_000) {
@@ -189,6 +190,31 @@ async function main() {
       assert.equal(await chatA.locator('.permission-card').count(), 0, 'no card left in A');
       await screenshot(a, path.join(SHOTS, '7-a-answered-elsewhere.png'));
     });
+    await step('both connections killed mid-stream: the windows say so, reconnect, and miss nothing', async () => {
+      const long = SCENARIO.rules.find((r) => r.match === '(?i)long').steps[0][0].text;
+      const chatA = await chatWith(a, 'Greeting changed.');
+      await send(a, chatA, 'a long story');
+      await chatA.getByText('word word word').first().waitFor({ timeout: 30_000 });
+      // `connect` refuses a socket directory open to the group: the windows stay away until
+      // it is private again, long enough to see them reconnecting.
+      fs.chmodSync(path.dirname(serve.socket), 0o770);
+      try {
+        const bridges = spawnSync('pgrep', ['-f', `connect --socket ${serve.socket}`], { encoding: 'utf8' });
+        const pids = bridges.stdout.split('\n').filter(Boolean).map(Number);
+        assert.equal(pids.length, 2, 'one connect per window');
+        for (const pid of pids) process.kill(pid, 'SIGKILL');
+        await chatA.getByText('Reconnecting to the shared daemon').waitFor({ timeout: 15_000 });
+        await a.locator('.statusbar-item', { hasText: 'Claude: reconnecting' }).first().waitFor({ timeout: 15_000 });
+        await screenshot(a, path.join(SHOTS, '8-a-reconnecting.png'));
+      } finally {
+        fs.chmodSync(path.dirname(serve.socket), 0o700);
+      }
+      await chatA.getByText('Reconnected to the shared daemon.').waitFor({ timeout: 30_000 });
+      await chatA.locator('.entry.turn').nth(3).waitFor({ timeout: 30_000 });
+      const answer = await chatA.locator('.entry.text').last().innerText();
+      assert.equal(answer.trim(), long.trim(), 'the long answer exactly, nothing lost or doubled');
+      await screenshot(a, path.join(SHOTS, '9-a-reconnected.png'));
+    });
     await step('closing the tab in window A leaves the chat running; Attach lists it', async () => {
       await a.locator('.tab.active .tab-actions .action-label').first().click();
       await a.waitForFunction(() => !document.querySelector('.tab.active')?.textContent?.includes('Claude'), null, {
@@ -202,7 +228,7 @@ async function main() {
         labels.some((l) => /hello there/.test(l)),
         `the closed tab's chat is listed: ${labels.join(' / ')}`,
       );
-      await screenshot(a, path.join(SHOTS, '8-a-closed-tab-listed.png'));
+      await screenshot(a, path.join(SHOTS, '10-a-closed-tab-listed.png'));
       await a.keyboard.press('Escape');
     });
   } finally {
