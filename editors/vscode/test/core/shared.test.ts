@@ -25,13 +25,14 @@ import {
   type SharedDaemon,
 } from './harness';
 
+const GREETING = 'Hello from the stand-in model!';
 const HELD = 'x'.repeat(80);
 const REST = 'z'.repeat(80); // a text block of its own (the hold ends the first)
 // "long" streams HELD, then holds the answer until "go on" reaches the model (from another
 // chat), then streams REST: the test decides when the answer goes on.
 const SCENARIO = {
   rules: [
-    { match: '(?i)hello', steps: [[{ text: 'Hello from the stand-in model!' }]] },
+    { match: '(?i)hello', steps: [[{ text: GREETING }]] },
     {
       match: '^long$',
       steps: [[{ text: HELD }, { wait_for_prompt: '^go on$', timeout: 120 }, { text: REST }]],
@@ -207,12 +208,19 @@ describe('the client core on the shared daemon', () => {
     process.kill(bridge, 'SIGKILL');
     await until(chat, (c) => c.reconnecting, 'reconnecting');
     assert.equal(chat.state.reconnecting, true);
+    // A message sent meanwhile waits for the connection (which the gate keeps away).
+    let sent = false;
+    const sending = chat.send('hello').then(() => (sent = true));
     await release(watcher);
     await until(watched, answered, 'the answer ended (seen by the watcher)');
+    assert.equal(sent, false, 'the message waits while the connection is down');
     openGate();
-    await until(chat, answered, 'the missed rest of the answer');
+    await sending;
+    const greeted = (c: Chat) => texts(c).includes(GREETING) && c.state.status.state === 'idle';
+    await until(chat, greeted, 'the missed rest of the answer, then the answer to the message sent meanwhile');
+    await until(watched, greeted, 'the answer to the message, in the watcher');
 
-    assert.deepEqual(texts(chat), [HELD, REST], 'nothing lost, nothing doubled');
+    assert.deepEqual(texts(chat), [HELD, REST, GREETING], 'nothing lost, nothing doubled');
     assert.deepEqual(texts(chat), texts(watched));
     assert.equal(chat.reconnecting, false);
     assert.equal(chat.state.reconnecting, false);
@@ -223,9 +231,6 @@ describe('the client core on the shared daemon', () => {
     );
     assert.equal(applied.at(-1), watched.seq);
     assert.deepEqual(notices(chat), ['Reconnected to the shared daemon.']);
-    // The chat goes on on the new connection.
-    await chat.send('hello');
-    await until(chat, (c) => texts(c).includes('Hello from the stand-in model!'), 'an answer after reconnecting');
     assert.deepEqual(states, ['starting', 'running', 'reconnecting', 'running']);
   });
 
