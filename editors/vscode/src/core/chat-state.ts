@@ -11,6 +11,7 @@ import type {
   ClaudeNotifications,
   ContextReading,
   ExitInfo,
+  PermissionRequest,
   FileUpdatedNotification,
   PermissionRequestNotification,
   RetryInfo,
@@ -43,7 +44,13 @@ export type ChatEvent =
       cwd: string;
       costUsd?: number;
       context?: ContextReading | null;
-    };
+    }
+  /** The chat as the shared daemon has it now (claude/attach without afterSeq, or one whose
+   * missed notifications left the replay window): its entries and the permission requests
+   * waiting, as of the channel's notification `seq`. Replaces the conversation shown. */
+  | { kind: 'snapshot'; channelId: string; seq: number; entries: ConversationEntry[]; pending: PermissionRequest[] }
+  /** Shared daemon: the connection dropped and the chat waits to be re-attached (or it is back). */
+  | { kind: 'connection'; reconnecting: boolean };
 
 /** A claude/fileUpdated without its contents (the host keeps those for its diff editor). */
 export type FileUpdate = Pick<
@@ -70,6 +77,8 @@ export interface ChatState extends Transcript {
   channelId: string | null;
   sessionId: string | null;
   cwd: string | null;
+  /** Shared daemon: the connection dropped; the chat is re-attached once it is made again. */
+  reconnecting: boolean;
 }
 
 export function initialState(): ChatState {
@@ -85,6 +94,7 @@ export function initialState(): ChatState {
     channelId: null,
     sessionId: null,
     cwd: null,
+    reconnecting: false,
     rev: 0,
   };
 }
@@ -115,6 +125,17 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });
       if (event.costUsd !== undefined) state.totals.costUsd = event.costUsd;
       if (event.context !== undefined) state.totals.context = event.context;
+      break;
+    case 'snapshot':
+      // The daemon's conversation replaces what the chat showed (it may have missed any part of it).
+      Object.assign(state, { entries: [], queued: [], at: {}, revs: {}, pending: {} });
+      for (const entry of event.entries) onEntry(state, entry);
+      for (const request of event.pending) {
+        state.pending[request.requestId] = { ...request, channelId: event.channelId, seq: event.seq };
+      }
+      break;
+    case 'connection':
+      state.reconnecting = event.reconnecting;
       break;
   }
   return state;

@@ -6,7 +6,9 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import type { DaemonConnection } from './connection';
 import { SidecarError } from './errors';
 import type {
+  AttachResult,
   ChannelInfo,
+  ChannelSummary,
   ClaudeNotifications,
   ContextUsageResult,
   FileUpdatedNotification,
@@ -54,6 +56,8 @@ export class Chat {
   sessionId: string | undefined;
   /** The channel's pending permission requests, whole (the state keeps what the view needs). */
   readonly permissionRequests = new Map<string, PermissionRequestNotification>();
+  /** The permission requests this client answered: their `answeredElsewhere` is its own answer. */
+  private readonly answered = new Set<string>();
   /** File updates by notification seq, with their contents. */
   readonly fileContents = new Map<number, FileContents>();
   /** The highest `seq` the chat has seen, and what is added to the current channel's. */
@@ -64,6 +68,12 @@ export class Chat {
   /** True once a message was taken: the session exists on disk and can be resumed. */
   hasConversation = false;
   closed = false;
+  /** Closed with `keepRunning`: the chat goes on in the shared daemon without this client. */
+  keptRunning = false;
+  /** Shared daemon: the connection dropped and the chat waits to be re-attached. */
+  reconnecting = false;
+  /** While re-attaching: the channel's notifications, applied once the attach answered. */
+  private held: [keyof ClaudeNotifications, ClaudeNotifications[keyof ClaudeNotifications]][] | undefined;
 
   constructor(
     /** Stable within this client: `chat-1`, `chat-2`, ... */
@@ -71,8 +81,15 @@ export class Chat {
     /** What opened the channel; reused (with `resume`) when the chat moves to a new daemon. */
     readonly channelParams: NewChannelParams,
     private readonly daemon: () => Promise<DaemonConnection>,
-    private readonly onClose: (chat: Chat) => Promise<void>,
+    /** Ends the chat's channel, or with `keepRunning` (shared daemon) only stops showing it. */
+    private readonly onClose: (chat: Chat, keepRunning: boolean) => Promise<void>,
   ) {}
+
+  /** The `seq` of the last notification of the current channel the chat applied: what
+   * `claude/attach`'s `afterSeq` names when the chat comes back to the shared daemon. */
+  get seq(): number {
+    return this.channelSeq;
+  }
 
   get cwd(): string {
     return this.channelParams.cwd;
@@ -95,6 +112,7 @@ export class Chat {
   bind(channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
     this.seqOffset = this.lastSeq;
     this.channelSeq = 0;
+    this.held = undefined;
     this.channelId = channelId;
     this.pid = pid;
     this.sessionId = sessionId;
@@ -119,23 +137,95 @@ export class Chat {
   unbind(): void {
     this.channelId = undefined;
     this.pid = undefined;
+    this.held = undefined;
     this.permissionRequests.clear();
+  }
+
+  /**
+   * Shows the chat as the shared daemon has it (claude/attach's `entries` and pending
+   * permission requests as of `seq`): what was shown is replaced, and the channel's
+   * notifications numbered after `seq` follow.
+   */
+  applySnapshot(result: Pick<AttachResult, 'channelId' | 'seq' | 'entries' | 'pendingPermissions'>): void {
+    this.channelSeq = result.seq;
+    this.lastSeq = this.seqOffset + result.seq;
+    this.permissionRequests.clear();
+    for (const request of result.pendingPermissions) {
+      this.permissionRequests.set(request.requestId, { ...request, channelId: result.channelId, seq: result.seq });
+    }
+    this.apply({
+      kind: 'snapshot',
+      channelId: result.channelId,
+      seq: result.seq,
+      entries: result.entries ?? [],
+      pending: result.pendingPermissions,
+    });
+  }
+
+  /** Takes the channel's state, model and mode from its claude/listChannels item (an attach
+   * answer does not carry them, and the next claude/status may be a long turn away). */
+  applySummary(channel: ChannelSummary): void {
+    if (channel.channelId !== this.channelId || !this.sessionId) return;
+    const status: StatusNotification = {
+      channelId: channel.channelId,
+      seq: this.channelSeq,
+      state: channel.state,
+      sessionId: this.sessionId,
+      ...(channel.model ? { model: channel.model } : {}),
+      ...(channel.permissionMode ? { permissionMode: channel.permissionMode } : {}),
+    };
+    this.status = status;
+    // Applied, not routed: it is no notification of the channel and must not move `seq`.
+    this.apply({ kind: 'notification', method: 'claude/status', params: status });
+  }
+
+  /** Shared daemon: the connection dropped (`true`) or the chat is attached again (`false`). */
+  setReconnecting(reconnecting: boolean): void {
+    if (reconnecting === this.reconnecting) return;
+    this.reconnecting = reconnecting;
+    this.apply({ kind: 'connection', reconnecting });
+  }
+
+  /** Keeps the channel's notifications from now until `release` (a claude/attach is on its way). */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** Applies the notifications kept since `hold` (those the chat has already are skipped). */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const [method, params] of held) this.notify(method, params);
   }
 
   /** Routes a notification of this chat's channel. */
   notify<M extends keyof ClaudeNotifications>(method: M, channelParams: ClaudeNotifications[M]): void {
+    if (this.held) {
+      this.held.push([method, channelParams]);
+      return;
+    }
+    // Shared daemon: a notification the chat already applied (replayed after a reconnect, or
+    // sent before an attach answer that already holds it) is not applied twice.
+    if (channelParams.seq <= this.channelSeq) return;
     // A channel counts its notifications from 1; a chat that moved to a new channel (a daemon
     // restart) goes on counting from where the old one stopped, so `seq` names one
     // notification of the chat (file updates are opened by it).
     const params = this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
     this.lastSeq = Math.max(this.lastSeq, params.seq);
     const missed = channelParams.seq > this.channelSeq + 1;
+    let answeredElsewhere: string | undefined;
     this.channelSeq = Math.max(this.channelSeq, channelParams.seq);
     if (method === 'claude/permissionRequest') {
       const request = params as PermissionRequestNotification;
       if (request.autoDecision !== 'allow') this.permissionRequests.set(request.requestId, request);
     } else if (method === 'claude/permissionCancelled') {
-      this.permissionRequests.delete((params as { requestId: string }).requestId);
+      const { requestId, reason } = params as ClaudeNotifications['claude/permissionCancelled'];
+      const request = this.permissionRequests.get(requestId);
+      this.permissionRequests.delete(requestId);
+      // Every attached client hears of the first answer, the one that gave it too.
+      if (reason === 'answeredElsewhere' && request && !this.answered.delete(requestId)) {
+        answeredElsewhere = request.displayName || request.toolName;
+      }
     } else if (method === 'claude/fileUpdated') {
       this.keepFileContents(params as FileUpdatedNotification);
     } else if (method === 'claude/status') {
@@ -150,6 +240,9 @@ export class Chat {
         ? ({ ...(params as FileUpdatedNotification), oldContent: null, newContent: null } as ClaudeNotifications[M])
         : params;
     this.apply({ kind: 'notification', method, params: slim } as ChatEvent);
+    if (answeredElsewhere) {
+      this.apply({ kind: 'notice', level: 'info', text: `${answeredElsewhere}: answered in another editor.` });
+    }
     if (missed) void this.catchUp();
   }
 
@@ -196,7 +289,13 @@ export class Chat {
   /** Answers a pending permission request. */
   async respondPermission(answer: Omit<RespondPermissionParams, 'channelId'>): Promise<void> {
     const channelId = this.requireChannel();
-    await (await this.daemon()).request('claude/respondPermission', { ...answer, channelId });
+    this.answered.add(answer.requestId);
+    try {
+      await (await this.daemon()).request('claude/respondPermission', { ...answer, channelId });
+    } catch (e) {
+      this.answered.delete(answer.requestId);
+      throw e;
+    }
     this.permissionRequests.delete(answer.requestId);
   }
 
@@ -235,11 +334,16 @@ export class Chat {
     return (await this.daemon()).request('claude/contextUsage', { channelId });
   }
 
-  /** Closes the channel (its CLI ends); the chat stays readable but takes no more messages. */
-  async close(): Promise<void> {
+  /**
+   * Closes the channel (its CLI ends); the chat stays readable but takes no more messages.
+   * `keepRunning` (shared daemon): the chat goes on in the daemon without this client
+   * (claude/detach), where "Attach to a Running Chat" finds it.
+   */
+  async close(keepRunning = false): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.onClose(this);
+    this.keptRunning = keepRunning;
+    await this.onClose(this, keepRunning);
     this.closedEmitter.fire();
   }
 

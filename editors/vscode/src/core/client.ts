@@ -1,13 +1,20 @@
 // The client of one daemon for the whole editor window: starts it when first needed,
 // routes its notifications to chats, serves its editor-tool requests, and when it dies
 // starts a new one and moves every chat onto it (same session, new channel).
+//
+// With the shared daemon (`claude-sidecar connect`) the chats belong to the daemon, not to
+// the connection: when the connection drops, the client makes it again (bounded backoff)
+// and re-attaches every chat with the last `seq` it applied, so it gets exactly what it
+// missed; requests made meanwhile wait for the connection.
 
 import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import { Chat } from './chat';
 import { DaemonConnection, type DaemonExit, type DaemonOptions, type Log } from './connection';
-import { SidecarError } from './errors';
+import { SidecarError, toSidecarError } from './errors';
 import type {
+  AttachResult,
   ChannelInfo,
+  ChannelSummary,
   ClaudeNotifications,
   InitializationOptions,
   NewChannelParams,
@@ -18,8 +25,17 @@ import type {
 /** Notifications kept per channel that no chat holds yet (its first ones, before newChannel answers). */
 const EARLY_NOTIFICATIONS_KEPT = 50;
 
-/** The daemon's life as the client sees it; every change is logged and emitted. */
-export type DaemonState = 'stopped' | 'starting' | 'running' | 'restarting' | 'failed';
+/** The daemon's life as the client sees it; every change is logged and emitted.
+ * `reconnecting`: the shared daemon's connection dropped and is being made again. */
+export type DaemonState = 'stopped' | 'starting' | 'running' | 'restarting' | 'reconnecting' | 'failed';
+
+/** Shared daemon: tries in a row to connect again before the client gives up. */
+const RECONNECT_TRIES = 8;
+
+/** Shared daemon: the wait before the `attempt`th try to connect again (0.25 s doubling to 8 s). */
+export function reconnectDelayMs(attempt: number): number {
+  return Math.min(250 * 2 ** (attempt - 1), 8000);
+}
 
 /** An editor tool: returns its result or a promise of it; a throw or a rejection is the tool's error. */
 export type EditorToolHandler = (args: Record<string, unknown>, chat: Chat | undefined) => unknown;
@@ -35,6 +51,15 @@ export interface ClientOptions {
   /** Restarts allowed within `restartWindowMs` before the client gives up (state `failed`). */
   maxRestarts?: number;
   restartWindowMs?: number;
+  /**
+   * The command reaches the shared daemon (`claude-sidecar connect`): chats outlive the
+   * connection, a dropped one is made again and every chat re-attached, a closed panel may
+   * leave its chat running.
+   */
+  shared?: boolean;
+  /** Shared daemon: tries in a row to connect again (default 8) and the wait before each. */
+  reconnectTries?: number;
+  reconnectDelayMs?: (attempt: number) => number;
 }
 
 /** Injected so tests can count or fail daemon starts. */
@@ -63,11 +88,19 @@ export class SidecarClient {
     private readonly startDaemon: DaemonStarter = (options) => DaemonConnection.start(options),
   ) {}
 
-  /** The running daemon, started (or restarted after a failure) when needed. */
+  /** Whether the client runs on the shared daemon. */
+  get shared(): boolean {
+    return this.options.shared ?? false;
+  }
+
+  /** The running daemon, started (or restarted after a failure) when needed. With the shared
+   * daemon and chats open, a new connection re-attaches them before it is handed out. */
   daemon(): Promise<DaemonConnection> {
     if (this.current?.alive) return Promise.resolve(this.current);
     if (this.disposed) return Promise.reject(new SidecarError('the extension is shutting down', 'daemon'));
-    this.starting ??= this.start().finally(() => (this.starting = undefined));
+    const reattach = this.shared && this.allChats().some((c) => c.channelId);
+    // After the client gave up reconnecting, a request tries once more, at once.
+    this.starting ??= (reattach ? this.reconnect(1, false) : this.start()).finally(() => (this.starting = undefined));
     return this.starting;
   }
 
@@ -77,10 +110,10 @@ export class SidecarClient {
       `chat-${this.nextChat++}`,
       { ...params },
       () => this.daemon(),
-      (c) => this.closeChat(c),
+      (c, keepRunning) => this.closeChat(c, keepRunning),
     );
     if (params.resume) chat.hasConversation = true;
-    await this.bindChannel(chat, params);
+    await this.bindChannel(chat, params, await this.daemon());
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
     return chat;
@@ -92,12 +125,20 @@ export class SidecarClient {
       `chat-${this.nextChat++}`,
       { ...params, cwd, resume: sessionId },
       () => this.daemon(),
-      (c) => this.closeChat(c),
+      (c, keepRunning) => this.closeChat(c, keepRunning),
     );
     chat.hasConversation = true;
-    await this.bindChannel(chat, chat.channelParams);
-    // A resumed channel starts with the stored session's entries, served by its transcript.
-    await chat.loadTranscript();
+    const attached = await this.bindChannel(chat, chat.channelParams, await this.daemon());
+    if (attached) {
+      chat.apply({
+        kind: 'notice',
+        level: 'info',
+        text: 'This session was still running in the daemon: attached to it.',
+      });
+    } else {
+      // A resumed channel starts with the stored session's entries, served by its transcript.
+      await chat.loadTranscript();
+    }
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
     return chat;
@@ -118,7 +159,7 @@ export class SidecarClient {
       `chat-${this.nextChat++}`,
       { ...chat.channelParams, resume: result.sessionId },
       () => this.daemon(),
-      (c) => this.closeChat(c),
+      (c, keepRunning) => this.closeChat(c, keepRunning),
     );
     fork.hasConversation = true;
     this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
@@ -127,6 +168,62 @@ export class SidecarClient {
     this.chats.set(fork.id, fork);
     this.chatEmitter.fire(fork);
     return fork;
+  }
+
+  /** Shared daemon: every chat the daemon runs, with the editors attached to each. */
+  async listChannels(): Promise<ChannelSummary[]> {
+    return (await (await this.daemon()).request('claude/listChannels', {})).channels;
+  }
+
+  /**
+   * Shared daemon: opens a chat the daemon runs (a `listChannels` item) in a new chat: its
+   * conversation so far and its pending permission requests, then what it does next. A
+   * chat this client shows already is returned as it is. Over the private daemon it
+   * rejects with `notShared`, saying what to set.
+   */
+  async attachChat(channel: ChannelSummary): Promise<Chat> {
+    // The private daemon is asked all the same: its refusal (notShared) is the answer.
+    const open = this.allChats().find((c) => c.channelId === channel.channelId && c.sessionId === channel.sessionId);
+    if (open && this.shared) return open;
+    const chat = new Chat(
+      `chat-${this.nextChat++}`,
+      {
+        cwd: channel.cwd,
+        ...(channel.model ? { model: channel.model } : {}),
+        ...(channel.permissionMode
+          ? { permissionMode: channel.permissionMode as NewChannelParams['permissionMode'] }
+          : {}),
+      },
+      () => this.daemon(),
+      (c, keepRunning) => this.closeChat(c, keepRunning),
+    );
+    chat.hasConversation = true;
+    const daemon = await this.daemon();
+    this.closedChannels.delete(channel.channelId);
+    let result: AttachResult;
+    try {
+      result = await daemon.request('claude/attach', { channelId: channel.channelId });
+    } catch (e) {
+      const error = toSidecarError(e, 'claude/attach');
+      if (error.errorName !== 'notShared') throw error;
+      throw new SidecarError(
+        'attaching to a running chat needs the shared daemon: set claudeSidecar.daemon to "shared"',
+        'claudeSidecar.daemon',
+        { cause: error, code: error.code, errorName: error.errorName },
+      );
+    }
+    this.bound(chat, result.channelId, result.sessionId, result.info, result.pid, result);
+    // The item may be older than the attach (a quick pick stays open): its state is asked anew.
+    await this.refreshSummary(chat, daemon);
+    chat.apply({ kind: 'notice', level: 'info', text: 'Attached: the chat goes on from here.' });
+    this.chats.set(chat.id, chat);
+    this.chatEmitter.fire(chat);
+    return chat;
+  }
+
+  /** Ends a chat of the daemon (its CLI), shown in this client or not: claude/closeChannel. */
+  async closeChannel(channelId: string): Promise<void> {
+    await (await this.daemon()).request('claude/closeChannel', { channelId });
   }
 
   /** Stored sessions of a workspace folder, newest first (all pages). */
@@ -158,7 +255,9 @@ export class SidecarClient {
   /** Closes every chat and ends the daemon; no CLI outlives it. */
   async dispose(): Promise<void> {
     this.disposed = true;
-    const daemon = this.current ?? (await this.starting?.catch(() => undefined));
+    // A reconnect in progress ends the connection it makes once it sees the client disposed.
+    const daemon =
+      this.current ?? (this.state === 'reconnecting' ? undefined : await this.starting?.catch(() => undefined));
     this.current = undefined;
     await daemon?.dispose();
     this.setState('stopped');
@@ -167,25 +266,162 @@ export class SidecarClient {
   private async start(): Promise<DaemonConnection> {
     this.setState(this.state === 'stopped' ? 'starting' : 'restarting');
     try {
-      const daemon = await this.startDaemon({
-        command: this.options.command,
-        cwd: this.options.cwd,
-        env: this.options.env,
-        initializationOptions: this.options.initializationOptions ?? {},
-        log: this.options.log,
-      });
-      daemon.onNotification((method, params) => this.route(method, params));
-      daemon.onClientRequest('claude/callEditorTool', (params) => this.callEditorTool(params));
-      daemon.onExit((exit) => this.daemonExited(daemon, exit));
+      const daemon = await this.connect();
       this.current = daemon;
-      // Channel ids are per daemon: a new one starts counting again.
-      this.early = new Map();
-      this.closedChannels = new Set();
       this.setState('running');
       return daemon;
     } catch (e) {
       this.setState('failed');
       throw e;
+    }
+  }
+
+  /** Starts the daemon command and wires the connection to the chats (not yet `current`). */
+  private async connect(): Promise<DaemonConnection> {
+    const daemon = await this.startDaemon({
+      command: this.options.command,
+      cwd: this.options.cwd,
+      env: this.options.env,
+      initializationOptions: this.options.initializationOptions ?? {},
+      log: this.options.log,
+    });
+    daemon.onNotification((method, params) => this.route(method, params));
+    daemon.onClientRequest('claude/callEditorTool', (params) => this.callEditorTool(params));
+    daemon.onExit((exit) => this.daemonExited(daemon, exit));
+    // Channel ids are per daemon: a new one starts counting again.
+    this.early = new Map();
+    this.closedChannels = new Set();
+    return daemon;
+  }
+
+  /**
+   * Shared daemon: makes the connection again, up to `tries` times in a row, the first after
+   * a wait only if `wait`, each next one after a longer one (reconnectDelayMs), and
+   * re-attaches every chat before the connection is handed to the requests that wait for
+   * it. After the last try the client gives up (`failed`) and the chats say so; the next
+   * request tries once more.
+   */
+  private async reconnect(tries: number, wait: boolean): Promise<DaemonConnection> {
+    this.setState('reconnecting');
+    const delay = this.options.reconnectDelayMs ?? reconnectDelayMs;
+    let failure: unknown;
+    for (let attempt = 1; attempt <= tries; attempt++) {
+      if (wait || attempt > 1) await new Promise((resolve) => setTimeout(resolve, delay(attempt)));
+      if (this.disposed) throw new SidecarError('the extension is shutting down', 'daemon');
+      this.options.log?.('info', `connecting to the shared daemon again (try ${attempt} of ${tries})`);
+      let daemon: DaemonConnection;
+      try {
+        daemon = await this.connect();
+      } catch (e) {
+        failure = e;
+        this.options.log?.('info', `connecting again failed: ${(e as Error).message}`);
+        continue;
+      }
+      // Not `current` until every chat is attached again: requests wait until then.
+      await Promise.all(this.allChats().map((chat) => this.reattach(chat, daemon)));
+      if (this.isDisposed()) {
+        await daemon.dispose();
+        throw new SidecarError('the extension is shutting down', 'daemon');
+      }
+      if (!daemon.alive) continue; // it dropped again meanwhile
+      this.current = daemon;
+      this.setState('running');
+      this.options.log?.('info', 'connected to the shared daemon again');
+      return daemon;
+    }
+    this.setState('failed');
+    const why = failure instanceof Error ? `: ${failure.message}` : '';
+    for (const chat of this.allChats()) {
+      chat.setReconnecting(false);
+      chat.apply({
+        kind: 'notice',
+        level: 'error',
+        text: `Could not connect to the shared daemon again (${tries} tries)${why}. Send a message to try again.`,
+      });
+    }
+    throw toSidecarError(failure ?? new Error('the connection dropped'), 'daemon');
+  }
+
+  /**
+   * Shared daemon, on a new connection: attaches the chat again with the last `seq` it
+   * applied, so the daemon sends exactly what it missed. If the daemon no longer kept all
+   * of it (`missed`), the chat is shown afresh from the answer; if the chat is not in the
+   * daemon any more (a new daemon runs), its session is opened again.
+   */
+  private async reattach(chat: Chat, daemon: DaemonConnection): Promise<void> {
+    const channelId = chat.channelId;
+    if (!channelId || chat.closed) return;
+    // The replayed notifications come before the answer, live ones may too: kept until it
+    // is known whether the answer's entries replace the chat.
+    chat.hold();
+    let result: AttachResult;
+    try {
+      result = await daemon.request('claude/attach', { channelId, afterSeq: chat.seq });
+    } catch (e) {
+      const error = toSidecarError(e, 'claude/attach');
+      if (!daemon.alive) return; // dropped again: the next connection attaches it again
+      // invalidParams: an afterSeq past the chat's last seq, a chat of the same id in a new daemon.
+      if (error.errorName === 'channelNotFound' || error.errorName === 'invalidParams') {
+        return this.reopen(chat, daemon, 'The chat was not running in the daemon any more');
+      }
+      chat.release();
+      chat.setReconnecting(false);
+      chat.apply({ kind: 'notice', level: 'error', text: `Could not attach to the chat again: ${error.message}` });
+      return;
+    }
+    if (result.sessionId !== chat.sessionId) {
+      // A new daemon gave the id to another chat.
+      await daemon.request('claude/detach', { channelId }).catch(() => undefined);
+      return this.reopen(chat, daemon, 'The chat was not running in the daemon any more');
+    }
+    chat.pid = result.pid;
+    if (result.missed) chat.applySnapshot(result);
+    chat.release();
+    chat.setReconnecting(false);
+    if (result.missed) {
+      chat.apply({
+        kind: 'notice',
+        level: 'warn',
+        text: 'Reconnected: the daemon no longer had all of what was missed, so the chat is shown afresh.',
+      });
+      await this.refreshSummary(chat, daemon);
+    } else {
+      chat.apply({ kind: 'notice', level: 'info', text: 'Reconnected to the shared daemon.' });
+    }
+  }
+
+  /** The chat's channel is gone from the daemon: opens its session again (or a new one). */
+  private async reopen(chat: Chat, daemon: DaemonConnection, why: string): Promise<void> {
+    chat.unbind();
+    chat.setReconnecting(false);
+    const params: NewChannelParams = { ...chat.channelParams };
+    if (chat.hasConversation && chat.sessionId) params.resume = chat.sessionId;
+    else delete params.resume;
+    chat.apply({
+      kind: 'notice',
+      level: 'warn',
+      text: params.resume ? `${why}: opening its session again.` : `${why}: starting it anew.`,
+    });
+    try {
+      await this.bindChannel(chat, params, daemon);
+      chat.apply({
+        kind: 'notice',
+        level: 'info',
+        text: params.resume ? 'Reopened from its session: the conversation goes on.' : 'Ready again.',
+      });
+    } catch (e) {
+      chat.apply({ kind: 'notice', level: 'error', text: `Cannot reopen this chat: ${(e as Error).message}` });
+    }
+  }
+
+  /** Takes the chat's state, model and mode from claude/listChannels (an attach answer lacks them). */
+  private async refreshSummary(chat: Chat, daemon: DaemonConnection): Promise<void> {
+    try {
+      const { channels } = await daemon.request('claude/listChannels', {});
+      const channel = channels.find((c) => c.channelId === chat.channelId);
+      if (channel) chat.applySummary(channel);
+    } catch (e) {
+      this.options.log?.('debug', `listChannels: ${(e as Error).message}`);
     }
   }
 
@@ -213,28 +449,44 @@ export class SidecarClient {
     return await handler(params.arguments, chat);
   }
 
-  private async bindChannel(chat: Chat, params: NewChannelParams): Promise<void> {
-    const daemon = await this.daemon();
+  /** Opens a channel for the chat; true when the shared daemon attached it to the running
+   * chat that holds `params.resume` (its conversation is shown from the answer). */
+  private async bindChannel(chat: Chat, params: NewChannelParams, daemon: DaemonConnection): Promise<boolean> {
     const result = await daemon.request('claude/newChannel', params);
-    this.bound(chat, result.channelId, result.sessionId, result.info, result.pid);
+    this.bound(chat, result.channelId, result.sessionId, result.info, result.pid, result.attached ?? undefined);
+    if (result.attached) await this.refreshSummary(chat, daemon);
+    return Boolean(result.attached);
   }
 
-  private bound(chat: Chat, channelId: string, sessionId: string, info: ChannelInfo | null, pid?: number): void {
+  /** Binds the chat to a channel; `snapshot`: the conversation the chat starts from (an attach). */
+  private bound(
+    chat: Chat,
+    channelId: string,
+    sessionId: string,
+    info: ChannelInfo | null,
+    pid?: number,
+    snapshot?: AttachResult,
+  ): void {
     chat.bind(channelId, sessionId, info, pid);
+    if (snapshot) chat.applySnapshot(snapshot);
     const early = this.early.get(channelId) ?? [];
     this.early.delete(channelId);
     for (const [method, params] of early) chat.notify(method, params as never);
   }
 
-  private async closeChat(chat: Chat): Promise<void> {
+  /** Ends the chat's channel, or (shared daemon, `keepRunning`) detaches from it: the chat
+   * goes on in the daemon, listed by listChannels for any client to attach to. */
+  private async closeChat(chat: Chat, keepRunning: boolean): Promise<void> {
     this.chats.delete(chat.id);
     const channelId = chat.channelId;
     if (channelId) this.closedChannels.add(channelId);
     if (!channelId || !this.current?.alive) return;
+    const detach = keepRunning && this.shared;
     try {
-      await this.current.request('claude/closeChannel', { channelId });
+      if (detach) await this.current.request('claude/detach', { channelId });
+      else await this.current.request('claude/closeChannel', { channelId });
     } catch (e) {
-      this.options.log?.('warn', `closing ${channelId}: ${(e as Error).message}`);
+      this.options.log?.('warn', `${detach ? 'detaching from' : 'closing'} ${channelId}: ${(e as Error).message}`);
     }
   }
 
@@ -242,6 +494,10 @@ export class SidecarClient {
     if (daemon !== this.current) return;
     this.current = undefined;
     this.lastExit = exit;
+    if (this.shared && !exit.expected && !this.disposed) {
+      this.connectionDropped(exit);
+      return;
+    }
     for (const chat of this.chats.values()) chat.unbind();
     if (exit.expected || this.disposed) {
       this.setState('stopped');
@@ -268,6 +524,30 @@ export class SidecarClient {
     void this.moveChats(why);
   }
 
+  /**
+   * Shared daemon: the connection (`connect`, `ssh`) ended; the chats run on in the daemon.
+   * With chats open it is made again at once (their re-attach waits for it); without, the
+   * next request makes it.
+   */
+  private connectionDropped(exit: DaemonExit): void {
+    const open = this.allChats().filter((c) => c.channelId);
+    if (open.length === 0) {
+      this.setState('stopped');
+      return;
+    }
+    this.options.log?.(
+      'warn',
+      `the connection to the shared daemon dropped (code ${exit.code}, signal ${exit.signal})`,
+    );
+    for (const chat of open) chat.setReconnecting(true);
+    if (this.starting) return; // a reconnect in progress tries again
+    this.starting = this.reconnect(this.options.reconnectTries ?? RECONNECT_TRIES, true).finally(
+      () => (this.starting = undefined),
+    );
+    // Its failure is reported to the chats; nobody else waits for it yet.
+    this.starting.catch(() => undefined);
+  }
+
   /** Starts a new daemon and gives every chat a channel on it, resuming its session. */
   private async moveChats(why: string): Promise<void> {
     for (const chat of this.chats.values()) {
@@ -286,7 +566,7 @@ export class SidecarClient {
       if (chat.hasConversation && chat.sessionId) params.resume = chat.sessionId;
       else delete params.resume;
       try {
-        await this.bindChannel(chat, params);
+        await this.bindChannel(chat, params, await this.daemon());
         chat.apply({
           kind: 'notice',
           level: 'info',
@@ -296,6 +576,11 @@ export class SidecarClient {
         chat.apply({ kind: 'notice', level: 'error', text: `cannot resume this chat: ${(e as Error).message}` });
       }
     }
+  }
+
+  /** Read through a call: a check of the field before an await does not hold after it. */
+  private isDisposed(): boolean {
+    return this.disposed;
   }
 
   private setState(state: DaemonState): void {

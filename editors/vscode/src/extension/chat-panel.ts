@@ -1,7 +1,8 @@
 // One chat in an editor tab: a webview showing the chat's transcript, fed by the host.
 //
 // The host keeps the chat (src/core/chat.ts) and forwards each event; the page keeps a copy
-// of the state built by the same store. Closing the tab closes the chat's channel.
+// of the state built by the same store. Closing the tab closes the chat's channel; with the
+// shared daemon it only detaches (the chat runs on: "Claude: Close Chat" ends it).
 
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
@@ -36,6 +37,8 @@ export interface PanelHost {
   showSessions(): Promise<void>;
   /** Whether the daemon was started with bypassPermissions available. */
   allowBypassPermissions(): boolean;
+  /** Shared daemon: closing the tab leaves the chat running (claude/detach), not ended. */
+  keepsChatsRunning(): boolean;
 }
 
 type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']> };
@@ -71,6 +74,7 @@ export class ChatPanel implements vscode.Disposable {
         this.post({ type: 'event', event });
         if (
           event.kind === 'transcript' ||
+          event.kind === 'snapshot' ||
           (event.kind === 'notification' && event.method === 'claude/entry' && event.params.entry.kind === 'prompt')
         ) {
           this.updateTitle();
@@ -101,7 +105,7 @@ export class ChatPanel implements vscode.Disposable {
     this.disposed = true;
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();
-    void this.chat.close();
+    void this.chat.close(this.host.keepsChatsRunning());
   }
 
   /** A decided or withdrawn proposal's diff editor would show a stale choice: close it. */

@@ -2,18 +2,33 @@
 // commands, the status bar and the editor tools. The logic lives in src/core; this layer
 // only connects it to VS Code.
 
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
 import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
-import type { NewChannelParams } from '../core/protocol.generated';
+import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
 import { coreLog, createLogger, type Logger } from './logger';
 import { readSettings } from './settings';
 import { StatusBar } from './status-bar';
+
+const STATE_WORDS: Record<string, string> = {
+  starting: 'starting',
+  idle: 'idle',
+  running: 'working',
+  awaitingPermission: 'waiting for a permission',
+  exited: 'exited',
+};
+
+/** The editors attached to a running chat, in words. */
+function attachedEditors(channel: ChannelSummary): string {
+  const names = (channel.clients ?? []).map((c) => c.clientName ?? c.connectionId);
+  return names.length ? `attached: ${names.join(', ')}` : 'no editor attached';
+}
 
 class Extension implements PanelHost, vscode.Disposable {
   readonly log: Logger = createLogger();
@@ -24,6 +39,9 @@ class Extension implements PanelHost, vscode.Disposable {
   private bypassAvailable = false;
   private readonly cliReported = new Set<string>();
   private lastFocused: ChatPanel | undefined;
+  private shared = false;
+  /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
+  private disposing = false;
 
   constructor(readonly extensionUri: vscode.Uri) {}
 
@@ -32,13 +50,16 @@ class Extension implements PanelHost, vscode.Disposable {
     if (!this.clientInstance) {
       const settings = readSettings();
       this.bypassAvailable = settings.allowDangerouslySkipPermissions;
+      this.shared = settings.daemon === 'shared';
       const client = new SidecarClient({
         command: settings.daemonCommand,
+        shared: this.shared,
         env: { ...process.env, ...settings.env },
         cwd: this.workspaceFolder(),
         log: coreLog(this.log),
         initializationOptions: {
-          clientName: 'vscode',
+          // Shown to other editors attached to the same chat: which window this is.
+          clientName: `VS Code · ${vscode.workspace.name ?? 'no folder'}`,
           ...(settings.cliPath ? { cliPath: settings.cliPath } : {}),
           allowDangerouslySkipPermissions: settings.allowDangerouslySkipPermissions,
           autoAllowTools: settings.autoAllowTools,
@@ -48,10 +69,33 @@ class Extension implements PanelHost, vscode.Disposable {
         },
         editorTools: EDITOR_TOOL_HANDLERS,
       });
+      let previous = client.state;
       client.onDaemonState((state) => {
         this.refreshStatus();
         if (state === 'running') void this.reportCli(client);
+        // Said once per drop, for as long as it lasts; each chat shows "reconnecting" too.
+        if (state === 'reconnecting' && previous === 'running') {
+          const over = new Promise<void>((resolve) => {
+            const sub = client.onDaemonState((next) => {
+              if (next === 'reconnecting') return;
+              sub.dispose();
+              resolve();
+            });
+          });
+          void vscode.window.withProgress(
+            {
+              location: vscode.ProgressLocation.Notification,
+              title: 'Claude: the connection to the shared daemon dropped; reconnecting…',
+            },
+            () => over,
+          );
+        }
+        if (state === 'failed' && previous === 'reconnecting') {
+          void this.showError('Claude: could not connect to the shared daemon again; send a message to try once more.');
+        }
+        previous = state;
       });
+      client.onChatOpened((chat) => chat.onEvent((e) => e.kind === 'connection' && this.refreshStatus()));
       this.clientInstance = client;
     }
     return this.clientInstance;
@@ -59,6 +103,30 @@ class Extension implements PanelHost, vscode.Disposable {
 
   allowBypassPermissions(): boolean {
     return this.bypassAvailable;
+  }
+
+  /** Shared daemon: a closed chat tab leaves its chat running in the daemon. */
+  keepsChatsRunning(): boolean {
+    return this.shared;
+  }
+
+  /** Shared daemon: a tab closed mid-turn left its chat running; says so, and offers to end it. */
+  private async offerToEnd(chat: Chat): Promise<void> {
+    const channelId = chat.channelId;
+    const pick = await vscode.window.showInformationMessage(
+      'Claude: the chat keeps running in the shared daemon ("Claude: Attach to a Running Chat" opens it again).',
+      'End the Chat',
+    );
+    if (pick !== 'End the Chat' || !channelId) return;
+    try {
+      await this.client.closeChannel(channelId);
+    } catch (e) {
+      void this.showError(`Claude: cannot end the chat: ${(e as Error).message}`);
+    }
+  }
+
+  private async showError(message: string): Promise<void> {
+    if ((await vscode.window.showErrorMessage(message, 'Show Log')) === 'Show Log') this.log.show();
   }
 
   /** Logs which CLI the daemon runs; a CLI that cannot run or is untested is shown to the user once. */
@@ -109,6 +177,8 @@ class Extension implements PanelHost, vscode.Disposable {
       this.panels.delete(chat.id);
       if (this.lastFocused === chatPanel) this.lastFocused = undefined;
       this.refreshStatus();
+      const working = chat.state.status.state === 'running' || chat.state.status.state === 'awaitingPermission';
+      if (chat.keptRunning && working && !this.disposing) void this.offerToEnd(chat);
     });
     this.lastFocused = chatPanel;
     chatPanel.reveal();
@@ -169,6 +239,93 @@ class Extension implements PanelHost, vscode.Disposable {
       }),
     );
     this.show(chat, panel);
+  }
+
+  /**
+   * Shared daemon: a quick pick of the daemon's running chats (folder, state, model, the
+   * editors attached); the one picked opens in a chat panel (its conversation so far, its
+   * pending permission requests, then live). A chat shown in this window is revealed.
+   */
+  async attach(): Promise<void> {
+    if (readSettings().daemon !== 'shared') {
+      // Said without starting a daemon: the private one would only refuse (notShared).
+      throw new SidecarError(
+        'attaching to a running chat needs the shared daemon: set claudeSidecar.daemon to "shared"',
+        'claudeSidecar.daemon',
+      );
+    }
+    const client = this.client;
+    const channels = await this.withProgress('Listing running chats…', () => client.listChannels());
+    const running = channels.filter((c) => c.state !== 'exited');
+    if (running.length === 0) {
+      void vscode.window.showInformationMessage('No Claude chat is running in the shared daemon.');
+      return;
+    }
+    const titles = await this.sessionTitles(client, running);
+    const shown = new Set(client.allChats().map((c) => c.sessionId));
+    const pick = await vscode.window.showQuickPick(
+      running.map((channel) => ({
+        label: titles.get(channel.sessionId) ?? '(no message yet)',
+        description: [
+          path.basename(channel.cwd),
+          STATE_WORDS[channel.state] ?? channel.state,
+          channel.model ?? '',
+          shown.has(channel.sessionId) ? 'open in this window' : '',
+        ]
+          .filter(Boolean)
+          .join(' · '),
+        detail: `${channel.cwd} · ${attachedEditors(channel)} · ${channel.channelId}`,
+        channel,
+      })),
+      { title: 'Attach to a running Claude chat', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
+    );
+    if (!pick) return;
+    const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(pick.channel));
+    this.show(chat);
+  }
+
+  /** The titles of the running chats' sessions (their first prompt), where stored already. */
+  private async sessionTitles(client: SidecarClient, channels: ChannelSummary[]): Promise<Map<string, string>> {
+    const titles = new Map<string, string>();
+    for (const cwd of new Set(channels.map((c) => c.cwd))) {
+      try {
+        for (const s of await client.listSessions(cwd, 100)) {
+          titles.set(s.sessionId, s.customTitle || s.title || s.firstPrompt || s.sessionId);
+        }
+      } catch (e) {
+        this.log.debug(`sessions of ${cwd}: ${(e as Error).message}`);
+      }
+    }
+    return titles;
+  }
+
+  /**
+   * After a window reload: the chat a panel showed. With the shared daemon, a chat still
+   * running there is attached to (the turn it was in goes on); else its session is resumed.
+   */
+  async restore(
+    panel: vscode.WebviewPanel,
+    state: RestorableState & { sessionId: string; cwd: string },
+  ): Promise<void> {
+    if (readSettings().daemon === 'shared') {
+      const client = this.client;
+      const channel = (await client.listChannels()).find(
+        (c) => c.sessionId === state.sessionId && c.state !== 'exited',
+      );
+      if (channel) {
+        const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(channel));
+        this.show(chat, panel);
+        return;
+      }
+    }
+    await this.resume(state.cwd, state.sessionId, panel, state);
+  }
+
+  /** Ends the active chat (its CLI), for every editor attached to it, and closes its tab. */
+  async closeChat(): Promise<void> {
+    const panel = this.requirePanel();
+    await panel.chat.close(false);
+    panel.panel.dispose();
   }
 
   /** The chat panel the user works with: the active one, else the last focused. */
@@ -242,14 +399,22 @@ class Extension implements PanelHost, vscode.Disposable {
   async restartDaemon(): Promise<void> {
     const client = this.clientInstance;
     this.clientInstance = undefined;
+    // Said once below for every chat, not per tab.
+    this.disposing = true;
     for (const panel of [...this.panels.values()]) panel.panel.dispose();
+    this.disposing = false;
     await client?.dispose();
-    void vscode.window.showInformationMessage('The Claude daemon will start again with the next chat.');
+    void vscode.window.showInformationMessage(
+      this.shared
+        ? 'Disconnected from the shared Claude daemon; its chats keep running ("Claude: Attach to a Running Chat" opens them).'
+        : 'The Claude daemon will start again with the next chat.',
+    );
   }
 
   refreshStatus(): void {
     const chat = this.activePanel()?.chat;
-    const state = this.clientInstance?.state ?? 'stopped';
+    const daemonState = this.clientInstance?.state ?? 'stopped';
+    const state = chat?.reconnecting ? 'reconnecting' : daemonState;
     this.statusBar.show(
       state,
       chat && {
@@ -261,6 +426,7 @@ class Extension implements PanelHost, vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    this.disposing = true;
     for (const panel of [...this.panels.values()]) panel.dispose();
     await this.clientInstance?.dispose();
     this.statusBar.dispose();
@@ -314,6 +480,8 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
     command('claudeSidecar.fork', () => ext.fork()),
     command('claudeSidecar.rewind', () => ext.rewind()),
     command('claudeSidecar.sessions', () => ext.showSessions()),
+    command('claudeSidecar.attach', () => ext.attach()),
+    command('claudeSidecar.closeChat', () => ext.closeChat()),
     command('claudeSidecar.showLog', () => ext.log.show()),
     command('claudeSidecar.restartDaemon', () => ext.restartDaemon()),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
@@ -321,7 +489,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
       async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: RestorableState | undefined) {
         if (state?.sessionId && state.cwd) {
           try {
-            await ext.resume(state.cwd, state.sessionId, panel, state);
+            await ext.restore(panel, { ...state, sessionId: state.sessionId, cwd: state.cwd });
             return;
           } catch (e) {
             ext.log.warn(`cannot restore the chat of session ${state.sessionId}: ${(e as Error).message}`);
@@ -332,6 +500,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (
+        e.affectsConfiguration('claudeSidecar.daemon') ||
         e.affectsConfiguration('claudeSidecar.daemonCommand') ||
         e.affectsConfiguration('claudeSidecar.env') ||
         e.affectsConfiguration('claudeSidecar.cliPath')

@@ -6,6 +6,8 @@ import { SidecarError } from '../core/errors';
 import type { NewChannelParams } from '../core/protocol.generated';
 
 export interface Settings {
+  /** `shared`: the per-user daemon (`claude-sidecar connect`), whose chats outlive the window. */
+  daemon: 'private' | 'shared';
   daemonCommand: string[];
   cliPath: string;
   env: Record<string, string>;
@@ -25,8 +27,26 @@ export function splitCommand(line: string): string[] {
   return args;
 }
 
+/**
+ * The daemon command for the chosen daemon: the private one serves on stdio (`--stdio`);
+ * the shared one is reached through `connect`, so a `--stdio` in the command becomes
+ * `connect` (the same program), and a command without it (`ssh devbox claude-sidecar
+ * connect`) is taken as it is.
+ */
+export function daemonCommandFor(command: string[], daemon: Settings['daemon']): string[] {
+  if (daemon === 'private') return command;
+  return command.map((arg) => (arg === '--stdio' ? 'connect' : arg));
+}
+
 export function readSettings(): Settings {
   const c = vscode.workspace.getConfiguration('claudeSidecar');
+  const daemon = c.get<string>('daemon', 'private');
+  if (daemon !== 'private' && daemon !== 'shared') {
+    throw new SidecarError(
+      `claudeSidecar.daemon must be "private" or "shared" (got ${JSON.stringify(daemon)})`,
+      'claudeSidecar.daemon',
+    );
+  }
   const raw = c.get<unknown>('daemonCommand', 'claude-sidecar --stdio');
   let daemonCommand: string[];
   if (typeof raw === 'string') daemonCommand = splitCommand(raw);
@@ -56,7 +76,8 @@ export function readSettings(): Settings {
     );
   }
   return {
-    daemonCommand,
+    daemon,
+    daemonCommand: daemonCommandFor(daemonCommand, daemon),
     cliPath: c.get<string>('cliPath', '').trim(),
     env: env as Record<string, string>,
     model: c.get<string>('model', '').trim(),

@@ -43,6 +43,12 @@ export class StatusBar implements vscode.Disposable {
     }
     this.item.backgroundColor =
       chat?.state === 'awaitingPermission' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    if (daemon === 'reconnecting') {
+      this.item.text = '$(sync~spin) Claude: reconnecting';
+      this.item.tooltip = 'The connection to the shared daemon dropped: making it again (the chats keep running)';
+      this.item.command = 'claudeSidecar.showLog';
+      return;
+    }
     if (!chat) {
       this.item.text = daemon === 'restarting' ? '$(sync~spin) Claude' : '$(comment-discussion) Claude';
       this.item.tooltip = daemon === 'restarting' ? 'Restarting the daemon…' : 'New Claude chat';

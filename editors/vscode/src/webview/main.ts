@@ -84,6 +84,8 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'event':
       reduce(state, message.event);
+      // The daemon's conversation replaced the chat's (an attach): drawn anew.
+      if (message.event.kind === 'snapshot') transcript.rebuild(state);
       if (
         message.event.kind === 'bound' ||
         (message.event.kind === 'notification' && message.event.method === 'claude/status')

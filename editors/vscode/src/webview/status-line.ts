@@ -67,6 +67,12 @@ export class StatusLine {
       this.el.dataset.state = 'retrying';
       return;
     }
+    if (state.reconnecting) {
+      this.text.textContent = 'Reconnecting to the shared daemon… (the chat keeps running there)';
+      this.el.dataset.state = 'reconnecting';
+      this.el.hidden = false;
+      return;
+    }
     const exit = status.exit;
     this.text.textContent = {
       new: '',

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Chat } from '../../src/core/chat';
-import { SidecarClient, type ClientOptions } from '../../src/core/client';
+import { SidecarClient, type ClientOptions, type DaemonStarter } from '../../src/core/client';
 import type { ClaudeNotifications } from '../../src/core/protocol.generated';
 import type { ChatEvent } from '../../src/core/chat-state';
 
@@ -94,15 +95,18 @@ export function sandbox(model: Model): Sandbox {
 }
 
 /** A client on the real daemon; the warm pool is off unless asked for (it costs a CLI). */
-export function client(box: Sandbox, options: Partial<ClientOptions> = {}): SidecarClient {
-  return new SidecarClient({
-    command: [sidecarBin(), '--stdio'],
-    env: box.env,
-    cwd: box.workspace,
-    log: process.env.SIDECAR_TEST_LOG ? (level, m) => console.error(`[${level}] ${m}`) : undefined,
-    ...options,
-    initializationOptions: { warmPool: { size: 0 }, ...options.initializationOptions },
-  });
+export function client(box: Sandbox, options: Partial<ClientOptions> = {}, starter?: DaemonStarter): SidecarClient {
+  return new SidecarClient(
+    {
+      command: [sidecarBin(), '--stdio'],
+      env: box.env,
+      cwd: box.workspace,
+      log: process.env.SIDECAR_TEST_LOG ? (level, m) => console.error(`[${level}] ${m}`) : undefined,
+      ...options,
+      initializationOptions: { warmPool: { size: 0 }, ...options.initializationOptions },
+    },
+    starter,
+  );
 }
 
 type Notification = {
@@ -202,4 +206,58 @@ export async function assertAllGone(pids: number[], timeoutMs = 15_000): Promise
 
 export function removeSandbox(box: Sandbox): void {
   fs.rmSync(box.root, { recursive: true, force: true });
+}
+
+/** A `claude-sidecar serve` of the test's own, on a short socket path of its own. */
+export interface SharedDaemon {
+  socket: string;
+  pid: number;
+  /** The command a client reaches it with (`claude-sidecar connect --socket ...`). */
+  connect: string[];
+  /** Ends the daemon (SIGTERM: it closes its chats; `kill`: SIGKILL, as a crash) and waits
+   * until it is gone; `keep` leaves the socket's directory for a daemon started after it. */
+  stop(how?: { kill?: boolean; keep?: boolean }): Promise<void>;
+}
+
+/** Starts the shared daemon (`serve`, no warm pool, `args` more; on `socketPath`, else a
+ * socket of its own) and waits until its socket answers. */
+export async function startShared(box: Sandbox, args: string[] = [], socketPath?: string): Promise<SharedDaemon> {
+  // A Unix socket path must stay short (sun_path): not under the sandbox's long temp path.
+  const socket = socketPath ?? path.join(fs.mkdtempSync('/tmp/cs-'), 'daemon.sock');
+  const dir = path.dirname(socket);
+  const log = fs.openSync(path.join(box.root, 'daemon.log'), 'a');
+  const child = spawn(
+    sidecarBin(),
+    ['--log-level', 'DEBUG', 'serve', '--socket', socket, '--warm-pool', '0', '--linger', '60', ...args],
+    { env: box.env, stdio: ['ignore', log, log] },
+  );
+  fs.closeSync(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
+    if (child.exitCode !== null) throw new Error(`the shared daemon exited with ${child.exitCode}`);
+    // Polls: the daemon's readiness is not an event this process can await.
+    if (await answers(socket)) break;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+  return {
+    socket,
+    pid: child.pid!,
+    connect: [sidecarBin(), 'connect', '--socket', socket],
+    stop: async ({ kill = false, keep = false } = {}) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(kill ? 'SIGKILL' : 'SIGTERM');
+      await exited;
+      if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createConnection(socket);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 }

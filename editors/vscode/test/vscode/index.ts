@@ -6,13 +6,20 @@
 // the page itself is tested in Chromium (test/webview) and in the UI run (test/vscode/ui.mjs).
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { ChatEvent } from '../../src/core/chat-state';
-import type { ChatPanel } from '../../src/extension/chat-panel';
+import { VIEW_TYPE, type ChatPanel, type RestorableState } from '../../src/extension/chat-panel';
 
-type Api = { extension: { activePanel(): ChatPanel | undefined } };
+type Api = {
+  extension: {
+    activePanel(): ChatPanel | undefined;
+    restore(panel: vscode.WebviewPanel, state: RestorableState & { sessionId: string; cwd: string }): Promise<void>;
+  };
+};
 
 const tests: { name: string; run: () => Promise<void> }[] = [];
 function test(name: string, run: () => Promise<void>): void {
@@ -290,6 +297,102 @@ test('closing the chat tab ends its CLI', async () => {
       return true;
     }
   }, `CLI ${pid} ends`);
+});
+
+/** Starts `claude-sidecar serve` (the daemon of the settings' command) on a socket of its own. */
+async function startServe(): Promise<{ socket: string; stop: () => Promise<void> }> {
+  const config = vscode.workspace.getConfiguration('claudeSidecar');
+  const [sidecar] = config.get<string[]>('daemonCommand', []);
+  assert.ok(sidecar, 'the settings name the daemon');
+  const dir = fs.mkdtempSync('/tmp/cs-');
+  const socket = path.join(dir, 'daemon.sock');
+  const child = spawn(sidecar, ['serve', '--socket', socket, '--warm-pool', '0'], {
+    env: { ...process.env, ...config.get<Record<string, string>>('env', {}) },
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
+      const probe = net.createConnection(socket);
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    });
+  // Polls: the daemon's readiness is not an event this process can await.
+  while (!(await answers())) {
+    assert.equal(child.exitCode, null, 'claude-sidecar serve runs');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    socket,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test("shared daemon: a reloaded window's chat tab attaches to its chat, still running", async () => {
+  const config = vscode.workspace.getConfiguration('claudeSidecar');
+  const command = config.get<string[]>('daemonCommand', []);
+  const serve = await startServe();
+  const { extension } = await api();
+  try {
+    await config.update('daemon', 'shared', vscode.ConfigurationTarget.Global);
+    await config.update(
+      'daemonCommand',
+      [command[0], 'connect', '--socket', serve.socket],
+      vscode.ConfigurationTarget.Global,
+    );
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+    const before = await newChatPanel();
+    await turn(before, 'hello there');
+    await before.handle('send', { text: 'hold on' });
+    const shown = (panel: ChatPanel) =>
+      panel.chat.state.entries.some((e) => e.kind === 'text' && e.text.includes('first half'));
+    await until(() => shown(before), 'the first half of the held answer', 30_000);
+    const { channelId, sessionId, cwd } = before.chat;
+    assert.ok(channelId && sessionId);
+
+    // What a reload does to the window: its panels and its connection go (the chat runs on
+    // in the daemon); the new window gets a panel back with the state the page saved.
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+    assert.equal(before.chat.closed, true);
+    const restored = vscode.window.createWebviewPanel(VIEW_TYPE, 'Claude', vscode.ViewColumn.Beside, {
+      enableScripts: true,
+    });
+    await extension.restore(restored, { sessionId, cwd });
+    const after = extension.activePanel();
+    assert.ok(after && after.panel === restored, 'the restored panel shows the chat');
+    assert.equal(after.chat.channelId, channelId, 'the running chat, not a new one');
+    assert.equal(after.chat.state.status.state, 'running');
+    const ended = next(after, isNote('claude/turnEnded'));
+    await vscode.commands.executeCommand('claudeSidecar.newChat');
+    // The new tab: the restored one may still count as active for a moment.
+    const other = await until(() => {
+      const panel = extension.activePanel();
+      return panel !== after ? panel : undefined;
+    }, 'the new chat tab');
+    await other.handle('send', { text: 'go on' });
+    await ended;
+
+    const texts = after.chat.state.entries.flatMap((e) => (e.kind === 'text' ? [e.text] : []));
+    assert.deepEqual(texts, [
+      'Hello from the stand-in model.',
+      'The first half of a long answer, ',
+      'and the second half, after the hold.',
+    ]);
+    const notices = after.chat.state.entries.flatMap((e) => (e.kind === 'notice' ? [e.text] : []));
+    assert.deepEqual(notices, ['Attached: the chat goes on from here.']);
+  } finally {
+    await config.update('daemon', undefined, vscode.ConfigurationTarget.Global);
+    await config.update('daemonCommand', command, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+    await serve.stop();
+  }
 });
 
 /** The entry the extension host calls (extensionTestsPath). */

@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import type { ContextReading } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry, ToolEntry } from '../../src/core/transcript';
-import { hostEvents } from '../core/fixtures';
+import { goldenEntries, hostEvents } from '../core/fixtures';
 import { INFO, launch, PageServer, ScriptedHost } from './scripted-host';
 
 let browser: Browser;
@@ -124,6 +124,30 @@ describe('permissions', () => {
     const open = await host.request('openFileDiff');
     assert.equal(typeof open.params.seq, 'number');
     await host.screenshot('write-done');
+  });
+
+  it('shared daemon: shows reconnecting, then the chat as an attach answered it, its card gone', async () => {
+    const events = hostEvents('write-allowed');
+    const asked = untilAsked(events);
+    const host = await openWith(stateOf(events.slice(0, asked)));
+    assert.equal(await host.page.locator('.permission-card').count(), 1);
+    await host.events([{ kind: 'connection', reconnecting: true }]);
+    assert.match(await host.page.locator('.status-line').innerText(), /Reconnecting to the shared daemon/);
+    await host.screenshot('reconnecting');
+
+    // The daemon no longer had what the page missed: the attach answer's entries replace it.
+    await host.events([
+      { kind: 'snapshot', channelId: 'ch-1', seq: 99, entries: goldenEntries('write-allowed') as never, pending: [] },
+      { kind: 'connection', reconnecting: false },
+    ]);
+    assert.equal(await host.page.locator('.permission-card').count(), 0, 'the answered request has no card');
+    assert.doesNotMatch(await host.page.locator('.status-line').innerText(), /Reconnecting/);
+    const texts = await host.page.locator('.entry.text').allInnerTexts();
+    assert.deepEqual(
+      texts.map((t) => t.trim()),
+      ["I'll update the README.", 'README.md is updated.'],
+      'each entry drawn once',
+    );
   });
 
   it('denies an Edit with the reason typed', async () => {
