@@ -111,7 +111,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** Shared daemon: the connection being made again after it dropped. */
     @Volatile private var reconnecting: Job? = null
 
-    private val shared: Boolean get() = options.daemon.mode == DaemonMode.SHARED
+    /** Private or shared daemon ([DaemonOptions.mode]). */
+    val mode: DaemonMode get() = options.daemon.mode
+
+    private val shared: Boolean get() = mode == DaemonMode.SHARED
 
     private val stateFlow = MutableStateFlow(DaemonState.STOPPED)
 
@@ -186,8 +189,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
     /**
      * Shared daemon: opens a running chat ([channel], one of [runningChats]) here: [ChatEvent.Bound],
-     * its conversation so far and pending permission requests ([ChatEvent.Transcript]), its
-     * state, then what it does next; [listener] gets all of them. A chat open here already is
+     * its conversation so far and pending permission requests ([ChatEvent.Transcript]), a
+     * [ChatEvent.Notice] saying so, its state, then what it does next; [listener] gets all of them. A chat open here already is
      * returned as it is ([listener] is not added). With a private daemon the daemon refuses
      * (`claude/attach` answers `notShared`): a [SidecarException] says what to set.
      */
@@ -201,7 +204,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
         val chat = newChat(NewChannelParams(cwd = channel.cwd, resume = result.sessionId), listener)
         chat.hasConversation = true
-        onEventThread { bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, result) }
+        onEventThread {
+            bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, result)
+            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Attached: the chat goes on from here."))
+        }
         assumeStatus(chat, daemon, result.seq)
         register(chat)
         return chat
