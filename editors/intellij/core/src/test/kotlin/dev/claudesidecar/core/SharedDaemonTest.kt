@@ -107,11 +107,12 @@ class SharedDaemonTest {
         assertEquals(listOf(GREETING, HELD), second.texts(), "the answer so far")
         assertEquals(ChannelState.RUNNING, second.view { it.status.state })
         assertEquals(
-            listOf("Bound", "Transcript"),
+            listOf("Bound", "Transcript", "Notice"),
             second.events().filter {
                 it !is ChatEvent.Notification
             }.map { it.javaClass.simpleName },
         )
+        assertEquals(listOf("Attached: the chat goes on from here."), second.notices())
         assertEquals(listed.sessionId, second.chat.sessionId)
 
         release(other)
