@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit
 import kotlin.io.path.absolutePathString
 import kotlin.io.path.createDirectories
 import kotlin.io.path.exists
+import kotlin.io.path.readText
 import kotlin.io.path.writeText
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
@@ -139,11 +140,12 @@ class Sandbox(model: Model) : AutoCloseable {
 /**
  * `claude-sidecar serve` on a socket of its own in a short /tmp directory (a socket path has
  * at most 108 bytes), in [box]'s environment, no warm pool; [args] are more `serve` options.
- * Clients reach it with [connect], as an editor does. [close] stops it (SIGTERM) and checks
- * that neither it nor a CLI of its outlives it.
+ * Clients reach it with [connect], as an editor does; when it is gone, `connect` starts a
+ * new one (the same options, logging to daemon-started.log). [close] stops the daemon serving
+ * the socket (SIGTERM) and checks that neither it nor a CLI of its outlives it.
  */
 class SharedDaemon(
-    box: Sandbox,
+    private val box: Sandbox,
     vararg args: String,
 ) : AutoCloseable {
     private val dir: Path = Files.createTempDirectory(Path.of("/tmp"), "cs-")
@@ -151,7 +153,15 @@ class SharedDaemon(
     private val process: Process
 
     /** The command that bridges a client to this daemon. */
-    val connect: List<String> get() = listOf(Harness.sidecarBin.toString(), "connect", "--socket", socket.toString())
+    val connect: List<String>
+        get() = listOf(Harness.sidecarBin.toString(), "connect", "--socket", socket.toString()) +
+            listOf("--daemon-log", box.root.resolve("daemon-started.log").toString(), "--warm-pool", "0", "--linger", "60")
+
+    /** The process serving the socket now: the one started here, or one `connect` started after it died. */
+    fun serving(): ProcessHandle? = runCatching { socket.resolveSibling("daemon.sock.lock").readText().trim().toLong() }
+        .getOrNull()
+        ?.let { ProcessHandle.of(it).orElse(null) }
+        ?.takeIf { it.isAlive }
 
     init {
         val command = listOf(Harness.sidecarBin.toString(), "--log-level", "DEBUG", "serve", "--socket", socket.toString()) +
@@ -181,8 +191,10 @@ class SharedDaemon(
     }
 
     override fun close() {
-        val pids = pids()
+        val other = serving()?.takeIf { it.pid() != process.pid() }
+        val pids = pids() + listOfNotNull(other?.pid()) + (other?.descendants()?.map { it.pid() }?.toList() ?: emptyList())
         process.destroy()
+        other?.destroy()
         if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly()
         try {
             assertAllGone(pids)

@@ -266,6 +266,23 @@ class SharedDaemonTest {
         assertEquals(TurnOutcome.SUCCESS, again.turn("hello again").outcome)
     }
 
+    @Test fun `a chat of a killed daemon is opened again from its session`() = test {
+        serve()
+        val editor = shared("editor")
+        val rec = newChat(editor)
+        rec.turn("hello there")
+        val sessionId = rec.chat.sessionId
+        val mark = rec.mark()
+        ProcessHandle.of(daemon.serving()!!.pid()).get().destroyForcibly() // its CLI goes with it; `connect` starts a new daemon
+        rec.awaitEvent(mark) {
+            it is ChatEvent.Notice && it.text == "The chat was not running in the daemon any more: reopened its session."
+        }
+        assertEquals(TurnOutcome.SUCCESS, rec.turn("hello again").outcome)
+        assertEquals(sessionId, rec.chat.sessionId, "the conversation went on in its session")
+        assertEquals(1, rec.notices().count { "dropped" in it }, "${rec.notices()}")
+        assertEquals(listOf(GREETING, GREETING), rec.texts())
+    }
+
     @Test fun `a private daemon refuses attaching clearly`() = test {
         val client = box.client().also { clients += it }
         val listing = assertThrows<SidecarException> { runBlocking { client.runningChats() } }
