@@ -188,10 +188,11 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     fun chatOf(channelId: String): Chat? = chatMap.values.firstOrNull { it.channelId == channelId && it.daemon === current }
 
     /**
-     * Shared daemon: opens a running chat ([channel], one of [runningChats]) here: [ChatEvent.Bound],
-     * its conversation so far and pending permission requests ([ChatEvent.Transcript]), a
-     * [ChatEvent.Notice] saying so, its state, then what it does next; [listener] gets all of them. A chat open here already is
-     * returned as it is ([listener] is not added). With a private daemon the daemon refuses
+     * Shared daemon: opens a running chat ([channel], one of [runningChats]) here:
+     * [ChatEvent.Bound], its conversation so far and pending permission requests
+     * ([ChatEvent.Transcript]), a [ChatEvent.Notice] saying so, its state, then what it does
+     * next; [listener] gets all of them. A chat open here already is returned as it is
+     * ([listener] is not added). With a private daemon the daemon refuses
      * (`claude/attach` answers `notShared`): a [SidecarException] says what to set.
      */
     suspend fun attachChat(channel: ChannelSummary, listener: ChatListener? = null): Chat {
@@ -385,10 +386,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             return "The chat was not running in the daemon any more"
         }
         if (result.missed) assumeStatus(chat, daemon, result.seq)
-        val said = if (result.missed) {
-            "Connected again; the daemon no longer had all of what was missed: the chat is shown afresh."
-        } else {
-            "Connected again; caught up with ${result.replayed} missed updates."
+        val said = when {
+            result.missed -> "Connected again; the daemon no longer had all of what was missed: the chat is shown afresh."
+            result.replayed == 0 -> "Connected again; nothing was missed."
+            else -> "Connected again; caught up with ${result.replayed} missed updates."
         }
         onEventThread { chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, said)) }
         return null
@@ -583,6 +584,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             try {
                 channelOf(chat)
             } catch (e: SidecarException) {
+                // A connection that dropped again is made again by the next round, which says so.
+                if (e.where == "daemon") continue
                 onEventThread {
                     chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not attach this chat again: ${e.message}"))
                 }

@@ -72,8 +72,8 @@ object ClaudeChats {
     /** A chat running in the shared daemon ([channel]) in a new tab, or its tab when it is open here. */
     fun attach(project: Project, channel: ChannelSummary): ChatPanel? {
         val window = toolWindow(project) ?: return null
-        val open = ClaudeService.getInstance(project).client.chatOf(channel.channelId)
-        window.contentManagerIfCreated?.contents?.firstOrNull { open != null && (it.component as? ChatPanel)?.chat === open }?.let {
+        val shown = ClaudeService.getInstance(project).client.chatOf(channel.channelId)
+        window.contentManagerIfCreated?.contents?.firstOrNull { shown != null && (it.component as? ChatPanel)?.chat === shown }?.let {
             window.contentManager.setSelectedContent(it, true)
             window.activate(null)
             return it.component as ChatPanel

@@ -8,6 +8,7 @@ import com.intellij.ui.SimpleListCellRenderer
 import dev.claudesidecar.core.Chat
 import dev.claudesidecar.core.DaemonMode
 import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.ui.ChatPanel
 import dev.claudesidecar.ui.RunningChats
 import kotlinx.coroutines.CancellationException
@@ -37,7 +38,7 @@ class AttachAction : ProjectAction() {
                         .createPopupChooserBuilder(channels)
                         .setTitle("Attach to a Running Claude Chat")
                         .setRenderer(
-                            SimpleListCellRenderer.create("") { channel ->
+                            SimpleListCellRenderer.create<ChannelSummary>("") { channel ->
                                 "${RunningChats.title(
                                     channel,
                                 )}  —  ${RunningChats.facts(channel, client.chatOf(channel.channelId) != null)}"
@@ -61,8 +62,6 @@ class AttachAction : ProjectAction() {
  * Closing a tab only detaches with the shared daemon: the chat runs on there.
  */
 class EndChatAction : ChatAction() {
-    override fun enabled(panel: ChatPanel, chat: Chat): Boolean = true
-
     override fun perform(project: Project, panel: ChatPanel, chat: Chat) = request(project, "Cannot end the chat") {
         chat.close()
         withContext(Dispatchers.EDT) { ClaudeChats.closeTab(project, panel) }

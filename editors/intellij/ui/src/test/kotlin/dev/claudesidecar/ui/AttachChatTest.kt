@@ -10,6 +10,7 @@ import dev.claudesidecar.core.SharedDaemon
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.PermissionDecision
 import dev.claudesidecar.core.protocol.TurnEntry
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterEach
@@ -24,8 +25,8 @@ import javax.swing.JComponent
 /**
  * The standalone app's "Attach to running chat…" on the shared daemon (a `serve` of the test's
  * own, reached through `connect`): another client's running chat is listed with its folder,
- * state, model and editor, and opens in a tab with its history, then streams on. Under Xvfb;
- * screenshots in target/screenshots.
+ * state, model and editor, and opens in a tab with its history, then streams on; a permission
+ * another editor answered leaves the panel's cards. Under Xvfb; screenshots in target/screenshots.
  */
 class AttachChatTest {
     private lateinit var model: Model
@@ -129,6 +130,30 @@ class AttachChatTest {
         assertEquals(1, Regex(HELD).findAll(shown).count(), "the answer so far shown once: $shown")
         assertEquals(1, Regex(REST).findAll(shown).count(), shown)
         screenshot(app.frame.rootPane, "attach-2-attached-chat")
+    }
+
+    @Test
+    fun `a permission answered in another editor removes its card and says so`() {
+        daemon = SharedDaemon(box)
+        box.workspace.resolve("hello.py").toFile().writeText("print('hello')\n")
+        val app = openApp(client(DaemonMode.SHARED, "claude-sidecar-app"))
+        onEdt { app.openChat("Chat 1") }
+        val panel = onEdt { app.selectedPanel!! }
+        waitFor("the chat to open") { panel.chat != null }
+        runBlocking { panel.chat!!.send("greet the world") }
+        waitFor("the permission card", describe = { visibleText(panel) }) { panel.dock.isVisible && panel.chatState.pending.size == 1 }
+
+        val other = client(DaemonMode.SHARED, "editor-b")
+        runBlocking {
+            val rec = Recorder(other, pids).start { l: ChatListener -> other.attachChat(other.runningChats().single(), l) }
+            rec.chat.respondPermission(rec.chat.permissionRequests.keys.single(), PermissionDecision.ALLOW)
+        }
+        waitFor("the card gone, the answer said", describe = { visibleText(panel) }) {
+            !panel.dock.isVisible && "Edit: answered in another editor." in visibleText(panel)
+        }
+        waitFor("the turn to end", describe = { visibleText(panel) }) { panel.transcript.entries.any { it is TurnEntry } }
+        assertEquals("print('hello, world')\n", box.workspace.resolve("hello.py").toFile().readText())
+        screenshot(app.frame.rootPane, "attach-4-answered-in-another-editor")
     }
 
     @Test
