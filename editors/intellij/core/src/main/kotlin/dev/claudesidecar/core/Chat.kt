@@ -119,7 +119,7 @@ class Chat internal constructor(
     /** Notifications kept back while a `claude/attach` is answered (null: none is). Event thread. */
     private var held: MutableList<Pair<NotificationType<*>, Any>>? = null
 
-    /** Permission requests this client answered: their `answeredElsewhere` cancellation is its own answer. */
+    /** Shared daemon: requests this client answered; their `answeredElsewhere` cancellation is its own answer. */
     private val answeredHere = ConcurrentHashMap.newKeySet<String>()
 
     private val pendingPermissions = ConcurrentHashMap<String, PermissionRequestNotification>()
@@ -174,7 +174,8 @@ class Chat internal constructor(
      */
     suspend fun respondPermission(answer: RespondPermissionParams) {
         val (daemon, channelId) = client.channelOf(this)
-        answeredHere += answer.requestId
+        // Only the shared daemon cancels an answered request (for every client): nothing else would take it out again.
+        if (client.mode == DaemonMode.SHARED) answeredHere += answer.requestId
         try {
             daemon.request(Methods.RESPOND_PERMISSION, answer.copy(channelId = channelId))
         } catch (e: SidecarException) {
