@@ -1,19 +1,27 @@
 package dev.claudesidecar.core
 
+import dev.claudesidecar.core.protocol.AttachResult
+import dev.claudesidecar.core.protocol.CancelReason
 import dev.claudesidecar.core.protocol.ChannelInfo
 import dev.claudesidecar.core.protocol.ChannelParams
+import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.ContentBlock
 import dev.claudesidecar.core.protocol.ContextReading
 import dev.claudesidecar.core.protocol.ContextUsageResult
+import dev.claudesidecar.core.protocol.DeltaNotification
 import dev.claudesidecar.core.protocol.Effort
 import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.ImageBlock
+import dev.claudesidecar.core.protocol.MessageNotification
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NotificationType
+import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionMode
+import dev.claudesidecar.core.protocol.PermissionRequest
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.RespondPermissionParams
@@ -27,6 +35,7 @@ import dev.claudesidecar.core.protocol.TextBlock
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
+import dev.claudesidecar.core.protocol.Transcript as TranscriptData
 
 /** A user prompt of the chat: where a fork or a rewind can start. */
 data class Prompt(
@@ -97,8 +106,21 @@ class Chat internal constructor(
     @Volatile var closed: Boolean = false
         private set
 
-    /** The daemon the channel belongs to (channel ids are only unique within one daemon). */
+    /** The daemon the channel belongs to (channel ids are only unique within one daemon); requests go there. */
     @Volatile internal var daemon: DaemonConnection? = null
+
+    /** The connection whose notifications of [channelId] are this chat's: [daemon], or the one it is attaching on. */
+    @Volatile internal var listening: DaemonConnection? = null
+
+    /** The `seq` of the last notification of the channel applied: one numbered up to it was shown already. Event thread. */
+    internal var lastSeq = 0
+        private set
+
+    /** Notifications kept back while a `claude/attach` is answered (null: none is). Event thread. */
+    private var held: MutableList<Pair<NotificationType<*>, Any>>? = null
+
+    /** Shared daemon: requests this client answered; their `answeredElsewhere` cancellation is its own answer. */
+    private val answeredHere = ConcurrentHashMap.newKeySet<String>()
 
     private val pendingPermissions = ConcurrentHashMap<String, PermissionRequestNotification>()
     private val files = LinkedHashMap<Int, FileContents>()
@@ -152,7 +174,14 @@ class Chat internal constructor(
      */
     suspend fun respondPermission(answer: RespondPermissionParams) {
         val (daemon, channelId) = client.channelOf(this)
-        daemon.request(Methods.RESPOND_PERMISSION, answer.copy(channelId = channelId))
+        // Only the shared daemon cancels an answered request (for every client): nothing else would take it out again.
+        if (client.mode == DaemonMode.SHARED) answeredHere += answer.requestId
+        try {
+            daemon.request(Methods.RESPOND_PERMISSION, answer.copy(channelId = channelId))
+        } catch (e: SidecarException) {
+            answeredHere -= answer.requestId
+            throw e
+        }
         client.onEventThread { pendingPermissions.remove(answer.requestId) }
     }
 
@@ -196,11 +225,25 @@ class Chat internal constructor(
         return daemon.request(Methods.CONTEXT_USAGE, ChannelParams(channelId))
     }
 
-    /** Closes the channel (its CLI ends); the chat stays readable but takes no more requests. */
+    /**
+     * Closes the channel (its CLI ends; on the shared daemon for every editor attached to it);
+     * the chat stays readable but takes no more requests.
+     */
     suspend fun close() {
         if (closed) return
         closed = true
         client.closeChat(this)
+    }
+
+    /**
+     * Shared daemon: stops following the chat here (`claude/detach`) while it runs on in the
+     * daemon, where [SidecarClient.runningChats] lists it; the chat here takes no more requests.
+     * With a private daemon, which ends its chats with the client anyway, the same as [close].
+     */
+    suspend fun detach() {
+        if (closed) return
+        closed = true
+        client.detachChat(this)
     }
 
     override fun toString(): String = "Chat($id, channel=$channelId, session=$sessionId)"
@@ -245,16 +288,94 @@ class Chat internal constructor(
             totalCostUsd = info.totalCostUsd
             context = info.context
         }
+        listening = daemon
+        lastSeq = 0
+        held = null
         pendingPermissions.clear()
         emit(ChatEvent.Bound(channelId, sessionId, cwd))
     }
 
+    /**
+     * Shows the chat as a `claude/attach` answer with `entries` has it (attached without
+     * `afterSeq`, or after missing more than the daemon kept): its conversation and pending
+     * permission requests as of the answer's `seq`, after which notifications go on.
+     */
+    internal fun showSnapshot(result: AttachResult) {
+        val channelId = channelId ?: return
+        lastSeq = result.seq
+        val pending = result.pendingPermissions.map { it.notification(channelId, result.seq) }
+        pendingPermissions.clear()
+        for (request in pending) pendingPermissions[request.requestId] = request
+        emit(ChatEvent.Transcript(TranscriptData(channelId, result.entries ?: emptyList(), result.seq), pending))
+    }
+
+    /**
+     * The chat's state as `claude/listChannels` gave it ([channel]), shown as a `claude/status`
+     * when no status newer than [asOf] (an attach answer's `seq`, which says no state) came.
+     */
+    internal fun assumeStatus(channel: ChannelSummary, asOf: Int) {
+        if (channel.channelId != channelId || (status?.seq ?: 0) > asOf) return
+        val assumed = StatusNotification(
+            channelId = channel.channelId,
+            seq = asOf,
+            sessionId = channel.sessionId,
+            state = channel.state,
+            exit = channel.exit,
+            model = channel.model,
+            permissionMode = channel.permissionMode,
+        )
+        status = assumed
+        emit(ChatEvent.Notification(Notifications.STATUS.name, assumed))
+    }
+
+    /** Shared daemon, re-attaching on [connection]: its notifications of the channel are kept back until [release]. */
+    internal fun hold(connection: DaemonConnection): Int {
+        listening = connection
+        held = mutableListOf()
+        return lastSeq
+    }
+
+    /**
+     * The attach answer came: the chat is served on [connection] again (or, when null, the
+     * channel was not the chat's: what was kept back is dropped). [result] with `missed` shows
+     * the chat afresh first; then what was kept back is applied, each notification once.
+     */
+    internal fun release(connection: DaemonConnection?, result: AttachResult?) {
+        val kept = held.orEmpty()
+        held = null
+        if (connection == null || result == null) {
+            listening = daemon
+            return
+        }
+        daemon = connection
+        listening = connection
+        pid = result.pid
+        info = result.info
+        if (result.missed) showSnapshot(result)
+        for ((type, params) in kept) notify(type, params)
+    }
+
     internal fun notify(type: NotificationType<*>, params: Any) {
+        held?.let {
+            it += type to params
+            return
+        }
+        // Shown already: a replay after re-attaching, or a snapshot that includes it. Never twice.
+        val seq = seqOf(params)
+        if (seq != null) {
+            if (seq <= lastSeq) return
+            lastSeq = seq
+        }
         var event = params
+        var answeredElsewhere: PermissionRequestNotification? = null
         when (params) {
             is PermissionRequestNotification ->
                 if (params.autoDecision == null) pendingPermissions[params.requestId] = params
-            is PermissionCancelledNotification -> pendingPermissions.remove(params.requestId)
+            is PermissionCancelledNotification -> {
+                val request = pendingPermissions.remove(params.requestId)
+                val mine = answeredHere.remove(params.requestId)
+                if (params.reason == CancelReason.ANSWERED_ELSEWHERE && !mine) answeredElsewhere = request
+            }
             is FileUpdatedNotification -> {
                 keep(params)
                 // The event stays small: contents can be megabytes.
@@ -270,7 +391,40 @@ class Chat internal constructor(
             }
         }
         emit(ChatEvent.Notification(type.name, event))
+        answeredElsewhere?.let { request ->
+            emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "${request.displayName ?: request.toolName}: answered in another editor."))
+        }
     }
+
+    private fun seqOf(params: Any): Int? = when (params) {
+        is DeltaNotification -> params.seq
+        is EntryNotification -> params.seq
+        is FileUpdatedNotification -> params.seq
+        is MessageNotification -> params.seq
+        is PermissionCancelledNotification -> params.seq
+        is PermissionRequestNotification -> params.seq
+        is StatusNotification -> params.seq
+        is TurnEndedNotification -> params.seq
+        else -> null
+    }
+
+    private fun PermissionRequest.notification(channelId: String, seq: Int) = PermissionRequestNotification(
+        channelId = channelId,
+        input = input,
+        requestId = requestId,
+        seq = seq,
+        suggestions = suggestions,
+        toolName = toolName,
+        toolUseId = toolUseId,
+        blockedPath = blockedPath,
+        decisionReason = decisionReason,
+        description = description,
+        displayName = displayName,
+        parentToolUseId = parentToolUseId,
+        preview = preview,
+        previewNote = previewNote,
+        requiresUserInteraction = requiresUserInteraction,
+    )
 
     private fun keep(update: FileUpdatedNotification) = synchronized(files) {
         files[update.seq] = FileContents(update.path, update.oldContent, update.newContent)

@@ -1,5 +1,6 @@
 package dev.claudesidecar.core
 
+import dev.claudesidecar.core.protocol.PermissionRequestNotification
 import dev.claudesidecar.core.protocol.History as HistoryData
 import dev.claudesidecar.core.protocol.Transcript as TranscriptData
 
@@ -44,8 +45,15 @@ sealed interface ChatEvent {
      * current as of its `seq`: a resumed or forked chat's conversation so far (its channel
      * starts with it), or what a view needs when it comes to a channel that already ran.
      * Notifications numbered after `seq` may come before or after it.
+     *
+     * From a `claude/attach` answer (a running chat attached, or shown afresh after a dropped
+     * connection missed more than the shared daemon kept), [pendingPermissions] are the
+     * permission requests waiting for an answer as of `seq`: they replace those known.
      */
-    data class Transcript(val transcript: TranscriptData) : ChatEvent
+    data class Transcript(
+        val transcript: TranscriptData,
+        val pendingPermissions: List<PermissionRequestNotification>? = null,
+    ) : ChatEvent
 
     /** Something the client says about the chat: the daemon died and was restarted, the chat resumed, ... */
     data class Notice(
@@ -58,7 +66,9 @@ sealed interface ChatEvent {
     /**
      * The chat is served by a (new) channel: at open, and again on a new daemon after a
      * restart (same session when it had a conversation). Pending permission requests of the
-     * old channel are gone.
+     * old channel are gone, and the new channel numbers its notifications from 1 (a new
+     * daemon may give it the old one's id). Not sent when a shared daemon's chat is attached
+     * again after a dropped connection: it is the same channel.
      */
     data class Bound(
         val channelId: String,

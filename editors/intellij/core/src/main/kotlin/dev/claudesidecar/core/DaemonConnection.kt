@@ -33,10 +33,36 @@ import java.util.concurrent.ConcurrentHashMap
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
 
+/** Which daemon a client uses: one of its own, or the user's shared one (docs/protocol.md, "The shared daemon"). */
+enum class DaemonMode {
+    /** `claude-sidecar --stdio`: the client's own daemon; its chats end with the client. */
+    PRIVATE,
+
+    /**
+     * `claude-sidecar connect`: the per-user daemon, whose chats outlive the client; a dropped
+     * connection is made again and every chat attached again with what it missed.
+     */
+    SHARED,
+    ;
+
+    /** This mode's command for [program] (looked up on `PATH` unless it is a path): `program --stdio` or `program connect`. */
+    fun command(program: String = PROGRAM): List<String> = listOf(program, if (this == PRIVATE) "--stdio" else "connect")
+
+    companion object {
+        /** The daemon's program when the user gives no command. */
+        const val PROGRAM = "claude-sidecar"
+    }
+}
+
 /** How to start a daemon. */
 data class DaemonOptions(
-    /** The command and its arguments: the `daemonCommand` setting. */
-    val command: List<String> = listOf("claude-sidecar", "--stdio"),
+    /**
+     * The command and its arguments: the `daemonCommand` setting (e.g. `ssh devbox claude-sidecar
+     * connect`); null: [mode]'s command of `claude-sidecar` ([DaemonMode.command]).
+     */
+    val command: List<String>? = null,
+    /** Private or shared: how the client reacts when the process ends, and whether chats can be attached. */
+    val mode: DaemonMode = DaemonMode.PRIVATE,
     /** The daemon's working directory (default: this process's). */
     val cwd: Path? = null,
     /** Added to (a value) or removed from (null) this process's environment for the daemon and its CLIs. */
@@ -47,7 +73,10 @@ data class DaemonOptions(
     val logger: SidecarLogger = SidecarLogger.NONE,
     /** How long `shutdown`/`exit` may take before the process is killed. */
     val shutdownGrace: Duration = 3.seconds,
-)
+) {
+    /** The command to run: [command], else [mode]'s. */
+    val commandLine: List<String> get() = command ?: mode.command()
+}
 
 /** How a daemon process ended. */
 data class DaemonExit(
@@ -245,9 +274,13 @@ class DaemonConnection private constructor(
          * daemon's error when it refuses the initialization options) and leaves no process behind.
          */
         suspend fun start(options: DaemonOptions, handlers: DaemonHandlers): DaemonConnection {
-            val program = options.command.firstOrNull()
-                ?: throw SidecarException("daemonCommand is empty: set it to e.g. claude-sidecar --stdio", "daemonCommand")
-            val builder = ProcessBuilder(options.command)
+            val command = options.commandLine
+            val program = command.firstOrNull()
+                ?: throw SidecarException(
+                    "daemonCommand is empty: set it to e.g. ${options.mode.command().joinToString(" ")}",
+                    "daemonCommand",
+                )
+            val builder = ProcessBuilder(command)
             options.cwd?.let { builder.directory(it.toFile()) }
             val env = builder.environment()
             for ((key, value) in options.env) if (value == null) env.remove(key) else env[key] = value
@@ -256,12 +289,12 @@ class DaemonConnection private constructor(
             } catch (e: IOException) {
                 val hint = if (e.message?.contains("error=2") == true) {
                     "$program was not found: install claude-sidecar, or set daemonCommand to its full path " +
-                        "(e.g. /path/to/.venv/bin/claude-sidecar --stdio)"
+                        "(e.g. ${options.mode.command("/path/to/.venv/bin/claude-sidecar").joinToString(" ")})"
                 } else {
                     e.message
                 }
                 throw SidecarException(
-                    "cannot start the daemon `${options.command.joinToString(" ")}` (setting daemonCommand): $hint",
+                    "cannot start the daemon `${command.joinToString(" ")}` (setting daemonCommand): $hint",
                     "daemonCommand",
                     cause = e,
                 )

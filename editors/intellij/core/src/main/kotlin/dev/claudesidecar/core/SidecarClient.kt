@@ -2,24 +2,30 @@ package dev.claudesidecar.core
 
 import com.google.gson.JsonObject
 import dev.claudesidecar.core.SidecarLogger.Level
+import dev.claudesidecar.core.protocol.AttachParams
+import dev.claudesidecar.core.protocol.AttachResult
 import dev.claudesidecar.core.protocol.CallEditorToolParams
+import dev.claudesidecar.core.protocol.ChannelInfo
 import dev.claudesidecar.core.protocol.ChannelParams
+import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.EditorTool
 import dev.claudesidecar.core.protocol.ForkSessionParams
-import dev.claudesidecar.core.protocol.History
+import dev.claudesidecar.core.protocol.ListChannelsParams
 import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
-import dev.claudesidecar.core.protocol.NewChannelResult
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.SessionSummary
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.cancel
+import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
@@ -32,11 +38,15 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.Executors
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration
+import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
 
-/** The daemon's life as the client sees it; every change is logged and emitted ([SidecarClient.state]). */
-enum class DaemonState { STOPPED, STARTING, RUNNING, RESTARTING, FAILED }
+/**
+ * The daemon's life as the client sees it; every change is logged and emitted ([SidecarClient.state]).
+ * [RECONNECTING]: the shared daemon's connection dropped and is being made again.
+ */
+enum class DaemonState { STOPPED, STARTING, RUNNING, RESTARTING, RECONNECTING, FAILED }
 
 /** Serves one editor tool: [arguments] are the model's (validate them); the result goes to the model as JSON. */
 fun interface EditorToolHandler {
@@ -55,7 +65,7 @@ data class ClientOptions(
     val daemon: DaemonOptions = DaemonOptions(),
     /** Editor tools: declared in `initializationOptions.editorTools` and served by their handlers. */
     val editorTools: List<EditorToolBinding> = emptyList(),
-    /** Restarts allowed within [restartWindow] before the client gives up (state [DaemonState.FAILED]). */
+    /** Private daemon: restarts allowed within [restartWindow] before the client gives up (state [DaemonState.FAILED]). */
     val maxRestarts: Int = 3,
     val restartWindow: Duration = 60.seconds,
 )
@@ -64,6 +74,13 @@ data class ClientOptions(
  * The client of one daemon for the whole IDE window: starts it when first needed, routes its
  * notifications to [Chat]s, serves its editor-tool requests, and when it dies starts a new one
  * and moves every chat onto it (same session, new channel).
+ *
+ * With the shared daemon ([DaemonMode.SHARED]) the process is `claude-sidecar connect`, a
+ * bridge to the per-user daemon whose chats outlive it: when it ends while chats are open, the
+ * client starts it again (after 0.25 s, then 0.5, 1, 2, 4, 8, 8, 8 s at most) and attaches
+ * every chat again with the last `seq` it applied, so the chat gets exactly what it missed;
+ * requests made meanwhile wait for that. [runningChats] and [attachChat] open chats another
+ * editor (or an earlier run of this one) started.
  *
  * Threading: chat fields change and [ChatEvent]s are delivered on one thread,
  * [eventDispatcher], in order. Suspend functions may be called from any coroutine.
@@ -90,6 +107,14 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     @Volatile private var current: DaemonConnection? = null
 
     @Volatile private var closed = false
+
+    /** Shared daemon: the connection being made again after it dropped. */
+    @Volatile private var reconnecting: Job? = null
+
+    /** Private or shared daemon ([DaemonOptions.mode]). */
+    val mode: DaemonMode get() = options.daemon.mode
+
+    private val shared: Boolean get() = mode == DaemonMode.SHARED
 
     private val stateFlow = MutableStateFlow(DaemonState.STOPPED)
 
@@ -130,7 +155,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /**
      * Resumes a stored session in a new chat: [ChatEvent.Bound], then its conversation so far
      * ([ChatEvent.Transcript]: the channel starts with the stored session's entries); [listener]
-     * gets both.
+     * gets both. On the shared daemon, a session a running chat holds is not started twice:
+     * the chat is attached to it (its conversation and pending permission requests, then a
+     * [ChatEvent.Notice] saying so).
      */
     suspend fun resumeChat(
         cwd: String,
@@ -140,8 +167,49 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     ): Chat {
         val chat = newChat(params.copy(cwd = cwd, resume = sessionId), listener)
         chat.hasConversation = true
-        bindChannel(chat, daemon(), chat.channelParams)
-        chat.reloadTranscript()
+        val attached = bindChannel(chat, daemon(), chat.channelParams)
+        if (!attached) chat.reloadTranscript()
+        register(chat)
+        return chat
+    }
+
+    /**
+     * Shared daemon: every chat running in it, whoever started it (`claude/listChannels`, with
+     * the editors attached to each in `clients`), oldest first. With a private daemon a
+     * [SidecarException] (`errorName` `notShared`) says that attaching needs the shared one;
+     * no daemon is started for it.
+     */
+    suspend fun runningChats(): List<ChannelSummary> {
+        if (!shared) throw notShared("Attaching to a running chat")
+        return daemon().request(Methods.LIST_CHANNELS, ListChannelsParams()).channels
+    }
+
+    /** The open chat of this client that shows [channelId] of the running daemon, if any. */
+    fun chatOf(channelId: String): Chat? = chatMap.values.firstOrNull { it.channelId == channelId && it.daemon === current }
+
+    /**
+     * Shared daemon: opens a running chat ([channel], one of [runningChats]) here:
+     * [ChatEvent.Bound], its conversation so far and pending permission requests
+     * ([ChatEvent.Transcript]), a [ChatEvent.Notice] saying so, its state, then what it does
+     * next; [listener] gets all of them. A chat open here already is returned as it is
+     * ([listener] is not added). With a private daemon the daemon refuses
+     * (`claude/attach` answers `notShared`): a [SidecarException] says what to set.
+     */
+    suspend fun attachChat(channel: ChannelSummary, listener: ChatListener? = null): Chat {
+        chatOf(channel.channelId)?.let { return it }
+        val daemon = daemon()
+        val result = try {
+            daemon.request(Methods.ATTACH, AttachParams(channelId = channel.channelId))
+        } catch (e: SidecarException) {
+            throw if (e.errorName == NOT_SHARED) notShared("Attaching to a running chat", e) else e
+        }
+        val chat = newChat(NewChannelParams(cwd = channel.cwd, resume = result.sessionId), listener)
+        chat.hasConversation = true
+        onEventThread {
+            bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, result)
+            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Attached: the chat goes on from here."))
+        }
+        assumeStatus(chat, daemon, result.seq)
         register(chat)
         return chat
     }
@@ -156,7 +224,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         val result = daemon.request(Methods.FORK_SESSION, ForkSessionParams(channelId = channelId, atMessageId = atMessageId))
         val fork = newChat(chat.channelParams.copy(resume = result.sessionId), listener)
         fork.hasConversation = true
-        onEventThread { bound(fork, daemon, result) }
+        onEventThread { bound(fork, daemon, result.channelId, result.sessionId, result.info, result.pid, null) }
         fork.reloadTranscript()
         register(fork)
         return fork
@@ -181,6 +249,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** Ends the daemon (`shutdown`, `exit`, then kill after the grace period) and the client. */
     suspend fun shutdown() {
         closed = true
+        reconnecting?.cancelAndJoin()
         val daemon = startLock.withLock { current.also { current = null } }
         daemon?.shutdown()
         setState(DaemonState.STOPPED)
@@ -218,7 +287,22 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
     }
 
-    internal suspend fun onEventThread(block: () -> Unit) = withContext(eventDispatcher) { block() }
+    /** Shared daemon: stops following [chat] here; it runs on in the daemon. Private: [closeChat]. */
+    internal suspend fun detachChat(chat: Chat) {
+        if (!shared) return closeChat(chat)
+        chatMap.remove(chat.id)
+        publishChats()
+        val daemon = chat.daemon ?: return
+        val channelId = chat.channelId ?: return
+        if (!daemon.alive) return
+        try {
+            daemon.request(Methods.DETACH, ChannelParams(channelId))
+        } catch (e: SidecarException) {
+            log(Level.WARN, "detaching from $channelId: ${e.message}")
+        }
+    }
+
+    internal suspend fun <T> onEventThread(block: () -> T): T = withContext(eventDispatcher) { block() }
 
     internal fun log(level: Level, message: String) = logger.log(level, message)
 
@@ -234,43 +318,133 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         chatsFlow.value = chatMap.values.sortedBy { it.id.removePrefix("chat-").toIntOrNull() ?: 0 }
     }
 
-    private suspend fun bindChannel(chat: Chat, daemon: DaemonConnection, params: NewChannelParams) {
+    /**
+     * Opens [chat]'s channel on [daemon] with [params]; true when the shared daemon attached it
+     * to the running chat that holds the session of `params.resume` instead (shown from its answer).
+     */
+    private suspend fun bindChannel(chat: Chat, daemon: DaemonConnection, params: NewChannelParams): Boolean {
         val result = daemon.request(Methods.NEW_CHANNEL, params)
-        onEventThread { bound(chat, daemon, result) }
+        val attached = result.attached
+        onEventThread {
+            bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, attached)
+            if (attached != null) {
+                chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "This session was still running in the daemon: attached to it."))
+            }
+        }
+        if (attached != null) assumeStatus(chat, daemon, attached.seq)
+        return attached != null
     }
 
-    /** Gives [chat] a channel on [daemon]: its session resumed when it has a conversation. */
+    /**
+     * Gives [chat] a channel on [daemon]: on the shared daemon the chat's own again, attached
+     * with what it missed; else (or when it is gone) a new one, its session resumed when it
+     * has a conversation.
+     */
     private suspend fun rebind(chat: Chat, daemon: DaemonConnection) {
+        val gone = if (shared && chat.channelId != null) reattach(chat, daemon) ?: return else null
         val params = if (chat.hasConversation && chat.sessionId != null) {
             chat.channelParams.copy(resume = chat.sessionId)
         } else {
             chat.channelParams.copy(resume = null)
         }
         chat.channelParams = params
-        bindChannel(chat, daemon, params)
-        onEventThread {
-            chat.emit(
-                ChatEvent.Notice(ChatEvent.Notice.Level.INFO, if (chat.hasConversation) "Resumed the conversation." else "Ready again."),
-            )
+        val attached = bindChannel(chat, daemon, params)
+        val said = when {
+            gone != null && chat.hasConversation -> "$gone: reopened its session."
+            gone != null -> "$gone: this is a new conversation."
+            chat.hasConversation -> "Resumed the conversation."
+            else -> "Ready again."
         }
+        if (!attached) onEventThread { chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, said)) }
     }
 
     /**
-     * On the event thread: binds and replays what the channel said before; when more came
-     * than was kept, the channel's transcript fills in what was dropped.
+     * Shared daemon, on a new connection: attaches [chat] again with the last `seq` it applied
+     * (`claude/attach` `afterSeq`), so that it gets exactly what it missed, or the chat afresh
+     * when the daemon no longer kept all of it. Null when attached; else why the chat's channel
+     * is not there any more (the daemon was restarted, or the chat closed).
      */
-    private fun bound(chat: Chat, daemon: DaemonConnection, result: NewChannelResult) {
-        chat.bind(daemon, result.channelId, result.sessionId, result.info, result.pid)
-        early.remove(daemon to result.channelId)?.forEach { (type, params) -> chat.notify(type, params) }
-        if (overflowed.remove(daemon to result.channelId)) {
+    private suspend fun reattach(chat: Chat, daemon: DaemonConnection): String? {
+        val channelId = chat.channelId ?: return "The chat has no channel"
+        val afterSeq = onEventThread { chat.hold(daemon) }
+        val result = try {
+            daemon.request(Methods.ATTACH, AttachParams(channelId = channelId, afterSeq = afterSeq))
+        } catch (e: SidecarException) {
+            onEventThread { chat.release(null, null) }
+            // invalidParams: an afterSeq past the chat's last seq, i.e. another chat of that id in a new daemon.
+            if (e.errorName == CHANNEL_NOT_FOUND || e.errorName == INVALID_PARAMS) return "The chat was not running in the daemon any more"
+            throw e
+        }
+        val same = onEventThread {
+            val same = result.sessionId == chat.sessionId
+            if (same) chat.release(daemon, result) else chat.release(null, null)
+            same
+        }
+        if (!same) {
+            // A new daemon gave the chat's id to another chat: this connection does not follow that one.
+            runCatching { daemon.request(Methods.DETACH, ChannelParams(channelId)) }
+            return "The chat was not running in the daemon any more"
+        }
+        if (result.missed) assumeStatus(chat, daemon, result.seq)
+        val said = when {
+            result.missed -> "Connected again; the daemon no longer had all of what was missed: the chat is shown afresh."
+            result.replayed == 0 -> "Connected again; nothing was missed."
+            else -> "Connected again; caught up with ${result.replayed} missed updates."
+        }
+        onEventThread { chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, said)) }
+        return null
+    }
+
+    /** Shows [chat]'s state, which an attach answer (current as of [asOf]) does not give, from `claude/listChannels`. */
+    private suspend fun assumeStatus(chat: Chat, daemon: DaemonConnection, asOf: Int) {
+        val channels = try {
+            daemon.request(Methods.LIST_CHANNELS, ListChannelsParams()).channels
+        } catch (e: SidecarException) {
+            return log(Level.WARN, "the state of ${chat.id}: ${e.message}")
+        }
+        channels.firstOrNull { it.channelId == chat.channelId }?.let { channel -> onEventThread { chat.assumeStatus(channel, asOf) } }
+    }
+
+    /**
+     * On the event thread: binds, shows [snapshot] (an attach answer with the conversation so
+     * far) when given, and replays what the channel said before (what the snapshot holds
+     * already is skipped); when more came than was kept, the channel's transcript fills in
+     * what was dropped.
+     */
+    private fun bound(
+        chat: Chat,
+        daemon: DaemonConnection,
+        channelId: String,
+        sessionId: String,
+        info: ChannelInfo,
+        pid: Int,
+        snapshot: AttachResult?,
+    ) {
+        chat.bind(daemon, channelId, sessionId, info, pid)
+        snapshot?.let { chat.showSnapshot(it) }
+        early.remove(daemon to channelId)?.forEach { (type, params) -> chat.notify(type, params) }
+        if (overflowed.remove(daemon to channelId)) {
             scope.launch { runCatching { chat.reloadTranscript() }.onFailure { log(Level.WARN, "reloading ${chat.id}: ${it.message}") } }
         }
+    }
+
+    private fun notShared(what: String, cause: SidecarException? = null): SidecarException {
+        val running = (cause?.let { "this daemon (`${options.daemon.commandLine.joinToString(" ")}`) is a private one" })
+            ?: "this client uses a private daemon"
+        return SidecarException(
+            "$what needs the shared daemon (claude-sidecar connect), and $running: choose the shared daemon in the settings.",
+            "daemonMode",
+            cause?.code,
+            NOT_SHARED,
+            cause?.data,
+            cause,
+        )
     }
 
     /** On the event thread. */
     private fun route(daemon: DaemonConnection, type: NotificationType<*>, params: Any) {
         val channelId = channelIdOf(params) ?: return
-        val chat = chatMap.values.firstOrNull { it.daemon === daemon && it.channelId == channelId }
+        val chat = chatMap.values.firstOrNull { it.listening === daemon && it.channelId == channelId }
         if (chat != null) return chat.notify(type, params)
         if (daemon !== current) return
         val kept = early.getOrPut(daemon to channelId) { mutableListOf() }
@@ -282,16 +456,26 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
     // -- the daemon -------------------------------------------------------------------------
 
-    /** Under [startLock]. */
-    private suspend fun start(): DaemonConnection {
-        setState(if (stateFlow.value == DaemonState.STOPPED) DaemonState.STARTING else DaemonState.RESTARTING)
+    /** Under [startLock]; [failed] is the state when it cannot start (the reconnect loop tries again). */
+    private suspend fun start(failed: DaemonState = DaemonState.FAILED): DaemonConnection {
+        setState(
+            when (stateFlow.value) {
+                DaemonState.STOPPED -> DaemonState.STARTING
+                DaemonState.RECONNECTING -> DaemonState.RECONNECTING
+                else -> DaemonState.RESTARTING
+            },
+        )
         val declared = options.editorTools.map { it.tool }
         val init = options.daemon.initializationOptions.let {
-            if (declared.isEmpty()) it else it.copy(editorTools = (it.editorTools ?: emptyList()) + declared)
+            val withTools = if (declared.isEmpty()) it else it.copy(editorTools = (it.editorTools ?: emptyList()) + declared)
+            // The shared daemon lists each chat's editors by this name.
+            if (withTools.clientName == null) withTools.copy(clientName = options.daemon.clientName) else withTools
         }
-        lateinit var daemon: DaemonConnection
+        // Set once `initialize` answered: a process that ends before is no daemon of this client's.
+        var started: DaemonConnection? = null
         val handlers = object : DaemonHandlers {
             override fun onNotification(type: NotificationType<*>, params: Any) {
+                val daemon = started ?: return
                 if (!eventExecutor.isShutdown) eventExecutor.execute { route(daemon, type, params) }
             }
 
@@ -299,23 +483,27 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
                 val call = params as CallEditorToolParams
                 val binding = options.editorTools.firstOrNull { it.tool.name == call.tool }
                     ?: throw SidecarException("this editor has no tool named ${call.tool}", "claude/callEditorTool")
-                val chat = chatMap.values.firstOrNull { it.daemon === daemon && it.channelId == call.channelId }
+                val chat = chatMap.values.firstOrNull { it.listening === started && it.channelId == call.channelId }
                 return binding.handler.call(call.arguments, chat)
             }
 
             override fun onExit(exit: DaemonExit) {
+                val daemon = started ?: return
                 if (!eventExecutor.isShutdown) eventExecutor.execute { daemonExited(daemon, exit) }
             }
         }
-        try {
-            daemon = DaemonConnection.start(options.daemon.copy(initializationOptions = init), handlers)
+        val daemon = try {
+            DaemonConnection.start(options.daemon.copy(initializationOptions = init), handlers)
         } catch (e: SidecarException) {
-            setState(DaemonState.FAILED)
+            setState(failed)
             throw e
         }
+        started = daemon
         current = daemon
         CliReport.of(daemon.initializeResult).let { logger.log(it.level, it.text) }
         setState(DaemonState.RUNNING)
+        // Ended before [started] was set: its exit was not handled (a second report finds it handled).
+        daemon.exit?.let { exit -> eventExecutor.execute { daemonExited(daemon, exit) } }
         return daemon
     }
 
@@ -327,6 +515,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         current = null
         lastExit = exit
         if (exit.expected || closed) return setState(DaemonState.STOPPED)
+        if (shared) return connectionDropped(exit)
         val why = "the daemon stopped (code ${exit.exitCode})" +
             if (exit.stderrTail.isEmpty()) "" else ": ${exit.stderrTail.takeLast(2).joinToString(" | ")}"
         val now = TimeSource.Monotonic.markNow()
@@ -343,6 +532,65 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         setState(DaemonState.RESTARTING)
         for (chat in chats) chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "$why; restarting it."))
         scope.launch { moveChats(chats) }
+    }
+
+    /** On the event thread: the shared daemon's connection ended; with chats open it is made again. */
+    private fun connectionDropped(exit: DaemonExit) {
+        val chats = chatMap.values.toList()
+        if (chats.isEmpty()) return setState(DaemonState.STOPPED) // the next request connects
+        log(Level.WARN, "the connection to the shared daemon dropped (code ${exit.exitCode}); connecting again")
+        setState(DaemonState.RECONNECTING)
+        for (chat in chats) {
+            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "The connection to the shared daemon dropped; connecting again."))
+        }
+        reconnecting = scope.launch { reconnect(chats) }
+    }
+
+    /**
+     * Connects to the shared daemon again, trying [RECONNECT_TRIES] times with a growing pause,
+     * holding [startLock] so that requests wait; then attaches every chat again.
+     */
+    private suspend fun reconnect(chats: List<Chat>) {
+        val daemon = startLock.withLock {
+            var pause = FIRST_RECONNECT_PAUSE
+            for (attempt in 1..RECONNECT_TRIES) {
+                delay(pause)
+                if (closed) return
+                try {
+                    return@withLock start(failed = DaemonState.RECONNECTING)
+                } catch (e: SidecarException) {
+                    log(Level.WARN, "connecting to the shared daemon again (try $attempt of $RECONNECT_TRIES): ${e.message}")
+                }
+                pause = (pause * 2).coerceAtMost(LAST_RECONNECT_PAUSE)
+            }
+            null
+        }
+        if (daemon == null) {
+            setState(DaemonState.FAILED)
+            onEventThread {
+                for (chat in chats) {
+                    chat.emit(
+                        ChatEvent.Notice(
+                            ChatEvent.Notice.Level.ERROR,
+                            "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more.",
+                        ),
+                    )
+                }
+            }
+            return
+        }
+        log(Level.INFO, "connected to the shared daemon again")
+        for (chat in chats.filter { !it.closed }) {
+            try {
+                channelOf(chat)
+            } catch (e: SidecarException) {
+                // A connection that dropped again is made again by the next round, which says so.
+                if (e.where == "daemon") continue
+                onEventThread {
+                    chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not attach this chat again: ${e.message}"))
+                }
+            }
+        }
     }
 
     /** Starts a new daemon and gives every chat a channel on it, resuming its session. */
@@ -372,6 +620,12 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     }
 
     companion object {
+        private const val NOT_SHARED = "notShared"
+        private const val CHANNEL_NOT_FOUND = "channelNotFound"
+        private const val INVALID_PARAMS = "invalidParams"
+        private const val RECONNECT_TRIES = 8
+        private val FIRST_RECONNECT_PAUSE = 250.milliseconds
+        private val LAST_RECONNECT_PAUSE = 8.seconds
         private const val EARLY_NOTIFICATIONS_KEPT = 50
         private const val PAGE = 100
     }

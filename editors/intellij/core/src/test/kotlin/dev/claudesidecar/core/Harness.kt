@@ -4,17 +4,24 @@ import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.InitializationOptions
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.Notifications
+import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.WarmPoolOptions
+import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.id
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.withTimeoutOrNull
+import java.io.IOException
+import java.net.StandardProtocolFamily
+import java.net.UnixDomainSocketAddress
+import java.nio.channels.SocketChannel
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.TimeUnit
 import kotlin.io.path.absolutePathString
 import kotlin.io.path.createDirectories
 import kotlin.io.path.exists
+import kotlin.io.path.readText
 import kotlin.io.path.writeText
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
@@ -108,13 +115,17 @@ class Sandbox(model: Model) : AutoCloseable {
         command: List<String> = listOf(Harness.sidecarBin.toString(), "--stdio"),
         editorTools: List<EditorToolBinding> = emptyList(),
         initializationOptions: InitializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
+        mode: DaemonMode = DaemonMode.PRIVATE,
+        clientName: String = "claude-sidecar-intellij",
     ) = SidecarClient(
         ClientOptions(
             daemon = DaemonOptions(
                 command = command,
+                mode = mode,
                 cwd = workspace,
                 env = env,
                 initializationOptions = initializationOptions,
+                clientName = clientName,
                 logger = Harness.logger,
             ),
             editorTools = editorTools,
@@ -126,13 +137,92 @@ class Sandbox(model: Model) : AutoCloseable {
     }
 }
 
+/**
+ * `claude-sidecar serve` on a socket of its own in a short /tmp directory (a socket path has
+ * at most 108 bytes), in [box]'s environment, no warm pool; [args] are more `serve` options.
+ * Clients reach it with [connect], as an editor does; when it is gone, `connect` starts a
+ * new one (the same options, logging to daemon-started.log). [close] stops the daemon serving
+ * the socket (SIGTERM) and checks that neither it nor a CLI of its outlives it.
+ */
+class SharedDaemon(
+    private val box: Sandbox,
+    vararg args: String,
+) : AutoCloseable {
+    private val dir: Path = Files.createTempDirectory(Path.of("/tmp"), "cs-")
+    val socket: Path = dir.resolve("daemon.sock")
+    private val process: Process
+
+    /** The command that bridges a client to this daemon. */
+    val connect: List<String>
+        get() = listOf(Harness.sidecarBin.toString(), "connect", "--socket", socket.toString()) +
+            listOf("--daemon-log", box.root.resolve("daemon-started.log").toString(), "--warm-pool", "0", "--linger", "60")
+
+    /** The process serving the socket now: the one started here, or one `connect` started after it died. */
+    fun serving(): ProcessHandle? = runCatching { socket.resolveSibling("daemon.sock.lock").readText().trim().toLong() }
+        .getOrNull()
+        ?.let { ProcessHandle.of(it).orElse(null) }
+        ?.takeIf { it.isAlive }
+
+    init {
+        val command = listOf(Harness.sidecarBin.toString(), "--log-level", "DEBUG", "serve", "--socket", socket.toString()) +
+            listOf("--warm-pool", "0", "--linger", "60") + args
+        val builder = ProcessBuilder(command).redirectErrorStream(true).redirectOutput(box.root.resolve("daemon.log").toFile())
+        for ((key, value) in box.env) if (value == null) builder.environment().remove(key) else builder.environment()[key] = value
+        process = builder.start()
+        awaitSocket()
+    }
+
+    /** The daemon's pid and its CLIs' now. */
+    fun pids(): Set<Long> = setOf(process.pid()) + process.descendants().map { it.pid() }.toList()
+
+    private fun awaitSocket() {
+        val deadline = System.nanoTime() + 30_000_000_000
+        while (System.nanoTime() < deadline) {
+            check(process.isAlive) { "the shared daemon exited with ${process.exitValue()}" }
+            try {
+                SocketChannel.open(StandardProtocolFamily.UNIX).use { it.connect(UnixDomainSocketAddress.of(socket)) }
+                return
+            } catch (_: IOException) {
+                // Polls: the daemon's readiness is not an event this process can await.
+                Thread.sleep(50)
+            }
+        }
+        error("no daemon served $socket")
+    }
+
+    override fun close() {
+        val other = serving()?.takeIf { it.pid() != process.pid() }
+        val pids = pids() + listOfNotNull(other?.pid()) + (other?.descendants()?.map { it.pid() }?.toList() ?: emptyList())
+        process.destroy()
+        other?.destroy()
+        if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly()
+        try {
+            assertAllGone(pids)
+        } finally {
+            dir.toFile().deleteRecursively()
+        }
+    }
+}
+
 /** Records a chat's events from now on and waits for those a test expects; notes every pid it sees. */
 class Recorder(
     private val client: SidecarClient,
     private val pids: MutableSet<Long>,
 ) : ChatListener {
     private val events = mutableListOf<ChatEvent>()
+    private val state = ChatState()
     lateinit var chat: Chat
+
+    /** The chat as a view shows it after the events so far (a copy of what [ChatState] made of them). */
+    fun <T> view(read: (ChatState) -> T): T = synchronized(events) { read(state) }
+
+    /** The texts of the view's answer entries (not a sub-agent's), in order. */
+    fun texts(): List<String> = view { s ->
+        s.transcript.entries.filterIsInstance<TextEntry>().filter { it.parentId == null }.map { it.text }
+    }
+
+    /** The texts of the notices this client added, in order. */
+    fun notices(): List<String> = events().filterIsInstance<ChatEvent.Notice>().map { it.text }
 
     /** Opens a chat with `open(this)` so that the recording starts with its first event. */
     suspend fun start(open: suspend (ChatListener) -> Chat): Recorder = apply {
@@ -147,7 +237,17 @@ class Recorder(
 
     override fun onEvent(event: ChatEvent) {
         if (event is ChatEvent.Bound) notePids() // the chat's fields are set before Bound is delivered
-        synchronized(events) { events += event }
+        synchronized(events) {
+            events += event
+            state.apply(event)
+        }
+    }
+
+    /** Waits until the view's answer texts are [expected]. */
+    suspend fun awaitTexts(expected: List<String>, timeout: Duration = 60.seconds) {
+        withTimeoutOrNull(timeout) {
+            while (texts() != expected) delay(20)
+        } ?: error("the answer texts are not $expected within $timeout but ${texts()}")
     }
 
     fun events(): List<ChatEvent> = synchronized(events) { events.toList() }

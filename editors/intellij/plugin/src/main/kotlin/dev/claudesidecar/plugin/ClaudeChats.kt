@@ -9,6 +9,7 @@ import com.intellij.ui.content.Content
 import com.intellij.ui.content.ContentFactory
 import dev.claudesidecar.core.Chat
 import dev.claudesidecar.core.ChatListener
+import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.SessionSummary
 import dev.claudesidecar.ui.ChatPanel
 import dev.claudesidecar.ui.SessionList
@@ -21,7 +22,9 @@ import javax.swing.JComponent
 
 /**
  * The tabs of the Claude tool window, as the standalone app (ui's `App`) keeps them: a
- * [ChatPanel] per chat and a [SessionList]. Closing a tab closes its chat. EDT only.
+ * [ChatPanel] per chat and a [SessionList]. Closing a tab closes its chat; with the shared
+ * daemon it detaches (the chat runs on there: Attach to a Running Chat opens it again, End
+ * Chat ends it). EDT only.
  */
 object ClaudeChats {
     const val TOOL_WINDOW_ID = "Claude"
@@ -88,6 +91,26 @@ object ClaudeChats {
     fun fork(project: Project, chat: Chat): ChatPanel? =
         open(project, toolWindow(project), "Fork", true) { service, listener -> service.client.forkChat(chat, null, listener) }
 
+    /** A chat running in the shared daemon ([channel]) in a new tab, or its tab when it is open here. */
+    fun attach(project: Project, channel: ChannelSummary): ChatPanel? {
+        val window = toolWindow(project) ?: return null
+        val shown = ClaudeService.getInstance(project).client.chatOf(channel.channelId)
+        window.contentManagerIfCreated?.contents?.firstOrNull { shown != null && (it.component as? ChatPanel)?.chat === shown }?.let {
+            window.contentManager.setSelectedContent(it, true)
+            window.activate(null)
+            return it.component as ChatPanel
+        }
+        return open(project, window, channel.cwd.substringAfterLast('/'), true) { service, listener ->
+            service.client.attachChat(channel, listener)
+        }
+    }
+
+    /** Closes the tab of [panel] (its chat detaches or closes as the tab's closing does). */
+    fun closeTab(project: Project, panel: ChatPanel) {
+        val manager = toolWindow(project)?.contentManagerIfCreated ?: return
+        manager.contents.firstOrNull { it.component === panel }?.let { manager.removeContent(it, true) }
+    }
+
     /** Shows the sessions tab (made again when missing) and reloads it. */
     fun showSessions(project: Project) {
         val window = toolWindow(project) ?: return
@@ -146,7 +169,7 @@ object ClaudeChats {
         content.setDisposer {
             closed.set(true)
             panel.dispose()
-            panel.chat?.let { chat -> service.scope.launch { runCatching { chat.close() } } }
+            panel.chat?.let { chat -> service.scope.launch { runCatching { if (sharedDaemon(project)) chat.detach() else chat.close() } } }
         }
         window.contentManager.addContent(content)
         window.contentManager.setSelectedContent(content, true)

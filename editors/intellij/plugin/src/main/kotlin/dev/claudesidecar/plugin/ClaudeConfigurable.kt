@@ -21,10 +21,25 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
         val options = settings.state
         return panel {
             group("Daemon") {
+                buttonsGroup("Chats run in:") {
+                    row {
+                        radioButton(
+                            "A private daemon of this project (claude-sidecar --stdio): they end with the IDE",
+                            ClaudeSettings.PRIVATE,
+                        )
+                    }
+                    row {
+                        radioButton("The shared daemon (claude-sidecar connect): they outlive the IDE", ClaudeSettings.SHARED)
+                            .comment("Closing a tab detaches (Attach to a Running Chat opens it again); End Chat ends it")
+                    }
+                }.bind({ options.daemonMode ?: ClaudeSettings.PRIVATE }, { options.daemonMode = it })
                 row("Command:") {
                     textField().columns(COLUMNS_LARGE)
                         .bindText({ options.daemonCommand ?: "" }, { options.daemonCommand = it.trim() })
-                        .comment("How to start claude-sidecar, e.g. <code>/path/to/.venv/bin/claude-sidecar --stdio</code>")
+                        .comment(
+                            "Empty: <code>claude-sidecar --stdio</code> or <code>claude-sidecar connect</code> from PATH. " +
+                                "E.g. <code>/path/to/.venv/bin/claude-sidecar connect</code>, <code>ssh devbox claude-sidecar connect</code>",
+                        )
                 }
                 row("Claude Code CLI:") {
                     textField().columns(COLUMNS_LARGE)

@@ -100,19 +100,16 @@ class ClaudeService(
     }
 
     private fun create(): SidecarClient {
-        val options = ClaudeSettings.getInstance(project).state
-        val command = CommandLine.split(options.daemonCommand ?: "")
-        if (command.isEmpty()) {
-            throw SidecarException(
-                "The daemon command is empty: set it in Settings | Tools | Claude Sidecar (e.g. ${ClaudeSettings.DEFAULT_DAEMON_COMMAND}).",
-                "daemonCommand",
-            )
-        }
+        val settings = ClaudeSettings.getInstance(project)
+        val options = settings.state
+        // Empty: the mode's command (claude-sidecar --stdio or connect, from PATH).
+        val command = CommandLine.split(options.daemonCommand ?: "").ifEmpty { null }
         val env = CommandLine.environment(options.env ?: "", "Environment")
         return SidecarClient(
             ClientOptions(
                 daemon = DaemonOptions(
                     command = command,
+                    mode = settings.mode(),
                     cwd = Path.of(cwd),
                     env = env,
                     initializationOptions = InitializationOptions(

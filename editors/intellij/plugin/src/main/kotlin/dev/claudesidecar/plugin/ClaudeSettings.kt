@@ -8,6 +8,7 @@ import com.intellij.openapi.components.Storage
 import com.intellij.openapi.components.StoragePathMacros
 import com.intellij.openapi.components.service
 import com.intellij.openapi.project.Project
+import dev.claudesidecar.core.DaemonMode
 
 /**
  * The project's Claude settings (Settings | Tools | Claude Sidecar), kept in the workspace file:
@@ -17,8 +18,11 @@ import com.intellij.openapi.project.Project
 @State(name = "ClaudeSidecarSettings", storages = [Storage(StoragePathMacros.WORKSPACE_FILE)])
 class ClaudeSettings : SimplePersistentStateComponent<ClaudeSettings.Options>(Options()) {
     class Options : BaseState() {
-        /** The daemon's command line ("quoted" arguments kept whole). */
-        var daemonCommand by string(DEFAULT_DAEMON_COMMAND)
+        /** "private" (`claude-sidecar --stdio`) or "shared" (`claude-sidecar connect`: chats outlive the IDE). */
+        var daemonMode by string(PRIVATE)
+
+        /** The daemon's command line ("quoted" arguments kept whole); empty: [daemonMode]'s command of `claude-sidecar`. */
+        var daemonCommand by string("")
 
         /** The Claude Code CLI the daemon runs; empty: the one its claude-agent-sdk bundles. */
         var cliPath by string("")
@@ -34,10 +38,14 @@ class ClaudeSettings : SimplePersistentStateComponent<ClaudeSettings.Options>(Op
     }
 
     /** What makes the daemon: a change applies after Restart the Daemon. */
-    fun daemonKey(): List<String?> = listOf(state.daemonCommand, state.cliPath, state.env)
+    fun daemonKey(): List<String?> = listOf(state.daemonMode, state.daemonCommand, state.cliPath, state.env)
+
+    /** The daemon mode the settings choose. */
+    fun mode(): DaemonMode = if (state.daemonMode == SHARED) DaemonMode.SHARED else DaemonMode.PRIVATE
 
     companion object {
-        const val DEFAULT_DAEMON_COMMAND = "claude-sidecar --stdio"
+        const val PRIVATE = "private"
+        const val SHARED = "shared"
 
         fun getInstance(project: Project): ClaudeSettings = project.service()
     }

@@ -11,7 +11,7 @@ import dev.claudesidecar.ui.Html
 /** Balloons of the "Claude Sidecar" notification group (plugin.xml). */
 object Notify {
     private const val GROUP = "Claude Sidecar"
-    private val SETTINGS = setOf("daemonCommand", "Environment")
+    private val SETTINGS = setOf("daemonCommand", "daemonMode", "Environment")
 
     fun info(project: Project, text: String, restartAction: Boolean = false) =
         show(project, text, NotificationType.INFORMATION, false, restartAction)

@@ -4,10 +4,12 @@ import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import dev.claudesidecar.core.ClientOptions
 import dev.claudesidecar.core.CommandLine
+import dev.claudesidecar.core.DaemonMode
 import dev.claudesidecar.core.DaemonOptions
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.SidecarLogger
+import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.NewChannelParams
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -25,6 +27,7 @@ import java.nio.file.Path
 import java.util.function.BiConsumer
 import javax.swing.AbstractAction
 import javax.swing.JComponent
+import javax.swing.JDialog
 import javax.swing.JFrame
 import javax.swing.JOptionPane
 import javax.swing.JPanel
@@ -39,12 +42,14 @@ import kotlin.system.exitProcess
 /**
  * The standalone app: the chat panel without an IDE, to try and test the client.
  *
- *     java -jar ui/target/claude-sidecar-ui.jar [--daemon "claude-sidecar --stdio"] [--cwd DIR]
+ *     java -jar ui/target/claude-sidecar-ui.jar [--shared] [--daemon "claude-sidecar --stdio"] [--cwd DIR]
  *         [--env KEY=VALUE]... [--env-file FILE] [--theme light|dark]
  *
  * A window with the folder's stored sessions on the left (double-click resumes one; the list
  * reloads after each turn) and a closable tab per chat on the right (Ctrl+W closes the chat);
- * a session already open in a tab is shown there, not opened twice.
+ * a session already open in a tab is shown there, not opened twice. `--shared` uses the shared
+ * daemon (`claude-sidecar connect`): "Attach to running chat…" opens a chat running there, and
+ * closing a chat may leave it running.
  */
 class App(
     private val client: SidecarClient,
@@ -71,10 +76,15 @@ class App(
     /** Tabs closed while their chat was still opening: the chat is closed when it comes. */
     private val closedEarly = HashSet<ChatPanel>()
 
+    /** The "Attach to running chat…" dialog while it is open. */
+    var attachDialog: JDialog? = null
+        private set
+
     init {
         val toolbar =
             row(
                 primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") },
+                button("Attach to running chat…") { showAttachDialog() },
                 button("Refresh sessions") { sessions.load() },
                 themeSwitch,
             )
@@ -112,20 +122,104 @@ class App(
     fun tabOf(sessionId: String): ChatPanel? = (0 until tabs.tabCount).map { tabs.getComponentAt(it) as ChatPanel }
         .firstOrNull { it.chat?.sessionId == sessionId || resuming[it] == sessionId }
 
-    /** Closes the tab of [panel] and its chat (the chat's CLI ends; its session stays on disk). */
+    /**
+     * Closes the tab of [panel] and its chat (the chat's CLI ends; its session stays on disk).
+     * With the shared daemon the user chooses: detach (the chat runs on in the daemon, where
+     * Attach lists it) or end it (its CLI stops, for every editor).
+     */
     fun closeTab(panel: ChatPanel) {
+        val chat = panel.chat
+        val end = if (client.mode == DaemonMode.SHARED && chat != null) endOrDetach() ?: return else true
         tabs.remove(panel)
         resuming.remove(panel)
         panel.dispose()
-        val chat = panel.chat
-        if (chat == null) closedEarly += panel else scope.launch { runCatching { chat.close() } }
+        when {
+            chat == null -> closedEarly += panel
+            end -> scope.launch { runCatching { chat.close() } }
+            else -> scope.launch { runCatching { chat.detach() } }
+        }
         (tabs.selectedComponent as? ChatPanel)?.prompt?.text?.requestFocusInWindow()
     }
 
-    fun show() {
+    /** Asks whether a shared chat ends (true) or runs on detached (false); null: cancelled. */
+    private fun endOrDetach(): Boolean? {
+        val options = arrayOf("Detach (keep it running)", "End the chat", "Cancel")
+        val chosen = JOptionPane.showOptionDialog(
+            frame,
+            "The chat can run on in the shared daemon (Attach to running chat… opens it again), or end for every editor.",
+            "Close chat",
+            JOptionPane.DEFAULT_OPTION,
+            JOptionPane.QUESTION_MESSAGE,
+            null,
+            options,
+            options[0],
+        )
+        return when (chosen) {
+            0 -> false
+            1 -> true
+            else -> null
+        }
+    }
+
+    /** Shows the window with the folder's sessions and, unless not [firstChat], a new chat. */
+    fun show(firstChat: Boolean = true) {
         frame.isVisible = true
         sessions.load()
-        openChat("Chat 1")
+        if (firstChat) openChat("Chat 1")
+    }
+
+    /** The chat panels of the tabs, in order. */
+    val panels: List<ChatPanel> get() = (0 until tabs.tabCount).mapNotNull { tabs.getComponentAt(it) as? ChatPanel }
+
+    /** The chat panel of the selected tab, if any. */
+    val selectedPanel: ChatPanel? get() = tabs.selectedComponent as? ChatPanel
+
+    /**
+     * Lists the shared daemon's running chats in a dialog; the one chosen opens in a new tab
+     * (its conversation so far, then live), or its tab is selected when it is open here.
+     */
+    fun showAttachDialog() {
+        attachDialog?.let { return it.toFront() }
+        val dialog = JDialog(frame, "Attach to a running chat", false)
+        lateinit var list: RunningChatList
+        list = RunningChatList(client) { channel ->
+            dialog.dispose()
+            attach(channel)
+        }
+        dialog.contentPane = list
+        dialog.addWindowListener(object : WindowAdapter() {
+            override fun windowClosed(e: WindowEvent) {
+                list.dispose()
+                attachDialog = null
+            }
+        })
+        dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
+        dialog.pack()
+        dialog.setLocationRelativeTo(frame)
+        attachDialog = dialog
+        dialog.isVisible = true
+        list.load()
+    }
+
+    /** Opens [channel], a chat running in the shared daemon, in a tab. */
+    fun attach(channel: ChannelSummary) {
+        client.chatOf(channel.channelId)?.let { open -> panels.firstOrNull { it.chat === open }?.let { return select(it) } }
+        val panel = ChatPanel()
+        tabs.addTab(channel.cwd.substringAfterLast('/').ifEmpty { channel.channelId }.take(24), panel)
+        tabs.selectedComponent = panel
+        scope.launch {
+            try {
+                panel.attach(client.attachChat(channel, panel.listener))
+                panel.prompt.text.requestFocusInWindow()
+            } catch (e: SidecarException) {
+                JOptionPane.showMessageDialog(frame, e.message, "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
+                tabs.remove(panel)
+            }
+        }
+    }
+
+    private fun select(panel: ChatPanel) {
+        tabs.selectedComponent = panel
     }
 
     /**
@@ -178,20 +272,23 @@ class App(
 
     /** What the command line asks for. */
     data class Options(
-        /** The daemon's command ("quoted" arguments kept whole). */
-        val command: List<String> = listOf("claude-sidecar", "--stdio"),
+        /** The daemon's command ("quoted" arguments kept whole); null: [mode]'s `claude-sidecar` command. */
+        val command: List<String>? = null,
+        /** Private (`--stdio`, ends with the app) or the shared daemon (`connect`, `--shared`). */
+        val mode: DaemonMode = DaemonMode.PRIVATE,
         val cwd: String = Path.of("").toAbsolutePath().toString(),
         /** Added to the daemon's environment (this process's); null removes a variable. */
         val env: Map<String, String?> = emptyMap(),
         val dark: Boolean = false,
     ) {
         /** How the app starts the daemon: [command] with [env] over this process's environment. */
-        fun daemonOptions(logger: SidecarLogger): DaemonOptions = DaemonOptions(command = command, env = env, logger = logger)
+        fun daemonOptions(logger: SidecarLogger): DaemonOptions =
+            DaemonOptions(command = command, mode = mode, env = env, clientName = "claude-sidecar-app", logger = logger)
     }
 
     companion object {
         private const val USAGE =
-            "usage: java -jar claude-sidecar-ui.jar [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
+            "usage: java -jar claude-sidecar-ui.jar [--shared] [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
                 "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
 
         @JvmStatic
@@ -214,14 +311,20 @@ class App(
         }
 
         /**
-         * The options of [args], or null when they are wrong. `--env` takes a line of
-         * `--env-file`'s (`KEY=VALUE`, or `-KEY` to remove one), as the IDE's settings do; a
-         * malformed one throws [SidecarException] naming it.
+         * The options of [args], or null when they are wrong. `--shared` uses the shared daemon
+         * (default command `claude-sidecar connect`). `--env` takes a line of `--env-file`'s
+         * (`KEY=VALUE`, or `-KEY` to remove one), as the IDE's settings do; a malformed one
+         * throws [SidecarException] naming it.
          */
         fun parse(args: Array<String>): Options? {
             var options = Options()
             var i = 0
             while (i < args.size) {
+                if (args[i] == "--shared") {
+                    options = options.copy(mode = DaemonMode.SHARED)
+                    i += 1
+                    continue
+                }
                 val value = args.getOrNull(i + 1) ?: return null
                 options = when (args[i]) {
                     "--daemon" -> options.copy(command = CommandLine.split(value).ifEmpty { return null })

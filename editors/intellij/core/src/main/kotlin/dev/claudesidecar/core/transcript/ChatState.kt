@@ -21,7 +21,6 @@ class ChatState {
     val transcript = Transcript()
     private val pendingMap = LinkedHashMap<String, PermissionRequestNotification>()
     private val fileMap = HashMap<String, MutableList<FileUpdatedNotification>>()
-    private var channelId: String? = null
 
     /** Pending permission requests by `requestId`, oldest first (never the auto-allowed ones). */
     val pending: Map<String, PermissionRequestNotification> get() = pendingMap
@@ -39,9 +38,12 @@ class ChatState {
         val change = transcript.apply(event)
         when (event) {
             is ChatEvent.Bound -> {
-                if (channelId != event.channelId) pendingMap.clear() // the old channel's requests died with it
-                channelId = event.channelId
+                pendingMap.clear() // the old channel's requests died with it
                 cwd = event.cwd
+            }
+            is ChatEvent.Transcript -> event.pendingPermissions?.let { requests ->
+                pendingMap.clear()
+                for (request in requests) pendingMap[request.requestId] = request
             }
             is ChatEvent.Notification -> when (val params = event.params) {
                 is StatusNotification -> {

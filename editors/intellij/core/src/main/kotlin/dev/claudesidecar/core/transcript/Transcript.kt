@@ -25,7 +25,6 @@ class Transcript {
     private val placed = LinkedHashMap<String, Entry>()
     private val queuedMap = LinkedHashMap<String, Entry>()
     private var change = TranscriptChange()
-    private var channelId: String? = null
 
     /** A `claude/getTranscript` snapshot covers the notifications up to this `seq`. */
     private var snapshotSeq = 0
@@ -61,12 +60,9 @@ class Transcript {
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text)
             is ChatEvent.Bound -> {
-                // A new channel numbers its notifications from 1 again.
-                if (channelId != event.channelId) {
-                    snapshotSeq = 0
-                    changedAt.clear()
-                }
-                channelId = event.channelId
+                // A new channel numbers its notifications from 1 again (a new daemon's may have the old one's id).
+                snapshotSeq = 0
+                changedAt.clear()
             }
             is ChatEvent.UserMessage -> Unit // its prompt entry comes from the daemon
         }
