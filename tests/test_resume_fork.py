@@ -69,15 +69,16 @@ async def test_a_resumed_chat_goes_on_with_the_model_and_effort_chosen_for_it(
 async def test_a_resumed_chat_takes_the_model_and_effort_the_client_asks_for_instead(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path
 ) -> None:
-    session, _ = await sidecar.chat(str(workspace), "one", model="sonnet", effort="low")
+    session, _ = await sidecar.chat(str(workspace), "one", model="haiku", effort="low")
 
+    # (sonnet: CLI 2.1.233 sends no effort for haiku)
     resumed = await sidecar.open_channel(
-        cwd=str(workspace), resume=session, model="haiku", effort="high"
+        cwd=str(workspace), resume=session, model="sonnet", effort="high"
     )
     await sidecar.turn(resumed["channelId"], "two")
 
-    assert (resumed["info"]["model"], resumed["info"]["effort"]) == ("haiku", "high")
-    assert "haiku" in model.main_requests[-1]["model"]
+    assert (resumed["info"]["model"], resumed["info"]["effort"]) == ("sonnet", "high")
+    assert "sonnet" in model.main_requests[-1]["model"]
     assert model.main_requests[-1]["output_config"]["effort"] == "high"
 
 
