@@ -432,7 +432,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         val running = (cause?.let { "this daemon (`${options.daemon.commandLine.joinToString(" ")}`) is a private one" })
             ?: "this client uses a private daemon"
         return SidecarException(
-            "$what needs the shared daemon (claude-sidecar connect), and $running: choose the shared daemon in the settings.",
+            "$what needs the shared daemon (claude-sidecar connect), and $running: choose the shared daemon " +
+                "(the plugin: Settings | Tools | Claude Sidecar; the standalone app: --shared).",
             "daemonMode",
             cause?.code,
             NOT_SHARED,
