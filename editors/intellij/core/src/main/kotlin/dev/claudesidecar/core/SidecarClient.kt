@@ -274,31 +274,22 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
     }
 
-    internal suspend fun closeChat(chat: Chat) {
-        chatMap.remove(chat.id)
-        publishChats()
-        val daemon = chat.daemon ?: return
-        val channelId = chat.channelId ?: return
-        if (!daemon.alive) return
-        try {
-            daemon.request(Methods.CLOSE_CHANNEL, ChannelParams(channelId))
-        } catch (e: SidecarException) {
-            log(Level.WARN, "closing $channelId: ${e.message}")
-        }
-    }
+    internal suspend fun closeChat(chat: Chat) = leave(chat, Methods.CLOSE_CHANNEL, "closing")
 
     /** Shared daemon: stops following [chat] here; it runs on in the daemon. Private: [closeChat]. */
-    internal suspend fun detachChat(chat: Chat) {
-        if (!shared) return closeChat(chat)
+    internal suspend fun detachChat(chat: Chat) = if (shared) leave(chat, Methods.DETACH, "detaching from") else closeChat(chat)
+
+    /** Forgets [chat] here and tells its daemon with [method] (closeChannel or detach), if it still runs. */
+    private suspend fun <R : Any> leave(chat: Chat, method: Method<ChannelParams, R>, doing: String) {
         chatMap.remove(chat.id)
         publishChats()
         val daemon = chat.daemon ?: return
         val channelId = chat.channelId ?: return
         if (!daemon.alive) return
         try {
-            daemon.request(Methods.DETACH, ChannelParams(channelId))
+            daemon.request(method, ChannelParams(channelId))
         } catch (e: SidecarException) {
-            log(Level.WARN, "detaching from $channelId: ${e.message}")
+            log(Level.WARN, "$doing $channelId: ${e.message}")
         }
     }
 
