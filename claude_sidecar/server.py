@@ -26,6 +26,7 @@ from pygls.server import JsonRPCServer
 
 from . import __version__, api, events, mcp_servers, rewind
 from .channel import Channel
+from .daemon.shared import attach_answer
 from .discovery import describe_cli
 from .errors import (
     EditorUnavailable,
@@ -325,17 +326,7 @@ def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     already gets the chat's notifications, so the same snapshot without subscribing."""
     if ls.shared is not None and ls.connection is not None:
         return ls.shared.attach(ls.connection, channel.id, None)
-    return api.AttachResult(
-        channel_id=channel.id,
-        pid=channel.pid,
-        session_id=channel.session_id,
-        info=channel.info(),
-        seq=settled_seq(channel.feed),
-        replayed=0,
-        missed=False,
-        entries=channel.conversation.snapshot(),
-        pending_permissions=list(channel.permissions.values()),
-    )
+    return attach_answer(channel, settled_seq(channel.feed))
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:

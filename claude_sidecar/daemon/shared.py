@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import AttachResult, InitializationOptions, WarmPoolOptions
+from ..channel import Channel
 from ..errors import ChatsRunning, EditorUnavailable
 from ..hub import Hub
 from ..outbox import settled_seq
@@ -21,6 +22,24 @@ from .connection import Connection
 from .streams import WINDOW_BYTES, Streams
 
 log = logging.getLogger(__name__)
+
+
+def attach_answer(
+    channel: Channel, seq: int, *, replayed: int = 0, missed: bool = False, whole: bool = True
+) -> AttachResult:
+    """``claude/attach``'s answer for ``channel`` as of ``seq``; ``whole``: with its
+    conversation and pending permission requests (a snapshot, not a replay)."""
+    return AttachResult(
+        channel_id=channel.id,
+        pid=channel.pid,
+        session_id=channel.session_id,
+        info=channel.info(),
+        seq=seq,
+        replayed=replayed,
+        missed=missed,
+        entries=channel.conversation.snapshot() if whole else None,
+        pending_permissions=list(channel.permissions.values()) if whole else [],
+    )
 
 
 class SharedDaemon:
@@ -68,16 +87,12 @@ class SharedDaemon:
             seq,
             "snapshot" if whole else f"{len(missed or ())} replayed",
         )
-        return AttachResult(
-            channel_id=channel.id,
-            pid=channel.pid,
-            session_id=channel.session_id,
-            info=channel.info(),
-            seq=seq,
+        return attach_answer(
+            channel,
+            seq,
             replayed=0 if missed is None else len(missed),
             missed=after_seq is not None and missed is None,
-            entries=channel.conversation.snapshot() if whole else None,
-            pending_permissions=list(channel.permissions.values()) if whole else [],
+            whole=whole,
         )
 
     def detach(self, connection: Connection, channel_id: str) -> None:
