@@ -9,22 +9,30 @@ import javax.swing.SwingUtilities
  * The model's answer as markdown, marked "Interrupted" when an interrupt cut it short (unless
  * said elsewhere).
  *
- * A long answer is not rendered whole on every update (markdown to HTML to a text pane costs
- * its length): the finished blocks ([MarkdownBlocks]) go into panes of their own, each
- * rendered once, and only the growing tail after them is rendered again. Text that arrives
- * finished in bulk (a history, a replaced answer) is rendered [SEGMENT_CHARS] at a time, one
+ * A long answer is not rendered whole on every update: the finished blocks ([MarkdownBlocks])
+ * are appended to a [MarkdownView] once, and only the growing tail after them (the block still
+ * being written) is rendered again. A view takes about [PANE_CHARS] of markdown, then the next
+ * one starts: a change relays out the paragraphs of the last view only. Text that arrives
+ * finished in bulk (a history, a replaced answer) is appended [SEGMENT_CHARS] at a time, one
  * EDT task each, so the EDT stays free for the user between them. EDT only.
  */
 class AnswerView :
     EntryView,
     InterruptMark {
-    private val segments = Column(0)
-    private val tail = MarkdownView()
+    private val panes = Column(0)
+    private var pane = MarkdownView().also { panes.add(it) }
+
+    /** The markdown of the finished blocks in [pane]. */
+    private var paneChars = 0
     private val interrupted = mutedLabel("Interrupted").apply { isVisible = false }
     private val blocks = MarkdownBlocks()
 
-    /** The text in [segments] and [waiting]: a prefix of [text]. */
+    /** The text in the pane's finished part and in [waiting]: a prefix of [text]. */
     private var segmented = 0
+
+    /** Where the pane's tail starts (after the finished part), and the markdown it shows. */
+    private var tailStart = 0
+    private var tailShown = ""
     private val waiting = ArrayDeque<String>()
     private var draining = false
     private var text = ""
@@ -37,8 +45,7 @@ class AnswerView :
         }
 
     override val component: JComponent = Column(0).apply {
-        add(segments)
-        add(tail)
+        add(panes)
         add(interrupted)
     }
 
@@ -65,19 +72,38 @@ class AnswerView :
         if (!draining) drain()
     }
 
-    /** Renders one waiting segment; the next in a later EDT task; the tail once none waits. */
+    /** Appends one waiting segment; the next in a later EDT task; the tail once none waits. */
     private fun drain() {
-        waiting.removeFirstOrNull()?.let { segments.add(MarkdownView().apply { markdown = it }) }
+        waiting.removeFirstOrNull()?.let { segment ->
+            showTail("")
+            if (paneChars >= PANE_CHARS) newPane()
+            pane.append(segment)
+            paneChars += segment.length
+            tailStart = pane.length
+        }
         draining = waiting.isNotEmpty()
         // While segments wait, the tail (which comes after them) waits too.
-        tail.markdown = if (draining) "" else text.substring(segmented)
-        component.revalidate()
-        if (draining) SwingUtilities.invokeLater(::drain)
+        if (draining) SwingUtilities.invokeLater(::drain) else showTail(text.substring(segmented))
+    }
+
+    private fun showTail(markdown: String) {
+        if (markdown == tailShown) return
+        pane.truncate(tailStart)
+        pane.append(markdown)
+        tailShown = markdown
+    }
+
+    private fun newPane() {
+        pane = MarkdownView().also { panes.add(it) }
+        paneChars = 0
+        tailStart = 0
+        tailShown = ""
     }
 
     private fun restart() {
         blocks.reset()
-        segments.removeAll()
+        panes.removeAll()
+        newPane()
         waiting.clear()
         segmented = 0
         text = ""
@@ -86,5 +112,8 @@ class AnswerView :
     private companion object {
         /** About as much markdown as renders in a few milliseconds. */
         const val SEGMENT_CHARS = 2_000
+
+        /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
+        const val PANE_CHARS = 8_000
     }
 }

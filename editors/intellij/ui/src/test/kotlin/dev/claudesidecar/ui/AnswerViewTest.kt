@@ -7,12 +7,14 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import javax.swing.event.DocumentEvent
+import javax.swing.event.DocumentListener
 
 /** A streaming answer is rendered block by block: the finished blocks once, the growing tail again. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AnswerViewTest {
     private val answer = buildString {
-        for (i in 1..40) {
+        for (i in 1..120) {
             append("## Part $i\n\nSome **text** of part $i, long enough to matter.\n\n")
             append("```python\ndef f$i():\n\n    return $i\n```\n\n")
             append("- one\n\n- two, loose\n\n1. first\n2. second\n\n")
@@ -29,11 +31,11 @@ class AnswerViewTest {
     private fun panes(view: AnswerView) = find<MarkdownView>(view.component)
 
     /** What a view shows, its panes' texts joined, whitespace normalised. */
-    private fun shown(view: AnswerView) = panes(view).joinToString("\n") { it.plainText }.normalised()
+    private fun shown(view: AnswerView) = onEdt { panes(view).joinToString("\n") { it.plainText }.normalised() }
 
     private fun String.normalised() = split(Regex("\\s+")).filter { it.isNotEmpty() }.joinToString(" ")
 
-    /** [text] rendered whole in one pane, as it was before segments. */
+    /** [text] rendered whole, at once. */
     private fun whole(text: String) = onEdt { MarkdownView().apply { markdown = text }.plainText.normalised() }
 
     @Test
@@ -54,18 +56,53 @@ class AnswerViewTest {
         onEdt { view.update(TextEntry(id = "m:0", text = answer)) }
         val expected = whole(answer)
         waitFor("the segments to render") { shown(view) == expected }
-        assertTrue(onEdt { panes(view).size } >= 5, "rendered in segments, one per update")
+    }
+
+    @Test
+    fun `a streaming answer renders only its tail again, never the blocks before it`() {
+        val view = onEdt { AnswerView() }
+        var removed = 0
+        var lowest = Int.MAX_VALUE
+        val watched = mutableSetOf<MarkdownView>()
+        fun watch() = panes(view).filter(watched::add).forEach { pane ->
+            pane.document.addDocumentListener(object : DocumentListener {
+                override fun removeUpdate(e: DocumentEvent) {
+                    removed += e.length
+                    if (pane === watched.first()) lowest = minOf(lowest, e.offset)
+                }
+                override fun insertUpdate(e: DocumentEvent) = Unit
+                override fun changedUpdate(e: DocumentEvent) = Unit
+            })
+        }
+        val step = 97
+        for (end in answer.indices step step) {
+            onEdt {
+                watch()
+                view.update(TextEntry(id = "m:0", text = answer.take(end), streaming = true))
+            }
+        }
+        onEdt { view.update(TextEntry(id = "m:0", text = answer)) }
+        waitFor("the whole answer") { shown(view) == whole(answer) }
+        // Rendered whole on every update, the answer would be removed and inserted again
+        // each time (its length times the updates over two); only tails (a block at most) are.
+        val updates = answer.length / step
+        assertTrue(removed < answer.length, "removed $removed characters over $updates updates of a ${answer.length}-character answer")
+        assertTrue(lowest > 0, "the start of the answer was never removed")
     }
 
     @Test
     fun `a long finished answer is rendered over several EDT tasks, not in one`() {
         val view = onEdt { AnswerView() }
+        val expected = whole(answer)
         val first = onEdt {
             view.update(TextEntry(id = "m:0", text = answer))
-            panes(view).count { it.plainText.isNotBlank() }
+            panes(view).joinToString("\n") { it.plainText }.normalised()
         }
-        assertEquals(1, first, "one segment in the first task")
-        val expected = whole(answer)
+        assertTrue(
+            first.isNotEmpty() && first.length < expected.length / 2,
+            "one segment in the first task: ${first.length} of ${expected.length}",
+        )
+        assertTrue(expected.startsWith(first), "the first segment is the answer's start")
         waitFor("the rest to render") { shown(view) == expected }
     }
 
