@@ -160,7 +160,9 @@ class TranscriptView(
             val entry = transcript.entry(key) ?: continue
             views[key]?.update(entry)
         }
-        relayout()
+        // A text's own changes repaint what they touch, and a moved or resized view repaints
+        // its place: repainting the whole column would paint every visible line each time.
+        column.revalidate()
     }
 
     private fun atEnd(): Boolean {

@@ -186,6 +186,33 @@ class EntryRenderingTest {
     }
 
     @Test
+    fun `a streaming line that grows in place is repainted, not left stale on screen`() {
+        fun entry(entry: Entry, seq: Int) = ChatEvent.Notification("claude/entry", EntryNotification("ch-1", entry, seq))
+        feed(listOf(entry(PromptEntry(id = "p1", text = "a short answer"), 1)))
+        // The last line grows word by word and never wraps: no view moves or changes size,
+        // so only the text's own repaint of what changed can bring each word on screen.
+        var text = "A short answer.\n\nIt grows:"
+        var seq = 2
+        for (word in listOf("one", "two", "three", "four", "five", "six", "seven")) {
+            text += " $word"
+            feed(listOf(entry(TextEntry(id = "m:0", text = text, streaming = true), seq++)))
+        }
+        val transcript = onEdt { find<JScrollPane>(panel).first { it.viewport.view is ScrollableColumn } }
+        val robot = java.awt.Robot()
+        fun same(): Boolean {
+            val area = java.awt.Rectangle(transcript.locationOnScreen, transcript.size)
+            val screen = robot.createScreenCapture(area)
+            // The panel paints the transcript's background: draw it whole, compare the transcript's part.
+            val at = SwingUtilities.convertPoint(transcript.parent, transcript.location, panel)
+            val drawn = painted(panel).getSubimage(at.x, at.y, area.width, area.height)
+            return (0 until area.height).all { y -> (0 until area.width).all { x -> screen.getRGB(x, y) == drawn.getRGB(x, y) } }
+        }
+        waitFor("the screen to show the last word as a full repaint draws it", timeoutMs = 15_000) {
+            find<MarkdownView>(panel).any { it.plainText.contains("seven") } && same()
+        }
+    }
+
+    @Test
     fun `a compaction is a divider`() {
         val notice = NoticeEntry(id = "n1", level = NoticeLevel.INFO, subtype = "compaction", text = "Conversation compacted")
         feed(listOf(ChatEvent.Notification("claude/entry", EntryNotification("ch-1", notice, 1))))
