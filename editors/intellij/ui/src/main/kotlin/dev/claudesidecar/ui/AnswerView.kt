@@ -110,8 +110,11 @@ class AnswerView :
     }
 
     private companion object {
-        /** About as much markdown as renders in a few milliseconds. */
-        const val SEGMENT_CHARS = 2_000
+        /**
+         * About as much markdown as a warm JVM appends in under 10 ms: larger, an EDT task
+         * keeps keys waiting; smaller, a fast stream outruns the layout and paint between segments.
+         */
+        const val SEGMENT_CHARS = 4_000
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
         const val PANE_CHARS = 8_000
