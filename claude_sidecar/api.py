@@ -869,9 +869,11 @@ class AttachResult(Result, omit_defaults=False):
 
 class StopDaemonParams(Params):
     """``claude/stopDaemon``: end a shared daemon and every chat in it. Refused while a
-    chat is in a turn, unless ``force``."""
+    chat is in a turn, unless ``force``; with ``only_if_no_chats``, refused while it has any
+    chat (how ``connect`` replaces an idle daemon of another version)."""
 
     force: bool = False
+    only_if_no_chats: bool = False
 
 
 class StopDaemonResult(Result, omit_defaults=False):

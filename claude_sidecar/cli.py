@@ -287,6 +287,7 @@ def _shared_daemon(args: argparse.Namespace) -> int:
             return admin.stop(place, force=args.force)
         if args.command == "connect":
             from .daemon.bridge import bridge, reach
+            from .daemon.upgrade import retire_other_version
 
             serve_args = [
                 f"--idle-close={args.idle_close:g}",
@@ -299,6 +300,7 @@ def _shared_daemon(args: argparse.Namespace) -> int:
             if args.cli:
                 serve_args.append(f"--cli={args.cli}")
             log_file = Path(args.daemon_log) if args.daemon_log else default_log_file()
+            retire_other_version(place, sys.stderr)
             return bridge(reach(place, log_file, serve_args))
         from .daemon.serve import Lifetime, serve_socket
 

@@ -236,6 +236,20 @@ class ChatsRunning(SidecarError):
         )
 
 
+class ChatsOpen(SidecarError):
+    """``claude/stopDaemon`` with ``onlyIfNoChats`` while the daemon has chats."""
+
+    CODE = -32014
+    NAME = "chatsOpen"
+
+    def __init__(self, channel_ids: list[str]) -> None:
+        super().__init__(
+            f"the daemon has {len(channel_ids)} chat(s) ({', '.join(channel_ids)}); "
+            "send claude/stopDaemon without onlyIfNoChats to close them",
+            channelIds=channel_ids,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -251,6 +265,7 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     SessionInUse,
     NotShared,
     ChatsRunning,
+    ChatsOpen,
 )
 """Every error class, in the order docs/protocol.md lists them."""
 

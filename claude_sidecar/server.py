@@ -461,7 +461,8 @@ async def detach(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 async def stop_daemon(ls: SidecarServer, p: api.StopDaemonParams) -> api.Result:
     shared, _ = _shared(ls, "claude/stopDaemon")
-    return api.StopDaemonResult(closed_channels=await shared.stop(force=p.force))
+    closed = await shared.stop(force=p.force, only_if_no_chats=p.only_if_no_chats)
+    return api.StopDaemonResult(closed_channels=closed)
 
 
 HANDLERS: dict[str, Handler] = {

@@ -7,7 +7,6 @@ attached, or that the daemon stopped (refused while a chat is in a turn, unless 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import sys
@@ -42,7 +41,7 @@ class AdminError(SidecarError):
         )
 
 
-class _Session:
+class Session:
     """One connection to the daemon: requests answered in order, notifications skipped."""
 
     def __init__(self, sock: socket.socket) -> None:
@@ -63,6 +62,10 @@ class _Session:
                 raise AdminError(method, message["error"])
             return message.get("result")
         raise ConnectionError(f"the daemon closed the connection before answering {method}")
+
+    def close(self) -> None:
+        """End the connection (the daemon detaches this client)."""
+        self._sock.close()
 
     def notify(self, method: str) -> None:
         body = msgspec.json.encode({"jsonrpc": "2.0", "method": method})
@@ -94,11 +97,13 @@ class _Session:
         return bool(data)
 
 
-def _open(place: Place, name: str) -> tuple[_Session, InitializeResult] | None:
+def open_session(place: Place, name: str) -> tuple[Session, InitializeResult] | None:
+    """A client session with the daemon serving ``place``, initialized as
+    ``claude-sidecar NAME``, and the daemon's answer; None when no daemon serves it."""
     sock = try_connect(place)
     if sock is None:
         return None
-    session = _Session(sock)
+    session = Session(sock)
     initialized = session.request(
         "initialize",
         {
@@ -112,9 +117,8 @@ def _open(place: Place, name: str) -> tuple[_Session, InitializeResult] | None:
 
 
 def _serving_pid(place: Place) -> int | None:
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        return int(place.lock.read_text().split()[0])
-    return None
+    serving = place.serving()
+    return serving.pid if serving is not None else None
 
 
 def _chat_line(chat: ChannelSummary) -> str:
@@ -132,7 +136,7 @@ def _chat_line(chat: ChannelSummary) -> str:
 def status(place: Place, out: TextIO = sys.stdout) -> int:
     """Print the daemon's version and pid and every chat with its attached clients;
     1 when no daemon serves ``place``."""
-    opened = _open(place, "status")
+    opened = open_session(place, "status")
     if opened is None:
         out.write(f"no shared daemon serves {place.socket}\n")
         return 1
@@ -155,7 +159,7 @@ def status(place: Place, out: TextIO = sys.stdout) -> int:
 def stop(place: Place, *, force: bool, out: TextIO = sys.stdout) -> int:
     """Stop the daemon serving ``place`` (refused while a chat is in a turn, unless
     ``force``) and wait for it to end; 0 also when none serves it."""
-    opened = _open(place, "stop")
+    opened = open_session(place, "stop")
     if opened is None:
         out.write(f"no shared daemon serves {place.socket}\n")
         return 0
@@ -172,12 +176,21 @@ def stop(place: Place, *, force: bool, out: TextIO = sys.stdout) -> int:
             "wait for them to end, or run `claude-sidecar stop --force`\n"
         )
         return 1
-    deadline = time.monotonic() + STOP_WAIT
-    while pid is not None and _alive(pid) and time.monotonic() < deadline:
-        # Polls: another process's exit is not an event this one can wait for.
-        time.sleep(0.05)
+    if pid is not None:
+        wait_ended(pid)
     out.write(f"stopped the shared daemon; {result['closedChannels']} chat(s) closed\n")
     return 0
+
+
+def wait_ended(pid: int, timeout: float = STOP_WAIT) -> bool:
+    """Wait until the process ``pid`` has ended (at most ``timeout`` seconds); whether it has."""
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        # Polls: another process's exit is not an event this one can wait for.
+        time.sleep(0.05)
+    return True
 
 
 def _alive(pid: int) -> bool:

@@ -5,6 +5,7 @@ The socket lives in a directory only its user can enter
 directory must be a real directory (not a symlink), owned by the user, with no group or
 other permissions; the socket is created 0600. A lock file beside it makes one daemon
 per socket; whoever holds the lock may remove a stale socket left by a daemon that died.
+The lock file says which daemon holds it: its pid and its claude-sidecar version.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import __version__
 from ..errors import AlreadyServing, UnsafePlace
 
 # sockaddr_un's sun_path holds 108 bytes on Linux, the terminating NUL included.
@@ -36,6 +38,15 @@ def default_log_file() -> Path:
     state = os.environ.get("XDG_STATE_HOME")
     base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
     return base / "claude-sidecar" / "daemon.log"
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What a lock file says of the daemon that took it (its version: None for a daemon
+    older than the version in lock files)."""
+
+    pid: int
+    version: str | None
 
 
 @dataclass(frozen=True)
@@ -95,8 +106,17 @@ class Place:
             os.close(fd)
             raise AlreadyServing(self.socket) from e
         os.ftruncate(fd, 0)
-        os.write(fd, b"%d\n" % os.getpid())
+        os.write(fd, f"{os.getpid()} {__version__}\n".encode())
         return fd
+
+    def serving(self) -> Serving | None:
+        """The pid and version the lock file names; None without a readable one (the
+        daemon may have died since: connect to know)."""
+        try:
+            fields = self.lock.read_text().split()
+            return Serving(int(fields[0]), fields[1] if len(fields) > 1 else None)
+        except (OSError, ValueError, IndexError):
+            return None
 
 
 def check_private_directory(directory: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..api import AttachResult, InitializationOptions, WarmPoolOptions
 from ..channel import Channel
-from ..errors import ChatsRunning, EditorUnavailable
+from ..errors import ChatsOpen, ChatsRunning, EditorUnavailable
 from ..hub import Hub
 from ..outbox import settled_seq
 from .connection import Connection
@@ -133,9 +133,11 @@ class SharedDaemon:
             except EditorUnavailable:
                 log.info("chat %s: the editor asked for %s left; asking another", channel_id, tool)
 
-    async def stop(self, *, force: bool) -> int:
-        """Close every chat (refused while one is in a turn, unless ``force``); returns
-        how many were closed."""
+    async def stop(self, *, force: bool, only_if_no_chats: bool = False) -> int:
+        """Close every chat (refused while one is in a turn, unless ``force``; while there
+        is any, with ``only_if_no_chats``); returns how many were closed."""
+        if only_if_no_chats and self.hub.channel_count:
+            raise ChatsOpen([c.id for c in self.hub.channels])
         running = [c.id for c in self.hub.channels if c.state not in ("idle", "exited")]
         if running and not force:
             raise ChatsRunning(running)

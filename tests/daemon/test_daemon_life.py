@@ -43,7 +43,7 @@ async def test_connect_starts_the_daemon_and_the_daemon_ends_when_unused(
     await client.start()
     channel = await client.new_channel(str(workspace))
     await client.turn(channel, "hello")
-    daemon_pid = int((socket_dir / "daemon.sock.lock").read_text())
+    daemon_pid = int((socket_dir / "daemon.sock.lock").read_text().split()[0])
     await client.request("claude/closeChannel", {"channelId": channel})
     await client.stop()
 

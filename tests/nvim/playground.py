@@ -13,7 +13,7 @@ succeeds); anything else gets a plain answer. No API key and no network are need
 With ``--shared DIR`` Neovim uses the shared daemon (``daemon = "shared"``) on DIR/daemon.sock,
 with DIR as the playground: run it twice with the same DIR (two tmux panes) for two Neovims on
 one chat (:ClaudeAttach in the second). The daemon ``connect`` starts stays after both quit
-(stop it: ``kill $(cat DIR/daemon.sock.lock)``); it answers through the first one's stand-in
+(stop it: ``kill $(cut -d" " -f1 DIR/daemon.sock.lock)``); it answers through the first one's stand-in
 model, so quit that one last.
 """
 

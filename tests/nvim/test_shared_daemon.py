@@ -77,7 +77,7 @@ def start_shared(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[StartSh
     for path, daemon in started:
         serving = daemon.pid
         with contextlib.suppress(OSError, ValueError):
-            serving = int(path.with_name(path.name + ".lock").read_text())
+            serving = int(path.with_name(path.name + ".lock").read_text().split()[0])
         clis = descendant_pids(daemon.pid) | descendant_pids(serving)
         daemon.terminate()
         daemon.wait(30)
@@ -274,7 +274,7 @@ def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
     editor.type_prompt("hello")
     editor.wait_for_turn()
     session = editor.chat("session_id")
-    daemon = int(shared.with_name(shared.name + ".lock").read_text())
+    daemon = int(shared.with_name(shared.name + ".lock").read_text().split()[0])
 
     os.kill(daemon, signal.SIGKILL)  # its CLI goes with it; `connect` starts a new daemon
     reopened = "═══ reopened from its session: the conversation goes on ═══"
@@ -298,7 +298,7 @@ def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
 def stop_serving(path: Path) -> None:
     """SIGTERM the daemon serving ``path`` (its pid is in the lock beside the socket) and
     wait until it and its CLIs are gone."""
-    serving = int(path.with_name(path.name + ".lock").read_text())
+    serving = int(path.with_name(path.name + ".lock").read_text().split()[0])
     clis = descendant_pids(serving)
     os.kill(serving, signal.SIGTERM)
     assert asyncio.run(wait_until_dead([serving, *sorted(clis)], timeout=30)) == []

@@ -889,10 +889,12 @@ export interface StatusNotification {
 }
 /**
  * ``claude/stopDaemon``: end a shared daemon and every chat in it. Refused while a
- * chat is in a turn, unless ``force``.
+ * chat is in a turn, unless ``force``; with ``only_if_no_chats``, refused while it has any
+ * chat (how ``connect`` replaces an idle daemon of another version).
  */
 export interface StopDaemonParams {
   force?: boolean;
+  onlyIfNoChats?: boolean;
 }
 export interface StopDaemonResult {
   closedChannels: number;
@@ -1147,6 +1149,10 @@ export const ERROR_CODES = {
    * The `channelId` names no channel of this daemon.
    */
   channelNotFound: -32001,
+  /**
+   * `claude/stopDaemon` with `onlyIfNoChats` while the daemon has chats.
+   */
+  chatsOpen: -32014,
   /**
    * `claude/stopDaemon` while chats are in a turn, without `force`.
    */

@@ -933,11 +933,14 @@ data class StatusNotification(
 
 /**
  * `claude/stopDaemon`: end a shared daemon and every chat in it. Refused while a
- * chat is in a turn, unless `force`.
+ * chat is in a turn, unless `force`; with `only_if_no_chats`, refused while it has any
+ * chat (how `connect` replaces an idle daemon of another version).
  */
 data class StopDaemonParams(
     /** Absent: the daemon's default, `false`. */
     val force: Boolean? = null,
+    /** Absent: the daemon's default, `false`. */
+    val onlyIfNoChats: Boolean? = null,
 )
 
 data class StopDaemonResult(val closedChannels: Int)
@@ -1256,6 +1259,9 @@ enum class ErrorName(
 
     /** The `channelId` names no channel of this daemon. */
     CHANNEL_NOT_FOUND("channelNotFound", -32001, listOf("channelId")),
+
+    /** `claude/stopDaemon` with `onlyIfNoChats` while the daemon has chats. */
+    CHATS_OPEN("chatsOpen", -32014, listOf("channelIds")),
 
     /** `claude/stopDaemon` while chats are in a turn, without `force`. */
     CHATS_RUNNING("chatsRunning", -32013, listOf("channelIds")),
