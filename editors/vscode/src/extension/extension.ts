@@ -9,6 +9,7 @@ import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
+import { byWorkspace } from '../core/running-chats';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -263,24 +264,37 @@ class Extension implements PanelHost, vscode.Disposable {
     }
     const titles = await this.sessionTitles(client, running);
     const shown = new Set(client.allChats().map((c) => c.sessionId));
-    const pick = await vscode.window.showQuickPick(
-      running.map((channel) => ({
-        label: titles.get(channel.sessionId) ?? '(no message yet)',
-        description: [
-          path.basename(channel.cwd),
-          STATE_WORDS[channel.state] ?? channel.state,
-          channel.model ?? '',
-          shown.has(channel.sessionId) ? 'open in this window' : '',
-        ]
-          .filter(Boolean)
-          .join(' · '),
-        detail: `${channel.cwd} · ${attachedEditors(channel)} · ${channel.channelId}`,
-        channel,
-      })),
-      { title: 'Attach to a running Claude chat', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
-    );
-    if (!pick) return;
-    const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(pick.channel));
+    type Item = vscode.QuickPickItem & { channel?: ChannelSummary };
+    const item = (channel: ChannelSummary): Item => ({
+      label: titles.get(channel.sessionId) ?? '(no message yet)',
+      description: [
+        path.basename(channel.cwd),
+        STATE_WORDS[channel.state] ?? channel.state,
+        channel.model ?? '',
+        shown.has(channel.sessionId) ? 'open in this window' : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+      detail: `${channel.cwd} · ${attachedEditors(channel)} · ${channel.channelId}`,
+      channel,
+    });
+    // The chats of this window's folders first; the daemon is per user, so others are listed too.
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const { here, elsewhere } = byWorkspace(running, folders, path.sep);
+    const separator = (label: string): Item => ({ label, kind: vscode.QuickPickItemKind.Separator });
+    const items =
+      here.length && elsewhere.length
+        ? [separator('This workspace'), ...here.map(item), separator('Other folders'), ...elsewhere.map(item)]
+        : running.map(item);
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Attach to a running Claude chat',
+      matchOnDescription: true,
+      matchOnDetail: true,
+      ignoreFocusOut: true,
+    });
+    if (!pick?.channel) return;
+    const channel = pick.channel;
+    const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(channel));
     this.show(chat);
   }
 
