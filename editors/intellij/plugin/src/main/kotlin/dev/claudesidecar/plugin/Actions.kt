@@ -74,6 +74,19 @@ class SessionsAction : ProjectAction() {
 }
 
 class RestartDaemonAction : ProjectAction() {
+    override fun update(e: AnActionEvent) {
+        super.update(e)
+        // The shared daemon is not this IDE's to restart: the action ends this IDE's connection
+        // (its chats run on in the daemon, to be attached again) and makes a new one.
+        val shared = e.project?.let(::sharedDaemon) == true
+        e.presentation.text = if (shared) "Reconnect to the Shared Daemon" else "Restart the Daemon"
+        e.presentation.description = if (shared) {
+            "Close this IDE's Claude tabs (the chats run on in the shared daemon) and connect again with the current settings"
+        } else {
+            "Close the Claude chats and start the daemon anew with the current settings"
+        }
+    }
+
     override fun actionPerformed(e: AnActionEvent) {
         ClaudeService.getInstance(e.project ?: return).restartDaemon()
     }
