@@ -158,7 +158,9 @@ class SharedDaemon(
             listOf("--daemon-log", box.root.resolve("daemon-started.log").toString(), "--warm-pool", "0", "--linger", "60")
 
     /** The process serving the socket now: the one started here, or one `connect` started after it died. */
-    fun serving(): ProcessHandle? = runCatching { socket.resolveSibling("daemon.sock.lock").readText().trim().toLong() }
+    fun serving(): ProcessHandle? = runCatching {
+        socket.resolveSibling("daemon.sock.lock").readText().trim().substringBefore(" ").toLong()
+    }
         .getOrNull()
         ?.let { ProcessHandle.of(it).orElse(null) }
         ?.takeIf { it.isAlive }
