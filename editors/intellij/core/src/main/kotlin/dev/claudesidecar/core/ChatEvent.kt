@@ -64,6 +64,12 @@ sealed interface ChatEvent {
     }
 
     /**
+     * Shared daemon: the connection dropped and is being made again ([reconnecting] true), or
+     * the chat is attached again, or reconnecting gave up (false; a [Notice] says which).
+     */
+    data class Connection(val reconnecting: Boolean) : ChatEvent
+
+    /**
      * The chat is served by a (new) channel: at open, and again on a new daemon after a
      * restart (same session when it had a conversation). Pending permission requests of the
      * old channel are gone, and the new channel numbers its notifications from 1 (a new

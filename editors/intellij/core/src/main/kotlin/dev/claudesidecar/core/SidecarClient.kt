@@ -534,6 +534,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         setState(DaemonState.RECONNECTING)
         for (chat in chats) {
             chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "The connection to the shared daemon dropped; connecting again."))
+            chat.emit(ChatEvent.Connection(reconnecting = true))
         }
         reconnecting = scope.launch { reconnect(chats) }
     }
@@ -567,6 +568,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
                             "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more.",
                         ),
                     )
+                    chat.emit(ChatEvent.Connection(reconnecting = false))
                 }
             }
             return
@@ -582,6 +584,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
                     chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not attach this chat again: ${e.message}"))
                 }
             }
+            onEventThread { chat.emit(ChatEvent.Connection(reconnecting = false)) }
         }
     }
 

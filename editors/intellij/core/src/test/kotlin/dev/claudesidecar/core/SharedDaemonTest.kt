@@ -16,6 +16,7 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
@@ -175,6 +176,7 @@ class SharedDaemonTest {
         rec.awaitEvent(mark) { it is ChatEvent.Notice && "dropped" in it.text }
         val standIn = awaitSleeper()
         assertEquals(DaemonState.RECONNECTING, editor.state.value)
+        assertTrue(rec.view { it.status.reconnecting }, "the chat's status says it is reconnecting")
         val waiting = async { rec.chat.reloadTranscript() }
         release(watcherClient)
         watcher.next(Notifications.TURN_ENDED, 0)
@@ -183,6 +185,8 @@ class SharedDaemonTest {
         command.writeText(daemon.connect.joinToString(" "))
         standIn.destroyForcibly()
         rec.awaitEvent(mark) { it is ChatEvent.Notice && it.text.startsWith("Connected again") }
+        rec.awaitEvent(mark) { it == ChatEvent.Connection(reconnecting = false) }
+        assertFalse(rec.view { it.status.reconnecting }, "and no more once attached again")
         waiting.await()
         assertEquals(DaemonState.RUNNING, editor.state.value)
         assertEquals(watcher.chat.channelId, rec.chat.channelId, "the same chat, not a new one")
@@ -278,6 +282,7 @@ class SharedDaemonTest {
             it is ChatEvent.Notice && it.text == "The chat was not running in the daemon any more: reopened its session."
         }
         assertEquals(TurnOutcome.SUCCESS, rec.turn("hello again").outcome)
+        assertFalse(rec.view { it.status.reconnecting }, "reconnected")
         assertEquals(sessionId, rec.chat.sessionId, "the conversation went on in its session")
         assertEquals(1, rec.notices().count { "dropped" in it }, "${rec.notices()}")
         assertEquals(listOf(GREETING, GREETING), rec.texts())

@@ -35,6 +35,7 @@ class StatusLine : JLabel(" ") {
         val elapsed = if (runningSince > 0) " ${(System.currentTimeMillis() - runningSince) / 1000} s" else ""
         val retry = status.retry
         val (message, colour) = when {
+            status.reconnecting -> "Reconnecting to the shared daemon…  ·  the chat goes on there" to Theme.warning
             retry != null -> {
                 val attempt = "attempt ${retry.attempt} of ${retry.maxRetries}"
                 "Retrying in ${retry.retryInMs / 1000} s ($attempt): ${retry.error}" to Theme.warning

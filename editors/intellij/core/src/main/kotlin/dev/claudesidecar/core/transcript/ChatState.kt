@@ -41,6 +41,7 @@ class ChatState {
                 pendingMap.clear() // the old channel's requests died with it
                 cwd = event.cwd
             }
+            is ChatEvent.Connection -> status = status.copy(reconnecting = event.reconnecting)
             is ChatEvent.Transcript -> event.pendingPermissions?.let { requests ->
                 pendingMap.clear()
                 for (request in requests) pendingMap[request.requestId] = request
@@ -48,7 +49,7 @@ class ChatState {
             is ChatEvent.Notification -> when (val params = event.params) {
                 is StatusNotification -> {
                     val mode = params.permissionMode ?: status.permissionMode
-                    status = ChatStatus(params.state, params.model ?: status.model, mode, params.retry, params.exit)
+                    status = ChatStatus(params.state, params.model ?: status.model, mode, params.retry, params.exit, status.reconnecting)
                     if (params.state == ChannelState.EXITED) pendingMap.clear()
                 }
                 is PermissionRequestNotification -> if (params.autoDecision == null) pendingMap[params.requestId] = params

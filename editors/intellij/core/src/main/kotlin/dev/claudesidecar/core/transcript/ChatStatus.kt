@@ -12,4 +12,6 @@ data class ChatStatus(
     /** Set while the CLI waits to retry a failed model request. */
     val retry: RetryInfo? = null,
     val exit: ExitInfo? = null,
+    /** Shared daemon: the connection dropped and is being made again. */
+    val reconnecting: Boolean = false,
 )

@@ -65,6 +65,7 @@ class Transcript {
                 changedAt.clear()
             }
             is ChatEvent.UserMessage -> Unit // its prompt entry comes from the daemon
+            is ChatEvent.Connection -> Unit // the chat's status (ChatState) shows it
         }
         return change
     }
