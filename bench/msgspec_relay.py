@@ -88,6 +88,9 @@ KINDS = {
     "thinking_delta": ("thinking", "thinking"),
     "input_json_delta": ("toolInput", "partial_json"),
 }
+# The daemon's read size and stream limit (claude_sidecar.transport.READ_CHUNK): both
+# read their CLIs the same way.
+READ_CHUNK = 256 * 1024
 decode = msgspec.json.Decoder(Line).decode
 encode = msgspec.json.Encoder().encode
 out_fd = sys.stdout.fileno()
@@ -175,7 +178,7 @@ class Relay:
         stdout = self.process.stdout
         assert stdout is not None
         pending = b""
-        while chunk := await stdout.read(256 * 1024):
+        while chunk := await stdout.read(READ_CHUNK):
             lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
             pending = lines.pop()
             write_all(b"".join([self.route(raw) for raw in lines if raw]))
@@ -199,7 +202,10 @@ async def main() -> None:
     relays = []
     for n in range(args.channels):
         process = await asyncio.create_subprocess_exec(
-            args.cli, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20
+            args.cli,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=READ_CHUNK,
         )
         relays.append(Relay(f"ch-{n + 1}", process))
     await asyncio.gather(*(r.control_initialize() for r in relays))
