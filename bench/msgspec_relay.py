@@ -4,11 +4,15 @@ It does the least a relay from CLI lines to JSON-RPC notifications can do: spawn
 synthetic CLIs (asyncio subprocesses, like the daemon), read each one's stdout in large
 chunks, split lines, decode each line once with msgspec into a typed struct holding only
 the routing fields, re-encode a text/thinking/tool-input delta as a ``claude/delta``
-notification (``channelId``, ``seq``, ``kind``, ``index``, ``text``, the daemon's shape)
-with msgspec into a Content-Length frame, pass any other line on verbatim as
+notification (``channelId``, ``seq``, ``kind``, ``index``, ``text``, ``entryId``: the
+daemon's shape) with msgspec into a Content-Length frame, pass any other line on verbatim as
 ``claude/message`` (``msgspec.Raw``), and write the frames of one read chunk to stdout
 with one ``write`` (no flush per frame). No JSON-RPC server, no state machine, no
 control-request correlation: whatever the daemon costs beyond this is its own overhead.
+A delta's ``entryId`` (the daemon's id of the entry it appends to: ``<message id>:<index>``
+for text and thinking, the tool_use id for tool input) is remembered from the block's
+``content_block_start``, so the relay's frames are the daemon's, byte for byte in size;
+the relay keeps no text.
 
 Run by relay.py (``python bench/msgspec_relay.py --cli PATH --channels N``), not by hand.
 stdin: one line per turn, ``go <text>`` sends a user message with ``<text>`` to every
@@ -34,10 +38,21 @@ class Delta(msgspec.Struct):
     partial_json: str | None = None
 
 
+class Message(msgspec.Struct):
+    id: str = ""
+
+
+class Block(msgspec.Struct):
+    type: str = ""
+    id: str = ""
+
+
 class Event(msgspec.Struct):
     type: str
     index: int = 0
     delta: Delta | None = None
+    message: Message | None = None  # message_start
+    content_block: Block | None = None  # content_block_start
 
 
 class Line(msgspec.Struct):
@@ -53,6 +68,7 @@ class DeltaParams(msgspec.Struct, omit_defaults=True, rename="camel"):
     index: int
     text: str
     parent_tool_use_id: str | None = None
+    entry_id: str | None = None
 
 
 class MessageParams(msgspec.Struct, rename="camel"):
@@ -72,6 +88,9 @@ KINDS = {
     "thinking_delta": ("thinking", "thinking"),
     "input_json_delta": ("toolInput", "partial_json"),
 }
+# The daemon's read size and stream limit (claude_sidecar.transport.READ_CHUNK): both
+# read their CLIs the same way.
+READ_CHUNK = 256 * 1024
 decode = msgspec.json.Decoder(Line).decode
 encode = msgspec.json.Encoder().encode
 out_fd = sys.stdout.fileno()
@@ -93,6 +112,11 @@ class Relay:
         self.channel_id = channel_id
         self.process = process
         self.seq = 0
+        # The entry ids of the open blocks: by index in the main conversation, by
+        # (parent_tool_use_id, index) in a sub-agent's; and each one's message id.
+        self.main: dict[int, str] = {}
+        self.sub: dict[tuple[str, int], str] = {}
+        self.message_ids: dict[str | None, str] = {}
 
     def route(self, raw: bytes) -> bytes:
         self.seq += 1
@@ -113,6 +137,11 @@ class Relay:
             if known is not None:
                 text = getattr(event.delta, known[1])
                 if text is not None:
+                    parent = line.parent_tool_use_id
+                    if parent is None:
+                        entry_id = self.main.get(event.index)
+                    else:
+                        entry_id = self.sub.get((parent, event.index))
                     return framed(
                         Notification(
                             "claude/delta",
@@ -122,10 +151,23 @@ class Relay:
                                 known[0],
                                 event.index,
                                 text,
-                                line.parent_tool_use_id,
+                                parent,
+                                entry_id,
                             ),
                         )
                     )
+        elif event is not None and event.message is not None:
+            self.message_ids[line.parent_tool_use_id] = event.message.id
+        elif event is not None and event.content_block is not None:
+            block, parent = event.content_block, line.parent_tool_use_id
+            if block.type == "tool_use":
+                entry_id = block.id
+            else:
+                entry_id = f"{self.message_ids.get(parent)}:{event.index}"
+            if parent is None:
+                self.main[event.index] = entry_id
+            else:
+                self.sub[(parent, event.index)] = entry_id
         return framed(
             Notification(
                 "claude/message", MessageParams(self.channel_id, self.seq, msgspec.Raw(raw))
@@ -136,7 +178,7 @@ class Relay:
         stdout = self.process.stdout
         assert stdout is not None
         pending = b""
-        while chunk := await stdout.read(256 * 1024):
+        while chunk := await stdout.read(READ_CHUNK):
             lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
             pending = lines.pop()
             write_all(b"".join([self.route(raw) for raw in lines if raw]))
@@ -160,7 +202,10 @@ async def main() -> None:
     relays = []
     for n in range(args.channels):
         process = await asyncio.create_subprocess_exec(
-            args.cli, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20
+            args.cli,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=READ_CHUNK,
         )
         relays.append(Relay(f"ch-{n + 1}", process))
     await asyncio.gather(*(r.control_initialize() for r in relays))

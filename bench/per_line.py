@@ -4,11 +4,12 @@ minimal msgspec relay's, on the same lines.
 Section (a) measures whole processes over pipes, where scheduling and I/O spread the
 figure by +-30% from run to run on a shared machine. This section takes them out: it
 feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the daemon's
-``LineRouter.route`` (its decoding, routing, the outbox's numbering and encoding, the frame
-writer's queue and its one write per batch, all wired as the server wires them:
-``SidecarServer.open_feed`` on a server connected to a ``FrameWriter``; the deltas'
-blocks open, so each is appended to its entry of the conversation) and to the
-relay's ``Relay.route`` (decode, encode, frame; its per-chunk ``join`` included),
+``LineRouter.route_all``, a batch at a time as the link hands them over (its decoding,
+routing, the outbox's numbering and encoding, the frame writer's queue and its one write
+per batch, all wired as the server wires them: ``SidecarServer.open_feed`` on a server
+connected to a ``FrameWriter``; the deltas' blocks open, so each is appended to its entry
+of the conversation) and to the relay's ``Relay.route`` (decode, encode, frame with the
+same ``entryId``; its per-chunk ``join`` included),
 interleaved, and reports the best of several rounds of each, in microseconds per line. A
 text delta and a tool-input delta of a sub-agent (with ``parent_tool_use_id``) are
 measured apart.
@@ -77,9 +78,10 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     feed.release()
     channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", feed)
     relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]
-    route = channel.lines.route
+    route_all = channel.lines.route_all  # what the link calls with the lines of each read
+    route_all(OPENING)
     for raw in OPENING:
-        route(raw)
+        relay.route(raw)  # the relay remembers the blocks' entry ids too
     streamed = channel.conversation.entries.streaming
     figures: dict[str, Any] = {}
     for name, line in LINES.items():
@@ -87,8 +89,7 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
 
         def daemon(batch: list[bytes] = batch) -> None:
             for _ in range(lines_per_round // BATCH):
-                for raw in batch:
-                    route(raw)
+                route_all(batch)
                 frames.flush()  # what the event loop does once per read batch
                 out.seek(0)
                 for pieces in streamed.values():

@@ -13,7 +13,8 @@ through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
     - SDK: ``claude_agent_sdk.ClaudeSDKClient`` x N in one process (sdk_peer.py), stream
       events counted from the first ``query`` to the last delta;
     - relay: msgspec_relay.py, the least a relay can do (decode each line once, encode
-      one frame, one write per read chunk): the practical limit on this machine.
+      one frame, one write per read chunk) for notifications the daemon's size (the same
+      ``entryId``): the practical limit on this machine.
 
     Every channel first plays one untimed 1-delta turn (first-turn work, such as the
     daemon's warm pool starting a spare CLI, is not what is measured). Ratios:

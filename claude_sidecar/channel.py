@@ -68,7 +68,7 @@ class Channel:
         self.settings = ChannelSettings(options, session_id, fork=fork)
         self.turns = TurnTracker(self._name)
         self.lines = LineRouter(self)
-        self.link = CliLink(self._name, spawn, self.lines.route, self._show, self._exited)
+        self.link = CliLink(self._name, spawn, self.lines.route_all, self._show, self._exited)
         self.permissions = permissions.PendingAsks(
             self._name,
             self.link.send,

@@ -1,7 +1,7 @@
 """The link to one CLI process: spawn, handshake, in-queue, reader, control protocol, exit.
 
 A ``CliLink`` moves a channel's lines and nothing more: it writes the in-queue to the
-CLI's stdin in order, hands every stdout line to the channel's ``route``, correlates the
+CLI's stdin in order, hands its stdout lines to the channel's ``route``, correlates the
 control requests in both directions (``control.ControlProtocol``), and reports the
 process's end once (``on_exit``). What a line means is the channel's business.
 """
@@ -40,7 +40,8 @@ class CliLink:
     """One CLI process and the lines to and from it.
 
     ``name`` gives the owning channel's id for log lines (a warm-pool spare's changes
-    when a chat takes it); ``route`` gets every stdout line; ``show`` gets the CLI's
+    when a chat takes it); ``route`` gets the stdout lines of each read, in order (and
+    must not raise: a failure to route one line is its to log); ``show`` gets the CLI's
     requests the daemon refused; ``on_exit`` is called once when the process has ended,
     after every waiter was released.
     """
@@ -49,7 +50,7 @@ class CliLink:
         self,
         name: Callable[[], str],
         spawn: Spawn,
-        route: Callable[[bytes], None],
+        route: Callable[[Iterable[bytes]], None],
         show: Callable[[bytes], None],
         on_exit: Callable[[ProcessExit], None],
     ) -> None:
@@ -182,16 +183,6 @@ class CliLink:
                 log.info("channel %s: stdin closed (%s)", self._name(), e)
                 return
 
-    def _route_all(self, lines: Iterable[bytes]) -> None:
-        route = self._route
-        for raw in lines:
-            try:
-                route(raw)
-            except Exception:
-                # A routing bug must not stop the reader: the CLI would block on a full
-                # pipe and the channel would hang. Log it and keep reading.
-                log.exception("channel %s: failed to route: %.200r", self._name(), raw)
-
     async def _read_loop(self) -> None:
         process = self._process
         assert process is not None
@@ -199,7 +190,7 @@ class CliLink:
             async for batch in process.batches():
                 transcript = self.transcript
                 if transcript is None:
-                    self._route_all(batch)
+                    self._route(batch)
                     continue
                 for raw in batch:
                     if (
@@ -208,7 +199,7 @@ class CliLink:
                     ):
                         # Held until the answer before it is in the session file.
                         await transcript.written(self._name(), session_id)
-                    self._route_all((raw,))
+                    self._route((raw,))
         finally:
             ended = await process.wait()
             self.exit = ExitInfo(

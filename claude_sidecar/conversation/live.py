@@ -203,7 +203,7 @@ class LiveConversation:
         entry_id: str | None = None,
     ) -> None:
         """Append a delta to its open entry and pass it on with the entry's id
-        (``LineRouter.route`` does the same inline)."""
+        (``LineRouter.route_all`` does the same inline)."""
         if parent_tool_use_id is None:
             opened = self.main_open.get(index)
         else:

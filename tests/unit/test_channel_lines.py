@@ -371,3 +371,53 @@ async def test_the_private_config_files_are_gone_once_the_cli_has_started(tmp_pa
 
     assert not config.exists()
     await channel.close(grace=1)
+
+
+def _delta_line(text: str, *, compact: bool) -> bytes:
+    line = {
+        "type": "stream_event",
+        "event": {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": text},
+        },
+        "parent_tool_use_id": None,
+    }
+    return json.dumps(line, separators=(",", ":") if compact else None).encode()
+
+
+async def test_a_delta_routes_alike_on_the_hot_path_and_the_general_path(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
+    channel, _, feed = wired
+    # Compact, as the CLI prints it: the hot path; with spaces: the general path.
+    channel.lines.route_all(
+        [_delta_line("hot ", compact=True), _delta_line("general", compact=False)]
+    )
+
+    assert feed.deltas == ["hot ", "general"]
+    assert feed.of(events.CliMessage) == []
+
+
+async def test_a_line_that_fails_to_route_is_logged_and_the_rest_of_its_read_is_routed(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    channel, _, feed = wired
+    broken = b'{"type":"system","subtype":"broken"}'
+    publish = feed.publish
+
+    def fail_on_broken(event: events.ChannelEvent) -> None:
+        if isinstance(event, events.CliMessage) and event.raw == broken:
+            raise RuntimeError("a routing bug")
+        publish(event)
+
+    feed.publish = fail_on_broken  # type: ignore[method-assign]
+    after = b'{"type":"system","subtype":"after"}'
+    channel.lines.route_all(
+        [_delta_line("a", compact=True), broken, _delta_line("b", compact=True), after]
+    )
+
+    assert feed.deltas == ["a", "b"]
+    assert [e.raw for e in feed.of(events.CliMessage)] == [after]
+    assert "failed to route" in caplog.text
