@@ -182,15 +182,12 @@ def stop(place: Place, *, force: bool, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def wait_ended(pid: int, timeout: float = STOP_WAIT) -> bool:
-    """Wait until the process ``pid`` has ended (at most ``timeout`` seconds); whether it has."""
+def wait_ended(pid: int, timeout: float = STOP_WAIT) -> None:
+    """Wait until the process ``pid`` has ended, at most ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() >= deadline:
-            return False
+    while _alive(pid) and time.monotonic() < deadline:
         # Polls: another process's exit is not an event this one can wait for.
         time.sleep(0.05)
-    return True
 
 
 def _alive(pid: int) -> bool:

@@ -23,7 +23,10 @@ def retire_other_version(place: Place, err: TextIO) -> None:
     running = place.serving()
     if running is None or running.version == __version__:
         return
-    opened = open_session(place, "connect")
+    try:
+        opened = open_session(place, "connect")
+    except OSError:
+        return  # it is ending (another connect stopped it): reach() starts the new one
     if opened is None:
         return  # a lock left by a daemon that died: the next one replaces it
     session, initialized = opened
@@ -46,6 +49,8 @@ def retire_other_version(place: Place, err: TextIO) -> None:
             f"{__version__}.\n"
         )
         return
+    except OSError:
+        pass  # it closed the connection first: another connect stopped it at the same time
     finally:
         session.close()
     wait_ended(running.pid)

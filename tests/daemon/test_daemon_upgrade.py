@@ -90,6 +90,31 @@ async def test_connect_replaces_an_idle_daemon_of_another_version(
         await client.stop()
 
 
+async def test_two_editors_connecting_at_once_after_an_upgrade_both_reach_the_new_version(
+    old_daemon: StartOld, daemon_env: dict[str, str], socket_dir: Path
+) -> None:
+    old = await old_daemon()
+    socket = socket_dir / "daemon.sock"
+    clients = [
+        Sidecar(
+            daemon_env,
+            command=("connect", "--socket", str(socket), "--warm-pool=0", "--linger=60"),
+            args=("--daemon-log", str(socket_dir / "daemon.log")),
+        )
+        for _ in range(2)
+    ]
+    # Each may find the old daemon already stopping (the other stopped it): neither fails.
+    await asyncio.gather(*(client.start() for client in clients))
+    try:
+        for client in clients:
+            assert client.initialized.server_info is not None
+            assert client.initialized.server_info.version == __version__
+        assert await asyncio.wait_for(old.wait(), 30) == 0
+    finally:
+        for client in clients:
+            await client.stop()
+
+
 async def test_a_daemon_of_another_version_with_chats_keeps_serving_and_connect_says_why(
     old_daemon: StartOld, socket_dir: Path, workspace: Path
 ) -> None:

@@ -36,7 +36,6 @@ class AnswerView :
     private val waiting = ArrayDeque<String>()
     private var draining = false
     private var text = ""
-    private var streaming = false
     private var aborted = false
     override var saidElsewhere = false
         set(value) {
@@ -55,10 +54,9 @@ class AnswerView :
         interrupted.isVisible = aborted && !saidElsewhere
         if (!entry.text.startsWith(text)) restart()
         text = entry.text
-        streaming = entry.streaming == true
         blocks.advance(text)
         // What is finished goes into segments; when the answer is complete, all of it is.
-        val finished = if (streaming) blocks.cut else text.length
+        val finished = if (entry.streaming == true) blocks.cut else text.length
         var from = segmented
         for (cut in blocks.cuts.asReversed().takeWhile { it > segmented }.asReversed()) {
             if (cut >= finished) break
