@@ -83,8 +83,9 @@ class ChatHeader(
                 }
                 val current = model ?: info.model
                 offered.firstOrNull { it.value == current || it.resolvedModel == current }?.let { models.selectedItem = it }
-                models.isEnabled = offered.isNotEmpty()
-                modes.isEnabled = true
+                // JComboBox.setEnabled repaints even when nothing changes, and this runs on every event.
+                if (models.isEnabled != offered.isNotEmpty()) models.isEnabled = offered.isNotEmpty()
+                if (!modes.isEnabled) modes.isEnabled = true
             }
             PermissionMode.of(mode ?: info?.permissionMode ?: "")?.takeIf { it in MODES }?.let { modes.selectedItem = it }
         } finally {

@@ -3,6 +3,8 @@ package dev.claudesidecar.ui
 import java.awt.Color
 import java.awt.Cursor
 import java.awt.Desktop
+import java.awt.Font
+import java.awt.FontMetrics
 import java.awt.Graphics
 import java.awt.Shape
 import java.awt.event.MouseAdapter
@@ -16,11 +18,15 @@ import javax.swing.text.DefaultStyledDocument
 import javax.swing.text.DefaultStyledDocument.ElementSpec
 import javax.swing.text.Document
 import javax.swing.text.Element
+import javax.swing.text.FlowView
+import javax.swing.text.GlyphView
 import javax.swing.text.ParagraphView
 import javax.swing.text.SimpleAttributeSet
 import javax.swing.text.StyleConstants
 import javax.swing.text.StyleContext
 import javax.swing.text.StyledEditorKit
+import javax.swing.text.TabExpander
+import javax.swing.text.View
 import javax.swing.text.ViewFactory
 
 /**
@@ -29,14 +35,28 @@ import javax.swing.text.ViewFactory
  * a streaming answer renders only what is new, and Swing lays out and paints only the
  * paragraphs that changed (an HTML pane would parse, style and lay out its whole text again).
  */
-class MarkdownView : JTextPane() {
+class MarkdownView internal constructor(
+    /** Rows laid out by [FittingStrategy]; false (tests only) leaves them to Swing's own strategy. */
+    fittingRows: Boolean,
+) : JTextPane() {
+    constructor() : this(fittingRows = true)
+
     private val styles = MarkdownStyles()
+
+    /**
+     * Font metrics by font. Swing's text views ask the component for a font's metrics each time
+     * they measure a run (for every run of every paragraph laid out), and each answer goes
+     * through the rendering-context and metrics caches: a third of the layout's time. A styled
+     * document's fonts are few and shared ([StyleContext.getFont]); the map is dropped when the
+     * look and feel or the screen changes what the metrics would be.
+     */
+    private val metrics = HashMap<Font, FontMetrics>()
 
     /** The markdown [markdown] set, until [append] or [truncate] change the text. */
     private var source: String? = null
 
     init {
-        editorKit = Kit()
+        editorKit = Kit(fittingRows)
         isEditable = false
         isOpaque = false
         border = null
@@ -61,6 +81,20 @@ class MarkdownView : JTextPane() {
         }
         addMouseListener(links)
         addMouseMotionListener(links)
+    }
+
+    override fun getFontMetrics(font: Font): FontMetrics = metrics.getOrPut(font) { super.getFontMetrics(font) }
+
+    override fun updateUI() {
+        // Called by JComponent's constructor, before this class's fields are set.
+        @Suppress("SENSELESS_COMPARISON")
+        if (metrics != null) metrics.clear()
+        super.updateUI()
+    }
+
+    override fun addNotify() {
+        metrics.clear()
+        super.addNotify()
     }
 
     /** The markdown shown, rendered whole; setting the same text again does nothing. */
@@ -144,22 +178,91 @@ class MarkdownView : JTextPane() {
     }
 
     /** Styled text whose paragraphs paint their boxes, quote bars and rules. */
-    private class Kit : StyledEditorKit() {
+    private class Kit(private val fittingRows: Boolean) : StyledEditorKit() {
         private val styled = super.getViewFactory()
 
         override fun createDefaultDocument(): Document = MarkdownDocument()
         private val factory = ViewFactory { element ->
-            if (element.name == AbstractDocument.ParagraphElementName) BlockParagraphView(element) else styled.create(element)
+            if (element.name == AbstractDocument.ParagraphElementName) BlockParagraphView(element, fittingRows) else styled.create(element)
         }
 
         override fun getViewFactory(): ViewFactory = factory
     }
 
     /**
+     * Swing's flow of a paragraph into rows, the same rows for less work. For each run it
+     * places, Swing's strategy asks at once where the run could break (a line-break iterator
+     * over the whole paragraph), in case a later run does not fit: half the layout's time, and
+     * wasted on every row that fits whole (a code line, a list item, a heading, a paragraph's
+     * last line). Here the runs are measured first, and only when one does not fit are the
+     * breaks asked, from that run back: the first run that can break between words is the one
+     * Swing picks (the last with the best break weight); without one, the last that can break
+     * at all; without that, the run overflows, as in Swing. A paragraph holding anything but
+     * text (a table's component) is left to Swing.
+     */
+    private class FittingStrategy : FlowView.FlowStrategy() {
+        override fun layoutRow(fv: FlowView, rowIndex: Int, pos: Int): Int {
+            val end = fv.endOffset
+            var x = fv.getFlowStart(rowIndex).toFloat()
+            var left = fv.getFlowSpan(rowIndex).toFloat()
+            val tabs = fv as? TabExpander
+            val placed = ArrayList<Placed>()
+            var at = pos
+            while (at < end) {
+                val view = createView(fv, at, left.toInt(), rowIndex) ?: break
+                if (view !is GlyphView) return super.layoutRow(fv, rowIndex, pos)
+                val span = view.getTabbedSpan(x, tabs)
+                placed += Placed(view, x, left)
+                if (span > left) {
+                    breakRow(placed)
+                    break
+                }
+                left -= span
+                x += span
+                at = view.endOffset
+            }
+            val row = fv.getView(rowIndex)
+            row.replace(0, row.viewCount, Array(placed.size) { placed[it].view })
+            return if (placed.isEmpty()) at else row.endOffset
+        }
+
+        /** Cuts [placed], whose last run overflows the row, where Swing's strategy would. */
+        private fun breakRow(placed: MutableList<Placed>) {
+            var fallback = -1
+            for (i in placed.indices.reversed()) {
+                val (view, x, left) = placed[i]
+                val weight = view.getBreakWeight(View.X_AXIS, x, left)
+                if (weight >= View.ExcellentBreakWeight || (weight > View.BadBreakWeight && fallback < 0)) {
+                    fallback = i
+                    if (weight >= View.ExcellentBreakWeight) break
+                }
+            }
+            if (fallback < 0) return
+            val (view, x, left) = placed[fallback]
+            while (placed.size > fallback) placed.removeAt(placed.size - 1)
+            placed += Placed(view.breakView(View.X_AXIS, view.startOffset, x, left), x, left)
+        }
+
+        /** A run placed on the row, where it starts and the room it had. */
+        private data class Placed(
+            val view: View,
+            val x: Float,
+            val left: Float,
+        )
+    }
+
+    /**
      * A paragraph that paints what [MarkdownAttribute] says before its text: the selection,
      * which the text's views paint, stays on top.
      */
-    private class BlockParagraphView(element: Element) : ParagraphView(element) {
+    private class BlockParagraphView(
+        element: Element,
+        fittingRows: Boolean,
+    ) : ParagraphView(element) {
+        init {
+            if (fittingRows) strategy = FittingStrategy()
+        }
+
         override fun paint(g: Graphics, a: Shape) {
             val r = a.bounds
             val attributes = element.attributes

@@ -189,6 +189,45 @@ class MarkdownViewTest {
     }
 
     @Test
+    fun `rows break where Swing's own layout breaks them, at any width`() = onEdt {
+        // Runs of every kind wrapping together, a word wider than the view, tabs, a break
+        // that must fall in a run before the one that overflows.
+        val text = sample + """
+            |A paragraph with `inline code`, **bold words**, *emphasis* and [a link](https://example.com/a/long/path)
+            |that goes on long enough to wrap several times at every width tried, with short words and
+            |averyveryverylongwordwithoutanyplacetobreakitthatisneverthelesswrittenhereonce and more after it.
+            |
+            |**Bold**`code`*emphasis*[link](https://example.com)**without**`any`*space*between**them**`at`*all*.
+            |
+            |```
+            |	tabbed	line	of	code	that	is	long	enough	to	wrap	somewhere	in	the	middle	of	it
+            |```
+            |
+        """.trimMargin()
+        for (width in listOf(90, 170, 333, 610)) {
+            val (fitting, swing) = listOf(true, false).map { fitting ->
+                MarkdownView(fittingRows = fitting).apply {
+                    markdown = text
+                    setSize(width, 10_000)
+                    setSize(width, preferredSize.height)
+                }
+            }
+            val (expected, actual) = rows(swing) to rows(fitting)
+            val first = expected.indices.firstOrNull { expected[it] != actual[it] }
+            assertTrue(first == null) {
+                val shown = swing.plainText.substring(first!!, minOf(swing.length, first + 30))
+                "at width $width, \"$shown\" (offset $first) is drawn at ${actual[first]}, Swing draws it at ${expected[first]}"
+            }
+            assertEquals(swing.preferredSize, fitting.preferredSize, "size at width $width")
+        }
+    }
+
+    /** Where each character is drawn (its row's top and its left), in document order. EDT only. */
+    private fun rows(view: MarkdownView): List<Pair<Int, Int>> = (0 until view.length).map { offset ->
+        view.modelToView2D(offset).bounds.let { it.y to it.x }
+    }
+
+    @Test
     fun `the pointer over a link is a hand`() {
         val frame = onEdt {
             JFrame("markdown").apply {
