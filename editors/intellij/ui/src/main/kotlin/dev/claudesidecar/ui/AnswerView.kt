@@ -73,9 +73,14 @@ class AnswerView :
     /** Appends one waiting segment; the next in a later EDT task; the tail once none waits. */
     private fun drain() {
         waiting.removeFirstOrNull()?.let { segment ->
-            showTail("")
-            if (paneChars >= PANE_CHARS) newPane()
-            pane.append(segment)
+            // The tail on screen is this segment, drawn from the same markdown: it stays (the
+            // usual end of a streamed answer, whose last block was drawn while it streamed).
+            if (segment != tailShown) {
+                showTail("")
+                if (paneChars >= PANE_CHARS) newPane()
+                pane.append(segment)
+            }
+            tailShown = ""
             paneChars += segment.length
             tailStart = pane.length
         }

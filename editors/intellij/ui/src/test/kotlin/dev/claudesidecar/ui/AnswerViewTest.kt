@@ -91,6 +91,31 @@ class AnswerViewTest {
     }
 
     @Test
+    fun `the end already drawn while it streamed is not drawn again when the answer finishes`() {
+        val view = onEdt { AnswerView() }
+        val text = "Intro paragraph.\n\n```kotlin\nfun last() = 1\n```\n"
+        onEdt { view.update(TextEntry(id = "m:0", text = text, streaming = true)) }
+        val changes = mutableListOf<String>()
+        onEdt {
+            for (pane in panes(view)) {
+                pane.document.addDocumentListener(object : DocumentListener {
+                    override fun removeUpdate(e: DocumentEvent) {
+                        changes += "removed ${e.length}"
+                    }
+                    override fun insertUpdate(e: DocumentEvent) {
+                        changes += "inserted ${e.length}"
+                    }
+                    override fun changedUpdate(e: DocumentEvent) = Unit
+                })
+            }
+        }
+        onEdt { view.update(TextEntry(id = "m:0", text = text)) }
+        onEdt { }
+        assertEquals(emptyList<String>(), changes)
+        assertEquals(whole(text), shown(view))
+    }
+
+    @Test
     fun `a long finished answer is rendered over several EDT tasks, not in one`() {
         val view = onEdt { AnswerView() }
         val expected = whole(answer)
