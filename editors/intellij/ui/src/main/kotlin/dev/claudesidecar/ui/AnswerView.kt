@@ -2,6 +2,9 @@ package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.TextEntry
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
 import javax.swing.JComponent
 import javax.swing.SwingUtilities
 
@@ -12,9 +15,11 @@ import javax.swing.SwingUtilities
  * A long answer is not rendered whole on every update: the finished blocks ([MarkdownBlocks])
  * are appended to a [MarkdownView] once, and only the growing tail after them (the block still
  * being written) is rendered again. A view takes about [PANE_CHARS] of markdown, then the next
- * one starts: a change relays out the paragraphs of the last view only. Text that arrives
- * finished in bulk (a history, a replaced answer) is appended [SEGMENT_CHARS] at a time, one
- * EDT task each, so the EDT stays free for the user between them. EDT only.
+ * one starts: a change relays out the paragraphs of the last view only. Finished text is
+ * parsed into paragraphs on [RENDERER]'s thread, while the EDT lays out and paints what came
+ * before, and appended [SEGMENT_CHARS] at a time, one EDT task each, so the EDT stays free for
+ * the user between them (text that arrives finished in bulk: a history, a replaced answer).
+ * EDT only.
  */
 class AnswerView :
     EntryView,
@@ -33,8 +38,15 @@ class AnswerView :
     /** Where the pane's tail starts (after the finished part), and the markdown it shows. */
     private var tailStart = 0
     private var tailShown = ""
-    private val waiting = ArrayDeque<String>()
+    private val styles = MarkdownStyles()
+
+    /** Finished segments not appended yet, in order, each with its paragraphs being made. */
+    private val waiting = ArrayDeque<Segment>()
     private var draining = false
+        set(value) {
+            if (value != field) rendering += if (value) 1 else -1
+            field = value
+        }
     private var text = ""
     private var aborted = false
     override var saidElsewhere = false
@@ -61,28 +73,46 @@ class AnswerView :
         for (cut in blocks.cuts.asReversed().takeWhile { it > segmented }.asReversed()) {
             if (cut >= finished) break
             if (cut - from >= SEGMENT_CHARS) {
-                waiting.addLast(text.substring(from, cut))
+                waiting.addLast(segment(text.substring(from, cut)))
                 from = cut
             }
         }
-        if (from < finished) waiting.addLast(text.substring(from, finished))
+        if (from < finished) waiting.addLast(segment(text.substring(from, finished)))
         segmented = finished
         if (!draining) drain()
     }
 
-    /** Appends one waiting segment; the next in a later EDT task; the tail once none waits. */
+    private fun segment(markdown: String) =
+        Segment(markdown, CompletableFuture.supplyAsync({ MarkdownParagraphs(styles).render(markdown) }, RENDERER))
+
+    /**
+     * Appends waiting segments in order, each once its paragraphs are made (this runs again
+     * when they are), until the task has spent [TASK_NANOS]; the rest in later EDT tasks; the
+     * tail once none waits.
+     */
     private fun drain() {
-        waiting.removeFirstOrNull()?.let { segment ->
+        val started = System.nanoTime()
+        while (true) {
+            val next = waiting.firstOrNull() ?: break
             // The tail on screen is this segment, drawn from the same markdown: it stays (the
             // usual end of a streamed answer, whose last block was drawn while it streamed).
-            if (segment != tailShown) {
+            val drawn = next.markdown == tailShown
+            if (!drawn && !next.paragraphs.isDone) {
+                draining = true
+                next.paragraphs.whenComplete { _, _ -> SwingUtilities.invokeLater(::drain) }
+                return
+            }
+            waiting.removeFirst()
+            if (!drawn) {
                 showTail("")
                 if (paneChars >= PANE_CHARS) newPane()
-                pane.append(segment)
+                // A failure to render on the other thread shows here, as rendering here would.
+                pane.append(runCatching { next.paragraphs.join() }.getOrElse { MarkdownParagraphs(styles).render(next.markdown) })
             }
             tailShown = ""
-            paneChars += segment.length
+            paneChars += next.markdown.length
             tailStart = pane.length
+            if (System.nanoTime() - started >= TASK_NANOS) break
         }
         draining = waiting.isNotEmpty()
         // While segments wait, the tail (which comes after them) waits too.
@@ -112,14 +142,40 @@ class AnswerView :
         text = ""
     }
 
-    private companion object {
+    /** Finished markdown to append, and its paragraphs (made on [RENDERER]'s thread). */
+    private class Segment(
+        val markdown: String,
+        val paragraphs: CompletableFuture<List<StyledParagraph>>,
+    )
+
+    companion object {
+        /** How many answers have markdown still to append (tests wait for none). EDT only. */
+        var rendering = 0
+            private set
+
         /**
-         * About as much markdown as a warm JVM appends in under 10 ms: larger, an EDT task
-         * keeps keys waiting; smaller, a fast stream outruns the layout and paint between segments.
+         * The thread that parses finished markdown into paragraphs: one for every answer, so
+         * that an answer's segments are made in order and the parsing never takes both cores.
          */
-        const val SEGMENT_CHARS = 4_000
+        private val RENDERER: ExecutorService = Executors.newSingleThreadExecutor { task ->
+            Thread(task, "claude-sidecar markdown").apply { isDaemon = true }
+        }
+
+        /**
+         * The markdown parsed at a time on the other thread: a little more than an EDT task
+         * appends while the answer streams, so that its blocks go in as they finish.
+         */
+        private const val SEGMENT_CHARS = 4_000
+
+        /**
+         * How long an EDT task appends segments (a backlog: the end of a fast stream, a long
+         * history): the layout and paint that follow take about twice that, so keys typed
+         * meanwhile still echo within a few frames; fewer, larger tasks would each stall
+         * longer, more and smaller ones would lay out and paint the view again each time.
+         */
+        private const val TASK_NANOS = 4_000_000L
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
-        const val PANE_CHARS = 8_000
+        private const val PANE_CHARS = 8_000
     }
 }

@@ -28,11 +28,15 @@ import javax.swing.text.AttributeSet
 import javax.swing.text.SimpleAttributeSet
 import javax.swing.text.StyleConstants
 
-/** A run of text in one character style (or, with [component], a component shown in the text). */
+/**
+ * A run of text in one character style, or, with [component], a component shown in the text
+ * (made when the run is put in a document, on the EDT: the paragraphs may be made on another
+ * thread).
+ */
 class StyledRun(
     val text: String,
     val attributes: AttributeSet,
-    val component: JComponent? = null,
+    val component: (() -> JComponent)? = null,
 )
 
 /** One paragraph of rendered markdown: how it looks as a whole, and its runs. */
@@ -44,7 +48,8 @@ class StyledParagraph(
 /**
  * Markdown as the paragraphs of a styled document (see [MarkdownView]): headings, paragraphs,
  * lists with their markers, quotes, code blocks in a box, inline code, emphasis and links;
- * a table as a component of its own. Raw HTML shows as written.
+ * a table as a component of its own. Raw HTML shows as written. Any thread: it reads only
+ * [styles], which are made on the EDT and never change.
  */
 class MarkdownParagraphs(private val styles: MarkdownStyles) {
     private val out = mutableListOf<StyledParagraph>()
@@ -94,7 +99,7 @@ class MarkdownParagraphs(private val styles: MarkdownStyles) {
             )
             is TableBlock -> paragraph(
                 styles.paragraph(place.indent, MarkdownStyles.PARAGRAPH_BELOW, place.quoteBar),
-                listOf(StyledRun(" ", SimpleAttributeSet.EMPTY, Markdown.tableView(node))),
+                listOf(StyledRun(" ", SimpleAttributeSet.EMPTY) { Markdown.tableView(node) }),
             )
             is LinkReferenceDefinition -> Unit
             else -> blocks(node, place)

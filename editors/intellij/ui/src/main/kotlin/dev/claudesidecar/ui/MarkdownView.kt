@@ -111,9 +111,11 @@ class MarkdownView internal constructor(
     val length: Int get() = document.length
 
     /** Renders [markdown] (whole blocks) after what is shown. */
-    fun append(markdown: String) {
+    fun append(markdown: String) = append(MarkdownParagraphs(styles).render(markdown))
+
+    /** Adds [paragraphs] (markdown rendered by [MarkdownParagraphs], on any thread) after what is shown. */
+    fun append(paragraphs: List<StyledParagraph>) {
         source = null
-        val paragraphs = MarkdownParagraphs(styles).render(markdown)
         if (paragraphs.isEmpty()) return
         val base = styledDocument.getStyle(StyleContext.DEFAULT_STYLE)
         for (paragraph in paragraphs) paragraph.attributes.resolveParent = base
@@ -158,8 +160,8 @@ class MarkdownView internal constructor(
                     last = ElementSpec(paragraph.attributes, ElementSpec.StartTagType).also { specs += it }
                 }
                 for (run in paragraph.runs) {
-                    val attributes = run.component?.let { c ->
-                        SimpleAttributeSet(run.attributes).also { StyleConstants.setComponent(it, c) }
+                    val attributes = run.component?.let { make ->
+                        SimpleAttributeSet(run.attributes).also { StyleConstants.setComponent(it, make()) }
                     }
                     specs += ElementSpec(attributes ?: run.attributes, ElementSpec.ContentType, run.text.toCharArray(), 0, run.text.length)
                 }

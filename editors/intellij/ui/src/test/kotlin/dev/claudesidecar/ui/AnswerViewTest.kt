@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import javax.swing.SwingUtilities
 import javax.swing.event.DocumentEvent
 import javax.swing.event.DocumentListener
 
@@ -95,6 +96,7 @@ class AnswerViewTest {
         val view = onEdt { AnswerView() }
         val text = "Intro paragraph.\n\n```kotlin\nfun last() = 1\n```\n"
         onEdt { view.update(TextEntry(id = "m:0", text = text, streaming = true)) }
+        waitFor("the streamed text") { shown(view) == whole(text) }
         val changes = mutableListOf<String>()
         onEdt {
             for (pane in panes(view)) {
@@ -117,19 +119,28 @@ class AnswerViewTest {
 
     @Test
     fun `a long finished answer is rendered over several EDT tasks, not in one`() {
+        val long = answer.repeat(4)
         val view = onEdt { AnswerView() }
-        val expected = whole(answer)
-        val first = onEdt {
-            view.update(TextEntry(id = "m:0", text = answer))
-            panes(view).joinToString("\n") { it.plainText }.normalised()
+        val expected = whole(long)
+        val seen = mutableListOf<Int>()
+        onEdt {
+            view.update(TextEntry(id = "m:0", text = long))
+            seen += shownLength(view)
         }
-        assertTrue(
-            first.isNotEmpty() && first.length < expected.length / 2,
-            "one segment in the first task: ${first.length} of ${expected.length}",
-        )
-        assertTrue(expected.startsWith(first), "the first segment is the answer's start")
+        // Each EDT task after it notes how much is shown, until all of it is.
+        fun look() {
+            seen += shownLength(view)
+            if (shown(view) != expected) SwingUtilities.invokeLater(::look)
+        }
+        onEdt { SwingUtilities.invokeLater(::look) }
         waitFor("the rest to render") { shown(view) == expected }
+        val steps = seen.distinct()
+        assertTrue(steps.size > 2, "the answer appeared in ${steps.size - 1} steps: $steps")
+        assertTrue(steps.zipWithNext().all { (a, b) -> b > a }, "each step adds to what is shown: $steps")
     }
+
+    /** The number of characters a view shows. EDT only. */
+    private fun shownLength(view: AnswerView) = panes(view).sumOf { it.length }
 
     @Test
     fun `an answer replaced by a different text shows the new text only`() {

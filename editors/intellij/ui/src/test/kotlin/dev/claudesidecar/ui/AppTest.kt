@@ -113,7 +113,10 @@ class AppTest {
 
     private fun turns() = onEdt { panel.transcript.entries.count { it is TurnEntry } }
 
-    private fun awaitTurn(count: Int) = waitFor("turn $count to end", describe = ::text) { turns() >= count }
+    private fun awaitTurn(count: Int) {
+        waitFor("turn $count to end", describe = ::text) { turns() >= count }
+        settle()
+    }
 
     /** Presses [key] in [target] as the keyboard does: the focus manager routes it to the focus owner. */
     private fun press(target: JComponent, key: Int, modifiers: Int = 0) = onEdt {

@@ -105,7 +105,10 @@ class ChatPanelTest {
         area.dispatchEvent(KeyEvent(area, KeyEvent.KEY_PRESSED, System.currentTimeMillis(), 0, KeyEvent.VK_ENTER, '\n'))
     }
 
-    private fun awaitTurn(count: Int) = waitFor("turn $count to end", describe = ::text) { turns() >= count }
+    private fun awaitTurn(count: Int) {
+        waitFor("turn $count to end", describe = ::text) { turns() >= count }
+        settle()
+    }
 
     private fun tool(name: String) = onEdt { panel.transcript.entries.filterIsInstance<ToolEntry>().last { it.name == name } }
 

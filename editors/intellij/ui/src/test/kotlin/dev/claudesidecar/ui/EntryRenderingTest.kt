@@ -52,6 +52,7 @@ class EntryRenderingTest {
      */
     private fun feed(events: List<ChatEvent>) {
         events.forEach { panel.listener.onEvent(it) }
+        settle()
         onEdt { frame.validate() }
     }
 

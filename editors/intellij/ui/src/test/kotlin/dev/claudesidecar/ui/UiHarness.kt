@@ -39,6 +39,12 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
     error("timed out waiting for $what; ${onEdt(describe)}")
 }
 
+/** Waits until every answer has appended the markdown it parses on another thread, and is laid out. */
+fun settle() {
+    waitFor("the answers to render") { AnswerView.rendering == 0 }
+    onEdt { }
+}
+
 /**
  * Turns the mouse wheel up over [pane] by [notches], as the user does: the event goes through
  * the event queue (a view tells the user's scrolling from its own by the event being dispatched).
@@ -76,8 +82,9 @@ inline fun <reified T : Component> find(root: Component): List<T> = allComponent
 fun allComponents(root: Component): List<Component> = componentTree(root).toList()
 
 /** Paints [component] into target/screenshots/[name].png. */
-fun screenshot(component: JComponent, name: String): Path = onEdt {
-    UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(painted(component), "png", it.toFile()) }
+fun screenshot(component: JComponent, name: String): Path {
+    if (!SwingUtilities.isEventDispatchThread()) settle()
+    return onEdt { UiHarness.screenshots.resolve("$name.png").also { ImageIO.write(painted(component), "png", it.toFile()) } }
 }
 
 /** [component] as it paints now. EDT only. */
