@@ -2,9 +2,11 @@ package dev.claudesidecar.ui
 
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.TextEntry
+import java.awt.image.BufferedImage
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
+import java.util.concurrent.atomic.AtomicBoolean
 import javax.swing.JComponent
 import javax.swing.SwingUtilities
 
@@ -149,6 +151,68 @@ class AnswerView :
     )
 
     companion object {
+        private val warm = AtomicBoolean()
+
+        /**
+         * Renders a sample answer off screen, once per JVM, so that the first real answer does
+         * not pay for loading and first compiling the parser and Swing's text classes while
+         * it streams (on a cold JVM that made its end show a second late). Call on the EDT
+         * when a chat opens; it returns at once, parsing on the markdown thread, then laying
+         * out and painting the sample in a later EDT task.
+         */
+        fun warmUp() {
+            if (!warm.compareAndSet(false, true)) return
+            val styles = MarkdownStyles()
+            CompletableFuture.supplyAsync({ MarkdownParagraphs(styles).render(WARM_UP) }, RENDERER).thenAccept { paragraphs ->
+                SwingUtilities.invokeLater {
+                    val view = MarkdownView().apply {
+                        append(paragraphs)
+                        setSize(WARM_UP_WIDTH, WARM_UP_HEIGHT)
+                        setSize(WARM_UP_WIDTH, preferredSize.height)
+                    }
+                    val image = BufferedImage(WARM_UP_WIDTH, WARM_UP_HEIGHT, BufferedImage.TYPE_INT_ARGB)
+                    val graphics = image.createGraphics()
+                    try {
+                        view.paint(graphics)
+                    } finally {
+                        graphics.dispose()
+                    }
+                }
+            }
+        }
+
+        /** Every kind of block and inline markdown has, a few times over (a few kilobytes). */
+        private val WARM_UP = (1..8).joinToString("") { i ->
+            """
+            |## Part $i
+            |
+            |Some *emphasis*, **strong words**, `inline code` and a [link](https://example.com/$i), long enough
+            |to wrap at the width of a chat panel at least once, with a hard break  
+            |after it.
+            |
+            |- a point
+            |- another, with `code`
+            |  1. nested
+            |
+            |> A quoted line.
+            |
+            |```kotlin
+            |fun part$i(x: Int): Int {
+            |	return x * $i
+            |}
+            |```
+            |
+            || Name | Value |
+            || --- | --- |
+            || part | $i |
+            |
+            |---
+            |
+            """.trimMargin()
+        }
+        private const val WARM_UP_WIDTH = 600
+        private const val WARM_UP_HEIGHT = 800
+
         /** How many answers have markdown still to append (tests wait for none). EDT only. */
         var rendering = 0
             private set

@@ -120,6 +120,7 @@ class ChatPanel(
         add(transcriptView.scrollPane, BorderLayout.CENTER)
         add(south, BorderLayout.SOUTH)
         prompt.sendButton.isEnabled = false
+        AnswerView.warmUp()
         built = true
     }
 
