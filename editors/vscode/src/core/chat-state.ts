@@ -18,7 +18,16 @@ import type {
   StatusNotification,
   TurnUsage,
 } from './protocol.generated';
-import { appendDelta, touch, upsert, type ConversationEntry, type Transcript } from './transcript';
+import {
+  appendDelta,
+  insertBefore,
+  runningTurnPrompt,
+  touch,
+  upsert,
+  type ConversationEntry,
+  type Entry,
+  type Transcript,
+} from './transcript';
 
 export type NoticeLevel = 'info' | 'warn' | 'error';
 
@@ -32,8 +41,10 @@ export type ChatEvent =
   /** The channel's entries as the daemon keeps them (claude/getTranscript): a resumed or
    * forked chat's conversation so far, or what the chat missed. */
   | { kind: 'transcript'; entries: ConversationEntry[] }
-  /** Something the host has to say (a daemon restart, a request that failed). */
-  | { kind: 'notice'; level: NoticeLevel; text: string }
+  /** Something the host has to say (a daemon restart, a request that failed); with
+   * `beforeTurn`, something said of the turn still running as a whole (an attach mid-turn):
+   * shown before that turn's prompt, not under its answer. */
+  | { kind: 'notice'; level: NoticeLevel; text: string; beforeTurn?: boolean }
   /** The chat is served by this daemon channel now (a new one after a daemon restart), which
    * has cost `costUsd` so far and whose context is `context` (claude/channelInfo's: a resumed
    * chat's recorded turns). */
@@ -110,16 +121,20 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       // Current as of the last notification applied: each entry replaces what the chat has of it.
       for (const entry of event.entries) onEntry(state, entry);
       break;
-    case 'notice':
+    case 'notice': {
       // A notice of the client's own; its id is the same in the host's state and the page's.
-      upsert(state, {
+      const notice: Entry = {
         kind: 'notice',
         id: `client:${state.rev}`,
         subtype: 'client',
         level: event.level,
         text: event.text,
-      });
+      };
+      const turn = event.beforeTurn ? runningTurnPrompt(state) : undefined;
+      if (turn) insertBefore(state, notice, turn.id);
+      else upsert(state, notice);
       break;
+    }
     case 'bound':
       if (state.channelId && state.channelId !== event.channelId) state.pending = {};
       Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });

@@ -215,7 +215,7 @@ export class SidecarClient {
     this.bound(chat, result.channelId, result.sessionId, result.info, result.pid, result);
     // The item may be older than the attach (a quick pick stays open): its state is asked anew.
     await this.refreshSummary(chat, daemon);
-    chat.apply({ kind: 'notice', level: 'info', text: 'Attached: the chat goes on from here.' });
+    chat.apply({ kind: 'notice', level: 'info', text: 'Attached: the chat goes on from here.', beforeTurn: true });
     this.chats.set(chat.id, chat);
     this.chatEmitter.fire(chat);
     return chat;

@@ -57,6 +57,31 @@ export function upsert(store: Transcript, incoming: Entry): void {
   }
 }
 
+/** Adds `incoming` (a new id) just before the entry `beforeId` (the entries after it move down one). */
+export function insertBefore(store: Transcript, incoming: Entry, beforeId: string): void {
+  const at = store.at[beforeId];
+  if (at === undefined || incoming.id in store.at) {
+    upsert(store, incoming);
+    return;
+  }
+  store.revs[incoming.id] = store.rev;
+  store.entries.splice(at, 0, { ...incoming });
+  for (let i = at; i < store.entries.length; i++) store.at[store.entries[i]!.id] = i;
+}
+
+/**
+ * The prompt of the turn still running: the last prompt of the main conversation (not a
+ * sub-agent's) with no turn footer after it; none when the last turn ended.
+ */
+export function runningTurnPrompt(store: Transcript): PromptEntry | undefined {
+  for (let i = store.entries.length - 1; i >= 0; i--) {
+    const entry = store.entries[i]!;
+    if (entry.kind === 'turn') return undefined;
+    if (entry.kind === 'prompt' && !entry.parentId) return entry;
+  }
+  return undefined;
+}
+
 /** Appends a delta's text to its entry (text, thinking, or a tool's input); one naming no
  * entry of the store changes nothing. */
 export function appendDelta(store: Transcript, delta: DeltaNotification): void {

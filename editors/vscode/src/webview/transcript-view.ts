@@ -1,7 +1,7 @@
 // The scrolling transcript. Renders incrementally: each entry's view is made once and
-// updated only when the entry's rev moved, so a delta touches one element; entries are
-// only ever appended (a reset rebuilds). A sub-agent's entries go
-// into their Agent/Task call's view. Follows the end while the user is at the end, and
+// updated only when the entry's rev moved, so a delta touches one element; a new entry's
+// view goes where the entry is (after the others, or before the running turn for a notice
+// about it; a reset rebuilds). A sub-agent's entries go into their Agent/Task call's view. Follows the end while the user is at the end, and
 // keeps their place when they scrolled up.
 
 import type { ChatState } from '../core/chat-state';
@@ -70,7 +70,9 @@ export class TranscriptView {
       this.views.set(entry.id, { view, rev });
       const parentId = entry.kind === 'restoredFile' ? null : entry.parentId;
       const parent = parentId ? this.views.get(parentId)?.view.children : undefined;
-      (parent ?? this.list).append(view.el);
+      const container = parent ?? this.list;
+      // Before the view of the next entry already drawn in the same place, if any.
+      container.insertBefore(view.el, this.nextDrawn(state, entry.id, container));
     }
     const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
@@ -79,6 +81,15 @@ export class TranscriptView {
     }
     this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
     if (this.following) this.scrollToEnd();
+  }
+
+  /** The element of the first entry after `id` whose view is drawn in `container`; null when none is. */
+  private nextDrawn(state: ChatState, id: string, container: HTMLElement): Element | null {
+    for (let i = (state.at[id] ?? state.entries.length) + 1; i < state.entries.length; i++) {
+      const el = this.views.get(state.entries[i]!.id)?.view.el;
+      if (el?.parentElement === container) return el;
+    }
+    return null;
   }
 
   scrollToEnd(): void {

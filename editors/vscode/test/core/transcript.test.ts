@@ -153,6 +153,55 @@ describe("a channel's transcript (after missed notifications)", () => {
   });
 });
 
+describe("the client's notices", () => {
+  const attached: ChatEvent = { kind: 'notice', level: 'info', text: 'Attached.', beforeTurn: true };
+
+  it('about the running turn go before its prompt, and what streams next stays after them', () => {
+    const state = play([
+      entry(prompt('p1', 'first')),
+      entry(text('m:0', 'done')),
+      entry({ kind: 'turn', id: 'turn:1', outcome: 'success', costUsd: 0.01, durationMs: 1200, permissionWaitMs: 0 }),
+      entry(prompt('p2', 'second')),
+      entry(text('m:1', 'stre', { streaming: true })),
+      attached,
+      delta('m:1', 'aming'),
+      entry(text('m:2', 'more')),
+    ]);
+    assert.deepEqual(
+      listed(state).map((e) => e.id),
+      ['p1', 'm:0', 'turn:1', state.entries[3]!.id, 'p2', 'm:1', 'm:2'],
+    );
+    assert.equal(state.entries[3]!.kind, 'notice');
+    assert.equal((state.entries[5] as { text: string }).text, 'streaming');
+    assert.deepEqual(
+      state.entries.map((e, i) => state.at[e.id] === i),
+      state.entries.map(() => true),
+    );
+  });
+
+  it('about the running turn go at the end when no turn runs', () => {
+    const state = play([
+      entry(prompt('p1', 'first')),
+      entry(text('m:0', 'done')),
+      entry({ kind: 'turn', id: 'turn:1', outcome: 'success', costUsd: 0.01, durationMs: 1200, permissionWaitMs: 0 }),
+      attached,
+    ]);
+    assert.equal(listed(state).at(-1)!.kind, 'notice');
+  });
+
+  it("about the running turn skip a sub-agent's prompt", () => {
+    const state = play([
+      entry(prompt('p1', 'delegate')),
+      entry({ ...prompt('p-sub', 'sub-task'), parentId: 'toolu_1' }),
+      attached,
+    ]);
+    assert.deepEqual(
+      listed(state).map((e) => e.kind),
+      ['notice', 'prompt', 'prompt'],
+    );
+  });
+});
+
 describe('the host and the page', () => {
   it('give the same state from a copy cloned midway and fed the rest', () => {
     const events = hostEvents('write-allowed');

@@ -393,6 +393,42 @@ describe('entries as they say', () => {
     );
   });
 
+  it('shows a notice about the running turn before its prompt, the answer still streaming after it', async () => {
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        entryEvent({ kind: 'prompt', id: 'p1', text: 'first question' }),
+        entryEvent({ kind: 'text', id: 'm:0', text: 'First answer.' }),
+        entryEvent({
+          kind: 'turn',
+          id: 'turn:1',
+          outcome: 'success',
+          costUsd: 0.01,
+          durationMs: 1200,
+          permissionWaitMs: 0,
+        }),
+        entryEvent({ kind: 'prompt', id: 'p2', text: 'second question' }),
+        entryEvent({ kind: 'text', id: 'm2:0', text: 'Streaming', streaming: true }),
+      ]),
+    );
+    await host.events([
+      { kind: 'notice', level: 'info', text: 'Attached: the chat goes on from here.', beforeTurn: true },
+      {
+        kind: 'notification',
+        method: 'claude/delta',
+        params: { channelId: 'ch-1', seq: 0, kind: 'text', index: 0, text: ' on.', entryId: 'm2:0' },
+      },
+    ]);
+    assert.deepEqual(
+      await host.page
+        .locator('.entries > .entry:not(.turn)')
+        .evaluateAll((els) =>
+          els.map((e) => e.querySelector('.user-text, .markdown, .notice-text')?.textContent.trim()),
+        ),
+      ['first question', 'First answer.', 'Attached: the chat goes on from here.', 'second question', 'Streaming on.'],
+    );
+  });
+
   it('shows a reloaded chat from its stored entries: decisions, results, +N -M without a diff', async () => {
     const host = await openWith(
       stateOf([

@@ -55,10 +55,15 @@ sealed interface ChatEvent {
         val pendingPermissions: List<PermissionRequestNotification>? = null,
     ) : ChatEvent
 
-    /** Something the client says about the chat: the daemon died and was restarted, the chat resumed, ... */
+    /**
+     * Something the client says about the chat: the daemon died and was restarted, the chat
+     * resumed, ... With [beforeTurn], something said of the turn still running as a whole (an
+     * attach mid-turn): shown before that turn's prompt, not under its answer.
+     */
     data class Notice(
         val level: Level,
         val text: String,
+        val beforeTurn: Boolean = false,
     ) : ChatEvent {
         enum class Level { INFO, WARN, ERROR }
     }

@@ -207,7 +207,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         chat.hasConversation = true
         onEventThread {
             bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, result)
-            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Attached: the chat goes on from here."))
+            chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Attached: the chat goes on from here.", beforeTurn = true))
         }
         assumeStatus(chat, daemon, result.seq)
         register(chat)
@@ -319,7 +319,13 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         onEventThread {
             bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, attached)
             if (attached != null) {
-                chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "This session was still running in the daemon: attached to it."))
+                chat.emit(
+                    ChatEvent.Notice(
+                        ChatEvent.Notice.Level.INFO,
+                        "This session was still running in the daemon: attached to it.",
+                        beforeTurn = true,
+                    ),
+                )
             }
         }
         if (attached != null) assumeStatus(chat, daemon, attached.seq)

@@ -129,6 +129,9 @@ class AttachChatTest {
         val shown = visibleText(panel)
         assertEquals(1, Regex(HELD).findAll(shown).count(), "the answer so far shown once: $shown")
         assertEquals(1, Regex(REST).findAll(shown).count(), shown)
+        // Said of the running turn, not of its answer: before its prompt, the answer whole after it.
+        val attached = shown.indexOf("Attached: the chat goes on from here.")
+        assertTrue(attached in shown.indexOf(GREETING)..shown.indexOf(HELD), "the notice before the running turn: $shown")
         screenshot(app.frame.rootPane, "attach-2-attached-chat")
     }
 

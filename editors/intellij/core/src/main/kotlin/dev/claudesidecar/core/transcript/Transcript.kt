@@ -10,6 +10,7 @@ import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ThinkingEntry
 import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.orUnknown
 
 /**
@@ -17,7 +18,7 @@ import dev.claudesidecar.core.protocol.orUnknown
  * kept as the daemon sends it: `claude/entry` replaces the entry with its id (or adds it),
  * `claude/delta` appends to its `entryId`, queued prompts are listed last and one the CLI
  * takes up moves to the end. A stored history or a channel's transcript goes in front; the
- * client's own notices go at the end. What else a view shows is in [ChatState].
+ * client's own notices go at the end, or before the running turn when they are about it. What else a view shows is in [ChatState].
  *
  * Not thread-safe: apply events and read on one thread (the EDT in the ui).
  */
@@ -58,7 +59,7 @@ class Transcript {
                 putFirst(event.transcript.entries, event.transcript.seq)
                 snapshotSeq = event.transcript.seq
             }
-            is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text)
+            is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text, beforeTurn = event.beforeTurn)
             is ChatEvent.Bound -> {
                 // A new channel numbers its notifications from 1 again (a new daemon's may have the old one's id).
                 snapshotSeq = 0
@@ -71,13 +72,38 @@ class Transcript {
     }
 
     /**
-     * Adds a notice of this client's at the end, as part of the change the last [apply]
-     * returned; returns its key.
+     * Adds a notice of this client's at the end (with [beforeTurn], before the prompt of the
+     * turn still running, if one is), as part of the change the last [apply] returned; returns
+     * its key.
      */
-    fun notice(level: NoticeLevel, text: String, subtype: String = CLIENT_NOTICE): String {
+    fun notice(level: NoticeLevel, text: String, subtype: String = CLIENT_NOTICE, beforeTurn: Boolean = false): String {
         val entry = NoticeEntry(id = "client:${nextNotice++}", level = level, subtype = subtype, text = text)
-        upsert(entry)
+        val turn = if (beforeTurn) runningTurnPrompt() else null
+        if (turn == null) {
+            upsert(entry)
+        } else {
+            val after = placed.entries.toList()
+            placed.clear()
+            for ((key, value) in after) {
+                if (key == turn) placed[entry.id] = entry
+                placed[key] = value
+            }
+            change.added += entry.id
+            change.reordered = true
+        }
         return entry.id
+    }
+
+    /**
+     * The key of the prompt of the turn still running: the last prompt of the main
+     * conversation (not a sub-agent's) with no turn footer after it; null when the last turn ended.
+     */
+    private fun runningTurnPrompt(): String? {
+        for (entry in placed.values.reversed()) {
+            if (entry is TurnEntry) return null
+            if (entry is PromptEntry && entry.parentId == null) return entry.id
+        }
+        return null
     }
 
     private fun upsert(entry: Entry, seq: Int = 0) {

@@ -14,6 +14,8 @@ import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
+import dev.claudesidecar.core.protocol.TurnEntry
+import dev.claudesidecar.core.protocol.TurnOutcome
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
@@ -74,6 +76,33 @@ class TranscriptTest {
         assertTrue(t.apply(delta(null, "lost")).isEmpty)
         assertTrue(t.apply(delta("m:9", "lost")).isEmpty)
         assertEquals("kept", (t.entry("m:0") as TextEntry).text)
+    }
+
+    @Test
+    fun `a notice about the running turn goes before its prompt, and the answer streams on after it`() {
+        val attached = ChatEvent.Notice(ChatEvent.Notice.Level.INFO, "Attached.", beforeTurn = true)
+        val footer = TurnEntry(id = "turn:1", outcome = TurnOutcome.SUCCESS, costUsd = 0.01, durationMs = 1200, permissionWaitMs = 0)
+        val t =
+            play(
+                entry(prompt("p1")),
+                entry(text("m:0", "done")),
+                entry(footer),
+                entry(prompt("p2")),
+                entry(text("m:1", "stre", streaming = true)),
+            )
+        val change = t.apply(attached)
+        assertTrue(change.reordered)
+        val notice = change.added.single()
+        t.apply(delta("m:1", "aming"))
+        t.apply(entry(text("m:2", "more")))
+        assertEquals(listOf("p1", "m:0", "turn:1", notice, "p2", "m:1", "m:2"), ids(t))
+        assertEquals("streaming", (t.entry("m:1") as TextEntry).text)
+        // No turn running (it ended), or only a sub-agent's prompt after the main one: at the end, or before the main prompt.
+        t.apply(entry(footer.copy(id = "turn:2")))
+        assertEquals(t.apply(attached).added.single(), ids(t).last())
+        val sub = play(entry(prompt("p1")), entry(PromptEntry(id = "p-sub", text = "sub-task", parentId = "toolu_1")))
+        sub.apply(attached)
+        assertEquals(listOf("p1", "p-sub"), ids(sub).drop(1))
     }
 
     @Test
