@@ -1,63 +1,62 @@
 #!/usr/bin/env bash
-# Every test suite of the project, one after the other, each printing its own summary:
-# the Neovim client's Lua checks (luacheck, stylua), Python and Neovim (pytest), the same
-# against an older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin
-# client (Maven). Installs what each needs (npm packages, the older CLI, acpx on Node 22
-# (tests/acp/toolchain.sh), code-server, Chromium, luacheck, StyLua); with CI=true a missing
-# prerequisite fails.
+# Every test suite of the project, each printing its own summary: the four languages'
+# checks (linters, formatters, type checks), Python and Neovim (pytest), the same against an
+# older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin client (Maven);
+# in two lanes side by side (see the end of this file). Installs what each needs (npm
+# packages, the older CLI, acpx on Node 22 (tests/acp/toolchain.sh), code-server, Chromium,
+# luacheck, StyLua); with CI=true a missing prerequisite fails.
 # Exits non-zero when any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 summary=()
 status=0
-suite() {
-    local name=$1
-    shift
-    echo
-    echo "##### $name"
-    local start=$SECONDS
-    if "$@"; then
-        summary+=("PASS  $name ($((SECONDS - start)) s)")
-    else
-        summary+=("FAIL  $name ($((SECONDS - start)) s)")
-        status=1
-    fi
-}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+names=()
+notes=()
+declare -A number
 
-# Suites that only read the sources and need no shared resource (the linters and type
-# checks) run side by side: started together, each into its own log, printed whole and
-# in order once all have ended, with the same summary lines as the others.
-concurrent_suites() {
-    local logs
-    logs=$(mktemp -d)
-    local names=() i=0
-    while (($#)); do
-        local name=$1 command=$2
-        shift 2
-        names+=("$name")
-        (
-            start=$SECONDS
-            $command >"$logs/$i.log" 2>&1
-            echo "$? $((SECONDS - start))" >"$logs/$i.rc"
-        ) &
-        i=$((i + 1))
-    done
-    wait
-    for ((i = 0; i < ${#names[@]}; i++)); do
+# Every suite runs into its own log ($logs/<n>.log; its exit code and seconds go to
+# $logs/<n>.rc when it ends); print_suites prints the logs whole, in the order the suites
+# were declared, each as soon as it and every suite declared before it have ended.
+declare_suite() { # KEY NAME NOTE: NOTE goes into the summary line, after the seconds
+    number[$1]=${#names[@]}
+    names+=("$2")
+    notes+=("$3")
+}
+run_suite() { # KEY COMMAND...
+    local n=${number[$1]}
+    shift
+    local start=$SECONDS
+    "$@" >"$logs/$n.log" 2>&1
+    echo "$? $((SECONDS - start))" >"$logs/$n.rc.tmp"
+    mv "$logs/$n.rc.tmp" "$logs/$n.rc"
+}
+print_suites() {
+    local n rc seconds note
+    for ((n = 0; n < ${#names[@]}; n++)); do
+        until [[ -f $logs/$n.rc ]]; do
+            # A lane that ended (killed) without running this suite would leave no .rc.
+            if [[ -z $(jobs -rp) && ! -f $logs/$n.rc ]]; then
+                echo "127 0" >"$logs/$n.rc"
+                echo "(this suite did not run: its lane ended before it)" >>"$logs/$n.log"
+                break
+            fi
+            sleep 1
+        done
         echo
-        echo "##### ${names[i]}"
-        cat "$logs/$i.log"
-        local rc seconds
-        read -r rc seconds <"$logs/$i.rc"
+        echo "##### ${names[n]}"
+        cat "$logs/$n.log" 2>/dev/null
+        read -r rc seconds <"$logs/$n.rc"
+        note=${notes[n]:+, ${notes[n]}}
         if [[ $rc == 0 ]]; then
-            summary+=("PASS  ${names[i]} ($seconds s, beside the other checks)")
+            summary+=("PASS  ${names[n]} ($seconds s$note)")
         else
-            summary+=("FAIL  ${names[i]} ($seconds s, beside the other checks)")
+            summary+=("FAIL  ${names[n]} ($seconds s$note)")
             status=1
         fi
     done
-    rm -rf "$logs"
 }
 
 # Each suite runs in a subshell: its `cd` stays its own.
@@ -123,16 +122,45 @@ uv run --quiet python -m compileall -q -j 0 claude_sidecar tests bench \
     "$(uv run --quiet python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ||
     echo "compileall failed: the suites run, with Python compiling as it imports"
 
-concurrent_suites \
-    "Python static checks (ruff check, ruff format, mypy --strict)" static_checks \
-    "Lua checks (luacheck, stylua)" lua_checks \
-    "TypeScript checks (eslint, prettier, tsc)" typescript_checks \
-    "Kotlin checks (ktlint, warnings as errors)" kotlin_checks
-suite "Python and Neovim (uv run pytest)" uv run pytest
 compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
-suite "Python against Claude Code CLI $compat_cli (compatibility)" compat_suite "$compat_cli"
-suite "VS Code client (editors/vscode: npm test)" vscode_suite
-suite "Kotlin client (editors/intellij: mvn test)" kotlin_suite
+
+# Two lanes side by side, each running its suites one after the other:
+#  - the Python suites (pytest, then the compatibility run), CPU-bound: they keep both
+#    cores busy;
+#  - the four languages' checks (side by side: they only read the sources), then the VS Code
+#    and Kotlin suites, each after its checks (the TypeScript checks run `npm ci` and tsc,
+#    the Kotlin checks compile). Those two wait much of their time on their editors' UIs
+#    (code-server and Chromium, Swing): about half the VS Code suite's wall time is idle
+#    CPU, which the Python suites fill.
+# No two suites share a port, socket, HOME or build directory, and every test holds under
+# this load (order and overlap are proven through the stand-in model, never by timing).
+declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict)" \
+    "beside the other checks"
+declare_suite lua-checks "Lua checks (luacheck, stylua)" "beside the other checks"
+declare_suite typescript-checks "TypeScript checks (eslint, prettier, tsc)" "beside the other checks"
+declare_suite kotlin-checks "Kotlin checks (ktlint, warnings as errors)" "beside the other checks"
+declare_suite pytest "Python and Neovim (uv run pytest)" "beside the checks and editor suites"
+declare_suite compat "Python against Claude Code CLI $compat_cli (compatibility)" \
+    "beside the editor suites"
+declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Python suites"
+declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Python suites"
+echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
+echo "each suite's output follows whole, in this order, once it has ended."
+(
+    run_suite pytest uv run pytest
+    run_suite compat compat_suite "$compat_cli"
+) &
+(
+    run_suite python-checks static_checks &
+    run_suite lua-checks lua_checks &
+    run_suite typescript-checks typescript_checks &
+    run_suite kotlin-checks kotlin_checks &
+    wait
+    run_suite vscode vscode_suite
+    run_suite kotlin kotlin_suite
+) &
+print_suites
+wait
 
 echo
 echo "##### all suites"
