@@ -62,6 +62,7 @@ class LineRouter:
         self._main_open = conversation.main_open
         self._sub_open = conversation.sub_open
         self._front_delta = conversation.feed.delta
+        self._compact = conversation.entries.compact
 
     def route_all(self, lines: Iterable[bytes]) -> None:
         """Hand each line of one read to the part of the channel it concerns, in order
@@ -70,7 +71,8 @@ class LineRouter:
         Content deltas, most of a turn's lines, are handled in this loop itself: decoded
         for their routing fields only, appended to the open entry and handed to the front
         end, with no call but the decoder's and the feed's (a call per line costs ~5% of
-        a delta, counted in instructions). Every other line goes to ``route``.
+        a delta, counted in instructions). Every other line goes to ``route``. Then the
+        pieces the read appended are joined (``Entries.compact``).
         """
         settings = self._settings
         for raw in lines:
@@ -115,6 +117,7 @@ class LineRouter:
                 # A routing bug must not stop the reader: the CLI would block on a full
                 # pipe and the channel would hang. Log it and route the next line.
                 log.exception("channel %s: failed to route: %.200r", self._channel.id, raw)
+        self._compact()
 
     def route(self, raw: bytes) -> None:
         """Hand one stdout line to the part of the channel it concerns (the general
