@@ -75,6 +75,9 @@ class LineRouter:
         pieces the read appended are joined (``Entries.compact``).
         """
         settings = self._settings
+        # Locals: the front end's delta called as self._front_delta(...) would be looked
+        # up on the class first, every line (an instance attribute called as a method).
+        main_open, sub_open, front_delta = self._main_open, self._sub_open, self._front_delta
         for raw in lines:
             try:
                 line: wire.StreamEventLine | None = None
@@ -103,14 +106,14 @@ class LineRouter:
                     index = event.index or 0
                     parent = line.parent_tool_use_id
                     if parent is None:
-                        opened = self._main_open.get(index)
+                        opened = main_open.get(index)
                     else:
-                        opened = self._sub_open.get((parent, index))
+                        opened = sub_open.get((parent, index))
                     if opened is None:
-                        self._front_delta(known[0], index, text, parent, None)
+                        front_delta(known[0], index, text, parent, None)
                     else:
                         opened[1].append(text)
-                        self._front_delta(known[0], index, text, parent, opened[0])
+                        front_delta(known[0], index, text, parent, opened[0])
                 else:
                     self._feed.publish(CliMessage(raw))
             except Exception:
