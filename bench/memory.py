@@ -46,7 +46,8 @@ def _mib(status: dict[str, int]) -> dict[str, float]:
 def daemon_memory(cli: str, burst: int, tmp: str) -> dict[str, Any]:
     daemon = Daemon(cli=cli, stderr_path=os.path.join(tmp, "daemon.log"))
     try:
-        daemon.initialize({"clientName": "bench"})
+        # rawMessages: pump counts the turns by their result lines (claude/message).
+        daemon.initialize({"clientName": "bench", "rawMessages": True})
         with open(f"/proc/{daemon.pid}/cmdline", "rb") as f:
             cmdline = f.read().split(b"\0")
         if b"claude_sidecar" not in cmdline:

@@ -8,8 +8,8 @@ feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the 
 routing, the outbox's numbering and encoding, the frame writer's queue and its one write
 per batch, all wired as the server wires them: ``SidecarServer.open_feed`` on a server
 connected to a ``FrameWriter``; the deltas' blocks open, so each is appended to its entry
-of the conversation) and to the relay's ``Relay.route`` (decode, encode, frame with the
-same ``entryId``; its per-chunk ``join`` included),
+of the conversation, and each batch's pieces joined) and to the relay's ``Relay.route``
+(decode, encode, frame with the same ``entryId``; its per-chunk ``join`` included),
 interleaved, and reports the best of several rounds of each, in microseconds per line. A
 text delta and a tool-input delta of a sub-agent (with ``parent_tool_use_id``) are
 measured apart.
@@ -82,7 +82,7 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     route_all(OPENING)
     for raw in OPENING:
         relay.route(raw)  # the relay remembers the blocks' entry ids too
-    streamed = channel.conversation.entries.streaming
+    compacted = channel.conversation.entries.compacted
     figures: dict[str, Any] = {}
     for name, line in LINES.items():
         batch = [line] * BATCH
@@ -92,8 +92,9 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
                 route_all(batch)
                 frames.flush()  # what the event loop does once per read batch
                 out.seek(0)
-                for pieces in streamed.values():
-                    pieces.clear()  # (the text would grow by the million otherwise)
+                # Each batch's text, joined by route_all, dropped: it would grow by the
+                # million otherwise.
+                compacted.clear()
 
         def minimal(batch: list[bytes] = batch) -> None:
             for _ in range(lines_per_round // BATCH):

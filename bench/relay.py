@@ -20,11 +20,13 @@ through run.py: ``uv run python bench/run.py --only a,b [--quick]``.
     daemon's warm pool starting a spare CLI, is not what is measured). Ratios:
     daemon/SDK and daemon/relay (1.0 = as fast), of the medians, and "paired": the
     median over repeats of daemon/relay within one repeat (the two run back to back, so
-    a slow spell of a shared machine touches both sides of a pair). Also CPU per delta (user+sys
-    of the relaying process, /proc/<pid>/stat, divided by the deltas), which is less
-    disturbed by other load than wall time. With coalescing (``initializationOptions``
-    ``coalesceDeltasMs``) the daemon merges deltas: then notifications/s drops by design
-    and the figure to compare is characters of delta text per second.
+    a slow spell of a shared machine touches both sides of a pair; which goes first
+    alternates, and the pairs of each order are reported apart too). Also CPU per delta
+    (user+sys of the relaying process's threads, /proc/<pid>/task/*/schedstat in ns,
+    divided by the deltas), which is less disturbed by other load than wall time. With
+    coalescing (``initializationOptions`` ``coalesceDeltasMs``) the daemon merges deltas:
+    then notifications/s drops by design and the figure to compare is characters of delta
+    text per second.
 
 (b) Added latency. 8 channels each stream 200 deltas/s for 5 s; the CLI writes
     ``time.monotonic_ns()`` into each delta's text just before it writes the line, the
@@ -75,10 +77,20 @@ _delta_decoder = msgspec.json.Decoder(_Note)
 
 
 def cpu_seconds(pid: int) -> float:
-    """user + system CPU time of ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    """CPU time (user + system) of ``pid``'s threads so far, in ns steps: the sum of
+    /proc/<pid>/task/*/schedstat (the time each thread ran), where the kernel keeps it;
+    else /proc/<pid>/stat, in clock ticks (10 ms: ~8% of a 1-channel turn's CPU). A thread
+    that ends between two readings leaves the sum: none does during a measured turn."""
+    try:
+        ran_ns = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                ran_ns += int(f.read().split()[0])
+        return ran_ns / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 @dataclass
@@ -345,14 +357,27 @@ def _median_stream(streams: list[Stream]) -> dict[str, Any]:
     }
 
 
-def _paired(daemon: list[Stream], relay: list[Stream]) -> dict[str, float]:
+def _paired(daemon: list[Stream], relay: list[Stream]) -> dict[str, Any]:
     """daemon/relay per repeat (the two ran one after the other), then the median: a
     slow spell of a shared machine touches both sides of a pair, unlike two medians
-    taken apart."""
-    pairs = list(zip(daemon, relay, strict=True))
+    taken apart. Also the range over the repeats, and the medians of the repeats the
+    daemon ran first (even ones) and of those the relay ran first (odd ones)."""
+    per_s = [d.per_s / r.per_s for d, r in zip(daemon, relay, strict=True)]
+    cpu = [d.cpu_s / r.cpu_s for d, r in zip(daemon, relay, strict=True)]
     return {
-        "per_s": statistics.median(d.per_s / r.per_s for d, r in pairs),
-        "cpu": statistics.median(d.cpu_s / r.cpu_s for d, r in pairs),
+        "per_s": statistics.median(per_s),
+        "cpu": statistics.median(cpu),
+        "per_s_range": [min(per_s), max(per_s)],
+        "cpu_range": [min(cpu), max(cpu)],
+        "daemon_first": {
+            "per_s": statistics.median(per_s[::2]),
+            "cpu": statistics.median(cpu[::2]),
+        },
+        "relay_first": (
+            {"per_s": statistics.median(per_s[1::2]), "cpu": statistics.median(cpu[1::2])}
+            if len(per_s) > 1
+            else None
+        ),
     }
 
 
@@ -379,8 +404,11 @@ def throughput(quick: bool, repeats: int, log: Callable[[str], None] = print) ->
             warm_up(relays)
             keys = ["daemon", "relay", "daemon_coalesced", "sdk"]
             streams: dict[str, list[Stream]] = {k: [] for k in keys}
-            for _ in range(repeats):
-                for key, relay in zip(keys, relays, strict=True):
+            for repeat in range(repeats):
+                # The daemon and the relay swap places every repeat (the daemon first on
+                # even ones), so neither always runs in the warmer or the cooler slot.
+                order = [0, 1, 2, 3] if repeat % 2 == 0 else [1, 0, 2, 3]
+                for key, relay in ((keys[i], relays[i]) for i in order):
                     if getattr(relay, "unavailable", None):
                         continue
                     stream = relay.turn("burst", decode_text=(key == "daemon_coalesced"))

@@ -111,6 +111,16 @@ def table(title: str, columns: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _paired_detail(paired: dict[str, Any], key: str) -> list[str]:
+    """The range of a paired ratio and its medians by which peer ran first."""
+    low, high = paired.get(f"{key}_range") or (None, None)
+    by_order = [(paired.get(order) or {}).get(key) for order in ("daemon_first", "relay_first")]
+    return [
+        f"{num(low, 2)}-{num(high, 2)}" if low is not None else "-",
+        *(num(figure, 2) for figure in by_order),
+    ]
+
+
 def format_a(a: dict[str, Any]) -> str:
     rows = []
     coalesce_rows = []
@@ -127,6 +137,7 @@ def format_a(a: dict[str, Any]) -> str:
                 ratio(d.get("per_s"), s.get("per_s")),
                 ratio(d.get("per_s"), r.get("per_s")),
                 num(paired.get("per_s"), 2),
+                *_paired_detail(paired, "per_s"),
             ]
         )
         rows.append(
@@ -138,6 +149,7 @@ def format_a(a: dict[str, Any]) -> str:
                 ratio(d.get("cpu_us_per_delta"), s.get("cpu_us_per_delta")),
                 ratio(d.get("cpu_us_per_delta"), r.get("cpu_us_per_delta")),
                 num(paired.get("cpu"), 2),
+                *_paired_detail(paired, "cpu"),
             ]
         )
         c = config.get("daemon_coalesced")
@@ -175,8 +187,20 @@ def format_a(a: dict[str, Any]) -> str:
     first = table(
         f"(a) relay throughput: claude/delta at the client, median of {runs} "
         f"(client ceiling {num(a['client_ceiling_frames_per_s'])} frames/s; paired: the "
-        "median of each repeat's daemon/relay)",
-        ["", "daemon", "SDK", "relay", "daemon/SDK", "daemon/relay", "paired"],
+        "median of each repeat's daemon/relay, its range, and its median over the repeats "
+        "the daemon ran first and over those the relay ran first)",
+        [
+            "",
+            "daemon",
+            "SDK",
+            "relay",
+            "daemon/SDK",
+            "daemon/relay",
+            "paired",
+            "range",
+            "daemon 1st",
+            "relay 1st",
+        ],
         rows,
     )
     second = table(

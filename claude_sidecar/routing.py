@@ -62,6 +62,7 @@ class LineRouter:
         self._main_open = conversation.main_open
         self._sub_open = conversation.sub_open
         self._front_delta = conversation.feed.delta
+        self._compact = conversation.entries.compact
 
     def route_all(self, lines: Iterable[bytes]) -> None:
         """Hand each line of one read to the part of the channel it concerns, in order
@@ -70,9 +71,13 @@ class LineRouter:
         Content deltas, most of a turn's lines, are handled in this loop itself: decoded
         for their routing fields only, appended to the open entry and handed to the front
         end, with no call but the decoder's and the feed's (a call per line costs ~5% of
-        a delta, counted in instructions). Every other line goes to ``route``.
+        a delta, counted in instructions). Every other line goes to ``route``. Then the
+        pieces the read appended are joined (``Entries.compact``).
         """
         settings = self._settings
+        # Locals: the front end's delta called as self._front_delta(...) would be looked
+        # up on the class first, every line (an instance attribute called as a method).
+        main_open, sub_open, front_delta = self._main_open, self._sub_open, self._front_delta
         for raw in lines:
             try:
                 line: wire.StreamEventLine | None = None
@@ -101,20 +106,21 @@ class LineRouter:
                     index = event.index or 0
                     parent = line.parent_tool_use_id
                     if parent is None:
-                        opened = self._main_open.get(index)
+                        opened = main_open.get(index)
                     else:
-                        opened = self._sub_open.get((parent, index))
+                        opened = sub_open.get((parent, index))
                     if opened is None:
-                        self._front_delta(known[0], index, text, parent, None)
+                        front_delta(known[0], index, text, parent, None)
                     else:
                         opened[1].append(text)
-                        self._front_delta(known[0], index, text, parent, opened[0])
+                        front_delta(known[0], index, text, parent, opened[0])
                 else:
                     self._feed.publish(CliMessage(raw))
             except Exception:
                 # A routing bug must not stop the reader: the CLI would block on a full
                 # pipe and the channel would hang. Log it and route the next line.
                 log.exception("channel %s: failed to route: %.200r", self._channel.id, raw)
+        self._compact()
 
     def route(self, raw: bytes) -> None:
         """Hand one stdout line to the part of the channel it concerns (the general

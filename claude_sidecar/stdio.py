@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, run_async
 
-from . import diagnostics
+from . import diagnostics, heap
 from .server import SidecarServer
 from .stdout import FrameWriter, claim_stdout
 
@@ -45,6 +45,7 @@ async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
     # daemon: out of the collector's sight, a full collection takes ~3 ms instead of ~30.
     gc.collect()
     gc.freeze()
+    heap.keep_freed_heap()  # turn after turn in the same memory (see heap.py)
     reader = await _stdin_reader()
     # `kill -USR1 <pid>` logs what the daemon holds (see diagnostics.py).
     asyncio.get_running_loop().add_signal_handler(

@@ -3,7 +3,9 @@
 An entry's place is where it was first added; a queued prompt stays apart (after every
 other entry) until the CLI takes it up, and then goes to the end. Streamed text is kept
 as a list of pieces per entry and joined only when the entry is read (``settle`` or
-``snapshot``), so a delta costs one list append, not a copy of the text so far.
+``snapshot``), so a delta costs one list append, not a copy of the text so far. Once per
+read the pieces of that read are joined into one string (``compact``), so the deltas'
+small strings are freed as they are sent, not kept until the entry is read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from ..api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
 
 E = TypeVar("E", bound=Entry)
 
+# Pieces an entry collects before ``compact`` joins them: a read of a fast stream brings
+# hundreds; a line routed alone (while the transcript wait holds lines) brings one.
+_COMPACT_AT = 16
+
 
 class Entries:
     """An ordered store of entries by id."""
@@ -24,8 +30,11 @@ class Entries:
     def __init__(self) -> None:
         self._placed: dict[str, Entry] = {}
         self._queued: dict[str, PromptEntry] = {}
-        # Entry id -> the pieces streamed since the entry was last settled.
+        # Entry id -> the pieces streamed since the entry was last compacted or settled
+        # (the list the channel's hot path appends to).
         self.streaming: dict[str, list[str]] = {}
+        # Entry id -> what ``compact`` joined since the entry was last settled.
+        self.compacted: dict[str, list[str]] = {}
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._placed or entry_id in self._queued
@@ -61,15 +70,35 @@ class Entries:
         """Start collecting streamed pieces for ``entry_id``; returns the list they go to."""
         return self.streaming.setdefault(entry_id, [])
 
+    def compact(self) -> None:
+        """Join each entry's pieces into one string (the channel calls it once per read).
+
+        Kept apart, the small strings of 100,000 deltas took ~7 MB of memory new to the
+        process every turn (Python's allocator returns it when the turn's text is
+        settled): ~1,700 page faults, 3-5% of the CPU the turn cost.
+        """
+        for entry_id, pieces in self.streaming.items():
+            if len(pieces) >= _COMPACT_AT:
+                joined = "".join(pieces)
+                pieces.clear()
+                compacted = self.compacted.get(entry_id)
+                if compacted is None:
+                    self.compacted[entry_id] = [joined]
+                else:
+                    compacted.append(joined)
+
     def settle(self, entry: Entry) -> Entry:
         """Move what streamed into ``entry`` into its text (or partial input)."""
         pieces = self.streaming.get(entry.id)
-        if pieces:
+        compacted = self.compacted.pop(entry.id, None)
+        if pieces or compacted:
+            streamed = "".join([*(compacted or ()), *(pieces or ())])
             if isinstance(entry, ToolEntry):
-                entry.partial_input += "".join(pieces)
+                entry.partial_input += streamed
             elif isinstance(entry, TextEntry | ThinkingEntry):
-                entry.text += "".join(pieces)
-            pieces.clear()
+                entry.text += streamed
+            if pieces:
+                pieces.clear()
         return entry
 
     def end_stream(self, entry: Entry) -> Entry:

@@ -24,7 +24,7 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .. import diagnostics
+from .. import diagnostics, heap
 from ..errors import SidecarError
 from ..server import SidecarServer
 from ..stdio import serve_client
@@ -249,6 +249,7 @@ def serve_socket(
         # The imports' objects live as long as the daemon (see stdio._serve).
         gc.collect()
         gc.freeze()
+        heap.keep_freed_heap()  # (see stdio._serve)
         shared = SharedDaemon(
             cli_path=cli_path, env=env, window_bytes=window_bytes, warm_pool=warm_pool
         )

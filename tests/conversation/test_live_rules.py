@@ -63,6 +63,39 @@ def test_deltas_stream_into_their_entry_and_a_snapshot_shows_the_text_so_far() -
     assert entry == api.TextEntry(id="msg_1:0", text="Hello", streaming=True)
 
 
+def test_text_joined_read_by_read_reads_as_it_streamed_and_a_tools_input_too() -> None:
+    conversation = LiveConversation(Recorder())
+    start_text(conversation, "msg_1")
+    conversation.publish(
+        stream(
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash"},
+            }
+        )
+    )
+    words = [f"w{n} " for n in range(100)]
+
+    # The channel joins each read's pieces (Entries.compact): reads of 40, 1 and 59.
+    sent = ""
+    for read in (words[:40], words[40:41], words[41:]):
+        for word in read:
+            conversation.delta("text", 0, word, None)
+            conversation.delta("toolInput", 1, word, None)
+        conversation.entries.compact()
+        sent += "".join(read)
+        [text, tool] = conversation.snapshot()
+        assert text == api.TextEntry(id="msg_1:0", text=sent, streaming=True)
+        assert isinstance(tool, api.ToolEntry) and tool.partial_input == sent
+    conversation.delta("text", 0, "end", None)
+    conversation.publish(stream({"type": "content_block_stop", "index": 0}))
+
+    assert conversation.snapshot()[0] == api.TextEntry(id="msg_1:0", text="".join(words) + "end")
+    assert conversation.entries.streaming.keys() == {"toolu_1"}
+    assert not conversation.entries.compacted
+
+
 def test_the_complete_message_replaces_what_streamed_and_ends_the_stream() -> None:
     conversation = LiveConversation(Recorder())
     start_text(conversation, "msg_1")
