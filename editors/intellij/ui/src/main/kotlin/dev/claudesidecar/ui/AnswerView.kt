@@ -237,7 +237,7 @@ class AnswerView :
          * meanwhile still echo within a few frames; fewer, larger tasks would each stall
          * longer, more and smaller ones would lay out and paint the view again each time.
          */
-        private const val TASK_NANOS = 4_000_000L
+        private const val TASK_NANOS = 2_000_000L
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
         private const val PANE_CHARS = 8_000
