@@ -158,11 +158,14 @@ class AnswerView :
          * not pay for loading and first compiling the parser and Swing's text classes while
          * it streams (on a cold JVM that made its end show a second late). Call on the EDT
          * when a chat opens; it returns at once, parsing on the markdown thread, then laying
-         * out and painting the sample in a later EDT task.
+         * out and painting the sample in a later EDT task, [WARM_UP_ROUNDS] times.
          */
         fun warmUp() {
-            if (!warm.compareAndSet(false, true)) return
-            val styles = MarkdownStyles()
+            if (warm.compareAndSet(false, true)) warmUp(MarkdownStyles(), WARM_UP_ROUNDS)
+        }
+
+        /** One round of [warmUp], then the next ([rounds] in all), each in tasks of its own. */
+        private fun warmUp(styles: MarkdownStyles, rounds: Int) {
             CompletableFuture.supplyAsync({ MarkdownParagraphs(styles).render(WARM_UP) }, RENDERER).thenAccept { paragraphs ->
                 SwingUtilities.invokeLater {
                     val view = MarkdownView().apply {
@@ -177,6 +180,7 @@ class AnswerView :
                     } finally {
                         graphics.dispose()
                     }
+                    if (rounds > 1) warmUp(styles, rounds - 1)
                 }
             }
         }
@@ -210,6 +214,9 @@ class AnswerView :
             |
             """.trimMargin()
         }
+
+        /** Rounds of the sample: enough for the just-in-time compiler to take up the hottest paths. */
+        private const val WARM_UP_ROUNDS = 4
         private const val WARM_UP_WIDTH = 600
         private const val WARM_UP_HEIGHT = 800
 
