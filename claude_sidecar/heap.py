@@ -1,4 +1,5 @@
-"""How the daemon's C heap hands freed memory back to the system (glibc only).
+"""The daemon's memory for a long life: its imports out of the collector's sight, and how
+its C heap hands freed memory back to the system (glibc only).
 
 A turn's end brings a few large blocks at once (the complete answer as the CLI's
 ``assistant`` line, as the entry's text, and encoded in notifications: copies of an
@@ -13,6 +14,7 @@ takes the same memory again.
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import os
 import sys
@@ -27,6 +29,21 @@ TRIM_THRESHOLD = 16 << 20
 """Free memory the heap may keep at its top before handing it back."""
 MMAP_THRESHOLD = 4 << 20
 """Blocks from this size up get their own mapping (unmapped when freed) instead of heap."""
+
+
+def settle_after_imports() -> None:
+    """Set the process up to serve for long, once its imports are done (every front end
+    calls it as it starts serving).
+
+    The imports' objects (pygls, lsprotocol, cattrs; pydantic's ACP schema) live as long as
+    the process: frozen out of the collector's sight, a full collection takes ~3 ms instead
+    of ~30, and the exit ~0.1 s instead of ~1.5 s of tearing them down (an ACP client kills
+    an agent slow to exit). Then the heap keeps freed memory for the next turn
+    (``keep_freed_heap``).
+    """
+    gc.collect()
+    gc.freeze()
+    keep_freed_heap()
 
 
 def keep_freed_heap() -> bool:

@@ -8,7 +8,6 @@ When the client goes away (stdin EOF) every channel is closed before the daemon 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import signal
 import sys
@@ -41,11 +40,7 @@ async def _stdin_reader() -> asyncio.StreamReader | StdinAsyncReader:
 
 
 async def _serve(server: SidecarServer, rpc_out: BinaryIO) -> None:
-    # The ~50k objects of the imports (pygls, lsprotocol, cattrs) live as long as the
-    # daemon: out of the collector's sight, a full collection takes ~3 ms instead of ~30.
-    gc.collect()
-    gc.freeze()
-    heap.keep_freed_heap()  # turn after turn in the same memory (see heap.py)
+    heap.settle_after_imports()
     reader = await _stdin_reader()
     # `kill -USR1 <pid>` logs what the daemon holds (see diagnostics.py).
     asyncio.get_running_loop().add_signal_handler(

@@ -9,7 +9,6 @@ SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``).
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import sys
@@ -23,6 +22,7 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
+from .. import heap
 from ..stdout import FrameWriter, claim_stdout
 from ..transport import pdeathsig_wrapper
 from .agent import SidecarAgent
@@ -35,11 +35,7 @@ _LINE_LIMIT = 64 * 1024 * 1024
 
 
 async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
-    # The imports' objects (pydantic's ACP schema, the SDKs) live as long as the process:
-    # out of the collector's sight, collections stay short and the exit takes ~0.1 s, not
-    # ~1.5 s of tearing them down (an ACP client kills an agent slow to exit).
-    gc.collect()
-    gc.freeze()
+    heap.settle_after_imports()
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)

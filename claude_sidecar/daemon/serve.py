@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import re
@@ -246,10 +245,7 @@ def serve_socket(
 
     async def main() -> None:
         nonlocal shared
-        # The imports' objects live as long as the daemon (see stdio._serve).
-        gc.collect()
-        gc.freeze()
-        heap.keep_freed_heap()  # (see stdio._serve)
+        heap.settle_after_imports()
         shared = SharedDaemon(
             cli_path=cli_path, env=env, window_bytes=window_bytes, warm_pool=warm_pool
         )

@@ -18,10 +18,10 @@ import javax.swing.SwingUtilities
  * are appended to a [MarkdownView] once, and only the growing tail after them (the block still
  * being written) is rendered again. A view takes about [PANE_CHARS] of markdown, then the next
  * one starts: a change relays out the paragraphs of the last view only. Finished text is
- * parsed into paragraphs on [RENDERER]'s thread, while the EDT lays out and paints what came
- * before, and appended [SEGMENT_CHARS] at a time, one EDT task each, so the EDT stays free for
- * the user between them (text that arrives finished in bulk: a history, a replaced answer).
- * EDT only.
+ * parsed into paragraphs [SEGMENT_CHARS] at a time on [RENDERER]'s thread, while the EDT lays
+ * out and paints what came before, and appended in EDT tasks of [TASK_NANOS] each, so the EDT
+ * stays free for the user between them (a backlog: the end of a fast stream, a history, a
+ * replaced answer). EDT only.
  */
 class AnswerView :
     EntryView,

@@ -230,18 +230,19 @@ class MarkdownView internal constructor(
 
         /** Cuts [placed], whose last run overflows the row, where Swing's strategy would. */
         private fun breakRow(placed: MutableList<Placed>) {
-            var fallback = -1
+            var cut = -1
             for (i in placed.indices.reversed()) {
                 val (view, x, left) = placed[i]
                 val weight = view.getBreakWeight(View.X_AXIS, x, left)
-                if (weight >= View.ExcellentBreakWeight || (weight > View.BadBreakWeight && fallback < 0)) {
-                    fallback = i
-                    if (weight >= View.ExcellentBreakWeight) break
+                if (weight >= View.ExcellentBreakWeight) {
+                    cut = i
+                    break
                 }
+                if (weight > View.BadBreakWeight && cut < 0) cut = i
             }
-            if (fallback < 0) return
-            val (view, x, left) = placed[fallback]
-            while (placed.size > fallback) placed.removeAt(placed.size - 1)
+            if (cut < 0) return
+            val (view, x, left) = placed[cut]
+            while (placed.size > cut) placed.removeAt(placed.size - 1)
             placed += Placed(view.breakView(View.X_AXIS, view.startOffset, x, left), x, left)
         }
 
