@@ -426,7 +426,8 @@ describe('entries as they say', () => {
           els.map((e) => e.querySelector('.user-text, .markdown, .notice-text')?.textContent.trim()),
         ),
       ['first question', 'First answer.', 'Attached: the chat goes on from here.', 'second question', 'Streaming on.'],
-    );    await host.screenshot('attached-mid-turn');
+    );
+    await host.screenshot('attached-mid-turn');
   });
 
   it('shows a reloaded chat from its stored entries: decisions, results, +N -M without a diff', async () => {
