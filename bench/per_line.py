@@ -3,16 +3,16 @@ minimal msgspec relay's, on the same lines.
 
 Section (a) measures whole processes over pipes, where scheduling and I/O spread the
 figure by +-30% from run to run on a shared machine. This section takes them out: it
-feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them) to the daemon's
-``LineRouter.route_all``, a batch at a time as the link hands them over (its decoding,
-routing, the outbox's numbering and encoding, the frame writer's queue and its one write
-per batch, all wired as the server wires them: ``SidecarServer.open_feed`` on a server
-connected to a ``FrameWriter``; the deltas' blocks open, so each is appended to its entry
-of the conversation, and each batch's pieces joined) and to the relay's ``Relay.route``
-(decode, encode, frame with the same ``entryId``; its per-chunk ``join`` included),
-interleaved, and reports the best of several rounds of each, in microseconds per line. A
-text delta and a tool-input delta of a sub-agent (with ``parent_tool_use_id``) are
-measured apart.
+feeds the same ``stream_event`` delta lines (as CLI 2.1.330 prints them), a read of 1,000
+at a time, to the daemon's ``LineRouter.route_all`` as the link hands them over (one
+block: its decoding, routing, the outbox's numbering and encoding, the frame writer's
+queue and its one write per read, all wired as the server wires them:
+``SidecarServer.open_feed`` on a server connected to a ``FrameWriter``; the deltas'
+blocks open, so each is appended to its entry of the conversation, and each read's
+pieces joined) and to the relay's ``Relay.route`` as its pump does (split, then decode,
+encode and frame each with the same ``entryId``, then one ``join``), interleaved, and
+reports the best of several rounds of each, in microseconds per line. A text delta and a
+tool-input delta of a sub-agent (with ``parent_tool_use_id``) are measured apart.
 """
 
 from __future__ import annotations
@@ -79,26 +79,27 @@ async def _measure(lines_per_round: int, rounds: int) -> dict[str, Any]:
     channel = Channel("ch-1", NewChannelParams(cwd="/"), "s", feed)
     relay = msgspec_relay.Relay("ch-1", None)  # type: ignore[arg-type]
     route_all = channel.lines.route_all  # what the link calls with the lines of each read
-    route_all(OPENING)
+    route_all(b"".join(raw + b"\n" for raw in OPENING))
     for raw in OPENING:
         relay.route(raw)  # the relay remembers the blocks' entry ids too
     compacted = channel.conversation.entries.compacted
     figures: dict[str, Any] = {}
     for name, line in LINES.items():
-        batch = [line] * BATCH
+        block = (line + b"\n") * BATCH
 
-        def daemon(batch: list[bytes] = batch) -> None:
+        def daemon(block: bytes = block) -> None:
             for _ in range(lines_per_round // BATCH):
-                route_all(batch)
+                route_all(block)
                 frames.flush()  # what the event loop does once per read batch
                 out.seek(0)
                 # Each batch's text, joined by route_all, dropped: it would grow by the
                 # million otherwise.
                 compacted.clear()
 
-        def minimal(batch: list[bytes] = batch) -> None:
+        def minimal(block: bytes = block) -> None:
             for _ in range(lines_per_round // BATCH):
-                b"".join([relay.route(raw) for raw in batch if raw])
+                # As its pump does with each read: split, route, join.
+                b"".join([relay.route(raw) for raw in block.split(b"\n") if raw])
 
         best_daemon = best_relay = float("inf")
         for _ in range(rounds):  # interleaved: both see the same machine

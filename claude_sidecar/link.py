@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -40,17 +40,17 @@ class CliLink:
     """One CLI process and the lines to and from it.
 
     ``name`` gives the owning channel's id for log lines (a warm-pool spare's changes
-    when a chat takes it); ``route`` gets the stdout lines of each read, in order (and
-    must not raise: a failure to route one line is its to log); ``show`` gets the CLI's
-    requests the daemon refused; ``on_exit`` is called once when the process has ended,
-    after every waiter was released.
+    when a chat takes it); ``route`` gets the stdout lines of each read, in order, as one
+    block, each line ending in a newline (it must not raise: a failure to route one line
+    is its to log); ``show`` gets the CLI's requests the daemon refused; ``on_exit`` is
+    called once when the process has ended, after every waiter was released.
     """
 
     def __init__(
         self,
         name: Callable[[], str],
         spawn: Spawn,
-        route: Callable[[Iterable[bytes]], None],
+        route: Callable[[bytes], None],
         show: Callable[[bytes], None],
         on_exit: Callable[[ProcessExit], None],
     ) -> None:
@@ -187,19 +187,19 @@ class CliLink:
         process = self._process
         assert process is not None
         try:
-            async for batch in process.batches():
+            async for block in process.reads():
                 transcript = self.transcript
                 if transcript is None:
-                    self._route(batch)
+                    self._route(block)
                     continue
-                for raw in batch:
+                for line in block[:-1].split(b"\n"):
                     if (
                         transcript.unwritten is not None
-                        and (session_id := _result_session(raw)) is not None
+                        and (session_id := _result_session(line)) is not None
                     ):
                         # Held until the answer before it is in the session file.
                         await transcript.written(self._name(), session_id)
-                    self._route((raw,))
+                    self._route(line + b"\n")
         finally:
             ended = await process.wait()
             self.exit = ExitInfo(

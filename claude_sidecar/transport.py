@@ -88,8 +88,9 @@ class CliProcess(Protocol):
     async def write(self, data: bytes) -> None:
         """Write to its stdin."""
 
-    def batches(self) -> AsyncIterator[list[bytes]]:
-        """Its stdout lines, a batch per read, until EOF."""
+    def reads(self) -> AsyncIterator[bytes]:
+        """Its stdout, a block of complete lines per read (each ending in a newline),
+        until EOF."""
 
     def close_stdin(self) -> None:
         """End its input."""
@@ -168,30 +169,33 @@ class Transport:
             stdin.write(data)
             await stdin.drain()
 
-    async def batches(self) -> AsyncIterator[list[bytes]]:
-        """Yield the complete stdout lines (without newlines) of each read, until EOF.
+    async def reads(self) -> AsyncIterator[bytes]:
+        """Yield the complete stdout lines of each read as one block, each line ending in
+        a newline, until EOF (a last line without one gets it added).
 
-        Lines come in batches, one per read of up to ``READ_CHUNK`` bytes, so a fast
-        stream costs one resumption per read rather than per line; a line has no length
-        limit (one longer than a read is joined across reads).
+        A block, not a list of lines: the router decodes a read's lines with one call
+        (``msgspec.json.Decoder.decode_lines``), and a read that ends at a line's end, as
+        most do, is passed on without a copy. A line has no length limit (one longer than
+        a read is joined across reads).
         """
         stdout = self._process.stdout
         assert stdout is not None
         pending = bytearray()
-        while True:
-            chunk = await stdout.read(READ_CHUNK)
-            if not chunk:
-                break
-            lines = chunk.split(b"\n")
+        while chunk := await stdout.read(READ_CHUNK):
+            end = chunk.rfind(b"\n") + 1
+            if not end:
+                pending += chunk
+                continue
             if pending:
-                pending += lines[0]
-                lines[0] = bytes(pending)
+                pending += chunk[:end]
+                block = bytes(pending)
                 pending.clear()
-            pending += lines.pop()
-            if lines:
-                yield lines
+            else:
+                block = chunk[:end]  # the chunk itself when it ends with a newline
+            pending += chunk[end:]
+            yield block
         if pending:
-            yield [bytes(pending)]
+            yield bytes(pending + b"\n")
 
     async def _drain_stderr(self) -> None:
         stderr = self._process.stderr

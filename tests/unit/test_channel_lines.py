@@ -56,9 +56,9 @@ class ScriptedProcess:
         for line in data.splitlines():
             self._in.put_nowait(json.loads(line))
 
-    async def batches(self) -> AsyncIterator[list[bytes]]:
+    async def reads(self) -> AsyncIterator[bytes]:
         while (line := await self._out.get()) is not None:
-            yield [line]
+            yield line + b"\n"
         self._ended.set()
 
     def close_stdin(self) -> None:
@@ -82,9 +82,13 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[events.ChannelEvent] = []
         self.deltas: list[str] = []
+        # Deltas' text and CLI lines' bytes, in the order they came.
+        self.stream: list[str | bytes] = []
 
     def publish(self, event: events.ChannelEvent) -> None:
         self.events.append(event)
+        if isinstance(event, events.CliMessage):
+            self.stream.append(event.raw)
 
     def delta(
         self,
@@ -95,6 +99,7 @@ class Recorder:
         entry_id: str | None = None,
     ) -> None:
         self.deltas.append(text)
+        self.stream.append(text)
 
     def of(self, kind: type[Any]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
@@ -386,17 +391,66 @@ def _delta_line(text: str, *, compact: bool) -> bytes:
     return json.dumps(line, separators=(",", ":") if compact else None).encode()
 
 
-async def test_a_delta_routes_alike_on_the_hot_path_and_the_general_path(
+def _block(*lines: bytes) -> bytes:
+    """Lines as one read hands them to the router: each ending in a newline."""
+    return b"".join(line + b"\n" for line in lines)
+
+
+_BLOCK_START = (
+    b'{"type":"stream_event","event":{"type":"content_block_start","index":0,'
+    b'"content_block":{"type":"text","text":""}},"parent_tool_use_id":null}'
+)
+_SYSTEM = b'{"type":"system","subtype":"noted","text":"a line the client may know"}'
+
+
+async def test_a_read_routes_every_line_in_order_and_passes_other_lines_on_as_their_own_bytes(
     wired: tuple[Channel, ScriptedProcess, Recorder],
 ) -> None:
     channel, _, feed = wired
-    # Compact, as the CLI prints it: the hot path; with spaces: the general path.
+    spaced = _delta_line("spaced", compact=False)
+
     channel.lines.route_all(
-        [_delta_line("hot ", compact=True), _delta_line("general", compact=False)]
+        _block(
+            _BLOCK_START,
+            _delta_line("a", compact=True),
+            _SYSTEM,
+            spaced,
+            _delta_line("b", compact=True),
+        )
     )
 
-    assert feed.deltas == ["hot ", "general"]
-    assert feed.of(events.CliMessage) == []
+    assert feed.stream == [_BLOCK_START, "a", _SYSTEM, "spaced", "b"]
+
+
+async def test_a_read_with_a_blank_or_non_json_line_routes_its_other_lines_as_a_clean_read_does(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    channel, _, feed = wired
+    lines = [_BLOCK_START, _delta_line("a", compact=True), _SYSTEM, _delta_line("b", compact=True)]
+    channel.lines.route_all(_block(*lines))
+    clean = list(feed.stream)
+    feed.stream.clear()
+
+    # decode_lines skips a blank line and fails on one that is not JSON: either way no
+    # line may take another's place.
+    for odd in (b"", b"not json"):
+        channel.lines.route_all(_block(lines[0], lines[1], odd, lines[2], lines[3]))
+        assert feed.stream == clean
+        feed.stream.clear()
+    assert "skipping non-JSON line: b'not json'" in caplog.text
+
+
+async def test_a_read_of_long_lines_routes_them_in_order(
+    wired: tuple[Channel, ScriptedProcess, Recorder],
+) -> None:
+    channel, _, feed = wired
+    # A file's contents in a tool result: the read goes line by line.
+    long = b'{"type":"system","subtype":"noted","text":"%s"}' % (b"x" * 100_000)
+
+    channel.lines.route_all(_block(_BLOCK_START, long, _delta_line("a", compact=True)))
+
+    assert feed.stream == [_BLOCK_START, long, "a"]
 
 
 async def test_a_line_that_fails_to_route_is_logged_and_the_rest_of_its_read_is_routed(
@@ -415,7 +469,7 @@ async def test_a_line_that_fails_to_route_is_logged_and_the_rest_of_its_read_is_
     feed.publish = fail_on_broken  # type: ignore[method-assign]
     after = b'{"type":"system","subtype":"after"}'
     channel.lines.route_all(
-        [_delta_line("a", compact=True), broken, _delta_line("b", compact=True), after]
+        _block(_delta_line("a", compact=True), broken, _delta_line("b", compact=True), after)
     )
 
     assert feed.deltas == ["a", "b"]

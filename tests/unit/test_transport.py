@@ -1,5 +1,5 @@
-"""The transport splits stdout into batches of lines with no length limit and keeps a
-stderr tail."""
+"""The transport hands stdout over a block of complete lines per read, with no length
+limit on a line, and keeps a stderr tail."""
 
 from __future__ import annotations
 
@@ -33,12 +33,14 @@ async def test_lines_have_no_length_limit_and_partial_writes_are_joined(tmp_path
         [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )
 
-    lines = [line async for batch in transport.batches() for line in batch]
+    blocks = [block async for block in transport.reads()]
     info = await transport.wait()
 
+    assert all(block.endswith(b"\n") for block in blocks)
+    lines = b"".join(blocks).split(b"\n")
     assert lines[0] == b'{"a": 1}'
     assert len(lines[1]) == 20 * 1024 * 1024 + len(b'{"big": ""}')
-    assert lines[2:] == [b"partial-line", b"", b"no newline at the end"]
+    assert lines[2:] == [b"partial-line", b"", b"no newline at the end", b""]
     assert (info.code, info.signal) == (0, None)
 
 
@@ -46,7 +48,7 @@ async def test_stderr_is_drained_into_a_bounded_tail(tmp_path: Path) -> None:
     transport = await Transport.spawn(
         [sys.executable, "-c", SCRIPT], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )
-    _ = [batch async for batch in transport.batches()]
+    _ = [block async for block in transport.reads()]
     await transport.wait()
 
     tail = transport.stderr_tail().splitlines()
@@ -63,8 +65,8 @@ async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_
     transport = await Transport.spawn(
         [sys.executable, "-c", stubborn], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"}
     )
-    batches = transport.batches()
-    assert await anext(batches) == [b"ready"]
+    reads = transport.reads()
+    assert await anext(reads) == b"ready\n"
 
     info = await transport.shutdown(grace=0.2, term_grace=0.2)
 
