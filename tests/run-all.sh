@@ -103,8 +103,8 @@ kotlin_suite() (
 )
 
 static_checks() (
-    uv run ruff check claude_sidecar tests bench &&
-        uv run ruff format --check claude_sidecar tests bench &&
+    uv run ruff check claude_sidecar tests bench editors/intellij/scripts &&
+        uv run ruff format --check claude_sidecar tests bench editors/intellij/scripts &&
         uv run mypy
 )
 

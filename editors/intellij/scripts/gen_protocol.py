@@ -32,13 +32,26 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 INTELLIJ = HERE.parent
 REPO = INTELLIJ.parent.parent
 SCHEMA = REPO / "docs" / "protocol.schema.json"
-OUTPUT = INTELLIJ / "core" / "src" / "main" / "kotlin" / "dev" / "claudesidecar" / "core" / "protocol" / "Protocol.kt"
+OUTPUT = (
+    INTELLIJ
+    / "core"
+    / "src"
+    / "main"
+    / "kotlin"
+    / "dev"
+    / "claudesidecar"
+    / "core"
+    / "protocol"
+    / "Protocol.kt"
+)
 PACKAGE = "dev.claudesidecar.core.protocol"
 # The output is in ktlint's style (editors/intellij/.editorconfig), which scripts/lint.sh checks.
 MAX_LINE = 140
@@ -54,7 +67,15 @@ ENUM_NAMES = {
     ("allow", "allowAlways", "deny"): "PermissionDecision",
     ("error", "interrupted", "maxBudget", "maxTurns", "success"): "TurnOutcome",
     ("image/gif", "image/jpeg", "image/png", "image/webp"): "ImageMediaType",
-    ("awaitingPermission", "denied", "done", "failed", "interrupted", "pending", "running"): "ToolStatus",
+    (
+        "awaitingPermission",
+        "denied",
+        "done",
+        "failed",
+        "interrupted",
+        "pending",
+        "running",
+    ): "ToolStatus",
     ("allowed", "answered", "cancelled", "denied", "pending"): "AskState",
     ("error", "info", "warn"): "NoticeLevel",
 }
@@ -64,9 +85,34 @@ UNION_NAMES = {
     ("NoticeEntry", "PromptEntry", "TextEntry", "ThinkingEntry", "ToolEntry", "TurnEntry"): "Entry",
 }
 KOTLIN_KEYWORDS = {
-    "as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
-    "interface", "is", "null", "object", "package", "return", "super", "this", "throw",
-    "true", "try", "typealias", "typeof", "val", "var", "when", "while",
+    "as",
+    "break",
+    "class",
+    "continue",
+    "do",
+    "else",
+    "false",
+    "for",
+    "fun",
+    "if",
+    "in",
+    "interface",
+    "is",
+    "null",
+    "object",
+    "package",
+    "return",
+    "super",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typealias",
+    "typeof",
+    "val",
+    "var",
+    "when",
+    "while",
 }
 
 
@@ -75,7 +121,8 @@ def pascal(name: str) -> str:
 
 
 def constant(value: str) -> str:
-    """`acceptEdits` -> ACCEPT_EDITS, `image/png` -> IMAGE_PNG, `claude/newChannel` -> NEW_CHANNEL."""
+    """A wire value as a Kotlin constant: `acceptEdits` -> ACCEPT_EDITS, `image/png` ->
+    IMAGE_PNG, `claude/newChannel` -> NEW_CHANNEL."""
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value)
     snake = re.sub(r"[^A-Za-z0-9]+", "_", snake).strip("_").upper()
     return snake if not snake[:1].isdigit() else "_" + snake
@@ -103,8 +150,8 @@ def enum_entries(entries: list[list[str]]) -> list[str]:
     for i, lines in enumerate(entries):
         if i and len(lines) > 1:
             out.append("")
-        out += lines[:-1] + [lines[-1] + ","]
-    return out + ["    ;"]
+        out += [*lines[:-1], lines[-1] + ","]
+    return [*out, "    ;"]
 
 
 def assignment(head: str, value: str) -> list[str]:
@@ -119,10 +166,15 @@ def list_of(head: str, items: list[str]) -> list[str]:
     lines = assignment(head, value)
     if max(map(len, lines)) <= MAX_LINE:
         return lines
-    return [f"    {head} =", "        listOf(", *[f"            {item}," for item in items], "        )"]
+    return [
+        f"    {head} =",
+        "        listOf(",
+        *[f"            {item}," for item in items],
+        "        )",
+    ]
 
 
-def strip_null(prop: dict) -> tuple[dict, bool]:
+def strip_null(prop: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The non-null alternative of `prop` and whether null is allowed."""
     alternatives = prop.get("anyOf")
     if alternatives is None:
@@ -135,9 +187,9 @@ def strip_null(prop: dict) -> tuple[dict, bool]:
 
 
 class Generator:
-    def __init__(self, schema: dict) -> None:
+    def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self.defs: dict[str, dict] = schema["$defs"]
+        self.defs: dict[str, dict[str, Any]] = schema["$defs"]
         self.enums: dict[tuple[str, ...], str] = {}
         self.unions: dict[tuple[str, ...], str] = {}
         self.union_of: dict[str, list[str]] = {}  # struct -> unions it is part of
@@ -147,7 +199,8 @@ class Generator:
 
     # -- naming ---------------------------------------------------------------------------
 
-    def enum_sites(self):
+    def enum_sites(self) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        """Every enum-typed field: its struct, its name and its values."""
         for struct, definition in self.defs.items():
             for field, prop in definition.get("properties", {}).items():
                 inner, _ = strip_null(prop)
@@ -175,7 +228,9 @@ class Generator:
                     base = re.sub(r"(Notification|Params|Result)$", "", struct)
                     name = base + pascal(field)
             if name in taken:
-                raise SystemExit(f"gen_protocol: enum name {name} is taken twice; add it to ENUM_NAMES")
+                raise SystemExit(
+                    f"gen_protocol: enum name {name} is taken twice; add it to ENUM_NAMES"
+                )
             taken.add(name)
             self.enums[values] = name
 
@@ -184,7 +239,7 @@ class Generator:
             for prop in definition.get("properties", {}).values():
                 self.find_unions(prop)
 
-    def find_unions(self, prop: dict) -> None:
+    def find_unions(self, prop: dict[str, Any]) -> None:
         inner, _ = strip_null(prop)
         if inner.get("type") == "array":
             self.find_unions(inner.get("items", {}))
@@ -199,18 +254,18 @@ class Generator:
                     self.union_of.setdefault(member, []).append(name)
 
     @staticmethod
-    def is_discriminator(field: str, prop: dict) -> bool:
+    def is_discriminator(field: str, prop: dict[str, Any]) -> bool:
         return field in ("type", "kind") and len(prop.get("enum", [])) == 1
 
     # -- types ----------------------------------------------------------------------------
 
-    def kotlin_type(self, prop: dict) -> str:
+    def kotlin_type(self, prop: dict[str, Any]) -> str:
         inner, nullable = strip_null(prop)
         return self.base_type(inner) + ("?" if nullable else "")
 
-    def base_type(self, prop: dict) -> str:
+    def base_type(self, prop: dict[str, Any]) -> str:
         if "$ref" in prop:
-            return prop["$ref"].split("/")[-1]
+            return str(prop["$ref"]).split("/")[-1]
         if "anyOf" in prop:
             if all("$ref" in a for a in prop["anyOf"]):
                 return self.unions[tuple(sorted(a["$ref"].split("/")[-1] for a in prop["anyOf"]))]
@@ -240,7 +295,8 @@ class Generator:
     def render(self) -> str:
         version = self.schema.get("x-version", "?")
         out = [
-            "// GENERATED by editors/intellij/scripts/gen_protocol.py from docs/protocol.schema.json.",
+            "// GENERATED by editors/intellij/scripts/gen_protocol.py"
+            " from docs/protocol.schema.json.",
             "// Do not edit: change the daemon's types, regenerate the schema, run the script.",
             '@file:Suppress("unused", "KDocUnresolvedReference")',
             "",
@@ -256,16 +312,27 @@ class Generator:
         for values, name in sorted(self.enums.items(), key=lambda item: item[1]):
             out += [f"enum class {name}(override val wire: String) : WireEnum {{"]
             out += enum_entries([[f'    {constant(v)}("{v}")'] for v in values])
-            out += ["", "    companion object {", f"        fun of(wire: String): {name}? = entries.firstOrNull {{ it.wire == wire }}", "    }", "}", ""]
+            out += [
+                "",
+                "    companion object {",
+                f"        fun of(wire: String): {name}? ="
+                " entries.firstOrNull { it.wire == wire }",
+                "    }",
+                "}",
+                "",
+            ]
         for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
-            out += [f"/** One of: {', '.join(f'[{m}]' for m in members)} (told apart by their `type`). */"]
+            out += [
+                f"/** One of: {', '.join(f'[{m}]' for m in members)}"
+                " (told apart by their `type`). */"
+            ]
             out += [f"sealed interface {name}", ""]
         for name in sorted(self.defs):
             out += self.render_struct(name, self.defs[name])
         out += self.render_tables()
         return "\n".join(out).rstrip() + "\n"
 
-    def render_struct(self, name: str, definition: dict) -> list[str]:
+    def render_struct(self, name: str, definition: dict[str, Any]) -> list[str]:
         required = set(definition.get("required", []))
         props = definition.get("properties", {})
         params: list[tuple[int, list[str]]] = []
@@ -283,7 +350,9 @@ class Generator:
                 lines.append(f"    val {ident(field)}: {self.kotlin_type(prop)},")
                 params.append((0, lines))
             elif field in required:
-                lines.append(f"    @field:AlwaysWritten val {ident(field)}: {self.kotlin_type(prop)},")
+                lines.append(
+                    f"    @field:AlwaysWritten val {ident(field)}: {self.kotlin_type(prop)},"
+                )
                 params.append((1, lines))
             else:
                 kotlin = self.base_type(inner) + "?"
@@ -293,14 +362,22 @@ class Generator:
         supertypes = self.union_of.get(name, [])
         suffix = f" : {', '.join(supertypes)}" if supertypes else ""
         out = kdoc(definition.get("description"))
-        if len(params) == 1 and len(params[0][1]) == 1:  # ktlint: one undocumented parameter on one line
+        if (
+            len(params) == 1 and len(params[0][1]) == 1
+        ):  # ktlint: one undocumented parameter on one line
             line = f"data class {name}({params[0][1][0].strip().removesuffix(',')}){suffix}"
             if len(line) <= MAX_LINE:
-                return out + [line, ""]
+                return [*out, line, ""]
         if not params:
-            return out + [f"class {name}{suffix} {{", "    override fun equals(other: Any?): Boolean = other is " + name,
-                          f"    override fun hashCode(): Int = {json.dumps(name)}.hashCode()",
-                          f'    override fun toString(): String = "{name}()"', "}", ""]
+            return [
+                *out,
+                f"class {name}{suffix} {{",
+                "    override fun equals(other: Any?): Boolean = other is " + name,
+                f"    override fun hashCode(): Int = {json.dumps(name)}.hashCode()",
+                f'    override fun toString(): String = "{name}()"',
+                "}",
+                "",
+            ]
         out.append(f"data class {name}(")
         for _, lines in params:
             out += lines
@@ -310,39 +387,66 @@ class Generator:
     def _table(self, key: str, doc: str, obj: str, kind: str, tail: list[str]) -> list[str]:
         """One `object` listing the schema's `key` entries as `kind` constants
         (`Method<P, R>` when `kind` is "Method", `NotificationType<P>` otherwise)."""
-        ref = lambda node: node["$ref"].split("/")[-1]  # noqa: E731
+
+        def ref(node: dict[str, Any]) -> str:
+            return str(node["$ref"]).split("/")[-1]
+
         out = [f"/** {doc} */", f"object {obj} {{"]
-        names = []
+        names: list[str] = []
         for method, entry in sorted(self.schema[key].items()):
             const = constant(method.removeprefix("claude/"))
             params = ref(entry["params"])
-            doc = kdoc(entry.get("summary"), "    ")
-            if names and doc:  # ktlint: a blank line before a documented declaration
+            summary = kdoc(entry.get("summary"), "    ")
+            if names and summary:  # ktlint: a blank line before a documented declaration
                 out.append("")
             names.append(const)
-            out += doc
+            out += summary
             if kind == "Method":
                 result = ref(entry["result"]) if "$ref" in entry["result"] else "JsonElement"
-                out += assignment(f"val {const}: Method<{params}, {result}>",
-                                  f'Method("{method}", {params}::class.java, {result}::class.java)')
+                out += assignment(
+                    f"val {const}: Method<{params}, {result}>",
+                    f'Method("{method}", {params}::class.java, {result}::class.java)',
+                )
             else:
-                out += assignment(f"val {const}: NotificationType<{params}>",
-                                  f'NotificationType("{method}", {params}::class.java)')
+                out += assignment(
+                    f"val {const}: NotificationType<{params}>",
+                    f'NotificationType("{method}", {params}::class.java)',
+                )
         star = "Method<*, *>" if kind == "Method" else "NotificationType<*>"
-        return out + [*list_of(f"val ALL: List<{star}>", names), *tail, "}", ""]
+        return [*out, *list_of(f"val ALL: List<{star}>", names), *tail, "}", ""]
 
     def render_tables(self) -> list[str]:
         def by_name(kind: str) -> list[str]:
-            return ["", f"    fun byName(name: String): {kind}? = ALL.firstOrNull {{ it.name == name }}"]
+            return [
+                "",
+                f"    fun byName(name: String): {kind}? = ALL.firstOrNull {{ it.name == name }}",
+            ]
 
-        out = self._table("x-methods", "Every `claude/…` request of the daemon: name, params and result types.",
-                          "Methods", "Method", by_name("Method<*, *>"))
-        out += self._table("x-notifications", "Every `claude/…` notification the daemon sends: name and params type.",
-                           "Notifications", "NotificationType", by_name("NotificationType<*>"))
-        out += self._table("x-clientRequests", "Every request the daemon sends the client: name, params and result types.",
-                           "ClientRequests", "Method", [])
-        out += ["/** The members of each struct union by their tag, for reading them back. */",
-                "val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf("]
+        out = self._table(
+            "x-methods",
+            "Every `claude/…` request of the daemon: name, params and result types.",
+            "Methods",
+            "Method",
+            by_name("Method<*, *>"),
+        )
+        out += self._table(
+            "x-notifications",
+            "Every `claude/…` notification the daemon sends: name and params type.",
+            "Notifications",
+            "NotificationType",
+            by_name("NotificationType<*>"),
+        )
+        out += self._table(
+            "x-clientRequests",
+            "Every request the daemon sends the client: name, params and result types.",
+            "ClientRequests",
+            "Method",
+            [],
+        )
+        out += [
+            "/** The members of each struct union by their tag, for reading them back. */",
+            "val UNION_MEMBERS: Map<Class<*>, Map<String, Class<*>>> = mapOf(",
+        ]
         for members, name in sorted(self.unions.items(), key=lambda item: item[1]):
             pairs = []
             for member in members:
@@ -352,30 +456,57 @@ class Generator:
             if len(line) <= MAX_LINE:
                 out.append(line)
             else:  # ktlint's wrapping of a long argument
-                out += [f"    {name}::class.java to", "        mapOf(",
-                        *(f"            {pair}," for pair in pairs), "        ),"]
+                out += [
+                    f"    {name}::class.java to",
+                    "        mapOf(",
+                    *(f"            {pair}," for pair in pairs),
+                    "        ),",
+                ]
         out += [")", ""]
-        out += ["/** The property whose value names the member of each struct union. */",
-                "val UNION_TAGS: Map<Class<*>, String> = mapOf("]
+        out += [
+            "/** The property whose value names the member of each struct union. */",
+            "val UNION_TAGS: Map<Class<*>, String> = mapOf(",
+        ]
         for name in sorted(self.unions.values()):
             out.append(f'    {name}::class.java to "{self.union_tags[name]}",')
         out += [")", ""]
-        out += ["/**", " * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields of their `data`.",
-                " */", "enum class ErrorName(", "    override val wire: String,", "    val code: Int,",
-                "    val dataFields: List<String>,", ") : WireEnum {"]
+        out += [
+            "/**",
+            " * The daemon's errors by `data.name`, with their JSON-RPC `code` and the fields"
+            " of their `data`.",
+            " */",
+            "enum class ErrorName(",
+            "    override val wire: String,",
+            "    val code: Int,",
+            "    val dataFields: List<String>,",
+            ") : WireEnum {",
+        ]
         entries = []
         for name, entry in sorted(self.schema["x-errors"].items()):
             fields = ", ".join(f'"{f}"' for f in entry["data"].get("properties", {}) if f != "name")
-            entries.append([*kdoc(entry.get("summary"), "    "),
-                            f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))'])
+            entries.append(
+                [
+                    *kdoc(entry.get("summary"), "    "),
+                    f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))',
+                ]
+            )
         out += enum_entries(entries)
-        out += ["", "    companion object {", "        fun of(wire: String?): ErrorName? = entries.firstOrNull { it.wire == wire }", "    }", "}", ""]
+        out += [
+            "",
+            "    companion object {",
+            "        fun of(wire: String?): ErrorName? = entries.firstOrNull { it.wire == wire }",
+            "    }",
+            "}",
+            "",
+        ]
         return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when Protocol.kt is not what the schema gives")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when Protocol.kt is not what the schema gives"
+    )
     parser.add_argument("--schema", type=Path, default=SCHEMA)
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
@@ -383,10 +514,15 @@ def main() -> int:
     if args.check:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
         if current != text:
-            what = "is missing" if current is None else "is stale (it differs from what the schema gives)"
+            what = (
+                "is missing"
+                if current is None
+                else "is stale (it differs from what the schema gives)"
+            )
             print(
                 f"{args.output} {what}: {args.schema} changed since it was generated.\n"
-                f"Regenerate it: python3 editors/intellij/scripts/gen_protocol.py (never edit it by hand).",
+                "Regenerate it: python3 editors/intellij/scripts/gen_protocol.py"
+                " (never edit it by hand).",
                 file=sys.stderr,
             )
             return 1
