@@ -111,6 +111,32 @@ async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
     assert [s["sessionId"] for s in listed["sessions"]] == [session]
 
 
+async def test_a_chat_resumed_from_a_damaged_session_file_starts_with_a_notice_of_what_was_not_read(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path
+) -> None:
+    model.set_scenario(load_scenario(THREE_EXCHANGES))
+    session, _ = await sidecar.chat(str(workspace), "one", "two")
+    (stored,) = home.glob(f".claude/projects/*/{session}.jsonl")
+    lines = stored.read_bytes().splitlines(keepends=True)
+    stored.write_bytes(b"".join([*lines[:2], b"{not json\n", *lines[2:]]))
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": session, "cwd": str(workspace)}
+    )
+
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=session)
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": resumed["channelId"]})
+
+    first, *rest = transcript["entries"]
+    assert (first["kind"], first["subtype"], first["level"]) == (
+        "notice",
+        "unreadableHistory",
+        "warn",
+    )
+    assert "line 3: not valid JSON" in first["text"]
+    assert [w for w in history["warnings"] if w in first["text"]] == history["warnings"]
+    assert [e["kind"] for e in rest][:2] == ["prompt", "text"], "the rest as it was stored"
+
+
 @pytest.mark.pinned_cli(
     "CLI 2.1.233 does not store the user's permission decision "
     "(permissionDecision) in the session file; its history has no "
