@@ -132,7 +132,12 @@ function M.refresh(chat, from)
   for i = from, #t.entries do
     chat.starts[i] = line
     local entry = t.entries[i]
-    local ui = { expanded = t.expanded[entry.id], answer = t.answers[entry.id], depth = transcript.depth(t, entry) }
+    local ui = {
+      expanded = t.expanded[entry.id],
+      answer = t.answers[entry.id],
+      depth = transcript.depth(t, entry),
+      hidden = t.said_by_footer[entry.id],
+    }
     local entry_lines, meta = render.entry(entry, opts, ui)
     for _, range in ipairs(meta.folds) do
       table.insert(new_folds, { line + range[1], line + range[2] })
