@@ -331,33 +331,31 @@ def test_a_restarted_neovim_finds_its_chat_still_running_through_claude_sessions
     assert after.chat("channel_id", 1) == "ch-1", "the running chat, not a second CLI"
 
 
+def write_note_scenario(target: Path) -> dict[str, Any]:
+    """ "write it": a Write of ``target`` (a permission ask), then "written"."""
+    write = {"tool_use": {"name": "Write", "input": {"file_path": str(target), "content": "hi\n"}}}
+    return {
+        "rules": [{"match": "write it", "steps": [[write], [{"text": "written"}]]}],
+        "default": [[{"text": "ok"}]],
+    }
+
+
+def picker_open(editor: Editor) -> bool:
+    """Whether Neovim's own picker (inputlist(): it holds Neovim in command-line mode, where
+    requests are still handled) asks a permission request now."""
+    return bool(
+        editor.lua("""
+            local item = require("claude_sidecar.permissions").pending()[1]
+            return item ~= nil and item.prompting == true and vim.api.nvim_get_mode().mode == "c"
+        """)
+    )
+
+
 def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
     shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     target = workspace / "note.txt"
-    model.set_scenario(
-        load_scenario(
-            {
-                "rules": [
-                    {
-                        "match": "write it",
-                        "steps": [
-                            [
-                                {
-                                    "tool_use": {
-                                        "name": "Write",
-                                        "input": {"file_path": str(target), "content": "hi\n"},
-                                    }
-                                }
-                            ],
-                            [{"text": "written"}],
-                        ],
-                    }
-                ],
-                "default": [[{"text": "ok"}]],
-            }
-        )
-    )
+    model.set_scenario(load_scenario(write_note_scenario(target)))
     first = on_shared(start_editor, shared)
     first.cmd("Claude")
     first.type_prompt("write it")
@@ -370,15 +368,45 @@ def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
         lambda: "  ✓ answered in another editor" in first.chat_lines(), what="the answer seen"
     )
     first.wait_for_turn()
-    first.answer("Deny")  # the picker still open here: its answer is not sent
+    # A picker plugin's window (the recorder) cannot be closed from here: its answer is not sent.
+    assert any("the question still open here answers nothing" in m for m in messages(first))
+    first.answer("Deny")
 
     assert asked["prompt"] == "Allow Write(note.txt)?"
     assert target.read_text() == "hi\n"
-    first.wait(
-        lambda: any("needed no answer any more" in m for m in messages(first)),
-        what="the stale answer refused",
-    )
     assert "  ✓ allowed" in second.chat_lines()
+    assert "  ✓ answered in another editor" in first.chat_lines()
+    assert first.questions() == []
+
+
+def test_neovims_own_picker_closes_when_another_neovim_answers_its_request(
+    shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
+) -> None:
+    target = workspace / "note.txt"
+    model.set_scenario(load_scenario(write_note_scenario(target)))
+    first = on_shared(start_editor, shared)
+    # Neovim's own vim.ui.select (the recorder replaced it): an inputlist() that waits for a key.
+    first.lua(
+        "vim.ui.select = dofile(vim.api.nvim_get_runtime_file('lua/vim/ui.lua', false)[1]).select"
+    )
+    first.cmd("Claude")
+    first.type_prompt("write it")
+    first.wait(lambda: picker_open(first), what="the permission picker waiting for a key")
+    second = on_shared(start_editor, shared)
+    attach_with_picker(second)
+    second.wait(lambda: second.questions(), what="the pending request asked here too")
+    second.answer("Allow")
+
+    first.wait(lambda: not picker_open(first), what="the picker closed")
+    first.wait_for_turn()
+    assert "  ✓ answered in another editor" in first.chat_lines()
+    assert any(
+        m.endswith("Write(note.txt) was answered in another editor; its question is closed")
+        for m in messages(first)
+    ), messages(first)
+    assert target.read_text() == "hi\n"
+    assert first.lua("return vim.api.nvim_get_mode().mode") != "c"
+    assert first.lua("return #require('claude_sidecar.permissions').pending()") == 0
 
 
 def test_claude_detach_closes_the_chat_here_and_leaves_it_running_in_the_daemon(
