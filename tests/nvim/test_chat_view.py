@@ -153,8 +153,7 @@ def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
     editor.type_prompt("are you busy?")
 
     title = editor.wait(
-        lambda: "retry" in editor.chat_lines()[0] and editor.chat_lines()[0],
-        what="the retry in the title",
+        lambda: "retry" in editor.winbar() and editor.winbar(), what="the retry in the title"
     )
     notice = next(line for line in editor.chat_lines() if line.startswith("⚠ "))
     editor.wait_for_turn()
@@ -163,7 +162,7 @@ def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
     assert re.search(r"· running · retry \d+/10", title), title
     assert re.fullmatch(r"⚠ API overloaded \(529\), retry \d+/10 in \d+(\.\d)? s", notice), notice
     assert "⚠ API overloaded (529): retried 3 time(s)" in lines
-    assert "retry" not in lines[0] and editor.chat("retry") is None
+    assert "retry" not in editor.winbar() and editor.chat("retry") is None
     assert "Answered after the retries." in lines
 
 

@@ -211,7 +211,7 @@ def test_a_dropped_connection_is_made_again_and_the_chat_gets_exactly_what_it_mi
         e for e in watcher.entries(1) if e["kind"] == "text"
     ]
     assert editor.chat("state", 1) == "idle"
-    assert "reconnecting" not in editor.chat_lines()[0]
+    assert "reconnecting" not in editor.winbar(1)
     dropped = [m for m in messages(editor) if "dropped" in m]
     assert dropped == [
         "claude-sidecar: the connection to the shared daemon dropped; connecting again"
@@ -232,7 +232,7 @@ def drop_until_the_turn_ended(editor: Editor, watcher: Editor, path: Path, works
         lambda: editor.daemon_pid() not in (None, bridge) and editor.daemon_pid(),
         what="a new connection",
     )
-    assert "reconnecting" in editor.chat_lines()[0]
+    assert "reconnecting" in editor.winbar(1)
     release(watcher, workspace)
     watcher.wait_for_turn(number=1)
     editor.lua("require('claude_sidecar.config').options.cmd = ...", connect(path))
@@ -262,7 +262,7 @@ def test_a_chat_whose_missed_updates_left_the_replay_window_is_shown_afresh(
         "⚠ reconnected: the daemon no longer had all of what was missed; the chat is shown afresh"
         in lines
     )
-    assert "reconnecting" not in lines[0]
+    assert "reconnecting" not in editor.winbar(1)
 
 
 def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
@@ -340,17 +340,6 @@ def write_note_scenario(target: Path) -> dict[str, Any]:
     }
 
 
-def picker_open(editor: Editor) -> bool:
-    """Whether Neovim's own picker (inputlist(): it holds Neovim in command-line mode, where
-    requests are still handled) asks a permission request now."""
-    return bool(
-        editor.lua("""
-            local item = require("claude_sidecar.permissions").pending()[1]
-            return item ~= nil and item.prompting == true and vim.api.nvim_get_mode().mode == "c"
-        """)
-    )
-
-
 def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
     shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -385,19 +374,16 @@ def test_neovims_own_picker_closes_when_another_neovim_answers_its_request(
     target = workspace / "note.txt"
     model.set_scenario(load_scenario(write_note_scenario(target)))
     first = on_shared(start_editor, shared)
-    # Neovim's own vim.ui.select (the recorder replaced it): an inputlist() that waits for a key.
-    first.lua(
-        "vim.ui.select = dofile(vim.api.nvim_get_runtime_file('lua/vim/ui.lua', false)[1]).select"
-    )
+    first.use_neovims_own_select()
     first.cmd("Claude")
     first.type_prompt("write it")
-    first.wait(lambda: picker_open(first), what="the permission picker waiting for a key")
+    first.wait(lambda: first.own_select_asks(), what="the permission picker waiting for a key")
     second = on_shared(start_editor, shared)
     attach_with_picker(second)
     second.wait(lambda: second.questions(), what="the pending request asked here too")
     second.answer("Allow")
 
-    first.wait(lambda: not picker_open(first), what="the picker closed")
+    first.wait(lambda: not first.own_select_asks(), what="the picker closed")
     first.wait_for_turn()
     assert "  ✓ answered in another editor" in first.chat_lines()
     assert any(
