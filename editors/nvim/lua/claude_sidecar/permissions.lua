@@ -405,16 +405,17 @@ local CANCELLED = {
 -- How it reads when the tool's entry shows the daemon's decision first, by that decision.
 local DECIDED = { cancelled = "withdrawn" }
 
---- The request needs no answer any more (`why` says why on its line): forgotten, and a
---- question still open for it is closed (Neovim's own picker: <Esc> typed into it) or, in a
---- picker plugin's window, answers nothing; the user is told either way.
-local function settled_elsewhere(item, why)
+--- The request needs no answer any more (`why` says why, on its line unless `line_as_is`: the
+--- entry shows the daemon's decision): forgotten, and a question still open for it is closed
+--- (Neovim's own picker: <Esc> typed into it) or, in a picker plugin's window, answers
+--- nothing; the user is told either way.
+local function settled_elsewhere(item, why, line_as_is)
   if item.cancelled then
     return
   end
   item.cancelled, item.cancelled_why = true, why
   forget(item)
-  settle(item, why)
+  settle(item, not line_as_is and why or nil)
   if asking ~= item then
     return
   end
@@ -506,7 +507,8 @@ function M.restore(chat, channel_id, requests)
       if listed[item.params.requestId] and item.channel_id == channel_id then
         listed[item.params.requestId] = nil
       else
-        settled_elsewhere(item, "answered or withdrawn while this Neovim was away")
+        -- The snapshot's entry shows what became of it.
+        settled_elsewhere(item, "answered or withdrawn while this Neovim was away", true)
       end
     end
   end
@@ -567,6 +569,10 @@ function M.pick()
     end,
   }, function(item)
     if not item then
+      return
+    elseif item.cancelled then
+      -- Settled while this list was open.
+      log.notify(vim.log.levels.INFO, "that request was %s: nothing to answer", item.cancelled_why)
       return
     end
     item.later = false
