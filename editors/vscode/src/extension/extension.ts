@@ -14,7 +14,7 @@ import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './ch
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
 import { coreLog, createLogger, type Logger } from './logger';
-import { readSettings } from './settings';
+import { readSettings, type Settings } from './settings';
 import { StatusBar } from './status-bar';
 
 const STATE_WORDS: Record<string, string> = {
@@ -24,6 +24,27 @@ const STATE_WORDS: Record<string, string> = {
   awaitingPermission: 'waiting for a permission',
   exited: 'exited',
 };
+
+/** Every mode a channel can run in (a key the protocol's type lacks, or one it adds, fails the type check). */
+const CHANNEL_MODES: Record<Settings['permissionMode'], true> = {
+  default: true,
+  acceptEdits: true,
+  plan: true,
+  bypassPermissions: true,
+  dontAsk: true,
+  auto: true,
+};
+
+/**
+ * The permission mode a reloaded chat resumes in: the one it ran in, else the setting's. A
+ * chat that bypassed permissions comes back so only while the setting still allows it (the
+ * daemon refuses the mode otherwise, and the chat would not come back at all).
+ */
+function restoredMode(mode: string | undefined, settings: Settings): Settings['permissionMode'] {
+  if (!mode || !Object.hasOwn(CHANNEL_MODES, mode)) return settings.permissionMode;
+  if (mode === 'bypassPermissions' && !settings.allowDangerouslySkipPermissions) return settings.permissionMode;
+  return mode as Settings['permissionMode'];
+}
 
 /** The editors attached to a running chat, in words. */
 function attachedEditors(channel: ChannelSummary): string {
@@ -39,7 +60,14 @@ class Extension implements PanelHost, vscode.Disposable {
   private clientInstance: SidecarClient | undefined;
   private bypassAvailable = false;
   private readonly cliReported = new Set<string>();
-  private lastFocused: ChatPanel | undefined;
+  /**
+   * The chat panels, the one the user worked with last at the end: moved there when the
+   * extension shows a panel and when VS Code reports one active. Kept by the extension, not
+   * read from `WebviewPanel.active`: a panel just created or revealed counts as active at
+   * once, while the one it replaced stays active too until VS Code's view-state update
+   * arrives, so two panels may both say they are active.
+   */
+  private readonly recent: ChatPanel[] = [];
   private shared = false;
   /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
   private disposing = false;
@@ -152,6 +180,7 @@ class Extension implements PanelHost, vscode.Disposable {
   show(chat: Chat, panel?: vscode.WebviewPanel): ChatPanel {
     const existing = this.panels.get(chat.id);
     if (existing) {
+      this.focused(existing);
       existing.reveal();
       return existing;
     }
@@ -170,20 +199,33 @@ class Extension implements PanelHost, vscode.Disposable {
     const chatPanel = new ChatPanel(chat, webviewPanel, this);
     this.panels.set(chat.id, chatPanel);
     chatPanel.onDidChange(() => {
-      if (chatPanel.panel.active) this.lastFocused = chatPanel;
       void vscode.commands.executeCommand('setContext', 'claudeSidecar.chatFocused', this.activePanel() !== undefined);
       this.refreshStatus();
     });
+    webviewPanel.onDidChangeViewState((e) => {
+      // Only a panel becoming active moves: one losing focus keeps its place (it stays the
+      // chat that commands act on while the user is in a text editor).
+      if (e.webviewPanel.active) this.focused(chatPanel);
+    });
     webviewPanel.onDidDispose(() => {
       this.panels.delete(chat.id);
-      if (this.lastFocused === chatPanel) this.lastFocused = undefined;
+      const at = this.recent.indexOf(chatPanel);
+      if (at >= 0) this.recent.splice(at, 1);
       this.refreshStatus();
       const working = chat.state.status.state === 'running' || chat.state.status.state === 'awaitingPermission';
       if (chat.keptRunning && working && !this.disposing) void this.offerToEnd(chat);
     });
-    this.lastFocused = chatPanel;
+    this.focused(chatPanel);
     chatPanel.reveal();
     return chatPanel;
+  }
+
+  /** `panel` is the chat the user works with now. */
+  private focused(panel: ChatPanel): void {
+    const at = this.recent.indexOf(panel);
+    if (at >= 0) this.recent.splice(at, 1);
+    this.recent.push(panel);
+    this.refreshStatus();
   }
 
   async newChat(): Promise<void> {
@@ -220,21 +262,22 @@ class Extension implements PanelHost, vscode.Disposable {
     await this.resume(cwd, pick.sessionId);
   }
 
-  /** Opens a stored session in a chat; `restored`: the model and effort a reloaded chat had. */
+  /** Opens a stored session in a chat; `restored`: the model, effort and mode a reloaded chat had. */
   async resume(
     cwd: string,
     sessionId: string,
     panel?: vscode.WebviewPanel,
-    restored: Pick<RestorableState, 'model' | 'effort'> = {},
+    restored: Pick<RestorableState, 'model' | 'effort' | 'permissionMode'> = {},
   ): Promise<void> {
     const settings = readSettings();
     // A resumed channel would know its model only from the CLI's next answer, and its effort not at
-    // all: a reloaded chat's page kept them, and they are given to the new channel.
+    // all: a reloaded chat's page kept them, and they are given to the new channel. So is its
+    // permission mode: a chat the user put in plan mode must not come back free to edit files.
     const model = restored.model;
     const effort = restored.effort as NewChannelParams['effort'];
     const chat = await this.withProgress('Resuming the session…', () =>
       this.client.resumeChat(cwd, sessionId, {
-        permissionMode: settings.permissionMode,
+        permissionMode: restoredMode(restored.permissionMode, settings),
         ...(model ? { model } : {}),
         ...(effort ? { effort } : {}),
       }),
@@ -342,10 +385,9 @@ class Extension implements PanelHost, vscode.Disposable {
     panel.panel.dispose();
   }
 
-  /** The chat panel the user works with: the active one, else the last focused. */
+  /** The chat panel the user works with: the one shown or focused last (see `recent`). */
   activePanel(): ChatPanel | undefined {
-    for (const p of this.panels.values()) if (p.panel.active) return p;
-    return this.lastFocused;
+    return this.recent.at(-1);
   }
 
   async sendSelection(): Promise<void> {
