@@ -9,7 +9,7 @@ import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
-import { byWorkspace } from '../core/running-chats';
+import { attachList } from '../core/running-chats';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -286,9 +286,10 @@ class Extension implements PanelHost, vscode.Disposable {
   }
 
   /**
-   * Shared daemon: a quick pick of the daemon's running chats (folder, state, model, the
-   * editors attached); the one picked opens in a chat panel (its conversation so far, its
-   * pending permission requests, then live). A chat shown in this window is revealed.
+   * Shared daemon: a quick pick of the running chats of this workspace (folder, state, model,
+   * the editors attached), with an item that shows the other folders' too; the one picked
+   * opens in a chat panel (its conversation so far, its pending permission requests, then
+   * live). A chat shown in this window is revealed.
    */
   async attach(): Promise<void> {
     if (readSettings().daemon !== 'shared') {
@@ -307,7 +308,7 @@ class Extension implements PanelHost, vscode.Disposable {
     }
     const titles = await this.sessionTitles(client, running);
     const shown = new Set(client.allChats().map((c) => c.sessionId));
-    type Item = vscode.QuickPickItem & { channel?: ChannelSummary };
+    type Item = vscode.QuickPickItem & { channel?: ChannelSummary; showAll?: true };
     const item = (channel: ChannelSummary): Item => ({
       label: titles.get(channel.sessionId) ?? '(no message yet)',
       description: [
@@ -321,20 +322,37 @@ class Extension implements PanelHost, vscode.Disposable {
       detail: `${channel.cwd} · ${attachedEditors(channel)} · ${channel.channelId}`,
       channel,
     });
-    // The chats of this window's folders first; the daemon is per user, so others are listed too.
+    // The daemon is per user and runs the chats of every folder: the list is this window's
+    // folders' (as a workspace's session list is), and the others are one pick away.
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const { here, elsewhere } = byWorkspace(running, folders, path.sep);
-    const separator = (label: string): Item => ({ label, kind: vscode.QuickPickItemKind.Separator });
-    const items =
-      here.length && elsewhere.length
-        ? [separator('This workspace'), ...here.map(item), separator('Other folders'), ...elsewhere.map(item)]
-        : running.map(item);
-    const pick = await vscode.window.showQuickPick(items, {
-      title: 'Attach to a running Claude chat',
-      matchOnDescription: true,
-      matchOnDetail: true,
-      ignoreFocusOut: true,
-    });
+    const choose = (all: boolean): Thenable<Item | undefined> => {
+      const list = attachList(running, folders, all, path.sep);
+      const items: Item[] = list.groups.flatMap((g) => [
+        ...(g.heading ? [{ label: g.heading, kind: vscode.QuickPickItemKind.Separator }] : []),
+        ...g.channels.map(item),
+      ]);
+      if (list.hidden) {
+        items.push({
+          label: `$(list-unordered) Show the chats of other folders (${list.hidden})`,
+          description: "the shared daemon runs every folder's chats",
+          alwaysShow: true,
+          showAll: true,
+        });
+      }
+      const here = list.groups.some((g) => g.heading === 'This workspace');
+      return vscode.window.showQuickPick(items, {
+        title:
+          folders.length && !here
+            ? 'Attach to a running Claude chat (none runs in this workspace)'
+            : 'Attach to a running Claude chat',
+        matchOnDescription: true,
+        matchOnDetail: true,
+        ignoreFocusOut: true,
+      });
+    };
+    let pick = await choose(false);
+    // Asked for the others: the list again with every chat (none is left out then).
+    if (pick?.showAll) pick = await choose(true);
     if (!pick?.channel) return;
     const channel = pick.channel;
     const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(channel));
