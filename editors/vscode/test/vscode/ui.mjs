@@ -2,9 +2,10 @@
 // The UI run: the packaged extension (.vsix) installed into code-server, used the way a
 // person does in Chromium: command palette -> "Claude: New Chat" -> type a prompt in the
 // chat -> the answer streams -> a permission card with the diff -> "Review in diff editor"
-// -> Allow -> "Open diff" shows the change in VS Code's diff editor. Twice on the way every
-// visible text of the chat is measured for WCAG AA contrast in Dark Modern, Light Modern,
-// Dark High Contrast and Light High Contrast (switched through "Preferences: Color Theme"). Screenshots
+// -> Allow -> an answer with highlighted code -> "Open diff" shows the change in VS Code's
+// diff editor. Twice on the way every visible text of the chat is measured for WCAG AA
+// contrast in Dark Modern, Light Modern and Light High Contrast, the second time in Dark
+// High Contrast too (switched through "Preferences: Color Theme"). Screenshots
 // of each state go to test-artifacts/ui/ (look at them).
 //
 //   node test/vscode/ui.mjs [--verbose]
@@ -161,10 +162,21 @@ async function main() {
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
       await screenshot(page, path.join(SHOTS, '4-allowed.png'));
     });
+    await step('an answer with code shows it highlighted, in a block with a copy button', async () => {
+      await chat.locator('textarea.prompt').click();
+      await page.keyboard.type('write a code sample');
+      await page.keyboard.press('Enter');
+      const block = chat.locator('.code-block').first();
+      await block.waitFor({ timeout: 30_000 });
+      await block.locator('.hljs-keyword').first().waitFor({ timeout: 15_000 });
+      assert.match(await block.innerText(), /class Greeter/);
+    });
     await step(
-      'the finished turn, its thought opened, reads well in the dark, light and both high-contrast themes',
+      'the finished turns (a thought opened, highlighted code) read well in the dark, light and both high-contrast themes',
       async () => {
         await chat.getByText('Thought').first().click();
+        // In the screenshots: the code block's end (its plain text, its tokens, the inline code after it).
+        await chat.getByText('python sample.py').scrollIntoViewIfNeeded();
         await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), [
           'Light Modern',
           'Dark High Contrast',
