@@ -584,6 +584,30 @@ describe('prompt', () => {
     assert.deepEqual([kept.model, kept.effort], ['haiku', 'high']);
   });
 
+  it('keeps the permission mode the chat runs in (not the setting) in the page state, for the host', async () => {
+    const host = await openWith(stateOf(hostEvents('streamed-thinking')));
+    const saved = () =>
+      host.page.evaluate(
+        () =>
+          (JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}') as { permissionMode?: string }).permissionMode,
+      );
+    assert.equal(await saved(), 'default');
+    await host.page.locator('select[aria-label="Permission mode"]').selectOption('plan');
+    const request = await host.answer('setPermissionMode', null);
+    assert.deepEqual(request.params, { mode: 'plan' });
+    // The daemon reports the change with claude/status before it answers (docs/protocol.md).
+    await host.send({
+      type: 'event',
+      event: {
+        kind: 'notification',
+        method: 'claude/status',
+        params: { channelId: 'ch-1', seq: 99, state: 'idle', sessionId: 's-1', permissionMode: 'plan' },
+      },
+    });
+    await host.frame();
+    assert.equal(await saved(), 'plan');
+  });
+
   it('refuses an image over 5 MB with a message; Escape stops a running turn', async () => {
     const events = hostEvents('interrupted');
     const host = await openWith(stateOf(events.slice(0, 20)));
