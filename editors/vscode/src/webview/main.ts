@@ -83,6 +83,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       render();
       transcript.rebuild(state);
       remember();
+      view.keepDiffs(state.files);
       break;
     case 'event':
       reduce(state, message.event);
@@ -93,6 +94,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
         (message.event.kind === 'notification' && message.event.method === 'claude/status')
       ) {
         remember();
+      }
+      if (message.event.kind === 'notification' && message.event.method === 'claude/fileUpdated') {
+        view.keepDiffs([message.event.params]);
       }
       scheduleRender();
       break;
