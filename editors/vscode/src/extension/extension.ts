@@ -282,7 +282,20 @@ class Extension implements PanelHost, vscode.Disposable {
       { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     if (!pick) return;
-    await this.resume(cwd, pick.sessionId);
+    await this.openSession(cwd, pick.sessionId);
+  }
+
+  /**
+   * Opens a stored session picked from the list: the chat tab of this window that has it, if
+   * there is one (a second tab would be a second view of the same chat), else a resumed chat.
+   */
+  async openSession(cwd: string, sessionId: string): Promise<void> {
+    const open = [...this.panels.values()].find((p) => p.chat.sessionId === sessionId && !p.chat.closed);
+    if (open) {
+      this.show(open.chat);
+      return;
+    }
+    await this.resume(cwd, sessionId);
   }
 
   /** Opens a stored session in a chat; `restored`: the model, effort and mode a reloaded chat had. */

@@ -19,6 +19,7 @@ type Api = {
     /** The value of the context key claudeSidecar.chatFocused the extension set last. */
     chatFocused: boolean;
     activePanel(): ChatPanel | undefined;
+    openSession(cwd: string, sessionId: string): Promise<void>;
     restore(panel: vscode.WebviewPanel, state: RestorableState & { sessionId: string; cwd: string }): Promise<void>;
   };
 };
@@ -372,6 +373,23 @@ test('a reload brings the chat tabs back without bringing each to the front: the
   await until(() => extension.activePanel()?.panel === one || undefined, 'the tab the user went to is the active chat');
   one.dispose();
   two.dispose();
+});
+
+test('a session picked from the list that a chat tab of the window has shows that tab, not a second one', async () => {
+  const { extension } = await api();
+  const first = await newChatPanel();
+  await turn(first, 'hello one');
+  const second = await newChatPanel();
+  const chatTabs = () =>
+    vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).length;
+  await until(() => chatTabs() === 2 || undefined, 'two chat tabs');
+  const { cwd, sessionId } = first.chat;
+  assert.ok(sessionId);
+  await extension.openSession(cwd, sessionId);
+  assert.equal(extension.activePanel(), first, 'the chat that has the session is the active chat');
+  assert.equal(chatTabs(), 2, 'no second tab on the same chat');
+  second.panel.dispose();
+  first.panel.dispose();
 });
 
 test('closing the chat tab ends its CLI', async () => {
