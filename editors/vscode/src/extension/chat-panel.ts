@@ -51,6 +51,8 @@ export class ChatPanel implements vscode.Disposable {
   /** The proposed-edit diff editors opened from this chat, by permission request. */
   private readonly reviews = new Map<string, vscode.Uri>();
   private disposed = false;
+  /** The page has the keyboard focus (it says so on focus and blur). */
+  private pageFocused = false;
   private readonly changed = new vscode.EventEmitter<void>();
   /** The chat's state or the panel's focus changed. */
   readonly onDidChange = this.changed.event;
@@ -88,6 +90,14 @@ export class ChatPanel implements vscode.Disposable {
       }),
     );
     this.updateTitle();
+  }
+
+  /**
+   * The user is in this chat: its tab is the active editor and its page has the keyboard
+   * focus (the tab stays active while the user is in the terminal or the side bar).
+   */
+  get focused(): boolean {
+    return !this.disposed && this.panel.active && this.pageFocused;
   }
 
   /** Shows the tab (and focuses the prompt). */
@@ -156,6 +166,10 @@ export class ChatPanel implements vscode.Disposable {
           workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
           allowBypassPermissions: this.host.allowBypassPermissions(),
         });
+        return;
+      case 'focus':
+        this.pageFocused = message.focused;
+        this.changed.fire();
         return;
       case 'log':
         this.host.log[message.level](`webview: ${message.message}`);

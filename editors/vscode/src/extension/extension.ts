@@ -69,6 +69,8 @@ class Extension implements PanelHost, vscode.Disposable {
    */
   private readonly recent: ChatPanel[] = [];
   private shared = false;
+  /** The value of the context key claudeSidecar.chatFocused last set (the chat keybindings' `when`). */
+  chatFocused = false;
   /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
   private disposing = false;
 
@@ -177,6 +179,11 @@ class Extension implements PanelHost, vscode.Disposable {
     return folder?.uri.fsPath ?? process.env.HOME ?? '/';
   }
 
+  /**
+   * Shows `chat` in a tab: a new one, brought to the front; or `panel`, a tab VS Code restored
+   * after a reload, left where it is: the window restores its tabs one by one, and revealing
+   * each would leave the last one restored in front instead of the one the user had active.
+   */
   show(chat: Chat, panel?: vscode.WebviewPanel): ChatPanel {
     const existing = this.panels.get(chat.id);
     if (existing) {
@@ -199,7 +206,7 @@ class Extension implements PanelHost, vscode.Disposable {
     const chatPanel = new ChatPanel(chat, webviewPanel, this);
     this.panels.set(chat.id, chatPanel);
     chatPanel.onDidChange(() => {
-      void vscode.commands.executeCommand('setContext', 'claudeSidecar.chatFocused', this.activePanel() !== undefined);
+      this.updateChatFocused();
       this.refreshStatus();
     });
     webviewPanel.onDidChangeViewState((e) => {
@@ -211,13 +218,29 @@ class Extension implements PanelHost, vscode.Disposable {
       this.panels.delete(chat.id);
       const at = this.recent.indexOf(chatPanel);
       if (at >= 0) this.recent.splice(at, 1);
+      this.updateChatFocused();
       this.refreshStatus();
       const working = chat.state.status.state === 'running' || chat.state.status.state === 'awaitingPermission';
       if (chat.keptRunning && working && !this.disposing) void this.offerToEnd(chat);
     });
-    this.focused(chatPanel);
-    chatPanel.reveal();
+    if (!panel) {
+      this.focused(chatPanel);
+      chatPanel.reveal();
+    } else if (webviewPanel.active) {
+      this.focused(chatPanel);
+    } else {
+      // A restored tab in the background: the chat commands act on it only once the user goes to it.
+      this.recent.unshift(chatPanel);
+    }
     return chatPanel;
+  }
+
+  /** Sets claudeSidecar.chatFocused: whether the user is in a chat tab now (not merely has one). */
+  private updateChatFocused(): void {
+    const focused = [...this.panels.values()].some((p) => p.focused);
+    if (focused === this.chatFocused) return;
+    this.chatFocused = focused;
+    void vscode.commands.executeCommand('setContext', 'claudeSidecar.chatFocused', focused);
   }
 
   /** `panel` is the chat the user works with now. */
@@ -259,7 +282,20 @@ class Extension implements PanelHost, vscode.Disposable {
       { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     if (!pick) return;
-    await this.resume(cwd, pick.sessionId);
+    await this.openSession(cwd, pick.sessionId);
+  }
+
+  /**
+   * Opens a stored session picked from the list: the chat tab of this window that has it, if
+   * there is one (a second tab would be a second view of the same chat), else a resumed chat.
+   */
+  async openSession(cwd: string, sessionId: string): Promise<void> {
+    const open = [...this.panels.values()].find((p) => p.chat.sessionId === sessionId && !p.chat.closed);
+    if (open) {
+      this.show(open.chat);
+      return;
+    }
+    await this.resume(cwd, sessionId);
   }
 
   /** Opens a stored session in a chat; `restored`: the model, effort and mode a reloaded chat had. */

@@ -76,6 +76,8 @@ export type WebviewOp = keyof WebviewOps;
 /** What the webview sends the host. */
 export type WebviewMessage =
   | { type: 'ready' }
+  /** The page gained or lost the keyboard focus (the chat's keybindings follow it). */
+  | { type: 'focus'; focused: boolean }
   | { [K in WebviewOp]: { type: 'request'; id: number; op: K; params: WebviewOps[K]['params'] } }[WebviewOp]
   /** Something the host should log (webview errors end up in the output channel). */
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string };

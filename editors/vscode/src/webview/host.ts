@@ -48,6 +48,11 @@ export class Host {
     this.api.postMessage({ type: 'ready' });
   }
 
+  /** Tells the host whether the page has the keyboard focus. */
+  focused(focused: boolean): void {
+    this.api.postMessage({ type: 'focus', focused });
+  }
+
   log(level: 'info' | 'warn' | 'error', message: string): void {
     this.api.postMessage({ type: 'log', level, message });
   }

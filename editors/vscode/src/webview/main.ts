@@ -83,6 +83,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       render();
       transcript.rebuild(state);
       remember();
+      view.keepDiffs(state.files);
       break;
     case 'event':
       reduce(state, message.event);
@@ -93,6 +94,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
         (message.event.kind === 'notification' && message.event.method === 'claude/status')
       ) {
         remember();
+      }
+      if (message.event.kind === 'notification' && message.event.method === 'claude/fileUpdated') {
+        view.keepDiffs([message.event.params]);
       }
       scheduleRender();
       break;
@@ -143,6 +147,22 @@ document.addEventListener('click', (event) => {
 window.addEventListener('error', (event) => host.log('error', `${event.message} (${event.filename}:${event.lineno})`));
 window.addEventListener('unhandledrejection', (event) => host.log('error', String(event.reason)));
 
+// The host enables the chat's keybindings (claudeSidecar.chatFocused) only while the page has
+// the focus: the tab may stay the active editor while the user types in the terminal. Also
+// polled, as VS Code's own webview frame does (pre/index.html): blur is not reliable across
+// its nested frames.
+let hadFocus = false;
+function trackFocus(): void {
+  const now = document.hasFocus();
+  if (now === hadFocus) return;
+  hadFocus = now;
+  host.focused(now);
+}
+window.addEventListener('focus', trackFocus);
+window.addEventListener('blur', trackFocus);
+setInterval(trackFocus, 250);
+
 host.ready();
 composer.focus();
+trackFocus();
 warmUp();

@@ -184,13 +184,17 @@ export class ToolView implements EntryView {
   }
 
   /** The files the call changed, each on its row with its +N -M (once: the row is where the
-   * diff opens): with its diff (claude/fileUpdated) when there is one, else its path and
-   * counts from the entry (a resumed chat has no diffs). */
+   * diff opens): with its diff (claude/fileUpdated) when there is one; else, after a reload,
+   * with the diff the page saved (the file opens, as the before/after is gone with the old
+   * window); else its path and counts from the entry (a resumed chat's daemon has no diffs). */
   private renderFiles(): void {
     const updates = fileUpdatesOf(this.ctx, this.entry.id);
+    const saved = this.ctx.view.diffsOf(this.entry.id).filter((d) => !updates.some((u) => u.path === d.path));
     const counts = this.entry.files ?? [];
-    const counted = counts.filter((f) => !updates.some((u) => u.path === f.path));
-    const key = JSON.stringify([updates.map((u) => u.seq), counts]);
+    const counted = counts.filter(
+      (f) => !updates.some((u) => u.path === f.path) && !saved.some((d) => d.path === f.path),
+    );
+    const key = JSON.stringify([updates.map((u) => u.seq), saved.map((d) => d.path), counts]);
     if (key === this.shownFiles) return;
     this.shownFiles = key;
     const cwd = this.ctx.state().cwd;
@@ -217,6 +221,25 @@ export class ToolView implements EntryView {
             ),
           ),
           f.diff !== null ? diffView(f.diff) : h('div', { class: 'note', text: f.notice ?? '' }),
+        ),
+      ),
+      ...saved.map((d) =>
+        h(
+          'div',
+          { class: 'file-update' },
+          head(
+            d.path,
+            counts.find((c) => c.path === d.path) ?? diffStats(d.diff),
+            button(
+              'Open file',
+              () => void attempt(this.ctx, 'Open file', () => this.ctx.request('openFile', { path: d.path })),
+              {
+                class: 'link-button',
+                title: 'The before and after went with the window reload: the file as it is now',
+              },
+            ),
+          ),
+          diffView(d.diff),
         ),
       ),
       ...counted.map((f) => h('div', { class: 'file-update' }, head(f.path, f))),

@@ -1,7 +1,9 @@
 // What only the page knows and must keep when VS Code recreates it (the panel was hidden,
 // the window reloaded): the draft, the scroll position, which blocks the user opened or
-// closed. Kept with the webview API's setState; the host reads `sessionId`, `cwd`, `model`,
-// `effort` and `permissionMode` of the same object to restore the panel's chat after a reload.
+// closed, and the diffs of the chat's edits (after a reload the daemon's stored entries carry
+// each file's +N -M but no diff, and the host no longer has the before/after). Kept with the
+// webview API's setState; the host reads `sessionId`, `cwd`, `model`, `effort` and
+// `permissionMode` of the same object to restore the panel's chat after a reload.
 
 import type { Host } from './host';
 
@@ -18,6 +20,31 @@ export interface PageState {
   effort?: string;
   /** The chat's permission mode ('' if unknown): a reloaded chat resumes in it. */
   permissionMode?: string;
+  /** The diffs the page was sent (claude/fileUpdated), by tool use id, oldest first. */
+  diffs: Record<string, SavedDiff[]>;
+}
+
+/** A file update's diff as the page saved it: shown again after a reload, as it was sent. */
+export interface SavedDiff {
+  path: string;
+  diff: string;
+}
+
+/** The most diff text kept (oldest tool uses dropped first): VS Code stores the state with the workspace. */
+export const SAVED_DIFF_CHARS = 256 * 1024;
+
+function savedDiffs(value: unknown): Record<string, SavedDiff[]> {
+  if (!value || typeof value !== 'object') return {};
+  const out: Record<string, SavedDiff[]> = {};
+  for (const [id, list] of Object.entries(value as Record<string, unknown>)) {
+    if (!Array.isArray(list)) continue;
+    const diffs = list.filter(
+      (d): d is SavedDiff =>
+        typeof (d as SavedDiff | null)?.path === 'string' && typeof (d as SavedDiff | null)?.diff === 'string',
+    );
+    if (diffs.length) out[id] = diffs;
+  }
+  return out;
 }
 
 /** The key of a block that opens and closes: a tool call by its id, others by entry id. */
@@ -40,6 +67,7 @@ export class ViewState {
       ...(typeof saved?.model === 'string' ? { model: saved.model } : {}),
       ...(typeof saved?.effort === 'string' ? { effort: saved.effort } : {}),
       ...(typeof saved?.permissionMode === 'string' ? { permissionMode: saved.permissionMode } : {}),
+      diffs: savedDiffs(saved?.diffs),
     };
   }
 
@@ -66,6 +94,37 @@ export class ViewState {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.host.setState(this.state);
+  }
+
+  /** The saved diffs of one tool use. */
+  diffsOf(toolUseId: string): SavedDiff[] {
+    return this.state.diffs[toolUseId] ?? [];
+  }
+
+  /**
+   * Keeps the diffs of these file updates (those of a tool use, with a diff) and saves at once
+   * when one is new: a reload may come right after the edit. Past SAVED_DIFF_CHARS the oldest
+   * tool uses' diffs go.
+   */
+  keepDiffs(updates: readonly { toolUseId?: string | null; path: string; diff: string | null }[]): void {
+    const diffs = { ...this.state.diffs };
+    let added = false;
+    for (const u of updates) {
+      if (!u.toolUseId || u.diff === null) continue;
+      const list = diffs[u.toolUseId] ?? [];
+      if (list.some((d) => d.path === u.path && d.diff === u.diff)) continue;
+      diffs[u.toolUseId] = [...list, { path: u.path, diff: u.diff }];
+      added = true;
+    }
+    if (!added) return;
+    const ids = Object.keys(diffs);
+    let size = ids.reduce((n, id) => n + diffs[id]!.reduce((m, d) => m + d.diff.length, 0), 0);
+    for (const id of ids) {
+      if (size <= SAVED_DIFF_CHARS) break;
+      size -= diffs[id]!.reduce((m, d) => m + d.diff.length, 0);
+      delete diffs[id];
+    }
+    this.save({ diffs });
   }
 
   setExpanded(key: string, open: boolean): void {

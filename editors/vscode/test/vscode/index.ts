@@ -16,7 +16,10 @@ import { VIEW_TYPE, type ChatPanel, type RestorableState } from '../../src/exten
 
 type Api = {
   extension: {
+    /** The value of the context key claudeSidecar.chatFocused the extension set last. */
+    chatFocused: boolean;
     activePanel(): ChatPanel | undefined;
+    openSession(cwd: string, sessionId: string): Promise<void>;
     restore(panel: vscode.WebviewPanel, state: RestorableState & { sessionId: string; cwd: string }): Promise<void>;
   };
 };
@@ -320,6 +323,75 @@ test("a reloaded chat comes back in its own permission mode, not the setting's",
   after.panel.dispose();
 });
 
+test('claudeSidecar.chatFocused (the chat keybindings) follows the focus, not the chat tabs that exist', async () => {
+  const { extension } = await api();
+  const panel = await newChatPanel();
+  await until(() => extension.chatFocused || undefined, 'the new chat has the focus');
+  // A chat tab stays open beside it: Ctrl+Alt+Backspace typed in the file is the editor's.
+  await vscode.window.showTextDocument(vscode.Uri.file(path.join(workspace(), 'hello.py')), {
+    viewColumn: vscode.ViewColumn.One,
+  });
+  await until(() => !extension.chatFocused || undefined, 'a text editor has the focus');
+  panel.reveal();
+  await until(() => extension.chatFocused || undefined, 'the chat has the focus again');
+  // The page's own focus (the tab stays the active editor while the user is in the terminal)
+  // is not tested here: under Playwright's focus emulation every frame says it has the focus.
+  panel.panel.dispose();
+  assert.equal(extension.chatFocused, false, 'no chat, no chat keybindings');
+});
+
+test('a reload brings the chat tabs back without bringing each to the front: the active one stays', async () => {
+  const { extension } = await api();
+  const first = await newChatPanel();
+  await turn(first, 'hello one');
+  const second = await newChatPanel();
+  await turn(second, 'hello two');
+  const saved = [first, second].map((p) => {
+    assert.ok(p.chat.sessionId);
+    return { sessionId: p.chat.sessionId, cwd: p.chat.cwd };
+  });
+  await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+  // The reloaded window's tabs, in one group, the second one active (where the user was).
+  const tabs = saved.map(() =>
+    vscode.window.createWebviewPanel(VIEW_TYPE, 'Claude', vscode.ViewColumn.Two, { enableScripts: true }),
+  );
+  const [one, two] = tabs as [vscode.WebviewPanel, vscode.WebviewPanel];
+  await until(() => (two.active && !one.active) || undefined, 'the second tab is the active one');
+  // VS Code revives them in its own order: here the active one first, then the one behind it.
+  await extension.restore(two, saved[1]!);
+  await extension.restore(one, saved[0]!);
+  assert.equal(extension.activePanel()?.panel, two, 'the chat commands act on the tab in front');
+  assert.match(two.title, /hello two/);
+  await until(
+    () => vscode.window.tabGroups.activeTabGroup.activeTab?.label === two.title || undefined,
+    'the tab the user had active is in front',
+  );
+  assert.equal(two.active, true);
+  assert.equal(one.active, false, 'the other tab came back behind it');
+  // Going to the other tab makes it the chat the commands act on.
+  one.reveal();
+  await until(() => extension.activePanel()?.panel === one || undefined, 'the tab the user went to is the active chat');
+  one.dispose();
+  two.dispose();
+});
+
+test('a session picked from the list that a chat tab of the window has shows that tab, not a second one', async () => {
+  const { extension } = await api();
+  const first = await newChatPanel();
+  await turn(first, 'hello one');
+  const second = await newChatPanel();
+  const chatTabs = () =>
+    vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview).length;
+  await until(() => chatTabs() === 2 || undefined, 'two chat tabs');
+  const { cwd, sessionId } = first.chat;
+  assert.ok(sessionId);
+  await extension.openSession(cwd, sessionId);
+  assert.equal(extension.activePanel(), first, 'the chat that has the session is the active chat');
+  assert.equal(chatTabs(), 2, 'no second tab on the same chat');
+  second.panel.dispose();
+  first.panel.dispose();
+});
+
 test('closing the chat tab ends its CLI', async () => {
   const panel = await newChatPanel();
   const pid = panel.chat.pid;
@@ -430,8 +502,11 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
 
 /** The entry the extension host calls (extensionTestsPath). */
 export async function run(): Promise<void> {
+  // SIDECAR_EXTENSION_TESTS (a regular expression) runs only the tests whose names match it.
+  const only = process.env.SIDECAR_EXTENSION_TESTS;
+  const chosen = only ? tests.filter((t) => new RegExp(only).test(t.name)) : tests;
   let failed = 0;
-  for (const t of tests) {
+  for (const t of chosen) {
     const started = Date.now();
     try {
       await t.run();
@@ -442,6 +517,6 @@ export async function run(): Promise<void> {
     }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   }
-  console.log(`# extension tests: ${tests.length - failed} passed, ${failed} failed`);
+  console.log(`# extension tests: ${chosen.length - failed} passed, ${failed} failed`);
   if (failed) throw new Error(`${failed} extension test(s) failed`);
 }

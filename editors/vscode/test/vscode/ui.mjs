@@ -262,10 +262,15 @@ async function main() {
           live,
           'the meter and cost come back as they were',
         );
+        // The edit's diff, which the resumed chat's stored entries do not have: the page kept it.
+        const write = chat.locator('.entry.tool', { hasText: 'hello.py' }).first();
+        await write.locator('.tool-files .diff').waitFor({ timeout: 15_000 });
+        assert.match(await write.locator('.tool-files .diff').innerText(), /print\('hello, world'\)/);
+        assert.equal(await write.getByRole('button', { name: 'Open file' }).count(), 1);
         await screenshot(page, path.join(SHOTS, '7-restored-after-reload.png'));
       },
     );
-    await step('"Resume a Past Session..." lists the session and opens it with its history', async () => {
+    await step('"Resume a Past Session..." lists the session; the one open here shows its tab', async () => {
       await runCommand(page, 'Claude: Resume a Past Session');
       const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'hello there' }).first();
       await row.waitFor({ timeout: 15_000 });
@@ -276,10 +281,73 @@ async function main() {
       assert.ok(await row.isVisible(), 'the session picker stays open when the chat takes focus');
       await screenshot(page, path.join(SHOTS, '8-sessions.png'));
       await row.click();
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+      // The chat tab that has the session (a second tab would be a second view of the same chat).
+      const activeGroup = page.locator('.editor-group-container.active');
       await waitFor(
-        async () => (await page.locator('.tab', { hasText: 'Claude: hello there' }).count()) >= 2,
-        'a second chat tab with the resumed session',
+        async () => (await activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count()) === 1,
+        'the chat tab with the session is in front',
       );
+      assert.equal(await page.locator('.tab', { hasText: 'Claude: hello there' }).count(), 1);
+    });
+    await step('a reload with two chat tabs leaves the user in the one they were in', async () => {
+      // A second chat, in the other editor group; the user goes back to the first chat:
+      // restoring the tabs one by one must not end in the one revived last.
+      await runCommand(page, 'Claude: New Chat');
+      await waitFor(async () => (await page.locator('.tab', { hasText: /^Claude$/ }).count()) === 1, 'a new chat tab');
+      await waitFor(async () => {
+        for (const frame of page.frames()) {
+          const prompt = frame.locator('textarea.prompt');
+          if ((await prompt.count().catch(() => 0)) && !(await frame.getByText('Greeting changed.').count())) {
+            await prompt.fill('hello again');
+            await prompt.press('Enter');
+            return true;
+          }
+        }
+        return false;
+      }, 'the new chat page');
+      await waitFor(
+        async () => (await page.locator('.tab', { hasText: 'Claude: hello again' }).count()) === 1,
+        'the second chat has its title',
+        30_000,
+      );
+      const first = page.locator('.tab', { hasText: 'Claude: hello there' });
+      await first.click();
+      const activeGroup = page.locator('.editor-group-container.active');
+      await waitFor(
+        async () => (await activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count()) === 1,
+        'the first chat is the active tab',
+      );
+      const groupOf = () =>
+        page
+          .locator('.editor-group-container')
+          .evaluateAll((gs) => gs.findIndex((g) => g.classList.contains('active')));
+      const before = await groupOf();
+      await screenshot(page, path.join(SHOTS, '9-two-chats-before-reload.png'));
+      const reloaded = page.waitForEvent('framenavigated', {
+        predicate: (f) => f === page.mainFrame(),
+        timeout: 30_000,
+      });
+      await runCommand(page, 'Developer: Reload Window');
+      await reloaded;
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+      // Both chats back: each group shows its chat page.
+      await waitFor(
+        async () => {
+          let pages = 0;
+          for (const frame of page.frames())
+            pages += await frame
+              .locator('textarea.prompt')
+              .count()
+              .catch(() => 0);
+          return pages === 2;
+        },
+        'both chat pages are shown',
+        60_000,
+      );
+      assert.equal(await groupOf(), before, 'the group the user was in is the active one');
+      assert.equal(await activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count(), 1);
+      await screenshot(page, path.join(SHOTS, '10-two-chats-after-reload.png'));
     });
     console.log(`# UI run passed; screenshots in ${path.relative(process.cwd(), SHOTS)}`);
   } catch (e) {

@@ -41,6 +41,15 @@ function stateOf(events: ChatEvent[]): ChatState {
   return state;
 }
 
+/** A unified diff's added and removed lines (what the daemon's stored entries count). */
+function diffCounts(diff: string): { added: number; removed: number } {
+  const lines = diff.split('\n');
+  return {
+    added: lines.filter((l) => l.startsWith('+') && !l.startsWith('+++')).length,
+    removed: lines.filter((l) => l.startsWith('-') && !l.startsWith('---')).length,
+  };
+}
+
 /** How many events lead up to the channel waiting for the user's answer (the status included). */
 const untilAsked = (events: ChatEvent[]) =>
   events.findIndex(
@@ -680,6 +689,45 @@ describe('user message actions', () => {
 });
 
 describe('page state', () => {
+  it("keeps an edit's diff over a reload, where the resumed chat's entries have only +N -M", async () => {
+    const events = hostEvents('write-allowed');
+    const live = stateOf(events);
+    const host = await openWith(initialState());
+    await host.events(events);
+    const page = host.page;
+    const write = page.locator('.entry.tool', { hasText: 'Write' });
+    assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the live edit shows its diff');
+    const shown = await write.locator('.tool-files .diff').innerText();
+
+    // What a reload gives the page: the chat resumed from its session, whose stored entries
+    // carry the file and its counts but no diff, and no file update.
+    await page.reload();
+    await host.waitForPosted((m) => m.type === 'ready');
+    const resumed = stateOf([]);
+    Object.assign(resumed, { sessionId: live.sessionId, cwd: live.cwd, channelId: 'ch-resumed' });
+    reduce(resumed, {
+      kind: 'transcript',
+      entries: live.entries.map((e): ConversationEntry => {
+        if (e.kind !== 'tool') return e as ConversationEntry;
+        const files = live.files
+          .filter((f) => f.toolUseId === e.id && f.diff !== null)
+          .map((f) => ({ path: f.path, ...diffCounts(f.diff ?? '') }));
+        return { ...e, ...(files.length ? { files } : {}) };
+      }),
+    });
+    assert.deepEqual(resumed.files, []);
+    await host.reset(resumed);
+    assert.equal(await write.locator('.tool-files .diff').count(), 1, 'the diff the page had is shown again');
+    assert.equal(await write.locator('.tool-files .diff').innerText(), shown);
+    assert.match(await write.locator('.tool-files .file-head').innerText(), /README\.md\s*\+5\s*−1/);
+    assert.equal(await write.getByRole('button', { name: 'Open diff' }).count(), 0, 'no before/after to open');
+    await host.screenshot('reloaded-write-diff');
+    await write.getByRole('button', { name: 'Open file' }).click();
+    const open = await host.request('openFile');
+    assert.deepEqual(open.params, { path: live.files.find((f) => f.diff !== null)?.path });
+    assert.deepEqual(host.errors, []);
+  });
+
   it('keeps the draft and the opened blocks when the page is recreated', async () => {
     const state = stateOf(hostEvents('bash-output'));
     const host = await openWith(state);
