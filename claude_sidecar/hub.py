@@ -73,6 +73,9 @@ class Hub:
         self.pool = WarmPool(self._start_spare, self._launch_key)
         self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
+        # Session id (lower case) -> the resume of it under way, done once the channel is
+        # open (or failed to): see ``holder``.
+        self._resuming: dict[str, asyncio.Future[None]] = {}
         # The options of the client that opened each channel, when not ``options``.
         self._clients: dict[str, InitializationOptions] = {}
         # The CLI's stored sessions (what restart and fork resume).
@@ -138,6 +141,28 @@ class Hub:
         """
         client = client or self.options
         self.check_mode("permissionMode", options.permission_mode, client)
+        if options.resume is not None and not fork:
+            key = options.resume.lower()
+            while (under_way := self._resuming.get(key)) is not None:
+                await asyncio.shield(under_way)  # (a caller that did not ask ``holder``)
+            # Taken before the next await, so that a second resume of the session waits
+            # for this one (``holder``) rather than start a second CLI on its file.
+            resuming = self._resuming[key] = asyncio.get_running_loop().create_future()
+            try:
+                return await self._open(options, fork, resume_at, history, client)
+            finally:
+                del self._resuming[key]
+                resuming.set_result(None)
+        return await self._open(options, fork, resume_at, history, client)
+
+    async def _open(
+        self,
+        options: NewChannelParams,
+        fork: bool,
+        resume_at: str | None,
+        history: list[Entry] | None,
+        client: InitializationOptions,
+    ) -> Channel:
         if options.resume is not None and (options.model is None or options.effort is None):
             options = await self._as_chosen_before(options)
         if client.editor_tools and editor_tools.SERVER_NAME in (options.mcp_servers or {}):
@@ -498,6 +523,15 @@ class Hub:
         )
         if user is not None:
             raise SessionInUse(session_id, user.id)
+
+    async def holder(self, session_id: str) -> Channel | None:
+        """The open channel whose conversation is session ``session_id``, once it is open:
+        a resume of it still under way is waited for (until then the channel has no
+        conversation to show, and it may yet fail); None when no channel has it."""
+        resuming = self._resuming.get(session_id.lower())
+        if resuming is not None:
+            await asyncio.shield(resuming)
+        return self.holding(session_id)
 
     def holding(self, session_id: str) -> Channel | None:
         """The open channel whose conversation is session ``session_id``, if any."""

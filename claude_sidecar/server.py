@@ -314,7 +314,7 @@ def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
 
 
 async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
-    running = ls.hub.holding(p.resume) if p.resume is not None else None
+    running = await ls.hub.holder(p.resume) if p.resume is not None else None
     if running is not None:
         # Two CLIs on one session file would diverge: join the chat that has it.
         return msgspec.structs.replace(_opened(running), attached=_joined(ls, running))

@@ -47,6 +47,24 @@ async def test_resuming_a_session_an_open_channel_holds_returns_that_channel(
     assert 0 < joined["seq"] <= transcript["seq"]
 
 
+async def test_two_resumes_of_one_session_at_once_share_one_channel_with_its_conversation(
+    sidecar: Sidecar, workspace: Path
+) -> None:
+    session, _ = await sidecar.chat(str(workspace), "hello")
+
+    # The second comes while the first's CLI starts: it waits for that resume to finish.
+    first, second = await asyncio.gather(
+        sidecar.open_channel(cwd=str(workspace), resume=session),
+        sidecar.open_channel(cwd=str(workspace), resume=session),
+    )
+    listed = (await sidecar.request("claude/listChannels"))["channels"]
+
+    assert first["channelId"] == second["channelId"]
+    assert [c["channelId"] for c in listed] == [first["channelId"]], "no second CLI"
+    joined = second["attached"]
+    assert [e["kind"] for e in joined["entries"]] == ["prompt", "text", "turn"]
+
+
 async def test_a_resumed_chat_goes_on_with_the_model_and_effort_chosen_for_it(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path
 ) -> None:
