@@ -2,11 +2,11 @@
 """A synthetic CLI for faults the real one cannot produce on cue.
 
 It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
-set it streams that many text deltas per user message; with $FAKE_CLI_HANG it hangs on
-the first user message (ignoring SIGTERM); otherwise on each user message prints the
-lines of the file named by $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage),
-then a `result`. `--version` prints $FAKE_CLI_VERSION. Only the standard library: it
-runs under any python3.
+set it streams that many text deltas per user message (then creates the file named by
+$FAKE_CLI_STREAMED, if set); with $FAKE_CLI_HANG it hangs on the first user message
+(ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
+$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. `--version`
+prints $FAKE_CLI_VERSION. Only the standard library: it runs under any python3.
 """
 
 import json
@@ -69,6 +69,8 @@ for line in sys.stdin:
             )
         out.flush()
         emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        if os.environ.get("FAKE_CLI_STREAMED"):
+            open(os.environ["FAKE_CLI_STREAMED"], "w").close()
     elif message["type"] == "user":
         with open(os.environ["FAKE_CLI_LINES"], "rb") as script:
             sys.stdout.buffer.write(script.read())
