@@ -309,8 +309,9 @@ class Sidecar:
 
 class StartSidecar(Protocol):
     """The ``sidecar_with`` fixture: starts a daemon with these ``initializationOptions``
-    and variables added to ``daemon_env``; ``args`` go on the daemon's command line and
-    ``handlers`` answer the daemon's requests to the client (registered before start)."""
+    and variables added to ``daemon_env``; ``args`` go on the daemon's command line,
+    ``handlers`` answer the daemon's requests to the client (registered before start) and
+    ``argv``, when given, is the daemon's whole command line."""
 
     def __call__(
         self,
@@ -318,6 +319,7 @@ class StartSidecar(Protocol):
         *,
         args: tuple[str, ...] = (),
         handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        argv: tuple[str, ...] | None = None,
         **env: str,
     ) -> Awaitable[Sidecar]: ...
 

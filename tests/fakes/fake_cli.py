@@ -25,6 +25,10 @@ if "--version" in sys.argv[1:]:
         print(f"{os.environ['FAKE_CLI_VERSION']} (Claude Code)")
     sys.exit(0)
 
+# The session the daemon started it for: an older CLI's result names the session whose file
+# the daemon then waits for.
+SESSION = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--session-id=")), "s")
+
 for line in sys.stdin:
     message = json.loads(line)
     if message["type"] == "control_request" and message["request"].get("model") == "refuse-me":
@@ -75,4 +79,4 @@ for line in sys.stdin:
         with open(os.environ["FAKE_CLI_LINES"], "rb") as script:
             sys.stdout.buffer.write(script.read())
             sys.stdout.flush()
-        emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        emit({"type": "result", "subtype": "success", "is_error": False, "session_id": SESSION})
