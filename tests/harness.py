@@ -376,8 +376,9 @@ def descendant_pids(pid: int) -> set[int]:
     return found
 
 
-async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
-    """Wait for every pid to end; return those still alive after ``timeout``."""
+async def wait_until_dead(pids: list[int], timeout: float = 30) -> list[int]:
+    """Wait for every pid to end; return those still alive after ``timeout`` (a hang
+    guard: a process's end is no event this process can await)."""
     deadline = time.monotonic() + timeout
     # Polls: another process ending is not an event this process can await.
     while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:  # noqa: ASYNC110

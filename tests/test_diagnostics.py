@@ -16,7 +16,8 @@ from tests.harness import RawClient
 pytestmark = pytest.mark.same_on_every_cli("the daemon's own SIGUSR1 report")
 
 
-def _stats(log: Path, after: int, timeout: float = 10) -> dict[str, int]:
+def _stats(log: Path, after: int, timeout: float = 60) -> dict[str, int]:
+    # Polls the log (a hang guard): the daemon's report goes to its log file only.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         lines = [m for m in re.finditer(r"stats: (.*)", log.read_text()) if m.start() >= after]
