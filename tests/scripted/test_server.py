@@ -319,7 +319,7 @@ def test_serve_blocks_until_interrupted_and_keeps_stdout_clean() -> None:
         conn.request("GET", "/")
         assert conn.getresponse().status == 200
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=5)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
