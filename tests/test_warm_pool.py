@@ -14,7 +14,7 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
 
 
-async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[int]:
+async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 60) -> set[int]:
     """Wait until the daemon has ``count`` CLI processes that serve no channel.
 
     Polls, with ``timeout`` as a hang guard: a spare is started and ended inside the
