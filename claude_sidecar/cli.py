@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from . import __version__
@@ -80,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--warm-pool-cwd",
         metavar="DIR",
+        type=_directory,
         default=None,
         help="start a spare CLI in DIR at initialize, so that the first session/new there "
         "takes it (default: the directory the agent runs in; none when that is /)",
@@ -209,6 +211,15 @@ def _configure_logging(level: str, log_file: str | None) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # pygls logs every message body at INFO; that is noise and costs time per delta.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def _directory(value: str) -> str:
+    """An existing directory, as an absolute path (argparse type: a typo is an error at
+    start, not a spare that silently never starts)."""
+    path = os.path.abspath(os.path.expanduser(value))
+    if not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"no such directory: {value}")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:

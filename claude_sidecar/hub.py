@@ -25,6 +25,7 @@ from .api import (
 from .background import Background
 from .channel import Channel
 from .conversation import through_exchange
+from .conversation.stored import unreadable_notice
 from .discovery import find_cli
 from .editor_tools import EditorToolServer
 from .errors import ChannelNotFound, InvalidParams, SessionInUse, SessionNotFound, SidecarError
@@ -463,8 +464,12 @@ class Hub:
             await asyncio.to_thread(copy)
 
     async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:
+        """A stored session's entries for a channel that continues it, led by a notice of
+        what could not be read (the client has no other way to learn of it)."""
         try:
-            return (await self.sessions.history(session_id, cwd)).entries
+            history = await self.sessions.history(session_id, cwd)
+            notice = unreadable_notice(history.warnings)
+            return history.entries if notice is None else [notice, *history.entries]
         except SessionNotFound:
             # The CLI resumed what it found (a session of another directory, or none).
             log.info("session %s: no stored history in %s to show", session_id, cwd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sys
 import threading
 import time
@@ -374,6 +375,19 @@ def descendant_pids(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
+
+
+def logged_stats(log: Path, after: int, timeout: float = 30) -> dict[str, int]:
+    """The figures of the first ``stats:`` line a daemon logged into ``log`` past offset
+    ``after`` (what ``kill -USR1`` asks for; the signal is handled by the daemon's event
+    loop, so it is waited for; the timeout is a hang guard)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = [m for m in re.finditer(r"stats: (.*)", log.read_text()) if m.start() >= after]
+        if lines:
+            return {k: int(v) for k, v in (pair.split("=") for pair in lines[-1].group(1).split())}
+        time.sleep(0.05)
+    raise AssertionError(f"no stats line in {log}: {log.read_text()[-2000:]}")
 
 
 async def wait_until_dead(pids: list[int], timeout: float = 30) -> list[int]:

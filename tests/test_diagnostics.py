@@ -3,28 +3,17 @@ chasing a leak read it."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-import re
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.harness import RawClient
+from tests.acp.client import acp_agent
+from tests.harness import RawClient, logged_stats
 
 pytestmark = pytest.mark.same_on_every_cli("the daemon's own SIGUSR1 report")
-
-
-def _stats(log: Path, after: int, timeout: float = 60) -> dict[str, int]:
-    # Polls the log (a hang guard): the daemon's report goes to its log file only.
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lines = [m for m in re.finditer(r"stats: (.*)", log.read_text()) if m.start() >= after]
-        if lines:
-            return {k: int(v) for k, v in (pair.split("=") for pair in lines[-1].group(1).split())}
-        time.sleep(0.05)
-    raise AssertionError(f"no stats line in {log}: {log.read_text()[-2000:]}")
 
 
 def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
@@ -35,7 +24,7 @@ def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
     try:
         client.initialize()
         os.kill(client.process.pid, signal.SIGUSR1)
-        idle = _stats(log, 0)
+        idle = logged_stats(log, 0)
         assert set(idle) == {"fds", "tasks", "children", "channels", "rssKib"}
         assert idle["channels"] == 0 and idle["children"] == 0
         assert idle["fds"] > 2 and idle["tasks"] >= 1 and idle["rssKib"] > 10_000
@@ -51,10 +40,23 @@ def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
         assert "result" in client.reply_to(1)
         mark = len(log.read_text())
         os.kill(client.process.pid, signal.SIGUSR1)
-        busy = _stats(log, mark)
+        busy = logged_stats(log, mark)
         assert busy["channels"] == 1 and busy["children"] == 1, "the channel's CLI is a child"
         assert busy["fds"] > idle["fds"] and busy["tasks"] > idle["tasks"]
     finally:
         assert client.process.stdin is not None
         client.process.stdin.close()
         client.process.wait(timeout=15)
+
+
+async def test_sigusr1_logs_the_acp_agents_figures_too(
+    daemon_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "agent.log"
+    async with acp_agent(daemon_env, log_file=log) as (conn, process, _client):
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        os.kill(process.pid, signal.SIGUSR1)
+        stats = await asyncio.to_thread(logged_stats, log, 0)
+
+    assert stats["channels"] == 1 and stats["children"] == 1, "the session's CLI is a child"
+    assert stats["rssKib"] > 10_000

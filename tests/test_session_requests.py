@@ -87,12 +87,20 @@ async def test_fork_of_a_stored_session_at_a_message_keeps_the_history_up_to_it(
     assert texts_of(model.main_requests[-1]) == ["one", "answer one", "after the fork"]
 
 
-async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
+async def _stored_chat(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path
-) -> None:
+) -> tuple[str, list[str], Path]:
+    """A chat of two exchanges: its session id, its prompts' ids and its session file."""
     model.set_scenario(load_scenario(THREE_EXCHANGES))
     session, ids = await sidecar.chat(str(workspace), "one", "two")
     (stored,) = home.glob(f".claude/projects/*/{session}.jsonl")
+    return session, ids, stored
+
+
+async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path
+) -> None:
+    session, ids, stored = await _stored_chat(sidecar, model, workspace, home)
     data = stored.read_bytes()
     stored.write_bytes(data[: len(data) - len(data.splitlines()[-1]) // 2 - 1])
 
@@ -109,6 +117,30 @@ async def test_a_truncated_session_file_yields_what_can_be_read_and_a_warning(
     }
     assert history["warnings"], "the damage is reported"
     assert [s["sessionId"] for s in listed["sessions"]] == [session]
+
+
+async def test_a_chat_resumed_from_a_damaged_session_file_starts_with_a_notice_of_what_was_not_read(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path, home: Path
+) -> None:
+    session, _, stored = await _stored_chat(sidecar, model, workspace, home)
+    lines = stored.read_bytes().splitlines(keepends=True)
+    stored.write_bytes(b"".join([*lines[:2], b"{not json\n", *lines[2:]]))
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": session, "cwd": str(workspace)}
+    )
+
+    resumed = await sidecar.open_channel(cwd=str(workspace), resume=session)
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": resumed["channelId"]})
+
+    first, *rest = transcript["entries"]
+    assert (first["kind"], first["subtype"], first["level"]) == (
+        "notice",
+        "unreadableHistory",
+        "warn",
+    )
+    assert "line 3: not valid JSON" in first["text"]
+    assert [w for w in history["warnings"] if w in first["text"]] == history["warnings"]
+    assert [e["kind"] for e in rest][:2] == ["prompt", "text"], "the rest as it was stored"
 
 
 @pytest.mark.pinned_cli(

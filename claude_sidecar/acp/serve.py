@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from typing import BinaryIO, cast
@@ -22,7 +23,7 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
-from .. import heap
+from .. import diagnostics, heap
 from ..stdout import FrameWriter, claim_stdout
 from ..transport import pdeathsig_wrapper
 from .agent import SidecarAgent
@@ -45,6 +46,10 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
         log.error("the client's stream is gone (%s); shutting down", error)
         gone.set()
 
+    # `kill -USR1 <pid>` logs what the agent holds, as the claude/* daemon does.
+    loop.add_signal_handler(
+        signal.SIGUSR1, lambda: diagnostics.log_snapshot(agent.hub.channel_count)
+    )
     frames = FrameWriter(rpc_out, lose_client)
     agent.transport = StdioTransport(reader, frames)
     agent.transport.on_opened = agent.opened

@@ -40,6 +40,28 @@ _NOTICES: dict[str, tuple[str, NoticeLevel]] = {
 }
 
 
+UNREADABLE_NOTICE_ID = "history:unreadable"
+# The warnings a notice lists; the rest are counted (getHistory has them all).
+_WARNINGS_SHOWN = 10
+
+
+def unreadable_notice(warnings: list[str]) -> NoticeEntry | None:
+    """A notice for the top of a resumed or forked conversation listing what of its
+    session could not be read (the history's ``warnings``); None when all could be."""
+    if not warnings:
+        return None
+    lines = warnings[:_WARNINGS_SHOWN]
+    if len(warnings) > _WARNINGS_SHOWN:
+        lines.append(f"and {len(warnings) - _WARNINGS_SHOWN} more")
+    return NoticeEntry(
+        id=UNREADABLE_NOTICE_ID,
+        subtype="unreadableHistory",
+        level="warn",
+        text="Parts of this session's file could not be read and are not shown:\n"
+        + "\n".join(lines),
+    )
+
+
 class StoredEntries:
     """The entries of one transcript file (the session's, or one sub-agent's)."""
 

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
@@ -122,11 +123,12 @@ class RecordingClient:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    env: dict[str, str], *args: str
+    env: dict[str, str], *args: str, log_file: Path | None = None
 ) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process, RecordingClient]]:
     """Start ``claude-sidecar acp`` and initialize it; yields the SDK's connection, the
     process and the recording client. On the way out the connection closes (the agent
-    sees stdin end) and the process must exit."""
+    sees stdin end) and the process must exit. ``log_file``: where the agent logs (else
+    stderr)."""
     client = RecordingClient()
     async with spawn_agent_process(
         cast(Client, client),
@@ -135,6 +137,7 @@ async def acp_agent(
         "claude_sidecar",
         "--log-level",
         "DEBUG",
+        *(("--log-file", str(log_file)) if log_file is not None else ()),
         "acp",
         "--warm-pool",
         "0",

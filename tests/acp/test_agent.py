@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -441,6 +442,26 @@ async def test_a_new_session_takes_the_spare_cli_started_after_the_previous_ones
     assert {second.field_meta["claudeSidecar"]["pid"]} == spares
     assert answer.stop_reason == "end_turn"
     assert await wait_until_dead(sorted(clis)) == []
+
+
+def test_a_warm_pool_cwd_that_does_not_exist_stops_the_agent_at_start_naming_the_flag(
+    daemon_env: dict[str, str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-dir"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "acp", "--warm-pool-cwd", str(missing)],
+        env=daemon_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert f"--warm-pool-cwd: no such directory: {missing}" in done.stderr
+    assert done.stdout == ""  # stdout is the ACP connection's
 
 
 def _two_questions(model: ScriptedModel) -> tuple[str, str]:

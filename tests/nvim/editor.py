@@ -149,6 +149,19 @@ class Editor:
             number,
         )
 
+    def winbar(self, number: int | None = None) -> str:
+        """The title chat ``number`` (default: the current chat) shows in its windows' winbar:
+        number, directory, state, mode, context meter and cost."""
+        return self.lua_as(
+            str,
+            """
+            local chat = require("claude_sidecar.chat")
+            local c = ... and chat.chats[...] or chat.current()
+            return c and vim.api.nvim_buf_call(c.buf, chat.winbar) or ""
+        """,
+            number,
+        )
+
     def entries(self, number: int | None = None) -> list[dict[str, Any]]:
         """The transcript entries of chat ``number`` (default: the current chat)."""
         return self.lua_as(
@@ -214,6 +227,23 @@ class Editor:
         ``{filetype, float, lines}`` per window (only the lines in view)."""
         return self.lua_as(
             list[dict[str, Any]], "return _G.questions[1] and _G.questions[1].screen or {}"
+        )
+
+    def use_neovims_own_select(self) -> None:
+        """Put back Neovim's own vim.ui.select (the recorder replaced it): an inputlist() that
+        waits for the user's number, as a user without a picker plugin has it."""
+        self.lua(
+            "vim.ui.select = dofile(vim.api.nvim_get_runtime_file('lua/vim/ui.lua', false)[1]).select"
+        )
+
+    def own_select_asks(self) -> bool:
+        """Whether Neovim's own picker asks a permission request now (inputlist() holds Neovim
+        in command-line mode, where requests are still handled)."""
+        return bool(
+            self.lua("""
+                local item = require("claude_sidecar.permissions").pending()[1]
+                return item ~= nil and item.prompting == true and vim.api.nvim_get_mode().mode == "c"
+            """)
         )
 
     def answer(self, label: str) -> None:

@@ -267,3 +267,23 @@ def test_plan_approval_and_agent_questions_are_pickers(
         "labels": ["Red — warm", "Blue — cold", "Other… — answer in your own words"],
     }
     assert "Blue" in repr(model.main_requests[-1]["messages"])
+
+
+def test_claude_sessions_on_a_session_a_chat_here_has_open_shows_that_chat(
+    editor: Editor, model: ScriptedModel
+) -> None:
+    model.set_scenario(load_scenario(EDITS))
+    editor.cmd("Claude")
+    editor.type_prompt("hello")
+    editor.wait_for_turn(1)
+    editor.cmd("ClaudeNew")
+    editor.wait(lambda: editor.chat("channel_id", 2), what="the second chat's channel")
+
+    editor.cmd("ClaudeSessions")
+    question = editor.wait(lambda: editor.questions(), what="the session list")[0]
+    editor.answer(question["labels"][0])
+
+    assert editor.lua("return #require('claude_sidecar.chat').chats") == 2, "no third chat"
+    assert editor.chat("number") == 1
+    editor.type_prompt("again")
+    editor.wait_for_turn(2, number=1)

@@ -76,6 +76,9 @@ def test_an_interrupted_turn_says_interrupted(editor: Editor, model: ScriptedMod
         r"─── interrupted after \d+\.\d s( · \$\d\.\d{4})? ───", turn_lines(editor)[-1]
     )
     assert "ede_diagnostic" not in chat_text(editor)
+    # Said once, by the footer: the CLI's "[Request interrupted by user]" notice is not drawn.
+    assert "interrupted" in [e.get("subtype") for e in editor.entries()]
+    assert "⏹ interrupted" not in editor.chat_lines()
 
 
 def test_the_turn_line_shows_the_time_spent_waiting_for_permission(
@@ -120,6 +123,29 @@ def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(
     assert editor.lua("return vim.api.nvim_get_mode().mode") == "i", "<C-c> left insert mode"
 
 
+@pytest.mark.parametrize(
+    "keys",
+    ["<C-o>:ClaudeInterrupt<CR>", "<F5>"],
+    ids=["ctrl-o-command", "cmd-mapping"],
+)
+def test_claude_interrupt_typed_in_insert_mode_in_the_prompt_interrupts(
+    editor: Editor, model: ScriptedModel, keys: str
+) -> None:
+    start(editor, model)
+    editor.cmd("inoremap <F5> <Cmd>ClaudeInterrupt<CR>")
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+
+    editor.nvim.input("iwhile I type" + keys)
+    result = editor.wait_for_turn()
+
+    assert result["outcome"] == "interrupted"
+    assert editor.lua("return vim.api.nvim_get_mode().mode") == "i"
+    assert editor.lua_as(list[str], "return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == [
+        "while I type"
+    ]
+
+
 def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
     editor: Editor, model: ScriptedModel
 ) -> None:
@@ -127,8 +153,7 @@ def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
     editor.type_prompt("are you busy?")
 
     title = editor.wait(
-        lambda: "retry" in editor.chat_lines()[0] and editor.chat_lines()[0],
-        what="the retry in the title",
+        lambda: "retry" in editor.winbar() and editor.winbar(), what="the retry in the title"
     )
     notice = next(line for line in editor.chat_lines() if line.startswith("⚠ "))
     editor.wait_for_turn()
@@ -137,7 +162,7 @@ def test_retries_show_in_the_chat_and_its_title_until_the_model_answers(
     assert re.search(r"· running · retry \d+/10", title), title
     assert re.fullmatch(r"⚠ API overloaded \(529\), retry \d+/10 in \d+(\.\d)? s", notice), notice
     assert "⚠ API overloaded (529): retried 3 time(s)" in lines
-    assert "retry" not in lines[0] and editor.chat("retry") is None
+    assert "retry" not in editor.winbar() and editor.chat("retry") is None
     assert "Answered after the retries." in lines
 
 

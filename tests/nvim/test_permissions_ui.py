@@ -308,3 +308,24 @@ def test_rewind_in_a_chat_whose_cli_exited_says_why(
 
     said = editor.wait(lambda: editor.lua("return _G.said"), what="a message")
     assert any("cannot rewind: Claude #1's CLI is not running (exited)" in s for s in said), said
+
+
+def test_while_neovims_own_picker_asks_the_winbar_shows_the_state_and_line_one_names_the_chat(
+    editor: Editor, model: ScriptedModel, workspace: Path
+) -> None:
+    # The inputlist() holds the screen: the winbar is still redrawn, the buffer's lines are not.
+    editor.use_neovims_own_select()
+    start(editor, model, workspace)
+    heading = editor.chat_lines()[0]
+    editor.type_prompt("greet the world")
+    editor.wait(editor.own_select_asks, what="Neovim's own picker asking")
+
+    title = editor.wait(
+        lambda: "awaitingPermission" in editor.winbar() and editor.winbar(), what="the state"
+    )
+    assert title.startswith(f"Claude #1 · {workspace.name} · awaitingPermission")
+    assert heading == editor.chat_lines()[0] == f"# Claude #1 · {workspace}"
+    editor.nvim.input("1<CR>")  # Allow, typed as the user does
+    editor.wait_for_turn()
+    assert "  ✓ allowed" in editor.chat_lines()
+    assert "idle" in editor.winbar() and editor.chat_lines()[0] == heading

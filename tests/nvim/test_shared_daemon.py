@@ -211,7 +211,7 @@ def test_a_dropped_connection_is_made_again_and_the_chat_gets_exactly_what_it_mi
         e for e in watcher.entries(1) if e["kind"] == "text"
     ]
     assert editor.chat("state", 1) == "idle"
-    assert "reconnecting" not in editor.chat_lines()[0]
+    assert "reconnecting" not in editor.winbar(1)
     dropped = [m for m in messages(editor) if "dropped" in m]
     assert dropped == [
         "claude-sidecar: the connection to the shared daemon dropped; connecting again"
@@ -232,7 +232,7 @@ def drop_until_the_turn_ended(editor: Editor, watcher: Editor, path: Path, works
         lambda: editor.daemon_pid() not in (None, bridge) and editor.daemon_pid(),
         what="a new connection",
     )
-    assert "reconnecting" in editor.chat_lines()[0]
+    assert "reconnecting" in editor.winbar(1)
     release(watcher, workspace)
     watcher.wait_for_turn(number=1)
     editor.lua("require('claude_sidecar.config').options.cmd = ...", connect(path))
@@ -262,7 +262,7 @@ def test_a_chat_whose_missed_updates_left_the_replay_window_is_shown_afresh(
         "⚠ reconnected: the daemon no longer had all of what was missed; the chat is shown afresh"
         in lines
     )
-    assert "reconnecting" not in lines[0]
+    assert "reconnecting" not in editor.winbar(1)
 
 
 def test_a_chat_of_a_killed_daemon_is_opened_again_from_its_session(
@@ -331,33 +331,20 @@ def test_a_restarted_neovim_finds_its_chat_still_running_through_claude_sessions
     assert after.chat("channel_id", 1) == "ch-1", "the running chat, not a second CLI"
 
 
+def write_note_scenario(target: Path) -> dict[str, Any]:
+    """ "write it": a Write of ``target`` (a permission ask), then "written"."""
+    write = {"tool_use": {"name": "Write", "input": {"file_path": str(target), "content": "hi\n"}}}
+    return {
+        "rules": [{"match": "write it", "steps": [[write], [{"text": "written"}]]}],
+        "default": [[{"text": "ok"}]],
+    }
+
+
 def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
     shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
 ) -> None:
     target = workspace / "note.txt"
-    model.set_scenario(
-        load_scenario(
-            {
-                "rules": [
-                    {
-                        "match": "write it",
-                        "steps": [
-                            [
-                                {
-                                    "tool_use": {
-                                        "name": "Write",
-                                        "input": {"file_path": str(target), "content": "hi\n"},
-                                    }
-                                }
-                            ],
-                            [{"text": "written"}],
-                        ],
-                    }
-                ],
-                "default": [[{"text": "ok"}]],
-            }
-        )
-    )
+    model.set_scenario(load_scenario(write_note_scenario(target)))
     first = on_shared(start_editor, shared)
     first.cmd("Claude")
     first.type_prompt("write it")
@@ -370,15 +357,42 @@ def test_a_permission_answered_in_another_neovim_leaves_the_prompt(
         lambda: "  ✓ answered in another editor" in first.chat_lines(), what="the answer seen"
     )
     first.wait_for_turn()
-    first.answer("Deny")  # the picker still open here: its answer is not sent
+    # A picker plugin's window (the recorder) cannot be closed from here: its answer is not sent.
+    assert any("the question still open here answers nothing" in m for m in messages(first))
+    first.answer("Deny")
 
     assert asked["prompt"] == "Allow Write(note.txt)?"
     assert target.read_text() == "hi\n"
-    first.wait(
-        lambda: any("needed no answer any more" in m for m in messages(first)),
-        what="the stale answer refused",
-    )
     assert "  ✓ allowed" in second.chat_lines()
+    assert "  ✓ answered in another editor" in first.chat_lines()
+    assert first.questions() == []
+
+
+def test_neovims_own_picker_closes_when_another_neovim_answers_its_request(
+    shared: Path, start_editor: StartEditor, model: ScriptedModel, workspace: Path
+) -> None:
+    target = workspace / "note.txt"
+    model.set_scenario(load_scenario(write_note_scenario(target)))
+    first = on_shared(start_editor, shared)
+    first.use_neovims_own_select()
+    first.cmd("Claude")
+    first.type_prompt("write it")
+    first.wait(lambda: first.own_select_asks(), what="the permission picker waiting for a key")
+    second = on_shared(start_editor, shared)
+    attach_with_picker(second)
+    second.wait(lambda: second.questions(), what="the pending request asked here too")
+    second.answer("Allow")
+
+    first.wait(lambda: not first.own_select_asks(), what="the picker closed")
+    first.wait_for_turn()
+    assert "  ✓ answered in another editor" in first.chat_lines()
+    assert any(
+        m.endswith("Write(note.txt) was answered in another editor; its question is closed")
+        for m in messages(first)
+    ), messages(first)
+    assert target.read_text() == "hi\n"
+    assert first.lua("return vim.api.nvim_get_mode().mode") != "c"
+    assert first.lua("return #require('claude_sidecar.permissions').pending()") == 0
 
 
 def test_claude_detach_closes_the_chat_here_and_leaves_it_running_in_the_daemon(

@@ -63,6 +63,7 @@ return {
         "⏹ interrupted",
       }
     )
+    eq(render.entry({ kind = "notice", subtype = "interrupted", text = "[Request" }, opts, { hidden = true }), {})
     eq(render.entry({ kind = "notice", subtype = "apiError", level = "error", text = "API Error: 500" }, opts), {
       "",
       "✗ API Error: 500",

@@ -105,6 +105,29 @@ local specs = {
       { 0, 1, 2 }
     )
   end,
+
+  ["an interrupted turn is said by its footer alone, not by the CLI's notice too"] = function()
+    local t = transcript.new()
+    local interrupted = { kind = "notice", id = "n1", subtype = "interrupted", level = "info", text = "[Request" }
+    transcript.upsert(t, prompt("p1"))
+    transcript.upsert(t, { kind = "text", id = "m:0", text = "word" })
+    transcript.upsert(t, interrupted)
+    eq(t.said_by_footer.n1, nil) -- no footer yet: the notice shows
+    -- The footer redraws from the notice, which it now says.
+    eq(transcript.upsert(t, { kind = "turn", id = "t1", outcome = "interrupted", durationMs = 900 }), 3)
+    eq(t.said_by_footer.n1, true)
+    -- A footer coming first (either order) hides a later notice of the same exchange.
+    transcript.upsert(t, prompt("p2"))
+    transcript.upsert(t, { kind = "turn", id = "t2", outcome = "interrupted", durationMs = 5 })
+    transcript.upsert(t, vim.tbl_extend("force", interrupted, { id = "n2" }))
+    eq(t.said_by_footer.n2, true)
+    -- Without a footer (a session the plain CLI recorded) the notice is the only mark: shown.
+    transcript.upsert(t, prompt("p3"))
+    transcript.upsert(t, vim.tbl_extend("force", interrupted, { id = "n3" }))
+    transcript.upsert(t, prompt("p4"))
+    transcript.upsert(t, { kind = "turn", id = "t4", outcome = "interrupted", durationMs = 5 })
+    eq(t.said_by_footer.n3, nil)
+  end,
 }
 
 -- Every recorded stream: its notifications give its golden entries.

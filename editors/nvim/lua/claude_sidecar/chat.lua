@@ -132,7 +132,12 @@ function M.refresh(chat, from)
   for i = from, #t.entries do
     chat.starts[i] = line
     local entry = t.entries[i]
-    local ui = { expanded = t.expanded[entry.id], answer = t.answers[entry.id], depth = transcript.depth(t, entry) }
+    local ui = {
+      expanded = t.expanded[entry.id],
+      answer = t.answers[entry.id],
+      depth = transcript.depth(t, entry),
+      hidden = t.said_by_footer[entry.id],
+    }
     local entry_lines, meta = render.entry(entry, opts, ui)
     for _, range in ipairs(meta.folds) do
       table.insert(new_folds, { line + range[1], line + range[2] })
@@ -244,8 +249,8 @@ function M.describe_retry(retry)
   )
 end
 
---- The chat's title: number, directory (only its name when `short`), state, mode.
-local function title(chat, short)
+--- The chat's title (its winbar): number, directory name, state, mode.
+local function title(chat)
   local state = chat.state
   if chat.retry then
     state = string.format("%s · retry %d/%d", state, chat.retry.attempt or 0, chat.retry.maxRetries or 0)
@@ -256,19 +261,26 @@ local function title(chat, short)
   return string.format(
     "Claude #%d · %s · %s%s",
     chat.number,
-    vim.fn.fnamemodify(chat.cwd, short and ":t" or ":~"),
+    -- The directory's name only: a long path would push the state and the meter out of sight.
+    vim.fn.fnamemodify(chat.cwd, ":t"),
     state,
     chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or ""
   )
 end
 
-local function set_title(chat)
+--- Show the chat's new state, mode or retry: in its winbar and every statusline. The buffer's
+--- first line only names the chat (number and directory): it is not redrawn while Neovim's own
+--- vim.ui.select waits in an inputlist(), where the winbar still is, so a state there would lag.
+local function show_state(chat)
   if not vim.api.nvim_buf_is_valid(chat.buf) then
     return
   end
-  vim.bo[chat.buf].modifiable = true
-  vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { "# " .. title(chat) })
-  vim.bo[chat.buf].modifiable = false
+  local heading = string.format("# Claude #%d · %s", chat.number, vim.fn.fnamemodify(chat.cwd, ":~"))
+  if vim.api.nvim_buf_get_lines(chat.buf, 0, 1, false)[1] ~= heading then
+    vim.bo[chat.buf].modifiable = true
+    vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { heading })
+    vim.bo[chat.buf].modifiable = false
+  end
   -- Every statusline may show a chat's state (claude_sidecar.statusline()), not only the current one.
   M.redraw_status()
 end
@@ -283,8 +295,7 @@ end
 function M.winbar()
   local chat = M.for_buffer(vim.api.nvim_get_current_buf())
   local meter = chat and require("claude_sidecar.meter").text(chat) or ""
-  -- The directory's name only: a long path would push the state and the meter out of sight.
-  return chat and (title(chat, true) .. (meter ~= "" and (" · " .. meter) or "")) or ""
+  return chat and (title(chat) .. (meter ~= "" and (" · " .. meter) or "")) or ""
 end
 
 --- The text of a closed fold (the 'foldtext'): its first line and how many lines it hides.
@@ -552,13 +563,13 @@ end
 function M.open_channel(chat, params, method, marker)
   chat.opening = true
   chat.state = "starting"
-  set_title(chat)
+  show_state(chat)
   params = vim.tbl_extend("keep", params or {}, { cwd = chat.cwd })
   rpc.request(method or "claude/newChannel", params, function(err, result)
     chat.opening = false
     if err then
       chat.state = "failed"
-      set_title(chat)
+      show_state(chat)
       M.add_notice(chat, "could not start Claude: " .. errors.describe(err))
       for _, text in ipairs(chat.outbox) do
         log.warn("not sent: %s", text)
@@ -628,7 +639,7 @@ function M.create(cwd, t)
   vim.b[chat.prompt_buf].claude_sidecar_chat = count
   map_keys(chat)
   table.insert(M.chats, chat)
-  set_title(chat)
+  show_state(chat)
   M.refresh(chat, 1)
   events.emit("ClaudeChatOpened", { chat = count, cwd = cwd, buf = chat.buf, prompt_buf = chat.prompt_buf })
   return chat
@@ -829,7 +840,7 @@ function handlers.status(chat, params)
   chat.model = params.model or chat.model
   chat.mode = params.permissionMode or chat.mode
   show_retry(chat, params.retry)
-  set_title(chat)
+  show_state(chat)
   if params.state == "exited" and params.exit then
     local exit = params.exit
     M.add_notice(
@@ -890,7 +901,7 @@ function M.daemon_exited()
       by_channel[chat.channel_id] = nil
       chat.channel_id = nil
       chat.state = "exited"
-      set_title(chat)
+      show_state(chat)
       M.add_notice(chat, "the claude-sidecar daemon exited; the next message resumes this session")
     end
   end
@@ -924,7 +935,7 @@ function M.update_state(chat)
         chat.state = channel.state
         chat.model = channel.model or chat.model
         chat.mode = channel.permissionMode or chat.mode
-        set_title(chat)
+        show_state(chat)
       end
     end
   end)
@@ -945,7 +956,7 @@ function M.connection_dropped()
   for _, chat in ipairs(M.chats) do
     if chat.channel_id then
       chat.reconnecting = true
-      set_title(chat)
+      show_state(chat)
     end
   end
 end
@@ -965,7 +976,7 @@ local function reopen(chat, why)
   end
   chat.channel_id = nil
   chat.state = "exited"
-  set_title(chat)
+  show_state(chat)
   if not chat.session_id then
     return M.add_notice(chat, why .. "; the next message starts a new conversation")
   end
@@ -986,7 +997,7 @@ function M.reattach(chat)
     local held = chat.held or {}
     chat.held = nil
     chat.reconnecting = nil
-    set_title(chat)
+    show_state(chat)
     if chat.closed or chat.channel_id ~= channel_id then
       return
     end
@@ -998,7 +1009,7 @@ function M.reattach(chat)
       -- The connection dropped again: the next one attaches again. Anything else is said.
       if not rpc.running() then
         chat.reconnecting = true
-        return set_title(chat)
+        return show_state(chat)
       end
       return M.add_notice(chat, "could not attach again: " .. errors.describe(err))
     end
@@ -1040,12 +1051,12 @@ function M.attach_to(channel, done)
   chat.model, chat.mode = channel.model, channel.permissionMode
   chat.opening = true
   chat.state = "attaching"
-  set_title(chat)
+  show_state(chat)
   rpc.request("claude/attach", { channelId = channel.channelId }, function(err, result)
     chat.opening = false
     if err then
       chat.state = "failed"
-      set_title(chat)
+      show_state(chat)
       M.add_notice(chat, "could not attach: " .. errors.describe(err))
       return done and done(nil, err)
     end

@@ -19,8 +19,12 @@ local M = {}
 ---@field tool_id string|nil the tool use it asks about (its entry in the chat)
 ---@field later boolean the user chose to decide later
 ---@field shown boolean its tool's entry shows the request (the claude/entry right after it)
----@field cancelled boolean|nil it needs no answer any more (claude/permissionCancelled)
+---@field cancelled boolean|nil it needs no answer any more (claude/permissionCancelled, or its
+---  entry shows the daemon's decision): a question still open for it answers nothing
 ---@field cancelled_why string|nil how its line says why
+---@field prompting boolean|nil Neovim's own vim.ui.select/input (an inputlist()/input() prompt) asks it now
+---@field finish fun()|nil ends its asking (the picker's `done`)
+---@field cancelled_notice string|nil what to tell the user once its open question is closed
 
 ---@type claude_sidecar.PermissionItem[] pending requests, oldest first
 local pending = {}
@@ -68,12 +72,7 @@ end
 
 local function respond(item, response, shown)
   forget(item)
-  if item.cancelled then
-    -- Its picker was open when it was cancelled (a picker cannot be closed from here).
-    log.notify(vim.log.levels.INFO, "that request needed no answer any more (%s)", item.cancelled_why or "")
-    return
-  end
-  if not live(item) then
+  if item.cancelled or not live(item) then
     return
   end
   response.channelId = item.channel_id
@@ -169,8 +168,44 @@ end
 
 -- ------------------------------------------------------------------ pickers
 
+--- Whether `fn` is Neovim's own vim.ui.select/input (runtime/lua/vim/ui.lua): it waits in an
+--- inputlist()/input() prompt until answered, and the daemon's notifications are still
+--- handled meanwhile, so a request settled elsewhere can close it by typing <Esc> into it.
+local function builtin(fn)
+  local info = debug.getinfo(fn, "S")
+  return info ~= nil and info.source:match("vim/ui%.lua$") ~= nil
+end
+
+--- vim.ui[name] (select or input) for the item's question, its last argument the callback.
+--- An answer given after the request was settled elsewhere (a picker plugin's window, which
+--- cannot be closed from here) answers nothing: the asking just ends.
+local function ui(item, name, ...)
+  local args = { ... }
+  local callback = table.remove(args)
+  local fn = vim.ui[name]
+  table.insert(args, function(...)
+    local closed = item.prompting
+    item.prompting = nil
+    if item.cancelled then
+      if closed then
+        -- Closed by the <Esc> settled_elsewhere typed: draw the screen the prompt scrolled up
+        -- now, or the notice would stop at a hit-enter prompt.
+        vim.cmd("redraw")
+      end
+      if item.cancelled_notice then
+        log.notify(vim.log.levels.INFO, "%s", item.cancelled_notice)
+      end
+      return item.finish()
+    end
+    callback(...)
+  end)
+  -- Neovim's own picker returns only once answered; another's returns at once.
+  item.prompting = builtin(fn) or nil
+  fn(unpack(args))
+end
+
 local function deny_with_reason(item, again, done)
-  vim.ui.input({ prompt = "Why not? (Claude reads this): " }, function(reason)
+  ui(item, "input", { prompt = "Why not? (Claude reads this): " }, function(reason)
     if reason == nil or vim.trim(reason) == "" then
       return again()
     end
@@ -196,7 +231,7 @@ local function ask_tool(item, done)
   local function again()
     ask_tool(item, done)
   end
-  vim.ui.select(choices, {
+  ui(item, "select", choices, {
     prompt = asker(item) .. "Allow " .. render.tool_summary(params.toolName, params.input) .. "?",
     kind = "claude_sidecar.permission",
   }, function(choice)
@@ -237,7 +272,7 @@ local function ask_questions(item, done)
           { label = "Done", description = #chosen > 0 and table.concat(chosen, ", ") or "none chosen" }
         )
       end
-      vim.ui.select(items, {
+      ui(item, "select", items, {
         prompt = asker(item) .. tostring(q.question),
         kind = "claude_sidecar.question",
         format_item = function(option)
@@ -249,7 +284,7 @@ local function ask_questions(item, done)
         if option == nil then
           return done(nil)
         elseif option.label == OTHER then
-          vim.ui.input({ prompt = tostring(q.question) .. " " }, function(text)
+          ui(item, "input", { prompt = tostring(q.question) .. " " }, function(text)
             if text == nil or vim.trim(text) == "" then
               return pick()
             end
@@ -307,7 +342,7 @@ local PLAN_CHOICES = {
 }
 
 local function ask_plan(item, done)
-  vim.ui.select(PLAN_CHOICES, {
+  ui(item, "select", PLAN_CHOICES, {
     prompt = asker(item) .. "Claude has a plan. Go ahead?",
     kind = "claude_sidecar.plan",
     format_item = function(choice)
@@ -332,9 +367,11 @@ end
 local function ask(item, done)
   local close = reveal(item)
   local function finished()
+    item.finish = function() end
     close()
     done()
   end
+  item.finish = finished
   local name = item.params.toolName
   if name == "AskUserQuestion" then
     ask_user_question(item, finished)
@@ -358,6 +395,42 @@ local function next_question()
       end)
       return
     end
+  end
+end
+
+-- How a cancelled request's line reads, by claude/permissionCancelled's reason.
+local CANCELLED = {
+  answeredElsewhere = "answered in another editor",
+}
+-- How it reads when the tool's entry shows the daemon's decision first, by that decision.
+local DECIDED = { cancelled = "withdrawn" }
+
+--- The request needs no answer any more (`why` says why, on its line unless `line_as_is`: the
+--- entry shows the daemon's decision): forgotten, and a question still open for it is closed
+--- (Neovim's own picker: <Esc> typed into it) or, in a picker plugin's window, answers
+--- nothing; the user is told either way.
+local function settled_elsewhere(item, why, line_as_is)
+  if item.cancelled then
+    return
+  end
+  item.cancelled, item.cancelled_why = true, why
+  forget(item)
+  settle(item, not line_as_is and why or nil)
+  if asking ~= item then
+    return
+  end
+  local what = string.format(
+    "Claude #%d: %s was %s",
+    item.chat.number,
+    render.tool_summary(item.params.toolName, item.params.input),
+    why
+  )
+  if item.prompting then
+    -- Said once the prompt is closed (a message now would scroll it further).
+    item.cancelled_notice = what .. "; its question is closed"
+    vim.api.nvim_input("<Esc>")
+  else
+    log.notify(vim.log.levels.INFO, "%s; the question still open here answers nothing", what)
   end
 end
 
@@ -391,18 +464,19 @@ function M.entry_changed(_, entry)
   if not request_id then
     return
   end
+  local decision = entry.permission.decision
   for _, item in ipairs(pending) do
-    if item.params.requestId == request_id and not item.shown then
-      item.shown = true
-      next_question()
+    if item.params.requestId == request_id then
+      if decision and decision ~= "pending" then
+        -- Decided without this Neovim (its own answer was forgotten when sent).
+        return settled_elsewhere(item, DECIDED[decision] or CANCELLED.answeredElsewhere)
+      elseif not item.shown then
+        item.shown = true
+        next_question()
+      end
     end
   end
 end
-
--- How a cancelled request's line reads, by claude/permissionCancelled's reason.
-local CANCELLED = {
-  answeredElsewhere = "answered in another editor",
-}
 
 --- claude/permissionCancelled: the request needs no answer any more (another editor attached to
 --- the chat answered it: `answeredElsewhere`; the one this Neovim sent itself was forgotten already).
@@ -411,10 +485,7 @@ function M.cancelled(_, params)
   local why = CANCELLED[reason] or ("withdrawn (" .. reason .. ")")
   for _, item in ipairs(pending) do
     if item.params.requestId == params.requestId then
-      item.cancelled, item.cancelled_why = true, why
-      forget(item)
-      settle(item, why)
-      return
+      return settled_elsewhere(item, why)
     end
   end
 end
@@ -436,7 +507,8 @@ function M.restore(chat, channel_id, requests)
       if listed[item.params.requestId] and item.channel_id == channel_id then
         listed[item.params.requestId] = nil
       else
-        table.remove(pending, i)
+        -- The snapshot's entry shows what became of it.
+        settled_elsewhere(item, "answered or withdrawn while this Neovim was away", true)
       end
     end
   end
@@ -497,6 +569,10 @@ function M.pick()
     end,
   }, function(item)
     if not item then
+      return
+    elseif item.cancelled then
+      -- Settled while this list was open.
+      log.notify(vim.log.levels.INFO, "that request was %s: nothing to answer", item.cancelled_why)
       return
     end
     item.later = false

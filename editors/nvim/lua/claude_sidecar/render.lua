@@ -223,13 +223,17 @@ local WHOLE = { prompt = true, thinking = true, notice = true }
 --- Lines of one entry (each entry starts with an empty separator line).
 ---@param entry table an entry of the conversation, or one of the plugin's own
 ---@param opts {tool_result_lines: integer}
----@param ui {expanded: boolean|nil, answer: claude_sidecar.Answer|nil, depth: integer|nil}|nil what only
----  this Neovim knows: the whole result shown, the user's answer, how deep a sub-agent nests it
+---@param ui {expanded: boolean|nil, answer: claude_sidecar.Answer|nil, depth: integer|nil, hidden: boolean|nil}|nil
+---  what only this Neovim knows: the whole result shown, the user's answer, how deep a sub-agent
+---  nests it, whether the entry is not drawn at all (an interrupt its turn's footer says)
 ---@return string[] lines
 ---@return {folds: {[1]: integer, [2]: integer}[], hl: {[1]: integer, [2]: string}[]} meta line
 ---  ranges to fold and {line, highlight group} pairs (1-based, within these lines)
 function M.entry(entry, opts, ui)
   ui = ui or {}
+  if ui.hidden then
+    return {}, { folds = {}, hl = {} }
+  end
   local lines = { "" }
   local meta = { folds = {}, hl = {} }
   local kind = entry.kind

@@ -17,8 +17,17 @@ local function label(session)
 end
 
 --- Resume session `session_id` of `cwd` in a new chat; it shows the conversation so far
---- once the channel is open (the daemon's entries of the stored session).
+--- once the channel is open (the daemon's entries of the stored session). A chat of this
+--- Neovim that has the session open is shown instead: a second one would be attached to the
+--- same channel, which sends its updates to one chat only.
 function M.resume(session_id, cwd, done)
+  for _, open in ipairs(chat.chats) do
+    if open.session_id == session_id and not open.closed and (open.channel_id or open.opening) then
+      log.notify(vim.log.levels.INFO, "Claude #%d has this session open", open.number)
+      chat.show(open)
+      return done and done(open)
+    end
+  end
   local c = chat.create(cwd)
   c.session_id = session_id
   chat.open_channel(c, { resume = session_id }, nil, "resumed: the conversation goes on from here")

@@ -22,12 +22,22 @@ local M = {}
 ---@field queued table[] prompts the CLI has not taken up yet, oldest first
 ---@field expanded table<string, boolean> tool entries whose whole result is shown (<Tab>)
 ---@field answers table<string, claude_sidecar.Answer> tool id -> how the user answered its request here
+---@field said_by_footer table<string, boolean> "interrupted" notices whose turn's footer says it too (not drawn)
 ---@field cost_usd number what the channel has cost so far (turnEnded's totalCostUsd)
 ---@field own integer how many entries the plugin added itself
 
 ---@return claude_sidecar.Transcript
 function M.new()
-  return { entries = {}, at = {}, queued = {}, expanded = {}, answers = {}, cost_usd = 0, own = 0 }
+  return {
+    entries = {},
+    at = {},
+    queued = {},
+    expanded = {},
+    answers = {},
+    said_by_footer = {},
+    cost_usd = 0,
+    own = 0,
+  }
 end
 
 local function place(t, entry)
@@ -45,13 +55,48 @@ local function unqueue(t, id)
   return nil
 end
 
+--- An interrupted turn is said once, by its footer ("─── interrupted after 2.1 s ───"): the
+--- CLI's "interrupted" notice of the same exchange (the entries from its prompt to the next
+--- prompt, footer and notice in either order) is marked not to be drawn. Returns the notice's
+--- index when entry `index` just hid it (it is drawn again without its lines).
+local function one_interrupt_mark(t, index)
+  local entry = t.entries[index]
+  if entry.kind ~= "turn" and entry.kind ~= "notice" then
+    return nil
+  end
+  local function main_prompt(e)
+    return e.kind == "prompt" and not e.parentId
+  end
+  local first, last = index, index
+  while first > 1 and not main_prompt(t.entries[first]) do
+    first = first - 1
+  end
+  while t.entries[last + 1] and not main_prompt(t.entries[last + 1]) do
+    last = last + 1
+  end
+  local notice, footer
+  for i = first, last do
+    local e = t.entries[i]
+    if e.kind == "notice" and e.subtype == "interrupted" and not e.parentId then
+      notice = i
+    elseif e.kind == "turn" then
+      footer = e
+    end
+  end
+  if not notice or not footer or footer.outcome ~= "interrupted" or t.said_by_footer[t.entries[notice].id] then
+    return nil
+  end
+  t.said_by_footer[t.entries[notice].id] = true
+  return notice
+end
+
 --- Apply one entry (claude/entry's `entry`); returns the first index whose lines change
 --- (#entries + 1: only the queued prompts after the entries).
 function M.upsert(t, entry)
   local index = t.at[entry.id]
   if index then
     t.entries[index] = entry
-    return index
+    return math.min(index, one_interrupt_mark(t, index) or index)
   end
   if entry.queued then
     for i, q in ipairs(t.queued) do
@@ -64,7 +109,8 @@ function M.upsert(t, entry)
     return #t.entries + 1
   end
   unqueue(t, entry.id)
-  return place(t, entry)
+  index = place(t, entry)
+  return math.min(index, one_interrupt_mark(t, index) or index)
 end
 
 --- Apply one claude/delta; returns the index of the entry it appended to (nil if none).

@@ -95,6 +95,18 @@ export class Chat {
     return this.channelParams.cwd;
   }
 
+  /**
+   * What opens the chat's next channel (a daemon restart, a dropped chat reopened, a fork):
+   * the parameters it was opened with, in the permission mode it runs in now, which the user
+   * (or the CLI, leaving plan mode) may have changed since.
+   */
+  reopenParams(): NewChannelParams {
+    const mode = this.status?.permissionMode ?? this.info?.permissionMode;
+    return mode
+      ? { ...this.channelParams, permissionMode: mode as NewChannelParams['permissionMode'] }
+      : { ...this.channelParams };
+  }
+
   /** The user's prompts taken up so far, oldest first: where a fork or rewind can start. */
   get prompts(): { messageId: string; text: string }[] {
     return this.state.entries.flatMap((e) =>

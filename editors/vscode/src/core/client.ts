@@ -157,7 +157,7 @@ export class SidecarClient {
     });
     const fork = new Chat(
       `chat-${this.nextChat++}`,
-      { ...chat.channelParams, resume: result.sessionId },
+      { ...chat.reopenParams(), resume: result.sessionId },
       () => this.daemon(),
       (c, keepRunning) => this.closeChat(c, keepRunning),
     );
@@ -394,7 +394,7 @@ export class SidecarClient {
   private async reopen(chat: Chat, daemon: DaemonConnection, why: string): Promise<void> {
     chat.unbind();
     chat.setReconnecting(false);
-    const params: NewChannelParams = { ...chat.channelParams };
+    const params = chat.reopenParams();
     if (chat.hasConversation && chat.sessionId) params.resume = chat.sessionId;
     else delete params.resume;
     chat.apply({
@@ -562,7 +562,7 @@ export class SidecarClient {
       return;
     }
     for (const chat of this.chats.values()) {
-      const params: NewChannelParams = { ...chat.channelParams };
+      const params = chat.reopenParams();
       if (chat.hasConversation && chat.sessionId) params.resume = chat.sessionId;
       else delete params.resume;
       try {

@@ -152,7 +152,8 @@ export interface EntryToolResult {
  * Something the CLI reported in the conversation: ``subtype`` ``compaction``,
  * ``cleared`` (``/clear``), ``commandOutput`` (a slash or shell command's output),
  * ``interrupted``, ``apiError``, ``taskNotification`` (a background task ended), or
- * another CLI subtype in camelCase.
+ * another CLI subtype in camelCase; and the daemon's own ``unreadableHistory`` (what of
+ * a resumed or forked session's file could not be read).
  */
 export interface NoticeEntry {
   id: string;

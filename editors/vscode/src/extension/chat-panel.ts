@@ -24,6 +24,8 @@ export interface RestorableState {
   /** The channel's model and effort (claude/channelInfo): the resumed chat runs with them again. */
   model?: string;
   effort?: string;
+  /** The permission mode the chat ran in: the resumed chat runs in it again, not in the setting's. */
+  permissionMode?: string;
 }
 
 export interface PanelHost {

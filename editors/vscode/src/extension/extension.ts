@@ -9,12 +9,12 @@ import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
-import { byWorkspace } from '../core/running-chats';
+import { attachList } from '../core/running-chats';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
 import { coreLog, createLogger, type Logger } from './logger';
-import { readSettings } from './settings';
+import { readSettings, type Settings } from './settings';
 import { StatusBar } from './status-bar';
 
 const STATE_WORDS: Record<string, string> = {
@@ -24,6 +24,27 @@ const STATE_WORDS: Record<string, string> = {
   awaitingPermission: 'waiting for a permission',
   exited: 'exited',
 };
+
+/** Every mode a channel can run in (a key the protocol's type lacks, or one it adds, fails the type check). */
+const CHANNEL_MODES: Record<Settings['permissionMode'], true> = {
+  default: true,
+  acceptEdits: true,
+  plan: true,
+  bypassPermissions: true,
+  dontAsk: true,
+  auto: true,
+};
+
+/**
+ * The permission mode a reloaded chat resumes in: the one it ran in, else the setting's. A
+ * chat that bypassed permissions comes back so only while the setting still allows it (the
+ * daemon refuses the mode otherwise, and the chat would not come back at all).
+ */
+function restoredMode(mode: string | undefined, settings: Settings): Settings['permissionMode'] {
+  if (!mode || !Object.hasOwn(CHANNEL_MODES, mode)) return settings.permissionMode;
+  if (mode === 'bypassPermissions' && !settings.allowDangerouslySkipPermissions) return settings.permissionMode;
+  return mode as Settings['permissionMode'];
+}
 
 /** The editors attached to a running chat, in words. */
 function attachedEditors(channel: ChannelSummary): string {
@@ -39,7 +60,14 @@ class Extension implements PanelHost, vscode.Disposable {
   private clientInstance: SidecarClient | undefined;
   private bypassAvailable = false;
   private readonly cliReported = new Set<string>();
-  private lastFocused: ChatPanel | undefined;
+  /**
+   * The chat panels, the one the user worked with last at the end: moved there when the
+   * extension shows a panel and when VS Code reports one active. Kept by the extension, not
+   * read from `WebviewPanel.active`: a panel just created or revealed counts as active at
+   * once, while the one it replaced stays active too until VS Code's view-state update
+   * arrives, so two panels may both say they are active.
+   */
+  private readonly recent: ChatPanel[] = [];
   private shared = false;
   /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
   private disposing = false;
@@ -152,6 +180,7 @@ class Extension implements PanelHost, vscode.Disposable {
   show(chat: Chat, panel?: vscode.WebviewPanel): ChatPanel {
     const existing = this.panels.get(chat.id);
     if (existing) {
+      this.focused(existing);
       existing.reveal();
       return existing;
     }
@@ -170,20 +199,33 @@ class Extension implements PanelHost, vscode.Disposable {
     const chatPanel = new ChatPanel(chat, webviewPanel, this);
     this.panels.set(chat.id, chatPanel);
     chatPanel.onDidChange(() => {
-      if (chatPanel.panel.active) this.lastFocused = chatPanel;
       void vscode.commands.executeCommand('setContext', 'claudeSidecar.chatFocused', this.activePanel() !== undefined);
       this.refreshStatus();
     });
+    webviewPanel.onDidChangeViewState((e) => {
+      // Only a panel becoming active moves: one losing focus keeps its place (it stays the
+      // chat that commands act on while the user is in a text editor).
+      if (e.webviewPanel.active) this.focused(chatPanel);
+    });
     webviewPanel.onDidDispose(() => {
       this.panels.delete(chat.id);
-      if (this.lastFocused === chatPanel) this.lastFocused = undefined;
+      const at = this.recent.indexOf(chatPanel);
+      if (at >= 0) this.recent.splice(at, 1);
       this.refreshStatus();
       const working = chat.state.status.state === 'running' || chat.state.status.state === 'awaitingPermission';
       if (chat.keptRunning && working && !this.disposing) void this.offerToEnd(chat);
     });
-    this.lastFocused = chatPanel;
+    this.focused(chatPanel);
     chatPanel.reveal();
     return chatPanel;
+  }
+
+  /** `panel` is the chat the user works with now. */
+  private focused(panel: ChatPanel): void {
+    const at = this.recent.indexOf(panel);
+    if (at >= 0) this.recent.splice(at, 1);
+    this.recent.push(panel);
+    this.refreshStatus();
   }
 
   async newChat(): Promise<void> {
@@ -220,21 +262,22 @@ class Extension implements PanelHost, vscode.Disposable {
     await this.resume(cwd, pick.sessionId);
   }
 
-  /** Opens a stored session in a chat; `restored`: the model and effort a reloaded chat had. */
+  /** Opens a stored session in a chat; `restored`: the model, effort and mode a reloaded chat had. */
   async resume(
     cwd: string,
     sessionId: string,
     panel?: vscode.WebviewPanel,
-    restored: Pick<RestorableState, 'model' | 'effort'> = {},
+    restored: Pick<RestorableState, 'model' | 'effort' | 'permissionMode'> = {},
   ): Promise<void> {
     const settings = readSettings();
     // A resumed channel would know its model only from the CLI's next answer, and its effort not at
-    // all: a reloaded chat's page kept them, and they are given to the new channel.
+    // all: a reloaded chat's page kept them, and they are given to the new channel. So is its
+    // permission mode: a chat the user put in plan mode must not come back free to edit files.
     const model = restored.model;
     const effort = restored.effort as NewChannelParams['effort'];
     const chat = await this.withProgress('Resuming the session…', () =>
       this.client.resumeChat(cwd, sessionId, {
-        permissionMode: settings.permissionMode,
+        permissionMode: restoredMode(restored.permissionMode, settings),
         ...(model ? { model } : {}),
         ...(effort ? { effort } : {}),
       }),
@@ -243,9 +286,10 @@ class Extension implements PanelHost, vscode.Disposable {
   }
 
   /**
-   * Shared daemon: a quick pick of the daemon's running chats (folder, state, model, the
-   * editors attached); the one picked opens in a chat panel (its conversation so far, its
-   * pending permission requests, then live). A chat shown in this window is revealed.
+   * Shared daemon: a quick pick of the running chats of this workspace (folder, state, model,
+   * the editors attached), with an item that shows the other folders' too; the one picked
+   * opens in a chat panel (its conversation so far, its pending permission requests, then
+   * live). A chat shown in this window is revealed.
    */
   async attach(): Promise<void> {
     if (readSettings().daemon !== 'shared') {
@@ -264,7 +308,7 @@ class Extension implements PanelHost, vscode.Disposable {
     }
     const titles = await this.sessionTitles(client, running);
     const shown = new Set(client.allChats().map((c) => c.sessionId));
-    type Item = vscode.QuickPickItem & { channel?: ChannelSummary };
+    type Item = vscode.QuickPickItem & { channel?: ChannelSummary; showAll?: true };
     const item = (channel: ChannelSummary): Item => ({
       label: titles.get(channel.sessionId) ?? '(no message yet)',
       description: [
@@ -278,20 +322,37 @@ class Extension implements PanelHost, vscode.Disposable {
       detail: `${channel.cwd} · ${attachedEditors(channel)} · ${channel.channelId}`,
       channel,
     });
-    // The chats of this window's folders first; the daemon is per user, so others are listed too.
+    // The daemon is per user and runs the chats of every folder: the list is this window's
+    // folders' (as a workspace's session list is), and the others are one pick away.
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const { here, elsewhere } = byWorkspace(running, folders, path.sep);
-    const separator = (label: string): Item => ({ label, kind: vscode.QuickPickItemKind.Separator });
-    const items =
-      here.length && elsewhere.length
-        ? [separator('This workspace'), ...here.map(item), separator('Other folders'), ...elsewhere.map(item)]
-        : running.map(item);
-    const pick = await vscode.window.showQuickPick(items, {
-      title: 'Attach to a running Claude chat',
-      matchOnDescription: true,
-      matchOnDetail: true,
-      ignoreFocusOut: true,
-    });
+    const choose = (all: boolean): Thenable<Item | undefined> => {
+      const list = attachList(running, folders, all, path.sep);
+      const items: Item[] = list.groups.flatMap((g) => [
+        ...(g.heading ? [{ label: g.heading, kind: vscode.QuickPickItemKind.Separator }] : []),
+        ...g.channels.map(item),
+      ]);
+      if (list.hidden) {
+        items.push({
+          label: `$(list-unordered) Show the chats of other folders (${list.hidden})`,
+          description: "the shared daemon runs every folder's chats",
+          alwaysShow: true,
+          showAll: true,
+        });
+      }
+      const here = list.groups.some((g) => g.heading === 'This workspace');
+      return vscode.window.showQuickPick(items, {
+        title:
+          folders.length && !here
+            ? 'Attach to a running Claude chat (none runs in this workspace)'
+            : 'Attach to a running Claude chat',
+        matchOnDescription: true,
+        matchOnDetail: true,
+        ignoreFocusOut: true,
+      });
+    };
+    let pick = await choose(false);
+    // Asked for the others: the list again with every chat (none is left out then).
+    if (pick?.showAll) pick = await choose(true);
     if (!pick?.channel) return;
     const channel = pick.channel;
     const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(channel));
@@ -342,10 +403,9 @@ class Extension implements PanelHost, vscode.Disposable {
     panel.panel.dispose();
   }
 
-  /** The chat panel the user works with: the active one, else the last focused. */
+  /** The chat panel the user works with: the one shown or focused last (see `recent`). */
   activePanel(): ChatPanel | undefined {
-    for (const p of this.panels.values()) if (p.panel.active) return p;
-    return this.lastFocused;
+    return this.recent.at(-1);
   }
 
   async sendSelection(): Promise<void> {

@@ -17,7 +17,8 @@ export interface Settings {
   autoAllowTools: string[];
 }
 
-const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const;
+/** The modes the setting offers (and a reloaded chat may come back in). */
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const;
 
 /** Splits a command line on spaces, keeping "quoted" or 'quoted' arguments whole. */
 export function splitCommand(line: string): string[] {
@@ -69,9 +70,9 @@ export function readSettings(): Settings {
     }
   }
   const mode = c.get<string>('permissionMode', 'default');
-  if (!(MODES as readonly string[]).includes(mode)) {
+  if (!(PERMISSION_MODES as readonly string[]).includes(mode)) {
     throw new SidecarError(
-      `claudeSidecar.permissionMode must be one of ${MODES.join(', ')} (got ${mode})`,
+      `claudeSidecar.permissionMode must be one of ${PERMISSION_MODES.join(', ')} (got ${mode})`,
       'claudeSidecar.permissionMode',
     );
   }

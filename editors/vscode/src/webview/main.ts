@@ -65,7 +65,9 @@ function remember(): void {
   if (!state.sessionId || !state.cwd) return;
   // The model chosen (the channel's), else the one Claude named; '' for none of them.
   const model = info?.model || state.status.model || '';
-  const kept = { sessionId: state.sessionId, cwd: state.cwd, model, effort: info?.effort ?? '' };
+  // The mode the chat runs in (its last status, else the channel's), not the setting's.
+  const permissionMode = state.status.permissionMode ?? info?.permissionMode ?? '';
+  const kept = { sessionId: state.sessionId, cwd: state.cwd, model, effort: info?.effort ?? '', permissionMode };
   const saved = view.current;
   if (Object.entries(kept).some(([key, value]) => saved[key as keyof typeof kept] !== value)) view.save(kept);
 }

@@ -1,7 +1,7 @@
 // What only the page knows and must keep when VS Code recreates it (the panel was hidden,
 // the window reloaded): the draft, the scroll position, which blocks the user opened or
-// closed. Kept with the webview API's setState; the host reads `sessionId`, `cwd`, `model`
-// and `effort` of the same object to restore the panel's chat after a reload.
+// closed. Kept with the webview API's setState; the host reads `sessionId`, `cwd`, `model`,
+// `effort` and `permissionMode` of the same object to restore the panel's chat after a reload.
 
 import type { Host } from './host';
 
@@ -16,6 +16,8 @@ export interface PageState {
   /** The chat's model and effort ('' if unknown): a reloaded chat resumes with them. */
   model?: string;
   effort?: string;
+  /** The chat's permission mode ('' if unknown): a reloaded chat resumes in it. */
+  permissionMode?: string;
 }
 
 /** The key of a block that opens and closes: a tool call by its id, others by entry id. */
@@ -37,6 +39,7 @@ export class ViewState {
       ...(saved?.cwd ? { cwd: saved.cwd } : {}),
       ...(typeof saved?.model === 'string' ? { model: saved.model } : {}),
       ...(typeof saved?.effort === 'string' ? { effort: saved.effort } : {}),
+      ...(typeof saved?.permissionMode === 'string' ? { permissionMode: saved.permissionMode } : {}),
     };
   }
 

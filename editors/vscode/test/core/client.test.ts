@@ -283,9 +283,11 @@ describe('the protocol client core', () => {
     assert.deepEqual(stored.files, live.files);
   });
 
-  test('when the daemon dies, a new one takes over every chat on the same session', async () => {
+  test('when the daemon dies, a new one takes over every chat on the same session, in its mode', async () => {
     const { chat, rec } = await open();
     await rec.turn('hello there');
+    // Opened in the default mode, switched since: the new channel runs in the mode of now.
+    await chat.setPermissionMode('acceptEdits');
     const sessionId = chat.sessionId;
     const daemon = await sidecar.daemon();
     const mark = rec.mark();
@@ -293,6 +295,7 @@ describe('the protocol client core', () => {
     await rec.event(resumedNotice, { since: mark, what: 'the Resumed notice' });
     assert.equal(chat.sessionId, sessionId);
     assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
+    assert.equal(chat.info?.permissionMode, 'acceptEdits', 'the chat keeps the mode it ran in');
     const before = Math.max(
       ...rec
         .notifications()

@@ -331,7 +331,7 @@ describe('performance', () => {
     state.entries = new Proxy(state.entries, {
       get(target, key, receiver) {
         reads++;
-        return Reflect.get(target, key, receiver);
+        return Reflect.get(target, key, receiver) as unknown;
       },
     });
     for (let i = 0; i < 1_000; i++) reduce(state, delta('m:live', 'word '));

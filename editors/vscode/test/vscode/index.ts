@@ -204,10 +204,8 @@ test('Fork from a message opens the fork in a second chat tab', async () => {
   await turn(panel, 'hello one');
   await turn(panel, 'hello two');
   await panel.handle('fork', { messageId: panel.chat.prompts[0]!.messageId });
-  const fork = await until(() => {
-    const active = extension.activePanel();
-    return active && active !== panel ? active : undefined;
-  }, 'the fork opens in its own tab');
+  const fork = extension.activePanel();
+  assert.ok(fork && fork !== panel, 'the fork opens in its own tab, the active chat at once');
   assert.deepEqual(
     fork.chat.prompts.map((p) => p.text),
     ['hello one'],
@@ -253,10 +251,8 @@ test('the Fork command opens the whole conversation in a new chat tab', async ()
   const panel = await newChatPanel();
   await turn(panel, 'hello before the fork');
   await vscode.commands.executeCommand('claudeSidecar.fork');
-  const fork = await until(() => {
-    const active = extension.activePanel();
-    return active && active !== panel ? active : undefined;
-  }, 'the fork becomes the active chat');
+  const fork = extension.activePanel();
+  assert.ok(fork && fork !== panel, 'the fork is the active chat at once');
   assert.deepEqual(
     fork.chat.prompts.map((p) => p.text),
     ['hello before the fork'],
@@ -282,6 +278,46 @@ test('new chats take their model and permission mode from the settings', async (
     await config.update('permissionMode', undefined, vscode.ConfigurationTarget.Workspace);
     await config.update('model', undefined, vscode.ConfigurationTarget.Workspace);
   }
+});
+
+test('a new chat tab is the active chat at once: a command run right after acts on it', async () => {
+  const { extension } = await api();
+  const first = await newChatPanel();
+  await turn(first, 'hello there');
+  // VS Code counts a new panel active at once but tells of the old one's change later: both
+  // say they are active until then. No wait here: what a keybinding run at once would see.
+  await vscode.commands.executeCommand('claudeSidecar.newChat');
+  const second = extension.activePanel();
+  assert.ok(second && second !== first, 'the new tab is the active chat');
+  await vscode.commands.executeCommand('claudeSidecar.closeChat');
+  assert.equal(second.chat.closed, true, 'Close Chat closed the new chat');
+  assert.equal(first.chat.closed, false, 'and not the one shown before it');
+  // Focus that moves back (the user clicks the first tab) makes it the active chat again.
+  first.panel.reveal();
+  await until(() => extension.activePanel() === first || undefined, 'the first chat, focused again, is active');
+  first.panel.dispose();
+});
+
+test("a reloaded chat comes back in its own permission mode, not the setting's", async () => {
+  const { extension } = await api();
+  const before = await newChatPanel();
+  await turn(before, 'hello there');
+  await before.handle('setPermissionMode', { mode: 'plan' });
+  const { sessionId, cwd } = before.chat;
+  assert.ok(sessionId);
+  // What a reload does: the panels and the daemon go; the new window gets the panel back with
+  // the state its page saved (the page's part is tested in test/webview and the UI run).
+  await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+  const restored = vscode.window.createWebviewPanel(VIEW_TYPE, 'Claude', vscode.ViewColumn.Beside, {
+    enableScripts: true,
+  });
+  await extension.restore(restored, { sessionId, cwd, permissionMode: 'plan' });
+  const after = extension.activePanel();
+  assert.ok(after && after.panel === restored, 'the restored panel shows the chat');
+  assert.equal(after.chat.info?.permissionMode, 'plan', 'the resumed channel runs in plan mode');
+  await turn(after, 'hello again');
+  assert.equal(after.chat.status?.permissionMode, 'plan', 'and keeps running in it');
+  after.panel.dispose();
 });
 
 test('closing the chat tab ends its CLI', async () => {
@@ -371,11 +407,8 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
     assert.equal(after.chat.state.status.state, 'running');
     const ended = next(after, isNote('claude/turnEnded'));
     await vscode.commands.executeCommand('claudeSidecar.newChat');
-    // The new tab: the restored one may still count as active for a moment.
-    const other = await until(() => {
-      const panel = extension.activePanel();
-      return panel !== after ? panel : undefined;
-    }, 'the new chat tab');
+    const other = extension.activePanel();
+    assert.ok(other && other !== after, 'the new chat tab is the active chat at once');
     await other.handle('send', { text: 'go on' });
     await ended;
 

@@ -5,6 +5,8 @@
 // ("Claude: Attach to a Running Chat"); A reloads mid-turn and finds its chat still running;
 // the answer goes on in both; a permission answered in B leaves A's card with "answered in
 // another editor"; closing A's tab leaves the chat running (B still has it, Attach lists it).
+// A chat of another folder runs in the daemon too: Attach lists this workspace's chats and
+// shows the other folder's only when asked.
 // Screenshots of each state go to test-artifacts/ui-shared/ (look at them).
 //
 //   node test/vscode/ui-shared.mjs [--verbose]
@@ -15,6 +17,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import jsonrpc from 'vscode-jsonrpc/node';
 import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
 import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer } from '../host/ui.mjs';
 import { sandbox, startModel } from './run.mjs';
@@ -112,6 +115,34 @@ async function startServe(env, logFile) {
   };
 }
 
+/**
+ * A chat of another folder, opened in the shared daemon by a client of its own (another
+ * window, another editor), which then goes away: the chat keeps running, detached.
+ */
+async function chatElsewhere(socket, env, cwd) {
+  fs.mkdirSync(cwd, { recursive: true });
+  const child = spawn(SIDECAR, ['connect', '--socket', socket], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const rpc = jsonrpc.createMessageConnection(
+    new jsonrpc.StreamMessageReader(child.stdout),
+    new jsonrpc.StreamMessageWriter(child.stdin),
+  );
+  rpc.listen();
+  try {
+    await rpc.sendRequest('initialize', {
+      processId: process.pid,
+      capabilities: {},
+      initializationOptions: { clientName: 'another editor' },
+    });
+    await rpc.sendNotification('initialized', {});
+    await rpc.sendRequest('claude/newChannel', { cwd });
+  } finally {
+    rpc.dispose();
+    child.stdin.end();
+    await exited;
+  }
+}
+
 async function main() {
   if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
   fs.rmSync(SHOTS, { recursive: true, force: true });
@@ -137,17 +168,23 @@ async function main() {
       await chat.getByText(FIRST_HALF).first().waitFor({ timeout: 30_000 });
       await screenshot(a, path.join(SHOTS, '1-a-held.png'));
     });
+    const elsewhere = path.join(box.root, 'other-project');
+    await chatElsewhere(serve.socket, env, elsewhere);
     b = await openWorkbench(server.url);
     await step(
-      'window B: "Attach to a Running Chat" lists it; the one picked shows its history, then live',
+      'window B: "Attach to a Running Chat" lists it (not the other folder\'s chat); the one picked shows its history, then live',
       async () => {
         await runCommand(b, 'Claude: Attach to a Running Chat...');
-        const row = b.locator('.quick-input-widget .monaco-list-row').first();
+        const rows = b.locator('.quick-input-widget .monaco-list-row');
+        const row = rows.first();
         await row.waitFor({ timeout: 15_000 });
         const label = await row.innerText();
         assert.match(label, /hello there/, 'the chat is listed by its first prompt');
         assert.match(label, /working/);
         assert.match(label, /attached: VS Code · workspace/);
+        const labels = (await rows.allInnerTexts()).join(' / ');
+        assert.doesNotMatch(labels, /other-project/, "the other folder's chat is left out");
+        assert.match(labels, /Show the chats of other folders \(1\)/, 'and offered');
         await screenshot(b, path.join(SHOTS, '2-b-attach-pick.png'));
         await b.keyboard.press('Enter');
         const chat = await chatWith(b, FIRST_HALF);
@@ -229,6 +266,15 @@ async function main() {
         `the closed tab's chat is listed: ${labels.join(' / ')}`,
       );
       await screenshot(a, path.join(SHOTS, '10-a-closed-tab-listed.png'));
+      await rows.filter({ hasText: 'Show the chats of other folders' }).first().click();
+      await rows.filter({ hasText: 'other-project' }).first().waitFor({ timeout: 15_000 });
+      // A heading is shown in the first row of its group.
+      const all = await rows.allInnerTexts();
+      const other = all.findIndex((t) => /other-project/.test(t));
+      assert.ok(other > 0, `the other folder's chat after this workspace's: ${all.join(' / ')}`);
+      assert.match(all[0], /hello there[^]*This workspace/, "this workspace's chats first, under their heading");
+      assert.match(all[other], /Other folders/, "the other folder's under its own");
+      await screenshot(a, path.join(SHOTS, '11-a-other-folders.png'));
       await a.keyboard.press('Escape');
     });
   } finally {

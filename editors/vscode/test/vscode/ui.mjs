@@ -2,9 +2,10 @@
 // The UI run: the packaged extension (.vsix) installed into code-server, used the way a
 // person does in Chromium: command palette -> "Claude: New Chat" -> type a prompt in the
 // chat -> the answer streams -> a permission card with the diff -> "Review in diff editor"
-// -> Allow -> "Open diff" shows the change in VS Code's diff editor. Twice on the way every
-// visible text of the chat is measured for WCAG AA contrast in Dark Modern and Light Modern,
-// and once in Dark High Contrast (switched through "Preferences: Color Theme"). Screenshots
+// -> Allow -> an answer with highlighted code -> "Open diff" shows the change in VS Code's
+// diff editor. Twice on the way every visible text of the chat is measured for WCAG AA
+// contrast in Dark Modern, Light Modern and Light High Contrast, the second time in Dark
+// High Contrast too (switched through "Preferences: Color Theme"). Screenshots
 // of each state go to test-artifacts/ui/ (look at them).
 //
 //   node test/vscode/ui.mjs [--verbose]
@@ -56,14 +57,16 @@ async function waitFor(probe, what, timeoutMs = 15_000) {
 /** Switches the workbench to `theme` the way a user does (Preferences: Color Theme) and waits
  * until the chat shows it. */
 async function useTheme(page, chat, theme) {
-  const background = () => chat.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  const before = await background();
+  // The theme the page was told of (VS Code sets it on the page's body with the theme's
+  // colours): Light Modern and Light High Contrast have the same background.
+  const shown = () => chat.evaluate(() => document.body.dataset.vscodeThemeId ?? '');
+  const before = await shown();
   await runCommand(page, 'Preferences: Color Theme');
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: theme }).first();
   await page.keyboard.type(theme);
   await row.waitFor({ timeout: 10_000 });
   await page.keyboard.press('Enter');
-  await waitFor(async () => (await background()) !== before, `the chat in the ${theme} theme`);
+  await waitFor(async () => (await shown()) !== before, `the chat in the ${theme} theme`);
 }
 
 /** Checks that every text of the chat reads well (WCAG AA) in Dark Modern (the run's theme) and
@@ -127,9 +130,15 @@ async function main() {
       assert.match(text, /print\('hello, world'\)/, 'the card shows the proposed line');
       await screenshot(page, path.join(SHOTS, '2-permission-card.png'));
     });
-    await step('the chat with a permission card reads well in the dark and the light theme', async () => {
-      await readableInThemes(page, chat, path.join(SHOTS, '2-permission-card'), ['Light Modern']);
-    });
+    await step(
+      'the chat with a permission card reads well in the dark, light and light high-contrast themes',
+      async () => {
+        await readableInThemes(page, chat, path.join(SHOTS, '2-permission-card'), [
+          'Light Modern',
+          'Light High Contrast',
+        ]);
+      },
+    );
     await step('"Review in diff editor" opens the proposed edit in VS Code\'s diff editor', async () => {
       await chat
         .getByRole('button', { name: /review/i })
@@ -153,11 +162,26 @@ async function main() {
       await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
       await screenshot(page, path.join(SHOTS, '4-allowed.png'));
     });
+    await step('an answer with code shows it highlighted, in a block with a copy button', async () => {
+      await chat.locator('textarea.prompt').click();
+      await page.keyboard.type('write a code sample');
+      await page.keyboard.press('Enter');
+      const block = chat.locator('.code-block').first();
+      await block.waitFor({ timeout: 30_000 });
+      await block.locator('.hljs-keyword').first().waitFor({ timeout: 15_000 });
+      assert.match(await block.innerText(), /class Greeter/);
+    });
     await step(
-      'the finished turn, its thought opened, reads well in the dark, light and high-contrast themes',
+      'the finished turns (a thought opened, highlighted code) read well in the dark, light and both high-contrast themes',
       async () => {
         await chat.getByText('Thought').first().click();
-        await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), ['Light Modern', 'Dark High Contrast']);
+        // In the screenshots: the code block's end (its plain text, its tokens, the inline code after it).
+        await chat.getByText('python sample.py').scrollIntoViewIfNeeded();
+        await readableInThemes(page, chat, path.join(SHOTS, '4-allowed'), [
+          'Light Modern',
+          'Dark High Contrast',
+          'Light High Contrast',
+        ]);
       },
     );
     await step('"Open diff" of the change shows it in the diff editor', async () => {
@@ -191,7 +215,11 @@ async function main() {
       chat
         .locator(`select[aria-label="${label}"]`)
         .evaluate((s) => (s.hidden ? '(hidden)' : (s.selectedOptions[0]?.textContent ?? '')));
-    await step("the model and effort picked under the prompt are the chat's", async () => {
+    await step("the permission mode, model and effort picked under the prompt are the chat's", async () => {
+      // Plan mode, not the setting's default: the reloaded chat must come back in it. The
+      // page keeps it when the daemon's claude/status says so, which comes before the answer
+      // to the mode (the model's two round trips below start after that answer is sent).
+      await chat.locator('select[aria-label="Permission mode"]').selectOption({ label: 'Plan mode' });
       // A picker waits for the host's answer, which comes once it has the channel's new info.
       const answered = () => chat.locator('select[aria-label="Effort"]:not([disabled])').waitFor({ timeout: 15_000 });
       await chat.locator('select[aria-label="Model"]').selectOption({ label: 'Sonnet' });
@@ -200,9 +228,10 @@ async function main() {
       await answered();
       assert.equal(await picked('Model'), 'Sonnet');
       assert.equal(await picked('Effort'), 'high effort');
+      assert.equal(await picked('Permission mode'), 'Plan mode');
     });
     await step(
-      'the chat tab comes back with its conversation, model, effort, cost and meter after the window reloads',
+      'the chat tab comes back with its conversation, mode, model, effort, cost and meter after the window reloads',
       async () => {
         // The header's context meter and cost once the last turn ended (they come with its turnEnded).
         const facts = chat.locator('.header-facts');
@@ -223,6 +252,11 @@ async function main() {
         await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
         assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
         assert.equal(await picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
+        assert.equal(
+          await picked('Permission mode'),
+          'Plan mode',
+          "the mode picker comes back with the chat's mode, not the setting's",
+        );
         assert.equal(
           await chat.locator('.header-facts').innerText(),
           live,

@@ -471,8 +471,13 @@ describe('prompt', () => {
     const prompt = host.page.getByRole('textbox', { name: 'Message to Claude' });
     await prompt.fill('');
     await prompt.pressSequentially('look at @rea');
-    const ask = await host.answer('completeFiles', { paths: ['README.md', 'src/reader.ts', 'docs/reading-list.md'] });
-    assert.equal(ask.params.query, 'rea');
+    // Typed slowly (a loaded machine), the page asks for each pause's token ('', 'r', ...)
+    // and drops those answers as stale: the one that counts is the last.
+    await host.answer(
+      'completeFiles',
+      { paths: ['README.md', 'src/reader.ts', 'docs/reading-list.md'] },
+      (r) => r.params.query === 'rea',
+    );
     await host.frame();
     assert.equal(await host.page.locator('.completion-item').count(), 3);
     await host.screenshot('file-completion');
@@ -582,6 +587,30 @@ describe('prompt', () => {
     await host.frame();
     const kept = await saved();
     assert.deepEqual([kept.model, kept.effort], ['haiku', 'high']);
+  });
+
+  it('keeps the permission mode the chat runs in (not the setting) in the page state, for the host', async () => {
+    const host = await openWith(stateOf(hostEvents('streamed-thinking')));
+    const saved = () =>
+      host.page.evaluate(
+        () =>
+          (JSON.parse(sessionStorage.getItem('vscode-state') ?? '{}') as { permissionMode?: string }).permissionMode,
+      );
+    assert.equal(await saved(), 'default');
+    await host.page.locator('select[aria-label="Permission mode"]').selectOption('plan');
+    const request = await host.answer('setPermissionMode', null);
+    assert.deepEqual(request.params, { mode: 'plan' });
+    // The daemon reports the change with claude/status before it answers (docs/protocol.md).
+    await host.send({
+      type: 'event',
+      event: {
+        kind: 'notification',
+        method: 'claude/status',
+        params: { channelId: 'ch-1', seq: 99, state: 'idle', sessionId: 's-1', permissionMode: 'plan' },
+      },
+    });
+    await host.frame();
+    assert.equal(await saved(), 'plan');
   });
 
   it('refuses an image over 5 MB with a message; Escape stops a running turn', async () => {

@@ -212,15 +212,24 @@ export class ScriptedHost {
     }
   }
 
-  /** The next request of `op` not answered yet. */
-  async request<K extends WebviewOp>(op: K): Promise<Extract<Request, { op: K }>> {
-    const found = await this.waitForPosted((m) => m.type === 'request' && m.op === op && !this.answered.has(m.id));
+  /** The next request of `op` not answered yet (that `where` accepts, when given). */
+  async request<K extends WebviewOp>(
+    op: K,
+    where: (request: Extract<Request, { op: K }>) => boolean = () => true,
+  ): Promise<Extract<Request, { op: K }>> {
+    const found = await this.waitForPosted(
+      (m) => m.type === 'request' && m.op === op && !this.answered.has(m.id) && where(m as Extract<Request, { op: K }>),
+    );
     return found as Extract<Request, { op: K }>;
   }
 
-  /** Answers the next request of `op` with `result`; returns that request. */
-  async answer<K extends WebviewOp>(op: K, result: WebviewOps[K]['result']): Promise<Extract<Request, { op: K }>> {
-    const request = await this.request(op);
+  /** Answers the next request of `op` (that `where` accepts) with `result`; returns that request. */
+  async answer<K extends WebviewOp>(
+    op: K,
+    result: WebviewOps[K]['result'],
+    where?: (request: Extract<Request, { op: K }>) => boolean,
+  ): Promise<Extract<Request, { op: K }>> {
+    const request = await this.request(op, where);
     this.answered.add(request.id);
     await this.send({ type: 'response', id: request.id, result });
     return request;
