@@ -143,9 +143,10 @@ async def sidecar_with(daemon_env: dict[str, str]) -> AsyncIterator[StartSidecar
         *,
         args: tuple[str, ...] = (),
         handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        argv: tuple[str, ...] | None = None,
         **env: str,
     ) -> Sidecar:
-        daemon = Sidecar({**daemon_env, **env}, args)
+        daemon = Sidecar({**daemon_env, **env}, args, argv=argv)
         for method, handler in (handlers or {}).items():
             daemon.client.feature(method)(handler)
         daemons.append(daemon)

@@ -310,8 +310,9 @@ class Sidecar:
 
 class StartSidecar(Protocol):
     """The ``sidecar_with`` fixture: starts a daemon with these ``initializationOptions``
-    and variables added to ``daemon_env``; ``args`` go on the daemon's command line and
-    ``handlers`` answer the daemon's requests to the client (registered before start)."""
+    and variables added to ``daemon_env``; ``args`` go on the daemon's command line,
+    ``handlers`` answer the daemon's requests to the client (registered before start) and
+    ``argv``, when given, is the daemon's whole command line."""
 
     def __call__(
         self,
@@ -319,6 +320,7 @@ class StartSidecar(Protocol):
         *,
         args: tuple[str, ...] = (),
         handlers: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        argv: tuple[str, ...] | None = None,
         **env: str,
     ) -> Awaitable[Sidecar]: ...
 
@@ -388,8 +390,9 @@ def logged_stats(log: Path, after: int, timeout: float = 30) -> dict[str, int]:
     raise AssertionError(f"no stats line in {log}: {log.read_text()[-2000:]}")
 
 
-async def wait_until_dead(pids: list[int], timeout: float = 10) -> list[int]:
-    """Wait for every pid to end; return those still alive after ``timeout``."""
+async def wait_until_dead(pids: list[int], timeout: float = 30) -> list[int]:
+    """Wait for every pid to end; return those still alive after ``timeout`` (a hang
+    guard: a process's end is no event this process can await)."""
     deadline = time.monotonic() + timeout
     # Polls: another process ending is not an event this process can await.
     while (alive := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:  # noqa: ASYNC110

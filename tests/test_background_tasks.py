@@ -74,7 +74,7 @@ async def test_stop_task_stops_it_and_the_cli_reports_it_stopped(
 ) -> None:
     channel, task = running_task
     # The CLI lists the task as soon as it spawned its shell; `sleep` is exec'd a moment later.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     # Polls: a process of the CLI's appearing is not an event the test can await.
     while not (running := sleepers(sidecar)) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.05)

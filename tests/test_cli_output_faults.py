@@ -5,9 +5,7 @@ The real CLI cannot be made to print garbage on cue, so these use tests/fakes/fa
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -90,10 +88,9 @@ async def test_an_unsupported_control_request_from_the_cli_is_refused_not_left_h
         if n.message["type"] == "control_request"
     ]
     assert forwarded and forwarded[0]["request_id"] == "cli_1"
-    deadline = time.monotonic() + 30
-    # Polls: the fake CLI writes the daemon's answer to a file when it reads it.
-    while not answers.read_text() and time.monotonic() < deadline:  # noqa: ASYNC110
-        await asyncio.sleep(0.05)
+    # The fake CLI writes the daemon's answer to a file when it reads it, and reads its
+    # stdin in order: its answer to a later control request says it has read the first.
+    await daemon.request("claude/setModel", {"channelId": channel, "model": "claude-haiku-4-5"})
     answer = json.loads(answers.read_text().splitlines()[0])
     assert answer["response"]["subtype"] == "error"
     assert answer["response"]["request_id"] == "cli_1"

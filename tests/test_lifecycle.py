@@ -170,7 +170,7 @@ async def test_shutdown_and_exit_end_every_cli(daemon_env: dict[str, str], tmp_p
     await daemon.client.shutdown_session()
 
     assert daemon.process.returncode == 0
-    assert await wait_until_dead(daemon.pids, timeout=2) == []
+    assert await wait_until_dead(daemon.pids) == []
     await daemon.client.stop()
 
 
@@ -191,7 +191,7 @@ async def test_client_closing_stdin_ends_every_cli(
     stdin.close()
     await asyncio.wait_for(daemon.process.wait(), 20)
 
-    assert await wait_until_dead(daemon.pids, timeout=2) == []
+    assert await wait_until_dead(daemon.pids) == []
     await daemon.client.stop()
 
 
@@ -208,7 +208,7 @@ async def test_a_killed_daemon_takes_its_clis_with_it(
     daemon.process.kill()
     await daemon.process.wait()
 
-    assert await wait_until_dead(daemon.pids, timeout=5) == []
+    assert await wait_until_dead(daemon.pids) == []
     await daemon.client.stop()
 
 
@@ -244,4 +244,4 @@ async def test_a_client_that_vanishes_without_closing_stdin_ends_the_daemon_and_
     )
 
     assert await asyncio.to_thread(client.process.wait, 20) is not None
-    assert await wait_until_dead([pid], timeout=5) == []
+    assert await wait_until_dead([pid]) == []

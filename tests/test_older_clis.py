@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
+import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from claude_sidecar import sessions, transcript_wait
@@ -20,15 +21,39 @@ pytestmark = pytest.mark.same_on_every_cli("runs the fake CLI, whatever CLI is u
 ANSWER = str(uuid.uuid4())
 
 
-StartFake = Callable[[str | None], Awaitable[Sidecar]]
+HANG_GUARD = 300.0
+"""What a test puts in place of the daemon's bounds on its wait for a session file
+(``transcript_wait.WAIT`` and ``SETTLED``: 3 and 0.5 s): no run needs so long, so a wait
+that should end without that bound shows as a hang instead of passing by its timing."""
+
+
+class StartFake(Protocol):
+    def __call__(
+        self, version: str | None, *, patient: tuple[str, ...] = ()
+    ) -> Awaitable[Sidecar]: ...
+
+
+def patient_daemon(bounds: tuple[str, ...]) -> tuple[str, ...]:
+    """The command line of a daemon whose wait for a session file has ``HANG_GUARD`` for
+    each of the ``transcript_wait`` bounds named."""
+    patch = "".join(f"transcript_wait.{bound} = {HANG_GUARD}; " for bound in bounds)
+    return (
+        sys.executable,
+        "-c",
+        f"import sys; from claude_sidecar import cli, transcript_wait; {patch}sys.exit(cli.main())",
+        "--log-level",
+        "DEBUG",
+        "--stdio",
+    )
 
 
 @pytest.fixture
 def start_fake(sidecar_with: StartSidecar, tmp_path: Path) -> StartFake:
     """Starts a daemon whose CLI is the fake playing CLI ``version`` (None: one that cannot
-    tell its version); each answer is an assistant message, then a result."""
+    tell its version); each answer is an assistant message, then a result. The ``patient``
+    bounds of its wait for a session file are ``HANG_GUARD``."""
 
-    async def start(version: str | None) -> Sidecar:
+    async def start(version: str | None, *, patient: tuple[str, ...] = ()) -> Sidecar:
         lines = tmp_path / "lines.bin"
         lines.write_text(
             json.dumps(
@@ -45,6 +70,7 @@ def start_fake(sidecar_with: StartSidecar, tmp_path: Path) -> StartFake:
         answers.touch()
         return await sidecar_with(
             {"cliPath": str(FAKE_CLI)},
+            argv=patient_daemon(patient) if patient else None,
             FAKE_CLI_LINES=str(lines),
             FAKE_CLI_ANSWERS=str(answers),
             FAKE_CLI_VERSION=version or "",  # empty: a CLI that cannot tell its version
@@ -68,23 +94,24 @@ async def open_and_send(daemon: Sidecar, workspace: Path) -> tuple[str, str]:
 async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
     start_fake: StartFake, workspace: Path, home: Path
 ) -> None:
-    daemon = await start_fake("2.1.233")
+    daemon = await start_fake("2.1.233", patient=("WAIT", "SETTLED"))
     channel, session = await open_and_send(daemon, workspace)
     await daemon.wait_for(
         lambda n: n.channel == channel
         and n.method == "claude/message"
         and n.message.get("type") == "assistant"
     )
-    await asyncio.sleep(0.2)  # the CLI writes its session file after the result
+    # The CLI writes its session file after the result: here, once the answer is shown.
     path = sessions.transcript_path(home, str(workspace), session)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"type": "assistant", "uuid": ANSWER}) + "\n")
-    written = time.monotonic()
+    written = len(daemon.notes)  # what came before the file held the answer
     ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
     info = await daemon.request("claude/channelInfo", {"channelId": channel})
 
-    assert ended.at >= written, "the turn ended before its transcript was written"
-    assert first(daemon, channel, "claude/message", "result").at >= written
+    notes = daemon.notes
+    assert notes.index(ended) >= written, "the turn ended before its transcript was written"
+    assert notes.index(first(daemon, channel, "claude/message", "result")) >= written
     assert info["cliVersion"] == "2.1.233", (
         "the daemon asks `--version` of a CLI that does not report it"
     )
@@ -93,23 +120,32 @@ async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
 async def test_an_older_cli_s_message_that_never_reaches_the_file_holds_the_turn_briefly(
     start_fake: StartFake, workspace: Path
 ) -> None:
-    daemon = await start_fake("2.1.233")
+    daemon = await start_fake("2.1.233", patient=("WAIT",))
+    sent = time.monotonic()
     channel, _ = await open_and_send(daemon, workspace)
-    ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
+    # It ends once the file has been still for SETTLED s: were it held until WAIT, which is
+    # HANG_GUARD here, the wait would fail.
+    ended = await daemon.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/turnEnded",
+        timeout=HANG_GUARD / 5,
+    )
 
-    held = ended.at - first(daemon, channel, "claude/message", "assistant").at
-    assert transcript_wait.SETTLED * 0.9 <= held < transcript_wait.WAIT + 2
+    # A lower bound only, which load cannot break: the daemon waited SETTLED s after the
+    # result, which came after the send.
+    assert ended.at - sent >= transcript_wait.SETTLED
 
 
 @pytest.mark.parametrize("version", ["2.1.330", None])
 async def test_a_current_cli_s_turn_ends_with_its_result(
     start_fake: StartFake, workspace: Path, version: str | None
 ) -> None:
-    daemon = await start_fake(version)
+    daemon = await start_fake(version, patient=("WAIT", "SETTLED"))
     channel, _ = await open_and_send(daemon, workspace)
-    ended = await daemon.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
+    # No session file to wait for: the fake writes none, so a wait would last HANG_GUARD.
+    await daemon.wait_for(
+        lambda n: n.channel == channel and n.method == "claude/turnEnded",
+        timeout=HANG_GUARD / 5,
+    )
     info = await daemon.request("claude/channelInfo", {"channelId": channel})
 
-    held = ended.at - first(daemon, channel, "claude/message", "assistant").at
-    assert held < transcript_wait.SETTLED * 0.9, "no session file to wait for"
     assert info["cliVersion"] == version

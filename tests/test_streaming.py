@@ -143,9 +143,14 @@ async def test_messages_sent_during_a_turn_queue_up_and_are_all_answered(
                 "rules": [
                     {
                         "match": "first",
-                        "steps": [[{"text": "one " * 30}]],
+                        "steps": [
+                            [
+                                {"text": "one " * 15},
+                                {"wait_for_prompt": "^second sent$", "timeout": 90},
+                                {"text": "one " * 15},
+                            ]
+                        ],
                         "chunk": 4,
-                        "delay": 0.01,
                     },
                     {"match": "second", "steps": [[{"text": "SECOND ANSWER"}]]},
                 ],
@@ -158,6 +163,8 @@ async def test_messages_sent_during_a_turn_queue_up_and_are_all_answered(
     first = await sidecar.send(channel, "first")
     await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/delta")
     second = await sidecar.send(channel, "second")
+    # The first answer is held until the second message is with the CLI: sent mid-turn.
+    model.release("second sent")
 
     assert first != second
     await sidecar.wait_for(lambda n: "SECOND ANSWER" in sidecar.text(channel), timeout=60)
@@ -221,7 +228,11 @@ async def test_a_message_sent_during_a_tool_call_joins_the_turn_and_the_channel_
                                 {
                                     "tool_use": {
                                         "name": "Bash",
-                                        "input": {"command": "sleep 1.5; echo done"},
+                                        # Runs until the test has sent its message.
+                                        "input": {
+                                            "command": "until [ -e sent ]; do sleep 0.05; done;"
+                                            " echo done"
+                                        },
                                     }
                                 }
                             ],
@@ -242,6 +253,7 @@ async def test_a_message_sent_during_a_tool_call_joins_the_turn_and_the_channel_
     )
 
     late = await sidecar.send(channel, "also, be brief")
+    (workspace / "sent").touch()
     await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes))
 
     echoed = [

@@ -13,10 +13,17 @@ from tests.harness import Note, Sidecar
 SCENARIO = {
     "rules": [
         {
+            # Held halfway until the test interrupts it or kills the CLI, however slow the
+            # machine (no prompt says "never sent").
             "match": "(?i)slow",
             "chunk": 2,
-            "delay": 0.05,
-            "steps": [[{"text": "a slow answer that takes its time to arrive " * 4}]],
+            "steps": [
+                [
+                    {"text": "a slow answer that takes its time to arrive " * 2},
+                    {"wait_for_prompt": "^never sent$", "timeout": 90},
+                    {"text": "a slow answer that takes its time to arrive " * 2},
+                ]
+            ],
         },
         {
             "match": "(?i)fail",

@@ -9,13 +9,16 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_sidecar.scripted import ScriptedModel
+from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar, StartSidecar, child_pids, wait_until_dead
 
 
-async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 30) -> set[int]:
-    """Wait until the daemon has ``count`` CLI processes that serve no channel."""
+async def spares(sidecar: Sidecar, count: int = 1, timeout: float = 60) -> set[int]:
+    """Wait until the daemon has ``count`` CLI processes that serve no channel.
+
+    Polls, with ``timeout`` as a hang guard: a spare is started and ended inside the
+    daemon, which publishes nothing about it (a spare has no channel, hence no feed)."""
     deadline = time.monotonic() + timeout
     while True:
         channels = await sidecar.request("claude/listChannels", {})
@@ -110,14 +113,34 @@ async def test_a_chat_with_other_options_starts_its_own_cli_and_the_spare_is_rep
     "the warm pool's policy: which process a chat gets, when spares start and end"
 )
 async def test_the_next_spare_waits_until_the_new_chats_first_turn_is_over(
-    sidecar_with: StartSidecar, workspace: Path
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path
 ) -> None:
+    model.set_scenario(
+        load_scenario(
+            {
+                "rules": [],
+                "default": [
+                    [{"text": "Half"}, {"wait_for_prompt": "^go on$", "timeout": 90}, {"text": "!"}]
+                ],
+            }
+        )
+    )
     sidecar = await sidecar_with({"warmPool": {"size": 1}})
     opened = await sidecar.open_channel(cwd=str(workspace))
-    await asyncio.sleep(2)
+    start = len(sidecar.notes)
+    await sidecar.send(opened["channelId"], "hello")
+    # The turn is running, its reply held by the model: a spare started with the chat
+    # (at its open, before the CLI even had the message) would be a process by now.
+    await sidecar.wait_for(
+        lambda n: n.channel == opened["channelId"] and n.method == "claude/delta", after=start
+    )
     await spares(sidecar, count=0)
 
-    await sidecar.turn(opened["channelId"], "hello")
+    model.release("go on")
+    await sidecar.wait_for(
+        lambda n: n.channel == opened["channelId"] and n.method == "claude/turnEnded",
+        after=start,
+    )
 
     await spares(sidecar, count=1)
 
@@ -131,7 +154,7 @@ async def test_an_idle_spare_is_closed_after_idle_seconds(
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "idleSeconds": 1}})
     (spare,) = await spares(sidecar)
 
-    assert await wait_until_dead([spare], timeout=10) == []
+    assert await wait_until_dead([spare]) == []
     await spares(sidecar, count=0)
 
 
@@ -197,11 +220,8 @@ async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_
 ) -> None:
     sidecar = await sidecar_with({"warmPool": {"cwd": str(workspace), "primeContext": True}})
     (spare,) = await spares(sidecar)
-    deadline = time.monotonic() + 20
-    # Polls: the stand-in model counts in its own thread.
-    while model.token_counts == 0 and time.monotonic() < deadline:  # noqa: ASYNC110
-        await asyncio.sleep(0.1)
-    assert model.token_counts > 0, "the spare did not count its context's tokens"
+    counted = await asyncio.to_thread(model.wait_for_token_counts, 1, 60)
+    assert counted, "the spare did not count its context's tokens"
     assert not list(home.glob(".claude/projects/*/*.jsonl")), "priming wrote a session"
 
     opened = await sidecar.open_channel(cwd=str(workspace))

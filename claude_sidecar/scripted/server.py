@@ -416,9 +416,23 @@ class ScriptedModel:
             self._failed[key] = self._failed.get(key, 0) + 1
             return self._failed[key]
 
+    def wait_for_token_counts(self, count: int = 1, timeout: float = 60) -> bool:
+        """Block until ``count`` ``count_tokens`` requests have been received (False after
+        ``timeout`` seconds): for a test waiting on a CLI that counts its context."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: self._token_counts >= count, timeout)
+
+    def release(self, prompt: str) -> None:
+        """Let ``wait_for_prompt`` holds see ``prompt`` as if a main request had carried it:
+        a test ends a held reply without sending another chat's message."""
+        with self._arrived:
+            self._prompts.append(prompt)
+            self._arrived.notify_all()
+
     def _count_tokens(self) -> None:
-        with self._lock:
+        with self._arrived:
             self._token_counts += 1
+            self._arrived.notify_all()
 
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. between phases of a test), also for

@@ -2,11 +2,11 @@
 """A synthetic CLI for faults the real one cannot produce on cue.
 
 It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CLI_DELTAS
-set it streams that many text deltas per user message; with $FAKE_CLI_HANG it hangs on
-the first user message (ignoring SIGTERM); otherwise on each user message prints the
-lines of the file named by $FAKE_CLI_LINES (bytes, verbatim, so they can be garbage),
-then a `result`. `--version` prints $FAKE_CLI_VERSION. Only the standard library: it
-runs under any python3.
+set it streams that many text deltas per user message (then creates the file named by
+$FAKE_CLI_STREAMED, if set); with $FAKE_CLI_HANG it hangs on the first user message
+(ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
+$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. `--version`
+prints $FAKE_CLI_VERSION. Only the standard library: it runs under any python3.
 """
 
 import json
@@ -24,6 +24,10 @@ if "--version" in sys.argv[1:]:
     if os.environ.get("FAKE_CLI_VERSION"):
         print(f"{os.environ['FAKE_CLI_VERSION']} (Claude Code)")
     sys.exit(0)
+
+# The session the daemon started it for: an older CLI's result names the session whose file
+# the daemon then waits for.
+SESSION = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--session-id=")), "s")
 
 for line in sys.stdin:
     message = json.loads(line)
@@ -69,8 +73,10 @@ for line in sys.stdin:
             )
         out.flush()
         emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        if os.environ.get("FAKE_CLI_STREAMED"):
+            open(os.environ["FAKE_CLI_STREAMED"], "w").close()
     elif message["type"] == "user":
         with open(os.environ["FAKE_CLI_LINES"], "rb") as script:
             sys.stdout.buffer.write(script.read())
             sys.stdout.flush()
-        emit({"type": "result", "subtype": "success", "is_error": False, "session_id": "s"})
+        emit({"type": "result", "subtype": "success", "is_error": False, "session_id": SESSION})

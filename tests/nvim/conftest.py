@@ -27,7 +27,7 @@ def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[StartE
     yield start
     for editor in editors:
         editor.quit()
-        left = asyncio.run(wait_until_dead(editor.processes, timeout=15))
+        left = asyncio.run(wait_until_dead(editor.processes))
         assert left == [], f"daemon or CLI processes outlived Neovim: {left}"
 
 

@@ -28,7 +28,25 @@ GREET: Rule = {
 """An Edit of hello.py (``print('hello')`` -> ``print('hello, world')``): a permission ask."""
 
 LONG: Rule = {"match": "(?i)long", "steps": [[{"text": "word " * 400}]], "chunk": 5, "delay": 0.02}
-"""A long answer streamed in small pieces (time to interrupt it, or to send mid-turn)."""
+"""A long answer streamed in small pieces, for the playground (a person has time to
+interrupt it, or to send mid-turn); tests take ``HELD_LONG``."""
+
+RELEASE = "go on"
+"""What ends ``HELD_LONG``'s hold: ``model.release(RELEASE)``."""
+
+HELD_LONG: Rule = {
+    "match": "(?i)long",
+    "steps": [
+        [
+            {"text": "word " * 200},
+            {"wait_for_prompt": f"^{RELEASE}$", "timeout": 120},
+            {"text": "word " * 200},
+        ]
+    ],
+    "chunk": 5,
+}
+"""A long answer held halfway until the test releases it: a test interrupts it, or sends
+mid-turn, while it streams, however slow the machine."""
 
 PONDER: Rule = {
     "match": "(?i)ponder",

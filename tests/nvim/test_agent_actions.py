@@ -7,7 +7,7 @@ from pathlib import Path
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor, StartEditor
-from tests.nvim.scenarios import GREET, LONG, PLAN, WHICH_COLOR, scenario
+from tests.nvim.scenarios import GREET, HELD_LONG, PLAN, WHICH_COLOR, scenario
 
 SHOUT = {
     "match": "(?i)shout",
@@ -27,7 +27,7 @@ SHOUT = {
         [{"text": "Louder now."}],
     ],
 }
-EDITS = scenario(GREET, SHOUT, LONG, PLAN, WHICH_COLOR)
+EDITS = scenario(GREET, SHOUT, HELD_LONG, PLAN, WHICH_COLOR)
 
 
 def open_file(editor: Editor, path: Path) -> int:

@@ -10,9 +10,9 @@ import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor, StartEditor
-from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PONDER, scenario
+from tests.nvim.scenarios import BUSY, COUNT, GREET, HELD_LONG, PONDER, RELEASE, scenario
 
-SCENARIO = scenario(LONG, PONDER, GREET, COUNT, BUSY)
+SCENARIO = scenario(HELD_LONG, PONDER, GREET, COUNT, BUSY)
 
 
 def start(editor: Editor, model: ScriptedModel) -> None:
@@ -268,6 +268,7 @@ def test_a_wrapped_tool_result_continues_under_its_text_and_prose_at_the_margin(
     start(editor, model)
     editor.type_prompt("greet the world")
     editor.wait_for_turn()
+    model.release(RELEASE)
     editor.type_prompt("a long answer")
     editor.wait_for_turn(2)
 
@@ -290,6 +291,7 @@ def test_a_prompt_sent_mid_turn_waits_below_the_answer_and_follows_it(
 
     editor.type_prompt("and then this")
     queued = editor.chat_lines()
+    model.release(RELEASE)  # the answer streams on once the prompt waits below it
     editor.wait_for_turn(2)
     lines = editor.chat_lines()
 
@@ -320,6 +322,7 @@ def test_a_fork_window_follows_new_output(editor: Editor, model: ScriptedModel) 
     )
     editor.type_prompt("a long answer please")
     wait_streaming(editor)
+    model.release(RELEASE)
     editor.wait_for_turn(2)
 
     shown = editor.lua(

@@ -59,7 +59,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
     client.reply_to("bye")
     client.send({"jsonrpc": "2.0", "method": "exit"})
     assert client.process.wait(30) == 0
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while [p for p in seen_pids if pid_alive(p)] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [p for p in seen_pids if pid_alive(p)] == [], "no CLI outlives the daemon"

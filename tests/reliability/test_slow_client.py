@@ -30,13 +30,26 @@ def rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
+def blocked_writing_to_a_pipe(pid: int) -> bool:
+    """True if a thread of ``pid`` sleeps in a write to a full pipe."""
+    for wchan in Path(f"/proc/{pid}/task").glob("*/wchan"):
+        try:
+            if "pipe_write" in wchan.read_text():
+                return True
+        except OSError:  # the thread ended meanwhile
+            continue
+    return False
+
+
 def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
-    daemon_env: dict[str, str], workspace: Path
+    daemon_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
+    streamed = tmp_path / "streamed"
     client = RawClient(
         {
             **daemon_env,
             "FAKE_CLI_DELTAS": str(DELTAS),
+            "FAKE_CLI_STREAMED": str(streamed),
             "FAKE_CLI_ANSWERS": os.devnull,
             "FAKE_CLI_LINES": os.devnull,
         }
@@ -58,7 +71,8 @@ def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
             "params": {"cwd": str(workspace)},
         }
     )
-    channel = client.reply_to(1)["result"]["channelId"]
+    opened = client.reply_to(1)["result"]
+    channel, cli = opened["channelId"], opened["pid"]
     before = rss_mib(client.process.pid)
 
     client.send(
@@ -69,7 +83,16 @@ def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
             "params": {"channelId": channel, "text": "go"},
         }
     )
-    time.sleep(3)  # the client reads nothing while the CLI streams at full speed
+    # The client reads nothing while the CLI streams at full speed, until the back-pressure
+    # reaches the CLI: the daemon blocked writing to the client and the CLI blocked writing
+    # to the daemon (or, were the daemon to buffer without bound, the CLI wrote everything).
+    # Polls, with a hang guard: another process's sleeping in a write is no event to await.
+    deadline = time.monotonic() + 120
+    while not streamed.exists() and not (
+        blocked_writing_to_a_pipe(client.process.pid) and blocked_writing_to_a_pipe(cli)
+    ):
+        assert time.monotonic() < deadline, "neither back-pressure nor the whole stream"
+        time.sleep(0.05)
     stalled = rss_mib(client.process.pid)
 
     texts, seqs = [], []

@@ -126,6 +126,8 @@ def test_count_tokens(model: ScriptedModel) -> None:
     assert resp.status == 200
     assert json.loads(resp.read())["input_tokens"] > 100
     assert model.requests == []  # not a model call
+    assert model.token_counts == 1 and model.wait_for_token_counts(1, timeout=30)
+    assert not model.wait_for_token_counts(2, timeout=0.01), "no second count came"
 
 
 def test_stream_is_chunked_sse_on_a_keep_alive_connection(model: ScriptedModel) -> None:
@@ -319,7 +321,7 @@ def test_serve_blocks_until_interrupted_and_keeps_stdout_clean() -> None:
         conn.request("GET", "/")
         assert conn.getresponse().status == 200
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=5)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -398,6 +400,18 @@ def test_a_held_stream_goes_on_once_a_request_with_the_awaited_prompt_arrives(
     assert b"second half" in received and b"event: error" not in received
     starts = received.count(b"event: content_block_start")
     assert starts == 2, "the wait block is no content block of its own"
+
+
+def test_a_held_stream_goes_on_once_the_test_releases_it(model: ScriptedModel) -> None:
+    model.set_scenario(HELD)
+    held = RawStream(model, "alpha")
+    held.read_until(b"event: content_block_stop")
+
+    model.release("beta")
+    received = held.read_until(b"event: message_stop")
+
+    assert b"second half" in received and b"event: error" not in received
+    assert len(model.requests) == 1, "a release is no request"
 
 
 def test_a_prompt_received_earlier_counts_and_so_does_the_requests_own(

@@ -39,16 +39,16 @@ async def test_a_call_pending_when_the_server_dies_fails_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = _server()
-    started = asyncio.Event()
+    received: list[Any] = []
 
-    async def dies_later(*args: Any) -> None:
-        started.set()
-        await asyncio.sleep(0.2)
+    async def dies_once_asked(read_stream: Any, *args: Any) -> None:
+        # The call is pending once it reached the server: then the server dies.
+        received.append(await read_stream.receive())
         raise RuntimeError("the server died")
 
-    monkeypatch.setattr(server._server, "run", dies_later)  # the failure under test
+    monkeypatch.setattr(server._server, "run", dies_once_asked)  # the failure under test
     reply = await asyncio.wait_for(server.handle(LIST), 5)
-    assert started.is_set()
+    assert received, "the call never reached the server"
     assert reply["id"] == 7 and "the server died" in reply["error"]["message"]
     await server.close()
 

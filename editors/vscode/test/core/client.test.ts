@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { ChatEvent } from '../../src/core/chat-state';
 import type { SidecarClient } from '../../src/core/client';
 import { daemonLineLevel } from '../../src/core/connection';
 import { SidecarError } from '../../src/core/errors';
@@ -21,6 +22,9 @@ import {
   type Sandbox,
 } from './harness';
 import { GREETING, SCENARIO } from './scenario';
+
+/** The notice a chat shows once a new daemon has taken it over. */
+const resumedNotice = (e: ChatEvent) => e.kind === 'notice' && /Resumed/.test(e.text);
 
 let model: Model;
 let box: Sandbox;
@@ -288,14 +292,7 @@ describe('the protocol client core', () => {
     const daemon = await sidecar.daemon();
     const mark = rec.mark();
     process.kill(daemon.pid!, 'SIGKILL');
-    await new Promise<void>((resolve) => {
-      const check = () => {
-        const resumed = rec.events.slice(mark).some((e) => e.kind === 'notice' && /Resumed/.test(e.text));
-        if (resumed) resolve();
-        else setTimeout(check, 50);
-      };
-      check();
-    });
+    await rec.event(resumedNotice, { since: mark, what: 'the Resumed notice' });
     assert.equal(chat.sessionId, sessionId);
     assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
     assert.equal(chat.info?.permissionMode, 'acceptEdits', 'the chat keeps the mode it ran in');
@@ -327,13 +324,10 @@ describe('the protocol client core', () => {
     const daemon = await sidecar.daemon();
     const marks = [a.rec.mark(), b.rec.mark()];
     process.kill(daemon.pid!, 'SIGKILL');
-    const resumed = (rec: Recorder, mark: number) =>
-      rec.events.slice(mark).some((e) => e.kind === 'notice' && /Resumed/.test(e.text));
-    const deadline = Date.now() + 30_000;
-    while (!(resumed(a.rec, marks[0]!) && resumed(b.rec, marks[1]!))) {
-      assert.ok(Date.now() < deadline, 'both chats resumed');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await Promise.all([
+      a.rec.event(resumedNotice, { since: marks[0], what: 'the Resumed notice of a' }),
+      b.rec.event(resumedNotice, { since: marks[1], what: 'the Resumed notice of b' }),
+    ]);
     const sinceA = b.rec.mark();
     const endedB = await b.rec.turn('hello again from b');
     assert.equal(endedB.outcome, 'success');

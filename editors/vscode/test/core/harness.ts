@@ -144,20 +144,30 @@ export class Recorder {
   ): Promise<ClaudeNotifications[M]> {
     const match = (e: ChatEvent) =>
       e.kind === 'notification' && e.method === method && test(e.params as ClaudeNotifications[M]);
+    const seen = await this.event(match, { since, timeoutMs, what: method });
+    return (seen as unknown as { params: ClaudeNotifications[M] }).params;
+  }
+
+  /** Waits for the next event (from the mark `since`, default: from now) matching `test`;
+   * `timeoutMs` is a hang guard. */
+  async event(
+    test: (e: ChatEvent) => boolean,
+    { since, timeoutMs = 60_000, what = 'matching event' }: { since?: number; timeoutMs?: number; what?: string } = {},
+  ): Promise<ChatEvent> {
     if (since !== undefined) {
-      const seen = this.events.slice(since).find(match);
-      if (seen) return (seen as unknown as { params: ClaudeNotifications[M] }).params;
+      const seen = this.events.slice(since).find(test);
+      if (seen) return seen;
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`no ${method} within ${timeoutMs} ms; saw: ${this.summary()}`)),
+        () => reject(new Error(`no ${what} within ${timeoutMs} ms; saw: ${this.summary()}`)),
         timeoutMs,
       );
       this.waiters.push({
-        test: match,
+        test,
         resolve: (e) => {
           clearTimeout(timer);
-          resolve((e as unknown as { params: ClaudeNotifications[M] }).params);
+          resolve(e);
         },
       });
     });

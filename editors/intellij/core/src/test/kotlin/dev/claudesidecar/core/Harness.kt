@@ -9,7 +9,8 @@ import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.WarmPoolOptions
 import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.id
-import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.withTimeoutOrNull
 import java.io.IOException
 import java.net.StandardProtocolFamily
@@ -213,6 +214,9 @@ class Recorder(
 ) : ChatListener {
     private val events = mutableListOf<ChatEvent>()
     private val state = ChatState()
+
+    /** How many events were recorded: what a wait below wakes on. */
+    private val recorded = MutableStateFlow(0)
     lateinit var chat: Chat
 
     /** The chat as a view shows it after the events so far (a copy of what [ChatState] made of them). */
@@ -242,14 +246,21 @@ class Recorder(
         synchronized(events) {
             events += event
             state.apply(event)
+            recorded.value = events.size
         }
+    }
+
+    /** [found] once it is not null after an event (or before any), else null after [timeout]. */
+    private suspend fun <T : Any> awaitFound(timeout: Duration, found: () -> T?): T? = withTimeoutOrNull(timeout) {
+        var result: T? = null
+        recorded.first { _ -> found()?.also { result = it } != null }
+        result
     }
 
     /** Waits until the view's answer texts are [expected]. */
     suspend fun awaitTexts(expected: List<String>, timeout: Duration = 60.seconds) {
-        withTimeoutOrNull(timeout) {
-            while (texts() != expected) delay(20)
-        } ?: error("the answer texts are not $expected within $timeout but ${texts()}")
+        awaitFound(timeout) { texts().takeIf { it == expected } }
+            ?: error("the answer texts are not $expected within $timeout but ${texts()}")
     }
 
     fun events(): List<ChatEvent> = synchronized(events) { events.toList() }
@@ -268,25 +279,13 @@ class Recorder(
 
     /** Waits for a notification [type] from the mark [since] matching [test]. */
     suspend fun <P : Any> next(type: NotificationType<P>, since: Int, timeout: Duration = 60.seconds, test: (P) -> Boolean = { true }): P =
-        withTimeoutOrNull(timeout) {
-            while (true) {
-                notifications(type, since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
-                delay(20)
-            }
-            @Suppress("UNREACHABLE_CODE")
-            null
-        } ?: error("no ${type.name} within $timeout; saw: ${summary()}")
+        awaitFound(timeout) { notifications(type, since).firstOrNull(test) }
+            ?: error("no ${type.name} within $timeout; saw: ${summary()}")
 
     /** Waits until an event matching [test] was recorded from [since]. */
     suspend fun awaitEvent(since: Int, timeout: Duration = 60.seconds, test: (ChatEvent) -> Boolean): ChatEvent =
-        withTimeoutOrNull(timeout) {
-            while (true) {
-                events().drop(since).firstOrNull(test)?.let { return@withTimeoutOrNull it }
-                delay(20)
-            }
-            @Suppress("UNREACHABLE_CODE")
-            null
-        } ?: error("no such event within $timeout; saw: ${summary()}")
+        awaitFound(timeout) { events().drop(since).firstOrNull(test) }
+            ?: error("no such event within $timeout; saw: ${summary()}")
 
     /** Sends [text] and waits for the end of its turn. */
     suspend fun turn(text: String): TurnEndedNotification {
@@ -300,8 +299,9 @@ class Recorder(
     }
 }
 
-/** Waits until none of [pids] runs; fails naming those that outlived the wait. */
-fun assertAllGone(pids: Collection<Long>, timeoutMs: Long = 15_000) {
+/** Waits until none of [pids] runs; fails naming those that outlived the wait ([timeoutMs]: a
+ * hang guard; a process's end is no event this process can await). */
+fun assertAllGone(pids: Collection<Long>, timeoutMs: Long = 30_000) {
     val deadline = System.currentTimeMillis() + timeoutMs
     fun left() = pids.filter { pid -> ProcessHandle.of(pid).map { it.isAlive }.orElse(false) }
     while (left().isNotEmpty() && System.currentTimeMillis() < deadline) Thread.sleep(50)

@@ -61,6 +61,10 @@ class ChatPanel(
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
     private val transcriptView = TranscriptView(transcript, context)
+
+    /** Whether streamed text still waits to be drawn ([TranscriptView.drawPending]). EDT only. */
+    internal val drawPending: Boolean get() = transcriptView.drawPending
+
     val header = ChatHeader(
         onModel = { model -> request("switching the model") { setModel(model) } },
         onMode = { mode -> request("switching the mode") { setPermissionMode(mode) } },

@@ -35,6 +35,9 @@ class TranscriptView(
     private val streaming = LinkedHashSet<String>()
     private val renderTimer = Timer(STREAM_RENDER_MS) { flushStreaming() }.apply { isRepeats = false }
 
+    /** Whether a streaming entry's latest text still waits for the render timer (a test waits for it to be drawn). */
+    internal val drawPending: Boolean get() = streaming.isNotEmpty()
+
     val scrollPane = JScrollPane(column).apply {
         border = null
         horizontalScrollBarPolicy = ScrollPaneConstants.HORIZONTAL_SCROLLBAR_NEVER

@@ -107,6 +107,7 @@ class ChatPanelTest {
 
     private fun awaitTurn(count: Int) {
         waitFor("turn $count to end", describe = ::text) { turns() >= count }
+        waitFor("the streamed text to be drawn") { !panel.drawPending }
         settle()
     }
 
@@ -119,7 +120,6 @@ class ChatPanelTest {
         assertEquals("", onEdt { panel.prompt.text.text }, "Enter sent the prompt and emptied the area")
         waitFor("the answer to stream", describe = ::text) { text().contains("prints a greeting") }
         awaitTurn(1)
-        Thread.sleep(TranscriptView.STREAM_RENDER_MS * 3L)
         val shown = text()
         assertTrue(shown.contains("Please explain hello.py"), shown)
         assertTrue(shown.contains("Thought"), "the thinking is collapsed to one line: $shown")
