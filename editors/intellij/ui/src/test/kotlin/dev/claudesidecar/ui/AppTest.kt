@@ -306,7 +306,7 @@ class AppTest {
         onEdt {
             val list = app.sessions.list
             list.selectedIndex = (0 until list.model.size).first { list.model.getElementAt(it).sessionId == sessionId }
-            list.actionMap.get("open").actionPerformed(null)
+            list.actionMap.get(ChoiceList.CHOOSE).actionPerformed(null)
         }
         assertEquals(2, onEdt { app.tabs.tabCount }, "no second tab on the same session")
         assertSame(first, panel, "the session's tab is selected")
