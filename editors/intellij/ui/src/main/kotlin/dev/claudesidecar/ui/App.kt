@@ -282,11 +282,19 @@ class App(
         val dark: Boolean = false,
     ) {
         /** How the app starts the daemon: [command] with [env] over this process's environment. */
-        fun daemonOptions(logger: SidecarLogger): DaemonOptions =
-            DaemonOptions(command = command, mode = mode, env = env, clientName = "claude-sidecar-app", logger = logger)
+        fun daemonOptions(logger: SidecarLogger): DaemonOptions = DaemonOptions(
+            command = command,
+            mode = mode,
+            env = env,
+            initializationOptions = PanelDaemon.initializationOptions(CLIENT_NAME),
+            clientName = CLIENT_NAME,
+            logger = logger,
+        )
     }
 
     companion object {
+        /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
+        const val CLIENT_NAME = "claude-sidecar-app"
         private const val USAGE =
             "usage: java -jar claude-sidecar-ui.jar [--shared] [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
                 "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
