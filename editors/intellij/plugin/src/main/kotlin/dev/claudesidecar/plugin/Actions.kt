@@ -81,7 +81,7 @@ class SessionsAction : ProjectAction() {
 class RestartDaemonAction : ProjectAction() {
     override fun update(e: AnActionEvent) {
         super.update(e)
-        val shared = e.project?.let(::sharedDaemon) == true
+        val shared = e.project?.let { ClaudeService.getInstance(it).restartReconnects() } == true
         e.presentation.text = DaemonRestart.title(shared)
         e.presentation.description = DaemonRestart.description(shared)
     }

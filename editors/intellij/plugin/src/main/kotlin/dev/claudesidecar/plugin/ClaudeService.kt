@@ -81,12 +81,18 @@ class ClaudeService(
         if (old != null) scope.launch(Dispatchers.IO) { old.shutdown() }
     }
 
+    /**
+     * Whether [restartDaemon] ends a connection to the shared daemon (the chats run on there):
+     * the running client's mode, else the settings'.
+     */
+    fun restartReconnects(): Boolean =
+        (synchronized(lock) { current?.mode } ?: ClaudeSettings.getInstance(project).mode()) == DaemonMode.SHARED
+
     /** The daemon's settings changed: they apply to the next daemon. EDT. */
     fun daemonSettingsChanged() {
-        val running = synchronized(lock) { current?.takeIf { it.runningDaemon != null } }
-        if (running != null) {
-            // What the restart does is the running client's mode's, whatever the settings say now.
-            val shared = running.mode == DaemonMode.SHARED
+        val running = synchronized(lock) { current?.runningDaemon != null }
+        if (running) {
+            val shared = restartReconnects()
             Notify.info(project, DaemonRestart.settingsApplyAfter(shared), restartAction = DaemonRestart.title(shared))
         } else {
             // No daemon runs (none yet, or it failed on the old settings): the next request uses the new ones.
