@@ -108,8 +108,11 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
     @Volatile private var closed = false
 
-    /** Shared daemon: the connection being made again after it dropped. */
+    /** Shared daemon: the connection being made again after it dropped, then its chats attached again. */
     @Volatile private var reconnecting: Job? = null
+
+    /** Shared daemon: the chats of the dropped connection not attached again yet ([chatOf] finds them). */
+    private val reattaching: MutableSet<Chat> = ConcurrentHashMap.newKeySet()
 
     /** Private or shared daemon ([DaemonOptions.mode]). */
     val mode: DaemonMode get() = options.daemon.mode
@@ -184,8 +187,13 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         return daemon().request(Methods.LIST_CHANNELS, ListChannelsParams()).channels
     }
 
-    /** The open chat of this client that shows [channelId] of the running daemon, if any. */
-    fun chatOf(channelId: String): Chat? = chatMap.values.firstOrNull { it.channelId == channelId && it.daemon === current }
+    /**
+     * The open chat of this client that shows [channelId] of the running daemon, if any; on the
+     * shared daemon also while that chat is being attached again after the connection dropped
+     * (it keeps its channel there).
+     */
+    fun chatOf(channelId: String): Chat? =
+        chatMap.values.firstOrNull { it.channelId == channelId && (it.daemon === current || it in reattaching) }
 
     /**
      * Shared daemon: opens a running chat ([channel], one of [runningChats]) here:
@@ -196,6 +204,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
      * (`claude/attach` answers `notShared`): a [SidecarException] says what to set.
      */
     suspend fun attachChat(channel: ChannelSummary, listener: ChatListener? = null): Chat {
+        // A chat being attached again is this one once it is: not a second copy of it.
+        reconnecting?.join()
         chatOf(channel.channelId)?.let { return it }
         val daemon = daemon()
         val result = try {
@@ -282,6 +292,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** Forgets [chat] here and tells its daemon with [method] (closeChannel or detach), if it still runs. */
     private suspend fun <R : Any> leave(chat: Chat, method: Method<ChannelParams, R>, doing: String) {
         chatMap.remove(chat.id)
+        reattaching -= chat
         publishChats()
         val daemon = chat.daemon ?: return
         val channelId = chat.channelId ?: return
@@ -538,6 +549,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         if (chats.isEmpty()) return setState(DaemonState.STOPPED) // the next request connects
         log(Level.WARN, "the connection to the shared daemon dropped (code ${exit.exitCode}); connecting again")
         setState(DaemonState.RECONNECTING)
+        reattaching += chats
         for (chat in chats) {
             chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "The connection to the shared daemon dropped; connecting again."))
             chat.emit(ChatEvent.Connection(reconnecting = true))
@@ -566,6 +578,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
         if (daemon == null) {
             setState(DaemonState.FAILED)
+            reattaching.removeAll(chats.toSet())
             onEventThread {
                 for (chat in chats) {
                     chat.emit(
@@ -590,6 +603,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
                     chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not attach this chat again: ${e.message}"))
                 }
             }
+            reattaching -= chat
             onEventThread { chat.emit(ChatEvent.Connection(reconnecting = false)) }
         }
     }

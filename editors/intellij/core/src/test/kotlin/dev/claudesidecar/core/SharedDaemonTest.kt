@@ -9,6 +9,7 @@ import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PermissionDecision
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
+import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.DisplayName
@@ -191,6 +193,35 @@ class SharedDaemonTest {
         assertEquals(DaemonState.RUNNING, editor.state.value)
         assertEquals(watcher.chat.channelId, rec.chat.channelId, "the same chat, not a new one")
         rec to watcher
+    }
+
+    @Test fun `a chat being attached again is found by its channel, and attaching to it gives that chat`() = test {
+        serve()
+        val command = box.root.resolve("daemon-command")
+        command.writeText(daemon.connect.joinToString(" "))
+        val editor = shared("editor", listOf("sh", "-c", "exec \$(cat '$command')"))
+        val rec = newChat(editor)
+        rec.turn("hello there")
+        val channelId = rec.chat.channelId!!
+        val listed = editor.runningChats().single()
+
+        command.writeText("sleep 600") // the connection stays down until the test restores the command
+        val mark = rec.mark()
+        ProcessHandle.of(editor.runningDaemon!!.pid).get().destroyForcibly()
+        rec.awaitEvent(mark) { it is ChatEvent.Notice && "dropped" in it.text }
+        val standIn = awaitSleeper()
+        assertSame(rec.chat, editor.chatOf(channelId), "found while it is being attached again")
+        coroutineScope {
+            val attaching = async(start = CoroutineStart.UNDISPATCHED) { editor.attachChat(listed) }
+            assertFalse(attaching.isCompleted, "attaching waits for the connection")
+            command.writeText(daemon.connect.joinToString(" "))
+            standIn.destroyForcibly()
+            assertSame(rec.chat, attaching.await(), "the chat being attached again, not a second copy of it")
+        }
+        assertEquals(listOf(rec.chat), editor.chats.value)
+        assertFalse(rec.view { it.status.reconnecting })
+        assertEquals(TurnOutcome.SUCCESS, rec.turn("hello again").outcome)
+        assertEquals(listOf(GREETING, GREETING), rec.texts())
     }
 
     /** The `sleep 600` the client runs instead of its bridge, once it runs. */

@@ -73,22 +73,39 @@ class SessionsAction : ProjectAction() {
     }
 }
 
+/**
+ * Restart the Daemon, named by what it does in each mode. The shared daemon is not this IDE's to
+ * restart: the action ends this IDE's connection (its chats run on in the daemon, to be
+ * attached again) and makes a new one.
+ */
 class RestartDaemonAction : ProjectAction() {
     override fun update(e: AnActionEvent) {
         super.update(e)
-        // The shared daemon is not this IDE's to restart: the action ends this IDE's connection
-        // (its chats run on in the daemon, to be attached again) and makes a new one.
-        val shared = e.project?.let(::sharedDaemon) == true
-        e.presentation.text = if (shared) "Reconnect to the Shared Daemon" else "Restart the Daemon"
-        e.presentation.description = if (shared) {
-            "Close this IDE's Claude tabs (the chats run on in the shared daemon) and connect again with the current settings"
-        } else {
-            "Close the Claude chats and start the daemon anew with the current settings"
-        }
+        val shared = e.project?.let { ClaudeService.getInstance(it).restartReconnects() } == true
+        e.presentation.text = DaemonRestart.title(shared)
+        e.presentation.description = DaemonRestart.description(shared)
     }
 
     override fun actionPerformed(e: AnActionEvent) {
         ClaudeService.getInstance(e.project ?: return).restartDaemon()
+    }
+}
+
+/** The words of [RestartDaemonAction] in each mode: the action, the settings' notification and its button. */
+object DaemonRestart {
+    fun title(shared: Boolean): String = if (shared) "Reconnect to the Shared Daemon" else "Restart the Daemon"
+
+    fun description(shared: Boolean): String = if (shared) {
+        "Close this IDE's Claude tabs (the chats run on in the shared daemon) and connect again with the current settings"
+    } else {
+        "Close the Claude chats and start the daemon anew with the current settings"
+    }
+
+    /** Said when the daemon's settings changed while it runs. */
+    fun settingsApplyAfter(shared: Boolean): String = if (shared) {
+        "The new daemon settings apply after reconnecting to the shared daemon (this IDE's Claude tabs close; the chats run on there)."
+    } else {
+        "The new daemon settings apply after restarting the daemon (this closes the chats)."
     }
 }
 

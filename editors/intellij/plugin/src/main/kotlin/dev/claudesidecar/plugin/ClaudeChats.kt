@@ -164,6 +164,7 @@ object ClaudeChats {
         panel.onTurnEnded = { sessionsList(window)?.load() }
         val content = ContentFactory.getInstance().createContent(panel, title.take(24), false)
         content.isCloseable = true
+        panel.onReconnecting = { content.displayName = panel.tabTitle(title.take(24)) }
         content.putUserData(RESUMING, resuming)
         val closed = AtomicBoolean(false)
         content.setDisposer {

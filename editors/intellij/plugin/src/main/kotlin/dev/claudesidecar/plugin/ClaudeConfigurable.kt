@@ -50,7 +50,7 @@ class ClaudeConfigurable(private val project: Project) : BoundConfigurable("Clau
                     textArea().rows(4).align(AlignX.FILL)
                         .bindText({ options.env ?: "" }, { options.env = it })
                         .comment(
-                            "One <code>KEY=VALUE</code> per line; <code>-KEY</code> removes a variable. Applies after Restart the Daemon.",
+                            "One <code>KEY=VALUE</code> per line; <code>-KEY</code> removes a variable. Applies after Restart the Daemon (with the shared daemon: Reconnect to the Shared Daemon).",
                         )
                 }
             }

@@ -11,14 +11,15 @@ import com.intellij.openapi.diagnostic.logger
 import com.intellij.openapi.project.Project
 import dev.claudesidecar.core.ClientOptions
 import dev.claudesidecar.core.CommandLine
+import dev.claudesidecar.core.DaemonMode
 import dev.claudesidecar.core.DaemonOptions
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.SidecarLogger
-import dev.claudesidecar.core.protocol.InitializationOptions
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.PermissionMode
 import dev.claudesidecar.core.protocol.WarmPoolOptions
+import dev.claudesidecar.ui.PanelDaemon
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -80,11 +81,19 @@ class ClaudeService(
         if (old != null) scope.launch(Dispatchers.IO) { old.shutdown() }
     }
 
+    /**
+     * Whether [restartDaemon] ends a connection to the shared daemon (the chats run on there):
+     * the running client's mode, else the settings'.
+     */
+    fun restartReconnects(): Boolean =
+        (synchronized(lock) { current?.mode } ?: ClaudeSettings.getInstance(project).mode()) == DaemonMode.SHARED
+
     /** The daemon's settings changed: they apply to the next daemon. EDT. */
     fun daemonSettingsChanged() {
         val running = synchronized(lock) { current?.runningDaemon != null }
         if (running) {
-            Notify.info(project, "The new daemon settings apply after restarting the daemon (this closes the chats).", restartAction = true)
+            val shared = restartReconnects()
+            Notify.info(project, DaemonRestart.settingsApplyAfter(shared), restartAction = DaemonRestart.title(shared))
         } else {
             // No daemon runs (none yet, or it failed on the old settings): the next request uses the new ones.
             restartDaemon()
@@ -112,10 +121,9 @@ class ClaudeService(
                     mode = settings.mode(),
                     cwd = Path.of(cwd),
                     env = env,
-                    initializationOptions = InitializationOptions(
+                    initializationOptions = PanelDaemon.initializationOptions(
                         clientName = "intellij",
                         cliPath = options.cliPath?.trim()?.ifEmpty { null },
-                        coalesceDeltasMs = 16,
                         warmPool = WarmPoolOptions(cwd = cwd, size = 1),
                     ),
                     logger = IDE_LOGGER,

@@ -13,18 +13,19 @@ object Notify {
     private const val GROUP = "Claude Sidecar"
     private val SETTINGS = setOf("daemonCommand", "daemonMode", "Environment")
 
-    fun info(project: Project, text: String, restartAction: Boolean = false) =
+    /** [restartAction]: the title of a button that runs Restart the Daemon ([DaemonRestart.title]), if any. */
+    fun info(project: Project, text: String, restartAction: String? = null) =
         show(project, text, NotificationType.INFORMATION, false, restartAction)
 
-    fun warn(project: Project, text: String) = show(project, text, NotificationType.WARNING, false, false)
+    fun warn(project: Project, text: String) = show(project, text, NotificationType.WARNING, false, null)
 
     /** An error; one a setting can fix ([SidecarException.where]) gets a button that opens the settings. */
     fun error(project: Project, what: String, e: Throwable) {
         val settings = e is SidecarException && e.where in SETTINGS
-        show(project, "$what: ${e.message ?: e.javaClass.simpleName}", NotificationType.ERROR, settings, false)
+        show(project, "$what: ${e.message ?: e.javaClass.simpleName}", NotificationType.ERROR, settings, null)
     }
 
-    private fun show(project: Project, text: String, type: NotificationType, settingsAction: Boolean, restartAction: Boolean) {
+    private fun show(project: Project, text: String, type: NotificationType, settingsAction: Boolean, restartAction: String?) {
         // Notification content is HTML: a message (a path with <…>, an error with & or a stack
         // line) shows as written, its line breaks kept.
         val notification = NotificationGroupManager.getInstance().getNotificationGroup(GROUP).createNotification(Html.text(text), type)
@@ -35,9 +36,9 @@ object Notify {
                 },
             )
         }
-        if (restartAction) {
+        if (restartAction != null) {
             notification.addAction(
-                NotificationAction.createSimpleExpiring("Restart the daemon") {
+                NotificationAction.createSimpleExpiring(restartAction) {
                     ClaudeService.getInstance(project).restartDaemon()
                 },
             )

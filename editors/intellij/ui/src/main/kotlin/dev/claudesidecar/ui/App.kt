@@ -205,16 +205,34 @@ class App(
     fun attach(channel: ChannelSummary) {
         client.chatOf(channel.channelId)?.let { open -> panels.firstOrNull { it.chat === open }?.let { return select(it) } }
         val panel = ChatPanel()
-        tabs.addTab(channel.cwd.substringAfterLast('/').ifEmpty { channel.channelId }.take(24), panel)
-        tabs.selectedComponent = panel
+        addTab(panel, channel.cwd.substringAfterLast('/').ifEmpty { channel.channelId })
         scope.launch {
             try {
-                panel.attach(client.attachChat(channel, panel.listener))
+                val chat = client.attachChat(channel, panel.listener)
+                // Opened here meanwhile (attached again after a dropped connection): its own tab shows it.
+                panels.firstOrNull { it !== panel && it.chat === chat }?.let { open ->
+                    tabs.remove(panel)
+                    panel.dispose()
+                    return@launch select(open)
+                }
+                panel.attach(chat)
                 panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
                 JOptionPane.showMessageDialog(frame, e.message, "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
+        }
+    }
+
+    /** Adds and selects the tab of [panel], titled [title] (cut short; whole in its tooltip), marked while the chat reconnects. */
+    private fun addTab(panel: ChatPanel, title: String) {
+        val shown = title.take(24)
+        tabs.addTab(shown, panel)
+        tabs.setToolTipTextAt(tabs.tabCount - 1, title)
+        tabs.selectedComponent = panel
+        panel.onReconnecting = {
+            val index = tabs.indexOfComponent(panel)
+            if (index >= 0) tabs.setTitleAt(index, panel.tabTitle(shown))
         }
     }
 
@@ -235,9 +253,7 @@ class App(
         val panel = ChatPanel()
         panel.onTurnEnded = { sessions.load() }
         if (resume != null) resuming[panel] = resume
-        tabs.addTab(title.take(24), panel)
-        tabs.setToolTipTextAt(tabs.tabCount - 1, title)
-        tabs.selectedComponent = panel
+        addTab(panel, title)
         scope.launch {
             try {
                 val chat = if (resume == null) {
@@ -282,11 +298,19 @@ class App(
         val dark: Boolean = false,
     ) {
         /** How the app starts the daemon: [command] with [env] over this process's environment. */
-        fun daemonOptions(logger: SidecarLogger): DaemonOptions =
-            DaemonOptions(command = command, mode = mode, env = env, clientName = "claude-sidecar-app", logger = logger)
+        fun daemonOptions(logger: SidecarLogger): DaemonOptions = DaemonOptions(
+            command = command,
+            mode = mode,
+            env = env,
+            initializationOptions = PanelDaemon.initializationOptions(CLIENT_NAME),
+            clientName = CLIENT_NAME,
+            logger = logger,
+        )
     }
 
     companion object {
+        /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
+        const val CLIENT_NAME = "claude-sidecar-app"
         private const val USAGE =
             "usage: java -jar claude-sidecar-ui.jar [--shared] [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
                 "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"

@@ -10,6 +10,7 @@ import java.util.Locale
 import javax.swing.BorderFactory
 import javax.swing.DefaultListCellRenderer
 import javax.swing.JComboBox
+import javax.swing.JLabel
 import javax.swing.JList
 import javax.swing.JPanel
 import javax.swing.JProgressBar
@@ -45,6 +46,12 @@ class ChatHeader(
     private val meterLabel = mutedLabel("")
     private val costLabel = mutedLabel("").apply { toolTipText = "What this chat has cost so far" }
 
+    /** Shown while the shared daemon's connection is made again (the chat runs on there). */
+    val reconnectingLabel = JLabel("Reconnecting…").apply {
+        toolTipText = "The connection to the shared daemon dropped; the chat goes on there and is caught up when connected again"
+        isVisible = false
+    }
+
     /** Set while the pickers are filled in code, so that no request goes out for it. */
     private var filling = false
 
@@ -55,7 +62,7 @@ class ChatHeader(
         // short), rather than being laid over the meter: the meter and cost always show whole.
         for (picker in listOf(models, modes)) picker.minimumSize = Dimension(MIN_PICKER_WIDTH, 0)
         add(row(models, modes), BorderLayout.CENTER)
-        add(row(meterLabel, meter, costLabel).apply { border = padding(0, 8, 0, 0) }, BorderLayout.EAST)
+        add(row(reconnectingLabel, meterLabel, meter, costLabel).apply { border = padding(0, 8, 0, 0) }, BorderLayout.EAST)
         models.addActionListener { if (!filling) (models.selectedItem as? ModelInfo)?.let { onModel(it.value) } }
         modes.addActionListener { if (!filling) (modes.selectedItem as? PermissionMode)?.let(onMode) }
         models.isEnabled = false
@@ -69,6 +76,14 @@ class ChatHeader(
             label.font = Theme.smallFont
             label.foreground = Theme.muted
         }
+        reconnectingLabel.font = Theme.smallFont.deriveFont(java.awt.Font.BOLD)
+        reconnectingLabel.foreground = Theme.warning
+    }
+
+    /** Shows or hides the reconnecting mark. */
+    fun showReconnecting(reconnecting: Boolean) {
+        reconnectingLabel.isVisible = reconnecting
+        revalidate()
     }
 
     /** Shows what the channel offers and uses now ([model] and [mode] from the latest status when known). */

@@ -95,6 +95,19 @@ class ChatPanel(
     /** Called on the EDT when a turn of the chat ended (a host refreshes its session list). */
     var onTurnEnded: () -> Unit = {}
 
+    /**
+     * Called on the EDT when the chat starts ([reconnecting] true) or stops reconnecting to the
+     * shared daemon: a host titles the chat's tab again with [tabTitle].
+     */
+    var onReconnecting: (Boolean) -> Unit = {}
+
+    /** Shared daemon: the connection dropped and the chat is being attached again. EDT only. */
+    var reconnecting = false
+        private set
+
+    /** [title] as the chat's tab shows it: marked while the chat is [reconnecting]. */
+    fun tabTitle(title: String): String = if (reconnecting) "$title $RECONNECTING_MARK" else title
+
     /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
     private var built = false
 
@@ -199,6 +212,11 @@ class ChatPanel(
         header.show(chat?.info, status.model, status.permissionMode)
         chat?.let { header.showTotals(it.context, it.totalCostUsd) }
         this.status.show(status)
+        if (status.reconnecting != reconnecting) {
+            reconnecting = status.reconnecting
+            header.showReconnecting(reconnecting)
+            onReconnecting(reconnecting)
+        }
         prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)
     }
 
@@ -207,6 +225,11 @@ class ChatPanel(
         transcriptView.followEnd()
         host.beforeAgentActs()
         request("sending") { send(text) }
+    }
+
+    companion object {
+        /** Added to a chat's tab title while it reconnects ([tabTitle]). */
+        const val RECONNECTING_MARK = "(reconnecting…)"
     }
 
     /** Runs a request of the chat; a failure shows as a notice in the transcript. */

@@ -49,6 +49,7 @@ class AppTest {
     private lateinit var model: Model
     private lateinit var sandbox: Sandbox
     private lateinit var client: SidecarClient
+    private lateinit var initializationOptions: InitializationOptions
     private lateinit var app: App
     private val pids = mutableSetOf<Long>()
 
@@ -75,8 +76,10 @@ class AppTest {
                 "APP_TEST=1",
             ),
         ) ?: error("the options were refused")
-        val daemon = options.daemonOptions(Harness.logger)
-            .copy(cwd = sandbox.workspace, initializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)))
+        val daemon = options.daemonOptions(Harness.logger).let {
+            it.copy(cwd = sandbox.workspace, initializationOptions = it.initializationOptions.copy(warmPool = WarmPoolOptions(size = 0)))
+        }
+        initializationOptions = daemon.initializationOptions
         client = SidecarClient(ClientOptions(daemon = daemon))
         app = onEdt {
             FlatLightLaf.setup()
@@ -306,7 +309,7 @@ class AppTest {
         onEdt {
             val list = app.sessions.list
             list.selectedIndex = (0 until list.model.size).first { list.model.getElementAt(it).sessionId == sessionId }
-            list.actionMap.get("open").actionPerformed(null)
+            list.actionMap.get(ChoiceList.CHOOSE).actionPerformed(null)
         }
         assertEquals(2, onEdt { app.tabs.tabCount }, "no second tab on the same session")
         assertSame(first, panel, "the session's tab is selected")
@@ -364,6 +367,9 @@ class AppTest {
         assertTrue(options.dark)
         assertEquals(null, App.parse(arrayOf("--theme", "blue")))
         assertEquals(null, App.parse(arrayOf("--env")))
+        // As the plugin asks (PanelDaemon): the daemon coalesces deltas for the panel.
+        assertEquals(PanelDaemon.COALESCE_DELTAS_MS, initializationOptions.coalesceDeltasMs)
+        assertEquals(16, initializationOptions.coalesceDeltasMs)
         val environ = Files.readAllBytes(java.nio.file.Path.of("/proc/${onEdt { client.runningDaemon!!.pid }}/environ"))
         assertTrue(String(environ).split('\u0000').contains("APP_TEST=1"), "--env reached the daemon")
     }

@@ -160,6 +160,61 @@ class AttachChatTest {
     }
 
     @Test
+    fun `a dropped connection marks the chat's tab and header until it is made again`() {
+        daemon = SharedDaemon(box)
+        // The client's command reads this file: "sleep 600" keeps the connection down until the test restores it.
+        val command = box.root.resolve("daemon-command")
+        command.toFile().writeText(daemon!!.connect.joinToString(" "))
+        val client = box.client(command = listOf("sh", "-c", "exec \$(cat '$command')"), mode = DaemonMode.SHARED, clientName = "app")
+        clients += client
+        val app = openApp(client)
+        onEdt { app.openChat("Chat 1") }
+        val panel = onEdt { app.selectedPanel!! }
+        waitFor("the chat to open") { panel.chat != null }
+        runBlocking { panel.chat!!.send("hello there") }
+        waitFor("the answer", describe = { visibleText(panel) }) { panel.transcript.entries.any { it is TurnEntry } }
+        val title = { onEdt { app.tabs.getTitleAt(app.tabs.indexOfComponent(panel)) } }
+        assertEquals("Chat 1", title())
+        assertTrue(!onEdt { panel.header.reconnectingLabel.isVisible })
+        val listed = runBlocking { client.runningChats().single() }
+
+        command.toFile().writeText("sleep 600")
+        ProcessHandle.of(client.runningDaemon!!.pid).get().destroyForcibly()
+        waitFor("the reconnecting mark", describe = { title() + "\n" + visibleText(panel) }) {
+            app.tabs.getTitleAt(app.tabs.indexOfComponent(panel)) == "Chat 1 (reconnecting…)" && panel.header.reconnectingLabel.isShowing
+        }
+        val sleeper = sleeper()
+        assertTrue("Reconnecting to the shared daemon" in onEdt { panel.status.text }, onEdt { panel.status.text })
+        assertTrue(onEdt { panel.header.reconnectingLabel.text == "Reconnecting…" })
+        assertEquals(emptyList<String>(), onEdt { lowContrast(panel) }, "the mark reads")
+        screenshot(app.frame.rootPane, "attach-5-reconnecting")
+        onEdt { app.attach(listed) } // as the attach dialog does: the chat being reconnected is the one open here
+        assertEquals(1, onEdt { app.tabs.tabCount }, "no second tab on the chat")
+        assertTrue(onEdt { app.selectedPanel === panel })
+
+        command.toFile().writeText(daemon!!.connect.joinToString(" "))
+        sleeper.destroyForcibly()
+        waitFor("the mark cleared", describe = { title() + "\n" + visibleText(panel) }) {
+            app.tabs.getTitleAt(app.tabs.indexOfComponent(panel)) == "Chat 1" && !panel.header.reconnectingLabel.isVisible
+        }
+        assertTrue("Connected again" in onEdt { visibleText(panel) })
+        assertTrue("Reconnecting" !in onEdt { panel.status.text }, onEdt { panel.status.text })
+        screenshot(app.frame.rootPane, "attach-6-reconnected")
+    }
+
+    /** The `sleep 600` the client runs instead of its bridge, once it runs (the reconnect's pause is the client's). */
+    private fun sleeper(): ProcessHandle {
+        var found: ProcessHandle? = null
+        waitFor("the client to run its command again") {
+            found = ProcessHandle.current().descendants().filter { p ->
+                p.info().command().orElse("").endsWith("/sleep") && p.info().arguments().orElse(emptyArray()).contentEquals(arrayOf("600"))
+            }.findFirst().orElse(null)
+            found != null
+        }
+        return found!!
+    }
+
+    @Test
     fun `with a private daemon attach says that it needs the shared one`() {
         val client = client(DaemonMode.PRIVATE, "app")
         val app = openApp(client)

@@ -282,7 +282,7 @@ class ChatPanelTest {
         assertEquals("Please explain hello.py", session.firstPrompt)
         onEdt {
             list.list.selectedIndex = 0
-            list.list.actionMap.get("open").actionPerformed(null)
+            list.list.actionMap.get(ChoiceList.CHOOSE).actionPerformed(null)
             list.dispose()
         }
         assertEquals(listOf(session.sessionId), opened)
