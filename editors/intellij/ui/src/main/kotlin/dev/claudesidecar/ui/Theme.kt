@@ -33,6 +33,9 @@ object Theme {
     val cardBackground: Color get() = mix(foreground, background, if (dark) 0.95 else 0.975)
     val userBackground: Color get() = mix(accent, background, if (dark) 0.82 else 0.9)
     val accent: Color get() = UIManager.getColor("Component.accentColor") ?: Color(0x3574F0)
+
+    /** Link text: the accent, darkened or lightened until it reads on the panel. */
+    val link: Color get() = readable(accent)
     val error: Color get() = readable(if (dark) Color(0xF75464) else Color(0xC7222D))
     val warning: Color get() = readable(if (dark) Color(0xE0A33A) else Color(0x9A6700))
     val success: Color get() = readable(if (dark) Color(0x5FB865) else Color(0x1B7532))

@@ -47,7 +47,7 @@ fun mutedLabel(text: String, font: Font = Theme.smallFont) = JLabel(text).apply 
  * feel's ring is the accent colour, which does not show on an accent button (and a link
  * button has none), so Tab through a card would not show where the focus is.
  */
-class ChatButton(text: String) : JButton(text) {
+open class ChatButton(text: String) : JButton(text) {
     override fun paint(g: Graphics) {
         super.paint(g)
         if (!isFocusOwner) return
@@ -82,14 +82,22 @@ fun stylePrimary(button: JButton) {
 fun button(text: String, action: () -> Unit) = ChatButton(text).apply { addActionListener { action() } }
 
 /** A borderless text button, like the IDE's links in tool windows. */
-fun linkButton(text: String, action: () -> Unit) = ChatButton(text).apply {
+fun linkButton(text: String, action: () -> Unit): JButton = LinkButton(text).apply {
     isBorderPainted = false
     isContentAreaFilled = false
     isFocusPainted = false
     margin = Insets(0, 0, 0, 0)
-    foreground = Theme.accent
     cursor = Cursor.getPredefinedCursor(Cursor.HAND_CURSOR)
     addActionListener { action() }
+}
+
+/** [linkButton]'s button: its colour reads on the panel in every theme (a new look and feel
+ * calls updateUI, which would otherwise leave the old theme's colour). */
+private class LinkButton(text: String) : ChatButton(text) {
+    override fun updateUI() {
+        super.updateUI()
+        foreground = Theme.link
+    }
 }
 
 /** A left-aligned row of components (buttons, labels), flush with the column's left edge. */

@@ -174,6 +174,7 @@ class AppTest {
         }
         assertTrue(height >= 2 * lineHeight, "the title wraps onto a second line ($height px, lines of $lineHeight px): $shown")
         assertTrue(shown.length > 40 && !shown.endsWith("…"), "the title is whole: $shown")
+        assertEquals(emptyList<String>(), onEdt { lowContrast(app.sessions) }, "the session list's texts below 4.5:1")
         screenshot(app.frame.rootPane, "app-2-sessions")
     }
 
