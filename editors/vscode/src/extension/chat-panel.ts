@@ -166,6 +166,9 @@ export class ChatPanel implements vscode.Disposable {
           workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
           allowBypassPermissions: this.host.allowBypassPermissions(),
         });
+        // The tab the user is in (a new chat, or the active one restored by a reload):
+        // typing goes to the prompt. A tab restored behind it keeps out of the way.
+        if (this.panel.active) this.post({ type: 'focusPrompt' });
         return;
       case 'focus':
         this.pageFocused = message.focused;

@@ -162,7 +162,9 @@ window.addEventListener('focus', trackFocus);
 window.addEventListener('blur', trackFocus);
 setInterval(trackFocus, 250);
 
+// No focus of its own at start: a page that took it would make its tab's group the active
+// one, so after a window reload the tab restored last would win over the one the user was
+// in. The host says when the prompt should have it (focusPrompt).
 host.ready();
-composer.focus();
 trackFocus();
 warmUp();

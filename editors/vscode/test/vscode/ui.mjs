@@ -112,9 +112,14 @@ async function main() {
       await runCommand(page, 'Claude: New Chat');
       chat = await chatFrame(page);
       await chat.locator('textarea.prompt').waitFor({ state: 'visible' });
+      // The host gives the new chat's prompt the focus (the page takes none by itself).
+      await waitFor(
+        () => chat.locator('textarea.prompt').evaluate((el) => el === document.activeElement && document.hasFocus()),
+        "the new chat's prompt has the focus",
+        30_000,
+      );
     });
     await step('a prompt typed and sent streams its answer into the chat', async () => {
-      await chat.locator('textarea.prompt').click();
       await page.keyboard.type('hello there');
       await page.keyboard.press('Enter');
       await chat.getByText('Hello from the stand-in model.').first().waitFor({ timeout: 30_000 });
