@@ -138,14 +138,16 @@ async def test_a_prompt_sent_during_a_turn_is_queued_until_the_cli_takes_it_up(
         "claude/respondPermission",
         {"channelId": channel, "requestId": asked.params["requestId"], "decision": "allow"},
     )
-    await sidecar.wait_for(
+    taken = await sidecar.wait_for(
         lambda n: n.channel == channel
         and n.method == "claude/entry"
         and n.params["entry"]["id"] == queued_id
         and not n.params["entry"].get("queued"),
         after=start,
     )
-    await sidecar.wait_for_state(channel, "idle", after=len(sidecar.notes))
+    # The idle after it (which may have come already, on a loaded machine).
+    after = next(i for i, n in enumerate(sidecar.notes) if n is taken)
+    await sidecar.wait_for_state(channel, "idle", after=after)
     entries = (await sidecar.request("claude/getTranscript", {"channelId": channel}))["entries"]
     prompts = [e["text"] for e in entries if e["kind"] == "prompt"]
     assert prompts == ["write the notes", "next"]

@@ -119,9 +119,11 @@ async def test_a_cli_that_dies_is_reported_and_the_next_message_resumes_the_conv
     channel = await sidecar.new_channel(str(workspace))
     await sidecar.turn(channel, "hello, my name is Ada")
     session = sidecar.of(channel, "claude/status")[-1].params["sessionId"]
+    # Counted before the send: on a loaded machine the answer may stream in before it returns.
+    sent = len(sidecar.notes)
     await sidecar.send(channel, "tell me something long")
     await sidecar.wait_for(
-        lambda n: n.channel == channel and n.method == "claude/delta", after=len(sidecar.notes)
+        lambda n: n.channel == channel and n.method == "claude/delta", after=sent
     )
 
     os.kill(sidecar.pids[-1], signal.SIGKILL)  # mid-turn

@@ -1,5 +1,6 @@
 package dev.claudesidecar.core
 
+import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.InitializationOptions
 import dev.claudesidecar.core.protocol.NotificationType
@@ -261,6 +262,12 @@ class Recorder(
     suspend fun awaitTexts(expected: List<String>, timeout: Duration = 60.seconds) {
         awaitFound(timeout) { texts().takeIf { it == expected } }
             ?: error("the answer texts are not $expected within $timeout but ${texts()}")
+    }
+
+    /** Waits until the view's channel state is [expected] (`claude/status` comes after the turn's end). */
+    suspend fun awaitState(expected: ChannelState, timeout: Duration = 60.seconds) {
+        awaitFound(timeout) { view { it.status.state }.takeIf { it == expected } }
+            ?: error("the chat's state is not $expected within $timeout but ${view { it.status.state }}")
     }
 
     fun events(): List<ChatEvent> = synchronized(events) { events.toList() }

@@ -123,7 +123,7 @@ class SharedDaemonTest {
         first.next(Notifications.TURN_ENDED, since)
         second.awaitTexts(listOf(GREETING, HELD, REST))
         assertEquals(first.texts(), second.texts(), "the rest streamed into both alike")
-        assertEquals(ChannelState.IDLE, second.view { it.status.state })
+        second.awaitState(ChannelState.IDLE)
         assertEquals(listOf("editor-a", "editor-b"), other.runningChats().first().clients?.mapNotNull { it.clientName }?.sorted())
         assertEquals(TurnOutcome.SUCCESS, second.turn("hello from the second editor").outcome, "either editor may send")
         first.awaitTexts(listOf(GREETING, HELD, REST, GREETING))
@@ -143,7 +143,7 @@ class SharedDaemonTest {
         assertEquals(1, notices.count { "dropped" in it }, "said once: $notices")
         assertTrue(notices.any { Regex("Connected again; caught up with [1-9]\\d* missed updates").matches(it.trimEnd('.')) }, "$notices")
         assertTrue(notices.none { "afresh" in it }, "replayed, not shown afresh: $notices")
-        assertEquals(ChannelState.IDLE, rec.view { it.status.state })
+        rec.awaitState(ChannelState.IDLE)
     }
 
     @Test fun `a chat whose missed updates left the replay window is shown afresh`() = test {
@@ -152,7 +152,7 @@ class SharedDaemonTest {
         assertEquals(listOf(HELD, REST), rec.texts())
         assertEquals(watcher.texts(), rec.texts())
         assertTrue(rec.notices().any { "shown afresh" in it }, "${rec.notices()}")
-        assertEquals(ChannelState.IDLE, rec.view { it.status.state }, "its state asked again")
+        rec.awaitState(ChannelState.IDLE) // its state asked again
     }
 
     /**
@@ -257,7 +257,7 @@ class SharedDaemonTest {
         release(after)
         rec.next(Notifications.TURN_ENDED, 0)
         rec.awaitTexts(listOf(GREETING, HELD, REST))
-        assertEquals(ChannelState.IDLE, rec.view { it.status.state })
+        rec.awaitState(ChannelState.IDLE)
     }
 
     @Test fun `a permission answered in another client leaves this one's pending requests`() = test {
