@@ -92,7 +92,9 @@ class LineRouter:
         for i, line in enumerate(lines):
             try:
                 # (During a retry the general path notes that the model answers again.)
+                streamed = False
                 if line is not None and line.type == "stream_event" and settings.retry is None:
+                    streamed = True
                     event = line.event
                     if (
                         event is not None
@@ -116,13 +118,13 @@ class LineRouter:
                             opened[1].append(text)
                             front_delta(known[0], index, text, parent, opened[0])
                         continue
-                    if raws is None:
-                        raws = block.split(b"\n")
-                    self._feed.publish(CliMessage(raws[i]))
-                    continue
                 if raws is None:
                     raws = block.split(b"\n")
-                self.route(raws[i])
+                if streamed:
+                    # Another stream event (a message's or a block's start or stop): on as it is.
+                    self._feed.publish(CliMessage(raws[i]))
+                else:
+                    self.route(raws[i])
             except Exception:
                 # A routing bug must not stop the reader: the CLI would block on a full
                 # pipe and the channel would hang. Log it and route the next line.

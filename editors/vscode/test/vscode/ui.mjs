@@ -54,6 +54,14 @@ async function waitFor(probe, what, timeoutMs = 15_000) {
   }
 }
 
+/** "Developer: Reload Window", as a user runs it, and waits for the workbench to be back. */
+async function reloadWindow(page) {
+  const reloaded = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 30_000 });
+  await runCommand(page, 'Developer: Reload Window');
+  await reloaded;
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+}
+
 /** Switches the workbench to `theme` the way a user does (Preferences: Color Theme) and waits
  * until the chat shows it. */
 async function useTheme(page, chat, theme) {
@@ -246,13 +254,7 @@ async function main() {
         );
         const live = await facts.innerText();
         // As a user does it: the workbench saves its layout (the chat tab with its state) on the way out.
-        const reloaded = page.waitForEvent('framenavigated', {
-          predicate: (f) => f === page.mainFrame(),
-          timeout: 30_000,
-        });
-        await runCommand(page, 'Developer: Reload Window');
-        await reloaded;
-        await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+        await reloadWindow(page);
         chat = await chatFrame(page, 60_000);
         await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
         assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
@@ -329,13 +331,7 @@ async function main() {
           .evaluateAll((gs) => gs.findIndex((g) => g.classList.contains('active')));
       const before = await groupOf();
       await screenshot(page, path.join(SHOTS, '9-two-chats-before-reload.png'));
-      const reloaded = page.waitForEvent('framenavigated', {
-        predicate: (f) => f === page.mainFrame(),
-        timeout: 30_000,
-      });
-      await runCommand(page, 'Developer: Reload Window');
-      await reloaded;
-      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+      await reloadWindow(page);
       // Both chats back: each group shows its chat page.
       await waitFor(
         async () => {
