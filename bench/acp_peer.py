@@ -58,8 +58,8 @@ from acp.schema import (
     Implementation,
     RequestPermissionResponse,
 )
-from claude_sidecar.diagnostics import children_of
-from claude_sidecar.discovery import find_cli
+from claude_sidecar.cli.discovery import find_cli
+from claude_sidecar.runtime.diagnostics import children_of
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -88,7 +88,7 @@ KINDS = {
     "thinking_delta": ("thinking", "thinking"),
     "input_json_delta": ("toolInput", "partial_json"),
 }
-# The daemon's read size and stream limit (claude_sidecar.transport.READ_CHUNK): both
+# The daemon's read size and stream limit (claude_sidecar.cli.transport.READ_CHUNK): both
 # read their CLIs the same way.
 READ_CHUNK = 256 * 1024
 decode = msgspec.json.Decoder(Line).decode

@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from claude_sidecar.api import NewChannelParams
-from claude_sidecar.channel import Channel
-from claude_sidecar.server import SidecarServer
-from claude_sidecar.stdout import FrameWriter
+from claude_sidecar.channel.channel import Channel
+from claude_sidecar.frontends.server.server import SidecarServer
+from claude_sidecar.protocol.api import NewChannelParams
+from claude_sidecar.runtime.stdout import FrameWriter
 
 import msgspec_relay
 

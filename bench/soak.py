@@ -8,7 +8,7 @@ it, then closed) and a rewind of the last write (dry run, then for real); every
 the stand-in model.
 
 At the start (after ``initialize``) and at the end (every chat closed, a few seconds to
-settle) the daemon's own counts are read with ``kill -USR1`` (claude_sidecar/diagnostics.py:
+settle) the daemon's own counts are read with ``kill -USR1`` (claude_sidecar/runtime/diagnostics.py:
 open file descriptors, asyncio tasks, child processes, channels, RSS). Printed side by side;
 then the checks: every message sent got its ``claude/turnEnded`` (nothing lost), every
 channel's ``seq`` ran 1, 2, 3, ... (gap-free), descriptors, tasks and children back to the
@@ -37,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from claude_sidecar import api
+from claude_sidecar.protocol import api
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from lsprotocol.converters import get_converter
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from claude_sidecar.commands.main import main
 
 sys.exit(main())

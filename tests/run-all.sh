@@ -62,11 +62,11 @@ print_suites() {
 # Each suite runs in a subshell: its `cd` stays its own.
 
 # The compatibility run: the real-CLI tests (Neovim included) against the older CLI whose
-# version claude_sidecar/compat.py names (COMPAT_CLI_VERSION), installed from npm into
+# version claude_sidecar/cli/compat.py names (COMPAT_CLI_VERSION), installed from npm into
 # .cache/cli/<version> (git-ignored, kept: later runs skip the install).
 compat_suite() (
     version=$1
-    [[ -n $version ]] || { echo "FAIL: no CLI version from claude_sidecar/compat.py"; exit 1; }
+    [[ -n $version ]] || { echo "FAIL: no CLI version from claude_sidecar/cli/compat.py"; exit 1; }
     dir=.cache/cli/$version
     # The native binary of this platform's package (claude-code-linux-x64, -darwin-arm64, ...).
     binary() { compgen -G "$dir/node_modules/@anthropic-ai/claude-code-*/claude" | head -n 1; }
@@ -122,7 +122,7 @@ uv run --quiet python -m compileall -q -j 0 claude_sidecar tests bench \
     "$(uv run --quiet python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ||
     echo "compileall failed: the suites run, with Python compiling as it imports"
 
-compat_cli=$(uv run --quiet python -m claude_sidecar.compat)
+compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
 
 # Two lanes side by side, each running its suites one after the other:
 #  - the Python suites (pytest, then the compatibility run), CPU-bound: they keep both

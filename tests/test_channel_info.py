@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from claude_sidecar import __version__, api
+from claude_sidecar import __version__
+from claude_sidecar.protocol import api
 
 from tests.conftest import cli_under_test
 from tests.harness import RawClient, Sidecar, StartSidecar

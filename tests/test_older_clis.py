@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
-from claude_sidecar import sessions, transcript_wait
+from claude_sidecar.cli import paths, transcript_wait
 
 from tests.harness import FAKE_CLI, Note, Sidecar, StartSidecar
 
@@ -40,7 +40,8 @@ def patient_daemon(bounds: tuple[str, ...]) -> tuple[str, ...]:
     return (
         sys.executable,
         "-c",
-        f"import sys; from claude_sidecar import cli, transcript_wait; {patch}sys.exit(cli.main())",
+        "import sys; from claude_sidecar.commands.main import main; "
+        f"from claude_sidecar.cli import transcript_wait; {patch}sys.exit(main())",
         "--log-level",
         "DEBUG",
         "--stdio",
@@ -102,7 +103,7 @@ async def test_an_older_cli_s_turn_ends_once_its_transcript_holds_the_turn(
         and n.message.get("type") == "assistant"
     )
     # The CLI writes its session file after the result: here, once the answer is shown.
-    path = sessions.transcript_path(home, str(workspace), session)
+    path = paths.transcript_path(home, str(workspace), session)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"type": "assistant", "uuid": ANSWER}) + "\n")
     written = len(daemon.notes)  # what came before the file held the answer

@@ -1,8 +1,9 @@
 """docs/protocol.md documents every method, notification, field and error that exists.
 
-The JSON Schema that ``claude_sidecar.schema`` generates from ``claude_sidecar.api`` and
-``claude_sidecar.errors`` (the one ``claude-sidecar schema`` prints and
-docs/protocol.schema.json keeps) is the source here: every name in it must be in the
+The JSON Schema that ``claude_sidecar.protocol.schema`` generates from
+``claude_sidecar.protocol.api`` and ``claude_sidecar.protocol.errors`` (the one
+``claude-sidecar schema`` prints and docs/protocol.schema.json keeps) is the
+source here: every name in it must be in the
 reference, every ``claude/*`` heading of the reference must be in it, and every JSON-RPC
 example in the reference must validate against it. So the reference, the schema and the
 types cannot drift apart.
@@ -19,7 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from claude_sidecar import schema
+from claude_sidecar.protocol import schema
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
-from claude_sidecar.sessions import list_sessions, project_dir, read_history
+from claude_sidecar.sessions import list_sessions, read_history
 
 from tests.harness import Sidecar
 

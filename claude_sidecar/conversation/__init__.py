@@ -7,7 +7,7 @@ ids); ``blocks`` reads content blocks for both.
 
 from __future__ import annotations
 
-from .entries import Entries, through_exchange
-from .live import LiveConversation
+from claude_sidecar.conversation.entries import Entries, through_exchange
+from claude_sidecar.conversation.live import LiveConversation
 
 __all__ = ["Entries", "LiveConversation", "through_exchange"]

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import msgspec
 
-from ..api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
+from claude_sidecar.protocol.api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
 
 E = TypeVar("E", bound=Entry)
 

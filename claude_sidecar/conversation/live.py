@@ -27,7 +27,21 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ..api import (
+from claude_sidecar.conversation.blocks import agent_report, as_typed, compact_summary, result_text
+from claude_sidecar.conversation.entries import Entries
+from claude_sidecar.feed.events import (
+    ChannelEvent,
+    CliMessage,
+    EntryChanged,
+    Feed,
+    FileUpdated,
+    PermissionAsked,
+    PermissionWithdrawn,
+    PromptSent,
+    StatusChanged,
+    TurnEnded,
+)
+from claude_sidecar.protocol.api import (
     AskState,
     ContextReading,
     DeltaKind,
@@ -44,20 +58,6 @@ from ..api import (
     ToolStatus,
     TurnEntry,
 )
-from ..events import (
-    ChannelEvent,
-    CliMessage,
-    EntryChanged,
-    Feed,
-    FileUpdated,
-    PermissionAsked,
-    PermissionWithdrawn,
-    PromptSent,
-    StatusChanged,
-    TurnEnded,
-)
-from .blocks import agent_report, as_typed, compact_summary, result_text
-from .entries import Entries
 
 _LOCAL_COMMAND = re.compile(
     r"^\s*<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>(.*?)</\1>\s*$",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..api import (
+from claude_sidecar.protocol.api import (
     Entry,
     EntryFileChange,
     EntryPermission,

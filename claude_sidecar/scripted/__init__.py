@@ -7,8 +7,8 @@ in ``docs/scripted-model.md``.
 
 from pathlib import Path
 
-from .scenario import Scenario, load_scenario
-from .server import ScriptedModel, serve
+from claude_sidecar.scripted.scenario import Scenario, load_scenario
+from claude_sidecar.scripted.server import ScriptedModel, serve
 
 #: The scenario played by ``claude-sidecar demo`` (a haiku written with the Write tool).
 DEMO_SCENARIO_PATH: Path = Path(__file__).with_name("demo.json")

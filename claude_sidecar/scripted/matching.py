@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from .scenario import Block, ErrorSpec, Scenario, Step, Usage
+from claude_sidecar.scripted.scenario import Block, ErrorSpec, Scenario, Step, Usage
 
 __all__ = [
     "Plan",

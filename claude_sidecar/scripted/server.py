@@ -22,9 +22,15 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from .matching import Plan, is_side_call, plan_reply, prompt_text
-from .scenario import Block, Scenario, ScenarioSource, load_scenario
-from .sse import encode_event, error_body, error_event, message_body, stream_events
+from claude_sidecar.scripted.matching import Plan, is_side_call, plan_reply, prompt_text
+from claude_sidecar.scripted.scenario import Block, Scenario, ScenarioSource, load_scenario
+from claude_sidecar.scripted.sse import (
+    encode_event,
+    error_body,
+    error_event,
+    message_body,
+    stream_events,
+)
 
 __all__ = ["ScriptedModel", "serve"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from .scenario import Block
+from claude_sidecar.scripted.scenario import Block
 
 __all__ = [
     "SseEvent",

@@ -4,11 +4,12 @@ The CLI stores each conversation as JSON lines at
 ``<config>/projects/<slug of the cwd>/<session id>.jsonl`` where ``<config>`` is
 ``$HOME/.claude`` (or ``$CLAUDE_CONFIG_DIR``). Nothing here talks to a CLI process:
 these are functions over those files, verified against CLI 2.1.330. The types they
-return (``SessionPage``, ``History``) are protocol types and live in api.py.
+return (``SessionPage``, ``History``) are protocol types and live in ``protocol.api``;
+where the CLI keeps these files is ``cli.paths`` (the CLI side knows it: discovery and
+older CLIs' transcript waits need it too).
 
 One module per job:
 
-* :mod:`.paths`: where the CLI keeps its files (config home, project folders, transcripts);
 * :mod:`.entries`: a session file decoded into entries (and what such a file holds);
 * :mod:`.chain`: which entries make the current conversation, in which order;
 * :mod:`.render`: entries as the messages an editor renders;
@@ -21,30 +22,16 @@ The rest of the daemon uses the names below.
 
 from __future__ import annotations
 
-from .edits import ConfigDirMismatch, delete_session, rename_session
-from .history import exchange_end, read_history
-from .listing import BadCursor, list_sessions
-from .paths import (
-    claude_home,
-    config_home,
-    default_config_home,
-    project_dir,
-    session_exists,
-    transcript_path,
-)
+from claude_sidecar.sessions.edits import ConfigDirMismatch, delete_session, rename_session
+from claude_sidecar.sessions.history import exchange_end, read_history
+from claude_sidecar.sessions.listing import BadCursor, list_sessions
 
 __all__ = [
     "BadCursor",
     "ConfigDirMismatch",
-    "claude_home",
-    "config_home",
-    "default_config_home",
     "delete_session",
     "exchange_end",
     "list_sessions",
-    "project_dir",
     "read_history",
     "rename_session",
-    "session_exists",
-    "transcript_path",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .entries import CHAIN_TYPES, File, Line, content_blocks, message_id
+from claude_sidecar.sessions.entries import CHAIN_TYPES, File, Line, content_blocks, message_id
 
 
 def _relink_preserved(

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .paths import config_home, env_config_home, session_file
+from claude_sidecar.cli.paths import config_home, env_config_home, session_file
 
 
 def _sdk() -> ModuleType:

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import msgspec
 
-from ..api import (
+from claude_sidecar.protocol.api import (
     ContextReading,
     Effort,
     Entry,

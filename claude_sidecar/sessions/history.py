@@ -11,11 +11,11 @@ from pathlib import Path
 
 import msgspec
 
-from ..api import Entry, History, HistoryMessage, ToolEntry
-from .chain import conversation
-from .entries import File, load
-from .paths import session_file, subagent_files, subagent_meta_path
-from .render import Renderer
+from claude_sidecar.cli.paths import session_file, subagent_files, subagent_meta_path
+from claude_sidecar.protocol.api import Entry, History, HistoryMessage, ToolEntry
+from claude_sidecar.sessions.chain import conversation
+from claude_sidecar.sessions.entries import File, load
+from claude_sidecar.sessions.render import Renderer
 
 
 def render_conversation(path: Path) -> tuple[Renderer, File]:

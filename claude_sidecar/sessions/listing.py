@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..api import SessionPage, SessionSummary, is_uuid
-from .history import render_conversation
-from .paths import existing_project_dir, project_dirs, session_files
-from .render import Renderer
+from claude_sidecar.cli.paths import existing_project_dir, project_dirs, session_files
+from claude_sidecar.protocol.api import SessionPage, SessionSummary, is_uuid
+from claude_sidecar.sessions.history import render_conversation
+from claude_sidecar.sessions.render import Renderer
 
 
 class BadCursor(ValueError):

@@ -11,10 +11,16 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ..api import EntryFileChange, HistoryKind, HistoryMessage
-from ..conversation.blocks import agent_report, as_typed, compact_summary, result_text, tag
-from ..conversation.stored import StoredEntries
-from .entries import Block, Entry, Line, content_blocks, message_id
+from claude_sidecar.conversation.blocks import (
+    agent_report,
+    as_typed,
+    compact_summary,
+    result_text,
+    tag,
+)
+from claude_sidecar.conversation.stored import StoredEntries
+from claude_sidecar.protocol.api import EntryFileChange, HistoryKind, HistoryMessage
+from claude_sidecar.sessions.entries import Block, Entry, Line, content_blocks, message_id
 
 _REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
 _INTERRUPTED = "[Request interrupted by user"

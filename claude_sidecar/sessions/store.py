@@ -13,13 +13,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..api import History, SessionPage, SessionSummary
-from ..errors import InvalidParams, SessionNotFound, SidecarError
-from .edits import ConfigDirMismatch, delete_session, rename_session
-from .footers import FooterLog, place_footers
-from .history import exchange_end, read_history
-from .listing import BadCursor, list_sessions, recorded_cwd, summarize_session
-from .paths import claude_home, find_session_files, session_exists
+from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists
+from claude_sidecar.protocol.api import History, SessionPage, SessionSummary
+from claude_sidecar.protocol.errors import InvalidParams, SessionNotFound, SidecarError
+from claude_sidecar.sessions.edits import ConfigDirMismatch, delete_session, rename_session
+from claude_sidecar.sessions.footers import FooterLog, place_footers
+from claude_sidecar.sessions.history import exchange_end, read_history
+from claude_sidecar.sessions.listing import (
+    BadCursor,
+    list_sessions,
+    recorded_cwd,
+    summarize_session,
+)
 
 
 class SessionStore:

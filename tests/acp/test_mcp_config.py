@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from acp import RequestError
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
-from claude_sidecar.acp.prompt import mcp_servers
+from claude_sidecar.frontends.acp.prompt import mcp_servers
 
 
 def test_stdio_http_and_sse_servers_become_the_clis_config_with_env_and_headers() -> None:

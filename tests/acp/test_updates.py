@@ -9,10 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 from acp.schema import SessionNotification
-from claude_sidecar import api
-from claude_sidecar.acp.updates import SessionUpdates, plan_update, stop_reason
 from claude_sidecar.conversation import LiveConversation
-from claude_sidecar.events import ChannelEvent, EntryChanged, FileUpdated
+from claude_sidecar.feed.events import ChannelEvent, EntryChanged, FileUpdated
+from claude_sidecar.frontends.acp.updates import SessionUpdates, plan_update, stop_reason
+from claude_sidecar.protocol import api
 
 from tests.conversation.replay import STREAMS, play
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation
-from claude_sidecar.events import (
+from claude_sidecar.feed.changes import FileChange
+from claude_sidecar.feed.events import (
     ChannelEvent,
     CliMessage,
     EntryChanged,
@@ -25,8 +25,8 @@ from claude_sidecar.events import (
     StatusChanged,
     TurnEnded,
 )
-from claude_sidecar.files import FileChange
-from claude_sidecar.outbox import Outbox
+from claude_sidecar.frontends.server.outbox import Outbox
+from claude_sidecar.protocol import api
 
 STREAMS = Path(__file__).resolve().parents[1] / "data" / "streams"
 

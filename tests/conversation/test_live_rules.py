@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation
-from claude_sidecar.events import (
+from claude_sidecar.feed.changes import FileChange
+from claude_sidecar.feed.events import (
     CliMessage,
     FileUpdated,
     PermissionAsked,
@@ -16,7 +16,7 @@ from claude_sidecar.events import (
     StatusChanged,
     TurnEnded,
 )
-from claude_sidecar.files import FileChange
+from claude_sidecar.protocol import api
 
 from .replay import Recorder
 

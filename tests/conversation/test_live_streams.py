@@ -12,7 +12,7 @@ import os
 
 import msgspec
 import pytest
-from claude_sidecar import api
+from claude_sidecar.protocol import api
 
 from .replay import STREAMS, replay
 

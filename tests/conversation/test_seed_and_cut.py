@@ -3,8 +3,8 @@ keeps (the fork cut) and what it makes of what was still under way."""
 
 from __future__ import annotations
 
-from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation, through_exchange
+from claude_sidecar.protocol import api
 
 from .replay import Recorder
 from .test_live_rules import ended

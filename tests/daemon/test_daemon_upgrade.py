@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from claude_sidecar import __version__
-from claude_sidecar.daemon.admin import open_session
-from claude_sidecar.daemon.place import Place, Serving
-from claude_sidecar.daemon.upgrade import retire_other_version
+from claude_sidecar.frontends.daemon.admin import open_session
+from claude_sidecar.frontends.daemon.place import Place, Serving
+from claude_sidecar.frontends.daemon.upgrade import retire_other_version
 
 from tests.daemon.conftest import wait_for_socket
 from tests.harness import Sidecar, descendant_pids, wait_until_dead
@@ -35,7 +35,7 @@ async def old_daemon(daemon_env: dict[str, str], socket_dir: Path) -> AsyncItera
     async def start() -> asyncio.subprocess.Process:
         code = (
             f"import sys, claude_sidecar; claude_sidecar.__version__ = {OLD!r}; "
-            "from claude_sidecar.cli import main; sys.exit(main(sys.argv[1:]))"
+            "from claude_sidecar.commands.main import main; sys.exit(main(sys.argv[1:]))"
         )
         process = await asyncio.create_subprocess_exec(
             *(sys.executable, "-c", code, "serve", "--socket", str(socket)),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pynvim
 import pytest
-from claude_sidecar.compat import TESTED_CLI_VERSIONS
+from claude_sidecar.cli.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.conftest import cli_under_test

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from claude_sidecar import api
+from claude_sidecar.protocol import api
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -36,7 +36,7 @@ async def test_api_keys_and_tokens_do_not_appear_in_debug_logs_or_errors(
 def test_a_child_process_never_inherits_the_daemons_stdout(tmp_path: Path) -> None:
     # A stray print in the daemon goes to stderr, not into the JSON-RPC stream.
     code = (
-        "from claude_sidecar.stdout import claim_stdout; out = claim_stdout(); "
+        "from claude_sidecar.runtime.stdout import claim_stdout; out = claim_stdout(); "
         "print('stray'); import subprocess; subprocess.run(['echo', 'child']); "
         "out.write(b'RPC')"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-from claude_sidecar.discovery import find_cli
+from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.scripted import ScriptedModel
 
 from tests.env import COMPAT_CLI, isolated_env

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sidecar import api
-from claude_sidecar.errors import InvalidParams
+from claude_sidecar.protocol import api
+from claude_sidecar.protocol.errors import InvalidParams
 
 
 def test_new_channel_params_decode_camel_case(tmp_path: Path) -> None:

@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from claude_sidecar import events
-from claude_sidecar.api import NewChannelParams, RespondPermissionParams
-from claude_sidecar.channel import Channel
-from claude_sidecar.errors import ChannelExited, PermissionRequestNotFound
-from claude_sidecar.launch import LaunchSpec
-from claude_sidecar.transport import ProcessExit
+from claude_sidecar.channel.channel import Channel
+from claude_sidecar.cli.launch import LaunchSpec
+from claude_sidecar.cli.transport import ProcessExit
+from claude_sidecar.feed import events
+from claude_sidecar.protocol.api import NewChannelParams, RespondPermissionParams
+from claude_sidecar.protocol.errors import ChannelExited, PermissionRequestNotFound
 
 
 class ScriptedProcess:

@@ -4,9 +4,9 @@ continuing the session (restart, fork) starts with."""
 from __future__ import annotations
 
 import msgspec
-from claude_sidecar import wire
-from claude_sidecar.api import NewChannelParams
-from claude_sidecar.settings import ChannelSettings
+from claude_sidecar.channel.settings import ChannelSettings
+from claude_sidecar.cli import wire
+from claude_sidecar.protocol.api import NewChannelParams
 
 SESSION = "0b6f3c1e-8d2a-4f5b-9c7d-1e2f3a4b5c6d"
 OTHER = "9a8b7c6d-1e2f-4a3b-8c7d-6e5f4a3b2c1d"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from claude_sidecar import compat
+from claude_sidecar.cli import compat
 
 
 def test_versions_compare_numerically() -> None:

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from claude_sidecar import discovery
-from claude_sidecar.errors import CliNotFound
+from claude_sidecar.cli import discovery
+from claude_sidecar.protocol.errors import CliNotFound
 
 
 def _executable(path: Path) -> Path:

@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from claude_sidecar.api import EditorTool
-from claude_sidecar.editor_tools import EditorToolServer
+from claude_sidecar.channel.editor_tools import EditorToolServer
+from claude_sidecar.protocol.api import EditorTool
 
 LIST = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_sidecar.files import MAX_TEXT_BYTES, preview_edit, tool_path, unified_diff
+from claude_sidecar.channel.files import preview_edit, tool_path
+from claude_sidecar.feed.changes import MAX_TEXT_BYTES, unified_diff
 
 
 def test_write_of_a_new_file_diffs_from_dev_null(tmp_path: Path) -> None:

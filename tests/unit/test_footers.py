@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_sidecar import api
 from claude_sidecar.conversation import LiveConversation
-from claude_sidecar.events import StatusChanged, TurnEnded
+from claude_sidecar.feed.events import StatusChanged, TurnEnded
+from claude_sidecar.protocol import api
 from claude_sidecar.sessions.footers import Footer, FooterLog, context_after, place_footers
 
 from tests.conversation.replay import Recorder

@@ -7,7 +7,7 @@ import asyncio
 import io
 
 import pytest
-from claude_sidecar.stdout import FrameWriter
+from claude_sidecar.runtime.stdout import FrameWriter
 
 
 class Stream(io.BytesIO):

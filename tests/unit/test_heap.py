@@ -16,7 +16,7 @@ GLIBC = sys.platform.startswith("linux") and (os.confstr("CS_GNU_LIBC_VERSION") 
 # made again; prints whether the setting took and the page faults of the second time.
 PROBE = """
 import resource
-from claude_sidecar import heap
+from claude_sidecar.runtime import heap
 
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -9,7 +9,7 @@ import sys
 def test_the_acp_agent_loads_neither_pygls_nor_lsprotocol() -> None:
     # lsprotocol's types alone cost 0.3 s or more of CPU at every start of the agent.
     probe = (
-        "import sys, claude_sidecar.acp.serve; "
+        "import sys, claude_sidecar.frontends.acp.serve; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol'}))"
     )
     loaded = subprocess.run(

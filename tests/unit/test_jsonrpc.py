@@ -1,4 +1,4 @@
-"""The JSON-RPC layer on pygls's public seams (claude_sidecar/jsonrpc.py).
+"""The JSON-RPC layer on pygls's public seams (claude_sidecar/frontends/server/jsonrpc.py).
 
 These drive ``SidecarProtocol`` through pygls's own serving loop (``run_async``) with
 frames in memory, so they fail when a pygls upgrade changes a seam the daemon relies
@@ -15,8 +15,8 @@ import threading
 from typing import Any
 
 import pytest
-from claude_sidecar.errors import InvalidParams
-from claude_sidecar.jsonrpc import Requests, SidecarProtocol
+from claude_sidecar.frontends.server.jsonrpc import Requests, SidecarProtocol
+from claude_sidecar.protocol.errors import InvalidParams
 from lsprotocol.converters import get_converter
 from pygls.io_ import run_async
 from pygls.server import JsonRPCServer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claude_sidecar.api import NewChannelParams
-from claude_sidecar.launch import build_launch
+from claude_sidecar.cli.launch import build_launch
+from claude_sidecar.protocol.api import NewChannelParams
 
 
 def test_options_become_flags_with_values_attached(tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from claude_sidecar.api import ContextReading
-from claude_sidecar.meter import ContextMeter
+from claude_sidecar.channel.meter import ContextMeter
+from claude_sidecar.protocol.api import ContextReading
 
 
 def assistant(model: str, **usage: int) -> bytes:

@@ -7,9 +7,9 @@ import itertools
 import json
 from typing import Any
 
-from claude_sidecar.api import DeltaNotification
-from claude_sidecar.events import CliMessage, Progress, StatusChanged
-from claude_sidecar.outbox import Outbox, frame
+from claude_sidecar.feed.events import CliMessage, Progress, StatusChanged
+from claude_sidecar.frontends.server.outbox import Outbox, frame
+from claude_sidecar.protocol.api import DeltaNotification
 
 from tests.harness import json_object
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from claude_sidecar.api import PermissionDecision, PermissionRequest, RespondPermissionParams
-from claude_sidecar.errors import InvalidParams
-from claude_sidecar.permissions import Rules, answer
-from claude_sidecar.wire import CanUseTool
+from claude_sidecar.channel.permissions import Rules, answer
+from claude_sidecar.cli.wire import CanUseTool
+from claude_sidecar.protocol.api import (
+    PermissionDecision,
+    PermissionRequest,
+    RespondPermissionParams,
+)
+from claude_sidecar.protocol.errors import InvalidParams
 
 SUGGESTION = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
 

@@ -17,7 +17,8 @@ from typing import Any
 import jsonschema
 import msgspec
 import pytest
-from claude_sidecar import __version__, api, errors, schema
+from claude_sidecar import __version__
+from claude_sidecar.protocol import api, errors, schema
 
 from tests.harness import json_object
 

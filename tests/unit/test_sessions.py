@@ -11,13 +11,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from claude_sidecar.api import Entry, History, ToolEntry
-from claude_sidecar.errors import InvalidParams
+from claude_sidecar.cli.paths import project_dir
+from claude_sidecar.protocol.api import Entry, History, ToolEntry
+from claude_sidecar.protocol.errors import InvalidParams
 from claude_sidecar.sessions import (
     BadCursor,
     exchange_end,
     list_sessions,
-    project_dir,
     read_history,
 )
 from claude_sidecar.sessions.render import changed_files

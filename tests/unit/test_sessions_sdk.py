@@ -16,7 +16,8 @@ from pathlib import Path
 import claude_agent_sdk
 import pytest
 from claude_sidecar import sessions
-from claude_sidecar.sessions import list_sessions, project_dir, read_history
+from claude_sidecar.cli.paths import project_dir
+from claude_sidecar.sessions import list_sessions, read_history
 
 from tests.env import isolate
 from tests.unit.test_sessions import (

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from claude_sidecar.transport import Transport, pdeathsig_wrapper
+from claude_sidecar.cli.transport import Transport, pdeathsig_wrapper
 
 from tests.harness import pid_alive
 
@@ -75,7 +75,7 @@ async def test_shutdown_escalates_to_sigkill_for_a_process_that_ignores_eof_and_
 
 PARENT = r"""
 import asyncio, sys
-from claude_sidecar import transport
+from claude_sidecar.cli import transport
 if sys.argv[1] == "preexec":
     transport.pdeathsig_wrapper = lambda: None
 async def main():

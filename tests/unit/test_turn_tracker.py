@@ -4,8 +4,8 @@ carries across CLI processes. Pure: no CLI, no event loop."""
 from __future__ import annotations
 
 import msgspec
-from claude_sidecar import wire
-from claude_sidecar.turns import TurnTracker
+from claude_sidecar.channel.turns import TurnTracker
+from claude_sidecar.cli import wire
 
 
 def result(**fields: object) -> wire.ResultLine:

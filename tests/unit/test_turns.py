@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from claude_sidecar import wire
-from claude_sidecar.turns import TurnClock, judge
+from claude_sidecar.channel.turns import TurnClock, judge
+from claude_sidecar.cli import wire
 
 
 def result(**fields: object) -> wire.ResultLine:
@@ -90,7 +90,7 @@ def test_another_failure_is_an_execution_error_with_the_clis_words() -> None:
 
 def test_the_clock_adds_up_each_wait_for_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [100.0]
-    monkeypatch.setattr("claude_sidecar.turns.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("claude_sidecar.channel.turns.time.monotonic", lambda: now[0])
     clock = TurnClock(started=100.0)
 
     for waiting, at in ((True, 101.0), (False, 102.5), (True, 104.0), (False, 104.25)):

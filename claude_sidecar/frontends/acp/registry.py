@@ -1,0 +1,222 @@
+"""The agent's sessions by id: opening (new, load, resume, fork), closing, deleting, listing.
+
+One CLI per session id: a ``session/load`` or ``session/resume`` of a session that is
+live in this agent takes the live one (a load replays its conversation again), and two
+that come at once for a session not live yet share one start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from acp.schema import ListSessionsResponse, SessionInfo
+
+from claude_sidecar.channel.channel import Channel
+from claude_sidecar.frontends.acp.errors import invalid
+from claude_sidecar.frontends.acp.session import Session
+from claude_sidecar.frontends.acp.updates import META
+from claude_sidecar.hub.hub import Hub
+from claude_sidecar.protocol.api import (
+    Entry,
+    ForkSessionParams,
+    NewChannelParams,
+    SessionSummary,
+    is_absolute_path,
+    is_uuid,
+)
+
+if TYPE_CHECKING:
+    from claude_sidecar.frontends.acp.agent import SidecarAgent
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 50
+"""Sessions per ``session/list`` page."""
+
+
+class SessionRegistry:
+    """The sessions of one agent, each on its own channel of ``hub``."""
+
+    def __init__(self, agent: SidecarAgent, hub: Hub) -> None:
+        self._agent = agent
+        self._hub = hub
+        self._sessions: dict[str, Session] = {}
+        # Session id -> the start under way of a loaded or resumed session.
+        self._opening: dict[str, asyncio.Future[Session]] = {}
+
+    def find(self, session_id: str) -> Session | None:
+        """The live session ``session_id`` (None: not open in this agent)."""
+        return self._sessions.get(session_id)
+
+    def get(self, session_id: str) -> Session:
+        """The live session ``session_id``, or ``Invalid params`` naming ``sessionId``."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise invalid(
+                "sessionId",
+                f"is {session_id!r}, not a session of this agent",
+                "use a sessionId that session/new, session/load or session/resume returned",
+            )
+        return session
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Each live session's CLI, for ``_claude-sidecar/diagnostics``."""
+        described = []
+        for session_id, session in self._sessions.items():
+            channel = self._hub.get(session.channel_id)
+            described.append(
+                {
+                    "sessionId": session_id,
+                    "pid": channel.pid,
+                    "state": channel.state,
+                    "cwd": channel.cwd,
+                    "model": channel.settings.model,
+                    "permissionMode": channel.settings.permission_mode,
+                    "exit": msgspec.to_builtins(channel.exit),
+                }
+            )
+        return described
+
+    # ------------------------------------------------------------ opening
+
+    async def new(self, options: NewChannelParams) -> Session:
+        """A session on a new channel (from the warm pool when a spare fits)."""
+        return self._attach(await self._hub.new_channel(options), None)
+
+    async def load(self, options: NewChannelParams, *, replay: bool) -> Session:
+        """The stored session ``options.resume`` on a CLI that resumes it, its
+        conversation sent first when ``replay``; the live one if it is open here."""
+        session_id = options.resume
+        assert session_id is not None
+        live = self._sessions.get(session_id) or await self._started(session_id)
+        if live is not None:
+            log.info(
+                "session %s is live here: %s it", session_id, "replaying" if replay else "using"
+            )
+            if replay:
+                live.replay(self._hub.get(live.channel_id).conversation.snapshot())
+            return live
+        opening: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
+        self._opening[session_id] = opening
+        try:
+            if not await self._hub.sessions.exists(options.cwd, session_id):
+                raise invalid(
+                    "sessionId",
+                    f"is {session_id!r}, not a stored session of {options.cwd}",
+                    LIST_FIX,
+                )
+            channel = await self._hub.new_channel(options)
+            session = self._attach(channel, channel.conversation.snapshot() if replay else None)
+            opening.set_result(session)
+            return session
+        except BaseException as e:
+            opening.set_exception(e)
+            opening.exception()  # the one waiting (if any) gets it; no "never retrieved"
+            raise
+        finally:
+            self._opening.pop(session_id, None)
+
+    async def fork(
+        self, session_id: str, options: NewChannelParams, at_message_id: str | None = None
+    ) -> Session:
+        """A new session continuing a copy of ``session_id``'s conversation (live here or
+        stored in ``options.cwd``; through the exchange of ``at_message_id`` when given),
+        with ``options``' mode, MCP servers and directories."""
+        if not is_uuid(session_id):
+            raise invalid("sessionId", f"is {session_id!r}, not a UUID", LIST_FIX)
+        live = self._sessions.get(session_id)
+        if live is None and not await self._hub.sessions.exists(options.cwd, session_id):
+            raise invalid(
+                "sessionId", f"is {session_id!r}, not a stored session of {options.cwd}", LIST_FIX
+            )
+        params = ForkSessionParams(
+            channel_id=live.channel_id if live is not None else None,
+            session_id=None if live is not None else session_id,
+            cwd=options.cwd,
+            at_message_id=at_message_id,
+        )
+        channel = await self._hub.fork(
+            params,
+            permission_mode=options.permission_mode,
+            mcp_servers=options.mcp_servers,
+            add_dirs=options.add_dirs,
+        )
+        return self._attach(channel, None)
+
+    async def _started(self, session_id: str) -> Session | None:
+        pending = self._opening.get(session_id)
+        return None if pending is None else await asyncio.shield(pending)
+
+    def _attach(self, channel: Channel, replay: list[Entry] | None) -> Session:
+        session = channel.feed
+        assert isinstance(session, Session)
+        self._sessions[channel.session_id] = session
+        session.mode = channel.settings.permission_mode
+        session.attach(channel.session_id, replay)
+        return session
+
+    # ------------------------------------------------------------ closing
+
+    async def close(self, session_id: str) -> None:
+        """End the session's prompts (``cancelled``) and close its CLI."""
+        session = self.get(session_id)
+        session.close()
+        del self._sessions[session_id]
+        await self._hub.close_channel(session.channel_id)
+
+    async def delete(self, session_id: str) -> None:
+        """Delete a stored session for good (not one open here: its CLI would write it
+        again)."""
+        if session_id in self._sessions:
+            raise invalid(
+                "sessionId",
+                f"is {session_id!r}, a session open in this agent",
+                "close it first (session/close), then delete it",
+            )
+        cwd = await self._hub.sessions.locate(session_id) if is_uuid(session_id) else None
+        if cwd is None:
+            raise invalid("sessionId", f"is {session_id!r}, not a stored session", LIST_FIX)
+        await self._hub.sessions.delete(session_id, cwd)
+
+    # ------------------------------------------------------------ listing
+
+    async def list(
+        self, cwd: str | None, cursor: str | None, limit: object = PAGE_SIZE
+    ) -> ListSessionsResponse:
+        """A page of ``limit`` sessions stored for ``cwd`` (None: every directory),
+        newest first."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= 1000:
+            raise invalid(
+                f"_meta.{META}.limit", f"is {limit!r}", "pass a whole number from 1 to 1000"
+            )
+        if cwd is not None and not is_absolute_path(cwd):
+            raise invalid(
+                "cwd",
+                f"is {cwd!r}, not an absolute path",
+                "pass the workspace's absolute path, or leave it out for every directory",
+            )
+        page = await self._hub.sessions.list(cwd, limit, cursor)
+        return ListSessionsResponse(
+            sessions=[_info(summary, cwd) for summary in page.sessions],
+            next_cursor=page.next_cursor,
+        )
+
+
+LIST_FIX = "session/list lists the stored sessions of a directory"
+
+
+def _info(summary: SessionSummary, cwd: str | None) -> SessionInfo:
+    extra = msgspec.to_builtins(summary)
+    for shown in ("sessionId", "title", "updatedAt", "cwd"):
+        extra.pop(shown, None)
+    return SessionInfo(
+        session_id=summary.session_id,
+        # Listed for every directory only when it recorded its own.
+        cwd=summary.cwd or cwd or "",
+        title=summary.title,
+        updated_at=summary.updated_at,
+        field_meta={META: extra},
+    )
