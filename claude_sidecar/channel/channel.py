@@ -19,7 +19,7 @@ import msgspec
 
 from claude_sidecar.channel import channel_info, permissions
 from claude_sidecar.channel.editor_tools import EditorToolServer, serve_mcp
-from claude_sidecar.channel.files import EditLog
+from claude_sidecar.channel.files import EDIT_HOOKS, EditLog
 from claude_sidecar.channel.meter import ContextMeter
 from claude_sidecar.channel.routing import LineRouter
 from claude_sidecar.channel.settings import ChannelSettings
@@ -77,7 +77,9 @@ class Channel:
         self.settings = ChannelSettings(options, session_id, fork=fork)
         self.turns = TurnTracker(self._name)
         self.lines = LineRouter(self)
-        self.link = CliLink(self._name, spawn, self.lines.route_all, self._show, self._exited)
+        self.link = CliLink(
+            self._name, spawn, self.lines.route_all, self._show, self._exited, EDIT_HOOKS
+        )
         self.permissions = permissions.PendingAsks(
             self._name,
             self.link.send,

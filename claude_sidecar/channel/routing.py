@@ -12,8 +12,9 @@ the context meter and the edit log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -22,10 +23,15 @@ from claude_sidecar.channel.turns import read_result
 from claude_sidecar.cli import wire
 from claude_sidecar.conversation import LiveConversation
 from claude_sidecar.feed.events import CliMessage, Feed, Progress
-from claude_sidecar.protocol.api import CancelReason, DeltaKind
+from claude_sidecar.protocol.api import CancelReason, ChannelState, DeltaKind
 
 if TYPE_CHECKING:
-    from claude_sidecar.channel.channel import Channel
+    from claude_sidecar.channel.files import EditLog
+    from claude_sidecar.channel.meter import ContextMeter
+    from claude_sidecar.channel.permissions import PendingAsks
+    from claude_sidecar.channel.settings import ChannelSettings
+    from claude_sidecar.channel.turns import TurnTracker
+    from claude_sidecar.cli.link import CliLink
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +49,38 @@ _DELTA_KINDS: dict[str, tuple[DeltaKind, str]] = {
 }
 
 
+class Routed(Protocol):
+    """What the router reads and moves of the channel that owns it (``Channel``): its
+    parts, and its state. The router is given this, not the channel's class, so the
+    channel can own a router without the two importing each other."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def settings(self) -> ChannelSettings: ...
+    @property
+    def link(self) -> CliLink: ...
+    @property
+    def permissions(self) -> PendingAsks: ...
+    @property
+    def turns(self) -> TurnTracker: ...
+    @property
+    def edits(self) -> EditLog: ...
+    @property
+    def meter(self) -> ContextMeter: ...
+    @property
+    def first_turn_done(self) -> asyncio.Event: ...
+    @property
+    def state(self) -> ChannelState: ...
+    def set_state(self, state: ChannelState) -> None: ...
+    def publish_status(self) -> None: ...
+
+
 class LineRouter:
     """Reads one channel's CLI lines and updates its parts; ``route_all`` is the link's
     callback for the lines of each read."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Routed) -> None:
         self._channel = channel
         # Read on every streamed line; the channel keeps this object for its whole life.
         self._settings = channel.settings

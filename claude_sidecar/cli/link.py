@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
-from claude_sidecar.channel.files import EDIT_HOOKS
 from claude_sidecar.cli import compat, wire
 from claude_sidecar.cli.control import ControlProtocol, Route
 from claude_sidecar.cli.discovery import known_cli_version
@@ -43,7 +42,8 @@ class CliLink:
     when a chat takes it); ``route`` gets the stdout lines of each read, in order, as one
     block, each line ending in a newline (it must not raise: a failure to route one line
     is its to log); ``show`` gets the CLI's requests the daemon refused; ``on_exit`` is
-    called once when the process has ended, after every waiter was released.
+    called once when the process has ended, after every waiter was released; ``hooks``
+    are the hook callbacks registered at ``initialize`` (the channel's edit hooks).
     """
 
     def __init__(
@@ -53,8 +53,10 @@ class CliLink:
         route: Callable[[bytes], None],
         show: Callable[[bytes], None],
         on_exit: Callable[[ProcessExit], None],
+        hooks: Mapping[str, Any],
     ) -> None:
         self._name = name
+        self._hooks = hooks
         self._spawn = spawn
         self._route = route
         self._on_exit = on_exit
@@ -111,7 +113,7 @@ class CliLink:
         self._writer = self.background.spawn(self._write_loop(), "writer", self._crashed)
         self.background.spawn(self._read_loop(), "reader", self._crashed)
         try:
-            answer = await self.control("initialize", START_TIMEOUT, hooks=EDIT_HOOKS)
+            answer = await self.control("initialize", START_TIMEOUT, hooks=self._hooks)
         except ChannelExited as e:
             reason = (
                 f"it exited during start-up (exit code {e.data['exitCode']}, "

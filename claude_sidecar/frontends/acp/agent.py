@@ -44,22 +44,18 @@ from acp.schema import (
 from claude_sidecar import __version__
 from claude_sidecar.frontends.acp import extensions
 from claude_sidecar.frontends.acp.auth import auth_methods
-from claude_sidecar.frontends.acp.config import EFFORT, MODEL, START_MODE, mode_ids, modes
+from claude_sidecar.frontends.acp.config import EFFORT, MODEL, mode_ids
 from claude_sidecar.frontends.acp.errors import as_acp_errors, invalid
 from claude_sidecar.frontends.acp.prompt import PromptBlock, cli_content
-from claude_sidecar.frontends.acp.prompt import mcp_servers as to_cli_servers
-from claude_sidecar.frontends.acp.registry import LIST_FIX, PAGE_SIZE, SessionRegistry
-from claude_sidecar.frontends.acp.rpc import StdioTransport
+from claude_sidecar.frontends.acp.registry import PAGE_SIZE, SessionRegistry, session_options
+from claude_sidecar.frontends.acp.services import AgentServices
 from claude_sidecar.frontends.acp.session import Session
 from claude_sidecar.frontends.acp.updates import META
 from claude_sidecar.hub.hub import Hub
 from claude_sidecar.protocol.api import (
     InitializationOptions,
-    NewChannelParams,
     WarmPoolOptions,
-    is_uuid,
 )
-from claude_sidecar.runtime.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -85,23 +81,22 @@ class SidecarAgent:
             )
         )
         self._env = env
-        self._allow_bypass = allow_bypass
         self._warm_pool_cwd = warm_pool_cwd
-        self.sessions = SessionRegistry(self, self.hub)
-        self.background = Background("acp")
-        self.transport: StdioTransport
-        self.conn: Client
+        # What the sessions and the extension methods use of the agent.
+        self.services = AgentServices(self.hub, allow_bypass=allow_bypass)
+        self.background = self.services.background
+        self.sessions = SessionRegistry(self.hub)
 
     # ------------------------------------------------------------ the hub's subscriber
 
     def open_feed(self, channel_id: str, client: InitializationOptions) -> Session:
         """A new channel's feed: the session that will own it (``client``: the agent's own
         options, the only client there is)."""
-        return Session(self, channel_id)
+        return Session(self.services, channel_id)
 
     def on_connect(self, conn: Client) -> None:
         """The SDK's connection to the client (requests to it go there)."""
-        self.conn = conn
+        self.services.conn = conn
 
     def opened(self, session_id: str) -> None:
         """The answer that opened ``session_id`` was sent: the session says what it
@@ -125,7 +120,7 @@ class SidecarAgent:
         if self._warm_pool_cwd is not None and os.path.isdir(self._warm_pool_cwd):
             # The first session/new would otherwise wait for a whole CLI start; later
             # ones find the spare started after the previous session's first turn.
-            self.hub.pool.prepare(self.session_options(self._warm_pool_cwd, None, None))
+            self.hub.pool.prepare(session_options(self._warm_pool_cwd, None, None))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -167,10 +162,8 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A session on a new channel (from the warm pool when a spare fits)."""
-        session = await self.sessions.new(
-            self.session_options(cwd, additional_directories, mcp_servers)
-        )
-        return NewSessionResponse(session_id=session.id, **self.opened_fields(session))
+        session = await self.sessions.new(session_options(cwd, additional_directories, mcp_servers))
+        return NewSessionResponse(session_id=session.id, **session.opened_fields())
 
     @as_acp_errors
     async def load_session(
@@ -183,9 +176,9 @@ class SidecarAgent:
     ) -> LoadSessionResponse:
         """A stored session on a CLI that resumes it; its conversation is sent as
         ``session/update``s before the answer."""
-        options = self.session_options(cwd, additional_directories, mcp_servers, resume=session_id)
+        options = session_options(cwd, additional_directories, mcp_servers, resume=session_id)
         session = await self.sessions.load(options, replay=True)
-        return LoadSessionResponse(**self.opened_fields(session))
+        return LoadSessionResponse(**session.opened_fields())
 
     @as_acp_errors
     async def resume_session(
@@ -197,9 +190,9 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """``session/load`` without the replay."""
-        options = self.session_options(cwd, additional_directories, mcp_servers, resume=session_id)
+        options = session_options(cwd, additional_directories, mcp_servers, resume=session_id)
         session = await self.sessions.load(options, replay=False)
-        return ResumeSessionResponse(**self.opened_fields(session))
+        return ResumeSessionResponse(**session.opened_fields())
 
     @as_acp_errors
     async def fork_session(
@@ -211,9 +204,9 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         """A new session whose conversation starts as a copy of ``session_id``'s."""
-        options = self.session_options(cwd, additional_directories, mcp_servers)
+        options = session_options(cwd, additional_directories, mcp_servers)
         session = await self.sessions.fork(session_id, options)
-        return ForkSessionResponse(session_id=session.id, **self.opened_fields(session))
+        return ForkSessionResponse(session_id=session.id, **session.opened_fields())
 
     @as_acp_errors
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
@@ -243,11 +236,11 @@ class SidecarAgent:
     ) -> SetSessionModeResponse | None:
         """Switch the session's permission mode."""
         session = self.sessions.get(session_id)
-        if mode_id not in mode_ids(self._allow_bypass):
+        if mode_id not in mode_ids(self.services.allow_bypass):
             raise invalid(
                 "modeId",
                 f"is {mode_id!r}, not a mode of this session",
-                f"use one of: {', '.join(mode_ids(self._allow_bypass))}",
+                f"use one of: {', '.join(mode_ids(self.services.allow_bypass))}",
             )
         await self.hub.get(session.channel_id).set_permission_mode(mode_id)
         return SetSessionModeResponse()
@@ -289,7 +282,7 @@ class SidecarAgent:
         name = method.removeprefix(extensions.PREFIX)
         if not method.startswith(extensions.PREFIX) or name not in extensions.METHODS:
             raise RequestError.method_not_found(f"_{method}")
-        return await as_acp_errors(extensions.call)(self, name, params)
+        return await as_acp_errors(extensions.call)(self.sessions, self.hub, name, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """Extension notifications are ignored."""
@@ -307,31 +300,3 @@ class SidecarAgent:
         self.hub.kill_all_now()
 
     # ------------------------------------------------------------ helpers
-
-    @staticmethod
-    def session_options(
-        cwd: str,
-        additional_directories: list[str] | None,
-        mcp_servers: list[Any] | None,
-        resume: str | None = None,
-    ) -> NewChannelParams:
-        """A session's channel options: the client's directories and MCP servers, the
-        mode that asks; ``resume``: the session to load, resume or fork."""
-        if resume is not None and not is_uuid(resume):
-            raise invalid("sessionId", f"is {resume!r}, not a UUID", LIST_FIX)
-        return NewChannelParams(
-            cwd=cwd,
-            permission_mode=START_MODE,
-            mcp_servers=to_cli_servers(mcp_servers),
-            add_dirs=additional_directories or None,
-            resume=resume,
-        )
-
-    def opened_fields(self, session: Session) -> dict[str, Any]:
-        """What every answer that opens a session says of it: its modes, the CLI's pid."""
-        channel = self.hub.get(session.channel_id)
-        return {
-            "modes": modes(session.mode or START_MODE, self._allow_bypass),
-            "config_options": session.config_options(),
-            "field_meta": {META: {"pid": channel.pid}},
-        }

@@ -22,11 +22,12 @@ from acp.schema import ForkSessionResponse
 from claude_sidecar import __version__
 from claude_sidecar.channel import rewind
 from claude_sidecar.frontends.acp.errors import invalid
+from claude_sidecar.frontends.acp.registry import SessionRegistry, session_options
 from claude_sidecar.protocol.api import is_uuid
 from claude_sidecar.runtime import diagnostics
 
 if TYPE_CHECKING:
-    from claude_sidecar.frontends.acp.agent import SidecarAgent
+    from claude_sidecar.hub.hub import Hub
 
 PREFIX = "claude-sidecar/"
 """The methods' prefix (on the wire after ACP's ``_``: ``_claude-sidecar/...``)."""
@@ -63,36 +64,39 @@ def _message_id(params: dict[str, Any], field: str, *, required: bool = True) ->
     return value
 
 
-async def call(agent: SidecarAgent, name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Run extension method ``name`` (without the prefix) with ``params``."""
+async def call(
+    sessions: SessionRegistry, hub: Hub, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Run extension method ``name`` (without the prefix) with ``params``, on the
+    agent's ``sessions`` and ``hub``."""
     if name == "rewindFiles":
-        session = agent.sessions.get(_string(params, "sessionId") or "")
+        session = sessions.get(_string(params, "sessionId") or "")
         message_id = _message_id(params, "messageId") or ""
         dry_run = params.get("dryRun", False)
         if not isinstance(dry_run, bool):
             raise invalid("dryRun", f"is {dry_run!r}, not a boolean", "pass true or false")
-        result = await rewind.rewind_files(agent.hub.get(session.channel_id), message_id, dry_run)
+        result = await rewind.rewind_files(hub.get(session.channel_id), message_id, dry_run)
         return dict(msgspec.to_builtins(result))
     if name == "forkSession":
         source = _string(params, "sessionId") or ""
         at = _message_id(params, "atMessageId", required=False)
-        live = agent.sessions.find(source)
+        live = sessions.find(source)
         # A live session's own directory unless another is given; a stored one's is needed.
         cwd = _string(params, "cwd", required=live is None)
         if cwd is None:
             assert live is not None
-            cwd = agent.hub.get(live.channel_id).cwd
-        options = agent.session_options(
+            cwd = hub.get(live.channel_id).cwd
+        options = session_options(
             cwd, params.get("additionalDirectories"), params.get("mcpServers")
         )
-        session = await agent.sessions.fork(source, options, at)
-        answer = ForkSessionResponse(session_id=session.id, **agent.opened_fields(session))
+        session = await sessions.fork(source, options, at)
+        answer = ForkSessionResponse(session_id=session.id, **session.opened_fields())
         return dict(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
     if name == "diagnostics":
         return {
             "version": __version__,
             "pid": os.getpid(),
-            "stats": diagnostics.snapshot(agent.hub.channel_count),
-            "sessions": agent.sessions.describe(),
+            "stats": diagnostics.snapshot(hub.channel_count),
+            "sessions": sessions.describe(),
         }
     raise KeyError(name)

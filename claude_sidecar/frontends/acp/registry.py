@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from acp.schema import ListSessionsResponse, SessionInfo
 
 from claude_sidecar.channel.channel import Channel
+from claude_sidecar.frontends.acp.config import START_MODE
 from claude_sidecar.frontends.acp.errors import invalid
+from claude_sidecar.frontends.acp.prompt import mcp_servers as to_cli_servers
 from claude_sidecar.frontends.acp.session import Session
 from claude_sidecar.frontends.acp.updates import META
 from claude_sidecar.hub.hub import Hub
@@ -28,20 +30,35 @@ from claude_sidecar.protocol.api import (
     is_uuid,
 )
 
-if TYPE_CHECKING:
-    from claude_sidecar.frontends.acp.agent import SidecarAgent
-
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 """Sessions per ``session/list`` page."""
 
 
+def session_options(
+    cwd: str,
+    additional_directories: list[str] | None,
+    mcp_servers: list[Any] | None,
+    resume: str | None = None,
+) -> NewChannelParams:
+    """A session's channel options: the client's directories and MCP servers, the mode
+    that asks; ``resume``: the session to load, resume or fork."""
+    if resume is not None and not is_uuid(resume):
+        raise invalid("sessionId", f"is {resume!r}, not a UUID", LIST_FIX)
+    return NewChannelParams(
+        cwd=cwd,
+        permission_mode=START_MODE,
+        mcp_servers=to_cli_servers(mcp_servers),
+        add_dirs=additional_directories or None,
+        resume=resume,
+    )
+
+
 class SessionRegistry:
     """The sessions of one agent, each on its own channel of ``hub``."""
 
-    def __init__(self, agent: SidecarAgent, hub: Hub) -> None:
-        self._agent = agent
+    def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._sessions: dict[str, Session] = {}
         # Session id -> the start under way of a loaded or resumed session.

@@ -51,8 +51,8 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
         signal.SIGUSR1, lambda: diagnostics.log_snapshot(agent.hub.channel_count)
     )
     frames = FrameWriter(rpc_out, lose_client)
-    agent.transport = StdioTransport(reader, frames)
-    agent.transport.on_opened = agent.opened
+    transport = agent.services.transport = StdioTransport(reader, frames)
+    transport.on_opened = agent.opened
     # Checked now (a few ms) rather than on the first session's way to its first answer.
     pdeathsig_wrapper()
     serving = asyncio.ensure_future(_run(agent))
@@ -73,7 +73,7 @@ async def _run(agent: SidecarAgent) -> None:
     # The SDK routes session/resume, session/close and session/fork only with its
     # unstable switch (its schema, 1.19.0, has resume and close stable).
     conn = AgentSideConnection(
-        cast(Agent, agent), agent.transport, listening=False, use_unstable_protocol=True
+        cast(Agent, agent), agent.services.transport, listening=False, use_unstable_protocol=True
     )
     _route_delete(conn, agent)
     try:

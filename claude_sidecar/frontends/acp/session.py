@@ -42,7 +42,7 @@ from claude_sidecar.frontends.acp.asks import (
     respond,
     respond_answers,
 )
-from claude_sidecar.frontends.acp.config import DEFAULT, MODEL, Choice
+from claude_sidecar.frontends.acp.config import DEFAULT, MODEL, START_MODE, Choice, modes
 from claude_sidecar.frontends.acp.errors import invalid
 from claude_sidecar.frontends.acp.meter import StopReason
 from claude_sidecar.frontends.acp.updates import (
@@ -67,7 +67,7 @@ from claude_sidecar.protocol.errors import SidecarError
 from claude_sidecar.sessions.listing import iso_now, prompt_title
 
 if TYPE_CHECKING:
-    from claude_sidecar.frontends.acp.agent import SidecarAgent
+    from claude_sidecar.frontends.acp.services import AgentServices
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,8 @@ class Session:
     publishes until the session has its id (``attach``) is kept and then sent.
     """
 
-    def __init__(self, agent: SidecarAgent, channel_id: str) -> None:
-        self.agent = agent
+    def __init__(self, services: AgentServices, channel_id: str) -> None:
+        self.services = services
         self.channel_id = channel_id
         self.id = ""
         self.updates = SessionUpdates()
@@ -161,7 +161,7 @@ class Session:
         """The client has the session (the answer that opened it was sent): tell it the
         slash commands the CLI reported at ``initialize``, and the context meter, cost and
         title of a session that has a conversation already (loaded, resumed, forked)."""
-        channel = self.agent.hub.get(self.channel_id)
+        channel = self.services.hub.get(self.channel_id)
         info = channel.info()
         self._send(available_commands(info.commands))
         if (context := info.context) is not None:
@@ -176,13 +176,13 @@ class Session:
         )
         if first is not None and not self._titled:
             self._titled = True
-            self.agent.background.spawn(self._stored_title(first.text), f"title-{self.id}")
+            self.services.background.spawn(self._stored_title(first.text), f"title-{self.id}")
 
     async def _stored_title(self, first_prompt: str) -> None:
         """Send the title ``session/list`` shows for this session (its custom or
         generated title, else its first prompt) and when it was last active."""
-        summary = await self.agent.hub.sessions.summary(
-            self.id, self.agent.hub.get(self.channel_id).cwd
+        summary = await self.services.hub.sessions.summary(
+            self.id, self.services.hub.get(self.channel_id).cwd
         )
         if summary is None:
             self._send(session_info(prompt_title(first_prompt)))
@@ -201,7 +201,7 @@ class Session:
 
     async def prompt(self, content: list[dict[str, Any]]) -> PromptResponse:
         """Send a prompt on the channel; answered when the turn that takes it up ends."""
-        hub = self.agent.hub
+        hub = self.services.hub
         channel = hub.get(self.channel_id)
         if channel.exit is not None:
             # The CLI died: a new one continues the session, as claude/sendMessage does.
@@ -222,7 +222,7 @@ class Session:
         for request_id in list(self._asks):
             self._withdraw(request_id)
         try:
-            channel = self.agent.hub.get(self.channel_id)
+            channel = self.services.hub.get(self.channel_id)
             if channel.exit is None and channel.state in ("running", "awaitingPermission"):
                 self._turn_over.clear()
                 await channel.interrupt()
@@ -238,6 +238,16 @@ class Session:
         for answered in self._prompts.values():
             if not answered.done():
                 answered.set_result(PromptResponse(stop_reason="cancelled"))
+
+    def opened_fields(self) -> dict[str, Any]:
+        """What every answer that opens the session says of it: its modes, its config
+        options, the CLI's pid."""
+        channel = self.services.hub.get(self.channel_id)
+        return {
+            "modes": modes(self.mode or START_MODE, self.services.allow_bypass),
+            "config_options": self.config_options(),
+            "field_meta": {META: {"pid": channel.pid}},
+        }
 
     def config_options(self) -> list[dict[str, Any]]:
         """The session's ``configOptions`` now (model, thought level); the client has them."""
@@ -266,14 +276,14 @@ class Session:
         # What the channel's status event will show: the client asked for it, no update.
         before, self._config = self._config, after
         try:
-            await self.agent.hub.get(self.channel_id).set_model(model, effort)
+            await self.services.hub.get(self.channel_id).set_model(model, effort)
         except BaseException:
             self._config = before
             raise
         return after
 
     def _choice(self) -> Choice:
-        settings = self.agent.hub.get(self.channel_id).settings
+        settings = self.services.hub.get(self.channel_id).settings
         return Choice(settings.info().models, settings.requested_model, settings.effort)
 
     # ------------------------------------------------------------ channel events
@@ -281,7 +291,7 @@ class Session:
     def _send(self, update: Update) -> None:
         if self.closed:
             return
-        self.agent.transport.notify("session/update", {"sessionId": self.id, "update": update})
+        self.services.transport.notify("session/update", {"sessionId": self.id, "update": update})
 
     def _event(self, event: ChannelEvent) -> None:
         if self.closed:
@@ -378,7 +388,7 @@ class Session:
     # ------------------------------------------------------------ permission asks
 
     def _ask(self, request: PermissionRequest) -> None:
-        task = self.agent.background.spawn(self._asking(request), f"ask-{request.request_id}")
+        task = self.services.background.spawn(self._asking(request), f"ask-{request.request_id}")
         self._asks[request.request_id] = task
 
     async def _asking(self, request: PermissionRequest) -> None:
@@ -406,7 +416,7 @@ class Session:
         finally:
             self._asks.pop(request.request_id, None)
         try:
-            channel = self.agent.hub.get(self.channel_id)
+            channel = self.services.hub.get(self.channel_id)
             channel.respond_permission(reply)
         except SidecarError as e:
             # Withdrawn meanwhile (the CLI's or an interrupt's deny went first).
@@ -435,7 +445,7 @@ class Session:
         """One ``session/request_permission``: the option the client chose (None: it
         cancelled, or the request failed)."""
         try:
-            answer = await self.agent.conn.request_permission(
+            answer = await self.services.conn.request_permission(
                 session_id=self.id,
                 tool_call=ToolCallUpdate.model_validate(fields),
                 options=options,
@@ -445,7 +455,7 @@ class Session:
             log.warning("session %s: the permission request failed (%s); denying", self.id, e)
             return None
         finally:
-            self.agent.transport.forget_ask(request.request_id)
+            self.services.transport.forget_ask(request.request_id)
         return answer.outcome.option_id if isinstance(answer.outcome, AllowedOutcome) else None
 
     @staticmethod
@@ -460,5 +470,5 @@ class Session:
     def _withdraw(self, request_id: str) -> None:
         task = self._asks.pop(request_id, None)
         if task is not None:
-            self.agent.transport.cancel_ask(request_id)
+            self.services.transport.cancel_ask(request_id)
             task.cancel()

@@ -30,7 +30,7 @@ from claude_sidecar.frontends.daemon.connection import (
     SocketWriter,
 )
 from claude_sidecar.frontends.daemon.place import Place
-from claude_sidecar.frontends.daemon.shared import SharedDaemon
+from claude_sidecar.frontends.daemon.shared import ConnectionShare, SharedDaemon
 from claude_sidecar.frontends.daemon.streams import WINDOW_BYTES
 from claude_sidecar.frontends.server.server import SidecarServer
 from claude_sidecar.frontends.server.stdio import serve_client
@@ -176,7 +176,7 @@ class SocketDaemon:
 
         out = SocketWriter(writer.transport, lost, self.send_limit, self.stall)
         connection = Connection(out, pid)
-        server = SidecarServer(shared=self.shared, connection=connection)
+        server = SidecarServer(shared=ConnectionShare(self.shared, connection))
         connection.server = server
         server.connect(out.queue)
         server.protocol.set_writer(out)

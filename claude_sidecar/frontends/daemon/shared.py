@@ -13,33 +13,20 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from claude_sidecar.channel.channel import Channel
 from claude_sidecar.frontends.daemon.connection import Connection
 from claude_sidecar.frontends.daemon.streams import WINDOW_BYTES, Streams
+from claude_sidecar.frontends.server.attach import attach_answer
 from claude_sidecar.frontends.server.outbox import settled_seq
 from claude_sidecar.hub.hub import Hub
-from claude_sidecar.protocol.api import AttachResult, InitializationOptions, WarmPoolOptions
+from claude_sidecar.protocol.api import (
+    AttachedClient,
+    AttachResult,
+    InitializationOptions,
+    WarmPoolOptions,
+)
 from claude_sidecar.protocol.errors import ChatsOpen, ChatsRunning, EditorUnavailable
 
 log = logging.getLogger(__name__)
-
-
-def attach_answer(
-    channel: Channel, seq: int, *, replayed: int = 0, missed: bool = False, whole: bool = True
-) -> AttachResult:
-    """``claude/attach``'s answer for ``channel`` as of ``seq``; ``whole``: with its
-    conversation and pending permission requests (a snapshot, not a replay)."""
-    return AttachResult(
-        channel_id=channel.id,
-        pid=channel.pid,
-        session_id=channel.session_id,
-        info=channel.info(),
-        seq=seq,
-        replayed=replayed,
-        missed=missed,
-        entries=channel.conversation.snapshot() if whole else None,
-        pending_permissions=list(channel.permissions.values()) if whole else [],
-    )
 
 
 class SharedDaemon:
@@ -156,3 +143,49 @@ class SharedDaemon:
     def kill_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""
         self.hub.kill_all_now()
+
+
+class ConnectionShare:
+    """One connection's share of the shared daemon: what its ``claude/*`` server uses
+    (``frontends.server.sharing.Sharing``), bound to the connection."""
+
+    def __init__(self, shared: SharedDaemon, connection: Connection) -> None:
+        self._shared = shared
+        self._connection = connection
+
+    @property
+    def hub(self) -> Hub:
+        """The daemon's hub."""
+        return self._shared.hub
+
+    def named(self, client_name: str | None) -> None:
+        """Name the connection after its client (logs, ``claude/listChannels``)."""
+        self._connection.client_name = client_name
+
+    def attach(self, channel_id: str, after_seq: int | None) -> AttachResult:
+        """Attach the connection to a chat (``SharedDaemon.attach``)."""
+        return self._shared.attach(self._connection, channel_id, after_seq)
+
+    def detach(self, channel_id: str) -> None:
+        """Detach the connection from a chat."""
+        self._shared.detach(self._connection, channel_id)
+
+    def detach_all(self) -> None:
+        """Detach the connection from every chat."""
+        self._shared.detach_all(self._connection)
+
+    def touch(self, channel_id: str) -> None:
+        """The connection is the chat's most recently active client."""
+        self._shared.streams.touch(self._connection, channel_id)
+
+    def forget(self, channel_id: str) -> None:
+        """Drop a closed chat's stream."""
+        self._shared.streams.forget(channel_id)
+
+    def clients(self, channel_id: str) -> list[AttachedClient]:
+        """The clients attached to a chat."""
+        return self._shared.streams.clients(channel_id)
+
+    async def stop(self, *, force: bool, only_if_no_chats: bool) -> int:
+        """Stop the daemon (``SharedDaemon.stop``)."""
+        return await self._shared.stop(force=force, only_if_no_chats=only_if_no_chats)

@@ -6,9 +6,10 @@ The JSON-RPC mechanics (a task per request, answers, cancellation) are in ``json
 on pygls's public API; notifications are encoded by ``outbox`` and written straight to
 the client's stream.
 
-The same server serves one connection of the shared daemon (``daemon``): the hub and the
-chats are then the daemon's, a connection's chats are the ones it is attached to, and its
-end detaches it instead of closing them.
+The same server serves one connection of the shared daemon (``frontends.daemon``, known
+here only as the connection's ``sharing.Sharing``): the hub and the chats are then the
+daemon's, a connection's chats are the ones it is attached to, and its end detaches it
+instead of closing them.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.transport import pdeathsig_wrapper
 from claude_sidecar.feed import events
-from claude_sidecar.frontends.daemon.shared import attach_answer
+from claude_sidecar.frontends.server.attach import attach_answer
 from claude_sidecar.frontends.server.jsonrpc import Handler as RequestHandler
 from claude_sidecar.frontends.server.jsonrpc import Requests, SidecarProtocol
 from claude_sidecar.frontends.server.outbox import Outbox, settled_seq
@@ -45,8 +46,7 @@ from claude_sidecar.protocol.errors import (
 )
 
 if TYPE_CHECKING:
-    from claude_sidecar.frontends.daemon.connection import Connection
-    from claude_sidecar.frontends.daemon.shared import SharedDaemon
+    from claude_sidecar.frontends.server.sharing import Sharing
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +67,12 @@ class SidecarServer(JsonRPCServer):
         *,
         cli_path: str | None = None,
         env: Mapping[str, str] | None = None,
-        shared: SharedDaemon | None = None,
-        connection: Connection | None = None,
+        shared: Sharing | None = None,
     ) -> None:
         # lsprotocol's converter only structures the answers to the daemon's own requests.
         super().__init__(protocol_cls=SidecarProtocol, converter_factory=get_converter)
-        # The shared daemon and this server's connection to it (None: a private daemon).
+        # This connection's share of the shared daemon (None: a private daemon).
         self.shared = shared
-        self.connection = connection
         if shared is None:
             self.hub = Hub(self, ask_editor=self.ask_editor, cli_path=cli_path, env=env)
         else:
@@ -170,8 +168,8 @@ class SidecarServer(JsonRPCServer):
         if self.shared is None:
             self.hub.configure(options)
             self.client = self.hub.options
-        elif self.connection is not None:
-            self.connection.client_name = options.client_name
+        else:
+            self.shared.named(options.client_name)
             if options.warm_pool.cwd is not None:
                 # The daemon's pool (its --warm-pool size), with a spare for this client.
                 self.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd), options)
@@ -206,8 +204,8 @@ class SidecarServer(JsonRPCServer):
     async def close(self, grace: float = 5.0) -> None:
         """End every channel and spare CLI, each given ``grace`` seconds to exit (a
         connection of the shared daemon: detach from its chats, which keep running)."""
-        if self.shared is not None and self.connection is not None:
-            self.shared.detach_all(self.connection)
+        if self.shared is not None:
+            self.shared.detach_all()
             for left, (channel_id, tool) in list(self._asking.items()):
                 if not left.done():
                     why = "the editor asked left before answering"
@@ -301,18 +299,18 @@ def _opened(channel: Channel) -> api.NewChannelResult:
     )
 
 
-def _shared(ls: SidecarServer, method: str) -> tuple[SharedDaemon, Connection]:
-    if ls.shared is None or ls.connection is None:
+def _shared(ls: SidecarServer, method: str) -> Sharing:
+    if ls.shared is None:
         raise NotShared(method)
-    return ls.shared, ls.connection
+    return ls.shared
 
 
 def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
     """The answer to the client that opened ``channel``; in the shared daemon it is
     attached first, so the notifications so far (from seq 1) go out before the answer,
     as over --stdio."""
-    if ls.shared is not None and ls.connection is not None:
-        ls.shared.attach(ls.connection, channel.id, 0)
+    if ls.shared is not None:
+        ls.shared.attach(channel.id, 0)
     return _opened(channel)
 
 
@@ -327,14 +325,14 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
 def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
     already gets the chat's notifications, so the same snapshot without subscribing."""
-    if ls.shared is not None and ls.connection is not None:
-        return ls.shared.attach(ls.connection, channel.id, None)
+    if ls.shared is not None:
+        return ls.shared.attach(channel.id, None)
     return attach_answer(channel, settled_seq(channel.feed))
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:
-    if ls.shared is not None and ls.connection is not None:
-        ls.shared.streams.touch(ls.connection, p.channel_id)
+    if ls.shared is not None:
+        ls.shared.touch(p.channel_id)
     channel = ls.hub.get(p.channel_id)
     if channel.exit is not None:
         # The CLI died (a closed channel is gone from the hub): bring it back with its
@@ -352,16 +350,16 @@ async def interrupt(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 async def close_channel(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     exit_info = await ls.hub.close_channel(p.channel_id)
     if ls.shared is not None:
-        ls.shared.streams.forget(p.channel_id)
+        ls.shared.forget(p.channel_id)
     return api.CloseChannelResult(exit=exit_info)
 
 
 async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Result:
     channels = ls.hub.list()
     if ls.shared is not None:
-        streams = ls.shared.streams
+        shared = ls.shared
         channels = [
-            msgspec.structs.replace(c, clients=streams.clients(c.channel_id)) for c in channels
+            msgspec.structs.replace(c, clients=shared.clients(c.channel_id)) for c in channels
         ]
     return api.ListChannelsResult(channels=channels)
 
@@ -450,20 +448,20 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
 
 
 async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
-    shared, connection = _shared(ls, "claude/attach")
+    shared = _shared(ls, "claude/attach")
     ls.hub.get(p.channel_id)
-    return shared.attach(connection, p.channel_id, p.after_seq)
+    return shared.attach(p.channel_id, p.after_seq)
 
 
 async def detach(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
-    shared, connection = _shared(ls, "claude/detach")
+    shared = _shared(ls, "claude/detach")
     ls.hub.get(p.channel_id)
-    shared.detach(connection, p.channel_id)
+    shared.detach(p.channel_id)
     return api.Ok()
 
 
 async def stop_daemon(ls: SidecarServer, p: api.StopDaemonParams) -> api.Result:
-    shared, _ = _shared(ls, "claude/stopDaemon")
+    shared = _shared(ls, "claude/stopDaemon")
     closed = await shared.stop(force=p.force, only_if_no_chats=p.only_if_no_chats)
     return api.StopDaemonResult(closed_channels=closed)
 
