@@ -105,7 +105,8 @@ kotlin_suite() (
 static_checks() (
     uv run ruff check claude_sidecar tests bench editors/intellij/scripts &&
         uv run ruff format --check claude_sidecar tests bench editors/intellij/scripts &&
-        uv run mypy
+        uv run mypy &&
+        uv run lint-imports
 )
 
 lua_checks() { bash editors/nvim/scripts/lint.sh; }
@@ -134,11 +135,11 @@ compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
 #    CPU, which the Python suites fill.
 # No two suites share a port, socket, HOME or build directory, and every test holds under
 # this load (order and overlap are proven through the stand-in model, never by timing).
-declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict)" \
+declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict, lint-imports)" \
     "beside the other checks"
 declare_suite lua-checks "Lua checks (luacheck, stylua)" "beside the other checks"
 declare_suite typescript-checks "TypeScript checks (eslint, prettier, tsc)" "beside the other checks"
-declare_suite kotlin-checks "Kotlin checks (ktlint, warnings as errors)" "beside the other checks"
+declare_suite kotlin-checks "Kotlin checks (ktlint, warnings as errors, package cycles)" "beside the other checks"
 declare_suite pytest "Python and Neovim (uv run pytest)" "beside the checks and editor suites"
 declare_suite compat "Python against Claude Code CLI $compat_cli (compatibility)" \
     "beside the editor suites"
