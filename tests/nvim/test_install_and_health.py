@@ -144,7 +144,7 @@ def test_the_daemons_log_lines_go_to_the_plugin_log_at_their_level_and_never_to_
     assert not lsp_log.exists() or "claude_sidecar" not in lsp_log.read_text()
     assert {"DEBUG", "INFO"} <= daemon_levels, lines[:20]
     assert "ERROR" not in daemon_levels, [line for line in lines if " ERROR daemon: " in line]
-    assert any(re.match(r"\S+ DEBUG daemon: claude_sidecar\.\w+: ", line) for line in lines)
+    assert any(re.match(r"\S+ DEBUG daemon: claude_sidecar(\.\w+)+: ", line) for line in lines)
 
 
 # ------------------------------------------------------------ files Claude changed
