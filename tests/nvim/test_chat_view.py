@@ -136,17 +136,24 @@ def counted(editor: Editor, name: str) -> int:
 
 
 def input_while_busy(editor: Editor, tmp_path: Path, keys: str) -> None:
-    """Type ``keys`` while Neovim is busy: a Lua loop scheduled in Neovim runs until they have
-    been read, polling Neovim's event loop as Neovim's own long work does (a breakcheck, to
-    notice a Ctrl-C). Neovim takes a Ctrl-C read then as an interrupt of that work (got_int):
-    the keys typed before it are dropped and it reaches the key handling unmapped."""
+    """Type ``keys`` while Neovim is busy: with work that polls its event loop for input (a
+    breakcheck, as its own drawing does), right after it has waited for a key. Neovim takes a
+    Ctrl-C read then as an interrupt of that work (got_int): the keys typed before it are
+    dropped and it reaches the key handling unmapped. (When it is about to wait for keys, a
+    mapped Ctrl-C is a key again, until it has waited: hence the key read first.)
+
+    A function scheduled in Neovim reads one key (getcharstr(), which handles requests while it
+    waits), then polls Neovim's event loop until ``keys`` have been read."""
     busy, done = tmp_path / "busy", tmp_path / "done"
     editor.lua(
         """
         local busy, done = ...
         vim.schedule(function()
+          _G.reading_a_key = true
+          vim.fn.getcharstr()
           assert(io.open(busy, "w")):close()
-          while not vim.uv.fs_stat(done) do
+          local give_up = vim.uv.hrtime() + 120e9 -- a failed test must not leave Neovim in here
+          while not vim.uv.fs_stat(done) and vim.uv.hrtime() < give_up do
             vim.uv.run("nowait")
             vim.uv.sleep(1)
           end
@@ -155,11 +162,16 @@ def input_while_busy(editor: Editor, tmp_path: Path, keys: str) -> None:
         str(busy),
         str(done),
     )
-    editor.wait(busy.exists, what="Neovim to run the busy loop")
-    # nvim_input is answered at once when Neovim reads it, here inside the loop, which runs on
-    # until `done` is there.
-    editor.nvim.input(keys)
-    done.touch()
+    try:
+        # Answered from inside getcharstr(): nothing else runs between the flag and the call.
+        editor.wait(lambda: editor.lua("return _G.reading_a_key"), what="Neovim in getcharstr()")
+        editor.nvim.input("x")
+        editor.wait(busy.exists, what="Neovim to run the busy loop")
+        # nvim_input is answered at once when Neovim reads it, here inside the loop, which runs
+        # on until `done` is there.
+        editor.nvim.input(keys)
+    finally:
+        done.touch()
 
 
 def type_in_the_prompt(editor: Editor, text: str) -> None:
