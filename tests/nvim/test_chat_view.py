@@ -109,18 +109,190 @@ def test_turn_ended_is_a_user_event_with_the_outcome(editor: Editor, model: Scri
     assert data["duration_ms"] >= 0 and data["permission_wait_ms"] == 0 and data["cost_usd"] > 0
 
 
+def count_interrupts(editor: Editor) -> None:
+    """From now on count the claude/interrupt requests the plugin sends (``_G.interrupts``) and
+    the Ctrl-Cs that reach Neovim's key handling unmapped (``_G.unmapped_ctrl_c``): those Neovim
+    took as an interrupt of its own work."""
+    editor.lua("""
+        _G.interrupts, _G.unmapped_ctrl_c = 0, 0
+        local rpc = require("claude_sidecar.rpc")
+        local request = rpc.request
+        rpc.request = function(method, ...)
+          if method == "claude/interrupt" then
+            _G.interrupts = _G.interrupts + 1
+          end
+          return request(method, ...)
+        end
+        vim.on_key(function(key)
+          if key == "\3" then
+            _G.unmapped_ctrl_c = _G.unmapped_ctrl_c + 1
+          end
+        end)
+    """)
+
+
+def counted(editor: Editor, name: str) -> int:
+    return editor.lua_as(int, f"return _G.{name}")
+
+
+def input_while_busy(editor: Editor, tmp_path: Path, keys: str) -> None:
+    """Type ``keys`` while Neovim is busy: with work that polls its event loop for input (a
+    breakcheck, as its own drawing does), right after it has waited for a key. Neovim takes a
+    Ctrl-C read then as an interrupt of that work (got_int): the keys typed before it are
+    dropped and it reaches the key handling unmapped. (When it is about to wait for keys, a
+    mapped Ctrl-C is a key again, until it has waited: hence the key read first.)
+
+    A function scheduled in Neovim reads one key (getcharstr(), which handles requests while it
+    waits), then polls Neovim's event loop until ``keys`` have been read."""
+    busy, done = tmp_path / "busy", tmp_path / "done"
+    editor.lua(
+        """
+        local busy, done = ...
+        vim.schedule(function()
+          _G.reading_a_key = true
+          vim.fn.getcharstr()
+          assert(io.open(busy, "w")):close()
+          local give_up = vim.uv.hrtime() + 120e9 -- a failed test must not leave Neovim in here
+          while not vim.uv.fs_stat(done) and vim.uv.hrtime() < give_up do
+            vim.uv.run("nowait")
+            vim.uv.sleep(1)
+          end
+        end)
+    """,
+        str(busy),
+        str(done),
+    )
+    try:
+        # Answered from inside getcharstr(): nothing else runs between the flag and the call.
+        editor.wait(lambda: editor.lua("return _G.reading_a_key"), what="Neovim in getcharstr()")
+        editor.nvim.input("x")
+        editor.wait(busy.exists, what="Neovim to run the busy loop")
+        # nvim_input is answered at once when Neovim reads it, here inside the loop, which runs
+        # on until `done` is there.
+        editor.nvim.input(keys)
+    finally:
+        done.touch()
+
+
+def type_in_the_prompt(editor: Editor, text: str) -> None:
+    """Start insert mode in the prompt and type ``text``; return once Neovim has."""
+    editor.nvim.input("i" + text)
+    editor.wait(
+        lambda: editor.lua("return vim.api.nvim_get_current_line()") == text,
+        what=f"{text!r} in the prompt",
+    )
+
+
 def test_ctrl_c_in_the_prompt_in_insert_mode_interrupts(
     editor: Editor, model: ScriptedModel
 ) -> None:
     start(editor, model)
+    count_interrupts(editor)
     editor.type_prompt("a long answer please")
     wait_streaming(editor)
+    type_in_the_prompt(editor, "while I type")
 
-    editor.nvim.input("iwhile I type<C-c>")
+    editor.nvim.input("<C-c>")
     result = editor.wait_for_turn()
 
     assert result["outcome"] == "interrupted"
+    assert counted(editor, "interrupts") == 1
     assert editor.lua("return vim.api.nvim_get_mode().mode") == "i", "<C-c> left insert mode"
+    assert editor.lua("return vim.api.nvim_get_current_line()") == "while I type"
+
+
+@pytest.mark.parametrize("where", ["prompt-insert", "prompt-normal", "chat-normal"])
+def test_ctrl_c_that_comes_while_neovim_is_busy_interrupts(
+    editor: Editor, model: ScriptedModel, tmp_path: Path, where: str
+) -> None:
+    start(editor, model)
+    count_interrupts(editor)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+    if where == "prompt-insert":
+        type_in_the_prompt(editor, "while I type")
+    elif where == "chat-normal":
+        editor.lua("vim.api.nvim_set_current_win(...)", chat_window(editor))
+
+    input_while_busy(editor, tmp_path, "<C-c>")
+    result = editor.wait_for_turn()
+
+    assert counted(editor, "unmapped_ctrl_c") >= 1, "Neovim ran the mapping: not the case tested"
+    assert result["outcome"] == "interrupted"
+    assert counted(editor, "interrupts") == 1
+    if where == "prompt-insert":
+        # Ctrl-C left insert mode (Neovim's own handling); the plugin took the user back.
+        assert editor.lua("return vim.api.nvim_get_mode().mode") == "i"
+        editor.nvim.input(" on")
+        editor.wait(
+            lambda: editor.lua("return vim.api.nvim_get_current_line()") == "while I type on",
+            what="typing to go on where it was",
+        )
+    else:
+        assert editor.lua("return vim.api.nvim_get_mode().mode") == "n"
+
+
+def test_ctrl_c_in_another_window_while_neovim_is_busy_leaves_the_turn_alone(
+    editor: Editor, model: ScriptedModel, tmp_path: Path
+) -> None:
+    start(editor, model)
+    count_interrupts(editor)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+    editor.cmd("wincmd t")  # the window Neovim started with
+
+    input_while_busy(editor, tmp_path, "<C-c>")
+    editor.wait(lambda: counted(editor, "unmapped_ctrl_c") > 0, what="Neovim to take the Ctrl-C")
+    # One more request: whatever the key scheduled has run before it.
+    sent = counted(editor, "interrupts")
+    model.release(RELEASE)
+    result = editor.wait_for_turn()
+
+    assert sent == 0
+    assert result["outcome"] == "success"
+
+
+def test_a_remapped_interrupt_key_leaves_ctrl_c_to_neovim(
+    start_editor: StartEditor, model: ScriptedModel, tmp_path: Path
+) -> None:
+    editor = start_editor({"keymaps": {"interrupt": "<C-x>"}})
+    start(editor, model)
+    count_interrupts(editor)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+
+    input_while_busy(editor, tmp_path, "<C-c>")
+    editor.wait(lambda: counted(editor, "unmapped_ctrl_c") > 0, what="Neovim to take the Ctrl-C")
+    sent_for_ctrl_c = counted(editor, "interrupts")
+    editor.nvim.input("<C-x>")
+    result = editor.wait_for_turn()
+
+    assert sent_for_ctrl_c == 0
+    assert result["outcome"] == "interrupted"
+    assert counted(editor, "interrupts") == 1
+
+
+def test_a_second_interrupt_before_the_turn_ends_is_not_sent(
+    editor: Editor, model: ScriptedModel
+) -> None:
+    start(editor, model)
+    count_interrupts(editor)
+    editor.type_prompt("a long answer please")
+    wait_streaming(editor)
+    editor.type_prompt("and then this")
+    editor.wait(lambda: editor.chat("sending") == 0, what="the daemon to queue the prompt")
+
+    # Twice in a row, as a Ctrl-C pressed again (or handed over twice by Neovim) would: the
+    # second must not stop the queued prompt's turn.
+    editor.lua("""
+        local chat = require("claude_sidecar.chat")
+        chat.interrupt(chat.current())
+        chat.interrupt(chat.current())
+    """)
+    editor.wait_for_turn(2)
+
+    assert [r["outcome"] for r in editor.results()] == ["interrupted", "success"]
+    assert counted(editor, "interrupts") == 1
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ local M = {}
 ---@field seq integer the last notification `seq` of the channel this chat rendered (claude/attach's afterSeq)
 ---@field held {method: string, params: table}[]|nil notifications kept back while claude/attach is answered
 ---@field reconnecting boolean|nil the shared daemon's connection dropped: the chat waits to be re-attached
+---@field interrupting boolean|nil claude/interrupt was sent for the running turn, which has not ended yet
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
@@ -359,8 +360,86 @@ function M.toggle_at_cursor(chat)
   end
 end
 
+-- A Ctrl-C that reaches Neovim while it is busy (drawing, running a plugin's code) is taken as
+-- an interrupt of that work (got_int): the keys typed before it are dropped and the Ctrl-C
+-- itself comes through unmapped, so the `interrupt` mapping does not run. vim.on_key() still
+-- sees it: an unmapped Ctrl-C typed in a chat or prompt buffer, in a mode where the mapping
+-- would have run, interrupts the chat's turn. A mapped Ctrl-C reaches on_key as the mapping's
+-- own key (the mapping runs), never as "\3", so one keypress never interrupts twice.
+local ctrl_c_ns = nil ---@type integer|nil
+-- An unmapped Ctrl-C whose interrupt is not sent yet: Neovim hands the same one over twice
+-- (in insert mode, then to the normal mode that Ctrl-C left insert mode for).
+local ctrl_c_caught = false
+
+--- Whether the `interrupt` key is Ctrl-C (the only key Neovim turns into an interrupt).
+local function interrupt_is_ctrl_c()
+  local lhs = config.options.keymaps.interrupt
+  return type(lhs) == "string" and vim.keycode(lhs) == "\3"
+end
+
+--- Where insert mode was when an unmapped Ctrl-C left it, to take the user back there.
+---@return {win: integer, cursor: integer[], tick: integer}
+local function insert_spot(buf)
+  local win = vim.api.nvim_get_current_win()
+  return { win = win, cursor = vim.api.nvim_win_get_cursor(win), tick = vim.api.nvim_buf_get_changedtick(buf) }
+end
+
+--- Back to insert mode where it was, unless the user did something else meanwhile.
+local function resume_insert(chat, spot)
+  if
+    vim.api.nvim_get_current_win() ~= spot.win
+    or vim.api.nvim_get_current_buf() ~= chat.prompt_buf
+    or vim.api.nvim_get_mode().mode ~= "n"
+    or vim.api.nvim_buf_get_changedtick(chat.prompt_buf) ~= spot.tick
+  then
+    return
+  end
+  local row, col = spot.cursor[1], spot.cursor[2]
+  local line = vim.api.nvim_buf_get_lines(chat.prompt_buf, row - 1, row, false)[1] or ""
+  if col >= #line then
+    vim.api.nvim_win_set_cursor(spot.win, { row, math.max(#line - 1, 0) })
+    vim.cmd("startinsert!")
+  else
+    vim.api.nvim_win_set_cursor(spot.win, { row, col })
+    vim.cmd("startinsert")
+  end
+end
+
+---@param key string
+---@param typed string
+local function on_key(key, typed)
+  if key ~= "\3" or typed ~= "\3" or not interrupt_is_ctrl_c() then
+    return
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  local chat = M.for_buffer(buf)
+  if not chat or ctrl_c_caught then
+    return
+  end
+  -- The modes the mapping is in: normal in both buffers (not operator-pending), insert in the prompt.
+  local mode = vim.api.nvim_get_mode().mode
+  local insert = mode:sub(1, 1) == "i" and buf == chat.prompt_buf
+  if not insert and (mode:sub(1, 1) ~= "n" or mode:sub(1, 2) == "no") then
+    return
+  end
+  ctrl_c_caught = true
+  -- Ctrl-C leaves insert mode here (keeping the key from Neovim would hand it over again and
+  -- again while got_int is set): the user is taken back once it has.
+  local spot = insert and insert_spot(buf) or nil
+  vim.schedule(function()
+    ctrl_c_caught = false
+    M.interrupt(chat)
+    if spot then
+      resume_insert(chat, spot)
+    end
+  end)
+end
+
 local function map_keys(chat)
   local keys = config.options.keymaps
+  if not ctrl_c_ns then
+    ctrl_c_ns = vim.on_key(on_key, vim.api.nvim_create_namespace("claude_sidecar.ctrl_c"))
+  end
   local function map(modes, buf, lhs, fn, desc)
     vim.keymap.set(modes, lhs, fn, { buffer = buf, desc = desc, nowait = true })
   end
@@ -756,12 +835,23 @@ function M.send_prompt_buffer(chat)
   M.send(chat, text)
 end
 
+--- Whether the chat's turn runs in the CLI (its state says so).
+local function running(chat)
+  return chat.state == "running" or chat.state == "awaitingPermission"
+end
+
+--- Stop the running turn: one claude/interrupt per turn. A second one before the turn has
+--- ended (Ctrl-C pressed again, or handed over twice by Neovim) would stop the prompt queued
+--- behind it, which the daemon runs next.
 function M.interrupt(chat)
-  if not chat.channel_id then
+  if not chat.channel_id or chat.interrupting then
     return
   end
+  -- Without a running turn nothing is held back: the next turn can still be stopped.
+  chat.interrupting = running(chat) or nil
   rpc.request("claude/interrupt", { channelId = chat.channel_id }, function(err)
     if err then
+      chat.interrupting = nil
       M.add_notice(chat, "interrupt failed: " .. errors.describe(err))
     end
   end)
@@ -798,6 +888,7 @@ function handlers.entry(chat, params)
 end
 
 function handlers.turnEnded(chat, params)
+  chat.interrupting = nil
   chat.t.cost_usd = params.totalCostUsd or chat.t.cost_usd
   chat.context = require("claude_sidecar.meter").reading(params.context) or chat.context
   M.redraw_status()
@@ -836,6 +927,9 @@ end
 
 function handlers.status(chat, params)
   chat.state = params.state
+  if not running(chat) then
+    chat.interrupting = nil
+  end
   chat.session_id = params.sessionId or chat.session_id
   chat.model = params.model or chat.model
   chat.mode = params.permissionMode or chat.mode
@@ -897,6 +991,7 @@ function M.daemon_exited()
   for _, chat in ipairs(M.chats) do
     chat.reconnecting = nil
     chat.held = nil
+    chat.interrupting = nil
     if chat.channel_id then
       by_channel[chat.channel_id] = nil
       chat.channel_id = nil
