@@ -124,7 +124,7 @@ def count_interrupts(editor: Editor) -> None:
           return request(method, ...)
         end
         vim.on_key(function(key)
-          if key == "\3" then
+          if key == "\\3" then
             _G.unmapped_ctrl_c = _G.unmapped_ctrl_c + 1
           end
         end)
