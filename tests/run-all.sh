@@ -4,7 +4,8 @@
 # older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin client (Maven);
 # in two lanes side by side (see the end of this file). Installs what each needs (npm
 # packages, the older CLI, acpx on Node 22 (tests/acp/toolchain.sh), code-server, Chromium,
-# luacheck, StyLua); with CI=true a missing prerequisite fails.
+# luacheck, StyLua, Xvfb, sshd); with CI=true a missing prerequisite fails. The installs that
+# take long on a fresh machine start at once, beside the suites (see "Installs at the start").
 # Exits non-zero when any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 names=()
 notes=()
+keys=()
 declare -A number
 
 # Every suite runs into its own log ($logs/<n>.log; its exit code and seconds go to
@@ -22,6 +24,7 @@ declare -A number
 # were declared, each as soon as it and every suite declared before it have ended.
 declare_suite() { # KEY NAME NOTE: NOTE goes into the summary line, after the seconds
     number[$1]=${#names[@]}
+    keys+=("$1")
     names+=("$2")
     notes+=("$3")
 }
@@ -35,6 +38,7 @@ run_suite() { # KEY COMMAND...
 }
 print_suites() {
     local n rc seconds note
+    print_early apt "Debian packages for the suites (tests/apt-install.sh, at the start)"
     for ((n = 0; n < ${#names[@]}; n++)); do
         until [[ -f $logs/$n.rc ]]; do
             # A lane that ended (killed) without running this suite would leave no .rc.
@@ -47,6 +51,7 @@ print_suites() {
         done
         echo
         echo "##### ${names[n]}"
+        print_early "${keys[n]}"
         cat "$logs/$n.log" 2>/dev/null
         read -r rc seconds <"$logs/$n.rc"
         note=${notes[n]:+, ${notes[n]}}
@@ -59,34 +64,84 @@ print_suites() {
     done
 }
 
+# ---- Installs at the start -------------------------------------------------------------------
+# On a fresh machine the installs took minutes (code-server with its npm dependencies, Chromium,
+# the older CLI), each at the start of the suite that needs it. They start at once instead, in
+# the background, beside the suites that do not need them: `early KEY COMMAND...` runs COMMAND
+# now, into $logs/early-KEY.log. The suite that needs it runs the same install again when it
+# starts; each install holds a lock (flock), so that run waits for this one, then finds it done.
+# A suite's section shows its early install's output (nothing when everything was installed),
+# before its own; a failed early install leaves the suite's own install to fail, or skip, as it
+# would have.
+early() { # KEY COMMAND...
+    local key=$1
+    shift
+    (
+        start=$SECONDS
+        "$@" >"$logs/early-$key.log" 2>&1
+        echo "$? $((SECONDS - start))" >"$logs/early-$key.rc.tmp"
+        mv "$logs/early-$key.rc.tmp" "$logs/early-$key.rc"
+    ) &
+}
+print_early() { # KEY [HEADING]: wait for early KEY's end (if one ran) and print its output
+    local key=$1 rc seconds
+    [[ -f $logs/early-$key.log ]] || return 0
+    until [[ -f $logs/early-$key.rc ]]; do sleep 1; done
+    [[ -s $logs/early-$key.log ]] || return 0
+    read -r rc seconds <"$logs/early-$key.rc"
+    [[ -n ${2:-} ]] && { echo; echo "##### $2"; }
+    echo "(installed at the start, beside the suites: $seconds s, exit $rc)"
+    cat "$logs/early-$key.log"
+}
+
+# Debian packages, one apt-get install (tests/apt-install.sh), for what Python's ssh tests
+# (tests/daemon/sshd.sh: openssh-server), the Lua checks (lua-check) and the Kotlin client's UI
+# tests without a display (xvfb) install when missing, with their own checks. The Python suites
+# wait for it: sshd.sh's apt-get would fail at once on this one's lock. Chromium comes with the
+# VS Code toolchain (below, without apt's recommended packages, as that script installs it).
+debian_packages() {
+    local packages=()
+    command -v sshd >/dev/null || [[ -x /usr/sbin/sshd ]] || packages+=(openssh-server)
+    command -v luacheck >/dev/null || packages+=(lua-check)
+    [[ -n ${DISPLAY:-} ]] || command -v xvfb-run >/dev/null || packages+=(xvfb)
+    ((${#packages[@]} == 0)) || bash tests/apt-install.sh --no-prompt "${packages[@]}"
+}
+early apt debian_packages
+# Node 24, code-server and Chromium (editors/vscode/scripts/toolchain.sh); the VS Code suite
+# runs it again, which prints what it found.
+early vscode bash -c 'bash editors/vscode/scripts/toolchain.sh >/dev/null'
+
 # Each suite runs in a subshell: its `cd` stays its own.
 
 # The compatibility run: the real-CLI tests (Neovim included) against the older CLI whose
 # version claude_sidecar/cli/compat.py names (COMPAT_CLI_VERSION), installed from npm into
 # .cache/cli/<version> (git-ignored, kept: later runs skip the install).
+# The native binary of this platform's package (claude-code-linux-x64, -darwin-arm64, ...).
+compat_binary() { compgen -G ".cache/cli/$1/node_modules/@anthropic-ai/claude-code-*/claude" | head -n 1; }
+compat_installed() { [[ -n $(compat_binary "$1") ]] && "$(compat_binary "$1")" --version 2>/dev/null | grep -q "^$1 "; }
+compat_install() ( # VERSION: installs it unless installed; concurrent calls wait for each other
+    version=$1
+    dir=.cache/cli/$version
+    mkdir -p "$dir" && exec 9>"$dir.lock" && flock 9
+    compat_installed "$version" && exit 0
+    echo "installing @anthropic-ai/claude-code@$version into $dir"
+    npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
+        "@anthropic-ai/claude-code@$version"
+    compat_installed "$version"
+)
 compat_suite() (
     version=$1
     [[ -n $version ]] || { echo "FAIL: no CLI version from claude_sidecar/cli/compat.py"; exit 1; }
-    dir=.cache/cli/$version
-    # The native binary of this platform's package (claude-code-linux-x64, -darwin-arm64, ...).
-    binary() { compgen -G "$dir/node_modules/@anthropic-ai/claude-code-*/claude" | head -n 1; }
-    installed() { [[ -n $(binary) ]] && "$(binary)" --version 2>/dev/null | grep -q "^$version "; }
-    if ! installed; then
-        echo "installing @anthropic-ai/claude-code@$version into $dir"
-        mkdir -p "$dir" &&
-            npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
-                "@anthropic-ai/claude-code@$version"
-        if ! installed; then
-            if [[ ${CI:-} == true ]]; then
-                echo "FAIL: Claude Code CLI $version could not be installed from npm"
-                exit 1
-            fi
-            echo "SKIP: Claude Code CLI $version could not be installed from npm (it needs npm" \
-                "and the registry; with CI=true this fails)"
-            exit 0
+    if ! compat_install "$version"; then
+        if [[ ${CI:-} == true ]]; then
+            echo "FAIL: Claude Code CLI $version could not be installed from npm"
+            exit 1
         fi
+        echo "SKIP: Claude Code CLI $version could not be installed from npm (it needs npm" \
+            "and the registry; with CI=true this fails)"
+        exit 0
     fi
-    SIDECAR_TEST_CLI=$PWD/$(binary) uv run pytest
+    SIDECAR_TEST_CLI=$PWD/$(compat_binary "$version") uv run pytest
 )
 # The TypeScript checks suite (before it) has run `npm ci` when node_modules was missing or
 # stale, and tsc on every project: npm test leaves its own typecheck step out.
@@ -124,6 +179,9 @@ uv run --quiet python -m compileall -q -j 0 claude_sidecar tests bench \
     echo "compileall failed: the suites run, with Python compiling as it imports"
 
 compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
+# The older CLI, and acpx on Node 22 for the Python suite's ACP test (tests/acp/toolchain.sh).
+[[ -z $compat_cli ]] || early compat compat_install "$compat_cli"
+early pytest bash -c 'bash tests/acp/toolchain.sh acpx >/dev/null'
 
 # Two lanes side by side, each running its suites one after the other:
 #  - the Python suites (pytest, then the compatibility run), CPU-bound: they keep both
@@ -148,6 +206,8 @@ declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Py
 echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
 echo "each suite's output follows whole, in this order, once it has ended."
 (
+    # sshd for the ssh tests: wait for the Debian packages' install (above) when it has it.
+    bash tests/apt-install.sh --no-prompt openssh-server >/dev/null 2>&1
     run_suite pytest uv run pytest
     run_suite compat compat_suite "$compat_cli"
 ) &

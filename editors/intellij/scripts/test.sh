@@ -17,11 +17,9 @@ command -v python3 >/dev/null || missing "python3 is not installed (the protocol
 run=()
 if [[ -z "${DISPLAY:-}" ]]; then
   if ! command -v xvfb-run >/dev/null; then
-    sudo=(); [[ $(id -u) -ne 0 ]] && sudo=(sudo)
     echo "Kotlin client: installing xvfb (apt-get)" >&2
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q xvfb >&2 \
-      || { DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -q >&2 &&
-           DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q xvfb >&2; } \
+    # tests/apt-install.sh: sudo when not root; waits for another install of Debian packages.
+    bash "$repo/tests/apt-install.sh" xvfb >&2 \
       || missing "xvfb-run is not installed and apt-get could not install it (Debian package xvfb)"
   fi
   run=(xvfb-run -a)

@@ -2,7 +2,7 @@
 # The Neovim client's Lua checks: luacheck (.luacheckrc) and StyLua's format check (stylua.toml),
 # over editors/nvim. Their own output, then one summary line. Exits non-zero on any failure.
 # Installs what it needs, once (later runs start at once):
-#   luacheck  Debian package lua-check (apt-get; sudo only when not root)
+#   luacheck  Debian package lua-check (apt-get through tests/apt-install.sh; sudo only when not root)
 #   stylua    npm @johnnymorganz/stylua-bin, into .toolchain/stylua/ (git-ignored)
 # With CI=true a prerequisite that cannot be installed fails; otherwise the checks are skipped.
 # Format the code: .toolchain/stylua/node_modules/.bin/stylua . (from editors/nvim, after a run).
@@ -22,18 +22,10 @@ missing() {
 
 # ---- luacheck (Debian lua-check) ---------------------------------------------------------------
 if ! command -v luacheck >/dev/null; then
-  command -v apt-get >/dev/null || missing "luacheck is not installed and there is no apt-get (Debian package lua-check)"
-  sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || missing "luacheck is not installed and apt-get needs root or sudo (Debian package lua-check)"
-    sudo=(sudo)
-  fi
   mkdir -p "$tc"
   echo "Lua checks: installing luacheck (apt-get install lua-check)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get install -y -q lua-check >"$tc/apt.log" 2>&1 \
-    || { "${sudo[@]}" apt-get update -q >>"$tc/apt.log" 2>&1 &&
-      "${sudo[@]}" apt-get install -y -q lua-check >>"$tc/apt.log" 2>&1; } \
+  # tests/apt-install.sh: sudo when not root; waits for another install of Debian packages.
+  bash "$here/../../tests/apt-install.sh" lua-check >"$tc/apt.log" 2>&1 \
     || { tail -5 "$tc/apt.log" >&2; missing "apt-get could not install luacheck (Debian package lua-check; log: $tc/apt.log)"; }
   command -v luacheck >/dev/null || missing "no luacheck after installing Debian lua-check"
 fi

