@@ -2,11 +2,10 @@
 
 The JSON Schema that ``claude_sidecar.protocol.schema`` generates from
 ``claude_sidecar.protocol.api`` and ``claude_sidecar.protocol.errors`` (the one
-``claude-sidecar schema`` prints and docs/protocol.schema.json keeps) is the
-source here: every name in it must be in the
-reference, every ``claude/*`` heading of the reference must be in it, and every JSON-RPC
-example in the reference must validate against it. So the reference, the schema and the
-types cannot drift apart.
+``claude-sidecar schema`` prints and docs/protocol.schema.json keeps) is the source
+here: every name in it must be in the reference, every ``claude/*`` heading of the
+reference must be in it, and every JSON-RPC example in the reference must validate
+against it. So the reference, the schema and the types cannot drift apart.
 """
 
 from __future__ import annotations
