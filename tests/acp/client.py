@@ -143,6 +143,10 @@ async def acp_agent(
         "0",
         *args,
         env=env,
+        # After stdin ends the agent closes its CLIs (each given 2 s), which under load
+        # takes longer than the SDK's default 2 s before it terminates the agent (and then
+        # races its exit: ProcessLookupError at teardown). A hang guard, not a wait.
+        transport_kwargs={"shutdown_timeout": 30.0},
         observers=[client.observe],
     ) as (conn, process):
         await asyncio.wait_for(
