@@ -239,6 +239,10 @@ async function main() {
       await answered();
       await chat.locator('select[aria-label="Effort"]').selectOption({ label: 'high effort' });
       await answered();
+      // The pickers settle on the chat's values: under load a claude/status sent before the
+      // model's answer can reach the page after the pick and show the old model until the
+      // status after the answer comes (seen once at load 13). A value that never comes fails.
+      await waitFor(async () => (await picked('Model')) === 'Sonnet', 'the model picker showing Sonnet');
       assert.equal(await picked('Model'), 'Sonnet');
       assert.equal(await picked('Effort'), 'high effort');
       assert.equal(await picked('Permission mode'), 'Plan mode');
