@@ -79,7 +79,12 @@ from claude_sidecar.cli import transport
 if sys.argv[1] == "preexec":
     transport.pdeathsig_wrapper = lambda: None
 async def main():
-    child = await transport.Transport.spawn(["sleep", "60"], cwd="/", env={"PATH": "/usr/bin:/bin"})
+    child = await transport.Transport.spawn(
+        ["sh", "-c", "echo started; exec sleep 60"], cwd="/", env={"PATH": "/usr/bin:/bin"}
+    )
+    # The command runs once setpriv has set the death signal and exec'd it: only then is
+    # the child tied to this process (under load, a kill before that left it orphaned).
+    assert await anext(child.reads()) == b"started\n"
     print(child.pid, flush=True)
     await asyncio.sleep(60)
 asyncio.run(main())
