@@ -96,8 +96,8 @@ print_early() { # KEY [HEADING]: wait for early KEY's end (if one ran) and print
 
 # Debian packages, one apt-get install (tests/apt-install.sh), for what Python's ssh tests
 # (tests/daemon/sshd.sh: openssh-server), the Lua checks (lua-check) and the Kotlin client's UI
-# tests without a display (xvfb) install when missing, with their own checks. The Python suites
-# wait for it: sshd.sh's apt-get would fail at once on this one's lock. Chromium comes with the
+# tests without a display (xvfb) install when missing, with their own checks (each through
+# tests/apt-install.sh, which waits for this one). Chromium comes with the
 # VS Code toolchain (below, without apt's recommended packages, as that script installs it).
 debian_packages() {
     local packages=()
@@ -206,8 +206,6 @@ declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Py
 echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
 echo "each suite's output follows whole, in this order, once it has ended."
 (
-    # sshd for the ssh tests: wait for the Debian packages' install (above) when it has it.
-    bash tests/apt-install.sh --no-prompt openssh-server >/dev/null 2>&1
     run_suite pytest uv run pytest
     run_suite compat compat_suite "$compat_cli"
 ) &

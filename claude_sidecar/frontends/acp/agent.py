@@ -84,7 +84,6 @@ class SidecarAgent:
         self._warm_pool_cwd = warm_pool_cwd
         # What the sessions and the extension methods use of the agent.
         self.services = AgentServices(self.hub, allow_bypass=allow_bypass)
-        self.background = self.services.background
         self.sessions = SessionRegistry(self.hub)
 
     # ------------------------------------------------------------ the hub's subscriber
@@ -292,7 +291,7 @@ class SidecarAgent:
 
     async def close(self, grace: float = 2.0) -> None:
         """End every CLI (each given ``grace`` seconds to exit)."""
-        self.background.cancel()
+        self.services.background.cancel()
         await self.hub.close_all(grace=grace)
 
     def kill_now(self) -> None:
