@@ -10,6 +10,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# uv runs every Python step: the one on PATH, else the one bootstrap.py gets (as the README's
+# first command does; it writes nothing into the system's Python).
+if ! command -v uv >/dev/null 2>&1; then
+    uv_path=$(python3 bootstrap.py --uv) || { echo "FAIL: no uv (bootstrap.py, above)"; exit 1; }
+    PATH="$(dirname "$uv_path"):$PATH"
+    export PATH
+fi
+
 summary=()
 status=0
 logs=$(mktemp -d)
@@ -141,7 +149,8 @@ compat_suite() (
             "and the registry; with CI=true this fails)"
         exit 0
     fi
-    SIDECAR_TEST_CLI=$PWD/$(compat_binary "$version") uv run pytest
+    # tests/install builds and installs the project as users do: nothing there differs by CLI.
+    SIDECAR_TEST_CLI=$PWD/$(compat_binary "$version") uv run pytest --ignore=tests/install
 )
 # The TypeScript checks suite (before it) has run `npm ci` when node_modules was missing or
 # stale, and tsc on every project: npm test leaves its own typecheck step out.
