@@ -1,0 +1,129 @@
+"""``build``: every artifact of a release into one directory, with their SHA-256 sums.
+
+Each artifact is built the way its ecosystem builds it: the wheel and sdist with ``uv build``
+(PyPI), the VS Code extension with ``npm run package`` (vsce: Marketplace and Open VSX), the
+standalone IntelliJ client app with Maven (a runnable jar, GitHub release), the Neovim plugin
+as an archive of editors/nvim (GitHub release).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+from release import changelog, versions
+
+SUMS = "SHA256SUMS"
+
+
+def refusals(root: Path) -> list[str]:
+    """Why a release of this tree must not be built: a version that disagrees somewhere, or
+    no CHANGELOG.md section for it. Empty when it may."""
+    version = versions.source_version(root)
+    problems = versions.disagreements(root)
+    if not changelog.has_release((root / changelog.PATH).read_text(encoding="utf-8"), version):
+        problems.append(
+            f'{changelog.PATH} has no "## {version}" section: `set-version {version}` moves '
+            f"what is under Unreleased into one"
+        )
+    return problems
+
+
+def build(root: Path, out: Path) -> list[Path]:
+    """Build every artifact into ``out`` (emptied first) and write ``out/SHA256SUMS``.
+    Returns the artifacts, the sums file last. ValueError when ``refusals`` has any;
+    CalledProcessError when a build step fails."""
+    problems = refusals(root)
+    if problems:
+        raise ValueError("\n".join(problems))
+    version = versions.source_version(root)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    steps: list[Callable[[Path, Path, str], list[Path]]] = [
+        python_packages,
+        vscode_extension,
+        intellij_app,
+        neovim_plugin,
+    ]
+    artifacts = [artifact for step in steps for artifact in step(root, out, version)]
+    artifacts.append(write_sums(out, artifacts))
+    return artifacts
+
+
+def python_packages(root: Path, out: Path, version: str) -> list[Path]:
+    """The wheel and the sdist (PyPI: ``uv publish``)."""
+    _run(["uv", "build", "--out-dir", str(out), str(root)], root)
+    return [
+        out / f"claude_sidecar-{version}-py3-none-any.whl",
+        out / f"claude_sidecar-{version}.tar.gz",
+    ]
+
+
+def vscode_extension(root: Path, out: Path, version: str) -> list[Path]:
+    """The .vsix (VS Code Marketplace: ``vsce publish``; Open VSX: ``ovsx publish``)."""
+    here = root / "editors" / "vscode"
+    installed = here / "node_modules" / ".package-lock.json"
+    lock = here / "package-lock.json"
+    if not installed.exists() or lock.stat().st_mtime > installed.stat().st_mtime:
+        _run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], here)
+    _run(["npm", "run", "package"], here)
+    return [_copy(here / "dist" / "claude-sidecar.vsix", out / f"claude-sidecar-{version}.vsix")]
+
+
+def intellij_app(root: Path, out: Path, version: str) -> list[Path]:
+    """The standalone IntelliJ client app, one runnable jar (``java -jar``; GitHub release).
+
+    The shaded jar of editors/intellij/ui (its pom names it). When editors/intellij gets a
+    script of its own for this jar, this step runs that script instead."""
+    here = root / "editors" / "intellij"
+    _run(["mvn", "-q", "-B", "-DskipTests", "package"], here)
+    jar = here / "ui" / "target" / "claude-sidecar-ui.jar"
+    return [_copy(jar, out / f"claude-sidecar-app-{version}.jar")]
+
+
+def neovim_plugin(root: Path, out: Path, version: str) -> list[Path]:
+    """The Neovim plugin: editors/nvim's tracked files as ``claude-sidecar.nvim/`` in a
+    tar.gz (GitHub release; plugin managers install it from the repository itself)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "editors/nvim"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    archive = out / f"claude-sidecar-nvim-{version}.tar.gz"
+    base = root / "editors" / "nvim"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in sorted(filter(None, listed.split("\0"))):
+            path = root / name
+            if path.is_file():
+                tar.add(path, arcname=f"claude-sidecar.nvim/{path.relative_to(base)}")
+    print(f"release: wrote {archive}", flush=True)
+    return [archive]
+
+
+def write_sums(out: Path, artifacts: list[Path]) -> Path:
+    """``out/SHA256SUMS`` in sha256sum's format (``sha256sum -c SHA256SUMS`` checks it)."""
+    lines = []
+    for artifact in artifacts:
+        digest = hashlib.sha256(artifact.read_bytes()).hexdigest()
+        lines.append(f"{digest}  {artifact.relative_to(out)}\n")
+    sums = out / SUMS
+    sums.write_text("".join(lines), encoding="utf-8")
+    return sums
+
+
+def _run(command: list[str], cwd: Path) -> None:
+    print(f"release: {' '.join(command)}  (in {cwd})", flush=True)
+    subprocess.run(command, cwd=cwd, check=True)
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copyfile(source, target)
+    print(f"release: wrote {target}", flush=True)
+    return target
