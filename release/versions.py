@@ -54,6 +54,9 @@ PLACES: tuple[VersionPlace, ...] = (
         'packages[""].version',
         r'^    "": \{\n      "name": .*\n      "version": "{V}",$',
     ),
+    # Three literals rather than one ${revision}: Maven 3 installs a child pom with its parent
+    # still `${revision}` (unless flatten-maven-plugin rewrites it), which no one can resolve,
+    # and the IntelliJ plugin's Gradle build resolves claude-sidecar-ui from ~/.m2.
     _place(
         "editors/intellij/pom.xml",
         "the project's <version>",
