@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from release import build, changelog, versions
 from release.__main__ import main, set_version
 

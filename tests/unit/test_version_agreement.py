@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import claude_sidecar
+
 from release import versions
 
 ROOT = Path(__file__).resolve().parents[2]
