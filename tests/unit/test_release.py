@@ -7,9 +7,11 @@ import datetime
 import hashlib
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from claude_sidecar.protocol import schema
 
 from release import build, changelog, versions
 from release.__main__ import main, set_version
@@ -124,6 +126,28 @@ def test_set_version_writes_the_version_everywhere_and_dates_the_unreleased_chan
     after = (tree / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "## Unreleased\n\n## 0.2.0 (2026-12-24)\n" + unreleased in after
     assert changelog.newest_release(after) == "0.2.0"
+
+
+def test_set_version_writes_the_generated_files_as_their_generators_would(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kotlin_generator = "editors/intellij/scripts/gen_protocol.py"
+    (tree / kotlin_generator).parent.mkdir(parents=True)
+    shutil.copyfile(ROOT / kotlin_generator, tree / kotlin_generator)
+
+    set_version(tree, "0.2.0", RELEASE_DAY)
+
+    # `claude-sidecar schema` of version 0.2.0, then the Kotlin generator's own check.
+    monkeypatch.setattr(schema, "__version__", "0.2.0")
+    written = (tree / "docs/protocol.schema.json").read_text(encoding="utf-8")
+    assert written == schema.render(schema.build())
+    checked = subprocess.run(
+        [sys.executable, str(tree / kotlin_generator), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_set_version_refuses_a_version_that_already_has_a_section(tree: Path) -> None:
