@@ -25,6 +25,11 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     setter.add_argument("version")
     builder = sub.add_parser("build", help="build every artifact and SHA256SUMS")
     builder.add_argument("--out", type=Path, default=root / "dist")
+    builder.add_argument(
+        "--allow-uncommitted",
+        action="store_true",
+        help="build even with uncommitted changes (to try it; a release is built from its tag)",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -37,7 +42,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
             set_version(root, args.version, datetime.datetime.now(datetime.UTC).date())
             print(f"release: version {args.version} written everywhere; CHANGELOG.md dated")
         else:
-            artifacts = build.build(root, args.out)
+            artifacts = build.build(root, args.out, allow_uncommitted=args.allow_uncommitted)
             print("release: built\n" + "".join(f"  {path}\n" for path in artifacts), end="")
     except ValueError as refused:
         print(f"release: refused:\n{refused}", file=sys.stderr)

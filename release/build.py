@@ -2,8 +2,9 @@
 
 Each artifact is built the way its ecosystem builds it: the wheel and sdist with ``uv build``
 (PyPI), the VS Code extension with ``npm run package`` (vsce: Marketplace and Open VSX), the
-standalone IntelliJ client app with Maven (a runnable jar, GitHub release), the Neovim plugin
-as an archive of editors/nvim (GitHub release).
+standalone IntelliJ client app with Maven (one runnable jar, on the GitHub release). The
+Neovim plugin has no artifact: plugin managers install it from the repository at the release's
+tag (editors/nvim/README.md), its build step installing the daemon from the same checkout.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,11 +33,32 @@ def refusals(root: Path) -> list[str]:
     return problems
 
 
-def build(root: Path, out: Path) -> list[Path]:
+def uncommitted(root: Path) -> list[str]:
+    """Why the tree is not what a tag names: its uncommitted changes to tracked files (the
+    artifacts would hold them), or that it is no git checkout."""
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if status.returncode != 0:
+        return [f"{root} is not a git checkout: {status.stderr.strip()}"]
+    changed = status.stdout.splitlines()
+    if not changed:
+        return []
+    return [
+        "uncommitted changes (build from a clean checkout of the tag, or pass "
+        "--allow-uncommitted to try a build):\n" + "\n".join(changed)
+    ]
+
+
+def build(root: Path, out: Path, *, allow_uncommitted: bool = False) -> list[Path]:
     """Build every artifact into ``out`` (emptied first) and write ``out/SHA256SUMS``.
-    Returns the artifacts, the sums file last. ValueError when ``refusals`` has any;
-    CalledProcessError when a build step fails."""
-    problems = refusals(root)
+    Returns the artifacts, the sums file last. ValueError when ``refusals`` (or, unless
+    allowed, ``uncommitted``) has any; CalledProcessError when a build step fails."""
+    problems = refusals(root) + ([] if allow_uncommitted else uncommitted(root))
     if problems:
         raise ValueError("\n".join(problems))
     version = versions.source_version(root)
@@ -48,7 +69,6 @@ def build(root: Path, out: Path) -> list[Path]:
         python_packages,
         vscode_extension,
         intellij_app,
-        neovim_plugin,
     ]
     artifacts = [artifact for step in steps for artifact in step(root, out, version)]
     artifacts.append(write_sums(out, artifacts))
@@ -76,35 +96,22 @@ def vscode_extension(root: Path, out: Path, version: str) -> list[Path]:
 
 
 def intellij_app(root: Path, out: Path, version: str) -> list[Path]:
-    """The standalone IntelliJ client app, one runnable jar (``java -jar``; GitHub release).
-
-    The shaded jar of editors/intellij/ui (its pom names it). When editors/intellij gets a
-    script of its own for this jar, this step runs that script instead."""
+    """The standalone IntelliJ client app, one runnable jar (``java -jar``; GitHub release),
+    as editors/intellij/scripts/app-jar.sh builds it."""
     here = root / "editors" / "intellij"
+    script = here / "scripts" / "app-jar.sh"
+    if script.exists():
+        print(f"release: bash {script} {out}", flush=True)
+        said = subprocess.run(
+            ["bash", str(script), str(out)], cwd=here, stdout=subprocess.PIPE, text=True, check=True
+        ).stdout
+        jar = Path(said.strip().splitlines()[-1])
+        print(f"release: wrote {jar}", flush=True)
+        return [jar]
+    # Until app-jar.sh (branch `jar`) is merged: the jar ui's pom shades. Drop this then.
     _run(["mvn", "-q", "-B", "-DskipTests", "package"], here)
     jar = here / "ui" / "target" / "claude-sidecar-ui.jar"
-    return [_copy(jar, out / f"claude-sidecar-app-{version}.jar")]
-
-
-def neovim_plugin(root: Path, out: Path, version: str) -> list[Path]:
-    """The Neovim plugin: editors/nvim's tracked files as ``claude-sidecar.nvim/`` in a
-    tar.gz (GitHub release; plugin managers install it from the repository itself)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "editors/nvim"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    archive = out / f"claude-sidecar-nvim-{version}.tar.gz"
-    base = root / "editors" / "nvim"
-    with tarfile.open(archive, "w:gz") as tar:
-        for name in sorted(filter(None, listed.split("\0"))):
-            path = root / name
-            if path.is_file():
-                tar.add(path, arcname=f"claude-sidecar.nvim/{path.relative_to(base)}")
-    print(f"release: wrote {archive}", flush=True)
-    return [archive]
+    return [_copy(jar, out / f"claude-sidecar-ui-{version}.jar")]
 
 
 def write_sums(out: Path, artifacts: list[Path]) -> Path:

@@ -112,6 +112,22 @@ def test_build_refuses_when_a_version_disagrees(
     )
 
 
+def test_build_refuses_uncommitted_changes_naming_them(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"]):
+        subprocess.run([*git, *command], cwd=tree, check=True)
+    assert build.uncommitted(tree) == []
+    edit(tree / "docs/protocol.md", "claude-sidecar", "claude sidecar")
+
+    assert main(["build", "--out", str(tree / "dist")], root=tree) == 1
+
+    said = capsys.readouterr().err
+    assert "uncommitted changes" in said and " M docs/protocol.md" in said
+    assert not (tree / "dist").exists()
+
+
 def test_set_version_writes_the_version_everywhere_and_dates_the_unreleased_changes(
     tree: Path,
 ) -> None:
