@@ -1,0 +1,68 @@
+"""``uv run python -m release check | set-version X.Y.Z | build [--out DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+
+from release import build, changelog, versions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
+    """Run one subcommand on the repository at ``root``; 0 on success, 1 when refused."""
+    parser = argparse.ArgumentParser(prog="python -m release", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="check that the version agrees everywhere")
+    setter = sub.add_parser(
+        "set-version",
+        help="write X.Y.Z everywhere and move CHANGELOG's Unreleased to a dated X.Y.Z section",
+    )
+    setter.add_argument("version")
+    builder = sub.add_parser("build", help="build every artifact and SHA256SUMS")
+    builder.add_argument("--out", type=Path, default=root / "dist")
+    builder.add_argument(
+        "--allow-uncommitted",
+        action="store_true",
+        help="build even with uncommitted changes (to try it; a release is built from its tag)",
+    )
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "check":
+            problems = versions.disagreements(root)
+            if problems:
+                raise ValueError("\n".join(problems))
+            print(f"release: version {versions.source_version(root)} agrees everywhere")
+        elif args.command == "set-version":
+            set_version(root, args.version, datetime.datetime.now(datetime.UTC).date())
+            print(f"release: version {args.version} written everywhere; CHANGELOG.md dated")
+        else:
+            artifacts = build.build(root, args.out, allow_uncommitted=args.allow_uncommitted)
+            print("release: built\n" + "".join(f"  {path}\n" for path in artifacts), end="")
+    except ValueError as refused:
+        print(f"release: refused:\n{refused}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as failed:
+        print(
+            f"release: failed: {' '.join(failed.cmd)} exited {failed.returncode}", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+def set_version(root: Path, version: str, date: datetime.date) -> None:
+    """Write ``version`` into every place and release CHANGELOG.md's Unreleased as it, dated
+    ``date``. Changes nothing when refused (ValueError)."""
+    path = root / changelog.PATH
+    released = changelog.release(path.read_text(encoding="utf-8"), version, date.isoformat())
+    versions.write_version(root, version)
+    path.write_text(released, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
