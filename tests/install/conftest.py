@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.install.prerequisites import missing
+
 ROOT = Path(__file__).resolve().parents[2]
 with (ROOT / "pyproject.toml").open("rb") as _pyproject:
     VERSION: str = tomllib.load(_pyproject)["project"]["version"]
@@ -26,10 +28,7 @@ def require(command: str) -> str:
     """The path of ``command``; skips without it (fails with CI=true)."""
     path = shutil.which(command)
     if path is None:
-        why = f"{command} is not on PATH: the installed-package tests need it"
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)
-        pytest.skip(f"{why} (with CI=true this fails)")
+        missing(f"{command} is not on PATH: the installed-package tests need it")
     return path
 
 

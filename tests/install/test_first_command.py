@@ -14,16 +14,10 @@ import pytest
 
 import bootstrap
 from tests.env import isolated_env
+from tests.install.prerequisites import missing
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
-
-
-def missing(why: str) -> None:
-    """A prerequisite this machine lacks: a failure with CI=true, else a skip."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(why)
-    pytest.skip(f"{why} (with CI=true this fails)")
 
 
 def readme_first_command() -> str:
