@@ -38,7 +38,7 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: [...testEntries('test/core'), ...testEntries('test/webview')],
+    entryPoints: [...testEntries('test/core'), ...testEntries('test/webview'), ...testEntries('test/package')],
     outdir: 'out/test',
     outbase: 'test',
     platform: 'node',

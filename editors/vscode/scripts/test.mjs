@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The VS Code client's whole test suite, in order, with one summary at the end:
 // protocol types fresh, type check, build, core tests (real daemon and CLI), webview tests
-// (headless Chromium), extension tests inside a real VS Code, and the UI runs (private and
-// shared daemon).
+// (headless Chromium), extension tests inside a real VS Code, the .vsix (packaged once, checked
+// against the stores' rules, then installed by the UI runs: private and shared daemon).
 // Any failure fails the suite; so does a missing prerequisite when CI=true.
 //
 //   npm test                   everything
@@ -51,6 +51,11 @@ const STEPS = [
   },
   { name: 'extension', what: 'extension tests inside VS Code (code-server)', cmd: () => [node, 'test/vscode/run.mjs'] },
   { name: 'package', what: 'production build and .vsix (vsce)', cmd: () => ['npm', 'run', '--silent', 'package'] },
+  {
+    name: 'vsix',
+    what: 'the .vsix against the Marketplace and Open VSX rules',
+    cmd: () => [node, '--test', '--test-reporter=spec', ...testFiles('out/test/package')],
+  },
   { name: 'ui', what: 'UI run: palette -> chat -> permission -> diff', cmd: () => [node, 'test/vscode/ui.mjs'] },
   {
     name: 'ui-shared',

@@ -3,14 +3,15 @@
 //   node selftest.mjs [--screenshot-dir DIR] [--verbose] [--skip-negative]
 // 1. extension-tests: run-extension-tests route with --env; the fixture's test index must pass (exit 0).
 // 2. extension-tests-negative: same suite without the env var must fail with exit 1 (exit codes propagate).
-// 3. ui: code-server with the fixture installed from a .vsix packed by vsce (or copied as a folder when vsce is
-//    absent), command run from the palette, notification seen, screenshot taken, output file + env checked.
+// 3. ui: code-server with the fixture installed from a .vsix packed by vsce with a license and a repository, and
+//    no warning (or copied as a folder when vsce is absent), command run from the palette, notification seen,
+//    screenshot taken, output file + env checked.
 // Exit 0 when all pass; 1 otherwise. Missing toolchain: FAIL under CI=true, else SKIP (see common.mjs).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HOST_DIR, PrerequisiteError, exitForPrerequisite, loadToolchain, parseArgs } from './common.mjs';
+import { HOST_DIR, PrerequisiteError, VSCODE_DIR, exitForPrerequisite, loadToolchain, parseArgs } from './common.mjs';
 import { runExtensionTests } from './run-extension-tests.mjs';
 import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer, waitForNotification } from './ui.mjs';
 
@@ -102,13 +103,21 @@ async function routeUi() {
   let install = 'folder copy';
   let vsix;
   if (tc.VSCE) {
+    // Packed as the extension is (scripts/package.mjs): with the repository's LICENSE, copied in
+    // for the time of packaging, and no warning of vsce (stdin closed: a warning's question is
+    // answered no).
+    const packDir = path.join(scratch, 'fixture-extension');
+    fs.cpSync(FIXTURE, packDir, { recursive: true });
+    fs.copyFileSync(path.join(VSCODE_DIR, '..', '..', 'LICENSE'), path.join(packDir, 'LICENSE'));
     vsix = path.join(scratch, 'fixture.vsix');
-    const r = spawnSync(
-      tc.VSCE,
-      ['package', '--no-dependencies', '--skip-license', '--allow-missing-repository', '--out', vsix],
-      { cwd: FIXTURE, encoding: 'utf8' },
-    );
-    if (r.status !== 0) throw new Error(`vsce package failed:\n${r.stdout}\n${r.stderr}`);
+    const r = spawnSync(tc.VSCE, ['package', '--no-dependencies', '--out', vsix], {
+      cwd: packDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (r.status !== 0 || /WARNING/.test(`${r.stdout}${r.stderr}`)) {
+      throw new Error(`vsce package failed or warned:\n${r.stdout}\n${r.stderr}`);
+    }
     install = 'vsix';
     lap('pack');
   }

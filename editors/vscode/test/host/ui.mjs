@@ -10,6 +10,7 @@
 // Everything code-server writes (user data, extensions, config, HOME, XDG dirs, TMPDIR) lives in a fresh work
 // dir; the server runs in its own process group and stop() kills the whole group.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -60,7 +61,12 @@ export async function startCodeServer(opts = {}) {
         `code-server --install-extension ${opts.extensionVsix} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`,
       );
     }
-    if (opts.verbose) log(`[ui] installed ${opts.extensionVsix} in ${Date.now() - t} ms`);
+    // Which file was installed, to compare with the one built and checked (test/package/vsix.test.ts prints its sha256).
+    const bytes = fs.readFileSync(opts.extensionVsix);
+    log(
+      `[ui] installed ${opts.extensionVsix} (${(bytes.length / 1024).toFixed(1)} KB, sha256 ` +
+        `${createHash('sha256').update(bytes).digest('hex')}) in ${Date.now() - t} ms`,
+    );
   } else if (opts.extensionDir) {
     const src = path.resolve(opts.extensionDir);
     const pkg = JSON.parse(fs.readFileSync(path.join(src, 'package.json'), 'utf8'));
