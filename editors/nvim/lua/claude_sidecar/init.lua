@@ -49,6 +49,12 @@ function M.setup(opts)
   })
 end
 
+--- Whether setup() has run: by the user's config, or with the defaults by the first command.
+---@return boolean
+function M.is_setup()
+  return configured
+end
+
 local function ensure_setup()
   if not configured then
     M.setup({})
