@@ -31,6 +31,8 @@ from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 REPOSITORY = PLUGIN.parents[1]
 MANAGERS = Path(__file__).parent / "managers"
 README_URL = "https://github.com/<owner>/claude-sidecar"
+# What setup() in init.lua loads: the options, not the client.
+SETUP_ONLY = ["claude_sidecar", "claude_sidecar.config", "claude_sidecar.log"]
 SAME_ON_EVERY_CLI = pytest.mark.same_on_every_cli(
     "the plugin's installation; the daemon's part runs on every CLI elsewhere"
 )
@@ -285,6 +287,7 @@ def test_under_vim_pack_the_plugin_works_before_its_first_command(
     clone = setup.data() / "site" / "pack" / "core" / "opt" / "claude_sidecar"
     editor = installed(setup)
 
+    at_startup = editor.loaded_modules()
     commands = editor.lua_as(list[str], "return vim.tbl_keys(vim.api.nvim_get_commands({}))")
     assert_works_before_a_command(editor, clone)
     report = checkhealth(editor)
@@ -293,6 +296,7 @@ def test_under_vim_pack_the_plugin_works_before_its_first_command(
     editor.type_prompt("hello")
     editor.wait_for_turn()
 
+    assert at_startup == SETUP_ONLY
     assert set(plugin_commands()) <= set(commands)
     assert "setup() has not run" not in report
     assert_health_reports_the_clones_daemon(report, clone)
@@ -312,6 +316,7 @@ def test_under_packer_the_plugin_works_before_its_first_command(
     clone = setup.data() / "site" / "pack" / "packer" / "start" / "claude_sidecar"
     editor = installed(setup)
 
+    at_startup = editor.loaded_modules()
     commands = editor.lua_as(list[str], "return vim.tbl_keys(vim.api.nvim_get_commands({}))")
     assert_works_before_a_command(editor, clone)
     report = checkhealth(editor)
@@ -320,6 +325,7 @@ def test_under_packer_the_plugin_works_before_its_first_command(
     editor.type_prompt("hello")
     editor.wait_for_turn()
 
+    assert at_startup == SETUP_ONLY
     assert set(plugin_commands()) <= set(commands)
     assert "setup() has not run" not in report
     assert_health_reports_the_clones_daemon(report, clone)
