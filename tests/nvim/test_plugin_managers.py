@@ -25,6 +25,7 @@ from typing import Any
 import pynvim
 import pytest
 
+from tests.env import isolated_env
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 
@@ -98,9 +99,9 @@ def users_uv_cache() -> str:
 
 
 class Setup:
-    """A user's Neovim set-up: an init.lua and the XDG directories it installs into."""
+    """A user's Neovim set-up: an init.lua and the XDG directories its manager installs into."""
 
-    def __init__(self, root: Path, env: dict[str, str], init_lua: str) -> None:
+    def __init__(self, root: Path, init_lua: str) -> None:
         self.root = root
         self.xdg = {
             f"XDG_{kind.upper()}_HOME": str(root / kind)
@@ -109,13 +110,15 @@ class Setup:
         (root / "config" / "nvim").mkdir(parents=True)
         self.init = root / "config" / "nvim" / "init.lua"
         self.init.write_text(init_lua)
-        # The build step's uv makes <clone>/.venv, not the venv this test runs in.
-        self.env = {k: v for k, v in env.items() if k != "VIRTUAL_ENV"} | self.xdg
 
     def data(self) -> Path:
         return self.root / "data" / "nvim"
 
-    def first_start(self, extra: list[str] | None = None) -> None:
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        # The build step's uv makes <clone>/.venv, not the venv this test runs in.
+        return {k: v for k, v in env.items() if k != "VIRTUAL_ENV"} | self.xdg
+
+    def first_start(self, env: dict[str, str], extra: list[str] | None = None) -> None:
         """Neovim's first start with this init.lua: the manager installs and builds (with
         this user's uv cache, as a user's build has it: the test's HOME has none)."""
         run = subprocess.run(
@@ -129,7 +132,7 @@ class Setup:
                 *(extra or []),
                 "+qa!",
             ],
-            env=self.env | {"UV_CACHE_DIR": users_uv_cache()},
+            env=self.env(env) | {"UV_CACHE_DIR": users_uv_cache()},
             capture_output=True,
             text=True,
             timeout=300,
@@ -137,15 +140,12 @@ class Setup:
         assert run.returncode == 0, run.stdout + run.stderr
         assert "Error" not in run.stderr, run.stderr
 
-    def start(self, cwd: Path) -> InstalledEditor:
-        return InstalledEditor(self, cwd)
-
 
 class InstalledEditor(Editor):
     """A headless Neovim started with a Setup's init.lua (the plugin as its manager loads it)."""
 
-    def __init__(self, setup: Setup, cwd: Path) -> None:
-        wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in setup.env.items()]
+    def __init__(self, setup: Setup, env: dict[str, str], cwd: Path) -> None:
+        wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in setup.env(env).items()]
         argv = [
             *wrapper,
             nvim_binary(),
@@ -171,17 +171,25 @@ class InstalledEditor(Editor):
             )
         )
 
+    def commands(self) -> dict[str, str]:
+        """Each :Claude* command with its description (a lazy.nvim stub has none)."""
+        return self.lua_as(
+            dict[str, str],
+            "local out = {} for name, c in pairs(vim.api.nvim_get_commands({})) do "
+            "if name:match('^Claude') then out[name] = c.definition end end return out",
+        )
+
 
 @pytest.fixture
 def installed(
-    daemon_env: dict[str, str], workspace: Path, tmp_path: Path
+    daemon_env: dict[str, str], workspace: Path
 ) -> Iterator[Callable[[Setup], InstalledEditor]]:
     """Starts a Setup's Neovim in the workspace; on teardown it quits and its daemon's
     processes must be gone."""
     editors: list[InstalledEditor] = []
 
     def start(setup: Setup) -> InstalledEditor:
-        editor = setup.start(workspace)
+        editor = InstalledEditor(setup, daemon_env, workspace)
         editors.append(editor)
         return editor
 
@@ -191,39 +199,58 @@ def installed(
         assert asyncio.run(wait_until_dead(editor.processes)) == [], "processes outlived Neovim"
 
 
-def lazy_setup(root: Path, env: dict[str, str], url: str) -> Setup:
-    init = (
+@pytest.fixture(scope="module")
+def install_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of the installing start: a HOME of its own, no model."""
+    return isolated_env(tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(scope="module")
+def lazy_nvim(
+    tmp_path_factory: pytest.TempPathFactory, install_env: dict[str, str], source_url: str
+) -> Setup:
+    """lazy.nvim with the README's spec, installed and built by a first start."""
+    setup = Setup(
+        tmp_path_factory.mktemp("lazy"),
         f'package.preload["lazy"] = function() return dofile("{MANAGERS}/lazy.lua") end\n'
         'require("lazy").setup({ spec = {\n'
-        f"{with_test_setup(readme_block('lazy.nvim'), url)}"
-        "} })\n"
+        f"{with_test_setup(readme_block('lazy.nvim'), source_url)}"
+        "} })\n",
     )
-    return Setup(root, env, init)
+    setup.first_start(install_env)
+    return setup
 
 
-def vim_pack_setup(root: Path, env: dict[str, str], url: str) -> Setup:
-    init = (
-        f'vim.pack = vim.pack or dofile("{MANAGERS}/vim_pack.lua")\n'
-        f"{with_test_setup(readme_block('vim.pack'), url)}"
-    )
-    return Setup(root, env, init)
-
-
-def packer_setup(root: Path, env: dict[str, str], url: str) -> Setup:
-    # packer's startup() only declares the plugins at a start; :PackerSync installs them and
-    # writes the compiled loader. The first start here is that :PackerSync.
+@pytest.fixture(scope="module")
+def vim_pack(
+    tmp_path_factory: pytest.TempPathFactory, install_env: dict[str, str], source_url: str
+) -> Setup:
+    """vim.pack with the README's init.lua lines, installed and built by a first start."""
     setup = Setup(
-        root,
-        env,
-        "-- packer.nvim: its compiled loader (plugin/packer_compiled.lua) loads the plugins\n",
+        tmp_path_factory.mktemp("vim_pack"),
+        f'vim.pack = vim.pack or dofile("{MANAGERS}/vim_pack.lua")\n'
+        f"{with_test_setup(readme_block('vim.pack'), source_url)}",
     )
+    setup.first_start(install_env)
+    return setup
+
+
+@pytest.fixture(scope="module")
+def packer(
+    tmp_path_factory: pytest.TempPathFactory, install_env: dict[str, str], source_url: str
+) -> Setup:
+    """packer.nvim with the README's use(), installed, built and compiled by :PackerSync.
+    packer's startup() in init.lua only declares the plugins; its compiled loader
+    (plugin/packer_compiled.lua) loads them."""
+    root = tmp_path_factory.mktemp("packer")
+    setup = Setup(root, "-- packer.nvim: plugin/packer_compiled.lua loads the plugins\n")
     sync = root / "packer_sync.lua"
     sync.write_text(
         f'dofile("{MANAGERS}/packer.lua").install(function(use)\n'
-        f"{with_test_setup(readme_block('packer.nvim'), url)}"
+        f"{with_test_setup(readme_block('packer.nvim'), source_url)}"
         "end)\n"
     )
-    setup.first_start(["-c", f"luafile {sync}"])
+    setup.first_start(install_env, ["-c", f"luafile {sync}"])
     return setup
 
 
@@ -240,21 +267,13 @@ def test_the_readme_lazy_spec_loads_on_every_command_of_the_plugin() -> None:
 
 
 def test_under_lazy_nvim_the_plugin_works_before_its_first_command_and_loads_with_it(
-    installed: Callable[[Setup], InstalledEditor],
-    daemon_env: dict[str, str],
-    source_url: str,
-    tmp_path: Path,
+    installed: Callable[[Setup], InstalledEditor], lazy_nvim: Setup
 ) -> None:
-    setup = lazy_setup(tmp_path / "nvim", daemon_env, source_url)
-    setup.first_start()
-    clone = setup.data() / "lazy" / "claude_sidecar"
-    editor = installed(setup)
+    clone = lazy_nvim.data() / "lazy" / "claude_sidecar"
+    editor = installed(lazy_nvim)
 
     at_startup = editor.loaded_modules()
-    stubs = editor.lua(
-        "local out = {} for name, c in pairs(vim.api.nvim_get_commands({})) do "
-        "if name:match('^Claude') then out[name] = c.nargs end end return out"
-    )
+    stubs = editor.commands()
     assert_works_before_a_command(editor, clone)
     report = checkhealth(editor)
     not_loaded = editor.lua("return not require('lazy').plugins[1].loaded")
@@ -265,7 +284,7 @@ def test_under_lazy_nvim_the_plugin_works_before_its_first_command_and_loads_wit
 
     assert at_startup == []
     assert sorted(stubs) == sorted(plugin_commands())
-    assert set(stubs.values()) == {"*"}, "lazy.nvim's stubs, not the plugin's commands"
+    assert set(stubs.values()) == {""}, "lazy.nvim's stubs, not the plugin's commands"
     assert not_loaded
     assert "setup() has not run yet: the default options are checked" in report
     assert_health_reports_the_clones_daemon(report, clone)
@@ -273,19 +292,29 @@ def test_under_lazy_nvim_the_plugin_works_before_its_first_command_and_loads_wit
     assert_chat_runs_the_clones_daemon(editor, clone)
 
 
+def test_lazy_nvims_stub_of_a_first_command_with_arguments_runs_the_plugins_command_with_them(
+    installed: Callable[[Setup], InstalledEditor], lazy_nvim: Setup
+) -> None:
+    editor = installed(lazy_nvim)
+    stub = editor.commands()["ClaudeSend"]
+
+    editor.cmd("ClaudeSend hello there")
+    editor.wait_for_turn()
+
+    assert stub == ""
+    assert editor.commands()["ClaudeSend"] == "Send text (and the selected lines) to Claude"
+    assert "> hello there" in editor.chat_lines()
+    assert "Hello from the stand-in model!" in editor.chat_lines()
+
+
 # ------------------------------------------------------------ vim.pack (Neovim 0.12)
 
 
 def test_under_vim_pack_the_plugin_works_before_its_first_command(
-    installed: Callable[[Setup], InstalledEditor],
-    daemon_env: dict[str, str],
-    source_url: str,
-    tmp_path: Path,
+    installed: Callable[[Setup], InstalledEditor], vim_pack: Setup
 ) -> None:
-    setup = vim_pack_setup(tmp_path / "nvim", daemon_env, source_url)
-    setup.first_start()
-    clone = setup.data() / "site" / "pack" / "core" / "opt" / "claude_sidecar"
-    editor = installed(setup)
+    clone = vim_pack.data() / "site" / "pack" / "core" / "opt" / "claude_sidecar"
+    editor = installed(vim_pack)
 
     at_startup = editor.loaded_modules()
     commands = editor.lua_as(list[str], "return vim.tbl_keys(vim.api.nvim_get_commands({}))")
@@ -307,14 +336,10 @@ def test_under_vim_pack_the_plugin_works_before_its_first_command(
 
 
 def test_under_packer_the_plugin_works_before_its_first_command(
-    installed: Callable[[Setup], InstalledEditor],
-    daemon_env: dict[str, str],
-    source_url: str,
-    tmp_path: Path,
+    installed: Callable[[Setup], InstalledEditor], packer: Setup
 ) -> None:
-    setup = packer_setup(tmp_path / "nvim", daemon_env, source_url)
-    clone = setup.data() / "site" / "pack" / "packer" / "start" / "claude_sidecar"
-    editor = installed(setup)
+    clone = packer.data() / "site" / "pack" / "packer" / "start" / "claude_sidecar"
+    editor = installed(packer)
 
     at_startup = editor.loaded_modules()
     commands = editor.lua_as(list[str], "return vim.tbl_keys(vim.api.nvim_get_commands({}))")
