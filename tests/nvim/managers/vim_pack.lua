@@ -14,6 +14,7 @@ local active = {}
 -- and called as nvim_exec_autocmds calls an autocmd's callback (args.data, args.match).
 local callbacks = { PackChanged = {}, PackChangedPre = {} }
 local create_autocmd = vim.api.nvim_create_autocmd
+-- luacheck: push ignore 122 (the emulation stands in for Neovim 0.12's API here)
 vim.api.nvim_create_autocmd = function(event, opts)
   if callbacks[event] then
     table.insert(callbacks[event], opts.callback)
@@ -21,6 +22,7 @@ vim.api.nvim_create_autocmd = function(event, opts)
   end
   return create_autocmd(event, opts)
 end
+-- luacheck: pop
 
 local function trigger(event, kind, plug)
   local data = { active = active[plug.path] ~= nil, kind = kind, spec = vim.deepcopy(plug.spec), path = plug.path }
