@@ -1,9 +1,8 @@
 """Installing and running the plugin: the daemon command, its log, :checkhealth, changed
-files, the lazy.nvim spec of the README and the :help file."""
+files and the :help file."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shutil
 import stat
@@ -12,14 +11,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pynvim
 import pytest
 from claude_sidecar.cli.compat import TESTED_CLI_VERSIONS
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.conftest import cli_under_test
 from tests.env import COMPAT_CLI
-from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 from tests.nvim.scenarios import GREET, scenario
 
@@ -327,7 +324,8 @@ def test_checkhealth_names_a_daemon_command_that_is_not_found(
     assert "setup({ cmd = {" in report
 
 
-# ------------------------------------------------------------ install: the README's lazy.nvim spec
+# ------------------------------------------------------------ commands
+# (installing with lazy.nvim, vim.pack and packer: test_plugin_managers.py)
 
 COMMANDS = [
     "Claude",
@@ -347,145 +345,12 @@ COMMANDS = [
     "ClaudeDiff",
     "ClaudePermissions",
 ]
-REPOSITORY = PLUGIN.parents[1]
-
-
-def readme_lazy_spec() -> str:
-    """The Lua table of the lazy.nvim spec in editors/nvim/README.md."""
-    readme = (PLUGIN / "README.md").read_text()
-    section = readme[readme.index("**lazy.nvim**") :]
-    found = re.search(r"```lua\n(.*?)```", section, re.S)
-    assert found, "no lazy.nvim spec in the README"
-    return found.group(1)
 
 
 def defined_commands() -> list[str]:
     """The commands plugin/claude_sidecar.lua defines."""
     source = (PLUGIN / "plugin" / "claude_sidecar.lua").read_text()
     return re.findall(r'^command\("(\w+)"', source, re.M)
-
-
-def clone_of_this_checkout(tmp_path: Path) -> Path:
-    """A git repository of this checkout's files as they are now, cloned over file:// into
-    where lazy.nvim would put it (<root>/<name>)."""
-    source = tmp_path / "source"
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPOSITORY,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if (REPOSITORY / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPOSITORY / name, source / name)
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
-    subprocess.run([*git, "init", "-q"], cwd=source, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=source, check=True)
-    subprocess.run([*git, "commit", "-qm", "snapshot"], cwd=source, check=True)
-    clone = tmp_path / "lazy" / "claude_sidecar"
-    subprocess.run(["git", "clone", "-q", f"file://{source}", str(clone)], check=True)
-    return clone
-
-
-# What lazy.nvim does with a spec (lazy.nvim itself cannot be fetched here): `build` runs in
-# the plugin's directory after the clone (a "*.lua" build is loadfile'd and called); `cmd`
-# makes stub commands that load the plugin (plugin.dir on the runtimepath, then
-# config(plugin, opts)) and run the command again.
-_LAZY_BUILD = r"""
-local spec_source, dir = ...
-local spec = assert(loadstring("return " .. spec_source))()
-local plugin = { dir = dir, name = spec.name }
-for _, build in ipairs(type(spec.build) == "table" and spec.build or { spec.build }) do
-  if type(build) == "function" then
-    build(plugin)
-  elseif build:match("%.lua$") then
-    assert(loadfile(dir .. "/" .. build))()
-  else
-    local out = vim.system({ vim.o.shell, "-c", build }, { cwd = dir, text = true }):wait()
-    assert(out.code == 0, out.stderr)
-  end
-end
-"""
-
-_LAZY_LOAD_ON_CMD = r"""
-local spec_source, dir, opts = ...
-local spec = assert(loadstring("return " .. spec_source))()
-local plugin = { dir = dir, name = spec.name }
-vim.o.swapfile = false
-local function load()
-  for _, name in ipairs(spec.cmd) do
-    pcall(vim.api.nvim_del_user_command, name)
-  end
-  vim.opt.rtp:append(dir)
-  spec.config(plugin, vim.tbl_deep_extend("force", spec.opts or {}, opts))
-end
-for _, name in ipairs(spec.cmd) do
-  vim.api.nvim_create_user_command(name, function(args)
-    load()
-    vim.cmd({ cmd = name, args = args.fargs, bang = args.bang })
-  end, { nargs = "*", bang = true })
-end
-"""
-
-
-class LazyInstalledEditor(Editor):
-    """A headless Neovim where the plugin is installed only through the README's lazy spec."""
-
-    def __init__(self, env: dict[str, str], cwd: Path, clone: Path) -> None:
-        wrapper = ["env", "-C", str(cwd)] + [f"{k}={v}" for k, v in env.items()]
-        self.nvim = pynvim.attach(
-            "child", argv=[*wrapper, nvim_binary(), "--embed", "--headless", "--clean", "-n"]
-        )
-        self.cwd = cwd
-        self.closed = False
-        self.processes = []
-        self.nvim.exec_lua(_LAZY_LOAD_ON_CMD, readme_lazy_spec(), str(clone), {"warm_pool": 0})
-
-
-@pytest.mark.same_on_every_cli(
-    "the plugin's own set-up, health and buffer handling; the daemon's part runs on every CLI elsewhere"
-)
-def test_the_readme_lazy_spec_names_every_command() -> None:
-    spec = readme_lazy_spec()
-    names = re.findall(
-        r'"(Claude\w*)"', spec[spec.index("cmd =") : spec.index("}", spec.index("cmd ="))]
-    )
-
-    assert names == COMMANDS
-    assert set(defined_commands()) <= set(COMMANDS), "a command the lazy spec does not load on"
-
-
-def test_the_readme_lazy_spec_installs_from_a_clone_and_claude_works(
-    tmp_path: Path, daemon_env: dict[str, str], workspace: Path
-) -> None:
-    clone = clone_of_this_checkout(tmp_path)
-    builder = pynvim.attach(
-        "child",
-        argv=["env", "-u", "VIRTUAL_ENV", nvim_binary(), "--embed", "--headless", "--clean", "-n"],
-    )
-    try:
-        builder.exec_lua(_LAZY_BUILD, readme_lazy_spec(), str(clone))
-    finally:
-        builder.close()
-    editor = LazyInstalledEditor(daemon_env, workspace, clone)
-    try:
-        editor.cmd("Claude")
-        editor.type_prompt("hello")
-        editor.wait_for_turn()
-        chat = editor.chat_lines()
-        daemon = Path(f"/proc/{editor.daemon_pid()}/cmdline").read_bytes().split(b"\0")
-        help_file = editor.lua("return vim.api.nvim_get_runtime_file('doc/tags', true)")
-        editor.cmd("help :ClaudeSessions")
-        help_buffer = editor.lua("return vim.api.nvim_buf_get_name(0)")
-    finally:
-        editor.quit()
-
-    assert asyncio.run(wait_until_dead(editor.processes)) == []
-    assert "Hello from the stand-in model!" in chat
-    assert any(arg.decode().startswith(str(clone / ".venv" / "bin")) for arg in daemon), daemon
-    assert str(clone / "editors" / "nvim" / "doc" / "tags") in help_file
-    assert help_buffer == str(clone / "editors" / "nvim" / "doc" / "claude_sidecar.txt")
 
 
 # ------------------------------------------------------------ :help

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Neovim client's Lua checks: luacheck (.luacheckrc) and StyLua's format check (stylua.toml),
-# over editors/nvim. Their own output, then one summary line. Exits non-zero on any failure.
+# over editors/nvim and the plugin-manager emulations of its tests (tests/nvim/managers). Their
+# own output, then one summary line. Exits non-zero on any failure.
 # Installs what it needs, once (later runs start at once):
 #   luacheck  Debian package lua-check (apt-get through tests/apt-install.sh; sudo only when not root)
 #   stylua    npm @johnnymorganz/stylua-bin, into .toolchain/stylua/ (git-ignored)
@@ -48,7 +49,7 @@ cd "$here" || exit 1
 status=0
 
 echo "== luacheck"
-out="$(luacheck --no-color --quiet --codes . 2>&1)"
+out="$(luacheck --no-color --quiet --codes . ../../tests/nvim/managers 2>&1)"
 luacheck_status=$?
 printf '%s\n' "$out"
 total="$(grep -m1 -oE '^Total: [0-9]+ warnings? / [0-9]+ errors? in [0-9]+ files?' <<<"$out")"
@@ -60,7 +61,7 @@ else
 fi
 
 echo "== stylua --check"
-if "$stylua" --check .; then
+if "$stylua" --check . ../../tests/nvim/managers; then
   stylua_summary="stylua ok"
 else
   stylua_summary="stylua FAILED (format with: $stylua .)"

@@ -116,6 +116,10 @@ function M.check()
   else
     health.error("Neovim 0.11 or newer is needed", { "upgrade Neovim" })
   end
+  if not require("claude_sidecar").is_setup() then
+    -- lazy.nvim's `config` (setup with the spec's opts) runs at the first command.
+    health.info("setup() has not run yet: the default options are checked")
+  end
 
   local cmd = config.daemon_cmd()
   local shown = table.concat(cmd, " ")

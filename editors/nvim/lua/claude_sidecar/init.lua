@@ -4,16 +4,21 @@ local log = require("claude_sidecar.log")
 local M = {}
 
 local configured = false
+local started = false
 
---- Configure the plugin (see lua/claude_sidecar/config.lua for every option).
+--- Configure the plugin (see lua/claude_sidecar/config.lua for every option). Only the options
+--- are taken here: the rest of the client loads with the first command, so a setup() in the
+--- user's init.lua costs startup next to nothing.
 ---@param opts table|nil
 function M.setup(opts)
-  local config = require("claude_sidecar.config")
-  config.apply(opts)
-  if configured then
-    return
-  end
+  require("claude_sidecar.config").apply(opts)
   configured = true
+end
+
+--- Wire the client up, once, at its first use: the daemon's notifications and requests go to
+--- the chats, file buffers are followed, the daemon stops when Neovim exits.
+local function start()
+  started = true
   local chat = require("claude_sidecar.chat")
   local rpc = require("claude_sidecar.rpc")
   for _, method in ipairs({
@@ -49,9 +54,18 @@ function M.setup(opts)
   })
 end
 
+--- Whether setup() has run: by the user's config, or with the defaults by the first command.
+---@return boolean
+function M.is_setup()
+  return configured
+end
+
 local function ensure_setup()
   if not configured then
     M.setup({})
+  end
+  if not started then
+    start()
   end
 end
 
