@@ -2,9 +2,10 @@
 --- plugin looks for it first) and make the :help tags.
 ---
 --- lazy.nvim runs it as `build = "editors/nvim/build.lua"`; by hand: `nvim -l editors/nvim/build.lua`.
---- With `uv` on PATH it runs `uv sync --no-dev --frozen` (the locked versions); without, it makes
---- the venv with python3 (3.11 or newer) and `pip install`s the checkout. Either needs the
---- dependencies from PyPI or from uv's/pip's cache.
+--- It runs `uv sync --no-dev --frozen` (the locked versions) with uv from PATH, else with the uv
+--- the checkout's bootstrap.py gets; when neither can be had, it makes the venv with python3
+--- (3.11 or newer) and `pip install`s the checkout. Each needs the dependencies from PyPI or
+--- from uv's/pip's cache.
 
 local script = debug.getinfo(1, "S").source:gsub("^@", "")
 local plugin = vim.fn.fnamemodify(script, ":p:h")
@@ -45,8 +46,27 @@ local function python()
   error("claude_sidecar build: needs uv, or Python 3.11 or newer (python3) on PATH", 0)
 end
 
-if vim.fn.executable("uv") == 1 then
-  run({ "uv", "sync", "--no-dev", "--frozen", "--project", checkout })
+--- uv: the one on PATH, else the one the checkout's bootstrap.py gets (any python3 runs it; it
+--- downloads the pinned uv into <checkout>/.bootstrap and writes nothing into that Python).
+local function uv()
+  if vim.fn.executable("uv") == 1 then
+    return "uv"
+  end
+  for _, name in ipairs({ "python3", "python" }) do
+    if vim.fn.executable(name) == 1 then
+      local out = vim.system({ name, checkout .. "/bootstrap.py", "--uv" }, { text = true }):wait()
+      local path = vim.trim(out.stdout or "")
+      if out.code == 0 and vim.fn.executable(path) == 1 then
+        return path
+      end
+      say("bootstrap.py found no uv: " .. vim.trim(out.stderr or ""))
+    end
+  end
+end
+
+local uv_path = uv()
+if uv_path then
+  run({ uv_path, "sync", "--no-dev", "--frozen", "--project", checkout })
 else
   local venv = checkout .. "/.venv"
   run({ python(), "-m", "venv", venv })

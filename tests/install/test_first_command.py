@@ -4,7 +4,6 @@ fresh copy of the checkout."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -13,11 +12,10 @@ from pathlib import Path
 import pytest
 
 import bootstrap
-from tests.env import isolated_env
-from tests.install.prerequisites import missing
+from tests.checkout import copy_checkout
+from tests.install.stock import site_packages, stock_env
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 
 def readme_first_command() -> str:
@@ -26,70 +24,6 @@ def readme_first_command() -> str:
     block = re.search(r"## Try it.*?```sh\n(.*?)```", readme, re.S)
     assert block, "README.md has no ```sh block under its '## Try it' heading"
     return block.group(1).splitlines()[0].split("  #", 1)[0].strip()
-
-
-def copy_checkout(target: Path) -> Path:
-    """The checkout's files (committed, staged or new; not ignored ones) copied to TARGET."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=CHECKOUT,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for name in filter(None, (n.decode() for n in listed)):
-        source = CHECKOUT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
-
-
-def site_packages() -> dict[str, list[str]]:
-    """What the system Python's package folders hold, to see that nothing was added."""
-    done = subprocess.run(
-        [str(SYSTEM_PYTHON), "-c", "import site, sys; print('\\n'.join(site.getsitepackages()))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    folders = [Path(p) for p in done.stdout.split()]
-    return {str(f): sorted(os.listdir(f)) for f in folders if f.is_dir()}
-
-
-def stock_env(home: Path, bin_dir: Path, *, with_uv: bool = False) -> dict[str, str]:
-    """A user's environment with only the system's python3 on PATH (and uv when WITH_UV):
-    this machine's settings (certificates, proxies) kept, the suite's own cleared."""
-    if not SYSTEM_PYTHON.is_file():
-        missing(f"{SYSTEM_PYTHON} (the system's own Python) is not on this machine")
-    managed = subprocess.run(
-        [str(SYSTEM_PYTHON), "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    if not (Path(managed) / "EXTERNALLY-MANAGED").is_file():
-        missing(f"{SYSTEM_PYTHON} is not externally managed (no {managed}/EXTERNALLY-MANAGED)")
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    (bin_dir / "python3").symlink_to(SYSTEM_PYTHON)
-    path = [str(bin_dir), "/usr/bin", "/bin"]
-    real_uv = shutil.which("uv")
-    if with_uv:
-        assert real_uv, "uv is not on this process's PATH"
-        path.insert(0, str(Path(real_uv).parent))
-    else:
-        assert shutil.which("uv", path=os.pathsep.join(path)) is None
-    env = isolated_env(home)
-    for name in list(env):
-        if name.startswith(("UV_", "VIRTUAL_ENV", "PYTHON", "SIDECAR_TEST")):
-            del env[name]
-    env["PATH"] = os.pathsep.join(path)
-    if real_uv:
-        # The packages uv already fetched, as on a machine where uv ran before; a fresh
-        # machine fetches them from PyPI (uv's own download of uv is never cached).
-        cache = subprocess.run([real_uv, "cache", "dir"], capture_output=True, text=True)
-        if cache.returncode == 0:
-            env["UV_CACHE_DIR"] = cache.stdout.strip()
-    return env
 
 
 @pytest.fixture(scope="module")

@@ -25,13 +25,14 @@ from typing import Any
 import pynvim
 import pytest
 
+from tests.checkout import copy_checkout
 from tests.env import isolated_env
 from tests.harness import wait_until_dead
 from tests.nvim.editor import PLUGIN, Editor, nvim_binary
 
 REPOSITORY = PLUGIN.parents[1]
 MANAGERS = Path(__file__).parent / "managers"
-README_URL = "https://github.com/<owner>/claude-sidecar"
+README_URL = "https://github.com/claude-sidecar/claude-sidecar"
 # What setup() in init.lua loads: the options, not the client.
 SETUP_ONLY = ["claude_sidecar", "claude_sidecar.config", "claude_sidecar.log"]
 SAME_ON_EVERY_CLI = pytest.mark.same_on_every_cli(
@@ -70,17 +71,7 @@ def with_test_setup(spec: str, url: str) -> str:
 @pytest.fixture(scope="module")
 def source_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A git repository of this checkout's files as they are now (the managers clone it)."""
-    source = tmp_path_factory.mktemp("source")
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPOSITORY,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        if (REPOSITORY / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPOSITORY / name, source / name)
+    source = copy_checkout(tmp_path_factory.mktemp("source"))
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
     subprocess.run([*git, "init", "-q"], cwd=source, check=True)
     subprocess.run([*git, "add", "-A"], cwd=source, check=True)
