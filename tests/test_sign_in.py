@@ -79,6 +79,12 @@ class TestWithARefusedKey:
         assert error["message"].startswith(
             "the model API refused Claude Code's credentials (HTTP 401); sign in"
         )
+        notice = await sidecar.wait_for(
+            lambda n: n.method == "claude/entry"
+            and n.params["entry"].get("subtype") == "authRequired"
+            and n.params["entry"]["text"] == error["message"]
+        )
+        assert notice.params["entry"]["level"] == "error", "the notice says it too"
 
     async def test_the_right_key_is_taken_by_the_stand_in_model(
         self, sidecar_with: StartSidecar, workspace: Path

@@ -102,11 +102,13 @@ def judge(
     if not line.is_error:
         return Outcome("success", cost, usage)
     if api_error is not None and api_error.error == CLI_AUTH_FAILED:
-        failed = auth_required(api_error.text, api_error.api_error_status)
+        # CLI 2.1.233 gives the status on the result line only.
+        status = api_error.api_error_status or line.api_error_status
+        failed = auth_required(api_error.text, status)
         error = TurnError(
             kind="authRequired",
             message=failed.message,
-            status=api_error.api_error_status,
+            status=status,
             code=failed.code,
             data=failed.data,
         )

@@ -644,8 +644,19 @@ class LiveConversation:
         for entry in reversed(self.entries.placed()):
             if isinstance(entry, TurnEntry):
                 break
+            if (
+                isinstance(entry, NoticeEntry)
+                and entry.subtype == "authRequired"
+                and ended.error is not None
+                and ended.error.kind == "authRequired"
+                and entry.text != ended.error.message
+            ):
+                # Said as the turn ends: a CLI that gives the HTTP status on the result line
+                # only (2.1.233) did not tell a refused key from none when the notice came.
+                entry.text = ended.error.message
+                self._touch(entry)
             if isinstance(entry, NoticeEntry) and entry.text == error:
-                error = None  # the turn's apiError notice shows it already
+                error = None  # the turn's apiError or authRequired notice shows it already
             if (
                 isinstance(entry, ToolEntry)
                 and entry.parent_id is None
