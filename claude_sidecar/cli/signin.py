@@ -19,7 +19,7 @@ from claude_sidecar.protocol.errors import AuthRequired
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 # The CLI's marker on the synthetic assistant message of a turn that could not
-# authenticate (CLI 2.1.330: no credentials, or an HTTP 401 from the API).
+# authenticate (CLI 2.1.233 and 2.1.330: no credentials, or an HTTP 401 from the API).
 CLI_AUTH_FAILED = "authentication_failed"
 
 
