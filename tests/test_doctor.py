@@ -79,7 +79,8 @@ def test_doctor_without_credentials_fails_and_says_how_to_log_in(home: Path) -> 
 
     assert code == 1
     assert "auth:     not logged in" in out
-    assert "problem:  the CLI has no credentials: set ANTHROPIC_API_KEY" in out
+    assert "problem:  the CLI has no credentials: sign in with a Claude account: run `" in out
+    assert "or use an API key: set ANTHROPIC_API_KEY" in out
 
 
 def test_doctor_warns_about_a_cli_outside_the_tested_range(home: Path, tmp_path: Path) -> None:

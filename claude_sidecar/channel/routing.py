@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from claude_sidecar.channel.settings import NOTED_SYSTEM
-from claude_sidecar.channel.turns import read_result
+from claude_sidecar.channel.turns import read_api_error, read_result
 from claude_sidecar.cli import wire
 from claude_sidecar.conversation import LiveConversation
 from claude_sidecar.feed.events import CliMessage, Feed, Progress
@@ -252,6 +252,8 @@ class LineRouter:
             channel.edits.made_by_subagent(uses, line.parent_tool_use_id)
         elif kind == "assistant":
             channel.meter.assistant(raw)
+            if b'"is_api_error_message"' in raw:
+                turns.api_error(read_api_error(raw, channel.id))
         elif kind == "result":
             channel.first_turn_done.set()
             # Not while starting: e.g. a `resume` of an unknown session, which the CLI

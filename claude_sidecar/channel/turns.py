@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from claude_sidecar.cli import wire
+from claude_sidecar.cli.signin import CLI_AUTH_FAILED, auth_required
 from claude_sidecar.feed.events import TurnEnded
 from claude_sidecar.protocol.api import (
     ChannelState,
@@ -71,11 +72,17 @@ class Outcome:
     error: TurnError | None = None
 
 
-def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Outcome:
+def judge(
+    line: wire.ResultLine,
+    interrupted: bool,
+    previous_total: float,
+    api_error: wire.ApiErrorMessage | None = None,
+) -> Outcome:
     """Classify a ``result`` line.
 
     ``interrupted``: the daemon sent ``interrupt`` during this turn. ``previous_total``:
     the CLI's running cost at the last result, for CLIs that report only the total.
+    ``api_error``: the turn's synthetic error message, if the CLI sent one.
     """
     usage = TurnUsage(
         input_tokens=line.usage.input_tokens,
@@ -94,7 +101,18 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
         return Outcome("interrupted", cost, usage)
     if not line.is_error:
         return Outcome("success", cost, usage)
-    if line.api_error_status is not None or reason == "api_error":
+    if api_error is not None and api_error.error == CLI_AUTH_FAILED:
+        # CLI 2.1.233 gives the status on the result line only.
+        status = api_error.api_error_status or line.api_error_status
+        failed = auth_required(api_error.text, status)
+        error = TurnError(
+            kind="authRequired",
+            message=failed.message,
+            status=status,
+            code=failed.code,
+            data=failed.data,
+        )
+    elif line.api_error_status is not None or reason == "api_error":
         error = TurnError(
             kind="api",
             message=line.result or f"API error {line.api_error_status}",
@@ -104,6 +122,17 @@ def judge(line: wire.ResultLine, interrupted: bool, previous_total: float) -> Ou
         message = line.result or "; ".join(line.errors) or f"the turn failed ({line.subtype})"
         error = TurnError(kind="execution", message=message)
     return Outcome("error", cost, usage, error)
+
+
+def read_api_error(raw: bytes, channel_id: str) -> wire.ApiErrorMessage | None:
+    """A main-conversation ``assistant`` line as a synthetic API error message; None when it
+    is not one (or does not read as one)."""
+    try:
+        said = wire.api_error_message_decoder.decode(raw)
+    except msgspec.MsgspecError as e:
+        log.warning("channel %s: unexpected API error message (%s)", channel_id, e)
+        return None
+    return said if said.is_api_error_message else None
 
 
 def read_result(raw: bytes, channel_id: str) -> wire.ResultLine:
@@ -146,6 +175,8 @@ class TurnTracker:
         # Those it took up in the running turn (turnEnded's messageIds when the CLI's
         # result line does not list them, as 2.1.233's does not).
         self._taken: list[str] = []
+        # The running turn's synthetic API error message (why a failed turn failed).
+        self._api_error: wire.ApiErrorMessage | None = None
 
     @property
     def total_cost(self) -> float:
@@ -182,6 +213,11 @@ class TurnTracker:
         self._queued.discard(message_id)
         self._taken.append(message_id)
 
+    def api_error(self, message: wire.ApiErrorMessage | None) -> None:
+        """The CLI reported a failed model request in the running turn."""
+        if message is not None:
+            self._api_error = message
+
     def interrupting(self) -> None:
         """The daemon is interrupting the running turn (its result is then no error)."""
         if self._turn is not None:
@@ -193,7 +229,8 @@ class TurnTracker:
         """The turn a ``result`` line ends (``context``: the meter after it), and the state
         that follows it."""
         turn, self._turn = self._turn, None
-        judged = judge(line, turn is not None and turn.interrupted, self._reported_cost)
+        api_error, self._api_error = self._api_error, None
+        judged = judge(line, turn is not None and turn.interrupted, self._reported_cost, api_error)
         self._reported_cost = line.total_cost_usd or self._reported_cost + judged.cost_usd
         self._spent += judged.cost_usd
         ended = TurnEnded(
@@ -221,6 +258,7 @@ class TurnTracker:
         daemon closed the channel, so the turn was interrupted rather than failed."""
         turn, self._turn = self._turn, None
         self._taken = []
+        self._api_error = None
         if turn is None:
             return None
         error = None

@@ -20,13 +20,10 @@ from claude_sidecar import __version__
 from claude_sidecar.cli.compat import tested_range
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.paths import env_config_home
+from claude_sidecar.cli.signin import login_fix
 from claude_sidecar.protocol.api import AuthInfo, CliInfo, DoctorReport
 
 AUTH_TIMEOUT = 10.0
-LOGIN_FIX = (
-    "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with ANTHROPIC_BASE_URL) in the "
-    "daemon's environment, or log in once with `claude auth login`"
-)
 
 
 class _AuthStatus(msgspec.Struct, rename="camel"):
@@ -104,7 +101,7 @@ def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -
             "(unset CLAUDE_SIDECAR_CLI / --cli, or put it first on PATH)"
         )
     if auth.logged_in is False:
-        problems.append(f"the CLI has no credentials: {LOGIN_FIX}")
+        problems.append(f"the CLI has no credentials: {login_fix(env)}")
     elif auth.error and cli.path is not None:
         warnings.append(auth.error)
     return DoctorReport(

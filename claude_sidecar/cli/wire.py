@@ -136,6 +136,30 @@ class AssistantToolUses(msgspec.Struct):
         return [b.id for b in self.message.content if b.type == "tool_use" and b.id]
 
 
+class _TextBlock(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class _ApiErrorBody(msgspec.Struct):
+    content: list[_TextBlock] = []
+
+
+class ApiErrorMessage(msgspec.Struct):
+    """The synthetic ``assistant`` line the CLI sends for a model request that failed:
+    its ``error`` kind (``authentication_failed`` for missing or refused credentials), the
+    HTTP status (none when no request was made) and the CLI's words."""
+
+    is_api_error_message: bool = False
+    error: str | None = None
+    api_error_status: int | None = None
+    message: _ApiErrorBody = msgspec.field(default_factory=_ApiErrorBody)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.message.content if b.text)
+
+
 class RewindReply(msgspec.Struct, omit_defaults=True):
     """The CLI's answer to ``rewind_files`` (dry runs add the counts)."""
 
@@ -308,6 +332,7 @@ can_use_tool_decoder = msgspec.json.Decoder(CanUseTool)
 hook_callback_decoder = msgspec.json.Decoder(HookCallback)
 rewind_reply_decoder = msgspec.json.Decoder(RewindReply)
 assistant_tool_uses_decoder = msgspec.json.Decoder(AssistantToolUses)
+api_error_message_decoder = msgspec.json.Decoder(ApiErrorMessage)
 mcp_status_decoder = msgspec.json.Decoder(McpStatusReply)
 mcp_message_decoder = msgspec.json.Decoder(McpMessage)
 encoder = msgspec.json.Encoder()

@@ -32,6 +32,11 @@ commands:
                                     stdin/stdout: an Agent Client Protocol agent; see
                                     docs/acp.md
   claude-sidecar scripted-model     run the stand-in model (Anthropic Messages API) alone
+  claude-sidecar login [--console | --sso] [--email ADDRESS] [--api-key]
+                                    sign the CLI the daemon runs in to a Claude account (its
+                                    own `auth login`, in this terminal); --api-key: how to
+                                    use an API key instead
+  claude-sidecar logout             sign that CLI out
   claude-sidecar doctor [--json]   which CLI would run (path, version, tested or not), how it
                                     authenticates (never a secret), where its files are
   claude-sidecar schema [--output FILE]
@@ -193,6 +198,27 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="check this CLI binary instead of the one the lookup finds",
     )
+    login = sub.add_parser(
+        "login", help="sign in the Claude Code CLI the daemon runs (its `auth login`)"
+    )
+    account = login.add_mutually_exclusive_group()
+    account.add_argument(
+        "--console",
+        action="store_true",
+        help="an Anthropic Console account (API usage billing) instead of a Claude plan",
+    )
+    account.add_argument("--sso", action="store_true", help="sign in with your company's SSO")
+    login.add_argument("--email", metavar="ADDRESS", help="fill in the email on the login page")
+    login.add_argument(
+        "--api-key",
+        action="store_true",
+        help="print where to put ANTHROPIC_API_KEY instead (nothing is run)",
+    )
+    logout = sub.add_parser("logout", help="sign the Claude Code CLI the daemon runs out")
+    for command in (login, logout):
+        command.add_argument(
+            "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
+        )
     schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
     schema.add_argument(
         "--output",
@@ -259,6 +285,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stdout.write(render_text(report))
         return 1 if report.problems else 0
+    if args.command in ("login", "logout"):
+        from claude_sidecar.commands.login import API_KEY_GUIDE, run_auth
+
+        if args.command == "logout":
+            return run_auth("logout", cli_path=args.cli)
+        if args.api_key:
+            sys.stdout.write(API_KEY_GUIDE)
+            return 0
+        options = ["--console"] if args.console else ["--sso"] if args.sso else []
+        if args.email:
+            options.append(f"--email={args.email}")
+        return run_auth("login", options, cli_path=args.cli)
     if args.command == "schema":
         from claude_sidecar.protocol.schema import build, render
 

@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
+from claude_sidecar.cli.signin import CLI_AUTH_FAILED, auth_required
 from claude_sidecar.conversation.blocks import agent_report, as_typed, compact_summary, result_text
 from claude_sidecar.conversation.entries import Entries
 from claude_sidecar.feed.events import (
@@ -106,6 +107,10 @@ class _Line(
     is_replay: bool = False
     is_synthetic: bool = False
     is_api_error_message: bool = False
+    # The kind of a synthetic API error message (`authentication_failed`), its HTTP status.
+    # Any: other lines may carry an `error` of another shape.
+    error: Any = None
+    api_error_status: int | None = None
     aborted: bool = False
     tool_result_meta: list[dict[str, Any]] | None = None
     # Read only for a sub-agent's report (it can be large: a Read's file, say).
@@ -390,10 +395,15 @@ class LiveConversation:
         blocks = message.content if isinstance(message.content, list) else []
         if line.is_api_error_message:
             text = "\n".join(b.text for b in blocks if b.text)
+            subtype = "apiError"
+            if line.error == CLI_AUTH_FAILED:
+                # The CLI's words ("Please run /login") name a command its stream-json
+                # mode does not have: the fix this user can run instead.
+                subtype, text = "authRequired", auth_required(text, line.api_error_status).message
             self._add(
                 NoticeEntry(
                     id=line.uuid or f"error:{self._turns}",
-                    subtype="apiError",
+                    subtype=subtype,
                     level="error",
                     text=text,
                     parent_id=parent,
@@ -634,8 +644,19 @@ class LiveConversation:
         for entry in reversed(self.entries.placed()):
             if isinstance(entry, TurnEntry):
                 break
+            if (
+                isinstance(entry, NoticeEntry)
+                and entry.subtype == "authRequired"
+                and ended.error is not None
+                and ended.error.kind == "authRequired"
+                and entry.text != ended.error.message
+            ):
+                # Said as the turn ends: a CLI that gives the HTTP status on the result line
+                # only (2.1.233) did not tell a refused key from none when the notice came.
+                entry.text = ended.error.message
+                self._touch(entry)
             if isinstance(entry, NoticeEntry) and entry.text == error:
-                error = None  # the turn's apiError notice shows it already
+                error = None  # the turn's apiError or authRequired notice shows it already
             if (
                 isinstance(entry, ToolEntry)
                 and entry.parent_id is None

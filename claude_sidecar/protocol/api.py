@@ -1132,15 +1132,19 @@ class StatusNotification(Result):
 
 CancelReason = Literal["withdrawn", "interrupted", "closed", "answeredElsewhere"]
 TurnOutcome = Literal["success", "interrupted", "error", "maxTurns", "maxBudget"]
-TurnErrorKind = Literal["api", "execution", "cliExited"]
+TurnErrorKind = Literal["api", "execution", "cliExited", "authRequired"]
 
 
 class TurnError(Result):
-    """Why a turn ended with outcome ``error``."""
+    """Why a turn ended with outcome ``error``. ``code`` and ``data``: the error's
+    JSON-RPC code and structured fields (as in the Errors table), for a kind that has
+    them (``authRequired``)."""
 
     kind: TurnErrorKind
     message: str
     status: int | None = None
+    code: int | None = None
+    data: dict[str, Any] | None = None
 
 
 class TurnUsage(Result, omit_defaults=False):

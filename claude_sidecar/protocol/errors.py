@@ -250,6 +250,41 @@ class ChatsOpen(SidecarError):
         )
 
 
+class AuthRequired(SidecarError):
+    """The CLI has no credentials, or the API refused them: the user must sign in.
+
+    Known only when a turn reaches the model (the CLI starts without credentials), so it
+    is a turn's error (``claude/turnEnded``) and the ACP agent's answer to the prompt.
+    """
+
+    CODE = -32015
+    NAME = "authRequired"
+
+    def __init__(
+        self,
+        reason: str,
+        how: str,
+        fix: str,
+        routes: list[str],
+        cli_text: str,
+        status: int | None = None,
+    ) -> None:
+        said = (
+            "Claude Code has no credentials"
+            if reason == "noCredentials"
+            else f"the model API refused Claude Code's credentials (HTTP {status})"
+        )
+        super().__init__(
+            f"{said}; {fix}",
+            reason=reason,
+            how=how,
+            fix=fix,
+            routes=routes,
+            cliText=cli_text,
+            status=status,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -266,6 +301,7 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     NotShared,
     ChatsRunning,
     ChatsOpen,
+    AuthRequired,
 )
 """Every error class, in the order docs/protocol.md lists them."""
 

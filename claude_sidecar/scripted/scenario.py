@@ -229,7 +229,9 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     override them); ``finished`` is the text replied once a rule's steps are
     used up; ``side_reply`` answers tool-less side calls (titles, summaries);
     ``compact_summary`` is what the CLI's compaction requests get (``/compact``
-    or an automatic compaction), whatever the rules say.
+    or an automatic compaction), whatever the rules say. ``api_keys``, when set, are
+    the only keys accepted: a request with another (``x-api-key`` or a bearer token)
+    gets the API's HTTP 401 ``authentication_error``.
     """
 
     rules: list[Rule] = []
@@ -240,6 +242,7 @@ class Scenario(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     compact_summary: str = DEFAULT_COMPACT_SUMMARY
     chunk: int = DEFAULT_CHUNK
     delay: float = 0.0
+    api_keys: list[str] | None = None
 
     def __post_init__(self) -> None:
         if not self.default:

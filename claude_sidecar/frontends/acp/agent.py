@@ -43,7 +43,7 @@ from acp.schema import (
 
 from claude_sidecar import __version__
 from claude_sidecar.frontends.acp import extensions
-from claude_sidecar.frontends.acp.auth import auth_methods
+from claude_sidecar.frontends.acp.auth import auth_methods, methods_as_json
 from claude_sidecar.frontends.acp.config import EFFORT, MODEL, mode_ids
 from claude_sidecar.frontends.acp.errors import as_acp_errors, invalid
 from claude_sidecar.frontends.acp.prompt import PromptBlock, cli_content
@@ -146,10 +146,12 @@ class SidecarAgent:
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         """Check again whether the CLI can authenticate (the user logs in with it)."""
-        if await auth_methods(self.hub.cli_path, self._env):
-            from claude_sidecar.cli.doctor import LOGIN_FIX
+        if methods := await auth_methods(self.hub.cli_path, self._env):
+            from claude_sidecar.cli.signin import login_fix
 
-            raise RequestError.auth_required({"fix": LOGIN_FIX})
+            raise RequestError.auth_required(
+                {"fix": login_fix(self._env), "authMethods": methods_as_json(methods)}
+            )
         return AuthenticateResponse()
 
     @as_acp_errors

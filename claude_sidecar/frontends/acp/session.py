@@ -42,6 +42,7 @@ from claude_sidecar.frontends.acp.asks import (
     respond,
     respond_answers,
 )
+from claude_sidecar.frontends.acp.auth import methods_as_json, sign_in_methods
 from claude_sidecar.frontends.acp.config import DEFAULT, MODEL, START_MODE, Choice, modes
 from claude_sidecar.frontends.acp.errors import invalid
 from claude_sidecar.frontends.acp.meter import StopReason
@@ -375,6 +376,17 @@ class Session:
                 # The prompt's message id: what rewindFiles and forkSession take.
                 own = {META: {**meta[META], "messageId": message_id}}
                 answered.set_result(PromptResponse(stop_reason=reason, field_meta=own))  # type: ignore[arg-type]
+            elif ended.error is not None and ended.error.kind == "authRequired":
+                # ACP's own error for it, so that the client offers its sign-in.
+                answered.set_exception(
+                    RequestError.auth_required(
+                        {
+                            **(ended.error.data or {}),
+                            "message": ended.error.message,
+                            "authMethods": methods_as_json(sign_in_methods()),
+                        }
+                    )
+                )
             else:
                 error = ended.error
                 answered.set_exception(

@@ -893,6 +893,10 @@ function handlers.turnEnded(chat, params)
   chat.context = require("claude_sidecar.meter").reading(params.context) or chat.context
   M.redraw_status()
   local err = params.error
+  if errors.auth_required(err) then
+    -- Once per turn, beside the chat's notice: the user may not be looking at the chat.
+    errors.report_auth_required(err)
+  end
   events.emit("ClaudeTurnEnded", {
     chat = chat.number,
     outcome = params.outcome,

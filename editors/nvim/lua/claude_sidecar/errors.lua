@@ -25,6 +25,26 @@ function M.report(err)
   require("claude_sidecar.log").notify(vim.log.levels.ERROR, "%s", M.describe(err))
 end
 
+--- Whether a turn's error (claude/turnEnded `error`) or a daemon error says the CLI must sign
+--- in: no credentials, or a key the API refused (`authRequired`).
+---@param err table|string|nil
+---@return boolean
+function M.auth_required(err)
+  return type(err) == "table" and (err.kind == "authRequired" or M.name(err) == "authRequired")
+end
+
+--- Tell the user the CLI must sign in: the daemon's message (what is wrong and both ways to
+--- fix it), then the command to run in a terminal on a line of its own.
+---@param err table
+function M.report_auth_required(err)
+  local data = type(err.data) == "table" and err.data or {}
+  local text = err.message or "Claude Code needs you to sign in"
+  if type(data.how) == "string" then
+    text = text .. "\nSign in from a terminal: " .. data.how
+  end
+  require("claude_sidecar.log").notify(vim.log.levels.ERROR, "%s", text)
+end
+
 --- The daemon's error name (e.g. "channelNotFound"), if it sent one.
 ---@param err table|string|nil
 ---@return string|nil

@@ -191,10 +191,17 @@ function M.check()
       local source = type(auth.source) == "string" and (" from " .. auth.source) or ""
       health.ok(string.format("CLI authentication: %s%s%s", tostring(auth.method), source, base_url))
     elseif auth.loggedIn == false then
-      health.error("the CLI has no credentials" .. base_url, {
-        "set ANTHROPIC_API_KEY in the environment Neovim starts the daemon in (or setup({ env = ... }))",
-        "or log in once in a terminal: claude auth login",
-      })
+      -- The doctor's fix names the commands this user has (`claude-sidecar login`, and
+      -- `claude auth login` only when `claude` is on PATH).
+      local advice = {}
+      for _, problem in ipairs(type(report.problems) == "table" and report.problems or {}) do
+        local fix = type(problem) == "string" and problem:match("^the CLI has no credentials: (.*)$")
+        if fix then
+          table.insert(advice, fix)
+        end
+      end
+      table.insert(advice, "an API key can also come from setup({ env = { ANTHROPIC_API_KEY = ... } })")
+      health.error("the CLI has no credentials" .. base_url, advice)
     else
       health.warn("CLI authentication unknown: " .. tostring(auth.error))
     end

@@ -937,10 +937,16 @@ export interface TurnEndedNotification {
   [k: string]: unknown | undefined;
 }
 /**
- * Why a turn ended with outcome ``error``.
+ * Why a turn ended with outcome ``error``. ``code`` and ``data``: the error's
+ * JSON-RPC code and structured fields (as in the Errors table), for a kind that has
+ * them (``authRequired``).
  */
 export interface TurnError {
-  kind: 'api' | 'cliExited' | 'execution';
+  code?: number | null;
+  data?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  kind: 'api' | 'authRequired' | 'cliExited' | 'execution';
   message: string;
   status?: number | null;
   [k: string]: unknown | undefined;
@@ -1142,6 +1148,10 @@ export interface ClaudeClientRequests {
 
 /** JSON-RPC error codes of the daemon, by the `data.name` the error carries. */
 export const ERROR_CODES = {
+  /**
+   * The CLI has no credentials, or the API refused them: the user must sign in.
+   */
+  authRequired: -32015,
   /**
    * The channel's CLI process has exited; the request cannot be served.
    */

@@ -10,6 +10,7 @@ import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
 import { attachList } from '../core/running-chats';
+import { API_KEY, COPY_COMMAND, SIGN_IN, signInPrompt, type SignInPrompt } from '../core/sign-in';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -126,7 +127,13 @@ class Extension implements PanelHost, vscode.Disposable {
         }
         previous = state;
       });
-      client.onChatOpened((chat) => chat.onEvent((e) => e.kind === 'connection' && this.refreshStatus()));
+      client.onChatOpened((chat) =>
+        chat.onEvent((e) => {
+          if (e.kind === 'connection') this.refreshStatus();
+          const signIn = signInPrompt(e);
+          if (signIn) void this.showSignIn(signIn);
+        }),
+      );
       this.clientInstance = client;
     }
     return this.clientInstance;
@@ -153,6 +160,22 @@ class Extension implements PanelHost, vscode.Disposable {
       await this.client.closeChannel(channelId);
     } catch (e) {
       void this.showError(`Claude: cannot end the chat: ${(e as Error).message}`);
+    }
+  }
+
+  /** A turn that needs the CLI signed in: the daemon's fix, with buttons that run it. */
+  private async showSignIn(prompt: SignInPrompt): Promise<void> {
+    this.log.error(prompt.text);
+    const pick = await vscode.window.showErrorMessage(prompt.text, ...prompt.actions);
+    const run = pick === SIGN_IN ? prompt.command : pick === API_KEY ? prompt.apiKeyCommand : undefined;
+    if (run) {
+      // The CLI's sign-in is interactive (a browser page, then a code to paste): a terminal.
+      const terminal = vscode.window.createTerminal({ name: 'Claude: sign in' });
+      terminal.show();
+      terminal.sendText(run);
+    } else if (pick === COPY_COMMAND && prompt.command) {
+      await vscode.env.clipboard.writeText(prompt.command);
+      void vscode.window.showInformationMessage(`Copied: ${prompt.command}. Run it in a terminal to sign in.`);
     }
   }
 

@@ -97,8 +97,14 @@ class Model private constructor(
     }
 }
 
-/** An own HOME and workspace, and the environment that points the CLI at the model. */
-class Sandbox(model: Model) : AutoCloseable {
+/**
+ * An own HOME and workspace, and the environment that points the CLI at the model; without
+ * [credentials], neither the model nor a key: the CLI has no credentials at all.
+ */
+class Sandbox(
+    model: Model,
+    credentials: Boolean = true,
+) : AutoCloseable {
     val root: Path = Files.createTempDirectory("sidecar-intellij-")
     val home: Path = root.resolve("home").createDirectories()
     val workspace: Path = root.resolve("workspace").createDirectories()
@@ -107,8 +113,10 @@ class Sandbox(model: Model) : AutoCloseable {
     val env: Map<String, String?> = buildMap {
         for (key in System.getenv().keys) if (key.startsWith("ANTHROPIC_") || key.startsWith("CLAUDE")) put(key, null)
         put("HOME", home.toString())
-        put("ANTHROPIC_BASE_URL", model.url)
-        put("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+        if (credentials) {
+            put("ANTHROPIC_BASE_URL", model.url)
+            put("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+        }
         put("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     }
 

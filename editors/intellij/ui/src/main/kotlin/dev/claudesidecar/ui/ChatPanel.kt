@@ -4,6 +4,7 @@ import dev.claudesidecar.core.Chat
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.ChatListener
 import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.core.SignInNeeded
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.Notifications
@@ -89,6 +90,9 @@ class ChatPanel(
         review = if (host.reviewsEdits) { request -> chat?.let { host.reviewEdit(it, request) } } else null,
     )
     val status = StatusLine()
+
+    /** The sign-in the chat's CLI needs, over the prompt ([SignInNeeded]); hidden otherwise. */
+    val signIn = SignInBanner()
     private val south = Column(0)
     val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } }, onTab = ::tabFromPrompt)
 
@@ -130,6 +134,7 @@ class ChatPanel(
         }
         south.apply {
             add(dockScroll)
+            add(signIn)
             add(status)
             add(prompt)
         }
@@ -153,6 +158,7 @@ class ChatPanel(
         header.restyle()
         transcriptView.restyle()
         dock.restyle(chatState.pending)
+        signIn.restyle()
         status.restyle()
         prompt.restyle()
         revalidate()
@@ -190,7 +196,16 @@ class ChatPanel(
             if (focusInDock && !dock.hasFocusedDescendant()) tabFromPrompt()
         }
         showState()
-        if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) onTurnEnded()
+        if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) {
+            showSignIn(SignInNeeded.of(event))
+            onTurnEnded()
+        }
+    }
+
+    /** Shows what the last turn needs to sign in, or hides it once a turn got through. */
+    private fun showSignIn(needed: SignInNeeded?) {
+        if (needed != null) signIn.showSignIn(needed) else signIn.clear()
+        south.revalidate()
     }
 
     /**

@@ -181,6 +181,7 @@ enum class ToolStatus(override val wire: String) : WireEnum {
 
 enum class TurnErrorKind(override val wire: String) : WireEnum {
     API("api"),
+    AUTH_REQUIRED("authRequired"),
     CLI_EXITED("cliExited"),
     EXECUTION("execution"),
     ;
@@ -1042,10 +1043,16 @@ data class TurnEntry(
     val kind: String = "turn",
 ) : Entry
 
-/** Why a turn ended with outcome `error`. */
+/**
+ * Why a turn ended with outcome `error`. `code` and `data`: the error's
+ * JSON-RPC code and structured fields (as in the Errors table), for a kind that has
+ * them (`authRequired`).
+ */
 data class TurnError(
     val kind: TurnErrorKind,
     val message: String,
+    val code: Int? = null,
+    val data: JsonObject? = null,
     val status: Int? = null,
 )
 
@@ -1255,6 +1262,9 @@ enum class ErrorName(
     val code: Int,
     val dataFields: List<String>,
 ) : WireEnum {
+    /** The CLI has no credentials, or the API refused them: the user must sign in. */
+    AUTH_REQUIRED("authRequired", -32015, listOf("cliText", "fix", "how", "reason", "routes", "status")),
+
     /** The channel's CLI process has exited; the request cannot be served. */
     CHANNEL_EXITED("channelExited", -32003, listOf("channelId", "exitCode", "signal")),
 
