@@ -42,7 +42,7 @@ import kotlin.system.exitProcess
 /**
  * The standalone app: the chat panel without an IDE, to try and test the client.
  *
- *     java -jar ui/target/claude-sidecar-ui.jar [--shared] [--daemon "claude-sidecar --stdio"] [--cwd DIR]
+ *     java -jar claude-sidecar-ui-VERSION.jar [--shared] [--daemon "claude-sidecar --stdio"] [--cwd DIR]
  *         [--env KEY=VALUE]... [--env-file FILE] [--theme light|dark]
  *
  * A window with the folder's stored sessions on the left (double-click resumes one; the list
@@ -311,9 +311,14 @@ class App(
     companion object {
         /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
         const val CLIENT_NAME = "claude-sidecar-app"
-        private const val USAGE =
-            "usage: java -jar claude-sidecar-ui.jar [--shared] [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
-                "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
+
+        /** The app's version, from its jar's manifest (null when run from classes, as in the in-process tests). */
+        private val version: String? get() = App::class.java.`package`?.implementationVersion
+
+        private val usage
+            get() =
+                "usage: java -jar claude-sidecar-ui-${version ?: "VERSION"}.jar [--shared] [--daemon \"claude-sidecar --stdio\"] " +
+                    "[--cwd DIR] [--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
 
         @JvmStatic
         fun main(args: Array<String>) {
@@ -323,7 +328,7 @@ class App(
                 System.err.println(e.message)
                 null
             } ?: run {
-                System.err.println(USAGE)
+                System.err.println(usage)
                 exitProcess(2)
             }
             val logger = SidecarLogger { level, message -> if (level >= SidecarLogger.Level.WARN) System.err.println("[$level] $message") }
