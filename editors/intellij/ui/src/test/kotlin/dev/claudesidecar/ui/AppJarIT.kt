@@ -156,10 +156,15 @@ class AppJarIT {
         assertEquals("", shown["promptText"], "Enter sent the prompt and emptied the area")
         assertTrue(shown.text().contains("please explain hello.py"), shown.text())
         notePids()
-        val before = ImageIO.read(UiHarness.screenshots.resolve("jar-1-empty.png").toFile())
         val after = capture("jar-2-answer", shown)
         assertTrue(isWindow(after), "the app's window is still on screen")
-        assertTrue(differ(before, after), "the screen shows the turn (it differs from the empty chat's)")
+        // Where the transcript is, the screen showed the empty chat's hint; now it shows the turn.
+        val transcript = shown.rect("transcript")
+        val frame = shown.rect("bounds")
+        fun transcriptOf(image: BufferedImage) =
+            image.getSubimage(transcript.x - frame.x, transcript.y - frame.y, transcript.width, transcript.height)
+        val before = ImageIO.read(UiHarness.screenshots.resolve("jar-1-empty.png").toFile())
+        assertTrue(differ(transcriptOf(before), transcriptOf(after)), "the screen's transcript shows the turn, not the empty chat")
         // The CLI the daemon ran stored the session under the app's HOME: the whole chain ran.
         val stored = Files.walk(sandbox.home.resolve(".claude/projects")).use { files ->
             files.filter { it.name.endsWith(".jsonl") }.toList().joinToString("\n") { it.readText() }

@@ -8,6 +8,7 @@ import java.nio.file.Path
 import java.nio.file.StandardCopyOption
 import java.util.Properties
 import javax.swing.JFrame
+import javax.swing.JScrollPane
 import kotlin.io.path.outputStream
 
 /**
@@ -37,8 +38,8 @@ object AppProbe {
 
     /**
      * The showing app window: `title`, `bounds` (on screen), `text` (every text it shows, as
-     * [visibleText]), and of the selected chat: `chatOpen` (its chat is attached), `prompt`
-     * (the prompt area's bounds on screen), `promptText`, `promptFocused`. Null before the
+     * [visibleText]), and of the selected chat: `chatOpen` (its chat is attached), `transcript`
+     * and `prompt` (their bounds on screen), `promptText`, `promptFocused`. Null before the
      * window shows. EDT only.
      */
     private fun snapshot(): Properties? {
@@ -49,6 +50,8 @@ object AppProbe {
         shown["text"] = visibleText(frame.rootPane)
         val panel = find<ChatPanel>(frame.rootPane).firstOrNull { it.isShowing } ?: return shown
         val prompt = panel.prompt.text
+        val transcript = find<JScrollPane>(panel).first { it.viewport.view is ScrollableColumn && it.viewport.view !is PermissionDock }
+        shown["transcript"] = bounds(Rectangle(transcript.locationOnScreen, transcript.size))
         shown["chatOpen"] = (panel.chat != null).toString()
         shown["prompt"] = bounds(Rectangle(prompt.locationOnScreen, prompt.size))
         shown["promptText"] = prompt.text
