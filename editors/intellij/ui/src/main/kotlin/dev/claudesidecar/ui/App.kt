@@ -218,7 +218,7 @@ class App(
                 panel.attach(chat)
                 panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
-                JOptionPane.showMessageDialog(frame, e.message, "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
+                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
         }
@@ -271,10 +271,18 @@ class App(
             } catch (e: SidecarException) {
                 resuming.remove(panel)
                 if (closedEarly.remove(panel)) return@launch
-                JOptionPane.showMessageDialog(frame, e.message, "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
+                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
         }
+    }
+
+    /** [e]'s message; for the daemon's command (core calls it the setting daemonCommand) it adds what sets it here. */
+    private fun messageOf(e: SidecarException): String = when (e.where) {
+        "daemonCommand" ->
+            "${e.message}\n\nIn this app the --daemon option sets the daemon's command (e.g. --daemon \"" +
+                "${client.mode.command("/path/to/.venv/bin/claude-sidecar").joinToString(" ")}\")."
+        else -> e.message.orEmpty()
     }
 
     private fun quit() {

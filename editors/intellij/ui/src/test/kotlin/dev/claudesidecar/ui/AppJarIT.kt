@@ -29,6 +29,7 @@ import java.util.jar.JarOutputStream
 import java.util.jar.Manifest
 import java.util.zip.ZipEntry
 import javax.imageio.ImageIO
+import kotlin.io.path.createDirectories
 import kotlin.io.path.exists
 import kotlin.io.path.inputStream
 import kotlin.io.path.name
@@ -119,14 +120,7 @@ class AppJarIT {
     fun `started with java -jar, it runs claude-sidecar from PATH and shows a chat whose prompt has the focus`() {
         val bin = Harness.sidecarBin
         check(bin.name == "claude-sidecar") { "the app looks for claude-sidecar on PATH; $bin is named otherwise" }
-        shownFile = sandbox.root.resolve("shown.properties")
-        val builder = ProcessBuilder(java, "-javaagent:${probeJar()}=$shownFile", "-jar", jar.toString(), "--cwd", sandbox.cwd)
-            .redirectErrorStream(true)
-            .redirectOutput(sandbox.root.resolve("app.log").toFile())
-        val env = builder.environment()
-        for ((key, value) in sandbox.env) if (value == null) env.remove(key) else env[key] = value
-        env["PATH"] = "${bin.parent}:${System.getenv("PATH")}"
-        app = builder.start()
+        launch(path = "${bin.parent}:${System.getenv("PATH")}")
 
         val shown =
             awaitShown("the chat to open with the focus in its prompt") { it["chatOpen"] == "true" && it["promptFocused"] == "true" }
@@ -180,6 +174,33 @@ class AppJarIT {
         app.destroy()
         assertTrue(app.waitFor(30, TimeUnit.SECONDS), "the app ended")
         assertAllGone(pids)
+    }
+
+    @Test
+    @Order(6)
+    fun `started without claude-sidecar on PATH, it says which command did not start and that --daemon sets it`() {
+        launch(path = sandbox.root.resolve("bin-without-claude-sidecar").createDirectories().toString())
+        val shown = awaitShown("the error") { it.getProperty("dialogs", "").contains("Cannot open the chat") }
+        val dialog = shown.getProperty("dialogs")
+        assertTrue(dialog.contains("cannot start the daemon `claude-sidecar --stdio`"), dialog)
+        assertTrue(dialog.contains("the --daemon option sets the daemon's command"), dialog)
+        app.destroy()
+        assertTrue(app.waitFor(30, TimeUnit.SECONDS), "the app ended")
+    }
+
+    /**
+     * Starts the app's jar with `java -jar` on the sandbox's folder, in its environment (its
+     * HOME, the stand-in model) with [path] as PATH, and [AppProbe] reporting the window.
+     */
+    private fun launch(path: String) {
+        shownFile = sandbox.root.resolve("shown-${System.nanoTime()}.properties")
+        val builder = ProcessBuilder(java, "-javaagent:${probeJar()}=$shownFile", "-jar", jar.toString(), "--cwd", sandbox.cwd)
+            .redirectErrorStream(true)
+            .redirectOutput(sandbox.root.resolve("app.log").toFile())
+        val env = builder.environment()
+        for ((key, value) in sandbox.env) if (value == null) env.remove(key) else env[key] = value
+        env["PATH"] = path
+        app = builder.start()
     }
 
     /** The agent jar of [AppProbe] (with the harness it uses), made from the test classes. */

@@ -3,10 +3,12 @@ package dev.claudesidecar.ui
 import java.awt.Frame
 import java.awt.KeyboardFocusManager
 import java.awt.Rectangle
+import java.awt.Window
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
 import java.util.Properties
+import javax.swing.JDialog
 import javax.swing.JFrame
 import javax.swing.JScrollPane
 import kotlin.io.path.outputStream
@@ -38,7 +40,7 @@ object AppProbe {
 
     /**
      * The showing app window: `title`, `bounds` (on screen), `text` (every text it shows, as
-     * [visibleText]), and of the selected chat: `chatOpen` (its chat is attached), `transcript`
+     * [visibleText]), `dialogs` (each showing dialog's title and texts), and of the selected chat: `chatOpen` (its chat is attached), `transcript`
      * and `prompt` (their bounds on screen), `promptText`, `promptFocused`. Null before the
      * window shows. EDT only.
      */
@@ -48,6 +50,8 @@ object AppProbe {
         shown["title"] = frame.title
         shown["bounds"] = bounds(Rectangle(frame.locationOnScreen, frame.size))
         shown["text"] = visibleText(frame.rootPane)
+        shown["dialogs"] = Window.getWindows().filterIsInstance<JDialog>().filter { it.isShowing }
+            .joinToString("\n\n") { "${it.title}\n${visibleText(it.rootPane)}" }
         val panel = find<ChatPanel>(frame.rootPane).firstOrNull { it.isShowing } ?: return shown
         val prompt = panel.prompt.text
         val transcript = find<JScrollPane>(panel).first { it.viewport.view is ScrollableColumn && it.viewport.view !is PermissionDock }
