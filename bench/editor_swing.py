@@ -57,6 +57,8 @@ def run(quick: bool = False) -> dict[str, Any]:
             "-am",
             "-Dtest=StreamingBench",
             "-Dsurefire.failIfNoSpecifiedTests=false",
+            # test.sh runs `verify`: not the standalone app's jar tests (failsafe) here.
+            "-DskipITs",
             "-Dsidecar.bench=true",
             f"-Dsidecar.bench.chars={size}",
             f"-Dsidecar.bench.rounds={rounds}",

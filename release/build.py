@@ -100,18 +100,13 @@ def intellij_app(root: Path, out: Path, version: str) -> list[Path]:
     as editors/intellij/scripts/app-jar.sh builds it."""
     here = root / "editors" / "intellij"
     script = here / "scripts" / "app-jar.sh"
-    if script.exists():
-        print(f"release: bash {script} {out}", flush=True)
-        said = subprocess.run(
-            ["bash", str(script), str(out)], cwd=here, stdout=subprocess.PIPE, text=True, check=True
-        ).stdout
-        jar = Path(said.strip().splitlines()[-1])
-        print(f"release: wrote {jar}", flush=True)
-        return [jar]
-    # Until app-jar.sh (branch `jar`) is merged: the jar ui's pom shades. Drop this then.
-    _run(["mvn", "-q", "-B", "-DskipTests", "package"], here)
-    jar = here / "ui" / "target" / "claude-sidecar-ui.jar"
-    return [_copy(jar, out / f"claude-sidecar-ui-{version}.jar")]
+    print(f"release: bash {script} {out}", flush=True)
+    said = subprocess.run(
+        ["bash", str(script), str(out)], cwd=here, stdout=subprocess.PIPE, text=True, check=True
+    ).stdout
+    jar = Path(said.strip().splitlines()[-1])
+    print(f"release: wrote {jar}", flush=True)
+    return [jar]
 
 
 def write_sums(out: Path, artifacts: list[Path]) -> Path:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The IntelliJ client's tests (core and ui, against the real daemon, CLI and stand-in model):
+# The IntelliJ client's tests (core and ui, against the real daemon, CLI and stand-in model, and
+# the standalone app's jar, built here and started with `java -jar`):
 # Maven's own output, then one summary line. Exits non-zero on failure.
 # With CI=true a missing prerequisite (java, mvn, the daemon's venv) fails; otherwise it skips.
 set -uo pipefail
@@ -26,13 +27,16 @@ if [[ -z "${DISPLAY:-}" ]]; then
 fi
 
 cd "$here"
-rm -rf "$here"/*/target/surefire-reports  # the summary counts this run only
+rm -rf "$here"/*/target/{surefire,failsafe}-reports  # the summary counts this run only
+# `verify`: the unit and in-process ui tests (surefire, `test`), then `package` builds the
+# standalone app's jar (ui/target/app/claude-sidecar-ui-VERSION.jar), which the *IT tests
+# (failsafe) start with `java -jar`.
 # Maven's colour codes leak through -B with the Kotlin plugin: strip them.
-${run[@]+"${run[@]}"} mvn -q -B -Dstyle.color=never test "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+${run[@]+"${run[@]}"} mvn -q -B -Dstyle.color=never verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 status=${PIPESTATUS[0]}
 
 tests=0 failures=0
-for report in "$here"/*/target/surefire-reports/TEST-*.xml; do
+for report in "$here"/*/target/{surefire,failsafe}-reports/TEST-*.xml; do
   [[ -f "$report" ]] || continue
   line="$(grep -m1 -o '<testsuite [^>]*>' "$report")"
   attr() { sed -nE "s/.* $1=\"([0-9]+)\".*/\1/p" <<<"$line"; }

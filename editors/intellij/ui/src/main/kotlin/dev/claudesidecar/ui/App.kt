@@ -42,7 +42,7 @@ import kotlin.system.exitProcess
 /**
  * The standalone app: the chat panel without an IDE, to try and test the client.
  *
- *     java -jar ui/target/claude-sidecar-ui.jar [--shared] [--daemon "claude-sidecar --stdio"] [--cwd DIR]
+ *     java -jar claude-sidecar-ui-VERSION.jar [--shared] [--daemon "claude-sidecar --stdio"] [--cwd DIR]
  *         [--env KEY=VALUE]... [--env-file FILE] [--theme light|dark]
  *
  * A window with the folder's stored sessions on the left (double-click resumes one; the list
@@ -218,7 +218,7 @@ class App(
                 panel.attach(chat)
                 panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
-                JOptionPane.showMessageDialog(frame, e.message, "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
+                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
         }
@@ -271,10 +271,18 @@ class App(
             } catch (e: SidecarException) {
                 resuming.remove(panel)
                 if (closedEarly.remove(panel)) return@launch
-                JOptionPane.showMessageDialog(frame, e.message, "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
+                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
             }
         }
+    }
+
+    /** [e]'s message; for the daemon's command (core calls it the setting daemonCommand) it adds what sets it here. */
+    private fun messageOf(e: SidecarException): String = when (e.where) {
+        "daemonCommand" ->
+            "${e.message}\n\nIn this app the --daemon option sets the daemon's command (e.g. --daemon \"" +
+                "${client.mode.command("/path/to/.venv/bin/claude-sidecar").joinToString(" ")}\")."
+        else -> e.message.orEmpty()
     }
 
     private fun quit() {
@@ -311,9 +319,14 @@ class App(
     companion object {
         /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
         const val CLIENT_NAME = "claude-sidecar-app"
-        private const val USAGE =
-            "usage: java -jar claude-sidecar-ui.jar [--shared] [--daemon \"claude-sidecar --stdio\"] [--cwd DIR] " +
-                "[--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
+
+        /** The app's version, from its jar's manifest (null when run from classes, as in the in-process tests). */
+        private val version: String? get() = App::class.java.`package`?.implementationVersion
+
+        private val usage
+            get() =
+                "usage: java -jar claude-sidecar-ui-${version ?: "VERSION"}.jar [--shared] [--daemon \"claude-sidecar --stdio\"] " +
+                    "[--cwd DIR] [--env KEY=VALUE | --env -KEY]... [--env-file FILE] [--theme light|dark]"
 
         @JvmStatic
         fun main(args: Array<String>) {
@@ -323,7 +336,7 @@ class App(
                 System.err.println(e.message)
                 null
             } ?: run {
-                System.err.println(USAGE)
+                System.err.println(usage)
                 exitProcess(2)
             }
             val logger = SidecarLogger { level, message -> if (level >= SidecarLogger.Level.WARN) System.err.println("[$level] $message") }
