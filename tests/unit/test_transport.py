@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from claude_sidecar.cli.transport import Transport, pdeathsig_wrapper
+from claude_sidecar.runtime.host import PLATFORM_ENV
 
 from tests.harness import pid_alive
 
@@ -91,12 +92,14 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("way", ["setpriv", "preexec"])
+@pytest.mark.parametrize("way", ["setpriv", "preexec", "watchdog"])
 def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
     if way == "setpriv" and pdeathsig_wrapper() is None:
         pytest.fail("setpriv --pdeathsig is not available here: the fast spawn path is untested")
+    # The watchdog is macOS's way (no PR_SET_PDEATHSIG there), forced here.
+    env = {**os.environ, PLATFORM_ENV: "portable" if way == "watchdog" else "native"}
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE, text=True, env=env
     )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
