@@ -61,8 +61,10 @@ def enroll(fd: int, argv: Sequence[str]) -> None:
 class Watchdog:
     """The daemon's end of its watchdog."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, pid: int) -> None:
         self._fd = fd
+        self.pid = pid
+        """The watchdog's process id."""
         self._lost = False
 
     @classmethod
@@ -73,22 +75,26 @@ class Watchdog:
             starter = subprocess.run(
                 [sys.executable, "-I", "-S", _PROGRAM, "watch"],
                 stdin=read,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
                 check=False,
             )
         finally:
             os.close(read)
-        if starter.returncode != 0:
+        if starter.returncode != 0 or not starter.stdout.strip().isdigit():
             os.close(write)
             raise OSError(f"the CLI watchdog did not start (exit code {starter.returncode})")
-        return cls(write)
+        return cls(write, int(starter.stdout))
 
     def command(self, argv: Sequence[str]) -> tuple[list[str], tuple[int, ...]]:
         """The command that runs ``argv`` enrolled, and the descriptor to pass it."""
         enrolling = [sys.executable, "-I", "-S", _PROGRAM, "enroll", str(self._fd), "--"]
         return [*enrolling, *argv], (self._fd,)
+
+    def close(self) -> None:
+        """Close the daemon's end, as its exit does: the watchdog kills what is enrolled."""
+        os.close(self._fd)
 
     def release(self, group: int) -> None:
         """The daemon has killed process group ``group`` itself: forget it."""
@@ -116,10 +122,14 @@ def watchdog() -> Watchdog:
 def _main(args: list[str]) -> None:
     if args == ["watch"]:
         # The starter forks the watchdog and exits: it is not the daemon's child.
-        if os.fork() == 0:
+        pid = os.fork()
+        if pid == 0:
             os.chdir("/")  # holds no directory of the daemon's
+            # Off the starter's stdout, which the daemon reads to its end.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
             watch()
             os._exit(0)
+        print(pid)
     elif args[:1] == ["enroll"] and args[2:3] == ["--"] and args[3:]:
         enroll(int(args[1]), args[3:])
     else:

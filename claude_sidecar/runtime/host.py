@@ -55,6 +55,11 @@ class Host:
         return self.system == "darwin"
 
     @property
+    def names_socket_peers(self) -> bool:
+        """Whether a call names a Unix socket's peer (SO_PEERCRED, LOCAL_PEERCRED)."""
+        return self.linux or self.darwin
+
+    @property
     def sun_path_max(self) -> int:
         """The longest socket path ``bind`` takes, in bytes, its terminating NUL not
         counted: sun_path is 108 bytes on Linux, 104 on macOS and the BSDs."""
