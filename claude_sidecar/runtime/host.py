@@ -24,7 +24,7 @@ from typing import Literal
 PLATFORM_ENV = "CLAUDE_SIDECAR_PLATFORM"
 """The switch: ``portable`` forces the portable paths; unset (or ``native``) detects."""
 
-Support = Literal["supported", "through WSL", "not tested"]
+Support = Literal["supported", "throughWsl", "untested"]
 
 
 @dataclass(frozen=True)
@@ -88,11 +88,11 @@ def platform_support(system: str | None = None, machine: str | None = None) -> P
     system = system or platform.system()
     machine = machine or platform.machine()
     arch = machine.lower()
-    support: Support = "not tested"
+    support: Support = "untested"
     if system == "Darwin" or (
         system == "Linux" and arch in ("x86_64", "amd64", "aarch64", "arm64")
     ):
         support = "supported"
     elif system == "Windows" or system.startswith(("CYGWIN", "MSYS", "MINGW")):
-        support = "through WSL"
+        support = "throughWsl"
     return PlatformSupport("macOS" if system == "Darwin" else system, machine, support)
