@@ -14,16 +14,14 @@ has exited or was killed), the watchdog SIGKILLs each group still enrolled and e
 
 The watchdog is not the daemon's child (started through a process that forks it and
 exits): it does not count among the daemon's CLIs, and in a session of its own, a
-terminal's signals to the daemon's group do not reach it. It runs Python with ``-I -S``
-and imports nothing but the standard library.
+terminal's signals to the daemon's group do not reach it. Its program, and each CLI's
+enrolment, is ``watchdog_process``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -31,31 +29,8 @@ from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
 
-_PROGRAM = os.path.abspath(__file__)
-
-
-def watch(fd: int = 0) -> None:
-    """The watchdog's loop: enrolments from ``fd`` until its end, then the kill."""
-    groups: set[int] = set()
-    pending = b""
-    while chunk := os.read(fd, 4096):
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
-            if line.startswith(b"+"):
-                groups.add(int(line[1:]))
-            elif line.startswith(b"-"):
-                groups.discard(int(line[1:]))
-    for group in groups:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
-
-
-def enroll(fd: int, argv: Sequence[str]) -> None:
-    """In a CLI's process before it runs: enrol this pid with the watchdog, then exec."""
-    with contextlib.suppress(OSError):  # a watchdog gone: the daemon has logged it
-        os.write(fd, b"+%d\n" % os.getpid())
-    os.close(fd)
-    os.execvp(argv[0], list(argv))
+# The watchdog's program and each CLI's enrolment, run outside the package.
+_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "watchdog_process.py")
 
 
 class Watchdog:
@@ -117,24 +92,3 @@ def watchdog() -> Watchdog:
         if _started is None:
             _started = Watchdog.start()
         return _started
-
-
-def _main(args: list[str]) -> None:
-    if args == ["watch"]:
-        # The starter forks the watchdog and exits: it is not the daemon's child.
-        pid = os.fork()
-        if pid == 0:
-            os.chdir("/")  # holds no directory of the daemon's
-            # Off the starter's stdout, which the daemon reads to its end.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            watch()
-            os._exit(0)
-        print(pid)
-    elif args[:1] == ["enroll"] and args[2:3] == ["--"] and args[3:]:
-        enroll(int(args[1]), args[3:])
-    else:
-        raise SystemExit(f"usage: {_PROGRAM} watch | enroll FD -- COMMAND...")
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1:])

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from claude_sidecar.cli.transport import Transport, pdeathsig_wrapper
-from claude_sidecar.runtime.host import PLATFORM_ENV
+from claude_sidecar.runtime import host
+from claude_sidecar.runtime.host import PLATFORM_ENV, Host
 
 from tests.harness import pid_alive
 
@@ -93,9 +94,15 @@ asyncio.run(main())
 
 
 @pytest.mark.parametrize("way", ["setpriv", "preexec", "watchdog"])
-def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
+def test_a_child_dies_with_the_process_that_spawned_it(
+    way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked as on Linux's own path even in a run forced onto the portable one.
+    monkeypatch.setattr(host, "HOST", Host("linux"))
+    pdeathsig_wrapper.cache_clear()
     if way == "setpriv" and pdeathsig_wrapper() is None:
         pytest.fail("setpriv --pdeathsig is not available here: the fast spawn path is untested")
+    pdeathsig_wrapper.cache_clear()
     # The watchdog is macOS's way (no PR_SET_PDEATHSIG there), forced here.
     env = {**os.environ, PLATFORM_ENV: "portable" if way == "watchdog" else "native"}
     parent = subprocess.Popen(

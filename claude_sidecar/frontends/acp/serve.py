@@ -3,7 +3,8 @@
 stdout carries JSON-RPC only (``stdio.claim_stdout``). When the client closes stdin or
 its end of stdout goes away, every CLI is closed before the process exits; if the event
 loop itself ends abnormally, every CLI is killed (and a CLI whose agent dies gets
-SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``).
+SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``; elsewhere from the
+watchdog, ``cli.watchdog``).
 """
 
 from __future__ import annotations
