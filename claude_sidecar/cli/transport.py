@@ -235,6 +235,11 @@ class Transport:
     async def wait(self) -> ProcessExit:
         """Wait for the process to exit and for its stderr to be drained."""
         rc = await self._process.wait()
+        if self._watched:
+            # The watchdog must forget the group before its id can come back (pids wrap
+            # within days on macOS, at 99999), and only an empty group's can: its tools end
+            # with it.
+            self.signal_group(signal.SIGKILL)
         try:
             async with asyncio.timeout(1.0):
                 await asyncio.shield(self._stderr_task)

@@ -15,7 +15,7 @@ from claude_sidecar.cli.transport import Transport, pdeathsig_wrapper
 from claude_sidecar.runtime import host
 from claude_sidecar.runtime.host import PLATFORM_ENV, Host
 
-from tests.harness import pid_alive
+from tests.harness import pid_alive, wait_until_dead
 
 SCRIPT = r"""
 import sys
@@ -122,3 +122,21 @@ def test_a_child_dies_with_the_process_that_spawned_it(
     if survived:
         os.kill(child, signal.SIGKILL)
     assert not survived, f"pid {child} outlived its parent ({way})"
+
+
+async def test_on_the_portable_path_a_clis_tools_end_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its group is then empty: the watchdog may forget it before the group's id comes back.
+    monkeypatch.setattr(host, "HOST", Host("linux", forced_portable=True))
+    transport = await Transport.spawn(
+        ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"],
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    tool = int(next(iter([block async for block in transport.reads()])))
+
+    info = await transport.wait()
+
+    assert (info.code, info.signal) == (0, None)
+    assert await wait_until_dead([tool]) == []
