@@ -5,6 +5,9 @@ place is too long, with an error naming the setting when nothing fits."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,10 +23,26 @@ PORTABLE = Host("linux", forced_portable=True)
 USER_DIR = f"claude-sidecar-{os.geteuid()}"
 
 
-def tmpdir_of_length(total: int) -> str:
-    """A TMPDIR that makes the default socket path ``total`` bytes long."""
-    tail = len(f"/{USER_DIR}/daemon.sock")
-    return "/" + "t" * (total - tail - 1)
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A directory in /tmp (pytest's own are too long for a socket path under them)."""
+    path = Path(tempfile.mkdtemp(prefix="cs-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path)
+
+
+@pytest.fixture
+def tmpdir_of_length(tmp_path: Path) -> Callable[[int], str]:
+    """Makes a TMPDIR that makes the default socket path ``total`` bytes long."""
+
+    def make(total: int) -> str:
+        tail = len(f"/{USER_DIR}/daemon.sock")
+        pad = total - tail - len(str(tmp_path)) - 1
+        made = tmp_path / ("t" * pad)
+        made.mkdir(exist_ok=True)
+        return str(made)
+
+    return make
 
 
 @pytest.fixture(params=[LINUX, MACOS, PORTABLE], ids=["linux", "macos", "portable"])
@@ -38,10 +57,18 @@ def test_under_xdg_runtime_dir_when_it_is_set(on: Host) -> None:
     assert default_socket(env) == Path("/run/user/1000/claude-sidecar/daemon.sock")
 
 
-def test_without_it_a_directory_of_this_users_own_in_tmpdir(on: Host) -> None:
-    macos_tmpdir = "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/"
+def test_without_it_a_directory_of_this_users_own_in_tmpdir(on: Host, short_tmp: Path) -> None:
+    # As long as macOS's: /var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/
+    tmpdir = short_tmp / "zz" / "zyxvpxvq6csfxvn_n0000000000000" / "T"
+    tmpdir.mkdir(parents=True)
 
-    assert default_socket({"TMPDIR": macos_tmpdir}) == Path(macos_tmpdir) / USER_DIR / "daemon.sock"
+    assert default_socket({"TMPDIR": f"{tmpdir}/"}) == tmpdir / USER_DIR / "daemon.sock"
+
+
+def test_a_tmpdir_that_is_not_a_directory_is_passed_over(on: Host, tmp_path: Path) -> None:
+    chosen = default_socket({"TMPDIR": str(tmp_path / "missing")})
+
+    assert chosen == Path(tempfile.gettempdir()) / USER_DIR / "daemon.sock"
 
 
 def test_sun_path_is_108_bytes_on_linux_104_on_macos_and_on_the_portable_path(on: Host) -> None:
@@ -49,7 +76,9 @@ def test_sun_path_is_108_bytes_on_linux_104_on_macos_and_on_the_portable_path(on
 
 
 @pytest.mark.parametrize("total", [103, 104, 107, 108])
-def test_a_path_too_long_for_the_system_falls_back_to_tmp(on: Host, total: int) -> None:
+def test_a_path_too_long_for_the_system_falls_back_to_tmp(
+    on: Host, total: int, tmpdir_of_length: Callable[[int], str]
+) -> None:
     usual = Path(tmpdir_of_length(total)) / USER_DIR / "daemon.sock"
     assert len(str(usual)) == total
 
@@ -60,7 +89,7 @@ def test_a_path_too_long_for_the_system_falls_back_to_tmp(on: Host, total: int) 
 
 
 def test_when_nothing_fits_the_error_names_the_setting(
-    on: Host, monkeypatch: pytest.MonkeyPatch
+    on: Host, monkeypatch: pytest.MonkeyPatch, tmpdir_of_length: Callable[[int], str]
 ) -> None:
     monkeypatch.setattr(place, "SHORT_TMP", Path("/" + "s" * 120))
 
@@ -70,7 +99,9 @@ def test_when_nothing_fits_the_error_names_the_setting(
     assert "set a shorter TMPDIR, or give --socket a shorter path" in refused.value.message
 
 
-def test_a_socket_path_of_105_bytes_is_taken_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_socket_path_of_105_bytes_is_taken_on_linux(
+    monkeypatch: pytest.MonkeyPatch, tmpdir_of_length: Callable[[int], str]
+) -> None:
     monkeypatch.setattr(host, "HOST", LINUX)
 
     Place(Path(tmpdir_of_length(105)) / USER_DIR / "daemon.sock").check_length()
@@ -78,7 +109,7 @@ def test_a_socket_path_of_105_bytes_is_taken_on_linux(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("system", [MACOS, PORTABLE], ids=["macos", "portable"])
 def test_a_socket_path_over_macos_limit_is_refused_naming_the_option(
-    system: Host, monkeypatch: pytest.MonkeyPatch
+    system: Host, monkeypatch: pytest.MonkeyPatch, tmpdir_of_length: Callable[[int], str]
 ) -> None:
     monkeypatch.setattr(host, "HOST", system)
 

@@ -47,7 +47,9 @@ def default_socket(environ: Mapping[str, str] | None = None) -> Path:
         setting = "XDG_RUNTIME_DIR"
     else:
         tmp = environ.get("TMPDIR")
-        base = Path(tmp) if tmp and os.path.isabs(tmp) else Path(tempfile.gettempdir())
+        # As the temp dir is chosen for files (tempfile), but from ``environ``.
+        base = Path(tmp) if tmp and os.path.isabs(tmp) and os.path.isdir(tmp) else None
+        base = base or Path(tempfile.gettempdir())
         usual = base / user_dir / SOCKET_NAME
         setting = "TMPDIR"
     for candidate in (usual, SHORT_TMP / user_dir / SOCKET_NAME):
