@@ -59,7 +59,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 from claude_sidecar.cli.discovery import find_cli
-from claude_sidecar.runtime.diagnostics import children_of
+from claude_sidecar.runtime.processes import children_of
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent

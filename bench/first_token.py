@@ -29,7 +29,7 @@ from typing import Any
 
 from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.protocol import api
-from claude_sidecar.runtime.diagnostics import children_of
+from claude_sidecar.runtime.processes import children_of
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 from lsprotocol import types
 from lsprotocol.converters import get_converter

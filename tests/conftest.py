@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_sidecar.runtime.host import PLATFORM_ENV
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.env import COMPAT_CLI, isolated_env
@@ -127,8 +128,16 @@ def model() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def daemon_env(home: Path, model: ScriptedModel) -> dict[str, str]:
-    return isolated_env(home, model.url)
+def platform_path(request: pytest.FixtureRequest) -> str:
+    """The path this test's daemons take (``tests.env.PLATFORM_PATHS``): a test runs on
+    both with ``@both_platform_paths``; otherwise the run's own (``CLAUDE_SIDECAR_PLATFORM``,
+    by default native)."""
+    return str(getattr(request, "param", os.environ.get(PLATFORM_ENV, "native")))
+
+
+@pytest.fixture
+def daemon_env(home: Path, model: ScriptedModel, platform_path: str) -> dict[str, str]:
+    return isolated_env(home, model.url, **{PLATFORM_ENV: platform_path})
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pytest
+import pytest
+from claude_sidecar.runtime.host import PLATFORM_ENV
 
 # The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
 # pinned one: a path to its binary.
@@ -15,6 +14,13 @@ COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
 
 API_KEY = "sk-ant-test-dummy"
 """The key the CLI sends the stand-in model (which takes any)."""
+
+
+PLATFORM_PATHS = ("native", "portable")
+"""The daemon's paths: this machine's own calls, or the portable ones macOS takes (forced)."""
+
+both_platform_paths = pytest.mark.parametrize("platform_path", PLATFORM_PATHS, indirect=True)
+"""Runs a test once on each path (the ``platform_path`` fixture, which ``daemon_env`` sets)."""
 
 
 def isolated_env(home: Path, model_url: str | None = None, **extra: str) -> dict[str, str]:
@@ -26,6 +32,9 @@ def isolated_env(home: Path, model_url: str | None = None, **extra: str) -> dict
     is set last."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
     env.update(HOME=str(home), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    if PLATFORM_ENV in os.environ:
+        # A whole run forced onto the portable paths (runtime/host.py) forces its daemons.
+        env[PLATFORM_ENV] = os.environ[PLATFORM_ENV]
     if model_url is not None:
         env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY=API_KEY)
     if COMPAT_CLI:

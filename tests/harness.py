@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from claude_sidecar.protocol import api
-from claude_sidecar.runtime.diagnostics import children_of, live_children
+from claude_sidecar.runtime.processes import children_of, live_children
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException

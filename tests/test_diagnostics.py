@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.acp.client import acp_agent
+from tests.env import both_platform_paths
 from tests.harness import RawClient, logged_stats
 
 pytestmark = pytest.mark.same_on_every_cli("the daemon's own SIGUSR1 report")
 
 
+@both_platform_paths
 def test_sigusr1_logs_descriptors_tasks_children_channels_and_memory(
     daemon_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ asking the real CLI in the daemon's environment, and never prints a secret."""
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,14 @@ def test_doctor_with_a_wrong_cli_path_fails_naming_it(home: Path, tmp_path: Path
     assert code == 1
     assert report["cli"]["path"] is None
     assert str(tmp_path / "missing") in report["problems"][0]
+
+
+def test_doctor_states_the_platform_and_that_it_is_supported(home: Path) -> None:
+    env = without_credentials(home)
+    here = {"system": platform.system(), "machine": platform.machine(), "support": "supported"}
+
+    _, report = doctor_json(env)
+    _, text = doctor(env)
+
+    assert report["platform"] == here, "this machine is Linux on x86-64 or arm64"
+    assert f"platform: {here['system']} {here['machine']} (supported)\n" in text

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests.env import both_platform_paths
 from tests.harness import RawClient, Sidecar, pid_alive, wait_until_dead
 
 STREAMED = "word " * 40
@@ -200,12 +201,18 @@ async def test_client_closing_stdin_ends_every_cli(
 @pytest.mark.same_on_every_cli(
     "the daemon's process handling: every CLI process ends with the daemon"
 )
+@both_platform_paths
 async def test_a_killed_daemon_takes_its_clis_with_it(
-    daemon_env: dict[str, str], workspace: Path
+    daemon_env: dict[str, str], workspace: Path, model: ScriptedModel
 ) -> None:
+    model.set_scenario(load_scenario(SLOW))
     daemon = Sidecar(daemon_env)
     await daemon.start()
     await daemon.new_channel(str(workspace))
+    streaming = await daemon.new_channel(str(workspace))
+    await daemon.send(streaming, "a long answer")
+    # Mid-turn, a CLI does not end when its input does: only the daemon's guard ends it.
+    await daemon.wait_for(lambda n: n.channel == streaming and n.method == "claude/delta")
 
     daemon.process.kill()
     await daemon.process.wait()

@@ -370,3 +370,13 @@ def test_the_doctor_report_is_documented_field_by_field() -> None:
     missing = missing_in(text, names_in(SCHEMA["x-doctor"]))
 
     assert not missing, f"DoctorReport fields not documented: {missing}"
+
+
+def test_the_doctor_reports_json_example_validates_against_the_schema() -> None:
+    text = section("Checking a set-up: claude-sidecar doctor")
+    (example,) = re.findall(r"```json\n(.*?)```", text, re.DOTALL)
+    validator = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["x-doctor"]})
+
+    problems = [e.message[:300] for e in validator.iter_errors(json.loads(example))]
+
+    assert not problems, problems

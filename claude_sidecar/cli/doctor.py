@@ -7,6 +7,7 @@ the CLI's ``auth status`` names the source of a key, not the key.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import subprocess
@@ -21,7 +22,8 @@ from claude_sidecar.cli.compat import tested_range
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.paths import env_config_home
 from claude_sidecar.cli.signin import login_fix
-from claude_sidecar.protocol.api import AuthInfo, CliInfo, DoctorReport
+from claude_sidecar.protocol.api import AuthInfo, CliInfo, DoctorReport, PlatformInfo
+from claude_sidecar.runtime.host import platform_support
 
 AUTH_TIMEOUT = 10.0
 
@@ -107,12 +109,24 @@ def examine(cli_path: str | None = None, env: Mapping[str, str] | None = None) -
     return DoctorReport(
         daemon_version=__version__,
         python=f"{platform.python_version()} ({sys.executable})",
+        platform=PlatformInfo(**dataclasses.asdict(platform_support())),
         cli=cli,
         auth=auth,
         config_dir=config_dir or str(env_config_home(env)),
         problems=problems,
         warnings=warnings,
     )
+
+
+_SUPPORT = {
+    "supported": "supported",
+    "throughWsl": "not supported as such: run claude-sidecar inside WSL",
+    "untested": "not tested: it may work",
+}
+
+
+def _platform_line(platform: PlatformInfo) -> str:
+    return f"{platform.system} {platform.machine} ({_SUPPORT[platform.support]})"
 
 
 def render_text(report: DoctorReport) -> str:
@@ -148,6 +162,7 @@ def render_text(report: DoctorReport) -> str:
         )
     lines = [
         f"claude-sidecar {report.daemon_version}, Python {report.python}",
+        f"platform: {_platform_line(report.platform)}",
         f"CLI:      {cli_line}",
         f"auth:     {auth_line}",
         f"API URL:  {auth.base_url or 'default (Anthropic API)'}",

@@ -2,7 +2,8 @@
 
 The process runs in its own process group (so its tools and MCP servers die with it)
 and, on Linux, asks the kernel to SIGKILL it if the daemon dies, so no CLI outlives
-the daemon even when the daemon is killed without a chance to clean up.
+the daemon even when the daemon is killed without a chance to clean up. Elsewhere
+(macOS, or forced: ``runtime.host``) the daemon's watchdog does that (``watchdog``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from claude_sidecar.cli.watchdog import watchdog
+from claude_sidecar.runtime import host
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ def pdeathsig_wrapper() -> tuple[str, ...] | None:
     fork of the daemon (~9 ms less per CLI, with the event loop blocked all that time).
     Checked once, as an old setpriv lacks the option.
     """
-    setpriv = shutil.which("setpriv") if _LIBC is not None else None
+    setpriv = shutil.which("setpriv") if _LIBC is not None and host.HOST.linux else None
     if setpriv is None:
         return None
     prefix = (setpriv, "--pdeathsig", "KILL", "--")
@@ -58,6 +62,15 @@ def pdeathsig_wrapper() -> tuple[str, ...] | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return prefix if done.returncode == 0 else None
+
+
+def prepare_spawning() -> None:
+    """Check or start now what spawning a CLI needs (setpriv's option on Linux, the
+    watchdog elsewhere: a few ms), rather than on the first chat's way to its answer."""
+    if host.HOST.linux:
+        pdeathsig_wrapper()
+    else:
+        watchdog()
 
 
 @dataclass(frozen=True)
@@ -117,8 +130,10 @@ class Spawn(Protocol):
 class Transport:
     """One child process speaking newline-delimited JSON on stdin/stdout."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, *, watched: bool = False) -> None:
         self._process = process
+        # Enrolled with the daemon's watchdog, which must forget the group once killed.
+        self._watched = watched
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
         self._write_lock = asyncio.Lock()
@@ -130,21 +145,27 @@ class Transport:
         No pipe is shared with the daemon's own stdout: fd 1 of the daemon carries
         JSON-RPC and a child must never write into it.
         """
-        wrapper = pdeathsig_wrapper()
+        guarded = host.HOST.linux
+        if guarded:
+            wrapper = pdeathsig_wrapper()
+            command = [*(wrapper or ()), *argv]
+            pass_fds: tuple[int, ...] = ()
+        else:
+            command, pass_fds = watchdog().command(argv)
         process = await asyncio.create_subprocess_exec(
-            *(wrapper or ()),
-            *argv,
+            *command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=None if wrapper else _die_with_parent,
+            preexec_fn=_die_with_parent if guarded and not wrapper else None,
+            pass_fds=pass_fds,
             limit=READ_CHUNK,
         )
         log.info("spawned pid %d: %s", process.pid, argv[0])
-        return cls(process)
+        return cls(process, watched=not guarded)
 
     @property
     def pid(self) -> int:
@@ -214,6 +235,11 @@ class Transport:
     async def wait(self) -> ProcessExit:
         """Wait for the process to exit and for its stderr to be drained."""
         rc = await self._process.wait()
+        if self._watched:
+            # The watchdog must forget the group before its id can come back (pids wrap
+            # within days on macOS, at 99999), and only an empty group's can: its tools end
+            # with it.
+            self.signal_group(signal.SIGKILL)
         try:
             async with asyncio.timeout(1.0):
                 await asyncio.shield(self._stderr_task)
@@ -232,6 +258,9 @@ class Transport:
         """Send ``sig`` to the child's whole process group (its tools included)."""
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._process.pid, sig)
+        if sig == signal.SIGKILL and self._watched:
+            self._watched = False
+            watchdog().release(self._process.pid)
 
     async def shutdown(self, grace: float = 5.0, term_grace: float = 2.0) -> ProcessExit:
         """Close stdin, wait ``grace`` s, then SIGTERM, wait ``term_grace`` s, then SIGKILL."""

@@ -1032,11 +1032,25 @@ class AuthInfo(Result, omit_defaults=False):
     error: str | None = None
 
 
+class PlatformInfo(Result, omit_defaults=False):
+    """The system the daemon runs on, and whether claude-sidecar supports it there."""
+
+    system: str
+    """``Linux``, ``macOS``, ``Windows``, ... (Python's ``platform.system()``)."""
+    machine: str
+    """The processor as the system names it: ``x86_64``, ``aarch64``, ``arm64``, ..."""
+    support: Literal["supported", "throughWsl", "untested"]
+    """``supported``: Linux on x86-64 or arm64 (WSL's included) and macOS;
+    ``throughWsl``: Windows, where claude-sidecar runs inside WSL; ``untested``: any
+    other system, where it may work."""
+
+
 class DoctorReport(Result, omit_defaults=False):
     """What ``claude-sidecar doctor --json`` prints: the facts behind a working set-up."""
 
     daemon_version: str
     python: str
+    platform: PlatformInfo
     cli: CliInfo
     auth: AuthInfo
     config_dir: str

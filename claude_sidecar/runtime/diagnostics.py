@@ -12,46 +12,20 @@ import asyncio
 import logging
 import os
 
+from claude_sidecar.runtime.processes import children_of, open_fds, rss_kib
+
 log = logging.getLogger(__name__)
-
-
-def _rss_kib() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def live_children() -> dict[int, list[int]]:
-    """Every live (not zombie) process by its parent's pid, from one scan of /proc."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, ppid = f.read().rsplit(") ", 1)[1].split()[:2]
-            except (OSError, ValueError):
-                continue
-            if state != "Z":
-                parents.setdefault(int(ppid), []).append(int(entry))
-    return parents
-
-
-def children_of(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid``."""
-    return live_children().get(pid, [])
 
 
 def snapshot(channels: int) -> dict[str, int]:
     """The daemon's counts: ``fds``, ``tasks`` (asyncio, this one included), ``children``
     (live child processes: CLIs, MCP servers), ``channels``, ``rssKib``."""
     return {
-        "fds": len(os.listdir("/proc/self/fd")),
+        "fds": open_fds(),
         "tasks": len(asyncio.all_tasks()),
         "children": len(children_of(os.getpid())),
         "channels": channels,
-        "rssKib": _rss_kib(),
+        "rssKib": rss_kib(),
     }
 
 

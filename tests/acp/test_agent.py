@@ -27,6 +27,7 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.acp.client import acp_agent, text
 from tests.acp.conftest import Acp
+from tests.env import both_platform_paths
 from tests.harness import (
     child_pids,
     descendant_pids,
@@ -383,12 +384,23 @@ async def test_closing_stdin_ends_every_cli_of_every_session(
     assert process.returncode == 0
 
 
-async def test_a_killed_agent_leaves_no_cli(daemon_env: dict[str, str], workspace: Path) -> None:
-    async with acp_agent(daemon_env) as (conn, process, _client):
+@both_platform_paths
+async def test_a_killed_agent_leaves_no_cli(
+    daemon_env: dict[str, str], workspace: Path, model: ScriptedModel
+) -> None:
+    model.set_scenario(load_scenario(HOLD))
+    async with acp_agent(daemon_env) as (conn, process, client):
         await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        streaming = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        prompting = asyncio.ensure_future(
+            conn.prompt(session_id=streaming, prompt=[text("a long answer")])
+        )
+        # Mid-turn, a CLI does not end when its input does: only the agent's guard ends it.
+        await client.wait(lambda: client.text(streaming) == "Half of it")
         clis = descendant_pids(process.pid)
         os.kill(process.pid, signal.SIGKILL)
         await process.wait()
+        prompting.cancel()
 
     assert await wait_until_dead(sorted(clis)) == []
 

@@ -12,6 +12,7 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.daemon.conftest import SharedDaemon
 from tests.daemon.test_daemon_life import held
+from tests.env import both_platform_paths
 from tests.harness import wait_until_dead
 
 
@@ -66,6 +67,7 @@ async def test_status_without_a_daemon_says_so_and_starts_none(
     assert not (socket_dir / "daemon.sock").exists()
 
 
+@both_platform_paths
 async def test_stop_is_refused_mid_turn_and_forced_ends_the_daemon_and_its_clis(
     shared: SharedDaemon, model: ScriptedModel, workspace: Path
 ) -> None:

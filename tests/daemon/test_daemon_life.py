@@ -12,6 +12,7 @@ from pathlib import Path
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.daemon.conftest import SharedDaemon, StartShared, kill_group, seqs
+from tests.env import both_platform_paths
 from tests.harness import Sidecar, descendant_pids, wait_until_dead
 
 
@@ -112,13 +113,21 @@ async def test_stopping_the_daemon_is_refused_mid_turn_unless_forced(
     assert await wait_until_dead([opened["pid"]]) == []
 
 
+@both_platform_paths
 async def test_a_killed_daemon_leaves_no_cli_and_the_next_one_resumes_the_chat(
-    start_shared: StartShared, workspace: Path
+    start_shared: StartShared, workspace: Path, model: ScriptedModel
 ) -> None:
+    model.set_scenario(
+        load_scenario({"rules": [held("^long$", "^never$")], "default": [[{"text": "ok"}]]})
+    )
     daemon = await start_shared()
     client = await daemon.client()
     opened = await client.open_channel(cwd=str(workspace))
     await client.turn(opened["channelId"], "hello, my name is Ada")
+    streaming = await client.new_channel(str(workspace))
+    await client.send(streaming, "long")
+    # Mid-turn, a CLI does not end when its input does: only the daemon's guard ends it.
+    await client.wait_for(lambda n: n.channel == streaming and n.method == "claude/delta")
     assert daemon.process is not None
     clis = descendant_pids(daemon.process.pid)
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from claude_sidecar.cli.transport import Transport, pdeathsig_wrapper
+from claude_sidecar.runtime import host
+from claude_sidecar.runtime.host import PLATFORM_ENV, Host
 
-from tests.harness import pid_alive
+from tests.harness import pid_alive, wait_until_dead
 
 SCRIPT = r"""
 import sys
@@ -91,12 +93,20 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("way", ["setpriv", "preexec"])
-def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
+@pytest.mark.parametrize("way", ["setpriv", "preexec", "watchdog"])
+def test_a_child_dies_with_the_process_that_spawned_it(
+    way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked as on Linux's own path even in a run forced onto the portable one.
+    monkeypatch.setattr(host, "HOST", Host("linux"))
+    pdeathsig_wrapper.cache_clear()
     if way == "setpriv" and pdeathsig_wrapper() is None:
         pytest.fail("setpriv --pdeathsig is not available here: the fast spawn path is untested")
+    pdeathsig_wrapper.cache_clear()
+    # The watchdog is macOS's way (no PR_SET_PDEATHSIG there), forced here.
+    env = {**os.environ, PLATFORM_ENV: "portable" if way == "watchdog" else "native"}
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", PARENT, way], stdout=subprocess.PIPE, text=True, env=env
     )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
@@ -112,3 +122,21 @@ def test_a_child_dies_with_the_process_that_spawned_it(way: str) -> None:
     if survived:
         os.kill(child, signal.SIGKILL)
     assert not survived, f"pid {child} outlived its parent ({way})"
+
+
+async def test_on_the_portable_path_a_clis_tools_end_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its group is then empty: the watchdog may forget it before the group's id comes back.
+    monkeypatch.setattr(host, "HOST", Host("linux", forced_portable=True))
+    transport = await Transport.spawn(
+        ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"],
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    tool = int(next(iter([block async for block in transport.reads()])))
+
+    info = await transport.wait()
+
+    assert (info.code, info.signal) == (0, None)
+    assert await wait_until_dead([tool]) == []

@@ -3,7 +3,8 @@
 stdout carries JSON-RPC only (``stdio.claim_stdout``). When the client closes stdin or
 its end of stdout goes away, every CLI is closed before the process exits; if the event
 loop itself ends abnormally, every CLI is killed (and a CLI whose agent dies gets
-SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``).
+SIGKILL from the kernel: ``transport``'s ``PR_SET_PDEATHSIG``; elsewhere from the
+watchdog, ``cli.watchdog``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from acp.router import MessageRouter
 from acp.schema import DeleteSessionRequest
 from acp.utils import normalize_result
 
-from claude_sidecar.cli.transport import pdeathsig_wrapper
+from claude_sidecar.cli.transport import prepare_spawning
 from claude_sidecar.frontends.acp.agent import SidecarAgent
 from claude_sidecar.frontends.acp.rpc import StdioTransport
 from claude_sidecar.runtime import diagnostics, heap
@@ -54,7 +55,7 @@ async def _serve(agent: SidecarAgent, rpc_out: BinaryIO) -> None:
     transport = agent.services.transport = StdioTransport(reader, frames)
     transport.on_opened = agent.opened
     # Checked now (a few ms) rather than on the first session's way to its first answer.
-    pdeathsig_wrapper()
+    prepare_spawning()
     serving = asyncio.ensure_future(_run(agent))
     lost = asyncio.ensure_future(gone.wait())
     try:

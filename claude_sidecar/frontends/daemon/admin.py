@@ -22,6 +22,7 @@ from claude_sidecar.frontends.daemon.bridge import try_connect
 from claude_sidecar.frontends.daemon.place import Place
 from claude_sidecar.protocol.api import ChannelSummary, InitializeResult
 from claude_sidecar.protocol.errors import SidecarError
+from claude_sidecar.runtime.processes import running
 
 _HEADER_END = b"\r\n\r\n"
 # How long `stop` waits for the daemon's process to end after it answered.
@@ -185,16 +186,6 @@ def stop(place: Place, *, force: bool, out: TextIO = sys.stdout) -> int:
 def wait_ended(pid: int, timeout: float = STOP_WAIT) -> None:
     """Wait until the process ``pid`` has ended, at most ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         # Polls: another process's exit is not an event this one can wait for.
         time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie does not: the `connect` that started the daemon may
-    not have reaped it yet)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b") ", 1)[1][:1] != b"Z"
-    except (OSError, IndexError):
-        return False

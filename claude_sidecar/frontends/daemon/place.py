@@ -1,11 +1,19 @@
 """Where the shared daemon listens, and the checks that keep it private to its user.
 
 The socket lives in a directory only its user can enter
-(``$XDG_RUNTIME_DIR/claude-sidecar``, else ``<tmp>/claude-sidecar-<uid>``): the
+(``$XDG_RUNTIME_DIR/claude-sidecar``, else ``<tmp>/claude-sidecar-<uid>``, where
+``<tmp>`` is ``$TMPDIR`` (macOS gives each user a private one), else ``/tmp``): the
 directory must be a real directory (not a symlink), owned by the user, with no group or
-other permissions; the socket is created 0600. A lock file beside it makes one daemon
-per socket; whoever holds the lock may remove a stale socket left by a daemon that died.
-The lock file says which daemon holds it: its pid and its claude-sidecar version.
+other permissions; the socket is created 0600. A default path too long for a socket
+(sun_path: 108 bytes on Linux, 104 on macOS) falls back to ``/tmp/claude-sidecar-<uid>``.
+A lock file beside it makes one daemon per socket; whoever holds the lock may remove a
+stale socket left by a daemon that died. The lock file says which daemon holds it: its
+pid and its claude-sidecar version.
+
+Where the kernel cannot name a connection's peer (``peer``), the directory is what keeps
+others out, so there the daemon also refuses a directory that another user could replace
+(one under a directory others may write to without the sticky bit), and every connection
+re-checks that the directory is still the daemon's own, private one.
 """
 
 from __future__ import annotations
@@ -15,22 +23,48 @@ import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from claude_sidecar import __version__
 from claude_sidecar.protocol.errors import AlreadyServing, UnsafePlace
+from claude_sidecar.runtime import host
 
-# sockaddr_un's sun_path holds 108 bytes on Linux, the terminating NUL included.
-_SUN_PATH_MAX = 107
+SOCKET_NAME = "daemon.sock"
+SHORT_TMP = Path("/tmp")
+"""Where a socket goes when the usual place makes its path too long."""
 
 
-def default_socket() -> Path:
-    """The per-user socket: under ``$XDG_RUNTIME_DIR`` when set, else the temp dir."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+def default_socket(environ: Mapping[str, str] | None = None) -> Path:
+    """The per-user socket: under ``$XDG_RUNTIME_DIR`` when set, else in the temp dir
+    (``$TMPDIR``); ``/tmp`` when that path would be too long for a socket."""
+    environ = os.environ if environ is None else environ
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    user_dir = f"claude-sidecar-{os.geteuid()}"
     if runtime and os.path.isabs(runtime):
-        return Path(runtime) / "claude-sidecar" / "daemon.sock"
-    return Path(tempfile.gettempdir()) / f"claude-sidecar-{os.geteuid()}" / "daemon.sock"
+        usual = Path(runtime) / "claude-sidecar" / SOCKET_NAME
+        setting = "XDG_RUNTIME_DIR"
+    else:
+        tmp = environ.get("TMPDIR")
+        # As the temp dir is chosen for files (tempfile), but from ``environ``.
+        base = Path(tmp) if tmp and os.path.isabs(tmp) and os.path.isdir(tmp) else None
+        base = base or Path(tempfile.gettempdir())
+        usual = base / user_dir / SOCKET_NAME
+        setting = "TMPDIR"
+    for candidate in (usual, SHORT_TMP / user_dir / SOCKET_NAME):
+        if _fits(candidate):
+            return candidate
+    raise UnsafePlace(
+        usual,
+        f"is longer than a Unix socket path may be ({host.HOST.sun_path_max} bytes), and so "
+        f"is {SHORT_TMP / user_dir / SOCKET_NAME}",
+        f"set a shorter {setting}, or give --socket a shorter path",
+    )
+
+
+def _fits(path: Path) -> bool:
+    return len(os.fsencode(path)) <= host.HOST.sun_path_max
 
 
 def default_log_file() -> Path:
@@ -67,10 +101,10 @@ class Place:
 
     def check_length(self) -> None:
         """Refuse a socket path the kernel cannot bind (sun_path's limit)."""
-        if len(os.fsencode(self.socket)) > _SUN_PATH_MAX:
+        if not _fits(self.socket):
             raise UnsafePlace(
                 self.socket,
-                f"is longer than a Unix socket path may be ({_SUN_PATH_MAX} bytes)",
+                f"is longer than a Unix socket path may be ({host.HOST.sun_path_max} bytes here)",
                 "choose a shorter --socket path",
             )
 
@@ -80,6 +114,28 @@ class Place:
         with contextlib.suppress(FileExistsError):
             self.directory.mkdir(mode=0o700, parents=True)
         check_private_directory(self.directory)
+
+    def pin(self) -> tuple[int, int]:
+        """Check the directory as the daemon starts and return its identity (device,
+        inode) for ``check_pinned``; where no call names a connection's peer, also refuse
+        a directory another user could replace."""
+        if not host.HOST.names_socket_peers:
+            check_no_one_else_can_replace(self.directory)
+        check_private_directory(self.directory)
+        info = os.lstat(self.directory)
+        return info.st_dev, info.st_ino
+
+    def check_pinned(self, pinned: tuple[int, int]) -> None:
+        """Refuse if the directory is no longer the private one the daemon started in
+        (a connection came through it: it must still admit this user alone)."""
+        check_private_directory(self.directory)
+        info = os.lstat(self.directory)
+        if (info.st_dev, info.st_ino) != pinned:
+            raise UnsafePlace(
+                self.directory,
+                "was replaced since the daemon started",
+                "run `claude-sidecar stop`; the next connection starts a daemon there",
+            )
 
     def check_socket(self) -> None:
         """Refuse a socket file that is not a socket owned by this user with mode 0600."""
@@ -137,6 +193,28 @@ def check_private_directory(directory: Path) -> None:
             f"has mode {stat.S_IMODE(info.st_mode):o}: other users could reach the socket",
             f"run `chmod 700 {directory}`",
         )
+
+
+def check_no_one_else_can_replace(directory: Path) -> None:
+    """Refuse a directory under one that another user may write to (and so rename or
+    replace what it holds) without the sticky bit, which keeps entries their owner's:
+    each directory above it must belong to root or this user."""
+    parent = Path(os.path.realpath(directory.parent))
+    for above in (parent, *parent.parents):
+        info = os.stat(above)
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_uid not in (0, os.geteuid()):
+            raise UnsafePlace(
+                above,
+                f"belongs to uid {info.st_uid}: that user could replace {directory}",
+                "choose a --socket path under directories of your own or root's",
+            )
+        if mode & 0o022 and not mode & stat.S_ISVTX:
+            raise UnsafePlace(
+                above,
+                f"has mode {mode:o} without the sticky bit: other users could replace {directory}",
+                f"run `chmod +t {above}`, or choose a --socket path elsewhere",
+            )
 
 
 def _check_owner(path: Path, info: os.stat_result) -> None:

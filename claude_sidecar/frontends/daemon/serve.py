@@ -1,8 +1,9 @@
 """``claude-sidecar serve``: the shared daemon on its private Unix socket.
 
 One daemon per socket (the lock beside it). Every connection is a client of its own
-(``initialize`` to ``exit``), checked to be this user's (``SO_PEERCRED``) and served by a
-``server.SidecarServer`` over the daemon's one hub. The chats belong to the daemon:
+(``initialize`` to ``exit``), checked to be this user's (``peer``: the kernel's word on
+its uid where there is one; the socket's directory, re-checked, in any case) and served
+by a ``server.SidecarServer`` over the daemon's one hub. The chats belong to the daemon:
 
 * a chat with no client attached and no turn running closes after ``idle_close``
   seconds (its session stays on disk: a client reopens it with ``resume``);
@@ -19,7 +20,6 @@ import os
 import re
 import signal
 import socket
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,6 +29,7 @@ from claude_sidecar.frontends.daemon.connection import (
     Connection,
     SocketWriter,
 )
+from claude_sidecar.frontends.daemon.peer import Peer, peer_of
 from claude_sidecar.frontends.daemon.place import Place
 from claude_sidecar.frontends.daemon.shared import ConnectionShare, SharedDaemon
 from claude_sidecar.frontends.daemon.streams import WINDOW_BYTES
@@ -81,13 +82,6 @@ class _FramedReader:
         return await self._reader.readexactly(n)
 
 
-def peer_credentials(sock: socket.socket) -> tuple[int, int]:
-    """The connecting process's pid and uid, as the kernel saw them at connect."""
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
-    return pid, uid
-
-
 class SocketDaemon:
     """The shared daemon's listener and its life."""
 
@@ -107,10 +101,12 @@ class SocketDaemon:
         self._quiet_since: dict[str, float] = {}
         self._empty_since: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._directory: tuple[int, int] | None = None
 
     async def run(self) -> None:
         """Listen until the daemon is stopped, idle for ``linger``, or signalled."""
         self.place.prepare_directory()
+        self._directory = self.place.pin()
         lock = self.place.take_lock()
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -163,11 +159,12 @@ class SocketDaemon:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         sock: socket.socket = writer.get_extra_info("socket")
-        pid, uid = peer_credentials(sock)
-        if uid != os.geteuid():
-            log.warning("refused a connection from pid %d: uid %d is not this user's", pid, uid)
+        peer = self._admit(sock)
+        if isinstance(peer, str):
+            log.warning("refused a connection: %s", peer)
             writer.transport.abort()
             return
+        pid = peer.pid
         server: SidecarServer | None = None
 
         def lost(error: OSError | ValueError) -> None:
@@ -194,6 +191,24 @@ class SocketDaemon:
             self.shared.connections.discard(connection)
             out.close()
             log.info("%r closed", connection)
+
+    def _admit(self, sock: socket.socket) -> Peer | str:
+        """The peer on ``sock`` if it is this user's, else why it is refused."""
+        try:
+            peer = peer_of(sock)
+        except (OSError, ValueError) as e:
+            return f"its peer's credentials are unreadable ({e})"
+        if peer.uid is not None and peer.uid != os.geteuid():
+            return f"pid {peer.pid or '?'} runs as uid {peer.uid}, not as this user"
+        assert self._directory is not None
+        try:
+            # It came through the directory: still this user's alone, as at start?
+            self.place.check_pinned(self._directory)
+        except SidecarError as e:
+            return e.message
+        except OSError as e:
+            return f"{self.place.directory}: {e}"
+        return peer
 
     async def _sweep(self) -> None:
         """Close chats idle with nobody attached; stop when empty for ``linger``."""

@@ -29,7 +29,7 @@ from claude_sidecar import __version__
 from claude_sidecar.channel import mcp_servers, rewind
 from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
-from claude_sidecar.cli.transport import pdeathsig_wrapper
+from claude_sidecar.cli.transport import prepare_spawning
 from claude_sidecar.feed import events
 from claude_sidecar.frontends.server.attach import attach_answer
 from claude_sidecar.frontends.server.jsonrpc import Handler as RequestHandler
@@ -176,7 +176,7 @@ class SidecarServer(JsonRPCServer):
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
         self.cli = describe_cli(self.hub.cli_path_for(options), self.hub.env)
         # Checked now (a few ms) rather than on the first chat's way to its first answer.
-        pdeathsig_wrapper()
+        prepare_spawning()
         self.initialized = True
 
     def connect(self, queue_frame: Callable[[bytes], None]) -> None:

@@ -402,9 +402,19 @@ export interface DoctorReport {
   cli: CliInfo;
   configDir: string;
   daemonVersion: string;
+  platform: PlatformInfo;
   problems: string[];
   python: string;
   warnings: string[];
+  [k: string]: unknown | undefined;
+}
+/**
+ * The system the daemon runs on, and whether claude-sidecar supports it there.
+ */
+export interface PlatformInfo {
+  machine: string;
+  support: 'supported' | 'throughWsl' | 'untested';
+  system: string;
   [k: string]: unknown | undefined;
 }
 /**

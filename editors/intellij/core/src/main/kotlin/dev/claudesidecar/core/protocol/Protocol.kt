@@ -164,6 +164,17 @@ enum class SettingSource(override val wire: String) : WireEnum {
     }
 }
 
+enum class Support(override val wire: String) : WireEnum {
+    SUPPORTED("supported"),
+    THROUGH_WSL("throughWsl"),
+    UNTESTED("untested"),
+    ;
+
+    companion object {
+        fun of(wire: String): Support? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class ToolStatus(override val wire: String) : WireEnum {
     AWAITING_PERMISSION("awaitingPermission"),
     DENIED("denied"),
@@ -402,6 +413,7 @@ data class DoctorReport(
     val cli: CliInfo,
     val configDir: String,
     val daemonVersion: String,
+    val platform: PlatformInfo,
     val problems: List<String>,
     val python: String,
     val warnings: List<String>,
@@ -762,6 +774,13 @@ data class PermissionRequestNotification(
     val previewNote: String? = null,
     /** Absent: the daemon's default, `false`. */
     val requiresUserInteraction: Boolean? = null,
+)
+
+/** The system the daemon runs on, and whether claude-sidecar supports it there. */
+data class PlatformInfo(
+    val machine: String,
+    val support: Support,
+    val system: String,
 )
 
 /**
