@@ -29,6 +29,7 @@ import io
 import json
 import os
 import platform
+import shlex
 import shutil
 import stat
 import subprocess
@@ -275,6 +276,11 @@ def main(argv: list[str]) -> None:
         print(uv)
         return
     command = [uv, "run", "--project", str(CHECKOUT), "claude-sidecar", *argv]
+    # What the daemon names in its fixes (`... login`): the command the user has, not the
+    # venv's claude-sidecar that `uv run` puts on the daemon's PATH only.
+    os.environ["CLAUDE_SIDECAR_LAUNCHER"] = " ".join(
+        shlex.quote(part) for part in (sys.executable, str(CHECKOUT / "bootstrap.py"))
+    )
     sys.stdout.flush()
     os.execv(uv, command)
 

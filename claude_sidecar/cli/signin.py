@@ -23,10 +23,19 @@ API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 CLI_AUTH_FAILED = "authentication_failed"
 
 
+# Set by the checkout's bootstrap.py to the command that ran it: in a checkout, what the user
+# types (`uv run` puts the venv's claude-sidecar on the daemon's PATH, not on the user's).
+LAUNCHER_VARIABLE = "CLAUDE_SIDECAR_LAUNCHER"
+
+
 def login_command(env: Mapping[str, str] | None = None) -> str:
-    """The command that signs this user in: ``claude-sidecar login`` when that is on the
-    PATH of ``env``, else this Python running the module (a checkout's ``uv run``)."""
+    """The command that signs this user in: bootstrap.py's when the daemon was started
+    through it, else ``claude-sidecar login`` when that is on the PATH of ``env``, else this
+    Python running the module (an editor's daemon from a checkout's venv)."""
     env = os.environ if env is None else env
+    launcher = env.get(LAUNCHER_VARIABLE)
+    if launcher:
+        return f"{launcher} login"
     if shutil.which("claude-sidecar", path=env.get("PATH")):
         return "claude-sidecar login"
     return f"{shlex.quote(sys.executable)} -m claude_sidecar login"

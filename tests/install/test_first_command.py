@@ -129,3 +129,26 @@ def test_bootstrap_without_the_download_installs_uv_with_pip_into_its_own_venv(
     assert done.stdout.strip() == str(uv)
     version = subprocess.run([str(uv), "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.split()[1] == bootstrap.UV_VERSION
+
+
+def test_in_a_checkout_the_sign_in_fix_names_the_bootstrap_command_the_user_has(
+    first_run: tuple[subprocess.CompletedProcess[str], Path, dict[str, str], object],
+) -> None:
+    _, checkout, env, _ = first_run
+    # No credentials in this HOME: doctor names the sign-in command. `uv run` put the venv's
+    # claude-sidecar on the daemon's PATH only; the user has bootstrap.py.
+    done = subprocess.run(
+        ["python3", "bootstrap.py", "doctor"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    (problem,) = [line for line in done.stdout.splitlines() if line.startswith("problem:")]
+    assert (
+        f"run `{Path(env['PATH'].split(':')[0]) / 'python3'} {checkout / 'bootstrap.py'} login`"
+        in problem
+    )
