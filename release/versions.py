@@ -81,13 +81,13 @@ PLACES: tuple[VersionPlace, ...] = (
     ),
     _place(
         "editors/vscode/src/core/protocol.generated.ts",
-        "PROTOCOL_VERSION",
-        r'^export const PROTOCOL_VERSION = "{V}";$',
+        "DAEMON_VERSION",
+        r'^export const DAEMON_VERSION = "{V}";$',
     ),
     _place(
         "editors/intellij/core/src/main/kotlin/dev/claudesidecar/core/protocol/Protocol.kt",
-        "PROTOCOL_VERSION",
-        r'^const val PROTOCOL_VERSION: String = "{V}"$',
+        "DAEMON_VERSION",
+        r'^const val DAEMON_VERSION: String = "{V}"$',
     ),
     # The docs' examples of what this version prints.
     _place("docs/protocol.md", "`doctor`'s first line", r"^claude-sidecar {V}, Python "),

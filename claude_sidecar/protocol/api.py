@@ -168,6 +168,61 @@ def check_input_schema(field: str, schema: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------- initialize
 
+PROTOCOL_VERSION = 1
+"""The ``claude/*`` protocol this daemon speaks. It rises only on a breaking change (a
+field removed, renamed or made required, a meaning changed); additions are features."""
+
+OLDEST_CLIENT_PROTOCOL = 1
+"""The oldest client protocol this daemon still serves (clients send ``protocol.version``)."""
+
+FEATURES: dict[str, str] = {
+    "attach": (
+        "claude/attach, claude/detach and the `clients` of claude/listChannels (the shared "
+        "daemon only): without it a client hides attaching to another editor's chat"
+    ),
+    "stopDaemon": (
+        "claude/stopDaemon (the shared daemon only): without it a client hides stopping the daemon"
+    ),
+    "editorTools": (
+        "the `editorTools` option and claude/callEditorTool: without it a client offers the "
+        "model no editor tools"
+    ),
+    "signIn": (
+        "the `authRequired` error of a turn, with the command that signs in: without it a "
+        "client shows a failed turn's error as it comes"
+    ),
+    "rewind": "claude/rewindFiles: without it a client hides undoing the agent's edits",
+    "fork": "claude/forkSession: without it a client hides branching a conversation",
+}
+"""The optional features a connection may have (``claudeSidecar.features``), each with
+what a client hides when the daemon does not list it."""
+
+SHARED_ONLY_FEATURES = frozenset({"attach", "stopDaemon"})
+"""Features only a connection of the shared daemon has (``--stdio`` serves one editor)."""
+
+
+class ClientName(Params):
+    """``initializationOptions.protocol.client``: which client this is, for the messages
+    that tell its user to upgrade it."""
+
+    name: str
+    version: str | None = None
+
+
+class ClientProtocol(Params):
+    """``initializationOptions.protocol``: the protocol a client speaks and needs."""
+
+    version: Annotated[int, msgspec.Meta(ge=1)]
+    """The protocol the client speaks."""
+    oldest: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    """The oldest daemon protocol the client works with (default: ``version``)."""
+    client: ClientName | None = None
+
+    @property
+    def needs(self) -> int:
+        """The oldest daemon protocol this client works with."""
+        return self.version if self.oldest is None else self.oldest
+
 
 class EditorTool(Params):
     """A tool the editor offers the agent (served as ``mcp__editor__<name>``)."""
@@ -205,6 +260,8 @@ class InitializationOptions(Params):
     # The CLI's own lines as claude/message: off, since the entries say what they mean.
     raw_messages: bool = False
     warm_pool: WarmPoolOptions = msgspec.field(default_factory=WarmPoolOptions)
+    # Absent: a client from before the handshake, which speaks protocol 1.
+    protocol: ClientProtocol | None = None
 
     def __post_init__(self) -> None:
         names = [tool.name for tool in self.editor_tools]
@@ -1073,6 +1130,14 @@ class SidecarFeatures(Result, omit_defaults=False):
     keep those as free-form JSON, where they would drop unknown result keys.
     """
 
+    protocol_version: int
+    """The ``claude/*`` protocol this daemon speaks (``api.PROTOCOL_VERSION``)."""
+    oldest_client_protocol: int
+    """The oldest client protocol it serves (``api.OLDEST_CLIENT_PROTOCOL``)."""
+    features: list[str]
+    """The optional features this connection can use (``api.FEATURES``)."""
+    ignored_options: list[str]
+    """The ``initializationOptions`` keys this daemon did not know and ignored."""
     methods: list[str]
     notifications: list[str]
     client_requests: list[str]
@@ -1403,34 +1468,84 @@ _UNKNOWN_RE = re.compile(r"unknown field `([^`]+)`")
 P = TypeVar("P", bound=Params)
 
 
-def decode_params(method: str, params_type: type[P], params: Any, prefix: str = "") -> P:
+def decode_params(
+    method: str,
+    params_type: type[P],
+    params: Any,
+    prefix: str = "",
+    ignored: list[str] | None = None,
+) -> P:
     """Turn a request's raw params into ``params_type`` or raise ``InvalidParams``.
 
     ``prefix`` is prepended to field names in errors (e.g. ``initializationOptions.``).
+    With ``ignored`` (``initialize``'s options, which a newer client may extend), a key no
+    struct knows, at any depth, is left out instead of refused, and its path appended there.
     """
     if params is None:
         params = {}
-    try:
-        return msgspec.convert(params, params_type, strict=True)
-    except msgspec.ValidationError as e:
-        raise _invalid(method, str(e), prefix) from e
-    except UnicodeEncodeError as e:
-        # msgspec cannot even describe a value holding a lone surrogate (JSON "\udc80").
-        raise InvalidParams(
-            prefix.rstrip(".") or "params",
-            "holds text that is not valid Unicode (a lone surrogate)",
-            f"send valid UTF-8 text; see {method} in docs/protocol.md",
-        ) from e
-    except InvalidParams as e:
-        if not prefix:
-            raise
-        # Raised by a struct's own checks: name the field as the client sees it.
-        field = e.data["field"]
-        raise InvalidParams(
-            prefix + field,
-            e.message.split(f"`{field}` ", 1)[-1].split("; ")[0],
-            e.message.rsplit("; ", 1)[-1],
-        ) from e
+    while True:
+        try:
+            return msgspec.convert(params, params_type, strict=True)
+        except msgspec.ValidationError as e:
+            unknown = _unknown_key(str(e)) if ignored is not None else None
+            without = _without(params, unknown) if unknown is not None else None
+            if unknown is None or without is None:
+                raise _invalid(method, str(e), prefix) from e
+            assert ignored is not None
+            ignored.append(prefix + unknown)
+            params = without
+        except UnicodeEncodeError as e:
+            # msgspec cannot even describe a value holding a lone surrogate (JSON "\udc80").
+            raise InvalidParams(
+                prefix.rstrip(".") or "params",
+                "holds text that is not valid Unicode (a lone surrogate)",
+                f"send valid UTF-8 text; see {method} in docs/protocol.md",
+            ) from e
+        except InvalidParams as e:
+            if not prefix:
+                raise
+            # Raised by a struct's own checks: name the field as the client sees it.
+            field = e.data["field"]
+            raise InvalidParams(
+                prefix + field,
+                e.message.split(f"`{field}` ", 1)[-1].split("; ")[0],
+                e.message.rsplit("; ", 1)[-1],
+            ) from e
+
+
+_STEP_RE = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def _unknown_key(text: str) -> str | None:
+    """The path of the unknown key msgspec's error names (``warmPool.newer``), if it is one."""
+    m = _UNKNOWN_RE.search(text)
+    if m is None:
+        return None
+    at = _FIELD_RE.search(text)
+    path = at.group(1) if at else ""
+    if "[...]" in path:
+        return None  # inside a free-form dict: no struct of ours
+    return f"{path}.{m.group(1)}" if path else m.group(1)
+
+
+def _without(params: Any, path: str) -> Any:
+    """A copy of ``params`` without the key at ``path`` (copied along the path only, so the
+    client's value is untouched), or None when the path does not lead to that key."""
+    steps: list[str | int] = [int(index) if index else key for index, key in _STEP_RE.findall(path)]
+
+    def drop(node: Any, rest: list[str | int]) -> Any:
+        step = rest[0]
+        if isinstance(step, str) and isinstance(node, dict) and step in node:
+            if len(rest) == 1:
+                return {k: v for k, v in node.items() if k != step}
+            inner = drop(node[step], rest[1:])
+            return None if inner is None else {**node, step: inner}
+        if isinstance(step, int) and isinstance(node, list) and step < len(node) and rest[1:]:
+            inner = drop(node[step], rest[1:])
+            return None if inner is None else [*node[:step], inner, *node[step + 1 :]]
+        return None
+
+    return drop(params, steps)
 
 
 def _invalid(method: str, text: str, prefix: str) -> InvalidParams:

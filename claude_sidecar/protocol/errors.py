@@ -285,6 +285,48 @@ class AuthRequired(SidecarError):
         )
 
 
+class ProtocolMismatch(SidecarError):
+    """The client and the daemon speak ``claude/*`` protocols too far apart: ``initialize``
+    fails, and ``upgrade`` says which side to upgrade (``fix`` is the command)."""
+
+    CODE = -32016
+    NAME = "protocolMismatch"
+
+    def __init__(
+        self,
+        upgrade: str,
+        client: str,
+        daemon_protocol: int,
+        oldest_client_protocol: int,
+        client_protocol: int,
+        client_oldest: int,
+        daemon_version: str,
+        fix: str,
+    ) -> None:
+        if upgrade == "client":
+            said = (
+                f"This claude-sidecar daemon ({daemon_version}, protocol {daemon_protocol}) no "
+                f"longer serves clients of protocol {client_protocol} (the oldest it serves is "
+                f"{oldest_client_protocol}): upgrade {client}: {fix}"
+            )
+        else:
+            said = (
+                f"{client} needs a claude-sidecar daemon of protocol {client_oldest} or newer; "
+                f"this daemon ({daemon_version}) speaks protocol {daemon_protocol}: upgrade "
+                f"claude-sidecar: {fix}, then restart the editor"
+            )
+        super().__init__(
+            said,
+            upgrade=upgrade,
+            daemonProtocol=daemon_protocol,
+            oldestClientProtocol=oldest_client_protocol,
+            clientProtocol=client_protocol,
+            clientOldest=client_oldest,
+            daemonVersion=daemon_version,
+            fix=fix,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -302,6 +344,7 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     ChatsRunning,
     ChatsOpen,
     AuthRequired,
+    ProtocolMismatch,
 )
 """Every error class, in the order docs/protocol.md lists them."""
 

@@ -12,7 +12,10 @@ that code generators and tests walk instead of parsing docs/protocol.md:
 - ``x-initializeResult``: the result of ``initialize``;
 - ``x-doctor``: what ``claude-sidecar doctor --json`` prints;
 - ``x-errors``: ``{data.name: {code, summary, data}}`` for every error code;
-- ``x-version``: the daemon version the document describes.
+- ``x-version``: the daemon version the document describes;
+- ``x-protocolVersion``: the ``claude/*`` protocol it speaks (an integer that rises only on
+  a breaking change), and ``x-oldestClientProtocol``: the oldest client protocol it serves;
+- ``x-features``: ``{name: summary}`` of the optional features a connection may have.
 
 Everything is derived from ``api.METHODS``, ``api.NOTIFICATIONS``, ``api.CLIENT_REQUESTS``,
 ``api.InitializationOptions`` and ``errors.ERROR_CODES``: adding a method there adds it here.
@@ -66,6 +69,9 @@ def build() -> dict[str, Any]:
             "explains every field."
         ),
         "x-version": __version__,
+        "x-protocolVersion": api.PROTOCOL_VERSION,
+        "x-oldestClientProtocol": api.OLDEST_CLIENT_PROTOCOL,
+        "x-features": dict(api.FEATURES),
         "x-methods": {
             m.name: {"summary": m.summary, "params": ref[m.params], "result": ref[m.result]}
             for m in api.METHODS

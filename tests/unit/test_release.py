@@ -54,12 +54,12 @@ def test_a_generated_protocol_file_that_disagrees_is_named(tree: Path) -> None:
     kotlin = next(place.path for place in versions.PLACES if place.path.endswith("Protocol.kt"))
     edit(
         tree / kotlin,
-        f'PROTOCOL_VERSION: String = "{version}"',
-        'PROTOCOL_VERSION: String = "0.0.1"',
+        f'DAEMON_VERSION: String = "{version}"',
+        'DAEMON_VERSION: String = "0.0.1"',
     )
 
     assert versions.disagreements(tree) == [
-        f"{kotlin} (PROTOCOL_VERSION) says 0.0.1, pyproject.toml says {version}"
+        f"{kotlin} (DAEMON_VERSION) says 0.0.1, pyproject.toml says {version}"
     ]
 
 

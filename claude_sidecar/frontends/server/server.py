@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.transport import prepare_spawning
 from claude_sidecar.feed import events
+from claude_sidecar.frontends.server import handshake
 from claude_sidecar.frontends.server.attach import attach_answer
 from claude_sidecar.frontends.server.jsonrpc import Handler as RequestHandler
 from claude_sidecar.frontends.server.jsonrpc import Requests, SidecarProtocol
@@ -93,6 +95,8 @@ class SidecarServer(JsonRPCServer):
         # Whether channels send the CLI's lines as claude/message (rawMessages).
         self.raw_messages = False
         self.cli = api.CliInfo(path=None, version=None, error="not looked for yet")
+        # The initializationOptions keys the client sent that this daemon does not know.
+        self.ignored_options: list[str] = []
         # claude/callEditorTool requests waiting for this client: (chat, tool) by the
         # future that fails them if the connection ends first.
         self._asking: dict[asyncio.Future[Any], tuple[str, str]] = {}
@@ -131,14 +135,33 @@ class SidecarServer(JsonRPCServer):
     def _initialize(self, raw: Any) -> api.InitializeResult:
         if raw is not None and not isinstance(raw, dict):
             raise InvalidParams("params", "is not an object", "send LSP's InitializeParams")
-        # Of LSP's InitializeParams only initializationOptions means something here.
+        # Of LSP's InitializeParams only initializationOptions means something here: a
+        # newer client's capabilities and other LSP fields are ignored.
+        raw_options = (raw or {}).get("initializationOptions")
+        prefix = "initializationOptions."
+        if isinstance(raw_options, dict) and raw_options.get("protocol") is not None:
+            # The protocol first: a client this daemon cannot serve hears that, not what
+            # a protocol apart from this one made of its other options.
+            client_name = raw_options.get("clientName")
+            handshake.check_client(
+                api.decode_params(
+                    "initialize",
+                    api.ClientProtocol,
+                    raw_options["protocol"],
+                    prefix + "protocol.",
+                    ignored=[],
+                ),
+                client_name if isinstance(client_name, str) else None,
+                os.environ,
+            )
+        ignored: list[str] = []
         options = api.decode_params(
-            "initialize",
-            api.InitializationOptions,
-            (raw or {}).get("initializationOptions"),
-            "initializationOptions.",
+            "initialize", api.InitializationOptions, raw_options, prefix, ignored=ignored
         )
+        if ignored:
+            log.warning(handshake.unknown_options_warning(ignored))
         self.configure(options)
+        self.ignored_options = ignored
         log.info("initialized by %s", options.client_name or "an unnamed client")
         return self.initialize_result()
 
@@ -224,6 +247,10 @@ class SidecarServer(JsonRPCServer):
             capabilities=api.ServerCapabilities(
                 experimental=api.Experimental(
                     claude_sidecar=api.SidecarFeatures(
+                        protocol_version=api.PROTOCOL_VERSION,
+                        oldest_client_protocol=api.OLDEST_CLIENT_PROTOCOL,
+                        features=handshake.features(shared=self.shared is not None),
+                        ignored_options=list(self.ignored_options),
                         methods=[m.name for m in api.METHODS],
                         notifications=list(api.NOTIFICATIONS),
                         client_requests=list(api.CLIENT_REQUESTS),

@@ -306,7 +306,18 @@ class Generator:
             "import com.google.gson.JsonObject",
             "",
             "/** The daemon version whose schema these types were generated from. */",
-            f'const val PROTOCOL_VERSION: String = "{version}"',
+            f'const val DAEMON_VERSION: String = "{version}"',
+            "",
+            "/** The claude/* protocol of that daemon: rises only on a breaking change. */",
+            f"const val PROTOCOL_VERSION: Int = {self.schema['x-protocolVersion']}",
+            "",
+            "/** The oldest client protocol that daemon serves. */",
+            f"const val OLDEST_CLIENT_PROTOCOL: Int = {self.schema['x-oldestClientProtocol']}",
+            "",
+            "/** The optional features a daemon may list in `claudeSidecar.features`. */",
+            "val FEATURE_NAMES: List<String> = listOf("
+            + ", ".join(f'"{name}"' for name in sorted(self.schema["x-features"]))
+            + ")",
             "",
         ]
         for values, name in sorted(self.enums.items(), key=lambda item: item[1]):

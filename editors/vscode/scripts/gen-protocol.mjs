@@ -55,7 +55,13 @@ export async function generate() {
   out.push('/* eslint-disable */');
   out.push('');
   out.push(`/** The daemon version this file was generated from. */`);
-  out.push(`export const PROTOCOL_VERSION = ${quote(schema['x-version'])};`);
+  out.push(`export const DAEMON_VERSION = ${quote(schema['x-version'])};`);
+  out.push('');
+  out.push('/** The claude/* protocol of that daemon: rises only on a breaking change. */');
+  out.push(`export const PROTOCOL_VERSION = ${schema['x-protocolVersion']};`);
+  out.push('');
+  out.push('/** The oldest client protocol that daemon serves. */');
+  out.push(`export const OLDEST_CLIENT_PROTOCOL = ${schema['x-oldestClientProtocol']};`);
   out.push('');
   out.push(types.trim());
   out.push('');
@@ -76,6 +82,11 @@ export async function generate() {
     out.push(`export const ${name} = ${JSON.stringify(Object.keys(entries).sort(), null, 2)} as const;`);
     out.push('');
   };
+  nameList(
+    'The optional features a daemon may list in `claudeSidecar.features`.',
+    'FEATURE_NAMES',
+    schema['x-features'],
+  );
   const request = (m) => `{ params: ${typeOf(m.params)}; result: ${typeOf(m.result)} }`;
 
   table('Every request a client sends: its params and result types.', 'ClaudeMethods', schema['x-methods'], request);

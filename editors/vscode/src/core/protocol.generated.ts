@@ -3,7 +3,13 @@
 /* eslint-disable */
 
 /** The daemon version this file was generated from. */
-export const PROTOCOL_VERSION = "0.1.0";
+export const DAEMON_VERSION = "0.1.0";
+
+/** The claude/* protocol of that daemon: rises only on a breaking change. */
+export const PROTOCOL_VERSION = 1;
+
+/** The oldest client protocol that daemon serves. */
+export const OLDEST_CLIENT_PROTOCOL = 1;
 
 /**
  * Where the CLI's credentials come from; never a key or a token.
@@ -346,6 +352,22 @@ export interface CliInfo {
   version: string | null;
   [k: string]: unknown | undefined;
 }
+/**
+ * ``initializationOptions.protocol.client``: which client this is, for the messages
+ * that tell its user to upgrade it.
+ */
+export interface ClientName {
+  name: string;
+  version?: string | null;
+}
+/**
+ * ``initializationOptions.protocol``: the protocol a client speaks and needs.
+ */
+export interface ClientProtocol {
+  client?: ClientName | null;
+  oldest?: number | null;
+  version: number;
+}
 export interface CloseChannelResult {
   exit: ExitInfo;
   [k: string]: unknown | undefined;
@@ -450,8 +472,12 @@ export interface Experimental {
 export interface SidecarFeatures {
   cli: CliInfo;
   clientRequests: string[];
+  features: string[];
+  ignoredOptions: string[];
   methods: string[];
   notifications: string[];
+  oldestClientProtocol: number;
+  protocolVersion: number;
   [k: string]: unknown | undefined;
 }
 /**
@@ -567,6 +593,7 @@ export interface InitializationOptions {
   coalesceDeltasMs?: number;
   editorToolTimeout?: number;
   editorTools?: EditorTool[];
+  protocol?: ClientProtocol | null;
   rawMessages?: boolean;
   warmPool?: WarmPoolOptions;
 }
@@ -972,6 +999,16 @@ export interface TurnUsage {
   [k: string]: unknown | undefined;
 }
 
+/** The optional features a daemon may list in `claudeSidecar.features`. */
+export const FEATURE_NAMES = [
+  "attach",
+  "editorTools",
+  "fork",
+  "rewind",
+  "signIn",
+  "stopDaemon"
+] as const;
+
 /** Every request a client sends: its params and result types. */
 export interface ClaudeMethods {
   /**
@@ -1206,6 +1243,10 @@ export const ERROR_CODES = {
    * The permission request was already answered, cancelled, or never asked.
    */
   permissionRequestNotFound: -32008,
+  /**
+   * The client and the daemon speak `claude/*` protocols too far apart: `initialize` fails, and `upgrade` says which side to upgrade (`fix` is the command).
+   */
+  protocolMismatch: -32016,
   /**
    * A `claude/*` request arrived before `initialize`.
    */

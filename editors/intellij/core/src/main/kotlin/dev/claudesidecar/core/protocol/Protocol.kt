@@ -8,7 +8,16 @@ import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 
 /** The daemon version whose schema these types were generated from. */
-const val PROTOCOL_VERSION: String = "0.1.0"
+const val DAEMON_VERSION: String = "0.1.0"
+
+/** The claude/* protocol of that daemon: rises only on a breaking change. */
+const val PROTOCOL_VERSION: Int = 1
+
+/** The oldest client protocol that daemon serves. */
+const val OLDEST_CLIENT_PROTOCOL: Int = 1
+
+/** The optional features a daemon may list in `claudeSidecar.features`. */
+val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "rewind", "signIn", "stopDaemon")
 
 enum class AskState(override val wire: String) : WireEnum {
     ALLOWED("allowed"),
@@ -356,6 +365,22 @@ data class CliInfo(
     @field:AlwaysWritten val version: String?,
 )
 
+/**
+ * `initializationOptions.protocol.client`: which client this is, for the messages
+ * that tell its user to upgrade it.
+ */
+data class ClientName(
+    val name: String,
+    val version: String? = null,
+)
+
+/** `initializationOptions.protocol`: the protocol a client speaks and needs. */
+data class ClientProtocol(
+    val version: Int,
+    val client: ClientName? = null,
+    val oldest: Int? = null,
+)
+
 data class CloseChannelResult(val exit: ExitInfo)
 
 /** One share of the context window (system prompt, tools, messages, free space...). */
@@ -593,6 +618,7 @@ data class InitializationOptions(
     val editorToolTimeout: Double? = null,
     /** Absent: the daemon's default, `[]`. */
     val editorTools: List<EditorTool>? = null,
+    val protocol: ClientProtocol? = null,
     /** Absent: the daemon's default, `false`. */
     val rawMessages: Boolean? = null,
     val warmPool: WarmPoolOptions? = null,
@@ -923,8 +949,12 @@ data class SetPermissionModeParams(
 data class SidecarFeatures(
     val cli: CliInfo,
     val clientRequests: List<String>,
+    val features: List<String>,
+    val ignoredOptions: List<String>,
     val methods: List<String>,
     val notifications: List<String>,
+    val oldestClientProtocol: Int,
+    val protocolVersion: Int,
 )
 
 /** A slash command the channel's CLI accepts (type it as the message text). */
@@ -1316,6 +1346,9 @@ enum class ErrorName(
 
     /** The permission request was already answered, cancelled, or never asked. */
     PERMISSION_REQUEST_NOT_FOUND("permissionRequestNotFound", -32008, listOf("channelId", "requestId")),
+
+    /** The client and the daemon speak `claude/…` protocols too far apart: `initialize` fails, and `upgrade` says which side to upgrade (`fix` is the command). */
+    PROTOCOL_MISMATCH("protocolMismatch", -32016, listOf("clientOldest", "clientProtocol", "daemonProtocol", "daemonVersion", "fix", "oldestClientProtocol", "upgrade")),
 
     /** A `claude/…` request arrived before `initialize`. */
     SERVER_NOT_INITIALIZED("serverNotInitialized", -32002, listOf("method")),
