@@ -212,7 +212,8 @@ class ClientName(Params):
 class ClientProtocol(Params):
     """``initializationOptions.protocol``: the protocol a client speaks and needs."""
 
-    version: Annotated[int, msgspec.Meta(ge=1)]
+    # 0 is allowed: older than any protocol served, it gets protocolMismatch.
+    version: Annotated[int, msgspec.Meta(ge=0)]
     """The protocol the client speaks."""
     oldest: Annotated[int, msgspec.Meta(ge=1)] | None = None
     """The oldest daemon protocol the client works with (default: ``version``)."""

@@ -100,7 +100,6 @@ def test_mcp_server_configs_are_checked_field_by_field(
         ({"warmPool": {"size": 9}}, "initializationOptions.warmPool.size"),
         ({"warmPool": {"idleSeconds": 0}}, "initializationOptions.warmPool.idleSeconds"),
         ({"warmPool": {"cwd": "relative/dir"}}, "initializationOptions.warmPool.cwd"),
-        ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
     ],
 )
 def test_bad_performance_options_name_the_field(options: dict[str, Any], field: str) -> None:
@@ -110,6 +109,36 @@ def test_bad_performance_options_name_the_field(options: dict[str, Any], field: 
         )
 
     assert caught.value.data["field"] == field
+
+
+def test_unknown_initialization_options_are_left_out_and_named_at_any_depth() -> None:
+    ignored: list[str] = []
+    options = api.decode_params(
+        "initialize",
+        api.InitializationOptions,
+        {"warmPool": {"size": 2, "max": 4}, "editorTools": [{"name": "a"}, {"name": "b", "x": 1}]},
+        "initializationOptions.",
+        ignored=ignored,
+    )
+
+    assert ignored == [
+        "initializationOptions.warmPool.max",
+        "initializationOptions.editorTools[1].x",
+    ]
+    assert options.warm_pool.size == 2
+    assert [tool.name for tool in options.editor_tools] == ["a", "b"]
+
+
+def test_without_ignoring_an_unknown_option_is_invalid_params() -> None:
+    with pytest.raises(InvalidParams) as caught:
+        api.decode_params(
+            "initialize",
+            api.InitializationOptions,
+            {"warmPool": {"max": 2}},
+            "initializationOptions.",
+        )
+
+    assert caught.value.data["field"] == "initializationOptions.warmPool.max"
 
 
 def test_performance_options_default_to_no_coalescing_and_one_spare() -> None:
