@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from claude_sidecar import __version__
-from claude_sidecar.cli.signin import LAUNCHER_VARIABLE
 from claude_sidecar.protocol import api
 from pygls.exceptions import JsonRpcException
 
@@ -27,12 +26,10 @@ def initialize(params: dict[str, Any], request_id: int = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
 
 
-async def refused(
-    sidecar_with: StartSidecar, options: dict[str, Any], **env: str
-) -> JsonRpcException:
-    """The error ``initialize`` with ``options`` gets from a real daemon (``env`` added)."""
+async def refused(sidecar_with: StartSidecar, options: dict[str, Any]) -> JsonRpcException:
+    """The error ``initialize`` with ``options`` gets from a real daemon."""
     with pytest.raises(JsonRpcException) as caught:
-        await sidecar_with(options, **env)
+        await sidecar_with(options)
     return caught.value
 
 
@@ -138,11 +135,12 @@ async def test_a_client_that_needs_a_newer_daemon_is_refused_with_the_upgrade_co
     sidecar_with: StartSidecar,
 ) -> None:
     launcher = "python3 /home/ada/claude-sidecar/bootstrap.py"
-    error = await refused(
-        sidecar_with,
-        {"protocol": {"version": 3, "oldest": 2, "client": {"name": "VS Code"}}},
-        **{LAUNCHER_VARIABLE: launcher},
-    )
+    with pytest.raises(JsonRpcException) as caught:
+        await sidecar_with(
+            {"protocol": {"version": 3, "oldest": 2, "client": {"name": "VS Code"}}},
+            CLAUDE_SIDECAR_LAUNCHER=launcher,
+        )
+    error = caught.value
 
     assert error.code == -32016
     # The tests run the checkout's package: the fix is the checkout's.
