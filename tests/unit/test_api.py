@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from claude_sidecar.protocol import api
 from claude_sidecar.protocol.errors import InvalidParams
@@ -153,3 +154,34 @@ def test_params_with_a_lone_surrogate_are_invalid_params() -> None:
         api.decode_params("claude/newChannel", api.NewChannelParams, "\udc80bad")
 
     assert caught.value.data["field"] == "params"
+
+
+def test_the_initialize_answer_of_a_daemon_from_before_the_handshake_reads_as_protocol_1() -> None:
+    # What 0.1.0 answered (`claude-sidecar connect` reads it to retire an old daemon).
+    answer = {
+        "capabilities": {
+            "experimental": {
+                "claudeSidecar": {
+                    "methods": ["claude/newChannel"],
+                    "notifications": ["claude/delta"],
+                    "clientRequests": ["claude/callEditorTool"],
+                    "cli": {
+                        "path": None,
+                        "version": None,
+                        "error": "not found",
+                        "source": None,
+                        "tested": None,
+                        "testedVersions": ["2.1.330"],
+                    },
+                }
+            }
+        },
+        "serverInfo": {"name": "claude-sidecar", "version": "0.1.0"},
+    }
+
+    features = msgspec.convert(
+        answer, api.InitializeResult
+    ).capabilities.experimental.claude_sidecar
+
+    assert (features.protocol_version, features.oldest_client_protocol) == (1, 1)
+    assert (features.features, features.ignored_options) == ([], [])
