@@ -235,3 +235,46 @@ def test_every_message_the_guide_shows_on_the_wire_validates_against_the_schema(
         checked += 1
     assert not problems
     assert checked >= 10, "the guide shows the wire of each step"
+
+
+# The guide's last table: where each step is in the real clients, by column.
+CLIENT_ROOTS = (
+    ROOT / "editors/nvim/lua/claude_sidecar",
+    ROOT / "editors/vscode/src",
+    ROOT / "editors/intellij/core/src/main/kotlin/dev/claudesidecar/core",
+)
+
+
+def client_pointers() -> list[tuple[Path, str, list[str]]]:
+    """(the base folder of its column, a file named in a cell, the names said to be in it)
+    for every cell of the table of the real clients."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    table = guide[guide.index("\n## The same steps in the real clients\n") :]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line][1:]
+    found = []
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split(" | ")][1:]
+        assert len(cells) == len(CLIENT_ROOTS), row
+        for base, cell in zip(CLIENT_ROOTS, cells, strict=True):
+            for part in cell.split("; "):
+                m = re.match(r"`([^`]+\.(?:lua|ts|kt))`(.*)$", part)
+                assert m, f"not `file`: `name`, ...: {part!r}"
+                names = re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", m.group(2)))
+                found.append((base, m.group(1), names))
+    return found
+
+
+def test_the_guides_pointers_into_the_real_clients_name_files_and_functions_they_have() -> None:
+    pointers = client_pointers()
+    assert len(pointers) >= 30
+    for base, path, names in pointers:
+        if path.startswith("editors/"):
+            head, _, tail = path.partition("/.../")
+            files = list((ROOT / head).rglob(tail)) if tail else [ROOT / path]
+        else:
+            files = [base / path]
+        assert len(files) == 1 and files[0].is_file(), f"no file {path} (under {base})"
+        text = files[0].read_text(encoding="utf-8")
+        for name in names:
+            for word in name.split("."):
+                assert re.search(rf"\b{re.escape(word)}\b", text), f"{path} has no {name}"
