@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from claude_sidecar.protocol import schema
+from claude_sidecar.protocol import api, schema
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
@@ -194,6 +194,119 @@ def test_the_reference_says_how_to_get_the_schema() -> None:
     assert "claude-sidecar schema" in intro and "docs/protocol.schema.json" in intro
 
 
+# ---------------------------------------------------------------- the contents and capabilities
+
+DECLARED = {
+    "Requests": [m.name for m in api.METHODS],
+    "Notifications": list(api.NOTIFICATIONS),
+    "Requests from the daemon to the client": list(api.CLIENT_REQUESTS),
+}
+"""What the daemon declares (api's method table), by the part of the reference for it."""
+CLAUDE_NAME = re.compile(r"`(claude/[A-Za-z]+)`")
+
+
+def contents() -> dict[str, list[str]]:
+    """The ``claude/*`` names each item of the contents list names, by the item's title."""
+    intro = doc_text().split("\n## ", 1)[0]
+    assert "\nContents:\n" in intro, "docs/protocol.md has no contents list"
+    listed: dict[str, list[str]] = {}
+    for item in re.split(r"^- ", intro.split("\nContents:\n", 1)[1], flags=re.MULTILINE):
+        if not item.strip():
+            continue
+        title = re.match(r"\s*(?:- )?\[([^\]]+)\]", item)
+        assert title, f"a contents item without a link to its part: {item[:60]!r}"
+        listed[title.group(1)] = CLAUDE_NAME.findall(item)
+    return listed
+
+
+@pytest.mark.parametrize("part", DECLARED)
+def test_the_contents_list_names_exactly_what_the_daemon_declares(part: str) -> None:
+    listed = contents().get(part)
+
+    assert listed is not None, f"the contents list has no item for {part}"
+    missing = [n for n in DECLARED[part] if n not in listed]
+    extra = [n for n in listed if n not in DECLARED[part]]
+    assert not missing and not extra, (
+        f"contents item {part}: missing {missing}, listed but not declared there {extra}"
+    )
+
+
+def test_no_other_contents_item_names_a_claude_method() -> None:
+    stray = {title: names for title, names in contents().items() if title not in DECLARED and names}
+
+    assert not stray, f"contents items naming claude/* methods outside their part: {stray}"
+
+
+@pytest.mark.parametrize("part", DECLARED)
+def test_every_declared_name_has_its_own_heading_in_its_part(part: str) -> None:
+    text = section(part)
+    headed = [
+        m.group(2).replace("`", "")
+        for line in text.splitlines()
+        if (m := HEADING.match(line)) and len(m.group(1)) == 3
+    ]
+
+    missing = [n for n in DECLARED[part] if n not in headed]
+    assert not missing, f"{part}: no ### heading for {missing}"
+
+
+def test_the_requests_are_documented_in_the_order_initialize_lists_them() -> None:
+    """``claudeSidecar.methods`` of ``initialize`` lists them in the order of the reference."""
+    headed = [
+        name
+        for line in section("Requests").splitlines()
+        if (m := HEADING.match(line))
+        and (name := m.group(2).replace("`", "")) in DECLARED["Requests"]
+    ]
+
+    assert headed == DECLARED["Requests"], (
+        "the ### sections of Requests are not in api.METHODS order (what initialize sends): "
+        f"documented {headed}, declared {DECLARED['Requests']}"
+    )
+
+
+def test_the_capabilities_shown_for_initialize_are_what_the_daemon_declares() -> None:
+    """The lists of ``claudeSidecar`` in initialize's example answer: in order, a ``"..."``
+    item standing for names left out; a list without one is the whole list."""
+    answers = [
+        e.message["result"]["capabilities"]["experimental"]["claudeSidecar"]
+        for e in EXAMPLES
+        if e.section == "initialize" and e.what == "initialize result"
+    ]
+    assert answers, "the initialize section shows no answer with capabilities.experimental"
+    problems = []
+    for shown in answers:
+        for key, declared in zip(
+            ("methods", "notifications", "clientRequests"), DECLARED.values(), strict=True
+        ):
+            names = shown.get(key, [])
+            if TRIMMED in names:
+                kept = [n for n in names if n != TRIMMED]
+                ok = kept == [n for n in declared if n in kept] and set(kept) <= set(declared)
+            else:
+                ok = names == declared
+            if not ok:
+                missing = [n for n in declared if n not in names]
+                extra = [n for n in names if n not in declared and n != TRIMMED]
+                problems.append(f"{key}: missing {missing}, extra {extra}, or out of order")
+
+    assert not problems, "initialize's example answer in docs/protocol.md: " + "; ".join(problems)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_section_of_the_reference_leads_to_a_heading() -> None:
+    anchors = {
+        github_anchor(m.group(2)) for line in doc_text().splitlines() if (m := HEADING.match(line))
+    }
+    linked = set(re.findall(r"\]\(#([^)]+)\)", doc_text()))
+
+    assert linked <= anchors, f"links to no heading: {sorted(linked - anchors)}"
+
+
 # ---------------------------------------------------------------- the examples
 
 FENCE = re.compile(r"^```")
@@ -269,6 +382,8 @@ def examples() -> list[Example]:
                 method = asked.get((title, message["id"]), title)
                 entry = SCHEMA["x-methods"].get(method)
                 part = None if entry is None else ("result", entry["result"])
+                if method == "initialize":
+                    part = "result", SCHEMA["x-initializeResult"]
             else:
                 part = schema_of_error(message["error"])
             if part is not None:
