@@ -26,6 +26,23 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 SCHEMA = schema.build()
 
 
+def closed(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with every struct closed to keys it does not define.
+
+    The published schema leaves what the daemon sends open (a newer daemon may add a
+    field an older client's validator must let through); the examples in the reference
+    show this daemon, so a key it never sends (a stale field) is an error there.
+    """
+    defs = {
+        name: {"additionalProperties": False, **node} if "properties" in node else node
+        for name, node in document["$defs"].items()
+    }
+    return {**document, "$defs": defs}
+
+
+STRICT = closed(SCHEMA)
+
+
 def doc_text() -> str:
     return DOC.read_text(encoding="utf-8")
 
@@ -329,7 +346,19 @@ class Example:
 
 def json_values(block: str) -> Iterator[tuple[int, Any]]:
     """``(line in the block, value)`` of the JSON values written one after the other in a
-    code block (``<-``/``->`` arrows dropped); lines that are not JSON are skipped."""
+    code block (``<-``/``->`` arrows dropped); lines that are not JSON are skipped
+    (:func:`not_json` names them)."""
+    for offset, value in parsed(block):
+        if value is not NOT_JSON:
+            yield offset, value
+
+
+NOT_JSON = object()
+
+
+def parsed(block: str) -> Iterator[tuple[int, Any]]:
+    """``(line in the block, value)`` of every JSON value, and ``NOT_JSON`` for each
+    non-blank line where no JSON value starts."""
     text = ARROW.sub("", block)
     decoder = json.JSONDecoder()
     at = 0
@@ -337,6 +366,7 @@ def json_values(block: str) -> Iterator[tuple[int, Any]]:
         try:
             value, end = decoder.raw_decode(text, at)
         except json.JSONDecodeError:
+            yield text.count("\n", 0, at), NOT_JSON
             newline = text.find("\n", at)
             if newline < 0:
                 return
@@ -346,20 +376,45 @@ def json_values(block: str) -> Iterator[tuple[int, Any]]:
         at = end
 
 
-def code_blocks() -> Iterator[tuple[int, str, str]]:
-    """``(first line, section, text)`` of every fenced block; ``section`` is the heading
-    of level 1 to 3 above it (``####`` examples belong to the method above them)."""
-    section_title, start = "", 0
+def not_json(block: str) -> list[int]:
+    """The lines of ``block`` (from 0) that hold no JSON value."""
+    return [offset for offset, value in parsed(block) if value is NOT_JSON]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a document."""
+
+    line: int
+    """The number of its first line (the one after the opening fence)."""
+    info: tuple[str, ...]
+    """The words after the opening fence: the language, then a marker (see MARKERS)."""
+    section: str
+    text: str
+
+    @property
+    def language(self) -> str:
+        return self.info[0] if self.info else ""
+
+    @property
+    def marker(self) -> str | None:
+        return self.info[1] if len(self.info) > 1 else None
+
+
+def code_blocks(text: str | None = None) -> Iterator[Block]:
+    """Every fenced block of ``text`` (the reference by default); ``section`` is the
+    heading of level 1 to 3 above it (``####`` examples belong to the method above them)."""
+    section_title, start, info = "", 0, ()
     block: list[str] | None = None
-    for number, line in enumerate(doc_text().splitlines(), 1):
+    for number, line in enumerate((doc_text() if text is None else text).splitlines(), 1):
         if block is not None:
             if FENCE.match(line):
-                yield start, section_title, "\n".join(block)
+                yield Block(start, info, section_title, "\n".join(block))
                 block = None
             else:
                 block.append(line)
         elif FENCE.match(line):
-            block, start = [], number + 1
+            block, start, info = [], number + 1, tuple(line[3:].split())
         elif (m := HEADING.match(line)) and len(m.group(1)) <= 3:
             section_title = m.group(2).replace("`", "")
 
@@ -370,8 +425,9 @@ def examples() -> list[Example]:
     its id shown before it in the same section, else to the section's method."""
     found: list[Example] = []
     asked: dict[tuple[str, Any], str] = {}
-    for first, title, text in code_blocks():
-        for offset, message in json_values(text):
+    for block in code_blocks():
+        first, title = block.line, block.section
+        for offset, message in json_values(block.text):
             if not isinstance(message, dict) or "jsonrpc" not in message:
                 continue
             method = message.get("method")
@@ -451,7 +507,7 @@ EXAMPLES = examples()
 def test_every_example_in_the_reference_validates_against_the_schema(example: Example) -> None:
     value = instance(example)
     trimmed = is_trimmed(value)
-    validator = jsonschema.Draft202012Validator({**SCHEMA, **example.schema})
+    validator = jsonschema.Draft202012Validator({**STRICT, **example.schema})
 
     problems = [
         f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
@@ -487,11 +543,118 @@ def test_the_doctor_report_is_documented_field_by_field() -> None:
     assert not missing, f"DoctorReport fields not documented: {missing}"
 
 
-def test_the_doctor_reports_json_example_validates_against_the_schema() -> None:
-    text = section("Checking a set-up: claude-sidecar doctor")
-    (example,) = re.findall(r"```json\n(.*?)```", text, re.DOTALL)
-    validator = jsonschema.Draft202012Validator({**SCHEMA, **SCHEMA["x-doctor"]})
+# ---------------------------------------------------------------- every JSON block
+#
+# A ```json block holds whole JSON-RPC messages, each checked above. A block that holds
+# something else says what after the language, so that nothing is skipped unsaid:
+#
+#   ```json <Type>     values of the schema's $defs type <Type>, one after the other, or
+#                      members of one (`"cli": {...}`); checked against that type
+#   ```json external   JSON of another program (the CLI's settings, an editor's
+#                      configuration); checked to be JSON only
+#
+# In both, `"...": "..."` and `"..."` items trim a value, as in the messages.
 
-    problems = [e.message[:300] for e in validator.iter_errors(json.loads(example))]
+EXTERNAL = "external"
+LSP_METHODS = {
+    "initialize",
+    "initialized",
+    "shutdown",
+    "exit",
+    "window/showMessage",
+    "$/cancelRequest",
+}
+"""LSP's own messages: the schema covers ``claude/*`` only (and initialize's options and
+result, checked above)."""
+STANDARD_CODES = {-32700, -32600, -32601, -32602, -32603}
+"""JSON-RPC's own errors, sent without ``data.name`` (see the Errors section)."""
+
+
+def typed_values(block: Block) -> list[tuple[int, Any]]:
+    """The values of a ``json <Type>`` block; members (``"cli": {...}``) as one object."""
+    if block.text.lstrip().startswith('"'):
+        return [(0, json.loads("{" + block.text + "}"))]
+    return list(json_values(block.text))
+
+
+def unchecked(document: str, blocks: list[Block], checked: set[int]) -> list[str]:
+    """What the blocks of ``document`` show that no check covers: a JSON line of a
+    ``json`` block that is not JSON, a value that is not a JSON-RPC message, a message
+    that is neither checked (``checked`` holds their lines) nor one of LSP's or
+    JSON-RPC's own. ``text`` blocks are looked at only where they hold messages."""
+    problems = []
+    asked: dict[Any, str] = {}
+    for block in blocks:
+        if block.marker is not None or block.language not in ("json", "text"):
+            continue
+        values = list(parsed(block.text))
+        if block.language == "text" and not any(is_message(v) for _, v in values):
+            continue
+        loose = [
+            block.line + offset
+            for offset, value in values
+            if block.language == "json" and (value is NOT_JSON or not is_message(value))
+        ]
+        if loose:
+            problems.append(
+                f"{document} line {loose[0]} ({block.section}): a ```json block of other "
+                f"JSON than whole JSON-RPC messages; mark it ```json <Type> (values or members "
+                f"of a type of the schema's $defs) or ```json {EXTERNAL}"
+            )
+            continue
+        for offset, value in values:
+            line = block.line + offset
+            if is_message(value) and "method" in value and "id" in value:
+                asked[value["id"]] = value["method"]
+            if is_message(value) and line not in checked and not own(value, asked):
+                problems.append(f"{document} line {line} ({block.section}): {value} is not checked")
+    return problems
+
+
+def is_message(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("jsonrpc") == "2.0"
+
+
+def own(message: dict[str, Any], asked: dict[Any, str]) -> bool:
+    """True for a message of LSP or JSON-RPC itself, or a client's answer to a request of
+    the daemon (any JSON: the schema does not type it)."""
+    if "method" in message:
+        return message["method"] in LSP_METHODS
+    if "error" in message:
+        error = message["error"]
+        return error.get("code") in STANDARD_CODES and "name" not in (error.get("data") or {})
+    return asked.get(message.get("id")) in LSP_METHODS | set(SCHEMA["x-clientRequests"])
+
+
+def test_every_json_block_of_the_reference_is_checked_or_says_what_it_is() -> None:
+    problems = unchecked("docs/protocol.md", list(code_blocks()), {e.line for e in EXAMPLES})
+
+    assert not problems, "\n".join(problems)
+
+
+def marked(text: str) -> list[Block]:
+    return [b for b in code_blocks(text) if b.language == "json" and b.marker is not None]
+
+
+@pytest.mark.parametrize("block", marked(doc_text()), ids=lambda b: f"line {b.line}: {b.marker}")
+def test_every_marked_json_block_of_the_reference_is_what_its_marker_says(block: Block) -> None:
+    if block.marker == EXTERNAL:
+        assert typed_values(block), f"line {block.line}: an empty block"
+        return
+    assert block.marker in SCHEMA["$defs"], (
+        f"line {block.line}: ```json {block.marker}: no such type in the schema's $defs; "
+        f"name one, or mark JSON of another program ```json {EXTERNAL}"
+    )
+    validator = jsonschema.Draft202012Validator({**STRICT, "$ref": f"#/$defs/{block.marker}"})
+    problems = [
+        f"line {block.line + offset}: {'/'.join(map(str, e.absolute_path)) or '(top)'}: "
+        f"{e.message[:300]}"
+        for offset, value in typed_values(block)
+        for e in validator.iter_errors(untrimmed(value))
+        # Members of a type, or a trimmed value, may leave required fields out.
+        if not (
+            (block.text.lstrip().startswith('"') or is_trimmed(value)) and e.validator == "required"
+        )
+    ]
 
     assert not problems, problems
