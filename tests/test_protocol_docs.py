@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pydantic
 import pytest
+from acp import schema as acp_schema
 from claude_sidecar.protocol import api, schema
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+ACP_DOC = DOC.with_name("acp.md")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 SCHEMA = schema.build()
 
@@ -658,3 +661,150 @@ def test_every_marked_json_block_of_the_reference_is_what_its_marker_says(block:
     ]
 
     assert not problems, problems
+
+
+# ---------------------------------------------------------------- docs/acp.md
+#
+# The same rules for the ACP agent's document: its JSON-RPC messages are checked against
+# the types of the ACP SDK (agent-client-protocol, pydantic models), with no key the
+# types do not know; its other ```json blocks say what they are.
+
+ACP_TYPES: dict[str, tuple[type[pydantic.BaseModel], type[pydantic.BaseModel] | None]] = {
+    "initialize": (acp_schema.InitializeRequest, acp_schema.InitializeResponse),
+    "authenticate": (acp_schema.AuthenticateRequest, acp_schema.AuthenticateResponse),
+    "session/new": (acp_schema.NewSessionRequest, acp_schema.NewSessionResponse),
+    "session/load": (acp_schema.LoadSessionRequest, acp_schema.LoadSessionResponse),
+    "session/resume": (acp_schema.ResumeSessionRequest, acp_schema.ResumeSessionResponse),
+    "session/fork": (acp_schema.ForkSessionRequest, acp_schema.ForkSessionResponse),
+    "session/list": (acp_schema.ListSessionsRequest, acp_schema.ListSessionsResponse),
+    "session/close": (acp_schema.CloseSessionRequest, acp_schema.CloseSessionResponse),
+    "session/set_mode": (acp_schema.SetSessionModeRequest, acp_schema.SetSessionModeResponse),
+    "session/prompt": (acp_schema.PromptRequest, acp_schema.PromptResponse),
+    "session/cancel": (acp_schema.CancelNotification, None),
+    "session/update": (acp_schema.SessionNotification, None),
+    "session/request_permission": (
+        acp_schema.RequestPermissionRequest,
+        acp_schema.RequestPermissionResponse,
+    ),
+}
+"""The SDK's type of each ACP method's params and result, for the methods acp.md shows."""
+
+
+@dataclass(frozen=True)
+class AcpExample:
+    """One JSON-RPC message of docs/acp.md, with the SDK type it must match."""
+
+    line: int
+    section: str
+    value: Any
+    model: type[pydantic.BaseModel] | None
+    what: str
+
+
+def acp_examples() -> list[AcpExample]:
+    """Every JSON-RPC message of docs/acp.md; a response is matched to its request by id."""
+    found: list[AcpExample] = []
+    asked: dict[Any, str] = {}
+    for block in code_blocks(ACP_DOC.read_text(encoding="utf-8")):
+        for offset, message in json_values(block.text):
+            if not is_message(message):
+                continue
+            line = block.line + offset
+            if "method" in message:
+                method = message["method"]
+                if "id" in message:
+                    asked[message["id"]] = method
+                model, value = ACP_TYPES.get(method, (None, None))[0], message.get("params")
+                what = f"{method} params"
+            elif "error" in message:
+                method, model, value = "", acp_schema.Error, message["error"]
+                what = "error"
+            else:
+                method = asked.get(message.get("id"), "")
+                model, value = ACP_TYPES.get(method, (None, None))[1], message["result"]
+                what = f"{method} result"
+            found.append(AcpExample(line, block.section, value, model, what))
+    return found
+
+
+ACP_EXAMPLES = acp_examples()
+
+
+def unknown_keys(given: Any, known: Any, at: str = "") -> list[str]:
+    """The keys of ``given`` that ``known`` (the same value as the SDK's type dumps it,
+    without what it ignored) lacks, as paths."""
+    if isinstance(given, dict) and isinstance(known, dict):
+        return [
+            path
+            for key, value in given.items()
+            for path in (
+                [f"{at}{key}"]
+                if key not in known
+                else unknown_keys(value, known[key], f"{at}{key}.")
+            )
+        ]
+    if isinstance(given, list) and isinstance(known, list):
+        return [
+            path
+            for i, (g, k) in enumerate(zip(given, known, strict=False))
+            for path in unknown_keys(g, k, f"{at}{i}.")
+        ]
+    return []
+
+
+@pytest.mark.parametrize("example", ACP_EXAMPLES, ids=lambda e: f"line {e.line}: {e.what}")
+def test_every_acp_message_in_acp_md_matches_the_sdk_types(example: AcpExample) -> None:
+    assert example.model is not None, (
+        f"docs/acp.md line {example.line}: no SDK type for {example.what!r}; add the method "
+        f"to ACP_TYPES"
+    )
+    value = untrimmed(example.value)
+    try:
+        parsed_value = example.model.model_validate(value)
+    except pydantic.ValidationError as e:
+        raise AssertionError(f"docs/acp.md line {example.line} ({example.what}): {e}") from None
+    known = parsed_value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    extra = unknown_keys(value, known)
+    assert not extra, f"docs/acp.md line {example.line} ({example.what}): unknown keys {extra}"
+
+
+def test_every_json_block_of_acp_md_is_checked_or_says_what_it_is() -> None:
+    blocks = list(code_blocks(ACP_DOC.read_text(encoding="utf-8")))
+
+    problems = unchecked("docs/acp.md", blocks, {e.line for e in ACP_EXAMPLES})
+
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "block", marked(ACP_DOC.read_text(encoding="utf-8")), ids=lambda b: f"line {b.line}"
+)
+def test_every_marked_json_block_of_acp_md_is_external_json(block: Block) -> None:
+    assert block.marker == EXTERNAL, (
+        f"docs/acp.md line {block.line}: ```json {block.marker}: acp.md's JSON of other "
+        f"programs is marked ```json {EXTERNAL}"
+    )
+    json.loads(block.text)
+
+
+def census(text: str, checked: set[int]) -> tuple[int, int, int]:
+    """How many code blocks of a document hold checked messages, how many messages, and
+    how many blocks are marked."""
+    blocks = list(code_blocks(text))
+    with_messages = [
+        b for b in blocks if any(b.line + offset in checked for offset, _ in json_values(b.text))
+    ]
+    messages = sum(
+        1 for b in blocks for offset, _ in json_values(b.text) if b.line + offset in checked
+    )
+    return len(with_messages), messages, sum(1 for b in blocks if b.marker is not None)
+
+
+def test_the_checks_cover_the_blocks_of_both_documents() -> None:
+    """The checks above must not pass by finding nothing to check."""
+    reference = census(doc_text(), {e.line for e in EXAMPLES})
+    acp = census(ACP_DOC.read_text(encoding="utf-8"), {e.line for e in ACP_EXAMPLES})
+
+    assert reference[0] >= 90 and reference[1] >= 250 and reference[2] >= 5, reference
+    assert acp[0] >= 4 and acp[1] >= 20 and acp[2] >= 2, acp
