@@ -407,7 +407,8 @@ class Block:
 def code_blocks(text: str | None = None) -> Iterator[Block]:
     """Every fenced block of ``text`` (the reference by default); ``section`` is the
     heading of level 1 to 3 above it (``####`` examples belong to the method above them)."""
-    section_title, start, info = "", 0, ()
+    section_title, start = "", 0
+    info: tuple[str, ...] = ()
     block: list[str] | None = None
     for number, line in enumerate((doc_text() if text is None else text).splitlines(), 1):
         if block is not None:
