@@ -167,8 +167,8 @@ kotlin_suite() (
 )
 
 static_checks() (
-    uv run ruff check claude_sidecar tests bench editors/intellij/scripts release bootstrap.py &&
-        uv run ruff format --check claude_sidecar tests bench editors/intellij/scripts release bootstrap.py &&
+    uv run ruff check claude_sidecar tests bench editors/intellij/scripts release bootstrap.py docs/examples &&
+        uv run ruff format --check claude_sidecar tests bench editors/intellij/scripts release bootstrap.py docs/examples &&
         uv run mypy &&
         uv run lint-imports
 )

@@ -1379,6 +1379,18 @@ METHODS: tuple[Method, ...] = (
         "A stored conversation as messages a client can render.",
     ),
     Method(
+        "claude/renameSession",
+        RenameSessionParams,
+        Ok,
+        "Give a stored session a custom title (what claude/listSessions shows).",
+    ),
+    Method(
+        "claude/deleteSession",
+        DeleteSessionParams,
+        Ok,
+        "Delete a stored session for good (refused while a channel uses it).",
+    ),
+    Method(
         "claude/mcpStatus",
         ChannelParams,
         McpStatusResult,
@@ -1394,16 +1406,16 @@ METHODS: tuple[Method, ...] = (
         "Switch the channel's permission mode.",
     ),
     Method(
-        "claude/getTranscript",
-        ChannelParams,
-        Transcript,
-        "A live channel's conversation: its entries, current as of a notification's seq.",
-    ),
-    Method(
         "claude/channelInfo",
         ChannelParams,
         ChannelInfo,
         "What the channel's CLI offers: commands, agents, models, output styles.",
+    ),
+    Method(
+        "claude/getTranscript",
+        ChannelParams,
+        Transcript,
+        "A live channel's conversation: its entries, current as of a notification's seq.",
     ),
     Method(
         "claude/contextUsage",
@@ -1412,18 +1424,6 @@ METHODS: tuple[Method, ...] = (
         "How full the channel's context window is, by category.",
     ),
     Method("claude/stopTask", StopTaskParams, Ok, "Stop a background task of a channel."),
-    Method(
-        "claude/renameSession",
-        RenameSessionParams,
-        Ok,
-        "Give a stored session a custom title (what claude/listSessions shows).",
-    ),
-    Method(
-        "claude/deleteSession",
-        DeleteSessionParams,
-        Ok,
-        "Delete a stored session for good (refused while a channel uses it).",
-    ),
     Method(
         "claude/attach",
         AttachParams,
