@@ -1,4 +1,5 @@
-"""``uv run python -m release check | set-version X.Y.Z | build [--out DIR]``."""
+"""``uv run python -m release check | protocol [--against TAG] | set-version X.Y.Z |
+build [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from release import build, changelog, versions
+from release import build, changelog, schema_diff, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,6 +19,12 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     parser = argparse.ArgumentParser(prog="python -m release", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check that the version agrees everywhere")
+    protocol = sub.add_parser(
+        "protocol",
+        help="check that the protocol breaks no client of the last release (or TAG) unless "
+        "its version rose",
+    )
+    protocol.add_argument("--against", metavar="TAG", default=None)
     setter = sub.add_parser(
         "set-version",
         help="write X.Y.Z everywhere and move CHANGELOG's Unreleased to a dated X.Y.Z section",
@@ -38,6 +45,16 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
             if problems:
                 raise ValueError("\n".join(problems))
             print(f"release: version {versions.source_version(root)} agrees everywhere")
+        elif args.command == "protocol":
+            problems = schema_diff.refusals(root, args.against)
+            if problems:
+                raise ValueError("\n".join(problems))
+            tag = args.against or schema_diff.last_release_tag(root)
+            print(
+                f"release: the protocol breaks no client of {tag}"
+                if tag
+                else "release: no release tag yet: nothing to compare the protocol with"
+            )
         elif args.command == "set-version":
             set_version(root, args.version, datetime.datetime.now(datetime.UTC).date())
             print(f"release: version {args.version} written everywhere; CHANGELOG.md dated")

@@ -15,16 +15,17 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from release import changelog, versions
+from release import changelog, schema_diff, versions
 
 SUMS = "SHA256SUMS"
 
 
 def refusals(root: Path) -> list[str]:
-    """Why a release of this tree must not be built: a version that disagrees somewhere, or
-    no CHANGELOG.md section for it. Empty when it may."""
+    """Why a release of this tree must not be built: a version that disagrees somewhere, no
+    CHANGELOG.md section for it, or a protocol that breaks the last release's clients without
+    a new protocol version. Empty when it may."""
     version = versions.source_version(root)
-    problems = versions.disagreements(root)
+    problems = versions.disagreements(root) + schema_diff.refusals(root)
     if not changelog.has_release((root / changelog.PATH).read_text(encoding="utf-8"), version):
         problems.append(
             f'{changelog.PATH} has no "## {version}" section: `set-version {version}` moves '
