@@ -11,6 +11,10 @@ function result(cli: Partial<CliInfo>): InitializeResult {
     capabilities: {
       experimental: {
         claudeSidecar: {
+          protocolVersion: 1,
+          oldestClientProtocol: 1,
+          features: [],
+          ignoredOptions: [],
           methods: [],
           notifications: [],
           clientRequests: [],
