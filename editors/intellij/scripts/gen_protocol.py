@@ -308,7 +308,7 @@ class Generator:
             "/** The daemon version whose schema these types were generated from. */",
             f'const val DAEMON_VERSION: String = "{version}"',
             "",
-            "/** The claude/* protocol of that daemon: rises only on a breaking change. */",
+            "/** The `claude/…` protocol of that daemon: rises only on a breaking change. */",
             f"const val PROTOCOL_VERSION: Int = {self.schema['x-protocolVersion']}",
             "",
             "/** The oldest client protocol that daemon serves. */",
