@@ -12,7 +12,20 @@ import org.junit.jupiter.api.Test
 
 class CliReportTest {
     private fun result(cli: CliInfo) = InitializeResult(
-        capabilities = ServerCapabilities(Experimental(SidecarFeatures(cli, emptyList(), emptyList(), emptyList()))),
+        capabilities = ServerCapabilities(
+            Experimental(
+                SidecarFeatures(
+                    cli = cli,
+                    clientRequests = emptyList(),
+                    features = emptyList(),
+                    ignoredOptions = emptyList(),
+                    methods = emptyList(),
+                    notifications = emptyList(),
+                    oldestClientProtocol = 1,
+                    protocolVersion = 1,
+                ),
+            ),
+        ),
         serverInfo = ServerInfo("claude-sidecar", "0.1.0"),
     )
 
