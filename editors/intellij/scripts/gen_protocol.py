@@ -495,12 +495,14 @@ class Generator:
         entries = []
         for name, entry in sorted(self.schema["x-errors"].items()):
             fields = ", ".join(f'"{f}"' for f in entry["data"].get("properties", {}) if f != "name")
-            entries.append(
-                [
-                    *kdoc(entry.get("summary"), "    "),
-                    f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))',
-                ]
-            )
+            line = f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))'
+            if len(line) + 1 > MAX_LINE:
+                # As ktlint wraps it: one argument a line, a trailing comma.
+                args = [f'"{name}"', str(entry["code"]), f"listOf({fields})"]
+                wrapped = [f"    {constant(name)}(", *[f"        {a}," for a in args], "    )"]
+            else:
+                wrapped = [line]
+            entries.append([*kdoc(entry.get("summary"), "    "), *wrapped])
         out += enum_entries(entries)
         out += [
             "",

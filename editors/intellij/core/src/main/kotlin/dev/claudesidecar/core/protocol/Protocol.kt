@@ -1348,7 +1348,11 @@ enum class ErrorName(
     PERMISSION_REQUEST_NOT_FOUND("permissionRequestNotFound", -32008, listOf("channelId", "requestId")),
 
     /** The client and the daemon speak `claude/…` protocols too far apart: `initialize` fails, and `upgrade` says which side to upgrade (`fix` is the command). */
-    PROTOCOL_MISMATCH("protocolMismatch", -32016, listOf("clientOldest", "clientProtocol", "daemonProtocol", "daemonVersion", "fix", "oldestClientProtocol", "upgrade")),
+    PROTOCOL_MISMATCH(
+        "protocolMismatch",
+        -32016,
+        listOf("clientOldest", "clientProtocol", "daemonProtocol", "daemonVersion", "fix", "oldestClientProtocol", "upgrade"),
+    ),
 
     /** A `claude/…` request arrived before `initialize`. */
     SERVER_NOT_INITIALIZED("serverNotInitialized", -32002, listOf("method")),
