@@ -607,13 +607,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             reattaching.removeAll(chats.toSet())
             onEventThread {
                 for (chat in chats) {
-                    chat.emit(
-                        ChatEvent.Notice(
-                            ChatEvent.Notice.Level.ERROR,
-                            mismatch?.let { "Could not connect to the shared daemon again: ${it.message}" }
-                                ?: "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more.",
-                        ),
-                    )
+                    val said = mismatch?.let { "Could not connect to the shared daemon again: ${it.message}" }
+                        ?: "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more."
+                    chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, said))
                     chat.emit(ChatEvent.Connection(reconnecting = false))
                 }
             }

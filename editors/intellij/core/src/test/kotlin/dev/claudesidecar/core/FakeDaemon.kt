@@ -2,6 +2,7 @@ package dev.claudesidecar.core
 
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
+import dev.claudesidecar.core.protocol.PROTOCOL_VERSION
 import java.nio.file.Files
 import java.nio.file.Path
 import kotlin.io.path.exists
@@ -25,8 +26,39 @@ class FakeDaemon(answer: String) {
     /** The methods of the messages it got, in order. */
     fun methods(): List<String> = received().mapNotNull { it.get("method")?.asString }
 
-    private companion object {
-        val SCRIPT =
+    companion object {
+        /** A daemon's `initialize` answer with these features and ignored options. */
+        fun answer(features: List<String>, ignored: List<String> = emptyList()): String {
+            fun list(items: List<String>) = items.joinToString(", ", "[", "]") { "\"$it\"" }
+            return """
+                {"result": {"serverInfo": {"name": "claude-sidecar", "version": "9.9.9"},
+                 "capabilities": {"experimental": {"claudeSidecar": {
+                   "protocolVersion": $PROTOCOL_VERSION, "oldestClientProtocol": $PROTOCOL_VERSION,
+                   "features": ${list(features)}, "ignoredOptions": ${list(ignored)},
+                   "methods": [], "notifications": [], "clientRequests": [],
+                   "cli": {"path": "/opt/claude", "source": "PATH", "version": "2.1.330", "tested": true,
+                           "testedVersions": ["2.1.330"], "error": null}}}}}}
+            """.trimIndent()
+        }
+
+        /** The daemon's protocolMismatch error for [client], as the wire carries it. */
+        fun mismatch(upgrade: String, fix: String, client: String = "intellij"): String {
+            val message = if (upgrade == "client") {
+                "This claude-sidecar daemon (9.9.9, protocol 7) no longer serves clients of protocol $PROTOCOL_VERSION " +
+                    "(the oldest it serves is 5): upgrade $client: $fix"
+            } else {
+                "$client needs a claude-sidecar daemon of protocol $PROTOCOL_VERSION or newer; this daemon (0.0.9) speaks " +
+                    "protocol 0: upgrade claude-sidecar: $fix"
+            }
+            return """
+                {"code": -32016, "message": "$message",
+                 "data": {"name": "protocolMismatch", "upgrade": "$upgrade", "daemonProtocol": 7, "oldestClientProtocol": 5,
+                          "clientProtocol": $PROTOCOL_VERSION, "clientOldest": $PROTOCOL_VERSION,
+                          "daemonVersion": "${if (upgrade == "client") "9.9.9" else "0.0.9"}", "fix": "$fix"}}
+            """.trimIndent()
+        }
+
+        private val SCRIPT =
             """
             import json, sys
             answer, record = json.loads(sys.argv[1]), sys.argv[2]

@@ -52,41 +52,47 @@ class HandshakeTest {
     @Nested
     @DisplayName("against a stand-in daemon")
     inner class StandIn {
-        @Test fun `initialize carries the protocol the client speaks, the oldest daemon protocol it works with, its name and version`() =
-            test {
-                val fake = FakeDaemon(answer(FEATURE_NAMES))
-                val daemon = DaemonConnection.start(
-                    DaemonOptions(command = fake.command, initializationOptions = InitializationOptions(coalesceDeltasMs = 16), protocolClient = "swing-app"),
-                    NO_HANDLERS,
-                )
-                daemon.shutdown()
-                val options = fake.received().first { it.get("method")?.asString == "initialize" }
-                    .getAsJsonObject("params").getAsJsonObject("initializationOptions")
-                assertEquals(16, options.get("coalesceDeltasMs").asInt)
-                assertEquals(
-                    JsonParser.parseString(
-                        """{"version": $PROTOCOL_VERSION, "oldest": $PROTOCOL_VERSION, "client": {"name": "swing-app", "version": "$DAEMON_VERSION"}}""",
-                    ),
-                    options.get("protocol"),
-                )
-            }
+        @Test fun `initialize carries the protocol the client speaks, the oldest daemon protocol it needs, its name and version`() = test {
+            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES))
+            val daemon = DaemonConnection.start(
+                DaemonOptions(
+                    command = fake.command,
+                    initializationOptions = InitializationOptions(coalesceDeltasMs = 16),
+                    protocolClient = "swing-app",
+                ),
+                NO_HANDLERS,
+            )
+            daemon.shutdown()
+            val options = fake.received().first { it.get("method")?.asString == "initialize" }
+                .getAsJsonObject("params").getAsJsonObject("initializationOptions")
+            assertEquals(16, options.get("coalesceDeltasMs").asInt)
+            assertEquals(
+                JsonParser.parseString(
+                    """{"version": $PROTOCOL_VERSION, "oldest": $PROTOCOL_VERSION, "client": {"name": "swing-app", "version": "$DAEMON_VERSION"}}""",
+                ),
+                options.get("protocol"),
+            )
+        }
 
         @Test fun `a daemon too new for the client is one error saying to upgrade the client, with nothing to copy`() {
             val fix = "update the claude-sidecar plugin (Settings > Plugins, or install the newer plugin jar), then restart the IDE"
-            val e = rejected(mismatch("client", fix))
+            val e = rejected(FakeDaemon.mismatch("client", fix))
 
             val mismatch = checkNotNull(e.mismatch) { e.toString() }
             assertEquals(ProtocolMismatch.Upgrade.CLIENT, mismatch.upgrade)
             assertEquals(fix, mismatch.fix)
             assertEquals("9.9.9", mismatch.daemonVersion)
             assertNull(mismatch.command, "the fix is no command")
-            assertTrue(e.message!!.startsWith("This claude-sidecar daemon (9.9.9, protocol 7) no longer serves clients of protocol"), e.message)
+            assertTrue(
+                e.message!!.startsWith("This claude-sidecar daemon (9.9.9, protocol 7) no longer serves clients of protocol"),
+                e.message,
+            )
             assertTrue(e.message!!.endsWith("upgrade intellij: $fix"), e.message)
             assertEquals("protocolMismatch", e.errorName)
         }
 
         @Test fun `a daemon too old for the client is one error saying to upgrade the daemon, with the command to copy`() {
-            val e = rejected(mismatch("daemon", "pipx upgrade claude-sidecar"))
+            val e = rejected(FakeDaemon.mismatch("daemon", "pipx upgrade claude-sidecar"))
 
             val mismatch = e.mismatch!!
             assertEquals(ProtocolMismatch.Upgrade.DAEMON, mismatch.upgrade)
@@ -121,7 +127,7 @@ class HandshakeTest {
         }
 
         @Test fun `a feature the daemon does not list is not offered - attaching says so without asking the daemon`() = test {
-            val fake = FakeDaemon(answer(listOf("editorTools", "fork", "rewind")))
+            val fake = FakeDaemon(FakeDaemon.answer(listOf("editorTools", "fork", "rewind")))
             client(fake, DaemonMode.SHARED).use { client ->
                 assertNull(client.features.value, "unknown before a daemon answered")
                 client.daemon()
@@ -135,7 +141,7 @@ class HandshakeTest {
 
         @Test fun `initializationOptions the daemon ignored are logged once, at warning, by name`() = test {
             val lines = Collections.synchronizedList(mutableListOf<Pair<SidecarLogger.Level, String>>())
-            val fake = FakeDaemon(answer(FEATURE_NAMES, ignored = listOf("initializationOptions.newerThing")))
+            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES, ignored = listOf("initializationOptions.newerThing")))
             client(fake, logger = { level, message -> lines += level to message }).use { it.daemon() }
             val warnings = lines.filter { (level, m) -> level == SidecarLogger.Level.WARN && "initializationOptions.newerThing" in m }
             assertEquals(1, warnings.size, lines.toString())
@@ -205,37 +211,6 @@ class HandshakeTest {
             override suspend fun onClientRequest(method: Method<*, *>, params: Any): Any? = null
 
             override fun onExit(exit: DaemonExit) = Unit
-        }
-
-        /** A daemon's `initialize` answer with these features and ignored options. */
-        fun answer(features: List<String>, ignored: List<String> = emptyList()): String {
-            fun list(items: List<String>) = items.joinToString(", ", "[", "]") { "\"$it\"" }
-            return """
-                {"result": {"serverInfo": {"name": "claude-sidecar", "version": "9.9.9"},
-                 "capabilities": {"experimental": {"claudeSidecar": {
-                   "protocolVersion": $PROTOCOL_VERSION, "oldestClientProtocol": $PROTOCOL_VERSION,
-                   "features": ${list(features)}, "ignoredOptions": ${list(ignored)},
-                   "methods": [], "notifications": [], "clientRequests": [],
-                   "cli": {"path": "/opt/claude", "source": "PATH", "version": "2.1.330", "tested": true,
-                           "testedVersions": ["2.1.330"], "error": null}}}}}}
-            """.trimIndent()
-        }
-
-        /** The daemon's protocolMismatch error, as the wire carries it. */
-        fun mismatch(upgrade: String, fix: String): String {
-            val message = if (upgrade == "client") {
-                "This claude-sidecar daemon (9.9.9, protocol 7) no longer serves clients of protocol $PROTOCOL_VERSION " +
-                    "(the oldest it serves is 5): upgrade intellij: $fix"
-            } else {
-                "intellij needs a claude-sidecar daemon of protocol $PROTOCOL_VERSION or newer; this daemon (0.0.9) speaks " +
-                    "protocol 0: upgrade claude-sidecar: $fix"
-            }
-            return """
-                {"code": -32016, "message": "$message",
-                 "data": {"name": "protocolMismatch", "upgrade": "$upgrade", "daemonProtocol": 7, "oldestClientProtocol": 5,
-                          "clientProtocol": $PROTOCOL_VERSION, "clientOldest": $PROTOCOL_VERSION,
-                          "daemonVersion": "${if (upgrade == "client") "9.9.9" else "0.0.9"}", "fix": "$fix"}}
-            """.trimIndent()
         }
     }
 }
