@@ -282,6 +282,7 @@ export class SidecarClient {
     try {
       const daemon = await this.connect();
       this.current = daemon;
+      this.lastFailure = undefined;
       this.setState('running');
       return daemon;
     } catch (e) {
@@ -346,6 +347,7 @@ export class SidecarClient {
       }
       if (!daemon.alive) continue; // it dropped again meanwhile
       this.current = daemon;
+      this.lastFailure = undefined;
       this.setState('running');
       this.options.log?.('info', 'connected to the shared daemon again');
       return daemon;

@@ -224,6 +224,24 @@ describe('the version handshake, against a stand-in daemon', () => {
   });
 });
 
+describe('what the extension hides', () => {
+  test('Attach, Fork and Rewind leave the palette while the daemon lacks their feature (a key the extension sets)', () => {
+    // out/test/core -> editors/vscode
+    const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as {
+      contributes: { menus: { commandPalette: { command: string; when?: string }[] } };
+    };
+    const when = new Map(manifest.contributes.menus.commandPalette.map((m) => [m.command, m.when]));
+    for (const [command, feature] of [
+      ['claudeSidecar.attach', 'attach'],
+      ['claudeSidecar.fork', 'fork'],
+      ['claudeSidecar.rewind', 'rewind'],
+    ] as const) {
+      assert.ok((FEATURE_NAMES as readonly string[]).includes(feature), `${feature} is a feature of the protocol`);
+      assert.equal(when.get(command), `!claudeSidecar.daemonLacks.${feature}`, command);
+    }
+  });
+});
+
 describe('the version handshake, against the real daemon', () => {
   let model: Model;
   before(async () => {
