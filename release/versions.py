@@ -91,7 +91,8 @@ PLACES: tuple[VersionPlace, ...] = (
     ),
     # The docs' examples of what this version prints.
     _place("docs/protocol.md", "`doctor`'s first line", r"^claude-sidecar {V}, Python "),
-    _place("docs/protocol.md", "`doctor --json`'s daemonVersion", r'"daemonVersion": "{V}"'),
+    # At the start of a line: the protocolMismatch examples carry daemonVersions of their own.
+    _place("docs/protocol.md", "`doctor --json`'s daemonVersion", r'^\{"daemonVersion": "{V}", '),
     _place(
         "docs/protocol.md",
         "initialize's serverInfo",

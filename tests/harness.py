@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -471,3 +473,33 @@ class RawClient:
             {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}
         )
         self.reply_to(0)
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    """One JSON-RPC message with its Content-Length header."""
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def exchange(
+    env: dict[str, str], requests: list[dict[str, Any]]
+) -> tuple[dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
+    """Pipe framed requests into a daemon; return its replies by id and the process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+        input=b"".join(frame(r) for r in requests),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    replies, rest = [], done.stdout
+    while rest:
+        header, _, rest = rest.partition(b"\r\n\r\n")
+        fields = dict(line.split(b": ", 1) for line in header.split(b"\r\n"))
+        assert set(fields) <= {b"Content-Length", b"Content-Type"}, (
+            f"stray bytes on stdout: {header[:80]!r}"
+        )
+        length = int(fields[b"Content-Length"])
+        replies.append(json.loads(rest[:length]))
+        rest = rest[length:]
+    return {r.get("id"): r for r in replies}, done

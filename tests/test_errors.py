@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import Sidecar
+from tests.harness import Sidecar, exchange
 
 MISSING_DIR = "/nonexistent/claude-sidecar-test"
 
@@ -164,35 +162,6 @@ async def test_unknown_methods_get_method_not_found_and_the_daemon_keeps_serving
     assert (await sidecar.request("claude/listChannels")) == {"channels": []}
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def _exchange(
-    env: dict[str, str], requests: list[dict[str, Any]]
-) -> tuple[dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
-    """Pipe framed requests into a daemon; return its replies by id and the process."""
-    done = subprocess.run(
-        [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
-        input=b"".join(_frame(r) for r in requests),
-        capture_output=True,
-        env=env,
-        timeout=60,
-    )
-    replies, rest = [], done.stdout
-    while rest:
-        header, _, rest = rest.partition(b"\r\n\r\n")
-        fields = dict(line.split(b": ", 1) for line in header.split(b"\r\n"))
-        assert set(fields) <= {b"Content-Length", b"Content-Type"}, (
-            f"stray bytes on stdout: {header[:80]!r}"
-        )
-        length = int(fields[b"Content-Length"])
-        replies.append(json.loads(rest[:length]))
-        rest = rest[length:]
-    return {r.get("id"): r for r in replies}, done
-
-
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 2,
@@ -209,7 +178,7 @@ SHUTDOWN_AND_EXIT: list[dict[str, Any]] = [
 def test_requests_before_initialize_are_refused_and_stdout_carries_only_json_rpc(
     daemon_env: dict[str, str],
 ) -> None:
-    replies, done = _exchange(
+    replies, done = exchange(
         daemon_env,
         [
             {"jsonrpc": "2.0", "id": 1, "method": "claude/listChannels", "params": {}},
@@ -272,7 +241,7 @@ def test_bad_initialization_options_are_rejected_naming_the_field(
     daemon_env: dict[str, str], options: dict[str, Any], field: str
 ) -> None:
     bad = {**INITIALIZE, "params": {"capabilities": {}, "initializationOptions": options}}
-    replies, _done = _exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
+    replies, _done = exchange(daemon_env, [bad, *SHUTDOWN_AND_EXIT])
 
     error = replies[2]["error"]
     assert error["code"] == -32602
@@ -281,7 +250,7 @@ def test_bad_initialization_options_are_rejected_naming_the_field(
 
 @pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> None:
-    replies, _ = _exchange(
+    replies, _ = exchange(
         daemon_env,
         [
             INITIALIZE,
@@ -297,7 +266,7 @@ def test_a_request_without_params_is_answered(daemon_env: dict[str, str]) -> Non
 def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_field(
     daemon_env: dict[str, str],
 ) -> None:
-    replies, _ = _exchange(
+    replies, _ = exchange(
         daemon_env,
         [
             INITIALIZE,
@@ -319,7 +288,7 @@ def test_params_holding_an_object_with_a_jsonrpc_key_get_an_answer_naming_the_fi
 
 @pytest.mark.same_on_every_cli("the daemon answers without a CLI")
 def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, str]) -> None:
-    replies, done = _exchange(
+    replies, done = exchange(
         daemon_env,
         [
             INITIALIZE,
@@ -338,7 +307,7 @@ def test_requests_after_shutdown_are_refused_not_ignored(daemon_env: dict[str, s
 def test_an_expected_error_is_logged_as_one_line_not_a_traceback(
     daemon_env: dict[str, str],
 ) -> None:
-    replies, done = _exchange(
+    replies, done = exchange(
         daemon_env,
         [
             INITIALIZE,

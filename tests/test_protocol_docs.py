@@ -269,6 +269,8 @@ def examples() -> list[Example]:
                 method = asked.get((title, message["id"]), title)
                 entry = SCHEMA["x-methods"].get(method)
                 part = None if entry is None else ("result", entry["result"])
+                if method == "initialize":
+                    part = ("result", SCHEMA["x-initializeResult"])
             else:
                 part = schema_of_error(message["error"])
             if part is not None:

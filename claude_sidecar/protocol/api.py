@@ -212,7 +212,8 @@ class ClientName(Params):
 class ClientProtocol(Params):
     """``initializationOptions.protocol``: the protocol a client speaks and needs."""
 
-    version: Annotated[int, msgspec.Meta(ge=1)]
+    # 0 is allowed: older than any protocol served, it gets protocolMismatch.
+    version: Annotated[int, msgspec.Meta(ge=0)]
     """The protocol the client speaks."""
     oldest: Annotated[int, msgspec.Meta(ge=1)] | None = None
     """The oldest daemon protocol the client works with (default: ``version``)."""
@@ -1130,18 +1131,20 @@ class SidecarFeatures(Result, omit_defaults=False):
     keep those as free-form JSON, where they would drop unknown result keys.
     """
 
-    protocol_version: int
-    """The ``claude/*`` protocol this daemon speaks (``api.PROTOCOL_VERSION``)."""
-    oldest_client_protocol: int
-    """The oldest client protocol it serves (``api.OLDEST_CLIENT_PROTOCOL``)."""
-    features: list[str]
-    """The optional features this connection can use (``api.FEATURES``)."""
-    ignored_options: list[str]
-    """The ``initializationOptions`` keys this daemon did not know and ignored."""
     methods: list[str]
     notifications: list[str]
     client_requests: list[str]
     cli: CliInfo
+    # Always sent; the defaults are what a daemon from before the handshake means (protocol 1),
+    # so that `claude-sidecar connect` and `status` can read such a daemon's answer.
+    protocol_version: int = 1
+    """The ``claude/*`` protocol this daemon speaks (``api.PROTOCOL_VERSION``)."""
+    oldest_client_protocol: int = 1
+    """The oldest client protocol it serves (``api.OLDEST_CLIENT_PROTOCOL``)."""
+    features: list[str] = msgspec.field(default_factory=list)
+    """The optional features this connection can use (``api.FEATURES``)."""
+    ignored_options: list[str] = msgspec.field(default_factory=list)
+    """The ``initializationOptions`` keys this daemon did not know and ignored."""
 
 
 class Experimental(Result, omit_defaults=False):

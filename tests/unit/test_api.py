@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from claude_sidecar.protocol import api
 from claude_sidecar.protocol.errors import InvalidParams
@@ -100,7 +101,6 @@ def test_mcp_server_configs_are_checked_field_by_field(
         ({"warmPool": {"size": 9}}, "initializationOptions.warmPool.size"),
         ({"warmPool": {"idleSeconds": 0}}, "initializationOptions.warmPool.idleSeconds"),
         ({"warmPool": {"cwd": "relative/dir"}}, "initializationOptions.warmPool.cwd"),
-        ({"warmPool": {"max": 2}}, "initializationOptions.warmPool.max"),
     ],
 )
 def test_bad_performance_options_name_the_field(options: dict[str, Any], field: str) -> None:
@@ -110,6 +110,36 @@ def test_bad_performance_options_name_the_field(options: dict[str, Any], field: 
         )
 
     assert caught.value.data["field"] == field
+
+
+def test_unknown_initialization_options_are_left_out_and_named_at_any_depth() -> None:
+    ignored: list[str] = []
+    options = api.decode_params(
+        "initialize",
+        api.InitializationOptions,
+        {"warmPool": {"size": 2, "max": 4}, "editorTools": [{"name": "a"}, {"name": "b", "x": 1}]},
+        "initializationOptions.",
+        ignored=ignored,
+    )
+
+    assert ignored == [
+        "initializationOptions.warmPool.max",
+        "initializationOptions.editorTools[1].x",
+    ]
+    assert options.warm_pool.size == 2
+    assert [tool.name for tool in options.editor_tools] == ["a", "b"]
+
+
+def test_without_ignoring_an_unknown_option_is_invalid_params() -> None:
+    with pytest.raises(InvalidParams) as caught:
+        api.decode_params(
+            "initialize",
+            api.InitializationOptions,
+            {"warmPool": {"max": 2}},
+            "initializationOptions.",
+        )
+
+    assert caught.value.data["field"] == "initializationOptions.warmPool.max"
 
 
 def test_performance_options_default_to_no_coalescing_and_one_spare() -> None:
@@ -124,3 +154,34 @@ def test_params_with_a_lone_surrogate_are_invalid_params() -> None:
         api.decode_params("claude/newChannel", api.NewChannelParams, "\udc80bad")
 
     assert caught.value.data["field"] == "params"
+
+
+def test_the_initialize_answer_of_a_daemon_from_before_the_handshake_reads_as_protocol_1() -> None:
+    # What 0.1.0 answered (`claude-sidecar connect` reads it to retire an old daemon).
+    answer = {
+        "capabilities": {
+            "experimental": {
+                "claudeSidecar": {
+                    "methods": ["claude/newChannel"],
+                    "notifications": ["claude/delta"],
+                    "clientRequests": ["claude/callEditorTool"],
+                    "cli": {
+                        "path": None,
+                        "version": None,
+                        "error": "not found",
+                        "source": None,
+                        "tested": None,
+                        "testedVersions": ["2.1.330"],
+                    },
+                }
+            }
+        },
+        "serverInfo": {"name": "claude-sidecar", "version": "0.1.0"},
+    }
+
+    features = msgspec.convert(
+        answer, api.InitializeResult
+    ).capabilities.experimental.claude_sidecar
+
+    assert (features.protocol_version, features.oldest_client_protocol) == (1, 1)
+    assert (features.features, features.ignored_options) == ([], [])

@@ -61,7 +61,7 @@ def client_upgrade(client: str) -> str:
             "update the Neovim plugin with your plugin manager (e.g. `:Lazy update "
             "claude_sidecar`), then restart Neovim"
         )
-    if "code" in known:
+    if any(name in known for name in ("vs code", "vscode", "visual studio code")):
         return "update the claude-sidecar extension in VS Code's Extensions view, then reload"
     if "intellij" in known or "jetbrains" in known:
         return (
@@ -71,11 +71,14 @@ def client_upgrade(client: str) -> str:
     return f"install a release of {client} that speaks protocol {api.OLDEST_CLIENT_PROTOCOL}"
 
 
-def daemon_upgrade(env: Mapping[str, str], prefix: str | None = None) -> str:
+def daemon_upgrade(
+    env: Mapping[str, str], prefix: Path | None = None, package_dir: Path = _PACKAGE_DIR
+) -> str:
     """The command that upgrades this daemon, by how it was installed: a checkout (bootstrap.py
-    beside the package), a uv tool, a pipx venv, else pip of this Python."""
-    prefix_dir = Path(sys.prefix if prefix is None else prefix)
-    checkout = _PACKAGE_DIR.parent
+    beside the package), a uv tool (its receipt in ``prefix``, this Python's environment), a
+    pipx venv (its metadata there), else pip of this Python."""
+    prefix_dir = Path(sys.prefix) if prefix is None else prefix
+    checkout = package_dir.parent
     if (checkout / "bootstrap.py").is_file():
         launcher = env.get(LAUNCHER_VARIABLE) or (
             f"python3 {shlex.quote(str(checkout / 'bootstrap.py'))}"

@@ -158,6 +158,7 @@ class SidecarServer(JsonRPCServer):
         options = api.decode_params(
             "initialize", api.InitializationOptions, raw_options, prefix, ignored=ignored
         )
+        ignored.sort()
         if ignored:
             log.warning(handshake.unknown_options_warning(ignored))
         self.configure(options)

@@ -308,7 +308,7 @@ class Generator:
             "/** The daemon version whose schema these types were generated from. */",
             f'const val DAEMON_VERSION: String = "{version}"',
             "",
-            "/** The `claude/…` protocol of that daemon: rises only on a breaking change. */",
+            "/** The version of that daemon's protocol: rises only on a breaking change. */",
             f"const val PROTOCOL_VERSION: Int = {self.schema['x-protocolVersion']}",
             "",
             "/** The oldest client protocol that daemon serves. */",
@@ -497,9 +497,13 @@ class Generator:
             fields = ", ".join(f'"{f}"' for f in entry["data"].get("properties", {}) if f != "name")
             line = f'    {constant(name)}("{name}", {entry["code"]}, listOf({fields}))'
             if len(line) + 1 > MAX_LINE:
-                # As ktlint wraps it: one argument a line, a trailing comma.
-                args = [f'"{name}"', str(entry["code"]), f"listOf({fields})"]
-                wrapped = [f"    {constant(name)}(", *[f"        {a}," for a in args], "    )"]
+                # As ktlint wraps a call too long for one line: one argument a line.
+                arguments = [f'"{name}"', str(entry["code"]), f"listOf({fields})"]
+                wrapped = [
+                    f"    {constant(name)}(",
+                    *[f"        {argument}," for argument in arguments],
+                    "    )",
+                ]
             else:
                 wrapped = [line]
             entries.append([*kdoc(entry.get("summary"), "    "), *wrapped])

@@ -82,6 +82,10 @@ function M.pick()
     if err then
       return refused(err)
     end
+    -- A daemon that does not serve attaching (a private one) says so here, not at claude/attach.
+    if not require("claude_sidecar.protocol").require("attach", ":ClaudeAttach") then
+      return
+    end
     local channels = result.channels or {}
     if #channels == 0 then
       log.notify(vim.log.levels.INFO, "no chat is running in the shared daemon")

@@ -19,9 +19,13 @@ function M.describe(err)
   return text
 end
 
---- Tell the user a request failed (the one way daemon errors reach the user as messages).
+--- Tell the user a request failed (the one way daemon errors reach the user as messages); an
+--- error already told (`reported`: the daemon did not fit the plugin) is not told again.
 ---@param err table|string|nil
 function M.report(err)
+  if type(err) == "table" and err.reported then
+    return
+  end
   require("claude_sidecar.log").notify(vim.log.levels.ERROR, "%s", M.describe(err))
 end
 

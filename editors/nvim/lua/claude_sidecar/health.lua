@@ -28,7 +28,8 @@ local function probe(cmd)
   if not ok then
     return nil, tostring(connection)
   end
-  local options = { clientName = "claude_sidecar.nvim health", warmPool = { size = 0 } }
+  local protocol = require("claude_sidecar.protocol")
+  local options = { clientName = "claude_sidecar.nvim health", warmPool = { size = 0 }, protocol = protocol.options() }
   if config.cli_path then
     options.cliPath = config.cli_path
   end
@@ -38,7 +39,7 @@ local function probe(cmd)
     initializationOptions = options,
   }, function(err, result)
     if err then
-      failure = require("claude_sidecar.errors").describe(err)
+      failure = protocol.mismatch(err) or require("claude_sidecar.errors").describe(err)
     else
       answer = result
     end

@@ -79,6 +79,12 @@ local function chat_or_warn()
   return c
 end
 
+--- Whether the running daemon serves `feature` (it says so otherwise); true before it answered
+--- initialize: the command's own request starts it, and says what goes wrong.
+local function served(feature, command)
+  return require("claude_sidecar.rpc").server() == nil or require("claude_sidecar.protocol").require(feature, command)
+end
+
 --- Show chat `c` with the cursor in its prompt, typing if `start_insert` says so.
 local function show_for_typing(c)
   local chat = require("claude_sidecar.chat")
@@ -169,7 +175,7 @@ function M.detach()
     return
   end
   local c = chat_or_warn()
-  if c then
+  if c and served("attach", ":ClaudeDetach") then
     require("claude_sidecar.chat").close(c, true)
   end
 end
@@ -242,7 +248,7 @@ end
 --- :ClaudeFork — a new chat continuing this one up to the answer to the prompt at the cursor.
 function M.fork()
   local c = chat_or_warn()
-  if not c then
+  if not c or not served("fork", ":ClaudeFork") then
     return
   end
   local entry = prompt_at_cursor(c)
@@ -266,7 +272,7 @@ end
 --- :ClaudeRewind — show what rewinding files to before the prompt at the cursor does, then ask.
 function M.rewind()
   local c = chat_or_warn()
-  if not c then
+  if not c or not served("rewind", ":ClaudeRewind") then
     return
   end
   local entry = prompt_at_cursor(c)

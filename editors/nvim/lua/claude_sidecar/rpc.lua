@@ -78,6 +78,7 @@ local function initialization_options()
     coalesceDeltasMs = config.coalesce_ms,
     warmPool = { size = config.warm_pool, cwd = vim.fn.getcwd() },
     autoAllowTools = config.auto_allow_tools,
+    protocol = require("claude_sidecar.protocol").options(),
   }
   if #options.autoAllowTools == 0 then
     options.autoAllowTools = nil
@@ -222,6 +223,13 @@ start = function()
     if err then
       -- The requests waiting for the daemon report it (e.g. the chat that was opening).
       log.info("initialize failed: %s", require("claude_sidecar.errors").describe(err))
+      local mismatch = require("claude_sidecar.protocol").mismatch(err)
+      if mismatch then
+        -- Plugin and daemon do not fit: told once, with the fix; the waiting requests say the
+        -- same where they show errors (a chat's notice), without telling it again.
+        log.notify(vim.log.levels.ERROR, "%s", mismatch)
+        err = { code = err.code, message = mismatch, data = err.data, reported = true }
+      end
       if reconnecting > 0 then
         if started.is_closing() then
           return -- it exited: its exit handler tries again
@@ -256,7 +264,7 @@ end
 
 --- What the initialize result says about the daemon and the CLI it runs.
 ---@param result table the InitializeResult
----@return {name: string|nil, version: string|nil, cli: {path: string|nil, version: string|nil, error: string|nil}}
+---@return table: name, version, protocol, features, ignored_options, cli (path, version, error, ...)
 function M.describe_initialize(result)
   local info = result and result.serverInfo or {}
   local sidecar = vim.tbl_get(result or {}, "capabilities", "experimental", "claudeSidecar") or {}
@@ -269,9 +277,17 @@ function M.describe_initialize(result)
   if type(cli.tested) == "boolean" then
     tested = cli.tested
   end
+  local function strings(v)
+    return type(v) == "table" and vim.tbl_filter(function(item)
+      return type(item) == "string"
+    end, v) or {}
+  end
   return {
     name = text(info.name),
     version = text(info.version),
+    protocol = type(sidecar.protocolVersion) == "number" and sidecar.protocolVersion or nil,
+    features = strings(sidecar.features),
+    ignored_options = strings(sidecar.ignoredOptions),
     cli = {
       path = text(cli.path),
       version = text(cli.version),
@@ -295,7 +311,7 @@ end
 function M.request(method, params, callback)
   callback = callback
     or function(err)
-      if err then
+      if err and not err.reported then
         log.error("%s failed: %s", method, require("claude_sidecar.errors").describe(err))
       end
     end

@@ -10,7 +10,7 @@ import com.google.gson.JsonObject
 /** The daemon version whose schema these types were generated from. */
 const val DAEMON_VERSION: String = "0.1.0"
 
-/** The `claude/…` protocol of that daemon: rises only on a breaking change. */
+/** The version of that daemon's protocol: rises only on a breaking change. */
 const val PROTOCOL_VERSION: Int = 1
 
 /** The oldest client protocol that daemon serves. */
