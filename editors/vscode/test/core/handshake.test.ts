@@ -306,4 +306,25 @@ describe('the version handshake, against the real daemon', () => {
       removeSandbox(box);
     }
   });
+  test('a client older than the daemon serves gets one protocolMismatch: upgrade the extension, and a look for its update', async () => {
+    const box = sandbox(model);
+    const sidecar = client(box, {
+      initializationOptions: { protocol: { version: 0, client: { name: 'vscode', version: '0.0.1' } } },
+    });
+    try {
+      const error = await sidecar.daemon().then(
+        () => assert.fail('the daemon accepted a client older than it serves'),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof ProtocolMismatchError, String(error));
+      assert.equal(error.upgrade, 'client');
+      assert.match(error.fix, /extension/);
+      const prompt = mismatchPrompt(error);
+      assert.ok(prompt.text.endsWith(`upgrade vscode: ${error.fix}`), prompt.text);
+      assert.deepEqual(prompt.actions, [CHECK_FOR_UPDATES]);
+    } finally {
+      await sidecar.dispose();
+      removeSandbox(box);
+    }
+  });
 });

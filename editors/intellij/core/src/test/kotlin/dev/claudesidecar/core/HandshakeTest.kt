@@ -184,6 +184,23 @@ class HandshakeTest {
             }
         }
 
+        @Test fun `a client older than the daemon serves gets one protocolMismatch - upgrade the client, nothing to copy`() {
+            Sandbox(model).use { box ->
+                val options = InitializationOptions(
+                    warmPool = WarmPoolOptions(size = 0),
+                    protocol = ClientProtocol(version = 0, client = ClientName("intellij", "0.0.1")),
+                )
+                box.client(initializationOptions = options).use { client ->
+                    val e = assertThrows<SidecarException> { runBlocking { client.daemon() } }
+                    val mismatch = checkNotNull(e.mismatch) { e.toString() }
+                    assertEquals(ProtocolMismatch.Upgrade.CLIENT, mismatch.upgrade)
+                    assertTrue("plugin" in mismatch.fix, mismatch.fix)
+                    assertNull(mismatch.command)
+                    assertTrue(e.message!!.endsWith("upgrade intellij: ${mismatch.fix}"), e.message)
+                }
+            }
+        }
+
         @Test fun `a client needing a newer daemon than this one gets one protocolMismatch - upgrade the daemon, with the command`() {
             Sandbox(model).use { box ->
                 val newer = PROTOCOL_VERSION + 1
