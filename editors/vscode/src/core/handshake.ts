@@ -1,4 +1,4 @@
-// The version handshake (docs/protocol.md, "Versions and features"): the protocol this
+// The version handshake (docs/protocol.md, "Versions: the handshake"): the protocol this
 // client states in `initialize`, the one error a daemon it does not fit answers (which side
 // to upgrade, and the command), and the optional features the daemon serves the connection.
 

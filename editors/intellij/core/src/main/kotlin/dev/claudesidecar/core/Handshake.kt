@@ -9,7 +9,7 @@ import dev.claudesidecar.core.protocol.InitializeResult
 import dev.claudesidecar.core.protocol.PROTOCOL_VERSION
 
 /**
- * The version handshake of `initialize` (docs/protocol.md, "Versions and features"): the
+ * The version handshake of `initialize` (docs/protocol.md, "Versions: the handshake"): the
  * protocol this client states, what the daemon answers about the connection (its optional
  * features, the options it ignored), and the one error of a daemon the client does not fit.
  */
