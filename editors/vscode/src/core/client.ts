@@ -11,6 +11,7 @@ import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import { Chat } from './chat';
 import { DaemonConnection, type DaemonExit, type DaemonOptions, type Log } from './connection';
 import { SidecarError, toSidecarError } from './errors';
+import { daemonFeatures, featureMissing, ignoredOptionsWarning, ProtocolMismatchError } from './handshake';
 import type {
   AttachResult,
   ChannelInfo,
@@ -82,6 +83,12 @@ export class SidecarClient {
   private disposed = false;
   state: DaemonState = 'stopped';
   lastExit: DaemonExit | undefined;
+  /** Why the daemon could not be started or reached last (state `failed`), e.g. a ProtocolMismatchError. */
+  lastFailure: SidecarError | undefined;
+  /** The optional features the daemon connected last serves (its `initialize` answer); undefined before one answered. */
+  features: ReadonlySet<string> | undefined;
+  /** The ignored-options warnings logged already: each once per client, not per reconnect. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly options: ClientOptions,
@@ -151,6 +158,9 @@ export class SidecarClient {
   async forkChat(chat: Chat, atMessageId?: string): Promise<Chat> {
     if (!chat.channelId) throw new SidecarError('this chat has no channel yet', 'claude/forkSession');
     const daemon = await this.daemon();
+    if (daemon.initializeResult && !daemonFeatures(daemon.initializeResult).has('fork')) {
+      throw featureMissing('fork', 'Forking a chat', daemon.initializeResult);
+    }
     const result = await daemon.request('claude/forkSession', {
       channelId: chat.channelId,
       ...(atMessageId ? { atMessageId } : {}),
@@ -199,6 +209,10 @@ export class SidecarClient {
     );
     chat.hasConversation = true;
     const daemon = await this.daemon();
+    // The private daemon's refusal (notShared) says more than a missing feature would.
+    if (this.shared && daemon.initializeResult && !daemonFeatures(daemon.initializeResult).has('attach')) {
+      throw featureMissing('attach', 'Attaching to a running chat', daemon.initializeResult);
+    }
     this.closedChannels.delete(channel.channelId);
     let result: AttachResult;
     try {
@@ -268,9 +282,11 @@ export class SidecarClient {
     try {
       const daemon = await this.connect();
       this.current = daemon;
+      this.lastFailure = undefined;
       this.setState('running');
       return daemon;
     } catch (e) {
+      this.lastFailure = toSidecarError(e, 'daemon');
       this.setState('failed');
       throw e;
     }
@@ -285,6 +301,7 @@ export class SidecarClient {
       initializationOptions: this.options.initializationOptions ?? {},
       log: this.options.log,
     });
+    this.handshake(daemon);
     daemon.onNotification((method, params) => this.route(method, params));
     daemon.onClientRequest('claude/callEditorTool', (params) => this.callEditorTool(params));
     daemon.onExit((exit) => this.daemonExited(daemon, exit));
@@ -315,6 +332,11 @@ export class SidecarClient {
       } catch (e) {
         failure = e;
         this.options.log?.('info', `connecting again failed: ${(e as Error).message}`);
+        // The daemon there now does not fit this client: trying again cannot help.
+        if (e instanceof ProtocolMismatchError) {
+          tries = attempt;
+          break;
+        }
         continue;
       }
       // Not `current` until every chat is attached again: requests wait until then.
@@ -325,10 +347,12 @@ export class SidecarClient {
       }
       if (!daemon.alive) continue; // it dropped again meanwhile
       this.current = daemon;
+      this.lastFailure = undefined;
       this.setState('running');
       this.options.log?.('info', 'connected to the shared daemon again');
       return daemon;
     }
+    this.lastFailure = toSidecarError(failure ?? new Error('the connection dropped'), 'daemon');
     this.setState('failed');
     const why = failure instanceof Error ? `: ${failure.message}` : '';
     for (const chat of this.allChats()) {
@@ -575,6 +599,19 @@ export class SidecarClient {
       } catch (e) {
         chat.apply({ kind: 'notice', level: 'error', text: `cannot resume this chat: ${(e as Error).message}` });
       }
+    }
+  }
+
+  /** Takes what the daemon's `initialize` answer says about this connection: its features,
+   * and the options it ignored (logged once, at warning). */
+  private handshake(daemon: DaemonConnection): void {
+    const result = daemon.initializeResult;
+    if (!result) return;
+    this.features = daemonFeatures(result);
+    const warning = ignoredOptionsWarning(result);
+    if (warning && !this.warned.has(warning)) {
+      this.warned.add(warning);
+      this.options.log?.('warn', warning);
     }
   }
 

@@ -15,6 +15,7 @@ import {
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
 import { SidecarError, toSidecarError } from './errors';
+import { protocolMismatch, protocolOffer } from './handshake';
 import type {
   ClaudeClientRequests,
   ClaudeMethods,
@@ -32,6 +33,7 @@ export interface DaemonOptions {
   cwd?: string;
   /** The whole environment of the daemon (and so of its CLIs). */
   env?: NodeJS.ProcessEnv;
+  /** Sent as they are, with `protocol` (this client's, `protocolOffer()`) unless given. */
   initializationOptions: InitializationOptions;
   /** For the daemon's stderr lines and connection trouble. */
   log?: Log;
@@ -90,7 +92,8 @@ export class DaemonConnection {
   /**
    * Spawns the daemon, sends `initialize` and resolves once it answered. Rejects with a
    * SidecarError (the command could not be started, the daemon exited, or it refused the
-   * initialization options) and leaves no process behind.
+   * initialization options; a ProtocolMismatchError when it and this client do not fit) and
+   * leaves no process behind.
    */
   static async start(options: DaemonOptions): Promise<DaemonConnection> {
     const log: Log = options.log ?? (() => {});
@@ -127,13 +130,17 @@ export class DaemonConnection {
         processId: process.pid,
         clientInfo: { name: 'claude-sidecar-vscode' },
         capabilities: {},
-        initializationOptions: options.initializationOptions,
+        initializationOptions: {
+          ...options.initializationOptions,
+          protocol: options.initializationOptions.protocol ?? protocolOffer(),
+        },
       });
       daemon.initializeResult = await Promise.race([initialize, daemon.exitedEarly]);
       await rpc.sendNotification('initialized', {});
     } catch (e) {
       daemon.kill();
-      throw toSidecarError(e, 'initialize');
+      const error = toSidecarError(e, 'initialize');
+      throw protocolMismatch(error) ?? error;
     }
     return daemon;
   }

@@ -8,7 +8,8 @@ import type { Chat } from '../core/chat';
 import { cliReport } from '../core/cli-report';
 import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
-import type { ChannelSummary, NewChannelParams } from '../core/protocol.generated';
+import { CHECK_FOR_UPDATES, COPY_FIX, mismatchPrompt, ProtocolMismatchError } from '../core/handshake';
+import { FEATURE_NAMES, type ChannelSummary, type NewChannelParams } from '../core/protocol.generated';
 import { attachList } from '../core/running-chats';
 import { API_KEY, COPY_COMMAND, SIGN_IN, signInPrompt, type SignInPrompt } from '../core/sign-in';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
@@ -74,8 +75,14 @@ class Extension implements PanelHost, vscode.Disposable {
   chatFocused = false;
   /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
   private disposing = false;
+  /** The protocol mismatch shown now: the same one again (each restored tab, each command) is not shown twice. */
+  private mismatchShown: string | undefined;
 
-  constructor(readonly extensionUri: vscode.Uri) {}
+  constructor(
+    readonly extensionUri: vscode.Uri,
+    /** `publisher.name`: what "Check for Extension Updates" shows in the Extensions view. */
+    private readonly extensionId: string,
+  ) {}
 
   /** The window's daemon client, made from the settings when first needed. */
   get client(): SidecarClient {
@@ -104,7 +111,13 @@ class Extension implements PanelHost, vscode.Disposable {
       let previous = client.state;
       client.onDaemonState((state) => {
         this.refreshStatus();
-        if (state === 'running') void this.reportCli(client);
+        if (state === 'running') {
+          void this.reportCli(client);
+          this.showFeatures(client.features);
+        }
+        if (state === 'failed' && client.lastFailure instanceof ProtocolMismatchError) {
+          void this.showMismatch(client.lastFailure);
+        }
         // Said once per drop, for as long as it lasts; each chat shows "reconnecting" too.
         if (state === 'reconnecting' && previous === 'running') {
           const over = new Promise<void>((resolve) => {
@@ -122,7 +135,11 @@ class Extension implements PanelHost, vscode.Disposable {
             () => over,
           );
         }
-        if (state === 'failed' && previous === 'reconnecting') {
+        if (
+          state === 'failed' &&
+          previous === 'reconnecting' &&
+          !(client.lastFailure instanceof ProtocolMismatchError)
+        ) {
           void this.showError('Claude: could not connect to the shared daemon again; send a message to try once more.');
         }
         previous = state;
@@ -176,6 +193,46 @@ class Extension implements PanelHost, vscode.Disposable {
     } else if (pick === COPY_COMMAND && prompt.command) {
       await vscode.env.clipboard.writeText(prompt.command);
       void vscode.window.showInformationMessage(`Copied: ${prompt.command}. Run it in a terminal to sign in.`);
+    }
+  }
+
+  /**
+   * Hides what the daemon does not serve: a context key per feature the daemon left out
+   * (`claudeSidecar.daemonLacks.<feature>`), read by the commands' `when` clauses. Unset
+   * (shown) until a daemon said, and after a restart.
+   */
+  private showFeatures(features: ReadonlySet<string> | undefined): void {
+    for (const feature of FEATURE_NAMES) {
+      const lacks = features !== undefined && !features.has(feature);
+      void vscode.commands.executeCommand('setContext', `claudeSidecar.daemonLacks.${feature}`, lacks);
+    }
+  }
+
+  /**
+   * The daemon and the extension do not fit: one error notification saying which to upgrade,
+   * with the command (Copy Command) and, when the extension is the older one, a button that
+   * looks for its update in the Extensions view.
+   */
+  async showMismatch(error: ProtocolMismatchError): Promise<void> {
+    const prompt = mismatchPrompt(error);
+    this.log.error(prompt.text);
+    if (this.mismatchShown === prompt.text) return;
+    this.mismatchShown = prompt.text;
+    let pick: string | undefined;
+    try {
+      pick = await vscode.window.showErrorMessage(prompt.text, ...prompt.actions);
+    } finally {
+      this.mismatchShown = undefined;
+    }
+    if (pick === COPY_FIX) {
+      await vscode.env.clipboard.writeText(prompt.command);
+      void vscode.window.showInformationMessage(`Copied: ${prompt.command}. Run it in a terminal.`);
+    } else if (pick === CHECK_FOR_UPDATES) {
+      await vscode.commands.executeCommand('workbench.extensions.search', `@id:${this.extensionId}`);
+      await vscode.commands.executeCommand('workbench.extensions.action.checkForUpdates').then(
+        () => undefined,
+        (e: unknown) => this.log.debug(`checking for extension updates: ${(e as Error).message}`),
+      );
     }
   }
 
@@ -537,6 +594,7 @@ class Extension implements PanelHost, vscode.Disposable {
     for (const panel of [...this.panels.values()]) panel.panel.dispose();
     this.disposing = false;
     await client?.dispose();
+    this.showFeatures(undefined);
     void vscode.window.showInformationMessage(
       this.shared
         ? 'Disconnected from the shared Claude daemon; its chats keep running ("Claude: Attach to a Running Chat" opens them).'
@@ -586,6 +644,10 @@ function command(name: string, run: () => void | Promise<void>): vscode.Disposab
     try {
       await run();
     } catch (e) {
+      if (e instanceof ProtocolMismatchError) {
+        await extension?.showMismatch(e);
+        return;
+      }
       const message = e instanceof Error ? e.message : String(e);
       extension?.log.error(`${name}: ${message}`);
       // A setting the user can fix gets a button that opens it.
@@ -601,7 +663,7 @@ function command(name: string, run: () => void | Promise<void>): vscode.Disposab
 }
 
 export function activate(context: vscode.ExtensionContext): { extension: Extension } {
-  const ext = new Extension(context.extensionUri);
+  const ext = new Extension(context.extensionUri, context.extension.id);
   extension = ext;
   context.subscriptions.push(
     { dispose: () => void ext.dispose() },
@@ -626,6 +688,7 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
             return;
           } catch (e) {
             ext.log.warn(`cannot restore the chat of session ${state.sessionId}: ${(e as Error).message}`);
+            if (e instanceof ProtocolMismatchError) void ext.showMismatch(e);
           }
         }
         panel.dispose();

@@ -70,6 +70,11 @@ data class DaemonOptions(
     val initializationOptions: InitializationOptions = InitializationOptions(),
     /** Sent as `clientInfo.name` of `initialize`. */
     val clientName: String = "claude-sidecar-intellij",
+    /**
+     * This client's name in the version handshake (`initializationOptions.protocol.client`,
+     * which the daemon's upgrade message names): `intellij`, `swing-app`.
+     */
+    val protocolClient: String = "intellij",
     val logger: SidecarLogger = SidecarLogger.NONE,
     /** How long `shutdown`/`exit` may take before the process is killed. */
     val shutdownGrace: Duration = 3.seconds,
@@ -269,9 +274,11 @@ class DaemonConnection private constructor(
         private const val STDERR_TAIL_LINES = 20
 
         /**
-         * Spawns the daemon, sends `initialize` and returns once it answered. Throws
-         * [SidecarException] (`where = "daemonCommand"` when the command cannot run; the
-         * daemon's error when it refuses the initialization options) and leaves no process behind.
+         * Spawns the daemon, sends `initialize` (with `protocol`, [Handshake.offer], unless the
+         * options hold one) and returns once it answered. Throws [SidecarException] (`where =
+         * "daemonCommand"` when the command cannot run; the daemon's error when it refuses the
+         * initialization options, with [SidecarException.mismatch] when it and this client do
+         * not fit) and leaves no process behind.
          */
         suspend fun start(options: DaemonOptions, handlers: DaemonHandlers): DaemonConnection {
             val command = options.commandLine
@@ -306,14 +313,16 @@ class DaemonConnection private constructor(
                     "processId" to ProcessHandle.current().pid(),
                     "clientInfo" to mapOf("name" to options.clientName),
                     "capabilities" to emptyMap<String, Any>(),
-                    "initializationOptions" to options.initializationOptions,
+                    "initializationOptions" to options.initializationOptions.let {
+                        if (it.protocol == null) it.copy(protocol = Handshake.offer(options.protocolClient)) else it
+                    },
                 )
                 daemon.initializeResult = daemon.call("initialize", params) as InitializeResult
                 daemon.remote.notify("initialized", emptyMap<String, Any>())
             } catch (e: Throwable) {
                 daemon.kill()
                 withTimeoutOrNull(options.shutdownGrace) { process.onExit().await() }
-                throw SidecarException.from(e, "initialize")
+                throw Handshake.initializeError(SidecarException.from(e, "initialize"))
             }
             options.logger.log(
                 Level.INFO,

@@ -132,6 +132,17 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /** The daemon now running, if any (its [DaemonConnection.pid], [DaemonConnection.initializeResult]). */
     val runningDaemon: DaemonConnection? get() = current?.takeIf { it.alive }
 
+    private val featuresFlow = MutableStateFlow<Set<String>?>(null)
+
+    /**
+     * The optional features the daemon connected last serves ([Handshake.features]); null until
+     * one answered. A UI hides what is not there (the shared daemon's `attach`, …).
+     */
+    val features: StateFlow<Set<String>?> = featuresFlow.asStateFlow()
+
+    /** The ignored-options warnings logged already: each once per client, not per reconnect. */
+    private val warned = ConcurrentHashMap.newKeySet<String>()
+
     /** How the last daemon ended, if one did. */
     @Volatile var lastExit: DaemonExit? = null
         private set
@@ -208,6 +219,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         reconnecting?.join()
         chatOf(channel.channelId)?.let { return it }
         val daemon = daemon()
+        // A private daemon's refusal (notShared) says more than a missing feature would.
+        if (shared && "attach" !in Handshake.features(daemon.initializeResult)) {
+            throw Handshake.featureMissing("attach", "Attaching to a running chat", daemon.initializeResult)
+        }
         val result = try {
             daemon.request(Methods.ATTACH, AttachParams(channelId = channel.channelId))
         } catch (e: SidecarException) {
@@ -231,6 +246,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
      */
     suspend fun forkChat(chat: Chat, atMessageId: String? = null, listener: ChatListener? = null): Chat {
         val (daemon, channelId) = channelOf(chat)
+        if ("fork" !in Handshake.features(daemon.initializeResult)) {
+            throw Handshake.featureMissing("fork", "Forking a chat", daemon.initializeResult)
+        }
         val result = daemon.request(Methods.FORK_SESSION, ForkSessionParams(channelId = channelId, atMessageId = atMessageId))
         val fork = newChat(chat.channelParams.copy(resume = result.sessionId), listener)
         fork.hasConversation = true
@@ -510,6 +528,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         started = daemon
         current = daemon
         CliReport.of(daemon.initializeResult).let { logger.log(it.level, it.text) }
+        Handshake.ignoredOptionsWarning(daemon.initializeResult)?.let { if (warned.add(it)) logger.log(Level.WARN, it) }
+        featuresFlow.value = Handshake.features(daemon.initializeResult)
         setState(DaemonState.RUNNING)
         // Ended before [started] was set: its exit was not handled (a second report finds it handled).
         daemon.exit?.let { exit -> eventExecutor.execute { daemonExited(daemon, exit) } }
@@ -562,6 +582,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
      * holding [startLock] so that requests wait; then attaches every chat again.
      */
     private suspend fun reconnect(chats: List<Chat>) {
+        // The daemon there now does not fit this client: trying again cannot help.
+        var mismatch: SidecarException? = null
         val daemon = startLock.withLock {
             var pause = FIRST_RECONNECT_PAUSE
             for (attempt in 1..RECONNECT_TRIES) {
@@ -571,6 +593,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
                     return@withLock start(failed = DaemonState.RECONNECTING)
                 } catch (e: SidecarException) {
                     log(Level.WARN, "connecting to the shared daemon again (try $attempt of $RECONNECT_TRIES): ${e.message}")
+                    if (e.mismatch != null) {
+                        mismatch = e
+                        break
+                    }
                 }
                 pause = (pause * 2).coerceAtMost(LAST_RECONNECT_PAUSE)
             }
@@ -581,12 +607,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             reattaching.removeAll(chats.toSet())
             onEventThread {
                 for (chat in chats) {
-                    chat.emit(
-                        ChatEvent.Notice(
-                            ChatEvent.Notice.Level.ERROR,
-                            "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more.",
-                        ),
-                    )
+                    val said = mismatch?.let { "Could not connect to the shared daemon again: ${it.message}" }
+                        ?: "Could not connect to the shared daemon again ($RECONNECT_TRIES tries); the next request tries once more."
+                    chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, said))
                     chat.emit(ChatEvent.Connection(reconnecting = false))
                 }
             }

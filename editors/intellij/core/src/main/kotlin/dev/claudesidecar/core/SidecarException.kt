@@ -14,6 +14,8 @@ import org.eclipse.lsp4j.jsonrpc.ResponseErrorException
  * @property code the JSON-RPC error code, when the daemon answered with an error
  * @property errorName the daemon's `data.name` (`invalidParams`, `channelNotFound`, ...)
  * @property data the error's whole `data`
+ * @property mismatch set when `initialize` failed because the daemon and this client do not
+ *   fit: which side to upgrade and how ([Handshake.initializeError])
  */
 class SidecarException(
     message: String,
@@ -22,6 +24,7 @@ class SidecarException(
     val errorName: String? = null,
     val data: JsonElement? = null,
     cause: Throwable? = null,
+    val mismatch: ProtocolMismatch? = null,
 ) : RuntimeException(message, cause) {
     /** [errorName] as one of the protocol's known errors. */
     val error: ErrorName? get() = ErrorName.of(errorName)

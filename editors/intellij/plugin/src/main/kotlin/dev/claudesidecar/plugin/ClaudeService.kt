@@ -61,6 +61,12 @@ class ClaudeService(
     val client: SidecarClient
         get() = synchronized(lock) { current ?: create().also { current = it } }
 
+    /**
+     * The optional features the running client's daemon serves ([SidecarClient.features]); null
+     * while none answered (no client yet, or no daemon started): actions stay until it says.
+     */
+    val features: Set<String>? get() = synchronized(lock) { current }?.features?.value
+
     /** What a new chat starts with: the project's folder, and the model and mode of the settings. */
     fun newChannelParams(): NewChannelParams {
         val options = ClaudeSettings.getInstance(project).state

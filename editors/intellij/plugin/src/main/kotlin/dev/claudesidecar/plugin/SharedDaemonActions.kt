@@ -25,6 +25,13 @@ import kotlinx.coroutines.withContext
  * a notification says to choose the shared one in the settings.
  */
 class AttachAction : ProjectAction() {
+    /** Hidden once the daemon said it serves no `attach` (a private daemon, or one from before it). */
+    override fun update(e: AnActionEvent) {
+        super.update(e)
+        val features = e.project?.let { ClaudeService.getInstance(it).features }
+        e.presentation.isVisible = features == null || "attach" in features
+    }
+
     override fun actionPerformed(e: AnActionEvent) {
         val project = e.project ?: return
         val service = ClaudeService.getInstance(project)

@@ -6,6 +6,7 @@ import dev.claudesidecar.core.ClientOptions
 import dev.claudesidecar.core.CommandLine
 import dev.claudesidecar.core.DaemonMode
 import dev.claudesidecar.core.DaemonOptions
+import dev.claudesidecar.core.DaemonState
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.SidecarLogger
@@ -26,6 +27,7 @@ import java.awt.event.WindowEvent
 import java.nio.file.Path
 import java.util.function.BiConsumer
 import javax.swing.AbstractAction
+import javax.swing.JButton
 import javax.swing.JComponent
 import javax.swing.JDialog
 import javax.swing.JFrame
@@ -49,7 +51,8 @@ import kotlin.system.exitProcess
  * reloads after each turn) and a closable tab per chat on the right (Ctrl+W closes the chat);
  * a session already open in a tab is shown there, not opened twice. `--shared` uses the shared
  * daemon (`claude-sidecar connect`): "Attach to running chat…" opens a chat running there, and
- * closing a chat may leave it running.
+ * closing a chat may leave it running. What the daemon does not serve is hidden (once it said:
+ * its `features`); a daemon that does not fit this app is one banner with the fix.
  */
 class App(
     private val client: SidecarClient,
@@ -76,6 +79,12 @@ class App(
     /** Tabs closed while their chat was still opening: the chat is closed when it comes. */
     private val closedEarly = HashSet<ChatPanel>()
 
+    /** Opens the shared daemon's running chats; hidden once the daemon said it serves no `attach`. */
+    val attachButton: JButton = button("Attach to running chat…") { showAttachDialog() }
+
+    /** Over the chats when the daemon and this app do not fit: which to upgrade, and how. */
+    val mismatch = MismatchBanner()
+
     /** The "Attach to running chat…" dialog while it is open. */
     var attachDialog: JDialog? = null
         private set
@@ -84,15 +93,23 @@ class App(
         val toolbar =
             row(
                 primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") },
-                button("Attach to running chat…") { showAttachDialog() },
+                attachButton,
                 button("Refresh sessions") { sessions.load() },
                 themeSwitch,
             )
         toolbar.border = padding(6, 6, 6, 6)
+        val top = Column(0).apply {
+            add(toolbar)
+            add(mismatch)
+        }
         val right = JPanel(BorderLayout()).apply {
-            add(toolbar, BorderLayout.NORTH)
+            add(top, BorderLayout.NORTH)
             add(tabs, BorderLayout.CENTER)
         }
+        // Unknown until a daemon answered: shown, and its use then says what is missing.
+        scope.launch { client.features.collect { attachButton.isVisible = it == null || "attach" in it } }
+        // A daemon that answered fits: a mismatch shown before is over.
+        scope.launch { client.state.collect { if (it == DaemonState.RUNNING) mismatch.clear() } }
         frame.contentPane = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, sessions, right).apply { dividerLocation = 260 }
         frame.size = Dimension(1100, 800)
         frame.defaultCloseOperation = JFrame.DO_NOTHING_ON_CLOSE
@@ -116,6 +133,7 @@ class App(
         if (dark) FlatDarkLaf.setup() else FlatLightLaf.setup()
         themeSwitch.isSelected = dark
         SwingUtilities.updateComponentTreeUI(frame)
+        mismatch.restyle()
     }
 
     /** The tab of the chat on [sessionId] (open, or being opened to resume it), if any. */
@@ -218,8 +236,8 @@ class App(
                 panel.attach(chat)
                 panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
-                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot attach to the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
+                failed(e, "Cannot attach to the chat")
             }
         }
     }
@@ -271,10 +289,21 @@ class App(
             } catch (e: SidecarException) {
                 resuming.remove(panel)
                 if (closedEarly.remove(panel)) return@launch
-                JOptionPane.showMessageDialog(frame, messageOf(e), "Cannot open the chat", JOptionPane.ERROR_MESSAGE)
                 tabs.remove(panel)
+                failed(e, "Cannot open the chat")
             }
         }
+    }
+
+    /** Shows why a chat could not open: a daemon that does not fit as the banner (no dialog to dismiss), else a message box. */
+    private fun failed(e: SidecarException, title: String) {
+        val mismatch = e.mismatch
+        if (mismatch != null) {
+            this.mismatch.showMismatch(mismatch)
+            this.mismatch.revalidate()
+            return
+        }
+        JOptionPane.showMessageDialog(frame, messageOf(e), title, JOptionPane.ERROR_MESSAGE)
     }
 
     /** [e]'s message; for the daemon's command (core calls it the setting daemonCommand) it adds what sets it here. */
@@ -312,6 +341,7 @@ class App(
             env = env,
             initializationOptions = PanelDaemon.initializationOptions(CLIENT_NAME),
             clientName = CLIENT_NAME,
+            protocolClient = PROTOCOL_CLIENT,
             logger = logger,
         )
     }
@@ -319,6 +349,9 @@ class App(
     companion object {
         /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
         const val CLIENT_NAME = "claude-sidecar-app"
+
+        /** The app's name in the version handshake (the daemon's upgrade message names it). */
+        const val PROTOCOL_CLIENT = "swing-app"
 
         /** The app's version, from its jar's manifest (null when run from classes, as in the in-process tests). */
         private val version: String? get() = App::class.java.`package`?.implementationVersion
