@@ -60,6 +60,7 @@ def test_each_client_is_told_how_it_upgrades() -> None:
     assert ":Lazy update claude_sidecar" in handshake.client_upgrade("claude_sidecar.nvim")
     assert "Extensions view" in handshake.client_upgrade("VS Code · project")
     assert "Settings > Plugins" in handshake.client_upgrade("claude-sidecar-intellij")
+    assert "claude-sidecar-ui jar" in handshake.client_upgrade("swing-app")
     assert handshake.client_upgrade("emacs-claude") == (
         "install a release of emacs-claude that speaks protocol 1"
     )

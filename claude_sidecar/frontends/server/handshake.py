@@ -63,6 +63,11 @@ def client_upgrade(client: str) -> str:
         )
     if any(name in known for name in ("vs code", "vscode", "visual studio code")):
         return "update the claude-sidecar extension in VS Code's Extensions view, then reload"
+    if "swing" in known:
+        return (
+            "download the newer claude-sidecar-ui jar (the standalone app) and start it "
+            "with `java -jar`"
+        )
     if "intellij" in known or "jetbrains" in known:
         return (
             "update the claude-sidecar plugin (Settings > Plugins, or install the newer "
