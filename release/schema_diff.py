@@ -188,14 +188,16 @@ def released_schema(root: Path, tag: str) -> Schema:
 
 
 def last_release_tag(root: Path) -> str | None:
-    """The newest ``vX.Y.Z`` tag of the repository at ``root``, None before the first."""
-    tags = subprocess.run(
+    """The newest ``vX.Y.Z`` tag of the repository at ``root``; None before the first, and
+    outside a git repository (``build`` refuses that tree for its own reason)."""
+    listed = subprocess.run(
         ["git", "tag", "--list", "v*.*.*", "--sort=-v:refname"],
         cwd=root,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout.split()
+        check=False,
+    )
+    tags = listed.stdout.split() if listed.returncode == 0 else []
     return tags[0] if tags else None
 
 
