@@ -71,7 +71,16 @@ def client(daemon_env: dict[str, str], *args: str, **popen: Any) -> subprocess.P
     checkout's `claude-sidecar`, first on PATH (the environment's own Python's scripts)."""
     scripts = str(Path(sys.executable).parent)
     env = {**daemon_env, "PATH": os.pathsep.join([scripts, daemon_env.get("PATH", "")])}
-    return subprocess.Popen([sys.executable, str(EXAMPLE), *args], env=env, text=True, **popen)
+    # Started as from a terminal, where Ctrl-C is delivered: the test command runs pytest in a
+    # background job, which ignores SIGINT, and a Python started with SIGINT ignored raises
+    # no KeyboardInterrupt. A shell cannot undo that (`trap - INT`), so Python does, then runs
+    # the example in its place.
+    as_from_a_terminal = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
+    command = [sys.executable, "-c", as_from_a_terminal, str(EXAMPLE), *args]
+    return subprocess.Popen(command, env=env, text=True, **popen)
 
 
 def run(daemon_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
