@@ -83,7 +83,7 @@ class App(
     val attachButton: JButton = button("Attach to running chat…") { showAttachDialog() }
 
     /** Over the chats when the daemon and this app do not fit: which to upgrade, and how. */
-    val mismatch = MismatchBanner()
+    val mismatch = FixBanner(sidePadding = 8)
 
     /** The "Attach to running chat…" dialog while it is open. */
     var attachDialog: JDialog? = null
@@ -299,7 +299,7 @@ class App(
     private fun failed(e: SidecarException, title: String) {
         val mismatch = e.mismatch
         if (mismatch != null) {
-            this.mismatch.showMismatch(mismatch)
+            this.mismatch.showFix(mismatch.message, mismatch.command)
             this.mismatch.revalidate()
             return
         }

@@ -92,7 +92,7 @@ class ChatPanel(
     val status = StatusLine()
 
     /** The sign-in the chat's CLI needs, over the prompt ([SignInNeeded]); hidden otherwise. */
-    val signIn = SignInBanner()
+    val signIn = FixBanner(sidePadding = 14)
     private val south = Column(0)
     val prompt = PromptArea(onSend = ::send, onStop = { request("interrupting") { interrupt() } }, onTab = ::tabFromPrompt)
 
@@ -204,7 +204,7 @@ class ChatPanel(
 
     /** Shows what the last turn needs to sign in, or hides it once a turn got through. */
     private fun showSignIn(needed: SignInNeeded?) {
-        if (needed != null) signIn.showSignIn(needed) else signIn.clear()
+        if (needed != null) signIn.showFix(needed.text, needed.command) else signIn.clear()
         south.revalidate()
     }
 

@@ -53,7 +53,7 @@ class HandshakeAppTest {
         assertTrue("swing-app needs a claude-sidecar daemon of protocol" in shown, shown)
         assertTrue("upgrade claude-sidecar: $fix" in shown, shown)
         assertTrue(onEdt { find<JButton>(app.mismatch).any { it.isShowing && it.text == "Copy Command" } })
-        assertEquals(fix, onEdt { app.mismatch.shown?.command })
+        assertEquals(fix, onEdt { app.mismatch.command })
         assertEquals(0, onEdt { app.tabs.tabCount }, "the chat that could not open left no tab")
         assertTrue(onEdt { Window.getWindows().none { it is JDialog && it.isShowing } }, "no dialog to dismiss")
         val initialize = fake.received().first { it.get("method")?.asString == "initialize" }
