@@ -26,6 +26,15 @@ def readme_first_command() -> str:
     return block.group(1).splitlines()[0].split("  #", 1)[0].strip()
 
 
+def in_checkout(
+    checkout: Path, env: dict[str, str], *command: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """COMMAND run in CHECKOUT as the user: output captured, its exit code left to the test."""
+    return subprocess.run(
+        list(command), cwd=checkout, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 @pytest.fixture(scope="module")
 def first_run(
     tmp_path_factory: pytest.TempPathFactory,
@@ -35,15 +44,7 @@ def first_run(
     checkout = copy_checkout(root / "claude-sidecar")
     env = stock_env(root / "home", root / "bin")
     before = site_packages()
-    done = subprocess.run(
-        ["bash", "-c", readme_first_command()],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    done = in_checkout(checkout, env, "bash", "-c", readme_first_command(), timeout=900)
     return done, checkout, env, before
 
 
@@ -72,15 +73,8 @@ def test_bootstrap_reuses_the_uv_it_got_before(
     first_run: tuple[subprocess.CompletedProcess[str], Path, dict[str, str], object],
 ) -> None:
     _, checkout, env, _ = first_run
-    again = subprocess.run(
-        ["python3", "bootstrap.py", "--uv"],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    again = in_checkout(checkout, env, "python3", "bootstrap.py", "--uv", timeout=120)
+    assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == str(checkout / ".bootstrap" / "bin" / "uv")
     assert "downloading" not in again.stderr
 
@@ -91,15 +85,8 @@ def test_bootstrap_uses_the_uv_already_on_path(tmp_path: Path) -> None:
     shutil.copy2(CHECKOUT / "bootstrap.py", checkout)
     env = stock_env(tmp_path / "home", tmp_path / "bin", with_uv=True)
 
-    done = subprocess.run(
-        ["python3", "bootstrap.py", "--uv"],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = in_checkout(checkout, env, "python3", "bootstrap.py", "--uv", timeout=120)
+    assert done.returncode == 0, done.stderr
 
     assert done.stdout.strip() == shutil.which("uv")
     assert not (checkout / ".bootstrap").exists()
@@ -114,15 +101,7 @@ def test_bootstrap_without_the_download_installs_uv_with_pip_into_its_own_venv(
     env = stock_env(tmp_path / "home", tmp_path / "bin")
     env["CLAUDE_SIDECAR_BOOTSTRAP"] = "pip"
 
-    done = subprocess.run(
-        ["python3", "bootstrap.py", "--uv"],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = in_checkout(checkout, env, "python3", "bootstrap.py", "--uv", timeout=600)
 
     assert done.returncode == 0, done.stderr[-3000:]
     uv = checkout / ".bootstrap" / "venv" / "bin" / "uv"
@@ -137,15 +116,7 @@ def test_in_a_checkout_the_sign_in_fix_names_the_bootstrap_command_the_user_has(
     _, checkout, env, _ = first_run
     # No credentials in this HOME: doctor names the sign-in command. `uv run` put the venv's
     # claude-sidecar on the daemon's PATH only; the user has bootstrap.py.
-    done = subprocess.run(
-        ["python3", "bootstrap.py", "doctor"],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = in_checkout(checkout, env, "python3", "bootstrap.py", "doctor", timeout=300)
 
     (problem,) = [line for line in done.stdout.splitlines() if line.startswith("problem:")]
     assert (
