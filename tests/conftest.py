@@ -14,7 +14,7 @@ import pytest
 from claude_sidecar.runtime.host import PLATFORM_ENV
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.env import COMPAT_CLI, isolated_env
+from tests.env import COMPAT_CLI, DAEMON_UNDER_TEST, isolated_env
 from tests.harness import Sidecar, StartSidecar, wait_until_dead
 
 
@@ -60,6 +60,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "behaviour is checked, or the daemon's own policy around the CLI: the warm pool, "
         "process handling, timeouts); the compatibility run leaves it out",
     )
+    config.addinivalue_line(
+        "markers",
+        "cross_release: holds against the daemon of the release before or after this one "
+        "(a client's view: the daemon reached only over its protocol, no exact wording or "
+        "version of this release's daemon); tests/cross-release.sh runs these",
+    )
 
 
 _TESTS = Path(__file__).parent
@@ -68,6 +74,11 @@ _FRONT_END_TESTS = {"nvim", "acp", "daemon"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if DAEMON_UNDER_TEST:
+        # Another release's daemon: only what a client of either release relies on.
+        keep(
+            config, items, [item.get_closest_marker("cross_release") is not None for item in items]
+        )
     if not COMPAT_CLI:
         return
     # Only the tests that run the CLI under test (daemons get it through daemon_env,
@@ -82,10 +93,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         and not _FRONT_END_TESTS & set(item.path.relative_to(_TESTS).parts[:1])
         for item in items
     ]
-    dropped = [item for item, used in zip(items, uses_cli, strict=True) if not used]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item, used in zip(items, uses_cli, strict=True) if used]
+    keep(config, items, uses_cli)
     for item in items:
         marker = item.get_closest_marker("pinned_cli")
         if marker:
@@ -93,7 +101,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"compatibility run ({COMPAT_CLI}): {reason}"))
 
 
+def keep(config: pytest.Config, items: list[pytest.Item], kept: list[bool]) -> None:
+    """Deselect the ``items`` whose ``kept`` is false."""
+    dropped = [item for item, used in zip(items, kept, strict=True) if not used]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item, used in zip(items, kept, strict=True) if used]
+
+
 def pytest_report_header(config: pytest.Config) -> str:
+    if DAEMON_UNDER_TEST:
+        return f"daemon under test: {DAEMON_UNDER_TEST}, with the CLI it pins"
     return f"CLI under test: {COMPAT_CLI or 'the pinned one (claude-agent-sdk bundle)'}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,19 @@ from claude_sidecar.runtime.host import PLATFORM_ENV
 # The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
 # pinned one: a path to its binary.
 COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
+
+# The cross-release suite (tests/cross-release.sh) runs the tests marked ``cross_release``
+# against the daemon of another release: the path of its ``claude-sidecar`` executable.
+DAEMON_UNDER_TEST = os.environ.get("SIDECAR_TEST_DAEMON") or None
+
+
+def daemon_argv(*args: str) -> list[str]:
+    """The command line that runs the daemon under test with ``args``: this checkout's
+    (``python -m claude_sidecar``), or in the cross-release suite another release's."""
+    if DAEMON_UNDER_TEST:
+        return [DAEMON_UNDER_TEST, *args]
+    return [sys.executable, "-m", "claude_sidecar", *args]
+
 
 API_KEY = "sk-ant-test-dummy"
 """The key the CLI sends the stand-in model (which takes any)."""

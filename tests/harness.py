@@ -13,7 +13,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -27,6 +26,8 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+
+from tests.env import daemon_argv
 
 NOTIFICATIONS = tuple(api.NOTIFICATIONS)
 FAKE_CLI = Path(__file__).parent / "fakes" / "fake_cli.py"
@@ -134,15 +135,7 @@ class Sidecar:
         return record
 
     async def start(self, initialization_options: dict[str, Any] | None = None) -> None:
-        argv = self.argv or (
-            sys.executable,
-            "-m",
-            "claude_sidecar",
-            "--log-level",
-            "DEBUG",
-            *self.command,
-            *self.args,
-        )
+        argv = self.argv or daemon_argv("--log-level", "DEBUG", *self.command, *self.args)
         await self.client.start_io(*argv, env=self.env)
         self.initialized = await self.client.initialize_session(
             types.InitializeParams(
@@ -414,7 +407,7 @@ class RawClient:
         import subprocess
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "claude_sidecar", *args, *command],
+            daemon_argv(*args, *command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -486,7 +479,7 @@ def exchange(
 ) -> tuple[dict[Any, dict[str, Any]], subprocess.CompletedProcess[bytes]]:
     """Pipe framed requests into a daemon; return its replies by id and the process."""
     done = subprocess.run(
-        [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+        daemon_argv("--stdio", "--log-level", "DEBUG"),
         input=b"".join(frame(r) for r in requests),
         capture_output=True,
         env=env,

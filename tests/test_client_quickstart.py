@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from claude_sidecar.protocol import api, schema
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+
+from tests.env import DAEMON_UNDER_TEST
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "examples" / "minimal_client.py"
@@ -68,8 +71,9 @@ HELD = {
 
 def client(daemon_env: dict[str, str], *args: str, **popen: Any) -> subprocess.Popen[str]:
     """The example, started as its reader would start it: the daemon it runs is this
-    checkout's `claude-sidecar`, first on PATH (the environment's own Python's scripts)."""
-    scripts = str(Path(sys.executable).parent)
+    checkout's `claude-sidecar`, first on PATH (the environment's own Python's scripts), or
+    the cross-release suite's daemon."""
+    scripts = str(Path(DAEMON_UNDER_TEST or sys.executable).parent)
     env = {**daemon_env, "PATH": os.pathsep.join([scripts, daemon_env.get("PATH", "")])}
     # Started as from a terminal, where Ctrl-C is delivered: the test command runs pytest in a
     # background job, which ignores SIGINT, and a Python started with SIGINT ignored raises
@@ -89,6 +93,7 @@ def run(daemon_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
+@pytest.mark.cross_release
 def test_the_example_streams_the_answer_allows_the_write_and_exits_0(
     model: ScriptedModel, daemon_env: dict[str, str], workspace: Path
 ) -> None:
@@ -112,6 +117,7 @@ def test_the_example_streams_the_answer_allows_the_write_and_exits_0(
     assert -1 not in at and at == sorted(at), out
 
 
+@pytest.mark.cross_release
 def test_ctrl_c_in_the_example_interrupts_the_turn_and_still_shuts_down(
     model: ScriptedModel, daemon_env: dict[str, str], workspace: Path
 ) -> None:
@@ -135,6 +141,7 @@ def test_ctrl_c_in_the_example_interrupts_the_turn_and_still_shuts_down(
     assert "Traceback" not in err
 
 
+@pytest.mark.cross_release
 def test_the_example_reports_a_refused_request_by_its_error_and_exits_1(
     daemon_env: dict[str, str], tmp_path: Path
 ) -> None:

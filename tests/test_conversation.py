@@ -12,6 +12,9 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Note, Sidecar, StartSidecar
 
+# The daemon's side of a chat, as a client of the release before or after relies on it.
+pytestmark = pytest.mark.cross_release
+
 SCENARIO = {
     "rules": [
         {

@@ -10,6 +10,9 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Note, Sidecar, StartSidecar, tool_results, wait_until_dead
 
+# The daemon's side of a chat, as a client of the release before or after relies on it.
+pytestmark = pytest.mark.cross_release
+
 
 def write_twice(first: str = "note.txt", second: str | None = None) -> dict[str, Any]:
     steps: list[list[dict[str, Any]]] = [

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar, assistant_text
+
+# The daemon's side of a chat, as a client of the release before or after relies on it.
+pytestmark = pytest.mark.cross_release
 
 THINK_AND_ANSWER = {
     "rules": [

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import msgspec
 import pynvim
 
+from tests.env import daemon_argv
 from tests.harness import child_pids
 
 PLUGIN = Path(__file__).resolve().parents[2] / "editors" / "nvim"
@@ -100,7 +101,7 @@ class Editor:
         self.nvim.exec_lua(
             _PRELUDE,
             str(PLUGIN),
-            [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", "DEBUG"],
+            daemon_argv("--stdio", "--log-level", "DEBUG"),
             {"warm_pool": 0, "coalesce_ms": 16, "start_insert": False, **(options or {})},
         )
 

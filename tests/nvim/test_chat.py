@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor
+
+# What the user sees of a chat holds against the daemon of the release before or after.
+pytestmark = pytest.mark.cross_release
 
 THINK_AND_ANSWER = {
     "rules": [

@@ -9,6 +9,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.nvim.editor import Editor, StartEditor
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -78,6 +80,7 @@ def test_an_old_daemons_refusal_of_the_protocol_option_reads_as_upgrade_the_daem
     assert not_said is None
 
 
+@pytest.mark.cross_release
 def test_claude_attach_on_a_daemon_without_attach_says_so_instead_of_failing(
     start_editor: StartEditor,
 ) -> None:

@@ -7,10 +7,14 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor
 from tests.nvim.scenarios import GREET, PLAN, WHICH_COLOR, scenario
+
+# What the user sees of a chat holds against the daemon of the release before or after.
+pytestmark = pytest.mark.cross_release
 
 BIG = "".join(f"line {i}\n" for i in range(80))
 

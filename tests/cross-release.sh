@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# This checkout against the last release (the newest tag vX.Y.Z reachable from HEAD), both
+# ways, as users meet them: the daemon and its clients are installed apart, and the shared
+# daemon keeps running across an editor's upgrade.
+#  - protocol: the schema breaks no client of the release (release/schema_diff.py), unless
+#    the protocol version rose;
+#  - this checkout's clients against the release's daemon: the VS Code and Kotlin clients'
+#    core tests (CLAUDE_SIDECAR_BIN), the Neovim plugin's and the quick start client's tests
+#    (pytest -m cross_release, SIDECAR_TEST_DAEMON);
+#  - the release's clients and requests against this checkout's daemon: the release's own
+#    tests marked cross_release (its Neovim plugin, its quick start client, its protocol tests
+#    of a chat), run from its tree.
+# The release is built once into .cache/releases/<tag> (git-ignored, kept): its tree from
+# `git archive` and an environment from its own uv.lock.
+#
+#   bash tests/cross-release.sh            every step
+#   bash tests/cross-release.sh STEP...    only these (protocol vscode kotlin clients release)
+#
+# With CI=true a missing prerequisite (no release tag, no npm, java or mvn) fails; otherwise
+# the step is skipped. Exits non-zero when a step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+suite="Cross-release"
+missing() { # REASON
+    if [[ ${CI:-} == true ]]; then
+        echo "$suite: FAILED: $1"
+        exit 1
+    fi
+    echo "$suite: SKIP: $1"
+    exit 0
+}
+
+# The last release. A clone without tags (a shallow or --no-tags one) fetches them first.
+last_tag() { git describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' HEAD 2>/dev/null; }
+tag=$(last_tag) || {
+    git fetch --quiet --tags origin 2>/dev/null
+    tag=$(last_tag)
+} || missing "no release tag (vX.Y.Z) is reachable from HEAD, nor fetched from origin"
+
+# The release, built into a scratch environment once: its tree and its locked dependencies,
+# the dev ones included (its tests run from there).
+release=.cache/releases/$tag
+build_release() (
+    mkdir -p .cache/releases && exec 9>"$release.lock" && flock 9
+    [[ -f $release/built ]] && exit 0
+    rm -rf "$release" && mkdir -p "$release/src" || exit 1
+    echo "building $tag into $release"
+    git archive "$tag" | tar -x -C "$release/src" &&
+        (cd "$release/src" && uv sync --frozen --quiet) &&
+        touch "$release/built"
+)
+build_release || { echo "$suite: FAILED: could not build $tag into $release"; exit 1; }
+release_daemon=$repo/$release/src/.venv/bin/claude-sidecar
+this_daemon=$repo/.venv/bin/claude-sidecar
+[[ -x $this_daemon ]] || uv sync --frozen --quiet || exit 1
+echo "$suite: this checkout ($(git describe --tags --always HEAD), daemon" \
+    "$("$this_daemon" --version)) and $tag (daemon $("$release_daemon" --version))"
+
+protocol_step() { uv run python -m release protocol --against "$tag"; }
+
+vscode_step() (
+    cd editors/vscode || exit 1
+    command -v npm >/dev/null || missing "npm is not installed (Node 20+)"
+    { [[ -d node_modules && ! package-lock.json -nt node_modules/.package-lock.json ]] ||
+        npm ci --no-audit --no-fund --loglevel=error; } &&
+        CLAUDE_SIDECAR_BIN=$release_daemon npm test --silent -- protocol build core
+)
+
+kotlin_step() (
+    cd editors/intellij || exit 1
+    # shellcheck source=../editors/intellij/scripts/maven.sh
+    source scripts/maven.sh
+    CLAUDE_SIDECAR_BIN=$release_daemon mvn -q -B -Dstyle.color=never test -pl core 2>&1 |
+        sed -u 's/\x1b\[[0-9;]*m//g'
+    status=${PIPESTATUS[0]}
+    tests=0 failures=0
+    for report in core/target/surefire-reports/TEST-*.xml; do
+        [[ -f $report ]] || continue
+        line=$(grep -m1 -o '<testsuite [^>]*>' "$report")
+        attr() { sed -nE "s/.* $1=\"([0-9]+)\".*/\1/p" <<<"$line"; }
+        tests=$((tests + $(attr tests)))
+        failures=$((failures + $(attr failures) + $(attr errors)))
+    done
+    echo "Kotlin core against $tag: $tests tests, $failures failures"
+    exit "$status"
+)
+
+# The pytest runs leave the tests not marked cross_release out (tests/conftest.py).
+clients_step() { SIDECAR_TEST_DAEMON=$release_daemon uv run pytest -p no:cacheprovider; }
+release_step() (
+    cd "$release/src" && SIDECAR_TEST_DAEMON=$this_daemon uv run --frozen pytest -p no:cacheprovider
+)
+
+declare -A what=(
+    [protocol]="the schema breaks no client of $tag"
+    [vscode]="VS Code core tests (this checkout) against the $tag daemon"
+    [kotlin]="Kotlin core tests (this checkout) against the $tag daemon"
+    [clients]="Neovim and quick start tests (this checkout) against the $tag daemon"
+    [release]="$tag's own cross-release tests (its Neovim plugin, quick start, chat requests) against this daemon"
+)
+steps=(protocol vscode kotlin clients release)
+(($# == 0)) || steps=("$@")
+results=()
+status=0
+for step in "${steps[@]}"; do
+    [[ -n ${what[$step]:-} ]] || { echo "no step $step; the steps: ${!what[*]}"; exit 2; }
+    echo
+    echo "=== $step: ${what[$step]}"
+    start=$SECONDS
+    "${step}_step"
+    rc=$?
+    if ((rc == 0)); then
+        results+=("PASS  $(printf '%-9s' "$step") $((SECONDS - start)) s  ${what[$step]}")
+    else
+        results+=("FAIL  $(printf '%-9s' "$step") $((SECONDS - start)) s  ${what[$step]}")
+        status=1
+    fi
+done
+echo
+echo "=== $suite: summary"
+printf '%s\n' "${results[@]}"
+exit $status
