@@ -100,6 +100,12 @@ PLACES: tuple[VersionPlace, ...] = (
         count=3,
     ),
     _place(
+        "docs/acp.md",
+        "initialize's agentInfo",
+        r'"agentInfo": \{"name": "claude-sidecar", "title": "Claude Code \(claude-sidecar\)", '
+        r'"version": "{V}"\}',
+    ),
+    _place(
         "editors/intellij/README.md",
         "the plugin zip's name",
         r"claude-sidecar-intellij-plugin-{V}\.zip",

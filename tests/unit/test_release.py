@@ -22,12 +22,20 @@ RELEASE_DAY = datetime.date(2026, 12, 24)
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of every file that states the version, laid out as in the repository."""
+    """A copy of every file that states the version, laid out as in the repository, with a
+    change under CHANGELOG's Unreleased (the checkout has none right after a release)."""
     root = tmp_path / "repo"
     for path in {place.path for place in versions.PLACES} | {changelog.PATH}:
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / path, root / path)
+    edit(root / changelog.PATH, "## Unreleased\n", "## Unreleased\n\n### Fixed\n- A fix.\n")
     return root
+
+
+def next_minor(tree: Path) -> str:
+    """The version after the copy's (the next minor release)."""
+    major, minor, _ = versions.source_version(tree).split(".")
+    return f"{major}.{int(minor) + 1}.0"
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -133,15 +141,16 @@ def test_set_version_writes_the_version_everywhere_and_dates_the_unreleased_chan
 ) -> None:
     before = (tree / "CHANGELOG.md").read_text(encoding="utf-8")
     unreleased = before.split("## Unreleased\n", 1)[1].split("\n## ", 1)[0]
+    version = next_minor(tree)
 
-    set_version(tree, "0.2.0", RELEASE_DAY)
+    set_version(tree, version, RELEASE_DAY)
 
-    assert versions.source_version(tree) == "0.2.0"
+    assert versions.source_version(tree) == version
     assert versions.disagreements(tree) == []
     assert build.refusals(tree) == []
     after = (tree / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert "## Unreleased\n\n## 0.2.0 (2026-12-24)\n" + unreleased in after
-    assert changelog.newest_release(after) == "0.2.0"
+    assert f"## Unreleased\n\n## {version} (2026-12-24)\n" + unreleased in after
+    assert changelog.newest_release(after) == version
 
 
 def test_set_version_writes_the_generated_files_as_their_generators_would(
@@ -151,10 +160,11 @@ def test_set_version_writes_the_generated_files_as_their_generators_would(
     (tree / kotlin_generator).parent.mkdir(parents=True)
     shutil.copyfile(ROOT / kotlin_generator, tree / kotlin_generator)
 
-    set_version(tree, "0.2.0", RELEASE_DAY)
+    version = next_minor(tree)
+    set_version(tree, version, RELEASE_DAY)
 
-    # `claude-sidecar schema` of version 0.2.0, then the Kotlin generator's own check.
-    monkeypatch.setattr(schema, "__version__", "0.2.0")
+    # `claude-sidecar schema` of that version, then the Kotlin generator's own check.
+    monkeypatch.setattr(schema, "__version__", version)
     written = (tree / "docs/protocol.schema.json").read_text(encoding="utf-8")
     assert written == schema.render(schema.build())
     checked = subprocess.run(
@@ -183,10 +193,10 @@ def test_set_version_refuses_a_malformed_version_and_changes_nothing(tree: Path)
 
 
 def test_set_version_refuses_when_nothing_is_unreleased(tree: Path) -> None:
-    set_version(tree, "0.2.0", RELEASE_DAY)
+    set_version(tree, next_minor(tree), RELEASE_DAY)
 
     with pytest.raises(ValueError, match='nothing under "## Unreleased"'):
-        set_version(tree, "0.3.0", RELEASE_DAY)
+        set_version(tree, next_minor(tree), RELEASE_DAY)
 
 
 def test_sums_file_is_checked_by_sha256sum(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 
 /** The daemon version whose schema these types were generated from. */
-const val DAEMON_VERSION: String = "0.1.0"
+const val DAEMON_VERSION: String = "0.2.0"
 
 /** The version of that daemon's protocol: rises only on a breaking change. */
 const val PROTOCOL_VERSION: Int = 1
