@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test suite of the project, each printing its own summary: the four languages'
 # checks (linters, formatters, type checks), Python and Neovim (pytest), the same against an
-# older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin client (Maven);
+# older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin client (Maven),
+# and this checkout against the last release, both ways (tests/cross-release.sh);
 # in two lanes side by side (see the end of this file). Installs what each needs (npm
 # packages, the older CLI, acpx on Node 22 (tests/acp/toolchain.sh), code-server, Chromium,
 # luacheck, StyLua, Xvfb, sshd); with CI=true a missing prerequisite fails. The installs that
@@ -199,7 +200,8 @@ early pytest bash -c 'bash tests/acp/toolchain.sh acpx >/dev/null'
 #    and Kotlin suites, each after its checks (the TypeScript checks run `npm ci` and tsc,
 #    the Kotlin checks compile). Those two wait much of their time on their editors' UIs
 #    (code-server and Chromium, Swing): about half the VS Code suite's wall time is idle
-#    CPU, which the Python suites fill.
+#    CPU, which the Python suites fill. Then the cross-release suite, which runs both
+#    clients' core tests again, on what their suites installed and built.
 # No two suites share a port, socket, HOME or build directory, and every test holds under
 # this load (order and overlap are proven through the stand-in model, never by timing).
 declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict, lint-imports)" \
@@ -212,6 +214,8 @@ declare_suite compat "Python against Claude Code CLI $compat_cli (compatibility)
     "beside the editor suites"
 declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Python suites"
 declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Python suites"
+declare_suite cross-release "Cross-release: this checkout and the last release, both ways" \
+    "beside the Python suites"
 echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
 echo "each suite's output follows whole, in this order, once it has ended."
 (
@@ -226,6 +230,7 @@ echo "each suite's output follows whole, in this order, once it has ended."
     wait
     run_suite vscode vscode_suite
     run_suite kotlin kotlin_suite
+    run_suite cross-release bash tests/cross-release.sh
 ) &
 print_suites
 wait
