@@ -89,6 +89,11 @@ PLACES: tuple[VersionPlace, ...] = (
         "DAEMON_VERSION",
         r'^const val DAEMON_VERSION: String = "{V}"$',
     ),
+    _place(
+        "editors/nvim/lua/claude_sidecar/protocol.lua",
+        "the plugin's CLIENT_VERSION",
+        r'^M\.CLIENT_VERSION = "{V}"$',
+    ),
     # The docs' examples of what this version prints.
     _place("docs/protocol.md", "`doctor`'s first line", r"^claude-sidecar {V}, Python "),
     # At the start of a line: the protocolMismatch examples carry daemonVersions of their own.

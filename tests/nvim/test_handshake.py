@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_sidecar import __version__
 
 from tests.nvim.editor import Editor, StartEditor
 
@@ -35,7 +36,7 @@ def test_the_plugin_speaks_the_protocol_of_the_schema(editor: Editor) -> None:
     assert protocol["version"] == SCHEMA["x-protocolVersion"]
     assert SCHEMA["x-oldestClientProtocol"] <= protocol["version"]
     assert protocol["oldest"] <= SCHEMA["x-protocolVersion"]
-    assert protocol["client"] == {"name": "claude_sidecar.nvim"}
+    assert protocol["client"] == {"name": "claude_sidecar.nvim", "version": __version__}
 
 
 def test_a_daemon_older_than_the_plugin_needs_is_one_error_with_the_upgrade_command(

@@ -9,6 +9,9 @@ M.VERSION = 1
 --- The oldest daemon protocol this plugin works with.
 M.OLDEST = 1
 M.CLIENT = "claude_sidecar.nvim"
+--- The release this plugin is part of (release/versions.py keeps it pyproject.toml's): the daemon
+--- logs it, and names it in a protocolMismatch.
+M.CLIENT_VERSION = "0.2.0"
 
 --- What to do when the daemon is older than this plugin and does not say how it was installed.
 local UPGRADE_DAEMON = "upgrade claude-sidecar (`uv tool upgrade claude-sidecar`, `pipx upgrade claude-sidecar`,"
@@ -17,7 +20,7 @@ local UPGRADE_DAEMON = "upgrade claude-sidecar (`uv tool upgrade claude-sidecar`
 --- `initializationOptions.protocol`.
 ---@return table
 function M.options()
-  return { version = M.VERSION, oldest = M.OLDEST, client = { name = M.CLIENT } }
+  return { version = M.VERSION, oldest = M.OLDEST, client = { name = M.CLIENT, version = M.CLIENT_VERSION } }
 end
 
 --- The message for an `initialize` error that says plugin and daemon do not fit (nil for any other
