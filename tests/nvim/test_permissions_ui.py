@@ -13,8 +13,8 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.nvim.editor import Editor
 from tests.nvim.scenarios import GREET, PLAN, WHICH_COLOR, scenario
 
-# What the user sees of a chat holds against the daemon of the release before or after.
-pytestmark = pytest.mark.cross_release
+# The tests marked cross_release: what the user answers reaches a daemon of the release before or
+# after (allow, deny, later, a question, a plan).
 
 BIG = "".join(f"line {i}\n" for i in range(80))
 
@@ -108,6 +108,7 @@ def test_a_diff_too_long_for_the_chat_window_is_shown_in_a_float_while_asked(
     assert (workspace / "big.txt").read_text() == BIG
 
 
+@pytest.mark.cross_release
 def test_the_permission_sits_between_the_tool_call_and_its_result(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -123,6 +124,7 @@ def test_the_permission_sits_between_the_tool_call_and_its_result(
     assert tool < answer < result
 
 
+@pytest.mark.cross_release
 def test_deny_with_a_reason_tells_the_model_why(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -162,6 +164,7 @@ def test_an_answered_diff_folds_away_and_the_answer_stays_in_sight(
     assert folded["  ⎿ ✗ not now"] is False
 
 
+@pytest.mark.cross_release
 def test_later_leaves_the_request_pending_until_claude_permissions_answers_it(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -226,6 +229,7 @@ def test_the_picker_says_which_chat_asks_when_several_run(
     assert question["prompt"] == f"Claude #2 ({workspace.name}): Allow Edit(hello.py)?"
 
 
+@pytest.mark.cross_release
 def test_a_question_shows_its_options_with_descriptions_and_takes_free_text(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
@@ -260,6 +264,7 @@ def test_a_multiple_choice_question_takes_several_options_until_done(
     assert "  ✓ answered: Cheese, Basil" in editor.chat_lines()
 
 
+@pytest.mark.cross_release
 def test_the_plan_is_shown_as_markdown_before_it_is_approved(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
