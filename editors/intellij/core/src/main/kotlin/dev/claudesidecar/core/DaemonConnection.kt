@@ -133,7 +133,12 @@ class DaemonConnection private constructor(
     val alive: Boolean get() = exit == null
 
     /** Sends a typed `claude/…` request; an error answer throws [SidecarException] with the daemon's `data.name`. */
-    suspend fun <P : Any, R : Any> request(method: Method<P, R>, params: P): R = method.resultType.cast(call(method.name, params))
+    suspend fun <P : Any, R : Any> request(method: Method<P, R>, params: P): R {
+        // Every claude/* result is an object: a null one is the daemon's fault, said as such
+        // (not a NullPointerException on the caller's thread).
+        val result = call(method.name, params) ?: throw SidecarException("the daemon answered ${method.name} with no result", method.name)
+        return method.resultType.cast(result)
+    }
 
     private suspend fun call(method: String, params: Any?): Any? {
         if (!alive) throw notRunning()

@@ -9,7 +9,7 @@ import kotlin.io.path.exists
 import kotlin.io.path.readLines
 
 /**
- * A stand-in daemon for the handshake tests: answers `initialize` with [answer] (a JSON
+ * A stand-in daemon for the handshake and odd-answer tests: answers `initialize` with [answer] (a JSON
  * object with `result` or `error`), every other request with null, and writes each message
  * it got to a file, one JSON line each. A few lines of the venv's Python: no daemon, no CLI.
  */

@@ -8,7 +8,9 @@ import dev.claudesidecar.core.protocol.ClientProtocol
 import dev.claudesidecar.core.protocol.DAEMON_VERSION
 import dev.claudesidecar.core.protocol.FEATURE_NAMES
 import dev.claudesidecar.core.protocol.InitializationOptions
+import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
+import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.PROTOCOL_VERSION
 import dev.claudesidecar.core.protocol.WarmPoolOptions
@@ -72,6 +74,20 @@ class HandshakeTest {
                 ),
                 options.get("protocol"),
             )
+        }
+
+        @Test fun `a request the daemon answers with no result fails with the method named, not a crash`() = test {
+            val daemon = DaemonConnection.start(DaemonOptions(command = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES)).command), NO_HANDLERS)
+            try {
+                val e =
+                    assertThrows<SidecarException> {
+                        runBlocking { daemon.request(Methods.LIST_SESSIONS, ListSessionsParams(cwd = "/tmp")) }
+                    }
+                assertEquals("the daemon answered claude/listSessions with no result", e.message)
+                assertEquals("claude/listSessions", e.where)
+            } finally {
+                daemon.shutdown()
+            }
         }
 
         @Test fun `a daemon too new for the client is one error saying to upgrade the client, with nothing to copy`() {

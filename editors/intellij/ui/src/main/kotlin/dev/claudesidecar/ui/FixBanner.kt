@@ -40,7 +40,7 @@ class FixBanner(private val sidePadding: Int) : Column(6) {
 
     fun showFix(text: String, command: String?) {
         this.command = command
-        message.text = text
+        message.text = withoutCodeMarks(text)
         copy.text = "Copy Command"
         copy.isVisible = command != null
         isVisible = true
@@ -51,9 +51,17 @@ class FixBanner(private val sidePadding: Int) : Column(6) {
         isVisible = false
     }
 
+    /** [text] without Markdown's inline-code backticks (the daemon writes its messages in
+     * Markdown): plain text shows them as they are, and the command is on the button anyway. */
+    private fun withoutCodeMarks(text: String): String = text.replace(CODE_SPAN) { it.groupValues[1] }
+
     private fun copyCommand() {
         val command = command ?: return
         Toolkit.getDefaultToolkit().systemClipboard.setContents(StringSelection(command), null)
         copy.text = "Copied: run it in a terminal"
+    }
+
+    private companion object {
+        val CODE_SPAN = Regex("`([^`\n]+)`")
     }
 }
