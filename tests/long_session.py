@@ -22,6 +22,7 @@ import json
 import re
 import secrets
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -101,6 +102,8 @@ class CliProcess:
             cwd=cwd, permission_mode="acceptEdits", resume=session_id if resume else None
         )
         launch = build_launch(cli, options, session_id, env)
+        # A file, not a pipe nobody reads while the CLI runs: read when something failed.
+        self.stderr = tempfile.TemporaryFile()
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             launch.argv,
@@ -108,9 +111,13 @@ class CliProcess:
             env=launch.env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.stderr,
         )
-        self.initialize_ms = self._initialize()
+        try:
+            self.initialize_ms = self._initialize()
+        except BaseException:
+            self.close()
+            raise
 
     def _write(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -120,7 +127,10 @@ class CliProcess:
     def _lines(self) -> Iterator[dict[str, Any]]:
         assert self.process.stdout is not None
         for raw in self.process.stdout:
-            line = json.loads(raw)
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue  # the CLI may print other things on stdout
             if line.get("type") == "control_request":
                 raise AssertionError(f"the CLI asked something the seed does not answer: {raw!r}")
             yield line
@@ -170,15 +180,16 @@ class CliProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.stderr.close()
 
     def _killed(self) -> str:
         """The end of the CLI's stderr, once it is surely gone."""
         self.process.kill()
-        assert self.process.stderr is not None
-        return self.process.stderr.read().decode(errors="replace")[-2000:]
+        self.process.wait()
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")[-2000:]
 
     def __enter__(self) -> CliProcess:
         return self
@@ -398,10 +409,11 @@ class _Renamer:
 
 
 def grow_session(
-    seed: Seed, home: Path, entries: int, session_id: str | None = None
+    seed: Seed, home: Path, entries: int, session_id: str | None = None, age: float = 0.0
 ) -> GrownSession:
     """Write a session of at least ``entries`` entries (whole repetitions of the seed's two
-    later exchanges) into ``home``'s project folder for the seed's ``cwd``, streaming."""
+    later exchanges) into ``home``'s project folder for the seed's ``cwd``, streaming. Its
+    last exchange has the seed's times less ``age`` seconds."""
     session_id = session_id or str(uuid.uuid4())
     repeats = seed.repeats_for(entries)
     stamps = [_parse_time(t) for r in seed.turns for t in _TIMESTAMP.findall(r)]
@@ -411,13 +423,13 @@ def grow_session(
     path.parent.mkdir(parents=True, exist_ok=True)
     renamer = _Renamer(seed.session_id.encode(), session_id.encode(), 0)
     head = [_Line.cut(r) for r in seed.head]
-    previous = renamer.values(_tokens(head), -repeats * step)
+    previous = renamer.values(_tokens(head), -repeats * step - age)
     tokens = _tokens(seed.cut_turns)
     with open(path, "wb", buffering=1 << 20) as out:
         _write(out, head, previous)
         for copy in range(repeats):
             renamer.copy = copy + 1
-            values = renamer.values(tokens, (copy + 1 - repeats) * step)
+            values = renamer.values(tokens, (copy + 1 - repeats) * step - age)
             for external, role in seed.links.items():
                 # The first repetition links to the first exchange, the others to the last
                 # entry (and request record) of the repetition before.
