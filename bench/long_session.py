@@ -25,7 +25,12 @@ daemon on this checkout does; a figure is the median of the repeats:
   file's modification time moved first, so the daemon's summary cache misses (cold), and
   once more without (cached);
 - **memory**: the daemon's VmRSS (from /proc) after ``initialize`` (idle), after the first
-  resume and its transcript, and VmHWM (its peak) at the end.
+  resume and its transcript, and VmHWM (its peak) at the end;
+- **Neovim** (when nvim is there): the plugin in an embedded Neovim with this module as its
+  UI, as in (g) (editor_nvim.py), its own daemon in the same HOME: ``:ClaudeSessions``, the
+  picker choosing the grown session at once, until the first flush that shows the line the
+  chat draws after a resumed conversation's last entry (``MARKER``), and the longest
+  main-loop stall meanwhile (a 5 ms timer's lateness).
 
 Times are from this process writing the request to the read that completed the answer's
 frame (before it is decoded here). The last column is the growth from the smallest size to

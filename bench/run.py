@@ -55,9 +55,10 @@ Sections (each module's docstring says exactly how it measures):
     until the last page of the conversation is in the client's hands (a paged
     ``claude/getTranscript`` when the daemon has ``transcriptPaging``, else the whole one),
     ``claude/getHistory`` time and size, ``claude/listSessions`` of the folder (cold and
-    cached), the daemon's VmRSS after the resume; and each figure's growth from the
-    smallest size to the largest. The normal run takes several minutes (100k entries is a
-    ~185 MB file).
+    cached), the daemon's VmRSS after the resume, the Neovim client from ``:ClaudeSessions``
+    until the conversation's end is on screen and its longest main-loop stall; and each
+    figure's growth from the smallest size to the largest. The normal run takes 5-10
+    minutes on two cores (100k entries is a ~185 MB file).
 """
 
 from __future__ import annotations

@@ -102,8 +102,9 @@ class CliProcess:
             cwd=cwd, permission_mode="acceptEdits", resume=session_id if resume else None
         )
         launch = build_launch(cli, options, session_id, env)
-        # A file, not a pipe nobody reads while the CLI runs: read when something failed.
-        self.stderr = tempfile.TemporaryFile()
+        # A file, not a pipe nobody reads while the CLI runs: read when something failed;
+        # closed by close(), with the process.
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             launch.argv,
