@@ -36,11 +36,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from claude_sidecar.cli.paths import project_dir
 
-from rpc_client import Daemon  # noqa: E402
-
-from claude_sidecar.cli.paths import project_dir  # noqa: E402
+from rpc_client import Daemon
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "sessions"
 # A text answer, then a Write with thinking, its result and a closing text (CLI 2.1.330).
