@@ -1,6 +1,6 @@
 """Listing a folder of stored sessions, one of them ~100 MB (issue 43's listing goal).
 
-Run: ``uv run python bench/listing.py [--big-mb 100] [--sessions 100]``
+Run: ``uv run python bench/listing.py [--big-mb 100] [--sessions 100] [--repeat 3]``
 
 Builds, in a temporary HOME, a project folder of ``--sessions`` stored sessions: copies of
 the real CLI session files in ``tests/data/sessions`` (fresh session ids), one of them
@@ -18,7 +18,10 @@ one page), measured from writing the request to reading its response:
 - grown: after one more turn is appended to the big file (a chat in use);
 - rewritten: after the big file is rewritten with one line fewer (read whole again).
 
-The figures depend on the machine: run it on a quiet one (nothing else of yours running).
+``--repeat`` builds a new folder and measures it again, each step's median printed (with
+the range), with the daemon's CPU time for the request (from /proc/<pid>/stat: less
+disturbed by other processes than the wall time; 10 ms ticks). The figures depend on the
+machine: run it on a quiet one.
 """
 
 from __future__ import annotations
@@ -131,10 +134,21 @@ def make_folder(home: Path, cwd: Path, sessions: int, big_bytes: int) -> tuple[P
     return big, lines
 
 
-def _list(daemon: Daemon, cwd: Path) -> tuple[float, Any]:
+def _cpu_ms(pid: int) -> float:
+    """The CPU time (user + system) of process ``pid`` so far, all its threads, in ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _list(daemon: Daemon, cwd: Path, cpu: dict[str, float], step: str) -> tuple[float, Any]:
+    """Wall ms of one listing of ``cwd`` (its page); the daemon's CPU ms in ``cpu[step]``."""
+    before = _cpu_ms(daemon.pid)
     start = time.perf_counter()
     page = daemon.request("claude/listSessions", {"cwd": str(cwd), "limit": 500}, timeout=300)
-    return (time.perf_counter() - start) * 1000, page
+    wall = (time.perf_counter() - start) * 1000
+    cpu[step] = _cpu_ms(daemon.pid) - before
+    return wall, page
 
 
 def _daemon(env: dict[str, str], tmp: Path) -> Daemon:
@@ -158,32 +172,34 @@ def measure(sessions: int, big_mb: float, log: Any = print) -> dict[str, Any]:
             "XDG_STATE_HOME": str(tmp / "state"),
         }
         env.pop("CLAUDE_CONFIG_DIR", None)
+        cpu: dict[str, float] = {}
         result: dict[str, Any] = {
+            "cpu": cpu,
             "sessions": sessions,
             "bigBytes": big.stat().st_size,
             "bigLines": lines,
         }
         daemon = _daemon(env, tmp)
         try:
-            result["cold"], page = _list(daemon, cwd)
+            result["cold"], page = _list(daemon, cwd, cpu, "cold")
             result["listed"] = len(page["sessions"])
             result["bigMessageCount"] = next(
                 s["messageCount"] for s in page["sessions"] if s["sessionId"] == big.stem
             )
-            result["warm"] = statistics.median(_list(daemon, cwd)[0] for _ in range(5))
+            result["warm"] = statistics.median(_list(daemon, cwd, cpu, "warm")[0] for _ in range(5))
         finally:
             daemon.shutdown()
         daemon = _daemon(env, tmp)
         try:
-            result["restarted"], _ = _list(daemon, cwd)
+            result["restarted"], _ = _list(daemon, cwd, cpu, "restarted")
             append_turn(big)
-            result["grown"], page = _list(daemon, cwd)
+            result["grown"], page = _list(daemon, cwd, cpu, "grown")
             result["grownMessageCount"] = next(
                 s["messageCount"] for s in page["sessions"] if s["sessionId"] == big.stem
             )
             data = big.read_bytes()
             big.write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])
-            result["rewritten"], _ = _list(daemon, cwd)
+            result["rewritten"], _ = _list(daemon, cwd, cpu, "rewritten")
         finally:
             daemon.shutdown()
         return result
@@ -191,27 +207,39 @@ def measure(sessions: int, big_mb: float, log: Any = print) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def table(result: dict[str, Any]) -> list[list[str]]:
-    """Rows (step, ms) of ``measure``'s figures."""
-    return [
-        [step, f"{result[step]:.0f}"]
-        for step in ("cold", "warm", "restarted", "grown", "rewritten")
-    ]
+STEPS = ("cold", "warm", "restarted", "grown", "rewritten")
+
+
+def table(results: list[dict[str, Any]]) -> list[list[str]]:
+    """Rows (step, median wall ms, its range, median daemon CPU ms) over repeats."""
+    rows = []
+    for step in STEPS:
+        values = [r[step] for r in results]
+        spread = f"{min(values):.0f}-{max(values):.0f}" if len(values) > 1 else ""
+        cpu = statistics.median(r["cpu"][step] for r in results)
+        rows.append([step, f"{statistics.median(values):.0f}", spread, f"{cpu:.0f}"])
+    return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--big-mb", type=float, default=100)
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    result = measure(args.sessions, args.big_mb, log=lambda m: print(m, file=sys.stderr))
+    results = [
+        measure(args.sessions, args.big_mb, log=lambda m: print(m, file=sys.stderr))
+        for _ in range(args.repeat)
+    ]
+    first = results[0]
     print(
-        f"claude/listSessions of {result['listed']} sessions, one of "
-        f"{result['bigBytes'] / 1e6:.0f} MB ({result['bigLines']} lines, "
-        f"messageCount {result['bigMessageCount']}, then {result['grownMessageCount']})"
+        f"claude/listSessions of {first['listed']} sessions, one of "
+        f"{first['bigBytes'] / 1e6:.0f} MB ({first['bigLines']} lines, "
+        f"messageCount {first['bigMessageCount']}, then {first['grownMessageCount']})"
     )
-    for step, ms in table(result):
-        print(f"  {step:<10} {ms:>7} ms")
+    print(f"  {'step':<10} {'wall ms':>8}  {'(range)':<11} {'daemon CPU ms':>13}")
+    for step, median, spread, cpu in table(results):
+        print(f"  {step:<10} {median:>8}  {spread:<11} {cpu:>13}")
     return 0
 
 

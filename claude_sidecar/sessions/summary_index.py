@@ -56,6 +56,20 @@ def fingerprint(f: BinaryIO, offset: int) -> bytes:
     return hashlib.blake2b(head + b"\0" + tail, digest_size=16).digest()
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=10)
+    try:
+        # A cache: no syncing to disk (a listing never waits on the disk); what a crash
+        # loses or breaks is read again from the session files.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=OFF")
+        db.executescript(_SCHEMA)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class Indexed(msgspec.Struct):
     """What the index holds of one file (but its tally and keys)."""
 
@@ -85,16 +99,19 @@ class SummaryIndex:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             except OSError as e:
                 raise sqlite3.OperationalError(f"cannot create {self.path.parent}: {e}") from e
-            db = sqlite3.connect(self.path, timeout=10)
             try:
-                # A cache: a crash may lose the last writes, never the file's consistency.
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_SCHEMA)
-            except sqlite3.Error:
-                db.close()
-                raise
-            self._opened = db
+                self._opened = _connect(self.path)
+            except sqlite3.OperationalError:
+                raise  # locked, no room, no permission: the file stays
+            except sqlite3.DatabaseError:
+                # Not a database (a crash mid-write with syncing off, another program's
+                # file): a cache, so it is started again.
+                for leftover in (
+                    self.path,
+                    *(self.path.with_name(self.path.name + x) for x in ("-wal", "-shm")),
+                ):
+                    leftover.unlink(missing_ok=True)
+                self._opened = _connect(self.path)
         return self._opened
 
     def close(self) -> None:

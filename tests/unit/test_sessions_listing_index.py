@@ -346,12 +346,24 @@ def test_an_index_that_cannot_be_used_only_costs_a_whole_read(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = install(tmp_path, "".join(lines_of(COMPACTED)))
+    (tmp_path / "cache").write_text("a file where the index's folder would be")
+
+    with caplog.at_level(logging.WARNING):
+        assert listed(tmp_path, tmp_path / "cache" / "index.sqlite") == whole_file_summary(path)
+    assert "listing index" in caplog.text
+
+
+def test_an_index_file_that_is_not_a_database_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = install(tmp_path, "".join(lines_of(COMPACTED)))
     index = tmp_path / "index.sqlite"
     index.write_bytes(b"not a database" * 100)
 
-    with caplog.at_level(logging.WARNING):
-        assert listed(tmp_path, index) == whole_file_summary(path)
-    assert "listing index" in caplog.text
+    assert listed(tmp_path, index) == whole_file_summary(path)
+    read = record_reads(monkeypatch)
+    assert listed(tmp_path, index) == whole_file_summary(path)
+    assert read == []
 
 
 def test_the_index_is_kept_in_the_users_cache_directory(tmp_path: Path) -> None:
