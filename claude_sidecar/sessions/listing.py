@@ -266,10 +266,17 @@ def list_sessions(
     summaries: list[SessionSummary] = []
     with _opened(index) as opened:
         for directory in directories:
-            for path in session_files(directory):
+            paths = session_files(directory)
+            for path in paths:
                 summary = _cached_summary(path, path.stem, opened)
                 if summary is not None and (cwd is not None or summary.cwd is not None):
                     summaries.append(summary)
+            if opened is not None and opened.usable:
+                try:
+                    opened.prune(directory, set(paths))
+                except sqlite3.Error as e:
+                    log.warning("listing index %s not used: %s", opened.path, e)
+                    opened.usable = False
     summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)
     if after is not None:
         summaries = [s for s in summaries if (s.updated_at, s.session_id) < after]

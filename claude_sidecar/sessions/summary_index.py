@@ -146,6 +146,22 @@ class SummaryIndex:
             keys.update(array("Q", data))
         return keys
 
+    def prune(self, directory: Path, present: set[Path]) -> None:
+        """Forget the files of ``directory`` that are not ``present`` (deleted sessions)."""
+        prefix = f"{directory}{os.sep}"
+        names = {str(p) for p in present}
+        gone = [
+            (path,)
+            for (path,) in self._db.execute(
+                "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            )
+            if path not in names
+        ]
+        if gone:
+            with self._db:
+                self._db.executemany("DELETE FROM files WHERE path = ?", gone)
+                self._db.executemany("DELETE FROM keys WHERE path = ?", gone)
+
     def put(self, path: Path, indexed: Indexed, tally: Tally, start: int, added: list[int]) -> None:
         """Record ``path`` as read up to ``indexed.offset``: ``added``, the keys of the
         links read from ``start`` on (0: the file was read from its start, earlier keys

@@ -22,6 +22,7 @@ from claude_sidecar.sessions import listing, summary_scan
 from claude_sidecar.sessions.history import render_conversation
 from claude_sidecar.sessions.listing import list_sessions, prompt_title
 from claude_sidecar.sessions.render import Renderer
+from claude_sidecar.sessions.summary_index import SummaryIndex, index_path
 from claude_sidecar.sessions.summary_scan import (
     Scan,
     advance,
@@ -367,8 +368,6 @@ def test_an_index_file_that_is_not_a_database_is_started_again(
 
 
 def test_the_index_is_kept_in_the_users_cache_directory(tmp_path: Path) -> None:
-    from claude_sidecar.sessions.summary_index import index_path
-
     assert index_path({"HOME": str(tmp_path)}) == (
         tmp_path / ".cache" / "claude-sidecar" / "listing-v1.sqlite"
     )
@@ -392,3 +391,16 @@ def test_a_real_turn_written_line_by_line_is_read_once(
         assert listed(tmp_path, index) == whole_file_summary(path)
         assert read[-1] == line.encode()
     assert len(read) == len(write) - 17
+
+
+def test_the_index_forgets_a_deleted_session(tmp_path: Path) -> None:
+    index = tmp_path / "index.sqlite"
+    path = install(tmp_path, "".join(lines_of(WRITE)))
+    assert listed(tmp_path, index) is not None
+    opened = SummaryIndex(index)
+    assert opened.get(path) is not None
+    path.unlink()
+
+    assert listed(tmp_path, index) is None
+    assert opened.get(path) is None
+    opened.close()
