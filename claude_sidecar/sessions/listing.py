@@ -133,8 +133,10 @@ def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> Sessi
             return _summary(session_id, scan.fold, count, st.st_mtime)
         if len(writing.links) > len(scan.links):
             # The line the CLI is writing adds to the chain: counted from the whole file.
-            whole = Scan()
-            whole = extend(f, whole) or whole
+            whole = writing
+            if start:
+                whole = Scan()
+                whole = extend(f, whole) or whole
             count = message_count(whole.links)
         return _summary(session_id, writing.fold, count, st.st_mtime)
 
@@ -152,14 +154,14 @@ def _cached_summary(
         if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
             _cache.move_to_end(path)
             return hit[2]
+    usable = index if index is not None and index.usable else None
     try:
-        if index is not None and index.usable:
-            try:
-                summary = _summarize(path, session_id, index)
-            except sqlite3.Error as e:
-                log.warning("listing index %s not used: %s", index.path, e)
-                index.usable = False
-        if index is None or not index.usable:
+        try:
+            summary = _summarize(path, session_id, usable)
+        except sqlite3.Error as e:
+            assert usable is not None  # only the index raises these
+            log.warning("listing index %s not used: %s", usable.path, e)
+            usable.usable = False
             summary = _summarize(path, session_id, None)
     except OSError:
         return None

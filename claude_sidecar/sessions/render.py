@@ -22,6 +22,8 @@ from claude_sidecar.conversation.stored import StoredEntries
 from claude_sidecar.protocol.api import EntryFileChange, HistoryKind, HistoryMessage
 from claude_sidecar.sessions.entries import Block, Entry, Line, content_blocks, message_id
 
+# REMINDER, SYSTEM_PREFIXES and ASSISTANT_TOOL_USES decide what counts as a prompt or a
+# response: the listing's scan (.summary_scan) counts by them too.
 REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
 _INTERRUPTED = "[Request interrupted by user"
 # A tool's recorded result when an interrupt (or the user's denial) stopped it.

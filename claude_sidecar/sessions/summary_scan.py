@@ -3,8 +3,10 @@
 A listing needs little of each line: the first prompt, the first ``cwd``, the last titles
 and git branch, the oldest and newest timestamps, and for ``messageCount`` the links of the
 conversation tree. :class:`Scan` holds exactly that for the file's bytes up to ``offset``,
-decoded with a slim decoder (tool inputs, tool results and message texts other than user
-text are skipped, not built), and :func:`extend` adds the lines the CLI appended since.
+decoded with a slim decoder (tool inputs and results, the copies of files a tool wrote and
+system texts are skipped, not built), and :func:`extend` adds the lines the CLI appended
+since. :class:`Tally` is the count and what :func:`advance` needs to add an appended turn
+to it without the earlier lines.
 
 ``messageCount`` stays what :class:`.render.Renderer` counts on the chain that
 :func:`.chain.conversation` finds: each entry's part (a prompt, a response's id) is
@@ -194,7 +196,8 @@ def _shown(e: _Entry, blocks: list[_Block]) -> bool:
 
 
 def _take(e: _Entry, scan: Scan) -> None:
-    """Add one kept line to ``scan`` (the listing loop of :mod:`.listing` before, in order)."""
+    """Add one kept line to ``scan``: to the summary's fields (sidechain entries left out)
+    and, for an entry with a uuid, its :class:`Link`."""
     fold = scan.fold
     kind = e.type
     text = _prompt_text(e) if kind == "user" else None
