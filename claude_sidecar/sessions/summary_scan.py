@@ -43,18 +43,18 @@ _ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]
 _TITLES = {"custom-title": "custom_title", "ai-title": "ai_title", "summary": "summary"}
 
 
-class _Block(msgspec.Struct):
+class _Block(msgspec.Struct, gc=False):
     type: str = ""
     text: Any = None
     thinking: Any = None
 
 
-class _Message(msgspec.Struct):
+class _Message(msgspec.Struct, gc=False):
     id: Any = None
     content: str | list[_Block] | None = None
 
 
-class _Entry(msgspec.Struct, rename="camel"):
+class _Entry(msgspec.Struct, rename="camel", gc=False):
     """A line as :class:`.entries.Entry` validates it, with only what a listing reads."""
 
     type: Any = None
@@ -80,7 +80,7 @@ class _Entry(msgspec.Struct, rename="camel"):
 _decode = msgspec.json.Decoder(_Entry).decode
 
 
-class Link(msgspec.Struct, array_like=True):
+class Link(msgspec.Struct, array_like=True, gc=False):
     """One entry with a uuid: what :func:`.chain.conversation` reads of it, and what it
     adds to ``messageCount`` when on the chain (a prompt; the id of a response shown)."""
 
