@@ -84,7 +84,7 @@ class _TypeOnly(msgspec.Struct):
 _decoder = msgspec.json.Decoder(Entry)
 _type_decoder = msgspec.json.Decoder(_TypeOnly)
 # Copies of API request bodies (most of a file's bytes): never needed, not decoded.
-_BULK_PREFIX = b'{"type":"api-request'
+BULK_PREFIX = b'{"type":"api-request'
 
 # Entry types that are part of the conversation tree.
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
@@ -118,7 +118,7 @@ def load(path: Path, label: str = "") -> File:
     raw_lines = data.split(b"\n")
     last = len(raw_lines)
     for number, raw in enumerate(raw_lines, 1):
-        if not raw.strip() or raw.startswith(_BULK_PREFIX):
+        if not raw.strip() or raw.startswith(BULK_PREFIX):
             continue
         try:
             entry = _decoder.decode(raw)

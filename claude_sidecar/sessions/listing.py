@@ -1,7 +1,9 @@
 """The stored sessions of a directory, newest first, a page at a time (``claude/listSessions``).
 
-Each session file is summarized once (title, first prompt, dates, message count) and the
-summary is cached by the file's mtime and size, so listing again reads only what changed.
+Each session file is summarized (title, first prompt, dates, message count) from what
+:mod:`.summary_scan` reads of it; the summary is cached in memory by the file's mtime and
+size, and with an index (:mod:`.summary_index`, the daemon's) what was read is kept
+between runs, so a file is read whole once and then only what the CLI appends to it.
 A page ends with a cursor naming its last session; the next page starts after it.
 """
 
@@ -9,16 +11,31 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
+import os
+import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from claude_sidecar.cli.paths import existing_project_dir, project_dirs, session_files
 from claude_sidecar.protocol.api import SessionPage, SessionSummary, is_uuid
-from claude_sidecar.sessions.history import render_conversation
-from claude_sidecar.sessions.render import Renderer
+from claude_sidecar.sessions.summary_index import Indexed, SummaryIndex, fingerprint
+from claude_sidecar.sessions.summary_scan import (
+    Fold,
+    Scan,
+    advance,
+    extend,
+    iso,
+    link_keys,
+    message_count,
+)
+from claude_sidecar.sessions.summary_scan import tally as tally_of
+
+log = logging.getLogger(__name__)
 
 
 class BadCursor(ValueError):
@@ -46,58 +63,17 @@ def prompt_title(prompt: str) -> str:
 
 def iso_now() -> str:
     """Now, as the listing's timestamps are written (``updatedAt``)."""
-    return _iso(datetime.now(UTC).timestamp()) or ""
+    return iso(datetime.now(UTC).timestamp()) or ""
 
 
-def _iso(value: Any) -> str | None:
-    """A timestamp as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (sortable as text), or None."""
-    try:
-        if isinstance(value, str):
-            dt = datetime.fromisoformat(value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            dt = datetime.fromtimestamp(value, UTC)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _summarize(path: Path, session_id: str) -> SessionSummary | None:
-    """The listing entry of one session file; None if it has no user prompt."""
-    renderer, file = render_conversation(path)
-    first = command = None
-    titles: dict[str, str] = {}
-    cwd = branch = None
-    stamps: list[str] = []
-    for line in file.lines:
-        e = line.entry
-        if e.is_sidechain:
-            continue
-        if (stamp := _iso(e.timestamp)) is not None:
-            stamps.append(stamp)
-        for key, value in (
-            ("custom-title", e.custom_title),
-            ("ai-title", e.ai_title),
-            ("summary", e.summary),
-        ):
-            if e.type == key and isinstance(value, str) and value.strip():
-                titles[key] = value
-        if cwd is None and isinstance(e.cwd, str):
-            cwd = e.cwd
-        if isinstance(e.git_branch, str) and e.git_branch:
-            branch = e.git_branch
-        if first is None and e.type == "user":
-            probe = Renderer([])
-            probe.render(line)
-            first = probe.first_prompt
-            command = command or probe.first_command
-    prompt = first or command
+def _summary(session_id: str, fold: Fold, count: int, mtime: float) -> SessionSummary | None:
+    """The listing entry of a session from what its lines gave; None if it has no user
+    prompt."""
+    prompt = fold.first_prompt or fold.first_command
     if prompt is None:
         return None
-    mtime = _iso(file.mtime) or ""
+    modified = iso(mtime) or ""
+    titles = fold.titles
     title = next(
         (titles[k].strip() for k in ("custom-title", "ai-title", "summary") if k in titles), None
     ) or prompt_title(prompt)
@@ -106,16 +82,68 @@ def _summarize(path: Path, session_id: str) -> SessionSummary | None:
         session_id=session_id,
         title=title,
         first_prompt=_cut(prompt, _PROMPT_MAX),
-        updated_at=max(stamps) if stamps else mtime,
-        created_at=min(stamps) if stamps else mtime,
-        message_count=renderer.prompts + len(renderer.responses),
+        updated_at=fold.newest or modified,
+        created_at=fold.oldest or modified,
+        message_count=count,
         custom_title=custom,
-        cwd=cwd,
-        git_branch=branch,
+        cwd=fold.cwd,
+        git_branch=fold.git_branch,
     )
 
 
-def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
+def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> SessionSummary | None:
+    """The listing entry of one session file; None if it has no user prompt.
+
+    With an ``index``, only what the file gained since the index last saw it is read
+    (all of it when the file was rewritten or never indexed), and the index is updated.
+    """
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        known = index.get(path) if index is not None else None
+        scan, tally = Scan(), None
+        if (
+            index is not None
+            and known is not None
+            and known.ino == st.st_ino
+            and known.offset <= st.st_size
+            and fingerprint(f, known.offset) == known.fingerprint
+        ):
+            scan = Scan(known.offset, known.fold)
+        start = scan.offset
+        writing = extend(f, scan)
+        if index is not None and known is not None and start == known.offset == scan.offset:
+            count = known.count  # nothing new
+        else:
+            if index is not None and start:
+                tally = index.tally(path)
+                if scan.links and not advance(tally, scan.links, index.keys(path)):
+                    # Not a plain extension of the chain (a branch, a compaction): read it all.
+                    scan, tally, start = Scan(), None, 0
+                    writing = extend(f, scan)
+            if tally is None:
+                tally = tally_of(scan.links)
+            count = tally.count
+        if index is not None and tally is not None:
+            digest = fingerprint(f, scan.offset)
+            indexed = Indexed(
+                st.st_ino, st.st_size, st.st_mtime_ns, scan.offset, digest, scan.fold, count
+            )
+            index.put(path, indexed, tally, start, link_keys(scan.links))
+        if writing is None:
+            return _summary(session_id, scan.fold, count, st.st_mtime)
+        if len(writing.links) > len(scan.links):
+            # The line the CLI is writing adds to the chain: counted from the whole file.
+            whole = writing
+            if start:
+                whole = Scan()
+                whole = extend(f, whole) or whole
+            count = message_count(whole.links)
+        return _summary(session_id, writing.fold, count, st.st_mtime)
+
+
+def _cached_summary(
+    path: Path, session_id: str, index: SummaryIndex | None
+) -> SessionSummary | None:
     """``_summarize`` once per version of the file (mtime and size); None if unreadable."""
     try:
         st = path.stat()
@@ -126,8 +154,15 @@ def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
         if hit is not None and hit[:2] == (st.st_mtime_ns, st.st_size):
             _cache.move_to_end(path)
             return hit[2]
+    usable = index if index is not None and index.usable else None
     try:
-        summary = _summarize(path, session_id)
+        try:
+            summary = _summarize(path, session_id, usable)
+        except sqlite3.Error as e:
+            assert usable is not None  # only the index raises these
+            log.warning("listing index %s not used: %s", usable.path, e)
+            usable.usable = False
+            summary = _summarize(path, session_id, None)
     except OSError:
         return None
     with _cache_lock:
@@ -137,23 +172,40 @@ def _cached_summary(path: Path, session_id: str) -> SessionSummary | None:
     return summary
 
 
+@contextmanager
+def _opened(index: Path | None) -> Iterator[SummaryIndex | None]:
+    opened = SummaryIndex(index) if index is not None else None
+    try:
+        yield opened
+    finally:
+        if opened is not None:
+            opened.close()
+
+
 def summarize_session(
-    home: Path, cwd: str, session_id: str, *, config_dir: Path | None = None
+    home: Path,
+    cwd: str,
+    session_id: str,
+    *,
+    config_dir: Path | None = None,
+    index: Path | None = None,
 ) -> SessionSummary | None:
     """The listing entry of one stored session of ``cwd`` (None: not stored, or no
-    prompt yet)."""
+    prompt yet); ``index`` as for :func:`list_sessions`."""
     if not is_uuid(session_id):
         return None
     directory = existing_project_dir(home, cwd, config_dir)
     if directory is None:
         return None
-    return _cached_summary(directory / f"{session_id}.jsonl", session_id)
+    with _opened(index) as opened:
+        return _cached_summary(directory / f"{session_id}.jsonl", session_id, opened)
 
 
-def recorded_cwd(path: Path) -> str | None:
+def recorded_cwd(path: Path, *, index: Path | None = None) -> str | None:
     """The working directory the CLI recorded in a session file (None: none recorded,
     no user prompt, or unreadable)."""
-    summary = _cached_summary(path, path.stem)
+    with _opened(index) as opened:
+        summary = _cached_summary(path, path.stem, opened)
     return summary.cwd if summary is not None else None
 
 
@@ -176,7 +228,7 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise BadCursor(problem) from None
     stamp, _, session_id = raw.partition("|")
-    if _iso(stamp) != stamp or not is_uuid(session_id):
+    if iso(stamp) != stamp or not is_uuid(session_id):
         raise BadCursor(problem)
     return stamp, session_id
 
@@ -188,6 +240,7 @@ def list_sessions(
     cursor: str | None = None,
     *,
     config_dir: Path | None = None,
+    index: Path | None = None,
 ) -> SessionPage:
     """The sessions the CLI stored for ``cwd`` (None: for every directory, those that
     recorded theirs), newest (``updatedAt``) first.
@@ -200,7 +253,9 @@ def list_sessions(
 
     Listed: files named ``<uuid>.jsonl`` (so not the ``agent-*.jsonl`` sidechains older
     CLIs kept there) holding at least one user prompt outside sidechain entries.
-    Results are cached per file by mtime and size.
+    Results are cached per file by mtime and size. ``index``: the file of the
+    :mod:`.summary_index` to keep what was read in (None: files that changed since
+    this process last listed them are read whole).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
@@ -211,11 +266,19 @@ def list_sessions(
         directory = existing_project_dir(home, cwd, config_dir)
         directories = [] if directory is None else [directory]
     summaries: list[SessionSummary] = []
-    for directory in directories:
-        for path in session_files(directory):
-            summary = _cached_summary(path, path.stem)
-            if summary is not None and (cwd is not None or summary.cwd is not None):
-                summaries.append(summary)
+    with _opened(index) as opened:
+        for directory in directories:
+            paths = session_files(directory)
+            for path in paths:
+                summary = _cached_summary(path, path.stem, opened)
+                if summary is not None and (cwd is not None or summary.cwd is not None):
+                    summaries.append(summary)
+            if opened is not None and opened.usable:
+                try:
+                    opened.prune(directory, set(paths))
+                except sqlite3.Error as e:
+                    log.warning("listing index %s not used: %s", opened.path, e)
+                    opened.usable = False
     summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)
     if after is not None:
         summaries = [s for s in summaries if (s.updated_at, s.session_id) < after]

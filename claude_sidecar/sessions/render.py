@@ -22,12 +22,14 @@ from claude_sidecar.conversation.stored import StoredEntries
 from claude_sidecar.protocol.api import EntryFileChange, HistoryKind, HistoryMessage
 from claude_sidecar.sessions.entries import Block, Entry, Line, content_blocks, message_id
 
-_REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
+# REMINDER, SYSTEM_PREFIXES and ASSISTANT_TOOL_USES decide what counts as a prompt or a
+# response: the listing's scan (.summary_scan) counts by them too.
+REMINDER = re.compile(r"^\s*<(system-reminder|ide_opened_file|ide_selection)>.*</\1>\s*$", re.S)
 _INTERRUPTED = "[Request interrupted by user"
 # A tool's recorded result when an interrupt (or the user's denial) stopped it.
 _STOPPED = "User rejected tool use"
 # A user entry whose text starts like this is the CLI talking, not the user.
-_SYSTEM_PREFIXES = (
+SYSTEM_PREFIXES = (
     ("<local-command-stdout>", "commandOutput"),
     ("<local-command-stderr>", "commandOutput"),
     ("<bash-stdout>", "commandOutput"),
@@ -38,7 +40,7 @@ _SYSTEM_PREFIXES = (
     ("<goal>", "goal"),
     (_INTERRUPTED, "interrupted"),
 )
-_ASSISTANT_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+ASSISTANT_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _QUIET_BLOCKS = frozenset({"redacted_thinking", "image", "document", "container_upload"})
 
 
@@ -188,7 +190,7 @@ class Renderer:
         images = 0
         for i, b in enumerate(blocks):
             if b.type == "text" and isinstance(b.text, str):
-                if not _REMINDER.match(b.text):
+                if not REMINDER.match(b.text):
                     texts.append(b.text)
             elif b.type == "image":
                 images += 1
@@ -203,7 +205,7 @@ class Renderer:
         if isinstance(e.origin, dict) and e.origin.get("kind") == "task-notification":
             self._notification(line, text)
             return
-        for prefix, subtype in _SYSTEM_PREFIXES:
+        for prefix, subtype in SYSTEM_PREFIXES:
             if text.startswith(prefix):
                 if subtype == "taskNotification":
                     self._notification(line, text)
@@ -239,7 +241,7 @@ class Renderer:
                 self.add(line, "assistantText", text=b.text)
             elif b.type == "thinking" and isinstance(b.thinking, str):
                 self.add(line, "thinking", text=b.thinking)
-            elif b.type in _ASSISTANT_TOOL_USES:
+            elif b.type in ASSISTANT_TOOL_USES:
                 self.add(
                     line,
                     "toolUse",

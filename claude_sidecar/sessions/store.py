@@ -25,6 +25,7 @@ from claude_sidecar.sessions.listing import (
     recorded_cwd,
     summarize_session,
 )
+from claude_sidecar.sessions.summary_index import index_path
 
 
 class SessionStore:
@@ -37,6 +38,10 @@ class SessionStore:
 
     def _home(self) -> tuple[Path, Path | None]:
         return claude_home(os.environ if self._env is None else self._env)
+
+    def _index(self) -> Path:
+        """The listing's index of this environment (:mod:`.summary_index`)."""
+        return index_path(os.environ if self._env is None else self._env)
 
     async def exists(self, cwd: str, session_id: str) -> bool:
         """Whether the CLI has stored anything of ``session_id`` yet."""
@@ -51,7 +56,7 @@ class SessionStore:
 
         def find() -> str | None:
             for path in find_session_files(home, session_id, config_dir):
-                cwd = recorded_cwd(path)
+                cwd = recorded_cwd(path, index=self._index())
                 if cwd is not None:
                     return cwd
             return None
@@ -63,7 +68,13 @@ class SessionStore:
         home, config_dir = self._home()
         try:
             return await asyncio.to_thread(
-                list_sessions, home, cwd, limit, cursor, config_dir=config_dir
+                list_sessions,
+                home,
+                cwd,
+                limit,
+                cursor,
+                config_dir=config_dir,
+                index=self._index(),
             )
         except BadCursor as e:
             raise InvalidParams(
@@ -76,7 +87,7 @@ class SessionStore:
         """Stored session ``session_id`` of ``cwd`` as ``list`` shows it (None: not stored)."""
         home, config_dir = self._home()
         return await asyncio.to_thread(
-            summarize_session, home, cwd, session_id, config_dir=config_dir
+            summarize_session, home, cwd, session_id, config_dir=config_dir, index=self._index()
         )
 
     async def history(self, session_id: str, cwd: str) -> History:
