@@ -17,14 +17,17 @@ Measured, per turn (the Kotlin file's docstring has the details):
 - **key echo**: from the first delta to ``claude/turnEnded`` a key is queued on the EDT for
   the prompt every 25 ms; its echo is the end of the paint that follows its insertion.
   Median and max over the keys typed.
-- **end on screen**: from ``claude/turnEnded`` reaching the panel's listener to the end of
-  the paint after which the answer's last line is in the view and scrolled into sight.
+- **end on screen**: from the daemon's send of ``claude/turnEnded`` to the end of the paint
+  after which the answer's last line is in the view and scrolled into sight. The daemon runs
+  under ``send_clock.py``, which stamps each turnEnded frame as the daemon writes it (on the
+  JVM's ``System.nanoTime`` clock), however late the JVM reads it (issue 43: timed from the
+  daemon's send); ``listener_lag_ms`` is that send to the panel's listener.
 
 Peer, in the same run, JVM and panel: the cheapest renderer of the stream, each text delta
 appended to a plain ``JTextArea`` in the transcript's place (no entry drawn). Each turn opens
 a new chat; the first turn of each renderer runs on a cold JVM and is reported apart, the
 table shows the median of the warm ones. Targets from issue 25: no stall over 50 ms, median
-key echo within a frame (16 ms), end on screen within 100 ms of turnEnded.
+key echo within a frame (16 ms), end on screen within 100 ms of the daemon's turnEnded.
 """
 
 from __future__ import annotations

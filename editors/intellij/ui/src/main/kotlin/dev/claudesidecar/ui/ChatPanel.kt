@@ -52,8 +52,14 @@ class ChatPanel(
     var chat: Chat? = null
         private set
 
-    /** Receives the chat's events on core's event thread and replays them on the EDT. */
-    val listener = ChatListener { event -> SwingUtilities.invokeLater { onEvent(event) } }
+    /**
+     * The chat's events on their way to the EDT: those that come while it is busy are applied
+     * together, and the panel draws once for them ([onEvents]).
+     */
+    private val events = EdtBatcher(deliver = ::onEvents)
+
+    /** Receives the chat's events on core's event thread and replays them on the EDT, in order, in batches. */
+    val listener = ChatListener { event -> events.offer(event) }
 
     private val context = object : ViewContext {
         override val cwd: String? get() = chatState.cwd
@@ -183,9 +189,14 @@ class ChatPanel(
     /** Stops the panel's requests; the chat itself stays open (the host closes it). */
     fun dispose() = scope.cancel()
 
-    private fun onEvent(event: ChatEvent) {
+    /**
+     * Applies [batch] (events in the order the chat sent them) and shows the result once: each
+     * changed entry drawn as it is after the last of them, the cards, status and header once.
+     * Every turn end among them is shown (its sign-in need) and told to the host.
+     */
+    private fun onEvents(batch: List<ChatEvent>) {
         val cwd = chatState.cwd
-        transcriptView.show(chatState.apply(event))
+        transcriptView.show(chatState.apply(batch))
         // A history comes before the chat's folder is known: its paths are drawn again relative to it.
         if (chatState.cwd != cwd) transcriptView.restyle()
         val focusInDock = dock.hasFocusedDescendant()
@@ -196,9 +207,11 @@ class ChatPanel(
             if (focusInDock && !dock.hasFocusedDescendant()) tabFromPrompt()
         }
         showState()
-        if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) {
-            showSignIn(SignInNeeded.of(event))
-            onTurnEnded()
+        for (event in batch) {
+            if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) {
+                showSignIn(SignInNeeded.of(event))
+                onTurnEnded()
+            }
         }
     }
 
@@ -254,7 +267,8 @@ class ChatPanel(
             try {
                 chat.block()
             } catch (e: SidecarException) {
-                onEvent(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Failed $what: ${e.message}"))
+                // After the chat's events that came before it, as they are shown.
+                events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Failed $what: ${e.message}"))
             }
         }
     }

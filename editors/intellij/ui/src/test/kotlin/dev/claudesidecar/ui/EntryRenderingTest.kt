@@ -58,6 +58,29 @@ class EntryRenderingTest {
 
     private fun live(name: String) = feed(Fixtures.notifications(name))
 
+    @Test
+    fun `events that come while the EDT is busy are applied together, each entry as the last of them left it, every turn end told`() {
+        val events = Fixtures.notifications("compacted")
+        var ends = 0
+        var seenByNextTask = -1
+        onEdt {
+            panel.onTurnEnded = { ends++ }
+            panel.listener.onEvent(events.first())
+            // Queued behind the task of the first event: with the rest batched into that task,
+            // this one finds every event applied.
+            SwingUtilities.invokeLater { seenByNextTask = panel.transcript.entries.size }
+            events.drop(1).forEach { panel.listener.onEvent(it) }
+            assertTrue(panel.transcript.entries.isEmpty(), "nothing is applied while the EDT is busy")
+        }
+        settle()
+        val expected = Fixtures.play("compacted").entries
+        assertEquals(expected, onEdt { panel.transcript.entries })
+        assertEquals(expected.size, seenByNextTask)
+        assertEquals(events.count { it.method == "claude/turnEnded" }, ends)
+        val last = expected.filterIsInstance<TextEntry>().last().text.lines().first { it.isNotBlank() }
+        assertTrue(last in text(), "the last answer is drawn: $last")
+    }
+
     /** The stream's entries as a resumed chat's history brings them. */
     private fun resumed(name: String) {
         val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries(name), Array<Entry>::class.java).toList()

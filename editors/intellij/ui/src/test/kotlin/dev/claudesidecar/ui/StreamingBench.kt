@@ -4,13 +4,16 @@ import com.formdev.flatlaf.FlatLightLaf
 import com.google.gson.GsonBuilder
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.ChatListener
+import dev.claudesidecar.core.Harness
 import dev.claudesidecar.core.Model
 import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.protocol.DeltaKind
 import dev.claudesidecar.core.protocol.DeltaNotification
+import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.InitializationOptions
 import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import dev.claudesidecar.core.protocol.WarmPoolOptions
 import kotlinx.coroutines.runBlocking
@@ -22,6 +25,7 @@ import java.awt.EventQueue
 import java.awt.Toolkit
 import java.awt.event.KeyEvent
 import java.lang.management.ManagementFactory
+import java.nio.file.Files
 import java.nio.file.Path
 import javax.swing.JComponent
 import javax.swing.JFrame
@@ -29,6 +33,7 @@ import javax.swing.JScrollPane
 import javax.swing.JTextArea
 import javax.swing.SwingUtilities
 import javax.swing.text.DefaultCaret
+import kotlin.io.path.readLines
 import kotlin.io.path.writeText
 
 /**
@@ -43,15 +48,19 @@ import kotlin.io.path.writeText
  *   processes on the cores do not inflate);
  * - key echo: from a key press queued on the EDT (as the toolkit queues one) to the end of
  *   the paint that follows its insertion; median and max;
- * - end drawn: from `claude/turnEnded` reaching the panel's listener to the end of the paint
- *   after which the answer's last line is in the view, scrolled into sight.
+ * - end drawn: from the daemon's send of `claude/turnEnded` to the end of the paint after
+ *   which the answer's last line is in the view, scrolled into sight. The daemon runs under
+ *   bench/send_clock.py, which stamps each turnEnded frame as the daemon writes it (the same
+ *   monotonic clock as [System.nanoTime]), however late the client reads it; the time from
+ *   that send to the panel's listener is reported too (`listener_lag_ms`).
  *
  * Peer, in the same JVM and the same panel: the cheapest renderer of the stream, each text
  * delta appended to a plain JTextArea in the transcript's place (no entry drawn). The first
  * turn of each runs on a cold JVM and is reported apart. A benchmark, not a test: it asserts
  * nothing and runs only with `-Dsidecar.bench=true`; `-Dsidecar.bench.chars` (60000) and
  * `-Dsidecar.bench.rounds` (3 warm turns of each) size it, and `-Dsidecar.bench.out` names
- * a JSON file for its figures:
+ * a JSON file for its figures; `-Dsidecar.bench.trace=true` prints the EDT's tasks over 15 ms
+ * (wall and CPU time, what they ran) and when the turn's end reached the listener and the screen:
  *
  *     xvfb-run -a mvn -q -B test -pl ui -am -Dtest=StreamingBench -Dsidecar.bench=true -Dsurefire.failIfNoSpecifiedTests=false
  */
@@ -70,22 +79,27 @@ class StreamingBench {
             "delay" to 0,
         )
         val turns = mapOf("panel" to mutableListOf<Map<String, Any?>>(), "peer" to mutableListOf())
+        val stamps = Files.createTempFile("send-clock-", ".txt")
         Model.startScenario(GsonBuilder().create().toJson(scenario)).use { model ->
             Sandbox(model).use { sandbox ->
                 // Deltas coalesced as the IDE plugin asks for them (ClaudeService).
                 val client = sandbox.client(
+                    command =
+                    listOf(Harness.sidecarBin.resolveSibling("python").toString(), SEND_CLOCK.toString(), stamps.toString(), "--") +
+                        listOf(Harness.sidecarBin.toString(), "--stdio"),
                     initializationOptions = InitializationOptions(coalesceDeltasMs = 16, warmPool = WarmPoolOptions(size = 0)),
                 )
                 try {
                     repeat(rounds + 1) { round ->
                         for ((renderer, results) in turns) {
-                            val result = turn(client, sandbox.cwd, peer = renderer == "peer")
+                            val result = turn(client, sandbox.cwd, peer = renderer == "peer", stamps)
                             println("StreamingBench ${if (round == 0) "cold" else "round $round"} $renderer: $result")
                             results += result
                         }
                     }
                 } finally {
                     client.close()
+                    Files.deleteIfExists(stamps)
                 }
             }
         }
@@ -105,6 +119,9 @@ class StreamingBench {
     private class TimedQueue(private val endShown: () -> Boolean) : EventQueue() {
         private val cpu = ManagementFactory.getThreadMXBean()
         val tasks = mutableListOf<Long>()
+
+        /** With [TRACE]: the tasks over 15 ms and all after [ended], when they started, how long they took, what they were. */
+        val long = mutableListOf<Triple<Long, Long, String>>()
         var longestCpu = 0L
         var busyCpu = 0L
 
@@ -124,6 +141,13 @@ class StreamingBench {
             } finally {
                 tasks += System.nanoTime() - started
                 val tookCpu = cpu.currentThreadCpuTime - startedCpu
+                val took = System.nanoTime() - started
+                if (TRACE &&
+                    (took > 15_000_000 || (ended && drawnAt == 0L))
+                ) {
+                    long +=
+                        Triple(started, took, "CPU ${ms(tookCpu)} ms: ${event.toString().take(240)}")
+                }
                 busyCpu += tookCpu
                 if (tookCpu > longestCpu) longestCpu = tookCpu
             }
@@ -141,10 +165,13 @@ class StreamingBench {
         @Volatile var ended = 0L
 
         @Volatile var notifications = 0
+
+        /** When the answer's entry came finished (no longer streaming). */
+        @Volatile var finished = 0L
     }
 
     /** One turn of the long answer into a new panel, or into the peer's text area in one. */
-    private fun turn(client: SidecarClient, cwd: String, peer: Boolean): Map<String, Any?> {
+    private fun turn(client: SidecarClient, cwd: String, peer: Boolean, stamps: Path): Map<String, Any?> {
         lateinit var area: JTextArea
         val (panel, frame) = onEdt {
             FlatLightLaf.setup()
@@ -173,11 +200,12 @@ class StreamingBench {
         val seen = Seen()
         val render = if (peer) plainRenderer(area) else panel.listener
         val listener = ChatListener { event ->
-            when ((event as? ChatEvent.Notification)?.params) {
+            when (val params = (event as? ChatEvent.Notification)?.params) {
                 is DeltaNotification -> {
                     seen.notifications++
                     if (seen.firstDelta == 0L) seen.firstDelta = System.nanoTime()
                 }
+                is EntryNotification -> if (params.entry.let { it is TextEntry && it.streaming != true }) seen.finished = System.nanoTime()
                 is TurnEndedNotification -> {
                     seen.ended = System.nanoTime()
                     queue.ended = true
@@ -222,7 +250,25 @@ class StreamingBench {
         check(seen.ended != 0L && queue.drawnAt != 0L) {
             "the turn did not end, or its end was never drawn: ${seen.notifications} deltas, ended ${seen.ended != 0L}, end shown $shown"
         }
+        // This turn's turnEnded as the daemon sent it: the one stamp after the prompt was sent.
+        val endSent = stamps.readLines().map { it.trim().toLong() }.single { it > sent }
         val tasks = queue.tasks.sorted()
+        if (TRACE) {
+            // Times from the daemon's send of turnEnded.
+            val name = if (peer) "peer" else "panel"
+            for ((at, took, what) in queue.long) {
+                println(
+                    "StreamingBench trace $name: task at ${ms(at - endSent)} ms took ${ms(took)} ms, $what",
+                )
+            }
+            println(
+                "StreamingBench trace $name: prompt ${ms(
+                    sent - endSent,
+                )} ms, answer finished ${ms(
+                    seen.finished - endSent,
+                )} ms, listener ${ms(seen.ended - endSent)} ms, end drawn ${ms(queue.drawnAt - endSent)} ms",
+            )
+        }
         val keys = synchronized(echoes) { echoes.sorted() }
         return linkedMapOf(
             "stream_s" to ms(seen.ended - sent) / 1000,
@@ -236,12 +282,10 @@ class StreamingBench {
             "key_echo_max_ms" to keys.lastOrNull()?.let(::ms),
             "keys" to keys.size,
             "keys_in_prompt" to echoed,
-            "end_on_screen_ms" to ms((queue.drawnAt - seen.ended).coerceAtLeast(0)),
+            "end_on_screen_ms" to ms(queue.drawnAt - endSent),
+            "listener_lag_ms" to ms(seen.ended - endSent),
         )
     }
-
-    /** [nanos] in milliseconds, to the hundredth. */
-    private fun ms(nanos: Long): Double = Math.round(nanos / 1e4) / 100.0
 
     /** Whether the bottom of [c] (where the answer ends) is inside the scrolled view. EDT only. */
     private fun bottomInSight(c: JComponent): Boolean {
@@ -273,5 +317,14 @@ class StreamingBench {
     private companion object {
         const val LAST_LINE = "That is the end of the long answer."
         const val KEY_MS = 25L
+
+        /** The relay that stamps the daemon's sends of turnEnded (bench/send_clock.py). */
+        val SEND_CLOCK: Path get() = Harness.repoRoot.resolve("bench/send_clock.py")
+
+        /** `-Dsidecar.bench.trace=true`: prints each EDT task over 15 ms and when the end came, per turn. */
+        val TRACE = System.getProperty("sidecar.bench.trace") == "true"
+
+        /** [nanos] in milliseconds, to the hundredth. */
+        fun ms(nanos: Long): Double = Math.round(nanos / 1e4) / 100.0
     }
 }

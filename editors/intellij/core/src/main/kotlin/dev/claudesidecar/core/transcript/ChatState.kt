@@ -33,6 +33,17 @@ class ChatState {
     /** The file updates (without contents) of the entry [key], oldest first: a tool's edits, a rewind's file. */
     fun fileUpdates(key: String): List<FileUpdatedNotification> = fileMap[key] ?: emptyList()
 
+    /**
+     * Applies [events] of the chat in order, as [apply] does one by one; returns what they
+     * changed in [transcript] together ([TranscriptChange.include]): a view draws each changed
+     * entry once, as it is after the last of them.
+     */
+    fun apply(events: List<ChatEvent>): TranscriptChange {
+        val change = TranscriptChange()
+        for (event in events) change.include(apply(event))
+        return change
+    }
+
     /** Applies one event of the chat, in order; returns what changed in [transcript]. */
     fun apply(event: ChatEvent): TranscriptChange {
         val change = transcript.apply(event)

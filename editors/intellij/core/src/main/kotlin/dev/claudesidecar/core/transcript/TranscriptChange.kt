@@ -12,4 +12,15 @@ class TranscriptChange internal constructor() {
         internal set
 
     val isEmpty: Boolean get() = added.isEmpty() && updated.isEmpty() && !reordered
+
+    /**
+     * Adds what [later], applied after this one, changed: together they say what a view drawing
+     * the transcript once after both must draw. Each key is named once: an entry added and then
+     * updated is added (a view makes it from its latest state).
+     */
+    fun include(later: TranscriptChange) {
+        added += later.added
+        for (key in later.updated) if (key !in added) updated += key
+        reordered = reordered || later.reordered
+    }
 }

@@ -44,6 +44,45 @@ class TranscriptTest {
     private fun ids(t: Transcript) = t.entries.map { it.id() }
 
     @Test
+    fun `events applied together name each entry they changed once, an entry new in them as added`() {
+        val state = ChatState()
+        state.apply(entry(prompt("p1")))
+        val change = state.apply(
+            listOf(
+                entry(text("m:0", "", streaming = true)),
+                delta("m:0", "Hel"),
+                delta("m:0", "lo"),
+                entry(text("m:1", "x")),
+                delta("m:1", "y"),
+            ),
+        )
+        assertEquals(listOf("m:0", "m:1"), change.added.toList())
+        assertTrue(change.updated.isEmpty() && !change.reordered)
+        val later = state.apply(listOf(delta("m:0", ","), delta("m:1", "z"), delta("m:0", " world")))
+        assertEquals(listOf("m:0", "m:1"), later.updated.toList())
+        assertTrue(later.added.isEmpty())
+    }
+
+    @Test
+    fun `events applied together leave the transcript as applied one by one, the last state of each entry`() {
+        val events = listOf(
+            entry(prompt("p1")),
+            entry(text("m:0", "", streaming = true)),
+            delta("m:0", "Hel"),
+            delta("m:0", "lo"),
+            entry(prompt("p2", queued = true)),
+            entry(text("m:0", "Hello.", streaming = false)),
+            entry(prompt("p2")),
+        )
+        val together = ChatState()
+        val change = together.apply(events)
+        val oneByOne = play(*events.toTypedArray())
+        assertEquals(oneByOne.entries, together.transcript.entries)
+        assertEquals("Hello.", (together.transcript.entry("m:0") as TextEntry).text)
+        assertTrue(change.reordered, "the queued prompt taken up moved: the batch says so")
+    }
+
+    @Test
     fun `an entry with a known id is replaced in place`() {
         val t = play(entry(prompt("p1")), entry(text("m:0", "draft")), entry(prompt("p2")), entry(text("m:0", "final")))
         assertEquals(listOf("p1", "m:0", "p2"), ids(t))
