@@ -610,15 +610,13 @@ describe('prompt', () => {
     const request = await host.answer('setPermissionMode', null);
     assert.deepEqual(request.params, { mode: 'plan' });
     // The daemon reports the change with claude/status before it answers (docs/protocol.md).
-    await host.send({
-      type: 'event',
-      event: {
+    await host.events([
+      {
         kind: 'notification',
         method: 'claude/status',
         params: { channelId: 'ch-1', seq: 99, state: 'idle', sessionId: 's-1', permissionMode: 'plan' },
       },
-    });
-    await host.frame();
+    ]);
     assert.equal(await saved(), 'plan');
   });
 
