@@ -216,7 +216,17 @@ function longestTraceEvents(trace) {
       .slice(0, n)
       .map(show)
       .join('\n');
+  // The page's frame: the one its script runs in. Its layouts, counted in objects: what the
+  // page made the browser lay out, whatever the load on the machine.
+  const pageFrame = events.find((e) => e.name === 'FunctionCall' && e.args?.data?.url?.endsWith('webview.js'))?.args
+    .data.frame;
+  const layouts = events.filter((e) => e.name === 'Layout' && (e.args?.beginData?.frame ?? '') === pageFrame);
+  const objects = layouts.map((e) => e.args.beginData.dirtyObjects ?? 0);
+  const summary =
+    `the page's layouts: ${layouts.length}, ${objects.reduce((a, b) => a + b, 0)} objects laid out in all, ` +
+    `at most ${Math.max(0, ...objects)} at once, ${(layouts.reduce((a, e) => a + e.dur, 0) / 1000).toFixed(1)} ms\n`;
   return (
+    summary +
     `longest tasks:\n${longest(['RunTask', 'ThreadControllerImpl::RunTask'], 8)}\n` +
     `longest steps:\n${longest(['UpdateLayoutTree', 'Layout', 'Paint', 'PrePaint', 'Layerize', 'FunctionCall', 'EvaluateScript', 'ParseHTML', 'HitTest', 'V8.GC_SCAVENGER', 'MajorGC', 'MinorGC', 'TimerFire', 'EventDispatch', 'FireAnimationFrame'], 16)}`
   );
