@@ -13,7 +13,10 @@
 //   event's time stamp to the end of the frame that draws it; median and max;
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
 //   that drew the answer's end and its footer; and when turnEnded reached the page;
-// - the messages the page got from the host while it streamed.
+// - the messages the page got from the host while it streamed;
+// - the renderer thread's CPU time from the prompt's send to the end on screen (thread time),
+//   and the parts of it in script and in style and layout: VS Code's workbench shares the
+//   thread, so this is the page's work and the workbench's around it (messages included).
 //
 //   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
@@ -138,6 +141,17 @@ function instrument() {
   );
 }
 
+/** The renderer thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
+async function cpuTimes(cdp) {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (name) => (metrics.find((m) => m.name === name)?.value ?? 0) * 1000;
+  return {
+    task: metric('TaskDuration'),
+    script: metric('ScriptDuration'),
+    layout: metric('LayoutDuration') + metric('RecalcStyleDuration'),
+  };
+}
+
 /** The longest stretch without an idle sample in a CPU profile, and the functions (self time, and the outermost
  * function of the page's own script on the stack) it spent its time in. */
 function longestBusy(profile) {
@@ -250,6 +264,11 @@ async function oneRun(page, sentLog, profile) {
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await cdp.send('Profiler.start');
   }
+  // The renderer thread's CPU time (VS Code's workbench and the page share it): the work
+  // itself, which the machine's other load does not inflate as it does the times.
+  const metrics = await page.context().newCDPSession(page);
+  await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const cpuBefore = await cpuTimes(metrics);
   const tracing = process.argv.includes('--trace');
   if (tracing) {
     await page
@@ -270,6 +289,7 @@ async function oneRun(page, sentLog, profile) {
     await sleep(KEY_EVERY_MS);
   }
   await chat.waitForFunction(() => !Number.isNaN(window.__bench.drawnAt), null, { timeout: 30_000 });
+  const cpuAfter = await cpuTimes(metrics);
   await sleep(300);
   if (cdp) {
     const { profile: taken } = await cdp.send('Profiler.stop');
@@ -307,6 +327,9 @@ async function oneRun(page, sentLog, profile) {
     ...seen.figures,
     endOnScreenMs: seen.origin + seen.drawnAt - sent,
     endArrivedMs: seen.origin + seen.endAt - sent,
+    threadCpuMs: cpuAfter.task - cpuBefore.task,
+    scriptCpuMs: cpuAfter.script - cpuBefore.script,
+    layoutCpuMs: cpuAfter.layout - cpuBefore.layout,
   };
 }
 
