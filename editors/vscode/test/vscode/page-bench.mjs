@@ -239,8 +239,20 @@ function longestTraceEvents(trace) {
   const summary =
     `the page's layouts: ${layouts.length}, ${objects.reduce((a, b) => a + b, 0)} objects laid out in all, ` +
     `at most ${Math.max(0, ...objects)} at once, ${(layouts.reduce((a, e) => a + e.dur, 0) / 1000).toFixed(1)} ms\n`;
+  // Where the thread's time went, by step (all frames: VS Code's workbench shares the thread).
+  const bySteps = new Map();
+  for (const e of events) {
+    if (['RunTask', 'ThreadControllerImpl::RunTask'].includes(e.name)) continue;
+    bySteps.set(e.name, (bySteps.get(e.name) ?? 0) + e.dur / 1000);
+  }
+  const steps = [...bySteps.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 14)
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ');
   return (
     summary +
+    `time by step (ms, nested steps counted in each): ${steps}\n` +
     `longest tasks:\n${longest(['RunTask', 'ThreadControllerImpl::RunTask'], 8)}\n` +
     `longest steps:\n${longest(['UpdateLayoutTree', 'Layout', 'Paint', 'PrePaint', 'Layerize', 'FunctionCall', 'EvaluateScript', 'ParseHTML', 'HitTest', 'V8.GC_SCAVENGER', 'MajorGC', 'MinorGC', 'TimerFire', 'EventDispatch', 'FireAnimationFrame'], 16)}`
   );

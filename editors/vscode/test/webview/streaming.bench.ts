@@ -16,13 +16,20 @@
 //   the part of it in style and layout (Performance.getMetrics in thread time): the work
 //   itself, which a busy machine does not inflate as it does the times above.
 //
+// With `--daemon` the answer comes from the real daemon and CLI instead (issue 43): the
+// stand-in model streams it at full speed in 20-character deltas, the daemon coalesces them
+// as the extension asks (coalesceDeltasMs 16), the extension's own client (src/core) applies
+// them and its feed (src/extension/page-feed.ts) posts them to the page, as the panel does.
+// The daemon runs behind timestamp-relay.mjs, which notes when claude/turnEnded left it: end
+// on screen is timed from there (and also when turnEnded reached the client and the page).
+//
 // The peer (`--peer`), in the same browser and on the same page: the cheapest renderer of
 // the same stream, each delta appended as a plain text node to one element (its messages
 // have a type of their own, which the page's handler ignores): the practical limit of
 // drawing a stream there.
 //
 //   npm run build && node out/test/webview/streaming.bench.cjs [--runs 3] [--chars 60000]
-//       [--peer] [--json] [--profile] [dist-folder ...]
+//       [--daemon] [--peer] [--json] [--profile] [dist-folder ...]
 //
 // With several dist folders (builds of the page to compare) the runs interleave; `--json`
 // prints the figures of every run as one JSON object (bench/editor_vscode.py reads it).
