@@ -544,10 +544,11 @@ async function main(): Promise<void> {
   ];
   const results = renderers.map(() => [] as Figures[]);
   // `--daemon`: the stand-in model streams the same answer, as fast as the CLI takes it.
+  const modelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-model-'));
   const model = daemon
     ? await startModel(
         { rules: [{ match: '(?i)long', steps: [[{ text }]] }], default: [[{ text: 'ok' }]], chunk: 20, delay: 0 },
-        fs.mkdtempSync(path.join(os.tmpdir(), 'bench-model-')),
+        modelDir,
       )
     : null;
   try {
@@ -565,6 +566,7 @@ async function main(): Promise<void> {
     await browser.close();
     for (const s of servers) await s.stop();
     await model?.stop();
+    fs.rmSync(modelDir, { recursive: true, force: true });
   }
   if (json) {
     const out = {
