@@ -14,6 +14,7 @@ import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../shar
 import { webviewHtml } from '../webview/index.html';
 import { closeDiffsOf, openFileUpdate, reviewPendingEdit, type DiffContents } from './diff-views';
 import type { Logger } from './logger';
+import { PageFeed } from './page-feed';
 
 export const VIEW_TYPE = 'claudeSidecar.chat';
 
@@ -54,6 +55,8 @@ export class ChatPanel implements vscode.Disposable {
   /** The page has the keyboard focus (it says so on focus and blur). */
   private pageFocused = false;
   private readonly changed = new vscode.EventEmitter<void>();
+  /** The chat's events on their way to the page, coalesced per frame. */
+  private readonly feed = new PageFeed((message) => void this.panel.webview.postMessage(message));
   /** The chat's state or the panel's focus changed. */
   readonly onDidChange = this.changed.event;
 
@@ -75,7 +78,8 @@ export class ChatPanel implements vscode.Disposable {
       panel.onDidChangeViewState(() => this.changed.fire()),
       chat.onInfo((info) => this.post({ type: 'info', info })),
       chat.onEvent((event) => {
-        this.post({ type: 'event', event });
+        // Events before `ready` are in the state the page gets with `reset`.
+        if (this.ready && !this.disposed) this.feed.event(event, chat.state.rev);
         if (
           event.kind === 'transcript' ||
           event.kind === 'snapshot' ||
@@ -115,6 +119,7 @@ export class ChatPanel implements vscode.Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.feed.drop();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.changed.dispose();
     void this.chat.close(this.host.keepsChatsRunning());
@@ -147,7 +152,8 @@ export class ChatPanel implements vscode.Disposable {
   private post(message: HostMessage): void {
     // Events before `ready` are in the state the page gets with `reset`.
     if (this.disposed || (!this.ready && message.type !== 'response')) return;
-    void this.panel.webview.postMessage(message);
+    if (message.type === 'reset') this.feed.reset(message);
+    else this.feed.send(message);
   }
 
   private updateTitle(): void {

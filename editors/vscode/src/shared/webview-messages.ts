@@ -2,7 +2,7 @@
 //
 // The host owns the chat: it holds the channel, applies every claude/* notification of it
 // to the chat's state (src/core/chat-state.ts: the entries and the channel's status) and forwards the
-// same event to the webview, which applies it to its copy. A webview that is (re)created
+// same events to the webview, a frame's worth at a time, which applies them to its copy. A webview that is (re)created
 // (the panel was hidden and VS Code dropped it, or the window reloaded) sends `ready` and
 // gets the host's whole state back as `reset`: nothing is lost while it was away.
 // What only the page knows (the draft, scroll position, collapsed blocks) it keeps with
@@ -20,6 +20,13 @@ import type {
 } from '../core/protocol.generated';
 import type { ChatEvent, ChatState } from '../core/chat-state';
 
+/** An event and the host state's `rev` once it was applied: the page's copy takes the same
+ * rev, so the two states stay equal even where consecutive deltas were joined into one. */
+export interface RevEvent {
+  event: ChatEvent;
+  rev: number;
+}
+
 /** What the host sends the webview. */
 export type HostMessage =
   /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart). */
@@ -31,8 +38,9 @@ export type HostMessage =
       /** The user opted in to bypassPermissions (claudeSidecar.allowDangerouslySkipPermissions). */
       allowBypassPermissions: boolean;
     }
-  /** One event the host already applied to its own state; apply it to the page's copy. */
-  | { type: 'event'; event: ChatEvent }
+  /** Events the host already applied to its own state, in order (one frame's: see
+   * src/extension/page-feed.ts); apply them to the page's copy. */
+  | { type: 'events'; events: RevEvent[] }
   /** `claude/channelInfo` changed (the channel was (re)started). */
   | { type: 'info'; info: ChannelInfo | null }
   /** The answer to one `request`. */

@@ -8,6 +8,9 @@ import { CompletionPopup, type CompletionItem } from './completion';
 import { button, h } from './dom';
 import { ImageTray } from './images';
 
+/** The browser grows the prompt with its text (Chromium 123+, VS Code 1.90+). */
+const SIZES_ITSELF = CSS.supports('field-sizing', 'content');
+
 const FILE_TOKEN = /(^|\s)@([^\s@]*)$/;
 const COMMAND_TOKEN = /^\/(\S*)$/;
 
@@ -126,6 +129,10 @@ export class Composer {
   }
 
   private resize(): void {
+    // Where the browser sizes the prompt to its text (style.css: field-sizing), no script
+    // does: measuring it here (height auto, then its scrollHeight) made every key lay out the
+    // whole page at once, a long answer streaming in included.
+    if (SIZES_ITSELF) return;
     this.input.style.height = 'auto';
     this.input.style.height = `${Math.min(this.input.scrollHeight, 240)}px`;
   }

@@ -12,6 +12,12 @@ export interface Props {
   onClick?: (event: MouseEvent) => void;
 }
 
+/** Sets an element's text only when it changes: the page updates once a frame while an
+ * answer streams, and an equal text written again is still new layout work for the browser. */
+export function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props: Props = {},

@@ -5,7 +5,7 @@
 import type { ChannelInfo, ContextReading, ModelInfo } from '../core/protocol.generated';
 import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
-import { formatCost, h, iconButton } from './dom';
+import { formatCost, h, iconButton, setText } from './dom';
 
 const MODES: { value: string; label: string }[] = [
   { value: 'default', label: 'Ask before edits' },
@@ -63,6 +63,8 @@ export class Header {
   private readonly meterText = h('span', { class: 'meter-text' });
   private readonly cost = h('span', { class: 'cost', title: 'What this chat has cost so far' });
   private shown = '';
+  /** The context reading the meter shows (undefined: none drawn yet). */
+  private context: ContextReading | null | undefined;
   /** The CLI lists models to pick from. */
   private modelsOffered = false;
 
@@ -138,13 +140,14 @@ export class Header {
       );
       setOptions(this.mode, modes, mode);
     }
-    this.cost.textContent = state.totals.costUsd ? formatCost(state.totals.costUsd) : '';
-    this.setContext(state.totals.context);
+    setText(this.cost, state.totals.costUsd ? formatCost(state.totals.costUsd) : '');
+    if (state.totals.context !== this.context) this.setContext(state.totals.context);
   }
 
   /** The context meter: the daemon's reading after the last turn (a resumed chat's from its
    * recorded turns), none before one. */
   private setContext(usage: ContextReading | null): void {
+    this.context = usage;
     const percent = usage ? Math.min(100, Math.max(0, usage.percentage)) : 0;
     this.meter.hidden = !usage;
     this.meterBar.style.width = `${percent}%`;

@@ -85,18 +85,19 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       remember();
       view.keepDiffs(state.files);
       break;
-    case 'event':
-      reduce(state, message.event);
-      // The daemon's conversation replaced the chat's (an attach): drawn anew.
-      if (message.event.kind === 'snapshot') transcript.rebuild(state);
-      if (
-        message.event.kind === 'bound' ||
-        (message.event.kind === 'notification' && message.event.method === 'claude/status')
-      ) {
-        remember();
-      }
-      if (message.event.kind === 'notification' && message.event.method === 'claude/fileUpdated') {
-        view.keepDiffs([message.event.params]);
+    case 'events':
+      for (const { event, rev } of message.events) {
+        // The host's rev after this event: the page's copy stays the host's state.
+        state.rev = rev - 1;
+        reduce(state, event);
+        // The daemon's conversation replaced the chat's (an attach): drawn anew.
+        if (event.kind === 'snapshot') transcript.rebuild(state);
+        if (event.kind === 'bound' || (event.kind === 'notification' && event.method === 'claude/status')) {
+          remember();
+        }
+        if (event.kind === 'notification' && event.method === 'claude/fileUpdated') {
+          view.keepDiffs([event.params]);
+        }
       }
       scheduleRender();
       break;

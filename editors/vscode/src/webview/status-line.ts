@@ -3,7 +3,7 @@
 
 import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
-import { button, h } from './dom';
+import { button, h, setText } from './dom';
 
 const REASONS: Record<string, string> = {
   overloaded: 'API overloaded',
@@ -68,13 +68,13 @@ export class StatusLine {
       return;
     }
     if (state.reconnecting) {
-      this.text.textContent = 'Reconnecting to the shared daemon… (the chat keeps running there)';
+      setText(this.text, 'Reconnecting to the shared daemon… (the chat keeps running there)');
       this.el.dataset.state = 'reconnecting';
       this.el.hidden = false;
       return;
     }
     const exit = status.exit;
-    this.text.textContent = {
+    const text = {
       new: '',
       starting: 'Starting Claude…',
       idle: '',
@@ -82,6 +82,7 @@ export class StatusLine {
       awaitingPermission: 'Waiting for your answer',
       exited: `Claude exited${exit ? ` (code ${exit.code ?? '–'}${exit.signal ? `, signal ${exit.signal}` : ''})` : ''}: the next message restarts it`,
     }[status.state];
-    this.el.hidden = !this.text.textContent;
+    setText(this.text, text);
+    this.el.hidden = !text;
   }
 }

@@ -475,6 +475,25 @@ describe('entries as they say', () => {
 });
 
 describe('prompt', () => {
+  it('grows with its lines up to 240 px, then scrolls', async () => {
+    const host = await openWith(stateOf(hostEvents('streamed-thinking')));
+    const prompt = host.page.getByRole('textbox', { name: 'Message to Claude' });
+    const height = () => prompt.evaluate((el) => el.getBoundingClientRect().height);
+    await prompt.fill('one line');
+    await host.frame();
+    const one = await height();
+    await prompt.fill('one\ntwo\nthree');
+    await host.frame();
+    const three = await height();
+    assert.ok(three > one + 20, `three lines (${three} px) are taller than one (${one} px)`);
+    await prompt.fill(Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n'));
+    await host.frame();
+    assert.equal(await height(), 240);
+    await prompt.fill('');
+    await host.frame();
+    assert.equal(await height(), one, 'back to one line when emptied');
+  });
+
   it('sends on Enter, completes @ files from the host and / commands from the channel info', async () => {
     const host = await openWith(stateOf(hostEvents('streamed-thinking')));
     const prompt = host.page.getByRole('textbox', { name: 'Message to Claude' });
@@ -610,15 +629,13 @@ describe('prompt', () => {
     const request = await host.answer('setPermissionMode', null);
     assert.deepEqual(request.params, { mode: 'plan' });
     // The daemon reports the change with claude/status before it answers (docs/protocol.md).
-    await host.send({
-      type: 'event',
-      event: {
+    await host.events([
+      {
         kind: 'notification',
         method: 'claude/status',
         params: { channelId: 'ch-1', seq: 99, state: 'idle', sessionId: 's-1', permissionMode: 'plan' },
       },
-    });
-    await host.frame();
+    ]);
     assert.equal(await saved(), 'plan');
   });
 

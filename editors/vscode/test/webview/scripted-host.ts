@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ChannelInfo } from '../../src/core/protocol.generated';
-import type { ChatEvent, ChatState } from '../../src/core/chat-state';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { PageFeed } from '../../src/extension/page-feed';
 import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../../src/shared/webview-messages';
 import { webviewHtml } from '../../src/webview/index.html';
 
@@ -156,6 +157,11 @@ type Request = Extract<WebviewMessage, { type: 'request' }>;
 export class ScriptedHost {
   private answered = new Set<number>();
   readonly errors: string[] = [];
+  /** The host's copy of the chat state, which the events are applied to before they go (as the extension's). */
+  private state: ChatState = initialState();
+  private readonly sending: Promise<void>[] = [];
+  /** The extension's own coalescing of events, flushed by `events` (no timer decides what a test sees). */
+  private readonly feed = new PageFeed((message) => this.sending.push(this.send(message)));
 
   constructor(readonly page: Page) {
     page.on('pageerror', (e) => this.errors.push(e.message));
@@ -181,13 +187,22 @@ export class ScriptedHost {
   }
 
   async reset(state: ChatState, info: ChannelInfo | null = INFO, allowBypassPermissions = false): Promise<void> {
-    await this.send({ type: 'reset', state, info, workspaceFolders: ['/home/dev/project'], allowBypassPermissions });
+    this.state = structuredClone(state);
+    this.feed.reset({ type: 'reset', state, info, workspaceFolders: ['/home/dev/project'], allowBypassPermissions });
+    await this.sent();
     await this.frame();
   }
 
+  /** Applies the events to the host's state and sends them through the extension's feed, all at once. */
   async events(events: ChatEvent[]): Promise<void> {
-    for (const event of events) await this.send({ type: 'event', event });
+    for (const event of events) this.feed.event(event, reduce(this.state, event).rev);
+    this.feed.flush();
+    await this.sent();
     await this.frame();
+  }
+
+  private async sent(): Promise<void> {
+    await Promise.all(this.sending.splice(0));
   }
 
   /** Waits until the page has drawn what it was sent (one animation frame after the messages). */

@@ -16,22 +16,34 @@
 //   the part of it in style and layout (Performance.getMetrics in thread time): the work
 //   itself, which a busy machine does not inflate as it does the times above.
 //
+// With `--daemon` the answer comes from the real daemon and CLI instead (issue 43): the
+// stand-in model streams it at full speed in 20-character deltas, the daemon coalesces them
+// as the extension asks (coalesceDeltasMs 16), the extension's own client (src/core) applies
+// them and its feed (src/extension/page-feed.ts) posts them to the page, as the panel does.
+// The daemon runs behind timestamp-relay.mjs, which notes when claude/turnEnded left it: end
+// on screen is timed from there (and also when turnEnded reached the client and the page).
+//
 // The peer (`--peer`), in the same browser and on the same page: the cheapest renderer of
 // the same stream, each delta appended as a plain text node to one element (its messages
 // have a type of their own, which the page's handler ignores): the practical limit of
 // drawing a stream there.
 //
 //   npm run build && node out/test/webview/streaming.bench.cjs [--runs 3] [--chars 60000]
-//       [--peer] [--json] [--profile] [dist-folder ...]
+//       [--daemon] [--peer] [--json] [--profile] [dist-folder ...]
 //
 // With several dist folders (builds of the page to compare) the runs interleave; `--json`
 // prints the figures of every run as one JSON object (bench/editor_vscode.py reads it).
 
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { ChatEvent } from '../../src/core/chat-state';
 import { initialState, reduce } from '../../src/core/chat-state';
-import { launch, PageServer, ScriptedHost } from './scripted-host';
+import { PageFeed } from '../../src/extension/page-feed';
+import type { HostMessage } from '../../src/shared/webview-messages';
+import { client, sandbox, sidecarBin, startModel, type Model } from '../core/harness';
+import { INFO, launch, PageServer, ScriptedHost } from './scripted-host';
 
 /** The answer of issue 25: 60,000 characters in 45 notifications over 670 ms. */
 const FULL_CHARS = 60_000;
@@ -105,6 +117,13 @@ interface Figures {
   keyEchoMaxMs: number | null;
   keys: number;
   endOnScreenMs: number;
+  /** `--daemon`: from the daemon's send of claude/turnEnded to the page's receiving it. */
+  endArrivedMs?: number;
+  /** `--daemon`: from the daemon's send of claude/turnEnded to the host's (the client's) having applied it. */
+  hostArrivedMs?: number;
+  /** `--daemon`: the notifications (and joined events) the page got, and the messages they came in. */
+  events?: number;
+  messages?: number;
   /** CPU time of the page's thread from the first notification to the end on screen. */
   threadCpuMs: number;
   /** The part of it spent in style and layout. */
@@ -119,6 +138,10 @@ const FIGURES: (keyof Figures)[] = [
   'keyEchoMaxMs',
   'keys',
   'endOnScreenMs',
+  'endArrivedMs',
+  'hostArrivedMs',
+  'events',
+  'messages',
   'threadCpuMs',
   'layoutCpuMs',
 ];
@@ -191,6 +214,33 @@ async function instrument(page: Page, peer: boolean): Promise<void> {
         after.port2.postMessage(null);
       });
     });
+    // `--daemon`: what came, and when claude/turnEnded came (before the page's handler runs)
+    // and its end was drawn (the frame after the one that drew it has started).
+    Object.assign(bench, { messages: 0, events: 0, endAt: NaN, drawnAt: NaN });
+    window.addEventListener(
+      'message',
+      (message: MessageEvent<{ type?: string; event?: ChatEvent; events?: { event: ChatEvent }[] }>) => {
+        const data = message.data;
+        const events =
+          data.type === 'events' ? (data.events ?? []).map((e) => e.event) : data.event ? [data.event] : [];
+        if (!events.length) return;
+        const seen = bench as typeof bench & { messages: number; events: number; endAt: number; drawnAt: number };
+        seen.messages++;
+        seen.events += events.length;
+        const ended = events.some((e) => e.kind === 'notification' && e.method === 'claude/turnEnded');
+        if (!ended || !Number.isNaN(seen.endAt)) return;
+        seen.endAt = performance.now();
+        void (window as unknown as { __benchEnded?(): Promise<void> }).__benchEnded?.();
+        const check = () => {
+          const text = document.querySelector('.entry.text:not(.streaming)')?.textContent ?? '';
+          if (text.trim().endsWith('THE END.') && document.querySelector('.entry.turn')) {
+            requestAnimationFrame(() => (seen.drawnAt = performance.now()));
+          } else requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
+      },
+      true,
+    );
     if (!peer) return;
     const transcript = document.querySelector<HTMLElement>('.transcript')!;
     const list = transcript.querySelector('.entries')!;
@@ -326,6 +376,138 @@ async function run(
   return { ...figures, ...cpu };
 }
 
+/**
+ * `--daemon`: one answer from the real daemon and CLI (the stand-in model streaming `text` at
+ * full speed in 20-character deltas), through the extension's own client (src/core) and its
+ * feed to the page (src/extension/page-feed.ts); the peer gets every event as it comes. The
+ * daemon runs behind timestamp-relay.mjs, which notes when claude/turnEnded left it: the end
+ * is timed from there, as the user sees it, not from the page's receiving it.
+ */
+async function runDaemon(
+  browser: Browser,
+  server: PageServer,
+  model: Model,
+  peer: boolean,
+  profile: boolean,
+): Promise<Figures> {
+  const box = sandbox(model);
+  const sentLog = path.join(box.root, 'turn-ended.log');
+  const relay = path.resolve(__dirname, '../../../test/webview/timestamp-relay.mjs');
+  const sidecar = client(box, {
+    command: [process.execPath, relay, sentLog, sidecarBin(), '--stdio'],
+    initializationOptions: { coalesceDeltasMs: 16 },
+  });
+  const host = await ScriptedHost.open(browser, server);
+  try {
+    const chat = await sidecar.openChat({ cwd: box.workspace });
+    // As the extension's panel: the page's state from `reset`, then the events, coalesced.
+    const deliver = (message: HostMessage | { type: 'bench-peer'; event: ChatEvent }) =>
+      void host.page
+        .evaluate((m) => window.postMessage(m, '*'), message as unknown as Record<string, unknown>)
+        .catch(() => undefined);
+    const feed = new PageFeed(deliver);
+    feed.reset({
+      type: 'reset',
+      state: chat.state,
+      info: chat.info ?? INFO,
+      workspaceFolders: [],
+      allowBypassPermissions: false,
+    });
+    let hostGotEnd = NaN;
+    chat.onEvent((event) => {
+      if (event.kind === 'notification' && event.method === 'claude/turnEnded')
+        hostGotEnd = performance.timeOrigin + performance.now();
+      if (peer) deliver({ type: 'bench-peer', event });
+      else feed.event(event, chat.state.rev);
+    });
+    await host.frame();
+    await host.page.focus('textarea.prompt');
+    await host.page.waitForTimeout(1000);
+    await instrument(host.page, peer);
+    const metrics = await host.page.context().newCDPSession(host.page);
+    await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
+    const cdp = profile ? await host.page.context().newCDPSession(host.page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
+    const cpuBefore = await cpuTimes(metrics);
+    const typing = { on: true };
+    await host.page.exposeFunction('__benchEnded', () => (typing.on = false));
+    await chat.send('write the long answer');
+    const deadline = Date.now() + 120_000;
+    for (let i = 0; typing.on; i++) {
+      if (Date.now() > deadline) throw new Error('the turn did not end within 120 s');
+      await host.page.keyboard.press('abcdefghij'[i % 10]!);
+      await host.page.waitForTimeout(KEY_EVERY_MS);
+    }
+    await host.page.waitForFunction(
+      () => !Number.isNaN((window as unknown as { __bench: { drawnAt: number } }).__bench.drawnAt),
+      null,
+      { timeout: 30_000 },
+    );
+    const cpuAfter = await cpuTimes(metrics);
+    await host.page.waitForTimeout(300);
+    const page = await host.page.evaluate(() => {
+      const bench = (
+        window as unknown as {
+          __bench: {
+            tasks: number[];
+            late: number[];
+            echoes: [number, number][];
+            longestGap: number;
+            running: boolean;
+            messages: number;
+            events: number;
+            endAt: number;
+            drawnAt: number;
+          };
+        }
+      ).__bench;
+      bench.running = false;
+      const echoes = bench.echoes
+        .filter(([typedAt]) => typedAt < bench.endAt)
+        .map(([, echo]) => echo)
+        .sort((a, b) => a - b);
+      return {
+        origin: performance.timeOrigin,
+        endAt: bench.endAt,
+        drawnAt: bench.drawnAt,
+        figures: {
+          longestTaskMs: Math.max(0, ...bench.tasks),
+          longestStallMs: Math.max(0, ...bench.late),
+          longestFrameGapMs: bench.longestGap,
+          keyEchoMedianMs: echoes.length ? echoes[Math.floor(echoes.length / 2)]! : null,
+          keyEchoMaxMs: echoes.at(-1) ?? null,
+          keys: echoes.length,
+          events: bench.events,
+          messages: bench.messages,
+        },
+      };
+    });
+    // Both wall clocks of this machine (performance.timeOrigin + now in each process).
+    const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0]);
+    if (!Number.isFinite(sent)) throw new Error(`the relay noted no claude/turnEnded in ${sentLog}`);
+    if (cdp) {
+      const { profile: taken } = await cdp.send('Profiler.stop');
+      console.error(`\ndaemon (${peer ? 'peer' : 'page'}): self time by function\n${topFunctions(taken).join('\n')}`);
+    }
+    return {
+      ...page.figures,
+      endOnScreenMs: page.origin + page.drawnAt - sent,
+      endArrivedMs: page.origin + page.endAt - sent,
+      hostArrivedMs: hostGotEnd - sent,
+      threadCpuMs: cpuAfter.task - cpuBefore.task,
+      layoutCpuMs: cpuAfter.layout - cpuBefore.layout,
+    };
+  } finally {
+    await host.page.close();
+    await sidecar.dispose();
+    fs.rmSync(box.root, { recursive: true, force: true });
+  }
+}
+
 function option(args: string[], name: string, fallback: number): number {
   const at = args.indexOf(name);
   return at >= 0 ? Number(args[at + 1]) : fallback;
@@ -337,6 +519,7 @@ async function main(): Promise<void> {
   const chars = option(args, '--chars', FULL_CHARS);
   const json = args.includes('--json');
   const profile = args.includes('--profile');
+  const daemon = args.includes('--daemon');
   const withValue = new Set(['--runs', '--chars'].map((o) => args.indexOf(o) + 1).filter((i) => i > 0));
   const dists = args.filter((a, i) => !a.startsWith('--') && !withValue.has(i));
   const folders = dists.length ? dists.map((d) => path.resolve(d)) : [path.resolve(__dirname, '../../../dist')];
@@ -346,7 +529,11 @@ async function main(): Promise<void> {
   const text = answer(chars);
   const batches = stream(text, notifications);
   const say = json ? console.error : console.log;
-  say(`answer: ${text.length} characters in ${batches.length - 2} delta notifications over ${streamMs.toFixed(0)} ms`);
+  say(
+    daemon
+      ? `answer: ${text.length} characters from the real daemon and CLI (the stand-in model, 20-character deltas), timed from the daemon's send`
+      : `answer: ${text.length} characters in ${batches.length - 2} delta notifications over ${streamMs.toFixed(0)} ms`,
+  );
   const browser = await launch();
   const servers = folders.map((d) => new PageServer(d));
   for (const s of servers) await s.start();
@@ -356,18 +543,34 @@ async function main(): Promise<void> {
     ...(args.includes('--peer') ? [{ name: 'peer: text nodes', server: servers[0]!, peer: true }] : []),
   ];
   const results = renderers.map(() => [] as Figures[]);
+  // `--daemon`: the stand-in model streams the same answer, as fast as the CLI takes it.
+  const modelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-model-'));
+  const model = daemon
+    ? await startModel(
+        { rules: [{ match: '(?i)long', steps: [[{ text }]] }], default: [[{ text: 'ok' }]], chunk: 20, delay: 0 },
+        modelDir,
+      )
+    : null;
   try {
     for (let r = 0; r < runs; r++) {
       for (const [i, { server, peer }] of renderers.entries()) {
-        results[i]!.push(await run(browser, server, batches, streamMs, peer, profile && r === 0));
+        const first = profile && r === 0;
+        results[i]!.push(
+          model
+            ? await runDaemon(browser, server, model, peer, first)
+            : await run(browser, server, batches, streamMs, peer, first),
+        );
       }
     }
   } finally {
     await browser.close();
     for (const s of servers) await s.stop();
+    await model?.stop();
+    fs.rmSync(modelDir, { recursive: true, force: true });
   }
   if (json) {
     const out = {
+      daemon,
       answerChars: text.length,
       notifications: batches.length - 2,
       streamMs,

@@ -1,0 +1,115 @@
+// What the host posts to one chat page, coalesced per frame. Every postMessage to a webview
+// is a structured clone, a trip through VS Code's IPC and a task on the page's thread; a fast
+// answer posted event by event makes the page fall behind (its turnEnded late by up to
+// seconds while the user types: issue 43). So the chat's events wait here and go as one
+// `events` message at most once per frame: the first event after a quiet frame goes at the
+// next turn of the event loop, the end of a turn at once (nothing of it waits for a timer),
+// and consecutive deltas of one block go as one delta (their text joined). Every event keeps
+// its place and the host's `rev` after it, so the page's copy of the state is the host's
+// (chat-state.ts). Any other message first sends the events before it, in order; a `reset`
+// drops them instead (the state it carries already has them). No `vscode` import: the page
+// bench drives it too.
+
+import type { ChatEvent } from '../core/chat-state';
+import type { DeltaNotification } from '../core/protocol.generated';
+import type { HostMessage, RevEvent } from '../shared/webview-messages';
+
+/** A frame at 60 Hz: the page draws at most this often, so events need not come faster. */
+export const FRAME_MS = 16;
+
+/** Runs `run` after `ms` (0: at the next turn of the event loop); the returned function cancels it. */
+export type Schedule = (run: () => void, ms: number) => () => void;
+
+const timers: Schedule = (run, ms) => {
+  const timer = setTimeout(run, ms);
+  return () => clearTimeout(timer);
+};
+
+export class PageFeed {
+  private pending: RevEvent[] = [];
+  private cancel: (() => void) | undefined;
+  /** When the last batch went (the clock of `now`), for the frame's pacing. */
+  private lastFlush = -Infinity;
+
+  constructor(
+    private readonly post: (message: HostMessage) => void,
+    private readonly schedule: Schedule = timers,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** One event the host applied, its state's `rev` then. */
+  event(event: ChatEvent, rev: number): void {
+    const last = this.pending.at(-1);
+    if (last && isDelta(last.event) && isDelta(event) && sameBlock(last.event.params, event.params)) {
+      // A new object: the event itself is the chat's listeners' too.
+      const params = { ...last.event.params, seq: event.params.seq, text: last.event.params.text + event.params.text };
+      last.event = { ...last.event, params };
+      last.rev = rev;
+    } else {
+      this.pending.push({ event, rev });
+    }
+    if (ends(event)) {
+      this.flush();
+      return;
+    }
+    if (this.cancel) return;
+    const wait = Math.max(0, this.lastFlush + FRAME_MS - this.now());
+    this.cancel = this.schedule(() => {
+      this.cancel = undefined;
+      this.flush();
+    }, wait);
+  }
+
+  /** Any other message: the events before it go first. */
+  send(message: HostMessage): void {
+    this.flush();
+    this.post(message);
+  }
+
+  /** The whole state: the events waiting are in it already. */
+  reset(message: Extract<HostMessage, { type: 'reset' }>): void {
+    this.drop();
+    this.post(message);
+  }
+
+  /** Posts the events waiting, if any, as one message. */
+  flush(): void {
+    this.cancel?.();
+    this.cancel = undefined;
+    if (!this.pending.length) return;
+    const events = this.pending;
+    this.pending = [];
+    this.lastFlush = this.now();
+    this.post({ type: 'events', events });
+  }
+
+  /** Forgets the events waiting (the page is gone or gets the whole state). */
+  drop(): void {
+    this.cancel?.();
+    this.cancel = undefined;
+    this.pending = [];
+  }
+}
+
+type DeltaEvent = { kind: 'notification'; method: 'claude/delta'; params: DeltaNotification };
+
+function isDelta(event: ChatEvent): event is DeltaEvent {
+  return event.kind === 'notification' && event.method === 'claude/delta';
+}
+
+/** Two deltas of the same block (entry, kind, index and sub-agent): one after the other, the page may take them as one. */
+function sameBlock(a: DeltaNotification, b: DeltaNotification): boolean {
+  return (
+    (a.entryId ?? null) === (b.entryId ?? null) &&
+    a.kind === b.kind &&
+    a.index === b.index &&
+    (a.parentToolUseId ?? null) === (b.parentToolUseId ?? null)
+  );
+}
+
+/** The end of a turn (or of the CLI): what the user waits to see, sent without waiting. */
+function ends(event: ChatEvent): boolean {
+  if (event.kind !== 'notification') return false;
+  if (event.method === 'claude/turnEnded') return true;
+  return event.method === 'claude/status' && (event.params.state === 'idle' || event.params.state === 'exited');
+}

@@ -1,0 +1,212 @@
+// The host's feed of one chat page (src/extension/page-feed.ts): the chat's events coalesced
+// per frame. A hand-run schedule and clock stand in for the timers, so nothing here depends
+// on timing: a test says when the frame is over.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { FRAME_MS, PageFeed } from '../../src/extension/page-feed';
+import type { HostMessage, RevEvent } from '../../src/shared/webview-messages';
+import { hostEvents, streamNames, type StreamName } from './fixtures';
+
+/** A feed whose timer runs when the test says, with the host's state it feeds from. */
+function feed() {
+  const posted: HostMessage[] = [];
+  const timers: { run: () => void; ms: number; cancelled: boolean }[] = [];
+  let clock = 0;
+  const state = initialState();
+  const pageFeed = new PageFeed(
+    (m) => posted.push(structuredClone(m)),
+    (run, ms) => {
+      const timer = { run, ms, cancelled: false };
+      timers.push(timer);
+      return () => (timer.cancelled = true);
+    },
+    () => clock,
+  );
+  return {
+    posted,
+    state,
+    /** The host applies the event, then hands it to the feed (as the panel does). */
+    apply(event: ChatEvent) {
+      pageFeed.event(event, reduce(state, event).rev);
+    },
+    feed: pageFeed,
+    /** The timers armed and not cancelled. */
+    armed: () => timers.filter((t) => !t.cancelled),
+    /** Lets `ms` pass and runs the timers due. */
+    pass(ms: number) {
+      clock += ms;
+      for (const t of timers.splice(0)) if (!t.cancelled) t.run();
+    },
+    /** The events of every `events` message so far, in order. */
+    sent: () => posted.flatMap((m) => (m.type === 'events' ? m.events : [])),
+  };
+}
+
+function delta(entryId: string, text: string, seq: number, index = 0): ChatEvent {
+  return {
+    kind: 'notification',
+    method: 'claude/delta',
+    params: { channelId: 'ch-1', seq, kind: 'text', index, text, entryId },
+  };
+}
+
+function textEntry(id: string, text: string, seq: number, streaming = true): ChatEvent {
+  return {
+    kind: 'notification',
+    method: 'claude/entry',
+    params: { channelId: 'ch-1', seq, entry: { kind: 'text', id, text, ...(streaming ? { streaming } : {}) } },
+  };
+}
+
+const turnEnded = (seq: number): ChatEvent => ({
+  kind: 'notification',
+  method: 'claude/turnEnded',
+  params: {
+    channelId: 'ch-1',
+    seq,
+    outcome: 'success',
+    durationMs: 10,
+    permissionWaitMs: 0,
+    costUsd: 0.01,
+    totalCostUsd: 0.01,
+    usage: { inputTokens: 1, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
+  },
+});
+
+/** What the page does with the messages (src/webview/main.ts): each event at the host's rev. */
+function pageState(messages: HostMessage[]): ChatState {
+  let state = initialState();
+  for (const m of messages) {
+    if (m.type === 'reset') state = structuredClone(m.state);
+    if (m.type !== 'events') continue;
+    for (const { event, rev } of m.events) {
+      state.rev = rev - 1;
+      reduce(state, event);
+    }
+  }
+  return state;
+}
+
+describe("the host's feed of a chat page", () => {
+  test("sends a frame's events as one message, in the order they came", () => {
+    const f = feed();
+    const events = [textEntry('t1', '', 1), delta('t1', 'Hel', 2), textEntry('t2', 'b', 3)];
+    for (const e of events) f.apply(e);
+    assert.equal(f.posted.length, 0, 'nothing goes before the frame is over');
+    f.pass(0);
+    assert.equal(f.posted.length, 1);
+    assert.deepEqual(
+      f.sent().map((e) => e.event),
+      events,
+    );
+  });
+
+  test('joins consecutive deltas of one block into one, with the text in order and the rev of the last', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'one ', 2));
+    f.apply(delta('t1', 'two ', 3));
+    f.apply(delta('t1', 'three', 4));
+    f.pass(0);
+    const [entry, joined] = f.sent() as [RevEvent, RevEvent];
+    assert.equal(f.sent().length, 2);
+    assert.equal(entry.rev, 1);
+    assert.deepEqual(joined.event, delta('t1', 'one two three', 4));
+    assert.equal(joined.rev, f.state.rev, "the page's copy takes the host's rev");
+  });
+
+  test('keeps deltas of other blocks, and those with another event between, apart', () => {
+    const f = feed();
+    const events = [
+      textEntry('t1', '', 1),
+      delta('t1', 'a', 2),
+      delta('t1', 'b', 3, 1), // another block of the message
+      textEntry('t2', '', 4),
+      delta('t1', 'c', 5, 1), // the same block, but an entry came between
+    ];
+    for (const e of events) f.apply(e);
+    f.pass(0);
+    assert.deepEqual(
+      f.sent().map((e) => e.event),
+      events,
+    );
+  });
+
+  test('gives the page the host state, whatever the frames, for every recorded stream', () => {
+    for (const name of streamNames()) {
+      const events = hostEvents(name as StreamName);
+      // Frames of 1 to 7 events: every place a frame can end.
+      for (let frame = 1; frame <= 7; frame++) {
+        const f = feed();
+        events.forEach((event, i) => {
+          f.apply(event);
+          if (i % frame === frame - 1) f.pass(FRAME_MS);
+        });
+        f.pass(FRAME_MS);
+        assert.deepEqual(pageState(f.posted), f.state, `${name}, frames of ${frame}`);
+      }
+    }
+  });
+
+  test('sends the end of a turn at once, with the events before it', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'done', 2));
+    f.apply(turnEnded(3));
+    assert.equal(f.posted.length, 1, 'no timer had to run');
+    assert.deepEqual(
+      f.sent().map((e) => e.event),
+      [textEntry('t1', '', 1), delta('t1', 'done', 2), turnEnded(3)],
+    );
+    assert.equal(f.armed().length, 0, 'nothing left waiting');
+  });
+
+  test('sends the events waiting before any other message', () => {
+    const f = feed();
+    f.apply(textEntry('t1', 'a', 1));
+    f.feed.send({ type: 'focusPrompt' });
+    assert.deepEqual(
+      f.posted.map((m) => m.type),
+      ['events', 'focusPrompt'],
+    );
+  });
+
+  test('drops the events waiting when the page gets the whole state (they are in it)', () => {
+    const f = feed();
+    f.apply(textEntry('t1', 'a', 1));
+    f.apply(delta('t1', 'b', 2));
+    f.feed.reset({
+      type: 'reset',
+      state: structuredClone(f.state),
+      info: null,
+      workspaceFolders: [],
+      allowBypassPermissions: false,
+    });
+    f.pass(FRAME_MS);
+    assert.deepEqual(
+      f.posted.map((m) => m.type),
+      ['reset'],
+    );
+    assert.deepEqual(pageState(f.posted), f.state);
+  });
+
+  test('sends at once after a quiet frame, then at most once a frame', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [0],
+    );
+    f.pass(4);
+    f.apply(delta('t1', 'a', 2));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [FRAME_MS],
+      'the rest of the frame the last message began',
+    );
+    f.apply(delta('t1', 'b', 3));
+    assert.equal(f.armed().length, 1, 'one timer per frame');
+  });
+});

@@ -1,0 +1,432 @@
+#!/usr/bin/env node
+// Bench: the chat page in a real VS Code (code-server's, in headless Chromium) while a ~60 KB
+// markdown answer streams from the real daemon and CLI (the stand-in model, 20-character
+// deltas at full speed, the extension's coalesceDeltasMs 16) and the user types into the
+// prompt: the path issue 43 measures, the extension host and VS Code's webview messaging
+// included. The daemon runs behind test/webview/timestamp-relay.mjs, which notes when
+// claude/turnEnded left it; the end is timed from there (the daemon's send), not from the
+// page's receiving it. Measured in the chat's frame, per run (one new chat each):
+//
+// - the longest task of the page's thread ('longtask': 50 ms or more, else 0), the longest
+//   stall (a 10 ms timer's lateness) and the longest gap between animation frames;
+// - key echo: a key every 25 ms from the prompt's send to claude/turnEnded, from the key
+//   event's time stamp to the end of the frame that draws it; median and max;
+// - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
+//   that drew the answer's end and its footer; and when turnEnded reached the page;
+// - the messages the page got from the host while it streamed;
+// - the renderer thread's CPU time from the prompt's send to the end on screen (thread time),
+//   and the parts of it in script and in style and layout: VS Code's workbench shares the
+//   thread, so this is the page's work and the workbench's around it (messages included).
+//
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...]
+// Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
+// toolchain (scripts/toolchain.sh) and `uv sync` at the root. Several --extension folders
+// (builds to compare) run in turn, each in its own code-server, one chat per run.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
+import { closeWorkbench, openWorkbench, runCommand, startCodeServer } from '../host/ui.mjs';
+import { sandbox, startModel } from './run.mjs';
+
+const RELAY = path.join(VSCODE_DIR, 'test', 'webview', 'timestamp-relay.mjs');
+const KEY_EVERY_MS = 25;
+const END = 'That is the whole answer. THE END.';
+
+function option(name, fallback) {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+/** A long answer with what answers have: headings, paragraphs, lists, code, a table (as streaming.bench.ts). */
+function answer(chars) {
+  const parts = [];
+  for (let i = 0; parts.join('').length < chars; i++) {
+    const lines = Array.from(
+      { length: 8 },
+      (_, j) => `def step_${i}_${j}(value: int) -> int:\n    return value * ${j} + ${i}\n`,
+    );
+    parts.push(
+      `## Step ${i + 1}: the ${['parser', 'cache', 'router', 'store'][i % 4]}\n\n`,
+      `This part explains **step ${i + 1}** with \`inline code\`, a [link](src/file${i}.ts#L${i + 3}) and some ` +
+        'prose that wraps over more than one line in a narrow panel, as answers do.\n\n',
+      `- first point of step ${i + 1}\n- second point, a little longer than the first\n- third point\n\n`,
+      '```python\n' + lines.join('') + '```\n\n',
+      `| name | value |\n|---|---|\n| step | ${i + 1} |\n| size | ${i * 3} |\n\n`,
+    );
+  }
+  return `${parts.join('')}${END}`;
+}
+
+/** The chat webview's inner frame whose transcript has `count` prompts drawn so far (VS Code nests the page in two iframes). */
+async function chatFrame(page, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      const visible = await frame
+        .locator('textarea.prompt:visible')
+        .count()
+        .catch(() => 0);
+      const fresh = await frame
+        .locator('.entry')
+        .count()
+        .catch(() => 1);
+      if (visible && !fresh) return frame;
+    }
+    if (Date.now() > deadline) throw new Error('no new chat webview with a prompt box');
+    await sleep(200);
+  }
+}
+
+/** The probes of the page's thread, as in test/webview/streaming.bench.ts, and the end's arrival and drawing. */
+function instrument() {
+  const bench = { tasks: [], late: [], echoes: [], longestGap: 0, running: true, lastKeyAt: NaN };
+  Object.assign(bench, { messages: 0, events: 0, endAt: NaN, drawnAt: NaN, sentAt: NaN });
+  window.__bench = bench;
+  // A task's name says whose it was: 'self' (the page's), or a frame around it ('cross-origin-ancestor': VS Code's workbench on the same thread).
+  bench.taskNames = {};
+  new PerformanceObserver((list) =>
+    list.getEntries().forEach((e) => {
+      bench.tasks.push(e.duration);
+      bench.taskNames[e.name] = Math.max(bench.taskNames[e.name] ?? 0, e.duration);
+    }),
+  ).observe({
+    type: 'longtask',
+  });
+  const probe = (due) =>
+    setTimeout(() => {
+      bench.late.push(performance.now() - due);
+      if (bench.running) probe(performance.now() + 10);
+    }, 10);
+  probe(performance.now() + 10);
+  let lastFrame = performance.now();
+  const watch = (now) => {
+    bench.longestGap = Math.max(bench.longestGap, now - lastFrame);
+    lastFrame = now;
+    if (bench.running) requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+  window.addEventListener('keydown', (e) => (bench.lastKeyAt = e.timeStamp), true);
+  document.querySelector('textarea.prompt').addEventListener('input', () => {
+    const typedAt = bench.lastKeyAt;
+    requestAnimationFrame(() => {
+      const after = new MessageChannel();
+      after.port1.onmessage = () => bench.echoes.push([typedAt, performance.now() - typedAt]);
+      after.port2.postMessage(null);
+    });
+  });
+  window.addEventListener(
+    'message',
+    (message) => {
+      const data = message.data ?? {};
+      // This build's messages (`events`) or an older one's (one `event` each).
+      const events =
+        data.type === 'events' ? data.events.map((e) => e.event) : data.type === 'event' ? [data.event] : [];
+      if (!events.length) return;
+      bench.messages++;
+      bench.events += events.length;
+      if (!events.some((e) => e.kind === 'notification' && e.method === 'claude/turnEnded')) return;
+      if (!Number.isNaN(bench.endAt)) return;
+      bench.endAt = performance.now();
+      const check = () => {
+        const text = document.querySelector('.entry.text:not(.streaming)')?.textContent ?? '';
+        if (text.trim().endsWith('THE END.') && document.querySelector('.entry.turn')) {
+          requestAnimationFrame(() => (bench.drawnAt = performance.now()));
+        } else requestAnimationFrame(check);
+      };
+      requestAnimationFrame(check);
+    },
+    true,
+  );
+}
+
+/** The renderer thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
+async function cpuTimes(cdp) {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (name) => (metrics.find((m) => m.name === name)?.value ?? 0) * 1000;
+  return {
+    task: metric('TaskDuration'),
+    script: metric('ScriptDuration'),
+    layout: metric('LayoutDuration') + metric('RecalcStyleDuration'),
+  };
+}
+
+/** The longest stretch without an idle sample in a CPU profile, and the functions (self time, and the outermost
+ * function of the page's own script on the stack) it spent its time in. */
+function longestBusy(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const name = (n) =>
+    `${n.callFrame.functionName || '(anonymous)'} ${path.basename(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+  const outer = (id) => {
+    let found = null;
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const n = byId.get(at);
+      if (n?.callFrame.url.endsWith('webview.js')) found = n;
+    }
+    return found ? name(found) : '(not the page script)';
+  };
+  let best = { ms: 0, from: 0, to: 0 };
+  let start = 0;
+  let ms = 0;
+  profile.samples.forEach((id, i) => {
+    const idle = byId.get(id)?.callFrame.functionName === '(idle)';
+    const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    if (idle) {
+      ms = 0;
+      start = i + 1;
+    } else {
+      ms += dt;
+      if (ms > best.ms) best = { ms, from: start, to: i };
+    }
+  });
+  const self = new Map();
+  const outers = new Map();
+  for (let i = best.from; i <= best.to; i++) {
+    const id = profile.samples[i];
+    const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    const n = byId.get(id);
+    if (!n) continue;
+    self.set(name(n), (self.get(name(n)) ?? 0) + dt);
+    outers.set(outer(id), (outers.get(outer(id)) ?? 0) + dt);
+  }
+  const top = (m) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12)
+      .map(([k, v]) => `  ${v.toFixed(1).padStart(7)} ms  ${k}`)
+      .join('\n');
+  return `longest busy stretch ${best.ms.toFixed(1)} ms\nself time:\n${top(self)}\nby the page's outermost function:\n${top(outers)}`;
+}
+
+/** The longest tasks of a trace and the longest rendering steps (style, layout, paint, script) with what they name. */
+function longestTraceEvents(trace) {
+  const events = (trace.traceEvents ?? trace).filter((e) => e.ph === 'X' && e.dur);
+  const threads = new Map(
+    (trace.traceEvents ?? trace).filter((e) => e.name === 'thread_name').map((e) => [`${e.pid}:${e.tid}`, e.args.name]),
+  );
+  const show = (e) => {
+    const d = e.args?.data ?? e.args?.beginData ?? {};
+    const what = [
+      d.url,
+      d.functionName,
+      d.elementCount && `${d.elementCount} elements`,
+      d.dirtyObjects && `${d.dirtyObjects}/${d.totalObjects} objects`,
+      d.frame,
+    ]
+      .filter(Boolean)
+      .join(' ');
+    return `  ${(e.dur / 1000).toFixed(1).padStart(7)} ms  ${e.name} [${threads.get(`${e.pid}:${e.tid}`) ?? e.tid}] ${what}`.slice(
+      0,
+      220,
+    );
+  };
+  const longest = (names, n) =>
+    events
+      .filter((e) => names.includes(e.name))
+      .sort((a, b) => b.dur - a.dur)
+      .slice(0, n)
+      .map(show)
+      .join('\n');
+  // The page's frame: the one its script runs in. Its layouts, counted in objects: what the
+  // page made the browser lay out, whatever the load on the machine.
+  const pageFrame = events.find((e) => e.name === 'FunctionCall' && e.args?.data?.url?.endsWith('webview.js'))?.args
+    .data.frame;
+  const layouts = events.filter((e) => e.name === 'Layout' && (e.args?.beginData?.frame ?? '') === pageFrame);
+  const objects = layouts.map((e) => e.args.beginData.dirtyObjects ?? 0);
+  const summary =
+    `the page's layouts: ${layouts.length}, ${objects.reduce((a, b) => a + b, 0)} objects laid out in all, ` +
+    `at most ${Math.max(0, ...objects)} at once, ${(layouts.reduce((a, e) => a + e.dur, 0) / 1000).toFixed(1)} ms\n`;
+  // Where the thread's time went, by step (all frames: VS Code's workbench shares the thread).
+  const bySteps = new Map();
+  for (const e of events) {
+    if (['RunTask', 'ThreadControllerImpl::RunTask'].includes(e.name)) continue;
+    bySteps.set(e.name, (bySteps.get(e.name) ?? 0) + e.dur / 1000);
+  }
+  const steps = [...bySteps.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 14)
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ');
+  return (
+    summary +
+    `time by step (ms, nested steps counted in each): ${steps}\n` +
+    `longest tasks:\n${longest(['RunTask', 'ThreadControllerImpl::RunTask'], 8)}\n` +
+    `longest steps:\n${longest(['UpdateLayoutTree', 'Layout', 'Paint', 'PrePaint', 'Layerize', 'FunctionCall', 'EvaluateScript', 'ParseHTML', 'HitTest', 'V8.GC_SCAVENGER', 'MajorGC', 'MinorGC', 'TimerFire', 'EventDispatch', 'FireAnimationFrame'], 16)}`
+  );
+}
+
+async function oneRun(page, sentLog, profile) {
+  await runCommand(page, 'Claude: New Chat');
+  const chat = await chatFrame(page);
+  const prompt = chat.locator('textarea.prompt');
+  await prompt.click();
+  await page.keyboard.type('write the long answer');
+  await sleep(1000);
+  await chat.evaluate(instrument);
+  let cdp = null;
+  if (profile) {
+    cdp = await page
+      .context()
+      .newCDPSession(chat)
+      .catch(() => page.context().newCDPSession(page));
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
+  // The renderer thread's CPU time (VS Code's workbench and the page share it): the work
+  // itself, which the machine's other load does not inflate as it does the times.
+  const metrics = await page.context().newCDPSession(page);
+  await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const cpuBefore = await cpuTimes(metrics);
+  const tracing = process.argv.includes('--trace');
+  if (tracing) {
+    await page
+      .context()
+      .browser()
+      .startTracing(page, {
+        categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'],
+      });
+  }
+  fs.writeFileSync(sentLog, '');
+  await page.keyboard.press('Enter');
+  await chat.evaluate(() => (window.__bench.sentAt = performance.now()));
+  const deadline = Date.now() + 120_000;
+  for (let i = 0; ; i++) {
+    if (!Number.isNaN(await chat.evaluate(() => window.__bench.endAt))) break;
+    if (Date.now() > deadline) throw new Error('the turn did not end within 120 s');
+    await page.keyboard.press('abcdefghij'[i % 10]);
+    await sleep(KEY_EVERY_MS);
+  }
+  await chat.waitForFunction(() => !Number.isNaN(window.__bench.drawnAt), null, { timeout: 30_000 });
+  const cpuAfter = await cpuTimes(metrics);
+  await sleep(300);
+  if (cdp) {
+    const { profile: taken } = await cdp.send('Profiler.stop');
+    console.error(longestBusy(taken));
+  }
+  if (tracing) console.error(longestTraceEvents(JSON.parse((await page.context().browser().stopTracing()).toString())));
+  const seen = await chat.evaluate(() => {
+    const bench = window.__bench;
+    bench.running = false;
+    const echoes = bench.echoes
+      .filter(([typedAt]) => typedAt > bench.sentAt && typedAt < bench.endAt)
+      .map(([, echo]) => echo)
+      .sort((a, b) => a - b);
+    return {
+      origin: performance.timeOrigin,
+      endAt: bench.endAt,
+      drawnAt: bench.drawnAt,
+      figures: {
+        longestTaskMs: Math.max(0, ...bench.tasks),
+        longestTaskBy: bench.taskNames,
+        longestStallMs: Math.max(0, ...bench.late),
+        longestFrameGapMs: bench.longestGap,
+        keyEchoMedianMs: echoes.length ? echoes[Math.floor(echoes.length / 2)] : null,
+        keyEchoMaxMs: echoes.at(-1) ?? null,
+        keys: echoes.length,
+        events: bench.events,
+        messages: bench.messages,
+      },
+    };
+  });
+  const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0]);
+  if (!Number.isFinite(sent)) throw new Error(`the relay noted no claude/turnEnded in ${sentLog}`);
+  // Both wall clocks of this machine (performance.timeOrigin + now in each process).
+  return {
+    ...seen.figures,
+    endOnScreenMs: seen.origin + seen.drawnAt - sent,
+    endArrivedMs: seen.origin + seen.endAt - sent,
+    threadCpuMs: cpuAfter.task - cpuBefore.task,
+    scriptCpuMs: cpuAfter.script - cpuBefore.script,
+    layoutCpuMs: cpuAfter.layout - cpuBefore.layout,
+  };
+}
+
+/** What code-server needs of a build: its manifest, bundles and icons (not node_modules). */
+function slimCopy(dir) {
+  const to = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-ext-'));
+  for (const part of ['package.json', 'dist', 'media']) {
+    fs.cpSync(path.join(dir, part), path.join(to, part), {
+      recursive: true,
+      filter: (p) => !p.endsWith('.vsix') && !p.endsWith('.map'),
+    });
+  }
+  return to;
+}
+
+async function main() {
+  const runs = option('--runs', 3);
+  const chars = option('--chars', 60_000);
+  const json = process.argv.includes('--json');
+  const say = json ? console.error : console.log;
+  const extensions = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--extension' ? [path.resolve(a)] : []));
+  if (!extensions.length) extensions.push(VSCODE_DIR);
+  const text = answer(chars);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-'));
+  const scenario = path.join(dir, 'scenario.json');
+  fs.writeFileSync(
+    scenario,
+    JSON.stringify({
+      rules: [{ match: '(?i)long', steps: [[{ text }]] }],
+      default: [[{ text: 'ok' }]],
+      chunk: 20,
+      delay: 0,
+    }),
+  );
+  const model = await startModel(scenario);
+  const results = [];
+  try {
+    for (const extension of extensions) {
+      const box = sandbox(model.url);
+      const sentLog = path.join(box.root, 'turn-ended.log');
+      const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
+      box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];
+      const slim = slimCopy(extension);
+      let server;
+      let page;
+      const figures = [];
+      try {
+        server = await startCodeServer({ extensionDir: slim, workspace: box.workspace, settings: box.settings });
+        page = await openWorkbench(server.url);
+        for (let r = 0; r < runs; r++) {
+          figures.push(await oneRun(page, sentLog, process.argv.includes('--profile')));
+          say(`${extension} run ${r + 1}: ${JSON.stringify(figures.at(-1))}`);
+        }
+      } finally {
+        await closeWorkbench(page);
+        await server?.stop();
+        fs.rmSync(slim, { recursive: true, force: true });
+        fs.rmSync(box.root, { recursive: true, force: true });
+      }
+      results.push({ extension, runs: figures });
+    }
+  } finally {
+    model.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (json) {
+    console.log(JSON.stringify({ answerChars: text.length, keyEveryMs: KEY_EVERY_MS, builds: results }));
+    return;
+  }
+  for (const { extension, runs: figures } of results) {
+    console.log(`\n${extension} (${figures.length} runs: median [min-max])`);
+    for (const key of Object.keys(figures[0] ?? {})) {
+      if (typeof figures[0][key] !== 'number') continue;
+      const values = figures.map((f) => f[key] ?? NaN).sort((a, b) => a - b);
+      const median = values[Math.floor(values.length / 2)];
+      console.log(
+        `  ${key.padEnd(18)} ${median.toFixed(1).padStart(7)} [${values[0].toFixed(1)}-${values.at(-1).toFixed(1)}]`,
+      );
+    }
+  }
+}
+
+try {
+  await main();
+} catch (e) {
+  if (e instanceof PrerequisiteError) exitForPrerequisite(e, 'the page bench in VS Code');
+  else throw e;
+}
