@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import msgspec
 
+from claude_sidecar.conversation.paging import Page, Scope, page_bounds
 from claude_sidecar.protocol.api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
 
 E = TypeVar("E", bound=Entry)
@@ -29,6 +30,10 @@ class Entries:
 
     def __init__(self) -> None:
         self._placed: dict[str, Entry] = {}
+        # The placed entries in order, and each one's position there: a page is a slice,
+        # and a cursor's entry is found without a walk.
+        self._order: list[Entry] = []
+        self._position: dict[str, int] = {}
         self._queued: dict[str, PromptEntry] = {}
         # Entry id -> the pieces streamed since the entry was last compacted or settled
         # (the list the channel's hot path appends to).
@@ -51,15 +56,24 @@ class Entries:
         if isinstance(entry, PromptEntry) and entry.queued:
             self._queued[entry.id] = entry
         else:
-            self._placed[entry.id] = entry
+            self._place(entry)
         return entry
+
+    def _place(self, entry: Entry) -> None:
+        self._placed[entry.id] = entry
+        position = self._position.get(entry.id)
+        if position is None:
+            self._position[entry.id] = len(self._order)
+            self._order.append(entry)
+        else:
+            self._order[position] = entry
 
     def take_up(self, prompt_id: str) -> PromptEntry | None:
         """Place a queued prompt at the end: the CLI took it up now."""
         prompt = self._queued.pop(prompt_id, None)
         if prompt is not None:
             prompt.queued = False
-            self._placed[prompt_id] = prompt
+            self._place(prompt)
         return prompt
 
     def queued(self) -> list[PromptEntry]:
@@ -109,14 +123,30 @@ class Entries:
 
     def placed(self) -> list[Entry]:
         """The placed entries, oldest first."""
-        return list(self._placed.values())
+        return list(self._order)
 
     def snapshot(self) -> list[Entry]:
         """Every entry as it is now (copies), queued prompts last."""
         return [
             msgspec.structs.replace(self.settle(entry))
-            for entry in (*self._placed.values(), *self._queued.values())
+            for entry in (*self._order, *self._queued.values())
         ]
+
+    def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
+        """The entries ``before``/``limit`` ask for as they are now (copies); the page at
+        the end (no ``before``) ends with the queued prompts (see :mod:`.paging`)."""
+        order = self._order
+        page = page_bounds(
+            scope,
+            len(order),
+            lambda i: order[i].id if 0 <= i < len(order) else None,
+            before,
+            limit,
+        )
+        shown = order[page.start : page.end]
+        if before is None:
+            shown = [*shown, *self._queued.values()]
+        return [msgspec.structs.replace(self.settle(entry)) for entry in shown], page
 
 
 def through_exchange(entries: Sequence[Entry], prompt_id: str) -> list[Entry] | None:

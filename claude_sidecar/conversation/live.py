@@ -30,6 +30,7 @@ import msgspec
 from claude_sidecar.cli.signin import CLI_AUTH_FAILED, auth_required
 from claude_sidecar.conversation.blocks import agent_report, as_typed, compact_summary, result_text
 from claude_sidecar.conversation.entries import Entries
+from claude_sidecar.conversation.paging import Page, Scope
 from claude_sidecar.feed.events import (
     ChannelEvent,
     CliMessage,
@@ -242,6 +243,10 @@ class LiveConversation:
     def snapshot(self) -> list[Entry]:
         """Every entry as it is now, queued prompts last."""
         return self.entries.snapshot()
+
+    def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
+        """A page of the conversation as it is now (see :mod:`.paging`)."""
+        return self.entries.page(scope, before, limit)
 
     def seed(self, entries: Sequence[Entry]) -> None:
         """Start from a conversation that came before (a resumed or forked session's),

@@ -31,6 +31,7 @@ from claude_sidecar.channel import mcp_servers, rewind
 from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.transport import prepare_spawning
+from claude_sidecar.conversation.paging import channel_scope, page_of, session_scope
 from claude_sidecar.feed import events
 from claude_sidecar.frontends.server import handshake
 from claude_sidecar.frontends.server.attach import attach_answer
@@ -338,7 +339,7 @@ def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
     attached first, so the notifications so far (from seq 1) go out before the answer,
     as over --stdio."""
     if ls.shared is not None:
-        ls.shared.attach(channel.id, 0)
+        ls.shared.attach(channel.id, 0, None)
     return _opened(channel)
 
 
@@ -354,7 +355,7 @@ def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
     already gets the chat's notifications, so the same snapshot without subscribing."""
     if ls.shared is not None:
-        return ls.shared.attach(channel.id, None)
+        return ls.shared.attach(channel.id, None, None)
     return attach_answer(channel, settled_seq(channel.feed))
 
 
@@ -417,7 +418,18 @@ async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
 
 
 async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
-    return await ls.hub.sessions.history(p.session_id, p.cwd)
+    history = await ls.hub.sessions.history(p.session_id, p.cwd)
+    if p.before is None and p.limit is None:
+        return history
+    entries, page = page_of(session_scope(p.session_id), history.entries, p.before, p.limit)
+    return msgspec.structs.replace(
+        history,
+        # Per-message, the legacy view has no page of its own: paged, it is left out.
+        messages=history.messages if p.limit is None else [],
+        entries=entries,
+        has_more=page.has_more,
+        next_cursor=page.next_cursor,
+    )
 
 
 async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -449,10 +461,11 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     return ls.hub.get(p.channel_id).info()
 
 
-async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+async def get_transcript(ls: SidecarServer, p: api.TranscriptParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
     seq = settled_seq(channel.feed)
-    return api.Transcript(channel.id, seq, channel.conversation.snapshot())
+    entries, page = channel.conversation.page(channel_scope(channel.id), p.before, p.limit)
+    return api.Transcript(channel.id, seq, entries, page.has_more, page.next_cursor)
 
 
 async def context_usage(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -478,7 +491,7 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
 async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
     shared = _shared(ls, "claude/attach")
     ls.hub.get(p.channel_id)
-    return shared.attach(p.channel_id, p.after_seq)
+    return shared.attach(p.channel_id, p.after_seq, p.limit)
 
 
 async def detach(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
