@@ -13,6 +13,7 @@ from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar
+from tests.long_session import write_long_session
 
 DATA = Path(__file__).parent / "data" / "sessions"
 # Real CLI sessions (see tests/data/sessions/README.md), each with what paging must keep
@@ -222,3 +223,35 @@ async def test_a_cursor_of_another_channel_is_refused(sidecar: Sidecar, workspac
     assert error.code == -32602 and error.data["field"] == "before"
     assert "another channel" in error.message
     assert "pass a nextCursor of this channel's claude/getTranscript unchanged" in error.message
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc for the RSS")
+async def test_a_long_resumed_session_pages_from_its_end_and_is_not_kept_decoded(
+    sidecar: Sidecar, home: Path, workspace: Path
+) -> None:
+    session_id = "5e0c1f6a-6a8e-4e2b-9a57-3f1d2c4b5a69"
+    folder = project_dir(home, str(workspace))
+    folder.mkdir(parents=True)
+    count = write_long_session(folder / f"{session_id}.jsonl", 1500, session_id)
+    daemon = sidecar.process.pid
+    idle = rss_kib(daemon)
+
+    channel = await sidecar.new_channel(str(workspace), resume=session_id)
+    last = await sidecar.request("claude/getTranscript", {"channelId": channel, "limit": 50})
+    grown = rss_kib(daemon) - idle
+    entries = await walk(sidecar, "claude/getTranscript", {"channelId": channel}, 1000)
+
+    assert len(entries) == count == 10_500
+    assert len(set(ids(entries))) == count, "every entry once"
+    assert last["entries"] == entries[-50:]
+    assert [e["text"] for e in entries[-7:] if e["kind"] == "prompt"] == [
+        "hello there",
+        "please write a file",
+    ]
+    # Decoded, its lines took ~50 MB more that the allocator kept; encoded, a few.
+    assert grown < 25 * 1024, f"the daemon grew {grown // 1024} MB"

@@ -347,13 +347,14 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
     running = await ls.hub.holder(p.resume) if p.resume is not None else None
     if running is not None:
         # Two CLIs on one session file would diverge: join the chat that has it.
-        return msgspec.structs.replace(_opened(running), attached=_joined(ls, running))
+        return msgspec.structs.replace(_opened(running), attached=await _joined(ls, running))
     return _opened_by(ls, await ls.hub.new_channel(p, client=ls.client))
 
 
-def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
+async def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
     already gets the chat's notifications, so the same snapshot without subscribing."""
+    await channel.conversation.ready()
     if ls.shared is not None:
         return ls.shared.attach(channel.id, None, None)
     return attach_answer(channel, settled_seq(channel.feed))
@@ -463,6 +464,7 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 async def get_transcript(ls: SidecarServer, p: api.TranscriptParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
+    await channel.conversation.ready()
     seq = settled_seq(channel.feed)
     entries, page = channel.conversation.page(channel_scope(channel.id), p.before, p.limit)
     return api.Transcript(channel.id, seq, entries, page.has_more, page.next_cursor)
@@ -490,7 +492,7 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
 
 async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
     shared = _shared(ls, "claude/attach")
-    ls.hub.get(p.channel_id)
+    await ls.hub.get(p.channel_id).conversation.ready()
     return shared.attach(p.channel_id, p.after_seq, p.limit)
 
 
