@@ -38,7 +38,7 @@ from claude_sidecar.protocol.errors import (
 )
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
-from claude_sidecar.sessions.resumed import Resumed, encoded, read_resumed
+from claude_sidecar.sessions.reader import Resumed, encoded, read_resumed
 from claude_sidecar.sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ class Hub:
         stored: asyncio.Task[Resumed] | None = None
         if history is None and options.resume is not None:
             # Read while the CLI starts (it reads the same file, slower), in a process of
-            # its own (``sessions.resumed``): never after the CLI, nor in this one.
+            # its own (``sessions.reader``): never after the CLI, nor in this one.
             stored = asyncio.ensure_future(
                 read_resumed(self.sessions, options.resume, options.cwd, self._env)
             )
@@ -519,7 +519,7 @@ class Hub:
         then the channel's conversation is not ready (``expect_seed``): its pages wait."""
         try:
             resumed = await stored
-            before = await asyncio.to_thread(encoded, resumed)
+            before = await asyncio.to_thread(encoded, resumed.entries)
         except BaseException:
             channel.conversation.seed(())  # its readers are not left waiting
             raise

@@ -47,6 +47,7 @@ from claude_sidecar.protocol.errors import (
     ServerNotInitialized,
     SidecarError,
 )
+from claude_sidecar.sessions.reader import history_page
 
 if TYPE_CHECKING:
     from claude_sidecar.frontends.server.sharing import Sharing
@@ -419,18 +420,15 @@ async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
 
 
 async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
-    history = await ls.hub.sessions.history(p.session_id, p.cwd)
-    if p.before is None and p.limit is None:
-        return history
-    entries, page = page_of(session_scope(p.session_id), history.entries, p.before, p.limit)
-    return msgspec.structs.replace(
-        history,
+    if p.limit is not None:
         # Per-message, the legacy view has no page of its own: paged, it is left out.
-        messages=history.messages if p.limit is None else [],
-        entries=entries,
-        has_more=page.has_more,
-        next_cursor=page.next_cursor,
-    )
+        sessions, env = ls.hub.sessions, ls.hub.env
+        return await history_page(sessions, env, p.session_id, p.cwd, p.before, p.limit)
+    history = await ls.hub.sessions.history(p.session_id, p.cwd)
+    if p.before is None:
+        return history
+    entries, _ = page_of(session_scope(p.session_id), history.entries, p.before, None)
+    return msgspec.structs.replace(history, entries=entries)
 
 
 async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
