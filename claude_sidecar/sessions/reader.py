@@ -21,6 +21,7 @@ the child cannot run, the daemon reads the file itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -113,7 +114,8 @@ async def _read_apart(
     try:
         out, err = await child.communicate()
     except BaseException:
-        child.kill()
+        with contextlib.suppress(ProcessLookupError):  # (it may have just ended)
+            child.kill()
         await child.wait()
         raise
     if child.returncode == 0:
