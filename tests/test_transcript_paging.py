@@ -13,7 +13,7 @@ from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar
-from tests.long_session import write_long_session
+from tests.repeated_session import write_long_session
 
 DATA = Path(__file__).parent / "data" / "sessions"
 # Real CLI sessions (see tests/data/sessions/README.md), each with what paging must keep

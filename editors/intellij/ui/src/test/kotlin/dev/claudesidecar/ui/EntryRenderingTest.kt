@@ -58,14 +58,14 @@ class EntryRenderingTest {
 
     private fun live(name: String) = feed(Fixtures.notifications(name))
 
-    /** A stored session's history of [entries], whole. */
-    private fun historyOf(entries: List<Entry>) = ChatEvent.History(History(entries, false, emptyList(), "s", emptyList(), null))
-
     /** The stream's entries as a resumed chat's history brings them. */
     private fun resumed(name: String) {
         val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries(name), Array<Entry>::class.java).toList()
         feed(listOf(historyOf(entries)))
     }
+
+    /** A stored session's history of [entries], whole. */
+    private fun historyOf(entries: List<Entry>) = ChatEvent.History(History(entries, false, emptyList(), "s", emptyList(), null))
 
     private fun text() = onEdt { visibleText(panel) }
 
