@@ -230,7 +230,6 @@ def rss_kib(pid: int) -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc for the RSS")
 async def test_a_long_resumed_session_pages_from_its_end_and_is_not_kept_decoded(
     sidecar: Sidecar, home: Path, workspace: Path
 ) -> None:
