@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists
+from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists, session_file
 from claude_sidecar.conversation.stored import unreadable_notice
 from claude_sidecar.protocol.api import Entry, History, SessionPage, SessionSummary
 from claude_sidecar.protocol.errors import InvalidParams, SessionNotFound, SidecarError
@@ -47,6 +47,18 @@ class SessionStore:
         """Whether the CLI has stored anything of ``session_id`` yet."""
         home, config_dir = self._home()
         return await asyncio.to_thread(session_exists, home, cwd, session_id, config_dir=config_dir)
+
+    async def size(self, cwd: str, session_id: str) -> int | None:
+        """How many bytes the session file of ``session_id`` has (None: there is none)."""
+        home, config_dir = self._home()
+
+        def measure() -> int | None:
+            try:
+                return session_file(home, cwd, session_id, config_dir).stat().st_size
+            except (OSError, ValueError):
+                return None
+
+        return await asyncio.to_thread(measure)
 
     async def locate(self, session_id: str) -> str | None:
         """The directory stored session ``session_id`` was recorded in (None: no such

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 from claude_sidecar.conversation.live import carried_over
 from claude_sidecar.protocol.errors import SessionNotFound
+from claude_sidecar.sessions import reader
 from claude_sidecar.sessions.reader import encoded, read_history_entries, read_resumed
 from claude_sidecar.sessions.store import SessionStore
 
@@ -25,7 +26,9 @@ def environment(home: Path) -> dict[str, str]:
 
 @pytest.fixture(params=["child", "here"])
 def where(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Read by the child process, or (no Python to run it) by this one."""
+    """Read by the child process (whatever the file's size), or (no Python to run it) by
+    this one."""
+    monkeypatch.setattr(reader, "READ_HERE_BELOW", 0)
     if request.param == "here":
         monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     return str(request.param)
