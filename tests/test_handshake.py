@@ -53,7 +53,13 @@ async def test_the_private_daemon_lists_its_features_but_not_the_shared_daemons(
 ) -> None:
     daemon = await sidecar_with({"protocol": {"version": 1}})
 
-    assert daemon.features["features"] == ["editorTools", "signIn", "rewind", "fork"]
+    assert daemon.features["features"] == [
+        "editorTools",
+        "signIn",
+        "rewind",
+        "fork",
+        "transcriptPaging",
+    ]
     # What "attach" stands for is refused here, as the missing feature said.
     error = await daemon.error("claude/attach", {"channelId": "ch-1"})
     assert error.data["name"] == "notShared"

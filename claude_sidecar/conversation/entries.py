@@ -15,7 +15,11 @@ from typing import TypeVar
 
 import msgspec
 
+from claude_sidecar.conversation.paging import Page, Scope, page_bounds
 from claude_sidecar.protocol.api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Entry)
 
 E = TypeVar("E", bound=Entry)
 
@@ -24,11 +28,47 @@ E = TypeVar("E", bound=Entry)
 _COMPACT_AT = 16
 
 
+class EncodedEntries:
+    """Entries that no longer change, each kept as its JSON encoding and decoded only
+    when read. Pure: it may be built in a worker thread."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.ids = [e.id for e in entries]
+        self._known = frozenset(self.ids)
+        self.encoded = [_encoder.encode(e) for e in entries]
+
+    @classmethod
+    def of_encoded(cls, ids: list[str], encoded: list[bytes]) -> EncodedEntries:
+        """Entries already encoded (``encoded[i]`` is the JSON of entry ``ids[i]``)."""
+        made = cls(())
+        made.ids, made._known, made.encoded = ids, frozenset(ids), encoded
+        return made
+
+    def __len__(self) -> int:
+        return len(self.encoded)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._known
+
+    def read(self, start: int, end: int) -> list[Entry]:
+        """Entries ``start`` to ``end`` (exclusive), decoded (new structs every time)."""
+        return [_decoder.decode(data) for data in self.encoded[start:end]]
+
+
+_NOTHING = EncodedEntries(())
+
+
 class Entries:
-    """An ordered store of entries by id."""
+    """An ordered store of entries by id: a prefix that came before (encoded), then the
+    channel's own."""
 
     def __init__(self) -> None:
+        self._before = _NOTHING
         self._placed: dict[str, Entry] = {}
+        # The placed entries in order, and each one's position there: a page is a slice,
+        # and a cursor's entry is found without a walk.
+        self._order: list[Entry] = []
+        self._position: dict[str, int] = {}
         self._queued: dict[str, PromptEntry] = {}
         # Entry id -> the pieces streamed since the entry was last compacted or settled
         # (the list the channel's hot path appends to).
@@ -37,7 +77,12 @@ class Entries:
         self.compacted: dict[str, list[str]] = {}
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._placed or entry_id in self._queued
+        return entry_id in self._placed or entry_id in self._queued or entry_id in self._before
+
+    def seed(self, before: EncodedEntries) -> None:
+        """Put the conversation that came before in front of every entry (once: the
+        positions of cursors count it, and no page is read until it is in place)."""
+        self._before = before
 
     def get(self, entry_id: str | None, kind: type[E]) -> E | None:
         """The entry ``entry_id`` if it is of ``kind``."""
@@ -51,15 +96,24 @@ class Entries:
         if isinstance(entry, PromptEntry) and entry.queued:
             self._queued[entry.id] = entry
         else:
-            self._placed[entry.id] = entry
+            self._place(entry)
         return entry
+
+    def _place(self, entry: Entry) -> None:
+        self._placed[entry.id] = entry
+        position = self._position.get(entry.id)
+        if position is None:
+            self._position[entry.id] = len(self._order)
+            self._order.append(entry)
+        else:
+            self._order[position] = entry
 
     def take_up(self, prompt_id: str) -> PromptEntry | None:
         """Place a queued prompt at the end: the CLI took it up now."""
         prompt = self._queued.pop(prompt_id, None)
         if prompt is not None:
             prompt.queued = False
-            self._placed[prompt_id] = prompt
+            self._place(prompt)
         return prompt
 
     def queued(self) -> list[PromptEntry]:
@@ -108,15 +162,35 @@ class Entries:
         return entry
 
     def placed(self) -> list[Entry]:
-        """The placed entries, oldest first."""
-        return list(self._placed.values())
+        """The channel's own placed entries, oldest first (not what came before)."""
+        return list(self._order)
 
     def snapshot(self) -> list[Entry]:
         """Every entry as it is now (copies), queued prompts last."""
-        return [
-            msgspec.structs.replace(self.settle(entry))
-            for entry in (*self._placed.values(), *self._queued.values())
-        ]
+        return self._read(0, len(self._before) + len(self._order), queued=True)
+
+    def _id_at(self, position: int) -> str | None:
+        count = len(self._before)
+        if 0 <= position < count:
+            return self._before.ids[position]
+        if count <= position < count + len(self._order):
+            return self._order[position - count].id
+        return None
+
+    def _read(self, start: int, end: int, *, queued: bool) -> list[Entry]:
+        count = len(self._before)
+        shown = self._before.read(start, min(end, count))
+        own = [*self._order[max(start - count, 0) : max(end - count, 0)]]
+        if queued:
+            own += self._queued.values()
+        return shown + [msgspec.structs.replace(self.settle(entry)) for entry in own]
+
+    def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
+        """The entries ``before``/``limit`` ask for as they are now (copies); the page at
+        the end (no ``before``) ends with the queued prompts (see :mod:`.paging`)."""
+        total = len(self._before) + len(self._order)
+        page = page_bounds(scope, total, self._id_at, before, limit)
+        return self._read(page.start, page.end, queued=before is None), page
 
 
 def through_exchange(entries: Sequence[Entry], prompt_id: str) -> list[Entry] | None:

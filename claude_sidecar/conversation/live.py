@@ -19,6 +19,7 @@ on to the front end unchanged; the entries it added or changed follow it as
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import uuid
@@ -29,7 +30,8 @@ import msgspec
 
 from claude_sidecar.cli.signin import CLI_AUTH_FAILED, auth_required
 from claude_sidecar.conversation.blocks import agent_report, as_typed, compact_summary, result_text
-from claude_sidecar.conversation.entries import Entries
+from claude_sidecar.conversation.entries import EncodedEntries, Entries
+from claude_sidecar.conversation.paging import Page, Scope
 from claude_sidecar.feed.events import (
     ChannelEvent,
     CliMessage,
@@ -166,6 +168,25 @@ class FooterSink(Protocol):
         with the context meter the turn left."""
 
 
+def carried_over(entries: Sequence[Entry]) -> EncodedEntries:
+    """What a channel keeps of a conversation that came before: copies in which nothing
+    is still under way (nothing streams, no tool runs, no ask waits; a prompt still queued
+    there was never part of it), encoded. Pure: it may run in a worker thread."""
+    kept: list[Entry] = []
+    for entry in entries:
+        if isinstance(entry, PromptEntry) and entry.queued:
+            continue
+        copy = msgspec.structs.replace(entry)
+        if isinstance(copy, TextEntry | ThinkingEntry):
+            copy.streaming = False
+        elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
+            copy.status = "interrupted"
+            if copy.permission is not None and copy.permission.decision == "pending":
+                copy.permission = msgspec.structs.replace(copy.permission, decision="cancelled")
+        kept.append(copy)
+    return EncodedEntries(kept)
+
+
 class LiveConversation:
     """A channel's ``Feed`` that keeps its conversation and passes everything on."""
 
@@ -196,6 +217,8 @@ class LiveConversation:
         # of its exchange (a fork "at" a prompt resumes the CLI's session there).
         self.exchange_ends: dict[str, str] = {}
         self._exchange: str | None = None
+        # Set while the conversation that came before is read (``expect_seed``).
+        self._seeded: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------ Feed
 
@@ -243,22 +266,30 @@ class LiveConversation:
         """Every entry as it is now, queued prompts last."""
         return self.entries.snapshot()
 
-    def seed(self, entries: Sequence[Entry]) -> None:
+    def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
+        """A page of the conversation as it is now (see :mod:`.paging`)."""
+        return self.entries.page(scope, before, limit)
+
+    def seed(self, entries: Sequence[Entry] | EncodedEntries) -> None:
         """Start from a conversation that came before (a resumed or forked session's),
         without telling the front end: a client reads it with ``claude/getTranscript``.
-
-        What was still under way there is over here: nothing streams, no tool runs, and a
-        prompt still queued there was never part of it.
+        It goes in front of every entry, also of those a turn added while it was being
+        read (see :meth:`expect_seed`); given as entries, it is first :func:`carried_over`.
         """
-        for entry in entries:
-            if isinstance(entry, PromptEntry) and entry.queued:
-                continue
-            copy = msgspec.structs.replace(entry)
-            if isinstance(copy, TextEntry | ThinkingEntry):
-                copy.streaming = False
-            elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
-                self._stop(copy, "interrupted")
-            self.entries.add(copy)
+        self.entries.seed(entries if isinstance(entries, EncodedEntries) else carried_over(entries))
+        if self._seeded is not None and not self._seeded.done():
+            self._seeded.set_result(None)
+
+    def expect_seed(self) -> None:
+        """The conversation that came before is still being read: :meth:`ready` waits
+        for :meth:`seed`."""
+        self._seeded = asyncio.get_running_loop().create_future()
+
+    async def ready(self) -> None:
+        """Wait until the conversation that came before is in place: what reads entries
+        (a page, a snapshot) waits for it, so that every position counts it."""
+        if self._seeded is not None:
+            await asyncio.shield(self._seeded)
 
     # ------------------------------------------------------------ bookkeeping
 

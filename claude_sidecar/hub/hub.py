@@ -19,7 +19,6 @@ from claude_sidecar.channel.permissions import Rules
 from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.cli.launch import build_launch
 from claude_sidecar.conversation import through_exchange
-from claude_sidecar.conversation.stored import unreadable_notice
 from claude_sidecar.feed.events import NOWHERE, Feed, Subscriber
 from claude_sidecar.hub.pool import WarmPool
 from claude_sidecar.protocol.api import (
@@ -35,11 +34,11 @@ from claude_sidecar.protocol.errors import (
     ChannelNotFound,
     InvalidParams,
     SessionInUse,
-    SessionNotFound,
     SidecarError,
 )
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
+from claude_sidecar.sessions.reader import Resumed, encoded, read_resumed
 from claude_sidecar.sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -181,6 +180,13 @@ class Hub:
         feed = self._subscriber.open_feed(channel_id, client)
         if client is not self.options:
             self._clients[channel_id] = client
+        stored: asyncio.Task[Resumed] | None = None
+        if history is None and options.resume is not None:
+            # Read while the CLI starts (it reads the same file, slower), in a process of
+            # its own (``sessions.reader``): never after the CLI, nor in this one.
+            stored = asyncio.ensure_future(
+                read_resumed(self.sessions, options.resume, options.cwd, self._env)
+            )
         try:
             channel = None
             if not fork:
@@ -201,14 +207,27 @@ class Hub:
                 self._channels.pop(channel_id, None)
                 await channel.close(grace=1.0)
                 raise
-            if history is None and options.resume is not None:
-                history = await self._stored_entries(options.resume, options.cwd)
-            channel.conversation.seed(history or [])
-            if options.resume is not None and history:
-                await self._carry_on(channel, history, options.resume, fork=fork)
+            if stored is not None:
+                assert options.resume is not None
+                channel.conversation.expect_seed()
+                recorded = await asyncio.to_thread(self.sessions.footers.load, options.resume)
+                seeding = self._seed_when_read(channel, stored)
+                if recorded:
+                    # The answer says what its recorded turns cost and left in the context,
+                    # which only the conversation tells (those of a branch left or a
+                    # compaction do not count): read beside the CLI, it is ready or nearly.
+                    await seeding
+                else:
+                    self._background.spawn(seeding, f"seed-{channel_id}")
+            else:
+                channel.conversation.seed(history or [])
+                if options.resume is not None and history:
+                    await self._carry_on(channel, history, options.resume, fork=fork)
             # Its turn footers are kept beside the session: a resumed chat shows them again.
             channel.conversation.footers = ChannelFooters(self.sessions.footers, channel.settings)
         except BaseException:
+            if stored is not None:
+                stored.cancel()
             self._clients.pop(channel_id, None)
             dropped = feed.discard()
             if dropped:
@@ -494,17 +513,19 @@ class Hub:
 
             await asyncio.to_thread(copy)
 
-    async def _stored_entries(self, session_id: str, cwd: str) -> list[Entry]:
-        """A stored session's entries for a channel that continues it, led by a notice of
-        what could not be read (the client has no other way to learn of it)."""
+    async def _seed_when_read(self, channel: Channel, stored: asyncio.Task[Resumed]) -> None:
+        """Put a resumed session's conversation in front of the channel's once it is read
+        (kept encoded: see ``conversation.entries``), and carry on from its turns. Until
+        then the channel's conversation is not ready (``expect_seed``): its pages wait."""
         try:
-            history = await self.sessions.history(session_id, cwd)
-            notice = unreadable_notice(history.warnings)
-            return history.entries if notice is None else [notice, *history.entries]
-        except SessionNotFound:
-            # The CLI resumed what it found (a session of another directory, or none).
-            log.info("session %s: no stored history in %s to show", session_id, cwd)
-            return []
+            resumed = await stored
+            before = await asyncio.to_thread(encoded, resumed.entries)
+        except BaseException:
+            channel.conversation.seed(())  # its readers are not left waiting
+            raise
+        channel.conversation.seed(before)
+        if resumed.turns:
+            channel.carry_on(resumed.cost_usd, resumed.context)
 
     async def _fork_history(
         self, source: Channel | None, session_id: str, cwd: str, at_message_id: str | None
@@ -513,9 +534,10 @@ class Hub:
         it is between turns (its turn footers and permission answers are only there), else
         the stored session's; cut after the exchange of ``at_message_id``."""
         if source is not None and source.state in ("idle", "exited"):
+            await source.conversation.ready()
             entries = source.conversation.snapshot()
         else:
-            entries = await self._stored_entries(session_id, cwd)
+            entries = await self.sessions.stored(session_id, cwd)
         if at_message_id is None:
             return entries  # (its queued prompts are left out by the seed)
         return through_exchange(entries, at_message_id) or []

@@ -193,6 +193,11 @@ FEATURES: dict[str, str] = {
     ),
     "rewind": "claude/rewindFiles: without it a client hides undoing the agent's edits",
     "fork": "claude/forkSession: without it a client hides branching a conversation",
+    "transcriptPaging": (
+        "the `before`/`limit` params and `hasMore`/`nextCursor` results of "
+        "claude/getTranscript, claude/getHistory and claude/attach: without it a client "
+        "asks for the whole conversation at once"
+    ),
 }
 """The optional features a connection may have (``claudeSidecar.features``), each with
 what a client hides when the daemon does not list it."""
@@ -531,8 +536,19 @@ class StoredSessionParams(Params):
         _require_recorded_cwd(self.cwd)
 
 
+PageSize = Annotated[int, msgspec.Meta(ge=1)]
+"""How many entries a page of a conversation holds at most (``limit``)."""
+
+
 class GetHistoryParams(StoredSessionParams):
-    """``claude/getHistory``: a stored conversation as messages a client can render."""
+    """``claude/getHistory``: a stored conversation as messages a client can render.
+
+    ``before``/``limit`` page ``entries`` backwards as ``claude/getTranscript`` does (the
+    cursor is a ``nextCursor`` of this session's getHistory); with ``limit`` the legacy
+    ``messages`` list is empty."""
+
+    before: str | None = None
+    limit: PageSize | None = None
 
 
 class DeleteSessionParams(StoredSessionParams):
@@ -639,18 +655,21 @@ class HistoryMessage(Result):
     permission: Literal["allowed", "denied"] | None = None
 
 
-class History(Result):
+class History(Result, omit_defaults=False):
     """A session's conversation, oldest first, and what could not be read.
 
     ``warnings`` has one line per problem found (with its line number): corrupt or
     truncated lines, unknown entries, broken links. The messages are whatever could
-    be read despite them.
+    be read despite them. ``hasMore``/``nextCursor``: as ``claude/getTranscript``'s, over
+    ``entries``.
     """
 
     session_id: str
     messages: list[HistoryMessage]
     warnings: list[str]
     entries: list[Entry]
+    has_more: bool = False
+    next_cursor: str | None = None
 
 
 # ---------------------------------------------------------------- the conversation
@@ -776,13 +795,33 @@ later ``claude/entry`` with the same id replaces it. ``parentId`` is set on what
 sub-agent did: the id of the Agent/Task tool use that started it."""
 
 
-class Transcript(Result):
+class TranscriptParams(Params):
+    """``claude/getTranscript``: a channel's conversation, whole or a page at a time.
+
+    Without ``limit``, every entry (before ``before`` if given). With ``limit``, the last
+    ``limit`` entries before ``before`` (or before the end), oldest first. ``before`` is a
+    ``nextCursor`` of this channel's getTranscript (or claude/attach), passed unchanged.
+    """
+
+    channel_id: NonEmpty
+    before: str | None = None
+    limit: PageSize | None = None
+
+
+class Transcript(Result, omit_defaults=False):
     """A live channel's conversation (``claude/getTranscript``): its entries in order,
-    queued prompts last, current as of the notification numbered ``seq``."""
+    queued prompts last, current as of the notification numbered ``seq``.
+
+    ``hasMore``: older entries exist; ``nextCursor`` (null when ``hasMore`` is false) is
+    the ``before`` of the page before this one. The page without ``before`` also holds the
+    prompts still queued, last, beyond ``limit``; a cursor never moves as entries are added.
+    """
 
     channel_id: str
     seq: int
     entries: list[Entry]
+    has_more: bool = False
+    next_cursor: str | None = None
 
 
 class McpServerParams(Params):
@@ -902,18 +941,22 @@ class ListChannelsResult(Result):
 class AttachParams(Params):
     """``claude/attach``: receive a running chat's notifications on this connection (shared
     daemon). With ``afterSeq`` (the last seq this client saw of the chat) the missed
-    notifications are sent first; without it the answer carries the chat as it is now."""
+    notifications are sent first; without it the answer carries the chat as it is now:
+    with ``limit``, its last ``limit`` entries (``claude/getTranscript`` pages back)."""
 
     channel_id: NonEmpty
     after_seq: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    limit: PageSize | None = None
 
 
 class AttachResult(Result, omit_defaults=False):
     """A chat this connection is now attached to: notifications numbered after ``seq``
     follow live. ``replayed`` missed notifications were sent before this answer; when
     ``entries`` is set (no ``afterSeq``, or ``missed``: it was older than the chat's replay
-    window) they are the conversation as of ``seq``, with the permission requests waiting
-    for an answer."""
+    window) they are the conversation as of ``seq`` (its last ``limit`` entries if the
+    request gave one), with the permission requests waiting for an answer. ``hasMore``/
+    ``nextCursor``: older entries exist, and the ``before`` that claude/getTranscript
+    takes for them."""
 
     channel_id: str
     pid: int
@@ -924,6 +967,8 @@ class AttachResult(Result, omit_defaults=False):
     missed: bool = False
     entries: list[Entry] | None = None
     pending_permissions: list[PermissionRequest] = []
+    has_more: bool = False
+    next_cursor: str | None = None
 
 
 class StopDaemonParams(Params):
@@ -1413,7 +1458,7 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(
         "claude/getTranscript",
-        ChannelParams,
+        TranscriptParams,
         Transcript,
         "A live channel's conversation: its entries, current as of a notification's seq.",
     ),

@@ -164,20 +164,37 @@ def _is_prompt(entry: Entry) -> bool:
 def place_footers(entries: list[Entry], footers: Sequence[Footer]) -> list[Entry]:
     """``entries`` with each footer at the end of the exchange of its turn's last prompt
     (before the next prompt of the main conversation); a footer whose prompts are not there
-    (a session cleared since) or that is there already is left out."""
+    (a session cleared since) or that is there already is left out.
+
+    Linear in the entries and footers: a session kept for days has thousands of each (a
+    search of the entries per footer took 30 s for 18,004 entries and 5,144 footers)."""
     placed = list(entries)
+    prompts = [i for i, e in enumerate(placed) if _is_prompt(e)]
+    # A prompt's id -> its (last) position; a prompt's position -> where its exchange ends.
+    prompt_at = {placed[i].id: i for i in prompts}
+    exchange_end = dict(zip(prompts, [*prompts[1:], len(placed)], strict=False))
+    known = {e.id for e in placed}
+    # Position in ``entries`` -> the footers that go before the entry there, in order.
+    slots: dict[int, list[Entry]] = {}
     for footer in footers:
-        if any(e.id == footer.entry.id for e in placed):
+        if footer.entry.id in known:
             continue
-        asked = set(footer.prompts)
-        last = max((i for i, e in enumerate(placed) if _is_prompt(e) and e.id in asked), default=-1)
+        last = max((prompt_at[p] for p in footer.prompts if p in prompt_at), default=-1)
         if last < 0:
             continue
-        end = next((i for i in range(last + 1, len(placed)) if _is_prompt(placed[i])), len(placed))
-        if footer.entry.outcome == "interrupted":
+        end = exchange_end[last]
+        if footer.entry.outcome == "interrupted" and end not in slots:
+            # (After another footer of the exchange, its last entry is that footer.)
             _mark_aborted(placed, last, end)
-        placed.insert(end, footer.entry)
-    return placed
+        slots.setdefault(end, []).append(footer.entry)
+        known.add(footer.entry.id)
+    if not slots:
+        return placed
+    out: list[Entry] = []
+    for i, entry in enumerate(placed):
+        out += slots.get(i, ())
+        out.append(entry)
+    return out + slots.get(len(placed), [])
 
 
 def _mark_aborted(entries: list[Entry], prompt: int, end: int) -> None:

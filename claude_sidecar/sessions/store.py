@@ -8,13 +8,16 @@ a missing file is ``SessionNotFound``, a file that cannot be changed says why.
 from __future__ import annotations
 
 import asyncio
+import builtins
+import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists
-from claude_sidecar.protocol.api import History, SessionPage, SessionSummary
+from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists, session_file
+from claude_sidecar.conversation.stored import unreadable_notice
+from claude_sidecar.protocol.api import Entry, History, SessionPage, SessionSummary
 from claude_sidecar.protocol.errors import InvalidParams, SessionNotFound, SidecarError
 from claude_sidecar.sessions.edits import ConfigDirMismatch, delete_session, rename_session
 from claude_sidecar.sessions.footers import FooterLog, place_footers
@@ -26,6 +29,8 @@ from claude_sidecar.sessions.listing import (
     summarize_session,
 )
 from claude_sidecar.sessions.summary_index import index_path
+
+log = logging.getLogger(__name__)
 
 
 class SessionStore:
@@ -47,6 +52,18 @@ class SessionStore:
         """Whether the CLI has stored anything of ``session_id`` yet."""
         home, config_dir = self._home()
         return await asyncio.to_thread(session_exists, home, cwd, session_id, config_dir=config_dir)
+
+    async def size(self, cwd: str, session_id: str) -> int | None:
+        """How many bytes the session file of ``session_id`` has (None: there is none)."""
+        home, config_dir = self._home()
+
+        def measure() -> int | None:
+            try:
+                return session_file(home, cwd, session_id, config_dir).stat().st_size
+            except (OSError, ValueError):
+                return None
+
+        return await asyncio.to_thread(measure)
 
     async def locate(self, session_id: str) -> str | None:
         """The directory stored session ``session_id`` was recorded in (None: no such
@@ -100,8 +117,21 @@ class SessionStore:
         except FileNotFoundError as e:
             raise SessionNotFound(session_id, cwd) from e
         footers = await asyncio.to_thread(self.footers.load, session_id)
-        history.entries = place_footers(history.entries, footers)
+        history.entries = await asyncio.to_thread(place_footers, history.entries, footers)
         return history
+
+    async def stored(self, session_id: str, cwd: str) -> builtins.list[Entry]:
+        """A stored session's entries for a channel that continues it, led by a notice of
+        what could not be read (the client has no other way to learn of it); none when
+        there is no such session (the CLI resumed what it found: a session of another
+        directory, or none)."""
+        try:
+            history = await self.history(session_id, cwd)
+        except SessionNotFound:
+            log.info("session %s: no stored history in %s to show", session_id, cwd)
+            return []
+        notice = unreadable_notice(history.warnings)
+        return history.entries if notice is None else [notice, *history.entries]
 
     async def exchange_end(self, session_id: str, cwd: str, message_id: str) -> str | None:
         """The last message of the exchange ``message_id`` opened (None: no such prompt

@@ -93,6 +93,27 @@ async def test_a_client_attaching_without_after_seq_gets_the_conversation_and_li
     assert [s for s in seqs(first, channel) if s <= last][-len(seen) :] == seen
 
 
+async def test_a_client_attaching_with_a_limit_gets_the_last_page_and_pages_back(
+    shared: SharedDaemon, workspace: Path
+) -> None:
+    first = await shared.client()
+    channel = await first.new_channel(str(workspace))
+    for text in ("one", "two", "three"):
+        await first.turn(channel, text)
+    whole = await first.request("claude/getTranscript", {"channelId": channel})
+
+    second = await shared.client(name="second")
+    attached = await second.request("claude/attach", {"channelId": channel, "limit": 2})
+    older = await second.request(
+        "claude/getTranscript", {"channelId": channel, "before": attached["nextCursor"]}
+    )
+
+    assert attached["entries"] == whole["entries"][-2:]
+    assert attached["hasMore"] is True
+    assert older["entries"] == whole["entries"][:-2], "the rest, up to the attach's page"
+    assert (older["hasMore"], older["nextCursor"]) == (False, None)
+
+
 async def test_two_clients_on_one_chat_the_first_permission_answer_wins(
     shared: SharedDaemon, model: ScriptedModel, workspace: Path
 ) -> None:

@@ -81,6 +81,29 @@ def test_a_footer_of_prompts_the_session_lost_or_already_there_is_left_out() -> 
     assert [e.id for e in placed] == ["p1", "turn:p1"]
 
 
+def test_two_footers_of_one_exchange_follow_it_in_order_and_only_the_first_marks_aborted() -> None:
+    entries: list[api.Entry] = [prompt("p1"), text("m1:0"), prompt("p2")]
+    again = api.TurnEntry(
+        id="turn:again", outcome="interrupted", duration_ms=1, permission_wait_ms=0, cost_usd=0
+    )
+
+    placed = place_footers(entries, [Footer(["p1"], footer("p1")), Footer(["p1"], again)])
+
+    assert [e.id for e in placed] == ["p1", "m1:0", "turn:p1", "turn:again", "p2"]
+    assert isinstance(placed[1], api.TextEntry) and not placed[1].aborted
+
+
+def test_every_footer_of_a_long_session_goes_after_its_own_exchange() -> None:
+    entries: list[api.Entry] = []
+    for i in range(3000):
+        entries += [prompt(f"p{i}"), text(f"m{i}:0")]
+
+    placed = place_footers(entries, [Footer([f"p{i}"], footer(f"p{i}")) for i in range(3000)])
+
+    assert [e.id for e in placed[:6]] == ["p0", "m0:0", "turn:p0", "p1", "m1:0", "turn:p1"]
+    assert [e.id for e in placed[2::3]] == [f"turn:p{i}" for i in range(3000)]
+
+
 def test_a_conversations_footers_are_recorded_under_its_session_and_read_back(
     tmp_path: Path,
 ) -> None:

@@ -114,7 +114,9 @@ class SessionRegistry:
                 "session %s is live here: %s it", session_id, "replaying" if replay else "using"
             )
             if replay:
-                live.replay(self._hub.get(live.channel_id).conversation.snapshot())
+                conversation = self._hub.get(live.channel_id).conversation
+                await conversation.ready()
+                live.replay(conversation.snapshot())
             return live
         opening: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         self._opening[session_id] = opening
@@ -126,6 +128,9 @@ class SessionRegistry:
                     LIST_FIX,
                 )
             channel = await self._hub.new_channel(options)
+            # The stored conversation is read beside the CLI's start: the replay, the
+            # title and the context meter the client gets next need it.
+            await channel.conversation.ready()
             session = self._attach(channel, channel.conversation.snapshot() if replay else None)
             opening.set_result(session)
             return session

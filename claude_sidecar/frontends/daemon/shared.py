@@ -50,11 +50,15 @@ class SharedDaemon:
         self.stopped = asyncio.Event()
 
     def attach(
-        self, connection: Connection, channel_id: str, after_seq: int | None
+        self,
+        connection: Connection,
+        channel_id: str,
+        after_seq: int | None,
+        limit: int | None = None,
     ) -> AttachResult:
         """Attach ``connection`` to the chat: with ``after_seq``, queue what it missed
         first; without it (or when the window no longer has it all), the answer carries the
-        conversation as of the answer's ``seq``."""
+        conversation as of the answer's ``seq`` (its last ``limit`` entries, if given)."""
         channel = self.hub.get(channel_id)
         # Deltas waiting to be coalesced are numbered and sent now: part of the answer's
         # seq, not sent again after it.
@@ -80,6 +84,7 @@ class SharedDaemon:
             replayed=0 if missed is None else len(missed),
             missed=after_seq is not None and missed is None,
             whole=whole,
+            limit=limit,
         )
 
     def detach(self, connection: Connection, channel_id: str) -> None:
@@ -162,9 +167,9 @@ class ConnectionShare:
         """Name the connection after its client (logs, ``claude/listChannels``)."""
         self._connection.client_name = client_name
 
-    def attach(self, channel_id: str, after_seq: int | None) -> AttachResult:
+    def attach(self, channel_id: str, after_seq: int | None, limit: int | None) -> AttachResult:
         """Attach the connection to a chat (``SharedDaemon.attach``)."""
-        return self._shared.attach(self._connection, channel_id, after_seq)
+        return self._shared.attach(self._connection, channel_id, after_seq, limit)
 
     def detach(self, channel_id: str) -> None:
         """Detach the connection from a chat."""

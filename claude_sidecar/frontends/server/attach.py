@@ -7,14 +7,25 @@ whose ``claude/newChannel`` resume joined a chat that was already open.
 from __future__ import annotations
 
 from claude_sidecar.channel.channel import Channel
+from claude_sidecar.conversation.paging import channel_scope
 from claude_sidecar.protocol.api import AttachResult
 
 
 def attach_answer(
-    channel: Channel, seq: int, *, replayed: int = 0, missed: bool = False, whole: bool = True
+    channel: Channel,
+    seq: int,
+    *,
+    replayed: int = 0,
+    missed: bool = False,
+    whole: bool = True,
+    limit: int | None = None,
 ) -> AttachResult:
     """``claude/attach``'s answer for ``channel`` as of ``seq``; ``whole``: with its
-    conversation and pending permission requests (a snapshot, not a replay)."""
+    conversation (its last ``limit`` entries, if given) and pending permission requests
+    (a snapshot, not a replay)."""
+    entries, page = None, None
+    if whole:
+        entries, page = channel.conversation.page(channel_scope(channel.id), None, limit)
     return AttachResult(
         channel_id=channel.id,
         pid=channel.pid,
@@ -23,6 +34,8 @@ def attach_answer(
         seq=seq,
         replayed=replayed,
         missed=missed,
-        entries=channel.conversation.snapshot() if whole else None,
+        entries=entries,
         pending_permissions=list(channel.permissions.values()) if whole else [],
+        has_more=page is not None and page.has_more,
+        next_cursor=page.next_cursor if page is not None else None,
     )

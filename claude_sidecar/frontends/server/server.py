@@ -31,6 +31,7 @@ from claude_sidecar.channel import mcp_servers, rewind
 from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.transport import prepare_spawning
+from claude_sidecar.conversation.paging import channel_scope, page_of, session_scope
 from claude_sidecar.feed import events
 from claude_sidecar.frontends.server import handshake
 from claude_sidecar.frontends.server.attach import attach_answer
@@ -46,6 +47,7 @@ from claude_sidecar.protocol.errors import (
     ServerNotInitialized,
     SidecarError,
 )
+from claude_sidecar.sessions.reader import history_page
 
 if TYPE_CHECKING:
     from claude_sidecar.frontends.server.sharing import Sharing
@@ -338,7 +340,7 @@ def _opened_by(ls: SidecarServer, channel: Channel) -> api.NewChannelResult:
     attached first, so the notifications so far (from seq 1) go out before the answer,
     as over --stdio."""
     if ls.shared is not None:
-        ls.shared.attach(channel.id, 0)
+        ls.shared.attach(channel.id, 0, None)
     return _opened(channel)
 
 
@@ -346,15 +348,16 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
     running = await ls.hub.holder(p.resume) if p.resume is not None else None
     if running is not None:
         # Two CLIs on one session file would diverge: join the chat that has it.
-        return msgspec.structs.replace(_opened(running), attached=_joined(ls, running))
+        return msgspec.structs.replace(_opened(running), attached=await _joined(ls, running))
     return _opened_by(ls, await ls.hub.new_channel(p, client=ls.client))
 
 
-def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
+async def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
     already gets the chat's notifications, so the same snapshot without subscribing."""
+    await channel.conversation.ready()
     if ls.shared is not None:
-        return ls.shared.attach(channel.id, None)
+        return ls.shared.attach(channel.id, None, None)
     return attach_answer(channel, settled_seq(channel.feed))
 
 
@@ -417,7 +420,15 @@ async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
 
 
 async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
-    return await ls.hub.sessions.history(p.session_id, p.cwd)
+    if p.limit is not None:
+        # Per-message, the legacy view has no page of its own: paged, it is left out.
+        sessions, env = ls.hub.sessions, ls.hub.env
+        return await history_page(sessions, env, p.session_id, p.cwd, p.before, p.limit)
+    history = await ls.hub.sessions.history(p.session_id, p.cwd)
+    if p.before is None:
+        return history
+    entries, _ = page_of(session_scope(p.session_id), history.entries, p.before, None)
+    return msgspec.structs.replace(history, entries=entries)
 
 
 async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -449,10 +460,12 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
     return ls.hub.get(p.channel_id).info()
 
 
-async def get_transcript(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+async def get_transcript(ls: SidecarServer, p: api.TranscriptParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
+    await channel.conversation.ready()
     seq = settled_seq(channel.feed)
-    return api.Transcript(channel.id, seq, channel.conversation.snapshot())
+    entries, page = channel.conversation.page(channel_scope(channel.id), p.before, p.limit)
+    return api.Transcript(channel.id, seq, entries, page.has_more, page.next_cursor)
 
 
 async def context_usage(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -477,8 +490,8 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
 
 async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
     shared = _shared(ls, "claude/attach")
-    ls.hub.get(p.channel_id)
-    return shared.attach(p.channel_id, p.after_seq)
+    await ls.hub.get(p.channel_id).conversation.ready()
+    return shared.attach(p.channel_id, p.after_seq, p.limit)
 
 
 async def detach(ls: SidecarServer, p: api.ChannelParams) -> api.Result:

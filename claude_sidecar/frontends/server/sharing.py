@@ -24,8 +24,9 @@ class Sharing(Protocol):
     def named(self, client_name: str | None) -> None:
         """The connection's client says who it is (``initializationOptions.clientName``)."""
 
-    def attach(self, channel_id: str, after_seq: int | None) -> AttachResult:
-        """Attach the connection to a chat (``claude/attach``)."""
+    def attach(self, channel_id: str, after_seq: int | None, limit: int | None) -> AttachResult:
+        """Attach the connection to a chat (``claude/attach``); ``limit``: the answer's
+        conversation is its last page of that many entries."""
         ...
 
     def detach(self, channel_id: str) -> None:

@@ -35,24 +35,30 @@ export interface AgentInfo {
 /**
  * ``claude/attach``: receive a running chat's notifications on this connection (shared
  * daemon). With ``afterSeq`` (the last seq this client saw of the chat) the missed
- * notifications are sent first; without it the answer carries the chat as it is now.
+ * notifications are sent first; without it the answer carries the chat as it is now:
+ * with ``limit``, its last ``limit`` entries (``claude/getTranscript`` pages back).
  */
 export interface AttachParams {
   afterSeq?: number | null;
   channelId: string;
+  limit?: number | null;
 }
 /**
  * A chat this connection is now attached to: notifications numbered after ``seq``
  * follow live. ``replayed`` missed notifications were sent before this answer; when
  * ``entries`` is set (no ``afterSeq``, or ``missed``: it was older than the chat's replay
- * window) they are the conversation as of ``seq``, with the permission requests waiting
- * for an answer.
+ * window) they are the conversation as of ``seq`` (its last ``limit`` entries if the
+ * request gave one), with the permission requests waiting for an answer. ``hasMore``/
+ * ``nextCursor``: older entries exist, and the ``before`` that claude/getTranscript
+ * takes for them.
  */
 export interface AttachResult {
   channelId: string;
   entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[] | null;
+  hasMore: boolean;
   info: ChannelInfo;
   missed: boolean;
+  nextCursor: string | null;
   pendingPermissions: PermissionRequest[];
   pid: number;
   replayed: number;
@@ -517,9 +523,15 @@ export interface ForkSessionParams {
 }
 /**
  * ``claude/getHistory``: a stored conversation as messages a client can render.
+ *
+ * ``before``/``limit`` page ``entries`` backwards as ``claude/getTranscript`` does (the
+ * cursor is a ``nextCursor`` of this session's getHistory); with ``limit`` the legacy
+ * ``messages`` list is empty.
  */
 export interface GetHistoryParams {
+  before?: string | null;
   cwd: string;
+  limit?: number | null;
   sessionId: string;
 }
 /**
@@ -527,11 +539,14 @@ export interface GetHistoryParams {
  *
  * ``warnings`` has one line per problem found (with its line number): corrupt or
  * truncated lines, unknown entries, broken links. The messages are whatever could
- * be read despite them.
+ * be read despite them. ``hasMore``/``nextCursor``: as ``claude/getTranscript``'s, over
+ * ``entries``.
  */
 export interface History {
   entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
+  hasMore: boolean;
   messages: HistoryMessage[];
+  nextCursor: string | null;
   sessionId: string;
   warnings: string[];
   [k: string]: unknown | undefined;
@@ -948,12 +963,30 @@ export interface StopTaskParams {
 /**
  * A live channel's conversation (``claude/getTranscript``): its entries in order,
  * queued prompts last, current as of the notification numbered ``seq``.
+ *
+ * ``hasMore``: older entries exist; ``nextCursor`` (null when ``hasMore`` is false) is
+ * the ``before`` of the page before this one. The page without ``before`` also holds the
+ * prompts still queued, last, beyond ``limit``; a cursor never moves as entries are added.
  */
 export interface Transcript {
   channelId: string;
   entries: (PromptEntry | TextEntry | ThinkingEntry | ToolEntry | NoticeEntry | TurnEntry)[];
+  hasMore: boolean;
+  nextCursor: string | null;
   seq: number;
   [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/getTranscript``: a channel's conversation, whole or a page at a time.
+ *
+ * Without ``limit``, every entry (before ``before`` if given). With ``limit``, the last
+ * ``limit`` entries before ``before`` (or before the end), oldest first. ``before`` is a
+ * ``nextCursor`` of this channel's getTranscript (or claude/attach), passed unchanged.
+ */
+export interface TranscriptParams {
+  before?: string | null;
+  channelId: string;
+  limit?: number | null;
 }
 /**
  * ``claude/turnEnded``: a turn is over, and how it went.
@@ -1006,7 +1039,8 @@ export const FEATURE_NAMES = [
   "fork",
   "rewind",
   "signIn",
-  "stopDaemon"
+  "stopDaemon",
+  "transcriptPaging"
 ] as const;
 
 /** Every request a client sends: its params and result types. */
@@ -1046,7 +1080,7 @@ export interface ClaudeMethods {
   /**
    * A live channel's conversation: its entries, current as of a notification's seq.
    */
-  "claude/getTranscript": { params: ChannelParams; result: Transcript };
+  "claude/getTranscript": { params: TranscriptParams; result: Transcript };
   /**
    * Stop the running turn.
    */

@@ -32,6 +32,7 @@ import dev.claudesidecar.core.protocol.SetModelParams
 import dev.claudesidecar.core.protocol.SetPermissionModeParams
 import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TextBlock
+import dev.claudesidecar.core.protocol.TranscriptParams
 import dev.claudesidecar.core.protocol.TurnEndedNotification
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
@@ -215,7 +216,7 @@ class Chat internal constructor(
      */
     suspend fun reloadTranscript() {
         val (daemon, channelId) = client.channelOf(this)
-        val transcript = daemon.request(Methods.GET_TRANSCRIPT, ChannelParams(channelId))
+        val transcript = daemon.request(Methods.GET_TRANSCRIPT, TranscriptParams(channelId))
         client.onEventThread { if (this.channelId == transcript.channelId) emit(ChatEvent.Transcript(transcript)) }
     }
 
@@ -306,7 +307,15 @@ class Chat internal constructor(
         val pending = result.pendingPermissions.map { it.notification(channelId, result.seq) }
         pendingPermissions.clear()
         for (request in pending) pendingPermissions[request.requestId] = request
-        emit(ChatEvent.Transcript(TranscriptData(channelId, result.entries ?: emptyList(), result.seq), pending))
+        val snapshot =
+            TranscriptData(
+                channelId = channelId,
+                entries = result.entries ?: emptyList(),
+                hasMore = result.hasMore,
+                seq = result.seq,
+                nextCursor = result.nextCursor,
+            )
+        emit(ChatEvent.Transcript(snapshot, pending))
     }
 
     /**

@@ -84,8 +84,11 @@ class EntryRenderingTest {
     /** The stream's entries as a resumed chat's history brings them. */
     private fun resumed(name: String) {
         val entries = ProtocolJson.gson.fromJson(Fixtures.expectedEntries(name), Array<Entry>::class.java).toList()
-        feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
+        feed(listOf(historyOf(entries)))
     }
+
+    /** A stored session's history of [entries], whole. */
+    private fun historyOf(entries: List<Entry>) = ChatEvent.History(History(entries, false, emptyList(), "s", emptyList(), null))
 
     private fun text() = onEdt { visibleText(panel) }
 
@@ -135,7 +138,7 @@ class EntryRenderingTest {
     fun `an interrupted answer without a footer says Interrupted itself, once`() {
         val stored = ProtocolJson.gson.fromJson(Fixtures.expectedEntries("interrupted"), Array<Entry>::class.java)
         val entries = stored.filterNot { it is TurnEntry }
-        feed(listOf(ChatEvent.History(History(messages = emptyList(), sessionId = "s", warnings = emptyList(), entries = entries))))
+        feed(listOf(historyOf(entries)))
         assertEquals(1, occurrences(text(), "Interrupted"), text())
         assertTrue(text().lines().none { Regex("""\d+\.\d s""").containsMatchIn(it) }, "no footer: ${text()}")
     }

@@ -17,7 +17,7 @@ const val PROTOCOL_VERSION: Int = 1
 const val OLDEST_CLIENT_PROTOCOL: Int = 1
 
 /** The optional features a daemon may list in `claudeSidecar.features`. */
-val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "rewind", "signIn", "stopDaemon")
+val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "rewind", "signIn", "stopDaemon", "transcriptPaging")
 
 enum class AskState(override val wire: String) : WireEnum {
     ALLOWED("allowed"),
@@ -251,22 +251,27 @@ data class AgentInfo(
 /**
  * `claude/attach`: receive a running chat's notifications on this connection (shared
  * daemon). With `afterSeq` (the last seq this client saw of the chat) the missed
- * notifications are sent first; without it the answer carries the chat as it is now.
+ * notifications are sent first; without it the answer carries the chat as it is now:
+ * with `limit`, its last `limit` entries (`claude/getTranscript` pages back).
  */
 data class AttachParams(
     val channelId: String,
     val afterSeq: Int? = null,
+    val limit: Int? = null,
 )
 
 /**
  * A chat this connection is now attached to: notifications numbered after `seq`
  * follow live. `replayed` missed notifications were sent before this answer; when
  * `entries` is set (no `afterSeq`, or `missed`: it was older than the chat's replay
- * window) they are the conversation as of `seq`, with the permission requests waiting
- * for an answer.
+ * window) they are the conversation as of `seq` (its last `limit` entries if the
+ * request gave one), with the permission requests waiting for an answer. `hasMore`/
+ * `nextCursor`: older entries exist, and the `before` that claude/getTranscript
+ * takes for them.
  */
 data class AttachResult(
     val channelId: String,
+    val hasMore: Boolean,
     val info: ChannelInfo,
     val missed: Boolean,
     val pendingPermissions: List<PermissionRequest>,
@@ -275,6 +280,7 @@ data class AttachResult(
     val seq: Int,
     val sessionId: String,
     @field:AlwaysWritten val entries: List<Entry>?,
+    @field:AlwaysWritten val nextCursor: String?,
 )
 
 /** A connection of a shared daemon attached to a chat. */
@@ -539,10 +545,18 @@ data class ForkSessionParams(
     val sessionId: String? = null,
 )
 
-/** `claude/getHistory`: a stored conversation as messages a client can render. */
+/**
+ * `claude/getHistory`: a stored conversation as messages a client can render.
+ *
+ * `before`/`limit` page `entries` backwards as `claude/getTranscript` does (the
+ * cursor is a `nextCursor` of this session's getHistory); with `limit` the legacy
+ * `messages` list is empty.
+ */
 data class GetHistoryParams(
     val cwd: String,
     val sessionId: String,
+    val before: String? = null,
+    val limit: Int? = null,
 )
 
 /**
@@ -550,13 +564,16 @@ data class GetHistoryParams(
  *
  * `warnings` has one line per problem found (with its line number): corrupt or
  * truncated lines, unknown entries, broken links. The messages are whatever could
- * be read despite them.
+ * be read despite them. `hasMore`/`nextCursor`: as `claude/getTranscript`'s, over
+ * `entries`.
  */
 data class History(
     val entries: List<Entry>,
+    val hasMore: Boolean,
     val messages: List<HistoryMessage>,
     val sessionId: String,
     val warnings: List<String>,
+    @field:AlwaysWritten val nextCursor: String?,
 )
 
 /**
@@ -1055,11 +1072,30 @@ data class ToolEntry(
 /**
  * A live channel's conversation (`claude/getTranscript`): its entries in order,
  * queued prompts last, current as of the notification numbered `seq`.
+ *
+ * `hasMore`: older entries exist; `nextCursor` (null when `hasMore` is false) is
+ * the `before` of the page before this one. The page without `before` also holds the
+ * prompts still queued, last, beyond `limit`; a cursor never moves as entries are added.
  */
 data class Transcript(
     val channelId: String,
     val entries: List<Entry>,
+    val hasMore: Boolean,
     val seq: Int,
+    @field:AlwaysWritten val nextCursor: String?,
+)
+
+/**
+ * `claude/getTranscript`: a channel's conversation, whole or a page at a time.
+ *
+ * Without `limit`, every entry (before `before` if given). With `limit`, the last
+ * `limit` entries before `before` (or before the end), oldest first. `before` is a
+ * `nextCursor` of this channel's getTranscript (or claude/attach), passed unchanged.
+ */
+data class TranscriptParams(
+    val channelId: String,
+    val before: String? = null,
+    val limit: Int? = null,
 )
 
 /** `claude/turnEnded`: a turn is over, and how it went. */
@@ -1154,8 +1190,8 @@ object Methods {
     val GET_HISTORY: Method<GetHistoryParams, History> = Method("claude/getHistory", GetHistoryParams::class.java, History::class.java)
 
     /** A live channel's conversation: its entries, current as of a notification's seq. */
-    val GET_TRANSCRIPT: Method<ChannelParams, Transcript> =
-        Method("claude/getTranscript", ChannelParams::class.java, Transcript::class.java)
+    val GET_TRANSCRIPT: Method<TranscriptParams, Transcript> =
+        Method("claude/getTranscript", TranscriptParams::class.java, Transcript::class.java)
 
     /** Stop the running turn. */
     val INTERRUPT: Method<ChannelParams, Ok> = Method("claude/interrupt", ChannelParams::class.java, Ok::class.java)

@@ -60,7 +60,7 @@ class ChatStateTest {
     fun `a permission request the channel's transcript shows answered is not pending`() {
         val answered = EntryPermission(decision = AskState.ANSWERED, requestId = "r1")
         val t = play(ask("r1", "toolu_1"))
-        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(tool("toolu_1", ToolStatus.RUNNING, answered)), seq)))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(tool("toolu_1", ToolStatus.RUNNING, answered)), false, seq, null)))
         assertTrue(t.pending.isEmpty())
     }
 

@@ -178,6 +178,8 @@ class TranscriptTest {
                 sessionId = "s",
                 warnings = emptyList(),
                 entries = listOf(prompt("old"), text("mo:0", "old answer")),
+                hasMore = false,
+                nextCursor = null,
             )
         val t = play(entry(prompt("p1")))
         assertTrue(t.apply(ChatEvent.History(history)).reordered)
@@ -186,7 +188,7 @@ class TranscriptTest {
 
     @Test
     fun `a history's warnings are warning notices`() {
-        val t = play(ChatEvent.History(History(emptyList(), emptyList(), "s", listOf("line 3: not valid JSON"))))
+        val t = play(ChatEvent.History(History(emptyList(), false, emptyList(), "s", listOf("line 3: not valid JSON"), null)))
         val notice = t.entries.single() as NoticeEntry
         assertEquals(NoticeLevel.WARN, notice.level)
         assertEquals("history: line 3: not valid JSON", notice.text)
@@ -195,7 +197,7 @@ class TranscriptTest {
     @Test
     fun `a live transcript replaces what it covers and skips the notifications it already has`() {
         val t = play(entry(prompt("p1")), entry(text("m:0", "", streaming = true)))
-        val snapshot = LiveTranscript("ch-1", listOf(prompt("p1"), text("m:0", "Hello", streaming = true)), seq + 1)
+        val snapshot = LiveTranscript("ch-1", listOf(prompt("p1"), text("m:0", "Hello", streaming = true)), false, seq + 1, null)
         t.apply(ChatEvent.Transcript(snapshot))
         t.apply(delta("m:0", "Hello")) // numbered within the snapshot: already in it
         t.apply(delta("m:0", ", world"))
@@ -205,14 +207,14 @@ class TranscriptTest {
     @Test
     fun `a channel's transcript goes in front of what its notifications already added`() {
         val t = play(entry(prompt("p1")))
-        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(prompt("old"), text("mo:0", "stored answer")), 0)))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(prompt("old"), text("mo:0", "stored answer")), false, 0, null)))
         assertEquals(listOf("old", "mo:0", "p1"), ids(t))
     }
 
     @Test
     fun `a live transcript does not undo what a newer notification changed`() {
         val t = play(entry(text("m:0", "", streaming = true)), delta("m:0", "Hello"))
-        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(text("m:0", "", streaming = true)), seq - 1)))
+        t.apply(ChatEvent.Transcript(LiveTranscript("ch-1", listOf(text("m:0", "", streaming = true)), false, seq - 1, null)))
         assertEquals("Hello", (t.entry("m:0") as TextEntry).text)
     }
 
