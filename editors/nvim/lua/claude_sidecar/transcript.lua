@@ -143,6 +143,35 @@ function M.from_entries(entries)
   return t
 end
 
+--- Put `entries` (an older page of the conversation, oldest first: claude/getTranscript with
+--- `before`) before the entries held. An entry held already is not placed twice. Returns how
+--- many were placed: they are entries 1..n now, and every index held before moved by n.
+---@return integer
+function M.prepend(t, entries)
+  local page = {}
+  for _, entry in ipairs(entries or {}) do
+    if not t.at[entry.id] and not entry.queued then
+      table.insert(page, entry)
+    end
+  end
+  if #page == 0 then
+    return 0
+  end
+  local placed = #page
+  for _, entry in ipairs(t.entries) do
+    table.insert(page, entry)
+  end
+  t.entries = page
+  t.at = {}
+  for i, entry in ipairs(page) do
+    t.at[entry.id] = i
+  end
+  for i = 1, placed do
+    one_interrupt_mark(t, i)
+  end
+  return placed
+end
+
 --- The entry with id `id` (nil if none is placed).
 function M.get(t, id)
   local index = t.at[id or ""]

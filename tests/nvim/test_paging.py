@@ -1,0 +1,205 @@
+"""A long chat in Neovim: opened at its last page, older pages read as the user goes up
+(real daemon, real CLI, a stored session grown by tests/long_session.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from claude_sidecar.cli.paths import project_dir
+
+from tests.long_session import write_long_session
+from tests.nvim.editor import Editor, StartEditor
+
+SESSION = "6b1e0c2d-3f4a-4b5c-8d6e-7f8091a2b3c4"
+PAGE = 20
+COPIES = 12  # 84 entries: the last page, then pages of 20, 20, 20 and 4
+
+
+def store_long_session(home: Path, workspace: Path) -> int:
+    """A session of the workspace with ``COPIES * 7`` entries; returns how many."""
+    folder = project_dir(home, str(workspace))
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_long_session(folder / f"{SESSION}.jsonl", COPIES, SESSION)
+
+
+def record_transcript_requests(editor: Editor) -> None:
+    """Keep the params of each claude/getTranscript and claude/attach the plugin sends in
+    _G.reads."""
+    editor.lua("""
+        _G.reads = {}
+        local rpc = require("claude_sidecar.rpc")
+        local request = rpc.request
+        rpc.request = function(method, params, callback)
+          if method == "claude/getTranscript" or method == "claude/attach" then
+            table.insert(_G.reads, { method = method, params = vim.deepcopy(params) })
+          end
+          return request(method, params, callback)
+        end
+    """)
+
+
+def reads(editor: Editor) -> list[dict[str, Any]]:
+    return editor.lua_as(list[dict[str, Any]], "return _G.reads")
+
+
+def resume(editor: Editor) -> None:
+    editor.cmd("ClaudeSessions")
+    editor.wait(lambda: editor.questions(), what="the session list")
+    editor.answer(editor.questions()[0]["labels"][0])
+    editor.wait(
+        lambda: editor.chat("channel_id")
+        and editor.chat_lines()[-1] == "═══ resumed: the conversation goes on from here ═══",
+        what="the resumed chat",
+    )
+
+
+def daemon_ids(editor: Editor) -> list[str]:
+    """The ids of the chat's entries as the daemon has them (its whole getTranscript)."""
+    editor.lua("""
+        _G.full = nil
+        local c = require("claude_sidecar.chat").current()
+        require("claude_sidecar.rpc").request("claude/getTranscript", { channelId = c.channel_id },
+          function(err, result) _G.full = result or err end)
+    """)
+    full = editor.wait(lambda: editor.lua("return _G.full"), what="the whole transcript")
+    return [entry["id"] for entry in full["entries"]]
+
+
+def shown_ids(editor: Editor) -> list[str]:
+    """The ids of the daemon's entries the chat holds (not the plugin's own lines)."""
+    return [e["id"] for e in editor.entries() if not e["id"].startswith("nvim:")]
+
+
+def older_line(editor: Editor) -> str | None:
+    """The virtual line under the chat's title that says older entries exist (None: none)."""
+    return editor.lua_as(
+        str | None,
+        """
+        local c = require("claude_sidecar.chat").current()
+        local ns = vim.api.nvim_get_namespaces()["claude_sidecar.older"]
+        local marks = vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })
+        return marks[1] and marks[1][4].virt_lines[1][1][1] or nil
+    """,
+    )
+
+
+def loading(editor: Editor) -> bool:
+    return bool(
+        editor.lua("""
+        local older = require("claude_sidecar.chat").current().older
+        return older ~= nil and older.loading == true
+    """)
+    )
+
+
+def focus_transcript(editor: Editor) -> None:
+    editor.lua("""
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(c.buf))
+    """)
+
+
+def test_a_resumed_long_chat_shows_its_last_page_and_says_earlier_entries_exist(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    count = store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    record_transcript_requests(editor)
+
+    resume(editor)
+
+    everything = daemon_ids(editor)
+    assert len(everything) == count
+    assert shown_ids(editor) == everything[-PAGE:]
+    assert older_line(editor) == "… earlier entries not shown: gg or [[ loads them"
+    assert reads(editor)[0]["params"]["limit"] == PAGE
+    assert "> hello there" in editor.chat_lines()
+    assert len(editor.chat_lines()) < 100, "only the last page is drawn"
+
+
+def test_gg_again_and_again_reads_every_page_once_up_to_the_first_prompt(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    count = store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    record_transcript_requests(editor)
+    resume(editor)
+    focus_transcript(editor)
+
+    for _ in range(count // PAGE + 1):
+        if older_line(editor) is None:
+            break
+        held = len(shown_ids(editor))
+        editor.nvim.input("gg")
+        editor.wait(
+            lambda held=held: len(shown_ids(editor)) > held and not loading(editor),
+            what="the page before",
+        )
+
+    assert older_line(editor) is None
+    assert shown_ids(editor) == daemon_ids(editor), "every entry once, in order"
+    assert editor.chat_lines()[1:3] == ["", "> hello there"]
+    pages = [r["params"] for r in reads(editor) if r["params"].get("before")]
+    assert len(pages) == 4
+    assert len({p["before"] for p in pages}) == 4, "each page read once"
+    assert all(p["limit"] == PAGE for p in pages)
+
+
+def test_a_page_drawn_above_leaves_the_line_under_the_cursor_where_it_was(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+
+    # The cursor in the third entry shown, its window's top showing the title; the page is
+    # read then (as going up there reads it), before Neovim takes another key.
+    before = editor.lua("""
+        local chat = require("claude_sidecar.chat")
+        local c = chat.current()
+        local win = vim.fn.bufwinid(c.buf)
+        vim.api.nvim_set_current_win(win)
+        local lnum = c.starts[3] + 2
+        vim.fn.winrestview({ lnum = lnum, col = 0, topline = 1 })
+        local seen = { id = c.t.entries[chat.entry_at(c, lnum)].id, row = vim.fn.winline(),
+          line = vim.api.nvim_get_current_line() }
+        chat.load_older(c)
+        return seen
+    """)
+    editor.wait(lambda: len(shown_ids(editor)) > PAGE and not loading(editor), what="the page")
+
+    after = editor.lua("""
+        local chat = require("claude_sidecar.chat")
+        local c = chat.current()
+        local lnum = vim.api.nvim_win_get_cursor(0)[1]
+        return { id = c.t.entries[chat.entry_at(c, lnum)].id, row = vim.fn.winline(),
+          line = vim.api.nvim_get_current_line(), top = vim.fn.line("w0") }
+    """)
+    assert after["id"] == before["id"]
+    assert after["line"] == before["line"]
+    assert after["row"] == before["row"], "the view did not move"
+    assert after["top"] > 1
+
+
+def test_a_daemon_without_paging_sends_the_whole_chat(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    count = store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    record_transcript_requests(editor)
+    # As a daemon from before transcriptPaging answers initialize.
+    editor.lua("""
+        local protocol = require("claude_sidecar.protocol")
+        local has = protocol.has
+        protocol.has = function(feature, server)
+          return feature ~= "transcriptPaging" and has(feature, server)
+        end
+    """)
+
+    resume(editor)
+
+    assert len(shown_ids(editor)) == count
+    assert older_line(editor) is None
+    assert "limit" not in reads(editor)[0]["params"]
+    assert editor.chat_lines()[1:3] == ["", "> hello there"]
