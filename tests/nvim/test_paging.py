@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from claude_sidecar.cli.paths import project_dir
+from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.long_session import write_long_session
 from tests.nvim.editor import Editor, StartEditor
+from tests.nvim.scenarios import HELD_LONG, RELEASE, scenario
 
 SESSION = "6b1e0c2d-3f4a-4b5c-8d6e-7f8091a2b3c4"
 PAGE = 20
@@ -73,15 +76,16 @@ def shown_ids(editor: Editor) -> list[str]:
 
 def older_line(editor: Editor) -> str | None:
     """The virtual line under the chat's title that says older entries exist (None: none)."""
-    return editor.lua_as(
-        str | None,
+    line: Any = editor.lua(
         """
         local c = require("claude_sidecar.chat").current()
         local ns = vim.api.nvim_get_namespaces()["claude_sidecar.older"]
         local marks = vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })
         return marks[1] and marks[1][4].virt_lines[1][1][1] or nil
-    """,
+    """
     )
+    assert line is None or isinstance(line, str)
+    return line
 
 
 def loading(editor: Editor) -> bool:
@@ -90,6 +94,35 @@ def loading(editor: Editor) -> bool:
         local older = require("claude_sidecar.chat").current().older
         return older ~= nil and older.loading == true
     """)
+    )
+
+
+def page_read(editor: Editor, held: int) -> bool:
+    """Whether the chat holds more than ``held`` entries and reads no page now."""
+    return len(shown_ids(editor)) > held and not loading(editor)
+
+
+def prompt_rows(editor: Editor) -> list[int]:
+    return [row for row, line in enumerate(editor.chat_lines()) if line.startswith("> ")]
+
+
+def highlighted_rows(editor: Editor, group: str) -> list[int]:
+    """The rows of the chat buffer highlighted as ``group``."""
+    return editor.lua_as(
+        list[int],
+        """
+        local c = require("claude_sidecar.chat").current()
+        local ns = vim.api.nvim_get_namespaces()["claude_sidecar.chat"]
+        local rows = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })) do
+          if m[4].hl_group == ... then
+            table.insert(rows, m[2])
+          end
+        end
+        table.sort(rows)
+        return rows
+    """,
+        group,
     )
 
 
@@ -132,14 +165,12 @@ def test_gg_again_and_again_reads_every_page_once_up_to_the_first_prompt(
             break
         held = len(shown_ids(editor))
         editor.nvim.input("gg")
-        editor.wait(
-            lambda held=held: len(shown_ids(editor)) > held and not loading(editor),
-            what="the page before",
-        )
+        editor.wait(partial(page_read, editor, held), what="the page before")
 
     assert older_line(editor) is None
     assert shown_ids(editor) == daemon_ids(editor), "every entry once, in order"
     assert editor.chat_lines()[1:3] == ["", "> hello there"]
+    assert prompt_rows(editor) == highlighted_rows(editor, "ClaudeSidecarPrompt")
     pages = [r["params"] for r in reads(editor) if r["params"].get("before")]
     assert len(pages) == 4
     assert len({p["before"] for p in pages}) == 4, "each page read once"
@@ -167,7 +198,7 @@ def test_a_page_drawn_above_leaves_the_line_under_the_cursor_where_it_was(
         chat.load_older(c)
         return seen
     """)
-    editor.wait(lambda: len(shown_ids(editor)) > PAGE and not loading(editor), what="the page")
+    editor.wait(lambda: page_read(editor, PAGE), what="the page")
 
     after = editor.lua("""
         local chat = require("claude_sidecar.chat")
@@ -180,6 +211,38 @@ def test_a_page_drawn_above_leaves_the_line_under_the_cursor_where_it_was(
     assert after["line"] == before["line"]
     assert after["row"] == before["row"], "the view did not move"
     assert after["top"] > 1
+
+
+def test_a_turn_running_while_a_page_is_read_goes_on_below_it(
+    start_editor: StartEditor, home: Path, workspace: Path, model: ScriptedModel
+) -> None:
+    store_long_session(home, workspace)
+    model.set_scenario(load_scenario(scenario(HELD_LONG)))
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+    editor.type_prompt("a long answer please")
+    editor.wait(
+        lambda: any(line.startswith("word word") for line in editor.chat_lines()),
+        what="the answer to start streaming",
+    )
+    focus_transcript(editor)
+
+    editor.nvim.input("gg")
+    editor.wait(lambda: page_read(editor, PAGE + 1), what="a page")
+    model.release(RELEASE)
+
+    def answered() -> bool:
+        ids = shown_ids(editor)
+        entries = editor.entries()
+        asked = ids.index(next(e["id"] for e in entries if e.get("text") == "a long answer please"))
+        return any(e["kind"] == "turn" for e in entries if e["id"] in ids[asked:])
+
+    editor.wait(answered, what="the end of the turn")
+    lines = editor.chat_lines()
+    assert shown_ids(editor) == daemon_ids(editor)[-len(shown_ids(editor)) :]
+    assert lines.count("> a long answer please") == 1
+    answer = [line for line in lines if line.startswith("word word")]  # two text entries
+    assert sum(a.count("word") for a in answer) == 400, "the whole answer, below the page"
 
 
 def test_a_daemon_without_paging_sends_the_whole_chat(

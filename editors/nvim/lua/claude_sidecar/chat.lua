@@ -27,7 +27,7 @@ local M = {}
 ---@field opening boolean
 ---@field sending integer claude/sendMessage requests not answered yet
 ---@field retry table|nil the retry the CLI waits for (claude/status `retry`)
----@field retry_entry integer|nil the notice entry that shows it
+---@field retry_entry string|nil the id of the notice entry that shows it
 ---@field tab integer|nil the tab page opened for the chat (layout "tab")
 ---@field closed boolean
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
@@ -291,7 +291,7 @@ end
 --- Draw an older page (`entries`, oldest first) above the entries shown: only its lines are
 --- written, highlighted and folded; the windows keep showing what they showed.
 local function prepend(chat, entries)
-  local placed = transcript.prepend(chat.t, entries)
+  local placed, moved = transcript.prepend(chat.t, entries)
   if placed == 0 or not vim.api.nvim_buf_is_valid(chat.buf) then
     return
   end
@@ -303,9 +303,6 @@ local function prepend(chat, entries)
     chat.starts[placed + i] = start + added
   end
   chat.entries_end = chat.entries_end + added
-  if chat.retry_entry then
-    chat.retry_entry = chat.retry_entry + placed
-  end
   for _, range in ipairs(chat.folds) do
     range[1], range[2] = range[1] + added, range[2] + added
   end
@@ -320,6 +317,10 @@ local function prepend(chat, entries)
     fold(win, 2, 1 + added, new_folds, false)
   end
   restore_views(saved, added)
+  if moved then
+    -- Lines of entries that moved up into the page: the ones below them are drawn again.
+    M.refresh(chat, moved)
+  end
 end
 
 --- Read the page before the entries shown (one request at a time; none once the first entry
@@ -1082,6 +1083,10 @@ end
 function handlers.entry(chat, params)
   local entry = params.entry
   local old = transcript.get(chat.t, entry.id)
+  if not old and entry.parentId and chat.older and chat.older.cursor and not transcript.get(chat.t, entry.parentId) then
+    -- What a sub-agent started before the entries shown did: its page shows it when read.
+    return require("claude_sidecar.permissions").entry_changed(chat, entry)
+  end
   local index = transcript.upsert(chat.t, entry)
   -- The end of a stream repeats the text that streamed in: nothing to draw again.
   local same = old and old.kind == "text" and entry.kind == "text" and old.text == entry.text
@@ -1116,18 +1121,21 @@ end
 local function show_retry(chat, retry)
   if retry then
     local text = M.describe_retry(retry)
-    local entry = chat.retry_entry and chat.t.entries[chat.retry_entry]
+    local entry, index = transcript.get(chat.t, chat.retry_entry)
     if entry then
       entry.text = text
-      M.refresh(chat, chat.retry_entry)
+      M.refresh(chat, index)
     else
-      chat.retry_entry = transcript.add(chat.t, { kind = "notice", text = text })
-      M.refresh(chat, chat.retry_entry)
+      index = transcript.add(chat.t, { kind = "notice", text = text })
+      chat.retry_entry = chat.t.entries[index].id
+      M.refresh(chat, index)
     end
   elseif chat.retry_entry then
-    local entry = chat.t.entries[chat.retry_entry]
-    entry.text = entry.text:gsub(", retry (%d+)/%d+ in .*$", ": retried %1 time(s)")
-    M.refresh(chat, chat.retry_entry)
+    local entry, index = transcript.get(chat.t, chat.retry_entry)
+    if entry then
+      entry.text = entry.text:gsub(", retry (%d+)/%d+ in .*$", ": retried %1 time(s)")
+      M.refresh(chat, index)
+    end
     chat.retry_entry = nil
   end
   chat.retry = retry

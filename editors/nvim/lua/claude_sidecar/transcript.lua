@@ -144,22 +144,33 @@ function M.from_entries(entries)
 end
 
 --- Put `entries` (an older page of the conversation, oldest first: claude/getTranscript with
---- `before`) before the entries held. An entry held already is not placed twice. Returns how
---- many were placed: they are entries 1..n now, and every index held before moved by n.
----@return integer
+--- `before`) before the entries held. An entry held already (taken for a new one as it changed
+--- before its page was read) moves to its place in the page, as the page has it now. Returns
+--- how many were placed (entries 1..n now; every index held before moved by n) and, when
+--- entries moved, the first index whose lines change below the page.
+---@return integer placed
+---@return integer|nil moved
 function M.prepend(t, entries)
-  local page = {}
+  local page, left = {}, {}
+  local moved = nil
   for _, entry in ipairs(entries or {}) do
-    if not t.at[entry.id] and not entry.queued then
+    if not entry.queued then
+      local index = t.at[entry.id]
+      if index then
+        left[index] = true
+        moved = math.min(moved or index, index)
+      end
       table.insert(page, entry)
     end
   end
   if #page == 0 then
-    return 0
+    return 0, nil
   end
   local placed = #page
-  for _, entry in ipairs(t.entries) do
-    table.insert(page, entry)
+  for i, entry in ipairs(t.entries) do
+    if not left[i] then
+      table.insert(page, entry)
+    end
   end
   t.entries = page
   t.at = {}
@@ -169,7 +180,7 @@ function M.prepend(t, entries)
   for i = 1, placed do
     one_interrupt_mark(t, i)
   end
-  return placed
+  return placed, moved and placed + moved or nil
 end
 
 --- The entry with id `id` (nil if none is placed).
