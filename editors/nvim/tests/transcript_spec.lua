@@ -136,9 +136,12 @@ local specs = {
     local placed, moved = transcript.prepend(t, { prompt("p1"), prompt("p2") })
 
     eq({ placed, moved }, { 2, nil })
-    eq(vim.tbl_map(function(e)
-      return e.id
-    end, t.entries), { "p1", "p2", "p3", "m3", "nvim:1" })
+    eq(
+      vim.tbl_map(function(e)
+        return e.id
+      end, t.entries),
+      { "p1", "p2", "p3", "m3", "nvim:1" }
+    )
     eq({ t.at.p1, t.at.p3, t.at["nvim:1"] }, { 1, 3, 5 })
   end,
 
@@ -151,9 +154,12 @@ local specs = {
     local done = { kind = "tool", id = "toolu_1", name = "Task", status = "done", result = { text = "ok" } }
     local placed, moved = transcript.prepend(t, { prompt("p1"), done })
 
-    eq(vim.tbl_map(function(e)
-      return e.id
-    end, t.entries), { "p1", "toolu_1", "p2", "m2", "m3" })
+    eq(
+      vim.tbl_map(function(e)
+        return e.id
+      end, t.entries),
+      { "p1", "toolu_1", "p2", "m2", "m3" }
+    )
     eq(t.entries[2].status, "done")
     eq(t.at.m3, 5)
     -- Entries from where the tool was held are drawn again.
