@@ -832,6 +832,36 @@ local function take_totals(chat, info)
   M.redraw_status()
 end
 
+--- Show the chat a claude/newChannel `resume` found open in the daemon (its `attached`, which
+--- has every entry): a long one from its last page, as claude/getTranscript gives it.
+local function show_attached(chat, result)
+  local snapshot = result.attached
+  local function show(shown)
+    M.show_snapshot(chat, shown)
+    M.add_marker(chat, "this session was still running in the daemon: attached to it")
+    M.update_state(chat)
+    attach(chat, result.channelId, result.sessionId)
+  end
+  local page = M.page_params({ channelId = result.channelId })
+  if not page.limit or #(snapshot.entries or {}) <= page.limit then
+    return show(snapshot)
+  end
+  rpc.request("claude/getTranscript", page, function(err, last)
+    if chat.closed then
+      return
+    elseif err then
+      return show(snapshot)
+    end
+    -- Notifications numbered up to the page's seq are in it: attach() drops them.
+    show(vim.tbl_extend("force", snapshot, {
+      entries = last.entries,
+      seq = last.seq,
+      hasMore = last.hasMore,
+      nextCursor = last.nextCursor,
+    }))
+  end)
+end
+
 --- Open a channel for a chat: new, or resuming `resume` (a session id), or a fork
 --- (`method` "claude/forkSession"). With `marker`, the chat first shows the conversation the
 --- channel starts with (a resumed or forked session's, claude/getTranscript), then `marker`.
@@ -865,10 +895,7 @@ function M.open_channel(chat, params, method, marker)
     if result.attached then
       -- Shared daemon: a chat of the daemon holds this session (this Neovim was restarted, or
       -- another editor has it open): this one is now attached to it, shown as it is now.
-      M.show_snapshot(chat, result.attached)
-      M.add_marker(chat, "this session was still running in the daemon: attached to it")
-      M.update_state(chat)
-      return attach(chat, result.channelId, result.sessionId)
+      return show_attached(chat, result)
     end
     chat.seq = 0 -- a new channel: its notifications are numbered from 1
     if not marker then
