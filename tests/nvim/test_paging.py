@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.nvim.editor import StartEditor
+from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.long_chat import (
     PAGE,
     daemon_ids,
     focus_transcript,
     highlighted_rows,
+    loading,
     older_line,
     page_read,
     prompt_rows,
@@ -68,6 +70,79 @@ def test_gg_again_and_again_reads_every_page_once_up_to_the_first_prompt(
     assert len(pages) == 4
     assert len({p["before"] for p in pages}) == 4, "each page read once"
     assert all(p["limit"] == PAGE for p in pages)
+
+
+def cursor(editor: Editor) -> tuple[int, int, str]:
+    """The current window's cursor line, its top line, and the text under the cursor."""
+    return editor.lua_as(
+        tuple[int, int, str],
+        'return { vim.fn.line("."), vim.fn.line("w0"), vim.api.nvim_get_current_line() }',
+    )
+
+
+def moved_or_read(editor: Editor, was: tuple[int, int, str]) -> bool:
+    """Whether the cursor or the view moved from ``was``, or a page is being read or was."""
+    return cursor(editor)[:2] != was[:2] or loading(editor) or len(shown_ids(editor)) > PAGE
+
+
+def entry_at_cursor(editor: Editor) -> str | None:
+    """The id of the entry the chat window's cursor is in (None: on the title)."""
+    found: Any = editor.lua("""
+        local chat = require("claude_sidecar.chat")
+        local c = chat.current()
+        local index = chat.entry_at(c, vim.fn.line("."))
+        return index and c.t.entries[index].id or nil
+    """)
+    assert found is None or isinstance(found, str)
+    return found
+
+
+def test_brackets_go_from_prompt_to_prompt_and_past_the_first_shown_read_the_page_before(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+    focus_transcript(editor)
+    prompts = [e["id"] for e in editor.entries() if e["kind"] == "prompt"]
+
+    visited = []
+    while len(shown_ids(editor)) == PAGE:
+        was = cursor(editor)
+        editor.nvim.input("[[")
+        editor.wait(partial(moved_or_read, editor, was), what="the cursor to move")
+        if cursor(editor)[0] != 1:
+            visited.append(entry_at_cursor(editor))
+            assert cursor(editor)[2].startswith("> "), "on the prompt's first line"
+    editor.wait(partial(page_read, editor, PAGE), what="the page before")
+
+    assert visited == prompts[::-1], "every prompt shown, last to first"
+    first_prompt = entry_at_cursor(editor)
+    editor.nvim.input("]]")
+    editor.wait(
+        lambda: entry_at_cursor(editor) in prompts and entry_at_cursor(editor) != first_prompt,
+        what="the next prompt",
+    )
+    assert cursor(editor)[2].startswith("> ")
+
+
+def test_ctrl_b_up_to_the_top_reads_the_page_before(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+    everything = daemon_ids(editor)
+    focus_transcript(editor)
+
+    while len(shown_ids(editor)) == PAGE and not loading(editor):
+        was = cursor(editor)
+        editor.nvim.input("<C-b>")
+        editor.wait(partial(moved_or_read, editor, was), what="the view to scroll")
+    editor.wait(partial(page_read, editor, PAGE), what="the page before")
+
+    assert shown_ids(editor) == everything[-2 * PAGE :]
+    assert cursor(editor)[1] > 1, "the page is above the view"
 
 
 def test_a_page_drawn_above_leaves_the_line_under_the_cursor_where_it_was(

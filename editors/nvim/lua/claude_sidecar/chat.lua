@@ -516,6 +516,30 @@ function M.entry_at(chat, lnum)
   return found
 end
 
+--- [[ and ]] in the transcript: the cursor to the first line of the previous (`step` -1) or
+--- next (1) prompt of the main conversation. With no prompt shown above, [[ goes to the top,
+--- which reads the page before.
+function M.jump_prompt(chat, step)
+  local win = vim.api.nvim_get_current_win()
+  local lnum = vim.api.nvim_win_get_cursor(win)[1]
+  local target = nil
+  for i = M.entry_at(chat, lnum) or 0, step > 0 and #chat.t.entries or 1, step do
+    local entry, start = chat.t.entries[i], chat.starts[i]
+    -- The prompt's first line (its entry starts with an empty line).
+    if entry and entry.kind == "prompt" and not entry.parentId and start and (start + 2 - lnum) * step > 0 then
+      target = start + 2
+      break
+    end
+  end
+  if not target and step < 0 then
+    target = 1
+  end
+  if target then
+    vim.cmd("normal! m'") -- back with ``, as after Neovim's own [[
+    vim.api.nvim_win_set_cursor(win, { target, 0 })
+  end
+end
+
 --- Add a line of the plugin's own to the chat (an error, an exit).
 function M.add_notice(chat, text)
   M.refresh(chat, transcript.add(chat.t, { kind = "notice", text = text }))
@@ -668,6 +692,12 @@ local function map_keys(chat)
       M.focus_prompt(chat)
     end, "Write in the prompt")
   end
+  map("n", chat.buf, "[[", function()
+    M.jump_prompt(chat, -1)
+  end, "Previous prompt (at the top: read the page before)")
+  map("n", chat.buf, "]]", function()
+    M.jump_prompt(chat, 1)
+  end, "Next prompt")
   if keys.toggle then
     map("n", chat.buf, keys.toggle, function()
       M.toggle_at_cursor(chat)
