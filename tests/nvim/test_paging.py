@@ -25,7 +25,7 @@ from tests.nvim.long_chat import (
     shown_ids,
     store_long_session,
 )
-from tests.nvim.scenarios import HELD_LONG, RELEASE, scenario
+from tests.nvim.scenarios import HELD_LONG, PONDER, RELEASE, scenario
 
 
 def test_a_resumed_long_chat_shows_its_last_page_and_says_earlier_entries_exist(
@@ -234,3 +234,55 @@ def test_a_daemon_without_paging_sends_the_whole_chat(
     assert older_line(editor) is None
     assert "limit" not in reads(editor)[0]["params"]
     assert editor.chat_lines()[1:3] == ["", "> hello there"]
+
+
+def thinking_folds(editor: Editor) -> list[list[int]]:
+    """For each thinking block of the chat: its header's line and the closed fold it is in
+    in the chat window ([line, first, last]; first -1: not folded)."""
+    return editor.lua_as(
+        list[list[int]],
+        """
+        local c = require("claude_sidecar.chat").current()
+        local win = vim.fn.bufwinid(c.buf)
+        local out = {}
+        for i, line in ipairs(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)) do
+          if line == "∴ Thinking" then
+            vim.api.nvim_win_call(win, function()
+              table.insert(out, { i, vim.fn.foldclosed(i), vim.fn.foldclosedend(i) })
+            end)
+          end
+        end
+        return out
+    """,
+    )
+
+
+def test_the_thinking_of_a_page_read_above_is_folded_as_the_rest(
+    start_editor: StartEditor, model: ScriptedModel
+) -> None:
+    model.set_scenario(load_scenario(scenario(PONDER)))
+    first = start_editor()
+    first.cmd("Claude")
+    for turn in range(1, 4):
+        first.type_prompt("ponder this")
+        first.wait_for_turn(turn)
+    first.quit()
+    editor = start_editor({"page_entries": 3})
+    resume(editor)
+    focus_transcript(editor)
+
+    pages = 0
+    while older_line(editor) is not None:
+        held = len(shown_ids(editor))
+        editor.nvim.input("gg")
+        editor.wait(partial(page_read, editor, held), what="the page before")
+        pages += 1
+
+    assert pages >= 2
+    folds = thinking_folds(editor)
+    assert len(folds) == 3
+    # Each closed from its header to its last step, the page's made and the others moved.
+    lines = editor.chat_lines()
+    for line, first_line, last_line in folds:
+        assert first_line == line
+        assert lines[last_line - 1] == "  step 39 of my reasoning"
