@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor, StartEditor
@@ -213,6 +214,7 @@ def test_a_turn_running_while_a_page_is_read_goes_on_below_it(
     assert sum(a.count("word") for a in answer) == 400, "the whole answer, below the page"
 
 
+@pytest.mark.cross_release
 def test_a_daemon_without_paging_sends_the_whole_chat(
     start_editor: StartEditor, home: Path, workspace: Path
 ) -> None:
