@@ -7,8 +7,8 @@ from typing import Any
 
 from claude_sidecar.cli.paths import project_dir
 
-from tests.long_session import write_long_session
 from tests.nvim.editor import Editor
+from tests.repeated_session import write_long_session
 
 SESSION = "6b1e0c2d-3f4a-4b5c-8d6e-7f8091a2b3c4"
 PAGE = 20

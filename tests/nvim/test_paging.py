@@ -1,5 +1,5 @@
 """A long chat in Neovim: opened at its last page, older pages read as the user goes up
-(real daemon, real CLI, a stored session grown by tests/long_session.py)."""
+(real daemon, real CLI, a stored session grown by tests/repeated_session.py)."""
 
 from __future__ import annotations
 
