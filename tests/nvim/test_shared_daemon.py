@@ -24,6 +24,18 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import descendant_pids, wait_until_dead
 from tests.nvim.editor import Editor, StartEditor
+from tests.nvim.long_chat import (
+    PAGE,
+    daemon_ids,
+    focus_transcript,
+    older_line,
+    page_read,
+    reads,
+    record_transcript_requests,
+    resume,
+    shown_ids,
+    store_long_session,
+)
 
 HELD = "x" * 80
 REST = "z" * 80  # a text block of its own (the hold ends the first)
@@ -442,3 +454,64 @@ def test_private_mode_refuses_claude_attach(start_editor: StartEditor) -> None:
     ]
     assert editor.questions() == []
     assert editor.daemon_pid() is None, "no daemon started for nothing"
+
+
+# ------------------------------------------------------------------ a long chat, by pages
+
+
+def on_shared_paging(start_editor: StartEditor, path: Path) -> Editor:
+    """A Neovim of the shared daemon reading long chats ``PAGE`` entries at a time."""
+    editor = start_editor({"daemon": "shared", "cmd": connect(path), "page_entries": PAGE})
+    record_messages(editor)
+    return editor
+
+
+def test_claude_attach_to_a_long_chat_shows_its_last_page_then_the_pages_before(
+    shared: Path, start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    first = on_shared_paging(start_editor, shared)
+    resume(first)
+
+    second = on_shared_paging(start_editor, shared)
+    record_transcript_requests(second)
+    attach_with_picker(second)
+    second.wait(
+        lambda: "═══ attached: the chat goes on from here ═══" in second.chat_lines(),
+        what="the attached chat",
+    )
+    everything = daemon_ids(second)
+    last_page = shown_ids(second)
+    focus_transcript(second)
+    second.nvim.input("gg")
+    second.wait(lambda: page_read(second, PAGE), what="the page before")
+
+    assert last_page == everything[-PAGE:]
+    assert reads(second)[0] == {
+        "method": "claude/attach",
+        "params": {"channelId": "ch-1", "limit": PAGE},
+    }
+    assert shown_ids(second) == everything[-2 * PAGE :]
+
+
+def test_a_long_chat_still_running_in_the_daemon_opens_at_its_last_page(
+    shared: Path, start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    before = on_shared_paging(start_editor, shared)
+    resume(before)
+    before.quit()  # the chat stays open in the daemon
+
+    after = on_shared_paging(start_editor, shared)
+    after.cmd("ClaudeSessions")
+    question = after.wait(lambda: after.questions(), what="the stored sessions")[0]
+    after.answer(question["labels"][0])
+    after.wait(
+        lambda: "═══ this session was still running in the daemon: attached to it ═══"
+        in after.chat_lines(),
+        what="the running chat shown",
+    )
+
+    assert after.chat("channel_id", 1) == "ch-1"
+    assert shown_ids(after) == daemon_ids(after)[-PAGE:]
+    assert older_line(after) == "… earlier entries not shown: gg or [[ loads them"

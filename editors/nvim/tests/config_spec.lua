@@ -5,7 +5,7 @@ return {
     local merged = config.apply({ layout = "below", keymaps = { send = "<C-CR>" } })
     assert(merged.layout == "below" and merged.keymaps.send == "<C-CR>")
     assert(merged.keymaps.interrupt == "<C-c>", "unset keymaps keep their defaults")
-    assert(merged.warm_pool == 1 and merged.coalesce_ms == 16)
+    assert(merged.warm_pool == 1 and merged.coalesce_ms == 16 and merged.page_entries == 100)
   end,
 
   ["a bad option is refused with its name"] = function()
@@ -13,6 +13,8 @@ return {
     assert(not ok and tostring(err):match("layout"), tostring(err))
     ok, err = pcall(config.apply, { cmd = "claude-sidecar --stdio" })
     assert(not ok and tostring(err):match("cmd"), tostring(err))
+    ok, err = pcall(config.apply, { page_entries = 0 })
+    assert(not ok and tostring(err):match("page_entries"), tostring(err))
   end,
 
   ["the daemon runs with the log level of the plugin, unless cmd is given"] = function()

@@ -128,6 +128,43 @@ local specs = {
     transcript.upsert(t, { kind = "turn", id = "t4", outcome = "interrupted", durationMs = 5 })
     eq(t.said_by_footer.n3, nil)
   end,
+
+  ["an older page goes before the entries held, its ids found at their new places"] = function()
+    local t = transcript.from_entries({ prompt("p3"), { kind = "text", id = "m3", text = "three" } })
+    transcript.add(t, { kind = "marker", text = "resumed" })
+
+    local placed, moved = transcript.prepend(t, { prompt("p1"), prompt("p2") })
+
+    eq({ placed, moved }, { 2, nil })
+    eq(
+      vim.tbl_map(function(e)
+        return e.id
+      end, t.entries),
+      { "p1", "p2", "p3", "m3", "nvim:1" }
+    )
+    eq({ t.at.p1, t.at.p3, t.at["nvim:1"] }, { 1, 3, 5 })
+  end,
+
+  ["an entry taken for a new one before its page was read moves into the page"] = function()
+    -- A tool of the older part changed while only the last page was held: placed at the end.
+    local t = transcript.from_entries({ prompt("p2"), { kind = "text", id = "m2", text = "two" } })
+    transcript.upsert(t, { kind = "tool", id = "toolu_1", name = "Task", status = "running" })
+    transcript.upsert(t, { kind = "text", id = "m3", text = "three" })
+
+    local done = { kind = "tool", id = "toolu_1", name = "Task", status = "done", result = { text = "ok" } }
+    local placed, moved = transcript.prepend(t, { prompt("p1"), done })
+
+    eq(
+      vim.tbl_map(function(e)
+        return e.id
+      end, t.entries),
+      { "p1", "toolu_1", "p2", "m2", "m3" }
+    )
+    eq(t.entries[2].status, "done")
+    eq(t.at.m3, 5)
+    -- Entries from where the tool was held are drawn again.
+    eq({ placed, moved }, { 2, 5 })
+  end,
 }
 
 -- Every recorded stream: its notifications give its golden entries.

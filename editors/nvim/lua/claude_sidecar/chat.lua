@@ -27,7 +27,7 @@ local M = {}
 ---@field opening boolean
 ---@field sending integer claude/sendMessage requests not answered yet
 ---@field retry table|nil the retry the CLI waits for (claude/status `retry`)
----@field retry_entry integer|nil the notice entry that shows it
+---@field retry_entry string|nil the id of the notice entry that shows it
 ---@field tab integer|nil the tab page opened for the chat (layout "tab")
 ---@field closed boolean
 ---@field on_open fun(chat: claude_sidecar.Chat)[] run once the channel is open
@@ -37,6 +37,8 @@ local M = {}
 ---@field held {method: string, params: table}[]|nil notifications kept back while claude/attach is answered
 ---@field reconnecting boolean|nil the shared daemon's connection dropped: the chat waits to be re-attached
 ---@field interrupting boolean|nil claude/interrupt was sent for the running turn, which has not ended yet
+---@field older {cursor: string|nil, loading: boolean|nil}|nil the entries before those shown: the
+---  nextCursor that reads their last page (nil: the first entry is shown), and whether it is being read
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
@@ -107,6 +109,50 @@ local function following(chat, line_count)
   return follow
 end
 
+--- The lines of entries `from`..`to` drawn from buffer row `line` (0-based), each entry's
+--- first row recorded in chat.starts: the lines, their highlights ({row, group}, 0-based rows)
+--- and folds ({first, last}, 1-based rows), and the row after them.
+local function draw(chat, from, to, line)
+  local opts = { tool_result_lines = config.options.tool_result_lines }
+  local lines, hls, folds = {}, {}, {}
+  local t = chat.t
+  for i = from, to do
+    chat.starts[i] = line
+    local entry = t.entries[i]
+    local ui = {
+      expanded = t.expanded[entry.id],
+      answer = t.answers[entry.id],
+      depth = transcript.depth(t, entry),
+      hidden = t.said_by_footer[entry.id],
+    }
+    local entry_lines, meta = render.entry(entry, opts, ui)
+    for _, range in ipairs(meta.folds) do
+      table.insert(folds, { line + range[1], line + range[2] })
+    end
+    for _, hl in ipairs(meta.hl) do
+      table.insert(hls, { line + hl[1] - 1, hl[2] })
+    end
+    vim.list_extend(lines, entry_lines)
+    line = line + #entry_lines
+  end
+  return lines, hls, folds, line
+end
+
+--- Highlight rows `first`.. of the chat buffer as `hls` says ({row, group}, 0-based rows of
+--- `lines`, which start at row `first`).
+local function highlight(chat, first, lines, hls)
+  for _, hl in ipairs(hls) do
+    -- Ends on its own line: a mark reaching into the next line would be cleared with it.
+    vim.api.nvim_buf_set_extmark(
+      chat.buf,
+      ns,
+      hl[1],
+      0,
+      { end_row = hl[1], end_col = #lines[hl[1] - first + 1], hl_group = hl[2] }
+    )
+  end
+end
+
 --- Redraw entries from index `from` to the end (earlier entries never change), then the
 --- queued prompts.
 function M.refresh(chat, from)
@@ -114,7 +160,6 @@ function M.refresh(chat, from)
     return
   end
   from = math.max(1, math.min(from or 1, #chat.t.entries + 1))
-  local opts = { tool_result_lines = config.options.tool_result_lines }
   local start = chat.starts[from] or chat.entries_end
   if from == 1 then
     start = 1 -- line 0 holds the chat's title
@@ -127,28 +172,7 @@ function M.refresh(chat, from)
       stale = true
     end
   end
-  local new_folds = {}
-  local lines, hls, line = {}, {}, start
-  local t = chat.t
-  for i = from, #t.entries do
-    chat.starts[i] = line
-    local entry = t.entries[i]
-    local ui = {
-      expanded = t.expanded[entry.id],
-      answer = t.answers[entry.id],
-      depth = transcript.depth(t, entry),
-      hidden = t.said_by_footer[entry.id],
-    }
-    local entry_lines, meta = render.entry(entry, opts, ui)
-    for _, range in ipairs(meta.folds) do
-      table.insert(new_folds, { line + range[1], line + range[2] })
-    end
-    for _, hl in ipairs(meta.hl) do
-      table.insert(hls, { line + hl[1] - 1, hl[2] })
-    end
-    vim.list_extend(lines, entry_lines)
-    line = line + #entry_lines
-  end
+  local lines, hls, new_folds, line = draw(chat, from, #chat.t.entries, start)
   chat.entries_end = line
   for i = #chat.t.entries + 1, #chat.starts do
     chat.starts[i] = nil
@@ -166,16 +190,7 @@ function M.refresh(chat, from)
   vim.api.nvim_buf_set_lines(chat.buf, start, -1, false, lines)
   vim.bo[chat.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(chat.buf, ns, start, -1)
-  for _, hl in ipairs(hls) do
-    -- Ends on its own line: a mark reaching into the next line would be cleared with it.
-    vim.api.nvim_buf_set_extmark(
-      chat.buf,
-      ns,
-      hl[1],
-      0,
-      { end_row = hl[1], end_col = #lines[hl[1] - start + 1], hl_group = hl[2] }
-    )
-  end
+  highlight(chat, start, lines, hls)
   local last = vim.api.nvim_buf_line_count(chat.buf)
   vim.list_extend(chat.folds, new_folds)
   for win, at_end in pairs(follow) do
@@ -186,6 +201,190 @@ function M.refresh(chat, from)
       end
     end
   end
+end
+
+-- ------------------------------------------------------------------ older pages
+
+-- A long chat opens with its last page (claude/getTranscript or claude/attach with `limit`);
+-- the pages before it are read one at a time as the user goes up, and drawn above the lines
+-- shown, which keep their place on screen.
+local older_ns = vim.api.nvim_create_namespace("claude_sidecar.older")
+
+--- The `limit` of a request that reads a chat's conversation: the last page only, when the
+--- daemon pages (feature transcriptPaging); else everything, as an older daemon sends it.
+---@param params table
+---@return table params
+function M.page_params(params)
+  if require("claude_sidecar.protocol").has("transcriptPaging") then
+    params.limit = config.options.page_entries
+  end
+  return params
+end
+
+--- Say at the top of the chat whether older entries exist (a virtual line under the title).
+local function show_older(chat)
+  if not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(chat.buf, older_ns, 0, -1)
+  local older = chat.older
+  if not older or not older.cursor then
+    return
+  end
+  local text = older.loading and "… loading earlier entries" or "… earlier entries not shown: gg or [[ loads them"
+  vim.api.nvim_buf_set_extmark(chat.buf, older_ns, 0, 0, {
+    virt_lines = { { { text, "ClaudeSidecarNotice" } } },
+  })
+end
+
+--- Take what a page of the chat's conversation says about older entries (a getTranscript or
+--- attach answer: `hasMore`, `nextCursor`); a page being read for the chat before is dropped.
+function M.set_older(chat, result)
+  chat.older = { cursor = result and result.hasMore and result.nextCursor or nil }
+  show_older(chat)
+end
+
+--- Where each window of the chat shows what: the line its cursor is on (the title counts as
+--- the first entry's line) and how many screen rows are above it.
+local function views(chat)
+  local out = {}
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    vim.api.nvim_win_call(win, function()
+      local view = vim.fn.winsaveview()
+      local anchor = math.max(view.lnum, 2)
+      local rows = 0
+      if anchor > view.topline then
+        rows = vim.api.nvim_win_text_height(win, { start_row = view.topline - 1, end_row = anchor - 2 }).all
+      end
+      out[win] = { view = view, anchor = anchor, rows = rows }
+    end)
+  end
+  return out
+end
+
+--- Put each window's cursor back on the line it was on (moved down by `added` lines) at the
+--- same screen row.
+local function restore_views(saved, added)
+  for win, saved_view in pairs(saved) do
+    if vim.api.nvim_win_is_valid(win) then
+      local lnum = saved_view.anchor + added
+      local top, rows = lnum, 0
+      while top > 1 do
+        local height = vim.api.nvim_win_text_height(win, { start_row = top - 2, end_row = top - 2 }).all
+        if rows + height > saved_view.rows then
+          break
+        end
+        rows, top = rows + height, top - 1
+      end
+      vim.api.nvim_win_call(win, function()
+        vim.fn.winrestview({
+          lnum = lnum,
+          col = saved_view.view.lnum == saved_view.anchor and saved_view.view.col or 0,
+          topline = top,
+          topfill = 0,
+        })
+      end)
+    end
+  end
+end
+
+--- Draw an older page (`entries`, oldest first) above the entries shown: only its lines are
+--- written, highlighted and folded; the windows keep showing what they showed.
+local function prepend(chat, entries)
+  local placed, moved = transcript.prepend(chat.t, entries)
+  if placed == 0 or not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  local shown = chat.starts
+  chat.starts = {}
+  local lines, hls, new_folds, line = draw(chat, 1, placed, 1)
+  local added = line - 1
+  for i, start in ipairs(shown) do
+    chat.starts[placed + i] = start + added
+  end
+  chat.entries_end = chat.entries_end + added
+  for _, range in ipairs(chat.folds) do
+    range[1], range[2] = range[1] + added, range[2] + added
+  end
+  vim.list_extend(chat.folds, new_folds)
+  local saved = views(chat)
+  vim.bo[chat.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(chat.buf, 1, 1, false, lines)
+  vim.bo[chat.buf].modifiable = false
+  highlight(chat, 1, lines, hls)
+  -- Manual folds below move with the lines; only the page's are made.
+  for win in pairs(saved) do
+    fold(win, 2, 1 + added, new_folds, false)
+  end
+  restore_views(saved, added)
+  if moved then
+    -- Lines of entries that moved up into the page: the ones below them are drawn again.
+    M.refresh(chat, moved)
+  end
+end
+
+--- Read the page before the entries shown (one request at a time; none once the first entry
+--- is shown) and draw it above them.
+function M.load_older(chat)
+  local older = chat.older
+  if not older or not older.cursor or older.loading or not chat.channel_id then
+    return
+  end
+  older.loading = true
+  show_older(chat)
+  local params = { channelId = chat.channel_id, before = older.cursor, limit = config.options.page_entries }
+  rpc.request("claude/getTranscript", params, function(err, result)
+    older.loading = false
+    if chat.older ~= older or chat.closed then
+      return -- the chat was shown afresh meanwhile: this page is of what it showed before
+    end
+    if err then
+      chat.older = nil
+      show_older(chat)
+      return M.add_notice(chat, "could not show the earlier entries: " .. errors.describe(err))
+    end
+    older.cursor = result.hasMore and result.nextCursor or nil
+    prepend(chat, result.entries)
+    show_older(chat)
+  end)
+end
+
+--- Read the page before when window `win` of the chat shows its top or its cursor reached
+--- its first lines (gg, <C-b>, [[).
+local function near_top(chat, win)
+  if not chat.older or not chat.older.cursor or chat.older.loading then
+    return
+  end
+  if vim.fn.line("w0", win) <= 1 or vim.api.nvim_win_get_cursor(win)[1] <= 2 then
+    M.load_older(chat)
+  end
+end
+
+local paging_group = vim.api.nvim_create_augroup("claude_sidecar.older", { clear = true })
+vim.api.nvim_create_autocmd("WinScrolled", {
+  group = paging_group,
+  callback = function()
+    for key in pairs(vim.v.event) do
+      local win = tonumber(key)
+      if win and vim.api.nvim_win_is_valid(win) then
+        local chat = M.for_buffer(vim.api.nvim_win_get_buf(win))
+        if chat and chat.buf == vim.api.nvim_win_get_buf(win) then
+          near_top(chat, win)
+        end
+      end
+    end
+  end,
+})
+
+--- Watch the chat's windows for the user going up to its top.
+local function watch_top(chat)
+  vim.api.nvim_create_autocmd("CursorMoved", {
+    group = paging_group,
+    buffer = chat.buf,
+    callback = function()
+      near_top(chat, vim.api.nvim_get_current_win())
+    end,
+  })
 end
 
 --- Append `text` to the last line of text entry `index` (a delta): only that line and the
@@ -281,6 +480,7 @@ local function show_state(chat)
     vim.bo[chat.buf].modifiable = true
     vim.api.nvim_buf_set_lines(chat.buf, 0, 1, false, { heading })
     vim.bo[chat.buf].modifiable = false
+    show_older(chat) -- its virtual line hangs from the heading's line
   end
   -- Every statusline may show a chat's state (claude_sidecar.statusline()), not only the current one.
   M.redraw_status()
@@ -314,6 +514,30 @@ function M.entry_at(chat, lnum)
     end
   end
   return found
+end
+
+--- [[ and ]] in the transcript: the cursor to the first line of the previous (`step` -1) or
+--- next (1) prompt of the main conversation. With no prompt shown above, [[ goes to the top,
+--- which reads the page before.
+function M.jump_prompt(chat, step)
+  local win = vim.api.nvim_get_current_win()
+  local lnum = vim.api.nvim_win_get_cursor(win)[1]
+  local target = nil
+  for i = M.entry_at(chat, lnum) or 0, step > 0 and #chat.t.entries or 1, step do
+    local entry, start = chat.t.entries[i], chat.starts[i]
+    -- The prompt's first line (its entry starts with an empty line).
+    if entry and entry.kind == "prompt" and not entry.parentId and start and (start + 2 - lnum) * step > 0 then
+      target = start + 2
+      break
+    end
+  end
+  if not target and step < 0 then
+    target = 1
+  end
+  if target then
+    vim.cmd("normal! m'") -- back with ``, as after Neovim's own [[
+    vim.api.nvim_win_set_cursor(win, { target, 0 })
+  end
 end
 
 --- Add a line of the plugin's own to the chat (an error, an exit).
@@ -468,6 +692,12 @@ local function map_keys(chat)
       M.focus_prompt(chat)
     end, "Write in the prompt")
   end
+  map("n", chat.buf, "[[", function()
+    M.jump_prompt(chat, -1)
+  end, "Previous prompt (at the top: read the page before)")
+  map("n", chat.buf, "]]", function()
+    M.jump_prompt(chat, 1)
+  end, "Next prompt")
   if keys.toggle then
     map("n", chat.buf, keys.toggle, function()
       M.toggle_at_cursor(chat)
@@ -632,6 +862,36 @@ local function take_totals(chat, info)
   M.redraw_status()
 end
 
+--- Show the chat a claude/newChannel `resume` found open in the daemon (its `attached`, which
+--- has every entry): a long one from its last page, as claude/getTranscript gives it.
+local function show_attached(chat, result)
+  local snapshot = result.attached
+  local function show(shown)
+    M.show_snapshot(chat, shown)
+    M.add_marker(chat, "this session was still running in the daemon: attached to it")
+    M.update_state(chat)
+    attach(chat, result.channelId, result.sessionId)
+  end
+  local page = M.page_params({ channelId = result.channelId })
+  if not page.limit or #(snapshot.entries or {}) <= page.limit then
+    return show(snapshot)
+  end
+  rpc.request("claude/getTranscript", page, function(err, last)
+    if chat.closed then
+      return
+    elseif err then
+      return show(snapshot)
+    end
+    -- Notifications numbered up to the page's seq are in it: attach() drops them.
+    show(vim.tbl_extend("force", snapshot, {
+      entries = last.entries,
+      seq = last.seq,
+      hasMore = last.hasMore,
+      nextCursor = last.nextCursor,
+    }))
+  end)
+end
+
 --- Open a channel for a chat: new, or resuming `resume` (a session id), or a fork
 --- (`method` "claude/forkSession"). With `marker`, the chat first shows the conversation the
 --- channel starts with (a resumed or forked session's, claude/getTranscript), then `marker`.
@@ -665,17 +925,17 @@ function M.open_channel(chat, params, method, marker)
     if result.attached then
       -- Shared daemon: a chat of the daemon holds this session (this Neovim was restarted, or
       -- another editor has it open): this one is now attached to it, shown as it is now.
-      M.show_snapshot(chat, result.attached)
-      M.add_marker(chat, "this session was still running in the daemon: attached to it")
-      M.update_state(chat)
-      return attach(chat, result.channelId, result.sessionId)
+      return show_attached(chat, result)
     end
     chat.seq = 0 -- a new channel: its notifications are numbered from 1
     if not marker then
+      -- A cursor of the channel before this one would be refused by this one.
+      M.set_older(chat, nil)
       take_totals(chat, result.info)
       return attach(chat, result.channelId, result.sessionId)
     end
-    rpc.request("claude/getTranscript", { channelId = result.channelId }, function(terr, transcript_result)
+    local page = M.page_params({ channelId = result.channelId })
+    rpc.request("claude/getTranscript", page, function(terr, transcript_result)
       if terr then
         M.add_notice(chat, "could not show the conversation so far: " .. errors.describe(terr))
       else
@@ -683,6 +943,7 @@ function M.open_channel(chat, params, method, marker)
       end
       take_totals(chat, result.info)
       M.refresh(chat, 1)
+      M.set_older(chat, transcript_result)
       M.add_marker(chat, marker)
       attach(chat, result.channelId, result.sessionId)
     end)
@@ -717,6 +978,7 @@ function M.create(cwd, t)
   vim.b[chat.buf].claude_sidecar_chat = count
   vim.b[chat.prompt_buf].claude_sidecar_chat = count
   map_keys(chat)
+  watch_top(chat)
   table.insert(M.chats, chat)
   show_state(chat)
   M.refresh(chat, 1)
@@ -878,6 +1140,10 @@ end
 function handlers.entry(chat, params)
   local entry = params.entry
   local old = transcript.get(chat.t, entry.id)
+  if not old and entry.parentId and chat.older and chat.older.cursor and not transcript.get(chat.t, entry.parentId) then
+    -- What a sub-agent started before the entries shown did: its page shows it when read.
+    return require("claude_sidecar.permissions").entry_changed(chat, entry)
+  end
   local index = transcript.upsert(chat.t, entry)
   -- The end of a stream repeats the text that streamed in: nothing to draw again.
   local same = old and old.kind == "text" and entry.kind == "text" and old.text == entry.text
@@ -912,18 +1178,21 @@ end
 local function show_retry(chat, retry)
   if retry then
     local text = M.describe_retry(retry)
-    local entry = chat.retry_entry and chat.t.entries[chat.retry_entry]
+    local entry, index = transcript.get(chat.t, chat.retry_entry)
     if entry then
       entry.text = text
-      M.refresh(chat, chat.retry_entry)
+      M.refresh(chat, index)
     else
-      chat.retry_entry = transcript.add(chat.t, { kind = "notice", text = text })
-      M.refresh(chat, chat.retry_entry)
+      index = transcript.add(chat.t, { kind = "notice", text = text })
+      chat.retry_entry = chat.t.entries[index].id
+      M.refresh(chat, index)
     end
   elseif chat.retry_entry then
-    local entry = chat.t.entries[chat.retry_entry]
-    entry.text = entry.text:gsub(", retry (%d+)/%d+ in .*$", ": retried %1 time(s)")
-    M.refresh(chat, chat.retry_entry)
+    local entry, index = transcript.get(chat.t, chat.retry_entry)
+    if entry then
+      entry.text = entry.text:gsub(", retry (%d+)/%d+ in .*$", ": retried %1 time(s)")
+      M.refresh(chat, index)
+    end
     chat.retry_entry = nil
   end
   chat.retry = retry
@@ -1020,6 +1289,7 @@ function M.show_snapshot(chat, result)
   chat.channel_id = result.channelId
   chat.starts = {}
   M.refresh(chat, 1)
+  M.set_older(chat, result)
   require("claude_sidecar.permissions").restore(chat, result.channelId, result.pendingPermissions or {})
 end
 
@@ -1092,7 +1362,8 @@ function M.reattach(chat)
     return
   end
   chat.held = {}
-  rpc.request("claude/attach", { channelId = channel_id, afterSeq = chat.seq }, function(err, result)
+  local params = M.page_params({ channelId = channel_id, afterSeq = chat.seq })
+  rpc.request("claude/attach", params, function(err, result)
     local held = chat.held or {}
     chat.held = nil
     chat.reconnecting = nil
@@ -1151,7 +1422,7 @@ function M.attach_to(channel, done)
   chat.opening = true
   chat.state = "attaching"
   show_state(chat)
-  rpc.request("claude/attach", { channelId = channel.channelId }, function(err, result)
+  rpc.request("claude/attach", M.page_params({ channelId = channel.channelId }), function(err, result)
     chat.opening = false
     if err then
       chat.state = "failed"

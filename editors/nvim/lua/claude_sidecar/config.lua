@@ -36,6 +36,10 @@ M.defaults = {
   start_insert = true,
   -- Lines of a tool result shown in the chat (the rest is folded away).
   tool_result_lines = 8,
+  -- Entries of a long chat read at a time: a chat opens with its last page, and the page
+  -- before is read when you go up to its top (gg, <C-b>, [[). Needs a daemon that pages
+  -- (feature transcriptPaging); an older one sends the whole chat.
+  page_entries = 100,
   keymaps = {
     send = "<C-s>", -- in the prompt buffer (normal and insert mode)
     interrupt = "<C-c>", -- in the chat and prompt buffers
@@ -105,6 +109,9 @@ function M.apply(opts)
   end, '"private" or "shared"')
   vim.validate("coalesce_ms", merged.coalesce_ms, "number")
   vim.validate("warm_pool", merged.warm_pool, "number")
+  vim.validate("page_entries", merged.page_entries, function(v)
+    return type(v) == "number" and v >= 1 and v == math.floor(v)
+  end, "a whole number of entries, 1 or more")
   vim.validate("layout", merged.layout, function(v)
     return vim.tbl_contains({ "right", "left", "below", "above", "tab" }, v)
   end, "one of right, left, below, above, tab")

@@ -143,6 +143,46 @@ function M.from_entries(entries)
   return t
 end
 
+--- Put `entries` (an older page of the conversation, oldest first: claude/getTranscript with
+--- `before`) before the entries held. An entry held already (taken for a new one as it changed
+--- before its page was read) moves to its place in the page, as the page has it now. Returns
+--- how many were placed (entries 1..n now; every index held before moved by n) and, when
+--- entries moved, the first index whose lines change below the page.
+---@return integer placed
+---@return integer|nil moved
+function M.prepend(t, entries)
+  local page, left = {}, {}
+  local moved = nil
+  for _, entry in ipairs(entries or {}) do
+    if not entry.queued then
+      local index = t.at[entry.id]
+      if index then
+        left[index] = true
+        moved = math.min(moved or index, index)
+      end
+      table.insert(page, entry)
+    end
+  end
+  if #page == 0 then
+    return 0, nil
+  end
+  local placed = #page
+  for i, entry in ipairs(t.entries) do
+    if not left[i] then
+      table.insert(page, entry)
+    end
+  end
+  t.entries = page
+  t.at = {}
+  for i, entry in ipairs(page) do
+    t.at[entry.id] = i
+  end
+  for i = 1, placed do
+    one_interrupt_mark(t, i)
+  end
+  return placed, moved and placed + moved or nil
+end
+
 --- The entry with id `id` (nil if none is placed).
 function M.get(t, id)
   local index = t.at[id or ""]
