@@ -64,9 +64,8 @@ class Entries:
 
     def __init__(self) -> None:
         self._before = _NOTHING
-        self._placed: dict[str, Entry] = {}
-        # The placed entries in order, and each one's position there: a page is a slice,
-        # and a cursor's entry is found without a walk.
+        # The placed entries in order, and each one's position there (by id): a page is a
+        # slice, and an entry or a cursor's entry is found without a walk.
         self._order: list[Entry] = []
         self._position: dict[str, int] = {}
         self._queued: dict[str, PromptEntry] = {}
@@ -77,7 +76,7 @@ class Entries:
         self.compacted: dict[str, list[str]] = {}
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._placed or entry_id in self._queued or entry_id in self._before
+        return entry_id in self._position or entry_id in self._queued or entry_id in self._before
 
     def seed(self, before: EncodedEntries) -> None:
         """Put the conversation that came before in front of every entry (once: the
@@ -88,7 +87,8 @@ class Entries:
         """The entry ``entry_id`` if it is of ``kind``."""
         if entry_id is None:
             return None
-        entry = self._placed.get(entry_id) or self._queued.get(entry_id)
+        position = self._position.get(entry_id)
+        entry = self._order[position] if position is not None else self._queued.get(entry_id)
         return entry if isinstance(entry, kind) else None
 
     def add(self, entry: Entry) -> Entry:
@@ -100,7 +100,6 @@ class Entries:
         return entry
 
     def _place(self, entry: Entry) -> None:
-        self._placed[entry.id] = entry
         position = self._position.get(entry.id)
         if position is None:
             self._position[entry.id] = len(self._order)

@@ -180,11 +180,17 @@ def carried_over(entries: Sequence[Entry]) -> EncodedEntries:
         if isinstance(copy, TextEntry | ThinkingEntry):
             copy.streaming = False
         elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
-            copy.status = "interrupted"
-            if copy.permission is not None and copy.permission.decision == "pending":
-                copy.permission = msgspec.structs.replace(copy.permission, decision="cancelled")
+            stop_tool(copy, "interrupted")
         kept.append(copy)
     return EncodedEntries(kept)
+
+
+def stop_tool(tool: ToolEntry, status: ToolStatus) -> None:
+    """A tool use that will not finish: ``status`` (interrupted, failed), its ask (if one
+    still waits) cancelled, as a new struct (an entry passed on earlier shares its parts)."""
+    tool.status = status
+    if tool.permission is not None and tool.permission.decision == "pending":
+        tool.permission = msgspec.structs.replace(tool.permission, decision="cancelled")
 
 
 class LiveConversation:
@@ -623,11 +629,11 @@ class LiveConversation:
             tool.permission = msgspec.structs.replace(tool.permission, decision=decision)
 
     def _stop(self, tool: ToolEntry, status: ToolStatus) -> None:
-        """A tool use that will not finish: ``status`` (interrupted, failed), its ask
-        (if one still waits) cancelled."""
-        tool.status = status
-        if tool.permission is not None and tool.permission.decision == "pending":
-            self._decide(tool, "cancelled")
+        """:func:`stop_tool`, its ask no longer waited for."""
+        ask = tool.permission
+        if ask is not None and ask.decision == "pending" and ask.request_id is not None:
+            self._asking.pop(ask.request_id, None)
+        stop_tool(tool, status)
 
     def _withdrawn(self, request_id: str) -> None:
         tool = self._asking.get(request_id)

@@ -84,6 +84,13 @@ def encoded(entries: Sequence[msgspec.Raw]) -> EncodedEntries:
     return EncodedEntries.of_encoded([_decode_id.decode(r).id for r in raw], raw)
 
 
+def history_entries(history: History) -> HistoryEntries:
+    """``history``'s entries (each encoded) and warnings."""
+    return HistoryEntries(
+        [msgspec.Raw(msgspec.json.encode(e)) for e in history.entries], history.warnings
+    )
+
+
 def resumed_of(entries: Sequence[Entry], store: SessionStore, session_id: str) -> Resumed:
     """``entries`` of stored session ``session_id`` as a channel continues them."""
     turns = [e for e in entries if isinstance(e, TurnEntry)]
@@ -162,9 +169,7 @@ async def read_history_entries(
     if out is not None:
         return await asyncio.to_thread(msgspec.json.decode, out, type=HistoryEntries)
     history = await store.history(session_id, cwd)
-    return HistoryEntries(
-        [msgspec.Raw(msgspec.json.encode(e)) for e in history.entries], history.warnings
-    )
+    return history_entries(history)
 
 
 async def history_page(
@@ -195,9 +200,7 @@ async def _document(mode: Mode, cwd: str, session_id: str) -> msgspec.Struct:
     if mode == "resumed":
         return resumed_of(await store.stored(session_id, cwd), store, session_id)
     history = await store.history(session_id, cwd)
-    return HistoryEntries(
-        [msgspec.Raw(msgspec.json.encode(e)) for e in history.entries], history.warnings
-    )
+    return history_entries(history)
 
 
 def main(argv: Sequence[str]) -> int:
