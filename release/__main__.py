@@ -1,5 +1,5 @@
-"""``uv run python -m release check | protocol [--against TAG] | set-version X.Y.Z |
-build [--out DIR]``."""
+"""``uv run python -m release check | protocol [--against TAG] | set-version X.Y.Z | tag |
+last | build [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from release import build, changelog, schema_diff, versions
+from release import build, changelog, history, schema_diff, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
         help="write X.Y.Z everywhere and move CHANGELOG's Unreleased to a dated X.Y.Z section",
     )
     setter.add_argument("version")
+    sub.add_parser(
+        "tag",
+        help="tag HEAD as the release of its version and commit it in release/releases.tsv",
+    )
+    sub.add_parser("last", help="print the last release's tag and commit")
     builder = sub.add_parser("build", help="build every artifact and SHA256SUMS")
     builder.add_argument("--out", type=Path, default=root / "dist")
     builder.add_argument(
@@ -49,12 +54,27 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
             problems = schema_diff.refusals(root, args.against)
             if problems:
                 raise ValueError("\n".join(problems))
-            tag = args.against or schema_diff.last_release_tag(root)
+            last = history.last_release(root)
+            against = args.against or (last.tag if last else None)
             print(
-                f"release: the protocol breaks no client of {tag}"
-                if tag
-                else "release: no release tag yet: nothing to compare the protocol with"
+                f"release: the protocol breaks no client of {against}"
+                if against
+                else "release: no release yet: nothing to compare the protocol with"
             )
+        elif args.command == "tag":
+            problems = build.uncommitted(root) + build.refusals(root)
+            if problems:
+                raise ValueError("\n".join(problems))
+            tagged = history.tag_head(root, versions.source_version(root))
+            print(
+                f"release: tagged {tagged.commit} as {tagged.tag} and recorded it in "
+                f"{history.RECORD}; push both: git push origin main {tagged.tag}"
+            )
+        elif args.command == "last":
+            last = history.last_release(root)
+            if last is None:
+                raise ValueError("no release yet: no vX.Y.Z tag, nothing in release/releases.tsv")
+            print(f"{last.tag} {last.commit}")
         elif args.command == "set-version":
             set_version(root, args.version, datetime.datetime.now(datetime.UTC).date())
             print(f"release: version {args.version} written everywhere; CHANGELOG.md dated")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from release import history
+
 SCHEMA_PATH = "docs/protocol.schema.json"
 Schema = dict[str, Any]
 Direction = Literal["sent", "received"]
@@ -174,10 +176,11 @@ def protocol_version(schema: Schema) -> int:
     return int(schema.get("x-protocolVersion", 1))
 
 
-def released_schema(root: Path, tag: str) -> Schema:
-    """docs/protocol.schema.json as the release ``tag`` committed it."""
+def released_schema(root: Path, revision: str) -> Schema:
+    """docs/protocol.schema.json as the release at ``revision`` (its tag or commit) committed
+    it."""
     shown = subprocess.run(
-        ["git", "show", f"{tag}:{SCHEMA_PATH}"],
+        ["git", "show", f"{revision}:{SCHEMA_PATH}"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -187,28 +190,19 @@ def released_schema(root: Path, tag: str) -> Schema:
     return loaded
 
 
-def last_release_tag(root: Path) -> str | None:
-    """The newest ``vX.Y.Z`` tag of the repository at ``root``; None before the first, and
-    outside a git repository (``build`` refuses that tree for its own reason)."""
-    listed = subprocess.run(
-        ["git", "tag", "--list", "v*.*.*", "--sort=-v:refname"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    tags = listed.stdout.split() if listed.returncode == 0 else []
-    return tags[0] if tags else None
-
-
 def refusals(root: Path, against: str | None = None) -> list[str]:
     """Why the protocol of the tree at ``root`` must not be released: breaking changes since
-    the release ``against`` (default: the last one) while the protocol version stayed the
-    same. Empty when there is nothing to compare with (before the first release)."""
-    tag = against or last_release_tag(root)
-    if tag is None:
-        return []
-    old = released_schema(root, tag)
+    the release ``against`` (its tag or commit; default: the last release) while the protocol
+    version stayed the same. Empty when there is nothing to compare with (before the first
+    release)."""
+    if against is not None:
+        tag = revision = against
+    else:
+        last = history.last_release(root)
+        if last is None:
+            return []
+        tag, revision = last
+    old = released_schema(root, revision)
     new: Schema = json.loads((root / SCHEMA_PATH).read_text(encoding="utf-8"))
     changes = breaking_changes(old, new)
     if not changes or protocol_version(new) > protocol_version(old):

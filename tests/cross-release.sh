@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# This checkout against the last release (the newest tag vX.Y.Z reachable from HEAD), both
-# ways, as users meet them: the daemon and its clients are installed apart, and the shared
-# daemon keeps running across an editor's upgrade.
+# This checkout against the last release (release/history.py: its tag, or its commit as
+# release/releases.tsv records it), both ways, as users meet them: the daemon and its clients
+# are installed apart, and the shared daemon keeps running across an editor's upgrade.
 #  - protocol: the schema breaks no client of the release (release/schema_diff.py), unless
 #    the protocol version rose;
 #  - this checkout's clients against the release's daemon: the VS Code and Kotlin clients'
@@ -11,12 +11,12 @@
 #    tests marked cross_release (its Neovim plugin, its quick start client, its protocol tests
 #    of a chat), run from its tree.
 # The release is built once into .cache/releases/<tag> (git-ignored, kept): its tree from
-# `git archive` and an environment from its own uv.lock.
+# `git archive` of its commit and an environment from its own uv.lock.
 #
 #   bash tests/cross-release.sh            every step
 #   bash tests/cross-release.sh STEP...    only these (protocol vscode kotlin clients release)
 #
-# With CI=true a missing prerequisite (no release tag, no npm, java or mvn) fails; otherwise
+# With CI=true a missing prerequisite (no release, no npm, java or mvn) fails; otherwise
 # the step is skipped. Exits non-zero when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,15 +32,17 @@ missing() { # REASON
     exit 0
 }
 
-# The last release. A clone without tags (a --no-tags or shallow one) fetches them (and the
-# history down to them) from origin first.
-last_tag() { git describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' HEAD 2>/dev/null; }
-tag=$(last_tag) || {
-    unshallow=()
-    [[ $(git rev-parse --is-shallow-repository) == true ]] && unshallow=(--unshallow)
-    git fetch --quiet --tags "${unshallow[@]}" origin
-    tag=$(last_tag)
-} || missing "no release tag (vX.Y.Z) is reachable from HEAD, nor fetched from origin"
+# The last release (release/history.py): its tag, or the commit release/releases.tsv records
+# (a pushed branch carries no tags, nor does a clone of it). A shallow clone fetches the
+# history down to it from origin first.
+if [[ $(git rev-parse --is-shallow-repository) == true ]]; then
+    git fetch --quiet --unshallow --tags origin ||
+        echo "$suite: this clone is shallow and could not fetch its history from origin"
+fi
+this_daemon=$repo/.venv/bin/claude-sidecar
+[[ -x $this_daemon ]] || uv sync --frozen --quiet || exit 1
+last=$(uv run --frozen python -m release last) && read -r tag commit <<<"$last" ||
+    missing "no last release found (the git history: $(git rev-list --count HEAD) commits, shallow: $(git rev-parse --is-shallow-repository))"
 
 # The release, built into a scratch environment once: its tree and its locked dependencies,
 # the dev ones included (its tests run from there).
@@ -49,19 +51,17 @@ build_release() (
     mkdir -p .cache/releases && exec 9>"$release.lock" && flock 9
     [[ -f $release/built ]] && exit 0
     rm -rf "$release" && mkdir -p "$release/src" || exit 1
-    echo "building $tag into $release"
-    git archive "$tag" | tar -x -C "$release/src" &&
+    echo "building $tag ($commit) into $release"
+    git archive "$commit" | tar -x -C "$release/src" &&
         (cd "$release/src" && uv sync --frozen --quiet) &&
         touch "$release/built"
 )
 build_release || { echo "$suite: FAILED: could not build $tag into $release"; exit 1; }
 release_daemon=$repo/$release/src/.venv/bin/claude-sidecar
-this_daemon=$repo/.venv/bin/claude-sidecar
-[[ -x $this_daemon ]] || uv sync --frozen --quiet || exit 1
 echo "$suite: this checkout ($(git describe --tags --always HEAD), daemon" \
     "$("$this_daemon" --version)) and $tag (daemon $("$release_daemon" --version))"
 
-protocol_step() { uv run python -m release protocol --against "$tag"; }
+protocol_step() { uv run python -m release protocol; }
 
 vscode_step() (
     cd editors/vscode || exit 1
