@@ -1,0 +1,192 @@
+"""A listing within a read budget: a long session never indexed comes from its head and tail.
+
+The folder is the one of issue 43's goal: 100 stored sessions, one of them ~100 MB (a real
+short session's turns repeated with fresh ids on one chain: tests/repeated_session.py),
+made once for the module. What is read is measured by the process's own count of bytes
+read (``rchar`` of /proc/self/io), never by time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+from claude_sidecar.cli.paths import project_dir
+from claude_sidecar.protocol.api import SessionSummary
+from claude_sidecar.sessions import listing
+from claude_sidecar.sessions.edits import rename_session
+from claude_sidecar.sessions.listing import Budget, list_sessions
+from claude_sidecar.sessions.quick_listing import BUDGET
+
+from tests.repeated_session import BASE, write_long_session
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "sessions"
+BIG_COPIES = 8200
+"""Copies of the base conversation in the big session: ~100 MB."""
+
+
+def bytes_read() -> int:
+    """What this process has read so far (``rchar``: every read call, cached or not)."""
+    with open("/proc/self/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
+
+
+class Folder:
+    """A project folder of stored sessions, one of them big."""
+
+    def __init__(self, home: Path, cwd: Path, big: Path) -> None:
+        self.home, self.cwd, self.big = home, cwd, big
+
+    def listed(self, index: Path | None, budget: Budget | None = None) -> list[SessionSummary]:
+        """The folder's sessions as a listing gives them (none from this process's cache)."""
+        listing._cache.clear()
+        return list_sessions(self.home, str(self.cwd), 500, index=index, budget=budget).sessions
+
+    def big_of(self, sessions: list[SessionSummary]) -> SessionSummary:
+        return next(s for s in sessions if s.session_id == self.big.stem)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Folder]:
+    root = tmp_path_factory.mktemp("listing-edges")
+    home, cwd = root / "home", root / "workspace"
+    cwd.mkdir()
+    directory = project_dir(home, str(cwd))
+    directory.mkdir(parents=True)
+    big = directory / f"{uuid.uuid4()}.jsonl"
+    write_long_session(big, BIG_COPIES, big.stem)
+    small = sorted(DATA.glob("*.jsonl"))
+    for i in range(99):
+        template = small[i % len(small)]
+        session_id = str(uuid.uuid4())
+        text = template.read_bytes().replace(template.stem.encode(), session_id.encode())
+        (directory / f"{session_id}.jsonl").write_bytes(text)
+    yield Folder(home, cwd, big)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def exact(folder: Folder) -> list[SessionSummary]:
+    """The folder's sessions read whole (no index, no budget): what is exact."""
+    return folder.listed(None)
+
+
+def test_the_first_listing_reads_the_big_session_at_its_head_and_tail_only(
+    folder: Folder, exact: list[SessionSummary], tmp_path: Path
+) -> None:
+    budget = Budget(BUDGET)
+    before = bytes_read()
+
+    sessions = folder.listed(tmp_path / "index.sqlite", budget)
+
+    read = bytes_read() - before
+    assert folder.big.stat().st_size > 100_000_000
+    assert read < BUDGET + 2 * 1024 * 1024  # the small files, the big one's edges, the index
+    assert budget.deferred == [folder.big]
+    big, whole = folder.big_of(sessions), folder.big_of(exact)
+    assert big.partial and big.message_count == 0
+    # All the head and the tail can say, they say as the whole read does.
+    assert big == msgspec.structs.replace(whole, message_count=0, partial=True)
+    assert [s for s in sessions if s is not big] == [s for s in exact if s is not whole]
+
+
+def test_the_reader_process_completes_the_index_with_the_exact_summary(
+    folder: Folder, exact: list[SessionSummary], tmp_path: Path
+) -> None:
+    index = tmp_path / "index.sqlite"
+    budget = Budget(BUDGET)
+    folder.listed(index, budget)
+
+    subprocess.run(
+        [sys.executable, "-m", "claude_sidecar.sessions.quick_listing", str(index)]
+        + [str(p) for p in budget.deferred],
+        check=True,
+    )
+    again = Budget(BUDGET)
+    before = bytes_read()
+    sessions = folder.listed(index, again)
+
+    assert bytes_read() - before < 2 * 1024 * 1024
+    assert again.deferred == []
+    assert sessions == exact
+
+
+def one_session(root: Path, copies: int) -> Folder:
+    """A folder of one session of ``copies`` copies of the base conversation."""
+    home, cwd = root / "home", root / "workspace"
+    cwd.mkdir(parents=True)
+    directory = project_dir(home, str(cwd))
+    directory.mkdir(parents=True)
+    big = directory / f"{uuid.uuid4()}.jsonl"
+    write_long_session(big, copies, big.stem)
+    return Folder(home, cwd, big)
+
+
+def test_what_an_indexed_session_gained_is_read_from_its_old_end(tmp_path: Path) -> None:
+    grown = one_session(tmp_path, 700)  # ~8 MB: more than a listing's budget
+    index = tmp_path / "index.sqlite"
+    listing.index_whole([grown.big], index)
+    count = grown.big_of(grown.listed(index)).message_count
+    append_copy(grown.big)
+
+    budget = Budget(BUDGET)
+    before = bytes_read()
+    sessions = grown.listed(index, budget)
+
+    # What it gained (~12 KB), the fingerprint's 8 KiB, the index's row of the file.
+    assert bytes_read() - before < grown.big.stat().st_size // 20
+    assert budget.deferred == []
+    big = grown.big_of(sessions)
+    assert not big.partial
+    assert big.message_count > count
+    assert big == grown.big_of(grown.listed(None))
+
+
+def test_a_rename_at_the_end_is_the_title_of_the_partial_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renamed = one_session(tmp_path, 700)
+    monkeypatch.setenv("HOME", str(renamed.home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    rename_session(renamed.home, str(renamed.cwd), renamed.big.stem, "The long one")
+
+    big = renamed.big_of(renamed.listed(tmp_path / "index.sqlite", Budget(0)))
+
+    assert big.partial
+    assert (big.title, big.custom_title) == ("The long one", "The long one")
+
+
+def append_copy(path: Path) -> None:
+    """Append one more copy of the base conversation to ``path``, chained to its last
+    entry (what a chat in use adds: two exchanges)."""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - 65536))
+        tail = f.read().splitlines()[1:]
+    last = next(
+        json.loads(line)["uuid"]
+        for line in reversed(tail)
+        if json.loads(line).get("type") in ("user", "assistant")
+    )
+    one = path.with_suffix(".one")
+    write_long_session(one, 1, path.stem)
+    lines = one.read_text().splitlines()
+    one.unlink()
+    base_lines = [json.loads(line) for line in BASE.read_text().splitlines() if line.strip()]
+    first_chained = next(i for i, e in enumerate(base_lines) if e.get("uuid"))
+    out = []
+    for i, line in enumerate(lines):
+        entry = json.loads(line)
+        if i == first_chained:
+            entry["parentUuid"] = last
+        if i < first_chained or not entry.get("uuid"):
+            continue  # the queue records and the like of the session's start
+        out.append(json.dumps(entry, separators=(",", ":")))
+    with path.open("a") as f:
+        f.write("\n".join(out) + "\n")
