@@ -2,10 +2,10 @@
 
 A session file is append-only: its head holds the first prompt, the first ``cwd`` and the
 oldest timestamp; its tail the newest timestamp, the last git branch, and the latest
-titles. The CLI keeps the titles in the tail: CLI 2.1.330 writes its ``custom-title`` and
-``ai-title`` lines again (with ``last-prompt``, ``tag``, ...) after every 32 KiB it
-appends, when it resumes a session and when it exits, so that a reader of the last 64 KiB
-finds them (``tests/test_listing_edges.py`` checks it on the real CLI), and
+titles. The CLI keeps the titles in the tail: it (2.1.233 and 2.1.330) writes its
+``custom-title`` and ``ai-title`` lines again (with ``last-prompt``, ``tag``, ...) after
+every 32 KiB it appends, when it resumes a session and when it exits, so that a reader of
+the last 64 KiB finds them (``tests/test_listing_partial.py`` checks it on the real CLI), and
 ``claude/renameSession`` appends its title at the end. What the edges cannot give is the
 message count (the whole conversation chain) and a title written mid-file by a CLI that
 does not write it again: a listing answered from the edges says so (``partial``) until
