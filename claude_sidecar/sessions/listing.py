@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,8 +162,8 @@ def _summarize(
         before = known.count if kept is not None and known is not None else 0
         if (
             budget is not None
-            and st.st_size > 2 * EDGE
             and not budget.take(st.st_size - scan.offset)
+            and st.st_size > 2 * EDGE  # (a small file: its edges are the whole of it)
         ):
             return _from_edges(f, path, session_id, st, kept, before, budget)
         start = scan.offset
@@ -281,6 +281,25 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _unread(directory: Path, index: SummaryIndex | None) -> Callable[[Path], int]:
+    """How much of a session file of ``directory`` a listing would read: its size, or what
+    it gained since ``index`` read it (a guess: a rewritten file may be read whole)."""
+    read: dict[str, int] = {}
+    if index is not None and index.usable:
+        try:
+            read = index.sizes(directory)
+        except sqlite3.Error as e:
+            log.warning("listing index %s not used: %s", index.path, e)
+            index.usable = False
+
+    def unread(path: Path) -> int:
+        size = _size(path)
+        before = read.get(str(path), 0)
+        return size - before if size >= before else size
+
+    return unread
+
+
 def index_whole(paths: list[Path], index: Path) -> None:
     """Read each of ``paths`` (session files) whole into ``index``, or what it gained
     since it was indexed: what a listing's ``budget`` deferred. A file that is gone or
@@ -359,8 +378,9 @@ def list_sessions(
     Results are cached per file by mtime and size. ``index``: the file of the
     :mod:`.summary_index` to keep what was read in (None: files that changed since
     this process last listed them are read whole). ``budget``: at most that much is read
-    (the smaller files first); the other files are summarized from their head and tail,
-    ``partial``, and named in ``budget.deferred`` (with an ``index`` only).
+    (the files with the least to read first; a file of up to twice
+    :data:`.summary_edges.EDGE` always); the other files are summarized from their head
+    and tail, ``partial``, and named in ``budget.deferred`` (with an ``index`` only).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
@@ -374,8 +394,10 @@ def list_sessions(
     with _opened(index) as opened:
         for directory in directories:
             paths = session_files(directory)
-            # Within a budget, the small files first: as many as can be are exact.
-            for path in paths if budget is None else sorted(paths, key=_size):
+            if budget is not None:
+                # The files with the least to read first: as many as can be are exact.
+                paths = sorted(paths, key=_unread(directory, opened))
+            for path in paths:
                 summary = _cached_summary(path, path.stem, opened, budget)
                 if summary is not None and (cwd is not None or summary.cwd is not None):
                     summaries.append(summary)

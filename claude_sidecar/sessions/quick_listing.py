@@ -1,8 +1,9 @@
 """``claude/listSessions`` with ``allowPartial``: an answer at once, the index completed later.
 
-A listing reads at most :data:`BUDGET` bytes of session files on the request path (the
-smaller files first, and what indexed files gained since); a file it cannot read within
-that is summarized from its head and tail (:mod:`.summary_edges`) and marked ``partial``.
+A listing reads at most :data:`BUDGET` bytes of session files on the request path (those
+with the least to read first: what an indexed file gained since, a small file); a file it
+cannot read within that is summarized from its head and tail (:mod:`.summary_edges`)
+and marked ``partial``.
 Those files are then read whole into the listing's index (:mod:`.summary_index`) off the
 request path: by a child process, ``python -m claude_sidecar.sessions.quick_listing INDEX
 PATH...``, one at a time, at a lower CPU priority (``nice`` 10), so the daemon's event loop

@@ -190,3 +190,25 @@ def append_copy(path: Path) -> None:
         out.append(json.dumps(entry, separators=(",", ":")))
     with path.open("a") as f:
         f.write("\n".join(out) + "\n")
+
+
+def test_the_budget_goes_first_to_the_files_with_the_least_to_read(tmp_path: Path) -> None:
+    """An indexed long session that gained a turn is read exactly (its turn is little to
+    read) before never-read files that together exceed the budget, of which the ones
+    past the budget come partial."""
+    folder = one_session(tmp_path, 700)  # ~8 MB
+    index = tmp_path / "index.sqlite"
+    listing.index_whole([folder.big], index)
+    append_copy(folder.big)
+    directory = folder.big.parent
+    for _ in range(20):
+        session_id = str(uuid.uuid4())
+        write_long_session(directory / f"{session_id}.jsonl", 25, session_id)  # ~300 KB
+
+    budget = Budget(BUDGET)
+    sessions = folder.listed(index, budget)
+
+    assert not folder.big_of(sessions).partial
+    partial = {s.session_id for s in sessions if s.partial}
+    assert partial == {p.stem for p in budget.deferred}
+    assert 0 < len(partial) < 20
