@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import sqlite3
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 
 BUDGET = 4 * 1024 * 1024
 """How many bytes of session files one listing reads at most (some 40 ms of a core)."""
+
+BATCH = 100
+"""The most files one reader process is given (its command line stays short, and the
+clients hear of the first files before the last are read)."""
 
 NICE = 10
 """How much lower the reader's CPU priority is than the daemon's."""
@@ -150,8 +155,9 @@ class QuickListing:
     async def _read_queue(self) -> None:
         """Read what is queued, a batch per reader process, and tell who waits for it."""
         while self._queue:
-            batch = dict(self._queue)
-            self._queue.clear()
+            batch = dict(itertools.islice(self._queue.items(), BATCH))
+            for path in batch:
+                del self._queue[path]
             if not await self._read(list(batch), self.index):
                 for path in batch:
                     self._waiting.pop(path, None)  # told nothing: listing again would not help
