@@ -46,19 +46,20 @@ def _head(f: BinaryIO, size: int) -> tuple[Fold, int]:
 def _tail(f: BinaryIO, size: int, start: int) -> Fold:
     """The fold of the lines of the file's last :data:`EDGE` bytes after ``start`` (a line
     end), the first one cut by the window left out; a last line still being written is
-    taken when it already parses."""
-    begin = max(start, size - EDGE)
-    f.seek(begin)
-    data = f.read(size - begin)
-    if begin > start:
-        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
-    scan = Scan()
-    take_lines(data, scan)
-    return scan.fold
-
-
-def _newest(a: str | None, b: str | None) -> str | None:
-    return max(a, b) if a is not None and b is not None else a or b
+    taken when it already parses. A window without a timestamped entry (a last line longer
+    than it) is widened, doubling, up to :data:`HEAD_MAX`."""
+    want = EDGE
+    while True:
+        begin = max(start, size - want)
+        f.seek(begin)
+        data = f.read(size - begin)
+        if begin > start:
+            data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+        scan = Scan()
+        take_lines(data, scan)
+        if scan.fold.newest is not None or begin == start or want >= HEAD_MAX:
+            return scan.fold
+        want *= 2
 
 
 def _oldest(a: str | None, b: str | None) -> str | None:
@@ -72,16 +73,21 @@ def edge_fold(f: BinaryIO, size: int, known: Scan | None = None) -> Fold:
     bytes (the file grew since): its fields stand for the head, the tail is read after
     them.
     """
-    if known is not None and known.offset:
+    grown = known is not None and known.offset > 0
+    if known is not None and grown:
         head, start = known.fold, known.offset
     else:
         head, start = _head(f, size)
     tail = _tail(f, size, start)
+    # Entries are appended in time order: the tail's newest is the file's. Without one
+    # there, a grown file's is the one read before; another's is not known (the caller
+    # shows the file's modification time).
+    newest = tail.newest or (head.newest if grown else None)
     return msgspec.structs.replace(
         head,
         titles={**head.titles, **tail.titles},
         cwd=head.cwd or tail.cwd,
         git_branch=tail.git_branch or head.git_branch,
         oldest=_oldest(head.oldest, tail.oldest),
-        newest=_newest(head.newest, tail.newest),
+        newest=newest,
     )

@@ -212,3 +212,48 @@ def test_the_budget_goes_first_to_the_files_with_the_least_to_read(tmp_path: Pat
     partial = {s.session_id for s in sessions if s.partial}
     assert partial == {p.stem for p in budget.deferred}
     assert 0 < len(partial) < 20
+
+
+def entry_line(kind: str, session_id: str, stamp: str, **fields: object) -> str:
+    """One line of a session file of ``kind``, with a fresh uuid."""
+    entry = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": kind,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": stamp,
+        "cwd": "/workspace/demo",
+        "sessionId": session_id,
+        "gitBranch": "HEAD",
+        **fields,
+    }
+    return json.dumps(entry, separators=(",", ":")) + "\n"
+
+
+def test_edges_widen_past_a_first_and_a_last_line_longer_than_their_window(
+    tmp_path: Path,
+) -> None:
+    """A first prompt after a large first entry, and a last entry larger than the tail's
+    64 KiB (a long pasted text, a whole file in a tool result): each window widens until
+    it holds a whole entry."""
+    folder = one_session(tmp_path, 30)
+    session_id = folder.big.stem
+    middle = folder.big.read_text()
+    pasted = {"role": "user", "content": [{"type": "tool_result", "content": "x" * 200_000}]}
+    title = {"type": "custom-title", "customTitle": "Widened", "sessionId": session_id}
+    folder.big.write_text(
+        entry_line("attachment", session_id, "2026-11-20T10:00:00.000Z", content="a" * 150_000)
+        + middle
+        + json.dumps(title, separators=(",", ":"))
+        + "\n"
+        + entry_line("user", session_id, "2026-11-29T09:00:00.000Z", message=pasted)
+    )
+
+    big = folder.big_of(folder.listed(tmp_path / "index.sqlite", Budget(0)))
+
+    assert big.partial
+    assert (big.first_prompt, big.title) == ("hello there", "Widened")
+    assert (big.created_at, big.updated_at) == (
+        "2026-11-20T10:00:00.000Z",
+        "2026-11-29T09:00:00.000Z",
+    )
