@@ -117,6 +117,13 @@ def _summary(
     )
 
 
+def _over(budget: Budget, read: int, size: int) -> bool:
+    """Whether reading ``read`` more bytes of a file of ``size`` is beyond ``budget``
+    (they are counted when not). A file of up to twice :data:`.summary_edges.EDGE` is
+    read all the same: its edges are the whole of it."""
+    return not budget.take(read) and size > 2 * EDGE
+
+
 def _from_edges(
     f: BinaryIO,
     path: Path,
@@ -160,11 +167,7 @@ def _summarize(
             scan = Scan(known.offset, known.fold)
         kept = Scan(scan.offset, scan.fold) if scan.offset else None
         before = known.count if kept is not None and known is not None else 0
-        if (
-            budget is not None
-            and not budget.take(st.st_size - scan.offset)
-            and st.st_size > 2 * EDGE  # (a small file: its edges are the whole of it)
-        ):
+        if budget is not None and _over(budget, st.st_size - scan.offset, st.st_size):
             return _from_edges(f, path, session_id, st, kept, before, budget)
         start = scan.offset
         writing = extend(f, scan)
@@ -175,7 +178,7 @@ def _summarize(
                 tally = index.tally(path)
                 if scan.links and not advance(tally, scan.links, index.keys(path)):
                     # Not a plain extension of the chain (a branch, a compaction): read it all.
-                    if budget is not None and not budget.take(start):
+                    if budget is not None and _over(budget, start, st.st_size):
                         return _from_edges(f, path, session_id, st, kept, before, budget)
                     scan, tally, start = Scan(), None, 0
                     writing = extend(f, scan)
@@ -192,7 +195,7 @@ def _summarize(
             return _summary(session_id, scan.fold, count, st.st_mtime)
         if len(writing.links) > len(scan.links):
             # The line the CLI is writing adds to the chain: counted from the whole file.
-            if start and budget is not None and not budget.take(start):
+            if start and budget is not None and _over(budget, start, st.st_size):
                 budget.deferred.append(path)
                 return _summary(session_id, writing.fold, count, st.st_mtime, partial=True)
             whole = writing
