@@ -12,11 +12,20 @@ Then, against ``python -m claude_sidecar --stdio`` started directly with that HO
 fresh ``XDG_CACHE_HOME``), the wall time of ``claude/listSessions`` (the whole folder in
 one page), measured from writing the request to reading its response:
 
-- cold: a new daemon, no index yet (the first listing ever of these files);
+- partial: a new daemon, no index yet, with ``allowPartial`` (what a client with the
+  feature ``partialListing`` asks): the big file from its head and tail;
+- completed: from that request until ``claude/sessionsChanged`` says the big file has
+  been read whole (by the daemon's background reader), and the listing after it;
+- cold: a new daemon, no index yet, without ``allowPartial`` (every file read whole before
+  the answer: what an older client asks);
 - warm: the same daemon again (median of 5);
 - restarted: a new daemon, the index left by the first (the next editor session);
 - grown: after one more turn is appended to the big file (a chat in use);
 - rewritten: after the big file is rewritten with one line fewer (read whole again).
+
+Side by side, the official SDK's ``list_sessions`` of the same folder (claude-agent-sdk,
+in a process of its own, timed around the call): it reads each file's first and last
+64 KiB, as the CLI's own ``--resume`` picker does, and gives no message count.
 
 ``--repeat`` builds a new folder and measures it again, each step's median printed (with
 the range), with the daemon's CPU time for the request (from /proc/<pid>/stat: less
@@ -32,6 +41,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -157,6 +167,59 @@ def _daemon(env: dict[str, str], tmp: Path) -> Daemon:
     return daemon
 
 
+_SDK_LISTING = """
+import sys, time
+import claude_agent_sdk
+start = time.perf_counter()
+found = claude_agent_sdk.list_sessions(directory=sys.argv[1], include_worktrees=False)
+print((time.perf_counter() - start) * 1000, len(found))
+"""
+
+
+def _sdk_listing(env: dict[str, str], cwd: Path) -> float:
+    """The SDK's ``list_sessions`` of ``cwd`` in its own process: ms around the call."""
+    out = subprocess.run(
+        [sys.executable, "-c", _SDK_LISTING, str(cwd)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0])
+
+
+def _partial(
+    env: dict[str, str], tmp: Path, cwd: Path, big: Path, cpu: dict[str, float]
+) -> dict[str, Any]:
+    """The first listing with ``allowPartial`` (its own fresh index), the time until
+    ``claude/sessionsChanged``, and the listing after it."""
+    env = {**env, "XDG_CACHE_HOME": str(tmp / "cache-partial")}
+    params = {"cwd": str(cwd), "limit": 500, "allowPartial": True}
+    daemon = _daemon(env, tmp)
+    try:
+        changed: list[dict[str, Any]] = []
+        before = _cpu_ms(daemon.pid)
+        start = time.perf_counter()
+        page = daemon.request("claude/listSessions", params, timeout=300, on_other=changed.append)
+        partial = (time.perf_counter() - start) * 1000
+        cpu["partial"] = _cpu_ms(daemon.pid) - before
+        summary = next(s for s in page["sessions"] if s["sessionId"] == big.stem)
+        assert summary.get("partial") is True, summary
+        if not any(n["method"] == "claude/sessionsChanged" for n in changed):
+            for _, body in daemon.bodies(300):
+                if json.loads(body).get("method") == "claude/sessionsChanged":
+                    break
+        completed = (time.perf_counter() - start) * 1000
+        after_start = time.perf_counter()
+        page = daemon.request("claude/listSessions", params, timeout=300)
+        after = (time.perf_counter() - after_start) * 1000
+        summary = next(s for s in page["sessions"] if s["sessionId"] == big.stem)
+        assert "partial" not in summary, summary
+        return {"partial": partial, "completed": completed, "afterChanged": after}
+    finally:
+        daemon.shutdown()
+
+
 def measure(sessions: int, big_mb: float, log: Any = print) -> dict[str, Any]:
     """The listing figures (ms) of a fresh folder; see the module docstring."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-listing-"))
@@ -179,6 +242,8 @@ def measure(sessions: int, big_mb: float, log: Any = print) -> dict[str, Any]:
             "bigBytes": big.stat().st_size,
             "bigLines": lines,
         }
+        result["sdk"] = _sdk_listing(env, cwd)
+        result.update(_partial(env, tmp, cwd, big, cpu))
         daemon = _daemon(env, tmp)
         try:
             result["cold"], page = _list(daemon, cwd, cpu, "cold")
@@ -207,17 +272,29 @@ def measure(sessions: int, big_mb: float, log: Any = print) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-STEPS = ("cold", "warm", "restarted", "grown", "rewritten")
+STEPS = (
+    "partial",
+    "completed",
+    "afterChanged",
+    "cold",
+    "warm",
+    "restarted",
+    "grown",
+    "rewritten",
+    "sdk",
+)
 
 
 def table(results: list[dict[str, Any]]) -> list[list[str]]:
-    """Rows (step, median wall ms, its range, median daemon CPU ms) over repeats."""
+    """Rows (step, median wall ms, its range, median daemon CPU ms or "") over repeats."""
     rows = []
     for step in STEPS:
         values = [r[step] for r in results]
         spread = f"{min(values):.0f}-{max(values):.0f}" if len(values) > 1 else ""
-        cpu = statistics.median(r["cpu"][step] for r in results)
-        rows.append([step, f"{statistics.median(values):.0f}", spread, f"{cpu:.0f}"])
+        cpu = ""
+        if step in results[0]["cpu"]:
+            cpu = f"{statistics.median(r['cpu'][step] for r in results):.0f}"
+        rows.append([step, f"{statistics.median(values):.0f}", spread, cpu])
     return rows
 
 
@@ -237,9 +314,9 @@ def main() -> int:
         f"{first['bigBytes'] / 1e6:.0f} MB ({first['bigLines']} lines, "
         f"messageCount {first['bigMessageCount']}, then {first['grownMessageCount']})"
     )
-    print(f"  {'step':<10} {'wall ms':>8}  {'(range)':<11} {'daemon CPU ms':>13}")
+    print(f"  {'step':<13} {'wall ms':>8}  {'(range)':<11} {'daemon CPU ms':>13}")
     for step, median, spread, cpu in table(results):
-        print(f"  {step:<10} {median:>8}  {spread:<11} {cpu:>13}")
+        print(f"  {step:<13} {median:>8}  {spread:<11} {cpu:>13}")
     return 0
 
 

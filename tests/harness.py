@@ -65,7 +65,8 @@ class Note:
 
     @property
     def channel(self) -> str:
-        return json_str(self.params["channelId"])
+        """The channel it is about ("" for claude/sessionsChanged, about none)."""
+        return json_str(self.params.get("channelId", ""))
 
     @property
     def message(self) -> Any:
@@ -296,6 +297,8 @@ class Sidecar:
     def assert_seq_contiguous(self) -> None:
         by_channel: dict[str, list[int]] = {}
         for note in self.notes:
+            if "channelId" not in note.params:
+                continue  # claude/sessionsChanged: not about a channel
             by_channel.setdefault(note.channel, []).append(note.params["seq"])
         for channel_id, seqs in by_channel.items():
             assert seqs == list(range(1, len(seqs) + 1)), (

@@ -38,6 +38,7 @@ from claude_sidecar.protocol.errors import (
 )
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
+from claude_sidecar.sessions.quick_listing import QuickListing
 from claude_sidecar.sessions.reader import Resumed, encoded, read_resumed
 from claude_sidecar.sessions.store import SessionStore
 
@@ -85,6 +86,8 @@ class Hub:
         self._clients: dict[str, InitializationOptions] = {}
         # The CLI's stored sessions (what restart and fork resume).
         self.sessions = SessionStore(env)
+        # claude/listSessions with allowPartial, its index completed in the background.
+        self.listing = QuickListing(env)
 
     def configure(self, options: InitializationOptions) -> None:
         """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
@@ -94,6 +97,7 @@ class Hub:
         self.pool.options = options.warm_pool
         if options.warm_pool.cwd is not None:
             self.pool.prepare(NewChannelParams(cwd=options.warm_pool.cwd))
+            self.listing.warm(options.warm_pool.cwd)
 
     @property
     def cli_path(self) -> str | None:
@@ -610,6 +614,7 @@ class Hub:
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""
         self._background.cancel()
+        self.listing.close()
         channels = list(self._channels.values())
         if channels:
             log.info("closing %d channel(s)", len(channels))

@@ -198,6 +198,11 @@ FEATURES: dict[str, str] = {
         "claude/getTranscript, claude/getHistory and claude/attach: without it a client "
         "asks for the whole conversation at once"
     ),
+    "partialListing": (
+        "the `allowPartial` param of claude/listSessions, the `partial` of its sessions and "
+        "claude/sessionsChanged: without it a client lists without `allowPartial` (the "
+        "first listing of a long session waits until it is read whole)"
+    ),
 }
 """The optional features a connection may have (``claudeSidecar.features``), each with
 what a client hides when the daemon does not list it."""
@@ -520,6 +525,9 @@ class ListSessionsParams(Params):
     cwd: str
     limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 50
     cursor: str | None = None
+    allow_partial: bool = False
+    """Answer at once: a session file not read whole yet may come from its head and tail
+    (``partial``), and ``claude/sessionsChanged`` follows once it has been read."""
 
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
@@ -596,6 +604,10 @@ class SessionSummary(Result):
     chain (see :func:`read_history`); one response counts once however many blocks
     (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
     ``cwd``: the working directory the CLI recorded; ``gitBranch``: the last one recorded.
+    ``partial``: (only with ``allowPartial``) the file was read at its head and tail only,
+    not yet whole: ``messageCount`` is not known (it is the count of the file's last whole
+    read, 0 if none), and a title written only mid-file may be missing; a
+    ``claude/sessionsChanged`` follows once it has been read. Omitted when false.
     """
 
     session_id: str
@@ -607,6 +619,7 @@ class SessionSummary(Result):
     custom_title: str | None = None
     cwd: str | None = None
     git_branch: str | None = None
+    partial: bool = False
 
 
 class SessionPage(Result):
@@ -1325,6 +1338,15 @@ class PermissionCancelledNotification(Result):
     reason: CancelReason
 
 
+class SessionsChangedNotification(Result):
+    """``claude/sessionsChanged``: stored sessions of ``cwd`` that a
+    ``claude/listSessions`` with ``allowPartial`` gave as ``partial`` have been read whole:
+    listing again gives their exact summaries. Not about a channel: no ``channelId``."""
+
+    cwd: str
+    session_ids: list[str]
+
+
 class FileUpdatedNotification(Result, omit_defaults=False):
     """``claude/fileUpdated``: a file changed on disk by an edit tool or a rewind."""
 
@@ -1503,6 +1525,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/fileUpdated": FileUpdatedNotification,
     "claude/turnEnded": TurnEndedNotification,
     "claude/entry": EntryNotification,
+    "claude/sessionsChanged": SessionsChangedNotification,
 }
 
 

@@ -15,6 +15,8 @@ One module per job:
 * :mod:`.render`: entries as the messages an editor renders;
 * :mod:`.history`: a session's whole conversation, sub-agents included (``getHistory``);
 * :mod:`.listing`: a directory's sessions, summarized, a page at a time (``listSessions``);
+* :mod:`.quick_listing`: ``listSessions`` with ``allowPartial``: long files from their
+  head and tail (:mod:`.summary_edges`), read whole later by a process of its own;
 * :mod:`.edits`: renaming and deleting, done by the official SDK.
 
 The rest of the daemon uses the names below.

@@ -4,6 +4,10 @@ Each session file is summarized (title, first prompt, dates, message count) from
 :mod:`.summary_scan` reads of it; the summary is cached in memory by the file's mtime and
 size, and with an index (:mod:`.summary_index`, the daemon's) what was read is kept
 between runs, so a file is read whole once and then only what the CLI appends to it.
+With a :class:`Budget` a listing reads at most that many bytes of the files: the files
+it cannot read within it are summarized from their head and tail (:mod:`.summary_edges`),
+marked ``partial``, and named in the budget for a reader off the request path
+(:mod:`.quick_listing`) to read whole into the index.
 A page ends with a cursor naming its last session; the next page starts after it.
 """
 
@@ -16,13 +20,15 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from claude_sidecar.cli.paths import existing_project_dir, project_dirs, session_files
 from claude_sidecar.protocol.api import SessionPage, SessionSummary, is_uuid
+from claude_sidecar.sessions.summary_edges import EDGE, edge_fold
 from claude_sidecar.sessions.summary_index import Indexed, SummaryIndex, fingerprint
 from claude_sidecar.sessions.summary_scan import (
     Fold,
@@ -40,6 +46,23 @@ log = logging.getLogger(__name__)
 
 class BadCursor(ValueError):
     """A ``cursor`` that is not the ``nextCursor`` of a page (garbled, made up, cut)."""
+
+
+class Budget:
+    """How many bytes of session files one listing may still read (``left``), and the
+    files it summarized from their head and tail instead (``deferred``: to be read whole
+    off the request path)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+        self.deferred: list[Path] = []
+
+    def take(self, size: int) -> bool:
+        """Whether ``size`` more bytes may be read (they are then counted)."""
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 _TITLE_MAX = 80
@@ -66,9 +89,11 @@ def iso_now() -> str:
     return iso(datetime.now(UTC).timestamp()) or ""
 
 
-def _summary(session_id: str, fold: Fold, count: int, mtime: float) -> SessionSummary | None:
+def _summary(
+    session_id: str, fold: Fold, count: int, mtime: float, *, partial: bool = False
+) -> SessionSummary | None:
     """The listing entry of a session from what its lines gave; None if it has no user
-    prompt."""
+    prompt. ``partial``: the lines were not all read (``count`` is the last whole read's)."""
     prompt = fold.first_prompt or fold.first_command
     if prompt is None:
         return None
@@ -88,15 +113,46 @@ def _summary(session_id: str, fold: Fold, count: int, mtime: float) -> SessionSu
         custom_title=custom,
         cwd=fold.cwd,
         git_branch=fold.git_branch,
+        partial=partial,
     )
 
 
-def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> SessionSummary | None:
+def _over(budget: Budget, read: int, size: int) -> bool:
+    """Whether reading ``read`` more bytes of a file of ``size`` is beyond ``budget``
+    (they are counted when not). A file of up to twice :data:`.summary_edges.EDGE` is
+    read all the same: its edges are the whole of it."""
+    return not budget.take(read) and size > 2 * EDGE
+
+
+def _from_edges(
+    f: BinaryIO,
+    path: Path,
+    session_id: str,
+    st: os.stat_result,
+    known: Scan | None,
+    count: int,
+    budget: Budget,
+) -> SessionSummary | None:
+    """The ``partial`` entry of a file the ``budget`` does not cover: from its head and
+    tail (after what ``known`` gave of it, with ``count``, its count then); the file is
+    named in ``budget.deferred``."""
+    budget.deferred.append(path)
+    fold = edge_fold(f, st.st_size, known)
+    return _summary(session_id, fold, count, st.st_mtime, partial=True)
+
+
+def _summarize(
+    path: Path, session_id: str, index: SummaryIndex | None, budget: Budget | None = None
+) -> SessionSummary | None:
     """The listing entry of one session file; None if it has no user prompt.
 
     With an ``index``, only what the file gained since the index last saw it is read
     (all of it when the file was rewritten or never indexed), and the index is updated.
+    With a ``budget`` too, a file whose read does not fit in it is not read but
+    summarized from its edges (:func:`_from_edges`).
     """
+    if index is None:
+        budget = None  # what is read off the request path goes into the index
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         known = index.get(path) if index is not None else None
@@ -109,6 +165,10 @@ def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> Sessi
             and fingerprint(f, known.offset) == known.fingerprint
         ):
             scan = Scan(known.offset, known.fold)
+        kept = Scan(scan.offset, scan.fold) if scan.offset else None
+        before = known.count if kept is not None and known is not None else 0
+        if budget is not None and _over(budget, st.st_size - scan.offset, st.st_size):
+            return _from_edges(f, path, session_id, st, kept, before, budget)
         start = scan.offset
         writing = extend(f, scan)
         if index is not None and known is not None and start == known.offset == scan.offset:
@@ -118,6 +178,8 @@ def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> Sessi
                 tally = index.tally(path)
                 if scan.links and not advance(tally, scan.links, index.keys(path)):
                     # Not a plain extension of the chain (a branch, a compaction): read it all.
+                    if budget is not None and _over(budget, start, st.st_size):
+                        return _from_edges(f, path, session_id, st, kept, before, budget)
                     scan, tally, start = Scan(), None, 0
                     writing = extend(f, scan)
             if tally is None:
@@ -133,6 +195,9 @@ def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> Sessi
             return _summary(session_id, scan.fold, count, st.st_mtime)
         if len(writing.links) > len(scan.links):
             # The line the CLI is writing adds to the chain: counted from the whole file.
+            if start and budget is not None and _over(budget, start, st.st_size):
+                budget.deferred.append(path)
+                return _summary(session_id, writing.fold, count, st.st_mtime, partial=True)
             whole = writing
             if start:
                 whole = Scan()
@@ -142,9 +207,10 @@ def _summarize(path: Path, session_id: str, index: SummaryIndex | None) -> Sessi
 
 
 def _cached_summary(
-    path: Path, session_id: str, index: SummaryIndex | None
+    path: Path, session_id: str, index: SummaryIndex | None, budget: Budget | None = None
 ) -> SessionSummary | None:
-    """``_summarize`` once per version of the file (mtime and size); None if unreadable."""
+    """``_summarize`` once per version of the file (mtime and size); None if unreadable.
+    A ``partial`` summary is not kept: the next listing looks again."""
     try:
         st = path.stat()
     except OSError:
@@ -157,7 +223,7 @@ def _cached_summary(
     usable = index if index is not None and index.usable else None
     try:
         try:
-            summary = _summarize(path, session_id, usable)
+            summary = _summarize(path, session_id, usable, budget)
         except sqlite3.Error as e:
             assert usable is not None  # only the index raises these
             log.warning("listing index %s not used: %s", usable.path, e)
@@ -165,6 +231,8 @@ def _cached_summary(
             summary = _summarize(path, session_id, None)
     except OSError:
         return None
+    if summary is not None and summary.partial:
+        return summary
     with _cache_lock:
         _cache[path] = (st.st_mtime_ns, st.st_size, summary)
         while len(_cache) > _CACHE_MAX:
@@ -209,6 +277,62 @@ def recorded_cwd(path: Path, *, index: Path | None = None) -> str | None:
     return summary.cwd if summary is not None else None
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _unread(directory: Path, index: SummaryIndex | None) -> Callable[[Path], int]:
+    """How much of a session file of ``directory`` a listing would read: its size, or what
+    it gained since ``index`` read it (a guess: a rewritten file may be read whole)."""
+    read: dict[str, int] = {}
+    if index is not None and index.usable:
+        try:
+            read = index.sizes(directory)
+        except sqlite3.Error as e:
+            log.warning("listing index %s not used: %s", index.path, e)
+            index.usable = False
+
+    def unread(path: Path) -> int:
+        size = _size(path)
+        before = read.get(str(path), 0)
+        return size - before if size >= before else size
+
+    return unread
+
+
+def index_whole(paths: list[Path], index: Path) -> None:
+    """Read each of ``paths`` (session files) whole into ``index``, or what it gained
+    since it was indexed: what a listing's ``budget`` deferred. A file that is gone or
+    unreadable is skipped."""
+    with _opened(index) as opened:
+        assert opened is not None
+        for path in paths:
+            try:
+                _summarize(path, path.stem, opened)
+            except OSError as e:
+                log.info("listing index: %s not read (%s)", path, e)
+
+
+def unindexed(directory: Path, index: Path) -> list[Path]:
+    """The session files of ``directory`` that ``index`` does not hold as they are now
+    (never read, or changed since), smallest first."""
+    stale: list[Path] = []
+    with _opened(index) as opened:
+        assert opened is not None
+        for path in session_files(directory):
+            try:
+                st = path.stat()
+                known = opened.get(path)
+            except OSError:
+                continue
+            if known is None or (known.ino, known.size) != (st.st_ino, st.st_size):
+                stale.append(path)
+    return sorted(stale, key=_size)
+
+
 def _encode_cursor(summary: SessionSummary) -> str:
     """The cursor of the page after ``summary``: its sort key, opaque to clients."""
     raw = f"{summary.updated_at}|{summary.session_id}".encode()
@@ -241,6 +365,7 @@ def list_sessions(
     *,
     config_dir: Path | None = None,
     index: Path | None = None,
+    budget: Budget | None = None,
 ) -> SessionPage:
     """The sessions the CLI stored for ``cwd`` (None: for every directory, those that
     recorded theirs), newest (``updatedAt``) first.
@@ -255,7 +380,10 @@ def list_sessions(
     CLIs kept there) holding at least one user prompt outside sidechain entries.
     Results are cached per file by mtime and size. ``index``: the file of the
     :mod:`.summary_index` to keep what was read in (None: files that changed since
-    this process last listed them are read whole).
+    this process last listed them are read whole). ``budget``: at most that much is read
+    (the files with the least to read first; a file of up to twice
+    :data:`.summary_edges.EDGE` always); the other files are summarized from their head
+    and tail, ``partial``, and named in ``budget.deferred`` (with an ``index`` only).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
@@ -269,8 +397,11 @@ def list_sessions(
     with _opened(index) as opened:
         for directory in directories:
             paths = session_files(directory)
+            if budget is not None:
+                # The files with the least to read first: as many as can be are exact.
+                paths = sorted(paths, key=_unread(directory, opened))
             for path in paths:
-                summary = _cached_summary(path, path.stem, opened)
+                summary = _cached_summary(path, path.stem, opened, budget)
                 if summary is not None and (cwd is not None or summary.cwd is not None):
                     summaries.append(summary)
             if opened is not None and opened.usable:

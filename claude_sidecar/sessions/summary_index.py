@@ -146,6 +146,15 @@ class SummaryIndex:
             keys.update(array("Q", data))
         return keys
 
+    def sizes(self, directory: Path) -> dict[str, int]:
+        """The size each file of ``directory`` had when it was last read (by path)."""
+        prefix = f"{directory}{os.sep}"
+        return dict(
+            self._db.execute(
+                "SELECT path, size FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            )
+        )
+
     def prune(self, directory: Path, present: set[Path]) -> None:
         """Forget the files of ``directory`` that are not ``present`` (deleted sessions)."""
         prefix = f"{directory}{os.sep}"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
+from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.scenarios import GREET, HELD_LONG, PLAN, WHICH_COLOR, scenario
+from tests.repeated_session import write_long_session
 
 SHOUT = {
     "match": "(?i)shout",
@@ -287,3 +290,19 @@ def test_claude_sessions_on_a_session_a_chat_here_has_open_shows_that_chat(
     assert editor.chat("number") == 1
     editor.type_prompt("again")
     editor.wait_for_turn(2, number=1)
+
+
+def test_the_session_list_shows_a_long_session_not_read_yet_without_a_count(
+    editor: Editor, home: Path, workspace: Path
+) -> None:
+    """A session larger than a listing reads (feature partialListing) is listed at once,
+    from its head and tail, and says its count is to come."""
+    session_id = str(uuid.uuid4())
+    folder = project_dir(home, str(workspace))
+    folder.mkdir(parents=True, exist_ok=True)
+    write_long_session(folder / f"{session_id}.jsonl", 500, session_id)  # ~6 MB
+
+    editor.cmd("ClaudeSessions")
+    question = editor.wait(lambda: editor.questions(), what="the session list")[0]
+
+    assert question["labels"] == ["2026-11-21 16:42  hello there  (not counted yet)"]

@@ -37,7 +37,7 @@ from claude_sidecar.frontends.server import handshake
 from claude_sidecar.frontends.server.attach import attach_answer
 from claude_sidecar.frontends.server.jsonrpc import Handler as RequestHandler
 from claude_sidecar.frontends.server.jsonrpc import Requests, SidecarProtocol
-from claude_sidecar.frontends.server.outbox import Outbox, settled_seq
+from claude_sidecar.frontends.server.outbox import Outbox, frame, settled_seq
 from claude_sidecar.hub.hub import Hub
 from claude_sidecar.protocol import api
 from claude_sidecar.protocol.errors import (
@@ -199,6 +199,7 @@ class SidecarServer(JsonRPCServer):
             if options.warm_pool.cwd is not None:
                 # The daemon's pool (its --warm-pool size), with a spare for this client.
                 self.hub.pool.prepare(api.NewChannelParams(cwd=options.warm_pool.cwd), options)
+                self.hub.listing.warm(options.warm_pool.cwd)
         # Told at once, so an editor can say "no CLI" before the user opens a chat.
         self.cli = describe_cli(self.hub.cli_path_for(options), self.hub.env)
         # Checked now (a few ms) rather than on the first chat's way to its first answer.
@@ -230,6 +231,7 @@ class SidecarServer(JsonRPCServer):
     async def close(self, grace: float = 5.0) -> None:
         """End every channel and spare CLI, each given ``grace`` seconds to exit (a
         connection of the shared daemon: detach from its chats, which keep running)."""
+        self.hub.listing.forget(self.sessions_changed)
         if self.shared is not None:
             self.shared.detach_all()
             for left, (channel_id, tool) in list(self._asking.items()):
@@ -297,6 +299,12 @@ class SidecarServer(JsonRPCServer):
                 # A late answer (a result, or the editor's "cancelled" error) lands on
                 # this future; it is taken and dropped there, not left for asyncio to report.
                 answer.add_done_callback(_drop_answer)
+
+    def sessions_changed(self, cwd: str, session_ids: list[str]) -> None:
+        """Tell the client that sessions it was given ``partial`` have been read whole."""
+        if not self.client_gone.is_set():
+            notification = api.SessionsChangedNotification(cwd=cwd, session_ids=session_ids)
+            self._queue_frame(frame("claude/sessionsChanged", notification))
 
     def send_frame(self, data: bytes) -> None:
         """Send one already-framed JSON-RPC message to the client (a request's answer)."""
@@ -416,6 +424,8 @@ async def rewind_files(ls: SidecarServer, p: api.RewindFilesParams) -> api.Resul
 
 
 async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
+    if p.allow_partial:
+        return await ls.hub.listing.page(p.cwd, p.limit, p.cursor, ls.sessions_changed)
     return await ls.hub.sessions.list(p.cwd, p.limit, p.cursor)
 
 

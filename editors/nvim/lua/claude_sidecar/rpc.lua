@@ -305,8 +305,10 @@ function M.server()
 end
 
 --- Send a request; callback(err, result) runs on the main loop. Starts the daemon if needed.
+--- `params` may be a function that makes them once the daemon has answered initialize (params
+--- that depend on its features).
 ---@param method string
----@param params table
+---@param params table|fun(): table
 ---@param callback? fun(err: table|nil, result: any)
 function M.request(method, params, callback)
   callback = callback
@@ -333,6 +335,9 @@ function M.request(method, params, callback)
   if not ready then
     table.insert(queued, { method = method, params = params, callback = callback })
     return
+  end
+  if type(params) == "function" then
+    params = params()
   end
   assert(client).request(method, params, callback)
 end

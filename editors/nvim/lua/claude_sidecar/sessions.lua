@@ -6,14 +6,14 @@ local rpc = require("claude_sidecar.rpc")
 
 local M = {}
 
-local function label(session)
+--- The line the picker shows for a session of claude/listSessions. A `partial` one (a long
+--- session the daemon has read at its head and tail only so far) has no message count yet.
+---@param session table
+---@return string
+function M.label(session)
   local when = (session.updatedAt or "?"):gsub("T", " "):sub(1, 16)
-  return string.format(
-    "%s  %s  (%d messages)",
-    when,
-    session.title or session.firstPrompt or "",
-    session.messageCount or 0
-  )
+  local count = session.partial and "not counted yet" or string.format("%d messages", session.messageCount or 0)
+  return string.format("%s  %s  (%s)", when, session.title or session.firstPrompt or "", count)
 end
 
 --- Resume session `session_id` of `cwd` in a new chat; it shows the conversation so far
@@ -37,10 +37,20 @@ function M.resume(session_id, cwd, done)
   end
 end
 
---- Offer the sessions stored for `cwd` (newest first) and resume the chosen one.
+--- Offer the sessions stored for `cwd` (newest first) and resume the chosen one. With a daemon
+--- that has the feature partialListing the list comes at once, a long session not read yet
+--- without its count (the daemon reads it in the background: the next list has it); an older
+--- daemon reads every file whole first.
 function M.pick(cwd)
   cwd = cwd or vim.fn.getcwd()
-  rpc.request("claude/listSessions", { cwd = cwd, limit = 50 }, function(err, page)
+  local function params() -- once the daemon has said what it serves
+    local listed = { cwd = cwd, limit = 50 }
+    if require("claude_sidecar.protocol").has("partialListing") then
+      listed.allowPartial = true
+    end
+    return listed
+  end
+  rpc.request("claude/listSessions", params, function(err, page)
     if err then
       errors.report(err)
       return
@@ -51,7 +61,7 @@ function M.pick(cwd)
     end
     vim.ui.select(
       page.sessions,
-      { prompt = "Resume a Claude session", kind = "claude_sidecar.session", format_item = label },
+      { prompt = "Resume a Claude session", kind = "claude_sidecar.session", format_item = M.label },
       function(session)
         if session then
           M.resume(session.sessionId, cwd)

@@ -653,6 +653,7 @@ export interface ListChannelsResult {
  * ``claude/listSessions``: the sessions the CLI stored for a directory, newest first.
  */
 export interface ListSessionsParams {
+  allowPartial?: boolean;
   cursor?: string | null;
   cwd: string;
   limit?: number;
@@ -897,6 +898,10 @@ export interface SessionPage {
  * chain (see :func:`read_history`); one response counts once however many blocks
  * (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
  * ``cwd``: the working directory the CLI recorded; ``gitBranch``: the last one recorded.
+ * ``partial``: (only with ``allowPartial``) the file was read at its head and tail only,
+ * not yet whole: ``messageCount`` is not known (it is the count of the file's last whole
+ * read, 0 if none), and a title written only mid-file may be missing; a
+ * ``claude/sessionsChanged`` follows once it has been read. Omitted when false.
  */
 export interface SessionSummary {
   createdAt: string;
@@ -905,9 +910,20 @@ export interface SessionSummary {
   firstPrompt: string;
   gitBranch?: string | null;
   messageCount: number;
+  partial?: boolean;
   sessionId: string;
   title: string;
   updatedAt: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/sessionsChanged``: stored sessions of ``cwd`` that a
+ * ``claude/listSessions`` with ``allowPartial`` gave as ``partial`` have been read whole:
+ * listing again gives their exact summaries. Not about a channel: no ``channelId``.
+ */
+export interface SessionsChangedNotification {
+  cwd: string;
+  sessionIds: string[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -1037,6 +1053,7 @@ export const FEATURE_NAMES = [
   "attach",
   "editorTools",
   "fork",
+  "partialListing",
   "rewind",
   "signIn",
   "stopDaemon",
@@ -1198,6 +1215,10 @@ export interface ClaudeNotifications {
    */
   "claude/permissionRequest": PermissionRequestNotification;
   /**
+   * `claude/sessionsChanged`: stored sessions of `cwd` that a `claude/listSessions` with `allowPartial` gave as `partial` have been read whole: listing again gives their exact summaries. Not about a channel: no `channelId`.
+   */
+  "claude/sessionsChanged": SessionsChangedNotification;
+  /**
    * `claude/status`: the channel's state, model, mode or retry changed.
    */
   "claude/status": StatusNotification;
@@ -1215,6 +1236,7 @@ export const NOTIFICATION_NAMES = [
   "claude/message",
   "claude/permissionCancelled",
   "claude/permissionRequest",
+  "claude/sessionsChanged",
   "claude/status",
   "claude/turnEnded"
 ] as const;

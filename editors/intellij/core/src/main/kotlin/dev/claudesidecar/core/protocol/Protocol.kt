@@ -17,7 +17,7 @@ const val PROTOCOL_VERSION: Int = 1
 const val OLDEST_CLIENT_PROTOCOL: Int = 1
 
 /** The optional features a daemon may list in `claudeSidecar.features`. */
-val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "rewind", "signIn", "stopDaemon", "transcriptPaging")
+val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "partialListing", "rewind", "signIn", "stopDaemon", "transcriptPaging")
 
 enum class AskState(override val wire: String) : WireEnum {
     ALLOWED("allowed"),
@@ -659,6 +659,8 @@ data class ListChannelsResult(val channels: List<ChannelSummary>)
 /** `claude/listSessions`: the sessions the CLI stored for a directory, newest first. */
 data class ListSessionsParams(
     val cwd: String,
+    /** Absent: the daemon's default, `false`. */
+    val allowPartial: Boolean? = null,
     val cursor: String? = null,
     /** Absent: the daemon's default, `50`. */
     val limit: Int? = null,
@@ -928,6 +930,10 @@ data class SessionPage(
  * chain (see :func:`read_history`); one response counts once however many blocks
  * (thinking, text, tool calls) it has; API-error stand-ins and sub-agents do not count.
  * `cwd`: the working directory the CLI recorded; `gitBranch`: the last one recorded.
+ * `partial`: (only with `allowPartial`) the file was read at its head and tail only,
+ * not yet whole: `messageCount` is not known (it is the count of the file's last whole
+ * read, 0 if none), and a title written only mid-file may be missing; a
+ * `claude/sessionsChanged` follows once it has been read. Omitted when false.
  */
 data class SessionSummary(
     val createdAt: String,
@@ -939,6 +945,18 @@ data class SessionSummary(
     val customTitle: String? = null,
     val cwd: String? = null,
     val gitBranch: String? = null,
+    /** Absent: the daemon's default, `false`. */
+    val partial: Boolean? = null,
+)
+
+/**
+ * `claude/sessionsChanged`: stored sessions of `cwd` that a
+ * `claude/listSessions` with `allowPartial` gave as `partial` have been read whole:
+ * listing again gives their exact summaries. Not about a channel: no `channelId`.
+ */
+data class SessionsChangedNotification(
+    val cwd: String,
+    val sessionIds: List<String>,
 )
 
 /**
@@ -1300,13 +1318,17 @@ object Notifications {
     val PERMISSION_REQUEST: NotificationType<PermissionRequestNotification> =
         NotificationType("claude/permissionRequest", PermissionRequestNotification::class.java)
 
+    /** `claude/sessionsChanged`: stored sessions of `cwd` that a `claude/listSessions` with `allowPartial` gave as `partial` have been read whole: listing again gives their exact summaries. Not about a channel: no `channelId`. */
+    val SESSIONS_CHANGED: NotificationType<SessionsChangedNotification> =
+        NotificationType("claude/sessionsChanged", SessionsChangedNotification::class.java)
+
     /** `claude/status`: the channel's state, model, mode or retry changed. */
     val STATUS: NotificationType<StatusNotification> = NotificationType("claude/status", StatusNotification::class.java)
 
     /** `claude/turnEnded`: a turn is over, and how it went. */
     val TURN_ENDED: NotificationType<TurnEndedNotification> = NotificationType("claude/turnEnded", TurnEndedNotification::class.java)
     val ALL: List<NotificationType<*>> =
-        listOf(DELTA, ENTRY, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, STATUS, TURN_ENDED)
+        listOf(DELTA, ENTRY, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, SESSIONS_CHANGED, STATUS, TURN_ENDED)
 
     fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }
 }
