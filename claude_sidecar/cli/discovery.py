@@ -73,7 +73,8 @@ def locate_cli(
     raise CliNotFound(looked)
 
 
-VERSION_TIMEOUT = 5.0
+# Generous: a 200 MB binary's start on a loaded two-core machine has taken over 5 s.
+VERSION_TIMEOUT = 20.0
 _VERSION = re.compile(r"\d+\.\d+\.\d+\S*")
 
 
@@ -98,23 +99,38 @@ def cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
     return match.group(0)
 
 
-_versions: dict[tuple[str, int, int], str | None] = {}
+# Versions asked of a binary (path, size, mtime): only answers are kept, since a CLI that
+# did not answer in time on a loaded machine may well answer the next time.
+_versions: dict[tuple[str, int, int], str] = {}
 
 
-def known_cli_version(path: str, env: Mapping[str, str] | None = None) -> str | None:
-    """``cli_version``, asked once per binary (path, size and mtime) and remembered; None
-    when the CLI cannot tell. For CLIs that do not report their version themselves."""
+def _binary_key(path: str) -> tuple[str, int, int] | None:
     try:
         stat = os.stat(path)
     except OSError:
         return None
-    key = (path, stat.st_size, stat.st_mtime_ns)
-    if key not in _versions:
-        try:
-            _versions[key] = cli_version(path, env)
-        except (OSError, ValueError):
-            _versions[key] = None
-    return _versions[key]
+    return (path, stat.st_size, stat.st_mtime_ns)
+
+
+def remembered_cli_version(path: str, env: Mapping[str, str] | None = None) -> str:
+    """``cli_version``, asked once per binary (path, size and mtime) that answered; raises
+    as ``cli_version`` does when it cannot tell."""
+    key = _binary_key(path)
+    if key is not None and key in _versions:
+        return _versions[key]
+    version = cli_version(path, env)
+    if key is not None:
+        _versions[key] = version
+    return version
+
+
+def known_cli_version(path: str, env: Mapping[str, str] | None = None) -> str | None:
+    """``remembered_cli_version``, or None when the CLI cannot tell. For CLIs that do not
+    report their version themselves."""
+    try:
+        return remembered_cli_version(path, env)
+    except (OSError, ValueError):
+        return None
 
 
 def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = None) -> CliInfo:
@@ -125,7 +141,7 @@ def describe_cli(explicit: str | None = None, env: Mapping[str, str] | None = No
     except CliNotFound as e:
         return CliInfo(path=None, version=None, error=e.message, tested_versions=tested)
     try:
-        version = cli_version(path, env)
+        version = remembered_cli_version(path, env)
     except (OSError, ValueError) as e:
         return CliInfo(
             path=path,
