@@ -31,10 +31,17 @@ import {
 
 export type NoticeLevel = 'info' | 'warn' | 'error';
 
+/** The notifications about a channel (with its `channelId` and `seq`): a chat's. */
+export type ChannelNotifications = {
+  [
+    M in keyof ClaudeNotifications as ClaudeNotifications[M] extends { channelId: string; seq: number } ? M : never
+  ]: ClaudeNotifications[M];
+};
+
 /** One notification of the chat's channel, as the daemon sent it. */
 export type NotificationEvent = {
-  [M in keyof ClaudeNotifications]: { kind: 'notification'; method: M; params: ClaudeNotifications[M] };
-}[keyof ClaudeNotifications];
+  [M in keyof ChannelNotifications]: { kind: 'notification'; method: M; params: ChannelNotifications[M] };
+}[keyof ChannelNotifications];
 
 export type ChatEvent =
   | NotificationEvent

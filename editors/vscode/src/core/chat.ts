@@ -22,7 +22,7 @@ import type {
   StatusNotification,
   TextBlock,
 } from './protocol.generated';
-import { initialState, reduce, type ChatEvent, type ChatState } from './chat-state';
+import { initialState, reduce, type ChannelNotifications, type ChatEvent, type ChatState } from './chat-state';
 
 /** The contents of one file update, kept out of ChatState (which goes to the webview). */
 export interface FileContents {
@@ -73,7 +73,7 @@ export class Chat {
   /** Shared daemon: the connection dropped and the chat waits to be re-attached. */
   reconnecting = false;
   /** While re-attaching: the channel's notifications, applied once the attach answered. */
-  private held: [keyof ClaudeNotifications, ClaudeNotifications[keyof ClaudeNotifications]][] | undefined;
+  private held: [keyof ChannelNotifications, ChannelNotifications[keyof ChannelNotifications]][] | undefined;
 
   constructor(
     /** Stable within this client: `chat-1`, `chat-2`, ... */
@@ -211,7 +211,7 @@ export class Chat {
   }
 
   /** Routes a notification of this chat's channel. */
-  notify<M extends keyof ClaudeNotifications>(method: M, channelParams: ClaudeNotifications[M]): void {
+  notify<M extends keyof ChannelNotifications>(method: M, channelParams: ChannelNotifications[M]): void {
     if (this.held) {
       this.held.push([method, channelParams]);
       return;

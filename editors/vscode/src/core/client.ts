@@ -9,6 +9,7 @@
 
 import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import { Chat } from './chat';
+import type { ChannelNotifications } from './chat-state';
 import { DaemonConnection, type DaemonExit, type DaemonOptions, type Log } from './connection';
 import { SidecarError, toSidecarError } from './errors';
 import { daemonFeatures, featureMissing, ignoredOptionsWarning, ProtocolMismatchError } from './handshake';
@@ -20,6 +21,7 @@ import type {
   InitializationOptions,
   NewChannelParams,
   SessionPage,
+  SessionsChangedNotification,
   SessionSummary,
 } from './protocol.generated';
 
@@ -72,12 +74,16 @@ export class SidecarClient {
   private readonly chatEmitter = new Emitter<Chat>();
   /** A chat was opened (new, resumed or forked). */
   readonly onChatOpened: Event<Chat> = this.chatEmitter.event;
+  private readonly sessionsEmitter = new Emitter<SessionsChangedNotification>();
+  /** Sessions a listing gave as `partial` have been read whole (claude/sessionsChanged): list
+   * their folder again for exact figures. */
+  readonly onSessionsChanged: Event<SessionsChangedNotification> = this.sessionsEmitter.event;
 
   private current: DaemonConnection | undefined;
   private starting: Promise<DaemonConnection> | undefined;
   private readonly chats = new Map<string, Chat>();
   private closedChannels = new Set<string>();
-  private early = new Map<string, [keyof ClaudeNotifications, unknown][]>();
+  private early = new Map<string, [keyof ChannelNotifications, unknown][]>();
   private nextChat = 1;
   private restarts: number[] = [];
   private disposed = false;
@@ -240,9 +246,14 @@ export class SidecarClient {
     await (await this.daemon()).request('claude/closeChannel', { channelId });
   }
 
-  /** Stored sessions of a workspace folder, newest first (all pages). */
+  /**
+   * Stored sessions of a workspace folder, newest first (all pages). A daemon that serves
+   * `partialListing` answers at once: a long session it has not read whole yet comes with
+   * `partial: true` (no exact `messageCount`), and `onSessionsChanged` fires once it has.
+   */
   async listSessions(cwd: string, limit = 200): Promise<SessionSummary[]> {
     const daemon = await this.daemon();
+    const partial = this.features?.has('partialListing') ? { allowPartial: true } : {};
     const sessions: SessionSummary[] = [];
     let cursor: string | null = null;
     do {
@@ -250,6 +261,7 @@ export class SidecarClient {
         cwd,
         limit: Math.min(limit, 100),
         cursor,
+        ...partial,
       });
       sessions.push(...page.sessions);
       cursor = page.nextCursor;
@@ -450,6 +462,14 @@ export class SidecarClient {
   }
 
   private route<M extends keyof ClaudeNotifications>(method: M, params: ClaudeNotifications[M]): void {
+    if (method === 'claude/sessionsChanged') {
+      this.sessionsEmitter.fire(params as SessionsChangedNotification);
+      return;
+    }
+    this.routeToChat(method, params as ChannelNotifications[keyof ChannelNotifications]);
+  }
+
+  private routeToChat<M extends keyof ChannelNotifications>(method: M, params: ChannelNotifications[M]): void {
     const channelId = (params as { channelId?: string }).channelId;
     for (const chat of this.chats.values()) {
       if (chat.channelId === channelId) {

@@ -11,6 +11,7 @@ import { SidecarError } from '../core/errors';
 import { CHECK_FOR_UPDATES, COPY_FIX, mismatchPrompt, ProtocolMismatchError } from '../core/handshake';
 import { FEATURE_NAMES, type ChannelSummary, type NewChannelParams } from '../core/protocol.generated';
 import { attachList } from '../core/running-chats';
+import { sessionItem, type SessionItem } from '../core/session-list';
 import { API_KEY, COPY_COMMAND, SIGN_IN, signInPrompt, type SignInPrompt } from '../core/sign-in';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
@@ -350,17 +351,34 @@ class Extension implements PanelHost, vscode.Disposable {
       void vscode.window.showInformationMessage(`No Claude sessions stored for ${cwd} yet.`);
       return;
     }
-    const pick = await vscode.window.showQuickPick(
-      sessions.map((s) => ({
-        label: s.customTitle || s.title || s.firstPrompt || s.sessionId,
-        description: `${s.messageCount} messages${s.gitBranch ? ` · ${s.gitBranch}` : ''}`,
-        detail: `${new Date(s.updatedAt).toLocaleString()} · ${s.sessionId}`,
-        sessionId: s.sessionId,
-      })),
-      // Kept open on focus-out: run from the palette while the chat has focus, the webview takes
-      // focus back a moment after the palette closes, which would dismiss a plain picker at once.
-      { title: 'Resume a Claude session', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
-    );
+    const picker = vscode.window.createQuickPick<SessionItem>();
+    picker.title = 'Resume a Claude session';
+    picker.matchOnDescription = true;
+    picker.matchOnDetail = true;
+    // Kept open on focus-out: run from the palette while the chat has focus, the webview takes
+    // focus back a moment after the palette closes, which would dismiss a plain picker at once.
+    picker.ignoreFocusOut = true;
+    picker.items = sessions.map((s) => sessionItem(s));
+    // A long session listed before the daemon read it whole: its count arrives later.
+    const refresh = this.client.onSessionsChanged(({ cwd: changed }) => {
+      if (changed !== cwd) return;
+      void this.client.listSessions(cwd).then(
+        (fresh) => {
+          const active = picker.activeItems[0]?.sessionId;
+          picker.items = fresh.map((s) => sessionItem(s));
+          const again = picker.items.find((item) => item.sessionId === active);
+          if (again) picker.activeItems = [again];
+        },
+        (e: unknown) => this.log.debug(`sessions of ${cwd}: ${(e as Error).message}`),
+      );
+    });
+    const pick = await new Promise<SessionItem | undefined>((resolve) => {
+      picker.onDidAccept(() => resolve(picker.selectedItems[0]));
+      picker.onDidHide(() => resolve(undefined));
+      picker.show();
+    });
+    refresh.dispose();
+    picker.dispose();
     if (!pick) return;
     await this.openSession(cwd, pick.sessionId);
   }

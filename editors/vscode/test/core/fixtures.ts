@@ -4,8 +4,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ClaudeNotifications } from '../../src/core/protocol.generated';
-import type { ChatEvent, NotificationEvent } from '../../src/core/chat-state';
+import type { ChannelNotifications, ChatEvent, NotificationEvent } from '../../src/core/chat-state';
 import type { Entry } from '../../src/core/transcript';
 
 /** The repository's tests/data/streams, from the bundled test in out/test/<dir>/. */
@@ -38,7 +37,7 @@ export function notifications(name: string): NotificationEvent[] {
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => {
-      const { method, params } = JSON.parse(line) as { method: keyof ClaudeNotifications; params: never };
+      const { method, params } = JSON.parse(line) as { method: keyof ChannelNotifications; params: never };
       return { kind: 'notification', method, params };
     });
 }

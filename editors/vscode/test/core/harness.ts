@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Chat } from '../../src/core/chat';
 import { SidecarClient, type ClientOptions, type DaemonStarter } from '../../src/core/client';
 import type { ClaudeNotifications } from '../../src/core/protocol.generated';
-import type { ChatEvent } from '../../src/core/chat-state';
+import type { ChannelNotifications, ChatEvent } from '../../src/core/chat-state';
 
 /** The repository's root (the folder with pyproject.toml). */
 export function repoRoot(): string {
@@ -110,8 +110,8 @@ export function client(box: Sandbox, options: Partial<ClientOptions> = {}, start
 }
 
 type Notification = {
-  [M in keyof ClaudeNotifications]: { method: M; params: ClaudeNotifications[M] };
-}[keyof ClaudeNotifications];
+  [M in keyof ChannelNotifications]: { method: M; params: ChannelNotifications[M] };
+}[keyof ChannelNotifications];
 
 /** Records a chat's events from now on, and waits for the ones a test expects. */
 export class Recorder {
@@ -137,15 +137,15 @@ export class Recorder {
   }
 
   /** Waits for the next notification `method` (from the mark `since`, default: from now) matching `test`. */
-  async next<M extends keyof ClaudeNotifications>(
+  async next<M extends keyof ChannelNotifications>(
     method: M,
-    test: (params: ClaudeNotifications[M]) => boolean = () => true,
+    test: (params: ChannelNotifications[M]) => boolean = () => true,
     { since, timeoutMs = 60_000 }: { since?: number; timeoutMs?: number } = {},
-  ): Promise<ClaudeNotifications[M]> {
+  ): Promise<ChannelNotifications[M]> {
     const match = (e: ChatEvent) =>
-      e.kind === 'notification' && e.method === method && test(e.params as ClaudeNotifications[M]);
+      e.kind === 'notification' && e.method === method && test(e.params as ChannelNotifications[M]);
     const seen = await this.event(match, { since, timeoutMs, what: method });
-    return (seen as unknown as { params: ClaudeNotifications[M] }).params;
+    return (seen as unknown as { params: ChannelNotifications[M] }).params;
   }
 
   /** Waits for the next event (from the mark `since`, default: from now) matching `test`;
