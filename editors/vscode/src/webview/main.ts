@@ -48,16 +48,35 @@ document
   .getElementById('app')!
   .append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
 
+// A key typed while an answer streams is drawn in the next frame, and that frame draws only
+// the key: the answer's text (laid out, the transcript scrolled, its pane rastered again)
+// waits for the frame after, so the key's echo costs what the prompt costs. One frame in a
+// row at most, so the answer still moves at half the frame rate under fast typing; nothing
+// waits once the turn is over (its end is drawn at once).
+const FRAME_MS = 1000 / 60;
+let typedAt = -Infinity;
+let waited = false;
+document.addEventListener('input', () => (typedAt = performance.now()), { capture: true, passive: true });
+
 let frame = 0;
 function render(): void {
   frame = 0;
+  waited = false;
   transcript.update(state);
   header.update(state, info);
   status.update(state);
   permissions.update(state);
 }
+function onFrame(now: number): void {
+  if (!waited && now - typedAt < FRAME_MS && state.status.state === 'running') {
+    waited = true;
+    frame = requestAnimationFrame(onFrame);
+    return;
+  }
+  render();
+}
 function scheduleRender(): void {
-  frame ||= requestAnimationFrame(render);
+  frame ||= requestAnimationFrame(onFrame);
 }
 
 function remember(): void {
@@ -86,6 +105,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       view.keepDiffs(state.files);
       break;
     case 'events':
+      host.received();
       for (const { event, rev } of message.events) {
         // The host's rev after this event: the page's copy stays the host's state.
         state.rev = rev - 1;

@@ -116,6 +116,7 @@ export class MarkdownView {
     this.el.className = `markdown ${className}`;
     this.frozen = document.createElement('div');
     this.live = document.createElement('div');
+    this.live.className = 'md-tail';
     this.el.append(this.frozen, this.live);
   }
 
@@ -141,5 +142,8 @@ export class MarkdownView {
     }
     const tail = text.slice(this.frozenText.length);
     this.live.innerHTML = (streaming ? plain : md).render(tail);
+    // The cursor's class is on the tail, not on the entry: a class that changes on an
+    // ancestor of the whole answer restyles all of it (thousands of elements when it ends).
+    this.live.classList.toggle('streaming', streaming);
   }
 }

@@ -1,0 +1,115 @@
+// An answer that streams is drawn in pieces (src/webview/markdown.ts: finished blocks once,
+// the unfinished tail again each frame): in headless Chromium, the answer streamed in
+// chunks of random sizes, each chunk drawn before the next comes, ends as the same DOM as
+// the whole answer drawn at once.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { launch, PageServer, ScriptedHost } from './scripted-host';
+
+let browser: Browser;
+const server = new PageServer();
+
+before(async () => {
+  await server.start();
+  browser = await launch();
+});
+
+after(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
+  await browser?.close();
+  await server.stop();
+});
+
+/** Markdown with every kind of block that can continue across a blank line, or not. */
+const ANSWER = [
+  '# Plan\n\nFirst a paragraph with **bold**, `code` and a [link](src/a.ts#L3),\nwrapped over two lines.\n\n',
+  '## Steps\n\n1. parse the input\n2. check it\n\n10. a tenth step\n\n',
+  '- a loose list\n\n- its second item\n\n  a paragraph of the second item\n\n- third\n  - nested\n\n',
+  '```python\ndef f(x: int) -> int:\n\n    return x * 2\n```\n\n',
+  '~~~\nplain fence with ``` inside\n~~~\n\n',
+  'Text before indented code:\n\n    indented code\n\n    more of it\n\nText after.\n\n',
+  '| name | value |\n|---|---|\n| a | 1 |\n| b | 2 |\n\n',
+  '> a quote\n> on two lines\n\n> another quote\n\n',
+  '***\n\nSetext heading\n---\n\nThe end, without a final newline.',
+].join('');
+
+/** A generator of the same random numbers each run (mulberry32): a failure can be rerun. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+let seq = 0;
+const note = (method: string, params: Record<string, unknown>) =>
+  ({ kind: 'notification', method, params: { channelId: 'ch-1', seq: ++seq, ...params } }) as ChatEvent;
+const textEntry = (text: string, streaming: boolean) =>
+  note('claude/entry', { entry: { kind: 'text', id: 'm1:0', text, ...(streaming ? { streaming } : {}) } });
+const delta = (text: string) => note('claude/delta', { kind: 'text', index: 0, text, entryId: 'm1:0' });
+
+/** The chat with the user's question, before the answer. */
+function asked(): ChatState {
+  const state = initialState();
+  reduce(state, note('claude/entry', { entry: { kind: 'prompt', id: 'u1', text: 'Explain it' } }));
+  return state;
+}
+
+/** The answer's markdown as the page shows it: the blocks of its finished pieces, then the tail's. */
+async function answerHtml(host: ScriptedHost): Promise<string> {
+  return host.page.evaluate(() => {
+    const markdown = document.querySelector('.entry.text .markdown')!;
+    const [finished, tail] = [...markdown.children];
+    return [...(finished?.children ?? [])].map((piece) => piece.innerHTML).join('') + (tail?.innerHTML ?? '');
+  });
+}
+
+describe('an answer drawn as it streams', () => {
+  for (const seed of [1, 2, 3]) {
+    it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
+      const whole = await ScriptedHost.open(browser, server);
+      const state = asked();
+      reduce(state, textEntry(ANSWER, false));
+      await whole.reset(state);
+      const expected = await answerHtml(whole);
+      await whole.page.close();
+
+      const streamed = await ScriptedHost.open(browser, server);
+      await streamed.reset(asked());
+      await streamed.events([textEntry('', true)]);
+      const next = random(seed);
+      let drawn = 0;
+      let frozen = 0;
+      for (let at = 0; at < ANSWER.length;) {
+        // 1 to 40 characters: cuts inside words, markers and fences as well as at blank lines.
+        const size = 1 + Math.floor(next() * 40);
+        await streamed.events([delta(ANSWER.slice(at, at + size))]);
+        at += size;
+        drawn++;
+        frozen = await streamed.page.locator('.md-chunk').count();
+      }
+      assert.ok(drawn > ANSWER.length / 40, 'the answer came in many chunks, each drawn');
+      assert.ok(frozen > 5, 'finished blocks were set aside as it streamed');
+      await streamed.events([textEntry(ANSWER, false)]);
+      assert.equal(await answerHtml(streamed), expected);
+      assert.equal(await streamed.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
+      assert.deepEqual(streamed.errors, []);
+      await streamed.page.close();
+    });
+  }
+
+  it('shows the cursor after the tail while it streams, and only there', async () => {
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(asked());
+    await host.events([textEntry('', true), delta('Done.\n\nStill writing\n')]);
+    const tail = host.page.locator('.entry.text .md-tail.streaming');
+    assert.equal(await tail.count(), 1);
+    assert.equal((await tail.textContent())?.trim(), 'Still writing', 'the finished paragraph is not in the tail');
+    await host.page.close();
+  });
+});
