@@ -48,6 +48,18 @@ document
   .getElementById('app')!
   .append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
 
+let frame = 0;
+function render(): void {
+  frame = 0;
+  transcript.update(state);
+  header.update(state, info);
+  status.update(state);
+  permissions.update(state);
+}
+function scheduleRender(): void {
+  frame ||= requestAnimationFrame(onFrame);
+}
+
 // A key typed while an answer streams is drawn in the next frame, and that frame draws only
 // the key: the answer's text (laid out, the transcript scrolled, its pane rastered again)
 // waits for the frame after, so the key's echo costs what the prompt costs. One frame in a
@@ -58,25 +70,14 @@ let typedAt = -Infinity;
 let waited = false;
 document.addEventListener('input', () => (typedAt = performance.now()), { capture: true, passive: true });
 
-let frame = 0;
-function render(): void {
-  frame = 0;
-  waited = false;
-  transcript.update(state);
-  header.update(state, info);
-  status.update(state);
-  permissions.update(state);
-}
 function onFrame(now: number): void {
   if (!waited && now - typedAt < FRAME_MS && state.status.state === 'running') {
     waited = true;
     frame = requestAnimationFrame(onFrame);
     return;
   }
+  waited = false;
   render();
-}
-function scheduleRender(): void {
-  frame ||= requestAnimationFrame(onFrame);
 }
 
 function remember(): void {

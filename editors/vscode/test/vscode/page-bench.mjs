@@ -26,7 +26,7 @@
 // (Chromium's tracing); --save DIR also writes each run's profile and trace there (DevTools).
 //
 //   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--profile] [--trace]
-//       [--save DIR] [--extension DIR ...]
+//       [--save DIR] [--no-typing] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
 // toolchain (scripts/toolchain.sh) and `uv sync` at the root. Several --extension folders
 // (builds to compare) run in turn, each in its own code-server, one chat per run.
@@ -40,6 +40,8 @@ import { sandbox, startModel } from './run.mjs';
 
 const RELAY = path.join(VSCODE_DIR, 'test', 'webview', 'timestamp-relay.mjs');
 const KEY_EVERY_MS = 25;
+/** --no-typing: no keys while it streams (the figures of a user who reads; key echo then none). */
+const typing = !process.argv.includes('--no-typing');
 /** Where --profile and --trace also write what they took (a .cpuprofile and a trace JSON per run, for DevTools). */
 const saveDir = process.argv.includes('--save') ? process.argv[process.argv.indexOf('--save') + 1] : null;
 const END = 'That is the whole answer. THE END.';
@@ -360,7 +362,7 @@ async function oneRun(page, sentLog, profile) {
   for (let i = 0; ; i++) {
     if (!Number.isNaN(await chat.evaluate(() => window.__bench.endAt))) break;
     if (Date.now() > deadline) throw new Error('the turn did not end within 120 s');
-    await page.keyboard.press('abcdefghij'[i % 10]);
+    if (typing) await page.keyboard.press('abcdefghij'[i % 10]);
     await sleep(KEY_EVERY_MS);
   }
   await chat.waitForFunction(() => !Number.isNaN(window.__bench.drawnAt), null, { timeout: 30_000 });
@@ -488,7 +490,7 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   if (json) {
-    console.log(JSON.stringify({ answerChars: text.length, keyEveryMs: KEY_EVERY_MS, builds: results }));
+    console.log(JSON.stringify({ answerChars: text.length, keyEveryMs: typing ? KEY_EVERY_MS : null, builds: results }));
     return;
   }
   for (const { extension, runs: figures } of results) {
