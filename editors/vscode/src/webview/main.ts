@@ -23,6 +23,9 @@ const view = new ViewState(host);
 let state: ChatState = initialState();
 let info: ChannelInfo | null = null;
 
+/** What views left to draw in the next frame (ctx.nextFrame). */
+const nextFrame: (() => void)[] = [];
+
 const toasts = h('div', { class: 'toasts', attrs: { 'aria-live': 'polite' } });
 
 const ctx: ViewContext = {
@@ -36,6 +39,10 @@ const ctx: ViewContext = {
     setTimeout(() => toast.remove(), 6000);
   },
   rewind: (messageId) => void rewindFiles(ctx, messageId),
+  nextFrame(more) {
+    nextFrame.push(more);
+    scheduleRender();
+  },
 };
 
 const header = new Header(ctx);
@@ -60,24 +67,13 @@ function scheduleRender(): void {
   frame ||= requestAnimationFrame(onFrame);
 }
 
-// A key typed while an answer streams is drawn in the next frame, and that frame draws only
-// the key: the answer's text (laid out, the transcript scrolled, its pane rastered again)
-// waits for the frame after, so the key's echo costs what the prompt costs. One frame in a
-// row at most, so the answer still moves at half the frame rate under fast typing; nothing
-// waits once the turn is over (its end is drawn at once).
-const FRAME_MS = 1000 / 60;
-let typedAt = -Infinity;
-let waited = false;
-document.addEventListener('input', () => (typedAt = performance.now()), { capture: true, passive: true });
-
-function onFrame(now: number): void {
-  if (!waited && now - typedAt < FRAME_MS && state.status.state === 'running') {
-    waited = true;
-    frame = requestAnimationFrame(onFrame);
-    return;
-  }
-  waited = false;
+// A frame: first what views left to draw in it (a long answer's next slice), then what
+// changed.
+function onFrame(): void {
+  for (const more of nextFrame.splice(0)) more();
   render();
+  // What those left for the frame after (render() let go of this frame's request).
+  if (nextFrame.length) scheduleRender();
 }
 
 function remember(): void {

@@ -1,12 +1,14 @@
 // An answer that streams is drawn in pieces (src/webview/markdown.ts: finished blocks once,
-// the unfinished tail again each frame): in headless Chromium, the answer streamed in
-// chunks of random sizes, each chunk drawn before the next comes, ends as the same DOM as
-// the whole answer drawn at once.
+// the unfinished tail again each frame; more than a frame should take, a slice a frame): in
+// headless Chromium, the answer streamed in chunks of random sizes, each chunk drawn before
+// the next comes, or a long answer given at once, ends as the same DOM as the whole answer
+// rendered at once by markdown-it.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { renderMarkdown, SLICE_CHARS } from '../../src/webview/markdown';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
 let browser: Browser;
@@ -60,6 +62,15 @@ function asked(): ChatState {
   return state;
 }
 
+/** The whole text rendered at once, as the page's DOM writes it out. */
+async function wholeHtml(host: ScriptedHost, text: string): Promise<string> {
+  return host.page.evaluate((html) => {
+    const parsed = document.createElement('div');
+    parsed.innerHTML = html;
+    return parsed.innerHTML;
+  }, renderMarkdown(text));
+}
+
 /** The answer's markdown as the page shows it: the blocks of its finished pieces, then the tail's. */
 async function answerHtml(host: ScriptedHost): Promise<string> {
   return host.page.evaluate(() => {
@@ -72,13 +83,6 @@ async function answerHtml(host: ScriptedHost): Promise<string> {
 describe('an answer drawn as it streams', () => {
   for (const seed of [1, 2, 3]) {
     it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
-      const whole = await ScriptedHost.open(browser, server);
-      const state = asked();
-      reduce(state, textEntry(ANSWER, false));
-      await whole.reset(state);
-      const expected = await answerHtml(whole);
-      await whole.page.close();
-
       const streamed = await ScriptedHost.open(browser, server);
       await streamed.reset(asked());
       await streamed.events([textEntry('', true)]);
@@ -96,12 +100,34 @@ describe('an answer drawn as it streams', () => {
       assert.ok(drawn > ANSWER.length / 40, 'the answer came in many chunks, each drawn');
       assert.ok(frozen > 5, 'finished blocks were set aside as it streamed');
       await streamed.events([textEntry(ANSWER, false)]);
-      assert.equal(await answerHtml(streamed), expected);
+      assert.equal(await answerHtml(streamed), await wholeHtml(streamed, ANSWER));
       assert.equal(await streamed.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
       assert.deepEqual(streamed.errors, []);
       await streamed.page.close();
     });
   }
+
+  it('draws a long answer that comes at once a slice a frame, ending as the whole answer', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    assert.ok(long.length > 4 * SLICE_CHARS);
+    const host = await ScriptedHost.open(browser, server);
+    const state = asked();
+    reduce(state, textEntry(long, false));
+    await host.reset(state);
+    const expected = await wholeHtml(host, long);
+    let frames = 0;
+    while ((await answerHtml(host)) !== expected && frames < 100) {
+      await host.frame();
+      frames++;
+    }
+    assert.equal(await answerHtml(host), expected);
+    // Drawn in pieces of at most a slice each (one a frame), not in one go.
+    const pieces = await host.page.$$eval('.entry.text .md-chunk', (chunks) => chunks.map((c) => c.textContent.length));
+    assert.ok(pieces.length >= Math.floor(long.length / SLICE_CHARS), `${pieces.length} pieces`);
+    assert.ok(Math.max(...pieces) <= SLICE_CHARS, `pieces of ${Math.max(...pieces)} characters at most`);
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
 
   it('shows the cursor after the tail while it streams, and only there', async () => {
     const host = await ScriptedHost.open(browser, server);
