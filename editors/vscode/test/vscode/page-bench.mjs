@@ -14,19 +14,18 @@
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
 //   that drew the answer's end and its footer; when the extension host posted turnEnded to
 //   the page (its feed stamps each message: the host's share) and when it reached the page;
-// - the messages the page got from the host while it streamed;
+// - the messages the page got from the host while it streamed, and each one's way from the
+//   host's postMessage to the page (both wall clocks of this machine);
+// - the CPU time of each process of the path from the prompt's send to the end on screen
+//   (/proc: the renderer process, the browser's others, code-server, its extension host, the
+//   relay, the daemon and the CLI it started for the chat, that one with its start-up);
+//   --no-typing runs without keys; --profile prints where the longest busy stretch went,
+//   --trace the longest tasks and steps, --save DIR keeps each run's profile and trace;
 // - the renderer thread's CPU time from the prompt's send to the end on screen (thread time),
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
-//   thread, so this is the page's work and the workbench's around it (messages included);
-// - the CPU time of each process of the path in the same span (/proc: the renderer process,
-//   the browser's others, code-server, its extension host, the relay, the daemon and the CLI
-//   it started for the chat, that one with its start-up).
+//   thread, so this is the page's work and the workbench's around it (messages included).
 //
-// --profile prints where the longest busy stretch went; --trace the longest tasks and steps
-// (Chromium's tracing); --save DIR also writes each run's profile and trace there (DevTools).
-//
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--profile] [--trace]
-//       [--save DIR] [--no-typing] [--extension DIR ...]
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
 // toolchain (scripts/toolchain.sh) and `uv sync` at the root. Several --extension folders
 // (builds to compare) run in turn, each in its own code-server, one chat per run.
