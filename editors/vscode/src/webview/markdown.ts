@@ -121,6 +121,8 @@ export class MarkdownView {
   private complete = false;
   /** Whether `shown` is drawn whole (not only its first slices). */
   private whole = false;
+  /** How much of the text the page shows (frozen and tail): a slice never shows less. */
+  private drawnTo = 0;
 
   constructor(className: string) {
     this.el = document.createElement('div');
@@ -144,6 +146,7 @@ export class MarkdownView {
     if (!text.startsWith(this.frozenText)) {
       this.frozen.replaceChildren();
       this.frozenText = '';
+      this.drawnTo = 0;
     }
     const from = this.frozenText.length;
     if (text.length - from > slice) {
@@ -151,8 +154,11 @@ export class MarkdownView {
       const cut = stableCut(text.slice(0, from + slice), from);
       if (cut > from) {
         this.freeze(text, cut);
-        this.live.replaceChildren();
-        this.live.classList.remove('streaming');
+        // The tail keeps what it showed past the slice (drawn as a streaming tail is), so
+        // nothing on screen goes away until the slices reach it.
+        this.drawnTo = Math.max(this.drawnTo, cut);
+        this.live.innerHTML = this.drawnTo > cut ? plain.render(text.slice(cut, this.drawnTo)) : '';
+        this.live.classList.toggle('streaming', streaming);
         this.whole = false;
         return false;
       }
@@ -167,6 +173,7 @@ export class MarkdownView {
     // The cursor's class is on the tail, not on the entry: a class that changes on an
     // ancestor of the whole answer restyles all of it (thousands of elements when it ends).
     this.live.classList.toggle('streaming', streaming);
+    this.drawnTo = text.length;
     this.whole = true;
     return true;
   }

@@ -129,6 +129,32 @@ describe('an answer drawn as it streams', () => {
     await host.page.close();
   });
 
+  it('draws a large batch of a stream in slices without ever showing less than before', async () => {
+    const long = Array.from({ length: 30 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(asked());
+    const start = 'Intro paragraph.\n\nA paragraph still being writ';
+    await host.events([textEntry('', true), delta(start)]);
+    const shown = () => host.page.evaluate(() => document.querySelector('.entry.text .markdown')!.textContent);
+    let before = await shown();
+    assert.match(before, /still being writ/);
+    // The page fell behind: the rest comes as one batch, the paragraph it was in the middle
+    // of longer than a slice (the first slice ends before it), then the rest of the answer.
+    const rest = `ten,\n${'and it goes on\n'.repeat(Math.ceil(SLICE_CHARS / 15))}\n${long}`;
+    await host.events([delta(rest)]);
+    for (let frames = 0; !before.includes('without a final newline') && frames < 100; frames++) {
+      const now = await shown();
+      assert.ok(now.includes('A paragraph still being writ'), `frame ${frames}: the paragraph being written went away`);
+      assert.ok(now.length >= before.length, `the answer shrank from ${before.length} to ${now.length} characters`);
+      before = now;
+      await host.frame();
+    }
+    await host.events([textEntry(start + rest, false)]);
+    assert.equal(await answerHtml(host), await wholeHtml(host, start + rest));
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
   it('shows the cursor after the tail while it streams, and only there', async () => {
     const host = await ScriptedHost.open(browser, server);
     await host.reset(asked());
