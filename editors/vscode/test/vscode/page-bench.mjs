@@ -489,7 +489,9 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   if (json) {
-    console.log(JSON.stringify({ answerChars: text.length, keyEveryMs: typing ? KEY_EVERY_MS : null, builds: results }));
+    console.log(
+      JSON.stringify({ answerChars: text.length, keyEveryMs: typing ? KEY_EVERY_MS : null, builds: results }),
+    );
     return;
   }
   for (const { extension, runs: figures } of results) {
