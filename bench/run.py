@@ -371,11 +371,15 @@ def format_h(h: dict[str, Any]) -> str:
         ("key echo while streaming, median ms", "key_echo_median_ms", "< 16"),
         ("key echo while streaming, max ms", "key_echo_max_ms", ""),
         ("end on screen after the daemon's turnEnded, ms", "end_on_screen_ms", "< 100"),
+        ("  the extension host posted turnEnded after, ms", "end_posted_ms", ""),
         ("  turnEnded reached the page after, ms", "end_arrived_ms", ""),
         ("messages the page got while it streamed", "messages", ""),
         ("keys typed while streaming", "keys", ""),
         ("UI-thread CPU, first notification to end on screen, ms", "thread_cpu_ms", ""),
         ("  of which style and layout, ms", "layout_cpu_ms", ""),
+        ("extension host CPU, prompt to end on screen, ms", "extension_host_cpu_ms", ""),
+        ("renderer process CPU (all threads), ms", "renderer_cpu_ms", ""),
+        ("browser's other processes CPU (compositor), ms", "browser_cpu_ms", ""),
     ]
     rows = [
         [

@@ -176,6 +176,9 @@ export class ChatPanel implements vscode.Disposable {
         // typing goes to the prompt. A tab restored behind it keeps out of the way.
         if (this.panel.active) this.post({ type: 'focusPrompt' });
         return;
+      case 'received':
+        this.feed.received();
+        return;
       case 'focus':
         this.pageFocused = message.focused;
         this.changed.fire();

@@ -9,6 +9,13 @@
 // (chat-state.ts). Any other message first sends the events before it, in order; a `reset`
 // drops them instead (the state it carries already has them). No `vscode` import: the page
 // bench drives it too.
+//
+// The page says when it got each batch (`received`), and no more than IN_FLIGHT batches are
+// on their way at once: when the window's thread falls behind (a busy machine), VS Code's
+// channel to it would otherwise fill with a frame's batch every 16 ms, which it then goes
+// through one by one, the turn's end last, seconds late. Held back, the events gather into
+// the next batch instead, which goes when the page caught up; the end of a turn still goes
+// at once, behind at most IN_FLIGHT batches.
 
 import type { ChatEvent } from '../core/chat-state';
 import type { DeltaNotification } from '../core/protocol.generated';
@@ -16,6 +23,14 @@ import type { HostMessage, RevEvent } from '../shared/webview-messages';
 
 /** A frame at 60 Hz: the page draws at most this often, so events need not come faster. */
 export const FRAME_MS = 16;
+
+/** Batches the page may have on their way to it (posted, not yet `received`). */
+export const IN_FLIGHT = 2;
+
+/** How long the feed waits for the page to say it got a batch before it sends the next anyway
+ * (a page that is gone says nothing until it is back with `ready`; the events then go in
+ * large batches, not all kept here). */
+export const PATIENCE_MS = 1000;
 
 /** Runs `run` after `ms` (0: at the next turn of the event loop); the returned function cancels it. */
 export type Schedule = (run: () => void, ms: number) => () => void;
@@ -30,6 +45,8 @@ export class PageFeed {
   private cancel: (() => void) | undefined;
   /** When the last batch went (the clock of `now`), for the frame's pacing. */
   private lastFlush = -Infinity;
+  /** Batches posted that the page has not said it received. */
+  private unreceived = 0;
 
   constructor(
     private readonly post: (message: HostMessage) => void,
@@ -52,8 +69,19 @@ export class PageFeed {
       this.flush();
       return;
     }
-    if (this.cancel) return;
-    const wait = Math.max(0, this.lastFlush + FRAME_MS - this.now());
+    if (!this.cancel) this.arm();
+  }
+
+  /** The page got a batch: the events waiting may go (at the frame's pace). */
+  received(): void {
+    this.unreceived = Math.max(0, this.unreceived - 1);
+    if (this.pending.length) this.arm();
+  }
+
+  /** Sends the events waiting when the frame is over, or, while the page has IN_FLIGHT batches on their way, when it gets one (PATIENCE_MS at most). */
+  private arm(): void {
+    this.cancel?.();
+    const wait = this.unreceived >= IN_FLIGHT ? PATIENCE_MS : Math.max(0, this.lastFlush + FRAME_MS - this.now());
     this.cancel = this.schedule(() => {
       this.cancel = undefined;
       this.flush();
@@ -69,6 +97,8 @@ export class PageFeed {
   /** The whole state: the events waiting are in it already. */
   reset(message: Extract<HostMessage, { type: 'reset' }>): void {
     this.drop();
+    // A new page (or one that starts over): nothing is on its way to it.
+    this.unreceived = 0;
     this.post(message);
   }
 
@@ -80,7 +110,8 @@ export class PageFeed {
     const events = this.pending;
     this.pending = [];
     this.lastFlush = this.now();
-    this.post({ type: 'events', events });
+    this.unreceived++;
+    this.post({ type: 'events', events, postedAt: performance.timeOrigin + performance.now() });
   }
 
   /** Forgets the events waiting (the page is gone or gets the whole state). */

@@ -40,7 +40,13 @@ export type HostMessage =
     }
   /** Events the host already applied to its own state, in order (one frame's: see
    * src/extension/page-feed.ts); apply them to the page's copy. */
-  | { type: 'events'; events: RevEvent[] }
+  | {
+      type: 'events';
+      events: RevEvent[];
+      /** When the host posted them (wall clock, ms: performance.timeOrigin + now): the page
+       * bench times the host's share of the way from the daemon with it. */
+      postedAt?: number;
+    }
   /** `claude/channelInfo` changed (the channel was (re)started). */
   | { type: 'info'; info: ChannelInfo | null }
   /** The answer to one `request`. */
@@ -84,6 +90,8 @@ export type WebviewOp = keyof WebviewOps;
 /** What the webview sends the host. */
 export type WebviewMessage =
   | { type: 'ready' }
+  /** The page got an `events` message (the host's feed sends the next: src/extension/page-feed.ts). */
+  | { type: 'received' }
   /** The page gained or lost the keyboard focus (the chat's keybindings follow it). */
   | { type: 'focus'; focused: boolean }
   | { [K in WebviewOp]: { type: 'request'; id: number; op: K; params: WebviewOps[K]['params'] } }[WebviewOp]

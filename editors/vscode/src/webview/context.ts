@@ -15,6 +15,9 @@ export interface ViewContext {
   toast(text: string, level?: 'info' | 'error'): void;
   /** Asks to rewind files to before a prompt (dry run, confirm, rewind). */
   rewind(messageId: string): void;
+  /** Runs `more` at the start of the next frame, before the transcript follows its end: a
+   * view that drew only a slice of what is new (a long answer) draws the rest there. */
+  nextFrame(more: () => void): void;
 }
 
 export function fileUpdate(ctx: ViewContext, seq: number): FileUpdate | undefined {

@@ -14,7 +14,7 @@ import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffView } from './diff-view';
 import { button, formatCost, formatDuration, h, iconButton, relativePath, shortPath } from './dom';
 import type { EntryView } from './entry-view';
-import { MarkdownView } from './markdown';
+import { MarkdownView, SLICE_CHARS } from './markdown';
 import { ToolView } from './tool-view';
 import { blockKey } from './view-state';
 
@@ -60,16 +60,35 @@ class TextView implements EntryView {
   readonly el: HTMLElement;
   private readonly markdown = new MarkdownView('answer');
   private readonly aborted = h('div', { class: 'note', text: 'Interrupted' });
+  /** The entry as last given (what a slice drawn later draws from). */
+  private entry: TextEntry;
+  /** The rest of the text is to be drawn in the next frame. */
+  private unfinished = false;
 
-  constructor(entry: TextEntry) {
+  constructor(
+    entry: TextEntry,
+    private readonly ctx: ViewContext,
+  ) {
+    this.entry = entry;
     this.el = h('div', { class: 'entry text' }, this.markdown.el);
     this.update(entry);
   }
 
   update(entry: Entry): void {
     if (entry.kind !== 'text') return;
+    this.entry = entry;
     const streaming = entry.streaming === true;
-    this.markdown.set(entry.text, streaming);
+    // A long text (a chat opened with long answers, or a page that fell behind) a slice a
+    // frame, so that no frame takes long and the keys typed meanwhile are drawn.
+    const whole = this.markdown.set(entry.text, streaming, SLICE_CHARS);
+    if (!whole && !this.unfinished) {
+      this.unfinished = true;
+      this.ctx.nextFrame(() => {
+        this.unfinished = false;
+        // A view the transcript dropped meanwhile (drawn anew) draws nothing more.
+        if (this.el.isConnected) this.update(this.entry);
+      });
+    }
     this.el.classList.toggle('streaming', streaming);
     if (entry.aborted) this.el.append(this.aborted);
     else this.aborted.remove();
@@ -210,7 +229,7 @@ export function entryView(entry: Entry, ctx: ViewContext): EntryView {
     case 'prompt':
       return new PromptView(entry, ctx);
     case 'text':
-      return new TextView(entry);
+      return new TextView(entry, ctx);
     case 'thinking':
       return new ThinkingView(entry, ctx);
     case 'tool':

@@ -48,6 +48,11 @@ export class Host {
     this.api.postMessage({ type: 'ready' });
   }
 
+  /** Says an `events` message came (the host sends the next ones: src/extension/page-feed.ts). */
+  received(): void {
+    this.api.postMessage({ type: 'received' });
+  }
+
   /** Tells the host whether the page has the keyboard focus. */
   focused(focused: boolean): void {
     this.api.postMessage({ type: 'focus', focused });

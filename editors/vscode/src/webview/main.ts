@@ -23,6 +23,9 @@ const view = new ViewState(host);
 let state: ChatState = initialState();
 let info: ChannelInfo | null = null;
 
+/** What views left to draw in the next frame (ctx.nextFrame). */
+const nextFrame: (() => void)[] = [];
+
 const toasts = h('div', { class: 'toasts', attrs: { 'aria-live': 'polite' } });
 
 const ctx: ViewContext = {
@@ -36,6 +39,10 @@ const ctx: ViewContext = {
     setTimeout(() => toast.remove(), 6000);
   },
   rewind: (messageId) => void rewindFiles(ctx, messageId),
+  nextFrame(more) {
+    nextFrame.push(more);
+    scheduleRender();
+  },
 };
 
 const header = new Header(ctx);
@@ -57,7 +64,16 @@ function render(): void {
   permissions.update(state);
 }
 function scheduleRender(): void {
-  frame ||= requestAnimationFrame(render);
+  frame ||= requestAnimationFrame(onFrame);
+}
+
+// A frame: first what views left to draw in it (a long answer's next slice), then what
+// changed.
+function onFrame(): void {
+  for (const more of nextFrame.splice(0)) more();
+  render();
+  // What those left for the frame after (render() let go of this frame's request).
+  if (nextFrame.length) scheduleRender();
 }
 
 function remember(): void {
@@ -86,6 +102,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       view.keepDiffs(state.files);
       break;
     case 'events':
+      host.received();
       for (const { event, rev } of message.events) {
         // The host's rev after this event: the page's copy stays the host's state.
         state.rev = rev - 1;

@@ -8,7 +8,8 @@
 // it is rendered once into a "frozen" chunk and kept; only the tail after the last such
 // place is re-rendered, at most once per frame, and without highlighting (a long code
 // block being written would be highlighted again on every frame). When the answer is
-// complete only that tail is rendered once more: the whole is never rendered twice.
+// complete only that tail is rendered once more: the whole is never rendered twice. More
+// new text than a frame should take (SLICE_CHARS) is drawn a slice a frame.
 
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
@@ -101,6 +102,14 @@ export function stableCut(text: string, from: number): number {
   return cut;
 }
 
+/**
+ * The most new text drawn in one frame (about 15 ms of a frame's work in all: parsing,
+ * styling and laying it out). More comes at once when the page fell behind (the host then
+ * sends what gathered as one batch) or when a chat opens with long answers: it is drawn a
+ * slice a frame, between which the page takes the user's keys.
+ */
+export const SLICE_CHARS = 6_000;
+
 /** One markdown block on the page, cheap to update while its text streams. */
 export class MarkdownView {
   readonly el: HTMLElement;
@@ -110,36 +119,72 @@ export class MarkdownView {
   private frozenText = '';
   private shown: string | null = null;
   private complete = false;
+  /** Whether `shown` is drawn whole (not only its first slices). */
+  private whole = false;
+  /** How much of the text the page shows (frozen and tail): a slice never shows less. */
+  private drawnTo = 0;
 
   constructor(className: string) {
     this.el = document.createElement('div');
     this.el.className = `markdown ${className}`;
     this.frozen = document.createElement('div');
     this.live = document.createElement('div');
+    this.live.className = 'md-tail';
     this.el.append(this.frozen, this.live);
   }
 
-  set(text: string, streaming: boolean): void {
-    if (text === this.shown && this.complete === !streaming) return;
+  /**
+   * Shows `text` (a streaming one's unfinished tail without highlighting). With `slice`
+   * (SLICE_CHARS for an answer), at most that much new text is drawn: false when only a
+   * slice was, and the caller calls again, in the next frame, for the rest.
+   */
+  set(text: string, streaming: boolean, slice = Infinity): boolean {
+    if (text === this.shown && this.complete === !streaming && this.whole) return true;
     this.shown = text;
     this.complete = !streaming;
     // A streamed text only grows; anything else starts over.
     if (!text.startsWith(this.frozenText)) {
       this.frozen.replaceChildren();
       this.frozenText = '';
+      this.drawnTo = 0;
+    }
+    const from = this.frozenText.length;
+    if (text.length - from > slice) {
+      // Too much for one frame: the finished blocks of the next slice only, the rest later.
+      const cut = stableCut(text.slice(0, from + slice), from);
+      if (cut > from) {
+        this.freeze(text, cut);
+        // The tail keeps what it showed past the slice (drawn as a streaming tail is), so
+        // nothing on screen goes away until the slices reach it.
+        this.drawnTo = Math.max(this.drawnTo, cut);
+        this.live.innerHTML = this.drawnTo > cut ? plain.render(text.slice(cut, this.drawnTo)) : '';
+        this.live.classList.toggle('streaming', streaming);
+        this.whole = false;
+        return false;
+      }
+      // One block longer than a slice (a long code block): it cannot be cut, drawn as it is.
     }
     if (streaming) {
-      const cut = stableCut(text, this.frozenText.length);
-      if (cut > this.frozenText.length) {
-        // A chunk of its own: once off screen, the page skips its layout (style.css).
-        const chunk = document.createElement('div');
-        chunk.className = 'md-chunk';
-        chunk.innerHTML = md.render(text.slice(this.frozenText.length, cut));
-        this.frozen.append(chunk);
-        this.frozenText = text.slice(0, cut);
-      }
+      const cut = stableCut(text, from);
+      if (cut > from) this.freeze(text, cut);
     }
     const tail = text.slice(this.frozenText.length);
     this.live.innerHTML = (streaming ? plain : md).render(tail);
+    // The cursor's class is on the tail, not on the entry: a class that changes on an
+    // ancestor of the whole answer restyles all of it (thousands of elements when it ends).
+    this.live.classList.toggle('streaming', streaming);
+    this.drawnTo = text.length;
+    this.whole = true;
+    return true;
+  }
+
+  /** Draws the text from the frozen part's end to `cut` (a stable cut) as a chunk of its own, kept. */
+  private freeze(text: string, cut: number): void {
+    // A chunk of its own: once off screen, the page skips its layout (style.css).
+    const chunk = document.createElement('div');
+    chunk.className = 'md-chunk';
+    chunk.innerHTML = md.render(text.slice(this.frozenText.length, cut));
+    this.frozen.append(chunk);
+    this.frozenText = text.slice(0, cut);
   }
 }

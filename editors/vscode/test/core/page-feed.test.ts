@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { FRAME_MS, PageFeed } from '../../src/extension/page-feed';
+import { FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
 import type { HostMessage, RevEvent } from '../../src/shared/webview-messages';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
 
@@ -208,5 +208,85 @@ describe("the host's feed of a chat page", () => {
     );
     f.apply(delta('t1', 'b', 3));
     assert.equal(f.armed().length, 1, 'one timer per frame');
+  });
+
+  test('holds the events while the page has not received IN_FLIGHT batches, then sends them as one', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    for (let seq = 2; seq < 2 + IN_FLIGHT; seq++) {
+      f.apply(delta('t1', String(seq), seq));
+      f.pass(FRAME_MS);
+    }
+    assert.equal(f.posted.length, IN_FLIGHT, 'as many batches as may be on their way');
+    f.apply(delta('t1', 'x', 10));
+    f.apply(textEntry('t2', '', 11));
+    f.apply(delta('t2', 'y', 12));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [PATIENCE_MS],
+      'the next batch waits for the page',
+    );
+    f.feed.received();
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [FRAME_MS],
+      'the page got one: the events waiting go, a frame after the last batch',
+    );
+    f.pass(FRAME_MS);
+    assert.equal(f.posted.length, IN_FLIGHT + 1, 'what came meanwhile went as one batch');
+    assert.deepEqual(pageState(f.posted), f.state);
+  });
+
+  test('sends the end of a turn at once, even while the page has not received the batches before it', () => {
+    const f = feed();
+    for (let seq = 1; seq <= IN_FLIGHT; seq++) {
+      f.apply(delta('t1', String(seq), seq));
+      f.pass(FRAME_MS);
+    }
+    f.apply(delta('t1', 'last', 10));
+    f.apply(turnEnded(11));
+    assert.equal(f.posted.length, IN_FLIGHT + 1);
+    assert.deepEqual(
+      f
+        .sent()
+        .slice(-2)
+        .map((e) => e.event),
+      [delta('t1', 'last', 10), turnEnded(11)],
+    );
+  });
+
+  test('sends anyway after PATIENCE_MS when the page says nothing (a page that is gone)', () => {
+    const f = feed();
+    for (let seq = 1; seq <= IN_FLIGHT; seq++) {
+      f.apply(delta('t1', String(seq), seq));
+      f.pass(FRAME_MS);
+    }
+    f.apply(delta('t1', 'more', 10));
+    const [timer] = f.armed();
+    assert.equal(timer?.ms, PATIENCE_MS);
+    f.pass(PATIENCE_MS);
+    assert.equal(f.posted.length, IN_FLIGHT + 1);
+  });
+
+  test('counts nothing on its way to a page that gets the whole state', () => {
+    const f = feed();
+    for (let seq = 1; seq <= IN_FLIGHT; seq++) {
+      f.apply(delta('t1', String(seq), seq));
+      f.pass(FRAME_MS);
+    }
+    f.feed.reset({
+      type: 'reset',
+      state: structuredClone(f.state),
+      info: null,
+      workspaceFolders: [],
+      allowBypassPermissions: false,
+    });
+    f.pass(FRAME_MS);
+    f.apply(delta('t1', 'after', 10));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [0],
+      'the next event goes at the frame',
+    );
   });
 });

@@ -12,8 +12,15 @@
 // - key echo: a key every 25 ms from the prompt's send to claude/turnEnded, from the key
 //   event's time stamp to the end of the frame that draws it; median and max;
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
-//   that drew the answer's end and its footer; and when turnEnded reached the page;
-// - the messages the page got from the host while it streamed;
+//   that drew the answer's end and its footer; when the extension host posted turnEnded to
+//   the page (its feed stamps each message: the host's share) and when it reached the page;
+// - the messages the page got from the host while it streamed, and each one's way from the
+//   host's postMessage to the page (both wall clocks of this machine);
+// - the CPU time of each process of the path from the prompt's send to the end on screen
+//   (/proc: the renderer process, the browser's others, code-server, its extension host, the
+//   relay, the daemon and the CLI it started for the chat, that one with its start-up);
+//   --no-typing runs without keys; --profile prints where the longest busy stretch went,
+//   --trace the longest tasks and steps, --save DIR keeps each run's profile and trace;
 // - the renderer thread's CPU time from the prompt's send to the end on screen (thread time),
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
@@ -32,6 +39,10 @@ import { sandbox, startModel } from './run.mjs';
 
 const RELAY = path.join(VSCODE_DIR, 'test', 'webview', 'timestamp-relay.mjs');
 const KEY_EVERY_MS = 25;
+/** --no-typing: no keys while it streams (the figures of a user who reads; key echo then none). */
+const typing = !process.argv.includes('--no-typing');
+/** Where --profile and --trace also write what they took (a .cpuprofile and a trace JSON per run, for DevTools). */
+const saveDir = process.argv.includes('--save') ? process.argv[process.argv.indexOf('--save') + 1] : null;
 const END = 'That is the whole answer. THE END.';
 
 function option(name, fallback) {
@@ -82,7 +93,7 @@ async function chatFrame(page, timeoutMs = 60_000) {
 /** The probes of the page's thread, as in test/webview/streaming.bench.ts, and the end's arrival and drawing. */
 function instrument() {
   const bench = { tasks: [], late: [], echoes: [], longestGap: 0, running: true, lastKeyAt: NaN };
-  Object.assign(bench, { messages: 0, events: 0, endAt: NaN, drawnAt: NaN, sentAt: NaN });
+  Object.assign(bench, { messages: 0, events: 0, endAt: NaN, drawnAt: NaN, sentAt: NaN, transits: [] });
   window.__bench = bench;
   // A task's name says whose it was: 'self' (the page's), or a frame around it ('cross-origin-ancestor': VS Code's workbench on the same thread).
   bench.taskNames = {};
@@ -126,9 +137,13 @@ function instrument() {
       if (!events.length) return;
       bench.messages++;
       bench.events += events.length;
+      // How long it took from the host's postMessage to here (both wall clocks of this machine).
+      if (data.postedAt) bench.transits.push(performance.timeOrigin + performance.now() - data.postedAt);
       if (!events.some((e) => e.kind === 'notification' && e.method === 'claude/turnEnded')) return;
       if (!Number.isNaN(bench.endAt)) return;
       bench.endAt = performance.now();
+      // When the extension host posted it (this build's feed stamps its messages).
+      bench.postedAt = data.postedAt ?? NaN;
       const check = () => {
         const text = document.querySelector('.entry.text:not(.streaming)')?.textContent ?? '';
         if (text.trim().endsWith('THE END.') && document.querySelector('.entry.turn')) {
@@ -139,6 +154,54 @@ function instrument() {
     },
     true,
   );
+}
+
+/** Who a process of the bench's tree is, by its command line: the parts of the path issue 43 times. */
+function processRole(cmdline) {
+  if (/--type=renderer/.test(cmdline)) return 'renderer';
+  if (/chrom/i.test(cmdline)) return 'browser';
+  if (/--type=extensionHost|extensionHostProcess|bootstrap-fork.*extensionHost/.test(cmdline)) return 'extensionHost';
+  if (/code-server|server-main|bootstrap-fork/.test(cmdline)) return 'codeServer';
+  if (/timestamp-relay/.test(cmdline)) return 'relay';
+  if (/scripted-model/.test(cmdline)) return 'model';
+  if (/_bundled\/claude|(^|\/)claude( |$)/.test(cmdline)) return 'cli';
+  if (/claude-sidecar|claude_sidecar/.test(cmdline)) return 'daemon';
+  return 'other';
+}
+
+/** The CPU time (user and system, ms) of every process under this one, summed by role (Linux /proc). */
+function processCpu() {
+  const tick = 10; // USER_HZ is 100 on Linux
+  const procs = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      procs.set(Number(pid), {
+        ppid: Number(fields[1]),
+        ms: (Number(fields[11]) + Number(fields[12])) * tick,
+        cmdline,
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const mine = (pid) => {
+    for (let at = pid; at > 1; at = procs.get(at)?.ppid ?? 0) if (at === process.pid) return true;
+    return false;
+  };
+  const byPid = new Map();
+  for (const [pid, p] of procs)
+    if (pid !== process.pid && mine(pid)) byPid.set(pid, { role: processRole(p.cmdline), ms: p.ms });
+  return byPid;
+}
+
+/** CPU ms by role between two processCpu() readings (a process started meanwhile counts whole). */
+function cpuSpent(before, after) {
+  const spent = {};
+  for (const [pid, { role, ms }] of after) spent[role] = (spent[role] ?? 0) + ms - (before.get(pid)?.ms ?? 0);
+  return spent;
 }
 
 /** The renderer thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
@@ -291,23 +354,30 @@ async function oneRun(page, sentLog, profile) {
       });
   }
   fs.writeFileSync(sentLog, '');
+  const processesBefore = processCpu();
   await page.keyboard.press('Enter');
   await chat.evaluate(() => (window.__bench.sentAt = performance.now()));
   const deadline = Date.now() + 120_000;
   for (let i = 0; ; i++) {
     if (!Number.isNaN(await chat.evaluate(() => window.__bench.endAt))) break;
     if (Date.now() > deadline) throw new Error('the turn did not end within 120 s');
-    await page.keyboard.press('abcdefghij'[i % 10]);
+    if (typing) await page.keyboard.press('abcdefghij'[i % 10]);
     await sleep(KEY_EVERY_MS);
   }
   await chat.waitForFunction(() => !Number.isNaN(window.__bench.drawnAt), null, { timeout: 30_000 });
   const cpuAfter = await cpuTimes(metrics);
+  const processes = cpuSpent(processesBefore, processCpu());
   await sleep(300);
   if (cdp) {
     const { profile: taken } = await cdp.send('Profiler.stop');
     console.error(longestBusy(taken));
+    if (saveDir) fs.writeFileSync(path.join(saveDir, `profile-${Date.now()}.cpuprofile`), JSON.stringify(taken));
   }
-  if (tracing) console.error(longestTraceEvents(JSON.parse((await page.context().browser().stopTracing()).toString())));
+  if (tracing) {
+    const trace = (await page.context().browser().stopTracing()).toString();
+    if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-${Date.now()}.json`), trace);
+    console.error(longestTraceEvents(JSON.parse(trace)));
+  }
   const seen = await chat.evaluate(() => {
     const bench = window.__bench;
     bench.running = false;
@@ -319,6 +389,7 @@ async function oneRun(page, sentLog, profile) {
       origin: performance.timeOrigin,
       endAt: bench.endAt,
       drawnAt: bench.drawnAt,
+      postedAt: bench.postedAt,
       figures: {
         longestTaskMs: Math.max(0, ...bench.tasks),
         longestTaskBy: bench.taskNames,
@@ -329,6 +400,13 @@ async function oneRun(page, sentLog, profile) {
         keys: echoes.length,
         events: bench.events,
         messages: bench.messages,
+        ...(bench.transits.length
+          ? {
+              transitMedianMs: [...bench.transits].sort((a, b) => a - b)[Math.floor(bench.transits.length / 2)],
+              transitMaxMs: Math.max(...bench.transits),
+              transits: bench.transits.map(Math.round),
+            }
+          : {}),
       },
     };
   });
@@ -339,9 +417,12 @@ async function oneRun(page, sentLog, profile) {
     ...seen.figures,
     endOnScreenMs: seen.origin + seen.drawnAt - sent,
     endArrivedMs: seen.origin + seen.endAt - sent,
+    // The extension host's share: from the daemon's send to its postMessage to the page.
+    ...(Number.isFinite(seen.postedAt) ? { endPostedMs: seen.postedAt - sent } : {}),
     threadCpuMs: cpuAfter.task - cpuBefore.task,
     scriptCpuMs: cpuAfter.script - cpuBefore.script,
     layoutCpuMs: cpuAfter.layout - cpuBefore.layout,
+    ...Object.fromEntries(Object.entries(processes).map(([role, ms]) => [`${role}CpuMs`, ms])),
   };
 }
 
@@ -408,7 +489,9 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   if (json) {
-    console.log(JSON.stringify({ answerChars: text.length, keyEveryMs: KEY_EVERY_MS, builds: results }));
+    console.log(
+      JSON.stringify({ answerChars: text.length, keyEveryMs: typing ? KEY_EVERY_MS : null, builds: results }),
+    );
     return;
   }
   for (const { extension, runs: figures } of results) {

@@ -161,7 +161,13 @@ export class ScriptedHost {
   private state: ChatState = initialState();
   private readonly sending: Promise<void>[] = [];
   /** The extension's own coalescing of events, flushed by `events` (no timer decides what a test sees). */
-  private readonly feed = new PageFeed((message) => this.sending.push(this.send(message)));
+  private readonly feed: PageFeed = new PageFeed((message) =>
+    this.sending.push(
+      this.send(message).then(() => {
+        if (message.type === 'events') this.feed.received();
+      }),
+    ),
+  );
 
   constructor(readonly page: Page) {
     page.on('pageerror', (e) => this.errors.push(e.message));

@@ -401,9 +401,14 @@ async function runDaemon(
   try {
     const chat = await sidecar.openChat({ cwd: box.workspace });
     // As the extension's panel: the page's state from `reset`, then the events, coalesced.
+    // The page's `received` of each batch: when the page has it (the bench's messages are not
+    // the extension's webview channel, which the page answers itself).
     const deliver = (message: HostMessage | { type: 'bench-peer'; event: ChatEvent }) =>
       void host.page
         .evaluate((m) => window.postMessage(m, '*'), message as unknown as Record<string, unknown>)
+        .then(() => {
+          if (message.type === 'events') feed.received();
+        })
         .catch(() => undefined);
     const feed = new PageFeed(deliver);
     feed.reset({

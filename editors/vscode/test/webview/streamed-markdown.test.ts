@@ -1,0 +1,167 @@
+// An answer that streams is drawn in pieces (src/webview/markdown.ts: finished blocks once,
+// the unfinished tail again each frame; more than a frame should take, a slice a frame): in
+// headless Chromium, the answer streamed in chunks of random sizes, each chunk drawn before
+// the next comes, or a long answer given at once, ends as the same DOM as the whole answer
+// rendered at once by markdown-it.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
+import { renderMarkdown, SLICE_CHARS } from '../../src/webview/markdown';
+import { launch, PageServer, ScriptedHost } from './scripted-host';
+
+let browser: Browser;
+const server = new PageServer();
+
+before(async () => {
+  await server.start();
+  browser = await launch();
+});
+
+after(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
+  await browser?.close();
+  await server.stop();
+});
+
+/** Markdown with every kind of block that can continue across a blank line, or not. */
+const ANSWER = [
+  '# Plan\n\nFirst a paragraph with **bold**, `code` and a [link](src/a.ts#L3),\nwrapped over two lines.\n\n',
+  '## Steps\n\n1. parse the input\n2. check it\n\n10. a tenth step\n\n',
+  '- a loose list\n\n- its second item\n\n  a paragraph of the second item\n\n- third\n  - nested\n\n',
+  '```python\ndef f(x: int) -> int:\n\n    return x * 2\n```\n\n',
+  '~~~\nplain fence with ``` inside\n~~~\n\n',
+  'Text before indented code:\n\n    indented code\n\n    more of it\n\nText after.\n\n',
+  '| name | value |\n|---|---|\n| a | 1 |\n| b | 2 |\n\n',
+  '> a quote\n> on two lines\n\n> another quote\n\n',
+  '***\n\nSetext heading\n---\n\nThe end, without a final newline.',
+].join('');
+
+/** A generator of the same random numbers each run (mulberry32): a failure can be rerun. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+let seq = 0;
+const note = (method: string, params: Record<string, unknown>) =>
+  ({ kind: 'notification', method, params: { channelId: 'ch-1', seq: ++seq, ...params } }) as ChatEvent;
+const textEntry = (text: string, streaming: boolean) =>
+  note('claude/entry', { entry: { kind: 'text', id: 'm1:0', text, ...(streaming ? { streaming } : {}) } });
+const delta = (text: string) => note('claude/delta', { kind: 'text', index: 0, text, entryId: 'm1:0' });
+
+/** The chat with the user's question, before the answer. */
+function asked(): ChatState {
+  const state = initialState();
+  reduce(state, note('claude/entry', { entry: { kind: 'prompt', id: 'u1', text: 'Explain it' } }));
+  return state;
+}
+
+/** The whole text rendered at once, as the page's DOM writes it out. */
+async function wholeHtml(host: ScriptedHost, text: string): Promise<string> {
+  return host.page.evaluate((html) => {
+    const parsed = document.createElement('div');
+    parsed.innerHTML = html;
+    return parsed.innerHTML;
+  }, renderMarkdown(text));
+}
+
+/** The answer's markdown as the page shows it: the blocks of its finished pieces, then the tail's. */
+async function answerHtml(host: ScriptedHost): Promise<string> {
+  return host.page.evaluate(() => {
+    const markdown = document.querySelector('.entry.text .markdown')!;
+    const [finished, tail] = [...markdown.children];
+    return [...(finished?.children ?? [])].map((piece) => piece.innerHTML).join('') + (tail?.innerHTML ?? '');
+  });
+}
+
+describe('an answer drawn as it streams', () => {
+  for (const seed of [1, 2, 3]) {
+    it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
+      const streamed = await ScriptedHost.open(browser, server);
+      await streamed.reset(asked());
+      await streamed.events([textEntry('', true)]);
+      const next = random(seed);
+      let drawn = 0;
+      let frozen = 0;
+      for (let at = 0; at < ANSWER.length;) {
+        // 1 to 40 characters: cuts inside words, markers and fences as well as at blank lines.
+        const size = 1 + Math.floor(next() * 40);
+        await streamed.events([delta(ANSWER.slice(at, at + size))]);
+        at += size;
+        drawn++;
+        frozen = await streamed.page.locator('.md-chunk').count();
+      }
+      assert.ok(drawn > ANSWER.length / 40, 'the answer came in many chunks, each drawn');
+      assert.ok(frozen > 5, 'finished blocks were set aside as it streamed');
+      await streamed.events([textEntry(ANSWER, false)]);
+      assert.equal(await answerHtml(streamed), await wholeHtml(streamed, ANSWER));
+      assert.equal(await streamed.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
+      assert.deepEqual(streamed.errors, []);
+      await streamed.page.close();
+    });
+  }
+
+  it('draws a long answer that comes at once a slice a frame, ending as the whole answer', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    assert.ok(long.length > 4 * SLICE_CHARS);
+    const host = await ScriptedHost.open(browser, server);
+    const state = asked();
+    reduce(state, textEntry(long, false));
+    await host.reset(state);
+    const expected = await wholeHtml(host, long);
+    let frames = 0;
+    while ((await answerHtml(host)) !== expected && frames < 100) {
+      await host.frame();
+      frames++;
+    }
+    assert.equal(await answerHtml(host), expected);
+    // Drawn in pieces of at most a slice each (one a frame), not in one go.
+    const pieces = await host.page.$$eval('.entry.text .md-chunk', (chunks) => chunks.map((c) => c.textContent.length));
+    assert.ok(pieces.length >= Math.floor(long.length / SLICE_CHARS), `${pieces.length} pieces`);
+    assert.ok(Math.max(...pieces) <= SLICE_CHARS, `pieces of ${Math.max(...pieces)} characters at most`);
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
+  it('draws a large batch of a stream in slices without ever showing less than before', async () => {
+    const long = Array.from({ length: 30 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(asked());
+    const start = 'Intro paragraph.\n\nA paragraph still being writ';
+    await host.events([textEntry('', true), delta(start)]);
+    const shown = () => host.page.evaluate(() => document.querySelector('.entry.text .markdown')!.textContent);
+    let before = await shown();
+    assert.match(before, /still being writ/);
+    // The page fell behind: the rest comes as one batch, the paragraph it was in the middle
+    // of longer than a slice (the first slice ends before it), then the rest of the answer.
+    const rest = `ten,\n${'and it goes on\n'.repeat(Math.ceil(SLICE_CHARS / 15))}\n${long}`;
+    await host.events([delta(rest)]);
+    for (let frames = 0; !before.includes('without a final newline') && frames < 100; frames++) {
+      const now = await shown();
+      assert.ok(now.includes('A paragraph still being writ'), `frame ${frames}: the paragraph being written went away`);
+      assert.ok(now.length >= before.length, `the answer shrank from ${before.length} to ${now.length} characters`);
+      before = now;
+      await host.frame();
+    }
+    await host.events([textEntry(start + rest, false)]);
+    assert.equal(await answerHtml(host), await wholeHtml(host, start + rest));
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
+  it('shows the cursor after the tail while it streams, and only there', async () => {
+    const host = await ScriptedHost.open(browser, server);
+    await host.reset(asked());
+    await host.events([textEntry('', true), delta('Done.\n\nStill writing\n')]);
+    const tail = host.page.locator('.entry.text .md-tail.streaming');
+    assert.equal(await tail.count(), 1);
+    assert.equal((await tail.textContent())?.trim(), 'Still writing', 'the finished paragraph is not in the tail');
+    await host.page.close();
+  });
+});
