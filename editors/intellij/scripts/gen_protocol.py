@@ -315,9 +315,11 @@ class Generator:
             f"const val OLDEST_CLIENT_PROTOCOL: Int = {self.schema['x-oldestClientProtocol']}",
             "",
             "/** The optional features a daemon may list in `claudeSidecar.features`. */",
-            "val FEATURE_NAMES: List<String> = listOf("
-            + ", ".join(f'"{name}"' for name in sorted(self.schema["x-features"]))
-            + ")",
+            # One per line: the list outgrows ktlint's line length as features are added.
+            "val FEATURE_NAMES: List<String> =",
+            "    listOf(",
+            *(f'        "{name}",' for name in sorted(self.schema["x-features"])),
+            "    )",
             "",
         ]
         for values, name in sorted(self.enums.items(), key=lambda item: item[1]):

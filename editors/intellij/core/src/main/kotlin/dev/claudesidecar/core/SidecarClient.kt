@@ -17,6 +17,7 @@ import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.SessionSummary
+import dev.claudesidecar.core.protocol.SessionsChangedNotification
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -26,8 +27,11 @@ import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.MutableSharedFlow
 import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.SharedFlow
 import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asSharedFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -139,6 +143,14 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
      * one answered. A UI hides what is not there (the shared daemon's `attach`, …).
      */
     val features: StateFlow<Set<String>?> = featuresFlow.asStateFlow()
+
+    private val sessionsChangedFlow = MutableSharedFlow<SessionsChangedNotification>(extraBufferCapacity = 16)
+
+    /**
+     * Stored sessions that a listing gave as `partial` have been read whole
+     * (`claude/sessionsChanged`): list their folder again for exact figures.
+     */
+    val sessionsChanged: SharedFlow<SessionsChangedNotification> = sessionsChangedFlow.asSharedFlow()
 
     /** The ignored-options warnings logged already: each once per client, not per reconnect. */
     private val warned = ConcurrentHashMap.newKeySet<String>()
@@ -258,13 +270,19 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         return fork
     }
 
-    /** The stored sessions of a folder, newest first (every page). */
+    /**
+     * The stored sessions of a folder, newest first (every page). A daemon serving
+     * `partialListing` answers at once: a long session it has not read whole yet comes with
+     * `partial` (no exact message count), and [sessionsChanged] follows once it has.
+     */
     suspend fun listSessions(cwd: String): List<SessionSummary> {
         val daemon = daemon()
+        val allowPartial = if ("partialListing" in Handshake.features(daemon.initializeResult)) true else null
         val sessions = mutableListOf<SessionSummary>()
         var cursor: String? = null
         do {
-            val page = daemon.request(Methods.LIST_SESSIONS, ListSessionsParams(cwd = cwd, cursor = cursor, limit = PAGE))
+            val params = ListSessionsParams(cwd = cwd, cursor = cursor, limit = PAGE, allowPartial = allowPartial)
+            val page = daemon.request(Methods.LIST_SESSIONS, params)
             sessions += page.sessions
             cursor = page.nextCursor
         } while (cursor != null)
@@ -470,6 +488,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
     /** On the event thread. */
     private fun route(daemon: DaemonConnection, type: NotificationType<*>, params: Any) {
+        if (params is SessionsChangedNotification) {
+            if (daemon === current) sessionsChangedFlow.tryEmit(params)
+            return
+        }
         val channelId = channelIdOf(params) ?: return
         val chat = chatMap.values.firstOrNull { it.listening === daemon && it.channelId == channelId }
         if (chat != null) return chat.notify(type, params)

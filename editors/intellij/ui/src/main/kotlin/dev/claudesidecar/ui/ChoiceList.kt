@@ -36,7 +36,7 @@ abstract class ChoiceList<T : Any>(
     uiContext: CoroutineContext,
     private val onChoose: (T) -> Unit,
 ) : JPanel(BorderLayout()) {
-    private val scope = CoroutineScope(SupervisorJob() + uiContext)
+    protected val scope = CoroutineScope(SupervisorJob() + uiContext)
     private val model = DefaultListModel<T>()
 
     /** False until the list is built: Swing calls [updateUI] from JPanel's constructor too. */

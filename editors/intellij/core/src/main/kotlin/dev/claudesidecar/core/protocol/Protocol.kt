@@ -17,7 +17,17 @@ const val PROTOCOL_VERSION: Int = 1
 const val OLDEST_CLIENT_PROTOCOL: Int = 1
 
 /** The optional features a daemon may list in `claudeSidecar.features`. */
-val FEATURE_NAMES: List<String> = listOf("attach", "editorTools", "fork", "partialListing", "rewind", "signIn", "stopDaemon", "transcriptPaging")
+val FEATURE_NAMES: List<String> =
+    listOf(
+        "attach",
+        "editorTools",
+        "fork",
+        "partialListing",
+        "rewind",
+        "signIn",
+        "stopDaemon",
+        "transcriptPaging",
+    )
 
 enum class AskState(override val wire: String) : WireEnum {
     ALLOWED("allowed"),
