@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -314,3 +316,25 @@ def test_the_thinking_of_a_page_read_above_is_folded_as_the_rest(
     for line, first_line, last_line in folds:
         assert first_line == line
         assert lines[last_line - 1] == "  step 39 of my reasoning"
+
+
+def test_a_paged_chat_whose_daemon_died_goes_on_and_still_reads_its_older_pages(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+    first_daemon = editor.daemon_pid()
+    assert first_daemon is not None
+    os.kill(first_daemon, signal.SIGKILL)
+    editor.wait(lambda: editor.chat("state") == "exited", what="the chat to notice")
+
+    editor.type_prompt("hello again")
+    editor.wait_for_turn(1)
+    focus_transcript(editor)
+    held = len(shown_ids(editor))
+    editor.nvim.input("gg")
+    editor.wait(partial(page_read, editor, held), what="the page before, from the new daemon")
+
+    assert editor.daemon_pid() not in (None, first_daemon)
+    assert shown_ids(editor) == daemon_ids(editor)[-len(shown_ids(editor)) :]

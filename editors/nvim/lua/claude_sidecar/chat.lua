@@ -1065,7 +1065,15 @@ function M.send(chat, text)
   if not chat.channel_id then
     table.insert(chat.outbox, text)
     if not chat.opening then
-      M.open_channel(chat, { resume = chat.session_id })
+      -- A chat showing only its last pages is shown again from the new channel's last page:
+      -- the cursor of its older entries belonged to the channel that is gone.
+      local paged = chat.older and chat.older.cursor
+      M.open_channel(
+        chat,
+        { resume = chat.session_id },
+        nil,
+        paged and "reopened from its session: the conversation goes on" or nil
+      )
     end
     return
   end
