@@ -163,6 +163,9 @@ def shape(entries: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     return [(e["kind"], e.get("text", e.get("name"))) for e in entries]
 
 
+@pytest.mark.same_on_every_cli("the daemon reads the grown file from its end by itself")
+# Growing 170 MB and the CLI reading it at resume take ~15 s on a quiet machine.
+@pytest.mark.timeout(300)
 async def test_a_resumed_100k_entry_session_gives_its_last_page_and_has_more(
     seed: Seed, home: Path, sidecar: Sidecar, model: ScriptedModel
 ) -> None:

@@ -130,7 +130,8 @@ class Entries:
 
     Positions (those cursors hold) count the channel's own entries from 0 and the prefix's
     back from -1 (its last), so a position names the same entry however much of the
-    prefix is known."""
+    prefix is known. ``in`` knows the prefix's entries read so far: an id the CLI sends
+    anew is never one of the others."""
 
     def __init__(self) -> None:
         self._before = _NOTHING

@@ -1,11 +1,13 @@
 """Pages of a conversation, read backwards from its end: ``before``/``limit`` and cursors.
 
-A conversation's entries only ever grow at the end, so a position counted from its start
-names the same entry for the conversation's life. A cursor names the oldest entry of the
-page it came with: its position and its id (checked, so that a cursor of another
-conversation, or of an entry that is gone, is refused rather than silently misplaced),
-and the conversation it belongs to (a channel's id, a stored session's id). It is opaque
-to clients: base64url of a small JSON array.
+A conversation's entries only ever grow at the end, so a position names the same entry
+for the conversation's life: a channel's own entries count from 0 at its start, and the
+conversation that came before them (a resumed session's, read from its end only as far
+as pages reach) counts back from -1, so no position depends on how much of it is read. A
+cursor names the oldest entry of the page it came with: its position and its id (checked,
+so that a cursor of another conversation, or of an entry that is gone, is refused rather
+than silently misplaced), and the conversation it belongs to (a channel's id, a stored
+session's id). It is opaque to clients: base64url of a small JSON array.
 """
 
 from __future__ import annotations

@@ -145,18 +145,22 @@ class StoredPages:
         stat = path.stat()
         signature = (stat.st_size, stat.st_mtime)
         kept = self._kept.get(path)
-        new = kept is None or kept.signature != signature
-        if kept is None or new:
-            reader = TailReader(path, store.footers.load(session_id))
-            entries = EncodedEntries((), older_entries(reader, notice=False))
-            kept = _Kept(reader, entries, (reader.index.size, reader.index.mtime), threading.Lock())
-            self._kept[path] = kept
-            while len(self._kept) > KEPT_HISTORIES:
-                _, dropped = self._kept.popitem(last=False)
-                with dropped.lock:
-                    dropped.reader.close()
+        if kept is not None and kept.signature == signature:
+            self._kept.move_to_end(path)
+            return kept, False
+        if kept is not None:
+            with kept.lock:
+                kept.reader.close()
+        reader = TailReader(path, store.footers.load(session_id))
+        entries = EncodedEntries((), older_entries(reader, notice=False))
+        made = _Kept(reader, entries, (reader.index.size, reader.index.mtime), threading.Lock())
+        self._kept[path] = made
         self._kept.move_to_end(path)
-        return kept, new
+        while len(self._kept) > KEPT_HISTORIES:
+            _, dropped = self._kept.popitem(last=False)
+            with dropped.lock:
+                dropped.reader.close()
+        return made, True
 
     def page(
         self,

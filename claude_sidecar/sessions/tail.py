@@ -84,7 +84,6 @@ class TailReader:
         self.messages: list[HistoryMessage] = []
         """The legacy ``messages`` of the exchange :meth:`older` gave last (none for what
         came before the last compaction: the legacy view starts there)."""
-        self._pending: list[Line] = []  # newest first
         self.done = False
         self._numbered: list[str] | None = None
 

@@ -90,3 +90,27 @@ async def test_the_whole_history_read_from_the_end_is_the_history_read_whole(
 
     history = await store.history(session_id, CWD)
     assert msgspec.json.decode(msgspec.json.encode(whole)) == msgspec.to_builtins(history)
+
+
+async def test_a_history_cursor_finds_its_entry_again_after_the_session_grew(
+    tmp_path: Path,
+) -> None:
+    session_id = "c8605bc9-22b5-4cd5-a2d6-cf4fd7a0de7b"
+    path = install(tmp_path, session_id)
+    store = SessionStore(environment(tmp_path))
+    last = await history_page(store, session_id, CWD, None, 2)
+    older = await history_page(store, session_id, CWD, last.next_cursor, 2)
+    prompt = {
+        "type": "user",
+        "uuid": "7d0e8f6a-3b1c-4d2e-9f5a-6b7c8d9e0f1a",
+        "parentUuid": "9d928231-e91e-4375-9051-8b60548a31eb",
+        "message": {"role": "user", "content": "one more"},
+    }
+    with path.open("a") as f:
+        f.write(msgspec.json.encode(prompt).decode() + "\n")
+
+    again = await history_page(store, session_id, CWD, last.next_cursor, 2)
+    grown = await history_page(store, session_id, CWD, None, 1)
+
+    assert again.entries == older.entries and again.next_cursor is not None
+    assert [e.id for e in grown.entries] == [prompt["uuid"]]
