@@ -182,9 +182,11 @@ class Hub:
             self._clients[channel_id] = client
         stored: asyncio.Task[Resumed] | None = None
         if history is None and options.resume is not None:
-            # Read while the CLI starts (it reads the same file, slower), in a process of
-            # its own (``sessions.reader``): never after the CLI, nor in this one.
-            stored = asyncio.ensure_future(read_resumed(self.sessions, options.resume, options.cwd))
+            # Read while the CLI starts (it reads the same file, slower): its last page
+            # from the file's end (``sessions.reader``), never after the CLI.
+            stored = asyncio.ensure_future(
+                read_resumed(self.sessions, options.resume, options.cwd, self._env)
+            )
         try:
             channel = None
             if not fork:

@@ -11,6 +11,7 @@ rendered. Lines are read again from the file when needed, never kept as bytes.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -175,27 +176,34 @@ class LineIndex:
         message = line.message
         content = message.content if message is not None else None
         message_id = message.id if message is not None and kind == "assistant" else None
+        message_id = message_id if isinstance(message_id, str) and message_id else None
+        tool_result = (
+            kind == "user"
+            and isinstance(content, list)
+            and any(b.type == "tool_result" for b in content)
+        )
+        # Interned: a line's parent is another line's uuid (one string for both), and a
+        # long session's index holds a record per line (~250,000 for 100,000 entries).
         slim = Slim(
             offset=offset,
             length=len(raw),
             order=len(self.newest_first),
-            type=kind,
-            uuid=line.uuid,
-            parent=line.parent_uuid,
+            type=sys.intern(kind),
+            uuid=sys.intern(line.uuid),
+            parent=sys.intern(line.parent_uuid) if line.parent_uuid else None,
             logical_parent=line.logical_parent_uuid
             if isinstance(line.logical_parent_uuid, str)
             else None,
             sidechain=line.is_sidechain is True,
             compact_boundary=kind == "system" and line.subtype == "compact_boundary",
             compact_summary=line.is_compact_summary is True,
-            message_id=message_id if isinstance(message_id, str) and message_id else None,
-            tool_result=kind == "user"
-            and isinstance(content, list)
-            and any(b.type == "tool_result" for b in content),
+            message_id=message_id,
+            tool_result=tool_result,
             source_tool=line.source_tool_assistant_uuid
             if isinstance(line.source_tool_assistant_uuid, str)
             else None,
-            timestamp=str(line.timestamp or ""),
+            # (Only parallel tool use sorts by it.)
+            timestamp=str(line.timestamp or "") if message_id or tool_result else "",
         )
         self.by_uuid[slim.uuid] = slim
         self.newest_first.append(slim)

@@ -15,9 +15,13 @@ Reading runs in worker threads; the event loop never waits for the file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -37,9 +41,16 @@ from claude_sidecar.sessions.footers import Footer
 from claude_sidecar.sessions.store import SessionStore
 from claude_sidecar.sessions.tail import TailReader
 
+log = logging.getLogger(__name__)
+
 FIRST_PAGE = 200
 """Entries a resume produces before its channel's conversation is ready: the last page a
 client asks for first (the clients ask for 50 to 200)."""
+
+READ_APART_FROM = 2 * 1024 * 1024
+"""A session file this large has its recorded turns counted (:func:`totals`) by a process
+of its own: that walks the chain's links to the start, ~130 MB of Python objects for a
+167 MB file, which the allocator would keep in the daemon."""
 
 KEPT_HISTORIES = 4
 """Sessions whose ``claude/getHistory`` pages are kept between requests (the reading goes
@@ -101,25 +112,82 @@ def totals(path: Path, footers: Sequence[Footer]) -> tuple[int, float, ContextRe
     return turns, cost, metered[0][2].context if metered else None
 
 
-def _resumed(path: Path | None, footers: Sequence[Footer]) -> Resumed:
+def _last_page(path: Path | None, footers: Sequence[Footer]) -> EncodedEntries:
+    """The conversation of ``path`` as a resumed channel keeps it, its last page read."""
     if path is None:
-        return Resumed(EncodedEntries(()))
+        return EncodedEntries(())
     try:
         reader = TailReader(path, footers)
     except OSError:
-        return Resumed(EncodedEntries(()))
+        return EncodedEntries(())
     before = EncodedEntries((), older_entries(reader, notice=True))
     before.produce(FIRST_PAGE)
-    turns, cost, context = totals(path, footers)
-    return Resumed(before, turns, cost, context)
+    return before
 
 
-async def read_resumed(store: SessionStore, session_id: str, cwd: str) -> Resumed:
+class _Totals(msgspec.Struct, array_like=True):
+    turns: int
+    cost_usd: float
+    context: ContextReading | None
+
+
+async def _totals_apart(
+    store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
+) -> _Totals | None:
+    """:func:`totals` of a session, made by a process of its own (None: it could not
+    run; why is logged)."""
+    try:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            __name__,
+            "totals",
+            cwd,
+            session_id,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(os.environ if env is None else env),
+        )
+    except OSError as e:
+        log.warning("session %s: no reader process (%s); reading it here", session_id, e)
+        return None
+    try:
+        out, err = await child.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):  # (it may have just ended)
+            child.kill()
+        await child.wait()
+        raise
+    if child.returncode == 0:
+        with contextlib.suppress(msgspec.DecodeError):
+            return msgspec.json.decode(out, type=_Totals)
+    log.warning(
+        "session %s: its reader exited with %s (%s); reading it here",
+        session_id,
+        child.returncode,
+        err.decode(errors="replace").strip()[-500:],
+    )
+    return None
+
+
+async def read_resumed(
+    store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
+) -> Resumed:
     """Stored session ``session_id`` of ``cwd`` as a channel continues it, its last page
-    read (nothing when there is no such session: the CLI resumed what it found)."""
+    read (nothing when there is no such session: the CLI resumed what it found), with
+    the :func:`totals` of its recorded turns."""
     path = await store.file(cwd, session_id)
     footers = await asyncio.to_thread(store.footers.load, session_id)
-    return await asyncio.to_thread(_resumed, path, footers)
+    before = await asyncio.to_thread(_last_page, path, footers)
+    if path is None or not footers:
+        return Resumed(before)
+    found = None
+    if (await store.size(cwd, session_id) or 0) >= READ_APART_FROM:
+        found = await _totals_apart(store, session_id, cwd, env)
+    if found is None:
+        found = _Totals(*await asyncio.to_thread(totals, path, footers))
+    return Resumed(before, found.turns, found.cost_usd, found.context)
 
 
 class _Kept(msgspec.Struct):
@@ -267,3 +335,24 @@ async def history_page(
         return await asyncio.to_thread(_PAGES.page, store, path, session_id, before, limit)
     except FileNotFoundError as e:
         raise SessionNotFound(session_id, cwd) from e
+
+
+def main(argv: Sequence[str]) -> int:
+    """The child: ``totals CWD SESSION_ID`` of the sessions of this process's environment,
+    as JSON on stdout."""
+    mode, cwd, session_id = argv
+    if mode != "totals":
+        print(f"unknown mode {mode!r}: totals", file=sys.stderr)
+        return 2
+    store = SessionStore(None)
+    path = asyncio.run(store.file(cwd, session_id))
+    if path is None:
+        print(f"no session {session_id} in {cwd}", file=sys.stderr)
+        return 3
+    found = _Totals(*totals(path, store.footers.load(session_id)))
+    sys.stdout.buffer.write(msgspec.json.encode(found))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
