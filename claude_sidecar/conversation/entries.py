@@ -282,6 +282,10 @@ class Entries:
                 return 0
         return max(0, 1 - (end - limit))
 
+    def produced(self, count: int | None) -> bool:
+        """Whether ``count`` entries of the prefix (None: all) are known, or all there are."""
+        return self._before.complete or (count is not None and len(self._before) >= count)
+
     def produce(self, count: int | None) -> None:
         """Produce ``count`` entries of the prefix (None: all). Blocking: for a thread."""
         self._before.produce(count)

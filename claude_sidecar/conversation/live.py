@@ -286,7 +286,7 @@ class LiveConversation:
         ``before``/``limit`` needs (a resumed session is read back only that far)."""
         await self.ready()
         count = self.entries.prefix_needed(scope, before, limit)
-        if count is None or count > 0:
+        if not self.entries.produced(count):
             await asyncio.to_thread(self.entries.produce, count)
 
     async def whole(self) -> list[Entry]:
