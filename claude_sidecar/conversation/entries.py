@@ -53,15 +53,6 @@ class EncodedEntries:
         self._lock = threading.Lock()
         self._add(entries)
 
-    @classmethod
-    def of_encoded(cls, ids: list[str], encoded: list[bytes]) -> EncodedEntries:
-        """Entries already encoded (``encoded[i]`` is the JSON of entry ``ids[i]``, oldest
-        first)."""
-        made = cls(())
-        made._ids, made._encoded = ids[::-1], encoded[::-1]
-        made._known = set(ids)
-        return made
-
     def _add(self, entries: Sequence[Entry]) -> None:
         for entry in reversed(entries):
             self._ids.append(entry.id)

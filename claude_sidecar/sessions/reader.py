@@ -9,7 +9,10 @@ last page of a session costs the same whatever its length, and memory grows with
 the client has read, not with the file (a 22 MB session read whole took ~100 MB of Python
 objects, which the allocator kept).
 
-Reading runs in worker threads; the event loop never waits for the file.
+Reading runs in worker threads; the event loop never waits for the file. What a resumed
+chat's recorded turns cost is the one thing that needs the chain to its start: for a
+large file it is counted by ``python -m claude_sidecar.sessions.reader totals CWD
+SESSION_ID``, a process of its own, whose memory goes when it ends.
 """
 
 from __future__ import annotations
