@@ -353,10 +353,17 @@ async def test_a_compaction_shows_live_as_the_stored_session_shows_it(
     assert [e["subtype"] for e in notices] == ["compaction", "compactSummary", "commandOutput"]
     compaction, summary, _ = notices
     assert "   - hello\n" in summary["text"], "the stand-in model's summary"
-    # A stored compacted session starts at the compaction, with what it kept of the
-    # exchange before; each entry is the one the chat showed live.
-    assert history["entries"][:2] == [compaction, summary]
+    # A stored compacted session shows what came before the compaction first, then the
+    # compaction, with what it kept of the exchange before; each entry is the one the
+    # chat showed live, once.
+    at = history["entries"].index(compaction)
+    assert history["entries"][at : at + 2] == [compaction, summary]
+    assert [e["text"] for e in history["entries"][:at] if e["kind"] == "prompt"] == [
+        "hello",
+        "hello again",
+    ]
     assert history["entries"] == [by_id.get(e["id"]) for e in history["entries"]]
+    assert len({e["id"] for e in history["entries"]}) == len(history["entries"])
     assert history["entries"][-3:] == live[-3:]
     assert [e.get("text") for e in live if e["kind"] == "prompt"] == [
         "hello",

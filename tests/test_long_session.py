@@ -153,3 +153,37 @@ async def test_get_history_of_a_grown_session_shows_each_of_its_turns(
     assert [(t["name"], t["status"]) for t in tools] == [("Edit", "done")] * grown.tools
     # Each exchange's answer: one text for the first two, two around the Edit.
     assert kinds["text"] == 1 + 3 * grown.repeats
+
+
+HUGE = 100_000
+
+
+def shape(entries: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    """Each entry's kind and text (or tool name): what stays when ids are fresh."""
+    return [(e["kind"], e.get("text", e.get("name"))) for e in entries]
+
+
+@pytest.mark.same_on_every_cli("the daemon reads the grown file from its end by itself")
+# Growing 170 MB and the CLI reading it at resume take ~15 s on a quiet machine.
+@pytest.mark.timeout(300)
+async def test_a_resumed_100k_entry_session_gives_its_last_page_and_has_more(
+    seed: Seed, home: Path, sidecar: Sidecar, model: ScriptedModel
+) -> None:
+    model.set_scenario(load_scenario(SEED_SCENARIO))
+    grown = grow_session(seed, home, HUGE)
+    small = grow_session(seed, home, 200)
+    expected = await sidecar.request(
+        "claude/getHistory", {"sessionId": small.session_id, "cwd": seed.cwd}
+    )
+
+    channel = await sidecar.new_channel(seed.cwd, resume=grown.session_id)
+    last = await sidecar.request("claude/getTranscript", {"channelId": channel, "limit": 50})
+    before = await sidecar.request(
+        "claude/getTranscript", {"channelId": channel, "limit": 50, "before": last["nextCursor"]}
+    )
+
+    assert grown.entries >= HUGE
+    assert last["hasMore"] is True and before["hasMore"] is True
+    assert shape(last["entries"]) == shape(expected["entries"][-50:])
+    assert shape(before["entries"]) == shape(expected["entries"][-100:-50])
+    assert not {e["id"] for e in last["entries"]} & {e["id"] for e in before["entries"]}

@@ -254,3 +254,85 @@ async def test_a_long_resumed_session_pages_from_its_end_and_is_not_kept_decoded
     ]
     # Decoded, its lines took ~50 MB more that the allocator kept; encoded, a few.
     assert grown < 25 * 1024, f"the daemon grew {grown // 1024} MB"
+
+
+def before_compaction(entries: list[dict[str, Any]]) -> list[str]:
+    """The prompts of what came before the (last) compaction notice of ``entries``."""
+    boundary = max(
+        i for i, e in enumerate(entries) if e["kind"] == "notice" and e["subtype"] == "compaction"
+    )
+    return [e["text"] for e in entries[:boundary] if e["kind"] == "prompt"]
+
+
+@pytest.mark.same_on_every_cli("the daemon reads the session files without a CLI")
+async def test_history_pages_of_a_compacted_session_reach_what_came_before_the_compaction(
+    sidecar: Sidecar, home: Path, workspace: Path
+) -> None:
+    install(home, workspace, COMPACTED)
+    params = {"sessionId": COMPACTED, "cwd": str(workspace)}
+
+    entries = await walk(sidecar, "claude/getHistory", params, 2)
+    last = await sidecar.request("claude/getHistory", {**params, "limit": 4})
+
+    assert before_compaction(entries) == ["hello one", "two", "slow please"]
+    assert len(set(ids(entries))) == len(entries), "every entry once"
+    # What the compaction kept follows its summary, once: not again before the boundary.
+    kept = [e["id"] for e in entries if e.get("text") == "a long slow an"]
+    assert len(kept) == 1 and ids(entries).index(kept[0]) > ids(entries).index(
+        next(e["id"] for e in entries if e.get("subtype") == "compactSummary")
+    )
+    assert last["entries"] == entries[-4:]
+
+
+async def test_a_resumed_chat_pages_back_past_its_compaction_to_its_first_prompt(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(HELD))
+    # Two exchanges before it: CLI 2.1.233 compacts nothing shorter.
+    session, _ = await sidecar.chat(str(workspace), "hello", "hello again", "/compact", "after it")
+    channel = await sidecar.new_channel(str(workspace), resume=session)
+
+    entries = await walk(sidecar, "claude/getTranscript", {"channelId": channel}, 2)
+    whole = await sidecar.request("claude/getTranscript", {"channelId": channel})
+
+    assert before_compaction(entries) == ["hello", "hello again"]
+    assert [e["text"] for e in entries if e["kind"] == "prompt"][-2:] == ["/compact", "after it"]
+    assert entries == whole["entries"]
+    assert len(set(ids(entries))) == len(entries), "every entry once"
+
+
+async def test_a_resumed_chat_after_a_clear_pages_the_conversation_since_the_clear(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(HELD))
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    for text in ("before the clear", "/clear", "after the clear", "and on"):
+        await sidecar.turn(opened["channelId"], text)
+    listed = (await sidecar.request("claude/listChannels"))["channels"]
+    session = next(c["sessionId"] for c in listed if c["channelId"] == opened["channelId"])
+    assert session != opened["sessionId"], "/clear goes on in a session of its own"
+    await sidecar.request("claude/closeChannel", {"channelId": opened["channelId"]})
+    channel = await sidecar.new_channel(str(workspace), resume=session)
+
+    entries = await walk(sidecar, "claude/getTranscript", {"channelId": channel}, 1)
+
+    prompts = [e["text"] for e in entries if e["kind"] == "prompt"]
+    assert prompts == ["/clear", "after the clear", "and on"], "the session /clear began"
+    assert len(set(ids(entries))) == len(entries), "every entry once"
+
+
+async def test_a_resumed_fork_pages_to_the_fork_point_and_what_came_before_it(
+    sidecar: Sidecar, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(HELD))
+    channel = await sidecar.new_channel(str(workspace))
+    sent = [(await sidecar.turn(channel, text)).message_id for text in ("one", "two", "three")]
+    fork = await sidecar.open_channel("claude/forkSession", channelId=channel, atMessageId=sent[1])
+    await sidecar.turn(fork["channelId"], "in the fork")
+    await sidecar.request("claude/closeChannel", {"channelId": fork["channelId"]})
+    resumed = await sidecar.new_channel(str(workspace), resume=fork["sessionId"])
+
+    entries = await walk(sidecar, "claude/getTranscript", {"channelId": resumed}, 2)
+
+    assert [e["text"] for e in entries if e["kind"] == "prompt"] == ["one", "two", "in the fork"]
+    assert len(set(ids(entries))) == len(entries), "every entry once"

@@ -10,13 +10,15 @@ small strings are freed as they are sent, not kept until the entry is read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 import msgspec
 
-from claude_sidecar.conversation.paging import Page, Scope, page_bounds
+from claude_sidecar.conversation.paging import Page, Scope, decode_cursor, page_bounds
 from claude_sidecar.protocol.api import Entry, PromptEntry, TextEntry, ThinkingEntry, ToolEntry
+from claude_sidecar.protocol.errors import InvalidParams
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Entry)
@@ -29,38 +31,98 @@ _COMPACT_AT = 16
 
 
 class EncodedEntries:
-    """Entries that no longer change, each kept as its JSON encoding and decoded only
-    when read. Pure: it may be built in a worker thread."""
+    """The entries of a conversation that came before, which no longer change: each kept
+    as its JSON encoding and decoded only when read, counted back from the last (0).
 
-    def __init__(self, entries: Sequence[Entry]) -> None:
-        self.ids = [e.id for e in entries]
-        self._known = frozenset(self.ids)
-        self.encoded = [_encoder.encode(e) for e in entries]
+    ``older`` (when given) produces the entries before those known so far, a few at a
+    time (oldest first; None when there are no more): a stored session is read from its
+    end, and only as far back as a page needs (``sessions.tail``). Entries given at once
+    and those produced are alike. Thread-safe: a worker thread may produce entries while
+    the event loop reads the ones known."""
 
-    @classmethod
-    def of_encoded(cls, ids: list[str], encoded: list[bytes]) -> EncodedEntries:
-        """Entries already encoded (``encoded[i]`` is the JSON of entry ``ids[i]``)."""
-        made = cls(())
-        made.ids, made._known, made.encoded = ids, frozenset(ids), encoded
-        return made
+    def __init__(
+        self,
+        entries: Sequence[Entry] = (),
+        older: Callable[[], Sequence[Entry] | None] | None = None,
+    ) -> None:
+        # Newest first: producing more appends.
+        self._ids: list[str] = []
+        self._encoded: list[bytes] = []
+        self._known: set[str] = set()
+        self._older = older
+        self._lock = threading.Lock()
+        self._add(entries)
+
+    def _add(self, entries: Sequence[Entry]) -> None:
+        for entry in reversed(entries):
+            self._ids.append(entry.id)
+            self._encoded.append(_encoder.encode(entry))
+            self._known.add(entry.id)
 
     def __len__(self) -> int:
-        return len(self.encoded)
+        """How many entries are known (more may be produced)."""
+        return len(self._encoded)
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._known
 
+    @property
+    def complete(self) -> bool:
+        """Whether every entry is known."""
+        return self._older is None
+
+    def produce(self, count: int | None) -> int:
+        """Know at least ``count`` entries (None: all), fewer when there are no more;
+        returns how many are known."""
+        with self._lock:
+            while self._older is not None and (count is None or len(self._encoded) < count):
+                chunk = self._older()
+                if chunk is None:
+                    self._older = None
+                else:
+                    self._add(chunk)
+            return len(self._encoded)
+
+    def find_back(self, entry_id: str) -> int | None:
+        """How far back from the last the entry ``entry_id`` is, producing entries until
+        it is known (None: there is no such entry)."""
+        while True:
+            known = len(self._ids)
+            if entry_id in self._known:
+                return self._ids.index(entry_id)
+            if self.produce(known + 1) == known:
+                return None
+
+    def id_back(self, back: int) -> str | None:
+        """The id of the entry ``back`` before the last (0: the last); None: no such one."""
+        if back >= len(self._encoded):
+            self.produce(back + 1)
+        return self._ids[back] if 0 <= back < len(self._ids) else None
+
+    def read_back(self, newest: int, oldest: int) -> list[Entry]:
+        """The entries from ``oldest`` back to ``newest`` back (both counted from the last,
+        ``oldest`` exclusive), oldest first, decoded (new structs every time)."""
+        self.produce(oldest)
+        return [_decoder.decode(data) for data in reversed(self._encoded[newest:oldest])]
+
     def read(self, start: int, end: int) -> list[Entry]:
-        """Entries ``start`` to ``end`` (exclusive), decoded (new structs every time)."""
-        return [_decoder.decode(data) for data in self.encoded[start:end]]
+        """Entries ``start`` to ``end`` (exclusive) counted from the first, decoded (every
+        entry is produced first)."""
+        count = self.produce(None)
+        return self.read_back(max(count - end, 0), count - start)
 
 
 _NOTHING = EncodedEntries(())
 
 
 class Entries:
-    """An ordered store of entries by id: a prefix that came before (encoded), then the
-    channel's own."""
+    """An ordered store of entries by id: a prefix that came before (encoded, perhaps
+    produced as pages reach back into it), then the channel's own.
+
+    Positions (those cursors hold) count the channel's own entries from 0 and the prefix's
+    back from -1 (its last), so a position names the same entry however much of the
+    prefix is known. ``in`` knows the prefix's entries read so far: an id the CLI sends
+    anew is never one of the others."""
 
     def __init__(self) -> None:
         self._before = _NOTHING
@@ -160,26 +222,68 @@ class Entries:
         self.streaming.pop(entry.id, None)
         return entry
 
+    def known(self) -> bool:
+        """Whether any entry is known (placed, or of the prefix read so far)."""
+        return bool(self._order) or len(self._before) > 0
+
     def placed(self) -> list[Entry]:
         """The channel's own placed entries, oldest first (not what came before)."""
         return list(self._order)
 
     def snapshot(self) -> list[Entry]:
-        """Every entry as it is now (copies), queued prompts last."""
-        return self._read(0, len(self._before) + len(self._order), queued=True)
+        """Every entry as it is now (copies), queued prompts last (the whole prefix is
+        produced first)."""
+        earliest = -self._before.produce(None)
+        return self._read(earliest, len(self._order), queued=True)
+
+    def each(self, page: int = 200) -> Iterator[Entry]:
+        """Every entry known, oldest first, as :meth:`snapshot` gives them, decoded a
+        ``page`` at a time (the prefix is not produced here: see ``produce``)."""
+        oldest = len(self._before)
+        while oldest > 0:
+            newest = max(oldest - page, 0)
+            yield from self._before.read_back(newest, oldest)
+            oldest = newest
+        yield from self._read(0, len(self._order), queued=True)
 
     def _id_at(self, position: int) -> str | None:
-        count = len(self._before)
-        if 0 <= position < count:
-            return self._before.ids[position]
-        if count <= position < count + len(self._order):
-            return self._order[position - count].id
+        if position < 0:
+            return self._before.id_back(-position - 1)
+        if position < len(self._order):
+            return self._order[position].id
         return None
 
+    def _first(self, wanted: int | None) -> int:
+        """The position of the first entry known once the prefix reaches back past
+        ``wanted`` (None: to its start)."""
+        if wanted is None:
+            return -self._before.produce(None)
+        return -self._before.produce(max(0, 1 - wanted))
+
+    def prefix_needed(self, scope: Scope, before: str | None, limit: int | None) -> int | None:
+        """How many entries of the prefix a page asks for (None: all): what a worker
+        thread produces before the page is read (a bad cursor: none)."""
+        if limit is None:
+            return None
+        end = len(self._order)
+        if before is not None:
+            try:
+                end, _ = decode_cursor(scope, before)
+            except InvalidParams:
+                return 0
+        return max(0, 1 - (end - limit))
+
+    def produced(self, count: int | None) -> bool:
+        """Whether ``count`` entries of the prefix (None: all) are known, or all there are."""
+        return self._before.complete or (count is not None and len(self._before) >= count)
+
+    def produce(self, count: int | None) -> None:
+        """Produce ``count`` entries of the prefix (None: all). Blocking: for a thread."""
+        self._before.produce(count)
+
     def _read(self, start: int, end: int, *, queued: bool) -> list[Entry]:
-        count = len(self._before)
-        shown = self._before.read(start, min(end, count))
-        own = [*self._order[max(start - count, 0) : max(end - count, 0)]]
+        shown = self._before.read_back(-min(end, 0), -start) if start < 0 else []
+        own = [*self._order[max(start, 0) : max(end, 0)]]
         if queued:
             own += self._queued.values()
         return shown + [msgspec.structs.replace(self.settle(entry)) for entry in own]
@@ -187,8 +291,7 @@ class Entries:
     def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
         """The entries ``before``/``limit`` ask for as they are now (copies); the page at
         the end (no ``before``) ends with the queued prompts (see :mod:`.paging`)."""
-        total = len(self._before) + len(self._order)
-        page = page_bounds(scope, total, self._id_at, before, limit)
+        page = page_bounds(scope, len(self._order), self._id_at, before, limit, self._first)
         return self._read(page.start, page.end, queued=before is None), page
 
 

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -168,10 +168,9 @@ class FooterSink(Protocol):
         with the context meter the turn left."""
 
 
-def carried_over(entries: Sequence[Entry]) -> EncodedEntries:
-    """What a channel keeps of a conversation that came before: copies in which nothing
-    is still under way (nothing streams, no tool runs, no ask waits; a prompt still queued
-    there was never part of it), encoded. Pure: it may run in a worker thread."""
+def settled(entries: Sequence[Entry]) -> list[Entry]:
+    """Copies of ``entries`` in which nothing is still under way (nothing streams, no tool
+    runs, no ask waits; a prompt still queued there was never part of the conversation)."""
     kept: list[Entry] = []
     for entry in entries:
         if isinstance(entry, PromptEntry) and entry.queued:
@@ -182,7 +181,13 @@ def carried_over(entries: Sequence[Entry]) -> EncodedEntries:
         elif isinstance(copy, ToolEntry) and copy.status in _UNDER_WAY:
             stop_tool(copy, "interrupted")
         kept.append(copy)
-    return EncodedEntries(kept)
+    return kept
+
+
+def carried_over(entries: Sequence[Entry]) -> EncodedEntries:
+    """What a channel keeps of a conversation that came before: :func:`settled` copies,
+    encoded. Pure: it may run in a worker thread."""
+    return EncodedEntries(settled(entries))
 
 
 def stop_tool(tool: ToolEntry, status: ToolStatus) -> None:
@@ -275,6 +280,29 @@ class LiveConversation:
     def page(self, scope: Scope, before: str | None, limit: int | None) -> tuple[list[Entry], Page]:
         """A page of the conversation as it is now (see :mod:`.paging`)."""
         return self.entries.page(scope, before, limit)
+
+    async def reach(self, scope: Scope, before: str | None, limit: int | None) -> None:
+        """Produce, in a worker thread, what of the conversation that came before the page
+        ``before``/``limit`` needs (a resumed session is read back only that far)."""
+        await self.ready()
+        count = self.entries.prefix_needed(scope, before, limit)
+        if not self.entries.produced(count):
+            await asyncio.to_thread(self.entries.produce, count)
+
+    async def whole(self) -> list[Entry]:
+        """Every entry (see :meth:`snapshot`), the conversation that came before read to
+        its start in a worker thread first."""
+        await self.ready()
+        await asyncio.to_thread(self.entries.produce, None)
+        return self.snapshot()
+
+    async def each(self) -> Iterator[Entry]:
+        """Every entry, oldest first, decoded a page at a time as the iterator goes on
+        (see :meth:`Entries.each`): the conversation that came before is read to its
+        start in a worker thread first, and kept encoded."""
+        await self.ready()
+        await asyncio.to_thread(self.entries.produce, None)
+        return self.entries.each()
 
     def seed(self, entries: Sequence[Entry] | EncodedEntries) -> None:
         """Start from a conversation that came before (a resumed or forked session's),

@@ -1,11 +1,13 @@
 """Pages of a conversation, read backwards from its end: ``before``/``limit`` and cursors.
 
-A conversation's entries only ever grow at the end, so a position counted from its start
-names the same entry for the conversation's life. A cursor names the oldest entry of the
-page it came with: its position and its id (checked, so that a cursor of another
-conversation, or of an entry that is gone, is refused rather than silently misplaced),
-and the conversation it belongs to (a channel's id, a stored session's id). It is opaque
-to clients: base64url of a small JSON array.
+A conversation's entries only ever grow at the end, so a position names the same entry
+for the conversation's life: a channel's own entries count from 0 at its start, and the
+conversation that came before them (a resumed session's, read from its end only as far
+as pages reach) counts back from -1, so no position depends on how much of it is read. A
+cursor names the oldest entry of the page it came with: its position and its id (checked,
+so that a cursor of another conversation, or of an entry that is gone, is refused rather
+than silently misplaced), and the conversation it belongs to (a channel's id, a stored
+session's id). It is opaque to clients: base64url of a small JSON array.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def decode_cursor(scope: Scope, cursor: str) -> tuple[int, str]:
         version, key, position, entry_id = msgspec.json.decode(raw, type=tuple[int, str, int, str])
     except (binascii.Error, ValueError, msgspec.DecodeError):
         raise _refuse(scope, f"is not a cursor ({cursor[:60]!r})") from None
-    if version != _VERSION or position < 0:
+    if version != _VERSION:
         raise _refuse(scope, f"is not a cursor ({cursor[:60]!r})")
     if key != scope.key:
         raise _refuse(scope, f"is a cursor of another {scope.what}")
@@ -73,10 +75,14 @@ def page_bounds(
     id_at: Callable[[int], str | None],
     before: str | None,
     limit: int | None,
+    first: Callable[[int | None], int] = lambda _: 0,
 ) -> Page:
-    """Which of a conversation's ``total`` entries a request for ``limit`` entries before
-    the cursor ``before`` gets; ``id_at`` gives the id of the entry at a position (None
-    when there is none). Refuses a cursor whose entry is not where it named it."""
+    """Which entries of a conversation a request for ``limit`` entries before the cursor
+    ``before`` gets: positions below ``total``, ``id_at`` giving the id of the entry at a
+    position (None when there is none) and ``first`` the position of the first entry
+    once the conversation is known back past the one asked for (None: to its start;
+    positions may be negative, see ``entries.Entries``). Refuses a cursor whose entry is
+    not where it named it."""
     end = total
     if before is not None:
         end, entry_id = decode_cursor(scope, before)
@@ -86,13 +92,15 @@ def page_bounds(
                 f"names an entry this {scope.what}'s conversation no longer has "
                 "(a rewind or a new chain removed it)",
             )
-    start = 0 if limit is None else max(0, end - limit)
+    wanted = None if limit is None else end - limit
+    earliest = first(wanted)
+    start = earliest if wanted is None else max(wanted, earliest)
     cursor = None
-    if start > 0:
-        first = id_at(start)
-        assert first is not None
-        cursor = encode_cursor(scope, start, first)
-    return Page(start, end, start > 0, cursor)
+    if start > earliest:
+        first_id = id_at(start)
+        assert first_id is not None
+        cursor = encode_cursor(scope, start, first_id)
+    return Page(start, end, start > earliest, cursor)
 
 
 def page_of(

@@ -39,7 +39,7 @@ from claude_sidecar.protocol.errors import (
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
 from claude_sidecar.sessions.quick_listing import QuickListing
-from claude_sidecar.sessions.reader import Resumed, encoded, read_resumed
+from claude_sidecar.sessions.reader import Resumed, read_resumed
 from claude_sidecar.sessions.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -186,8 +186,8 @@ class Hub:
             self._clients[channel_id] = client
         stored: asyncio.Task[Resumed] | None = None
         if history is None and options.resume is not None:
-            # Read while the CLI starts (it reads the same file, slower), in a process of
-            # its own (``sessions.reader``): never after the CLI, nor in this one.
+            # Read while the CLI starts (it reads the same file, slower): its last page
+            # from the file's end (``sessions.reader``), never after the CLI.
             stored = asyncio.ensure_future(
                 read_resumed(self.sessions, options.resume, options.cwd, self._env)
             )
@@ -523,11 +523,10 @@ class Hub:
         then the channel's conversation is not ready (``expect_seed``): its pages wait."""
         try:
             resumed = await stored
-            before = await asyncio.to_thread(encoded, resumed.entries)
         except BaseException:
             channel.conversation.seed(())  # its readers are not left waiting
             raise
-        channel.conversation.seed(before)
+        channel.conversation.seed(resumed.before)
         if resumed.turns:
             channel.carry_on(resumed.cost_usd, resumed.context)
 
@@ -538,8 +537,7 @@ class Hub:
         it is between turns (its turn footers and permission answers are only there), else
         the stored session's; cut after the exchange of ``at_message_id``."""
         if source is not None and source.state in ("idle", "exited"):
-            await source.conversation.ready()
-            entries = source.conversation.snapshot()
+            entries = await source.conversation.whole()
         else:
             entries = await self.sessions.stored(session_id, cwd)
         if at_message_id is None:

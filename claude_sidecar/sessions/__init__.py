@@ -13,7 +13,11 @@ One module per job:
 * :mod:`.entries`: a session file decoded into entries (and what such a file holds);
 * :mod:`.chain`: which entries make the current conversation, in which order;
 * :mod:`.render`: entries as the messages an editor renders;
+* :mod:`.backward`: a session file's lines read from its end, their links first;
+* :mod:`.tail`: the current conversation from the file's end, an exchange at a time;
+* :mod:`.subagents`: a session's sub-agent transcripts, by the tool use that started each;
 * :mod:`.history`: a session's whole conversation, sub-agents included (``getHistory``);
+* :mod:`.reader`: a resumed chat's and ``getHistory``'s pages, kept encoded;
 * :mod:`.listing`: a directory's sessions, summarized, a page at a time (``listSessions``);
 * :mod:`.quick_listing`: ``listSessions`` with ``allowPartial``: long files from their
   head and tail (:mod:`.summary_edges`), read whole later by a process of its own;

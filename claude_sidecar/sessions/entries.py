@@ -91,11 +91,18 @@ CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"
 
 
 class Line(msgspec.Struct):
-    """A decoded entry and where it was in the file."""
+    """A decoded entry and where it was in the file: its line number, or (read from the
+    file's end, where line numbers are not known) its byte offset."""
 
     number: int
     index: int
     entry: Entry
+    offset: int | None = None
+
+    @property
+    def place(self) -> str:
+        """Where the line is, for a warning."""
+        return f"at byte {self.offset}" if self.offset is not None else f"line {self.number}"
 
 
 class File(msgspec.Struct):

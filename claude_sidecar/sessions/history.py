@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import msgspec
-
-from claude_sidecar.cli.paths import session_file, subagent_files, subagent_meta_path
-from claude_sidecar.protocol.api import Entry, History, HistoryMessage, ToolEntry
+from claude_sidecar.cli.paths import session_file
+from claude_sidecar.protocol.api import History
 from claude_sidecar.sessions.chain import conversation
 from claude_sidecar.sessions.entries import File, load
 from claude_sidecar.sessions.render import Renderer
+from claude_sidecar.sessions.subagents import (
+    messages_with_subagents,
+    render_subagent,
+    subagent_transcripts,
+)
+from claude_sidecar.sessions.tail import TailReader
 
 
 def render_conversation(path: Path) -> tuple[Renderer, File]:
@@ -31,58 +35,12 @@ def render_conversation(path: Path) -> tuple[Renderer, File]:
 def _subagents(session_path: Path, warnings: list[str]) -> dict[str, list[Renderer]]:
     """Each sub-agent transcript of a session, rendered, by the tool use that started it."""
     by_tool_use: dict[str, list[Renderer]] = {}
-    for path in subagent_files(session_path):
-        label = str(path.relative_to(session_path.parent))
-        try:
-            meta = msgspec.json.decode(subagent_meta_path(path).read_bytes())
-        except (OSError, msgspec.DecodeError):
-            meta = None
-        tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
-        if not isinstance(tool_use_id, str):
-            warnings.append(f"{label}: no toolUseId in its .meta.json; sub-agent not shown")
-            continue
-        try:
-            file = load(path, label)
-        except OSError as e:
-            warnings.append(f"{label}: cannot be read ({e}); sub-agent not shown")
-            continue
-        sub_warnings: list[str] = []
-        renderer = Renderer(file.warnings, label, tool_use_id)
-        for line in conversation(file, sub_warnings, sidechain=True):
-            renderer.render(line)
-        warnings += file.warnings + [f"{label}: {w}" for w in sub_warnings]
-        by_tool_use.setdefault(tool_use_id, []).append(renderer)
+    for tool_use_id, paths in subagent_transcripts(session_path, warnings).items():
+        for path in paths:
+            renderer = render_subagent(session_path, path, tool_use_id, warnings)
+            if renderer is not None:
+                by_tool_use.setdefault(tool_use_id, []).append(renderer)
     return by_tool_use
-
-
-def _with_subagents(
-    messages: list[HistoryMessage], agents: dict[str, list[Renderer]]
-) -> list[HistoryMessage]:
-    """Insert each sub-agent's messages after the result (else the call) of its tool use."""
-    if not agents:
-        return messages
-    answered = {m.tool_use_id for m in messages if m.kind == "toolResult"}
-    out: list[HistoryMessage] = []
-    for message in messages:
-        out.append(message)
-        tid = message.tool_use_id
-        if tid in agents and (
-            message.kind == "toolResult" or (message.kind == "toolUse" and tid not in answered)
-        ):
-            for renderer in agents.pop(tid):
-                out.extend(_with_subagents(renderer.messages, agents))
-    return out
-
-
-def _entries_with_subagents(entries: list[Entry], agents: dict[str, list[Renderer]]) -> list[Entry]:
-    """Insert each sub-agent's entries after the tool use that started it."""
-    out: list[Entry] = []
-    for entry in entries:
-        out.append(entry)
-        if isinstance(entry, ToolEntry) and entry.id in agents:
-            for renderer in agents.pop(entry.id):
-                out.extend(_entries_with_subagents(renderer.stored.entries, agents))
-    return out
 
 
 def read_history(
@@ -112,19 +70,20 @@ def read_history(
       messages marked with ``parentToolUseId``.
 
     ``entries`` holds the same conversation as the conversation's entries (see
-    :mod:`..conversation.stored`), each sub-agent's right after its tool use.
+    :mod:`..conversation.stored`), each sub-agent's right after its tool use, read as
+    :mod:`.tail` reads it: what came before a compaction too, before its boundary.
     """
     path = session_file(home, cwd, session_id, config_dir)
     renderer, file = render_conversation(path)
     agents = _subagents(path, file.warnings)
-    # (Before the messages: inserting those takes each sub-agent out of ``agents``.)
-    entries = _entries_with_subagents(
-        renderer.stored.entries, {k: list(v) for k, v in agents.items()}
+    reader = TailReader(path)
+    try:
+        entries = reader.rest()
+    finally:
+        reader.close()
+    return History(
+        session_id, messages_with_subagents(renderer.messages, agents), file.warnings, entries
     )
-    history = History(
-        session_id, _with_subagents(renderer.messages, agents), file.warnings, entries
-    )
-    return history
 
 
 def exchange_end(history: History, message_id: str) -> str | None:

@@ -1,22 +1,18 @@
-"""A stored session read by a process of its own: the daemon keeps its entries encoded.
+"""A stored session's conversation as the daemon keeps it: read from the end, a page at a
+time, kept encoded.
 
-Reading a session file decodes every line of it: ~100 MB of Python objects for a 30 MB
-file, freed when the entries are made, yet kept by the allocator (the daemon's RSS stayed
-~80 MB larger for good). So the daemon runs ``python -m claude_sidecar.sessions.reader
-MODE CWD SESSION_ID``: the child reads the file (``SessionStore``: the history with its
-turn footers placed) and writes one JSON document of what the daemon needs; the daemon
-keeps each entry as its JSON bytes and decodes only the entries of a page.
+A resumed channel's conversation starts with the stored session's (:func:`read_resumed`),
+and ``claude/getHistory`` pages it (:func:`history_page`). Either way the file is read by
+a :class:`.tail.TailReader`: from its end, as far back as the pages asked for reach, each
+entry kept as its JSON bytes (``EncodedEntries``) and decoded again only for a page. The
+last page of a session costs the same whatever its length, and memory grows with what
+the client has read, not with the file (a 22 MB session read whole took ~100 MB of Python
+objects, which the allocator kept).
 
-* ``resumed``: what a channel continuing the session starts from (:class:`Resumed`: the
-  entries with nothing still under way, led by a notice of what could not be read, and
-  what the recorded turns cost and left in the context). Run while the resumed CLI starts
-  (the CLI reads the same file, slower): the resume's answer does not wait for it.
-* ``history``: ``claude/getHistory``'s entries and warnings (:class:`HistoryEntries`),
-  for a request that asks for a page of them.
-
-The child runs on another core and the daemon's event loop never waits for a read. When
-the child cannot run, or the file is small (``READ_HERE_BELOW``), the daemon reads the file
-itself, in a thread.
+Reading runs in worker threads; the event loop never waits for the file. What a resumed
+chat's recorded turns cost is the one thing that needs the chain to its start: for a
+large file it is counted by ``python -m claude_sidecar.sessions.reader totals CWD
+SESSION_ID``, a process of its own, whose memory goes when it ends.
 """
 
 from __future__ import annotations
@@ -26,98 +22,129 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Literal
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import msgspec
 
 from claude_sidecar.conversation.entries import EncodedEntries
-from claude_sidecar.conversation.live import carried_over
-from claude_sidecar.conversation.paging import page_bounds, session_scope
-from claude_sidecar.protocol.api import ContextReading, Entry, History, TurnEntry
+from claude_sidecar.conversation.live import settled
+from claude_sidecar.conversation.paging import (
+    decode_cursor,
+    encode_cursor,
+    page_bounds,
+    session_scope,
+)
+from claude_sidecar.conversation.stored import unreadable_notice
+from claude_sidecar.protocol.api import ContextReading, Entry, History
 from claude_sidecar.protocol.errors import SessionNotFound
-from claude_sidecar.sessions.footers import context_after
+from claude_sidecar.sessions.footers import Footer
 from claude_sidecar.sessions.store import SessionStore
+from claude_sidecar.sessions.tail import TailReader
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["resumed", "history"]
-_MODES: dict[str, Mode] = {"resumed": "resumed", "history": "history"}
-# The child's exit status when there is no such session.
-_NOT_FOUND = 3
+FIRST_PAGE = 200
+"""Entries a resume produces before its channel's conversation is ready: the last page a
+client asks for first (the clients ask for 50 to 200)."""
 
-READ_HERE_BELOW = 2 * 1024 * 1024
-"""A session file smaller than this is read in the daemon (in a thread): a few MB of the
-allocator's, where a child's start (~0.2 s of CPU) would take from the CLI's own start
-on a busy machine (bench (l): resume at 1k entries 1.20x the CLI's instead of 1.02x)."""
+READ_APART_FROM = 2 * 1024 * 1024
+"""A session file this large has its recorded turns counted (:func:`totals`) by a process
+of its own: that walks the chain's links to the start, ~130 MB of Python objects for a
+167 MB file, which the allocator would keep in the daemon."""
+
+KEPT_HISTORIES = 4
+"""Sessions whose ``claude/getHistory`` pages are kept between requests (the reading goes
+on from where the last page left it)."""
 
 
-class Resumed(msgspec.Struct, rename="camel"):
-    """What a channel continuing a stored session starts from: its conversation (each
-    entry's JSON), and what the recorded turns cost and left in the context (``turns``:
-    how many there were; none, nothing to carry on)."""
+class Resumed(msgspec.Struct):
+    """What a channel continuing a stored session starts from: its conversation (read back
+    from the end as pages need it), and what the recorded turns cost and left in the
+    context (``turns``: how many there were; none, nothing to carry on)."""
 
-    entries: list[msgspec.Raw]
+    before: EncodedEntries
     turns: int = 0
     cost_usd: float = 0.0
     context: ContextReading | None = None
 
 
-class HistoryEntries(msgspec.Struct):
-    """``claude/getHistory``'s entries (each entry's JSON) and warnings."""
+def older_entries(reader: TailReader, *, notice: bool) -> Callable[[], Sequence[Entry] | None]:
+    """What produces ``reader``'s entries one exchange at a time, newest first, settled
+    (nothing under way), the file closed after the last; ``notice``: led by a notice of
+    what of the file could not be read, as a resumed chat shows it."""
+    noticed = not notice
 
-    entries: list[msgspec.Raw]
-    warnings: list[str]
-
-
-class _Id(msgspec.Struct):
-    id: str
-
-
-_decode_id = msgspec.json.Decoder(_Id)
-
-
-def encoded(entries: Sequence[msgspec.Raw]) -> EncodedEntries:
-    """``entries`` kept encoded, each as its own bytes (none holds on to the document
-    they came in)."""
-    raw = [bytes(r) for r in entries]
-    return EncodedEntries.of_encoded([_decode_id.decode(r).id for r in raw], raw)
-
-
-def history_entries(history: History) -> HistoryEntries:
-    """``history``'s entries (each encoded) and warnings."""
-    return HistoryEntries(
-        [msgspec.Raw(msgspec.json.encode(e)) for e in history.entries], history.warnings
-    )
-
-
-def resumed_of(entries: Sequence[Entry], store: SessionStore, session_id: str) -> Resumed:
-    """``entries`` of stored session ``session_id`` as a channel continues them."""
-    turns = [e for e in entries if isinstance(e, TurnEntry)]
-    context = context_after(entries, store.footers.load(session_id)) if turns else None
-    return Resumed(
-        entries=[msgspec.Raw(data) for data in carried_over(entries).encoded],
-        turns=len(turns),
-        cost_usd=sum(t.cost_usd for t in turns),
-        context=context,
-    )
-
-
-async def _read_apart(
-    mode: Mode, store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
-) -> bytes | None:
-    """The child's document for ``mode``; None when the child could not make it (why is
-    logged) or the file is small enough to read here. ``SessionNotFound`` when there is no
-    such session."""
-    size = await store.size(cwd, session_id)
-    if size is None or size < READ_HERE_BELOW:
+    def older() -> Sequence[Entry] | None:
+        nonlocal noticed
+        chunk = reader.older()
+        if chunk is not None:
+            return settled(chunk)
+        reader.close()
+        if not noticed:
+            noticed = True
+            found = unreadable_notice(reader.warnings)
+            if found is not None:
+                return [found]
         return None
+
+    return older
+
+
+def totals(path: Path, footers: Sequence[Footer]) -> tuple[int, float, ContextReading | None]:
+    """How many recorded turns the conversation of ``path`` has, what they cost, and the
+    context meter its last turn that recorded one left: the footers whose prompts are on
+    its chain. Reads the chain's links to the start (not the entries)."""
+    if not footers:
+        return 0, 0.0, None
+    reader = TailReader(path)
+    try:
+        newest = {uuid: i for i, uuid in enumerate(reader.chain_uuids())}
+    finally:
+        reader.close()
+    counted: dict[str, tuple[int, int, Footer]] = {}
+    for i, footer in enumerate(footers):
+        places = [newest[p] for p in footer.prompts if p in newest]
+        if places and footer.entry.id not in counted:
+            counted[footer.entry.id] = (min(places), -i, footer)
+    turns = len(counted)
+    cost = sum(f.entry.cost_usd for _, _, f in counted.values())
+    metered = sorted(c for c in counted.values() if c[2].context is not None)
+    return turns, cost, metered[0][2].context if metered else None
+
+
+def _last_page(path: Path | None, footers: Sequence[Footer]) -> EncodedEntries:
+    """The conversation of ``path`` as a resumed channel keeps it, its last page read."""
+    if path is None:
+        return EncodedEntries(())
+    try:
+        reader = TailReader(path, footers)
+    except OSError:
+        return EncodedEntries(())
+    before = EncodedEntries((), older_entries(reader, notice=True))
+    before.produce(FIRST_PAGE)
+    return before
+
+
+class _Totals(msgspec.Struct, array_like=True):
+    turns: int
+    cost_usd: float
+    context: ContextReading | None
+
+
+async def _totals_apart(
+    store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
+) -> _Totals | None:
+    """:func:`totals` of a session, made by a process of its own (None: it could not
+    run; why is logged)."""
     try:
         child = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             __name__,
-            mode,
+            "totals",
             cwd,
             session_id,
             stdin=asyncio.subprocess.DEVNULL,
@@ -136,9 +163,8 @@ async def _read_apart(
         await child.wait()
         raise
     if child.returncode == 0:
-        return out
-    if child.returncode == _NOT_FOUND:
-        raise SessionNotFound(session_id, cwd)
+        with contextlib.suppress(msgspec.DecodeError):
+            return msgspec.json.decode(out, type=_Totals)
     log.warning(
         "session %s: its reader exited with %s (%s); reading it here",
         session_id,
@@ -151,71 +177,183 @@ async def _read_apart(
 async def read_resumed(
     store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
 ) -> Resumed:
-    """Stored session ``session_id`` of ``cwd`` as a channel continues it (nothing when
-    there is no such session: the CLI resumed what it found)."""
-    out = await _read_apart("resumed", store, session_id, cwd, env)
-    if out is not None:
-        return await asyncio.to_thread(msgspec.json.decode, out, type=Resumed)
-    entries = await store.stored(session_id, cwd)
-    return await asyncio.to_thread(resumed_of, entries, store, session_id)
+    """Stored session ``session_id`` of ``cwd`` as a channel continues it, its last page
+    read (nothing when there is no such session: the CLI resumed what it found), with
+    the :func:`totals` of its recorded turns."""
+    path = await store.file(cwd, session_id)
+    footers = await asyncio.to_thread(store.footers.load, session_id)
+    before = await asyncio.to_thread(_last_page, path, footers)
+    if path is None or not footers:
+        return Resumed(before)
+    found = None
+    if (await store.size(cwd, session_id) or 0) >= READ_APART_FROM:
+        found = await _totals_apart(store, session_id, cwd, env)
+    if found is None:
+        found = _Totals(*await asyncio.to_thread(totals, path, footers))
+    return Resumed(before, found.turns, found.cost_usd, found.context)
 
 
-async def read_history_entries(
-    store: SessionStore, session_id: str, cwd: str, env: Mapping[str, str] | None
-) -> HistoryEntries:
-    """``claude/getHistory``'s entries and warnings of stored session ``session_id``
-    (``SessionNotFound`` when there is none)."""
-    out = await _read_apart("history", store, session_id, cwd, env)
-    if out is not None:
-        return await asyncio.to_thread(msgspec.json.decode, out, type=HistoryEntries)
-    history = await store.history(session_id, cwd)
-    return history_entries(history)
+class _Kept(msgspec.Struct):
+    reader: TailReader
+    entries: EncodedEntries
+    signature: tuple[int, float]
+    lock: threading.Lock
+
+
+class StoredPages:
+    """The stored sessions whose ``claude/getHistory`` pages were read last, each with
+    its reading: a page before one read continues it. When the file changed (a CLI went
+    on with the session, or it was cut short), a new reading starts, and a cursor finds
+    its entry again, or is refused when the conversation no longer has it."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[Path, _Kept] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _reading(self, path: Path, store: SessionStore, session_id: str) -> tuple[_Kept, bool]:
+        """The kept reading of ``path``, a new one when there is none or its file changed
+        (and whether it is new)."""
+        stat = path.stat()
+        signature = (stat.st_size, stat.st_mtime)
+        kept = self._kept.get(path)
+        if kept is not None and kept.signature == signature:
+            self._kept.move_to_end(path)
+            return kept, False
+        if kept is not None:
+            with kept.lock:
+                kept.reader.close()
+        reader = TailReader(path, store.footers.load(session_id))
+        entries = EncodedEntries((), older_entries(reader, notice=False))
+        made = _Kept(reader, entries, (reader.index.size, reader.index.mtime), threading.Lock())
+        self._kept[path] = made
+        self._kept.move_to_end(path)
+        while len(self._kept) > KEPT_HISTORIES:
+            _, dropped = self._kept.popitem(last=False)
+            with dropped.lock:
+                dropped.reader.close()
+        return made, True
+
+    def page(
+        self,
+        store: SessionStore,
+        path: Path,
+        session_id: str,
+        before: str | None,
+        limit: int | None,
+    ) -> History:
+        """The page ``before``/``limit`` ask for (``messages`` left empty). Blocking."""
+        scope = session_scope(session_id)
+        with self._lock:
+            kept, new = self._reading(path, store, session_id)
+        with kept.lock:
+            entries = kept.entries
+            if before is not None and new:
+                # A cursor of an earlier reading (the file changed since, or the reading
+                # was dropped): its entry, if the conversation still has it, is found
+                # again from the end.
+                _, entry_id = decode_cursor(scope, before)
+                back = entries.find_back(entry_id)
+                if back is not None:
+                    before = encode_cursor(scope, -back - 1, entry_id)
+
+            def id_at(position: int) -> str | None:
+                return entries.id_back(-position - 1) if position < 0 else None
+
+            def first(wanted: int | None) -> int:
+                return -entries.produce(None if wanted is None else max(0, 1 - wanted))
+
+            page = page_bounds(scope, 0, id_at, before, limit, first)
+            shown = entries.read_back(-page.end, -page.start)
+            warnings = kept.reader.warnings
+        return History(session_id, [], warnings, shown, page.has_more, page.next_cursor)
+
+
+_encode = msgspec.json.Encoder().encode
+
+
+class EncodedHistory(msgspec.Struct, rename="camel", omit_defaults=False):
+    """``History`` (the same JSON) with its messages and entries encoded as they were
+    read: a whole session's answer is never held decoded."""
+
+    session_id: str
+    messages: list[msgspec.Raw]
+    warnings: list[str]
+    entries: list[msgspec.Raw]
+    has_more: bool = False
+    next_cursor: str | None = None
+
+
+def whole_history(path: Path, session_id: str, footers: Sequence[Footer]) -> EncodedHistory:
+    """``claude/getHistory``'s whole answer for the session at ``path``, read from the end
+    an exchange at a time, each one encoded before the next is read. Blocking."""
+    reader = TailReader(path, footers)
+    entries: list[list[msgspec.Raw]] = []
+    messages: list[list[msgspec.Raw]] = []
+    try:
+        while (exchange := reader.older()) is not None:
+            entries.append([msgspec.Raw(_encode(e)) for e in exchange])
+            messages.append([msgspec.Raw(_encode(m)) for m in reader.messages])
+    finally:
+        reader.close()
+    return EncodedHistory(
+        session_id,
+        [m for part in reversed(messages) for m in part],
+        reader.warnings,
+        [e for part in reversed(entries) for e in part],
+    )
+
+
+async def read_whole_history(
+    store: SessionStore, session_id: str, cwd: str, before: str | None
+) -> EncodedHistory:
+    """``claude/getHistory`` without ``limit``: every message, and every entry (before
+    ``before``, when given). ``SessionNotFound`` when there is no such session."""
+    path = await store.file(cwd, session_id)
+    if path is None:
+        raise SessionNotFound(session_id, cwd)
+    footers = await asyncio.to_thread(store.footers.load, session_id)
+    try:
+        whole = await asyncio.to_thread(whole_history, path, session_id, footers)
+    except FileNotFoundError as e:
+        raise SessionNotFound(session_id, cwd) from e
+    if before is not None:
+        page = await history_page(store, session_id, cwd, before, None)
+        whole.entries = [msgspec.Raw(_encode(e)) for e in page.entries]
+    return whole
+
+
+_PAGES = StoredPages()
 
 
 async def history_page(
-    store: SessionStore,
-    env: Mapping[str, str] | None,
-    session_id: str,
-    cwd: str,
-    before: str | None,
-    limit: int,
+    store: SessionStore, session_id: str, cwd: str, before: str | None, limit: int | None
 ) -> History:
-    """A page of ``claude/getHistory``'s entries (``messages`` left empty), only its own
-    entries decoded in this process."""
-    read = await read_history_entries(store, session_id, cwd, env)
-    kept = await asyncio.to_thread(encoded, read.entries)
-    page = page_bounds(
-        session_scope(session_id),
-        len(kept),
-        lambda i: kept.ids[i] if 0 <= i < len(kept) else None,
-        before,
-        limit,
-    )
-    shown = kept.read(page.start, page.end)
-    return History(session_id, [], read.warnings, shown, page.has_more, page.next_cursor)
-
-
-async def _document(mode: Mode, cwd: str, session_id: str) -> msgspec.Struct:
-    store = SessionStore(None)
-    if mode == "resumed":
-        return resumed_of(await store.stored(session_id, cwd), store, session_id)
-    history = await store.history(session_id, cwd)
-    return history_entries(history)
+    """A page of ``claude/getHistory``'s entries (``messages`` left empty), read from the
+    session file's end only as far as the page reaches (``SessionNotFound`` when there is
+    no such session)."""
+    path = await store.file(cwd, session_id)
+    if path is None:
+        raise SessionNotFound(session_id, cwd)
+    try:
+        return await asyncio.to_thread(_PAGES.page, store, path, session_id, before, limit)
+    except FileNotFoundError as e:
+        raise SessionNotFound(session_id, cwd) from e
 
 
 def main(argv: Sequence[str]) -> int:
-    """The child: ``MODE CWD SESSION_ID``, the sessions of this process's environment;
-    the document on stdout."""
-    name, cwd, session_id = argv
-    mode = _MODES.get(name)
-    if mode is None:
-        print(f"unknown mode {name!r}: resumed or history", file=sys.stderr)
+    """The child: ``totals CWD SESSION_ID`` of the sessions of this process's environment,
+    as JSON on stdout."""
+    mode, cwd, session_id = argv
+    if mode != "totals":
+        print(f"unknown mode {mode!r}: totals", file=sys.stderr)
         return 2
-    try:
-        document = asyncio.run(_document(mode, cwd, session_id))
-    except SessionNotFound:
-        return _NOT_FOUND
-    sys.stdout.buffer.write(msgspec.json.encode(document))
+    store = SessionStore(None)
+    path = asyncio.run(store.file(cwd, session_id))
+    if path is None:
+        print(f"no session {session_id} in {cwd}", file=sys.stderr)
+        return 3
+    found = _Totals(*totals(path, store.footers.load(session_id)))
+    sys.stdout.buffer.write(msgspec.json.encode(found))
     return 0
 
 

@@ -196,7 +196,7 @@ class Renderer:
                 images += 1
             elif b.type not in _QUIET_BLOCKS:
                 self.warnings.append(
-                    f"{self.where}line {line.number}: content block {i} of "
+                    f"{self.where}{line.place}: content block {i} of "
                     f"unknown type {b.type!r}; not shown"
                 )
         text = "\n".join(texts).strip()
@@ -261,7 +261,7 @@ class Renderer:
                 )
             elif b.type not in _QUIET_BLOCKS:
                 self.warnings.append(
-                    f"{self.where}line {line.number}: content block {i} of "
+                    f"{self.where}{line.place}: content block {i} of "
                     f"unknown type {b.type!r}; not shown"
                 )
                 continue

@@ -65,6 +65,18 @@ class SessionStore:
 
         return await asyncio.to_thread(measure)
 
+    async def file(self, cwd: str, session_id: str) -> Path | None:
+        """The session file of ``session_id`` (None: there is none)."""
+        home, config_dir = self._home()
+
+        def find() -> Path | None:
+            try:
+                return session_file(home, cwd, session_id, config_dir)
+            except (OSError, ValueError):
+                return None
+
+        return await asyncio.to_thread(find)
+
     async def locate(self, session_id: str) -> str | None:
         """The directory stored session ``session_id`` was recorded in (None: no such
         session, or it recorded none): for requests that name a session without its

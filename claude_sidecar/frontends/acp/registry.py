@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -115,8 +116,7 @@ class SessionRegistry:
             )
             if replay:
                 conversation = self._hub.get(live.channel_id).conversation
-                await conversation.ready()
-                live.replay(conversation.snapshot())
+                live.replay(await conversation.each())
             return live
         opening: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         self._opening[session_id] = opening
@@ -131,7 +131,9 @@ class SessionRegistry:
             # The stored conversation is read beside the CLI's start: the replay, the
             # title and the context meter the client gets next need it.
             await channel.conversation.ready()
-            session = self._attach(channel, channel.conversation.snapshot() if replay else None)
+            # Replayed as it is decoded, a page at a time: never held decoded whole.
+            whole = await channel.conversation.each() if replay else None
+            session = self._attach(channel, whole)
             opening.set_result(session)
             return session
         except BaseException as e:
@@ -172,7 +174,7 @@ class SessionRegistry:
         pending = self._opening.get(session_id)
         return None if pending is None else await asyncio.shield(pending)
 
-    def _attach(self, channel: Channel, replay: list[Entry] | None) -> Session:
+    def _attach(self, channel: Channel, replay: Iterable[Entry] | None) -> Session:
         session = channel.feed
         assert isinstance(session, Session)
         self._sessions[channel.session_id] = session

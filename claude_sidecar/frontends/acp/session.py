@@ -16,7 +16,7 @@ import contextlib
 import functools
 import logging
 import uuid as uuidlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
@@ -139,7 +139,7 @@ class Session:
         dropped, self._held = self._held or [], []
         return [repr(held).encode() for held in dropped]
 
-    def attach(self, session_id: str, replay: list[Entry] | None = None) -> None:
+    def attach(self, session_id: str, replay: Iterable[Entry] | None = None) -> None:
         """Take the session id, send the conversation so far (``replay``: a loaded
         session's), then what was kept."""
         self.id = session_id
@@ -149,7 +149,7 @@ class Session:
         for send in held:
             send()
 
-    def replay(self, entries: list[Entry]) -> SessionUpdates:
+    def replay(self, entries: Iterable[Entry]) -> SessionUpdates:
         """Send a conversation as the updates that say it (``session/load``): every
         prompt is the user's, each entry comes whole. Returns the mapping that said it."""
         replayed = SessionUpdates()
@@ -167,28 +167,29 @@ class Session:
         self._send(available_commands(info.commands))
         if (context := info.context) is not None:
             self._send(usage(context.total_tokens, context.max_tokens, info.total_cost_usd))
+        if channel.conversation.entries.known() and not self._titled:
+            self._titled = True
+            self.services.background.spawn(self._stored_title(), f"title-{self.id}")
+
+    async def _stored_title(self) -> None:
+        """Send the title ``session/list`` shows for this session (its custom or
+        generated title, else its first prompt) and when it was last active."""
+        channel = self.services.hub.get(self.channel_id)
+        summary = await self.services.hub.sessions.summary(self.id, channel.cwd)
+        if summary is not None:
+            self._send(session_info(summary.title, summary.updated_at))
+            return
+        # (Only now the whole conversation: a long one is read from its end.)
         first = next(
             (
                 e
-                for e in channel.conversation.snapshot()
+                for e in await channel.conversation.whole()
                 if isinstance(e, PromptEntry) and e.parent_id is None
             ),
             None,
         )
-        if first is not None and not self._titled:
-            self._titled = True
-            self.services.background.spawn(self._stored_title(first.text), f"title-{self.id}")
-
-    async def _stored_title(self, first_prompt: str) -> None:
-        """Send the title ``session/list`` shows for this session (its custom or
-        generated title, else its first prompt) and when it was last active."""
-        summary = await self.services.hub.sessions.summary(
-            self.id, self.services.hub.get(self.channel_id).cwd
-        )
-        if summary is None:
-            self._send(session_info(prompt_title(first_prompt)))
-        else:
-            self._send(session_info(summary.title, summary.updated_at))
+        if first is not None:
+            self._send(session_info(prompt_title(first.text)))
 
     def close(self) -> None:
         """``session/close``: withdraw the asks, end the prompts with ``cancelled``; the

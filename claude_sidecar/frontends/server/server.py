@@ -31,7 +31,7 @@ from claude_sidecar.channel import mcp_servers, rewind
 from claude_sidecar.channel.channel import Channel
 from claude_sidecar.cli.discovery import describe_cli
 from claude_sidecar.cli.transport import prepare_spawning
-from claude_sidecar.conversation.paging import channel_scope, page_of, session_scope
+from claude_sidecar.conversation.paging import channel_scope
 from claude_sidecar.feed import events
 from claude_sidecar.frontends.server import handshake
 from claude_sidecar.frontends.server.attach import attach_answer
@@ -47,7 +47,7 @@ from claude_sidecar.protocol.errors import (
     ServerNotInitialized,
     SidecarError,
 )
-from claude_sidecar.sessions.reader import history_page
+from claude_sidecar.sessions.reader import history_page, read_whole_history
 
 if TYPE_CHECKING:
     from claude_sidecar.frontends.server.sharing import Sharing
@@ -363,7 +363,7 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
 async def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
     """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
     already gets the chat's notifications, so the same snapshot without subscribing."""
-    await channel.conversation.ready()
+    await channel.conversation.reach(channel_scope(channel.id), None, None)
     if ls.shared is not None:
         return ls.shared.attach(channel.id, None, None)
     return attach_answer(channel, settled_seq(channel.feed))
@@ -432,13 +432,8 @@ async def list_sessions(ls: SidecarServer, p: api.ListSessionsParams) -> Any:
 async def get_history(ls: SidecarServer, p: api.GetHistoryParams) -> Any:
     if p.limit is not None:
         # Per-message, the legacy view has no page of its own: paged, it is left out.
-        sessions, env = ls.hub.sessions, ls.hub.env
-        return await history_page(sessions, env, p.session_id, p.cwd, p.before, p.limit)
-    history = await ls.hub.sessions.history(p.session_id, p.cwd)
-    if p.before is None:
-        return history
-    entries, _ = page_of(session_scope(p.session_id), history.entries, p.before, None)
-    return msgspec.structs.replace(history, entries=entries)
+        return await history_page(ls.hub.sessions, p.session_id, p.cwd, p.before, p.limit)
+    return await read_whole_history(ls.hub.sessions, p.session_id, p.cwd, p.before)
 
 
 async def mcp_status(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
@@ -472,7 +467,7 @@ async def channel_info(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 async def get_transcript(ls: SidecarServer, p: api.TranscriptParams) -> api.Result:
     channel = ls.hub.get(p.channel_id)
-    await channel.conversation.ready()
+    await channel.conversation.reach(channel_scope(channel.id), p.before, p.limit)
     seq = settled_seq(channel.feed)
     entries, page = channel.conversation.page(channel_scope(channel.id), p.before, p.limit)
     return api.Transcript(channel.id, seq, entries, page.has_more, page.next_cursor)
@@ -500,7 +495,8 @@ async def delete_session(ls: SidecarServer, p: api.DeleteSessionParams) -> api.R
 
 async def attach(ls: SidecarServer, p: api.AttachParams) -> api.Result:
     shared = _shared(ls, "claude/attach")
-    await ls.hub.get(p.channel_id).conversation.ready()
+    # (A page that the answer may carry is read beforehand, in a worker thread.)
+    await ls.hub.get(p.channel_id).conversation.reach(channel_scope(p.channel_id), None, p.limit)
     return shared.attach(p.channel_id, p.after_seq, p.limit)
 
 
