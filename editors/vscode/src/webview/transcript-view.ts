@@ -3,15 +3,26 @@
 // view goes where the entry is (after the others, or before the running turn for a notice
 // about it; a reset rebuilds). A sub-agent's entries go into their Agent/Task call's view. Follows the end while the user is at the end, and
 // keeps their place when they scrolled up.
+//
+// A long chat is windowed (paged by the daemon, feature transcriptPaging): only the pages
+// read are in the DOM, the last first; as the user nears the top the page asks the host for
+// the page before (one request at a time, none once the first entry is shown), draws it
+// above and puts the entry the user was looking at back where it was on screen. Entries
+// out of view are not laid out or painted (`content-visibility: auto` in style.css; the
+// browser keeps the height each had when last drawn).
 
 import type { ChatState } from '../core/chat-state';
-import type { ViewContext } from './context';
+import type { Entry } from '../core/transcript';
+import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import type { EntryView } from './entry-view';
 import { entryView } from './entry-views';
 
 /** Closer than this to the end counts as "at the end". */
 const END_SLACK = 24;
+
+/** The page before is asked for when fewer than this many screens are left above the view. */
+const SCREENS_LEFT_ABOVE = 1;
 
 export class TranscriptView {
   readonly el: HTMLElement;
@@ -20,6 +31,9 @@ export class TranscriptView {
     attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' },
   });
   private readonly queued = h('div', { class: 'queued' });
+  /** Above the entries while older ones are left to read: says when a page of them is on its
+   * way. Always there until the first entry is drawn, so that it moves nothing when it says so. */
+  private readonly olderRow = h('div', { class: 'older-row', attrs: { role: 'status' } });
   private readonly empty = h(
     'div',
     { class: 'empty' },
@@ -30,22 +44,34 @@ export class TranscriptView {
   private views = new Map<string, { view: EntryView; rev: number }>();
   private queuedKey = '';
   private following = true;
+  /** Entries drawn in the list because their Agent/Task call is in a page not read yet, by that call's id. */
+  private readonly orphans = new Map<string, string[]>();
+  /** The page asked for the page before, and has no answer yet. */
+  private asking = false;
 
   constructor(private readonly ctx: ViewContext) {
-    this.el = h('div', { class: 'transcript' }, this.empty, this.list, this.queued);
+    this.olderRow.hidden = true;
+    this.el = h('div', { class: 'transcript' }, this.olderRow, this.empty, this.list, this.queued);
     this.el.addEventListener(
       'scroll',
       () => {
         this.following = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < END_SLACK;
         ctx.view.update({ scrollTop: this.following ? null : this.el.scrollTop });
+        this.loadOlderNearTop();
       },
       { passive: true },
     );
+    // Entries drawn for the first time take their height after the frame they were added in
+    // (content-visibility): the end stays in view while the user follows it.
+    new ResizeObserver(() => {
+      if (this.following) this.scrollToEnd();
+    }).observe(this.list);
   }
 
   /** Drops every view and draws the state anew, at the saved scroll position. */
   rebuild(state: ChatState): void {
     this.views.clear();
+    this.orphans.clear();
     this.list.replaceChildren();
     this.queuedKey = '';
     this.update(state);
@@ -68,9 +94,7 @@ export class TranscriptView {
       }
       const view = entryView(entry, this.ctx);
       this.views.set(entry.id, { view, rev });
-      const parentId = entry.kind === 'restoredFile' ? null : entry.parentId;
-      const parent = parentId ? this.views.get(parentId)?.view.children : undefined;
-      const container = parent ?? this.list;
+      const container = this.containerOf(entry);
       // Before the view of the next entry already drawn in the same place, if any.
       container.insertBefore(view.el, this.nextDrawn(state, entry.id, container));
     }
@@ -80,7 +104,105 @@ export class TranscriptView {
       this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
     }
     this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
+    this.showOlder(state);
     if (this.following) this.scrollToEnd();
+    this.loadOlderNearTop();
+  }
+
+  /**
+   * Draws pages of older entries the chat placed (`ids`, the olderPage events' entries)
+   * above the entries drawn, the entry at the top of the view staying where it is on screen.
+   * An entry drawn already moves to its place in the page; the entries of an Agent/Task
+   * call drawn before their call's page was read move into its view.
+   */
+  placeOlder(state: ChatState, ids: readonly string[]): void {
+    const page = ids.filter((id) => id in state.at).sort((a, b) => state.at[a]! - state.at[b]!);
+    if (!page.length) return;
+    const anchor = this.anchor();
+    this.showOlder(state);
+    const top = document.createDocumentFragment();
+    const calls: string[] = [];
+    for (const id of page) {
+      const entry = state.entries[state.at[id]!]!;
+      const rev = state.revs[id] ?? 0;
+      let drawn = this.views.get(id);
+      if (!drawn) {
+        drawn = { view: entryView(entry, this.ctx), rev };
+        this.views.set(id, drawn);
+      } else if (drawn.rev !== rev) {
+        drawn.view.update(entry);
+        drawn.rev = rev;
+      }
+      if (drawn.view.children) calls.push(id);
+      const container = this.containerOf(entry);
+      (container === this.list ? top : container).append(drawn.view.el);
+    }
+    this.list.insertBefore(top, this.nextDrawn(state, page.at(-1)!, this.list));
+    for (const id of calls) this.adopt(state, id);
+    if (anchor) this.el.scrollTop += anchor.el.getBoundingClientRect().top - anchor.top;
+  }
+
+  /** The row above the entries as the state says: older entries left, a page of them on its way. */
+  private showOlder(state: ChatState): void {
+    const { more, loading } = state.older;
+    this.olderRow.hidden = !more && !loading;
+    const text = loading ? 'Loading earlier messages…' : 'Earlier messages: scroll up to load them';
+    if (this.olderRow.textContent !== text) this.olderRow.textContent = text;
+    this.olderRow.classList.toggle('loading', loading);
+  }
+
+  /** Where an entry's view goes: its Agent/Task call's view, or the list (noted when the call is not drawn yet). */
+  private containerOf(entry: Entry): HTMLElement {
+    const parentId = entry.kind === 'restoredFile' ? null : entry.parentId;
+    if (!parentId) return this.list;
+    const parent = this.views.get(parentId)?.view.children;
+    if (parent) return parent;
+    const waiting = this.orphans.get(parentId) ?? [];
+    if (!waiting.includes(entry.id)) waiting.push(entry.id);
+    this.orphans.set(parentId, waiting);
+    return this.list;
+  }
+
+  /** Moves the entries drawn before their Agent/Task call `id` into its view, in order. */
+  private adopt(state: ChatState, id: string): void {
+    const waiting = this.orphans.get(id);
+    const children = this.views.get(id)?.view.children;
+    if (!waiting || !children) return;
+    this.orphans.delete(id);
+    waiting.sort((a, b) => (state.at[a] ?? 0) - (state.at[b] ?? 0));
+    for (const child of waiting) {
+      const el = this.views.get(child)?.view.el;
+      if (el) children.append(el);
+    }
+  }
+
+  /** The first entry of the list in view and where its top is on screen (found by halving: the list may be long). */
+  private anchor(): { el: Element; top: number } | undefined {
+    const items = this.list.children;
+    if (!items.length) return undefined;
+    const viewTop = this.el.getBoundingClientRect().top;
+    let low = 0;
+    let high = items.length - 1;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (items[mid]!.getBoundingClientRect().bottom <= viewTop) low = mid + 1;
+      else high = mid;
+    }
+    const el = items[low]!;
+    return { el, top: el.getBoundingClientRect().top };
+  }
+
+  /** Asks the host for the page before the entries drawn when the view is near their top:
+   * not while a page is on its way, and not once the first entry is drawn. */
+  private loadOlderNearTop(): void {
+    const { more, loading } = this.ctx.state().older;
+    if (!more || loading || this.asking) return;
+    if (this.el.scrollTop > this.el.clientHeight * SCREENS_LEFT_ABOVE) return;
+    this.asking = true;
+    this.ctx
+      .request('loadOlder', {})
+      .catch((e: unknown) => this.ctx.toast(`Earlier messages: ${errorText(e)}`, 'error'))
+      .finally(() => (this.asking = false));
   }
 
   /** The element of the first entry after `id` whose view is drawn in `container`; null when none is. */
