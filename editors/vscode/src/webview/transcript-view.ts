@@ -7,9 +7,12 @@
 // A long chat is windowed (paged by the daemon, feature transcriptPaging): only the pages
 // read are in the DOM, the last first; as the user nears the top the page asks the host for
 // the page before (one request at a time, none once the first entry is shown), draws it
-// above and puts the entry the user was looking at back where it was on screen. Entries
-// out of view are not laid out or painted (`content-visibility: auto` in style.css; the
-// browser keeps the height each had when last drawn).
+// above and puts the entry the user was looking at back where it was on screen. The
+// conversation's entries are drawn in chunks of CHUNK (the list's children): a chunk out of
+// view is neither laid out nor painted (`content-visibility: auto` in style.css; the browser
+// keeps the height it had when last drawn), so what a change costs the browser grows with
+// the chunks, not with the entries (per entry, thousands of them cost the browser hundreds of
+// milliseconds per page drawn above: its per-element visibility checks and paint walk).
 
 import type { ChatState } from '../core/chat-state';
 import type { Entry } from '../core/transcript';
@@ -23,6 +26,13 @@ const END_SLACK = 24;
 
 /** The page before is asked for when fewer than this many screens are left above the view. */
 const SCREENS_LEFT_ABOVE = 1;
+
+/** Entries of the conversation per chunk of the list (a page read above makes chunks of its own). */
+const CHUNK = 50;
+
+function chunk(): HTMLElement {
+  return h('div', { class: 'chunk' });
+}
 
 export class TranscriptView {
   readonly el: HTMLElement;
@@ -96,7 +106,10 @@ export class TranscriptView {
       this.views.set(entry.id, { view, rev });
       const container = this.containerOf(entry);
       // Before the view of the next entry already drawn in the same place, if any.
-      container.insertBefore(view.el, this.nextDrawn(state, entry.id, container));
+      const next = this.nextDrawn(state, entry.id, container);
+      if (container !== this.list) container.insertBefore(view.el, next);
+      else if (next) next.parentElement!.insertBefore(view.el, next);
+      else this.append(view.el);
     }
     const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
@@ -120,7 +133,7 @@ export class TranscriptView {
     if (!page.length) return;
     const anchor = this.anchor();
     this.showOlder(state);
-    const top = document.createDocumentFragment();
+    const tops: HTMLElement[] = [];
     const calls: string[] = [];
     for (const id of page) {
       const entry = state.entries[state.at[id]!]!;
@@ -135,9 +148,23 @@ export class TranscriptView {
       }
       if (drawn.view.children) calls.push(id);
       const container = this.containerOf(entry);
-      (container === this.list ? top : container).append(drawn.view.el);
+      if (container === this.list) tops.push(drawn.view.el);
+      else container.append(drawn.view.el);
     }
-    this.list.insertBefore(top, this.nextDrawn(state, page.at(-1)!, this.list));
+    const next = this.nextDrawn(state, page.at(-1)!, this.list);
+    if (next?.previousElementSibling) {
+      // Within a chunk (entries of the page were drawn already): in it, before the next one.
+      next.before(...tops);
+    } else {
+      const before = next?.parentElement ?? null;
+      for (let i = 0; i < tops.length; i += CHUNK) {
+        const made = chunk();
+        made.append(...tops.slice(i, i + CHUNK));
+        this.list.insertBefore(made, before);
+      }
+    }
+    // Chunks whose entries all moved into the page.
+    for (const left of [...this.list.children]) if (!left.childElementCount) left.remove();
     for (const id of calls) this.adopt(state, id);
     if (anchor) this.el.scrollTop += anchor.el.getBoundingClientRect().top - anchor.top;
   }
@@ -176,20 +203,32 @@ export class TranscriptView {
     }
   }
 
-  /** The first entry of the list in view and where its top is on screen (found by halving: the list may be long). */
-  private anchor(): { el: Element; top: number } | undefined {
-    const items = this.list.children;
-    if (!items.length) return undefined;
-    const viewTop = this.el.getBoundingClientRect().top;
-    let low = 0;
-    let high = items.length - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (items[mid]!.getBoundingClientRect().bottom <= viewTop) low = mid + 1;
-      else high = mid;
+  /** Adds a view of the conversation after the others: to the last chunk, or a new one when it is full. */
+  private append(el: HTMLElement): void {
+    let last = this.list.lastElementChild;
+    if (!last || last.childElementCount >= CHUNK) {
+      last = chunk();
+      this.list.append(last);
     }
-    const el = items[low]!;
-    return { el, top: el.getBoundingClientRect().top };
+    last.append(el);
+  }
+
+  /** The first entry in view and where its top is on screen (found by halving, chunks then entries). */
+  private anchor(): { el: Element; top: number } | undefined {
+    const viewTop = this.el.getBoundingClientRect().top;
+    const firstInView = (items: HTMLCollection): Element | undefined => {
+      let low = 0;
+      let high = items.length - 1;
+      while (low < high) {
+        const mid = (low + high) >> 1;
+        if (items[mid]!.getBoundingClientRect().bottom <= viewTop) low = mid + 1;
+        else high = mid;
+      }
+      return items[low];
+    };
+    const inView = firstInView(this.list.children);
+    const el = inView ? (firstInView(inView.children) ?? inView) : undefined;
+    return el && { el, top: el.getBoundingClientRect().top };
   }
 
   /** Asks the host for the page before the entries drawn when the view is near their top:
@@ -205,11 +244,13 @@ export class TranscriptView {
       .finally(() => (this.asking = false));
   }
 
-  /** The element of the first entry after `id` whose view is drawn in `container`; null when none is. */
+  /** The element of the first entry after `id` whose view is drawn in `container` (the list:
+   * in one of its chunks); null when none is. */
   private nextDrawn(state: ChatState, id: string, container: HTMLElement): Element | null {
     for (let i = (state.at[id] ?? state.entries.length) + 1; i < state.entries.length; i++) {
       const el = this.views.get(state.entries[i]!.id)?.view.el;
-      if (el?.parentElement === container) return el;
+      const parent = container === this.list ? el?.parentElement?.parentElement : el?.parentElement;
+      if (el && parent === container) return el;
     }
     return null;
   }

@@ -391,13 +391,11 @@ function longInstrument() {
   ).observe({ type: 'longtask' });
   const watch = () => {
     for (const frame of document.querySelectorAll('iframe')) {
-      let doc = null;
-      try {
-        doc = frame.contentDocument;
-      } catch {
-        continue;
-      }
-      const last = doc?.querySelector('.entries')?.lastElementChild;
+      // Null for a frame of another origin.
+      const doc = frame.contentDocument;
+      // The last entry (in the last chunk of the list, in a build that draws chunks).
+      let last = doc?.querySelector('.entries')?.lastElementChild;
+      if (last?.classList.contains('chunk')) last = last.lastElementChild;
       if (!last) continue;
       const box = last.getBoundingClientRect();
       if (box.bottom > 0 && box.top < doc.defaultView.innerHeight) {
@@ -470,7 +468,9 @@ async function longRun(page, sentLog, scrollCapMs) {
   const scrolledAt = wallNow();
   await sleep(500);
   const cpuScrolled = await cpuTimes(metrics);
-  const entries = await chat.evaluate(() => document.querySelector('.entries').childElementCount);
+  const entries = await chat.evaluate(
+    () => document.querySelectorAll('.entries > .entry, .entries > .chunk > .entry').length,
+  );
   const tasks = await pre.evaluate(() =>
     window.__long.tasks.map((t) => ({ at: window.__long.origin + t.at, ms: t.ms, by: t.by })),
   );

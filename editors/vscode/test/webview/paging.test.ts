@@ -57,7 +57,7 @@ async function openWith(state: ChatState): Promise<ScriptedHost> {
 /** The texts of the conversation's entries drawn, top to bottom. */
 async function drawn(host: ScriptedHost): Promise<string[]> {
   return host.page
-    .locator('.entries > .entry')
+    .locator('.entries > .chunk > .entry')
     .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown p')?.textContent.trim() ?? ''));
 }
 
@@ -77,7 +77,7 @@ async function loadOlderRequests(host: ScriptedHost): Promise<number> {
 /** Where the entry with `text` is on screen (its top, px from the viewport's top). */
 async function topOf(host: ScriptedHost, text: string): Promise<number> {
   return host.page
-    .locator('.entries > .entry', { hasText: text })
+    .locator('.entries > .chunk > .entry', { hasText: text })
     .evaluate((el) => Math.round(el.getBoundingClientRect().top));
 }
 
@@ -148,6 +148,27 @@ describe('a long chat, a page at a time', () => {
     assert.equal(await loadOlderRequests(host), 1);
     assert.equal((await drawn(host))[0], 'Question 1');
     assert.equal(await host.page.locator('.older-row').isVisible(), false, 'nothing is said to be left above');
+  });
+
+  it('draws entries far from the view in chunks the browser skips until they come into view', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    await host.events([{ kind: 'olderPage', entries: exchanges(1, 40), beforeId: 'p41', hasOlder: false }]);
+    await host.answer('loadOlder', { loaded: 80, hasMore: false });
+    await host.frame();
+    const chunks = await host.page.locator('.entries > .chunk').evaluateAll((els) => els.map((e) => e.children.length));
+    assert.deepEqual(chunks, [50, 30, 40], 'the page read above in chunks of its own, of 50 at most');
+    const rendered = (text: string) =>
+      host.page
+        .locator('.entries > .chunk > .entry', { hasText: text })
+        .evaluate((el) => el.checkVisibility({ contentVisibilityAuto: true }));
+    await scrollTo(host, 1e6);
+    await host.frame();
+    assert.equal(await rendered('Answer 1.'), false, 'the first chunk, out of view, is skipped');
+    assert.equal(await rendered('Answer 60.'), true);
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await rendered('Answer 1.'), true, 'in view again, it is drawn');
   });
 
   it('asks for nothing at the top of a chat that has no older entries', async () => {
