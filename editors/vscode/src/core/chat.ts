@@ -255,18 +255,27 @@ export class Chat {
       return { loaded: 0, hasMore: this.state.older.more };
     }
     const pages = this.pages;
-    const stale = () => pages !== this.pages || channelId !== this.channelId;
+    // The chat was shown afresh meanwhile (or moved to a new channel): this page is of what
+    // it showed before. Nothing is placed; what it says of older entries stays.
+    const stale = () => {
+      if (pages === this.pages && channelId === this.channelId) return false;
+      if (this.state.older.loading) {
+        this.apply({ kind: 'olderPage', entries: [], beforeId: null, hasOlder: this.state.older.more });
+      }
+      return true;
+    };
     this.apply({ kind: 'olderLoading' });
     try {
       const daemon = await this.daemon();
       if (this.olderCursor === null) {
         // A new channel of the session: its own last page gives the cursor; the entries the
-        // chat has of it are replaced in place, the page before goes above the oldest read.
+        // chat has of it are replaced in place. The pages before it are read again from there
+        // (their entries, which the chat has, stay where they are) up to the oldest read.
         const last = await daemon.request('claude/getTranscript', { channelId, limit });
         if (stale()) return { loaded: 0, hasMore: this.state.older.more };
         this.apply({ kind: 'transcript', entries: last.entries });
         this.olderCursor = last.hasMore ? last.nextCursor : null;
-        this.oldestId = firstEntry(this.state.entries)?.id ?? null;
+        this.oldestId = firstEntry(last.entries)?.id ?? null;
       }
       const cursor = this.olderCursor;
       const page: TranscriptPage | undefined = cursor

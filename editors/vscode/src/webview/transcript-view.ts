@@ -241,7 +241,13 @@ export class TranscriptView {
     this.ctx
       .request('loadOlder', {})
       .catch((e: unknown) => this.ctx.toast(`Earlier messages: ${errorText(e)}`, 'error'))
-      .finally(() => (this.asking = false));
+      .finally(() => {
+        this.asking = false;
+        // The page came before this answer and is drawn in the next frame (or was, before
+        // the answer came): once it is, the view may still be near the top, and no scroll
+        // event will say so.
+        requestAnimationFrame(() => this.loadOlderNearTop());
+      });
   }
 
   /** The element of the first entry after `id` whose view is drawn in `container` (the list:

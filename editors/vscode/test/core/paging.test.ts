@@ -139,6 +139,22 @@ describe('a long chat, a page at a time', () => {
     assert.equal(last?.kind === 'text' && last.text, GREETING);
   });
 
+  test('after the daemon restarts, older pages are read from its new channel: every entry once, in order', async (t) => {
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    const chat = await sidecar.resumeChat(box.workspace, sessionId);
+    // Three pages read: the new channel's pages are read again from its last one, in place.
+    await chat.loadOlder();
+    await chat.loadOlder();
+    const rec = new Recorder(chat);
+    const daemon = await sidecar.daemon();
+    process.kill(daemon.pid!, 'SIGKILL');
+    await rec.event((e) => e.kind === 'notice' && /Resumed/.test(e.text), { what: 'the Resumed notice' });
+    assert.notEqual((await sidecar.daemon()).pid, daemon.pid);
+    while ((await chat.loadOlder()).hasMore);
+    const ids = chat.state.entries.map((e) => e.id).filter((id) => !id.startsWith('client:'));
+    assert.deepEqual(ids, await daemonIds(chat.channelId!));
+  });
+
   test('with paging off a resumed chat shows every entry at once (as with a daemon without paging)', async () => {
     await sidecar.dispose();
     sidecar = client(box, { pageEntries: 0 });

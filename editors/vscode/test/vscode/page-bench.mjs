@@ -461,6 +461,17 @@ async function longRun(page, sentLog, scrollCapMs) {
     if (now.loading) pages++;
     if (wallNow() - scrollFrom > scrollCapMs) {
       capped = true;
+      const where = await chat.evaluate(() => {
+        const t = document.querySelector('.transcript');
+        const row = document.querySelector('.older-row');
+        return {
+          scrollTop: t.scrollTop,
+          clientHeight: t.clientHeight,
+          row: row?.textContent,
+          chunks: document.querySelector('.entries').childElementCount,
+        };
+      });
+      console.error(`the scroll to the top stopped after ${scrollCapMs} ms: ${JSON.stringify(where)}`);
       break;
     }
     await sleep(30);

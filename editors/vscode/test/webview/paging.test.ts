@@ -119,6 +119,18 @@ describe('a long chat, a page at a time', () => {
     assert.equal(texts.at(-1), 'Answer 60.');
   });
 
+  it('asks for the page before again once a page was drawn and the view is still at the top', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    await host.events([{ kind: 'olderLoading' }]);
+    // A page of entries drawn already (read again on a new channel): nothing moves, so no
+    // scroll event comes; the page itself sees that it is still at the top.
+    await host.events([{ kind: 'olderPage', entries: exchange(41), beforeId: 'p42', hasOlder: true }]);
+    await host.answer('loadOlder', { loaded: 2, hasMore: true });
+    await host.request('loadOlder');
+    assert.equal(await loadOlderRequests(host), 2);
+  });
+
   it('draws an entry once when the page before holds one drawn already', async () => {
     const host = await openWith(lastPage());
     await scrollTo(host, 0);
