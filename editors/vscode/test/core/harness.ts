@@ -197,16 +197,21 @@ export class Recorder {
  * Skips the test `t` when the daemon under test does not serve `feature` (its `initialize`
  * answer does not list it): tests/cross-release.sh runs these tests against the last
  * release's daemon, which may predate the feature. Starts the client's daemon to ask it.
- * The only reason a core test may skip, with CI=true too. Use it first in the test:
- * `if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;`
+ * The only reason a core test may skip, with CI=true too. node:test (Node 20) runs no
+ * afterEach hook for a test that skipped itself, so `cleanUp` (what afterEach does: dispose
+ * the client, remove the sandbox) is run here first; it must bear being run twice. Use it
+ * first in the test:
+ * `if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;`
  */
 export async function requireFeature(
   t: { skip(message?: string): void },
   sidecar: SidecarClient,
   feature: string,
+  cleanUp: () => Promise<void> | void,
 ): Promise<boolean> {
   await sidecar.daemon();
   if (sidecar.features?.has(feature)) return true;
+  await cleanUp();
   t.skip(`the daemon under test (${sidecarBin()}) does not serve ${feature}`);
   return false;
 }

@@ -46,10 +46,13 @@ beforeEach(() => {
   sidecar = client(box, { pageEntries: PAGE });
 });
 
-afterEach(async () => {
+/** What each test leaves: its client (and daemon) and its sandbox. Bears being run twice. */
+async function cleanUp(): Promise<void> {
   await sidecar.dispose();
   removeSandbox(box);
-});
+}
+
+afterEach(cleanUp);
 
 /** The ids of the chat's conversation as the daemon has it: its whole claude/getTranscript. */
 async function daemonIds(channelId: string): Promise<string[]> {
@@ -70,7 +73,7 @@ function countTranscriptReads(daemon: DaemonConnection): () => number {
 
 describe('a long chat, a page at a time', () => {
   test('a resumed chat shows its last page first and knows older entries are left', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     const all = await daemonIds(chat.channelId!);
     assert.equal(all.length, ENTRIES);
@@ -82,7 +85,7 @@ describe('a long chat, a page at a time', () => {
   });
 
   test('reading older pages up to the top gives every entry exactly once, in order', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     const pages: number[] = [];
     for (;;) {
@@ -98,7 +101,7 @@ describe('a long chat, a page at a time', () => {
   });
 
   test('at the top no older entries are left and nothing more is read', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     while ((await chat.loadOlder()).hasMore);
     assert.deepEqual(chat.state.older, { more: false, loading: false });
@@ -109,7 +112,7 @@ describe('a long chat, a page at a time', () => {
   });
 
   test('a second loadOlder while a page is on its way reads that page only once', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     const reads = countTranscriptReads(await sidecar.daemon());
     const first = chat.loadOlder();
@@ -125,7 +128,7 @@ describe('a long chat, a page at a time', () => {
   });
 
   test('a turn taken after the last page was read comes once, after the pages read above', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     await chat.loadOlder();
     const ended = await new Recorder(chat).turn('hello there');
@@ -140,7 +143,7 @@ describe('a long chat, a page at a time', () => {
   });
 
   test('after the daemon restarts, older pages are read from its new channel: every entry once, in order', async (t) => {
-    if (!(await requireFeature(t, sidecar, 'transcriptPaging'))) return;
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const chat = await sidecar.resumeChat(box.workspace, sessionId);
     // Three pages read: the new channel's pages are read again from its last one, in place.
     await chat.loadOlder();
