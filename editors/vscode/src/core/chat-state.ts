@@ -21,6 +21,8 @@ import type {
 import {
   appendDelta,
   insertBefore,
+  mergeTail,
+  placePage,
   runningTurnPrompt,
   touch,
   upsert,
@@ -46,8 +48,15 @@ export type NotificationEvent = {
 export type ChatEvent =
   | NotificationEvent
   /** The channel's entries as the daemon keeps them (claude/getTranscript): a resumed or
-   * forked chat's conversation so far, or what the chat missed. */
-  | { kind: 'transcript'; entries: ConversationEntry[] }
+   * forked chat's conversation so far, or what the chat missed; all of them, or the last
+   * page. `hasOlder`, when set: whether older entries than the first of them are left to
+   * read (a last page; absent: what the chat knew of that stays). */
+  | { kind: 'transcript'; entries: ConversationEntry[]; hasOlder?: boolean }
+  /** A page of older entries is being read (claude/getTranscript with `before`). */
+  | { kind: 'olderLoading' }
+  /** The page of older entries read: placed just before the entry `beforeId` (the first of
+   * the page read before it); `hasOlder`: whether there are older ones still. */
+  | { kind: 'olderPage'; entries: ConversationEntry[]; beforeId: string | null; hasOlder: boolean }
   /** Something the host has to say (a daemon restart, a request that failed); with
    * `beforeTurn`, something said of the turn still running as a whole (an attach mid-turn):
    * shown before that turn's prompt, not under its answer. */
@@ -66,7 +75,15 @@ export type ChatEvent =
   /** The chat as the shared daemon has it now (claude/attach without afterSeq, or one whose
    * missed notifications left the replay window): its entries and the permission requests
    * waiting, as of the channel's notification `seq`. Replaces the conversation shown. */
-  | { kind: 'snapshot'; channelId: string; seq: number; entries: ConversationEntry[]; pending: PermissionRequest[] }
+  | {
+      kind: 'snapshot';
+      channelId: string;
+      seq: number;
+      entries: ConversationEntry[];
+      pending: PermissionRequest[];
+      /** The entries are the last page of the chat and older ones are left to read. */
+      hasOlder?: boolean;
+    }
   /** Shared daemon: the connection dropped and the chat waits to be re-attached (or it is back). */
   | { kind: 'connection'; reconnecting: boolean };
 
@@ -97,6 +114,9 @@ export interface ChatState extends Transcript {
   cwd: string | null;
   /** Shared daemon: the connection dropped; the chat is re-attached once it is made again. */
   reconnecting: boolean;
+  /** Paged conversations (feature transcriptPaging): whether older entries than the first
+   * shown are left to read (`more`), and whether a page of them is on its way. */
+  older: { more: boolean; loading: boolean };
 }
 
 export function initialState(): ChatState {
@@ -113,6 +133,7 @@ export function initialState(): ChatState {
     sessionId: null,
     cwd: null,
     reconnecting: false,
+    older: { more: false, loading: false },
     rev: 0,
   };
 }
@@ -126,7 +147,15 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       break;
     case 'transcript':
       // Current as of the last notification applied: each entry replaces what the chat has of it.
-      for (const entry of event.entries) onEntry(state, entry);
+      for (const entry of mergeTail(state, event.entries)) decided(state, entry);
+      if (event.hasOlder !== undefined) state.older = { more: event.hasOlder, loading: false };
+      break;
+    case 'olderLoading':
+      state.older = { ...state.older, loading: true };
+      break;
+    case 'olderPage':
+      for (const entry of placePage(state, event.entries, event.beforeId)) decided(state, entry);
+      state.older = { more: event.hasOlder, loading: false };
       break;
     case 'notice': {
       // A notice of the client's own; its id is the same in the host's state and the page's.
@@ -152,6 +181,7 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       // The daemon's conversation replaces what the chat showed (it may have missed any part of it).
       Object.assign(state, { entries: [], queued: [], at: {}, revs: {}, pending: {} });
       for (const entry of event.entries) onEntry(state, entry);
+      state.older = { more: event.hasOlder ?? false, loading: false };
       for (const request of event.pending) {
         state.pending[request.requestId] = { ...request, channelId: event.channelId, seq: event.seq };
       }
@@ -212,6 +242,11 @@ function onNotification(state: ChatState, event: NotificationEvent): void {
 /** An entry of the current channel: a decided permission no longer waits for the user. */
 function onEntry(state: ChatState, entry: ConversationEntry): void {
   upsert(state, entry);
+  decided(state, entry);
+}
+
+/** A tool entry whose permission was decided: its request no longer waits for the user. */
+function decided(state: ChatState, entry: Entry): void {
   if (entry.kind === 'tool' && entry.permission?.requestId && entry.permission.decision !== 'pending') {
     delete state.pending[entry.permission.requestId];
   }

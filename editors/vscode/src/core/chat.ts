@@ -12,6 +12,7 @@ import type {
   ClaudeNotifications,
   ContextUsageResult,
   FileUpdatedNotification,
+  Transcript as TranscriptPage,
   ImageBlock,
   NewChannelParams,
   PermissionRequestNotification,
@@ -23,6 +24,12 @@ import type {
   TextBlock,
 } from './protocol.generated';
 import { initialState, reduce, type ChannelNotifications, type ChatEvent, type ChatState } from './chat-state';
+import type { Entry } from './transcript';
+
+/** The first entry of the conversation among `entries` (queued prompts are not in it). */
+function firstEntry(entries: readonly Entry[]): Entry | undefined {
+  return entries.find((e) => !(e.kind === 'prompt' && e.queued));
+}
 
 /** The contents of one file update, kept out of ChatState (which goes to the webview). */
 export interface FileContents {
@@ -33,6 +40,12 @@ export interface FileContents {
 
 /** Files kept for diffs at most; older updates can no longer be opened side by side. */
 const KEPT_FILE_UPDATES = 200;
+
+/** What reading the page of older entries gave: how many entries, and whether older ones are left. */
+export interface OlderPage {
+  loaded: number;
+  hasMore: boolean;
+}
 
 export class Chat {
   private readonly eventEmitter = new Emitter<ChatEvent>();
@@ -74,6 +87,15 @@ export class Chat {
   reconnecting = false;
   /** While re-attaching: the channel's notifications, applied once the attach answered. */
   private held: [keyof ChannelNotifications, ChannelNotifications[keyof ChannelNotifications]][] | undefined;
+  /** Paging: the `before` of the page older than the entries read (null: none is left, or it
+   * must be found anew on a new channel), and the first entry of the oldest page read. */
+  private olderCursor: string | null = null;
+  private oldestId: string | null = null;
+  /** Counts the times the chat's pages were read afresh: a page of older entries asked for
+   * before is of what the chat showed then, and is dropped. */
+  private pages = 0;
+  /** The page of older entries on its way: asked once, whoever asks again gets its answer. */
+  private olderRead: Promise<OlderPage> | undefined;
 
   constructor(
     /** Stable within this client: `chat-1`, `chat-2`, ... */
@@ -83,6 +105,9 @@ export class Chat {
     private readonly daemon: () => Promise<DaemonConnection>,
     /** Ends the chat's channel, or with `keepRunning` (shared daemon) only stops showing it. */
     private readonly onClose: (chat: Chat, keepRunning: boolean) => Promise<void>,
+    /** The entries of a page when the daemon serves paging (transcriptPaging); undefined: it
+     * does not, or paging is off: the whole conversation is read at once. */
+    readonly pageLimit: () => number | undefined = () => undefined,
   ) {}
 
   /** The `seq` of the last notification of the current channel the chat applied: what
@@ -125,6 +150,9 @@ export class Chat {
     this.seqOffset = this.lastSeq;
     this.channelSeq = 0;
     this.held = undefined;
+    // A cursor belongs to its channel: the new one's is found from its last page when needed.
+    this.olderCursor = null;
+    this.pages++;
     this.channelId = channelId;
     this.pid = pid;
     this.sessionId = sessionId;
@@ -158,7 +186,11 @@ export class Chat {
    * permission requests as of `seq`): what was shown is replaced, and the channel's
    * notifications numbered after `seq` follow.
    */
-  applySnapshot(result: Pick<AttachResult, 'channelId' | 'seq' | 'entries' | 'pendingPermissions'>): void {
+  applySnapshot(
+    result: Pick<AttachResult, 'channelId' | 'seq' | 'entries' | 'pendingPermissions'> &
+      Partial<Pick<AttachResult, 'hasMore' | 'nextCursor'>>,
+  ): void {
+    const hasOlder = this.takeCursor(result.entries ?? [], result);
     this.channelSeq = result.seq;
     this.lastSeq = this.seqOffset + result.seq;
     this.permissionRequests.clear();
@@ -171,7 +203,104 @@ export class Chat {
       seq: result.seq,
       entries: result.entries ?? [],
       pending: result.pendingPermissions,
+      hasOlder,
     });
+  }
+
+  /**
+   * Shows only the last page of a chat whose whole conversation came in an attach answer
+   * (claude/newChannel's `attached`), when the daemon pages and the answer is longer than a
+   * page: the older entries are read as the user scrolls up.
+   */
+  async showLastPage(): Promise<void> {
+    const limit = this.pageLimit();
+    const channelId = this.channelId;
+    if (!limit || !channelId || this.state.entries.length <= limit) return;
+    const page = await (await this.daemon()).request('claude/getTranscript', { channelId, limit });
+    if (channelId !== this.channelId) return;
+    // Current as of now: the requests still waiting are the chat's (notifications kept them so).
+    const pendingPermissions = [...this.permissionRequests.values()].map(
+      ({ channelId: _channel, seq: _seq, autoDecision: _auto, ...request }) => request,
+    );
+    this.applySnapshot({ ...page, seq: this.channelSeq, pendingPermissions });
+  }
+
+  /** Keeps what a last page (or the whole conversation) says of older entries; returns whether there are any. */
+  private takeCursor(
+    entries: readonly Entry[],
+    page: Partial<Pick<TranscriptPage, 'hasMore' | 'nextCursor'>>,
+  ): boolean {
+    this.pages++;
+    const hasOlder = page.hasMore === true && typeof page.nextCursor === 'string';
+    this.olderCursor = hasOlder ? page.nextCursor! : null;
+    this.oldestId = firstEntry(entries)?.id ?? null;
+    return hasOlder;
+  }
+
+  /**
+   * Reads the page of entries before the oldest the chat has (feature transcriptPaging) and
+   * places it above them: every entry once, in order. One read at a time: a call while one is
+   * on its way gets that one's answer. Nothing is read when no older entry is left.
+   */
+  loadOlder(): Promise<OlderPage> {
+    this.olderRead ??= this.readOlder().finally(() => (this.olderRead = undefined));
+    return this.olderRead;
+  }
+
+  private async readOlder(): Promise<OlderPage> {
+    const limit = this.pageLimit();
+    const channelId = this.channelId;
+    // Between channels (a daemon restart) nothing is read; the user's next scroll asks again.
+    if (!limit || !channelId || this.closed || !this.state.older.more) {
+      return { loaded: 0, hasMore: this.state.older.more };
+    }
+    const pages = this.pages;
+    // The chat was shown afresh meanwhile (or moved to a new channel): this page is of what
+    // it showed before. Nothing is placed; what it says of older entries stays.
+    const stale = () => {
+      if (pages === this.pages && channelId === this.channelId) return false;
+      if (this.state.older.loading) {
+        this.apply({ kind: 'olderPage', entries: [], beforeId: null, hasOlder: this.state.older.more });
+      }
+      return true;
+    };
+    this.apply({ kind: 'olderLoading' });
+    try {
+      const daemon = await this.daemon();
+      if (this.olderCursor === null) {
+        // A new channel of the session: its own last page gives the cursor; the entries the
+        // chat has of it are replaced in place. The pages before it are read again from there
+        // (their entries, which the chat has, stay where they are) up to the oldest read.
+        const last = await daemon.request('claude/getTranscript', { channelId, limit });
+        if (stale()) return { loaded: 0, hasMore: this.state.older.more };
+        this.apply({ kind: 'transcript', entries: last.entries });
+        this.olderCursor = last.hasMore ? last.nextCursor : null;
+        this.oldestId = firstEntry(last.entries)?.id ?? null;
+      }
+      const cursor = this.olderCursor;
+      const page: TranscriptPage | undefined = cursor
+        ? await daemon.request('claude/getTranscript', { channelId, before: cursor, limit })
+        : undefined;
+      if (stale()) return { loaded: 0, hasMore: this.state.older.more };
+      const entries = page?.entries ?? [];
+      const hasMore = page?.hasMore === true && typeof page.nextCursor === 'string';
+      const beforeId = this.oldestId;
+      this.olderCursor = hasMore ? page.nextCursor : null;
+      this.oldestId = firstEntry(entries)?.id ?? beforeId;
+      this.apply({ kind: 'olderPage', entries, beforeId, hasOlder: hasMore });
+      return { loaded: entries.length, hasMore };
+    } catch (e) {
+      if (stale()) return { loaded: 0, hasMore: this.state.older.more };
+      // A cursor the daemon refuses stays refused: the chat shows what it has.
+      this.olderCursor = null;
+      this.apply({ kind: 'olderPage', entries: [], beforeId: null, hasOlder: false });
+      this.apply({
+        kind: 'notice',
+        level: 'error',
+        text: `Could not show the earlier messages: ${(e as Error).message}`,
+      });
+      return { loaded: 0, hasMore: false };
+    }
   }
 
   /** Takes the channel's state, model and mode from its claude/listChannels item (an attach
@@ -224,7 +353,7 @@ export class Chat {
     // notification of the chat (file updates are opened by it).
     const params = this.seqOffset === 0 ? channelParams : { ...channelParams, seq: channelParams.seq + this.seqOffset };
     this.lastSeq = Math.max(this.lastSeq, params.seq);
-    const missed = channelParams.seq > this.channelSeq + 1;
+    const missed = channelParams.seq - this.channelSeq - 1;
     let answeredElsewhere: string | undefined;
     this.channelSeq = Math.max(this.channelSeq, channelParams.seq);
     if (method === 'claude/permissionRequest') {
@@ -255,24 +384,41 @@ export class Chat {
     if (answeredElsewhere) {
       this.apply({ kind: 'notice', level: 'info', text: `${answeredElsewhere}: answered in another editor.` });
     }
-    if (missed) void this.catchUp();
+    if (missed > 0) void this.catchUp(missed);
   }
 
   /**
    * Takes the channel's entries from the daemon (claude/getTranscript): what a resumed or
-   * forked channel starts with, which no claude/entry sends. The answer follows every
+   * forked channel starts with, which no claude/entry sends; when the daemon pages, only the
+   * last page (the rest is read as the user scrolls up: loadOlder). The answer follows every
    * notification applied so far, so the entries are current when they are applied.
    */
   async loadTranscript(): Promise<void> {
     const channelId = this.requireChannel();
-    const transcript = await (await this.daemon()).request('claude/getTranscript', { channelId });
-    if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: transcript.entries });
+    const limit = this.pageLimit();
+    const transcript = await (
+      await this.daemon()
+    ).request('claude/getTranscript', limit ? { channelId, limit } : { channelId });
+    if (channelId !== this.channelId) return;
+    const hasOlder = this.takeCursor(transcript.entries, transcript);
+    this.apply({ kind: 'transcript', entries: transcript.entries, hasOlder });
   }
 
-  /** Some of the channel's notifications never came (a gap in `seq`): takes its entries anew. */
-  private async catchUp(): Promise<void> {
+  /**
+   * Some of the channel's notifications never came (a gap in `seq`): takes its entries anew.
+   * When the daemon pages, the last page and as many entries again as notifications were
+   * missed (each adds one entry at most): the pages read above stay as they are.
+   */
+  private async catchUp(missed: number): Promise<void> {
+    const channelId = this.channelId;
+    const limit = this.pageLimit();
     try {
-      await this.loadTranscript();
+      if (!limit || !channelId) {
+        await this.loadTranscript();
+        return;
+      }
+      const page = await (await this.daemon()).request('claude/getTranscript', { channelId, limit: limit + missed });
+      if (channelId === this.channelId) this.apply({ kind: 'transcript', entries: page.entries });
     } catch {
       // The channel is gone (closed, or its daemon died): a new one starts its own count.
     }

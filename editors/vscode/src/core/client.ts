@@ -32,6 +32,9 @@ const EARLY_NOTIFICATIONS_KEPT = 50;
  * `reconnecting`: the shared daemon's connection dropped and is being made again. */
 export type DaemonState = 'stopped' | 'starting' | 'running' | 'restarting' | 'reconnecting' | 'failed';
 
+/** Entries per page of a long conversation, unless ClientOptions.pageEntries says otherwise. */
+export const DEFAULT_PAGE_ENTRIES = 100;
+
 /** Shared daemon: tries in a row to connect again before the client gives up. */
 const RECONNECT_TRIES = 8;
 
@@ -60,6 +63,12 @@ export interface ClientOptions {
    * leave its chat running.
    */
   shared?: boolean;
+  /**
+   * Entries per page of a long conversation, when the daemon serves paging (feature
+   * transcriptPaging): a chat opens at its last page and reads older ones as the user scrolls
+   * up. Default 100; 0 reads every entry at once (as with a daemon without paging).
+   */
+  pageEntries?: number;
   /** Shared daemon: tries in a row to connect again (default 8) and the wait before each. */
   reconnectTries?: number;
   reconnectDelayMs?: (attempt: number) => number;
@@ -124,6 +133,7 @@ export class SidecarClient {
       { ...params },
       () => this.daemon(),
       (c, keepRunning) => this.closeChat(c, keepRunning),
+      () => this.pageLimit(),
     );
     if (params.resume) chat.hasConversation = true;
     await this.bindChannel(chat, params, await this.daemon());
@@ -139,10 +149,13 @@ export class SidecarClient {
       { ...params, cwd, resume: sessionId },
       () => this.daemon(),
       (c, keepRunning) => this.closeChat(c, keepRunning),
+      () => this.pageLimit(),
     );
     chat.hasConversation = true;
     const attached = await this.bindChannel(chat, chat.channelParams, await this.daemon());
     if (attached) {
+      // The answer had the whole conversation: a long one is shown from its last page.
+      await chat.showLastPage();
       chat.apply({
         kind: 'notice',
         level: 'info',
@@ -176,6 +189,7 @@ export class SidecarClient {
       { ...chat.reopenParams(), resume: result.sessionId },
       () => this.daemon(),
       (c, keepRunning) => this.closeChat(c, keepRunning),
+      () => this.pageLimit(),
     );
     fork.hasConversation = true;
     this.bound(fork, result.channelId, result.sessionId, result.info, result.pid);
@@ -212,6 +226,7 @@ export class SidecarClient {
       },
       () => this.daemon(),
       (c, keepRunning) => this.closeChat(c, keepRunning),
+      () => this.pageLimit(),
     );
     chat.hasConversation = true;
     const daemon = await this.daemon();
@@ -222,7 +237,7 @@ export class SidecarClient {
     this.closedChannels.delete(channel.channelId);
     let result: AttachResult;
     try {
-      result = await daemon.request('claude/attach', { channelId: channel.channelId });
+      result = await daemon.request('claude/attach', { channelId: channel.channelId, ...this.limitParam() });
     } catch (e) {
       const error = toSidecarError(e, 'claude/attach');
       if (error.errorName !== 'notShared') throw error;
@@ -392,7 +407,8 @@ export class SidecarClient {
     chat.hold();
     let result: AttachResult;
     try {
-      result = await daemon.request('claude/attach', { channelId, afterSeq: chat.seq });
+      // Missed notifications the daemon no longer kept: the answer's entries, a page of them.
+      result = await daemon.request('claude/attach', { channelId, afterSeq: chat.seq, ...this.limitParam() });
     } catch (e) {
       const error = toSidecarError(e, 'claude/attach');
       if (!daemon.alive) return; // dropped again: the next connection attaches it again
@@ -633,6 +649,18 @@ export class SidecarClient {
       this.warned.add(warning);
       this.options.log?.('warn', warning);
     }
+  }
+
+  /** The entries of a page when the daemon connected last serves paging; undefined: read every entry. */
+  private pageLimit(): number | undefined {
+    const limit = this.options.pageEntries ?? DEFAULT_PAGE_ENTRIES;
+    return limit > 0 && this.features?.has('transcriptPaging') ? limit : undefined;
+  }
+
+  /** claude/attach's `limit`, when the daemon pages. */
+  private limitParam(): { limit?: number } {
+    const limit = this.pageLimit();
+    return limit ? { limit } : {};
   }
 
   /** Read through a call: a check of the field before an await does not hold after it. */

@@ -96,6 +96,65 @@ export function touch(store: Transcript, id: string): void {
   if (id in store.at) store.revs[id] = store.rev;
 }
 
+/**
+ * Takes a page of the conversation that reaches its end (claude/getTranscript or an attach
+ * answer: the last page, or every entry), oldest first, as current as the notifications
+ * applied so far. Each of its entries replaces what the store has of it and is placed in
+ * the page's order; what the store has that the page lacks stays where it was: entries
+ * older than the page (pages read before) ahead of it, the client's own entries (notices)
+ * after the page entry they followed. Queued prompts go to `queued`. Returns the page's
+ * conversation entries (without the queued prompts), as placed.
+ */
+export function mergeTail(store: Transcript, incoming: readonly Entry[]): Entry[] {
+  const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
+  const ids = new Set(page.map((e) => e.id));
+  const before: Entry[] = [];
+  const following = new Map<string, Entry[]>();
+  let anchor: string | undefined;
+  for (const entry of store.entries) {
+    if (ids.has(entry.id)) anchor = entry.id;
+    else if (anchor === undefined) before.push(entry);
+    else following.set(anchor, [...(following.get(anchor) ?? []), entry]);
+  }
+  const entries = before;
+  for (const entry of page) {
+    store.revs[entry.id] = store.rev;
+    entries.push(entry, ...(following.get(entry.id) ?? []));
+  }
+  store.entries = entries;
+  store.queued = store.queued.filter((q) => !ids.has(q.id));
+  reindex(store);
+  for (const entry of incoming) if (entry.kind === 'prompt' && entry.queued) upsert(store, entry);
+  return page;
+}
+
+/**
+ * Places a page of older entries (oldest first) just before the entry `beforeId`, the first
+ * of the page read before it (at the start when the store lacks it). An entry the store has
+ * already (it changed while the page was on its way, or a page was read again on a new
+ * channel) moves to its place in the page and takes the page's contents: every entry is
+ * listed once. Returns the page's entries as placed.
+ */
+export function placePage(store: Transcript, incoming: readonly Entry[], beforeId: string | null): Entry[] {
+  const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
+  if (!page.length) return page;
+  const ids = new Set(page.map((e) => e.id));
+  const kept = page.some((e) => e.id in store.at) ? store.entries.filter((e) => !ids.has(e.id)) : store.entries;
+  const found = beforeId === null ? -1 : kept.findIndex((e) => e.id === beforeId);
+  const at = Math.max(found, 0);
+  kept.splice(at, 0, ...page);
+  store.entries = kept;
+  for (const entry of page) store.revs[entry.id] = store.rev;
+  reindex(store);
+  return page;
+}
+
+/** Sets `at` anew (the entries moved). */
+function reindex(store: Transcript): void {
+  store.at = {};
+  for (let i = 0; i < store.entries.length; i++) store.at[store.entries[i]!.id] = i;
+}
+
 /** The entries in the order a view lists them: the conversation, then the queued prompts. */
 export function listed(store: Transcript): Entry[] {
   return [...store.entries, ...store.queued];

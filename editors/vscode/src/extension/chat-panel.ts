@@ -257,6 +257,7 @@ export class ChatPanel implements vscode.Disposable {
       return null;
     },
     listSessions: async () => ({ sessions: await this.host.client.listSessions(this.chat.cwd) }),
+    loadOlder: async () => this.chat.loadOlder(),
   };
 }
 

@@ -108,6 +108,7 @@ class Extension implements PanelHost, vscode.Disposable {
           warmPool: { size: 1, cwd: this.workspaceFolder() },
         },
         editorTools: EDITOR_TOOL_HANDLERS,
+        pageEntries: settings.pageEntries,
       });
       let previous = client.state;
       client.onDaemonState((state) => {

@@ -15,6 +15,8 @@ export interface Settings {
   permissionMode: NonNullable<NewChannelParams['permissionMode']>;
   allowDangerouslySkipPermissions: boolean;
   autoAllowTools: string[];
+  /** Entries per page of a long chat (the daemon's transcriptPaging); 0: every entry at once. */
+  pageEntries: number;
 }
 
 /** The modes the setting offers (and a reloaded chat may come back in). */
@@ -76,6 +78,13 @@ export function readSettings(): Settings {
       'claudeSidecar.permissionMode',
     );
   }
+  const pageEntries = c.get<unknown>('pageEntries', 100);
+  if (typeof pageEntries !== 'number' || !Number.isInteger(pageEntries) || pageEntries < 0) {
+    throw new SidecarError(
+      `claudeSidecar.pageEntries must be a whole number, 0 or more (got ${JSON.stringify(pageEntries)})`,
+      'claudeSidecar.pageEntries',
+    );
+  }
   return {
     daemon,
     daemonCommand: daemonCommandFor(daemonCommand, daemon),
@@ -85,5 +94,6 @@ export function readSettings(): Settings {
     permissionMode: mode as Settings['permissionMode'],
     allowDangerouslySkipPermissions: c.get<boolean>('allowDangerouslySkipPermissions', false),
     autoAllowTools: c.get<string[]>('autoAllowTools', []),
+    pageEntries,
   };
 }

@@ -83,6 +83,8 @@ export interface WebviewOps {
   /** Open a new chat panel. */
   newChat: { params: Record<string, never>; result: null };
   listSessions: { params: Record<string, never>; result: { sessions: SessionSummary[] } };
+  /** Read the page of entries before the oldest shown (the chat's events bring it). */
+  loadOlder: { params: Record<string, never>; result: { loaded: number; hasMore: boolean } };
 }
 
 export type WebviewOp = keyof WebviewOps;

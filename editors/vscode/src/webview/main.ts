@@ -55,9 +55,16 @@ document
   .getElementById('app')!
   .append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
 
+/** The entries of pages of older entries applied since the last frame: drawn above the others. */
+let olderIds: string[] = [];
+
 let frame = 0;
 function render(): void {
   frame = 0;
+  if (olderIds.length) {
+    transcript.placeOlder(state, olderIds);
+    olderIds = [];
+  }
   transcript.update(state);
   header.update(state, info);
   status.update(state);
@@ -96,6 +103,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       info = message.info;
       header.allowBypassPermissions = message.allowBypassPermissions;
       permissions.clear();
+      olderIds = [];
       render();
       transcript.rebuild(state);
       remember();
@@ -108,7 +116,11 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
         state.rev = rev - 1;
         reduce(state, event);
         // The daemon's conversation replaced the chat's (an attach): drawn anew.
-        if (event.kind === 'snapshot') transcript.rebuild(state);
+        if (event.kind === 'snapshot') {
+          olderIds = [];
+          transcript.rebuild(state);
+        }
+        if (event.kind === 'olderPage') olderIds.push(...event.entries.map((e) => e.id));
         if (event.kind === 'bound' || (event.kind === 'notification' && event.method === 'claude/status')) {
           remember();
         }

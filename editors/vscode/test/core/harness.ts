@@ -2,7 +2,7 @@
 // on the real daemon and the real CLI, and waiting for a chat's events.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -191,6 +191,54 @@ export class Recorder {
       .map((e) => (e.kind === 'notification' ? e.method : e.kind))
       .join(', ');
   }
+}
+
+/**
+ * Skips the test `t` when the daemon under test does not serve `feature` (its `initialize`
+ * answer does not list it): tests/cross-release.sh runs these tests against the last
+ * release's daemon, which may predate the feature. Starts the client's daemon to ask it.
+ * The only reason a core test may skip, with CI=true too. node:test (Node 20) runs no
+ * afterEach hook for a test that skipped itself, so `cleanUp` (what afterEach does: dispose
+ * the client, remove the sandbox) is run here first; it must bear being run twice. Use it
+ * first in the test:
+ * `if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;`
+ */
+export async function requireFeature(
+  t: { skip(message?: string): void },
+  sidecar: SidecarClient,
+  feature: string,
+  cleanUp: () => Promise<void> | void,
+): Promise<boolean> {
+  await sidecar.daemon();
+  if (sidecar.features?.has(feature)) return true;
+  await cleanUp();
+  t.skip(`the daemon under test (${sidecarBin()}) does not serve ${feature}`);
+  return false;
+}
+
+/**
+ * Stores a long session in the sandbox's HOME for its workspace: a real short session's
+ * conversation repeated `copies` times with fresh ids, 7 entries a copy
+ * (tests/repeated_session.py, run by the repository's Python). Returns its session id.
+ */
+export function storeLongSession(box: Sandbox, copies: number): string {
+  const sessionId = '6b1e0c2d-3f4a-4b5c-8d6e-7f8091a2b3c4';
+  const python = path.join(repoRoot(), '.venv', 'bin', 'python');
+  if (!fs.existsSync(python)) throw new Error(`${python} is missing: run \`uv sync\` in ${repoRoot()} first`);
+  const script = [
+    'import sys',
+    'from pathlib import Path',
+    'from claude_sidecar.cli.paths import project_dir',
+    'from tests.repeated_session import write_long_session',
+    'folder = project_dir(Path(sys.argv[1]), sys.argv[2])',
+    'folder.mkdir(parents=True, exist_ok=True)',
+    'write_long_session(folder / f"{sys.argv[4]}.jsonl", int(sys.argv[3]), sys.argv[4])',
+  ].join('\n');
+  execFileSync(python, ['-c', script, box.home, box.workspace, String(copies), sessionId], {
+    cwd: repoRoot(),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return sessionId;
 }
 
 /** Whether a process still runs. */

@@ -153,6 +153,58 @@ describe("a channel's transcript (after missed notifications)", () => {
   });
 });
 
+describe('pages of a long chat', () => {
+  const page = (entries: ConversationEntry[], hasOlder: boolean): ChatEvent => ({
+    kind: 'transcript',
+    entries,
+    hasOlder,
+  });
+
+  it('a last page says whether older entries are left', () => {
+    const state = play([page([prompt('p3', 'third'), text('m3:0', 'three')], true)]);
+    assert.deepEqual(ids(state), ['p3', 'm3:0']);
+    assert.deepEqual(state.older, { more: true, loading: false });
+  });
+
+  it('an older page goes above the entries read, and is no longer loading', () => {
+    const state = play([
+      page([prompt('p3', 'third'), text('m3:0', 'three')], true),
+      { kind: 'olderLoading' },
+      { kind: 'olderPage', entries: [prompt('p2', 'second'), text('m2:0', 'two')], beforeId: 'p3', hasOlder: false },
+    ]);
+    assert.deepEqual(ids(state), ['p2', 'm2:0', 'p3', 'm3:0']);
+    assert.deepEqual(state.older, { more: false, loading: false });
+    assert.equal(state.at['p3'], 2);
+  });
+
+  it('an entry of an older page the chat has already moves to its place in the page, listed once', () => {
+    const state = play([
+      page([prompt('p3', 'third'), text('m3:0', 'three')], true),
+      entry(text('m2:0', 'two, changed meanwhile')),
+      {
+        kind: 'olderPage',
+        entries: [prompt('p2', 'second'), text('m2:0', 'two, as the page has it')],
+        beforeId: 'p3',
+        hasOlder: true,
+      },
+    ]);
+    assert.deepEqual(ids(state), ['p2', 'm2:0', 'p3', 'm3:0']);
+    assert.equal((state.entries[1] as { text: string }).text, 'two, as the page has it');
+  });
+
+  it('a last page read again keeps the pages read above it and the notices where they were', () => {
+    const state = play([
+      page([prompt('p3', 'third'), text('m3:0', 'three')], true),
+      { kind: 'olderPage', entries: [prompt('p2', 'second'), text('m2:0', 'two')], beforeId: 'p3', hasOlder: true },
+      { kind: 'notice', level: 'info', text: 'Resumed the conversation.' },
+      { kind: 'transcript', entries: [text('m3:0', 'three'), prompt('p4', 'fourth')] },
+    ]);
+    const notice = state.entries.find((e) => e.kind === 'notice')!.id;
+    assert.deepEqual(ids(state), ['p2', 'm2:0', 'p3', 'm3:0', notice, 'p4']);
+    assert.deepEqual(state.older, { more: true, loading: false }, 'a page read again says nothing of older ones');
+  });
+});
+
 describe("the client's notices", () => {
   const attached: ChatEvent = { kind: 'notice', level: 'info', text: 'Attached.', beforeTurn: true };
 

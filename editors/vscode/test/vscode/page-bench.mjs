@@ -26,10 +26,29 @@
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
 //   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...]
+//
+// With --long 1000,10000 it measures long sessions instead (issue 43's curve): for each size a
+// session grown by bench/grow_session.py (tests/long_session.py: a real session's turns
+// repeated) in a HOME of its own, resumed through "Claude: Resume a Past Session..." and
+// timed in VS Code's webview host frame (its frames share the renderer thread):
+//
+// - open: from the daemon's send of claude/newChannel's answer (the relay notes it) until the
+//   frame after the one that shows the conversation's last entry (and from the pick itself);
+// - the longest task of the thread while opening, and then while the chat is scrolled to its
+//   top (set to 0 again and again, as a user dragging the scroll bar up, until no earlier
+//   page is left; at most --scroll-s seconds, default 120), that scroll's time, and the
+//   entries drawn at the end; the longest of the chat page's own tasks (the longtask entries
+//   named same-origin-descendant); the renderer thread's CPU time in each part (thread time:
+//   the workbench's work and the page's);
+// - --whole adds a run of each build with claudeSidecar.pageEntries 0 (the whole transcript
+//   at once, as before paging); an older build is given with --extension.
+//
+//   node test/vscode/page-bench.mjs --long 1000,10000 [--runs 1] [--whole] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
 // toolchain (scripts/toolchain.sh) and `uv sync` at the root. Several --extension folders
 // (builds to compare) run in turn, each in its own code-server, one chat per run.
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -438,7 +457,245 @@ function slimCopy(dir) {
   return to;
 }
 
+/**
+ * Runs in every frame of the workbench as it starts (addInitScript); acts only in VS Code's
+ * webview host frame (pre/index.html), which writes the chat page into its inner frame of the
+ * same origin: notes the thread's long tasks (the inner frame's, the workbench's) and when the
+ * frame after the one that shows the conversation's last entry ends.
+ */
+function longInstrument() {
+  if (!location.pathname.endsWith('/pre/index.html')) return;
+  const long = { origin: performance.timeOrigin, tasks: [], drawnAt: NaN };
+  window.__long = long;
+  new PerformanceObserver((list) =>
+    list.getEntries().forEach((e) => long.tasks.push({ at: e.startTime, ms: e.duration, by: e.name })),
+  ).observe({ type: 'longtask' });
+  const watch = () => {
+    for (const frame of document.querySelectorAll('iframe')) {
+      // Null for a frame of another origin.
+      const doc = frame.contentDocument;
+      // The last entry (in the last chunk of the list, in a build that draws chunks).
+      let last = doc?.querySelector('.entries')?.lastElementChild;
+      if (last?.classList.contains('chunk')) last = last.lastElementChild;
+      if (!last) continue;
+      const box = last.getBoundingClientRect();
+      if (box.bottom > 0 && box.top < doc.defaultView.innerHeight) {
+        requestAnimationFrame(() => (long.drawnAt = performance.now()));
+        return;
+      }
+    }
+    requestAnimationFrame(watch);
+  };
+  requestAnimationFrame(watch);
+}
+
+/** The webview host frame (pre/index.html) whose chat page shows entries, and that page's frame. */
+async function longFrames(page, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (!frame.url().includes('/pre/index.html')) continue;
+      const drawn = await frame.evaluate(() => !Number.isNaN(window.__long?.drawnAt ?? NaN)).catch(() => false);
+      if (!drawn) continue;
+      const chat = frame.childFrames().find(() => true);
+      if (chat) return { pre: frame, chat };
+    }
+    if (Date.now() > deadline) throw new Error('no chat page showed its last entry');
+    await sleep(50);
+  }
+}
+
+const wallNow = () => performance.timeOrigin + performance.now();
+
+/** One resume of the long session: times and long tasks (see the header). */
+async function longRun(page, sentLog, scrollCapMs) {
+  await runCommand(page, 'View: Close All Editors');
+  await runCommand(page, 'Claude: Resume a Past Session');
+  const row = page.locator('.quick-input-widget .monaco-list-row').first();
+  await row.waitFor({ timeout: 60_000 });
+  // The renderer thread's CPU time (the workbench's and the page's: one thread), which the
+  // machine's other load does not inflate as it does the times.
+  const metrics = await page.context().newCDPSession(page);
+  await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const cpuPicked = await cpuTimes(metrics);
+  fs.writeFileSync(sentLog, '');
+  const pickedAt = wallNow();
+  await row.click();
+  const { pre, chat } = await longFrames(page);
+  const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0]);
+  if (!Number.isFinite(sent)) throw new Error(`the relay noted no claude/newChannel answer in ${sentLog}`);
+  const opened = await pre.evaluate(() => ({ origin: window.__long.origin, drawnAt: window.__long.drawnAt }));
+  const drawnAt = opened.origin + opened.drawnAt;
+  await sleep(500); // the tasks that follow the first frame (the rest of the page's first layout)
+  const cpuOpened = await cpuTimes(metrics);
+  const scrollFrom = wallNow();
+  let pages = 0;
+  let capped = false;
+  for (;;) {
+    const now = await chat.evaluate(() => {
+      const transcript = document.querySelector('.transcript');
+      transcript.scrollTop = 0;
+      const row = document.querySelector('.older-row');
+      return { more: Boolean(row && !row.hidden), loading: Boolean(row?.classList.contains('loading')) };
+    });
+    if (!now.more) break;
+    if (now.loading) pages++;
+    if (wallNow() - scrollFrom > scrollCapMs) {
+      capped = true;
+      const where = await chat.evaluate(() => {
+        const t = document.querySelector('.transcript');
+        const row = document.querySelector('.older-row');
+        return {
+          scrollTop: t.scrollTop,
+          clientHeight: t.clientHeight,
+          row: row?.textContent,
+          chunks: document.querySelector('.entries').childElementCount,
+        };
+      });
+      console.error(`the scroll to the top stopped after ${scrollCapMs} ms: ${JSON.stringify(where)}`);
+      break;
+    }
+    await sleep(30);
+  }
+  const scrolledAt = wallNow();
+  await sleep(500);
+  const cpuScrolled = await cpuTimes(metrics);
+  const entries = await chat.evaluate(
+    () => document.querySelectorAll('.entries > .entry, .entries > .chunk > .entry').length,
+  );
+  const tasks = await pre.evaluate(() =>
+    window.__long.tasks.map((t) => ({ at: window.__long.origin + t.at, ms: t.ms, by: t.by })),
+  );
+  const longest = (from, to) => Math.max(0, ...tasks.filter((t) => t.at >= from && t.at <= to).map((t) => t.ms));
+  const longestPage = (from, to) =>
+    Math.max(
+      0,
+      ...tasks.filter((t) => t.at >= from && t.at <= to && t.by === 'same-origin-descendant').map((t) => t.ms),
+    );
+  return {
+    openFromAnswerMs: drawnAt - sent,
+    openFromPickMs: drawnAt - pickedAt,
+    longestTaskOpeningMs: longest(pickedAt, scrollFrom),
+    longestPageTaskOpeningMs: longestPage(pickedAt, scrollFrom),
+    threadCpuOpeningMs: cpuOpened.task - cpuPicked.task,
+    scrollToTopMs: scrolledAt - scrollFrom,
+    threadCpuScrollingMs: cpuScrolled.task - cpuOpened.task,
+    longestTaskScrollingMs: longest(scrollFrom, scrolledAt + 500),
+    longestPageTaskScrollingMs: longestPage(scrollFrom, scrolledAt + 500),
+    pagesSeenLoading: pages,
+    entriesDrawn: entries,
+    scrollCapped: capped ? 1 : 0,
+  };
+}
+
+/** Grows the long session of `entries` entries for a sandbox (bench/grow_session.py). */
+function growSession(box, entries) {
+  const out = execFileSync(
+    'uv',
+    [
+      'run',
+      '--project',
+      path.join(VSCODE_DIR, '..', '..'),
+      'python',
+      path.join(VSCODE_DIR, '..', '..', 'bench', 'grow_session.py'),
+      '--home',
+      box.home,
+      '--workspace',
+      box.workspace,
+      '--entries',
+      String(entries),
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+
+async function longMain(sizes) {
+  const runs = option('--runs', 1);
+  const scrollCapMs = option('--scroll-s', 120) * 1000;
+  const json = process.argv.includes('--json');
+  const say = json ? console.error : console.log;
+  const extensions = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--extension' ? [path.resolve(a)] : []));
+  if (!extensions.length) extensions.push(VSCODE_DIR);
+  const variants = extensions.flatMap((extension) => [
+    { extension, name: extension === VSCODE_DIR ? 'this build' : extension, settings: {} },
+    ...(process.argv.includes('--whole') && extension === VSCODE_DIR
+      ? [{ extension, name: `${extension} pageEntries 0`, settings: { 'claudeSidecar.pageEntries': 0 } }]
+      : []),
+  ]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-long-'));
+  const scenario = path.join(dir, 'scenario.json');
+  fs.writeFileSync(scenario, JSON.stringify({ default: [[{ text: 'ok' }]] }));
+  const model = await startModel(scenario);
+  const results = [];
+  try {
+    for (const entries of sizes) {
+      const box = sandbox(model.url);
+      try {
+        const grown = growSession(box, entries);
+        say(`${grown.entries} entries, ${(grown.bytes / 1e6).toFixed(1)} MB`);
+        const sentLog = path.join(box.root, 'resumed.log');
+        const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
+        box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];
+        box.settings['claudeSidecar.env'].TIMESTAMP_RELAY_MARK = '"pid":';
+        for (const variant of variants) {
+          const slim = slimCopy(variant.extension);
+          let server;
+          let page;
+          const figures = [];
+          try {
+            server = await startCodeServer({
+              extensionDir: slim,
+              workspace: box.workspace,
+              settings: { ...box.settings, ...variant.settings },
+            });
+            page = await openWorkbench(server.url);
+            await page.addInitScript(longInstrument);
+            for (let r = 0; r < runs; r++) {
+              figures.push(await longRun(page, sentLog, scrollCapMs));
+              say(`${grown.entries} entries, ${variant.name}, run ${r + 1}: ${JSON.stringify(figures.at(-1))}`);
+            }
+          } finally {
+            await closeWorkbench(page);
+            await server?.stop();
+            fs.rmSync(slim, { recursive: true, force: true });
+          }
+          results.push({ entries: grown.entries, build: variant.name, runs: figures });
+        }
+      } finally {
+        fs.rmSync(box.root, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    model.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (json) {
+    console.log(JSON.stringify({ long: results }));
+    return;
+  }
+  const keys = Object.keys(results[0]?.runs[0] ?? {});
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const columns = results.map((r) => `${r.entries} ${r.build}`);
+  console.log(
+    `\nlong sessions (median of ${runs}):\n${''.padEnd(28)}${columns.map((c) => c.slice(-24).padStart(26)).join('')}`,
+  );
+  for (const key of keys) {
+    const cells = results.map((r) =>
+      median(r.runs.map((f) => f[key]))
+        .toFixed(0)
+        .padStart(26),
+    );
+    console.log(`${key.padEnd(28)}${cells.join('')}`);
+  }
+}
+
 async function main() {
+  const long = process.argv.indexOf('--long');
+  if (long >= 0) {
+    await longMain(process.argv[long + 1].split(',').map(Number));
+    return;
+  }
   const runs = option('--runs', 3);
   const chars = option('--chars', 60_000);
   const json = process.argv.includes('--json');

@@ -1,7 +1,7 @@
 // The page bench's stand-in for the pipe between the daemon and the extension host: runs the
 // daemon (the command after the log file), passes its stdin and stdout through unchanged,
 // and appends to the log file the wall-clock time (ms, performance.timeOrigin + now) at which
-// each `claude/turnEnded` came out of the daemon. It does nothing else, so that time is the
+// each `claude/turnEnded` (or TIMESTAMP_RELAY_MARK) came out of the daemon. It does nothing else, so that time is the
 // daemon's send, before anything of the client's has run.
 //
 //   node timestamp-relay.mjs LOG_FILE COMMAND [ARG ...]
@@ -16,7 +16,9 @@ if (!log || !command) {
 }
 // The envelope as the daemon writes it (claude_sidecar/frontends/server/outbox.py): only the
 // notification, not a mention of the method elsewhere (initialize lists them).
-const MARK = '"method":"claude/turnEnded"';
+// TIMESTAMP_RELAY_MARK notes another message instead (the page bench's --long: `"pid":`,
+// which of what it sees only claude/newChannel's answer holds).
+const MARK = process.env.TIMESTAMP_RELAY_MARK || '"method":"claude/turnEnded"';
 const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 process.stdin.pipe(child.stdin);
 let tail = '';
