@@ -50,6 +50,9 @@ class AnswerView :
             field = value
         }
     private var text = ""
+
+    /** Whether the answer was seen streaming (an answer that comes whole, from a history, is rendered off the EDT). */
+    private var streamed = false
     private var aborted = false
     override var saidElsewhere = false
         set(value) {
@@ -71,6 +74,11 @@ class AnswerView :
         blocks.advance(text)
         // What is finished goes into segments; when the answer is complete, all of it is.
         val finished = if (entry.streaming == true) blocks.cut else text.length
+        if (entry.streaming == true) streamed = true
+        if (streamed && entry.streaming != true && waiting.isEmpty() && !draining && finished - segmented <= END_CHARS) {
+            finishHere(finished)
+            return
+        }
         var from = segmented
         for (cut in blocks.cuts.asReversed().takeWhile { it > segmented }.asReversed()) {
             if (cut >= finished) break
@@ -82,6 +90,20 @@ class AnswerView :
         if (from < finished) waiting.addLast(segment(text.substring(from, finished)))
         segmented = finished
         if (!draining) drain()
+    }
+
+    /**
+     * The streamed answer is complete and only its last few blocks are not finished text yet
+     * (what streamed since the last cut): they are rendered here, as the streaming tail was, and
+     * stay where the tail is. A round trip through [RENDERER] would wait for two other
+     * threads to get a core, the end of the answer waiting with them on a busy machine.
+     */
+    private fun finishHere(finished: Int) {
+        showTail(text.substring(segmented, finished))
+        paneChars += finished - segmented
+        tailStart = pane.length
+        tailShown = ""
+        segmented = finished
     }
 
     private fun segment(markdown: String) =
@@ -245,6 +267,12 @@ class AnswerView :
          * longer, more and smaller ones would lay out and paint the view again each time.
          */
         private const val TASK_NANOS = 2_000_000L
+
+        /**
+         * At most this much markdown left unfinished when an answer completes is rendered on
+         * the EDT at once (a few milliseconds, as a streaming tail is); more goes through [RENDERER].
+         */
+        private const val END_CHARS = 4_000
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
         private const val PANE_CHARS = 8_000
