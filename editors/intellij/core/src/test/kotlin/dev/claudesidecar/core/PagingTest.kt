@@ -124,7 +124,8 @@ class PagingTest {
         val all = everything(rec.chat)
         assertTrue(all.size > COPIES * 7, "the stored entries, then the turn's")
         assertEquals(all, shown(rec))
-        assertEquals(COPIES * 2 + 1, rec.view { s -> s.transcript.entries.count { it is PromptEntry } }, "two prompts a copy, then the turn's")
+        val prompts = rec.view { s -> s.transcript.entries.count { it is PromptEntry } }
+        assertEquals(COPIES * 2 + 1, prompts, "two prompts a copy, then the turn's")
     }
 
     private companion object {

@@ -67,6 +67,7 @@ class ChatPanel(
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
+
     /** The entries on screen (a benchmark looks into it). EDT only. */
     internal val transcriptView = TranscriptView(transcript, context, loadOlder = ::loadOlder)
 

@@ -48,6 +48,7 @@ class TranscriptView(
 ) {
     /** Up to this many entries (at the top level) every one is drawn (a benchmark of drawing all sets it very high). */
     internal var wholeUpTo: Int = wholeUpTo
+
     /** A top-level entry of the transcript (with what is nested in it): its view when made, and its height. */
     private class Slot(val key: String) {
         var view: EntryView? = null
@@ -163,7 +164,11 @@ class TranscriptView(
         val moved = change.added.isNotEmpty() || change.reordered || change.removed.isNotEmpty()
         if (moved || hint.parent != null) place()
         if (drawn || moved) markInterrupts()
-        if (moved) updateWindow() else if (drawn) relayout()
+        if (moved) {
+            updateWindow()
+        } else if (drawn) {
+            relayout()
+        }
         // A delta of a streaming entry changes nothing on screen until the timer draws it.
     }
 
