@@ -621,7 +621,7 @@ class TranscriptView(
         const val OLDER_HINT = "Earlier messages: scroll up to read them"
 
         /** Up to this many entries (at the top level) every one is drawn; more are windowed. */
-        const val WHOLE_UP_TO = 150
+        const val WHOLE_UP_TO = 60
 
         /** Screens above and below the one in sight whose entries are drawn. */
         private const val MARGIN_SCREENS = 2
