@@ -128,6 +128,29 @@ class PagingTest {
         assertEquals(COPIES * 2 + 1, prompts, "two prompts a copy, then the turn's")
     }
 
+    @Test fun `a long chat attached in another editor shows its last page, and older pages read to the top give every entry once`() = test {
+        client.close()
+        SharedDaemon(box).use { daemon ->
+            val first = box.client(command = daemon.connect, mode = DaemonMode.SHARED, pageEntries = PAGE)
+            val second = box.client(command = daemon.connect, mode = DaemonMode.SHARED, pageEntries = PAGE)
+            client = first
+            try {
+                val sessionId = box.storeLongSession(COPIES)
+                val opened = Recorder(first, pids).start { first.resumeChat(box.cwd, sessionId, listener = it) }
+                val rec = Recorder(second, pids).start { second.attachChat(second.runningChats().single(), it) }
+                val all = everything(opened.chat)
+                val page = rec.events().filterIsInstance<ChatEvent.Transcript>().single().transcript
+                assertEquals(all.takeLast(PAGE), page.entries.map { it.id() }, "the attach answer's last page")
+                assertTrue(rec.chat.hasOlder)
+                loadToTheTop(rec.chat)
+                assertEquals(all, shown(rec).filterNot { it.startsWith("client:") }, "every entry once, the client's own notices aside")
+            } finally {
+                second.close()
+                first.close()
+            }
+        }
+    }
+
     private companion object {
         const val PAGE = 20
         const val COPIES = 12
