@@ -210,6 +210,7 @@ class TranscriptView(
     private fun place() {
         val keys = transcript.keys
         val order = ArrayList<Slot>(keys.size)
+        val known = HashMap<String, Slot>(keys.size * 2)
         nested.clear()
         for (key in keys) {
             val entry = transcript.entry(key) ?: continue
@@ -217,21 +218,30 @@ class TranscriptView(
             if (parent != null) {
                 nested.getOrPut(parent) { mutableListOf() } += key
             } else {
-                order += slotOf.getOrPut(key) { Slot(key) }
+                val slot = slotOf[key] ?: Slot(key)
+                known[key] = slot
+                order += slot
             }
         }
-        val keep = order.mapTo(HashSet()) { it.key }
-        slotOf.keys.retainAll(keep)
         // Views of entries no longer at the top level (now nested, or gone) are made again where they belong.
         val wasMade = if (made.isEmpty()) emptySet() else slots.subList(made.first, made.last + 1).mapTo(HashSet()) { it.key }
+        for (key in wasMade) if (key !in known) slotOf[key]?.view = null
+        slotOf.clear()
+        slotOf.putAll(known)
         slots.clear()
         slots += order
-        val stillMade = slots.indices.filter { slots[it].key in wasMade && slots[it].view != null }
-        for (slot in slotOf.values) if (slot.key !in wasMade) slot.view = null
-        made = if (stillMade.isEmpty()) IntRange.EMPTY else stillMade.first()..stillMade.last()
+        var first = -1
+        var last = -1
+        for (i in slots.indices) {
+            if (slots[i].key in wasMade && slots[i].view != null) {
+                if (first < 0) first = i
+                last = i
+            }
+        }
+        made = if (first < 0) IntRange.EMPTY else first..last
         // Views not in one run (an entry gone from between them) are all kept, the run filled in.
         for (i in made) ensureMade(slots[i])
-        views.keys.retainAll(keys.toHashSet())
+        views.keys.removeIf { transcript.entry(it) == null }
     }
 
     /** Makes [slot]'s view (and those of the entries nested in it) unless made. */
@@ -411,26 +421,35 @@ class TranscriptView(
     }
 
     /**
-     * Notes which entry is at the view's top and how far into it the view starts: what stays
-     * in place. None while the view shows a spacer only (the user scrolled past the entries
-     * drawn): then the view keeps its position in the column.
+     * Notes which entry stays in place when the content above it changes, and its distance
+     * from the view's top: the first whose top is in sight (an entry cut at the top may still
+     * grow, drawn off the EDT, without moving what is read below it), else the one cut at the
+     * top when it fills the view. None while the view shows a spacer only (the user scrolled
+     * past the entries drawn): then the view keeps its position in the column.
      */
     private fun noteAnchor() {
         anchorKey = null
         if (slots.isEmpty() || made.isEmpty()) return
         val viewport = scrollPane.viewport
         val top = viewport.viewPosition.y
+        val bottom = top + viewport.extentSize.height
+        var cut: Slot? = null
         for (i in made) {
             val c = slots[i].view?.component ?: continue
-            if (!c.isVisible || c.parent !== column) continue
-            if (c.y + c.height > top) {
-                if (c.y - top < viewport.extentSize.height) {
-                    anchorKey = slots[i].key
-                    anchorOffset = c.y - top
-                }
-                return
+            if (!c.isVisible || c.parent !== column || c.y + c.height <= top) continue
+            if (c.y >= bottom) break
+            if (c.y < top) {
+                if (cut == null) cut = slots[i]
+                continue
             }
+            anchorKey = slots[i].key
+            anchorOffset = c.y - top
+            return
         }
+        val partly = cut ?: return
+        val c = partly.view?.component ?: return
+        anchorKey = partly.key
+        anchorOffset = c.y - top
     }
 
     /** Puts the view where the anchor entry is where it was on screen; at the end while following. */
