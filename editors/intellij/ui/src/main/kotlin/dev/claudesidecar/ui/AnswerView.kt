@@ -75,7 +75,10 @@ class AnswerView :
         // What is finished goes into segments; when the answer is complete, all of it is.
         val finished = if (entry.streaming == true) blocks.cut else text.length
         if (entry.streaming == true) streamed = true
-        if (streamed && entry.streaming != true && waiting.isEmpty() && !draining && finished - segmented <= END_CHARS) {
+        if (streamed && entry.streaming != true && waiting.sumOf { it.markdown.length } + finished - segmented <= END_CHARS) {
+            // What waits for the markdown thread goes in now too, each segment made here unless it is made.
+            while (waiting.isNotEmpty()) appendSegment(waiting.removeFirst())
+            draining = false
             finishHere(finished)
             return
         }
@@ -93,10 +96,11 @@ class AnswerView :
     }
 
     /**
-     * The streamed answer is complete and only its last few blocks are not finished text yet
-     * (what streamed since the last cut): they are rendered here, as the streaming tail was, and
-     * stay where the tail is. A round trip through [RENDERER] would wait for two other
-     * threads to get a core, the end of the answer waiting with them on a busy machine.
+     * The streamed answer is complete and what is not appended yet is short (what streamed
+     * since the last cut, and segments the markdown thread has not made or the EDT not
+     * appended): it is rendered here, the last blocks where the tail is. A round trip through
+     * [RENDERER] would wait for two other threads to get a core, the end of the answer
+     * waiting with them on a busy machine.
      */
     private fun finishHere(finished: Int) {
         showTail(text.substring(segmented, finished))
@@ -126,21 +130,28 @@ class AnswerView :
                 next.paragraphs.whenComplete { _, _ -> SwingUtilities.invokeLater(::drain) }
                 return
             }
-            waiting.removeFirst()
-            if (!drawn) {
-                showTail("")
-                if (paneChars >= PANE_CHARS) newPane()
-                // A failure to render on the other thread shows here, as rendering here would.
-                pane.append(runCatching { next.paragraphs.join() }.getOrElse { MarkdownParagraphs(styles).render(next.markdown) })
-            }
-            tailShown = ""
-            paneChars += next.markdown.length
-            tailStart = pane.length
+            appendSegment(waiting.removeFirst())
             if (System.nanoTime() - started >= TASK_NANOS) break
         }
         draining = waiting.isNotEmpty()
         // While segments wait, the tail (which comes after them) waits too.
         if (draining) SwingUtilities.invokeLater(::drain) else showTail(text.substring(segmented))
+    }
+
+    /**
+     * Appends [next] after the finished text (unless it is the tail drawn already), with its
+     * paragraphs when they are made, else made here (a failure on the other thread too).
+     */
+    private fun appendSegment(next: Segment) {
+        if (next.markdown != tailShown) {
+            showTail("")
+            if (paneChars >= PANE_CHARS) newPane()
+            val made = if (next.paragraphs.isDone) runCatching { next.paragraphs.join() }.getOrNull() else null
+            pane.append(made ?: MarkdownParagraphs(styles).render(next.markdown))
+        }
+        tailShown = ""
+        paneChars += next.markdown.length
+        tailStart = pane.length
     }
 
     private fun showTail(markdown: String) {
@@ -272,7 +283,7 @@ class AnswerView :
          * At most this much markdown left unfinished when an answer completes is rendered on
          * the EDT at once (a few milliseconds, as a streaming tail is); more goes through [RENDERER].
          */
-        private const val END_CHARS = 4_000
+        private const val END_CHARS = 8_000
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
         private const val PANE_CHARS = 8_000
