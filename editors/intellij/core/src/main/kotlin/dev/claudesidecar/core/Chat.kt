@@ -34,6 +34,8 @@ import dev.claudesidecar.core.protocol.StatusNotification
 import dev.claudesidecar.core.protocol.TextBlock
 import dev.claudesidecar.core.protocol.TranscriptParams
 import dev.claudesidecar.core.protocol.TurnEndedNotification
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.withContext
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
 import dev.claudesidecar.core.protocol.Transcript as TranscriptData
@@ -115,6 +117,25 @@ class Chat internal constructor(
 
     /** The `seq` of the last notification of the channel applied: one numbered up to it was shown already. Event thread. */
     internal var lastSeq = 0
+        private set
+
+    /**
+     * The `before` that reads the page of the conversation older than what the chat's events
+     * brought so far; null when they brought all of it (or the daemon does not page). Event thread.
+     */
+    private var olderCursor: String? = null
+
+    /** Counts the conversations shown afresh: a page read for an earlier one is not shown. Event thread. */
+    private var shownAfresh = 0
+
+    /** Whether a [loadOlder] is on its way. Event thread. */
+    private var loadingOlder = false
+
+    /**
+     * Whether the conversation has entries older than those the chat's events brought so far:
+     * the daemon sent its last page only (feature `transcriptPaging`); [loadOlder] reads them.
+     */
+    @Volatile var hasOlder: Boolean = false
         private set
 
     /** Notifications kept back while a `claude/attach` is answered (null: none is). Event thread. */
@@ -216,8 +237,51 @@ class Chat internal constructor(
      */
     suspend fun reloadTranscript() {
         val (daemon, channelId) = client.channelOf(this)
-        val transcript = daemon.request(Methods.GET_TRANSCRIPT, TranscriptParams(channelId))
-        client.onEventThread { if (this.channelId == transcript.channelId) emit(ChatEvent.Transcript(transcript)) }
+        val transcript = daemon.request(Methods.GET_TRANSCRIPT, TranscriptParams(channelId, limit = client.pageLimit(daemon)))
+        client.onEventThread {
+            if (this.channelId == transcript.channelId) {
+                showingAfresh(transcript.hasMore, transcript.nextCursor)
+                emit(ChatEvent.Transcript(transcript))
+            }
+        }
+    }
+
+    /**
+     * Reads the page of the conversation before the entries the chat's events brought so far
+     * (`claude/getTranscript` with `before`) and delivers it as [ChatEvent.OlderEntries]. One
+     * page at a time: false, and nothing read, while one is on its way or when there is none
+     * older ([hasOlder] false); true once the page was delivered (or dropped, when the chat
+     * was shown afresh meanwhile).
+     */
+    suspend fun loadOlder(): Boolean {
+        val (daemon, channelId) = client.channelOf(this)
+        val asked = client.onEventThread {
+            val cursor = olderCursor
+            if (cursor == null || loadingOlder || this.channelId != channelId) {
+                null
+            } else {
+                loadingOlder = true
+                cursor to shownAfresh
+            }
+        } ?: return false
+        val (before, shown) = asked
+        try {
+            val page = daemon.request(
+                Methods.GET_TRANSCRIPT,
+                TranscriptParams(channelId, before = before, limit = client.pageEntries),
+            )
+            client.onEventThread {
+                // Shown afresh meanwhile (a snapshot, a new channel): this page is of what was shown before.
+                if (shownAfresh == shown && this.channelId == page.channelId) {
+                    olderCursor = page.nextCursor.takeIf { page.hasMore }
+                    hasOlder = olderCursor != null
+                    emit(ChatEvent.OlderEntries(page))
+                }
+            }
+        } finally {
+            withContext(NonCancellable) { client.onEventThread { loadingOlder = false } }
+        }
+        return true
     }
 
     /** How full the context window is. */
@@ -260,6 +324,7 @@ class Chat internal constructor(
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
             is ChatEvent.History -> addPrompts(event.history.entries)
             is ChatEvent.Transcript -> addPrompts(event.transcript.entries)
+            is ChatEvent.OlderEntries -> addPrompts(event.page.entries, inFront = true)
             else -> Unit
         }
         for (listener in listeners) {
@@ -271,12 +336,23 @@ class Chat internal constructor(
         }
     }
 
-    /** The user's prompts among [entries] not known yet (a sub-agent's prompt is not the user's). */
-    private fun addPrompts(entries: List<Entry>) {
+    /**
+     * The user's prompts among [entries] not known yet (a sub-agent's prompt is not the user's),
+     * after those known, or [inFront] of them (an older page).
+     */
+    private fun addPrompts(entries: List<Entry>, inFront: Boolean = false) {
         val known = promptList.map { it.messageId }.toSet()
-        entries.filterIsInstance<PromptEntry>()
+        val added = entries.filterIsInstance<PromptEntry>()
             .filter { it.parentId == null && it.id !in known }
-            .forEach { promptList += Prompt(it.id, it.text) }
+            .map { Prompt(it.id, it.text) }
+        if (inFront) promptList.addAll(0, added) else promptList += added
+    }
+
+    /** A conversation (or its last page) is shown afresh: [hasMore] older entries exist, read with [cursor]. */
+    private fun showingAfresh(hasMore: Boolean, cursor: String?) {
+        shownAfresh++
+        olderCursor = cursor.takeIf { hasMore }
+        hasOlder = olderCursor != null
     }
 
     internal fun bind(daemon: DaemonConnection, channelId: String, sessionId: String, info: ChannelInfo?, pid: Int) {
@@ -292,6 +368,8 @@ class Chat internal constructor(
         listening = daemon
         lastSeq = 0
         held = null
+        // The old channel's cursors are not this one's.
+        showingAfresh(false, null)
         pendingPermissions.clear()
         emit(ChatEvent.Bound(channelId, sessionId, cwd))
     }
@@ -307,6 +385,7 @@ class Chat internal constructor(
         val pending = result.pendingPermissions.map { it.notification(channelId, result.seq) }
         pendingPermissions.clear()
         for (request in pending) pendingPermissions[request.requestId] = request
+        showingAfresh(result.hasMore, result.nextCursor)
         val snapshot =
             TranscriptData(
                 channelId = channelId,

@@ -44,7 +44,10 @@ sealed interface ChatEvent {
      * The conversation of the chat's channel as the daemon keeps it (`claude/getTranscript`),
      * current as of its `seq`: a resumed or forked chat's conversation so far (its channel
      * starts with it), or what a view needs when it comes to a channel that already ran.
-     * Notifications numbered after `seq` may come before or after it.
+     * Notifications numbered after `seq` may come before or after it. When the daemon pages
+     * (feature `transcriptPaging`) it is the last page only and `hasMore` says whether older
+     * entries exist ([Chat.loadOlder] reads them); shown afresh from it, entries of the channel
+     * neither in it nor changed after its `seq` are dropped.
      *
      * From a `claude/attach` answer (a running chat attached, or shown afresh after a dropped
      * connection missed more than the shared daemon kept), [pendingPermissions] are the
@@ -54,6 +57,15 @@ sealed interface ChatEvent {
         val transcript: TranscriptData,
         val pendingPermissions: List<PermissionRequestNotification>? = null,
     ) : ChatEvent
+
+    /**
+     * A page of the conversation from before the entries the chat's events brought so far
+     * ([Chat.loadOlder]; `claude/getTranscript` with `before`), oldest first: it goes in front
+     * of them. Its `hasMore` says whether still older entries exist. An entry of the page
+     * that a notification numbered after the page's `seq` changed is kept as that notification
+     * left it; otherwise the page's version takes its place.
+     */
+    data class OlderEntries(val page: TranscriptData) : ChatEvent
 
     /**
      * Something the client says about the chat: the daemon died and was restarted, the chat

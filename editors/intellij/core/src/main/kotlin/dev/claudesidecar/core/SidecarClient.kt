@@ -72,6 +72,12 @@ data class ClientOptions(
     /** Private daemon: restarts allowed within [restartWindow] before the client gives up (state [DaemonState.FAILED]). */
     val maxRestarts: Int = 3,
     val restartWindow: Duration = 60.seconds,
+    /**
+     * A daemon that pages conversations (feature `transcriptPaging`): how many entries a chat
+     * opened, resumed or attached shows at first (the last ones), and how many each
+     * [Chat.loadOlder] reads. A daemon without paging sends the whole conversation.
+     */
+    val pageEntries: Int = 100,
 )
 
 /**
@@ -236,7 +242,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             throw Handshake.featureMissing("attach", "Attaching to a running chat", daemon.initializeResult)
         }
         val result = try {
-            daemon.request(Methods.ATTACH, AttachParams(channelId = channel.channelId))
+            daemon.request(Methods.ATTACH, AttachParams(channelId = channel.channelId, limit = pageLimit(daemon)))
         } catch (e: SidecarException) {
             throw if (e.errorName == NOT_SHARED) notShared("Attaching to a running chat", e) else e
         }
@@ -342,6 +348,13 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
     internal suspend fun <T> onEventThread(block: () -> T): T = withContext(eventDispatcher) { block() }
 
+    /** Entries per page of a conversation ([ClientOptions.pageEntries]). */
+    internal val pageEntries: Int get() = options.pageEntries
+
+    /** The `limit` of a request for a chat's conversation on [daemon]: a page when it pages, else null (all of it). */
+    internal fun pageLimit(daemon: DaemonConnection): Int? =
+        options.pageEntries.takeIf { TRANSCRIPT_PAGING in Handshake.features(daemon.initializeResult) }
+
     internal fun log(level: Level, message: String) = logger.log(level, message)
 
     private fun newChat(params: NewChannelParams, listener: ChatListener?) =
@@ -392,6 +405,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             chat.channelParams.copy(resume = null)
         }
         chat.channelParams = params
+        // Older pages of the old channel are the new one's too: read from its last page again.
+        val hadOlder = chat.hasOlder
         val attached = bindChannel(chat, daemon, params)
         val said = when {
             gone != null && chat.hasConversation -> "$gone: reopened its session."
@@ -400,6 +415,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             else -> "Ready again."
         }
         if (!attached) onEventThread { chat.emit(ChatEvent.Notice(ChatEvent.Notice.Level.INFO, said)) }
+        if (!attached && hadOlder && params.resume != null) chat.reloadTranscript()
     }
 
     /**
@@ -412,7 +428,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         val channelId = chat.channelId ?: return "The chat has no channel"
         val afterSeq = onEventThread { chat.hold(daemon) }
         val result = try {
-            daemon.request(Methods.ATTACH, AttachParams(channelId = channelId, afterSeq = afterSeq))
+            daemon.request(Methods.ATTACH, AttachParams(channelId = channelId, afterSeq = afterSeq, limit = pageLimit(daemon)))
         } catch (e: SidecarException) {
             onEventThread { chat.release(null, null) }
             // invalidParams: an afterSeq past the chat's last seq, i.e. another chat of that id in a new daemon.
@@ -688,5 +704,8 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         private val LAST_RECONNECT_PAUSE = 8.seconds
         private const val EARLY_NOTIFICATIONS_KEPT = 50
         private const val PAGE = 100
+
+        /** The feature of a daemon that pages conversations (docs/protocol.md, "Paging"). */
+        const val TRANSCRIPT_PAGING = "transcriptPaging"
     }
 }

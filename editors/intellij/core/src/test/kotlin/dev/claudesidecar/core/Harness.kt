@@ -13,12 +13,14 @@ import dev.claudesidecar.core.transcript.id
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.withTimeoutOrNull
+import org.junit.jupiter.api.Assumptions
 import java.io.IOException
 import java.net.StandardProtocolFamily
 import java.net.UnixDomainSocketAddress
 import java.nio.channels.SocketChannel
 import java.nio.file.Files
 import java.nio.file.Path
+import java.util.UUID
 import java.util.concurrent.TimeUnit
 import kotlin.io.path.absolutePathString
 import kotlin.io.path.createDirectories
@@ -127,6 +129,7 @@ class Sandbox(
         initializationOptions: InitializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
         mode: DaemonMode = DaemonMode.PRIVATE,
         clientName: String = "claude-sidecar-intellij",
+        pageEntries: Int = 100,
     ) = SidecarClient(
         ClientOptions(
             daemon = DaemonOptions(
@@ -139,8 +142,36 @@ class Sandbox(
                 logger = Harness.logger,
             ),
             editorTools = editorTools,
+            pageEntries = pageEntries,
         ),
     )
+
+    /**
+     * Stores a long session of the workspace, [copies] times a short real one ("hello there",
+     * then a Write: 7 entries each) on one parent chain, as tests/repeated_session.py writes
+     * it; returns its session id.
+     */
+    fun storeLongSession(copies: Int): String {
+        val sessionId = UUID.randomUUID().toString()
+        val script = """
+            |import sys
+            |from pathlib import Path
+            |from claude_sidecar.cli.paths import project_dir
+            |from tests.repeated_session import write_long_session
+            |folder = project_dir(Path(sys.argv[1]), sys.argv[2])
+            |folder.mkdir(parents=True, exist_ok=True)
+            |write_long_session(folder / (sys.argv[4] + ".jsonl"), int(sys.argv[3]), sys.argv[4])
+        """.trimMargin()
+        // The checkout's own Python: the session is this checkout's test data, whichever daemon runs.
+        val python = Harness.repoRoot.resolve(".venv/bin/python").toString()
+        val process = ProcessBuilder(python, "-c", script, home.toString(), cwd, copies.toString(), sessionId)
+            .directory(Harness.repoRoot.toFile())
+            .redirectErrorStream(true)
+            .start()
+        val output = process.inputStream.bufferedReader().readText()
+        check(process.waitFor() == 0) { "writing the long session failed: $output" }
+        return sessionId
+    }
 
     override fun close() {
         root.toFile().deleteRecursively()
@@ -214,6 +245,21 @@ class SharedDaemon(
             dir.toFile().deleteRecursively()
         }
     }
+}
+
+/**
+ * Skips the calling test (JUnit's assumptions) when the daemon [client] starts does not serve
+ * [feature]: for a test of a feature newer than a release whose daemon the tests also run
+ * against (tests/cross-release.sh runs these tests against the last release's daemon). Only
+ * for that: a prerequisite missing here is a failure, not a skip.
+ */
+suspend fun assumeFeature(client: SidecarClient, feature: String) {
+    val daemon = client.daemon()
+    val features = Handshake.features(daemon.initializeResult)
+    Assumptions.assumeTrue(
+        feature in features,
+        "the daemon under test (${daemon.initializeResult.serverInfo.version}) does not serve $feature",
+    )
 }
 
 /** Records a chat's events from now on and waits for those a test expects; notes every pid it sees. */

@@ -50,6 +50,9 @@ class AnswerView :
             field = value
         }
     private var text = ""
+
+    /** Whether the answer was seen streaming (an answer that comes whole, from a history, is rendered off the EDT). */
+    private var streamed = false
     private var aborted = false
     override var saidElsewhere = false
         set(value) {
@@ -71,6 +74,14 @@ class AnswerView :
         blocks.advance(text)
         // What is finished goes into segments; when the answer is complete, all of it is.
         val finished = if (entry.streaming == true) blocks.cut else text.length
+        if (entry.streaming == true) streamed = true
+        if (streamed && entry.streaming != true && waiting.sumOf { it.markdown.length } + finished - segmented <= END_CHARS) {
+            // What waits for the markdown thread goes in now too, each segment made here unless it is made.
+            while (waiting.isNotEmpty()) appendSegment(waiting.removeFirst())
+            draining = false
+            finishHere(finished)
+            return
+        }
         var from = segmented
         for (cut in blocks.cuts.asReversed().takeWhile { it > segmented }.asReversed()) {
             if (cut >= finished) break
@@ -82,6 +93,21 @@ class AnswerView :
         if (from < finished) waiting.addLast(segment(text.substring(from, finished)))
         segmented = finished
         if (!draining) drain()
+    }
+
+    /**
+     * The streamed answer is complete and what is not appended yet is short (what streamed
+     * since the last cut, and segments the markdown thread has not made or the EDT not
+     * appended): it is rendered here, the last blocks where the tail is. A round trip through
+     * [RENDERER] would wait for two other threads to get a core, the end of the answer
+     * waiting with them on a busy machine.
+     */
+    private fun finishHere(finished: Int) {
+        showTail(text.substring(segmented, finished))
+        paneChars += finished - segmented
+        tailStart = pane.length
+        tailShown = ""
+        segmented = finished
     }
 
     private fun segment(markdown: String) =
@@ -104,21 +130,28 @@ class AnswerView :
                 next.paragraphs.whenComplete { _, _ -> SwingUtilities.invokeLater(::drain) }
                 return
             }
-            waiting.removeFirst()
-            if (!drawn) {
-                showTail("")
-                if (paneChars >= PANE_CHARS) newPane()
-                // A failure to render on the other thread shows here, as rendering here would.
-                pane.append(runCatching { next.paragraphs.join() }.getOrElse { MarkdownParagraphs(styles).render(next.markdown) })
-            }
-            tailShown = ""
-            paneChars += next.markdown.length
-            tailStart = pane.length
+            appendSegment(waiting.removeFirst())
             if (System.nanoTime() - started >= TASK_NANOS) break
         }
         draining = waiting.isNotEmpty()
         // While segments wait, the tail (which comes after them) waits too.
         if (draining) SwingUtilities.invokeLater(::drain) else showTail(text.substring(segmented))
+    }
+
+    /**
+     * Appends [next] after the finished text (unless it is the tail drawn already), with its
+     * paragraphs when they are made, else made here (a failure on the other thread too).
+     */
+    private fun appendSegment(next: Segment) {
+        if (next.markdown != tailShown) {
+            showTail("")
+            if (paneChars >= PANE_CHARS) newPane()
+            val made = if (next.paragraphs.isDone) runCatching { next.paragraphs.join() }.getOrNull() else null
+            pane.append(made ?: MarkdownParagraphs(styles).render(next.markdown))
+        }
+        tailShown = ""
+        paneChars += next.markdown.length
+        tailStart = pane.length
     }
 
     private fun showTail(markdown: String) {
@@ -245,6 +278,12 @@ class AnswerView :
          * longer, more and smaller ones would lay out and paint the view again each time.
          */
         private const val TASK_NANOS = 2_000_000L
+
+        /**
+         * At most this much markdown left unfinished when an answer completes is rendered on
+         * the EDT at once (a few milliseconds, as a streaming tail is); more goes through [RENDERER].
+         */
+        private const val END_CHARS = 8_000
 
         /** Markdown per view: its layout, redone for each change, stays within a few milliseconds. */
         private const val PANE_CHARS = 8_000

@@ -67,7 +67,12 @@ class ChatPanel(
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
     }
-    private val transcriptView = TranscriptView(transcript, context)
+
+    /** The entries on screen (a benchmark looks into it). EDT only. */
+    internal val transcriptView = TranscriptView(transcript, context, loadOlder = ::loadOlder)
+
+    /** The view asked for older entries before the chat was attached: read once it is. */
+    private var olderWanted = false
 
     /** Whether streamed text still waits to be drawn ([TranscriptView.drawPending]). EDT only. */
     internal val drawPending: Boolean get() = transcriptView.drawPending
@@ -176,6 +181,10 @@ class ChatPanel(
         this.chat = chat
         prompt.sendButton.isEnabled = true
         showState()
+        if (olderWanted) {
+            olderWanted = false
+            loadOlder()
+        }
     }
 
     /** Adds [text] to the prompt (on a new line after what is there) and focuses it, caret at the end. */
@@ -246,6 +255,24 @@ class ChatPanel(
             onReconnecting(reconnecting)
         }
         prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)
+    }
+
+    /** Reads the page of the conversation before the entries shown (the view asks, one page at a time). */
+    private fun loadOlder() {
+        val chat = chat ?: run {
+            olderWanted = true
+            return
+        }
+        scope.launch {
+            var read = false
+            try {
+                read = chat.loadOlder()
+            } catch (e: SidecarException) {
+                events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not show the earlier messages: ${e.message}"))
+            } finally {
+                transcriptView.olderSettled(read)
+            }
+        }
     }
 
     private fun send(text: String) {

@@ -5,6 +5,7 @@ import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.ThinkingEntry
+import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
 import dev.claudesidecar.core.protocol.orUnknown
@@ -12,12 +13,14 @@ import dev.claudesidecar.core.transcript.Transcript
 import dev.claudesidecar.core.transcript.TranscriptChange
 import dev.claudesidecar.core.transcript.id
 import dev.claudesidecar.core.transcript.parentId
-import java.awt.Container
+import java.awt.Dimension
 import java.awt.EventQueue
+import java.awt.Point
 import java.awt.event.InputEvent
 import javax.swing.JComponent
 import javax.swing.JScrollPane
 import javax.swing.ScrollPaneConstants
+import javax.swing.SwingUtilities
 import javax.swing.Timer
 
 /**
@@ -25,18 +28,68 @@ import javax.swing.Timer
  * user is there; a sub-agent's entries sit inside the Agent/Task call that started them. Only
  * what a change names is redrawn; a streaming entry is redrawn at most every
  * [STREAM_RENDER_MS] however fast its deltas come. EDT only.
+ *
+ * Windowed: a transcript of more than [wholeUpTo] entries (at the top level) has views only
+ * for the entries on screen and [MARGIN_SCREENS] screens above and below; the others are
+ * one spacer above and one below, as tall as their entries were drawn (or, never drawn, are
+ * guessed to be). Views are made as the user scrolls to them and dropped once they are
+ * [KEEP_SCREENS] screens away, so a layout costs the same at a hundred entries and at a
+ * hundred thousand. What the user looks at stays in place while views are made or grow above
+ * it and while older pages go in front: the first entry in sight keeps its distance from the
+ * top of the view. When the chat has older entries than those loaded (the daemon pages its
+ * conversation), scrolling within a screen of the top asks [loadOlder] for the page before,
+ * one at a time, the row at the top saying "Loading earlier messages…" until [olderSettled].
  */
 class TranscriptView(
     private val transcript: Transcript,
     private val context: ViewContext,
+    private val loadOlder: () -> Unit = {},
+    wholeUpTo: Int = WHOLE_UP_TO,
 ) {
-    private val column = ScrollableColumn(10).apply { border = padding(12, 14, 12, 14) }
+    /** Up to this many entries (at the top level) every one is drawn (a benchmark of drawing all sets it very high). */
+    internal var wholeUpTo: Int = wholeUpTo
+
+    /** A top-level entry of the transcript (with what is nested in it): its view when made, and its height. */
+    private class Slot(val key: String) {
+        var view: EntryView? = null
+
+        /** Its height and the gap after it as last drawn (or guessed when [guessed]); 0 when it shows nothing. */
+        var extent = 0
+        var guessed = true
+        var drawnAtWidth = -1
+    }
+
+    private val column = ScrollableColumn(GAP).apply { border = padding(12, 14, 12, 14) }
     private val views = HashMap<String, EntryView>()
+    private val slots = ArrayList<Slot>()
+    private val slotOf = HashMap<String, Slot>()
+
+    /** The keys of the entries nested in each Agent/Task call that is shown, in order. */
+    private val nested = HashMap<String, MutableList<String>>()
+
+    /** The slots whose views are in the column: an index range of [slots] (empty: none). */
+    private var made = IntRange.EMPTY
+
+    /** "Interrupted" said by another entry of the exchange (see [markInterrupts]), by key. */
+    private val saidElsewhere = HashMap<String, Boolean>()
     private val streaming = LinkedHashSet<String>()
     private val renderTimer = Timer(STREAM_RENDER_MS) { flushStreaming() }.apply { isRepeats = false }
+    private val above = Spacer()
+    private val below = Spacer()
+    private val loadingRow = mutedLabel(OLDER_HINT).apply { isVisible = false }
+
+    /** The last page asked for did not come: the next is asked for once the user scrolls. */
+    private var olderFailed = false
+
+    /** Whether a page of older entries was asked for and has not come yet. */
+    var loadingOlder = false
+        private set
 
     /** Whether a streaming entry's latest text still waits for the render timer (a test waits for it to be drawn). */
     internal val drawPending: Boolean get() = streaming.isNotEmpty()
+
+    /** How many entries have a view now (what the window holds; a test checks it stays small). */
+    internal val viewCount: Int get() = views.size
 
     val scrollPane = JScrollPane(column).apply {
         border = null
@@ -50,6 +103,12 @@ class TranscriptView(
     private var following = true
     private var scrolledTo = 0
 
+    /** The entry the view holds in place when the content above it changes, and its distance from the view's top. */
+    private var anchorKey: String? = null
+    private var anchorOffset = 0
+    private var adjusting = false
+    private var windowQueued = false
+
     /** Shown while the conversation has no entry: what to do first. */
     private val hint = wrappingText(EMPTY_HINT, Theme.font, Theme.muted).apply {
         border = padding(24, 0, 0, 0)
@@ -58,12 +117,23 @@ class TranscriptView(
 
     init {
         scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
+        scrollPane.viewport.addChangeListener { onViewport() }
         place()
+        arrangeColumn()
+    }
+
+    /** Whether the entry [key] is drawn and at least partly in sight. */
+    internal fun inSight(key: String): Boolean {
+        val c = views[key]?.component ?: return false
+        if (!c.isShowing) return false
+        val box = SwingUtilities.convertRectangle(c.parent, c.bounds, column)
+        return box.height > 0 && box.intersects(scrollPane.viewport.viewRect)
     }
 
     /** Keeps the end in sight again (the user sent a prompt: its turn is what they look at). */
     fun followEnd() {
         following = true
+        if (made.isEmpty() || made.last != slots.lastIndex) updateWindow()
         val bar = scrollPane.verticalScrollBar
         bar.value = bar.maximum - bar.visibleAmount
         scrolledTo = bar.value
@@ -73,9 +143,15 @@ class TranscriptView(
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
         var drawn = false
+        for (key in change.removed) dropView(key)
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
-            val view = views[key] ?: continue
+            val view = views[key]
+            if (view == null) {
+                // Not drawn: its height is guessed again when it is needed.
+                slotOf[key]?.let { if (it.guessed) it.drawnAtWidth = -1 }
+                continue
+            }
             if (isStreaming(entry)) {
                 streaming += key
                 if (!renderTimer.isRunning) renderTimer.start()
@@ -85,47 +161,378 @@ class TranscriptView(
                 drawn = true
             }
         }
-        if (change.added.isNotEmpty() || change.reordered || hint.parent != null) place()
-        if (drawn || change.added.isNotEmpty() || change.reordered) {
-            markInterrupts()
-            // A delta of a streaming entry changes nothing on screen until the timer draws it.
+        val moved = change.added.isNotEmpty() || change.reordered || change.removed.isNotEmpty()
+        if (moved || hint.parent != null) place()
+        if (drawn || moved) markInterrupts()
+        if (moved) {
+            updateWindow()
+        } else if (drawn) {
             relayout()
         }
+        // A delta of a streaming entry changes nothing on screen until the timer draws it.
+    }
+
+    /**
+     * The page of older entries asked for came ([read]: shown, or about to be) or could not be
+     * read; then none is asked for again until the user scrolls.
+     */
+    fun olderSettled(read: Boolean) {
+        loadingOlder = false
+        olderFailed = !read
+        showLoadingRow()
+        queueWindow()
     }
 
     /** Draws every entry again in the look and feel now in use (its colours and fonts). */
     fun restyle() {
         hint.font = Theme.font
         hint.foreground = Theme.muted
+        loadingRow.font = Theme.smallFont
+        loadingRow.foreground = Theme.muted
         streaming.clear()
         views.clear()
+        for (slot in slots) {
+            slot.view = null
+            slot.drawnAtWidth = -1
+        }
+        made = IntRange.EMPTY
         column.removeAll()
         place()
         markInterrupts()
-        relayout()
+        updateWindow()
     }
 
     /**
-     * Makes the views of new entries and puts every view where its entry is: in transcript
-     * order, a sub-agent's inside its Agent/Task call (at the top level when that call is not shown).
+     * Puts the transcript's entries into slots, in transcript order: one per top-level entry,
+     * a sub-agent's entries nested under their Agent/Task call (at the top level when that
+     * call is not in the transcript). Views are made only for the slots in the window.
      */
     private fun place() {
-        val order = LinkedHashMap<Container, MutableList<JComponent>>()
-        order[column] = mutableListOf()
-        for (key in transcript.keys) {
+        val keys = transcript.keys
+        val order = ArrayList<Slot>(keys.size)
+        val known = HashMap<String, Slot>(keys.size * 2)
+        nested.clear()
+        for (key in keys) {
             val entry = transcript.entry(key) ?: continue
-            val view = views.getOrPut(key) { entryView(key, entry, context) }
-            val parent = entry.parentId()?.let { views[it] } as? ToolRow
-            order.getOrPut(parent?.children ?: column) { mutableListOf() } += view.component
+            val parent = entry.parentId()?.takeIf { transcript.entry(it) is ToolEntry }
+            if (parent != null) {
+                nested.getOrPut(parent) { mutableListOf() } += key
+            } else {
+                val slot = slotOf[key] ?: Slot(key)
+                known[key] = slot
+                order += slot
+            }
         }
-        order.getValue(column).let { if (it.isEmpty()) it += hint }
-        for ((container, components) in order) arrange(container, components)
+        // Views of entries no longer at the top level (now nested, or gone) are made again where they belong.
+        val wasMade = if (made.isEmpty()) emptySet() else slots.subList(made.first, made.last + 1).mapTo(HashSet()) { it.key }
+        for (key in wasMade) if (key !in known) slotOf[key]?.view = null
+        slotOf.clear()
+        slotOf.putAll(known)
+        slots.clear()
+        slots += order
+        var first = -1
+        var last = -1
+        for (i in slots.indices) {
+            if (slots[i].key in wasMade && slots[i].view != null) {
+                if (first < 0) first = i
+                last = i
+            }
+        }
+        made = if (first < 0) IntRange.EMPTY else first..last
+        // Views not in one run (an entry gone from between them) are all kept, the run filled in.
+        for (i in made) ensureMade(slots[i])
+        views.keys.removeIf { transcript.entry(it) == null }
+    }
+
+    /** Makes [slot]'s view (and those of the entries nested in it) unless made. */
+    private fun ensureMade(slot: Slot) {
+        val view = slot.view ?: viewOf(slot.key)?.also { slot.view = it } ?: return
+        arrangeNested(slot.key, view)
+    }
+
+    /** The view of the entry [key], made now if it has none. */
+    private fun viewOf(key: String): EntryView? {
+        views[key]?.let { return it }
+        val entry = transcript.entry(key) ?: return null
+        return entryView(key, entry, context).also { view ->
+            views[key] = view
+            saidElsewhere[key]?.let { (view as? InterruptMark)?.saidElsewhere = it }
+        }
+    }
+
+    /** Puts the views of what is nested under [key] into [view] (an Agent/Task call's row), in order. */
+    private fun arrangeNested(key: String, view: EntryView) {
+        val inner = nested[key] ?: return
+        val row = view as? ToolRow ?: return
+        val components = inner.mapNotNull { child -> viewOf(child)?.also { arrangeNested(child, it) }?.component }
+        arrange(row.children, components)
+    }
+
+    /** Forgets the view of [key] and of what is nested in it (its slot is dropped, or its entry is gone). */
+    private fun dropView(key: String) {
+        views.remove(key)
+        streaming -= key
+        nested[key]?.forEach(::dropView)
     }
 
     /** Puts [components] into [container] in this order, moving only those out of place. */
-    private fun arrange(container: Container, components: List<JComponent>) {
+    private fun arrange(container: java.awt.Container, components: List<JComponent>) {
         components.forEachIndexed { i, c -> if (i >= container.componentCount || container.getComponent(i) !== c) container.add(c, i) }
         while (container.componentCount > components.size) container.remove(components.size)
+    }
+
+    /** The column's components: the loading row, the spacer above, the views of [made], the spacer below (or the hint). */
+    private fun arrangeColumn() {
+        if (slots.isEmpty()) {
+            arrange(column, listOf(hint))
+            return
+        }
+        val components = ArrayList<JComponent>(made.count() + 3)
+        // There while older entries exist: it comes and goes with a page going in, never alone.
+        loadingRow.isVisible = transcript.hasOlder || loadingOlder
+        components += loadingRow
+        components += above
+        for (i in made) slots[i].view?.let { components += it.component }
+        components += below
+        arrange(column, components)
+        above.sizeTo(extentOf(0, if (made.isEmpty()) slots.size else made.first))
+        below.sizeTo(if (made.isEmpty()) 0 else extentOf(made.last + 1, slots.size))
+    }
+
+    /** The height of the slots [from] until [to], with the gaps between them. */
+    private fun extentOf(from: Int, to: Int): Int {
+        var sum = 0
+        for (i in from until to) sum += extent(slots[i])
+        return (sum - GAP).coerceAtLeast(0)
+    }
+
+    /** [slot]'s height and the gap after it: as drawn at this width, else guessed from its entry. */
+    private fun extent(slot: Slot): Int {
+        val width = innerWidth()
+        val c = slot.view?.component
+        if (c != null && c.parent === column && c.width == width && width > 0) {
+            slot.extent = if (c.isVisible) c.height + GAP else 0
+            slot.guessed = false
+            slot.drawnAtWidth = width
+        } else if (slot.drawnAtWidth != width) {
+            // Drawn at another width, or never: guessed until it is drawn at this one.
+            slot.extent = guess(transcript.entry(slot.key), width) + GAP
+            slot.guessed = true
+            slot.drawnAtWidth = width
+        }
+        return slot.extent
+    }
+
+    private fun innerWidth(): Int {
+        val insets = column.insets
+        return (column.width - insets.left - insets.right).coerceAtLeast(0)
+    }
+
+    /** The top of each slot in the column (and, last, the bottom of the last): from the slots' extents. */
+    private fun tops(): IntArray {
+        val tops = IntArray(slots.size + 1)
+        var y = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
+        for (i in slots.indices) {
+            tops[i] = y
+            y += extent(slots[i])
+        }
+        tops[slots.size] = y
+        return tops
+    }
+
+    /**
+     * Makes the views of the slots on screen and [MARGIN_SCREENS] screens around it, drops those
+     * further than [KEEP_SCREENS] screens, lays the column out at once and puts the anchor entry
+     * back where it was on screen (or the end, while following). Every slot is made while
+     * there are at most [wholeUpTo].
+     */
+    private fun updateWindow() {
+        if (adjusting) return
+        adjusting = true
+        try {
+            val viewport = scrollPane.viewport
+            val screen = viewport.extentSize.height.coerceAtLeast(1)
+            if (slots.isEmpty()) {
+                made = IntRange.EMPTY
+                arrangeColumn()
+            } else if (slots.size <= wholeUpTo || innerWidth() == 0) {
+                // Few entries (or nothing laid out yet: no width to measure at) are all drawn.
+                if (slots.size <= wholeUpTo) {
+                    for (slot in slots) ensureMade(slot)
+                    made = slots.indices
+                } else {
+                    val from = (slots.size - FIRST_SLOTS).coerceAtLeast(0)
+                    for (i in from until slots.size) ensureMade(slots[i])
+                    for (i in 0 until from) dropSlot(slots[i])
+                    made = from until slots.size
+                }
+                arrangeColumn()
+            } else {
+                val tops = tops()
+                val total = tops[slots.size]
+                val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop(tops) ?: viewport.viewPosition.y
+                val want = range(tops, viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
+                val keep = range(tops, viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
+                val next = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
+                    minOf(want.first, made.first.coerceAtLeast(keep.first))..maxOf(want.last, made.last.coerceAtMost(keep.last))
+                } else {
+                    want
+                }
+                for (i in slots.indices) if (i !in next) dropSlot(slots[i])
+                for (i in next) ensureMade(slots[i])
+                made = next
+                arrangeColumn()
+            }
+            scrollPane.validate()
+            // The spacers from the heights the views now drawn have, then the view back in place.
+            arrangeColumn()
+            scrollPane.validate()
+            restorePosition()
+            column.repaint()
+        } finally {
+            adjusting = false
+        }
+        nearTop()
+    }
+
+    private fun dropSlot(slot: Slot) {
+        val view = slot.view ?: return
+        extent(slot) // its height as drawn, kept for the spacer
+        slot.view = null
+        views.remove(slot.key)
+        streaming -= slot.key
+        nested[slot.key]?.forEach(::dropView)
+        view.component.parent?.remove(view.component)
+    }
+
+    /** The slots that reach into the column's rows [from] to [to]. */
+    private fun range(tops: IntArray, from: Int, to: Int): IntRange {
+        var first = 0
+        while (first < slots.size - 1 && tops[first + 1] <= from) first++
+        var last = first
+        while (last < slots.size - 1 && tops[last + 1] < to) last++
+        return first..last
+    }
+
+    /** Where the view's top goes for the anchor entry to keep its distance from it; null without one. */
+    private fun anchorTop(tops: IntArray): Int? {
+        val index = anchorKey?.let(slotOf::get)?.let(slots::indexOf)?.takeIf { it >= 0 } ?: return null
+        return tops[index] - anchorOffset
+    }
+
+    /**
+     * Notes which entry stays in place when the content above it changes, and its distance
+     * from the view's top: the first whose top is in sight (an entry cut at the top may still
+     * grow, drawn off the EDT, without moving what is read below it), else the one cut at the
+     * top when it fills the view. None while the view shows a spacer only (the user scrolled
+     * past the entries drawn): then the view keeps its position in the column.
+     */
+    private fun noteAnchor() {
+        anchorKey = null
+        if (slots.isEmpty() || made.isEmpty()) return
+        val viewport = scrollPane.viewport
+        val top = viewport.viewPosition.y
+        val bottom = top + viewport.extentSize.height
+        var cut: Slot? = null
+        for (i in made) {
+            val c = slots[i].view?.component ?: continue
+            if (!c.isVisible || c.parent !== column || c.y + c.height <= top) continue
+            if (c.y >= bottom) break
+            if (c.y < top) {
+                if (cut == null) cut = slots[i]
+                continue
+            }
+            anchorKey = slots[i].key
+            anchorOffset = c.y - top
+            return
+        }
+        val partly = cut ?: return
+        val c = partly.view?.component ?: return
+        anchorKey = partly.key
+        anchorOffset = c.y - top
+    }
+
+    /** Puts the view where the anchor entry is where it was on screen; at the end while following. */
+    private fun restorePosition() {
+        val viewport = scrollPane.viewport
+        val room = (column.height - viewport.extentSize.height).coerceAtLeast(0)
+        val y = if (following) {
+            room
+        } else {
+            val c = anchorKey?.let(slotOf::get)?.view?.component?.takeIf { it.parent === column } ?: return noteAnchor()
+            (c.y - anchorOffset).coerceIn(0, room)
+        }
+        if (viewport.viewPosition.y != y) viewport.viewPosition = Point(0, y)
+        scrolledTo = scrollPane.verticalScrollBar.value
+        noteAnchor()
+    }
+
+    /**
+     * The viewport moved or changed size. The user's scrolling (an input event) moves the
+     * anchor with it; a move of the layout's own (views made or grown above) is undone, the
+     * anchor entry kept in place. Either way the window follows in a task of its own.
+     */
+    private fun onViewport() {
+        if (adjusting) return
+        val user = EventQueue.getCurrentEvent() is InputEvent
+        if (user) olderFailed = false
+        if (user || following) {
+            noteAnchor()
+        } else {
+            val c = anchorKey?.let(slotOf::get)?.view?.component
+            if (c != null && c.parent === column) {
+                val y = (c.y - anchorOffset).coerceIn(0, (column.height - scrollPane.viewport.extentSize.height).coerceAtLeast(0))
+                if (y != scrollPane.viewport.viewPosition.y) {
+                    adjusting = true
+                    try {
+                        scrollPane.viewport.viewPosition = Point(0, y)
+                    } finally {
+                        adjusting = false
+                    }
+                }
+            }
+        }
+        queueWindow()
+    }
+
+    /** Updates the window in a task of its own (after the layout or scroll under way), once however often asked. */
+    private fun queueWindow() {
+        if (windowQueued) return
+        windowQueued = true
+        SwingUtilities.invokeLater {
+            windowQueued = false
+            if (needsWindow()) updateWindow() else nearTop()
+        }
+    }
+
+    /** Whether the views made no longer cover the screen and its margins (or cover far more). */
+    private fun needsWindow(): Boolean {
+        if (slots.size <= wholeUpTo) return made.count() != slots.size
+        if (made.isEmpty()) return true
+        val viewport = scrollPane.viewport
+        val screen = viewport.extentSize.height
+        val top = viewport.viewPosition.y
+        val first = slots[made.first].view?.component ?: return true
+        val last = slots[made.last].view?.component ?: return true
+        val coveredFrom = if (made.first == 0) Int.MIN_VALUE else first.y
+        val coveredTo = if (made.last == slots.lastIndex) Int.MAX_VALUE else last.y + last.height
+        val tooFar = first.y + first.height < top - screen * KEEP_SCREENS || last.y > top + screen * (1 + KEEP_SCREENS)
+        return coveredFrom > top - screen * MARGIN_SCREENS / 2 || coveredTo < top + screen * (1 + MARGIN_SCREENS / 2) || tooFar
+    }
+
+    /** Asks for the page before the loaded entries when the view is within a screen of the top. */
+    private fun nearTop() {
+        if (!transcript.hasOlder || loadingOlder || olderFailed || slots.isEmpty()) return
+        val viewport = scrollPane.viewport
+        if (viewport.viewPosition.y > viewport.extentSize.height * LOAD_SCREENS) return
+        loadingOlder = true
+        showLoadingRow()
+        loadOlder()
+    }
+
+    /** The row above the entries says whether older ones are being read; its height stays (nothing below moves). */
+    private fun showLoadingRow() {
+        loadingRow.text = if (loadingOlder) LOADING_OLDER else OLDER_HINT
     }
 
     /**
@@ -134,12 +541,15 @@ class TranscriptView(
      * without its footers), by the first aborted answer or interrupt notice in it.
      */
     private fun markInterrupts() {
+        saidElsewhere.clear()
         val exchange = mutableListOf<Entry>()
         fun mark() {
             val footer = exchange.lastOrNull { it is TurnEntry } as TurnEntry?
             var said = footer?.outcome.orUnknown() == TurnOutcome.INTERRUPTED
             for (entry in exchange.filter(::saysInterrupted)) {
-                (views[entry.id()] as? InterruptMark)?.saidElsewhere = said
+                val key = entry.id()
+                saidElsewhere[key] = said
+                (views[key] as? InterruptMark)?.saidElsewhere = said
                 said = true
             }
             exchange.clear()
@@ -200,6 +610,22 @@ class TranscriptView(
         column.repaint()
     }
 
+    /** Stands for the slots not drawn: as tall as they are, nothing painted. */
+    private class Spacer : JComponent() {
+        private var tall = 0
+
+        fun sizeTo(height: Int) {
+            isVisible = height > 0
+            if (height == tall) return
+            tall = height
+            revalidate()
+        }
+
+        override fun getPreferredSize() = Dimension(0, tall)
+
+        override fun getMinimumSize() = preferredSize
+    }
+
     companion object {
         const val STREAM_RENDER_MS = 60
 
@@ -207,7 +633,56 @@ class TranscriptView(
         const val EMPTY_HINT =
             "Ask Claude to explain, change or review the code of this folder. Enter sends, Shift+Enter starts a new line, Esc stops Claude."
 
+        /** What the top of the transcript says while an older page is read. */
+        const val LOADING_OLDER = "Loading earlier messages…"
+
+        /** What the top of the transcript says while older entries exist, not being read. */
+        const val OLDER_HINT = "Earlier messages: scroll up to read them"
+
+        /** Up to this many entries (at the top level) every one is drawn; more are windowed. */
+        const val WHOLE_UP_TO = 60
+
+        /** Screens above and below the one in sight whose entries are drawn. */
+        private const val MARGIN_SCREENS = 2
+
+        /** Screens away from the one in sight beyond which drawn entries are dropped. */
+        private const val KEEP_SCREENS = 4
+
+        /** Screens from the top within which the page before is read. */
+        private const val LOAD_SCREENS = 1
+
+        /** The last entries drawn before the view has a width to measure them at. */
+        private const val FIRST_SLOTS = 40
+
+        /** Pixels between entries. */
+        private const val GAP = 10
+
         /** How close to the end (pixels) still counts as "at the end": a new line keeps following. */
         private const val FOLLOW_SLACK = 48
+
+        /** A rough height for an entry never drawn (at [width]): its spacer's share until it is drawn. */
+        private fun guess(entry: Entry?, width: Int): Int {
+            val perLine = (width / 7).coerceAtLeast(20)
+            fun lines(text: String): Int {
+                var lines = 1
+                var run = 0
+                for (ch in text) {
+                    if (ch == '\n' || ++run >= perLine) {
+                        lines++
+                        run = 0
+                    }
+                }
+                return lines
+            }
+            return when (entry) {
+                is PromptEntry -> 16 + 18 * lines(entry.text)
+                is TextEntry -> 20 * lines(entry.text)
+                is ThinkingEntry -> 20
+                is ToolEntry -> 22
+                is TurnEntry -> 24
+                is NoticeEntry -> 18
+                null -> 0
+            }
+        }
     }
 }

@@ -118,6 +118,17 @@ class AnswerViewTest {
     }
 
     @Test
+    fun `the last words of a streamed answer are drawn in the task that completes it`() {
+        val view = onEdt { AnswerView() }
+        val streamed = "Intro paragraph.\n\nA second paragraph that is still being"
+        onEdt { view.update(TextEntry(id = "m:0", text = streamed, streaming = true)) }
+        waitFor("the streamed text") { shown(view) == whole(streamed) }
+        val text = "$streamed written, and then it ends.\n\n- one last point\n"
+        // No round trip through the markdown thread: the end is there when the update returns.
+        assertEquals(whole(text), onEdt { view.update(TextEntry(id = "m:0", text = text)).let { shown(view) } })
+    }
+
+    @Test
     fun `a long finished answer is rendered over several EDT tasks, not in one`() {
         val long = answer.repeat(4)
         val view = onEdt { AnswerView() }

@@ -18,7 +18,10 @@ import dev.claudesidecar.core.protocol.orUnknown
  * kept as the daemon sends it: `claude/entry` replaces the entry with its id (or adds it),
  * `claude/delta` appends to its `entryId`, queued prompts are listed last and one the CLI
  * takes up moves to the end. A stored history or a channel's transcript goes in front; the
- * client's own notices go at the end, or before the running turn when they are about it. What else a view shows is in [ChatState].
+ * client's own notices go at the end, or before the running turn when they are about it. A
+ * transcript that is the last page of a longer conversation shows the chat afresh from that
+ * page ([hasOlder]); older pages ([ChatEvent.OlderEntries]) then go in front, each entry
+ * once. What else a view shows is in [ChatState].
  *
  * Not thread-safe: apply events and read on one thread (the EDT in the ui).
  */
@@ -33,6 +36,10 @@ class Transcript {
 
     /** The `seq` of the notification that last changed each entry of this channel. */
     private val changedAt = HashMap<String, Int>()
+
+    /** Whether the conversation has entries older than [entries] (a page of it not read yet). */
+    var hasOlder = false
+        private set
 
     /** The entries in order, queued prompts last. */
     val entries: List<Entry> get() = placed.values + queuedMap.values
@@ -56,14 +63,23 @@ class Transcript {
                 for (warning in event.history.warnings) notice(NoticeLevel.WARN, "history: $warning")
             }
             is ChatEvent.Transcript -> {
-                putFirst(event.transcript.entries, event.transcript.seq)
-                snapshotSeq = event.transcript.seq
+                val page = event.transcript
+                // The last page of a longer conversation: what is shown of the rest went before it.
+                if (page.hasMore) dropOlderThan(page.entries, page.seq)
+                putFirst(page.entries, page.seq)
+                snapshotSeq = page.seq
+                hasOlder = page.hasMore
+            }
+            is ChatEvent.OlderEntries -> {
+                putFirst(event.page.entries, event.page.seq)
+                hasOlder = event.page.hasMore
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text, beforeTurn = event.beforeTurn)
             is ChatEvent.Bound -> {
                 // A new channel numbers its notifications from 1 again (a new daemon's may have the old one's id).
                 snapshotSeq = 0
                 changedAt.clear()
+                hasOlder = false
             }
             is ChatEvent.UserMessage -> Unit // its prompt entry comes from the daemon
             is ChatEvent.Connection -> Unit // the chat's status (ChatState) shows it
@@ -149,8 +165,28 @@ class Transcript {
         change.reordered = true
     }
 
+    /**
+     * Drops the channel's entries that are neither in [page] (the last page of the conversation
+     * as of [seq]) nor changed after [seq]: they are older than the page (its cursor reads them
+     * again) or gone. The client's own notices stay.
+     */
+    private fun dropOlderThan(page: List<Entry>, seq: Int) {
+        val inPage = page.mapNotNullTo(HashSet()) { it.orUnknown()?.id() }
+        val dropped = placed.keys.filter { key ->
+            key !in inPage && !key.startsWith(CLIENT_NOTICE_PREFIX) && (changedAt[key] ?: 0) <= seq
+        }
+        for (key in dropped) {
+            placed.remove(key)
+            changedAt.remove(key)
+        }
+        if (dropped.isNotEmpty()) change.removed += dropped
+    }
+
     companion object {
         /** The subtype of the notices this client adds (a daemon restart, a failed request). */
         const val CLIENT_NOTICE = "client"
+
+        /** How the keys of this client's notices start. */
+        private const val CLIENT_NOTICE_PREFIX = "client:"
     }
 }

@@ -2,16 +2,18 @@ package dev.claudesidecar.core.transcript
 
 /**
  * What one [Transcript.apply] changed, by entry key (one of [Transcript.keys]): entries [added],
- * entries [updated] in place, and [reordered] when an entry moved (a history went in front,
- * a queued prompt was taken up).
+ * entries [updated] in place, entries [removed] (older than the last page a chat is shown
+ * afresh from), and [reordered] when an entry moved (a history or an older page went in
+ * front, a queued prompt was taken up).
  */
 class TranscriptChange internal constructor() {
     val added = LinkedHashSet<String>()
     val updated = LinkedHashSet<String>()
+    val removed = LinkedHashSet<String>()
     var reordered = false
         internal set
 
-    val isEmpty: Boolean get() = added.isEmpty() && updated.isEmpty() && !reordered
+    val isEmpty: Boolean get() = added.isEmpty() && updated.isEmpty() && removed.isEmpty() && !reordered
 
     /**
      * Adds what [later], applied after this one, changed: together they say what a view drawing
@@ -19,6 +21,10 @@ class TranscriptChange internal constructor() {
      * updated is added (a view makes it from its latest state).
      */
     fun include(later: TranscriptChange) {
+        removed -= later.added
+        added -= later.removed
+        updated -= later.removed
+        removed += later.removed
         added += later.added
         for (key in later.updated) if (key !in added) updated += key
         reordered = reordered || later.reordered

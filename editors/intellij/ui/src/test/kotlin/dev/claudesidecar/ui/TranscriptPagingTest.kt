@@ -1,0 +1,191 @@
+package dev.claudesidecar.ui
+
+import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.ChatEvent
+import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.PromptEntry
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.transcript.Transcript
+import dev.claudesidecar.core.transcript.id
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeEach
+import org.junit.jupiter.api.Test
+import java.awt.Component
+import javax.swing.JFrame
+import javax.swing.SwingUtilities
+import dev.claudesidecar.core.protocol.Transcript as TranscriptData
+
+/**
+ * The transcript of a long chat read a page at a time (the daemon's `transcriptPaging`): the
+ * view starts at the last page, asks for the page before when the user scrolls near the top
+ * (one request at a time, none at the top), puts it in above without moving what is on screen,
+ * and draws only the entries near the screen. The pages are fed as the chat delivers them.
+ */
+class TranscriptPagingTest {
+    private lateinit var frame: JFrame
+    private lateinit var transcript: Transcript
+    private lateinit var view: TranscriptView
+
+    /** How many pages the view asked for. */
+    private var asked = 0
+
+    private val context = object : ViewContext {
+        override val cwd: String? = null
+        override fun fileUpdates(key: String): List<FileUpdatedNotification> = emptyList()
+    }
+
+    @BeforeEach
+    fun open() = onEdt {
+        FlatLightLaf.setup()
+        transcript = Transcript()
+        view = TranscriptView(transcript, context, loadOlder = { asked++ }, wholeUpTo = WHOLE_UP_TO)
+        frame = JFrame("paging").apply {
+            contentPane = view.scrollPane
+            setSize(640, 600)
+            isVisible = true
+        }
+    }
+
+    @AfterEach
+    fun close() = onEdt { frame.dispose() }
+
+    private fun apply(event: ChatEvent) = onEdt { view.show(transcript.apply(event)) }
+
+    /** The last page: the conversation's last [PAGE] entries, older ones left to read. */
+    private fun showLastPage() {
+        apply(ChatEvent.Transcript(page(ALL.size)))
+        settle()
+    }
+
+    /** The [PAGE] entries before entry [end] (the last page for the conversation's end; else what the cursor `c<end>` reads). */
+    private fun page(end: Int): TranscriptData {
+        val start = (end - PAGE).coerceAtLeast(0)
+        return TranscriptData(
+            channelId = "ch-1",
+            entries = ALL.subList(start, end),
+            hasMore = start > 0,
+            seq = 1,
+            nextCursor = if (start > 0) "c$start" else null,
+        )
+    }
+
+    /** Turns the wheel up until the view is at its top (entries drawn above may take a few turns to reach). */
+    private fun toTheTop() {
+        repeat(TURNS) {
+            wheelUp(view.scrollPane, 2_000)
+            settle()
+            onEdt { }
+            if (onEdt { view.scrollPane.viewport.viewPosition.y } == 0) {
+                // The answers drawn for the top render on another thread: settled before a test measures.
+                settle()
+                onEdt { }
+                return
+            }
+        }
+        error("the view did not reach its top in $TURNS turns of the wheel: at ${onEdt { view.scrollPane.viewport.viewPosition.y }}")
+    }
+
+    /** The entry views in the column from the top, by the entry each shows. */
+    private fun drawnKeys(): List<String> = onEdt {
+        allComponents(view.scrollPane.viewport.view).mapNotNull { c -> EntryView.of(c)?.let { keyOf(c) } }
+    }
+
+    private fun keyOf(c: Component): String? = shownText(
+        allComponents(c).firstOrNull { shownText(it)?.startsWith("question") == true || shownText(it)?.startsWith("answer") == true }
+            ?: return null,
+    )?.substringBefore(":")
+
+    /** The entry view at the top of the screen, and how far from the screen's top it is drawn. */
+    private fun topOfScreen(): Pair<Component, Int> = onEdt {
+        val viewport = view.scrollPane.viewport
+        val y = viewport.viewPosition.y
+        val c = (viewport.view as java.awt.Container).components.first { EntryView.of(it) != null && it.y + it.height > y + 40 }
+        c to (c.y - y)
+    }
+
+    @Test
+    fun `a long chat shows its last page at the end and asks for nothing until the user scrolls up`() {
+        showLastPage()
+        waitFor("the end in sight") { view.scrollPane.verticalScrollBar.let { it.value + it.visibleAmount >= it.maximum } }
+        assertEquals(0, asked)
+        assertTrue(drawnKeys().contains("answer ${ALL.size - 1}"), "the last entry is drawn")
+    }
+
+    @Test
+    fun `scrolling near the top asks for the page before once, and says that it loads`() {
+        showLastPage()
+        toTheTop()
+        assertEquals(1, asked)
+        assertTrue(onEdt { visibleText(view.scrollPane) }.startsWith(TranscriptView.LOADING_OLDER))
+        wheelUp(view.scrollPane, 50)
+        settle()
+        assertEquals(1, asked, "one request at a time")
+    }
+
+    @Test
+    fun `an older page goes in above without moving the entry on screen`() {
+        showLastPage()
+        toTheTop()
+        val (entry, offset) = topOfScreen()
+        onEdt {
+            view.show(transcript.apply(ChatEvent.OlderEntries(page(ALL.size - PAGE))))
+            view.olderSettled(read = true)
+        }
+        settle()
+        onEdt { }
+        onEdt {
+            assertTrue(entry.parent != null, "the entry on screen is still drawn")
+            assertEquals(offset, entry.y - view.scrollPane.viewport.viewPosition.y, "it stays where it was on screen")
+            assertFalse(view.loadingOlder)
+            assertFalse(visibleText(view.scrollPane).contains(TranscriptView.LOADING_OLDER))
+        }
+    }
+
+    @Test
+    fun `reading every page up to the top shows each entry once, in order, and asks for none at the top`() {
+        showLastPage()
+        var end = ALL.size - PAGE
+        while (end > 0) {
+            val before = asked
+            toTheTop()
+            assertEquals(before + 1, asked, "the page before $end asked for")
+            onEdt {
+                view.show(transcript.apply(ChatEvent.OlderEntries(page(end))))
+                view.olderSettled(read = true)
+            }
+            end -= PAGE
+        }
+        assertFalse(onEdt { transcript.hasOlder })
+        val pages = asked
+        toTheTop()
+        wheelUp(view.scrollPane, 50)
+        settle()
+        assertEquals(pages, asked, "no request at the top")
+        assertEquals(ALL.map { it.id() }, onEdt { transcript.keys })
+        val drawn = drawnKeys()
+        assertEquals(drawn.distinct(), drawn, "no entry drawn twice")
+        assertEquals(ALL.take(drawn.size).map { label(it) }, drawn, "the first entries drawn from the top, in order")
+        assertTrue(view.viewCount < ALL.size / 3, "only the entries near the screen are drawn: ${view.viewCount} of ${ALL.size}")
+    }
+
+    private companion object {
+        const val PAGE = 50
+        const val WHOLE_UP_TO = 40
+        const val TURNS = 20
+
+        /** A conversation of 300 entries: a question, then a few lines of answer, 150 times. */
+        val ALL: List<Entry> = (0 until 300).map { i ->
+            if (i % 2 == 0) {
+                PromptEntry(id = "p$i", text = "question $i: what comes next?")
+            } else {
+                TextEntry(id = "t$i", text = "answer $i: the next step.\n\nIt takes a second paragraph to say why.")
+            }
+        }
+
+        fun label(entry: Entry) = if (entry is PromptEntry) "question ${entry.id().drop(1)}" else "answer ${entry.id().drop(1)}"
+    }
+}
