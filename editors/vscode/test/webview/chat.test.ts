@@ -3,27 +3,15 @@
 // test-artifacts/webview/.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import type { ContextReading } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry, ToolEntry } from '../../src/core/transcript';
 import { goldenEntries, hostEvents } from '../core/fixtures';
-import { INFO, launch, PageServer, ScriptedHost } from './scripted-host';
+import { chatPages } from './chat-pages';
+import { INFO, type ScriptedHost } from './scripted-host';
 
-let browser: Browser;
-const server = new PageServer();
-
-before(async () => {
-  await server.start();
-  browser = await launch();
-});
-
-after(async () => {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
-  await browser?.close();
-  await server.stop();
-});
+const openPage = chatPages();
 
 const CONTEXT: ContextReading = { totalTokens: 23_400, maxTokens: 200_000, percentage: 11.7 };
 
@@ -57,7 +45,7 @@ const untilAsked = (events: ChatEvent[]) =>
   ) + 1;
 
 async function openWith(state: ChatState, viewport?: { width: number; height: number }): Promise<ScriptedHost> {
-  const host = await ScriptedHost.open(browser, server, viewport);
+  const host = await openPage(viewport);
   await host.reset(state);
   return host;
 }
@@ -75,7 +63,7 @@ describe('streaming', () => {
       );
     const midThinking = delta('thinking', 'e case and i');
     const midText = delta('text', 'str) -> boo');
-    const host = await ScriptedHost.open(browser, server);
+    const host = await openPage();
     await host.reset(initialState());
     await host.events(events.slice(0, midThinking));
     const page = host.page;
@@ -538,7 +526,7 @@ describe('prompt', () => {
         .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     const plain = await openWith(stateOf(hostEvents('streamed-thinking')));
     assert.ok(!(await modesOf(plain)).includes('bypassPermissions'));
-    const optedIn = await ScriptedHost.open(browser, server);
+    const optedIn = await openPage();
     await optedIn.reset(stateOf(hostEvents('streamed-thinking')), undefined, true);
     await optedIn.frame();
     assert.ok((await modesOf(optedIn)).includes('bypassPermissions'));
@@ -553,11 +541,11 @@ describe('prompt', () => {
       host.page
         .locator(`select[aria-label="${label}"]`)
         .evaluate((s: HTMLSelectElement) => (s.hidden ? '(hidden)' : (s.selectedOptions[0]?.textContent ?? '')));
-    const fresh = await ScriptedHost.open(browser, server);
+    const fresh = await openPage();
     await fresh.reset(stateOf([BOUND]), unnamed);
     assert.equal(await picked(fresh, 'Model'), 'Default (recommended)');
     assert.equal(await picked(fresh, 'Effort'), 'Default effort');
-    const resumed = await ScriptedHost.open(browser, server);
+    const resumed = await openPage();
     const conversation: ChatEvent = {
       kind: 'transcript',
       entries: [
@@ -587,7 +575,7 @@ describe('prompt', () => {
         { kind: 'turn', id: 'turn:p1', outcome: 'success', durationMs: 4200, permissionWaitMs: 0, costUsd: 0.1617 },
       ],
     };
-    const host = await ScriptedHost.open(browser, server);
+    const host = await openPage();
     await host.reset(stateOf([resumed, conversation]), { ...INFO, model: 'default', effort: 'high' });
     const header = await host.page.locator('.header').innerText();
     assert.match(header, /13% context/);

@@ -4,25 +4,13 @@
 // looks at.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry } from '../../src/core/transcript';
-import { launch, PageServer, ScriptedHost } from './scripted-host';
+import { chatPages } from './chat-pages';
+import type { ScriptedHost } from './scripted-host';
 
-let browser: Browser;
-const server = new PageServer();
-
-before(async () => {
-  await server.start();
-  browser = await launch();
-});
-
-after(async () => {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
-  await browser?.close();
-  await server.stop();
-});
+const openPage = chatPages();
 
 /** Exchange `i` of a long chat: a prompt and its answer, each a few lines tall. */
 function exchange(i: number): ConversationEntry[] {
@@ -49,7 +37,7 @@ function lastPage(hasOlder = true): ChatState {
 }
 
 async function openWith(state: ChatState): Promise<ScriptedHost> {
-  const host = await ScriptedHost.open(browser, server);
+  const host = await openPage();
   await host.reset(state);
   return host;
 }

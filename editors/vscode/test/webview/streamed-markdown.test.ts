@@ -5,25 +5,13 @@
 // rendered at once by markdown-it.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import { renderMarkdown, SLICE_CHARS } from '../../src/webview/markdown';
-import { launch, PageServer, ScriptedHost } from './scripted-host';
+import { chatPages } from './chat-pages';
+import type { ScriptedHost } from './scripted-host';
 
-let browser: Browser;
-const server = new PageServer();
-
-before(async () => {
-  await server.start();
-  browser = await launch();
-});
-
-after(async () => {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined when before() failed to launch it
-  await browser?.close();
-  await server.stop();
-});
+const openPage = chatPages();
 
 /** Markdown with every kind of block that can continue across a blank line, or not. */
 const ANSWER = [
@@ -83,7 +71,7 @@ async function answerHtml(host: ScriptedHost): Promise<string> {
 describe('an answer drawn as it streams', () => {
   for (const seed of [1, 2, 3]) {
     it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
-      const streamed = await ScriptedHost.open(browser, server);
+      const streamed = await openPage();
       await streamed.reset(asked());
       await streamed.events([textEntry('', true)]);
       const next = random(seed);
@@ -110,7 +98,7 @@ describe('an answer drawn as it streams', () => {
   it('draws a long answer that comes at once a slice a frame, ending as the whole answer', async () => {
     const long = Array.from({ length: 60 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
     assert.ok(long.length > 4 * SLICE_CHARS);
-    const host = await ScriptedHost.open(browser, server);
+    const host = await openPage();
     const state = asked();
     reduce(state, textEntry(long, false));
     await host.reset(state);
@@ -131,7 +119,7 @@ describe('an answer drawn as it streams', () => {
 
   it('draws a large batch of a stream in slices without ever showing less than before', async () => {
     const long = Array.from({ length: 30 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
-    const host = await ScriptedHost.open(browser, server);
+    const host = await openPage();
     await host.reset(asked());
     const start = 'Intro paragraph.\n\nA paragraph still being writ';
     await host.events([textEntry('', true), delta(start)]);
@@ -156,7 +144,7 @@ describe('an answer drawn as it streams', () => {
   });
 
   it('shows the cursor after the tail while it streams, and only there', async () => {
-    const host = await ScriptedHost.open(browser, server);
+    const host = await openPage();
     await host.reset(asked());
     await host.events([textEntry('', true), delta('Done.\n\nStill writing\n')]);
     const tail = host.page.locator('.entry.text .md-tail.streaming');
