@@ -124,6 +124,7 @@ export function initialState(): ChatState {
     entries: [],
     queued: [],
     at: {},
+    shift: 0,
     revs: {},
     status: { state: 'new', model: null, permissionMode: null, retry: null, exit: null },
     pending: {},
@@ -179,7 +180,7 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       break;
     case 'snapshot':
       // The daemon's conversation replaces what the chat showed (it may have missed any part of it).
-      Object.assign(state, { entries: [], queued: [], at: {}, revs: {}, pending: {} });
+      Object.assign(state, { entries: [], queued: [], at: {}, shift: 0, revs: {}, pending: {} });
       for (const entry of event.entries) onEntry(state, entry);
       state.older = { more: event.hasOlder ?? false, loading: false };
       for (const request of event.pending) {

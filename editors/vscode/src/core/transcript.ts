@@ -28,19 +28,37 @@ export interface Transcript {
   entries: Entry[];
   /** Prompts sent while a turn runs, listed after the entries until the CLI takes them up. */
   queued: PromptEntry[];
-  /** Entry id -> its position in `entries`. */
+  /** Entry id -> its position in `entries` less `shift` (positionOf): a page placed above
+   * moves every entry after it by adding to `shift`, not by writing each one's anew. */
   at: Record<string, number>;
+  /** What to add to `at` for an entry's position. */
+  shift: number;
   /** Entry id -> `rev` when it last changed: a view redraws the entries newer than it drew. */
   revs: Record<string, number>;
   /** The store's revision now (its owner bumps it for every event). */
   rev: number;
+  /** The ids of the entries changed (or added) since a view last took them, when a view keeps
+   * it (the page's copy sets it; the host's has none): the view visits these, not every entry. */
+  changed?: string[];
+}
+
+/** The position of the entry `id` in `entries`; undefined when the store lacks it. */
+export function positionOf(store: Transcript, id: string): number | undefined {
+  const at = store.at[id];
+  return at === undefined ? undefined : at + store.shift;
+}
+
+/** Notes that the entry `id` changed now: its rev, and the view's list of changed ids. */
+function changed(store: Transcript, id: string): void {
+  store.revs[id] = store.rev;
+  store.changed?.push(id);
 }
 
 /** Replaces the entry with the same id or adds it (a copy: deltas append to it). */
 export function upsert(store: Transcript, incoming: Entry): void {
   const entry = { ...incoming };
-  store.revs[entry.id] = store.rev;
-  const at = store.at[entry.id];
+  changed(store, entry.id);
+  const at = positionOf(store, entry.id);
   const queuedAt = store.queued.findIndex((q) => q.id === entry.id);
   if (entry.kind === 'prompt' && entry.queued) {
     if (queuedAt >= 0) store.queued[queuedAt] = entry;
@@ -52,21 +70,36 @@ export function upsert(store: Transcript, incoming: Entry): void {
   if (at !== undefined) {
     store.entries[at] = entry;
   } else {
-    store.at[entry.id] = store.entries.length;
+    store.at[entry.id] = store.entries.length - store.shift;
     store.entries.push(entry);
   }
 }
 
 /** Adds `incoming` (a new id) just before the entry `beforeId` (the entries after it move down one). */
 export function insertBefore(store: Transcript, incoming: Entry, beforeId: string): void {
-  const at = store.at[beforeId];
+  const at = positionOf(store, beforeId);
   if (at === undefined || incoming.id in store.at) {
     upsert(store, incoming);
     return;
   }
-  store.revs[incoming.id] = store.rev;
-  store.entries.splice(at, 0, { ...incoming });
-  for (let i = at; i < store.entries.length; i++) store.at[store.entries[i]!.id] = i;
+  changed(store, incoming.id);
+  insertAt(store, at, [{ ...incoming }]);
+}
+
+/**
+ * Inserts `added` (ids the store lacks) at position `at` and keeps `at` (the index) right by
+ * writing the fewer side anew: the entries before `at`, with `shift` moving those after it
+ * (a page placed at the top costs its own length, whatever the store holds), or the entries
+ * after it (a notice near the end).
+ */
+function insertAt(store: Transcript, at: number, added: Entry[]): void {
+  store.entries.splice(at, 0, ...added);
+  const end = at + added.length;
+  const above = at < store.entries.length - end;
+  if (above) store.shift += added.length;
+  const [from, to] = above ? [0, end] : [at, store.entries.length];
+  for (let i = from; i < to; i++) store.at[store.entries[i]!.id] = i - store.shift;
+  reindexed.count += to - from;
 }
 
 /**
@@ -85,15 +118,15 @@ export function runningTurnPrompt(store: Transcript): PromptEntry | undefined {
 /** Appends a delta's text to its entry (text, thinking, or a tool's input); one naming no
  * entry of the store changes nothing. */
 export function appendDelta(store: Transcript, delta: DeltaNotification): void {
-  const entry = store.entries[store.at[delta.entryId ?? ''] ?? -1];
+  const entry = store.entries[positionOf(store, delta.entryId ?? '') ?? -1];
   if (entry?.kind === 'tool') entry.partialInput = (entry.partialInput ?? '') + delta.text;
   else if (entry?.kind === 'text' || entry?.kind === 'thinking') entry.text += delta.text;
-  if (entry) store.revs[entry.id] = store.rev;
+  if (entry) changed(store, entry.id);
 }
 
 /** Marks an entry as changed (something it shows changed outside it, e.g. its diff came). */
 export function touch(store: Transcript, id: string): void {
-  if (id in store.at) store.revs[id] = store.rev;
+  if (id in store.at) changed(store, id);
 }
 
 /**
@@ -118,7 +151,7 @@ export function mergeTail(store: Transcript, incoming: readonly Entry[]): Entry[
   }
   const entries = before;
   for (const entry of page) {
-    store.revs[entry.id] = store.rev;
+    changed(store, entry.id);
     entries.push(entry, ...(following.get(entry.id) ?? []));
   }
   store.entries = entries;
@@ -138,13 +171,17 @@ export function mergeTail(store: Transcript, incoming: readonly Entry[]): Entry[
 export function placePage(store: Transcript, incoming: readonly Entry[], beforeId: string | null): Entry[] {
   const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
   if (!page.length) return page;
+  for (const entry of page) changed(store, entry.id);
+  if (!page.some((e) => e.id in store.at)) {
+    // The usual page: new entries only, placed without a look at the entries after them.
+    insertAt(store, beforeId === null ? 0 : (positionOf(store, beforeId) ?? 0), page);
+    return page;
+  }
   const ids = new Set(page.map((e) => e.id));
-  const kept = page.some((e) => e.id in store.at) ? store.entries.filter((e) => !ids.has(e.id)) : store.entries;
+  const kept = store.entries.filter((e) => !ids.has(e.id));
   const found = beforeId === null ? -1 : kept.findIndex((e) => e.id === beforeId);
-  const at = Math.max(found, 0);
-  kept.splice(at, 0, ...page);
+  kept.splice(Math.max(found, 0), 0, ...page);
   store.entries = kept;
-  for (const entry of page) store.revs[entry.id] = store.rev;
   reindex(store);
   return page;
 }
@@ -152,7 +189,29 @@ export function placePage(store: Transcript, incoming: readonly Entry[], beforeI
 /** Sets `at` anew (the entries moved). */
 function reindex(store: Transcript): void {
   store.at = {};
+  store.shift = 0;
   for (let i = 0; i < store.entries.length; i++) store.at[store.entries[i]!.id] = i;
+  reindexed.count += store.entries.length;
+}
+
+/** How many index entries (`at`) were written so far: what placing entries cost, for tests. */
+export const reindexed = { count: 0 };
+
+/**
+ * The conversation's entries changed (or added) since the last call, each once and in their
+ * order, and empties the list of them: what a view has to redraw, however many entries it
+ * drew before. Every entry when the store keeps no list (`changed`).
+ */
+export function takeChanged(store: Transcript): Entry[] {
+  const ids = store.changed;
+  if (!ids) return store.entries;
+  store.changed = [];
+  const positions = new Set<number>();
+  for (const id of ids) {
+    const at = positionOf(store, id);
+    if (at !== undefined) positions.add(at);
+  }
+  return [...positions].sort((a, b) => a - b).map((at) => store.entries[at]!);
 }
 
 /** The entries in the order a view lists them: the conversation, then the queued prompts. */

@@ -20,7 +20,8 @@ import { ViewState } from './view-state';
 
 const host = new Host();
 const view = new ViewState(host);
-let state: ChatState = initialState();
+// The page's copy lists the entries each event changed: the transcript redraws those alone.
+let state: ChatState = { ...initialState(), changed: [] };
 let info: ChannelInfo | null = null;
 
 /** What views left to draw in the next frame (ctx.nextFrame). */

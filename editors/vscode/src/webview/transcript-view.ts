@@ -1,5 +1,7 @@
 // The scrolling transcript. Renders incrementally: each entry's view is made once and
-// updated only when the entry's rev moved, so a delta touches one element; a new entry's
+// updated only when the entry's rev moved, and a frame visits only the entries the state
+// lists as changed since the last (takeChanged), so a delta touches one element and a page
+// placed above costs that page, not the entries drawn before it; a new entry's
 // view goes where the entry is (after the others, or before the running turn for a notice
 // about it; a reset rebuilds). A sub-agent's entries go into their Agent/Task call's view. Follows the end while the user is at the end, and
 // keeps their place when they scrolled up.
@@ -15,7 +17,7 @@
 // milliseconds per page drawn above: its per-element visibility checks and paint walk).
 
 import type { ChatState } from '../core/chat-state';
-import type { Entry } from '../core/transcript';
+import { positionOf, takeChanged, type Entry } from '../core/transcript';
 import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import type { EntryView } from './entry-view';
@@ -84,6 +86,10 @@ export class TranscriptView {
     this.orphans.clear();
     this.list.replaceChildren();
     this.queuedKey = '';
+    // Every entry is drawn: from here on the state lists the entries that change (a state
+    // from the host has no list: the page's own copy starts it).
+    state.changed = [];
+    this.draw(state, state.entries, true);
     this.update(state);
     const saved = this.ctx.view.current.scrollTop;
     this.following = saved === null;
@@ -91,8 +97,24 @@ export class TranscriptView {
     else this.el.scrollTop = saved;
   }
 
+  /** Draws what changed since the last update (the entries the state lists as changed). */
   update(state: ChatState): void {
-    for (const entry of state.entries) {
+    this.draw(state, takeChanged(state));
+    const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
+    if (queuedKey !== this.queuedKey) {
+      this.queuedKey = queuedKey;
+      this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
+    }
+    this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
+    this.showOlder(state);
+    if (this.following) this.scrollToEnd();
+    this.loadOlderNearTop();
+  }
+
+  /** Updates the views of `entries` (in the conversation's order) whose rev moved, and makes
+   * those of the ones not drawn yet where they go (`fresh`: no view is drawn after them). */
+  private draw(state: ChatState, entries: readonly Entry[], fresh = false): void {
+    for (const entry of entries) {
       const rev = state.revs[entry.id] ?? 0;
       const known = this.views.get(entry.id);
       if (known) {
@@ -105,21 +127,13 @@ export class TranscriptView {
       const view = entryView(entry, this.ctx);
       this.views.set(entry.id, { view, rev });
       const container = this.containerOf(entry);
-      // Before the view of the next entry already drawn in the same place, if any.
-      const next = this.nextDrawn(state, entry.id, container);
+      // Before the view of the next entry already drawn in the same place, if any (none
+      // when every entry is drawn afresh, in order).
+      const next = fresh ? null : this.nextDrawn(state, entry.id, container);
       if (container !== this.list) container.insertBefore(view.el, next);
       else if (next) next.parentElement!.insertBefore(view.el, next);
       else this.append(view.el);
     }
-    const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
-    if (queuedKey !== this.queuedKey) {
-      this.queuedKey = queuedKey;
-      this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
-    }
-    this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
-    this.showOlder(state);
-    if (this.following) this.scrollToEnd();
-    this.loadOlderNearTop();
   }
 
   /**
@@ -129,16 +143,19 @@ export class TranscriptView {
    * call drawn before their call's page was read move into its view.
    */
   placeOlder(state: ChatState, ids: readonly string[]): void {
-    const page = ids.filter((id) => id in state.at).sort((a, b) => state.at[a]! - state.at[b]!);
+    const position = (id: string) => positionOf(state, id) ?? -1;
+    const page = ids.filter((id) => id in state.at).sort((a, b) => position(a) - position(b));
     if (!page.length) return;
     const anchor = this.anchor();
     this.showOlder(state);
     const tops: HTMLElement[] = [];
     const calls: string[] = [];
+    let moved = false;
     for (const id of page) {
-      const entry = state.entries[state.at[id]!]!;
+      const entry = state.entries[position(id)]!;
       const rev = state.revs[id] ?? 0;
       let drawn = this.views.get(id);
+      moved ||= drawn !== undefined;
       if (!drawn) {
         drawn = { view: entryView(entry, this.ctx), rev };
         this.views.set(id, drawn);
@@ -163,8 +180,9 @@ export class TranscriptView {
         this.list.insertBefore(made, before);
       }
     }
-    // Chunks whose entries all moved into the page.
-    for (const left of [...this.list.children]) if (!left.childElementCount) left.remove();
+    // Chunks whose entries all moved into the page (none when the page is all new: the usual
+    // case, which then costs the page alone, not the chunks drawn).
+    if (moved) for (const left of [...this.list.children]) if (!left.childElementCount) left.remove();
     for (const id of calls) this.adopt(state, id);
     if (anchor) this.el.scrollTop += anchor.el.getBoundingClientRect().top - anchor.top;
   }
@@ -196,7 +214,7 @@ export class TranscriptView {
     const children = this.views.get(id)?.view.children;
     if (!waiting || !children) return;
     this.orphans.delete(id);
-    waiting.sort((a, b) => (state.at[a] ?? 0) - (state.at[b] ?? 0));
+    waiting.sort((a, b) => (positionOf(state, a) ?? 0) - (positionOf(state, b) ?? 0));
     for (const child of waiting) {
       const el = this.views.get(child)?.view.el;
       if (el) children.append(el);
@@ -253,7 +271,7 @@ export class TranscriptView {
   /** The element of the first entry after `id` whose view is drawn in `container` (the list:
    * in one of its chunks); null when none is. */
   private nextDrawn(state: ChatState, id: string, container: HTMLElement): Element | null {
-    for (let i = (state.at[id] ?? state.entries.length) + 1; i < state.entries.length; i++) {
+    for (let i = (positionOf(state, id) ?? state.entries.length) + 1; i < state.entries.length; i++) {
       const el = this.views.get(state.entries[i]!.id)?.view.el;
       const parent = container === this.list ? el?.parentElement?.parentElement : el?.parentElement;
       if (el && parent === container) return el;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PermissionRequestNotification } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { listed, type ConversationEntry } from '../../src/core/transcript';
+import { listed, positionOf, reindexed, takeChanged, type ConversationEntry } from '../../src/core/transcript';
 import { goldenEntries, hostEvents, indexOf, notifications, streamNames } from './fixtures';
 
 function play(events: ChatEvent[], state: ChatState = initialState()): ChatState {
@@ -174,7 +174,7 @@ describe('pages of a long chat', () => {
     ]);
     assert.deepEqual(ids(state), ['p2', 'm2:0', 'p3', 'm3:0']);
     assert.deepEqual(state.older, { more: false, loading: false });
-    assert.equal(state.at['p3'], 2);
+    assert.equal(positionOf(state, 'p3'), 2);
   });
 
   it('an entry of an older page the chat has already moves to its place in the page, listed once', () => {
@@ -203,6 +203,58 @@ describe('pages of a long chat', () => {
     assert.deepEqual(ids(state), ['p2', 'm2:0', 'p3', 'm3:0', notice, 'p4']);
     assert.deepEqual(state.older, { more: true, loading: false }, 'a page read again says nothing of older ones');
   });
+
+  /** Exchanges `from` to `to` (both included) of a long chat, oldest first. */
+  const exchanges = (from: number, to: number): ConversationEntry[] =>
+    Array.from({ length: to - from + 1 }, (_, k) => [
+      prompt(`p${from + k}`, `question ${from + k}`),
+      text(`m${from + k}:0`, `answer ${from + k}`),
+    ]).flat();
+  const older = (from: number, to: number, hasOlder = true): ChatEvent => ({
+    kind: 'olderPage',
+    entries: exchanges(from, to),
+    beforeId: `p${to + 1}`,
+    hasOlder,
+  });
+
+  it('a page placed above writes the positions of its own entries, not of the entries read before', () => {
+    const state = play([page(exchanges(4001, 5000), true), older(3001, 4000)]);
+    const written = reindexed.count;
+    play([older(2951, 3000)], state);
+    assert.equal(reindexed.count - written, 100, 'the page of 100 entries, whatever the chat holds');
+    assert.equal(positionOf(state, 'p4001'), 2100);
+  });
+
+  it('pages placed above keep every entry once, in order, each at its position', () => {
+    const state = play([
+      page(exchanges(7, 9), true),
+      { kind: 'notice', level: 'info', text: 'Resumed the conversation.' },
+      older(4, 6),
+      older(1, 3, false),
+      entry(prompt('p10', 'question 10')),
+      entry(text('m10:0', 'answ', { streaming: true })),
+      { kind: 'notice', level: 'info', text: 'Attached.', beforeTurn: true },
+      delta('m10:0', 'er 10'),
+    ]);
+    const [resumed, attached] = state.entries.filter((e) => e.kind === 'notice').map((e) => e.id);
+    const expected = [...exchanges(1, 9).map((e) => e.id), resumed!, attached!, 'p10', 'm10:0'];
+    assert.deepEqual(ids(state), expected);
+    assert.deepEqual(
+      expected.map((id) => positionOf(state, id)),
+      expected.map((_, i) => i),
+    );
+    assert.equal((state.entries.at(-1) as { text: string }).text, 'answer 10');
+  });
+
+  it('a page placed above is all a view has to redraw, however many entries it drew before', () => {
+    const state: ChatState = { ...play([page(exchanges(4001, 5000), true), older(3001, 4000)]), changed: [] };
+    play([{ kind: 'olderLoading' }, older(2951, 3000), delta('m5000:0', ', more')], state);
+    assert.deepEqual(
+      takeChanged(state).map((e) => e.id),
+      [...exchanges(2951, 3000).map((e) => e.id), 'm5000:0'],
+    );
+    assert.deepEqual(takeChanged(state), [], 'what was taken is not listed again');
+  });
 });
 
 describe("the client's notices", () => {
@@ -226,7 +278,7 @@ describe("the client's notices", () => {
     assert.equal(state.entries[3]!.kind, 'notice');
     assert.equal((state.entries[5] as { text: string }).text, 'streaming');
     assert.deepEqual(
-      state.entries.map((e, i) => state.at[e.id] === i),
+      state.entries.map((e, i) => positionOf(state, e.id) === i),
       state.entries.map(() => true),
     );
   });

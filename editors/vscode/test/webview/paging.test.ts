@@ -171,6 +171,32 @@ describe('a long chat, a page at a time', () => {
     assert.equal(await rendered('Answer 1.'), true, 'in view again, it is drawn');
   });
 
+  it('draws what streams at the end after pages drawn above, every entry once and in order', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    await host.events([{ kind: 'olderPage', entries: exchanges(21, 40), beforeId: 'p41', hasOlder: true }]);
+    await host.events([{ kind: 'olderPage', entries: exchanges(1, 20), beforeId: 'p21', hasOlder: false }]);
+    let seq = 0;
+    const notification = (entry: ConversationEntry): ChatEvent => ({
+      kind: 'notification',
+      method: 'claude/entry',
+      params: { channelId: 'ch-1', seq: ++seq, entry },
+    });
+    await host.events([
+      notification({ kind: 'prompt', id: 'p61', text: 'Question 61' }),
+      notification({ kind: 'text', id: 'm61:0', text: 'Answer', streaming: true }),
+      {
+        kind: 'notification',
+        method: 'claude/delta',
+        params: { channelId: 'ch-1', seq: ++seq, kind: 'text', index: 0, entryId: 'm61:0', text: ' 61.' },
+      },
+    ]);
+    assert.deepEqual(
+      await drawn(host),
+      exchanges(1, 61).map((e) => (e.kind === 'prompt' ? e.text : `Answer ${e.id.slice(1, -2)}.`)),
+    );
+  });
+
   it('asks for nothing at the top of a chat that has no older entries', async () => {
     const host = await openWith(lastPage(false));
     await scrollTo(host, 0);
