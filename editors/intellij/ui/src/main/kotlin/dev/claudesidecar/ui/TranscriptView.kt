@@ -500,15 +500,14 @@ class TranscriptView(
     private fun restorePosition() {
         val viewport = scrollPane.viewport
         val room = (column.height - viewport.extentSize.height).coerceAtLeast(0)
-        val y = if (following) {
-            room
-        } else {
-            val c = anchorKey?.let(slotOf::get)?.view?.component?.takeIf { it.parent === column } ?: return noteAnchor()
-            (c.y - anchorOffset).coerceIn(0, room)
-        }
+        val c = if (following) null else anchorKey?.let(slotOf::get)?.view?.component?.takeIf { it.parent === column }
+        if (!following && c == null) return noteAnchor()
+        val y = if (c == null) room else (c.y - anchorOffset).coerceIn(0, room)
         if (viewport.viewPosition.y != y) viewport.viewPosition = Point(0, y)
         scrolledTo = scrollPane.verticalScrollBar.value
-        noteAnchor()
+        // The anchor put back where it was stays the anchor: a view just made above it (an older
+        // page's, still being drawn) may come into sight, and its growing must not move it.
+        if (c == null || c.y - y != anchorOffset) noteAnchor()
     }
 
     /**
