@@ -67,6 +67,13 @@ class TranscriptView(
     /** The keys of the entries nested in each Agent/Task call that is shown, in order. */
     private val nested = HashMap<String, MutableList<String>>()
 
+    /** The Agent/Task calls not in the transcript that entries at the top level belong to (an older page may bring one). */
+    private val parentsAbsent = HashSet<String>()
+
+    /** How many entries were put into slots and looked at for "Interrupted" marks (a test checks a page costs its own entries). */
+    internal var entriesPlaced = 0L
+    internal var entriesMarked = 0L
+
     /** The slots whose views are in the column: an index range of [slots] (empty: none). */
     private var made = IntRange.EMPTY
 
@@ -162,8 +169,15 @@ class TranscriptView(
             }
         }
         val moved = change.added.isNotEmpty() || change.reordered || change.removed.isNotEmpty()
-        if (moved || hint.parent != null) place()
-        if (drawn || moved) markInterrupts()
+        // An older page only: its entries go above, those placed stay as they are (the cost is the page's, not the chat's).
+        val inFront = moved && hint.parent == null && !change.reordered && change.removed.isEmpty() &&
+            change.added.size == change.inFront.size && placeInFront(change.inFront)
+        if ((moved && !inFront) || hint.parent != null) place()
+        if (inFront && !drawn) {
+            markInterrupts(change.inFront.size)
+        } else if (drawn || moved) {
+            markInterrupts()
+        }
         if (moved) {
             updateWindow()
         } else if (drawn) {
@@ -212,12 +226,16 @@ class TranscriptView(
         val order = ArrayList<Slot>(keys.size)
         val known = HashMap<String, Slot>(keys.size * 2)
         nested.clear()
+        parentsAbsent.clear()
         for (key in keys) {
+            entriesPlaced++
             val entry = transcript.entry(key) ?: continue
-            val parent = entry.parentId()?.takeIf { transcript.entry(it) is ToolEntry }
+            val parentId = entry.parentId()
+            val parent = parentId?.takeIf { transcript.entry(it) is ToolEntry }
             if (parent != null) {
                 nested.getOrPut(parent) { mutableListOf() } += key
             } else {
+                if (parentId != null) parentsAbsent += parentId
                 val slot = slotOf[key] ?: Slot(key)
                 known[key] = slot
                 order += slot
@@ -242,6 +260,31 @@ class TranscriptView(
         // Views not in one run (an entry gone from between them) are all kept, the run filled in.
         for (i in made) ensureMade(slots[i])
         views.keys.removeIf { transcript.entry(it) == null }
+    }
+
+    /**
+     * Puts the entries of an older page ([keys], now the transcript's first) into slots above
+     * the others, which keep theirs; false (nothing done) when the page holds the Agent/Task
+     * call of entries shown at the top level: they move into it, as [place] puts them.
+     */
+    private fun placeInFront(keys: List<String>): Boolean {
+        if (keys.any { it in parentsAbsent }) return false
+        val added = ArrayList<Slot>(keys.size)
+        for (key in keys) {
+            entriesPlaced++
+            val entry = transcript.entry(key) ?: continue
+            val parentId = entry.parentId()
+            val parent = parentId?.takeIf { transcript.entry(it) is ToolEntry }
+            if (parent != null) {
+                nested.getOrPut(parent) { mutableListOf() } += key
+            } else {
+                if (parentId != null) parentsAbsent += parentId
+                added += Slot(key).also { slotOf[key] = it }
+            }
+        }
+        slots.addAll(0, added)
+        if (!made.isEmpty()) made = made.first + added.size..made.last + added.size
+        return true
     }
 
     /** Makes [slot]'s view (and those of the entries nested in it) unless made. */
@@ -301,14 +344,14 @@ class TranscriptView(
 
     /** The height of the slots [from] until [to], with the gaps between them. */
     private fun extentOf(from: Int, to: Int): Int {
+        val width = innerWidth()
         var sum = 0
-        for (i in from until to) sum += extent(slots[i])
+        for (i in from until to) sum += extent(slots[i], width)
         return (sum - GAP).coerceAtLeast(0)
     }
 
     /** [slot]'s height and the gap after it: as drawn at this width, else guessed from its entry. */
-    private fun extent(slot: Slot): Int {
-        val width = innerWidth()
+    private fun extent(slot: Slot, width: Int = innerWidth()): Int {
         val c = slot.view?.component
         if (c != null && c.parent === column && c.width == width && width > 0) {
             slot.extent = if (c.isVisible) c.height + GAP else 0
@@ -331,10 +374,11 @@ class TranscriptView(
     /** The top of each slot in the column (and, last, the bottom of the last): from the slots' extents. */
     private fun tops(): IntArray {
         val tops = IntArray(slots.size + 1)
+        val width = innerWidth()
         var y = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
         for (i in slots.indices) {
             tops[i] = y
-            y += extent(slots[i])
+            y += extent(slots[i], width)
         }
         tops[slots.size] = y
         return tops
@@ -456,15 +500,14 @@ class TranscriptView(
     private fun restorePosition() {
         val viewport = scrollPane.viewport
         val room = (column.height - viewport.extentSize.height).coerceAtLeast(0)
-        val y = if (following) {
-            room
-        } else {
-            val c = anchorKey?.let(slotOf::get)?.view?.component?.takeIf { it.parent === column } ?: return noteAnchor()
-            (c.y - anchorOffset).coerceIn(0, room)
-        }
+        val c = if (following) null else anchorKey?.let(slotOf::get)?.view?.component?.takeIf { it.parent === column }
+        if (!following && c == null) return noteAnchor()
+        val y = if (c == null) room else (c.y - anchorOffset).coerceIn(0, room)
         if (viewport.viewPosition.y != y) viewport.viewPosition = Point(0, y)
         scrolledTo = scrollPane.verticalScrollBar.value
-        noteAnchor()
+        // The anchor put back where it was stays the anchor: a view just made above it (an older
+        // page's, still being drawn) may come into sight, and its growing must not move it.
+        if (c == null || c.y - y != anchorOffset) noteAnchor()
     }
 
     /**
@@ -538,10 +581,12 @@ class TranscriptView(
     /**
      * "Interrupted" is said once per exchange (a prompt and what follows it): by its footer,
      * which reads how the turn ended; while it has none (a turn still ending, a stored session
-     * without its footers), by the first aborted answer or interrupt notice in it.
+     * without its footers), by the first aborted answer or interrupt notice in it. With
+     * [inFront], an older page of that many entries went in front: only the exchanges from the
+     * top to the first one wholly after the page are read again (the others are as they were).
      */
-    private fun markInterrupts() {
-        saidElsewhere.clear()
+    private fun markInterrupts(inFront: Int? = null) {
+        if (inFront == null) saidElsewhere.clear()
         val exchange = mutableListOf<Entry>()
         fun mark() {
             val footer = exchange.lastOrNull { it is TurnEntry } as TurnEntry?
@@ -554,8 +599,15 @@ class TranscriptView(
             }
             exchange.clear()
         }
-        for (entry in transcript.entries) {
-            if (entry is PromptEntry && entry.parentId == null) mark()
+        var index = 0
+        for (key in transcript.keysInOrder) {
+            val entry = transcript.entry(key) ?: continue
+            if (entry is PromptEntry && entry.parentId == null) {
+                mark()
+                if (inFront != null && index >= inFront) return
+            }
+            entriesMarked++
+            index++
             exchange += entry
         }
         mark()

@@ -6,6 +6,8 @@ import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.TurnEntry
+import dev.claudesidecar.core.protocol.TurnOutcome
 import dev.claudesidecar.core.transcript.Transcript
 import dev.claudesidecar.core.transcript.id
 import org.junit.jupiter.api.AfterEach
@@ -170,6 +172,42 @@ class TranscriptPagingTest {
         assertEquals(drawn.distinct(), drawn, "no entry drawn twice")
         assertEquals(ALL.take(drawn.size).map { label(it) }, drawn, "the first entries drawn from the top, in order")
         assertTrue(view.viewCount < ALL.size / 3, "only the entries near the screen are drawn: ${view.viewCount} of ${ALL.size}")
+    }
+
+    @Test
+    fun `an older page costs the view its own entries, not those loaded before it`() {
+        showLastPage()
+        var end = ALL.size - PAGE
+        while (end > PAGE) {
+            apply(ChatEvent.OlderEntries(page(end)))
+            end -= PAGE
+        }
+        settle()
+        val (placed, marked) = onEdt { view.entriesPlaced to view.entriesMarked }
+        apply(ChatEvent.OlderEntries(page(end)))
+        settle()
+        onEdt {
+            assertEquals(PAGE.toLong(), view.entriesPlaced - placed, "only the page's entries put into slots (${ALL.size} loaded)")
+            // The page's exchanges and the one it runs into (an answer, ending with the first prompt after it).
+            assertTrue(view.entriesMarked - marked <= PAGE + 2, "Interrupted marks read again: ${view.entriesMarked - marked}")
+        }
+        assertEquals(ALL.map { it.id() }, onEdt { transcript.keys })
+    }
+
+    @Test
+    fun `an older page ending in an aborted answer whose footer was loaded first says Interrupted once`() {
+        val aborted =
+            listOf(PromptEntry(id = "p0", text = "question 0: stop me"), TextEntry(id = "t0", text = "answer 0: half", aborted = true))
+        val loaded = listOf(
+            TurnEntry(costUsd = 0.0, durationMs = 1, id = "u0", outcome = TurnOutcome.INTERRUPTED, permissionWaitMs = 0),
+            PromptEntry(id = "p1", text = "question 1: go on"),
+            TextEntry(id = "t1", text = "answer 1: done"),
+        )
+        apply(ChatEvent.Transcript(TranscriptData(channelId = "ch-1", entries = loaded, hasMore = true, seq = 1, nextCursor = "c2")))
+        apply(ChatEvent.OlderEntries(TranscriptData(channelId = "ch-1", entries = aborted, hasMore = false, seq = 1, nextCursor = null)))
+        settle()
+        val text = onEdt { visibleText(view.scrollPane) }
+        assertEquals(1, Regex("Interrupted").findAll(text).count(), "said by the footer only: $text")
     }
 
     private companion object {

@@ -26,7 +26,9 @@ import dev.claudesidecar.core.protocol.orUnknown
  * Not thread-safe: apply events and read on one thread (the EDT in the ui).
  */
 class Transcript {
-    private val placed = LinkedHashMap<String, Entry>()
+    /** The entries not queued, by key; [order] holds their keys in order (an older page goes in front without moving the rest). */
+    private val placed = HashMap<String, Entry>()
+    private val order = ArrayDeque<String>()
     private val queuedMap = LinkedHashMap<String, Entry>()
     private var change = TranscriptChange()
 
@@ -42,10 +44,13 @@ class Transcript {
         private set
 
     /** The entries in order, queued prompts last. */
-    val entries: List<Entry> get() = placed.values + queuedMap.values
+    val entries: List<Entry> get() = order.map(placed::getValue) + queuedMap.values
 
     /** The key of each of [entries], in the same order. */
-    val keys: List<String> get() = placed.keys.toList() + queuedMap.keys
+    val keys: List<String> get() = order + queuedMap.keys
+
+    /** The keys of [keys] read lazily, nothing copied: a view reads the first few of a long chat for what it costs. */
+    val keysInOrder: Sequence<String> get() = order.asSequence() + queuedMap.keys.asSequence()
 
     /** The entry with [key], or null. */
     fun entry(key: String): Entry? = placed[key] ?: queuedMap[key]
@@ -71,7 +76,7 @@ class Transcript {
                 hasOlder = page.hasMore
             }
             is ChatEvent.OlderEntries -> {
-                putFirst(event.page.entries, event.page.seq)
+                putOlder(event.page.entries, event.page.seq)
                 hasOlder = event.page.hasMore
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text, beforeTurn = event.beforeTurn)
@@ -98,12 +103,8 @@ class Transcript {
         if (turn == null) {
             upsert(entry)
         } else {
-            val after = placed.entries.toList()
-            placed.clear()
-            for ((key, value) in after) {
-                if (key == turn) placed[entry.id] = entry
-                placed[key] = value
-            }
+            placed[entry.id] = entry
+            order.add(order.indexOf(turn), entry.id)
             change.added += entry.id
             change.reordered = true
         }
@@ -115,7 +116,8 @@ class Transcript {
      * conversation (not a sub-agent's) with no turn footer after it; null when the last turn ended.
      */
     private fun runningTurnPrompt(): String? {
-        for (entry in placed.values.reversed()) {
+        for (key in order.asReversed()) {
+            val entry = placed.getValue(key)
             if (entry is TurnEntry) return null
             if (entry is PromptEntry && entry.parentId == null) return entry.id
         }
@@ -130,7 +132,7 @@ class Transcript {
         } else {
             // A queued prompt the CLI took up moves to the end.
             if (queuedMap.remove(key) != null) change.reordered = true
-            placed[key] = entry
+            if (placed.put(key, entry) == null) order.addLast(key)
         }
         if (known) change.updated += key else change.added += key
         if (seq > 0) changedAt[key] = seq
@@ -154,15 +156,41 @@ class Transcript {
      * kept, replacing those with the same id, except one a notification after [seq] changed.
      */
     private fun putFirst(entries: List<Entry>, seq: Int? = null) {
-        val kept = LinkedHashMap(placed)
+        val keptOrder = order.toList()
+        val kept = HashMap(placed)
         placed.clear()
+        order.clear()
         for (entry in entries) {
             val id = entry.orUnknown()?.id() ?: continue
             val newer = seq != null && (changedAt[id] ?: 0) > seq
-            if (newer) kept[id]?.let { placed[id] = it } else upsert(entry)
+            if (!newer) {
+                upsert(entry)
+            } else {
+                kept[id]?.let { if (placed.put(id, it) == null) order.addLast(id) }
+            }
         }
-        for ((id, entry) in kept) placed.putIfAbsent(id, entry)
+        for (id in keptOrder) if (placed.putIfAbsent(id, kept.getValue(id)) == null) order.addLast(id)
         change.reordered = true
+    }
+
+    /**
+     * Puts an older page (as of [seq]) in front. Its entries are new here (the daemon's cursor
+     * reads each once): they go in front of the others, which stay as they are, for what the
+     * page holds whatever the length of the chat ([TranscriptChange.inFront]). A page naming
+     * an entry already here (a daemon reading it again) goes in as [putFirst] does.
+     */
+    private fun putOlder(entries: List<Entry>, seq: Int) {
+        val page = LinkedHashMap<String, Entry>()
+        for (entry in entries) {
+            val known = entry.orUnknown() ?: continue
+            val id = known.id()
+            if (id in page || entry(id) != null || (known is PromptEntry && known.queued == true)) return putFirst(entries, seq)
+            page[id] = known
+        }
+        placed.putAll(page)
+        for (id in page.keys.reversed()) order.addFirst(id)
+        change.added += page.keys
+        change.putInFront(page.keys)
     }
 
     /**
@@ -172,13 +200,14 @@ class Transcript {
      */
     private fun dropOlderThan(page: List<Entry>, seq: Int) {
         val inPage = page.mapNotNullTo(HashSet()) { it.orUnknown()?.id() }
-        val dropped = placed.keys.filter { key ->
+        val dropped = order.filter { key ->
             key !in inPage && !key.startsWith(CLIENT_NOTICE_PREFIX) && (changedAt[key] ?: 0) <= seq
         }
         for (key in dropped) {
             placed.remove(key)
             changedAt.remove(key)
         }
+        if (dropped.isNotEmpty()) order.removeAll(dropped.toHashSet())
         if (dropped.isNotEmpty()) change.removed += dropped
     }
 

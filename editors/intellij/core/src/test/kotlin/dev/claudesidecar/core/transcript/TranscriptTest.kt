@@ -218,6 +218,44 @@ class TranscriptTest {
         assertEquals("Hello", (t.entry("m:0") as TextEntry).text)
     }
 
+    private fun page(entries: List<Entry>, hasMore: Boolean) = LiveTranscript("ch-1", entries, hasMore, seq, null)
+
+    @Test
+    fun `an older page goes in front of the entries loaded, which stay as they were`() {
+        val t = Transcript()
+        t.apply(ChatEvent.Transcript(page(listOf(prompt("p3"), text("m:3", "three")), hasMore = true)))
+        t.apply(entry(text("m:4", "four")))
+        val change = t.apply(ChatEvent.OlderEntries(page(listOf(prompt("p1"), text("m:1", "one"), prompt("p2")), hasMore = false)))
+        assertEquals(listOf("p1", "m:1", "p2"), change.inFront, "the page, in order, in front")
+        assertEquals(setOf("p1", "m:1", "p2"), change.added)
+        assertTrue(!change.reordered && change.updated.isEmpty(), "the entries loaded did not move")
+        assertEquals(listOf("p1", "m:1", "p2", "p3", "m:3", "m:4"), ids(t))
+        assertEquals(ids(t), t.keysInOrder.toList())
+    }
+
+    @Test
+    fun `older pages applied together go in front in the order they came, the later one first`() {
+        val state = ChatState()
+        state.apply(ChatEvent.Transcript(page(listOf(prompt("p3")), hasMore = true)))
+        val change = state.apply(
+            listOf(
+                ChatEvent.OlderEntries(page(listOf(prompt("p2")), hasMore = true)),
+                ChatEvent.OlderEntries(page(listOf(prompt("p1")), hasMore = false)),
+            ),
+        )
+        assertEquals(listOf("p1", "p2"), change.inFront)
+        assertEquals(listOf("p1", "p2", "p3"), ids(state.transcript))
+    }
+
+    @Test
+    fun `an older page naming an entry already loaded holds each entry once, in the page's order`() {
+        val t = Transcript()
+        t.apply(ChatEvent.Transcript(page(listOf(prompt("p2"), text("m:2", "two")), hasMore = true)))
+        val change = t.apply(ChatEvent.OlderEntries(page(listOf(prompt("p1"), prompt("p2")), hasMore = false)))
+        assertTrue(change.reordered && change.inFront.isEmpty(), "not a page in front of the rest: the view places all again")
+        assertEquals(listOf("p1", "p2", "m:2"), ids(t))
+    }
+
     @Test
     fun `the client's own notices are entries of subtype client`() {
         val t = play(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "the daemon stopped; restarting it."))
