@@ -13,6 +13,7 @@ A page ends with a cursor naming its last session; the next page starts after it
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import logging
@@ -28,6 +29,7 @@ from typing import BinaryIO
 
 from claude_sidecar.cli.paths import existing_project_dir, project_dirs, session_files
 from claude_sidecar.protocol.api import SessionPage, SessionSummary, is_uuid
+from claude_sidecar.protocol.errors import InvalidParams
 from claude_sidecar.sessions.summary_edges import EDGE, edge_fold
 from claude_sidecar.sessions.summary_index import Indexed, SummaryIndex, fingerprint
 from claude_sidecar.sessions.summary_scan import (
@@ -416,3 +418,34 @@ def list_sessions(
     page = summaries[:limit]
     more = len(summaries) > limit
     return SessionPage(page, _encode_cursor(page[-1]) if more else None)
+
+
+async def listed_page(
+    home: Path,
+    cwd: str | None,
+    limit: int,
+    cursor: str | None,
+    *,
+    config_dir: Path | None,
+    index: Path | None,
+    budget: Budget | None = None,
+) -> SessionPage:
+    """``list_sessions`` off the event loop, a bad ``cursor`` refused as the
+    ``claude/listSessions`` param it is."""
+    try:
+        return await asyncio.to_thread(
+            list_sessions,
+            home,
+            cwd,
+            limit,
+            cursor,
+            config_dir=config_dir,
+            index=index,
+            budget=budget,
+        )
+    except BadCursor as e:
+        raise InvalidParams(
+            "cursor",
+            f"is not valid ({e})",
+            "pass the nextCursor of the previous page, or leave it out",
+        ) from e

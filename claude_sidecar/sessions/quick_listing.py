@@ -29,13 +29,11 @@ from pathlib import Path
 
 from claude_sidecar.cli.paths import claude_home, existing_project_dir
 from claude_sidecar.protocol.api import SessionPage
-from claude_sidecar.protocol.errors import InvalidParams
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.listing import (
-    BadCursor,
     Budget,
     index_whole,
-    list_sessions,
+    listed_page,
     unindexed,
 )
 from claude_sidecar.sessions.summary_index import index_path
@@ -85,23 +83,9 @@ class QuickListing:
         they have been read."""
         home, config_dir = claude_home(self._environ())
         budget = Budget(BUDGET)
-        try:
-            page = await asyncio.to_thread(
-                list_sessions,
-                home,
-                cwd,
-                limit,
-                cursor,
-                config_dir=config_dir,
-                index=self.index,
-                budget=budget,
-            )
-        except BadCursor as e:
-            raise InvalidParams(
-                "cursor",
-                f"is not valid ({e})",
-                "pass the nextCursor of the previous page, or leave it out",
-            ) from e
+        page = await listed_page(
+            home, cwd, limit, cursor, config_dir=config_dir, index=self.index, budget=budget
+        )
         self._enqueue(cwd, budget.deferred, changed)
         return page
 

@@ -18,13 +18,12 @@ from typing import Any
 from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists, session_file
 from claude_sidecar.conversation.stored import unreadable_notice
 from claude_sidecar.protocol.api import Entry, History, SessionPage, SessionSummary
-from claude_sidecar.protocol.errors import InvalidParams, SessionNotFound, SidecarError
+from claude_sidecar.protocol.errors import SessionNotFound, SidecarError
 from claude_sidecar.sessions.edits import ConfigDirMismatch, delete_session, rename_session
 from claude_sidecar.sessions.footers import FooterLog, place_footers
 from claude_sidecar.sessions.history import exchange_end, read_history
 from claude_sidecar.sessions.listing import (
-    BadCursor,
-    list_sessions,
+    listed_page,
     recorded_cwd,
     summarize_session,
 )
@@ -95,22 +94,9 @@ class SessionStore:
     async def list(self, cwd: str | None, limit: int, cursor: str | None) -> SessionPage:
         """The sessions the CLI stored for ``cwd`` (None: every directory), newest first."""
         home, config_dir = self._home()
-        try:
-            return await asyncio.to_thread(
-                list_sessions,
-                home,
-                cwd,
-                limit,
-                cursor,
-                config_dir=config_dir,
-                index=self._index(),
-            )
-        except BadCursor as e:
-            raise InvalidParams(
-                "cursor",
-                f"is not valid ({e})",
-                "pass the nextCursor of the previous page, or leave it out",
-            ) from e
+        return await listed_page(
+            home, cwd, limit, cursor, config_dir=config_dir, index=self._index()
+        )
 
     async def summary(self, session_id: str, cwd: str) -> SessionSummary | None:
         """Stored session ``session_id`` of ``cwd`` as ``list`` shows it (None: not stored)."""

@@ -228,18 +228,10 @@ class TranscriptView(
         nested.clear()
         parentsAbsent.clear()
         for (key in keys) {
-            entriesPlaced++
-            val entry = transcript.entry(key) ?: continue
-            val parentId = entry.parentId()
-            val parent = parentId?.takeIf { transcript.entry(it) is ToolEntry }
-            if (parent != null) {
-                nested.getOrPut(parent) { mutableListOf() } += key
-            } else {
-                if (parentId != null) parentsAbsent += parentId
-                val slot = slotOf[key] ?: Slot(key)
-                known[key] = slot
-                order += slot
-            }
+            if (!atTopLevel(key)) continue
+            val slot = slotOf[key] ?: Slot(key)
+            known[key] = slot
+            order += slot
         }
         // Views of entries no longer at the top level (now nested, or gone) are made again where they belong.
         val wasMade = if (made.isEmpty()) emptySet() else slots.subList(made.first, made.last + 1).mapTo(HashSet()) { it.key }
@@ -263,6 +255,23 @@ class TranscriptView(
     }
 
     /**
+     * Sorts the entry [key] in: true when it is shown at the top level (it needs a slot);
+     * false when it is gone, or nested in the tool call of an Agent/Task ([nested]).
+     */
+    private fun atTopLevel(key: String): Boolean {
+        entriesPlaced++
+        val entry = transcript.entry(key) ?: return false
+        val parentId = entry.parentId()
+        val parent = parentId?.takeIf { transcript.entry(it) is ToolEntry }
+        if (parent != null) {
+            nested.getOrPut(parent) { mutableListOf() } += key
+            return false
+        }
+        if (parentId != null) parentsAbsent += parentId
+        return true
+    }
+
+    /**
      * Puts the entries of an older page ([keys], now the transcript's first) into slots above
      * the others, which keep theirs; false (nothing done) when the page holds the Agent/Task
      * call of entries shown at the top level: they move into it, as [place] puts them.
@@ -271,16 +280,7 @@ class TranscriptView(
         if (keys.any { it in parentsAbsent }) return false
         val added = ArrayList<Slot>(keys.size)
         for (key in keys) {
-            entriesPlaced++
-            val entry = transcript.entry(key) ?: continue
-            val parentId = entry.parentId()
-            val parent = parentId?.takeIf { transcript.entry(it) is ToolEntry }
-            if (parent != null) {
-                nested.getOrPut(parent) { mutableListOf() } += key
-            } else {
-                if (parentId != null) parentsAbsent += parentId
-                added += Slot(key).also { slotOf[key] = it }
-            }
+            if (atTopLevel(key)) added += Slot(key).also { slotOf[key] = it }
         }
         slots.addAll(0, added)
         if (!made.isEmpty()) made = made.first + added.size..made.last + added.size
