@@ -77,6 +77,8 @@ SMALL_SESSIONS = 99
 PAGE = 100
 """Entries asked for as the last page when the daemon pages its transcript."""
 PAGING_FEATURE = "transcriptPaging"
+SCROLL_S = 120.0
+"""How long each client scrolls a chat towards its top at most (a page at a time)."""
 
 
 def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, int, Any]:
@@ -226,10 +228,13 @@ class _ResumingNvim(editor_nvim.EmbeddedNvim):
             self.marker_drawn = now
 
 
-def neovim_resume(nvim: str, env: dict[str, str], cwd: str, session_id: str) -> dict[str, Any]:
+def neovim_resume(
+    nvim: str, env: dict[str, str], cwd: str, session_id: str, scroll_s: float
+) -> dict[str, Any]:
     """The Neovim client resuming ``session_id`` from :ClaudeSessions: ms from the pick to
     the flush that shows the end of the conversation, and the longest main-loop stall
-    meanwhile (a 5 ms timer's lateness, as in (g))."""
+    meanwhile (a 5 ms timer's lateness, as in (g)); then the chat scrolled to its top
+    (``_scroll_to_top``)."""
     editor = _ResumingNvim(nvim, Path(cwd), env)
     try:
         editor.request("nvim_ui_attach", 120, 50, {"ext_linegrid": True, "rgb": True})
@@ -245,15 +250,66 @@ def neovim_resume(nvim: str, env: dict[str, str], cwd: str, session_id: str) -> 
             time.sleep(0.05)
         late = [float(x) for x in editor.lua("return _G.bench.late")]
         picked = float(editor.lua("return _G.bench.picked_at"))
-        return {
+        opened = {
             "on_screen_ms": (editor.marker_drawn - picked) * 1000,
             "max_stall_ms": max(late, default=0.0),
             "buffer_lines": int(
                 editor.lua("return vim.api.nvim_buf_line_count(_G.bench_chat().buf)")
             ),
         }
+        return {**opened, **_scroll_to_top(editor, scroll_s)}
     finally:
         editor.close()
+
+
+_GG = r"""
+local c = _G.bench_chat()
+vim.api.nvim_set_current_win(vim.fn.bufwinid(c.buf))
+_G.bench.late = {}
+"""
+
+_READING = r"""
+local older = _G.bench_chat().older
+local loading = older ~= nil and older.loading == true
+return { cursor = older and older.cursor or vim.NIL, loading = loading }
+"""
+
+
+def _scroll_to_top(editor: editor_nvim.EmbeddedNvim, scroll_s: float) -> dict[str, Any]:
+    """``gg`` in the chat again and again, as a user going up to the first prompt, each once
+    the page the one before read is drawn; at most ``scroll_s`` seconds. The time it took, the
+    longest main-loop stall meanwhile, the pages read and whether it reached the top."""
+    editor.lua(_GG)
+    started = time.monotonic()
+    pages = 0
+    reached = False
+    asked: tuple[str, float] | None = None  # the cursor gg was typed for, and when
+    while time.monotonic() - started < scroll_s:
+        state = editor.lua(_READING)
+        cursor = state["cursor"]
+        if cursor is None:
+            reached = True
+            break
+        # One gg per page; again only when one read nothing for 2 s (it did not reach the top).
+        if not state["loading"] and (
+            asked is None or asked[0] != cursor or time.monotonic() - asked[1] > 2
+        ):
+            if asked is None or asked[0] != cursor:
+                pages += 1
+            editor.request("nvim_input", "gg")
+            asked = (cursor, time.monotonic())
+        time.sleep(0.005)
+    took = (time.monotonic() - started) * 1000
+    late = [float(x) for x in editor.lua("return _G.bench.late")]
+    return {
+        "scroll_top_ms": took,
+        "scroll_max_stall_ms": max(late, default=0.0),
+        "scroll_pages": pages,
+        "scroll_reached_top": reached,
+        "scroll_buffer_lines": int(
+            editor.lua("return vim.api.nvim_buf_line_count(_G.bench_chat().buf)")
+        ),
+    }
 
 
 def _nvim() -> str | None:
@@ -262,7 +318,7 @@ def _nvim() -> str | None:
 
 
 def measure_size(
-    cli: str, model_url: str, seed: Seed, entries: int, repeats: int, tmp: Path
+    cli: str, model_url: str, seed: Seed, entries: int, repeats: int, tmp: Path, scroll_s: float
 ) -> dict[str, Any]:
     """Every figure for one session length, in a HOME of its own (removed afterwards)."""
     home = tmp / f"home-{entries}"
@@ -281,7 +337,9 @@ def measure_size(
             [grown.path, *small],
             repeats,
             str(tmp / f"daemon-{entries}.log"),
-            (lambda: neovim_resume(nvim, env, seed.cwd, grown.session_id)) if nvim else None,
+            (lambda: neovim_resume(nvim, env, seed.cwd, grown.session_id, scroll_s))
+            if nvim
+            else None,
         )
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -298,6 +356,7 @@ def measure(
     log: Callable[[str], None] = print,
     sizes: tuple[int, ...] | None = None,
     repeats: int | None = None,
+    scroll_s: float = SCROLL_S,
 ) -> dict[str, Any]:
     """The figures at each size (``SIZES``; ``QUICK_SIZES`` with ``quick``)."""
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
@@ -313,12 +372,13 @@ def measure(
         for entries in sizes:
             log(f"(l) {entries:,} entries: growing, then {repeats} x CLI alone and daemon ...")
             began = time.monotonic()
-            results.append(measure_size(cli, model.url, seed, entries, repeats, tmp))
+            results.append(measure_size(cli, model.url, seed, entries, repeats, tmp, scroll_s))
             log(f"(l) {entries:,} entries: {time.monotonic() - began:.0f} s")
     shutil.rmtree(tmp, ignore_errors=True)  # kept, with the daemon's logs, when one failed
     return {
         "repeats": repeats,
         "small_sessions": SMALL_SESSIONS,
+        "scroll_s": scroll_s,
         "page": PAGE,
         "seed_entries_per_repeat": seed.turn_entries,
         "sizes": results,
@@ -329,9 +389,9 @@ def _median(value: Any) -> float:
     return statistics.median(value) if isinstance(value, list) else float(value)
 
 
-def _neovim(size: dict[str, Any], key: str) -> float | None:
+def _neovim(size: dict[str, Any], key: str, scale: float = 1.0) -> float | None:
     runs = size.get("neovim")
-    return statistics.median(r[key] for r in runs) if isinstance(runs, list) else None
+    return statistics.median(r[key] for r in runs) * scale if isinstance(runs, list) else None
 
 
 def _figure(value: float | None, digits: int = 0) -> str:
@@ -412,6 +472,15 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         ),
         row("  longest main-loop stall meanwhile, ms", lambda s: _neovim(s, "max_stall_ms")),
         row("  chat buffer lines", lambda s: _neovim(s, "buffer_lines")),
+        row(
+            "Neovim: gg page after page up to the first prompt, s",
+            lambda s: _neovim(s, "scroll_top_ms", scale=1 / 1000),
+            1,
+        ),
+        row("  longest main-loop stall meanwhile, ms", lambda s: _neovim(s, "scroll_max_stall_ms")),
+        row("  pages read (of the session's)", lambda s: _neovim(s, "scroll_pages")),
+        row("  reached the first prompt (1 yes)", lambda s: _neovim(s, "scroll_reached_top")),
+        row("  chat buffer lines at the end", lambda s: _neovim(s, "scroll_buffer_lines")),
     ]
 
 
@@ -421,9 +490,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scroll-s", type=float, default=SCROLL_S)
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    result = measure(False, log=run.log, sizes=sizes, repeats=args.repeats)
+    result = measure(False, log=run.log, sizes=sizes, repeats=args.repeats, scroll_s=args.scroll_s)
     print(run.format_l(result))
     out = Path(__file__).with_name("results")
     out.mkdir(exist_ok=True)
