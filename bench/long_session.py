@@ -69,6 +69,7 @@ from tests.long_session import (  # noqa: E402
 )
 
 import editor_nvim  # noqa: E402
+import long_clients  # noqa: E402
 from rpc_client import Daemon, proc_status  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
@@ -79,6 +80,7 @@ PAGE = 100
 PAGING_FEATURE = "transcriptPaging"
 SCROLL_S = 120.0
 """How long each client scrolls a chat towards its top at most (a page at a time)."""
+CLIENTS = ("nvim", "vscode", "swing")
 
 
 def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, int, Any]:
@@ -318,7 +320,14 @@ def _nvim() -> str | None:
 
 
 def measure_size(
-    cli: str, model_url: str, seed: Seed, entries: int, repeats: int, tmp: Path, scroll_s: float
+    cli: str,
+    model_url: str,
+    seed: Seed,
+    entries: int,
+    repeats: int,
+    tmp: Path,
+    scroll_s: float,
+    clients: tuple[str, ...],
 ) -> dict[str, Any]:
     """Every figure for one session length, in a HOME of its own (removed afterwards)."""
     home = tmp / f"home-{entries}"
@@ -328,7 +337,7 @@ def measure_size(
         # An hour older than the grown one: the pickers list it first.
         small = [grow_session(seed, home, 0, age=3600).path for _ in range(SMALL_SESSIONS)]
         env = isolated_env(home, model_url)
-        nvim = _nvim()
+        nvim = _nvim() if "nvim" in clients else None
         daemon = _through_daemon(
             cli,
             env,
@@ -357,8 +366,10 @@ def measure(
     sizes: tuple[int, ...] | None = None,
     repeats: int | None = None,
     scroll_s: float = SCROLL_S,
+    clients: tuple[str, ...] = CLIENTS,
 ) -> dict[str, Any]:
-    """The figures at each size (``SIZES``; ``QUICK_SIZES`` with ``quick``)."""
+    """The figures at each size (``SIZES``; ``QUICK_SIZES`` with ``quick``): the daemon's and
+    Neovim's (``nvim`` in ``clients``), then VS Code's and Swing's (``vscode``, ``swing``)."""
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     repeats = repeats or (1 if quick else 3)
     tmp = Path(tempfile.mkdtemp(prefix="bench-long-"))
@@ -372,10 +383,19 @@ def measure(
         for entries in sizes:
             log(f"(l) {entries:,} entries: growing, then {repeats} x CLI alone and daemon ...")
             began = time.monotonic()
-            results.append(measure_size(cli, model.url, seed, entries, repeats, tmp, scroll_s))
+            results.append(
+                measure_size(cli, model.url, seed, entries, repeats, tmp, scroll_s, clients)
+            )
             log(f"(l) {entries:,} entries: {time.monotonic() - began:.0f} s")
     shutil.rmtree(tmp, ignore_errors=True)  # kept, with the daemon's logs, when one failed
+    asked = list(sizes)
     return {
+        "vscode": long_clients.vscode(asked, scroll_s)
+        if "vscode" in clients
+        else {"unavailable": "not asked for"},
+        "swing": long_clients.swing(asked)
+        if "swing" in clients
+        else {"unavailable": "not asked for"},
         "repeats": repeats,
         "small_sessions": SMALL_SESSIONS,
         "scroll_s": scroll_s,
@@ -417,10 +437,16 @@ def title(result: dict[str, Any]) -> str:
         if paged == {False}
         else "paged at some sizes only"
     )
+    missing = "".join(
+        f"; {client}: {result[key]['unavailable']}"
+        for client, key in (("VS Code", "vscode"), ("Swing", "swing"))
+        if "unavailable" in result.get(key, {})
+    )
     return (
         f"(l) long sessions: a real session grown to each size, {result['small_sessions']} "
-        f"small sessions beside it; median of {result['repeats']}; last page: {page}; "
-        "growth: largest size / smallest"
+        f"small sessions beside it; median of {result['repeats']} (VS Code, Swing: 1); last "
+        f"page: {page}; clients scroll up for {result['scroll_s']:.0f} s at most; growth: "
+        f"largest size / smallest{missing}"
     )
 
 
@@ -438,6 +464,13 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     def ratio_row(label: str, top: str, bottom: str) -> list[str]:
         values = [_median(size[top]) / _median(size[bottom]) for size in sizes]
         return [label, *(f"{v:.2f}" for v in values), ""]
+
+    def client_row(client: str, label: str, key: str, scale: float = 1.0) -> list[str]:
+        runs = result.get(client, {}).get("sizes")
+        if not isinstance(runs, list):
+            return [label, *("-" for _ in sizes), ""]
+        values = [run[key] * scale if run.get(key) is not None else None for run in runs]
+        return [label, *(_figure(v) for v in values), _growth(values[0], values[-1])]
 
     return columns, [
         row("session file, MB", lambda s: s["file_bytes"] / 1e6, 1),
@@ -481,6 +514,18 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         row("  pages read (of the session's)", lambda s: _neovim(s, "scroll_pages")),
         row("  reached the first prompt (1 yes)", lambda s: _neovim(s, "scroll_reached_top")),
         row("  chat buffer lines at the end", lambda s: _neovim(s, "scroll_buffer_lines")),
+        client_row(
+            "vscode", "VS Code: resume answered until the end on screen, ms", "openFromAnswerMs"
+        ),
+        client_row("vscode", "  longest renderer task meanwhile, ms", "longestTaskOpeningMs"),
+        client_row("vscode", "  scrolled to the first prompt, s", "scrollToTopMs", 1 / 1000),
+        client_row("vscode", "  longest renderer task meanwhile, ms", "longestTaskScrollingMs"),
+        client_row("vscode", "  stopped by the time limit (1 yes)", "scrollCapped"),
+        client_row("swing", "Swing: resume until the end on screen, ms", "last_entry_on_screen_ms"),
+        client_row("swing", "  longest EDT task meanwhile, ms", "open_max_stall_ms"),
+        client_row("swing", "  wheel turned to the first prompt, s", "to_top_ms", 1 / 1000),
+        client_row("swing", "  longest EDT task meanwhile, ms", "to_top_max_stall_ms"),
+        client_row("swing", "  its CPU time, ms", "to_top_max_stall_cpu_ms"),
     ]
 
 
@@ -491,9 +536,17 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scroll-s", type=float, default=SCROLL_S)
+    parser.add_argument("--clients", default=",".join(CLIENTS), help="of nvim,vscode,swing")
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    result = measure(False, log=run.log, sizes=sizes, repeats=args.repeats, scroll_s=args.scroll_s)
+    result = measure(
+        False,
+        log=run.log,
+        sizes=sizes,
+        repeats=args.repeats,
+        scroll_s=args.scroll_s,
+        clients=tuple(c for c in args.clients.split(",") if c),
+    )
     print(run.format_l(result))
     out = Path(__file__).with_name("results")
     out.mkdir(exist_ok=True)
