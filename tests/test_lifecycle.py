@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,10 @@ async def test_new_channel_reports_its_pid_session_and_state(
             "cwd": str(workspace),
             "state": "idle",
             "permissionMode": "default",
+            "lastEventAt": listed[0]["lastEventAt"],
         }
     ]
+    assert datetime.fromisoformat(listed[0]["lastEventAt"]) <= datetime.now(UTC)
 
 
 async def test_interrupt_mid_stream_ends_the_turn_and_keeps_the_channel_usable(

@@ -92,6 +92,23 @@ def names_in(node: dict[str, Any], seen: set[str] | None = None) -> list[str]:
     return names
 
 
+def refs_in(node: dict[str, Any], seen: set[str] | None = None) -> set[str]:
+    """The ``$ref``s a schema node names, and those of the nodes they name, at any depth."""
+    seen = set() if seen is None else seen
+    if (ref := node.get("$ref")) is not None and ref not in seen:
+        seen.add(ref)
+        refs_in(SCHEMA["$defs"][ref.rsplit("/", 1)[1]], seen)
+    for child in node.get("properties", {}).values():
+        refs_in(child, seen)
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            refs_in(node[key], seen)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for child in node.get(key, []):
+            refs_in(child, seen)
+    return seen
+
+
 def missing_in(text: str, names: list[str]) -> list[str]:
     return [n for n in dict.fromkeys(names) if f"`{n}`" not in text and f'`"{n}"`' not in text]
 
@@ -106,15 +123,16 @@ ENTRY_KINDS = [
 ]
 
 
-def documented_elsewhere(text: str, root: dict[str, str]) -> set[str]:
-    """The ``$ref``s of other methods' whole results where ``text`` links to that method's
-    section: their fields are documented there (e.g. newChannel's ``info`` is
-    claude/channelInfo's result); and the entries, where it links to "The conversation"."""
-    refs = {
-        entry["result"]["$ref"]
-        for name, entry in SCHEMA["x-methods"].items()
-        if entry["result"] != root and anchor(name) in text
-    }
+def documented_elsewhere(text: str, method: str) -> set[str]:
+    """The ``$ref``s of other methods' whole results where ``text`` (``method``'s section)
+    links to that method's section: their fields are documented there (e.g. newChannel's
+    ``info`` is claude/channelInfo's result, watchChannels answers as listChannels does);
+    and the entries, where it links to "The conversation". A result's own structs (the
+    channels of listChannels' answer) are documented with it."""
+    refs: set[str] = set()
+    for name, entry in SCHEMA["x-methods"].items():
+        if name != method and anchor(name) in text:
+            refs |= refs_in(entry["result"])
     if "(#the-conversation)" in text:
         refs.update(ENTRY_KINDS)
     return refs
@@ -124,7 +142,7 @@ def documented_elsewhere(text: str, root: dict[str, str]) -> set[str]:
 def test_every_method_has_a_section_with_every_param_and_result_field(method: str) -> None:
     entry = SCHEMA["x-methods"][method]
     text = section(method)
-    skip = documented_elsewhere(text, entry["result"])
+    skip = documented_elsewhere(text, method)
 
     missing = missing_in(text, names_in(entry["params"]) + names_in(entry["result"], skip))
 
@@ -134,7 +152,7 @@ def test_every_method_has_a_section_with_every_param_and_result_field(method: st
 @pytest.mark.parametrize("name", SCHEMA["x-notifications"])
 def test_every_notification_has_a_section_with_every_field(name: str) -> None:
     text = section(name)
-    skip = documented_elsewhere(text, SCHEMA["x-notifications"][name]["params"])
+    skip = documented_elsewhere(text, name)
 
     missing = missing_in(text, names_in(SCHEMA["x-notifications"][name]["params"], skip))
 

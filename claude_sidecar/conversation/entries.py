@@ -226,6 +226,19 @@ class Entries:
         """Whether any entry is known (placed, or of the prefix read so far)."""
         return bool(self._order) or len(self._before) > 0
 
+    def last_prompt(self, within: int = 64) -> PromptEntry | None:
+        """The newest prompt of the main conversation the CLI took up (not a sub-agent's,
+        not a queued one), among the newest ``within`` entries known: what came before is
+        not produced for it (None: none there)."""
+        for entry in reversed(self._order[-within:]):
+            if isinstance(entry, PromptEntry) and entry.parent_id is None:
+                return entry
+        known = min(len(self._before), within)
+        for entry in reversed(self._before.read_back(0, known) if known else []):
+            if isinstance(entry, PromptEntry) and entry.parent_id is None:
+                return entry
+        return None
+
     def placed(self) -> list[Entry]:
         """The channel's own placed entries, oldest first (not what came before)."""
         return list(self._order)

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -230,6 +230,8 @@ class LiveConversation:
         self._exchange: str | None = None
         # Set while the conversation that came before is read (``expect_seed``).
         self._seeded: asyncio.Future[None] | None = None
+        # Told of each event once it has passed on (not of deltas): the hub's roster.
+        self.watcher: Callable[[ChannelEvent], None] | None = None
 
     # ------------------------------------------------------------ Feed
 
@@ -259,6 +261,8 @@ class LiveConversation:
         elif isinstance(event, PromptSent):
             self._prompt_sent(event)
             self._flush()
+            if self.watcher is not None:
+                self.watcher(event)
             return  # the client knows what it sent
         elif isinstance(event, PermissionAsked):
             self._asked(event)
@@ -272,6 +276,14 @@ class LiveConversation:
             self._status(event)
         self.feed.publish(event)
         self._flush()
+        if self.watcher is not None:
+            self.watcher(event)
+
+    def last_prompt(self) -> str | None:
+        """The text of the newest prompt the CLI took up, among the entries known (what
+        came before is not read further for it)."""
+        prompt = self.entries.last_prompt()
+        return prompt.text if prompt is not None else None
 
     def snapshot(self) -> list[Entry]:
         """Every entry as it is now, queued prompts last."""

@@ -21,6 +21,7 @@ from claude_sidecar.cli.launch import build_launch
 from claude_sidecar.conversation import through_exchange
 from claude_sidecar.feed.events import NOWHERE, Feed, Subscriber
 from claude_sidecar.hub.pool import WarmPool
+from claude_sidecar.hub.roster import Roster
 from claude_sidecar.protocol.api import (
     ChannelSummary,
     Entry,
@@ -88,6 +89,8 @@ class Hub:
         self.sessions = SessionStore(env)
         # claude/listSessions with allowPartial, its index completed in the background.
         self.listing = QuickListing(env)
+        # Every chat at a glance, for the clients that watch (claude/watchChannels).
+        self.roster = Roster(self.summary)
 
     def configure(self, options: InitializationOptions) -> None:
         """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
@@ -205,6 +208,7 @@ class Hub:
                     resume_at=resume_at,
                     client=client,
                 )
+            channel.conversation.watcher = self.roster.track(channel_id)
             try:
                 self._check_reported(channel, options)
             except InvalidParams:
@@ -233,6 +237,7 @@ class Hub:
             if stored is not None:
                 stored.cancel()
             self._clients.pop(channel_id, None)
+            self.roster.closed(channel_id)
             dropped = feed.discard()
             if dropped:
                 log.warning(
@@ -243,6 +248,7 @@ class Hub:
                 )
             raise
         feed.release()
+        self.roster.opened(channel_id)
         if not fork:
             self._refill_pool(channel, options, client)
         return channel
@@ -585,6 +591,7 @@ class Hub:
         channel = self.get(channel_id)
         del self._channels[channel_id]
         self._clients.pop(channel_id, None)
+        self.roster.closed(channel_id)
         try:
             return await channel.close()
         except BaseException:
@@ -593,21 +600,27 @@ class Hub:
 
     def list(self) -> list[ChannelSummary]:
         """Describe every channel, oldest first."""
-        return [
-            ChannelSummary(
-                channel_id=c.id,
-                pid=c.pid,
-                session_id=c.session_id,
-                cwd=c.cwd,
-                state=c.state,
-                model=c.settings.model,
-                permission_mode=c.settings.permission_mode,
-                exit=c.exit,
-                pending_permissions=list(c.permissions.values()),
-                tasks=list(c.settings.tasks.values()),
-            )
-            for c in self._channels.values()
-        ]
+        return [self._describe(c) for c in self._channels.values()]
+
+    def summary(self, channel_id: str) -> ChannelSummary | None:
+        """Describe channel ``channel_id`` as :meth:`list` does (None: it is not open)."""
+        channel = self._channels.get(channel_id)
+        return self._describe(channel) if channel is not None else None
+
+    def _describe(self, c: Channel) -> ChannelSummary:
+        summary = ChannelSummary(
+            channel_id=c.id,
+            pid=c.pid,
+            session_id=c.session_id,
+            cwd=c.cwd,
+            state=c.state,
+            model=c.settings.model,
+            permission_mode=c.settings.permission_mode,
+            exit=c.exit,
+            pending_permissions=list(c.permissions.values()),
+            tasks=list(c.settings.tasks.values()),
+        )
+        return self.roster.annotate(summary, c.conversation.last_prompt())
 
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""
@@ -625,6 +638,7 @@ class Hub:
                 channel.kill_now()
             self._channels.pop(channel.id, None)
             self._clients.pop(channel.id, None)
+            self.roster.closed(channel.id)
 
     def kill_all_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""

@@ -203,6 +203,11 @@ FEATURES: dict[str, str] = {
         "claude/sessionsChanged: without it a client lists without `allowPartial` (the "
         "first listing of a long session waits until it is read whole)"
     ),
+    "watchChannels": (
+        "claude/watchChannels, claude/channelsChanged and the `lastEventAt`/`lastPrompt` of "
+        "claude/listChannels: without it a client's overview of the chats lists them again "
+        "when it is shown"
+    ),
 }
 """The optional features a connection may have (``claudeSidecar.features``), each with
 what a client hides when the daemon does not list it."""
@@ -945,10 +950,34 @@ class ChannelSummary(Result):
     tasks: list[BackgroundTask] = []
     # Shared daemon: the connections attached to the chat (empty over --stdio).
     clients: list[AttachedClient] = []
+    # When the chat last did something (ISO 8601, UTC): an event of its CLI, a prompt, a
+    # permission asked or answered.
+    last_event_at: str | None = None
+    # The first line of the last prompt sent to it (as far as its conversation is read).
+    last_prompt: str | None = None
 
 
 class ListChannelsResult(Result):
     channels: list[ChannelSummary]
+
+
+class WatchChannelsParams(Params):
+    """``claude/watchChannels``: send this connection ``claude/channelsChanged`` whenever
+    a chat of the daemon starts, ends or changes what claude/listChannels says of it
+    (``watch: false`` stops it). The answer lists every chat as it is now."""
+
+    watch: bool = True
+
+
+class ChannelsChangedNotification(Result, omit_defaults=False):
+    """``claude/channelsChanged`` (after claude/watchChannels): the chats that changed,
+    each whole as claude/listChannels gives it (a new one too), and the ids of those that
+    ended. Changes are sent together, within about 0.1 s; a chat that only goes on producing
+    output is sent again at most every 2 s (its ``lastEventAt``). Not about one channel: no
+    ``channelId`` or ``seq``."""
+
+    channels: list[ChannelSummary]
+    closed: list[str]
 
 
 class AttachParams(Params):
@@ -1416,6 +1445,12 @@ METHODS: tuple[Method, ...] = (
         "Every open channel with its state.",
     ),
     Method(
+        "claude/watchChannels",
+        WatchChannelsParams,
+        ListChannelsResult,
+        "Every open channel, then claude/channelsChanged whenever one changes.",
+    ),
+    Method(
         "claude/respondPermission",
         RespondPermissionParams,
         Ok,
@@ -1526,6 +1561,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/turnEnded": TurnEndedNotification,
     "claude/entry": EntryNotification,
     "claude/sessionsChanged": SessionsChangedNotification,
+    "claude/channelsChanged": ChannelsChangedNotification,
 }
 
 

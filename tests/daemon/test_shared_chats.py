@@ -11,6 +11,7 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.daemon.conftest import SharedDaemon, seqs
 from tests.harness import Note, Sidecar
+from tests.test_permissions import next_request, write_twice
 
 
 def held_answer(prompt: str, release: str) -> dict[str, Any]:
@@ -228,3 +229,28 @@ async def test_detach_stops_the_notifications_and_the_chat_goes_on(
     assert seqs(second, channel) == []
     listed = (await first.request("claude/listChannels"))["channels"]
     assert [c["clientName"] for c in listed[0]["clients"]] == ["pytest"]
+
+
+async def test_a_client_watching_the_chats_sees_another_editors_chat_wait_for_a_permission(
+    shared: SharedDaemon, model: ScriptedModel, workspace: Path
+) -> None:
+    model.set_scenario(load_scenario(write_twice()))
+    overview = await shared.client(name="overview")
+    await overview.request("claude/watchChannels", {})
+    editor = await shared.client(name="editor")
+    channel = await editor.new_channel(str(workspace))
+
+    await editor.send(channel, "write a note")
+    request = await next_request(editor, channel)
+    note = await overview.wait_for(
+        lambda n: n.method == "claude/channelsChanged"
+        and any(
+            c["channelId"] == channel and c["state"] == "awaitingPermission"
+            for c in n.params["channels"]
+        )
+    )
+
+    waiting = next(c for c in note.params["channels"] if c["channelId"] == channel)
+    assert [p["requestId"] for p in waiting["pendingPermissions"]] == [request.params["requestId"]]
+    assert [c["clientName"] for c in waiting["clients"]] == ["editor"]
+    assert waiting["lastPrompt"] == "write a note"

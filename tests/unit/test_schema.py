@@ -169,10 +169,11 @@ def test_a_raw_cli_message_may_be_any_json_value(message: Any) -> None:
 
 
 def test_every_notification_about_a_channel_requires_channel_id_and_seq() -> None:
-    """All but claude/sessionsChanged, which is about stored sessions and has neither."""
+    """All but claude/sessionsChanged (about stored sessions) and claude/channelsChanged
+    (about every chat), which have neither."""
     for name, entry in SCHEMA["x-notifications"].items():
         params = definition(entry["params"])
-        if name == "claude/sessionsChanged":
+        if name in ("claude/sessionsChanged", "claude/channelsChanged"):
             assert not {"channelId", "seq"} & set(params["properties"]), name
         else:
             assert {"channelId", "seq"} <= set(params["required"]), name

@@ -232,6 +232,7 @@ class SidecarServer(JsonRPCServer):
         """End every channel and spare CLI, each given ``grace`` seconds to exit (a
         connection of the shared daemon: detach from its chats, which keep running)."""
         self.hub.listing.forget(self.sessions_changed)
+        self.hub.roster.unwatch(self.channels_changed)
         if self.shared is not None:
             self.shared.detach_all()
             for left, (channel_id, tool) in list(self._asking.items()):
@@ -305,6 +306,20 @@ class SidecarServer(JsonRPCServer):
         if not self.client_gone.is_set():
             notification = api.SessionsChangedNotification(cwd=cwd, session_ids=session_ids)
             self._queue_frame(frame("claude/sessionsChanged", notification))
+
+    def with_clients(self, channels: list[api.ChannelSummary]) -> list[api.ChannelSummary]:
+        """``channels`` with the connections attached to each (a shared daemon's)."""
+        shared = self.shared
+        if shared is None:
+            return channels
+        return [msgspec.structs.replace(c, clients=shared.clients(c.channel_id)) for c in channels]
+
+    def channels_changed(self, notification: api.ChannelsChangedNotification) -> None:
+        """Send ``claude/channelsChanged`` (this connection watches the chats)."""
+        if not self.client_gone.is_set():
+            channels = self.with_clients(notification.channels)
+            changed = api.ChannelsChangedNotification(channels=channels, closed=notification.closed)
+            self._queue_frame(frame("claude/channelsChanged", changed))
 
     def send_frame(self, data: bytes) -> None:
         """Send one already-framed JSON-RPC message to the client (a request's answer)."""
@@ -394,13 +409,17 @@ async def close_channel(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
 
 
 async def list_channels(ls: SidecarServer, p: api.ListChannelsParams) -> api.Result:
+    return api.ListChannelsResult(channels=ls.with_clients(ls.hub.list()))
+
+
+async def watch_channels(ls: SidecarServer, p: api.WatchChannelsParams) -> api.Result:
+    if not p.watch:
+        ls.hub.roster.unwatch(ls.channels_changed)
+        return api.ListChannelsResult(channels=[])
+    ls.hub.roster.watch(ls.channels_changed)
     channels = ls.hub.list()
-    if ls.shared is not None:
-        shared = ls.shared
-        channels = [
-            msgspec.structs.replace(c, clients=shared.clients(c.channel_id)) for c in channels
-        ]
-    return api.ListChannelsResult(channels=channels)
+    ls.hub.roster.sent([c.channel_id for c in channels])
+    return api.ListChannelsResult(channels=ls.with_clients(channels))
 
 
 async def respond_permission(ls: SidecarServer, p: api.RespondPermissionParams) -> api.Result:
@@ -519,6 +538,7 @@ HANDLERS: dict[str, Handler] = {
     "claude/interrupt": interrupt,
     "claude/closeChannel": close_channel,
     "claude/listChannels": list_channels,
+    "claude/watchChannels": watch_channels,
     "claude/respondPermission": respond_permission,
     "claude/rewindFiles": rewind_files,
     "claude/forkSession": fork_session,

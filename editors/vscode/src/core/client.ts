@@ -16,6 +16,7 @@ import { daemonFeatures, featureMissing, ignoredOptionsWarning, ProtocolMismatch
 import type {
   AttachResult,
   ChannelInfo,
+  ChannelsChangedNotification,
   ChannelSummary,
   ClaudeNotifications,
   InitializationOptions,
@@ -87,6 +88,10 @@ export class SidecarClient {
   /** Sessions a listing gave as `partial` have been read whole (claude/sessionsChanged): list
    * their folder again for exact figures. */
   readonly onSessionsChanged: Event<SessionsChangedNotification> = this.sessionsEmitter.event;
+  private readonly channelsEmitter = new Emitter<ChannelsChangedNotification>();
+  /** Chats of the daemon started, changed or ended (claude/channelsChanged, sent after a
+   * claude/watchChannels of this connection). */
+  readonly onChannelsChanged: Event<ChannelsChangedNotification> = this.channelsEmitter.event;
 
   private current: DaemonConnection | undefined;
   private starting: Promise<DaemonConnection> | undefined;
@@ -480,6 +485,10 @@ export class SidecarClient {
   private route<M extends keyof ClaudeNotifications>(method: M, params: ClaudeNotifications[M]): void {
     if (method === 'claude/sessionsChanged') {
       this.sessionsEmitter.fire(params as SessionsChangedNotification);
+      return;
+    }
+    if (method === 'claude/channelsChanged') {
+      this.channelsEmitter.fire(params as ChannelsChangedNotification);
       return;
     }
     this.routeToChat(method, params as ChannelNotifications[keyof ChannelNotifications]);

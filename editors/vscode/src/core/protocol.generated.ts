@@ -328,6 +328,8 @@ export interface ChannelSummary {
   clients?: AttachedClient[];
   cwd: string;
   exit?: ExitInfo | null;
+  lastEventAt?: string | null;
+  lastPrompt?: string | null;
   model?: string | null;
   pendingPermissions?: PermissionRequest[];
   permissionMode?: string | null;
@@ -344,6 +346,18 @@ export interface ExitInfo {
   code: number | null;
   signal: number | null;
   stderrTail: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/channelsChanged`` (after claude/watchChannels): the chats that changed,
+ * each whole as claude/listChannels gives it (a new one too), and the ids of those that
+ * ended. Changes are sent together, within about 0.1 s; a chat that only goes on producing
+ * output is sent again at most every 2 s (its ``lastEventAt``). Not about one channel: no
+ * ``channelId`` or ``seq``.
+ */
+export interface ChannelsChangedNotification {
+  channels: ChannelSummary[];
+  closed: string[];
   [k: string]: unknown | undefined;
 }
 /**
@@ -1047,6 +1061,14 @@ export interface TurnUsage {
   outputTokens: number;
   [k: string]: unknown | undefined;
 }
+/**
+ * ``claude/watchChannels``: send this connection ``claude/channelsChanged`` whenever
+ * a chat of the daemon starts, ends or changes what claude/listChannels says of it
+ * (``watch: false`` stops it). The answer lists every chat as it is now.
+ */
+export interface WatchChannelsParams {
+  watch?: boolean;
+}
 
 /** The optional features a daemon may list in `claudeSidecar.features`. */
 export const FEATURE_NAMES = [
@@ -1057,7 +1079,8 @@ export const FEATURE_NAMES = [
   "rewind",
   "signIn",
   "stopDaemon",
-  "transcriptPaging"
+  "transcriptPaging",
+  "watchChannels"
 ] as const;
 
 /** Every request a client sends: its params and result types. */
@@ -1158,6 +1181,10 @@ export interface ClaudeMethods {
    * Stop a background task of a channel.
    */
   "claude/stopTask": { params: StopTaskParams; result: Ok };
+  /**
+   * Every open channel, then claude/channelsChanged whenever one changes.
+   */
+  "claude/watchChannels": { params: WatchChannelsParams; result: ListChannelsResult };
 }
 
 /** The names of every request a client sends. */
@@ -1185,11 +1212,16 @@ export const METHOD_NAMES = [
   "claude/setModel",
   "claude/setPermissionMode",
   "claude/stopDaemon",
-  "claude/stopTask"
+  "claude/stopTask",
+  "claude/watchChannels"
 ] as const;
 
 /** Every notification the daemon sends: its params type. */
 export interface ClaudeNotifications {
+  /**
+   * `claude/channelsChanged` (after claude/watchChannels): the chats that changed, each whole as claude/listChannels gives it (a new one too), and the ids of those that ended. Changes are sent together, within about 0.1 s; a chat that only goes on producing output is sent again at most every 2 s (its `lastEventAt`). Not about one channel: no `channelId` or `seq`.
+   */
+  "claude/channelsChanged": ChannelsChangedNotification;
   /**
    * `claude/delta`: one streamed content delta.
    */
@@ -1230,6 +1262,7 @@ export interface ClaudeNotifications {
 
 /** The names of every notification the daemon sends. */
 export const NOTIFICATION_NAMES = [
+  "claude/channelsChanged",
   "claude/delta",
   "claude/entry",
   "claude/fileUpdated",

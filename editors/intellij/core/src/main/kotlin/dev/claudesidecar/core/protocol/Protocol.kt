@@ -27,6 +27,7 @@ val FEATURE_NAMES: List<String> =
         "signIn",
         "stopDaemon",
         "transcriptPaging",
+        "watchChannels",
     )
 
 enum class AskState(override val wire: String) : WireEnum {
@@ -363,12 +364,26 @@ data class ChannelSummary(
     /** Absent: the daemon's default, `[]`. */
     val clients: List<AttachedClient>? = null,
     val exit: ExitInfo? = null,
+    val lastEventAt: String? = null,
+    val lastPrompt: String? = null,
     val model: String? = null,
     /** Absent: the daemon's default, `[]`. */
     val pendingPermissions: List<PermissionRequest>? = null,
     val permissionMode: String? = null,
     /** Absent: the daemon's default, `[]`. */
     val tasks: List<BackgroundTask>? = null,
+)
+
+/**
+ * `claude/channelsChanged` (after claude/watchChannels): the chats that changed,
+ * each whole as claude/listChannels gives it (a new one too), and the ids of those that
+ * ended. Changes are sent together, within about 0.1 s; a chat that only goes on producing
+ * output is sent again at most every 2 s (its `lastEventAt`). Not about one channel: no
+ * `channelId` or `seq`.
+ */
+data class ChannelsChangedNotification(
+    val channels: List<ChannelSummary>,
+    val closed: List<String>,
 )
 
 /** The CLI the daemon runs for new channels, or why there is none. */
@@ -1188,6 +1203,16 @@ data class WarmPoolOptions(
     val size: Int? = null,
 )
 
+/**
+ * `claude/watchChannels`: send this connection `claude/channelsChanged` whenever
+ * a chat of the daemon starts, ends or changes what claude/listChannels says of it
+ * (`watch: false` stops it). The answer lists every chat as it is now.
+ */
+data class WatchChannelsParams(
+    /** Absent: the daemon's default, `true`. */
+    val watch: Boolean? = null,
+)
+
 /** Every `claude/…` request of the daemon: name, params and result types. */
 object Methods {
     /** Shared daemon: receive a running chat's notifications here, with what was missed. */
@@ -1274,6 +1299,10 @@ object Methods {
 
     /** Stop a background task of a channel. */
     val STOP_TASK: Method<StopTaskParams, Ok> = Method("claude/stopTask", StopTaskParams::class.java, Ok::class.java)
+
+    /** Every open channel, then claude/channelsChanged whenever one changes. */
+    val WATCH_CHANNELS: Method<WatchChannelsParams, ListChannelsResult> =
+        Method("claude/watchChannels", WatchChannelsParams::class.java, ListChannelsResult::class.java)
     val ALL: List<Method<*, *>> =
         listOf(
             ATTACH,
@@ -1300,6 +1329,7 @@ object Methods {
             SET_PERMISSION_MODE,
             STOP_DAEMON,
             STOP_TASK,
+            WATCH_CHANNELS,
         )
 
     fun byName(name: String): Method<*, *>? = ALL.firstOrNull { it.name == name }
@@ -1307,6 +1337,10 @@ object Methods {
 
 /** Every `claude/…` notification the daemon sends: name and params type. */
 object Notifications {
+    /** `claude/channelsChanged` (after claude/watchChannels): the chats that changed, each whole as claude/listChannels gives it (a new one too), and the ids of those that ended. Changes are sent together, within about 0.1 s; a chat that only goes on producing output is sent again at most every 2 s (its `lastEventAt`). Not about one channel: no `channelId` or `seq`. */
+    val CHANNELS_CHANGED: NotificationType<ChannelsChangedNotification> =
+        NotificationType("claude/channelsChanged", ChannelsChangedNotification::class.java)
+
     /** `claude/delta`: one streamed content delta. */
     val DELTA: NotificationType<DeltaNotification> = NotificationType("claude/delta", DeltaNotification::class.java)
 
@@ -1338,7 +1372,18 @@ object Notifications {
     /** `claude/turnEnded`: a turn is over, and how it went. */
     val TURN_ENDED: NotificationType<TurnEndedNotification> = NotificationType("claude/turnEnded", TurnEndedNotification::class.java)
     val ALL: List<NotificationType<*>> =
-        listOf(DELTA, ENTRY, FILE_UPDATED, MESSAGE, PERMISSION_CANCELLED, PERMISSION_REQUEST, SESSIONS_CHANGED, STATUS, TURN_ENDED)
+        listOf(
+            CHANNELS_CHANGED,
+            DELTA,
+            ENTRY,
+            FILE_UPDATED,
+            MESSAGE,
+            PERMISSION_CANCELLED,
+            PERMISSION_REQUEST,
+            SESSIONS_CHANGED,
+            STATUS,
+            TURN_ENDED,
+        )
 
     fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }
 }
