@@ -21,26 +21,38 @@ from claude_sidecar.cli.launch import build_launch
 from claude_sidecar.conversation import through_exchange
 from claude_sidecar.feed.events import NOWHERE, Feed, Subscriber
 from claude_sidecar.hub.pool import WarmPool
+from claude_sidecar.hub.worktree_watch import WorktreeWatch
 from claude_sidecar.protocol.api import (
     ChannelSummary,
     Entry,
     ExitInfo,
     ForkSessionParams,
     InitializationOptions,
+    MergeWorktreeParams,
+    MergeWorktreeResult,
     NewChannelParams,
+    PromptEntry,
+    RemoveWorktreeParams,
+    RemoveWorktreeResult,
     TurnEntry,
+    WorktreeChangesResult,
+    WorktreeInfo,
 )
 from claude_sidecar.protocol.errors import (
     ChannelNotFound,
+    ChatBusy,
     InvalidParams,
     SessionInUse,
     SidecarError,
+    UnmergedWork,
 )
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
 from claude_sidecar.sessions.quick_listing import QuickListing
 from claude_sidecar.sessions.reader import Resumed, read_resumed
 from claude_sidecar.sessions.store import SessionStore
+from claude_sidecar.worktrees import changes as worktree_changes
+from claude_sidecar.worktrees import layout, merge
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +100,10 @@ class Hub:
         self.sessions = SessionStore(env)
         # claude/listSessions with allowPartial, its index completed in the background.
         self.listing = QuickListing(env)
+        # Each worktree chat's watch over what its agent changed, by channel id.
+        self._watches: dict[str, WorktreeWatch] = {}
+        # One merge or removal at a time per repository (by its main checkout).
+        self._repository_locks: dict[str, asyncio.Lock] = {}
 
     def configure(self, options: InitializationOptions) -> None:
         """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
@@ -180,6 +196,34 @@ class Hub:
                 "is reserved for the editor's own tools (editorTools)",
                 "give that server another name",
             )
+        worktree, made = None, False
+        if options.worktree is not None:
+            if options.resume is not None:
+                worktree, cwd = await layout.enter(options.cwd, options.worktree)
+            else:
+                worktree, cwd = await layout.create(options.cwd, options.worktree)
+                made = True
+            options = msgspec.structs.replace(options, cwd=cwd, worktree=None)
+        elif layout.is_worktree_folder(options.cwd):
+            # Resumed or forked in a worktree: the chat stays there.
+            worktree = await layout.find(options.cwd)
+        try:
+            return await self._open_in(options, fork, resume_at, history, client, worktree)
+        except BaseException:
+            if made:
+                assert worktree is not None
+                await merge.remove(worktree)
+            raise
+
+    async def _open_in(
+        self,
+        options: NewChannelParams,
+        fork: bool,
+        resume_at: str | None,
+        history: list[Entry] | None,
+        client: InitializationOptions,
+        worktree: WorktreeInfo | None,
+    ) -> Channel:
         channel_id = f"ch-{next(self._ids)}"
         feed = self._subscriber.open_feed(channel_id, client)
         if client is not self.options:
@@ -193,7 +237,7 @@ class Hub:
             )
         try:
             channel = None
-            if not fork:
+            if not fork and worktree is None:
                 channel = await self._from_pool(channel_id, options, feed, client)
             if channel is None:
                 channel = await self._start(
@@ -204,6 +248,7 @@ class Hub:
                     fork=fork,
                     resume_at=resume_at,
                     client=client,
+                    worktree=worktree,
                 )
             try:
                 self._check_reported(channel, options)
@@ -243,7 +288,10 @@ class Hub:
                 )
             raise
         feed.release()
-        if not fork:
+        if worktree is not None:
+            watch = self._watches[channel_id] = WorktreeWatch(channel, self._background)
+            watch.watch(channel)
+        elif not fork:
             self._refill_pool(channel, options, client)
         return channel
 
@@ -357,12 +405,19 @@ class Hub:
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
             channel = await self._start(
-                channel_id, options, old.session_id, old.feed, client=self._clients.get(channel_id)
+                channel_id,
+                options,
+                old.session_id,
+                old.feed,
+                client=self._clients.get(channel_id),
+                worktree=old.settings.worktree,
             )
         except BaseException:
             self._channels[channel_id] = old
             raise
         channel.continue_from(old)
+        if (watch := self._watches.get(channel_id)) is not None:
+            watch.watch(channel)
         return channel
 
     async def _start(
@@ -376,6 +431,7 @@ class Hub:
         resume_at: str | None = None,
         register: bool = True,
         client: InitializationOptions | None = None,
+        worktree: WorktreeInfo | None = None,
     ) -> Channel:
         client = client or self.options
         cli = find_cli(self.cli_path_for(client), self._env)
@@ -394,6 +450,7 @@ class Hub:
         channel = Channel(
             channel_id, options, session_id, feed, rules, fork=fork, editor_tools=tools
         )
+        channel.settings.worktree = worktree
         launch = build_launch(
             cli,
             options,
@@ -585,6 +642,8 @@ class Hub:
         channel = self.get(channel_id)
         del self._channels[channel_id]
         self._clients.pop(channel_id, None)
+        self._watches.pop(channel_id, None)
+        channel.files_may_have_changed = None
         try:
             return await channel.close()
         except BaseException:
@@ -605,9 +664,89 @@ class Hub:
                 exit=c.exit,
                 pending_permissions=list(c.permissions.values()),
                 tasks=list(c.settings.tasks.values()),
+                worktree=c.settings.worktree,
             )
             for c in self._channels.values()
         ]
+
+    # ------------------------------------------------------------ worktrees
+
+    def worktree_of(self, channel: Channel) -> WorktreeInfo:
+        """The worktree ``channel`` runs in, or ``InvalidParams`` naming ``channelId``."""
+        info = channel.settings.worktree
+        if info is None:
+            raise InvalidParams(
+                "channelId",
+                f"names chat `{channel.id}`, which runs in no worktree ({channel.cwd})",
+                "name a chat opened with claude/newChannel's `worktree`",
+            )
+        return info
+
+    async def worktree_changes(self, channel_id: str) -> WorktreeChangesResult:
+        """``claude/worktreeChanges``: what the chat's worktree changed against its base."""
+        return await worktree_changes.changes(self.worktree_of(self.get(channel_id)))
+
+    def _repository_lock(self, info: WorktreeInfo) -> asyncio.Lock:
+        return self._repository_locks.setdefault(info.root, asyncio.Lock())
+
+    async def merge_worktree(self, p: MergeWorktreeParams) -> MergeWorktreeResult:
+        """``claude/mergeWorktree``: the chat's branch (and its uncommitted work) into the
+        branch its worktree was made from; refused while the chat runs a turn."""
+        channel = self.get(p.channel_id)
+        info = self.worktree_of(channel)
+        async with self._repository_lock(info):
+            for other in self._in_worktree(info):
+                if other.state not in ("idle", "exited"):
+                    raise ChatBusy(other.id, other.state, "claude/mergeWorktree")
+            message = p.message or await self._commit_message(channel, info)
+            answer, moved = await merge.merge(info, p.strategy, message)
+        for other in self._in_worktree(info):
+            other.settings.worktree = moved
+            other.publish_status()
+            if (watch := self._watches.get(other.id)) is not None:
+                watch.poke()
+        return answer
+
+    async def _commit_message(self, channel: Channel, info: WorktreeInfo) -> str:
+        """The message of the commit of the agent's uncommitted work: the first line of the
+        chat's first prompt, as the chat's title would be."""
+        for entry in await channel.conversation.whole():
+            if isinstance(entry, PromptEntry) and entry.parent_id is None and entry.text.strip():
+                return entry.text.strip().splitlines()[0][:72]
+        return f"Work of the chat in worktree {info.name}"
+
+    async def remove_worktree(self, p: RemoveWorktreeParams) -> RemoveWorktreeResult:
+        """``claude/removeWorktree``: close the chat (and any other chat in the worktree)
+        and remove the worktree and its branch; without ``force``, refused when work that
+        was never merged would be lost."""
+        channel = self.get(p.channel_id)
+        info = self.worktree_of(channel)
+        async with self._repository_lock(info):
+            commits, files = await merge.unmerged(info)
+            if (commits or files) and not p.force:
+                raise UnmergedWork(info.branch, commits, files)
+            exit_info = ExitInfo(code=None, signal=None, stderr_tail="")
+            for other in self._in_worktree(info):
+                ended = await self.close_channel(other.id)
+                if other is channel:
+                    exit_info = ended
+            await merge.remove(info)
+        return RemoveWorktreeResult(
+            path=info.path,
+            branch=info.branch,
+            session_id=channel.session_id,
+            exit=exit_info,
+            discarded_commits=commits,
+            discarded_files=files,
+        )
+
+    def _in_worktree(self, info: WorktreeInfo) -> tuple[Channel, ...]:
+        """The open chats that run in the worktree ``info`` (a fork shares its source's)."""
+        return tuple(
+            c
+            for c in self._channels.values()
+            if c.settings.worktree is not None and c.settings.worktree.path == info.path
+        )
 
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""

@@ -513,6 +513,27 @@ async def stop_daemon(ls: SidecarServer, p: api.StopDaemonParams) -> api.Result:
     return api.StopDaemonResult(closed_channels=closed)
 
 
+async def worktree_changes(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return await ls.hub.worktree_changes(p.channel_id)
+
+
+async def merge_worktree(ls: SidecarServer, p: api.MergeWorktreeParams) -> api.Result:
+    return await ls.hub.merge_worktree(p)
+
+
+async def remove_worktree(ls: SidecarServer, p: api.RemoveWorktreeParams) -> api.Result:
+    closing = [c.id for c in ls.hub.channels if c.settings.worktree == _worktree(ls, p.channel_id)]
+    removed = await ls.hub.remove_worktree(p)
+    if ls.shared is not None:
+        for channel_id in closing:
+            ls.shared.forget(channel_id)
+    return removed
+
+
+def _worktree(ls: SidecarServer, channel_id: str) -> api.WorktreeInfo | None:
+    return ls.hub.get(channel_id).settings.worktree
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -538,6 +559,9 @@ HANDLERS: dict[str, Handler] = {
     "claude/attach": attach,
     "claude/detach": detach,
     "claude/stopDaemon": stop_daemon,
+    "claude/worktreeChanges": worktree_changes,
+    "claude/mergeWorktree": merge_worktree,
+    "claude/removeWorktree": remove_worktree,
 }
 
 
