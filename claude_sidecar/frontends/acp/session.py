@@ -245,10 +245,13 @@ class Session:
         """What every answer that opens the session says of it: its modes, its config
         options, the CLI's pid."""
         channel = self.services.hub.get(self.channel_id)
+        ours: dict[str, Any] = {"pid": channel.pid}
+        if channel.settings.worktree is not None:
+            ours["worktree"] = msgspec.to_builtins(channel.settings.worktree)
         return {
             "modes": modes(self.mode or START_MODE, self.services.allow_bypass),
             "config_options": self.config_options(),
-            "field_meta": {META: {"pid": channel.pid}},
+            "field_meta": {META: ours},
         }
 
     def config_options(self) -> list[dict[str, Any]]:
