@@ -238,6 +238,10 @@ async def test_a_chat_resumed_or_forked_stays_in_its_worktree(sidecar: Sidecar, 
     assert turn.result["subtype"] == "success"
     assert (Path(worktree["path"]) / "shared.txt").read_text() == "two\n"
     assert not (repo / "shared.txt").exists()
+    removed = await sidecar.request(
+        "claude/removeWorktree", {"channelId": resumed["channelId"], "force": True}
+    )
+    assert removed["closedChannels"] == [resumed["channelId"], forked["channelId"]]
 
 
 @pytest.mark.parametrize(

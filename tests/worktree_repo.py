@@ -3,7 +3,9 @@ it (the trees, the status), independently of the daemon's own git calls."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 
@@ -42,11 +44,15 @@ def commit_all(path: Path | str, message: str) -> str:
 
 def state(path: Path | str) -> tuple[str, str, str, str]:
     """Everything a merge could change in a checkout: its HEAD, the tree of its index, its
-    status and the tree of the files on disk (a temporary index, so nothing is changed)."""
+    status and the tree of the files on disk, untracked ones too (written through a
+    temporary index, so nothing of the checkout is changed)."""
     head = git(path, "rev-parse", "HEAD").strip()
     index_tree = git(path, "write-tree").strip()
     status = git(path, "status", "--porcelain=v1", "--untracked-files=all")
-    files = subprocess.run(
-        ["git", "stash", "create"], cwd=path, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    return head, index_tree, status, files
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        for args in (["add", "--all", "--", "."], ["write-tree"]):
+            done = subprocess.run(
+                ["git", *args], cwd=path, env=env, capture_output=True, text=True, check=True
+            )
+    return head, index_tree, status, done.stdout.strip()

@@ -726,7 +726,8 @@ class Hub:
             if (commits or files) and not p.force:
                 raise UnmergedWork(info.branch, commits, files)
             exit_info = ExitInfo(code=None, signal=None, stderr_tail="")
-            for other in self._in_worktree(info):
+            closed = self._in_worktree(info)
+            for other in closed:
                 ended = await self.close_channel(other.id)
                 if other is channel:
                     exit_info = ended
@@ -738,6 +739,7 @@ class Hub:
             exit=exit_info,
             discarded_commits=commits,
             discarded_files=files,
+            closed_channels=[c.id for c in closed],
         )
 
     def _in_worktree(self, info: WorktreeInfo) -> tuple[Channel, ...]:

@@ -1516,6 +1516,7 @@ class RemoveWorktreeResult(Result, omit_defaults=False):
     exit: ExitInfo
     discarded_commits: list[str]
     discarded_files: list[str]
+    closed_channels: list[str]
 
 
 @dataclass(frozen=True)

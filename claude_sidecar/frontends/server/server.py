@@ -522,16 +522,11 @@ async def merge_worktree(ls: SidecarServer, p: api.MergeWorktreeParams) -> api.R
 
 
 async def remove_worktree(ls: SidecarServer, p: api.RemoveWorktreeParams) -> api.Result:
-    closing = [c.id for c in ls.hub.channels if c.settings.worktree == _worktree(ls, p.channel_id)]
     removed = await ls.hub.remove_worktree(p)
     if ls.shared is not None:
-        for channel_id in closing:
+        for channel_id in removed.closed_channels:
             ls.shared.forget(channel_id)
     return removed
-
-
-def _worktree(ls: SidecarServer, channel_id: str) -> api.WorktreeInfo | None:
-    return ls.hub.get(channel_id).settings.worktree
 
 
 HANDLERS: dict[str, Handler] = {

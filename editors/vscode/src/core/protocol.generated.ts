@@ -842,6 +842,7 @@ export interface RemoveWorktreeParams {
 }
 export interface RemoveWorktreeResult {
   branch: string;
+  closedChannels: string[];
   discardedCommits: string[];
   discardedFiles: string[];
   exit: ExitInfo;

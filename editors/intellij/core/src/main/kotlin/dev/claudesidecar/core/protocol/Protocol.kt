@@ -917,6 +917,7 @@ data class RemoveWorktreeParams(
 
 data class RemoveWorktreeResult(
     val branch: String,
+    val closedChannels: List<String>,
     val discardedCommits: List<String>,
     val discardedFiles: List<String>,
     val exit: ExitInfo,
