@@ -92,15 +92,33 @@ async def test_a_write_is_announced_as_worktree_changed_and_listed_with_its_diff
     assert note.params["files"] == [
         {"path": "feature.py", "status": "added", "added": 1, "deleted": 0}
     ]
+    assert (note.params["added"], note.params["deleted"]) == (1, 0)
     (file,) = listed["files"]
     assert (file["path"], file["uncommitted"]) == ("feature.py", True)
     assert "+feature = True\n" in file["diff"]
     assert listed["worktree"] == chat["info"]["worktree"]
-    # The same count again is not announced again.
+    info = await sidecar.request("claude/channelInfo", {"channelId": channel})
+    assert info["worktree"] == chat["info"]["worktree"]
+
+
+async def test_the_same_changes_again_are_not_announced_again(sidecar: Sidecar, repo: Path) -> None:
+    chat = await open_in_worktree(sidecar, repo, name="alpha")
+    channel = chat["channelId"]
     await sidecar.turn(channel, "write feature")
-    status = await sidecar.request("claude/channelInfo", {"channelId": channel})
-    assert status["worktree"] == chat["info"]["worktree"]
-    assert len(sidecar.of(channel, "claude/worktreeChanged")) == 1
+    await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/worktreeChanged")
+
+    await sidecar.turn(channel, "write feature")  # the same file, the same content
+    await sidecar.turn(channel, "write one")
+    # Counts run one after another: this one comes after those of the second turn.
+    last = await sidecar.wait_for(
+        lambda n: n.channel == channel
+        and n.method == "claude/worktreeChanged"
+        and len(n.params["files"]) == 2
+    )
+
+    announced = sidecar.of(channel, "claude/worktreeChanged")
+    assert [len(n.params["files"]) for n in announced] == [1, 2]
+    assert last is announced[-1]
 
 
 async def test_merge_brings_the_chats_work_into_the_users_checkout(
