@@ -262,6 +262,26 @@ async def test_a_chat_resumed_or_forked_stays_in_its_worktree(sidecar: Sidecar, 
     assert removed["closedChannels"] == [resumed["channelId"], forked["channelId"]]
 
 
+async def test_a_worktree_chat_resumed_from_the_main_checkout_runs_in_its_worktree(
+    sidecar: Sidecar, repo: Path
+) -> None:
+    chat = await open_in_worktree(sidecar, repo, name="alpha")
+    await sidecar.turn(chat["channelId"], "write one")
+    await sidecar.request("claude/closeChannel", {"channelId": chat["channelId"]})
+
+    resumed = await sidecar.open_channel(
+        cwd=str(repo), resume=chat["sessionId"], permissionMode="acceptEdits"
+    )
+    await sidecar.turn(resumed["channelId"], "write two")
+
+    worktree = chat["info"]["worktree"]
+    assert resumed["info"]["worktree"] == worktree
+    (listed,) = (await sidecar.request("claude/listChannels", {}))["channels"]
+    assert listed["cwd"] == worktree["path"]
+    assert (Path(worktree["path"]) / "shared.txt").read_text() == "two\n"
+    assert not (repo / "shared.txt").exists()
+
+
 @pytest.mark.parametrize(
     ("where", "worktree", "field", "said"),
     [

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import uuid as uuidlib
 from collections.abc import Hashable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -207,6 +209,10 @@ class Hub:
         elif layout.is_worktree_folder(options.cwd):
             # Resumed or forked in a worktree: the chat stays there.
             worktree = await layout.find(options.cwd)
+        elif options.resume is not None:
+            worktree = await self._worktree_of_session(options.cwd, options.resume)
+            if worktree is not None:
+                options = msgspec.structs.replace(options, cwd=worktree.path)
         try:
             return await self._open_in(options, fork, resume_at, history, client, worktree)
         except BaseException:
@@ -214,6 +220,23 @@ class Hub:
                 assert worktree is not None
                 await merge.remove(worktree)
             raise
+
+    async def _worktree_of_session(self, cwd: str, session_id: str) -> WorktreeInfo | None:
+        """The worktree of ``cwd``'s repository where session ``session_id`` was recorded,
+        when it is not stored for ``cwd`` itself: resumed from the main checkout, the CLI
+        finds a session of one of its worktrees and runs in that worktree, and so does the
+        chat."""
+        if await self.sessions.exists(cwd, session_id):
+            return None
+        recorded = await self.sessions.locate(session_id)
+        if recorded is None or not layout.is_worktree_folder(recorded):
+            return None
+        if not os.path.isdir(recorded):
+            return None
+        worktree = await layout.find(recorded)
+        if worktree is None or not Path(cwd).resolve().is_relative_to(Path(worktree.root)):
+            return None
+        return worktree
 
     async def _open_in(
         self,
