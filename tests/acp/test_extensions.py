@@ -149,6 +149,13 @@ async def test_a_session_in_a_worktree_is_reviewed_merged_and_removed(
     await acp.conn.set_session_mode(session_id=session, mode_id="acceptEdits")
     await acp.conn.prompt(session_id=session, prompt=[text("write it")])
 
+    changed = await acp.client.wait(
+        lambda: [
+            m["params"]
+            for m in acp.client.incoming
+            if m.get("method") == "_claude-sidecar/worktreeChanged"
+        ]
+    )
     changes = await acp.conn.ext_method("claude-sidecar/worktreeChanges", {"sessionId": session})
     merged = await acp.conn.ext_method(
         "claude-sidecar/mergeWorktree", {"sessionId": session, "strategy": "merge"}
@@ -157,6 +164,12 @@ async def test_a_session_in_a_worktree_is_reviewed_merged_and_removed(
 
     assert worktree["path"] == str(repo / ".claude" / "worktrees" / "acp-one")
     assert [(f["path"], f["status"]) for f in changes["files"]] == [("note.txt", "added")]
+    assert changed[0] == {
+        "sessionId": session,
+        "files": [{"path": "note.txt", "status": "added", "added": 1, "deleted": 0}],
+        "added": 1,
+        "deleted": 0,
+    }
     assert merged["files"] == ["note.txt"] and (repo / "note.txt").read_text() == "new\n"
     assert removed["branch"] == "worktree-acp-one" and not Path(worktree["path"]).exists()
     assert git(repo, "branch", "--list", "worktree-acp-one") == ""

@@ -33,6 +33,7 @@ from claude_sidecar.feed.events import (
     PermissionWithdrawn,
     StatusChanged,
     TurnEnded,
+    WorktreeChanged,
 )
 from claude_sidecar.frontends.acp.asks import (
     answer_label,
@@ -327,6 +328,12 @@ class Session:
             self._turn_ended(event)
         elif isinstance(event, StatusChanged):
             self._status(event)
+        elif isinstance(event, WorktreeChanged):
+            # ACP has no update for it: an extension notification, as claude/worktreeChanged.
+            self.services.transport.notify(
+                "_claude-sidecar/worktreeChanged",
+                {"sessionId": self.id, **msgspec.to_builtins(event)},
+            )
 
     def _meter(self, ended: TurnEnded) -> None:
         """After a turn: the context meter (the last model call's tokens of the window
