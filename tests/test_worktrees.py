@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.harness import Sidecar
+from tests.harness import Sidecar, StartSidecar
 from tests.worktree_repo import git, make_repo, state
 
 
@@ -280,6 +280,20 @@ async def test_a_worktree_chat_resumed_from_the_main_checkout_runs_in_its_worktr
     assert listed["cwd"] == worktree["path"]
     assert (Path(worktree["path"]) / "shared.txt").read_text() == "two\n"
     assert not (repo / "shared.txt").exists()
+
+
+async def test_the_worktree_of_a_chat_whose_cli_cannot_start_is_removed_again(
+    sidecar_with: StartSidecar, repo: Path, tmp_path: Path
+) -> None:
+    daemon = await sidecar_with({"cliPath": str(tmp_path / "no-such-cli")})
+
+    refused = await daemon.error(
+        "claude/newChannel", {"cwd": str(repo), "worktree": {"name": "alpha"}}
+    )
+
+    assert refused.data["name"] == "cliNotFound"
+    assert not (repo / ".claude" / "worktrees" / "alpha").exists()
+    assert git(repo, "branch", "--list", "worktree-alpha") == ""
 
 
 @pytest.mark.parametrize(

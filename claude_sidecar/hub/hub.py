@@ -218,8 +218,17 @@ class Hub:
         except BaseException:
             if made:
                 assert worktree is not None
-                await merge.remove(worktree)
+                await self._unmake(worktree)
             raise
+
+    @staticmethod
+    async def _unmake(worktree: WorktreeInfo) -> None:
+        """Remove a worktree made for a chat that did not start (the start's error is
+        what the client hears)."""
+        try:
+            await merge.remove(worktree)
+        except SidecarError as e:
+            log.warning("could not remove worktree %s again: %s", worktree.path, e.message)
 
     async def _worktree_of_session(self, cwd: str, session_id: str) -> WorktreeInfo | None:
         """The worktree of ``cwd``'s repository where session ``session_id`` was recorded,
@@ -789,6 +798,7 @@ class Hub:
                 channel.kill_now()
             self._channels.pop(channel.id, None)
             self._clients.pop(channel.id, None)
+            self._watches.pop(channel.id, None)
 
     def kill_all_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""
