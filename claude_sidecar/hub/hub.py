@@ -1,4 +1,5 @@
-"""The set of channels of one daemon: ids, creation, restart, fork, lookup and teardown."""
+"""The set of channels of one daemon: ids, creation, restart, fork, lookup and teardown,
+and the git worktrees chats run in (made, reviewed, merged, removed)."""
 
 from __future__ import annotations
 
