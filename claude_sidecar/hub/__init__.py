@@ -3,6 +3,6 @@ warm pool of spare CLIs (``pool``), the stored sessions the channels resume, and
 worktrees chats run in, each watched for what its agent changed (``worktree_watch``).
 
 May use every layer below the front ends: ``channel``, ``sessions``, ``conversation``,
-``feed``, ``cli``, ``worktrees``, ``runtime``, ``protocol``. Knows no front end: it opens each channel's
-feed through the ``feed.events.Subscriber`` it was given.
+``feed``, ``cli``, ``worktrees``, ``runtime``, ``protocol``. Knows no front end: it opens
+each channel's feed through the ``feed.events.Subscriber`` it was given.
 """
