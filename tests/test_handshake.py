@@ -61,6 +61,7 @@ async def test_the_private_daemon_lists_its_features_but_not_the_shared_daemons(
         "transcriptPaging",
         "partialListing",
         "watchChannels",
+        "worktrees",
     ]
     # What "attach" stands for is refused here, as the missing feature said.
     error = await daemon.error("claude/attach", {"channelId": "ch-1"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid as uuidlib
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -95,6 +96,9 @@ class Channel:
         self._use(LiveConversation(feed))
         self._editor_tools = editor_tools
         self._closing = False
+        # Called when the agent may have changed files: after an edit tool's result and at
+        # each state change (a turn's end). The hub watches a worktree chat's files so.
+        self.files_may_have_changed: Callable[[], None] | None = None
         self.link.serve("can_use_tool", Route(wire.can_use_tool_decoder, self.permissions.ask))
         self.link.serve("hook_callback", Route(wire.hook_callback_decoder, self._run_hook))
         serve_mcp(self.link, editor_tools)
@@ -279,6 +283,8 @@ class Channel:
         change = self.edits.hook(hook)
         if change is not None:
             self._publish(FileUpdated(change))
+            if self.files_may_have_changed is not None:
+                self.files_may_have_changed()
         # An empty hook output: no opinion, the tool proceeds as it would have.
         self.link.send(wire.control_success(request_id, {}))
 
@@ -294,6 +300,8 @@ class Channel:
         """Move the state machine; a change is logged and published."""
         if self.turns.move(state):
             self.publish_status()
+            if self.files_may_have_changed is not None:
+                self.files_may_have_changed()
 
     def _publish(self, event: ChannelEvent) -> None:
         self._feed.publish(event)

@@ -19,6 +19,7 @@ from claude_sidecar.protocol.api import (
     Effort,
     ModelInfo,
     SlashCommand,
+    WorktreeInfo,
 )
 from claude_sidecar.protocol.errors import ControlRequestFailed
 
@@ -29,9 +30,11 @@ def channel_info(
     model: str | None,
     permission_mode: str | None,
     effort: Effort | None,
+    worktree: WorktreeInfo | None = None,
 ) -> ChannelInfo:
     """The ``claude/channelInfo`` result for a CLI that answered ``initialize`` with
-    ``reply``; ``model``, ``permission_mode`` and ``effort`` are the channel's current ones."""
+    ``reply``; ``model``, ``permission_mode`` and ``effort`` are the channel's current ones,
+    ``worktree`` the git worktree it runs in."""
     account = reply.account
     return ChannelInfo(
         cli_version=reply.claude_code_version,
@@ -78,6 +81,7 @@ def channel_info(
         model=model,
         permission_mode=permission_mode,
         effort=effort,
+        worktree=worktree,
     )
 
 

@@ -23,6 +23,7 @@ from claude_sidecar.protocol.api import (
     ExitInfo,
     NewChannelParams,
     RetryInfo,
+    WorktreeInfo,
 )
 
 # system lines the settings keep track of: retries and background tasks.
@@ -49,6 +50,8 @@ class ChannelSettings:
         self.retry: RetryInfo | None = None
         # Background tasks (shells, sub-agents) by task id, as the CLI reports them.
         self.tasks: dict[str, BackgroundTask] = {}
+        # The git worktree the CLI runs in (set by the hub; None: an ordinary folder).
+        self.worktree: WorktreeInfo | None = None
 
     @property
     def cwd(self) -> str:
@@ -81,12 +84,19 @@ class ChannelSettings:
             model=self.model,
             permission_mode=self.permission_mode,
             effort=self.effort,
+            worktree=self.worktree,
         )
 
     def status(self, state: ChannelState, exit: ExitInfo | None) -> StatusChanged:
         """The channel's status event with these settings."""
         return StatusChanged(
-            state, self.session_id, self.model, self.permission_mode, exit, self.retry
+            state,
+            self.session_id,
+            self.model,
+            self.permission_mode,
+            exit,
+            self.retry,
+            self.worktree,
         )
 
     def reported_line(self, line: wire.CliLine) -> bool:

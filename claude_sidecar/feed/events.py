@@ -33,6 +33,8 @@ from claude_sidecar.protocol.api import (
     TurnError,
     TurnOutcome,
     TurnUsage,
+    WorktreeFileCount,
+    WorktreeInfo,
 )
 
 
@@ -58,6 +60,7 @@ class StatusChanged(msgspec.Struct, frozen=True):
     permission_mode: str | None
     exit: ExitInfo | None = None
     retry: RetryInfo | None = None
+    worktree: WorktreeInfo | None = None
 
 
 class TurnEnded(msgspec.Struct, frozen=True):
@@ -109,6 +112,14 @@ class EntryChanged(msgspec.Struct, frozen=True):
     entry: Entry
 
 
+class WorktreeChanged(msgspec.Struct, frozen=True):
+    """The files a worktree chat changed against its base, or their counts, changed."""
+
+    files: list[WorktreeFileCount]
+    added: int
+    deleted: int
+
+
 ChannelEvent = (
     CliMessage
     | Progress
@@ -119,6 +130,7 @@ ChannelEvent = (
     | FileUpdated
     | PromptSent
     | EntryChanged
+    | WorktreeChanged
 )
 
 

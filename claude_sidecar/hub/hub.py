@@ -1,4 +1,5 @@
-"""The set of channels of one daemon: ids, creation, restart, fork, lookup and teardown."""
+"""The set of channels of one daemon: ids, creation, restart, fork, lookup and teardown,
+and the git worktrees chats run in (made, reviewed, merged, removed)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import uuid as uuidlib
 from collections.abc import Hashable, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -22,26 +25,38 @@ from claude_sidecar.conversation import through_exchange
 from claude_sidecar.feed.events import NOWHERE, Feed, Subscriber
 from claude_sidecar.hub.pool import WarmPool
 from claude_sidecar.hub.roster import Roster
+from claude_sidecar.hub.worktree_watch import WorktreeWatch
 from claude_sidecar.protocol.api import (
     ChannelSummary,
     Entry,
     ExitInfo,
     ForkSessionParams,
     InitializationOptions,
+    MergeWorktreeParams,
+    MergeWorktreeResult,
     NewChannelParams,
+    PromptEntry,
+    RemoveWorktreeParams,
+    RemoveWorktreeResult,
     TurnEntry,
+    WorktreeChangesResult,
+    WorktreeInfo,
 )
 from claude_sidecar.protocol.errors import (
     ChannelNotFound,
+    ChatBusy,
     InvalidParams,
     SessionInUse,
     SidecarError,
+    UnmergedWork,
 )
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.sessions.footers import ChannelFooters, context_after, last_choices
 from claude_sidecar.sessions.quick_listing import QuickListing
 from claude_sidecar.sessions.reader import Resumed, read_resumed
 from claude_sidecar.sessions.store import SessionStore
+from claude_sidecar.worktrees import changes as worktree_changes
+from claude_sidecar.worktrees import layout, merge
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +106,10 @@ class Hub:
         self.listing = QuickListing(env)
         # Every chat at a glance, for the clients that watch (claude/watchChannels).
         self.roster = Roster(self.summary)
+        # Each worktree chat's watch over what its agent changed, by channel id.
+        self._watches: dict[str, WorktreeWatch] = {}
+        # One merge or removal at a time per repository (by its main checkout).
+        self._repository_locks: dict[str, asyncio.Lock] = {}
 
     def configure(self, options: InitializationOptions) -> None:
         """Take the client's ``initializationOptions``; with ``warmPool.cwd``, start a spare
@@ -183,6 +202,64 @@ class Hub:
                 "is reserved for the editor's own tools (editorTools)",
                 "give that server another name",
             )
+        worktree, made = None, False
+        if options.worktree is not None:
+            if options.resume is not None:
+                worktree, cwd = await layout.enter(options.cwd, options.worktree)
+            else:
+                worktree, cwd = await layout.create(options.cwd, options.worktree)
+                made = True
+            options = msgspec.structs.replace(options, cwd=cwd, worktree=None)
+        elif layout.is_worktree_folder(options.cwd):
+            # Resumed or forked in a worktree: the chat stays there.
+            worktree = await layout.find(options.cwd)
+        elif options.resume is not None:
+            worktree = await self._worktree_of_session(options.cwd, options.resume)
+            if worktree is not None:
+                options = msgspec.structs.replace(options, cwd=worktree.path)
+        try:
+            return await self._open_in(options, fork, resume_at, history, client, worktree)
+        except BaseException:
+            if made:
+                assert worktree is not None
+                await self._unmake(worktree)
+            raise
+
+    @staticmethod
+    async def _unmake(worktree: WorktreeInfo) -> None:
+        """Remove a worktree made for a chat that did not start (the start's error is
+        what the client hears)."""
+        try:
+            await merge.remove(worktree)
+        except SidecarError as e:
+            log.warning("could not remove worktree %s again: %s", worktree.path, e.message)
+
+    async def _worktree_of_session(self, cwd: str, session_id: str) -> WorktreeInfo | None:
+        """The worktree of ``cwd``'s repository where session ``session_id`` was recorded,
+        when it is not stored for ``cwd`` itself: resumed from the main checkout, the CLI
+        finds a session of one of its worktrees and runs in that worktree, and so does the
+        chat."""
+        if await self.sessions.exists(cwd, session_id):
+            return None
+        recorded = await self.sessions.locate(session_id)
+        if recorded is None or not layout.is_worktree_folder(recorded):
+            return None
+        if not os.path.isdir(recorded):
+            return None
+        worktree = await layout.find(recorded)
+        if worktree is None or not Path(cwd).resolve().is_relative_to(Path(worktree.root)):
+            return None
+        return worktree
+
+    async def _open_in(
+        self,
+        options: NewChannelParams,
+        fork: bool,
+        resume_at: str | None,
+        history: list[Entry] | None,
+        client: InitializationOptions,
+        worktree: WorktreeInfo | None,
+    ) -> Channel:
         channel_id = f"ch-{next(self._ids)}"
         feed = self._subscriber.open_feed(channel_id, client)
         if client is not self.options:
@@ -196,7 +273,7 @@ class Hub:
             )
         try:
             channel = None
-            if not fork:
+            if not fork and worktree is None:
                 channel = await self._from_pool(channel_id, options, feed, client)
             if channel is None:
                 channel = await self._start(
@@ -207,6 +284,7 @@ class Hub:
                     fork=fork,
                     resume_at=resume_at,
                     client=client,
+                    worktree=worktree,
                 )
             channel.conversation.watcher = self.roster.track(channel_id)
             try:
@@ -249,7 +327,10 @@ class Hub:
             raise
         feed.release()
         self.roster.opened(channel_id)
-        if not fork:
+        if worktree is not None:
+            watch = self._watches[channel_id] = WorktreeWatch(channel, self._background)
+            watch.watch(channel)
+        elif not fork:
             self._refill_pool(channel, options, client)
         return channel
 
@@ -363,12 +444,19 @@ class Hub:
         log.info("channel %s: restarting its CLI (session %s)", channel_id, old.session_id)
         try:
             channel = await self._start(
-                channel_id, options, old.session_id, old.feed, client=self._clients.get(channel_id)
+                channel_id,
+                options,
+                old.session_id,
+                old.feed,
+                client=self._clients.get(channel_id),
+                worktree=old.settings.worktree,
             )
         except BaseException:
             self._channels[channel_id] = old
             raise
         channel.continue_from(old)
+        if (watch := self._watches.get(channel_id)) is not None:
+            watch.watch(channel)
         return channel
 
     async def _start(
@@ -382,6 +470,7 @@ class Hub:
         resume_at: str | None = None,
         register: bool = True,
         client: InitializationOptions | None = None,
+        worktree: WorktreeInfo | None = None,
     ) -> Channel:
         client = client or self.options
         cli = find_cli(self.cli_path_for(client), self._env)
@@ -400,6 +489,7 @@ class Hub:
         channel = Channel(
             channel_id, options, session_id, feed, rules, fork=fork, editor_tools=tools
         )
+        channel.settings.worktree = worktree
         launch = build_launch(
             cli,
             options,
@@ -592,6 +682,8 @@ class Hub:
         del self._channels[channel_id]
         self._clients.pop(channel_id, None)
         self.roster.closed(channel_id)
+        self._watches.pop(channel_id, None)
+        channel.files_may_have_changed = None
         try:
             return await channel.close()
         except BaseException:
@@ -619,8 +711,90 @@ class Hub:
             exit=c.exit,
             pending_permissions=list(c.permissions.values()),
             tasks=list(c.settings.tasks.values()),
+            worktree=c.settings.worktree,
         )
         return self.roster.annotate(summary, c.conversation.last_prompt())
+
+    # ------------------------------------------------------------ worktrees
+
+    def worktree_of(self, channel: Channel) -> WorktreeInfo:
+        """The worktree ``channel`` runs in, or ``InvalidParams`` naming ``channelId``."""
+        info = channel.settings.worktree
+        if info is None:
+            raise InvalidParams(
+                "channelId",
+                f"names chat `{channel.id}`, which runs in no worktree ({channel.cwd})",
+                "name a chat opened with claude/newChannel's `worktree`",
+            )
+        return info
+
+    async def worktree_changes(self, channel_id: str) -> WorktreeChangesResult:
+        """``claude/worktreeChanges``: what the chat's worktree changed against its base."""
+        return await worktree_changes.changes(self.worktree_of(self.get(channel_id)))
+
+    def _repository_lock(self, info: WorktreeInfo) -> asyncio.Lock:
+        return self._repository_locks.setdefault(info.root, asyncio.Lock())
+
+    async def merge_worktree(self, p: MergeWorktreeParams) -> MergeWorktreeResult:
+        """``claude/mergeWorktree``: the chat's branch (and its uncommitted work) into the
+        branch its worktree was made from; refused while the chat runs a turn."""
+        channel = self.get(p.channel_id)
+        info = self.worktree_of(channel)
+        async with self._repository_lock(info):
+            for other in self._in_worktree(info):
+                if other.state not in ("idle", "exited"):
+                    raise ChatBusy(other.id, other.state, "claude/mergeWorktree")
+            message = p.message or await self._commit_message(channel, info)
+            answer, moved = await merge.merge(info, p.strategy, message)
+        for other in self._in_worktree(info):
+            other.settings.worktree = moved
+            other.publish_status()
+            if (watch := self._watches.get(other.id)) is not None:
+                watch.poke()
+        return answer
+
+    async def _commit_message(self, channel: Channel, info: WorktreeInfo) -> str:
+        """The message of the commit of the agent's uncommitted work: the first line of the
+        chat's first prompt, as the chat's title would be."""
+        for entry in await channel.conversation.whole():
+            if isinstance(entry, PromptEntry) and entry.parent_id is None and entry.text.strip():
+                return entry.text.strip().splitlines()[0][:72]
+        return f"Work of the chat in worktree {info.name}"
+
+    async def remove_worktree(self, p: RemoveWorktreeParams) -> RemoveWorktreeResult:
+        """``claude/removeWorktree``: close the chat (and any other chat in the worktree)
+        and remove the worktree and its branch; without ``force``, refused when work that
+        was never merged would be lost."""
+        channel = self.get(p.channel_id)
+        info = self.worktree_of(channel)
+        async with self._repository_lock(info):
+            commits, files = await merge.unmerged(info)
+            if (commits or files) and not p.force:
+                raise UnmergedWork(info.branch, commits, files)
+            exit_info = ExitInfo(code=None, signal=None, stderr_tail="")
+            closed = self._in_worktree(info)
+            for other in closed:
+                ended = await self.close_channel(other.id)
+                if other is channel:
+                    exit_info = ended
+            await merge.remove(info)
+        return RemoveWorktreeResult(
+            path=info.path,
+            branch=info.branch,
+            session_id=channel.session_id,
+            exit=exit_info,
+            discarded_commits=commits,
+            discarded_files=files,
+            closed_channels=[c.id for c in closed],
+        )
+
+    def _in_worktree(self, info: WorktreeInfo) -> tuple[Channel, ...]:
+        """The open chats that run in the worktree ``info`` (a fork shares its source's)."""
+        return tuple(
+            c
+            for c in self._channels.values()
+            if c.settings.worktree is not None and c.settings.worktree.path == info.path
+        )
 
     async def close_all(self, grace: float = 5.0) -> None:
         """Close every channel concurrently (used at shutdown and when the client leaves)."""
@@ -639,6 +813,7 @@ class Hub:
             self._channels.pop(channel.id, None)
             self._clients.pop(channel.id, None)
             self.roster.closed(channel.id)
+            self._watches.pop(channel.id, None)
 
     def kill_all_now(self) -> None:
         """SIGKILL every CLI at once; the last resort when the event loop is gone."""

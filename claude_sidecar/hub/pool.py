@@ -37,8 +37,8 @@ LaunchKey = Callable[[InitializationOptions | None], Hashable]
 
 def pool_key(options: NewChannelParams) -> bytes | None:
     """What a spare must match to serve ``options``; None if no spare can (a resume or
-    fork needs its own history)."""
-    if options.resume is not None:
+    fork needs its own history, a chat in a worktree its own folder)."""
+    if options.resume is not None or options.worktree is not None:
         return None
     return msgspec.json.encode(spare_options(options))
 

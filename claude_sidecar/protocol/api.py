@@ -208,6 +208,11 @@ FEATURES: dict[str, str] = {
         "claude/listChannels: without it a client's overview of the chats lists them again "
         "when it is shown"
     ),
+    "worktrees": (
+        "the `worktree` of claude/newChannel, claude/worktreeChanges, claude/mergeWorktree, "
+        "claude/removeWorktree and claude/worktreeChanged: without it a client offers no "
+        "chat in a worktree"
+    ),
 }
 """The optional features a connection may have (``claudeSidecar.features``), each with
 what a client hides when the daemon does not list it."""
@@ -317,6 +322,7 @@ class NewChannelParams(Params):
     settings: dict[str, Any] | None = None
     setting_sources: list[SettingSource] | None = None
     output_style: NonEmpty | None = None
+    worktree: WorktreeOptions | None = None
 
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
@@ -955,6 +961,7 @@ class ChannelSummary(Result):
     last_event_at: str | None = None
     # The first line of the last prompt sent to it (as far as its conversation is read).
     last_prompt: str | None = None
+    worktree: WorktreeInfo | None = None
 
 
 class ListChannelsResult(Result):
@@ -1111,6 +1118,8 @@ class ChannelInfo(Result, omit_defaults=False):
     context: ContextReading | None = None
     """The context window after the last model call of the main conversation (a resumed
     or forked one's: as recorded at its last turn); null until one is known."""
+    worktree: WorktreeInfo | None = None
+    """The git worktree the chat runs in; null for a chat in an ordinary folder."""
 
 
 class ContextCategory(Result):
@@ -1297,6 +1306,7 @@ class StatusNotification(Result):
     permission_mode: str | None = None
     exit: ExitInfo | None = None
     retry: RetryInfo | None = None
+    worktree: WorktreeInfo | None = None
 
 
 CancelReason = Literal["withdrawn", "interrupted", "closed", "answeredElsewhere"]
@@ -1376,6 +1386,26 @@ class SessionsChangedNotification(Result):
     session_ids: list[str]
 
 
+class WorktreeFileCount(Result, omit_defaults=False):
+    """One changed file of a worktree, counted (``claude/worktreeChanged``)."""
+
+    path: str
+    status: FileStatus
+    added: int | None
+    deleted: int | None
+
+
+class WorktreeChangedNotification(Result, omit_defaults=False):
+    """``claude/worktreeChanged``: the set of files a worktree chat changed, or their
+    counts, changed (checked after an edit tool's result and when a turn ends)."""
+
+    channel_id: str
+    seq: int
+    files: list[WorktreeFileCount]
+    added: int
+    deleted: int
+
+
 class FileUpdatedNotification(Result, omit_defaults=False):
     """``claude/fileUpdated``: a file changed on disk by an edit tool or a rewind."""
 
@@ -1406,6 +1436,116 @@ class CallEditorToolParams(Result, omit_defaults=False):
 
 
 # ---------------------------------------------------------------- the table
+
+
+# ---------------------------------------------------------------- worktrees
+
+WORKTREE_NAME = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}(/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){0,3}"
+)
+"""A worktree's name: what the CLI's ``--worktree`` takes, one to four ``/``-separated parts."""
+
+MergeStrategy = Literal["merge", "squash", "rebase"]
+FileStatus = Literal["added", "modified", "deleted", "renamed"]
+
+
+class WorktreeOptions(Params):
+    """``claude/newChannel``'s ``worktree``: the chat runs in a git worktree of its own."""
+
+    name: NonEmpty | None = None
+    base_ref: NonEmpty = "head"
+
+    def __post_init__(self) -> None:
+        if self.name is not None and (
+            WORKTREE_NAME.fullmatch(self.name) is None
+            or any(part.endswith((".", ".lock")) or ".." in part for part in self.name.split("/"))
+        ):
+            raise InvalidParams(
+                "worktree.name",
+                f"is not a worktree name ({self.name[:80]!r})",
+                "use letters, digits, '.', '_' and '-' (up to 64), parts joined by '/'",
+            )
+
+
+class WorktreeInfo(Result, omit_defaults=False):
+    """The git worktree a chat runs in (made by ``claude/newChannel``'s ``worktree``, or
+    one under ``.claude/worktrees/`` that a resumed or forked chat runs in)."""
+
+    name: str
+    path: str
+    branch: str
+    base_ref: str
+    base_commit: str
+    base_branch: str | None
+    root: str
+
+
+class WorktreeCommit(Result, omit_defaults=False):
+    """One commit of a worktree's branch that its base does not have."""
+
+    commit: str
+    subject: str
+
+
+class WorktreeFile(Result, omit_defaults=False):
+    """One file a worktree's agent changed (base commit -> files on disk)."""
+
+    path: str
+    status: FileStatus
+    old_path: str | None
+    added: int | None
+    deleted: int | None
+    binary: bool
+    size: int
+    uncommitted: bool
+    diff: str | None
+    omitted: Literal["binary", "tooLarge"] | None
+
+
+class WorktreeChangesResult(Result, omit_defaults=False):
+    """``claude/worktreeChanges``: what the chat's worktree changed against its base."""
+
+    worktree: WorktreeInfo
+    head: str
+    commits: list[WorktreeCommit]
+    files: list[WorktreeFile]
+    added: int
+    deleted: int
+
+
+class MergeWorktreeParams(Params):
+    """``claude/mergeWorktree``: bring a worktree chat's branch into its base branch."""
+
+    channel_id: NonEmpty
+    strategy: MergeStrategy
+    message: NonEmpty | None = None
+
+
+class MergeWorktreeResult(Result, omit_defaults=False):
+    strategy: MergeStrategy
+    target: str
+    previous: str
+    commit: str
+    committed: str | None
+    files: list[str]
+    checkout: str | None
+
+
+class RemoveWorktreeParams(Params):
+    """``claude/removeWorktree``: close a worktree chat, remove its worktree and branch."""
+
+    channel_id: NonEmpty
+    force: bool = False
+
+
+class RemoveWorktreeResult(Result, omit_defaults=False):
+    path: str
+    branch: str
+    session_id: str
+    exit: ExitInfo
+    discarded_commits: list[str]
+    discarded_files: list[str]
+    closed_channels: list[str]
 
 
 @dataclass(frozen=True)
@@ -1527,6 +1667,24 @@ METHODS: tuple[Method, ...] = (
     ),
     Method("claude/stopTask", StopTaskParams, Ok, "Stop a background task of a channel."),
     Method(
+        "claude/worktreeChanges",
+        ChannelParams,
+        WorktreeChangesResult,
+        "A worktree chat's changes against its base: files, counts and diffs.",
+    ),
+    Method(
+        "claude/mergeWorktree",
+        MergeWorktreeParams,
+        MergeWorktreeResult,
+        "Merge, squash or rebase a worktree chat's branch into its base branch.",
+    ),
+    Method(
+        "claude/removeWorktree",
+        RemoveWorktreeParams,
+        RemoveWorktreeResult,
+        "Close a worktree chat and remove its worktree and branch.",
+    ),
+    Method(
         "claude/attach",
         AttachParams,
         AttachResult,
@@ -1562,6 +1720,7 @@ NOTIFICATIONS: dict[str, type[Result]] = {
     "claude/entry": EntryNotification,
     "claude/sessionsChanged": SessionsChangedNotification,
     "claude/channelsChanged": ChannelsChangedNotification,
+    "claude/worktreeChanged": WorktreeChangedNotification,
 }
 
 

@@ -327,6 +327,94 @@ class ProtocolMismatch(SidecarError):
         )
 
 
+class GitFailed(SidecarError):
+    """A git command the daemon ran for a worktree failed in a way it did not expect."""
+
+    CODE = -32017
+    NAME = "gitFailed"
+
+    def __init__(self, command: list[str], cwd: str, stderr: str) -> None:
+        super().__init__(
+            f"`git {' '.join(command)[:300]}` failed in {cwd}: {stderr[:2000]}; check the "
+            "repository there (`git status`), then try again",
+            command=command,
+            cwd=cwd,
+            stderr=stderr,
+        )
+
+
+class ChatBusy(SidecarError):
+    """A request that needs the chat between turns came while it runs one."""
+
+    CODE = -32018
+    NAME = "chatBusy"
+
+    def __init__(self, channel_id: str, state: str, method: str) -> None:
+        super().__init__(
+            f"chat `{channel_id}` is in a turn (state {state}); wait for it to end or "
+            f"interrupt it (claude/interrupt), then send {method} again",
+            channelId=channel_id,
+            state=state,
+        )
+
+
+class MergeConflict(SidecarError):
+    """Merging a worktree's branch conflicts; nothing was changed."""
+
+    CODE = -32019
+    NAME = "mergeConflict"
+
+    def __init__(self, branch: str, target: str, strategy: str, files: list[str]) -> None:
+        super().__init__(
+            f"merging {branch} into {target} ({strategy}) conflicts in {len(files)} file(s): "
+            f"{', '.join(files[:20])}; nothing was changed: resolve them in the worktree "
+            "(e.g. ask the chat to merge the target branch) and merge again",
+            branch=branch,
+            target=target,
+            strategy=strategy,
+            files=files,
+        )
+
+
+class UncommittedChanges(SidecarError):
+    """A merge would change files that have uncommitted changes in the user's checkout."""
+
+    CODE = -32020
+    NAME = "uncommittedChanges"
+
+    def __init__(self, checkout: str, files: list[str]) -> None:
+        super().__init__(
+            f"the merge would change {len(files)} file(s) with uncommitted changes in "
+            f"{checkout}: {', '.join(files[:20])}; commit or stash them there, then merge again",
+            checkout=checkout,
+            files=files,
+        )
+
+
+class UnmergedWork(SidecarError):
+    """Removing a worktree would lose work that was never merged (without ``force``)."""
+
+    CODE = -32021
+    NAME = "unmergedWork"
+
+    def __init__(self, branch: str, commits: list[str], uncommitted_files: list[str]) -> None:
+        lost = []
+        if commits:
+            lost.append(f"{len(commits)} unmerged commit(s) ({'; '.join(commits[:5])})")
+        if uncommitted_files:
+            lost.append(
+                f"{len(uncommitted_files)} uncommitted file(s) "
+                f"({', '.join(uncommitted_files[:10])})"
+            )
+        super().__init__(
+            f"removing {branch} would lose {' and '.join(lost)}; merge it first "
+            "(claude/mergeWorktree) or send claude/removeWorktree with force: true",
+            branch=branch,
+            commits=commits,
+            uncommittedFiles=uncommitted_files,
+        )
+
+
 ERROR_CODES: tuple[type[SidecarError], ...] = (
     InvalidParams,
     ServerNotInitialized,
@@ -345,6 +433,11 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     ChatsOpen,
     AuthRequired,
     ProtocolMismatch,
+    GitFailed,
+    ChatBusy,
+    MergeConflict,
+    UncommittedChanges,
+    UnmergedWork,
 )
 """Every error class, in the order docs/protocol.md lists them."""
 

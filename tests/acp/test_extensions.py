@@ -12,6 +12,7 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.acp.client import acp_agent, text
 from tests.acp.conftest import Acp
 from tests.harness import json_object
+from tests.worktree_repo import git, make_repo
 
 WRITE = {
     "rules": [
@@ -42,6 +43,9 @@ async def test_initialize_advertises_the_extension_methods(daemon_env: dict[str,
         "_claude-sidecar/rewindFiles",
         "_claude-sidecar/forkSession",
         "_claude-sidecar/diagnostics",
+        "_claude-sidecar/worktreeChanges",
+        "_claude-sidecar/mergeWorktree",
+        "_claude-sidecar/removeWorktree",
     ]
 
 
@@ -130,3 +134,61 @@ async def test_extension_methods_with_bad_params_name_the_field(acp: Acp, worksp
 
     assert fields == ["sessionId", "messageId", "dryRun", "messageId", "cwd", "atMessageId"]
     assert unknown.value.code == -32601
+
+
+async def test_a_session_in_a_worktree_is_reviewed_merged_and_removed(
+    acp: Acp, model: ScriptedModel, tmp_path: Path
+) -> None:
+    model.set_scenario(load_scenario(WRITE))
+    repo = make_repo(tmp_path / "repo")
+    opened = await acp.conn.new_session(
+        cwd=str(repo), mcp_servers=[], claudeSidecar={"worktree": {"name": "acp-one"}}
+    )
+    session = opened.session_id
+    worktree = opened.field_meta["claudeSidecar"]["worktree"]
+    await acp.conn.set_session_mode(session_id=session, mode_id="acceptEdits")
+    await acp.conn.prompt(session_id=session, prompt=[text("write it")])
+
+    changed = await acp.client.wait(
+        lambda: [
+            m["params"]
+            for m in acp.client.incoming
+            if m.get("method") == "_claude-sidecar/worktreeChanged"
+        ]
+    )
+    changes = await acp.conn.ext_method("claude-sidecar/worktreeChanges", {"sessionId": session})
+    merged = await acp.conn.ext_method(
+        "claude-sidecar/mergeWorktree", {"sessionId": session, "strategy": "merge"}
+    )
+    removed = await acp.conn.ext_method("claude-sidecar/removeWorktree", {"sessionId": session})
+
+    assert worktree["path"] == str(repo / ".claude" / "worktrees" / "acp-one")
+    assert [(f["path"], f["status"]) for f in changes["files"]] == [("note.txt", "added")]
+    assert changed[0] == {
+        "sessionId": session,
+        "files": [{"path": "note.txt", "status": "added", "added": 1, "deleted": 0}],
+        "added": 1,
+        "deleted": 0,
+    }
+    assert merged["files"] == ["note.txt"] and (repo / "note.txt").read_text() == "new\n"
+    assert removed["branch"] == "worktree-acp-one" and not Path(worktree["path"]).exists()
+    assert git(repo, "branch", "--list", "worktree-acp-one") == ""
+
+
+async def test_a_worktree_that_cannot_be_made_names_the_field_under_meta(
+    acp: Acp, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(RequestError) as raised:
+        await acp.conn.new_session(
+            cwd=str(repo), mcp_servers=[], claudeSidecar={"worktree": {"baseRef": "nope"}}
+        )
+
+    assert raised.value.code == -32602
+    assert json_object(raised.value.data)["field"] == "worktree.baseRef"
+    with pytest.raises(RequestError) as bad_name:
+        await acp.conn.new_session(
+            cwd=str(repo), mcp_servers=[], claudeSidecar={"worktree": {"name": "../up"}}
+        )
+    assert json_object(bad_name.value.data)["field"] == "worktree.name"

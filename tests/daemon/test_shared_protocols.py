@@ -33,6 +33,8 @@ async def test_clients_of_different_protocols_share_a_chat_each_with_its_own_han
             "fork",
             "transcriptPaging",
             "partialListing",
+            "watchChannels",
+            "worktrees",
         ]
     assert older.features["ignoredOptions"] == []
     assert newer.features["ignoredOptions"] == ["initializationOptions.inlineDiffs"]

@@ -64,8 +64,8 @@ def test_an_optional_param_made_required_breaks_clients_that_leave_it_out(
 
 def test_a_new_optional_param_and_a_new_result_field_break_nothing(current: Schema) -> None:
     def add(defs: Schema, root: Schema) -> None:
-        defs["NewChannelParams"]["properties"]["worktree"] = {"type": "object"}
-        defs["NewChannelResult"]["properties"]["worktree"] = {"type": "string"}
+        defs["NewChannelParams"]["properties"]["sandbox"] = {"type": "object"}
+        defs["NewChannelResult"]["properties"]["sandbox"] = {"type": "string"}
 
     assert schema_diff.breaking_changes(current, changed(current, add)) == []
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
 from acp.schema import (
@@ -47,7 +48,12 @@ from claude_sidecar.frontends.acp.auth import auth_methods, methods_as_json
 from claude_sidecar.frontends.acp.config import EFFORT, MODEL, mode_ids
 from claude_sidecar.frontends.acp.errors import as_acp_errors, invalid
 from claude_sidecar.frontends.acp.prompt import PromptBlock, cli_content
-from claude_sidecar.frontends.acp.registry import PAGE_SIZE, SessionRegistry, session_options
+from claude_sidecar.frontends.acp.registry import (
+    PAGE_SIZE,
+    SessionRegistry,
+    session_options,
+    worktree_options,
+)
 from claude_sidecar.frontends.acp.services import AgentServices
 from claude_sidecar.frontends.acp.session import Session
 from claude_sidecar.frontends.acp.updates import META
@@ -162,8 +168,13 @@ class SidecarAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        """A session on a new channel (from the warm pool when a spare fits)."""
-        session = await self.sessions.new(session_options(cwd, additional_directories, mcp_servers))
+        """A session on a new channel (from the warm pool when a spare fits); in a git
+        worktree of its own with ``_meta.claudeSidecar.worktree``."""
+        options = session_options(cwd, additional_directories, mcp_servers)
+        ours = kwargs.get(META)
+        if isinstance(ours, dict) and ours.get("worktree") is not None:
+            options = msgspec.structs.replace(options, worktree=worktree_options(ours["worktree"]))
+        session = await self.sessions.new(options)
         return NewSessionResponse(session_id=session.id, **session.opened_fields())
 
     @as_acp_errors

@@ -5,7 +5,9 @@
 - ``forkSession``: a new session continuing a copy of a session's conversation through
   one of its prompts' exchanges (``claude/forkSession`` with ``atMessageId``);
 - ``diagnostics``: what the agent holds now (``diagnostics.snapshot``: the counts the
-  ``claude/*`` daemon logs on ``SIGUSR1``) and each session's CLI.
+  ``claude/*`` daemon logs on ``SIGUSR1``) and each session's CLI;
+- ``worktreeChanges``, ``mergeWorktree``, ``removeWorktree``: those ``claude/*`` methods
+  for a session started in a worktree (``session/new``'s ``_meta.claudeSidecar.worktree``).
 
 A prompt's ``messageId`` is in its answer's ``_meta.claudeSidecar`` and in a replayed
 ``user_message_chunk``. Bad params name the field, as ACP methods' do.
@@ -23,6 +25,7 @@ from claude_sidecar import __version__
 from claude_sidecar.channel import rewind
 from claude_sidecar.frontends.acp.errors import invalid
 from claude_sidecar.frontends.acp.registry import SessionRegistry, session_options
+from claude_sidecar.protocol import api
 from claude_sidecar.protocol.api import is_uuid
 from claude_sidecar.runtime import diagnostics
 
@@ -32,7 +35,14 @@ if TYPE_CHECKING:
 PREFIX = "claude-sidecar/"
 """The methods' prefix (on the wire after ACP's ``_``: ``_claude-sidecar/...``)."""
 
-METHODS = ("rewindFiles", "forkSession", "diagnostics")
+METHODS = (
+    "rewindFiles",
+    "forkSession",
+    "diagnostics",
+    "worktreeChanges",
+    "mergeWorktree",
+    "removeWorktree",
+)
 MESSAGE_FIX = (
     "pass the messageId of one of the session's prompts (the prompt's answer has it in "
     "_meta.claudeSidecar.messageId, a loaded session's user_message_chunk as messageId)"
@@ -92,6 +102,8 @@ async def call(
         session = await sessions.fork(source, options, at)
         answer = ForkSessionResponse(session_id=session.id, **session.opened_fields())
         return dict(answer.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if name in ("worktreeChanges", "mergeWorktree", "removeWorktree"):
+        return await _worktree_call(sessions, hub, name, params)
     if name == "diagnostics":
         return {
             "version": __version__,
@@ -100,3 +112,29 @@ async def call(
             "sessions": sessions.describe(),
         }
     raise KeyError(name)
+
+
+async def _worktree_call(
+    sessions: SessionRegistry, hub: Hub, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """A worktree method of the ``claude/*`` protocol on the session's channel: its params
+    with ``sessionId`` for ``channelId``."""
+    session_id = _string(params, "sessionId") or ""
+    channel_id = sessions.get(session_id).channel_id
+    rest = {k: v for k, v in params.items() if k != "sessionId"}
+    method = f"_{PREFIX}{name}"
+    if name == "worktreeChanges":
+        api.decode_params(method, api.ChannelParams, {**rest, "channelId": channel_id})
+        answer: msgspec.Struct = await hub.worktree_changes(channel_id)
+    elif name == "mergeWorktree":
+        merge = api.decode_params(
+            method, api.MergeWorktreeParams, {**rest, "channelId": channel_id}
+        )
+        answer = await hub.merge_worktree(merge)
+    else:
+        remove = api.decode_params(
+            method, api.RemoveWorktreeParams, {**rest, "channelId": channel_id}
+        )
+        answer = await hub.remove_worktree(remove)
+        sessions.forget(session_id)
+    return dict(msgspec.to_builtins(answer))

@@ -27,9 +27,12 @@ from claude_sidecar.protocol.api import (
     ForkSessionParams,
     NewChannelParams,
     SessionSummary,
+    WorktreeOptions,
+    decode_params,
     is_absolute_path,
     is_uuid,
 )
+from claude_sidecar.protocol.errors import InvalidParams
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,16 @@ def session_options(
         add_dirs=additional_directories or None,
         resume=resume,
     )
+
+
+def worktree_options(value: Any) -> WorktreeOptions:
+    """``session/new``'s ``_meta.claudeSidecar.worktree`` (``name``, ``baseRef``); an
+    error names the field as ``claude/newChannel``'s do (``worktree.name``)."""
+    try:
+        return decode_params("session/new", WorktreeOptions, value)
+    except InvalidParams as e:
+        name = "worktree." + str(e.data["field"]).removeprefix("worktree.")
+        raise invalid(name, e.message.split("` ", 1)[-1], "see docs/acp.md") from e
 
 
 class SessionRegistry:
@@ -190,6 +203,12 @@ class SessionRegistry:
         session.close()
         del self._sessions[session_id]
         await self._hub.close_channel(session.channel_id)
+
+    def forget(self, session_id: str) -> None:
+        """End the session whose channel the hub closed (its worktree was removed)."""
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
 
     async def delete(self, session_id: str) -> None:
         """Delete a stored session for good (not one open here: its CLI would write it

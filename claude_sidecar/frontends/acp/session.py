@@ -33,6 +33,7 @@ from claude_sidecar.feed.events import (
     PermissionWithdrawn,
     StatusChanged,
     TurnEnded,
+    WorktreeChanged,
 )
 from claude_sidecar.frontends.acp.asks import (
     answer_label,
@@ -245,10 +246,13 @@ class Session:
         """What every answer that opens the session says of it: its modes, its config
         options, the CLI's pid."""
         channel = self.services.hub.get(self.channel_id)
+        ours: dict[str, Any] = {"pid": channel.pid}
+        if channel.settings.worktree is not None:
+            ours["worktree"] = msgspec.to_builtins(channel.settings.worktree)
         return {
             "modes": modes(self.mode or START_MODE, self.services.allow_bypass),
             "config_options": self.config_options(),
-            "field_meta": {META: {"pid": channel.pid}},
+            "field_meta": {META: ours},
         }
 
     def config_options(self) -> list[dict[str, Any]]:
@@ -324,6 +328,12 @@ class Session:
             self._turn_ended(event)
         elif isinstance(event, StatusChanged):
             self._status(event)
+        elif isinstance(event, WorktreeChanged):
+            # ACP has no update for it: an extension notification, as claude/worktreeChanged.
+            self.services.transport.notify(
+                "_claude-sidecar/worktreeChanged",
+                {"sessionId": self.id, **msgspec.to_builtins(event)},
+            )
 
     def _meter(self, ended: TurnEnded) -> None:
         """After a turn: the context meter (the last model call's tokens of the window

@@ -34,6 +34,7 @@ from claude_sidecar.protocol.api import (
     PermissionRequestNotification,
     StatusNotification,
     TurnEndedNotification,
+    WorktreeChangedNotification,
 )
 
 Sink = Callable[[bytes], None]
@@ -298,4 +299,5 @@ _NOTIFICATIONS: dict[type, tuple[str, type[msgspec.Struct]]] = {
     events.PermissionWithdrawn: ("claude/permissionCancelled", PermissionCancelledNotification),
     events.FileUpdated: ("claude/fileUpdated", FileUpdatedNotification),
     events.EntryChanged: ("claude/entry", EntryNotification),
+    events.WorktreeChanged: ("claude/worktreeChanged", WorktreeChangedNotification),
 }

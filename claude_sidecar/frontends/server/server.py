@@ -532,6 +532,22 @@ async def stop_daemon(ls: SidecarServer, p: api.StopDaemonParams) -> api.Result:
     return api.StopDaemonResult(closed_channels=closed)
 
 
+async def worktree_changes(ls: SidecarServer, p: api.ChannelParams) -> api.Result:
+    return await ls.hub.worktree_changes(p.channel_id)
+
+
+async def merge_worktree(ls: SidecarServer, p: api.MergeWorktreeParams) -> api.Result:
+    return await ls.hub.merge_worktree(p)
+
+
+async def remove_worktree(ls: SidecarServer, p: api.RemoveWorktreeParams) -> api.Result:
+    removed = await ls.hub.remove_worktree(p)
+    if ls.shared is not None:
+        for channel_id in removed.closed_channels:
+            ls.shared.forget(channel_id)
+    return removed
+
+
 HANDLERS: dict[str, Handler] = {
     "claude/newChannel": new_channel,
     "claude/sendMessage": send_message,
@@ -558,6 +574,9 @@ HANDLERS: dict[str, Handler] = {
     "claude/attach": attach,
     "claude/detach": detach,
     "claude/stopDaemon": stop_daemon,
+    "claude/worktreeChanges": worktree_changes,
+    "claude/mergeWorktree": merge_worktree,
+    "claude/removeWorktree": remove_worktree,
 }
 
 

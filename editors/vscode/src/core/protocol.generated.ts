@@ -209,6 +209,7 @@ export interface ChannelInfo {
   outputStyle: string | null;
   permissionMode: string | null;
   totalCostUsd: number;
+  worktree: WorktreeInfo | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -246,6 +247,20 @@ export interface ModelInfo {
   supportsEffort?: boolean;
   supportsFastMode?: boolean;
   value: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The git worktree a chat runs in (made by ``claude/newChannel``'s ``worktree``, or
+ * one under ``.claude/worktrees/`` that a resumed or forked chat runs in).
+ */
+export interface WorktreeInfo {
+  baseBranch: string | null;
+  baseCommit: string;
+  baseRef: string;
+  branch: string;
+  name: string;
+  path: string;
+  root: string;
   [k: string]: unknown | undefined;
 }
 /**
@@ -337,6 +352,7 @@ export interface ChannelSummary {
   sessionId: string;
   state: 'awaitingPermission' | 'exited' | 'idle' | 'running' | 'starting';
   tasks?: BackgroundTask[];
+  worktree?: WorktreeInfo | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -707,6 +723,24 @@ export interface McpToggleParams {
   serverName: string;
 }
 /**
+ * ``claude/mergeWorktree``: bring a worktree chat's branch into its base branch.
+ */
+export interface MergeWorktreeParams {
+  channelId: string;
+  message?: string | null;
+  strategy: 'merge' | 'rebase' | 'squash';
+}
+export interface MergeWorktreeResult {
+  checkout: string | null;
+  commit: string;
+  committed: string | null;
+  files: string[];
+  previous: string;
+  strategy: 'merge' | 'rebase' | 'squash';
+  target: string;
+  [k: string]: unknown | undefined;
+}
+/**
  * ``claude/message``: one CLI message, verbatim.
  */
 export interface MessageNotification {
@@ -755,6 +789,14 @@ export interface NewChannelParams {
   } | null;
   strictMcpConfig?: boolean;
   systemPrompt?: string | null;
+  worktree?: WorktreeOptions | null;
+}
+/**
+ * ``claude/newChannel``'s ``worktree``: the chat runs in a git worktree of its own.
+ */
+export interface WorktreeOptions {
+  baseRef?: string;
+  name?: string | null;
 }
 export interface NewChannelResult {
   attached?: AttachResult | null;
@@ -803,6 +845,23 @@ export interface PermissionRequestNotification {
   suggestions: unknown[];
   toolName: string;
   toolUseId: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/removeWorktree``: close a worktree chat, remove its worktree and branch.
+ */
+export interface RemoveWorktreeParams {
+  channelId: string;
+  force?: boolean;
+}
+export interface RemoveWorktreeResult {
+  branch: string;
+  closedChannels: string[];
+  discardedCommits: string[];
+  discardedFiles: string[];
+  exit: ExitInfo;
+  path: string;
+  sessionId: string;
   [k: string]: unknown | undefined;
 }
 /**
@@ -968,6 +1027,7 @@ export interface StatusNotification {
   seq: number;
   sessionId: string;
   state: 'awaitingPermission' | 'exited' | 'idle' | 'running' | 'starting';
+  worktree?: WorktreeInfo | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -1069,6 +1129,64 @@ export interface TurnUsage {
 export interface WatchChannelsParams {
   watch?: boolean;
 }
+/**
+ * ``claude/worktreeChanged``: the set of files a worktree chat changed, or their
+ * counts, changed (checked after an edit tool's result and when a turn ends).
+ */
+export interface WorktreeChangedNotification {
+  added: number;
+  channelId: string;
+  deleted: number;
+  files: WorktreeFileCount[];
+  seq: number;
+  [k: string]: unknown | undefined;
+}
+/**
+ * One changed file of a worktree, counted (``claude/worktreeChanged``).
+ */
+export interface WorktreeFileCount {
+  added: number | null;
+  deleted: number | null;
+  path: string;
+  status: 'added' | 'deleted' | 'modified' | 'renamed';
+  [k: string]: unknown | undefined;
+}
+/**
+ * ``claude/worktreeChanges``: what the chat's worktree changed against its base.
+ */
+export interface WorktreeChangesResult {
+  added: number;
+  commits: WorktreeCommit[];
+  deleted: number;
+  files: WorktreeFile[];
+  head: string;
+  worktree: WorktreeInfo;
+  [k: string]: unknown | undefined;
+}
+/**
+ * One commit of a worktree's branch that its base does not have.
+ */
+export interface WorktreeCommit {
+  commit: string;
+  subject: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * One file a worktree's agent changed (base commit -> files on disk).
+ */
+export interface WorktreeFile {
+  added: number | null;
+  binary: boolean;
+  deleted: number | null;
+  diff: string | null;
+  oldPath: string | null;
+  omitted: ('binary' | 'tooLarge') | null;
+  path: string;
+  size: number;
+  status: 'added' | 'deleted' | 'modified' | 'renamed';
+  uncommitted: boolean;
+  [k: string]: unknown | undefined;
+}
 
 /** The optional features a daemon may list in `claudeSidecar.features`. */
 export const FEATURE_NAMES = [
@@ -1080,7 +1198,8 @@ export const FEATURE_NAMES = [
   "signIn",
   "stopDaemon",
   "transcriptPaging",
-  "watchChannels"
+  "watchChannels",
+  "worktrees"
 ] as const;
 
 /** Every request a client sends: its params and result types. */
@@ -1146,9 +1265,17 @@ export interface ClaudeMethods {
    */
   "claude/mcpToggle": { params: McpToggleParams; result: Ok };
   /**
+   * Merge, squash or rebase a worktree chat's branch into its base branch.
+   */
+  "claude/mergeWorktree": { params: MergeWorktreeParams; result: MergeWorktreeResult };
+  /**
    * Start a CLI process for one conversation in `cwd`.
    */
   "claude/newChannel": { params: NewChannelParams; result: NewChannelResult };
+  /**
+   * Close a worktree chat and remove its worktree and branch.
+   */
+  "claude/removeWorktree": { params: RemoveWorktreeParams; result: RemoveWorktreeResult };
   /**
    * Give a stored session a custom title (what claude/listSessions shows).
    */
@@ -1185,6 +1312,10 @@ export interface ClaudeMethods {
    * Every open channel, then claude/channelsChanged whenever one changes.
    */
   "claude/watchChannels": { params: WatchChannelsParams; result: ListChannelsResult };
+  /**
+   * A worktree chat's changes against its base: files, counts and diffs.
+   */
+  "claude/worktreeChanges": { params: ChannelParams; result: WorktreeChangesResult };
 }
 
 /** The names of every request a client sends. */
@@ -1204,7 +1335,9 @@ export const METHOD_NAMES = [
   "claude/mcpReconnect",
   "claude/mcpStatus",
   "claude/mcpToggle",
+  "claude/mergeWorktree",
   "claude/newChannel",
+  "claude/removeWorktree",
   "claude/renameSession",
   "claude/respondPermission",
   "claude/rewindFiles",
@@ -1213,7 +1346,8 @@ export const METHOD_NAMES = [
   "claude/setPermissionMode",
   "claude/stopDaemon",
   "claude/stopTask",
-  "claude/watchChannels"
+  "claude/watchChannels",
+  "claude/worktreeChanges"
 ] as const;
 
 /** Every notification the daemon sends: its params type. */
@@ -1258,6 +1392,10 @@ export interface ClaudeNotifications {
    * `claude/turnEnded`: a turn is over, and how it went.
    */
   "claude/turnEnded": TurnEndedNotification;
+  /**
+   * `claude/worktreeChanged`: the set of files a worktree chat changed, or their counts, changed (checked after an edit tool's result and when a turn ends).
+   */
+  "claude/worktreeChanged": WorktreeChangedNotification;
 }
 
 /** The names of every notification the daemon sends. */
@@ -1271,7 +1409,8 @@ export const NOTIFICATION_NAMES = [
   "claude/permissionRequest",
   "claude/sessionsChanged",
   "claude/status",
-  "claude/turnEnded"
+  "claude/turnEnded",
+  "claude/worktreeChanged"
 ] as const;
 
 /** Every request the daemon sends the client: its params and result types. */
@@ -1297,6 +1436,10 @@ export const ERROR_CODES = {
    */
   channelNotFound: -32001,
   /**
+   * A request that needs the chat between turns came while it runs one.
+   */
+  chatBusy: -32018,
+  /**
    * `claude/stopDaemon` with `onlyIfNoChats` while the daemon has chats.
    */
   chatsOpen: -32014,
@@ -1321,9 +1464,17 @@ export const ERROR_CODES = {
    */
   controlRequestTimeout: -32007,
   /**
+   * A git command the daemon ran for a worktree failed in a way it did not expect.
+   */
+  gitFailed: -32017,
+  /**
    * A request parameter is missing, has the wrong type, or an invalid value.
    */
   invalidParams: -32602,
+  /**
+   * Merging a worktree's branch conflicts; nothing was changed.
+   */
+  mergeConflict: -32019,
   /**
    * A method of the shared daemon was sent to a private one (`--stdio`).
    */
@@ -1352,6 +1503,14 @@ export const ERROR_CODES = {
    * The channel has no running background task with that id.
    */
   taskNotFound: -32010,
+  /**
+   * A merge would change files that have uncommitted changes in the user's checkout.
+   */
+  uncommittedChanges: -32020,
+  /**
+   * Removing a worktree would lose work that was never merged (without `force`).
+   */
+  unmergedWork: -32021,
 } as const;
 
 /** The `data.name` of a daemon error. */

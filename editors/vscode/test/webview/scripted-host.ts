@@ -88,6 +88,7 @@ export const INFO: ChannelInfo = {
   permissionMode: 'default',
   totalCostUsd: 0,
   context: null,
+  worktree: null,
 };
 
 /** Serves the page; one per test file. */

@@ -28,6 +28,7 @@ val FEATURE_NAMES: List<String> =
         "stopDaemon",
         "transcriptPaging",
         "watchChannels",
+        "worktrees",
     )
 
 enum class AskState(override val wire: String) : WireEnum {
@@ -148,6 +149,16 @@ enum class NoticeLevel(override val wire: String) : WireEnum {
     }
 }
 
+enum class Omitted(override val wire: String) : WireEnum {
+    BINARY("binary"),
+    TOO_LARGE("tooLarge"),
+    ;
+
+    companion object {
+        fun of(wire: String): Omitted? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
 enum class PermissionDecision(override val wire: String) : WireEnum {
     ALLOW("allow"),
     ALLOW_ALWAYS("allowAlways"),
@@ -181,6 +192,17 @@ enum class SettingSource(override val wire: String) : WireEnum {
 
     companion object {
         fun of(wire: String): SettingSource? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
+enum class Strategy(override val wire: String) : WireEnum {
+    MERGE("merge"),
+    REBASE("rebase"),
+    SQUASH("squash"),
+    ;
+
+    companion object {
+        fun of(wire: String): Strategy? = entries.firstOrNull { it.wire == wire }
     }
 }
 
@@ -232,6 +254,18 @@ enum class TurnOutcome(override val wire: String) : WireEnum {
 
     companion object {
         fun of(wire: String): TurnOutcome? = entries.firstOrNull { it.wire == wire }
+    }
+}
+
+enum class WorktreeFileStatus(override val wire: String) : WireEnum {
+    ADDED("added"),
+    DELETED("deleted"),
+    MODIFIED("modified"),
+    RENAMED("renamed"),
+    ;
+
+    companion object {
+        fun of(wire: String): WorktreeFileStatus? = entries.firstOrNull { it.wire == wire }
     }
 }
 
@@ -349,6 +383,7 @@ data class ChannelInfo(
     @field:AlwaysWritten val model: String?,
     @field:AlwaysWritten val outputStyle: String?,
     @field:AlwaysWritten val permissionMode: String?,
+    @field:AlwaysWritten val worktree: WorktreeInfo?,
 )
 
 /** Params naming one channel (`claude/interrupt`, `claude/closeChannel`). */
@@ -372,6 +407,7 @@ data class ChannelSummary(
     val permissionMode: String? = null,
     /** Absent: the daemon's default, `[]`. */
     val tasks: List<BackgroundTask>? = null,
+    val worktree: WorktreeInfo? = null,
 )
 
 /**
@@ -718,6 +754,23 @@ data class McpToggleParams(
     val serverName: String,
 )
 
+/** `claude/mergeWorktree`: bring a worktree chat's branch into its base branch. */
+data class MergeWorktreeParams(
+    val channelId: String,
+    val strategy: Strategy,
+    val message: String? = null,
+)
+
+data class MergeWorktreeResult(
+    val commit: String,
+    val files: List<String>,
+    val previous: String,
+    val strategy: Strategy,
+    val target: String,
+    @field:AlwaysWritten val checkout: String?,
+    @field:AlwaysWritten val committed: String?,
+)
+
 /** `claude/message`: one CLI message, verbatim. */
 data class MessageNotification(
     val channelId: String,
@@ -769,6 +822,7 @@ data class NewChannelParams(
     /** Absent: the daemon's default, `false`. */
     val strictMcpConfig: Boolean? = null,
     val systemPrompt: String? = null,
+    val worktree: WorktreeOptions? = null,
 )
 
 data class NewChannelResult(
@@ -868,6 +922,23 @@ data class PromptEntry(
     val queued: Boolean? = null,
     val kind: String = "prompt",
 ) : Entry
+
+/** `claude/removeWorktree`: close a worktree chat, remove its worktree and branch. */
+data class RemoveWorktreeParams(
+    val channelId: String,
+    /** Absent: the daemon's default, `false`. */
+    val force: Boolean? = null,
+)
+
+data class RemoveWorktreeResult(
+    val branch: String,
+    val closedChannels: List<String>,
+    val discardedCommits: List<String>,
+    val discardedFiles: List<String>,
+    val exit: ExitInfo,
+    val path: String,
+    val sessionId: String,
+)
 
 /** `claude/renameSession`: give a stored session a custom title. */
 data class RenameSessionParams(
@@ -1040,6 +1111,7 @@ data class StatusNotification(
     val model: String? = null,
     val permissionMode: String? = null,
     val retry: RetryInfo? = null,
+    val worktree: WorktreeInfo? = null,
 )
 
 /**
@@ -1213,6 +1285,77 @@ data class WatchChannelsParams(
     val watch: Boolean? = null,
 )
 
+/**
+ * `claude/worktreeChanged`: the set of files a worktree chat changed, or their
+ * counts, changed (checked after an edit tool's result and when a turn ends).
+ */
+data class WorktreeChangedNotification(
+    val added: Int,
+    val channelId: String,
+    val deleted: Int,
+    val files: List<WorktreeFileCount>,
+    val seq: Int,
+)
+
+/** `claude/worktreeChanges`: what the chat's worktree changed against its base. */
+data class WorktreeChangesResult(
+    val added: Int,
+    val commits: List<WorktreeCommit>,
+    val deleted: Int,
+    val files: List<WorktreeFile>,
+    val head: String,
+    val worktree: WorktreeInfo,
+)
+
+/** One commit of a worktree's branch that its base does not have. */
+data class WorktreeCommit(
+    val commit: String,
+    val subject: String,
+)
+
+/** One file a worktree's agent changed (base commit -> files on disk). */
+data class WorktreeFile(
+    val binary: Boolean,
+    val path: String,
+    val size: Int,
+    val status: WorktreeFileStatus,
+    val uncommitted: Boolean,
+    @field:AlwaysWritten val added: Int?,
+    @field:AlwaysWritten val deleted: Int?,
+    @field:AlwaysWritten val diff: String?,
+    @field:AlwaysWritten val oldPath: String?,
+    @field:AlwaysWritten val omitted: Omitted?,
+)
+
+/** One changed file of a worktree, counted (`claude/worktreeChanged`). */
+data class WorktreeFileCount(
+    val path: String,
+    val status: WorktreeFileStatus,
+    @field:AlwaysWritten val added: Int?,
+    @field:AlwaysWritten val deleted: Int?,
+)
+
+/**
+ * The git worktree a chat runs in (made by `claude/newChannel`'s `worktree`, or
+ * one under `.claude/worktrees/` that a resumed or forked chat runs in).
+ */
+data class WorktreeInfo(
+    val baseCommit: String,
+    val baseRef: String,
+    val branch: String,
+    val name: String,
+    val path: String,
+    val root: String,
+    @field:AlwaysWritten val baseBranch: String?,
+)
+
+/** `claude/newChannel`'s `worktree`: the chat runs in a git worktree of its own. */
+data class WorktreeOptions(
+    /** Absent: the daemon's default, `"head"`. */
+    val baseRef: String? = null,
+    val name: String? = null,
+)
+
 /** Every `claude/…` request of the daemon: name, params and result types. */
 object Methods {
     /** Shared daemon: receive a running chat's notifications here, with what was missed. */
@@ -1267,9 +1410,17 @@ object Methods {
     /** Enable or disable one MCP server. */
     val MCP_TOGGLE: Method<McpToggleParams, Ok> = Method("claude/mcpToggle", McpToggleParams::class.java, Ok::class.java)
 
+    /** Merge, squash or rebase a worktree chat's branch into its base branch. */
+    val MERGE_WORKTREE: Method<MergeWorktreeParams, MergeWorktreeResult> =
+        Method("claude/mergeWorktree", MergeWorktreeParams::class.java, MergeWorktreeResult::class.java)
+
     /** Start a CLI process for one conversation in `cwd`. */
     val NEW_CHANNEL: Method<NewChannelParams, NewChannelResult> =
         Method("claude/newChannel", NewChannelParams::class.java, NewChannelResult::class.java)
+
+    /** Close a worktree chat and remove its worktree and branch. */
+    val REMOVE_WORKTREE: Method<RemoveWorktreeParams, RemoveWorktreeResult> =
+        Method("claude/removeWorktree", RemoveWorktreeParams::class.java, RemoveWorktreeResult::class.java)
 
     /** Give a stored session a custom title (what claude/listSessions shows). */
     val RENAME_SESSION: Method<RenameSessionParams, Ok> = Method("claude/renameSession", RenameSessionParams::class.java, Ok::class.java)
@@ -1303,6 +1454,10 @@ object Methods {
     /** Every open channel, then claude/channelsChanged whenever one changes. */
     val WATCH_CHANNELS: Method<WatchChannelsParams, ListChannelsResult> =
         Method("claude/watchChannels", WatchChannelsParams::class.java, ListChannelsResult::class.java)
+
+    /** A worktree chat's changes against its base: files, counts and diffs. */
+    val WORKTREE_CHANGES: Method<ChannelParams, WorktreeChangesResult> =
+        Method("claude/worktreeChanges", ChannelParams::class.java, WorktreeChangesResult::class.java)
     val ALL: List<Method<*, *>> =
         listOf(
             ATTACH,
@@ -1320,7 +1475,9 @@ object Methods {
             MCP_RECONNECT,
             MCP_STATUS,
             MCP_TOGGLE,
+            MERGE_WORKTREE,
             NEW_CHANNEL,
+            REMOVE_WORKTREE,
             RENAME_SESSION,
             RESPOND_PERMISSION,
             REWIND_FILES,
@@ -1330,6 +1487,7 @@ object Methods {
             STOP_DAEMON,
             STOP_TASK,
             WATCH_CHANNELS,
+            WORKTREE_CHANGES,
         )
 
     fun byName(name: String): Method<*, *>? = ALL.firstOrNull { it.name == name }
@@ -1371,6 +1529,10 @@ object Notifications {
 
     /** `claude/turnEnded`: a turn is over, and how it went. */
     val TURN_ENDED: NotificationType<TurnEndedNotification> = NotificationType("claude/turnEnded", TurnEndedNotification::class.java)
+
+    /** `claude/worktreeChanged`: the set of files a worktree chat changed, or their counts, changed (checked after an edit tool's result and when a turn ends). */
+    val WORKTREE_CHANGED: NotificationType<WorktreeChangedNotification> =
+        NotificationType("claude/worktreeChanged", WorktreeChangedNotification::class.java)
     val ALL: List<NotificationType<*>> =
         listOf(
             CHANNELS_CHANGED,
@@ -1383,6 +1545,7 @@ object Notifications {
             SESSIONS_CHANGED,
             STATUS,
             TURN_ENDED,
+            WORKTREE_CHANGED,
         )
 
     fun byName(name: String): NotificationType<*>? = ALL.firstOrNull { it.name == name }
@@ -1433,6 +1596,9 @@ enum class ErrorName(
     /** The `channelId` names no channel of this daemon. */
     CHANNEL_NOT_FOUND("channelNotFound", -32001, listOf("channelId")),
 
+    /** A request that needs the chat between turns came while it runs one. */
+    CHAT_BUSY("chatBusy", -32018, listOf("channelId", "state")),
+
     /** `claude/stopDaemon` with `onlyIfNoChats` while the daemon has chats. */
     CHATS_OPEN("chatsOpen", -32014, listOf("channelIds")),
 
@@ -1451,8 +1617,14 @@ enum class ErrorName(
     /** The CLI did not answer a control request in time. */
     CONTROL_REQUEST_TIMEOUT("controlRequestTimeout", -32007, listOf("subtype", "timeoutSeconds")),
 
+    /** A git command the daemon ran for a worktree failed in a way it did not expect. */
+    GIT_FAILED("gitFailed", -32017, listOf("command", "cwd", "stderr")),
+
     /** A request parameter is missing, has the wrong type, or an invalid value. */
     INVALID_PARAMS("invalidParams", -32602, listOf("field")),
+
+    /** Merging a worktree's branch conflicts; nothing was changed. */
+    MERGE_CONFLICT("mergeConflict", -32019, listOf("branch", "files", "strategy", "target")),
 
     /** A method of the shared daemon was sent to a private one (`--stdio`). */
     NOT_SHARED("notShared", -32012, listOf("method")),
@@ -1478,6 +1650,12 @@ enum class ErrorName(
 
     /** The channel has no running background task with that id. */
     TASK_NOT_FOUND("taskNotFound", -32010, listOf("channelId", "running", "taskId")),
+
+    /** A merge would change files that have uncommitted changes in the user's checkout. */
+    UNCOMMITTED_CHANGES("uncommittedChanges", -32020, listOf("checkout", "files")),
+
+    /** Removing a worktree would lose work that was never merged (without `force`). */
+    UNMERGED_WORK("unmergedWork", -32021, listOf("branch", "commits", "uncommittedFiles")),
     ;
 
     companion object {
