@@ -23,11 +23,13 @@ import javax.swing.JPanel
  * A tool use as one compact line: status, name, the argument that says what it does (file,
  * command, pattern), how its permission request went, and the size of its edits (+N −M). A
  * click opens the input (an edit's diff) and the result. A sub-agent's entries are nested in
- * [children], under the Agent/Task call that started them.
+ * [children], under the Agent/Task call that started them. Whether it is open is kept in
+ * [opened] (the transcript's), so a view made again comes back as the user left it.
  */
 class ToolRow(
     private val key: String,
     private val context: ViewContext,
+    private val opened: OpenedEntries,
 ) : EntryView {
     private var entry = ToolEntry(id = "", name = "", status = ToolStatus.PENDING)
     private val status = JLabel()
@@ -67,7 +69,6 @@ class ToolRow(
             }
         })
     }
-    private var expanded = false
     private var drawnDetails: Any? = null
 
     override val component: JComponent = Column(0)
@@ -83,7 +84,7 @@ class ToolRow(
         }
         header.addMouseListener(object : MouseAdapter() {
             override fun mouseClicked(e: MouseEvent) {
-                expanded = !expanded
+                opened.toggle(key)
                 update(entry)
             }
         })
@@ -120,6 +121,7 @@ class ToolRow(
         }
         why.isVisible = reason != null
         why.text = reason ?: ""
+        val expanded = opened.isOpen(key)
         details.isVisible = expanded
         chevron.text = if (expanded) "▾" else "▸"
         if (expanded) fillDetails(entry)

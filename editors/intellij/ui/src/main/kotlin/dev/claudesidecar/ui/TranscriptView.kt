@@ -61,6 +61,9 @@ class TranscriptView(
 
     private val column = ScrollableColumn(GAP).apply { border = padding(12, 14, 12, 14) }
     private val views = HashMap<String, EntryView>()
+
+    /** The tool rows and thoughts the user opened: kept here, as their views come and go. */
+    private val opened = OpenedEntries()
     private val slots = ArrayList<Slot>()
     private val slotOf = HashMap<String, Slot>()
 
@@ -150,7 +153,10 @@ class TranscriptView(
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
         var drawn = false
-        for (key in change.removed) dropView(key)
+        for (key in change.removed) {
+            dropView(key)
+            opened.forget(key)
+        }
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
             val view = views[key]
@@ -297,7 +303,7 @@ class TranscriptView(
     private fun viewOf(key: String): EntryView? {
         views[key]?.let { return it }
         val entry = transcript.entry(key) ?: return null
-        return entryView(key, entry, context).also { view ->
+        return entryView(key, entry, context, opened).also { view ->
             views[key] = view
             saidElsewhere[key]?.let { (view as? InterruptMark)?.saidElsewhere = it }
         }
