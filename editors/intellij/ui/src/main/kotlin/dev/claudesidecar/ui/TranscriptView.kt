@@ -53,10 +53,12 @@ class TranscriptView(
     private class Slot(val key: String) {
         var view: EntryView? = null
 
-        /** Its height and the gap after it as last drawn (or guessed when [guessed]); 0 when it shows nothing. */
-        var extent = 0
+        /** Its height and the gap after it as last drawn (or guessed when [guessed]) at [heightsWidth]; 0 when it shows nothing, -1 until guessed. */
+        var extent = -1
         var guessed = true
-        var drawnAtWidth = -1
+
+        /** Its place: its index in [slots] is `order - slots[0].order` (an older page's slots go in front, numbered below). */
+        var order = 0
     }
 
     private val column = ScrollableColumn(GAP).apply { border = padding(12, 14, 12, 14) }
@@ -65,6 +67,12 @@ class TranscriptView(
     /** The tool rows and thoughts the user opened: kept here, as their views come and go. */
     private val opened = OpenedEntries()
     private val slots = ArrayList<Slot>()
+
+    /** The slots' extents by index, and their running sums (the windowing reads them at every scroll). */
+    private val heights = SlotHeights()
+
+    /** The width the extents are for (-1: none yet, or to be guessed again). */
+    private var heightsWidth = -1
     private val slotOf = HashMap<String, Slot>()
 
     /** The keys of the entries nested in each Agent/Task call that is shown, in order. */
@@ -161,8 +169,8 @@ class TranscriptView(
             val entry = transcript.entry(key) ?: continue
             val view = views[key]
             if (view == null) {
-                // Not drawn: its height is guessed again when it is needed.
-                slotOf[key]?.let { if (it.guessed) it.drawnAtWidth = -1 }
+                // Not drawn: its height is guessed again from what it says now.
+                slotOf[key]?.let { if (it.guessed) guessExtent(it, indexOf(it)) }
                 continue
             }
             if (isStreaming(entry)) {
@@ -211,10 +219,8 @@ class TranscriptView(
         loadingRow.foreground = Theme.muted
         streaming.clear()
         views.clear()
-        for (slot in slots) {
-            slot.view = null
-            slot.drawnAtWidth = -1
-        }
+        for (slot in slots) slot.view = null
+        heightsWidth = -1
         made = IntRange.EMPTY
         column.removeAll()
         place()
@@ -246,6 +252,12 @@ class TranscriptView(
         slotOf.putAll(known)
         slots.clear()
         slots += order
+        for (i in slots.indices) {
+            val slot = slots[i]
+            slot.order = i
+            if (slot.extent < 0) guessExtent(slot)
+        }
+        heights.reset(slots.size) { slots[it].extent }
         var first = -1
         var last = -1
         for (i in slots.indices) {
@@ -288,7 +300,13 @@ class TranscriptView(
         for (key in keys) {
             if (atTopLevel(key)) added += Slot(key).also { slotOf[key] = it }
         }
+        val firstOrder = slots.firstOrNull()?.order ?: 0
+        added.forEachIndexed { i, slot ->
+            slot.order = firstOrder - added.size + i
+            guessExtent(slot)
+        }
         slots.addAll(0, added)
+        heights.insertFront(added.size) { added[it].extent }
         if (!made.isEmpty()) made = made.first + added.size..made.last + added.size
         return true
     }
@@ -332,6 +350,7 @@ class TranscriptView(
 
     /** The column's components: the loading row, the spacer above, the views of [made], the spacer below (or the hint). */
     private fun arrangeColumn() {
+        measure()
         if (slots.isEmpty()) {
             arrange(column, listOf(hint))
             return
@@ -349,27 +368,39 @@ class TranscriptView(
     }
 
     /** The height of the slots [from] until [to], with the gaps between them. */
-    private fun extentOf(from: Int, to: Int): Int {
+    private fun extentOf(from: Int, to: Int): Int = (heights.between(from, to) - GAP).coerceAtLeast(0)
+
+    /** [slot]'s index in [slots]. */
+    private fun indexOf(slot: Slot): Int = slot.order - slots[0].order
+
+    /**
+     * The slots' extents at the width the column has now: every one guessed again when the
+     * width changed (or a restyle asked for it), then those of the views drawn at it measured.
+     */
+    private fun measure() {
         val width = innerWidth()
-        var sum = 0
-        for (i in from until to) sum += extent(slots[i], width)
-        return (sum - GAP).coerceAtLeast(0)
+        if (width != heightsWidth) {
+            heightsWidth = width
+            for (i in slots.indices) guessExtent(slots[i], i)
+        }
+        for (i in made) measure(i)
     }
 
-    /** [slot]'s height and the gap after it: as drawn at this width, else guessed from its entry. */
-    private fun extent(slot: Slot, width: Int = innerWidth()): Int {
-        val c = slot.view?.component
-        if (c != null && c.parent === column && c.width == width && width > 0) {
-            slot.extent = if (c.isVisible) c.height + GAP else 0
-            slot.guessed = false
-            slot.drawnAtWidth = width
-        } else if (slot.drawnAtWidth != width) {
-            // Drawn at another width, or never: guessed until it is drawn at this one.
-            slot.extent = guess(transcript.entry(slot.key), width) + GAP
-            slot.guessed = true
-            slot.drawnAtWidth = width
-        }
-        return slot.extent
+    /** Slot [i]'s extent as drawn, when its view is laid out at the column's width. */
+    private fun measure(i: Int) {
+        val slot = slots[i]
+        val c = slot.view?.component ?: return
+        if (c.parent !== column || c.width != heightsWidth || heightsWidth <= 0) return
+        slot.extent = if (c.isVisible) c.height + GAP else 0
+        slot.guessed = false
+        heights[i] = slot.extent
+    }
+
+    /** Guesses [slot]'s extent from its entry at [heightsWidth] (noted at [index] once it has one). */
+    private fun guessExtent(slot: Slot, index: Int = -1) {
+        slot.extent = guess(transcript.entry(slot.key), heightsWidth.coerceAtLeast(0)) + GAP
+        slot.guessed = true
+        if (index >= 0) heights[index] = slot.extent
     }
 
     private fun innerWidth(): Int {
@@ -377,18 +408,8 @@ class TranscriptView(
         return (column.width - insets.left - insets.right).coerceAtLeast(0)
     }
 
-    /** The top of each slot in the column (and, last, the bottom of the last): from the slots' extents. */
-    private fun tops(): IntArray {
-        val tops = IntArray(slots.size + 1)
-        val width = innerWidth()
-        var y = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
-        for (i in slots.indices) {
-            tops[i] = y
-            y += extent(slots[i], width)
-        }
-        tops[slots.size] = y
-        return tops
-    }
+    /** Where the first slot's top is in the column: below its padding and the loading row. */
+    private fun slotsTop(): Int = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
 
     /**
      * Makes the views of the slots on screen and [MARGIN_SCREENS] screens around it, drops those
@@ -413,22 +434,22 @@ class TranscriptView(
                 } else {
                     val from = (slots.size - FIRST_SLOTS).coerceAtLeast(0)
                     for (i in from until slots.size) ensureMade(slots[i])
-                    for (i in 0 until from) dropSlot(slots[i])
+                    for (i in made) if (i < from) dropSlot(i)
                     made = from until slots.size
                 }
                 arrangeColumn()
             } else {
-                val tops = tops()
-                val total = tops[slots.size]
-                val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop(tops) ?: viewport.viewPosition.y
-                val want = range(tops, viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
-                val keep = range(tops, viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
+                measure()
+                val total = slotsTop() + heights.total
+                val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop() ?: viewport.viewPosition.y
+                val want = range(viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
+                val keep = range(viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
                 val next = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
                     minOf(want.first, made.first.coerceAtLeast(keep.first))..maxOf(want.last, made.last.coerceAtMost(keep.last))
                 } else {
                     want
                 }
-                for (i in slots.indices) if (i !in next) dropSlot(slots[i])
+                for (i in made) if (i !in next) dropSlot(i)
                 for (i in next) ensureMade(slots[i])
                 made = next
                 arrangeColumn()
@@ -445,9 +466,10 @@ class TranscriptView(
         nearTop()
     }
 
-    private fun dropSlot(slot: Slot) {
+    private fun dropSlot(index: Int) {
+        val slot = slots[index]
         val view = slot.view ?: return
-        extent(slot) // its height as drawn, kept for the spacer
+        measure(index) // its height as drawn, kept for the spacer
         slot.view = null
         views.remove(slot.key)
         streaming -= slot.key
@@ -456,18 +478,16 @@ class TranscriptView(
     }
 
     /** The slots that reach into the column's rows [from] to [to]. */
-    private fun range(tops: IntArray, from: Int, to: Int): IntRange {
-        var first = 0
-        while (first < slots.size - 1 && tops[first + 1] <= from) first++
-        var last = first
-        while (last < slots.size - 1 && tops[last + 1] < to) last++
-        return first..last
+    private fun range(from: Int, to: Int): IntRange {
+        val base = slotsTop()
+        val first = heights.rowBelow(from - base)
+        return first..maxOf(first, heights.rowReaching(to - base))
     }
 
     /** Where the view's top goes for the anchor entry to keep its distance from it; null without one. */
-    private fun anchorTop(tops: IntArray): Int? {
-        val index = anchorKey?.let(slotOf::get)?.let(slots::indexOf)?.takeIf { it >= 0 } ?: return null
-        return tops[index] - anchorOffset
+    private fun anchorTop(): Int? {
+        val slot = anchorKey?.let(slotOf::get) ?: return null
+        return slotsTop() + heights.top(indexOf(slot)) - anchorOffset
     }
 
     /**
