@@ -420,6 +420,7 @@ class TranscriptView(
     private fun updateWindow() {
         if (adjusting) return
         adjusting = true
+        var partly = false
         try {
             val viewport = scrollPane.viewport
             val screen = viewport.extentSize.height.coerceAtLeast(1)
@@ -444,14 +445,16 @@ class TranscriptView(
                 val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop() ?: viewport.viewPosition.y
                 val want = range(viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
                 val keep = range(viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
-                val next = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
+                val wanted = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
                     minOf(want.first, made.first.coerceAtLeast(keep.first))..maxOf(want.last, made.last.coerceAtMost(keep.last))
                 } else {
                     want
                 }
+                for (i in made) if (i !in wanted) dropSlot(i)
+                val next = makeAround(range(viewTop, viewTop + screen), wanted)
                 for (i in made) if (i !in next) dropSlot(i)
-                for (i in next) ensureMade(slots[i])
                 made = next
+                partly = next != wanted
                 arrangeColumn()
             }
             scrollPane.validate()
@@ -463,7 +466,32 @@ class TranscriptView(
         } finally {
             adjusting = false
         }
+        // The views left to make around the screen: in the next task (what the user looks at is drawn).
+        if (partly) queueWindow()
         nearTop()
+    }
+
+    /**
+     * Makes the views of the slots in [sight], then outward from it, below and above in turn,
+     * up to [wanted]: slots with a view always, slots without one while the task has taken
+     * less than [MAKE_BUDGET_NS] (a wheel turn that jumps screens would otherwise make some
+     * hundred views in one task). Returns the slots that have their views now, in one run.
+     */
+    private fun makeAround(sight: IntRange, wanted: IntRange): IntRange {
+        val deadline = System.nanoTime() + MAKE_BUDGET_NS
+        var first = sight.first.coerceIn(wanted)
+        var last = sight.last.coerceIn(first, wanted.last)
+        for (i in first..last) ensureMade(slots[i])
+        var downward = true
+        while (true) {
+            val late = System.nanoTime() > deadline
+            val up = first > wanted.first && (!late || slots[first - 1].view != null)
+            val down = last < wanted.last && (!late || slots[last + 1].view != null)
+            if (!up && !down) break
+            if (down && (downward || !up)) ensureMade(slots[++last]) else ensureMade(slots[--first])
+            downward = !downward
+        }
+        return first..last
     }
 
     private fun dropSlot(index: Int) {
@@ -725,6 +753,9 @@ class TranscriptView(
 
         /** Screens away from the one in sight beyond which drawn entries are dropped. */
         private const val KEEP_SCREENS = 4
+
+        /** How long (ns) a task makes views beyond the screen before it leaves the rest to the next. */
+        private const val MAKE_BUDGET_NS = 8_000_000L
 
         /** Screens from the top within which the page before is read. */
         private const val LOAD_SCREENS = 1
