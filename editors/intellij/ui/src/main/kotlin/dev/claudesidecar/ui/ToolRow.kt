@@ -164,10 +164,24 @@ class ToolRow(
         val result = entry.result
         if (result != null && result.text.isNotBlank() && (diffs.isEmpty() || result.isError == true)) {
             val lines = result.text.trimEnd().lines()
+            val upTo = if (opened.showsWhole(key)) WHOLE_RESULT_LINES else RESULT_LINES
             val shown =
-                lines.take(RESULT_LINES).joinToString("\n") +
-                    if (lines.size > RESULT_LINES) "\n… ${lines.size - RESULT_LINES} more lines" else ""
+                lines.take(upTo).joinToString("\n") +
+                    if (lines.size > upTo && upTo == WHOLE_RESULT_LINES) "\n… ${lines.size - upTo} more lines" else ""
             details.add(codeBlock(shown, if (result.isError == true) Theme.error else Theme.foreground))
+            if (lines.size > upTo && upTo == RESULT_LINES) {
+                val more = lines.size - RESULT_LINES
+                details.add(
+                    row(
+                        linkButton(if (more == 1) "Show 1 more line" else "Show $more more lines") {
+                            opened.showWhole(key)
+                            drawnDetails = null
+                            update(this.entry)
+                        }.apply { font = Theme.smallFont },
+                        gap = 0,
+                    ),
+                )
+            }
         }
         (result?.imageCount ?: 0).takeIf { it > 0 }?.let { details.add(mutedLabel(if (it == 1) "1 image" else "$it images")) }
     }
@@ -180,6 +194,9 @@ class ToolRow(
 
     companion object {
         private const val RESULT_LINES = 12
+
+        /** The most lines of a result shown when the user asked for it whole (a file read can be thousands). */
+        private const val WHOLE_RESULT_LINES = 2_000
 
         /** The name shown for a tool: MCP tools as "server · tool". */
         fun toolLabel(name: String): String =

@@ -134,6 +134,7 @@ class TranscriptView(
     }
 
     init {
+        opened.onToggle = ::holdInPlace
         scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
         scrollPane.viewport.addChangeListener { onViewport() }
         place()
@@ -548,6 +549,20 @@ class TranscriptView(
         val c = partly.view?.component ?: return
         anchorKey = partly.key
         anchorOffset = c.y - top
+    }
+
+    /**
+     * The user opens or closes the entry [key]: the slot it is in (its own, or its Agent call's)
+     * becomes the anchor, so that what it shows or hides goes below its header, which stays
+     * under the pointer (an anchor further down would push an opened row up out of sight).
+     */
+    private fun holdInPlace(key: String) {
+        var c: java.awt.Component = views[key]?.component ?: return
+        while (c.parent != null && c.parent !== column) c = c.parent
+        if (c.parent !== column || made.isEmpty()) return
+        val slot = made.firstOrNull { slots[it].view?.component === c }?.let(slots::get) ?: return
+        anchorKey = slot.key
+        anchorOffset = c.y - scrollPane.viewport.viewPosition.y
     }
 
     /** Puts the view where the anchor entry is where it was on screen; at the end while following. */
