@@ -5,7 +5,8 @@ package dev.claudesidecar.ui
  * arrays, so that a window over a hundred thousand rows finds its rows (a binary search) and
  * the height of those above and below it (a difference of running sums) without a walk over
  * the rows. A changed height makes the running sums from it on stale; they are summed again,
- * in one pass over an int array, when next read. Rows of an older page go in front.
+ * in one pass over an int array, when next read. Rows of an older page go in front, new ones
+ * after the others.
  */
 class SlotHeights {
     private var heights = IntArray(INITIAL)
@@ -47,6 +48,13 @@ class SlotHeights {
         for (i in 0 until count) heights[i] = height(i)
         size += count
         summedTo = 0
+    }
+
+    /** Puts [count] rows after the others, row i (of the new ones) [height] (i) tall. */
+    fun append(count: Int, height: (Int) -> Int) {
+        ensure(size + count)
+        for (i in 0 until count) heights[size + i] = height(i)
+        size += count
     }
 
     /** The top of row [i] (the height of the rows before it); [size] gives the bottom of the last. */

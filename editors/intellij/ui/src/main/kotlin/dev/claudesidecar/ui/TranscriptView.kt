@@ -161,7 +161,7 @@ class TranscriptView(
     /** Shows what [change] did to the transcript. */
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
-        var drawn = false
+        val drawn = ArrayList<String>()
         for (key in change.removed) {
             dropView(key)
             opened.forget(key)
@@ -180,22 +180,27 @@ class TranscriptView(
             } else {
                 streaming -= key
                 view.update(entry)
-                drawn = true
+                drawn += key
             }
         }
         val moved = change.added.isNotEmpty() || change.reordered || change.removed.isNotEmpty()
         // An older page only: its entries go above, those placed stay as they are (the cost is the page's, not the chat's).
         val inFront = moved && hint.parent == null && !change.reordered && change.removed.isEmpty() &&
             change.added.size == change.inFront.size && placeInFront(change.inFront)
-        if ((moved && !inFront) || hint.parent != null) place()
-        if (inFront && !drawn) {
+        // New entries at the end only (a turn going on): their slots go after the others.
+        val atEnd = moved && !inFront && hint.parent == null && !change.reordered && change.removed.isEmpty() &&
+            change.inFront.isEmpty() && placeAtEnd(change.added)
+        if ((moved && !inFront && !atEnd) || hint.parent != null) place()
+        if (inFront && drawn.isEmpty()) {
             markInterrupts(change.inFront.size)
-        } else if (drawn || moved) {
+        } else if (atEnd || (!moved && drawn.isNotEmpty())) {
+            markTail(change.added + drawn)
+        } else if (drawn.isNotEmpty() || moved) {
             markInterrupts()
         }
         if (moved) {
             updateWindow()
-        } else if (drawn) {
+        } else if (drawn.isNotEmpty()) {
             relayout()
         }
         // A delta of a streaming entry changes nothing on screen until the timer draws it.
@@ -309,6 +314,30 @@ class TranscriptView(
         slots.addAll(0, added)
         heights.insertFront(added.size) { added[it].extent }
         if (!made.isEmpty()) made = made.first + added.size..made.last + added.size
+        return true
+    }
+
+    /**
+     * Puts the new entries [keys], now the transcript's last, into slots after the others,
+     * which keep theirs; false (nothing done) when they are not the last, or one of them is
+     * nested (a sub-agent's) or is the Agent/Task call of entries shown at the top level: then
+     * [place] sorts everything in.
+     */
+    private fun placeAtEnd(keys: Collection<String>): Boolean {
+        if (keys.isEmpty() || slots.isEmpty()) return false
+        if (transcript.keysFromEnd.take(keys.size).toList().asReversed() != keys.toList()) return false
+        if (keys.any { key -> key in parentsAbsent || transcript.entry(key)?.parentId() != null }) return false
+        val next = slots.last().order + 1
+        val added = keys.mapIndexed { i, key ->
+            Slot(key).also { slot ->
+                slot.order = next + i
+                guessExtent(slot)
+                slotOf[key] = slot
+            }
+        }
+        entriesPlaced += keys.size
+        slots.addAll(added)
+        heights.append(added.size) { added[it].extent }
         return true
     }
 
@@ -652,10 +681,11 @@ class TranscriptView(
      * which reads how the turn ended; while it has none (a turn still ending, a stored session
      * without its footers), by the first aborted answer or interrupt notice in it. With
      * [inFront], an older page of that many entries went in front: only the exchanges from the
-     * top to the first one wholly after the page are read again (the others are as they were).
+     * top to the first one wholly after the page are read again (the others are as they were);
+     * with [keys], those only (whole exchanges, in order).
      */
-    private fun markInterrupts(inFront: Int? = null) {
-        if (inFront == null) saidElsewhere.clear()
+    private fun markInterrupts(inFront: Int? = null, keys: Sequence<String>? = null) {
+        if (inFront == null && keys == null) saidElsewhere.clear()
         val exchange = mutableListOf<Entry>()
         fun mark() {
             val footer = exchange.lastOrNull { it is TurnEntry } as TurnEntry?
@@ -669,7 +699,7 @@ class TranscriptView(
             exchange.clear()
         }
         var index = 0
-        for (key in transcript.keysInOrder) {
+        for (key in keys ?: transcript.keysInOrder) {
             val entry = transcript.entry(key) ?: continue
             if (entry is PromptEntry && entry.parentId == null) {
                 mark()
@@ -680,6 +710,23 @@ class TranscriptView(
             exchange += entry
         }
         mark()
+    }
+
+    /**
+     * Reads "Interrupted" marks again for the exchanges at the end, back to the one holding the
+     * earliest of [changed] (entries added at the end or drawn anew): a turn going on costs its
+     * own exchange, not the whole chat.
+     */
+    private fun markTail(changed: Collection<String>) {
+        val pending = HashSet(changed)
+        val tail = ArrayList<String>()
+        for (key in transcript.keysFromEnd) {
+            tail += key
+            pending -= key
+            val entry = transcript.entry(key)
+            if (pending.isEmpty() && entry is PromptEntry && entry.parentId == null) break
+        }
+        markInterrupts(keys = tail.asReversed().asSequence())
     }
 
     private fun saysInterrupted(entry: Entry) =
