@@ -319,23 +319,27 @@ class TranscriptView(
 
     /**
      * Puts the new entries [keys], now the transcript's last, into slots after the others,
-     * which keep theirs; false (nothing done) when they are not the last, or one of them is
-     * nested (a sub-agent's) or is the Agent/Task call of entries shown at the top level: then
-     * [place] sorts everything in.
+     * which keep theirs, or into the Agent/Task call they belong to (drawn into its row when it
+     * has a view); false (nothing done) when they are not the last, or one of them is the
+     * Agent/Task call of entries shown at the top level: then [place] sorts everything in.
      */
     private fun placeAtEnd(keys: Collection<String>): Boolean {
-        if (keys.isEmpty() || slots.isEmpty()) return false
+        if (keys.isEmpty() || slots.isEmpty() || keys.any { it in parentsAbsent }) return false
         if (transcript.keysFromEnd.take(keys.size).toList().asReversed() != keys.toList()) return false
-        if (keys.any { key -> key in parentsAbsent || transcript.entry(key)?.parentId() != null }) return false
-        val next = slots.last().order + 1
-        val added = keys.mapIndexed { i, key ->
-            Slot(key).also { slot ->
-                slot.order = next + i
-                guessExtent(slot)
-                slotOf[key] = slot
+        var next = slots.last().order + 1
+        val added = ArrayList<Slot>(keys.size)
+        for (key in keys) {
+            if (atTopLevel(key)) {
+                added += Slot(key).also { slot ->
+                    slot.order = next++
+                    guessExtent(slot)
+                    slotOf[key] = slot
+                }
+            } else {
+                val parent = transcript.entry(key)?.parentId() ?: continue
+                views[parent]?.let { arrangeNested(parent, it) }
             }
         }
-        entriesPlaced += keys.size
         slots.addAll(added)
         heights.append(added.size) { added[it].extent }
         return true

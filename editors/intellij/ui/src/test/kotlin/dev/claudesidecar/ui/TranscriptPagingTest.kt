@@ -1,6 +1,7 @@
 package dev.claudesidecar.ui
 
 import com.formdev.flatlaf.FlatLightLaf
+import com.google.gson.JsonObject
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
@@ -8,6 +9,8 @@ import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
 import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
 import dev.claudesidecar.core.transcript.Transcript
@@ -222,6 +225,30 @@ class TranscriptPagingTest {
         val text = onEdt { visibleText(view.scrollPane) }
         assertEquals(1, Regex("Interrupted").findAll(text).count(), "said by the new footer only: $text")
         assertTrue(text.endsWith("answer new: half\nInterrupted  ·  0.0 s"), "the new exchange drawn at the end: ${text.takeLast(200)}")
+    }
+
+    @Test
+    fun `a sub-agent's entry added at the end goes into the row of the Agent call that started it`() {
+        showLastPage()
+        val agent = ToolEntry(
+            id = "agent-1",
+            name = "Agent",
+            status = ToolStatus.RUNNING,
+            input = JsonObject().apply { addProperty("description", "look around") },
+        )
+        apply(entryAdded(agent, seq = 2))
+        val placed = onEdt { view.entriesPlaced }
+        apply(entryAdded(TextEntry(id = "sub-1", text = "answer sub: found it", parentId = "agent-1"), seq = 3))
+        settle()
+        waitFor("the Agent call in sight") { view.inSight("agent-1") }
+        onEdt {
+            assertEquals(1L, view.entriesPlaced - placed, "the new entry sorted in alone")
+            val row = allComponents(view.scrollPane.viewport.view).firstNotNullOf { EntryView.of(it) as? ToolRow }
+            assertTrue(
+                visibleText(row.children).contains("answer sub: found it"),
+                "inside the Agent call's row: ${visibleText(row.component)}",
+            )
+        }
     }
 
     private fun entryAdded(entry: Entry, seq: Int) = ChatEvent.Notification(
