@@ -62,13 +62,16 @@ interface InterruptMark {
     var saidElsewhere: Boolean
 }
 
-/** A view for [entry] (kept under [key]), drawn once; a sub-agent's is indented under its Agent call. */
-fun entryView(key: String, entry: Entry, context: ViewContext): EntryView {
+/**
+ * A view for [entry] (kept under [key]), drawn once; a sub-agent's is indented under its Agent
+ * call. A tool row or thought opens as [opened] says (the user opened it before its view was dropped).
+ */
+fun entryView(key: String, entry: Entry, context: ViewContext, opened: OpenedEntries): EntryView {
     val view = when (entry) {
         is PromptEntry -> UserView()
         is TextEntry -> AnswerView()
-        is ThinkingEntry -> ThinkingView()
-        is ToolEntry -> ToolRow(key, context)
+        is ThinkingEntry -> ThinkingView(key, opened)
+        is ToolEntry -> ToolRow(key, context, opened)
         is TurnEntry -> TurnFooter()
         is NoticeEntry -> NoticeView(key, context)
     }
@@ -108,16 +111,18 @@ class UserView : EntryView {
     }
 }
 
-/** The model's thinking: one quiet line, expandable to the text. */
-class ThinkingView : EntryView {
-    private var expanded = false
+/** The model's thinking: one quiet line, expandable to the text (open while [opened] says so). */
+class ThinkingView(
+    private val key: String,
+    private val opened: OpenedEntries,
+) : EntryView {
     private var entry = ThinkingEntry(id = "", text = "")
     private val body = wrappingText("", Theme.smallFont, Theme.muted).apply {
         isVisible = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(2, 8, 2, 0))
     }
     private val toggle = linkButton("") {
-        expanded = !expanded
+        opened.toggle(key)
         update(entry)
     }.apply {
         foreground = Theme.muted
@@ -130,6 +135,7 @@ class ThinkingView : EntryView {
 
     override fun update(entry: Entry) {
         this.entry = entry as ThinkingEntry
+        val expanded = opened.isOpen(key)
         toggle.text = (if (expanded) "▾ " else "▸ ") + if (entry.streaming == true) "Thinking…" else "Thought"
         body.isVisible = expanded
         if (expanded && body.text != entry.text) body.text = entry.text

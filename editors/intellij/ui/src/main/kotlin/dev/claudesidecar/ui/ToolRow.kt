@@ -23,11 +23,13 @@ import javax.swing.JPanel
  * A tool use as one compact line: status, name, the argument that says what it does (file,
  * command, pattern), how its permission request went, and the size of its edits (+N −M). A
  * click opens the input (an edit's diff) and the result. A sub-agent's entries are nested in
- * [children], under the Agent/Task call that started them.
+ * [children], under the Agent/Task call that started them. Whether it is open is kept in
+ * [opened] (the transcript's), so a view made again comes back as the user left it.
  */
 class ToolRow(
     private val key: String,
     private val context: ViewContext,
+    private val opened: OpenedEntries,
 ) : EntryView {
     private var entry = ToolEntry(id = "", name = "", status = ToolStatus.PENDING)
     private val status = JLabel()
@@ -67,7 +69,6 @@ class ToolRow(
             }
         })
     }
-    private var expanded = false
     private var drawnDetails: Any? = null
 
     override val component: JComponent = Column(0)
@@ -83,7 +84,7 @@ class ToolRow(
         }
         header.addMouseListener(object : MouseAdapter() {
             override fun mouseClicked(e: MouseEvent) {
-                expanded = !expanded
+                opened.toggle(key)
                 update(entry)
             }
         })
@@ -120,6 +121,7 @@ class ToolRow(
         }
         why.isVisible = reason != null
         why.text = reason ?: ""
+        val expanded = opened.isOpen(key)
         details.isVisible = expanded
         chevron.text = if (expanded) "▾" else "▸"
         if (expanded) fillDetails(entry)
@@ -162,10 +164,24 @@ class ToolRow(
         val result = entry.result
         if (result != null && result.text.isNotBlank() && (diffs.isEmpty() || result.isError == true)) {
             val lines = result.text.trimEnd().lines()
+            val upTo = if (opened.showsWhole(key)) WHOLE_RESULT_LINES else RESULT_LINES
             val shown =
-                lines.take(RESULT_LINES).joinToString("\n") +
-                    if (lines.size > RESULT_LINES) "\n… ${lines.size - RESULT_LINES} more lines" else ""
+                lines.take(upTo).joinToString("\n") +
+                    if (lines.size > upTo && upTo == WHOLE_RESULT_LINES) "\n… ${lines.size - upTo} more lines" else ""
             details.add(codeBlock(shown, if (result.isError == true) Theme.error else Theme.foreground))
+            if (lines.size > upTo && upTo == RESULT_LINES) {
+                val more = lines.size - RESULT_LINES
+                details.add(
+                    row(
+                        linkButton(if (more == 1) "Show 1 more line" else "Show $more more lines") {
+                            opened.showWhole(key)
+                            drawnDetails = null
+                            update(this.entry)
+                        }.apply { font = Theme.smallFont },
+                        gap = 0,
+                    ),
+                )
+            }
         }
         (result?.imageCount ?: 0).takeIf { it > 0 }?.let { details.add(mutedLabel(if (it == 1) "1 image" else "$it images")) }
     }
@@ -178,6 +194,9 @@ class ToolRow(
 
     companion object {
         private const val RESULT_LINES = 12
+
+        /** The most lines of a result shown when the user asked for it whole (a file read can be thousands). */
+        private const val WHOLE_RESULT_LINES = 2_000
 
         /** The name shown for a tool: MCP tools as "server · tool". */
         fun toolLabel(name: String): String =

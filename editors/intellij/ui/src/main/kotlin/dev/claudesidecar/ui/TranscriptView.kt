@@ -53,15 +53,26 @@ class TranscriptView(
     private class Slot(val key: String) {
         var view: EntryView? = null
 
-        /** Its height and the gap after it as last drawn (or guessed when [guessed]); 0 when it shows nothing. */
-        var extent = 0
+        /** Its height and the gap after it as last drawn (or guessed when [guessed]) at [heightsWidth]; 0 when it shows nothing, -1 until guessed. */
+        var extent = -1
         var guessed = true
-        var drawnAtWidth = -1
+
+        /** Its place: its index in [slots] is `order - slots[0].order` (an older page's slots go in front, numbered below). */
+        var order = 0
     }
 
     private val column = ScrollableColumn(GAP).apply { border = padding(12, 14, 12, 14) }
     private val views = HashMap<String, EntryView>()
+
+    /** The tool rows and thoughts the user opened: kept here, as their views come and go. */
+    private val opened = OpenedEntries()
     private val slots = ArrayList<Slot>()
+
+    /** The slots' extents by index, and their running sums (the windowing reads them at every scroll). */
+    private val heights = SlotHeights()
+
+    /** The width the extents are for (-1: none yet, or to be guessed again). */
+    private var heightsWidth = -1
     private val slotOf = HashMap<String, Slot>()
 
     /** The keys of the entries nested in each Agent/Task call that is shown, in order. */
@@ -123,6 +134,7 @@ class TranscriptView(
     }
 
     init {
+        opened.onToggle = ::holdInPlace
         scrollPane.verticalScrollBar.model.addChangeListener { onScroll() }
         scrollPane.viewport.addChangeListener { onViewport() }
         place()
@@ -149,14 +161,17 @@ class TranscriptView(
     /** Shows what [change] did to the transcript. */
     fun show(change: TranscriptChange) {
         if (change.isEmpty) return
-        var drawn = false
-        for (key in change.removed) dropView(key)
+        val drawn = ArrayList<String>()
+        for (key in change.removed) {
+            dropView(key)
+            opened.forget(key)
+        }
         for (key in change.updated) {
             val entry = transcript.entry(key) ?: continue
             val view = views[key]
             if (view == null) {
-                // Not drawn: its height is guessed again when it is needed.
-                slotOf[key]?.let { if (it.guessed) it.drawnAtWidth = -1 }
+                // Not drawn: its height is guessed again from what it says now.
+                slotOf[key]?.let { if (it.guessed) guessExtent(it, indexOf(it)) }
                 continue
             }
             if (isStreaming(entry)) {
@@ -165,22 +180,27 @@ class TranscriptView(
             } else {
                 streaming -= key
                 view.update(entry)
-                drawn = true
+                drawn += key
             }
         }
         val moved = change.added.isNotEmpty() || change.reordered || change.removed.isNotEmpty()
         // An older page only: its entries go above, those placed stay as they are (the cost is the page's, not the chat's).
         val inFront = moved && hint.parent == null && !change.reordered && change.removed.isEmpty() &&
             change.added.size == change.inFront.size && placeInFront(change.inFront)
-        if ((moved && !inFront) || hint.parent != null) place()
-        if (inFront && !drawn) {
+        // New entries at the end only (a turn going on): their slots go after the others.
+        val atEnd = moved && !inFront && hint.parent == null && !change.reordered && change.removed.isEmpty() &&
+            change.inFront.isEmpty() && placeAtEnd(change.added)
+        if ((moved && !inFront && !atEnd) || hint.parent != null) place()
+        if (inFront && drawn.isEmpty()) {
             markInterrupts(change.inFront.size)
-        } else if (drawn || moved) {
+        } else if (atEnd || (!moved && drawn.isNotEmpty())) {
+            markTail(change.added + drawn)
+        } else if (drawn.isNotEmpty() || moved) {
             markInterrupts()
         }
         if (moved) {
             updateWindow()
-        } else if (drawn) {
+        } else if (drawn.isNotEmpty()) {
             relayout()
         }
         // A delta of a streaming entry changes nothing on screen until the timer draws it.
@@ -205,10 +225,8 @@ class TranscriptView(
         loadingRow.foreground = Theme.muted
         streaming.clear()
         views.clear()
-        for (slot in slots) {
-            slot.view = null
-            slot.drawnAtWidth = -1
-        }
+        for (slot in slots) slot.view = null
+        heightsWidth = -1
         made = IntRange.EMPTY
         column.removeAll()
         place()
@@ -240,6 +258,12 @@ class TranscriptView(
         slotOf.putAll(known)
         slots.clear()
         slots += order
+        for (i in slots.indices) {
+            val slot = slots[i]
+            slot.order = i
+            if (slot.extent < 0) guessExtent(slot)
+        }
+        heights.reset(slots.size) { slots[it].extent }
         var first = -1
         var last = -1
         for (i in slots.indices) {
@@ -282,8 +306,42 @@ class TranscriptView(
         for (key in keys) {
             if (atTopLevel(key)) added += Slot(key).also { slotOf[key] = it }
         }
+        val firstOrder = slots.firstOrNull()?.order ?: 0
+        added.forEachIndexed { i, slot ->
+            slot.order = firstOrder - added.size + i
+            guessExtent(slot)
+        }
         slots.addAll(0, added)
+        heights.insertFront(added.size) { added[it].extent }
         if (!made.isEmpty()) made = made.first + added.size..made.last + added.size
+        return true
+    }
+
+    /**
+     * Puts the new entries [keys], now the transcript's last, into slots after the others,
+     * which keep theirs, or into the Agent/Task call they belong to (drawn into its row when it
+     * has a view); false (nothing done) when they are not the last, or one of them is the
+     * Agent/Task call of entries shown at the top level: then [place] sorts everything in.
+     */
+    private fun placeAtEnd(keys: Collection<String>): Boolean {
+        if (keys.isEmpty() || slots.isEmpty() || keys.any { it in parentsAbsent }) return false
+        if (transcript.keysFromEnd.take(keys.size).toList().asReversed() != keys.toList()) return false
+        var next = slots.last().order + 1
+        val added = ArrayList<Slot>(keys.size)
+        for (key in keys) {
+            if (atTopLevel(key)) {
+                added += Slot(key).also { slot ->
+                    slot.order = next++
+                    guessExtent(slot)
+                    slotOf[key] = slot
+                }
+            } else {
+                val parent = transcript.entry(key)?.parentId() ?: continue
+                views[parent]?.let { arrangeNested(parent, it) }
+            }
+        }
+        slots.addAll(added)
+        heights.append(added.size) { added[it].extent }
         return true
     }
 
@@ -297,7 +355,7 @@ class TranscriptView(
     private fun viewOf(key: String): EntryView? {
         views[key]?.let { return it }
         val entry = transcript.entry(key) ?: return null
-        return entryView(key, entry, context).also { view ->
+        return entryView(key, entry, context, opened).also { view ->
             views[key] = view
             saidElsewhere[key]?.let { (view as? InterruptMark)?.saidElsewhere = it }
         }
@@ -326,6 +384,7 @@ class TranscriptView(
 
     /** The column's components: the loading row, the spacer above, the views of [made], the spacer below (or the hint). */
     private fun arrangeColumn() {
+        measure()
         if (slots.isEmpty()) {
             arrange(column, listOf(hint))
             return
@@ -343,27 +402,39 @@ class TranscriptView(
     }
 
     /** The height of the slots [from] until [to], with the gaps between them. */
-    private fun extentOf(from: Int, to: Int): Int {
+    private fun extentOf(from: Int, to: Int): Int = (heights.between(from, to) - GAP).coerceAtLeast(0)
+
+    /** [slot]'s index in [slots]. */
+    private fun indexOf(slot: Slot): Int = slot.order - slots[0].order
+
+    /**
+     * The slots' extents at the width the column has now: every one guessed again when the
+     * width changed (or a restyle asked for it), then those of the views drawn at it measured.
+     */
+    private fun measure() {
         val width = innerWidth()
-        var sum = 0
-        for (i in from until to) sum += extent(slots[i], width)
-        return (sum - GAP).coerceAtLeast(0)
+        if (width != heightsWidth) {
+            heightsWidth = width
+            for (i in slots.indices) guessExtent(slots[i], i)
+        }
+        for (i in made) measure(i)
     }
 
-    /** [slot]'s height and the gap after it: as drawn at this width, else guessed from its entry. */
-    private fun extent(slot: Slot, width: Int = innerWidth()): Int {
-        val c = slot.view?.component
-        if (c != null && c.parent === column && c.width == width && width > 0) {
-            slot.extent = if (c.isVisible) c.height + GAP else 0
-            slot.guessed = false
-            slot.drawnAtWidth = width
-        } else if (slot.drawnAtWidth != width) {
-            // Drawn at another width, or never: guessed until it is drawn at this one.
-            slot.extent = guess(transcript.entry(slot.key), width) + GAP
-            slot.guessed = true
-            slot.drawnAtWidth = width
-        }
-        return slot.extent
+    /** Slot [i]'s extent as drawn, when its view is laid out at the column's width. */
+    private fun measure(i: Int) {
+        val slot = slots[i]
+        val c = slot.view?.component ?: return
+        if (c.parent !== column || c.width != heightsWidth || heightsWidth <= 0) return
+        slot.extent = if (c.isVisible) c.height + GAP else 0
+        slot.guessed = false
+        heights[i] = slot.extent
+    }
+
+    /** Guesses [slot]'s extent from its entry at [heightsWidth] (noted at [index] once it has one). */
+    private fun guessExtent(slot: Slot, index: Int = -1) {
+        slot.extent = guess(transcript.entry(slot.key), heightsWidth.coerceAtLeast(0)) + GAP
+        slot.guessed = true
+        if (index >= 0) heights[index] = slot.extent
     }
 
     private fun innerWidth(): Int {
@@ -371,18 +442,8 @@ class TranscriptView(
         return (column.width - insets.left - insets.right).coerceAtLeast(0)
     }
 
-    /** The top of each slot in the column (and, last, the bottom of the last): from the slots' extents. */
-    private fun tops(): IntArray {
-        val tops = IntArray(slots.size + 1)
-        val width = innerWidth()
-        var y = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
-        for (i in slots.indices) {
-            tops[i] = y
-            y += extent(slots[i], width)
-        }
-        tops[slots.size] = y
-        return tops
-    }
+    /** Where the first slot's top is in the column: below its padding and the loading row. */
+    private fun slotsTop(): Int = column.insets.top + if (loadingRow.isVisible) loadingRow.preferredSize.height + GAP else 0
 
     /**
      * Makes the views of the slots on screen and [MARGIN_SCREENS] screens around it, drops those
@@ -393,6 +454,7 @@ class TranscriptView(
     private fun updateWindow() {
         if (adjusting) return
         adjusting = true
+        var partly = false
         try {
             val viewport = scrollPane.viewport
             val screen = viewport.extentSize.height.coerceAtLeast(1)
@@ -407,24 +469,26 @@ class TranscriptView(
                 } else {
                     val from = (slots.size - FIRST_SLOTS).coerceAtLeast(0)
                     for (i in from until slots.size) ensureMade(slots[i])
-                    for (i in 0 until from) dropSlot(slots[i])
+                    for (i in made) if (i < from) dropSlot(i)
                     made = from until slots.size
                 }
                 arrangeColumn()
             } else {
-                val tops = tops()
-                val total = tops[slots.size]
-                val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop(tops) ?: viewport.viewPosition.y
-                val want = range(tops, viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
-                val keep = range(tops, viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
-                val next = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
+                measure()
+                val total = slotsTop() + heights.total
+                val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop() ?: viewport.viewPosition.y
+                val want = range(viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
+                val keep = range(viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
+                val wanted = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
                     minOf(want.first, made.first.coerceAtLeast(keep.first))..maxOf(want.last, made.last.coerceAtMost(keep.last))
                 } else {
                     want
                 }
-                for (i in slots.indices) if (i !in next) dropSlot(slots[i])
-                for (i in next) ensureMade(slots[i])
+                for (i in made) if (i !in wanted) dropSlot(i)
+                val next = makeAround(range(viewTop, viewTop + screen), wanted)
+                for (i in made) if (i !in next) dropSlot(i)
                 made = next
+                partly = next != wanted
                 arrangeColumn()
             }
             scrollPane.validate()
@@ -436,12 +500,38 @@ class TranscriptView(
         } finally {
             adjusting = false
         }
+        // The views left to make around the screen: in the next task (what the user looks at is drawn).
+        if (partly) queueWindow()
         nearTop()
     }
 
-    private fun dropSlot(slot: Slot) {
+    /**
+     * Makes the views of the slots in [sight], then outward from it, below and above in turn,
+     * up to [wanted]: slots with a view always, slots without one while the task has taken
+     * less than [MAKE_BUDGET_NS] (a wheel turn that jumps screens would otherwise make some
+     * hundred views in one task). Returns the slots that have their views now, in one run.
+     */
+    private fun makeAround(sight: IntRange, wanted: IntRange): IntRange {
+        val deadline = System.nanoTime() + MAKE_BUDGET_NS
+        var first = sight.first.coerceIn(wanted)
+        var last = sight.last.coerceIn(first, wanted.last)
+        for (i in first..last) ensureMade(slots[i])
+        var downward = true
+        while (true) {
+            val late = System.nanoTime() > deadline
+            val up = first > wanted.first && (!late || slots[first - 1].view != null)
+            val down = last < wanted.last && (!late || slots[last + 1].view != null)
+            if (!up && !down) break
+            if (down && (downward || !up)) ensureMade(slots[++last]) else ensureMade(slots[--first])
+            downward = !downward
+        }
+        return first..last
+    }
+
+    private fun dropSlot(index: Int) {
+        val slot = slots[index]
         val view = slot.view ?: return
-        extent(slot) // its height as drawn, kept for the spacer
+        measure(index) // its height as drawn, kept for the spacer
         slot.view = null
         views.remove(slot.key)
         streaming -= slot.key
@@ -450,18 +540,16 @@ class TranscriptView(
     }
 
     /** The slots that reach into the column's rows [from] to [to]. */
-    private fun range(tops: IntArray, from: Int, to: Int): IntRange {
-        var first = 0
-        while (first < slots.size - 1 && tops[first + 1] <= from) first++
-        var last = first
-        while (last < slots.size - 1 && tops[last + 1] < to) last++
-        return first..last
+    private fun range(from: Int, to: Int): IntRange {
+        val base = slotsTop()
+        val first = heights.rowBelow(from - base)
+        return first..maxOf(first, heights.rowReaching(to - base))
     }
 
     /** Where the view's top goes for the anchor entry to keep its distance from it; null without one. */
-    private fun anchorTop(tops: IntArray): Int? {
-        val index = anchorKey?.let(slotOf::get)?.let(slots::indexOf)?.takeIf { it >= 0 } ?: return null
-        return tops[index] - anchorOffset
+    private fun anchorTop(): Int? {
+        val slot = anchorKey?.let(slotOf::get) ?: return null
+        return slotsTop() + heights.top(indexOf(slot)) - anchorOffset
     }
 
     /**
@@ -494,6 +582,20 @@ class TranscriptView(
         val c = partly.view?.component ?: return
         anchorKey = partly.key
         anchorOffset = c.y - top
+    }
+
+    /**
+     * The user opens or closes the entry [key]: the slot it is in (its own, or its Agent call's)
+     * becomes the anchor, so that what it shows or hides goes below its header, which stays
+     * under the pointer (an anchor further down would push an opened row up out of sight).
+     */
+    private fun holdInPlace(key: String) {
+        var c: java.awt.Component = views[key]?.component ?: return
+        while (c.parent != null && c.parent !== column) c = c.parent
+        if (c.parent !== column || made.isEmpty()) return
+        val slot = made.firstOrNull { slots[it].view?.component === c }?.let(slots::get) ?: return
+        anchorKey = slot.key
+        anchorOffset = c.y - scrollPane.viewport.viewPosition.y
     }
 
     /** Puts the view where the anchor entry is where it was on screen; at the end while following. */
@@ -583,10 +685,11 @@ class TranscriptView(
      * which reads how the turn ended; while it has none (a turn still ending, a stored session
      * without its footers), by the first aborted answer or interrupt notice in it. With
      * [inFront], an older page of that many entries went in front: only the exchanges from the
-     * top to the first one wholly after the page are read again (the others are as they were).
+     * top to the first one wholly after the page are read again (the others are as they were);
+     * with [keys], those only (whole exchanges, in order).
      */
-    private fun markInterrupts(inFront: Int? = null) {
-        if (inFront == null) saidElsewhere.clear()
+    private fun markInterrupts(inFront: Int? = null, keys: Sequence<String>? = null) {
+        if (inFront == null && keys == null) saidElsewhere.clear()
         val exchange = mutableListOf<Entry>()
         fun mark() {
             val footer = exchange.lastOrNull { it is TurnEntry } as TurnEntry?
@@ -600,7 +703,7 @@ class TranscriptView(
             exchange.clear()
         }
         var index = 0
-        for (key in transcript.keysInOrder) {
+        for (key in keys ?: transcript.keysInOrder) {
             val entry = transcript.entry(key) ?: continue
             if (entry is PromptEntry && entry.parentId == null) {
                 mark()
@@ -611,6 +714,23 @@ class TranscriptView(
             exchange += entry
         }
         mark()
+    }
+
+    /**
+     * Reads "Interrupted" marks again for the exchanges at the end, back to the one holding the
+     * earliest of [changed] (entries added at the end or drawn anew): a turn going on costs its
+     * own exchange, not the whole chat.
+     */
+    private fun markTail(changed: Collection<String>) {
+        val pending = HashSet(changed)
+        val tail = ArrayList<String>()
+        for (key in transcript.keysFromEnd) {
+            tail += key
+            pending -= key
+            val entry = transcript.entry(key)
+            if (pending.isEmpty() && entry is PromptEntry && entry.parentId == null) break
+        }
+        markInterrupts(keys = tail.asReversed().asSequence())
     }
 
     private fun saysInterrupted(entry: Entry) =
@@ -699,6 +819,9 @@ class TranscriptView(
 
         /** Screens away from the one in sight beyond which drawn entries are dropped. */
         private const val KEEP_SCREENS = 4
+
+        /** How long (ns) a task makes views beyond the screen before it leaves the rest to the next. */
+        private const val MAKE_BUDGET_NS = 8_000_000L
 
         /** Screens from the top within which the page before is read. */
         private const val LOAD_SCREENS = 1

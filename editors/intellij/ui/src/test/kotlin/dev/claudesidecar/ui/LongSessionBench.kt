@@ -147,7 +147,7 @@ class LongSessionBench {
             while (System.nanoTime() < deadline) {
                 val done = onEdt {
                     !panel.transcript.hasOlder && panel.transcriptView.scrollPane.viewport.viewPosition.y == 0 &&
-                        panel.transcriptView.inSight(panel.transcript.keys.first())
+                        panel.transcriptView.inSight(panel.transcript.keysInOrder.first())
                 }
                 if (done) break
                 wheelUp(panel.transcriptView.scrollPane, 30)
@@ -156,6 +156,10 @@ class LongSessionBench {
             }
             val topMs = ms(System.nanoTime() - scrollStarted)
             settle()
+            // Read before the bench's own look at the transcript (a list of every entry, made on the EDT).
+            val topStall = queue.longest
+            val topStallCpu = queue.longestCpu
+            val topSlow = synchronized(queue.slow) { queue.slow.toList() }
             val entries = onEdt { panel.transcript.entries.size }
             val drawn = onEdt { panel.transcriptView.viewCount }
             runBlocking { chat.close() }
@@ -166,14 +170,14 @@ class LongSessionBench {
                 "open_max_stall_cpu_ms" to ms(openStallCpu),
                 "to_top_ms" to topMs,
                 "wheel_turns" to turns,
-                "to_top_max_stall_ms" to ms(queue.longest),
-                "to_top_max_stall_cpu_ms" to ms(queue.longestCpu),
+                "to_top_max_stall_ms" to ms(topStall),
+                "to_top_max_stall_cpu_ms" to ms(topStallCpu),
                 "entries_loaded" to entries,
                 "views_at_top" to drawn,
             ).also {
                 if (TRACE) {
                     openSlow.forEach { println("LongSessionBench trace open: $it") }
-                    synchronized(queue.slow) { queue.slow.forEach { println("LongSessionBench trace to top: $it") } }
+                    topSlow.forEach { println("LongSessionBench trace to top: $it") }
                 }
             }
         } finally {

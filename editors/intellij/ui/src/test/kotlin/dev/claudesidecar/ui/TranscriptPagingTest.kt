@@ -1,11 +1,16 @@
 package dev.claudesidecar.ui
 
 import com.formdev.flatlaf.FlatLightLaf
+import com.google.gson.JsonObject
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.protocol.Entry
+import dev.claudesidecar.core.protocol.EntryNotification
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
 import dev.claudesidecar.core.protocol.TurnEntry
 import dev.claudesidecar.core.protocol.TurnOutcome
 import dev.claudesidecar.core.transcript.Transcript
@@ -193,6 +198,63 @@ class TranscriptPagingTest {
         }
         assertEquals(ALL.map { it.id() }, onEdt { transcript.keys })
     }
+
+    @Test
+    fun `an entry added at the end of a chat read to its top costs the view that entry and its exchange`() {
+        showLastPage()
+        var end = ALL.size - PAGE
+        while (end > 0) {
+            apply(ChatEvent.OlderEntries(page(end)))
+            end -= PAGE
+        }
+        settle()
+        val (placed, marked) = onEdt { view.entriesPlaced to view.entriesMarked }
+        apply(entryAdded(PromptEntry(id = "p-new", text = "question new: and now?"), seq = 2))
+        apply(entryAdded(TextEntry(id = "t-new", text = "answer new: half", aborted = true), seq = 3))
+        settle()
+        onEdt {
+            assertEquals(2L, view.entriesPlaced - placed, "only the new entries put into slots (${ALL.size} loaded)")
+            // Each time the exchange at the end, and the one before it when a prompt starts one.
+            assertTrue(view.entriesMarked - marked <= 6, "Interrupted marks read again: ${view.entriesMarked - marked}")
+        }
+        assertEquals(ALL.map { it.id() } + listOf("p-new", "t-new"), onEdt { transcript.keys })
+        val footer = TurnEntry(costUsd = 0.0, durationMs = 1, id = "u-new", outcome = TurnOutcome.INTERRUPTED, permissionWaitMs = 0)
+        apply(entryAdded(footer, seq = 4))
+        settle()
+        waitFor("the end in sight") { view.inSight("u-new") }
+        val text = onEdt { visibleText(view.scrollPane) }
+        assertEquals(1, Regex("Interrupted").findAll(text).count(), "said by the new footer only: $text")
+        assertTrue(text.endsWith("answer new: half\nInterrupted  ·  0.0 s"), "the new exchange drawn at the end: ${text.takeLast(200)}")
+    }
+
+    @Test
+    fun `a sub-agent's entry added at the end goes into the row of the Agent call that started it`() {
+        showLastPage()
+        val agent = ToolEntry(
+            id = "agent-1",
+            name = "Agent",
+            status = ToolStatus.RUNNING,
+            input = JsonObject().apply { addProperty("description", "look around") },
+        )
+        apply(entryAdded(agent, seq = 2))
+        val placed = onEdt { view.entriesPlaced }
+        apply(entryAdded(TextEntry(id = "sub-1", text = "answer sub: found it", parentId = "agent-1"), seq = 3))
+        settle()
+        waitFor("the Agent call in sight") { view.inSight("agent-1") }
+        onEdt {
+            assertEquals(1L, view.entriesPlaced - placed, "the new entry sorted in alone")
+            val row = allComponents(view.scrollPane.viewport.view).firstNotNullOf { EntryView.of(it) as? ToolRow }
+            assertTrue(
+                visibleText(row.children).contains("answer sub: found it"),
+                "inside the Agent call's row: ${visibleText(row.component)}",
+            )
+        }
+    }
+
+    private fun entryAdded(entry: Entry, seq: Int) = ChatEvent.Notification(
+        Notifications.ENTRY.name,
+        EntryNotification(channelId = "ch-1", entry = entry, seq = seq),
+    )
 
     @Test
     fun `an older page ending in an aborted answer whose footer was loaded first says Interrupted once`() {

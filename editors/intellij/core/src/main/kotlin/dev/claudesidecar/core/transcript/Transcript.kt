@@ -52,6 +52,9 @@ class Transcript {
     /** The keys of [keys] read lazily, nothing copied: a view reads the first few of a long chat for what it costs. */
     val keysInOrder: Sequence<String> get() = order.asSequence() + queuedMap.keys.asSequence()
 
+    /** The keys of [keys] from the last one backwards, read lazily: a view reads the end of a long chat for what it costs. */
+    val keysFromEnd: Sequence<String> get() = queuedMap.keys.reversed().asSequence() + order.asReversed().asSequence()
+
     /** The entry with [key], or null. */
     fun entry(key: String): Entry? = placed[key] ?: queuedMap[key]
 
