@@ -172,6 +172,7 @@ export class ChunkWindow {
           break;
         }
         chunk.el.style.height = '';
+        chunk.el.classList.remove('undrawn');
         chunk.drawn = true;
         this.drawn.add(chunk);
         this.painter.draw(chunk);
@@ -194,7 +195,7 @@ export class ChunkWindow {
 
   private make(): Chunk {
     const chunk: Chunk = { el: document.createElement('div'), ids: new Set(), drawn: false, height: undefined };
-    chunk.el.className = 'chunk';
+    chunk.el.className = 'chunk undrawn';
     this.byElement.set(chunk.el, chunk);
     this.touched(chunk);
     return chunk;
@@ -231,6 +232,7 @@ export class ChunkWindow {
   private undraw(chunk: Chunk, height: number): void {
     this.painter.drop(chunk);
     chunk.el.replaceChildren();
+    chunk.el.classList.add('undrawn');
     chunk.drawn = false;
     chunk.height = height;
     this.drawn.delete(chunk);

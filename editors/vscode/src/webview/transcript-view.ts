@@ -185,6 +185,7 @@ export class TranscriptView {
         const parentChunk = nested(entry) ? this.chunks.chunkOf(parentOf(entry)!) : undefined;
         const chunk = parentChunk ?? (within ? nextChunk : made[Math.floor(top++ / CHUNK)]!);
         this.move(entry, chunk);
+        if (chunk.drawn) this.moved.add(chunk);
       }
       this.redrawMoved();
     });

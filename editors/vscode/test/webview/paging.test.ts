@@ -207,6 +207,17 @@ describe('a long chat, a page at a time', () => {
     assert.deepEqual(texts, textsOf(31, 60));
   });
 
+  it('puts a page that reaches in among the entries drawn in its place among them', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    // Exchange 45 and an entry new to the page, before exchange 46: inside the chunk drawn.
+    const page: ConversationEntry[] = [...exchange(45), { kind: 'prompt', id: 'p45b', text: 'Question 45b' }];
+    await host.events([{ kind: 'olderPage', entries: page, beforeId: 'p46', hasOlder: true }]);
+    const texts = await drawn(host);
+    assert.deepEqual(texts.slice(8, 12), ['Question 45', 'Answer 45.', 'Question 45b', 'Question 46']);
+    assert.equal(texts.length, 41);
+  });
+
   it('asks for nothing more once the first entry is drawn', async () => {
     const host = await openWith(lastPage());
     await scrollTo(host, 0);
