@@ -8,7 +8,7 @@
 // it is on screen.
 
 /** Entries per chunk (a sub-agent's entries go in their Agent/Task call's chunk beyond it). */
-export const CHUNK = 50;
+export const CHUNK = 25;
 
 /** Chunks within this many screens of the view are drawn; */
 const DRAW_SCREENS = 1;
