@@ -2,10 +2,11 @@
 // a bounded DOM however long the chat. A chunk out of reach keeps its entries' ids and an
 // empty box of the height it had when last drawn (an estimate, before it ever was); the
 // entries' views are made again, from the chat state, when it comes near the view. What a
-// scroll costs grows with the chunks drawn (a few), not with the chat: the chunks in reach
-// are found by halving, and the drawn ones are few. Chunks are drawn a few per frame (the
-// nearest first) and whatever is drawn or put above the view, the entry in view stays where
-// it is on screen.
+// scroll costs the page grows with the chunks drawn (a few), not with the chat: the chunks
+// in reach are found by halving, and the drawn ones are few (the browser still lays out the
+// empty boxes: about 3 ms a frame at 4,000 of them, 100,000 entries). Chunks are drawn a few
+// per frame (the nearest first) and whatever is drawn or put above the view, the entry in
+// view stays where it is on screen.
 
 /** Entries per chunk (a sub-agent's entries go in their Agent/Task call's chunk beyond it). */
 export const CHUNK = 25;

@@ -255,6 +255,8 @@ describe('a long chat, a page at a time', () => {
   it('loads every entry once and in order when scrolled to the top of a long chat', async () => {
     const host = await openWith(lastPage(true, 451, 500));
     await scrollToFirst(host, 451, 50);
+    await scrollTo(host, 0);
+    await host.screenshot('long-chat-top');
     assert.equal(await loadOlderRequests(host), 9);
     assert.equal(await host.page.locator('.older-row').isVisible(), false);
     assert.deepEqual(await everyEntry(host), textsOf(1, 500));
