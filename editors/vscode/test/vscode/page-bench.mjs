@@ -477,9 +477,9 @@ function longInstrument() {
     for (const frame of document.querySelectorAll('iframe')) {
       // Null for a frame of another origin.
       const doc = frame.contentDocument;
-      // The last entry (in the last chunk of the list, in a build that draws chunks).
+      // The last entry (in the last chunk, of the last section, in a build that draws them).
       let last = doc?.querySelector('.entries')?.lastElementChild;
-      if (last?.classList.contains('chunk')) last = last.lastElementChild;
+      while (last?.classList.contains('chunk') || last?.classList.contains('section')) last = last.lastElementChild;
       if (!last) continue;
       const box = last.getBoundingClientRect();
       if (box.bottom > 0 && box.top < doc.defaultView.innerHeight) {
@@ -576,7 +576,7 @@ async function longRun(page, sentLog, scrollCapMs) {
     console.error(longestTraceEvents(JSON.parse(trace)));
   }
   const entries = await chat.evaluate(
-    () => document.querySelectorAll('.entries > .entry, .entries > .chunk > .entry').length,
+    () => document.querySelectorAll('.entries > .entry, .entries .chunk > .entry').length,
   );
   const tasks = await pre.evaluate(() =>
     window.__long.tasks.map((t) => ({ at: window.__long.origin + t.at, ms: t.ms, by: t.by })),
