@@ -351,6 +351,54 @@ describe('a long chat, a page at a time', () => {
     assert.equal((await drawn(host))[1], 'Question 1');
   });
 
+  it("draws a sub-agent's entries under its Agent call again when its chunk comes back", async () => {
+    const agent: ConversationEntry[] = [
+      { kind: 'tool', id: 'toolu_a', name: 'Agent', status: 'done', input: { prompt: 'look around' } },
+      { kind: 'prompt', id: 'sub:p', text: 'SUBTASK: look around', parentId: 'toolu_a' },
+      { kind: 'tool', id: 'toolu_b', name: 'Bash', status: 'done', input: { command: 'ls' }, parentId: 'toolu_a' },
+    ];
+    const state = initialState();
+    reduce(state, BOUND);
+    reduce(state, { kind: 'transcript', entries: [...exchange(1), ...agent, ...exchanges(2, 300)], hasOlder: false });
+    const host = await openWith(state);
+    const nested = host.page.locator('.entry.tool', { hasText: 'Agent' }).locator('.sub-agent .entry');
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await nested.count(), 2);
+    await scrollTo(host, 1e7);
+    await host.frame();
+    assert.equal(await nested.count(), 0, 'far from the view, not drawn');
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await nested.count(), 2, 'drawn again under its call');
+    assert.equal(await host.page.locator('.entries .chunk > .entry.user', { hasText: 'SUBTASK' }).count(), 0);
+  });
+
+  it("puts a sub-agent's entries read before their Agent call under it once the call's page is read", async () => {
+    const state = initialState();
+    reduce(state, BOUND);
+    const children: ConversationEntry[] = [
+      { kind: 'prompt', id: 'sub:p', text: 'SUBTASK: look around', parentId: 'toolu_a' },
+      { kind: 'text', id: 'sub:m', text: 'Nothing here.', parentId: 'toolu_a' },
+    ];
+    reduce(state, { kind: 'transcript', entries: [...children, ...exchanges(41, 60)], hasOlder: true });
+    const host = await openWith(state);
+    await scrollTo(host, 0);
+    const call: ConversationEntry = { kind: 'tool', id: 'toolu_a', name: 'Agent', status: 'done', input: {} };
+    await host.events([{ kind: 'olderPage', entries: [...exchange(40), call], beforeId: 'sub:p', hasOlder: false }]);
+    await host.frame();
+    const agent = host.page.locator('.entry.tool', { hasText: 'Agent' });
+    assert.equal(await agent.locator('.sub-agent .entry').count(), 2);
+    assert.equal(await host.page.locator('.entries .chunk > .entry.user', { hasText: 'SUBTASK' }).count(), 0);
+    // The call after exchange 40 (its text is its sub-agent's prompt), then exchange 41.
+    assert.deepEqual((await drawn(host)).slice(0, 4), [
+      'Question 40',
+      'Answer 40.',
+      'SUBTASK: look around',
+      'Question 41',
+    ]);
+  });
+
   it('asks for nothing at the top of a chat that has no older entries', async () => {
     const host = await openWith(lastPage(false));
     await scrollTo(host, 0);
