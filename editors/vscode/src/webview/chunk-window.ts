@@ -214,6 +214,7 @@ export class ChunkWindow {
         .map((item) => ({ item, box: item.el.getBoundingClientRect() }))
         .filter(({ box }) => far(box));
       const folding = [...this.unfolded]
+        .filter((s) => s !== last.section)
         .map((item) => ({ item, box: item.el.getBoundingClientRect() }))
         .filter(({ box }) => far(box));
       const reach = this.sectionsBetween(view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
@@ -231,6 +232,7 @@ export class ChunkWindow {
           this.schedule();
           break;
         }
+        this.unfold(chunk.section);
         chunk.el.style.height = '';
         chunk.el.classList.remove('undrawn');
         chunk.drawn = true;
