@@ -399,6 +399,33 @@ describe('a long chat, a page at a time', () => {
     ]);
   });
 
+  it('streams an answer at the end while the user reads far above, neither moving', async () => {
+    const host = await openWith(lastPage(false, 1, 300));
+    await scrollTo(host, 0);
+    const before = await topOf(host, 'Answer 1.');
+    let seq = 0;
+    const entry = (e: ConversationEntry): ChatEvent => ({
+      kind: 'notification',
+      method: 'claude/entry',
+      params: { channelId: 'ch-1', seq: ++seq, entry: e },
+    });
+    const delta = (text: string): ChatEvent => ({
+      kind: 'notification',
+      method: 'claude/delta',
+      params: { channelId: 'ch-1', seq: ++seq, kind: 'text', index: 0, entryId: 'm301:0', text },
+    });
+    await host.events([
+      entry({ kind: 'prompt', id: 'p301', text: 'Question 301' }),
+      entry({ kind: 'text', id: 'm301:0', text: 'Answer', streaming: true }),
+    ]);
+    for (let i = 0; i < 20; i++) await host.events([delta(` part ${i}.\n\nMore`)]);
+    await host.events([entry({ kind: 'text', id: 'm301:0', text: 'Answer 301.', streaming: false })]);
+    assert.equal(await topOf(host, 'Answer 1.'), before, 'what the user reads stays put');
+    await scrollTo(host, 1e7);
+    await host.frame();
+    assert.deepEqual((await drawn(host)).slice(-2), ['Question 301', 'Answer 301.']);
+  });
+
   it('asks for nothing at the top of a chat that has no older entries', async () => {
     const host = await openWith(lastPage(false));
     await scrollTo(host, 0);
