@@ -1,23 +1,22 @@
 // The scrolling transcript. Renders incrementally: each entry's view is made once and
 // updated only when the entry's rev moved, and a frame visits only the entries the state
 // lists as changed since the last (takeChanged), so a delta touches one element and a page
-// placed above costs that page, not the entries drawn before it; a new entry's
-// view goes where the entry is (after the others, or before the running turn for a notice
-// about it; a reset rebuilds). A sub-agent's entries go into their Agent/Task call's view. Follows the end while the user is at the end, and
-// keeps their place when they scrolled up.
+// placed above costs that page, not the entries drawn before it. A new entry's view goes
+// where the entry is (after the others, or before the running turn for a notice about it; a
+// reset rebuilds). A sub-agent's entries go into their Agent/Task call's view. Follows the
+// end while the user is at the end, and keeps their place when they scrolled up.
 //
-// A long chat is windowed (paged by the daemon, feature transcriptPaging): only the pages
-// read are in the DOM, the last first; as the user nears the top the page asks the host for
-// the page before (one request at a time, none once the first entry is shown), draws it
-// above and puts the entry the user was looking at back where it was on screen. The
-// conversation's entries are drawn in chunks of CHUNK (the list's children): a chunk out of
-// view is neither laid out nor painted (`content-visibility: auto` in style.css; the browser
-// keeps the height it had when last drawn), so what a change costs the browser grows with
-// the chunks, not with the entries (per entry, thousands of them cost the browser hundreds of
-// milliseconds per page drawn above: its per-element visibility checks and paint walk).
+// A long chat is paged by the daemon (feature transcriptPaging): the page holds the pages
+// read, the last first; as the user nears the top it asks the host for the page before (one
+// request at a time, none once the first entry is shown) and puts it above, the entry the
+// user was looking at staying where it was on screen. The entries are placed in chunks
+// (chunk-window.ts), of which only those near the view are drawn: the DOM holds a few
+// chunks' entries however many were read, and a chunk coming back into view is drawn again
+// from the chat state (a block the user opened stays open: the page state remembers it).
 
 import type { ChatState } from '../core/chat-state';
 import { positionOf, takeChanged, type Entry } from '../core/transcript';
+import { CHUNK, ChunkWindow, type Chunk } from './chunk-window';
 import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import type { EntryView } from './entry-view';
@@ -29,11 +28,9 @@ const END_SLACK = 24;
 /** The page before is asked for when fewer than this many screens are left above the view. */
 const SCREENS_LEFT_ABOVE = 1;
 
-/** Entries of the conversation per chunk of the list (a page read above makes chunks of its own). */
-const CHUNK = 50;
-
-function chunk(): HTMLElement {
-  return h('div', { class: 'chunk' });
+/** The Agent/Task call an entry was made under (a sub-agent's entries), if any. */
+function parentOf(entry: Entry): string | undefined {
+  return entry.kind === 'restoredFile' ? undefined : (entry.parentId ?? undefined);
 }
 
 export class TranscriptView {
@@ -52,54 +49,68 @@ export class TranscriptView {
     h('div', { class: 'empty-title', text: 'What can Claude do for you?' }),
     h('div', { class: 'empty-hint', text: 'Type @ to mention a file, / for commands. Paste or drop images.' }),
   );
-  /** The views of the entries drawn, by entry id, with the rev each shows. */
-  private views = new Map<string, { view: EntryView; rev: number }>();
+  /** The views of the entries drawn (those of the chunks drawn), by entry id, with the rev each shows. */
+  private readonly views = new Map<string, { view: EntryView; rev: number }>();
+  private readonly chunks: ChunkWindow;
   private queuedKey = '';
   private following = true;
-  /** Entries drawn in the list because their Agent/Task call is in a page not read yet, by that call's id. */
+  /** Entries placed in the list because their Agent/Task call is in a page not read yet, by that call's id. */
   private readonly orphans = new Map<string, string[]>();
+  /** Drawn chunks whose entries changed places: drawn anew once the change is placed. */
+  private readonly moved = new Set<Chunk>();
   /** The page asked for the page before, and has no answer yet. */
   private asking = false;
 
   constructor(private readonly ctx: ViewContext) {
     this.olderRow.hidden = true;
     this.el = h('div', { class: 'transcript' }, this.olderRow, this.empty, this.list, this.queued);
+    this.chunks = new ChunkWindow(this.list, this.el, {
+      draw: (chunk) => this.drawChunk(chunk),
+      drop: (chunk) => {
+        for (const id of chunk.ids) this.views.delete(id);
+      },
+    });
     this.el.addEventListener(
       'scroll',
       () => {
         this.following = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < END_SLACK;
         ctx.view.update({ scrollTop: this.following ? null : this.el.scrollTop });
+        this.chunks.schedule();
         this.loadOlderNearTop();
       },
       { passive: true },
     );
-    // Entries drawn for the first time take their height after the frame they were added in
-    // (content-visibility): the end stays in view while the user follows it.
+    // Entries drawn take their height after the frame they were added in (a long answer a
+    // slice a frame): the end stays in view while the user follows it.
     new ResizeObserver(() => {
       if (this.following) this.scrollToEnd();
     }).observe(this.list);
   }
 
-  /** Drops every view and draws the state anew, at the saved scroll position. */
+  /** Drops every view and places the state anew; draws the chunks at the saved scroll position. */
   rebuild(state: ChatState): void {
     this.views.clear();
     this.orphans.clear();
-    this.list.replaceChildren();
+    this.moved.clear();
+    this.chunks.clear();
     this.queuedKey = '';
-    // Every entry is drawn: from here on the state lists the entries that change (a state
+    // Every entry is placed: from here on the state lists the entries that change (a state
     // from the host has no list: the page's own copy starts it).
     state.changed = [];
-    this.draw(state, state.entries, true);
-    this.update(state);
+    for (const entry of state.entries) this.place(entry, undefined);
+    this.moved.clear();
+    this.chunks.sizeBoxes();
     const saved = this.ctx.view.current.scrollTop;
     this.following = saved === null;
     if (saved === null) this.scrollToEnd();
     else this.el.scrollTop = saved;
+    this.update(state);
   }
 
   /** Draws what changed since the last update (the entries the state lists as changed). */
   update(state: ChatState): void {
     this.draw(state, takeChanged(state));
+    this.chunks.settle();
     const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
       this.queuedKey = queuedKey;
@@ -111,9 +122,11 @@ export class TranscriptView {
     this.loadOlderNearTop();
   }
 
-  /** Updates the views of `entries` (in the conversation's order) whose rev moved, and makes
-   * those of the ones not drawn yet where they go (`fresh`: no view is drawn after them). */
-  private draw(state: ChatState, entries: readonly Entry[], fresh = false): void {
+  /** Updates the views of `entries` (in the conversation's order) whose rev moved, and places
+   * the new ones (drawn at once in a chunk drawn; one not drawn draws them from the state). */
+  private draw(state: ChatState, entries: readonly Entry[]): void {
+    const fresh = entries.filter((e) => !this.chunks.chunkOf(e.id));
+    const nextOf = this.nextPlaced(state, fresh);
     for (const entry of entries) {
       const rev = state.revs[entry.id] ?? 0;
       const known = this.views.get(entry.id);
@@ -124,67 +137,58 @@ export class TranscriptView {
         }
         continue;
       }
+      if (!nextOf.has(entry.id)) continue; // placed in a chunk not drawn
+      const next = nextOf.get(entry.id);
+      const chunk = this.place(entry, next);
+      if (!chunk.drawn || this.moved.has(chunk)) continue;
+      if (next) {
+        // Before an entry placed (a notice before the running turn): rare, the chunk is drawn anew.
+        this.moved.add(chunk);
+        continue;
+      }
       const view = entryView(entry, this.ctx);
       this.views.set(entry.id, { view, rev });
-      const container = this.containerOf(entry);
-      // Before the view of the next entry already drawn in the same place, if any (none
-      // when every entry is drawn afresh, in order).
-      const next = fresh ? null : this.nextDrawn(state, entry.id, container);
-      if (container !== this.list) container.insertBefore(view.el, next);
-      else if (next) next.parentElement!.insertBefore(view.el, next);
-      else this.append(view.el);
+      const parentId = parentOf(entry);
+      (this.nestedIn(parentId, chunk) ?? chunk.el).append(view.el);
     }
+    this.redrawMoved();
   }
 
   /**
-   * Draws pages of older entries the chat placed (`ids`, the olderPage events' entries)
-   * above the entries drawn, the entry at the top of the view staying where it is on screen.
-   * An entry drawn already moves to its place in the page; the entries of an Agent/Task
-   * call drawn before their call's page was read move into its view.
+   * Places pages of older entries the chat placed (`ids`, the olderPage events' entries)
+   * above the entries placed, the entry at the top of the view staying where it is on
+   * screen; the chunks near the view are drawn with the next update. An entry placed already
+   * moves to its place in the page; the entries of an Agent/Task call placed before their
+   * call's page was read move into its chunk.
    */
   placeOlder(state: ChatState, ids: readonly string[]): void {
     const position = (id: string) => positionOf(state, id) ?? -1;
     const page = ids.filter((id) => id in state.at).sort((a, b) => position(a) - position(b));
     if (!page.length) return;
-    const anchor = this.anchor();
     this.showOlder(state);
-    const tops: HTMLElement[] = [];
-    const calls: string[] = [];
-    let moved = false;
-    for (const id of page) {
-      const entry = state.entries[position(id)]!;
-      const rev = state.revs[id] ?? 0;
-      let drawn = this.views.get(id);
-      moved ||= drawn !== undefined;
-      if (!drawn) {
-        drawn = { view: entryView(entry, this.ctx), rev };
-        this.views.set(id, drawn);
-      } else if (drawn.rev !== rev) {
-        drawn.view.update(entry);
-        drawn.rev = rev;
+    const inPage = new Set(page);
+    const entries = page.map((id) => state.entries[position(id)]!);
+    const nested = (entry: Entry) => {
+      const parentId = parentOf(entry);
+      return parentId !== undefined && (inPage.has(parentId) || this.chunks.chunkOf(parentId) !== undefined);
+    };
+    const tops = entries.filter((e) => !nested(e)).length;
+    const next = this.after(state, page.at(-1)!, inPage);
+    const nextChunk = next && this.chunks.chunkOf(next.id);
+    this.chunks.keepingView(() => {
+      // Entries placed before the page's next entry in its chunk (entries of the page placed
+      // already): the page goes in that chunk, before it.
+      const within = nextChunk && [...nextChunk.ids].some((id) => !inPage.has(id) && position(id) < position(next.id));
+      const made = within ? [] : this.chunks.insert(tops, nextChunk);
+      let top = 0;
+      for (const entry of entries) {
+        const parentChunk = nested(entry) ? this.chunks.chunkOf(parentOf(entry)!) : undefined;
+        const chunk = parentChunk ?? (within ? nextChunk : made[Math.floor(top++ / CHUNK)]!);
+        this.move(entry, chunk);
+        if (chunk.drawn) this.moved.add(chunk);
       }
-      if (drawn.view.children) calls.push(id);
-      const container = this.containerOf(entry);
-      if (container === this.list) tops.push(drawn.view.el);
-      else container.append(drawn.view.el);
-    }
-    const next = this.nextDrawn(state, page.at(-1)!, this.list);
-    if (next?.previousElementSibling) {
-      // Within a chunk (entries of the page were drawn already): in it, before the next one.
-      next.before(...tops);
-    } else {
-      const before = next?.parentElement ?? null;
-      for (let i = 0; i < tops.length; i += CHUNK) {
-        const made = chunk();
-        made.append(...tops.slice(i, i + CHUNK));
-        this.list.insertBefore(made, before);
-      }
-    }
-    // Chunks whose entries all moved into the page (none when the page is all new: the usual
-    // case, which then costs the page alone, not the chunks drawn).
-    if (moved) for (const left of [...this.list.children]) if (!left.childElementCount) left.remove();
-    for (const id of calls) this.adopt(state, id);
-    if (anchor) this.el.scrollTop += anchor.el.getBoundingClientRect().top - anchor.top;
+      this.redrawMoved();
+    });
   }
 
   /** The row above the entries as the state says: older entries left, a page of them on its way. */
@@ -196,57 +200,95 @@ export class TranscriptView {
     this.olderRow.classList.toggle('loading', loading);
   }
 
-  /** Where an entry's view goes: its Agent/Task call's view, or the list (noted when the call is not drawn yet). */
-  private containerOf(entry: Entry): HTMLElement {
-    const parentId = entry.kind === 'restoredFile' ? null : entry.parentId;
-    if (!parentId) return this.list;
-    const parent = this.views.get(parentId)?.view.children;
-    if (parent) return parent;
-    const waiting = this.orphans.get(parentId) ?? [];
-    if (!waiting.includes(entry.id)) waiting.push(entry.id);
-    this.orphans.set(parentId, waiting);
-    return this.list;
+  /**
+   * Puts a new entry in its chunk: its Agent/Task call's (noted as waiting for it when the
+   * call is not placed yet), else that of the entry placed after it (`next`), else the end.
+   * The entries that waited for it (it is their call) move into its chunk.
+   */
+  private place(entry: Entry, next: Entry | undefined): Chunk {
+    const parentId = parentOf(entry);
+    const parentChunk = parentId === undefined ? undefined : this.chunks.chunkOf(parentId);
+    if (parentId !== undefined && !parentChunk) {
+      const waiting = this.orphans.get(parentId) ?? [];
+      waiting.push(entry.id);
+      this.orphans.set(parentId, waiting);
+    }
+    const chunk = parentChunk ?? (next && this.chunks.chunkOf(next.id)) ?? this.chunks.atEnd();
+    this.move(entry, chunk);
+    return chunk;
   }
 
-  /** Moves the entries drawn before their Agent/Task call `id` into its view, in order. */
-  private adopt(state: ChatState, id: string): void {
-    const waiting = this.orphans.get(id);
-    const children = this.views.get(id)?.view.children;
-    if (!waiting || !children) return;
-    this.orphans.delete(id);
-    waiting.sort((a, b) => (positionOf(state, a) ?? 0) - (positionOf(state, b) ?? 0));
-    for (const child of waiting) {
-      const el = this.views.get(child)?.view.el;
-      if (el) children.append(el);
+  /** Puts entry `entry` in `chunk` (out of the one it was in: its view goes), and the entries
+   * that waited for it there; notes the drawn chunks whose entries moved. */
+  private move(entry: Entry, chunk: Chunk): void {
+    const was = this.chunks.put(entry.id, chunk);
+    if (was) {
+      this.views.delete(entry.id);
+      if (was.drawn) this.moved.add(was);
+      if (chunk.drawn) this.moved.add(chunk);
+    }
+    const waiting = this.orphans.get(entry.id);
+    if (!waiting) return;
+    this.orphans.delete(entry.id);
+    for (const id of waiting) {
+      const from = this.chunks.put(id, chunk);
+      this.views.delete(id);
+      if (from?.drawn) this.moved.add(from);
+      if (chunk.drawn) this.moved.add(chunk);
     }
   }
 
-  /** Adds a view of the conversation after the others: to the last chunk, or a new one when it is full. */
-  private append(el: HTMLElement): void {
-    let last = this.list.lastElementChild;
-    if (!last || last.childElementCount >= CHUNK) {
-      last = chunk();
-      this.list.append(last);
-    }
-    last.append(el);
+  /** Draws anew the chunks drawn whose entries moved. */
+  private redrawMoved(): void {
+    for (const chunk of this.moved) this.chunks.redraw(chunk);
+    this.moved.clear();
   }
 
-  /** The first entry in view and where its top is on screen (found by halving, chunks then entries). */
-  private anchor(): { el: Element; top: number } | undefined {
-    const viewTop = this.el.getBoundingClientRect().top;
-    const firstInView = (items: HTMLCollection): Element | undefined => {
-      let low = 0;
-      let high = items.length - 1;
-      while (low < high) {
-        const mid = (low + high) >> 1;
-        if (items[mid]!.getBoundingClientRect().bottom <= viewTop) low = mid + 1;
-        else high = mid;
-      }
-      return items[low];
-    };
-    const inView = firstInView(this.list.children);
-    const el = inView ? (firstInView(inView.children) ?? inView) : undefined;
-    return el && { el, top: el.getBoundingClientRect().top };
+  /** Draws the views of a chunk's entries, in the conversation's order, each into its call's view or the chunk. */
+  private drawChunk(chunk: Chunk): void {
+    const state = this.ctx.state();
+    const placed = [...chunk.ids]
+      .map((id) => ({ id, at: positionOf(state, id) ?? -1 }))
+      .filter((p) => p.at >= 0)
+      .sort((a, b) => a.at - b.at);
+    for (const { id, at } of placed) {
+      const entry = state.entries[at]!;
+      const view = entryView(entry, this.ctx);
+      this.views.set(id, { view, rev: state.revs[id] ?? 0 });
+      (this.nestedIn(parentOf(entry), chunk) ?? chunk.el).append(view.el);
+    }
+  }
+
+  /** The view of Agent/Task call `parentId` that its entries go into, when the call is drawn in `chunk`. */
+  private nestedIn(parentId: string | undefined, chunk: Chunk): HTMLElement | undefined {
+    if (parentId === undefined || this.chunks.chunkOf(parentId) !== chunk) return undefined;
+    return this.views.get(parentId)?.view.children ?? undefined;
+  }
+
+  /**
+   * For each of the entries not placed (in the conversation's order), the first entry after
+   * it that is placed (undefined: none, it goes at the end). Walked from the last: each looks
+   * one entry ahead, so a batch costs its own length.
+   */
+  private nextPlaced(state: ChatState, fresh: readonly Entry[]): Map<string, Entry | undefined> {
+    const next = new Map<string, Entry | undefined>();
+    const ids = new Set(fresh.map((e) => e.id));
+    for (let k = fresh.length - 1; k >= 0; k--) {
+      const id = fresh[k]!.id;
+      const after = state.entries[(positionOf(state, id) ?? state.entries.length) + 1];
+      next.set(id, after && ids.has(after.id) ? next.get(after.id) : after);
+    }
+    return next;
+  }
+
+  /** The first entry after `id` that is neither in the page nor a sub-agent's of an entry of it. */
+  private after(state: ChatState, id: string, inPage: ReadonlySet<string>): Entry | undefined {
+    for (let i = (positionOf(state, id) ?? state.entries.length) + 1; i < state.entries.length; i++) {
+      const entry = state.entries[i]!;
+      const parentId = parentOf(entry);
+      if (!inPage.has(entry.id) && !(parentId !== undefined && inPage.has(parentId))) return entry;
+    }
+    return undefined;
   }
 
   /** Asks the host for the page before the entries drawn when the view is near their top:
@@ -266,17 +308,6 @@ export class TranscriptView {
         // event will say so.
         requestAnimationFrame(() => this.loadOlderNearTop());
       });
-  }
-
-  /** The element of the first entry after `id` whose view is drawn in `container` (the list:
-   * in one of its chunks); null when none is. */
-  private nextDrawn(state: ChatState, id: string, container: HTMLElement): Element | null {
-    for (let i = (positionOf(state, id) ?? state.entries.length) + 1; i < state.entries.length; i++) {
-      const el = this.views.get(state.entries[i]!.id)?.view.el;
-      const parent = container === this.list ? el?.parentElement?.parentElement : el?.parentElement;
-      if (el && parent === container) return el;
-    }
-    return null;
   }
 
   scrollToEnd(): void {

@@ -37,13 +37,16 @@
 // - the longest task of the thread while opening, and then while the chat is scrolled to its
 //   top (set to 0 again and again, as a user dragging the scroll bar up, until no earlier
 //   page is left; at most --scroll-s seconds, default 120), that scroll's time, and the
-//   entries drawn at the end; the longest of the chat page's own tasks (the longtask entries
+//   entry elements in the page at the end (entriesDrawn: a build that draws only the chunks
+//   near the view has those alone); the longest of the chat page's own tasks (the longtask entries
 //   named same-origin-descendant); the renderer thread's CPU time in each part (thread time:
 //   the workbench's work and the page's);
 // - --whole adds a run of each build with claudeSidecar.pageEntries 0 (the whole transcript
 //   at once, as before paging); an older build is given with --extension.
 //
-//   node test/vscode/page-bench.mjs --long 1000,10000 [--runs 1] [--whole] [--extension DIR ...]
+// - --trace: the longest tasks and steps while it scrolls (--save DIR keeps the trace).
+//
+//   node test/vscode/page-bench.mjs --long 1000,10000 [--runs 1] [--whole] [--trace] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
 // toolchain (scripts/toolchain.sh) and `uv sync` at the root. Several --extension folders
 // (builds to compare) run in turn, each in its own code-server, one chat per run.
@@ -474,9 +477,9 @@ function longInstrument() {
     for (const frame of document.querySelectorAll('iframe')) {
       // Null for a frame of another origin.
       const doc = frame.contentDocument;
-      // The last entry (in the last chunk of the list, in a build that draws chunks).
+      // The last entry (in the last chunk, of the last section, in a build that draws them).
       let last = doc?.querySelector('.entries')?.lastElementChild;
-      if (last?.classList.contains('chunk')) last = last.lastElementChild;
+      while (last?.classList.contains('chunk') || last?.classList.contains('section')) last = last.lastElementChild;
       if (!last) continue;
       const box = last.getBoundingClientRect();
       if (box.bottom > 0 && box.top < doc.defaultView.innerHeight) {
@@ -528,6 +531,13 @@ async function longRun(page, sentLog, scrollCapMs) {
   const drawnAt = opened.origin + opened.drawnAt;
   await sleep(500); // the tasks that follow the first frame (the rest of the page's first layout)
   const cpuOpened = await cpuTimes(metrics);
+  const tracing = process.argv.includes('--trace');
+  if (tracing) {
+    await page
+      .context()
+      .browser()
+      .startTracing(page, { categories: ['devtools.timeline', 'v8'] });
+  }
   const scrollFrom = wallNow();
   let pages = 0;
   let capped = false;
@@ -560,8 +570,13 @@ async function longRun(page, sentLog, scrollCapMs) {
   const scrolledAt = wallNow();
   await sleep(500);
   const cpuScrolled = await cpuTimes(metrics);
+  if (tracing) {
+    const trace = (await page.context().browser().stopTracing()).toString();
+    if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-scroll-${Date.now()}.json`), trace);
+    console.error(longestTraceEvents(JSON.parse(trace)));
+  }
   const entries = await chat.evaluate(
-    () => document.querySelectorAll('.entries > .entry, .entries > .chunk > .entry').length,
+    () => document.querySelectorAll('.entries > .entry, .entries .chunk > .entry').length,
   );
   const tasks = await pre.evaluate(() =>
     window.__long.tasks.map((t) => ({ at: window.__long.origin + t.at, ms: t.ms, by: t.by })),

@@ -384,7 +384,7 @@ describe('entries as they say', () => {
     assert.equal(await host.page.locator('.queued .entry').count(), 0);
     assert.deepEqual(
       await host.page
-        .locator('.entries > .chunk > .entry')
+        .locator('.entries .chunk > .entry')
         .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown')?.textContent.trim())),
       ['update the readme', 'Updating it.', 'and the changelog', 'And the changelog.'],
     );
@@ -418,7 +418,7 @@ describe('entries as they say', () => {
     ]);
     assert.deepEqual(
       await host.page
-        .locator('.entries > .chunk > .entry:not(.turn)')
+        .locator('.entries .chunk > .entry:not(.turn)')
         .evaluateAll((els) =>
           els.map((e) => e.querySelector('.user-text, .markdown, .notice-text')?.textContent.trim()),
         ),

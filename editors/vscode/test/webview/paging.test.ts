@@ -1,12 +1,14 @@
 // A long chat in the page (headless Chromium, scripted host): the page shows the entries read
 // so far, asks the host for the page before as the user nears the top (one request at a
 // time, none once the first entry is shown) and draws it above without moving what the user
-// looks at.
+// looks at. The DOM holds the entries of a few chunks near the view however many were read:
+// what is in it is checked a screen at a time, from the top to the end.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry } from '../../src/core/transcript';
+import { CHUNK } from '../../src/webview/chunk-window';
 import { chatPages } from './chat-pages';
 import type { ScriptedHost } from './scripted-host';
 
@@ -27,13 +29,18 @@ function exchanges(from: number, to: number): ConversationEntry[] {
 
 const BOUND: ChatEvent = { kind: 'bound', channelId: 'ch-1', sessionId: 's-1', cwd: '/home/dev/project' };
 
-/** A chat showing exchanges 41 to 60 of 60: its last page, older ones left to read. */
-function lastPage(hasOlder = true): ChatState {
+/** A chat showing exchanges `from` (41) to `to` (60): its last page, older ones left to read. */
+function lastPage(hasOlder = true, from = 41, to = 60): ChatState {
   const state = initialState();
-  for (const event of [BOUND, { kind: 'transcript', entries: exchanges(41, 60), hasOlder } as ChatEvent]) {
+  for (const event of [BOUND, { kind: 'transcript', entries: exchanges(from, to), hasOlder } as ChatEvent]) {
     reduce(state, event);
   }
   return state;
+}
+
+/** The texts of exchanges `from` to `to` as `drawn` reads them. */
+function textsOf(from: number, to: number): string[] {
+  return exchanges(from, to).map((e) => (e.kind === 'prompt' ? e.text : `Answer ${e.id.slice(1, -2)}.`));
 }
 
 async function openWith(state: ChatState): Promise<ScriptedHost> {
@@ -45,8 +52,67 @@ async function openWith(state: ChatState): Promise<ScriptedHost> {
 /** The texts of the conversation's entries drawn, top to bottom. */
 async function drawn(host: ScriptedHost): Promise<string[]> {
   return host.page
-    .locator('.entries > .chunk > .entry')
+    .locator('.entries .chunk > .entry')
     .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown p')?.textContent.trim() ?? ''));
+}
+
+/** The entry elements in the page, nested ones included. */
+async function entryElements(host: ScriptedHost): Promise<number> {
+  return host.page.locator('.entry').count();
+}
+
+/**
+ * Checks that the page shows the entries `expected` (their texts, top to bottom) to a user
+ * scrolling from the top to the end a screen at a time: at each stop the entries drawn are
+ * in the conversation's order, none twice, and each entry is drawn at some stop.
+ */
+async function showsEveryEntry(host: ScriptedHost, expected: string[]): Promise<void> {
+  const at = new Map(expected.map((text, i) => [text, i]));
+  const seen = new Set<string>();
+  for (let top = 0; ;) {
+    await scrollTo(host, top);
+    await host.frame();
+    const texts = await drawn(host);
+    const places = texts.map((text) => at.get(text) ?? -1);
+    assert.ok(!places.includes(-1), `only entries of the conversation: ${texts.join(', ')}`);
+    assert.ok(
+      places.every((place, i) => i === 0 || place > places[i - 1]!),
+      `in order, none twice: ${texts.join(', ')}`,
+    );
+    for (const text of texts) seen.add(text);
+    const box = await host.page
+      .locator('.transcript')
+      .evaluate((el) => ({ top: el.scrollTop, height: el.clientHeight, end: el.scrollHeight }));
+    if (box.top + box.height >= box.end - 1) break;
+    top = box.top + box.height;
+  }
+  assert.deepEqual(
+    expected.filter((text) => !seen.has(text)),
+    [],
+    'every entry is drawn on the way',
+  );
+}
+
+/**
+ * Scrolls to the top again and again as a user dragging the scroll bar up, each time answering
+ * the page's request with the page before (`size` exchanges) until exchange 1 is read.
+ * Returns the entry elements in the page after each page.
+ */
+async function scrollToFirst(host: ScriptedHost, first: number, size: number): Promise<number[]> {
+  const counts: number[] = [];
+  for (let to = first - 1; to >= 1; to -= size) {
+    const from = Math.max(1, to - size + 1);
+    await scrollTo(host, 0);
+    await host.request('loadOlder');
+    await host.events([{ kind: 'olderLoading' }]);
+    await host.events([
+      { kind: 'olderPage', entries: exchanges(from, to), beforeId: `p${to + 1}`, hasOlder: from > 1 },
+    ]);
+    await host.answer('loadOlder', { loaded: (to - from + 1) * 2, hasMore: from > 1 });
+    await host.frame();
+    counts.push(await entryElements(host));
+  }
+  return counts;
 }
 
 /** Scrolls the transcript to `top` px (0: its top) and lets the page see it. */
@@ -65,7 +131,7 @@ async function loadOlderRequests(host: ScriptedHost): Promise<number> {
 /** Where the entry with `text` is on screen (its top, px from the viewport's top). */
 async function topOf(host: ScriptedHost, text: string): Promise<number> {
   return host.page
-    .locator('.entries > .chunk > .entry', { hasText: text })
+    .locator('.entries .chunk > .entry', { hasText: text })
     .evaluate((el) => Math.round(el.getBoundingClientRect().top));
 }
 
@@ -101,10 +167,7 @@ describe('a long chat, a page at a time', () => {
     await host.frame();
     assert.equal(await topOf(host, 'Question 41'), before);
     assert.notEqual(await host.page.locator('.older-row').innerText(), 'Loading earlier messages…');
-    const texts = await drawn(host);
-    assert.equal(texts.length, 80);
-    assert.equal(texts[0], 'Question 21');
-    assert.equal(texts.at(-1), 'Answer 60.');
+    await showsEveryEntry(host, textsOf(21, 60));
   });
 
   it('asks for the page before again once a page was drawn and the view is still at the top', async () => {
@@ -130,10 +193,18 @@ describe('a long chat, a page at a time', () => {
     await host.frame();
     const texts = await drawn(host);
     assert.equal(new Set(texts).size, texts.length, 'no entry twice');
-    assert.deepEqual(
-      texts,
-      exchanges(31, 60).map((e) => (e.kind === 'prompt' ? e.text : `Answer ${e.id.slice(1, -2)}.`)),
-    );
+    assert.deepEqual(texts, textsOf(31, 60));
+  });
+
+  it('puts a page that reaches in among the entries drawn in its place among them', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    // Exchange 45 and an entry new to the page, before exchange 46: inside the chunk drawn.
+    const page: ConversationEntry[] = [...exchange(45), { kind: 'prompt', id: 'p45b', text: 'Question 45b' }];
+    await host.events([{ kind: 'olderPage', entries: page, beforeId: 'p46', hasOlder: true }]);
+    const texts = await drawn(host);
+    assert.deepEqual(texts.slice(8, 12), ['Question 45', 'Answer 45.', 'Question 45b', 'Question 46']);
+    assert.equal(texts.length, 41);
   });
 
   it('asks for nothing more once the first entry is drawn', async () => {
@@ -148,27 +219,6 @@ describe('a long chat, a page at a time', () => {
     assert.equal(await loadOlderRequests(host), 1);
     assert.equal((await drawn(host))[0], 'Question 1');
     assert.equal(await host.page.locator('.older-row').isVisible(), false, 'nothing is said to be left above');
-  });
-
-  it('draws entries far from the view in chunks the browser skips until they come into view', async () => {
-    const host = await openWith(lastPage());
-    await scrollTo(host, 0);
-    await host.events([{ kind: 'olderPage', entries: exchanges(1, 40), beforeId: 'p41', hasOlder: false }]);
-    await host.answer('loadOlder', { loaded: 80, hasMore: false });
-    await host.frame();
-    const chunks = await host.page.locator('.entries > .chunk').evaluateAll((els) => els.map((e) => e.children.length));
-    assert.deepEqual(chunks, [50, 30, 40], 'the page read above in chunks of its own, of 50 at most');
-    const rendered = (text: string) =>
-      host.page
-        .locator('.entries > .chunk > .entry', { hasText: text })
-        .evaluate((el) => el.checkVisibility({ contentVisibilityAuto: true }));
-    await scrollTo(host, 1e6);
-    await host.frame();
-    assert.equal(await rendered('Answer 1.'), false, 'the first chunk, out of view, is skipped');
-    assert.equal(await rendered('Answer 60.'), true);
-    await scrollTo(host, 0);
-    await host.frame();
-    assert.equal(await rendered('Answer 1.'), true, 'in view again, it is drawn');
   });
 
   it('draws what streams at the end after pages drawn above, every entry once and in order', async () => {
@@ -191,10 +241,189 @@ describe('a long chat, a page at a time', () => {
         params: { channelId: 'ch-1', seq: ++seq, kind: 'text', index: 0, entryId: 'm61:0', text: ' 61.' },
       },
     ]);
-    assert.deepEqual(
-      await drawn(host),
-      exchanges(1, 61).map((e) => (e.kind === 'prompt' ? e.text : `Answer ${e.id.slice(1, -2)}.`)),
+    await showsEveryEntry(host, textsOf(1, 61));
+  });
+
+  it('loads every entry once and in order when scrolled to the top of a long chat', async () => {
+    const host = await openWith(lastPage(true, 451, 500));
+    await scrollToFirst(host, 451, 50);
+    await scrollTo(host, 0);
+    await host.screenshot('long-chat-top');
+    assert.equal(await loadOlderRequests(host), 9);
+    assert.equal(await host.page.locator('.older-row').isVisible(), false);
+    await showsEveryEntry(host, textsOf(1, 500));
+  });
+
+  it('holds the entries of a few chunks in the page however many are read', async () => {
+    const host = await openWith(lastPage(true, 951, 1000));
+    const counts = await scrollToFirst(host, 951, 50);
+    // The chunks within three screens of the view, and the last (where answers stream in).
+    assert.ok(Math.max(...counts) <= 4 * CHUNK, `entry elements after each page: ${counts.join(' ')}`);
+    const early = Math.max(...counts.slice(0, 3));
+    assert.ok(counts.at(-1)! <= early, `no more after 2,000 entries than after 300: ${counts.join(' ')}`);
+  });
+
+  it('draws a page of many entries read at once only where the user looks', async () => {
+    const host = await openWith(lastPage());
+    await scrollTo(host, 0);
+    await host.events([{ kind: 'olderPage', entries: exchanges(1, 40), beforeId: 'p41', hasOlder: true }]);
+    await host.events([{ kind: 'olderPage', entries: exchanges(-1999, 0), beforeId: 'p1', hasOlder: false }]);
+    assert.ok((await entryElements(host)) <= 4 * CHUNK);
+    const texts = await drawn(host);
+    assert.ok(texts.includes('Answer 40.') && texts.includes('Question 41'), 'the entries at the view are drawn');
+  });
+
+  it('opens a whole long chat with its end drawn and little else', async () => {
+    const host = await openWith(lastPage(false, 1, 2000));
+    assert.ok((await entryElements(host)) <= 2 * CHUNK);
+    const end = await host.page
+      .locator('.entries .chunk > .entry', { hasText: 'Answer 2000.' })
+      .evaluate((el) => el.getBoundingClientRect().bottom <= window.innerHeight);
+    assert.equal(end, true, 'the last answer is on screen');
+  });
+
+  it('keeps the entry in view in place as chunks far from it are dropped and drawn again', async () => {
+    const host = await openWith(lastPage(false, 1, 200));
+    // The browser's own scroll anchoring off (it does not act at the very top, where pages
+    // are put): the page keeps the view itself.
+    await host.page.addStyleTag({ content: '.transcript { overflow-anchor: none; }' });
+    const height = await host.page.locator('.transcript').evaluate((el) => el.clientHeight);
+    const firstDrawn: string[] = [];
+    // Up a screen at a time from the end to the top, then down again: at each stop, the
+    // first entry in view is where the scroll put it once the page has fitted the chunks.
+    const end = await host.page.locator('.transcript').evaluate((el) => el.scrollTop);
+    const stops = Array.from({ length: Math.ceil(end / height) }, (_, k) => end - (k + 1) * height);
+    for (const y of [...stops, ...stops.reverse()]) {
+      const before = await host.page.locator('.transcript').evaluate((el, y) => {
+        el.scrollTop = Math.max(0, y);
+        el.dispatchEvent(new Event('scroll'));
+        const view = el.getBoundingClientRect().top;
+        const first = [...el.querySelectorAll('.entries .chunk > .entry')].find(
+          (e) => e.getBoundingClientRect().bottom > view,
+        )!;
+        return { text: first.textContent, top: Math.round(first.getBoundingClientRect().top) };
+      }, y);
+      await host.frame();
+      await host.frame();
+      const after = await host.page
+        .locator('.entries .chunk > .entry', { hasText: before.text })
+        .first()
+        .evaluate((el) => Math.round(el.getBoundingClientRect().top));
+      // Within a pixel: the scroll position is whole pixels, the entries' tops are not.
+      assert.ok(Math.abs(after - before.top) <= 1, `${before.text} stays where it was: ${before.top}, ${after}`);
+      firstDrawn.push((await drawn(host))[0]!);
+    }
+    assert.ok(
+      firstDrawn[0] !== 'Question 1' && firstDrawn.includes('Question 1') && firstDrawn.at(-1) !== 'Question 1',
+      `chunks were dropped and drawn on the way: ${firstDrawn.join(', ')}`,
     );
+  });
+
+  it('shows a chunk that comes back into view with its entries, a block opened still open', async () => {
+    const state = lastPage(false, 1, 400);
+    reduce(state, {
+      kind: 'notification',
+      method: 'claude/entry',
+      params: {
+        channelId: 'ch-1',
+        seq: 1,
+        entry: { kind: 'tool', id: 'toolu_1', name: 'Bash', status: 'done', input: { command: 'echo first' } },
+      },
+    });
+    // The tool call at the top: in front of the first exchange.
+    state.entries.unshift(state.entries.pop()!);
+    state.at = Object.fromEntries(state.entries.map((e, i) => [e.id, i]));
+    state.shift = 0;
+    const host = await openWith(state);
+    await scrollTo(host, 0);
+    await host.frame();
+    const tool = host.page.locator('.entry.tool', { hasText: 'echo first' });
+    await tool.locator('.tool-head').click();
+    assert.equal(await tool.evaluate((el) => el.classList.contains('expanded')), true);
+    // The user goes on in the prompt (the focus leaves the tool) and scrolls to the end.
+    await host.page.getByRole('textbox', { name: 'Message to Claude' }).focus();
+    await scrollTo(host, 1e7);
+    await host.frame();
+    assert.equal(await tool.count(), 0, 'far from the view, the chunk holds no entries');
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await tool.evaluate((el) => el.classList.contains('expanded')), true, 'drawn again, still open');
+    assert.equal((await drawn(host))[1], 'Question 1');
+  });
+
+  it("draws a sub-agent's entries under its Agent call again when its chunk comes back", async () => {
+    const agent: ConversationEntry[] = [
+      { kind: 'tool', id: 'toolu_a', name: 'Agent', status: 'done', input: { prompt: 'look around' } },
+      { kind: 'prompt', id: 'sub:p', text: 'SUBTASK: look around', parentId: 'toolu_a' },
+      { kind: 'tool', id: 'toolu_b', name: 'Bash', status: 'done', input: { command: 'ls' }, parentId: 'toolu_a' },
+    ];
+    const state = initialState();
+    reduce(state, BOUND);
+    reduce(state, { kind: 'transcript', entries: [...exchange(1), ...agent, ...exchanges(2, 300)], hasOlder: false });
+    const host = await openWith(state);
+    const nested = host.page.locator('.entry.tool', { hasText: 'Agent' }).locator('.sub-agent .entry');
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await nested.count(), 2);
+    await scrollTo(host, 1e7);
+    await host.frame();
+    assert.equal(await nested.count(), 0, 'far from the view, not drawn');
+    await scrollTo(host, 0);
+    await host.frame();
+    assert.equal(await nested.count(), 2, 'drawn again under its call');
+    assert.equal(await host.page.locator('.entries .chunk > .entry.user', { hasText: 'SUBTASK' }).count(), 0);
+  });
+
+  it("puts a sub-agent's entries read before their Agent call under it once the call's page is read", async () => {
+    const state = initialState();
+    reduce(state, BOUND);
+    const children: ConversationEntry[] = [
+      { kind: 'prompt', id: 'sub:p', text: 'SUBTASK: look around', parentId: 'toolu_a' },
+      { kind: 'text', id: 'sub:m', text: 'Nothing here.', parentId: 'toolu_a' },
+    ];
+    reduce(state, { kind: 'transcript', entries: [...children, ...exchanges(41, 60)], hasOlder: true });
+    const host = await openWith(state);
+    await scrollTo(host, 0);
+    const call: ConversationEntry = { kind: 'tool', id: 'toolu_a', name: 'Agent', status: 'done', input: {} };
+    await host.events([{ kind: 'olderPage', entries: [...exchange(40), call], beforeId: 'sub:p', hasOlder: false }]);
+    await host.frame();
+    const agent = host.page.locator('.entry.tool', { hasText: 'Agent' });
+    assert.equal(await agent.locator('.sub-agent .entry').count(), 2);
+    assert.equal(await host.page.locator('.entries .chunk > .entry.user', { hasText: 'SUBTASK' }).count(), 0);
+    // The call after exchange 40 (its text is its sub-agent's prompt), then exchange 41.
+    assert.deepEqual((await drawn(host)).slice(0, 4), [
+      'Question 40',
+      'Answer 40.',
+      'SUBTASK: look around',
+      'Question 41',
+    ]);
+  });
+
+  it('streams an answer at the end while the user reads far above, neither moving', async () => {
+    const host = await openWith(lastPage(false, 1, 300));
+    await scrollTo(host, 0);
+    const before = await topOf(host, 'Answer 1.');
+    let seq = 0;
+    const entry = (e: ConversationEntry): ChatEvent => ({
+      kind: 'notification',
+      method: 'claude/entry',
+      params: { channelId: 'ch-1', seq: ++seq, entry: e },
+    });
+    const delta = (text: string): ChatEvent => ({
+      kind: 'notification',
+      method: 'claude/delta',
+      params: { channelId: 'ch-1', seq: ++seq, kind: 'text', index: 0, entryId: 'm301:0', text },
+    });
+    await host.events([
+      entry({ kind: 'prompt', id: 'p301', text: 'Question 301' }),
+      entry({ kind: 'text', id: 'm301:0', text: 'Answer', streaming: true }),
+    ]);
+    for (let i = 0; i < 20; i++) await host.events([delta(` part ${i}.\n\nMore`)]);
+    await host.events([entry({ kind: 'text', id: 'm301:0', text: 'Answer 301.', streaming: false })]);
+    assert.equal(await topOf(host, 'Answer 1.'), before, 'what the user reads stays put');
+    await scrollTo(host, 1e7);
+    await host.frame();
+    assert.deepEqual((await drawn(host)).slice(-2), ['Question 301', 'Answer 301.']);
   });
 
   it('asks for nothing at the top of a chat that has no older entries', async () => {
