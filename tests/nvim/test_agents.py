@@ -10,15 +10,14 @@ from typing import Any
 
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests.nvim import test_shared_daemon
 from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.scenarios import GREET, scenario
-from tests.nvim.test_shared_daemon import (  # noqa: F401 (the fixtures)
-    messages,
-    on_shared,
-    record_messages,
-    shared,
-    start_shared,
-)
+from tests.nvim.test_shared_daemon import messages, on_shared, record_messages
+
+# The shared daemon's fixtures (one `claude-sidecar serve` per test).
+start_shared = test_shared_daemon.start_shared
+shared = test_shared_daemon.shared
 
 SCENARIO = scenario(GREET)
 
@@ -43,11 +42,11 @@ def agents_lines(editor: Editor) -> list[str]:
     )
 
 
-def chat_line(state: str, workspace: Path, about: str) -> re.Pattern[str]:
-    """A chat's line: state, folder, model, time since its last event, what it is about."""
-    return re.compile(
-        rf"^{state} +{re.escape(str(workspace))}  \S+ +\d+ s ago  {re.escape(about)}$"
-    )
+def chat_line(state: str, workspace: Path, about: str, here: int | None = None) -> re.Pattern[str]:
+    """A chat's line: state, folder (and the chat's number when it is open here), model, time
+    since its last event, what it is about."""
+    folder = re.escape(str(workspace)) + (f" #{here}" if here else "")
+    return re.compile(rf"^{state} +{folder} +\S+ +\d+ s ago  {re.escape(about)}$")
 
 
 def wait_for_list(editor: Editor, *patterns: re.Pattern[str]) -> list[str]:
@@ -56,7 +55,9 @@ def wait_for_list(editor: Editor, *patterns: re.Pattern[str]) -> list[str]:
     def matching() -> list[str] | None:
         lines = agents_lines(editor)
         chats = lines[1:]
-        if len(chats) == len(patterns) and all(p.match(c) for p, c in zip(patterns, chats)):
+        if len(chats) == len(patterns) and all(
+            p.match(c) for p, c in zip(patterns, chats, strict=True)
+        ):
             return lines
         return None
 
@@ -84,8 +85,8 @@ def test_the_list_shows_every_chat_the_one_waiting_for_you_first(
     editor.cmd("ClaudeAgents")
     lines = wait_for_list(
         editor,
-        chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world"),
-        chat_line("idle   ", workspace, "> hello"),
+        chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=2),
+        chat_line("idle   ", workspace, "> hello", here=1),
     )
 
     assert lines[0] == "Claude chats: 1 waiting, 1 idle    <CR> open · R refresh · q close"
@@ -98,11 +99,13 @@ def test_a_chat_changing_state_changes_its_line_in_the_open_list(
 ) -> None:
     start_waiting_chat(editor, model, workspace)
     editor.cmd("ClaudeAgents")
-    wait_for_list(editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world"))
+    wait_for_list(
+        editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=1)
+    )
 
     editor.answer("Allow")
 
-    wait_for_list(editor, chat_line("idle", workspace, "> greet the world"))
+    wait_for_list(editor, chat_line("idle", workspace, "> greet the world", here=1))
     editor.wait_for_turn()
 
 
@@ -113,7 +116,9 @@ def test_enter_shows_the_chat_of_the_line(
     # The chat's windows closed (q): hidden, running on.
     editor.lua("local chat = require('claude_sidecar.chat'); chat.hide(chat.chats[1])")
     editor.cmd("ClaudeAgents")
-    wait_for_list(editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world"))
+    wait_for_list(
+        editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=1)
+    )
 
     editor.nvim.input("<CR>")
 
@@ -132,13 +137,16 @@ def test_enter_attaches_to_a_chat_another_neovim_runs(
     start_waiting_chat(first, model, workspace)
     second = on_shared(start_editor, shared)
     second.cmd("ClaudeAgents")
-    wait_for_list(second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world"))
+    wait_for_list(
+        second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world")
+    )
 
     second.nvim.input("<CR>")
     asked = second.wait(lambda: second.questions(), what="the waiting request asked here")[0]
 
     assert asked["prompt"] == "Allow Edit(hello.py)?"
     assert second.chat("channel_id", 1) == first.chat("channel_id", 1)
+    assert waiting_messages(second) == [], "the list it was opening showed it: no message"
     second.answer("Allow")
     first.wait(lambda: "  ✓ answered in another editor" in first.chat_lines(), what="the answer")
 
@@ -161,7 +169,9 @@ def test_a_chat_of_another_neovim_waiting_for_you_is_told_once(
     # Listed again (the whole list, the request still pending): not told again.
     second.cmd("ClaudeAgents")
     second.nvim.input("R")
-    wait_for_list(second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world"))
+    wait_for_list(
+        second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world")
+    )
     second.nvim.input("q")
     first.answer("Allow")
     first.wait_for_turn()
@@ -194,12 +204,15 @@ def test_closing_the_list_stops_the_watch(
     editor.wait_for_turn()
     channel = editor.chat("channel_id")
     # Watched again by hand: the first change told is the chat closing, none of its turn.
-    editor.lua("""
+    editor.lua(
+        """
         local rpc, channel = require("claude_sidecar.rpc"), ...
         rpc.request("claude/watchChannels", vim.empty_dict(), function()
           rpc.request("claude/closeChannel", { channelId = channel }, function() end)
         end)
-    """, channel)
+    """,
+        channel,
+    )
     changes: list[dict[str, Any]] = editor.wait(
         lambda: editor.lua_as(list[dict[str, Any]], "return _G.changes"), what="a change"
     )
@@ -228,7 +241,7 @@ def test_a_daemon_without_watch_channels_says_so(editor: Editor) -> None:
 
     said = editor.wait(lambda: messages(editor), what="a message")
     assert re.fullmatch(
-        r'claude-sidecar: :ClaudeAgents is not available: this claude-sidecar daemon \(\S+\)'
+        r"claude-sidecar: :ClaudeAgents is not available: this claude-sidecar daemon \(\S+\)"
         r' does not serve "watchChannels"',
         said[0],
     ), said

@@ -106,15 +106,19 @@ local function about(channel)
   return table.concat(parts, " · ")
 end
 
---- The cells of a chat's line: state, folder, model, time since its last event, what it is about.
+--- The cells of a chat's line: state, folder (with the chat's number when it is open here), model,
+--- time since its last event, what it is about.
 ---@param channel table
 ---@param now number seconds since 1970
 ---@return string[]
 function M.cells(channel, now)
   local at = M.epoch(channel.lastEventAt)
+  -- Two chats of one folder told apart: the number of the one open here.
+  local chat = package.loaded["claude_sidecar.chat"]
+  local here = chat and chat.for_channel(channel.channelId)
   return {
     M.state(channel).label,
-    vim.fn.fnamemodify(channel.cwd or "?", ":~"),
+    vim.fn.fnamemodify(channel.cwd or "?", ":~") .. (here and string.format(" #%d", here.number) or ""),
     channel.model or "",
     at and M.ago(now - at) or "",
     about(channel),
@@ -326,9 +330,13 @@ local function create()
   })
 end
 
---- Whether the list is on screen in this tab page (the user sees a chat that starts waiting).
+-- :ClaudeAgents waits for the daemon (or the connection) to start.
+local opening = false
+
+--- Whether the list is on screen in this tab page, or about to be (the user sees a chat that
+--- starts waiting).
 function M.in_sight()
-  return buf ~= nil and vim.api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1
+  return opening or (buf ~= nil and vim.api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1)
 end
 
 local function show()
@@ -374,7 +382,10 @@ function M.open()
     return
   end
   -- The daemon starts (or the connection is made) with this request; then its features are known.
+  M.wire()
+  opening = true
   rpc.request("claude/listChannels", vim.empty_dict(), function(err)
+    opening = false
     if err then
       return require("claude_sidecar.errors").report(err)
     end
