@@ -22,6 +22,12 @@ shared = test_shared_daemon.shared
 SCENARIO = scenario(GREET)
 
 
+def open_list(editor: Editor) -> None:
+    """:ClaudeAgents in a window wide enough for the whole folders (the tests' are long)."""
+    editor.lua("vim.o.columns = 250")
+    editor.cmd("ClaudeAgents")
+
+
 def header(editor: Editor) -> str:
     """The first line of the :ClaudeAgents buffer ("" when it is not open)."""
     return next(iter(agents_lines(editor)), "")
@@ -82,7 +88,7 @@ def test_the_list_shows_every_chat_the_one_waiting_for_you_first(
     editor.wait_for_turn()
     start_waiting_chat(editor, model, workspace)
 
-    editor.cmd("ClaudeAgents")
+    open_list(editor)
     lines = wait_for_list(
         editor,
         chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=2),
@@ -98,7 +104,7 @@ def test_a_chat_changing_state_changes_its_line_in_the_open_list(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
     start_waiting_chat(editor, model, workspace)
-    editor.cmd("ClaudeAgents")
+    open_list(editor)
     wait_for_list(
         editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=1)
     )
@@ -115,7 +121,7 @@ def test_enter_shows_the_chat_of_the_line(
     start_waiting_chat(editor, model, workspace)
     # The chat's windows closed (q): hidden, running on.
     editor.lua("local chat = require('claude_sidecar.chat'); chat.hide(chat.chats[1])")
-    editor.cmd("ClaudeAgents")
+    open_list(editor)
     wait_for_list(
         editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=1)
     )
@@ -136,7 +142,7 @@ def test_enter_attaches_to_a_chat_another_neovim_runs(
     first = on_shared(start_editor, shared)
     start_waiting_chat(first, model, workspace)
     second = on_shared(start_editor, shared)
-    second.cmd("ClaudeAgents")
+    open_list(second)
     wait_for_list(
         second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world")
     )
@@ -160,14 +166,14 @@ def test_a_chat_of_another_neovim_waiting_for_you_is_told_once(
 ) -> None:
     first = on_shared(start_editor, shared)
     second = on_shared(start_editor, shared)
-    second.cmd("ClaudeAgents")  # connects; the list then closes, the alerts go on
+    open_list(second)  # connects; the list then closes, the alerts go on
     second.wait(lambda: header(second).startswith("No Claude chat"), what="the list")
     second.nvim.input("q")
 
     start_waiting_chat(first, model, workspace)
     said = second.wait(lambda: waiting_messages(second), what="the message")
     # Listed again (the whole list, the request still pending): not told again.
-    second.cmd("ClaudeAgents")
+    open_list(second)
     second.nvim.input("R")
     wait_for_list(
         second, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world")
@@ -188,7 +194,7 @@ def test_closing_the_list_stops_the_watch(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
     model.set_scenario(load_scenario(SCENARIO))
-    editor.cmd("ClaudeAgents")
+    open_list(editor)
     editor.wait(lambda: header(editor).startswith("No Claude chat"), what="the list")
     editor.nvim.input("q")
     # What the daemon sends from now on is recorded instead of listed.
@@ -237,7 +243,7 @@ def test_a_daemon_without_watch_channels_says_so(editor: Editor) -> None:
         what="the daemon connected",
     )
 
-    editor.cmd("ClaudeAgents")
+    open_list(editor)
 
     said = editor.wait(lambda: messages(editor), what="a message")
     assert re.fullmatch(

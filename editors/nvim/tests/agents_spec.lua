@@ -72,6 +72,14 @@ return {
     assert(vim.deep_equal(lines, want), vim.inspect(lines))
   end,
 
+  ["a window too narrow for the lines shortens the folders' parents"] = function()
+    local wide = channel("ch-1", "idle", { cwd = "/srv/projects/shop", lastPrompt = "Add a cart page" })
+    local lines = agents.lines({ wide }, NOW, 40)
+    assert(lines[2] == "idle  /s/p/shop  claude-sonnet-4-5  12 s ago  > Add a cart page", lines[2])
+    lines = agents.lines({ wide }, NOW, 80)
+    assert(lines[2] == "idle  /srv/projects/shop  claude-sonnet-4-5  12 s ago  > Add a cart page", lines[2])
+  end,
+
   ["an empty daemon says so"] = function()
     local lines = agents.lines({}, NOW)
     assert(lines[1] == "No Claude chat in the daemon    <CR> open · R refresh · q close", lines[1])

@@ -110,28 +110,52 @@ end
 --- time since its last event, what it is about.
 ---@param channel table
 ---@param now number seconds since 1970
+---@param short boolean|nil the folder's parents by their first letter ("~/s/shop"): a narrow window
 ---@return string[]
-function M.cells(channel, now)
+function M.cells(channel, now, short)
   local at = M.epoch(channel.lastEventAt)
+  local folder = vim.fn.fnamemodify(channel.cwd or "?", ":~")
   -- Two chats of one folder told apart: the number of the one open here.
   local chat = package.loaded["claude_sidecar.chat"]
   local here = chat and chat.for_channel(channel.channelId)
   return {
     M.state(channel).label,
-    vim.fn.fnamemodify(channel.cwd or "?", ":~") .. (here and string.format(" #%d", here.number) or ""),
+    (short and vim.fn.pathshorten(folder) or folder) .. (here and string.format(" #%d", here.number) or ""),
     channel.model or "",
     at and M.ago(now - at) or "",
     about(channel),
   }
 end
 
+--- Rows of cells joined into lines, each cell padded to its column's widest (the ages
+--- right-aligned: they read as a column of numbers).
+local function aligned(rows)
+  local widths = {}
+  for _, cells in ipairs(rows) do
+    for col, cell in ipairs(cells) do
+      widths[col] = math.max(widths[col] or 0, vim.fn.strdisplaywidth(cell))
+    end
+  end
+  local lines = {}
+  for _, cells in ipairs(rows) do
+    local padded = {}
+    for col, cell in ipairs(cells) do
+      local pad = string.rep(" ", widths[col] - vim.fn.strdisplaywidth(cell))
+      padded[col] = col == 4 and (pad .. cell) or col == #cells and cell or (cell .. pad)
+    end
+    table.insert(lines, vim.trim(table.concat(padded, "  ")))
+  end
+  return lines
+end
+
 --- The list's lines for `channels` at time `now`: a header, then one aligned line per chat (in
---- M.sorted order), each cell padded to its column's widest.
+--- M.sorted order). Lines wider than `width` shorten the folders' parents ("~/s/shop").
 ---@param channels table[]
 ---@param now number
+---@param width integer|nil
 ---@return string[] lines
 ---@return table[] chats the chat of each line after the header
-function M.lines(channels, now)
+function M.lines(channels, now, width)
   local list = M.sorted(channels)
   local counts, order = {}, {}
   for _, channel in ipairs(list) do
@@ -146,26 +170,20 @@ function M.lines(channels, now)
     return string.format("%d %s", counts[label], label)
   end, order)
   local header = #list == 0 and "No Claude chat in the daemon" or ("Claude chats: " .. table.concat(summary, ", "))
-  local lines = { header .. "    <CR> open · R refresh · q close" }
-  local rows, widths = {}, {}
-  for i, channel in ipairs(list) do
-    rows[i] = M.cells(channel, now)
-    for col, cell in ipairs(rows[i]) do
-      widths[col] = math.max(widths[col] or 0, vim.fn.strdisplaywidth(cell))
-    end
+  local function rows(short)
+    return vim.tbl_map(function(channel)
+      return M.cells(channel, now, short)
+    end, list)
   end
-  for _, cells in ipairs(rows) do
-    local padded = {}
-    for col, cell in ipairs(cells) do
-      local last = col == #cells
-      padded[col] = last and cell or (cell .. string.rep(" ", widths[col] - vim.fn.strdisplaywidth(cell)))
-    end
-    -- Right-aligned ages read as a column of numbers.
-    local age = cells[4]
-    padded[4] = string.rep(" ", widths[4] - vim.fn.strdisplaywidth(age)) .. age
-    table.insert(lines, vim.trim(table.concat(padded, "  ")))
+  local chats = aligned(rows(false))
+  local widest = 0
+  for _, line in ipairs(chats) do
+    widest = math.max(widest, vim.fn.strdisplaywidth(line))
   end
-  return lines, list
+  if width and widest > width then
+    chats = aligned(rows(true))
+  end
+  return vim.list_extend({ header .. "    <CR> open · R refresh · q close" }, chats), list
 end
 
 local function now()
@@ -184,7 +202,8 @@ local function draw()
   end
   local lines, list
   if roster.watching() then
-    lines, list = M.lines(roster.channels(), now())
+    local win = vim.fn.bufwinid(buf)
+    lines, list = M.lines(roster.channels(), now(), win ~= -1 and vim.api.nvim_win_get_width(win) or nil)
   else
     lines, list = { "Reading the chats of the daemon…    q close" }, {}
   end
