@@ -252,3 +252,27 @@ def test_a_daemon_without_watch_channels_says_so(editor: Editor) -> None:
         said[0],
     ), said
     assert agents_lines(editor) == []
+
+
+def window_heights(editor: Editor) -> list[int]:
+    return editor.lua_as(
+        list[int],
+        "return vim.tbl_map(vim.api.nvim_win_get_height, vim.api.nvim_tabpage_list_wins(0))",
+    )
+
+
+def test_closing_the_list_gives_the_windows_their_sizes_back(
+    editor: Editor, model: ScriptedModel
+) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    editor.cmd("Claude")
+    before = window_heights(editor)
+    open_list(editor)
+    editor.wait(lambda: header(editor).startswith("Claude chats"), what="the list")
+    during = window_heights(editor)
+
+    editor.nvim.input("q")
+    editor.wait(lambda: agents_lines(editor) == [], what="the list closed")
+
+    assert len(during) == len(before) + 1
+    assert window_heights(editor) == before

@@ -277,10 +277,27 @@ local function chat_at_cursor()
   return shown[vim.api.nvim_win_get_cursor(0)[1]]
 end
 
+-- The window sizes before the list's window was opened, to put back when it closes (Neovim
+-- would share its lines out, and 'equalalways' made the chat's prompt as tall as its transcript).
+local layout = nil ---@type {tab: integer, wins: integer[], restore: string}|nil
+
+local function put_back_layout()
+  local saved = layout
+  layout = nil
+  if
+    saved
+    and vim.api.nvim_get_current_tabpage() == saved.tab
+    and vim.deep_equal(vim.api.nvim_tabpage_list_wins(saved.tab), saved.wins)
+  then
+    vim.cmd(saved.restore)
+  end
+end
+
 --- Close the list (its watch stops unless the alerts hold it).
 function M.close()
   if buf and vim.api.nvim_buf_is_valid(buf) then
     vim.api.nvim_buf_delete(buf, { force = true })
+    put_back_layout()
   end
 end
 
@@ -345,6 +362,8 @@ local function create()
       buf, shown = nil, {}
       stop_ticking()
       roster.release("list")
+      -- Closed another way (:q, :bdelete): its window is gone once this autocmd is over.
+      vim.schedule(put_back_layout)
     end,
   })
 end
@@ -364,6 +383,8 @@ local function show()
   end
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
+    local tab = vim.api.nvim_get_current_tabpage()
+    layout = { tab = tab, wins = vim.api.nvim_tabpage_list_wins(tab), restore = vim.fn.winrestcmd() }
     vim.cmd("botright split")
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, assert(buf))
