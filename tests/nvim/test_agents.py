@@ -4,7 +4,9 @@ waiting for a permission is told of once."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +278,18 @@ def test_closing_the_list_gives_the_windows_their_sizes_back(
 
     assert len(during) == len(before) + 1
     assert window_heights(editor) == before
+
+
+def test_the_list_says_when_the_daemon_exited_and_r_starts_it_again(editor: Editor) -> None:
+    open_list(editor)
+    editor.wait(lambda: header(editor).startswith("No Claude chat"), what="the list")
+    pid = editor.daemon_pid()
+    assert pid
+
+    os.kill(pid, signal.SIGKILL)
+    gone = editor.wait(lambda: header(editor).startswith("No daemon") and header(editor))
+    editor.nvim.input("R")
+
+    editor.wait(lambda: header(editor).startswith("No Claude chat"), what="the list again")
+    assert gone == "No daemon: it exited (R starts it again and lists its chats)    q close"
+    assert editor.daemon_pid() not in (None, pid)

@@ -204,8 +204,10 @@ local function draw()
   if roster.watching() then
     local win = vim.fn.bufwinid(buf)
     lines, list = M.lines(roster.channels(), now(), win ~= -1 and vim.api.nvim_win_get_width(win) or nil)
-  else
+  elseif roster.reading() then
     lines, list = { "Reading the chats of the daemon…    q close" }, {}
+  else
+    lines, list = { "No daemon: it exited (R starts it again and lists its chats)    q close" }, {}
   end
   local cursor_chat = nil
   local win = vim.fn.bufwinid(buf)

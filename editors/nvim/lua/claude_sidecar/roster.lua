@@ -33,6 +33,11 @@ function M.watching()
   return watching
 end
 
+--- Whether a claude/watchChannels is on its way (the chats are being read).
+function M.reading()
+  return asking > 0
+end
+
 --- Whether `name` holds the watch.
 function M.holds(name)
   return holders[name] == true
