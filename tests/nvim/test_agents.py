@@ -102,19 +102,31 @@ def test_the_list_shows_every_chat_the_one_waiting_for_you_first(
     assert editor.lua("return vim.bo.filetype") == "claude_sidecar_agents"
 
 
-def test_a_chat_changing_state_changes_its_line_in_the_open_list(
+def test_a_chat_changing_state_changes_its_line_in_the_open_list_and_the_cursor_follows_it(
     editor: Editor, model: ScriptedModel, workspace: Path
 ) -> None:
+    model.set_scenario(load_scenario(SCENARIO))
+    editor.cmd("Claude")
+    editor.type_prompt("hello")
+    editor.wait_for_turn()
     start_waiting_chat(editor, model, workspace)
     open_list(editor)
     wait_for_list(
-        editor, chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=1)
+        editor,
+        chat_line("waiting", workspace, "asks Edit(hello.py) · > greet the world", here=2),
+        chat_line("idle   ", workspace, "> hello", here=1),
     )
+    editor.lua("vim.api.nvim_win_set_cursor(0, { 2, 9 })")  # on the waiting chat's folder
 
     editor.answer("Allow")
 
-    wait_for_list(editor, chat_line("idle", workspace, "> greet the world", here=1))
-    editor.wait_for_turn()
+    wait_for_list(
+        editor,
+        chat_line("idle", workspace, "> hello", here=1),
+        chat_line("idle", workspace, "> greet the world", here=2),
+    )
+    assert editor.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 9]
+    editor.wait_for_turn(number=2)
 
 
 def test_enter_shows_the_chat_of_the_line(

@@ -209,10 +209,11 @@ local function draw()
   else
     lines, list = { "No daemon: it exited (R starts it again and lists its chats)    q close" }, {}
   end
-  local cursor_chat = nil
+  local cursor_chat, cursor = nil, nil
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
-    cursor_chat = shown[vim.api.nvim_win_get_cursor(win)[1]]
+    cursor = vim.api.nvim_win_get_cursor(win)
+    cursor_chat = shown[cursor[1]]
   end
   shown = {}
   for i, channel in ipairs(list) do
@@ -230,16 +231,20 @@ local function draw()
     local state = M.state(channel)
     vim.api.nvim_buf_set_extmark(buf, ns, lnum - 1, 0, { end_col = #state.label, hl_group = state.hl })
   end
-  -- The cursor stays on its chat when the order changes.
-  if win ~= -1 and cursor_chat then
+  -- The cursor stays on its chat (and column: a long line is read with it) when the order
+  -- changes; it starts on the first chat (the first waiting for the user), not the header.
+  local target = nil
+  if cursor and cursor_chat then
     for lnum, channel in pairs(shown) do
       if channel.channelId == cursor_chat.channelId then
-        vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+        target = { lnum, cursor[2] }
       end
     end
-  elseif win ~= -1 and shown[2] and vim.api.nvim_win_get_cursor(win)[1] == 1 then
-    -- On the first chat (the first waiting for the user), not the header.
-    vim.api.nvim_win_set_cursor(win, { 2, 0 })
+  elseif cursor and cursor[1] == 1 and shown[2] then
+    target = { 2, 0 }
+  end
+  if target and not vim.deep_equal(target, vim.api.nvim_win_get_cursor(win)) then
+    vim.api.nvim_win_set_cursor(win, target)
   end
   if win ~= -1 and vim.api.nvim_win_get_height(win) < #lines and vim.fn.winnr("$") > 1 then
     vim.api.nvim_win_set_height(win, math.min(#lines, math.floor(vim.o.lines / 3)))
@@ -354,6 +359,7 @@ local function create()
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "claude_sidecar_agents"
   vim.bo[buf].modifiable = false
+  vim.bo[buf].undolevels = -1 -- rewritten every second while ages tick
   map_keys()
   local group = vim.api.nvim_create_augroup("claude_sidecar.agents", { clear = true })
   vim.api.nvim_create_autocmd("BufWinEnter", { group = group, buffer = buf, callback = tick })
