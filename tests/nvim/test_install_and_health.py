@@ -244,6 +244,10 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
         assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
         assert (
+            "OK :ClaudeAgents: every chat of the daemon in one list (<CR> open, R refresh, q close)"
+            in report
+        ), report
+        assert (
             f"OK Claude Code CLI the daemon runs: {cli} (version {version}, found via "
             f"{source})" in report
         ), report
@@ -344,6 +348,7 @@ COMMANDS = [
     "ClaudeDetach",
     "ClaudeDiff",
     "ClaudePermissions",
+    "ClaudeAgents",
 ]
 
 

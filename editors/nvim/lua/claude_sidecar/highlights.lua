@@ -11,6 +11,12 @@ M.links = {
   ClaudeSidecarTurnEnd = "Comment", -- "─── done in 3.2 s ───", "═══ resumed ═══"
   ClaudeSidecarThinking = "Comment", -- "∴ Thinking" blocks
   ClaudeSidecarFile = "Directory", -- "✎ calc.py (+1 −1)"
+  ClaudeSidecarAgentHeader = "Title", -- :ClaudeAgents: "Claude chats: 1 waiting, 2 idle"
+  ClaudeSidecarAgentWaiting = "WarningMsg", -- "waiting": a chat waits for your answer
+  ClaudeSidecarAgentRunning = "DiagnosticInfo", -- "running", "starting"
+  ClaudeSidecarAgentIdle = "DiagnosticOk", -- "idle"
+  ClaudeSidecarAgentExited = "Comment", -- "exited"
+  ClaudeSidecarAgentFailed = "DiagnosticError", -- "failed": its CLI ended with an error
 }
 
 --- Define the groups (again after a :colorscheme, which clears them).

@@ -41,10 +41,19 @@ local function start()
     chat.daemon_exited()
     require("claude_sidecar.permissions").daemon_exited()
   end)
-  -- The shared daemon: a dropped connection is made again while chats are open, and they re-attach.
-  rpc.set_keep_alive(chat.any_open)
+  -- The shared daemon: a dropped connection is made again while chats (or :ClaudeAgents) are
+  -- open, and they re-attach.
+  local roster = require("claude_sidecar.roster")
+  rpc.set_keep_alive(function()
+    return chat.any_open() or roster.holds("list")
+  end)
   rpc.on_drop(chat.connection_dropped)
   rpc.on_reconnect(chat.reattach_all)
+  -- Every chat of the daemon (:ClaudeAgents, and the alerts of a chat waiting elsewhere).
+  rpc.on_notification("claude/channelsChanged", roster.channels_changed)
+  rpc.on_ready(roster.connected)
+  rpc.on_exit(roster.disconnected)
+  rpc.on_drop(roster.disconnected)
   require("claude_sidecar.files").track()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = vim.api.nvim_create_augroup("claude_sidecar", { clear = true }),
@@ -300,6 +309,12 @@ function M.attach()
     return
   end
   require("claude_sidecar.attach").pick()
+end
+
+--- :ClaudeAgents — every chat of the daemon in one list, the ones waiting for you first.
+function M.agents()
+  ensure_setup()
+  require("claude_sidecar.agents").open()
 end
 
 --- :ClaudeSessions — resume a stored session of the current directory.

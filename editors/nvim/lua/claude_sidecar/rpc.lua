@@ -19,6 +19,7 @@ local request_handlers = {} ---@type table<string, fun(params: table): any, tabl
 local exit_listeners = {} ---@type fun(code: integer, signal: integer)[]
 local drop_listeners = {} ---@type fun()[]
 local reconnect_listeners = {} ---@type fun()[]
+local ready_listeners = {} ---@type fun()[]
 local keep_alive = function()
   return false
 end
@@ -55,6 +56,13 @@ end
 --- the listener go out before those that waited for the connection.
 function M.on_reconnect(listener)
   table.insert(reconnect_listeners, listener)
+end
+
+--- Be told each time a connection to the daemon is initialized (the first one, a daemon started
+--- again, a shared daemon's connection made again): M.server() says what it serves; requests made
+--- in the listener go out before those that waited for the connection.
+function M.on_ready(listener)
+  table.insert(ready_listeners, listener)
 end
 
 --- Shared daemon: `fn()` says whether a dropped connection is worth making again (chats are open).
@@ -252,6 +260,12 @@ start = function()
         if not called then
           log.error("after reconnecting: %s", lerr)
         end
+      end
+    end
+    for _, listener in ipairs(ready_listeners) do
+      local called, lerr = pcall(listener)
+      if not called then
+        log.error("once connected: %s", lerr)
       end
     end
     local pending = queued
