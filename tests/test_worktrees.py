@@ -101,6 +101,27 @@ async def test_a_write_is_announced_as_worktree_changed_and_listed_with_its_diff
     assert info["worktree"] == chat["info"]["worktree"]
 
 
+async def test_the_overview_shows_what_a_worktree_chat_changed_as_it_changes(
+    sidecar: Sidecar, repo: Path
+) -> None:
+    chat = await open_in_worktree(sidecar, repo, name="gamma")
+    channel = chat["channelId"]
+    watched = (await sidecar.request("claude/watchChannels", {}))["channels"]
+
+    await sidecar.turn(channel, "write feature")
+    note = await sidecar.wait_for(
+        lambda n: n.method == "claude/channelsChanged"
+        and any(c["channelId"] == channel and "changes" in c for c in n.params["channels"])
+    )
+    listed = (await sidecar.request("claude/listChannels", {}))["channels"]
+
+    assert "changes" not in watched[0], "nothing counted yet"
+    summary = next(c for c in note.params["channels"] if c["channelId"] == channel)
+    assert summary["changes"] == {"files": 1, "added": 1, "deleted": 0}
+    assert summary["worktree"]["branch"] == "worktree-gamma"
+    assert listed[0]["changes"] == summary["changes"]
+
+
 async def test_the_same_changes_again_are_not_announced_again(sidecar: Sidecar, repo: Path) -> None:
     chat = await open_in_worktree(sidecar, repo, name="alpha")
     channel = chat["channelId"]

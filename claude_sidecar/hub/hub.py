@@ -712,6 +712,7 @@ class Hub:
             pending_permissions=list(c.permissions.values()),
             tasks=list(c.settings.tasks.values()),
             worktree=c.settings.worktree,
+            changes=watch.totals if (watch := self._watches.get(c.id)) is not None else None,
         )
         return self.roster.annotate(summary, c.conversation.last_prompt())
 

@@ -4,10 +4,11 @@ it was last asked; and the clients watching that view (``claude/watchChannels``)
 The hub has each channel's conversation tell the roster of every event it passed on to the
 front end (``LiveConversation.watcher``; not the deltas, which come by the hundred thousand
 per turn: the entries they build tell the same). A change a watcher must see at once (a
-state, a permission asked or answered, a prompt, a turn's end, a chat opened or closed) is
-sent within ``COALESCE`` seconds, together with whatever else changed meanwhile; a chat that
-only goes on producing output is sent again at most every ``ACTIVITY_EVERY`` seconds (its
-last event time: a client shows "2 s ago" from it by itself).
+state, a permission asked or answered, a prompt, a turn's end, another count of what a
+worktree chat changed, a chat opened or closed) is sent within ``COALESCE`` seconds,
+together with whatever else changed meanwhile; a chat that only goes on producing output is
+sent again at most every ``ACTIVITY_EVERY`` seconds (its last event time: a client shows
+"2 s ago" from it by itself).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from claude_sidecar.feed.events import (
     PromptSent,
     StatusChanged,
     TurnEnded,
+    WorktreeChanged,
 )
 from claude_sidecar.protocol.api import ChannelsChangedNotification, ChannelSummary
 
@@ -38,7 +40,14 @@ ACTIVITY_EVERY = 2.0
 PROMPT_CHARS = 200
 """What of a prompt's first line the roster keeps."""
 
-_AT_ONCE = (StatusChanged, PermissionAsked, PermissionWithdrawn, PromptSent, TurnEnded)
+_AT_ONCE = (
+    StatusChanged,
+    PermissionAsked,
+    PermissionWithdrawn,
+    PromptSent,
+    TurnEnded,
+    WorktreeChanged,
+)
 
 Watcher = Callable[[ChannelsChangedNotification], None]
 """A client watching the roster: takes each notification (must not block)."""

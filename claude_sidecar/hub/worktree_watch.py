@@ -14,7 +14,7 @@ import logging
 
 from claude_sidecar.channel.channel import Channel
 from claude_sidecar.feed.events import WorktreeChanged
-from claude_sidecar.protocol.api import WorktreeFileCount
+from claude_sidecar.protocol.api import WorktreeFileCount, WorktreeTotals
 from claude_sidecar.protocol.errors import SidecarError
 from claude_sidecar.runtime.background import Background
 from claude_sidecar.worktrees import changes
@@ -32,6 +32,8 @@ class WorktreeWatch:
         self._sent: tuple[list[WorktreeFileCount], int, int] = ([], 0, 0)
         self._counting = False
         self._again = False
+        # The totals of the last count sent (None: nothing counted yet).
+        self.totals: WorktreeTotals | None = None
 
     def watch(self, channel: Channel) -> None:
         """Watch ``channel`` (the chat's channel, or its CLI's next one after a restart)."""
@@ -65,7 +67,9 @@ class WorktreeWatch:
                     return
                 if counted != self._sent:
                     self._sent = counted
-                    self._channel.feed.publish(WorktreeChanged(*counted))
+                    self.totals = WorktreeTotals(len(counted[0]), counted[1], counted[2])
+                    # Through the conversation, as every event: the roster sees it too.
+                    self._channel.conversation.publish(WorktreeChanged(*counted))
                 if not self._again:
                     return
         finally:

@@ -962,6 +962,9 @@ class ChannelSummary(Result):
     # The first line of the last prompt sent to it (as far as its conversation is read).
     last_prompt: str | None = None
     worktree: WorktreeInfo | None = None
+    # A worktree chat's changes against its base, as its last claude/worktreeChanged
+    # counted them (None: not counted yet, or no worktree).
+    changes: WorktreeTotals | None = None
 
 
 class ListChannelsResult(Result):
@@ -1393,6 +1396,15 @@ class WorktreeFileCount(Result, omit_defaults=False):
     status: FileStatus
     added: int | None
     deleted: int | None
+
+
+class WorktreeTotals(Result, omit_defaults=False):
+    """What a worktree chat changed against its base, in short: how many files, and the
+    lines added and deleted (claude/listChannels' ``changes``)."""
+
+    files: int
+    added: int
+    deleted: int
 
 
 class WorktreeChangedNotification(Result, omit_defaults=False):

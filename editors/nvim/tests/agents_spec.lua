@@ -72,6 +72,19 @@ return {
     assert(vim.deep_equal(lines, want), vim.inspect(lines))
   end,
 
+  ["a chat in a worktree says its branch and what it changed there"] = function()
+    local worktree = { name = "dark", branch = "worktree-dark", path = "/srv/shop/.claude/worktrees/dark" }
+    local counted = channel("ch-1", "running", {
+      worktree = worktree,
+      changes = { files = 3, added = 42, deleted = 7 },
+      lastPrompt = "Add a dark mode",
+    })
+    local fresh = channel("ch-2", "idle", { worktree = worktree, changes = vim.NIL })
+    local lines = agents.lines({ counted, fresh }, NOW)
+    assert(vim.endswith(lines[2], "on worktree-dark +42 -7 in 3 files · > Add a dark mode"), lines[2])
+    assert(vim.endswith(lines[3], "on worktree-dark"), lines[3])
+  end,
+
   ["a window too narrow for the lines shortens the folders' parents"] = function()
     local wide = channel("ch-1", "idle", { cwd = "/srv/projects/shop", lastPrompt = "Add a cart page" })
     local lines = agents.lines({ wide }, NOW, 40)

@@ -100,6 +100,21 @@ local function about(channel)
     local more = #channel.pendingPermissions > 1 and string.format(" (+%d more)", #channel.pendingPermissions - 1) or ""
     table.insert(parts, "asks " .. tool .. more)
   end
+  local worktree = channel.worktree
+  if type(worktree) == "table" then
+    -- Which branch the agent works on, and what it changed there so far.
+    local changes = channel.changes
+    local counted = type(changes) == "table"
+        and string.format(
+          " +%d -%d in %d file%s",
+          changes.added,
+          changes.deleted,
+          changes.files,
+          changes.files == 1 and "" or "s"
+        )
+      or ""
+    table.insert(parts, "on " .. worktree.branch .. counted)
+  end
   if channel.lastPrompt then
     table.insert(parts, "> " .. channel.lastPrompt)
   end

@@ -339,6 +339,7 @@ export interface ChannelParams {
  * One open channel, as ``claude/listChannels`` lists it.
  */
 export interface ChannelSummary {
+  changes?: WorktreeTotals | null;
   channelId: string;
   clients?: AttachedClient[];
   cwd: string;
@@ -353,6 +354,16 @@ export interface ChannelSummary {
   state: 'awaitingPermission' | 'exited' | 'idle' | 'running' | 'starting';
   tasks?: BackgroundTask[];
   worktree?: WorktreeInfo | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * What a worktree chat changed against its base, in short: how many files, and the
+ * lines added and deleted (claude/listChannels' ``changes``).
+ */
+export interface WorktreeTotals {
+  added: number;
+  deleted: number;
+  files: number;
   [k: string]: unknown | undefined;
 }
 /**

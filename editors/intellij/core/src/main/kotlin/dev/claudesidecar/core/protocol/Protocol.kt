@@ -396,6 +396,7 @@ data class ChannelSummary(
     val pid: Int,
     val sessionId: String,
     val state: ChannelState,
+    val changes: WorktreeTotals? = null,
     /** Absent: the daemon's default, `[]`. */
     val clients: List<AttachedClient>? = null,
     val exit: ExitInfo? = null,
@@ -1354,6 +1355,16 @@ data class WorktreeOptions(
     /** Absent: the daemon's default, `"head"`. */
     val baseRef: String? = null,
     val name: String? = null,
+)
+
+/**
+ * What a worktree chat changed against its base, in short: how many files, and the
+ * lines added and deleted (claude/listChannels' `changes`).
+ */
+data class WorktreeTotals(
+    val added: Int,
+    val deleted: Int,
+    val files: Int,
 )
 
 /** Every `claude/…` request of the daemon: name, params and result types. */
