@@ -95,6 +95,7 @@ class LineRouter:
         self._sub_open = conversation.sub_open
         self._front_delta = conversation.feed.delta
         self._compact = conversation.entries.compact
+        self._heard = conversation.heard
 
     def route_all(self, block: bytes) -> None:
         """Hand each line of one read (a block of lines, each ending in a newline) to the
@@ -164,6 +165,7 @@ class LineRouter:
                 raw = (raws or block.split(b"\n"))[i]
                 log.exception("channel %s: failed to route: %.200r", self._channel.id, raw)
         self._compact()
+        self._heard()
 
     def route(self, raw: bytes) -> None:
         """Hand one stdout line to the part of the channel it concerns (the general

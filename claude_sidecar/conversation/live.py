@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -198,6 +198,16 @@ def stop_tool(tool: ToolEntry, status: ToolStatus) -> None:
         tool.permission = msgspec.structs.replace(tool.permission, decision="cancelled")
 
 
+class ConversationWatcher(Protocol):
+    """What is told of a conversation's life (the hub's roster): cheap, must not block."""
+
+    def saw(self, event: ChannelEvent) -> None:
+        """An event passed on to the front end (not a delta)."""
+
+    def heard(self) -> None:
+        """A read of the CLI's output was routed (deltas included)."""
+
+
 class LiveConversation:
     """A channel's ``Feed`` that keeps its conversation and passes everything on."""
 
@@ -230,8 +240,9 @@ class LiveConversation:
         self._exchange: str | None = None
         # Set while the conversation that came before is read (``expect_seed``).
         self._seeded: asyncio.Future[None] | None = None
-        # Told of each event once it has passed on (not of deltas): the hub's roster.
-        self.watcher: Callable[[ChannelEvent], None] | None = None
+        # Told of each event once it has passed on, and of each read of the CLI's output
+        # (deltas come by the read, not one by one): the hub's roster.
+        self.watcher: ConversationWatcher | None = None
 
     # ------------------------------------------------------------ Feed
 
@@ -262,7 +273,7 @@ class LiveConversation:
             self._prompt_sent(event)
             self._flush()
             if self.watcher is not None:
-                self.watcher(event)
+                self.watcher.saw(event)
             return  # the client knows what it sent
         elif isinstance(event, PermissionAsked):
             self._asked(event)
@@ -277,7 +288,12 @@ class LiveConversation:
         self.feed.publish(event)
         self._flush()
         if self.watcher is not None:
-            self.watcher(event)
+            self.watcher.saw(event)
+
+    def heard(self) -> None:
+        """The CLI's output was read (once per read, however many lines: deltas too)."""
+        if self.watcher is not None:
+            self.watcher.heard()
 
     def last_prompt(self) -> str | None:
         """The text of the newest prompt the CLI took up, among the entries known (what

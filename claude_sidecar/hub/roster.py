@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import partial
 
 from claude_sidecar.feed.events import (
     ChannelEvent,
@@ -91,11 +90,11 @@ class Roster:
         self._closed: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
 
-    def track(self, channel_id: str) -> Callable[[ChannelEvent], None]:
+    def track(self, channel_id: str) -> _Watch:
         """Start noting chat ``channel_id`` (a new one); returns what its conversation
-        calls with each event (its ``watcher``)."""
+        tells of each event and each read of the CLI's output (its ``watcher``)."""
         self._records[channel_id] = _Record()
-        return partial(self.saw, channel_id)
+        return _Watch(self, channel_id)
 
     def opened(self, channel_id: str) -> None:
         """Chat ``channel_id`` has started: watchers hear of it."""
@@ -151,6 +150,15 @@ class Roster:
         elif record.sent_at is not None:
             self._changed(channel_id, at_once=False)
 
+    def heard(self, channel_id: str) -> None:
+        """Chat ``channel_id``'s CLI wrote output (a read of it: deltas come this way)."""
+        record = self._records.get(channel_id)
+        if record is None:
+            return
+        record.last_event_at = time.time()
+        if record.sent_at is not None:
+            self._changed(channel_id, at_once=False)
+
     def _changed(self, channel_id: str, *, at_once: bool) -> None:
         if not self._watchers or channel_id not in self._records:
             return
@@ -193,3 +201,21 @@ def _opened_order(channel_id: str) -> tuple[int, str]:
     """Channel ids are ``ch-<n>``: oldest first, as claude/listChannels lists them."""
     number = channel_id.rpartition("-")[2]
     return (int(number), channel_id) if number.isdigit() else (0, channel_id)
+
+
+class _Watch:
+    """One chat's conversation telling the roster what happens (``ConversationWatcher``)."""
+
+    __slots__ = ("_channel_id", "_roster")
+
+    def __init__(self, roster: Roster, channel_id: str) -> None:
+        self._roster = roster
+        self._channel_id = channel_id
+
+    def saw(self, event: ChannelEvent) -> None:
+        """An event of the chat passed on to the front end."""
+        self._roster.saw(self._channel_id, event)
+
+    def heard(self) -> None:
+        """A read of the chat's CLI output was routed."""
+        self._roster.heard(self._channel_id)

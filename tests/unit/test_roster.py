@@ -41,12 +41,12 @@ async def test_changes_of_several_chats_in_one_moment_go_out_in_one_notification
     STATES.update({"ch-1": "idle", "ch-2": "idle"})
     roster, watcher = Roster(summary), Watcher()
     roster.watch(watcher)
-    saw_1, saw_2 = roster.track("ch-1"), roster.track("ch-2")
+    chat_1, chat_2 = roster.track("ch-1"), roster.track("ch-2")
 
     STATES["ch-2"] = "running"
-    saw_2(status("running"))
-    saw_1(PromptSent("m1", "first\nsecond"))
-    saw_2(status("running"))
+    chat_2.saw(status("running"))
+    chat_1.saw(PromptSent("m1", "first\nsecond"))
+    chat_2.saw(status("running"))
     got = await watcher.next()
 
     assert [c.channel_id for c in got.channels] == ["ch-1", "ch-2"]
@@ -58,14 +58,15 @@ async def test_output_alone_right_after_a_notification_waits_for_the_next_change
     STATES.update({"ch-3": "running"})
     roster, watcher = Roster(summary), Watcher()
     roster.watch(watcher)
-    saw = roster.track("ch-3")
-    saw(status("running"))
+    chat = roster.track("ch-3")
+    chat.saw(status("running"))
     await watcher.next()
 
     for _ in range(50):
-        saw(CliMessage(b'{"type":"assistant"}'))
+        chat.saw(CliMessage(b'{"type":"assistant"}'))
+        chat.heard()
     STATES["ch-3"] = "idle"
-    saw(status("idle"))
+    chat.saw(status("idle"))
     got = await watcher.next()
 
     assert len(watcher.got) == 2, "the output alone sent nothing of its own"
@@ -91,12 +92,12 @@ async def test_what_happens_while_nobody_watches_is_not_sent_later() -> None:
     roster, watcher = Roster(summary), Watcher()
     roster.watch(watcher)
     roster.unwatch(watcher)
-    saw_5, saw_6 = roster.track("ch-5"), roster.track("ch-6")
-    saw_5(status("running"))
+    chat_5, chat_6 = roster.track("ch-5"), roster.track("ch-6")
+    chat_5.saw(status("running"))
     roster.closed("ch-5")
 
     roster.watch(watcher)
-    saw_6(status("running"))
+    chat_6.saw(status("running"))
     got = await watcher.next()
 
     assert ([c.channel_id for c in got.channels], got.closed) == (["ch-6"], [])
