@@ -59,9 +59,15 @@ Sections (each module's docstring says exactly how it measures):
     ``claude/getTranscript`` when the daemon has ``transcriptPaging``, else the whole one),
     ``claude/getHistory`` time and size, ``claude/listSessions`` of the folder (cold and
     cached), the daemon's VmRSS after the resume, the Neovim client from ``:ClaudeSessions``
-    until the conversation's end is on screen and its longest main-loop stall; and each
-    figure's growth from the smallest size to the largest. The normal run takes 5-10
-    minutes on two cores (100k entries is a ~185 MB file).
+    until the conversation's end is on screen and its longest main-loop stall, then scrolled
+    to its first prompt (``gg`` a page at a time), the same for the VS Code page and the
+    Swing panel (long_clients.py: each client's own long-session bench); and each figure's
+    growth from the smallest size to the largest. The normal run takes 20-40 minutes on two
+    cores (100k entries is a ~185 MB file; each client scrolls up for 120 s at most).
+(m) overview.py: the overview of every chat (``claude/watchChannels``) while 8 chats stream
+    200 deltas/s for 10 s on the shared daemon (synthetic CLI): ``claude/channelsChanged``
+    per second and their bytes at the watching client, beside the editor's deltas, and how
+    late the overview hears of a chat going running and idle.
 """
 
 from __future__ import annotations
@@ -519,6 +525,7 @@ def sections(
     import file_updated
     import long_session
     import memory
+    import overview
     import per_line
     import relay
     import shared
@@ -536,6 +543,7 @@ def sections(
         "j": (lambda: acp_peer.measure(quick, log=log), format_j),
         "k": (lambda: shared.measure(quick, log=log), format_k),
         "l": (lambda: long_session.measure(quick, log=log), format_l),
+        "m": (lambda: overview.run(8, 200, 5 if quick else 10), overview.format_m),
     }
 
 
@@ -543,7 +551,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
