@@ -15,6 +15,7 @@ config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with i
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 from pathlib import Path
@@ -155,6 +156,7 @@ async def create(cwd: str, options: WorktreeOptions) -> tuple[WorktreeInfo, str]
         base_branch=base_branch,
         root=repo.main_root,
     )
+    await _ignore_worktrees(repo)
     await git.run(
         repo.main_root, "worktree", "add", "--quiet", "-b", info.branch, info.path, commit
     )
@@ -165,6 +167,33 @@ async def create(cwd: str, options: WorktreeOptions) -> tuple[WorktreeInfo, str]
     if base_branch is not None:
         await git.run(repo.main_root, "config", section + _BASE_BRANCH, base_branch)
     return info, _inside(info.path, repo.prefix)
+
+
+async def _ignore_worktrees(repo: Repository) -> None:
+    """Have git ignore ``.claude/worktrees/`` in the user's checkout, unless it does: the CLI
+    leaves it to show as untracked (``?? .claude/``) in every ``git status``. The line goes
+    to the repository's ``info/exclude`` (this clone only), not to a ``.gitignore`` the
+    user would have to commit."""
+    folder = f"/{WORKTREES_DIR.as_posix()}/"
+    ignored = await git.run(
+        repo.main_root, "check-ignore", "-q", "--no-index", folder.lstrip("/"), ok=(0, 1)
+    )
+    if ignored.code == 0:
+        return
+    common = await git.run(
+        repo.main_root, "rev-parse", "--path-format=absolute", "--git-common-dir"
+    )
+    await asyncio.to_thread(_exclude, Path(common.text.strip(), "info", "exclude"), folder)
+
+
+def _exclude(exclude: Path, pattern: str) -> None:
+    """Append ``pattern`` to git's ``exclude`` file (made if missing)."""
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    existing = exclude.read_text() if exclude.exists() else ""
+    with exclude.open("a") as out:
+        if existing and not existing.endswith("\n"):
+            out.write("\n")
+        out.write(f"# chats of claude-sidecar and claude --worktree\n{pattern}\n")
 
 
 async def enter(cwd: str, options: WorktreeOptions) -> tuple[WorktreeInfo, str]:

@@ -193,7 +193,7 @@ async def test_merge_commits_the_agents_work_and_updates_the_users_checkout(repo
     assert git(repo, "log", "-1", "--format=%s").strip() == "Add the feature"
     assert answer.committed == answer.commit == git(repo, "rev-parse", "main").strip()
     assert (answer.target, answer.files, answer.checkout) == ("main", ["feature.py"], str(repo))
-    assert git(repo, "status", "--porcelain").splitlines() == ["?? .claude/", "?? user.txt"]
+    assert git(repo, "status", "--porcelain").splitlines() == ["?? user.txt"]
     assert moved.base_commit == answer.commit
     assert (await changes.changes(moved)).files == []
 
@@ -308,3 +308,13 @@ async def test_remove_deletes_the_worktree_and_its_branch(repo: Path) -> None:
     assert not Path(info.path).exists()
     assert git(repo, "branch", "--list", info.branch) == ""
     assert f"branch.{info.branch}." not in git(repo, "config", "--list", "--local")
+
+
+async def test_the_users_checkout_does_not_show_the_worktrees_as_untracked(repo: Path) -> None:
+    await made(repo, "alpha")
+    await made(repo, "beta")
+
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    excluded = (repo / ".git" / "info" / "exclude").read_text()
+    assert excluded.count("/.claude/worktrees/") == 1, "said once, however many worktrees"
+    assert git(repo / ".claude" / "worktrees" / "alpha", "status", "--porcelain") == ""
