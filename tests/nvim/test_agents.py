@@ -97,7 +97,10 @@ def test_the_list_shows_every_chat_the_one_waiting_for_you_first(
         chat_line("idle   ", workspace, "> hello", here=1),
     )
 
-    assert lines[0] == "Claude chats: 1 waiting, 1 idle    <CR> open · R refresh · q close"
+    assert (
+        lines[0]
+        == "Claude chats: 1 waiting, 1 idle    <CR> open · d review · m merge · x discard · R refresh · q close"
+    )
     assert editor.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 2, "on the waiting chat"
     assert editor.lua("return vim.bo.filetype") == "claude_sidecar_agents"
 

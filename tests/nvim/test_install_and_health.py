@@ -244,7 +244,7 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert "OK daemon command: " in report and "-m claude_sidecar --stdio" in report
         assert re.search(r"OK daemon version: claude-sidecar \d+\.\d+", report), report
         assert (
-            "OK :ClaudeAgents: every chat of the daemon in one list (<CR> open, R refresh, q close)"
+            "OK :ClaudeAgents: every chat of the daemon in one list (<CR> open, d/m/x review/merge/discard)"
             in report
         ), report
         assert (
@@ -349,6 +349,7 @@ COMMANDS = [
     "ClaudeDiff",
     "ClaudePermissions",
     "ClaudeAgents",
+    "ClaudeWorktree",
 ]
 
 

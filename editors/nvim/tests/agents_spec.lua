@@ -65,7 +65,7 @@ return {
       }),
     }, NOW)
     local want = {
-      "Claude chats: 1 waiting, 1 idle    <CR> open · R refresh · q close",
+      "Claude chats: 1 waiting, 1 idle    <CR> open · d review · m merge · x discard · R refresh · q close",
       "waiting  /srv/blog  opus               3 min ago  asks Write(/srv/blog/feed.xml) (+1 more) · > Fix the feed",
       "idle     /srv/shop  claude-sonnet-4-5   12 s ago  > Add a cart page",
     }
@@ -95,7 +95,11 @@ return {
 
   ["an empty daemon says so"] = function()
     local lines = agents.lines({}, NOW)
-    assert(lines[1] == "No Claude chat in the daemon    <CR> open · R refresh · q close", lines[1])
+    assert(
+      lines[1]
+        == "No Claude chat in the daemon    <CR> open · d review · m merge · x discard · R refresh · q close",
+      lines[1]
+    )
     assert(#lines == 1)
   end,
 }

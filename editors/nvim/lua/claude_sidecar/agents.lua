@@ -198,7 +198,11 @@ function M.lines(channels, now, width)
   if width and widest > width then
     chats = aligned(rows(true))
   end
-  return vim.list_extend({ header .. "    <CR> open · R refresh · q close" }, chats), list
+  return vim.list_extend(
+    { header .. "    <CR> open · d review · m merge · x discard · R refresh · q close" },
+    chats
+  ),
+    list
 end
 
 local function now()
@@ -357,6 +361,18 @@ local function map_keys()
       M.open_chat(channel)
     end
   end, "Open the chat under the cursor")
+  local worktrees = require("claude_sidecar.worktrees")
+  local function on_chat(fn)
+    return function()
+      local channel = chat_at_cursor()
+      if channel then
+        fn(channel)
+      end
+    end
+  end
+  map("d", on_chat(worktrees.review), "Review what the chat changed in its worktree")
+  map("m", on_chat(worktrees.merge), "Merge the chat's worktree branch")
+  map("x", on_chat(worktrees.remove), "Discard the chat's worktree and branch")
   map("q", M.close, "Close the list of chats")
   map("R", function()
     roster.refresh(function(err)

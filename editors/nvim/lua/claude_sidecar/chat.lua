@@ -458,11 +458,13 @@ local function title(chat)
   if chat.reconnecting then
     state = state .. " · reconnecting"
   end
+  local worktree = chat.info and chat.info.worktree
   return string.format(
-    "Claude #%d · %s · %s%s",
+    "Claude #%d · %s%s · %s%s",
     chat.number,
     -- The directory's name only: a long path would push the state and the meter out of sight.
     vim.fn.fnamemodify(chat.cwd, ":t"),
+    type(worktree) == "table" and (" on " .. worktree.branch) or "",
     state,
     chat.mode and chat.mode ~= "default" and (" · " .. chat.mode) or ""
   )
@@ -1027,10 +1029,13 @@ function M.close(chat, detach)
 end
 
 --- A new chat in `cwd` with the configured model and mode.
-function M.new(cwd)
+---@param cwd string|nil
+---@param extra table|nil more claude/newChannel params (a `worktree`)
+function M.new(cwd, extra)
   local chat = M.create(cwd or vim.fn.getcwd())
   local opts = config.options
-  M.open_channel(chat, { model = opts.model, permissionMode = opts.permission_mode })
+  local params = vim.tbl_extend("force", { model = opts.model, permissionMode = opts.permission_mode }, extra or {})
+  M.open_channel(chat, params)
   return chat
 end
 

@@ -156,7 +156,7 @@ function M.check()
   end
   health.ok(string.format("daemon version: %s %s", server.name or "?", server.version or "?"))
   if require("claude_sidecar.protocol").has("watchChannels", server) then
-    health.ok(":ClaudeAgents: every chat of the daemon in one list (<CR> open, R refresh, q close)")
+    health.ok(":ClaudeAgents: every chat of the daemon in one list (<CR> open, d/m/x review/merge/discard)")
   else
     health.warn(":ClaudeAgents is not available: this daemon does not serve the feature watchChannels", {
       "upgrade claude-sidecar (the build step again, or `uv tool upgrade claude-sidecar`)",

@@ -317,6 +317,15 @@ function M.agents()
   require("claude_sidecar.agents").open()
 end
 
+--- :ClaudeWorktree [name] — a new chat in a git worktree of its own, on a branch of its own.
+function M.worktree(name)
+  ensure_setup()
+  local chat = require("claude_sidecar.worktrees").new_chat(name)
+  if chat then
+    show_for_typing(chat)
+  end
+end
+
 --- :ClaudeSessions — resume a stored session of the current directory.
 function M.sessions()
   ensure_setup()

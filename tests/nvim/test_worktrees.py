@@ -1,0 +1,137 @@
+"""Chats in git worktrees from Neovim: :ClaudeWorktree starts one, and in :ClaudeAgents `d`
+reviews what its agent changed, `m` merges its branch, `x` discards it (real git, daemon and
+CLI; the stand-in model writes a file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from claude_sidecar.scripted import ScriptedModel, load_scenario
+
+from tests.nvim.editor import Editor, StartEditor
+from tests.nvim.test_agents import agents_lines, open_list
+from tests.worktree_repo import git, make_repo
+
+WRITE_FEATURE = {
+    "rules": [
+        {
+            "match": "(?i)add the feature",
+            "steps": [
+                [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {
+                                "file_path": "{cwd}/feature.py",
+                                "content": "feature = True\n",
+                            },
+                        }
+                    }
+                ],
+                [{"text": "Added."}],
+            ],
+        }
+    ],
+    "default": [[{"text": "A scripted answer."}]],
+}
+
+
+@pytest.fixture
+def repo_editor(start_editor: StartEditor, model: ScriptedModel, workspace: Path) -> Editor:
+    """Neovim in a git repository (the workspace), its chats accepting edits."""
+    make_repo(workspace)
+    model.set_scenario(load_scenario(WRITE_FEATURE))
+    return start_editor({"permission_mode": "acceptEdits"})
+
+
+def worktree_chat(editor: Editor, name: str) -> Path:
+    """:ClaudeWorktree NAME, one turn that writes feature.py there; the worktree's folder."""
+    editor.cmd(f"ClaudeWorktree {name}")
+    editor.type_prompt("add the feature")
+    editor.wait_for_turn()
+    return Path(editor.lua("return require('claude_sidecar.chat').current().info.worktree.path"))
+
+
+def list_line_with(editor: Editor, text: str) -> int:
+    """Put the list's cursor on the line of the chat that says ``text``; its line number."""
+    lines = editor.wait(
+        lambda: (found := agents_lines(editor)) and any(text in line for line in found) and found,
+        what=f"a chat line with {text!r}",
+    )
+    row = next(i for i, line in enumerate(lines, 1) if text in line)
+    editor.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row)
+    return row
+
+
+def test_claude_worktree_starts_a_chat_whose_edits_stay_in_its_worktree(
+    repo_editor: Editor, workspace: Path
+) -> None:
+    worktree = worktree_chat(repo_editor, "alpha")
+
+    assert worktree == workspace / ".claude" / "worktrees" / "alpha"
+    assert (worktree / "feature.py").read_text() == "feature = True\n"
+    assert not (workspace / "feature.py").exists(), "the user's checkout is untouched"
+    assert git(workspace, "status", "--porcelain") == ""
+    title = repo_editor.lua("""
+        local chat = require("claude_sidecar.chat")
+        return vim.api.nvim_win_call(vim.fn.bufwinid(chat.current().buf), chat.winbar)
+    """)
+    assert title.startswith("Claude #1 · workspace on worktree-alpha · idle"), title
+
+
+def test_d_in_the_list_reviews_the_worktree_as_one_diff(
+    repo_editor: Editor, workspace: Path
+) -> None:
+    worktree_chat(repo_editor, "beta")
+    open_list(repo_editor)
+    list_line_with(repo_editor, "on worktree-beta +1 -0 in 1 file")
+
+    repo_editor.nvim.input("d")
+    review = repo_editor.wait(
+        lambda: repo_editor.lua("return vim.bo.filetype") == "diff"
+        and repo_editor.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"),
+        what="the review",
+    )
+
+    assert review[0].startswith("# worktree-beta: 1 file, +1 -0 against main")
+    assert "+feature = True" in review
+    assert any(line.startswith("diff --git a/feature.py b/feature.py") for line in review)
+
+
+def test_m_in_the_list_merges_the_branch_into_the_users_checkout(
+    repo_editor: Editor, workspace: Path
+) -> None:
+    worktree_chat(repo_editor, "gamma")
+    open_list(repo_editor)
+    list_line_with(repo_editor, "on worktree-gamma")
+
+    repo_editor.nvim.input("m")
+    repo_editor.wait(lambda: repo_editor.questions(), what="the strategy question")
+    repo_editor.answer("squash")
+    repo_editor.wait(lambda: (workspace / "feature.py").exists(), what="the merged file")
+
+    assert (workspace / "feature.py").read_text() == "feature = True\n"
+    assert git(workspace, "log", "-1", "--format=%s").strip() == "add the feature"
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+def test_x_in_the_list_discards_the_worktree_after_saying_what_would_be_lost(
+    repo_editor: Editor, workspace: Path
+) -> None:
+    worktree = worktree_chat(repo_editor, "delta")
+    open_list(repo_editor)
+    list_line_with(repo_editor, "on worktree-delta")
+
+    repo_editor.nvim.input("x")
+    repo_editor.wait(lambda: repo_editor.questions(), what="are you sure")
+    repo_editor.answer("Discard it")
+    lost = repo_editor.wait(
+        lambda: (q := repo_editor.questions()) and q[0]["prompt"], what="what would be lost"
+    )
+    repo_editor.answer("Discard it anyway")
+    repo_editor.wait(lambda: not worktree.exists(), what="the worktree removed")
+
+    assert "1 uncommitted file(s) (feature.py)" in lost
+    assert "worktree-delta" not in git(workspace, "branch", "--list")
+    assert not (workspace / "feature.py").exists()
