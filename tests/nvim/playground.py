@@ -4,7 +4,7 @@ by hand.
     uv run python -m tests.nvim.playground [--layout right|left|below|above|tab] [--log]
 
 Runs in your terminal (or in tmux: `tmux new -s try 'uv run python -m tests.nvim.playground'`)
-with a throw-away HOME and project (hello.py, calc.py). Prompts containing these words get
+with a throw-away HOME and project (hello.py, calc.py; a git repository, for :ClaudeWorktree). Prompts containing these words get
 scripted answers: "greet" (an Edit that asks permission), "count" (a Bash tool), "long" (a long
 streamed answer), "ponder" (streamed thinking), "which" (AskUserQuestion), "plan" (after
 `:ClaudeMode plan`: a plan to approve), "busy" (the API answers 529 three times, then
@@ -30,8 +30,18 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests.env import isolated_env
 from tests.nvim.editor import PLUGIN, nvim_binary
 from tests.nvim.scenarios import BUSY, COUNT, GREET, LONG, PLAN, PONDER, WHICH_COLOR, scenario
+from tests.worktree_repo import git
 
 SCENARIO = scenario(GREET, COUNT, LONG, PONDER, WHICH_COLOR, PLAN, BUSY)
+
+
+def make_repo_of(project: Path) -> None:
+    """``project`` as a git repository on branch main, its files in one commit."""
+    git(project, "init", "-q", "-b", "main")
+    git(project, "config", "user.name", "Playground")
+    git(project, "config", "user.email", "playground@example.com")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "The playground's project")
 
 
 def main() -> int:
@@ -58,6 +68,9 @@ def main() -> int:
     project.mkdir(exist_ok=True)
     (project / "hello.py").write_text("print('hello')\n")
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    if not (project / ".git").exists():
+        # A repository with one commit: :ClaudeWorktree has a branch to start from.
+        make_repo_of(project)
     log = (
         f"log_file = {str(base / 'plugin.log')!r}, log_level = vim.log.levels.DEBUG,"
         if args.log

@@ -73,16 +73,21 @@ return {
   end,
 
   ["a chat in a worktree says its branch and what it changed there"] = function()
-    local worktree = { name = "dark", branch = "worktree-dark", path = "/srv/shop/.claude/worktrees/dark" }
+    local worktree =
+      { name = "dark", branch = "worktree-dark", path = "/srv/shop/.claude/worktrees/dark", root = "/srv/shop" }
     local counted = channel("ch-1", "running", {
+      cwd = worktree.path,
       worktree = worktree,
       changes = { files = 3, added = 42, deleted = 7 },
       lastPrompt = "Add a dark mode",
     })
     local fresh = channel("ch-2", "idle", { worktree = worktree, changes = vim.NIL })
-    local lines = agents.lines({ counted, fresh }, NOW)
+    local merged = channel("ch-3", "idle", { worktree = worktree, changes = { files = 0, added = 0, deleted = 0 } })
+    local lines = agents.lines({ counted, fresh, merged }, NOW)
     assert(vim.endswith(lines[2], "on worktree-dark +42 -7 in 3 files · > Add a dark mode"), lines[2])
+    assert(vim.startswith(lines[2], "running  /srv/shop  "), "the repository's folder, not the worktree's")
     assert(vim.endswith(lines[3], "on worktree-dark"), lines[3])
+    assert(vim.endswith(lines[4], "on worktree-dark, nothing changed"), lines[4])
   end,
 
   ["a window too narrow for the lines shortens the folders' parents"] = function()

@@ -104,15 +104,17 @@ local function about(channel)
   if type(worktree) == "table" then
     -- Which branch the agent works on, and what it changed there so far.
     local changes = channel.changes
-    local counted = type(changes) == "table"
-        and string.format(
+    local counted = ""
+    if type(changes) == "table" then
+      counted = changes.files == 0 and ", nothing changed"
+        or string.format(
           " +%d -%d in %d file%s",
           changes.added,
           changes.deleted,
           changes.files,
           changes.files == 1 and "" or "s"
         )
-      or ""
+    end
     table.insert(parts, "on " .. worktree.branch .. counted)
   end
   if channel.lastPrompt then
@@ -129,7 +131,9 @@ end
 ---@return string[]
 function M.cells(channel, now, short)
   local at = M.epoch(channel.lastEventAt)
-  local folder = vim.fn.fnamemodify(channel.cwd or "?", ":~")
+  -- A chat in a worktree: its repository's folder (what it is about says the branch).
+  local worktree = type(channel.worktree) == "table" and channel.worktree or nil
+  local folder = vim.fn.fnamemodify(worktree and worktree.root or channel.cwd or "?", ":~")
   -- Two chats of one folder told apart: the number of the one open here.
   local chat = package.loaded["claude_sidecar.chat"]
   local here = chat and chat.for_channel(channel.channelId)
