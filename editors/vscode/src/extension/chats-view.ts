@@ -157,7 +157,8 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
   getTreeItem(channel: ChannelSummary): vscode.TreeItem {
     const look = isWaiting(channel) ? ({ rank: 1, label: 'waiting' } as const) : stateLook(channel);
     const worktree = channel.worktree ?? undefined;
-    const label = worktree ? worktree.branch : folderName(channel);
+    // A worktree chat by its worktree's name (its branch, worktree-<name>, is in the tooltip).
+    const label = worktree ? worktree.name : folderName(channel);
     const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.id = channel.channelId;
     const [icon, color] = ICONS[look.label];
@@ -172,7 +173,7 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     tooltip.appendText(`${channel.cwd}\n\n`);
     if (worktree)
       tooltip.appendText(
-        `worktree ${worktree.name} on ${worktree.branch}, from ${worktree.baseRef}${changes ? ` · ${changes}` : ''}\n\n`,
+        `branch ${worktree.branch}, from ${worktree.baseBranch ?? worktree.baseRef}${changes ? ` · ${changes}` : ''}\n\n`,
       );
     for (const request of channel.pendingPermissions ?? []) {
       tooltip.appendText(

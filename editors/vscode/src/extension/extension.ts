@@ -595,7 +595,8 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
       }),
     );
     const panel = this.show(chat);
-    if (task.trim()) panel.insertPrompt(task.trim(), true);
+    // Sent as the page sends a prompt: the page may not have loaded yet to take it.
+    if (task.trim()) await panel.handle('send', { text: task.trim() });
   }
 
   /** Ends the active chat (its CLI), for every editor attached to it, and closes its tab. */

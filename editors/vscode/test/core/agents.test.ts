@@ -91,6 +91,15 @@ test('the list holds every running chat once watched, and a chat started later c
   assert.equal(roster.chat(second.channelId!)?.cwd, box.workspace);
 });
 
+test('watched before any daemon runs, the list is read once one starts', async (t) => {
+  await roster.watch(false); // no daemon yet: nothing is started for the list
+  assert.equal(sidecar.state, 'stopped');
+  if (!(await requireFeature(t, sidecar, 'watchChannels', cleanUp))) return;
+  const chat = await sidecar.openChat({ cwd: box.workspace });
+  await until((chats) => chats.some((c) => c.channelId === chat.channelId), 'the chat');
+  assert.equal(roster.watching, true);
+});
+
 test('a chat waiting for a permission comes first, is counted and is told of once', async (t) => {
   if (!(await requireFeature(t, sidecar, 'watchChannels', cleanUp))) return;
   const idle = await sidecar.openChat({ cwd: box.workspace });

@@ -539,7 +539,7 @@ test('Claude Chats: a worktree chat waiting for a permission is counted on the b
   );
   assert.equal(view.badge, undefined);
   const item = view.getTreeItem(listed);
-  assert.equal(item.label, 'worktree-greet');
+  assert.equal(item.label, 'greet');
   assert.equal(item.contextValue, 'chat-worktree');
   assert.match(String(item.description), /\+1 −1 in 1 file/);
   await vscode.commands.executeCommand('claudeSidecar.reviewWorktree', listed);
