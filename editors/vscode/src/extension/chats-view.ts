@@ -195,7 +195,9 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
       return;
     }
     const rows = await Promise.all(changes.files.map((f) => this.diffRow(changes.worktree, f)));
-    const title = `${changes.worktree.branch}: ${changes.files.length} file${changes.files.length === 1 ? '' : 's'} (+${changes.added} −${changes.deleted})`;
+    // VS Code adds the number of files to the multi-file diff's title.
+    const base = changes.worktree.baseBranch ?? changes.worktree.baseCommit.slice(0, 12);
+    const title = `${changes.worktree.branch} vs ${base} (+${changes.added} −${changes.deleted})`;
     try {
       await vscode.commands.executeCommand('vscode.changes', title, rows);
     } catch (e) {

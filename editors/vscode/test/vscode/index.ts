@@ -544,7 +544,7 @@ test('Claude Chats: a worktree chat waiting for a permission is counted on the b
   assert.match(String(item.description), /\+1 −1 in 1 file/);
   await vscode.commands.executeCommand('claudeSidecar.reviewWorktree', listed);
   await until(
-    () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith('worktree-greet: 1 file'),
+    () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith('worktree-greet vs main (+1 −1)'),
     'the multi-file diff editor of the worktree',
   );
   panel.panel.dispose();
