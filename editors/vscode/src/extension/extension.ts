@@ -10,9 +10,11 @@ import { SidecarClient } from '../core/client';
 import { SidecarError } from '../core/errors';
 import { CHECK_FOR_UPDATES, COPY_FIX, mismatchPrompt, ProtocolMismatchError } from '../core/handshake';
 import { FEATURE_NAMES, type ChannelSummary, type NewChannelParams } from '../core/protocol.generated';
+import { worktreeNameFrom } from '../core/agents';
 import { attachList } from '../core/running-chats';
 import { sessionItem, type SessionItem } from '../core/session-list';
 import { API_KEY, COPY_COMMAND, SIGN_IN, signInPrompt, type SignInPrompt } from '../core/sign-in';
+import { ChatsView, type ChatsHost } from './chats-view';
 import { ChatPanel, VIEW_TYPE, type PanelHost, type RestorableState } from './chat-panel';
 import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
@@ -55,7 +57,7 @@ function attachedEditors(channel: ChannelSummary): string {
   return names.length ? `attached: ${names.join(', ')}` : 'no editor attached';
 }
 
-class Extension implements PanelHost, vscode.Disposable {
+class Extension implements PanelHost, ChatsHost, vscode.Disposable {
   readonly log: Logger = createLogger();
   readonly diffs = new DiffContents();
   private readonly statusBar = new StatusBar();
@@ -76,6 +78,8 @@ class Extension implements PanelHost, vscode.Disposable {
   chatFocused = false;
   /** The window's tabs are being closed for it (deactivation, a daemon restart), not by the user. */
   private disposing = false;
+  /** The Claude Chats view (activity bar), made at activation. */
+  chatsView: ChatsView | undefined;
   /** The protocol mismatch shown now: the same one again (each restored tab, each command) is not shown twice. */
   private mismatchShown: string | undefined;
 
@@ -154,12 +158,18 @@ class Extension implements PanelHost, vscode.Disposable {
         }),
       );
       this.clientInstance = client;
+      this.chatsView?.follow(client);
     }
     return this.clientInstance;
   }
 
   allowBypassPermissions(): boolean {
     return this.bypassAvailable;
+  }
+
+  /** The settings ask for the shared daemon (said before the client is made, unlike keepsChatsRunning). */
+  usesSharedDaemon(): boolean {
+    return readSettings().daemon === 'shared';
   }
 
   /** Shared daemon: a closed chat tab leaves its chat running in the daemon. */
@@ -531,6 +541,64 @@ class Extension implements PanelHost, vscode.Disposable {
     await this.resume(state.cwd, state.sessionId, panel, state);
   }
 
+  /** Whether a chat tab of this window shows the chat `channelId`. */
+  showsChannel(channelId: string): boolean {
+    return [...this.panels.values()].some((p) => p.chat.channelId === channelId && !p.chat.closed);
+  }
+
+  /**
+   * Opens a chat of the Claude Chats view: the tab that shows it, else the window's chat
+   * (a private daemon's chats are all this window's), else attached (shared daemon).
+   */
+  async openChannel(channel: ChannelSummary): Promise<void> {
+    const client = this.client;
+    const own = client.allChats().find((c) => c.channelId === channel.channelId && !c.closed);
+    if (own) {
+      this.show(own);
+      return;
+    }
+    if (!this.shared) {
+      throw new SidecarError(
+        'that chat is not open in this window; attaching to it needs the shared daemon: set claudeSidecar.daemon to "shared"',
+        'claudeSidecar.daemon',
+      );
+    }
+    const chat = await this.withProgress('Attaching to the chat…', () => client.attachChat(channel));
+    this.show(chat);
+  }
+
+  /**
+   * A new chat in a git worktree of its own: asks what it should do (optional) and the
+   * worktree's name, by default the task's first words; the task is sent as its first prompt.
+   */
+  async newChatInWorktree(): Promise<void> {
+    const task = await vscode.window.showInputBox({
+      title: 'New Chat in a Worktree (1/2)',
+      prompt: "What should Claude do there? Sent as the chat's first message; leave empty to only name the worktree.",
+      ignoreFocusOut: true,
+    });
+    if (task === undefined) return;
+    const name = await vscode.window.showInputBox({
+      title: 'New Chat in a Worktree (2/2)',
+      prompt: "The worktree's name (its branch is worktree-<name>); empty: the daemon picks one.",
+      value: worktreeNameFrom(task),
+      ignoreFocusOut: true,
+    });
+    if (name === undefined) return;
+    const settings = readSettings();
+    const chat = await this.withProgress('Starting Claude in a new worktree…', () =>
+      this.client.openChat({
+        cwd: this.workspaceFolder(),
+        ...(settings.model ? { model: settings.model } : {}),
+        permissionMode: settings.permissionMode,
+        worktree: name.trim() ? { name: name.trim() } : {},
+      }),
+    );
+    const panel = this.show(chat);
+    // Sent as the page sends a prompt: the page may not have loaded yet to take it.
+    if (task.trim()) await panel.handle('send', { text: task.trim() });
+  }
+
   /** Ends the active chat (its CLI), for every editor attached to it, and closes its tab. */
   async closeChat(): Promise<void> {
     const panel = this.requirePanel();
@@ -613,6 +681,7 @@ class Extension implements PanelHost, vscode.Disposable {
     for (const panel of [...this.panels.values()]) panel.panel.dispose();
     this.disposing = false;
     await client?.dispose();
+    this.chatsView?.follow(undefined);
     this.showFeatures(undefined);
     void vscode.window.showInformationMessage(
       this.shared
@@ -639,6 +708,7 @@ class Extension implements PanelHost, vscode.Disposable {
     this.disposing = true;
     for (const panel of [...this.panels.values()]) panel.dispose();
     await this.clientInstance?.dispose();
+    this.chatsView?.dispose();
     this.statusBar.dispose();
     this.diffs.dispose();
     this.log.dispose();
@@ -658,10 +728,10 @@ class Extension implements PanelHost, vscode.Disposable {
 let extension: Extension | undefined;
 
 /** Runs a command, reporting its failure to the user (and the log) instead of throwing. */
-function command(name: string, run: () => void | Promise<void>): vscode.Disposable {
-  return vscode.commands.registerCommand(name, async () => {
+function command<A extends unknown[]>(name: string, run: (...args: A) => void | Promise<void>): vscode.Disposable {
+  return vscode.commands.registerCommand(name, async (...args: A) => {
     try {
-      await run();
+      await run(...args);
     } catch (e) {
       if (e instanceof ProtocolMismatchError) {
         await extension?.showMismatch(e);
@@ -684,6 +754,8 @@ function command(name: string, run: () => void | Promise<void>): vscode.Disposab
 export function activate(context: vscode.ExtensionContext): { extension: Extension } {
   const ext = new Extension(context.extensionUri, context.extension.id);
   extension = ext;
+  const chats = new ChatsView(ext);
+  ext.chatsView = chats;
   context.subscriptions.push(
     { dispose: () => void ext.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, ext.diffs),
@@ -698,6 +770,12 @@ export function activate(context: vscode.ExtensionContext): { extension: Extensi
     command('claudeSidecar.closeChat', () => ext.closeChat()),
     command('claudeSidecar.showLog', () => ext.log.show()),
     command('claudeSidecar.restartDaemon', () => ext.restartDaemon()),
+    command('claudeSidecar.newChatInWorktree', () => ext.newChatInWorktree()),
+    command('claudeSidecar.refreshChats', () => chats.refresh()),
+    command('claudeSidecar.openListedChat', (channel: ChannelSummary) => ext.openChannel(channel)),
+    command('claudeSidecar.reviewWorktree', (channel: ChannelSummary) => chats.review(channel)),
+    command('claudeSidecar.mergeWorktree', (channel: ChannelSummary) => chats.merge(channel)),
+    command('claudeSidecar.discardWorktree', (channel: ChannelSummary) => chats.discard(channel)),
     vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
       // A chat tab left open when the window closed comes back as its resumed session.
       async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: RestorableState | undefined) {

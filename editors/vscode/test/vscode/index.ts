@@ -6,19 +6,25 @@
 // the page itself is tested in Chromium (test/webview) and in the UI run (test/vscode/ui.mjs).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { ChatEvent } from '../../src/core/chat-state';
+import type { Chat } from '../../src/core/chat';
+import type { SidecarClient } from '../../src/core/client';
 import { VIEW_TYPE, type ChatPanel, type RestorableState } from '../../src/extension/chat-panel';
+import type { ChatsView } from '../../src/extension/chats-view';
 
 type Api = {
   extension: {
     /** The value of the context key claudeSidecar.chatFocused the extension set last. */
     chatFocused: boolean;
     activePanel(): ChatPanel | undefined;
+    readonly client: SidecarClient;
+    chatsView: ChatsView | undefined;
+    show(chat: Chat): ChatPanel;
     openSession(cwd: string, sessionId: string): Promise<void>;
     restore(panel: vscode.WebviewPanel, state: RestorableState & { sessionId: string; cwd: string }): Promise<void>;
   };
@@ -498,6 +504,50 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
     await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
     await serve.stop();
   }
+});
+
+/** A git repository of its own (one commit of hello.py), for chats in worktrees. */
+function gitRepository(): string {
+  const repo = fs.mkdtempSync(path.join(path.dirname(workspace()), 'repo-'));
+  fs.writeFileSync(path.join(repo, 'hello.py'), "print('hello')\n");
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: repo });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'hello');
+  return repo;
+}
+
+test('Claude Chats: a worktree chat waiting for a permission is counted on the badge; its changes open in the multi-file diff editor', async () => {
+  const { extension } = await api();
+  const view = extension.chatsView;
+  assert.ok(view, 'the Claude Chats view is made at activation');
+  await vscode.commands.executeCommand('claudeSidecar.chats.focus');
+  const chat = await extension.client.openChat({ cwd: gitRepository(), worktree: { name: 'greet' } });
+  const panel = extension.show(chat);
+  const asked = next(panel, isNote('claude/permissionRequest'));
+  await panel.handle('send', { text: 'greet the world' });
+  const request = await asked;
+  assert.ok(request.kind === 'notification' && request.method === 'claude/permissionRequest');
+  await until(() => view.badge === 1, 'the badge counts the waiting chat');
+  const ended = next(panel, isNote('claude/turnEnded'));
+  await chat.respondPermission({ requestId: request.params.requestId, decision: 'allow' });
+  await ended;
+  const listed = await until(
+    () => view.getChildren().find((c) => c.channelId === chat.channelId && c.changes?.files === 1),
+    'the chat listed with its one changed file',
+  );
+  assert.equal(view.badge, undefined);
+  const item = view.getTreeItem(listed);
+  assert.equal(item.label, 'greet');
+  assert.equal(item.contextValue, 'chat-worktree');
+  assert.match(String(item.description), /\+1 −1 in 1 file/);
+  await vscode.commands.executeCommand('claudeSidecar.reviewWorktree', listed);
+  await until(
+    () => vscode.window.tabGroups.activeTabGroup.activeTab?.label.startsWith('worktree-greet vs main (+1 −1)'),
+    'the multi-file diff editor of the worktree',
+  );
+  panel.panel.dispose();
 });
 
 /** The entry the extension host calls (extensionTestsPath). */
