@@ -63,7 +63,8 @@ class WatchChannelsTest {
 
     /** The list once it is as [test] wants (fails naming the last list seen). */
     private suspend fun StateFlow<List<ChannelSummary>>.await(what: String, test: (List<ChannelSummary>) -> Boolean) =
-        withTimeoutOrNull(60.seconds) { first(test) } ?: error("the list never showed $what; last: ${value.map { it.channelId to it.state }}")
+        withTimeoutOrNull(60.seconds) { first(test) }
+            ?: error("the list never showed $what; last: ${value.map { it.channelId to it.state }}")
 
     @Test fun `the list starts with the chats open, idle ones by their age`() = test {
         val first = open()

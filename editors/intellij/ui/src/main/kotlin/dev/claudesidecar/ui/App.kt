@@ -272,9 +272,16 @@ class App(
             add(javax.swing.JLabel("Start from: head (your branch and commits), fresh (the default branch), or any ref:"))
             add(base)
         }
-        val chosen = JOptionPane.showConfirmDialog(frame, form, "New chat in worktree", JOptionPane.OK_CANCEL_OPTION, JOptionPane.PLAIN_MESSAGE)
+        val chosen = JOptionPane.showConfirmDialog(
+            frame,
+            form,
+            "New chat in worktree",
+            JOptionPane.OK_CANCEL_OPTION,
+            JOptionPane.PLAIN_MESSAGE,
+        )
         if (chosen != JOptionPane.OK_OPTION) return
-        val options = WorktreeOptions(baseRef = (base.selectedItem as? String)?.trim()?.ifEmpty { null }, name = name.text.trim().ifEmpty { null })
+        val options =
+            WorktreeOptions(baseRef = (base.selectedItem as? String)?.trim()?.ifEmpty { null }, name = name.text.trim().ifEmpty { null })
         openChat(options.name?.let { "⎇ $it" } ?: "Worktree chat", worktree = options)
     }
 

@@ -106,7 +106,12 @@ class ChatRosterPanel(
 
     /** Watches the daemon's chats (the list follows every change) and which actions it serves. */
     fun start() {
-        scope.launch { client.features.collect { worktrees = it != null && SidecarClient.WORKTREES in it; enableActions() } }
+        scope.launch {
+            client.features.collect {
+                worktrees = it != null && SidecarClient.WORKTREES in it
+                enableActions()
+            }
+        }
         scope.launch {
             try {
                 client.watchChannels().collect(::show)
@@ -164,7 +169,17 @@ class ChatRosterPanel(
             val c = super.getTableCellRendererComponent(t, value, sel, false, row, column)
             val channel = model.rows.getOrNull(row)
             border = padding(0, 6, 0, 6)
+            font =
+                if (column == 0 && channel != null &&
+                    ChannelRoster.waiting(channel)
+                ) {
+                    Theme.font.deriveFont(java.awt.Font.BOLD)
+                } else {
+                    Theme.font
+                }
             toolTipText = value?.toString()?.takeIf { it.isNotEmpty() }
+            // A folder cut at its end would hide its name, the part that tells chats apart: cut its start.
+            if (column == 1 && value is String) text = leftElided(value, t.columnModel.getColumn(column).width - 14)
             if (!sel && channel != null) {
                 foreground = when {
                     column == 0 && ChannelRoster.waiting(channel) -> Theme.warning
@@ -173,8 +188,15 @@ class ChatRosterPanel(
                     else -> Theme.foreground
                 }
             }
-            font = if (column == 0 && channel != null && ChannelRoster.waiting(channel)) Theme.font.deriveFont(java.awt.Font.BOLD) else Theme.font
             return c
+        }
+
+        private fun leftElided(text: String, width: Int): String {
+            val metrics = getFontMetrics(font)
+            if (metrics.stringWidth(text) <= width) return text
+            var cut = text
+            while (cut.isNotEmpty() && metrics.stringWidth("…$cut") > width) cut = cut.drop(1)
+            return "…$cut"
         }
     }
 

@@ -148,11 +148,15 @@ class WorktreeDialogs(
             return when (e.error) {
                 ErrorName.MERGE_CONFLICT ->
                     "Merging conflicts; nothing was changed." + lines("Conflicting files:", list("files")) +
-                        "\n\nResolve them in the worktree (e.g. ask the chat to merge ${data?.get("target")?.asString ?: "the target"}) and merge again."
+                        "\n\nResolve them in the worktree (e.g. ask the chat to merge ${data?.get(
+                            "target",
+                        )?.asString ?: "the target"}) and merge again."
                 ErrorName.UNCOMMITTED_CHANGES ->
                     "Your checkout has uncommitted changes in files the merge would change; nothing was changed." +
                         lines("Commit or stash these first:", list("files"))
-                ErrorName.CHAT_BUSY -> "The chat is in a turn (${data?.get("state")?.asString ?: "running"}): wait for it to end, or stop it, then merge."
+                ErrorName.CHAT_BUSY -> "The chat is in a turn (${data?.get(
+                    "state",
+                )?.asString ?: "running"}): wait for it to end, or stop it, then merge."
                 ErrorName.UNMERGED_WORK ->
                     "Removing ${data?.get("branch")?.asString ?: "the branch"} would lose work that was never merged." +
                         lines("Commits:", list("commits")) + lines("Uncommitted files:", list("uncommittedFiles"))
@@ -163,9 +167,7 @@ class WorktreeDialogs(
 }
 
 /** A worktree's changes: the changed files on the left, the selected file's unified diff on the right. */
-class WorktreeReview(
-    val changes: WorktreeChangesResult,
-) : JPanel(BorderLayout()) {
+class WorktreeReview(val changes: WorktreeChangesResult) : JPanel(BorderLayout()) {
     val files = JList(changes.files.toTypedArray()).apply {
         selectionMode = ListSelectionModel.SINGLE_SELECTION
         cellRenderer = object : DefaultListCellRenderer() {
@@ -195,7 +197,7 @@ class WorktreeReview(
         diff = null
         when {
             file == null -> {}
-            file.diff != null -> DiffView(file.diff!!, maxVisibleLines = 60).also {
+            file.diff != null && hunks(file.diff!!).isNotEmpty() -> DiffView(hunks(file.diff!!), maxVisibleLines = 60).also {
                 diff = it
                 right.add(it, BorderLayout.CENTER)
             }
@@ -219,7 +221,11 @@ class WorktreeReview(
             return "$mark  $name  $counts" + if (file.uncommitted) "  (uncommitted)" else ""
         }
 
+        /** The diff from its first hunk on: git's header lines (`diff --git`, `index`, modes) say what the file list says. */
+        fun hunks(diff: String): String = diff.lines().dropWhile { !it.startsWith("@@") }.joinToString("\n")
+
         private fun omitted(file: WorktreeFile): String = when {
+            file.status == WorktreeFileStatus.RENAMED && file.diff != null -> "Renamed from ${file.oldPath}; the content is the same."
             file.binary -> "A binary file (${file.size} bytes): no diff."
             file.omitted != null -> "The diff is not sent whole (${file.omitted!!.wire}): ${file.size} bytes."
             else -> "No diff."

@@ -149,11 +149,17 @@ class ChatRosterTest {
         assertEquals(listOf("M  hello.py  +1 −1  (uncommitted)"), files)
         val diff = onEdt { review.diff!!.area.text }
         assertTrue("-print('hello')\n+print('hello, world')" in diff, diff)
+        assertTrue(diff.startsWith("@@ -1 +1 @@"), "git's header lines left out, the file list names the file: $diff")
         assertEquals("⎇ worktree-greet", ChatRows.place(channel))
         screenshot(reviewDialog()!!.rootPane, "worktree-review")
     }
 
-    private fun reviewDialog() = onEdt { java.awt.Window.getWindows().filterIsInstance<javax.swing.JDialog>().firstOrNull { it.isShowing && it.title.startsWith("Review ") } }
+    private fun reviewDialog() = onEdt {
+        java.awt.Window.getWindows().filterIsInstance<javax.swing.JDialog>().firstOrNull {
+            it.isShowing &&
+                it.title.startsWith("Review ")
+        }
+    }
 
     private fun reviewOpen() = reviewDialog() != null
 
