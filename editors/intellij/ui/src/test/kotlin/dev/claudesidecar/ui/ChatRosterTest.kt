@@ -125,6 +125,43 @@ class ChatRosterTest {
         assertEquals(listOf(plain.chat.channelId), opened)
     }
 
+    @Test fun `in the app, All chats lists a worktree chat opened there, and Open selects its tab`() = test {
+        val app = onEdt {
+            FlatLightLaf.setup()
+            App(client, box.cwd).also {
+                it.frame.setSize(1000, 700)
+                it.show(firstChat = false)
+            }
+        }
+        try {
+            onEdt { app.openChat("Plain") }
+            onEdt { app.openChat("⎇ search", worktree = WorktreeOptions(name = "search")) }
+            waitFor("both chats open") { app.panels.size == 2 && app.panels.all { it.chat != null } }
+            assertTrue(onEdt { app.worktreeButton.isVisible }, "New chat in worktree… offered: the daemon serves worktrees")
+            onEdt { app.tabs.selectedIndex = 0 }
+
+            onEdt { app.chatsButton.doClick() }
+            val list = onEdt { find<ChatRosterPanel>(app.chatList!!.contentPane).single() }
+            waitFor("both chats listed", describe = { rows(list).toString() }) { list.table.rowCount == 2 }
+            val worktreeRow = rows(list).indexOfFirst { it[1] == "⎇ worktree-search" }
+            assertEquals("no changes", rows(list)[worktreeRow][2])
+            onEdt {
+                list.table.setRowSelectionInterval(worktreeRow, worktreeRow)
+                list.openButton.doClick()
+            }
+
+            assertEquals(1, onEdt { app.tabs.selectedIndex }, "the worktree chat's own tab, not a second copy")
+            assertEquals(2, onEdt { app.panels.size })
+        } finally {
+            onEdt {
+                app.chatList?.dispose()
+                app.panels.forEach { p -> p.chat?.pid?.let { synchronized(pids) { pids += it.toLong() } } }
+                app.panels.forEach { it.dispose() }
+                app.frame.dispose()
+            }
+        }
+    }
+
     /** Runs "greet" in a worktree chat and allows its Edit: hello.py changed in the chat's worktree, not committed. */
     private suspend fun notesChat(p: ChatRosterPanel): Pair<Recorder, ChannelSummary> {
         val agent = open(WorktreeOptions(name = "greet"))
