@@ -8,6 +8,7 @@ import dev.claudesidecar.core.protocol.CallEditorToolParams
 import dev.claudesidecar.core.protocol.ChannelInfo
 import dev.claudesidecar.core.protocol.ChannelParams
 import dev.claudesidecar.core.protocol.ChannelSummary
+import dev.claudesidecar.core.protocol.ChannelsChangedNotification
 import dev.claudesidecar.core.protocol.EditorTool
 import dev.claudesidecar.core.protocol.ForkSessionParams
 import dev.claudesidecar.core.protocol.ListChannelsParams
@@ -18,6 +19,7 @@ import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.NotificationType
 import dev.claudesidecar.core.protocol.SessionSummary
 import dev.claudesidecar.core.protocol.SessionsChangedNotification
+import dev.claudesidecar.core.protocol.WatchChannelsParams
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -158,6 +160,12 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
      */
     val sessionsChanged: SharedFlow<SessionsChangedNotification> = sessionsChangedFlow.asSharedFlow()
 
+    /** Every chat of the daemon, once [watchChannels] was called; event thread only. */
+    private val roster = ChannelRoster()
+
+    /** [watchChannels] was called: a new daemon (restarted, connected again) is watched too. */
+    @Volatile private var watching = false
+
     /** The ignored-options warnings logged already: each once per client, not per reconnect. */
     private val warned = ConcurrentHashMap.newKeySet<String>()
 
@@ -293,6 +301,34 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             cursor = page.nextCursor
         } while (cursor != null)
         return sessions
+    }
+
+    /**
+     * Every chat of the daemon (`claude/watchChannels`, then each `claude/channelsChanged`),
+     * whoever started it, kept current: the chats waiting for the user first, then running,
+     * idle and ended ones ([ChannelRoster.ordered]). A daemon started later (a restart, the
+     * shared daemon connected again) is watched too. Throws when the daemon does not serve
+     * `watchChannels`.
+     */
+    suspend fun watchChannels(): StateFlow<List<ChannelSummary>> {
+        val daemon = daemon()
+        if (WATCH_CHANNELS !in Handshake.features(daemon.initializeResult)) {
+            throw Handshake.featureMissing(WATCH_CHANNELS, "The list of chats", daemon.initializeResult)
+        }
+        watching = true
+        watch(daemon)
+        return roster.current
+    }
+
+    private suspend fun watch(daemon: DaemonConnection) {
+        onEventThread { roster.expect() }
+        val answer = try {
+            daemon.request(Methods.WATCH_CHANNELS, WatchChannelsParams())
+        } catch (e: SidecarException) {
+            onEventThread { roster.abandoned() }
+            throw e
+        }
+        onEventThread { if (daemon === current) roster.answered(answer.channels) else roster.abandoned() }
     }
 
     /** Any `claude/…` request on the running daemon (started when needed). */
@@ -508,6 +544,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
             if (daemon === current) sessionsChangedFlow.tryEmit(params)
             return
         }
+        if (params is ChannelsChangedNotification) {
+            if (daemon === current) roster.changed(params)
+            return
+        }
         val channelId = channelIdOf(params) ?: return
         val chat = chatMap.values.firstOrNull { it.listening === daemon && it.channelId == channelId }
         if (chat != null) return chat.notify(type, params)
@@ -569,6 +609,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         Handshake.ignoredOptionsWarning(daemon.initializeResult)?.let { if (warned.add(it)) logger.log(Level.WARN, it) }
         featuresFlow.value = Handshake.features(daemon.initializeResult)
         setState(DaemonState.RUNNING)
+        if (watching) {
+            scope.launch { runCatching { watch(daemon) }.onFailure { log(Level.WARN, "watching the chats: ${it.message}") } }
+        }
         // Ended before [started] was set: its exit was not handled (a second report finds it handled).
         daemon.exit?.let { exit -> eventExecutor.execute { daemonExited(daemon, exit) } }
         return daemon
@@ -581,6 +624,7 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         if (daemon !== current) return
         current = null
         lastExit = exit
+        roster.clear()
         if (exit.expected || closed) return setState(DaemonState.STOPPED)
         if (shared) return connectionDropped(exit)
         val why = "the daemon stopped (code ${exit.exitCode})" +
@@ -707,5 +751,11 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
 
         /** The feature of a daemon that pages conversations (docs/protocol.md, "Paging"). */
         const val TRANSCRIPT_PAGING = "transcriptPaging"
+
+        /** The feature of a daemon that keeps a client's list of its chats current (`claude/watchChannels`). */
+        const val WATCH_CHANNELS = "watchChannels"
+
+        /** The feature of a daemon that runs chats in git worktrees and merges or removes them. */
+        const val WORKTREES = "worktrees"
     }
 }

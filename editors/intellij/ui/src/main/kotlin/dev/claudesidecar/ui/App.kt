@@ -12,6 +12,7 @@ import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.SidecarLogger
 import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.NewChannelParams
+import dev.claudesidecar.core.protocol.WorktreeOptions
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
@@ -82,6 +83,16 @@ class App(
     /** Opens the shared daemon's running chats; hidden once the daemon said it serves no `attach`. */
     val attachButton: JButton = button("Attach to running chat…") { showAttachDialog() }
 
+    /** Opens the list of every chat of the daemon; says how many wait for the user. */
+    val chatsButton: JButton = button("All chats") { showChatList() }
+
+    /** Opens a new chat in a git worktree of its own; shown when the daemon serves `worktrees`. */
+    val worktreeButton: JButton = button("New chat in worktree…") { askWorktreeChat() }
+
+    /** The "All chats" window while it is open. */
+    var chatList: JDialog? = null
+        private set
+
     /** Over the chats when the daemon and this app do not fit: which to upgrade, and how. */
     val mismatch = FixBanner(sidePadding = 8)
 
@@ -93,7 +104,9 @@ class App(
         val toolbar =
             row(
                 primaryButton("New chat") { openChat("Chat ${tabs.tabCount + 1}") },
+                worktreeButton,
                 attachButton,
+                chatsButton,
                 button("Refresh sessions") { sessions.load() },
                 themeSwitch,
             )
@@ -107,7 +120,13 @@ class App(
             add(tabs, BorderLayout.CENTER)
         }
         // Unknown until a daemon answered: shown, and its use then says what is missing.
-        scope.launch { client.features.collect { attachButton.isVisible = it == null || "attach" in it } }
+        scope.launch {
+            client.features.collect {
+                attachButton.isVisible = it == null || "attach" in it
+                worktreeButton.isVisible = it != null && SidecarClient.WORKTREES in it
+                chatsButton.isVisible = it == null || SidecarClient.WATCH_CHANNELS in it
+            }
+        }
         // A daemon that answered fits: a mismatch shown before is over.
         scope.launch { client.state.collect { if (it == DaemonState.RUNNING) mismatch.clear() } }
         frame.contentPane = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, sessions, right).apply { dividerLocation = 260 }
@@ -219,6 +238,53 @@ class App(
         list.load()
     }
 
+    /**
+     * The daemon's chats in a window of their own ([ChatRosterPanel]): waiting ones first, the
+     * count of them in its title; Open shows the chat's tab (or attaches it, shared daemon).
+     */
+    fun showChatList() {
+        chatList?.let { return it.toFront() }
+        val dialog = JDialog(frame, "Chats", false)
+        val panel = ChatRosterPanel(client) { channel -> attach(channel) }
+        panel.heading.addPropertyChangeListener("text") { dialog.title = panel.heading.text }
+        dialog.contentPane = panel
+        dialog.addWindowListener(object : WindowAdapter() {
+            override fun windowClosed(e: WindowEvent) {
+                panel.dispose()
+                chatList = null
+            }
+        })
+        dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
+        dialog.pack()
+        dialog.setLocationRelativeTo(frame)
+        chatList = dialog
+        dialog.isVisible = true
+        panel.start()
+    }
+
+    /** Asks for the worktree's name (optional: the daemon picks one) and base, then opens the chat there. */
+    private fun askWorktreeChat() {
+        val name = javax.swing.JTextField(24)
+        val base = javax.swing.JComboBox(arrayOf("head", "fresh")).apply { isEditable = true }
+        val form = Column(6).apply {
+            add(javax.swing.JLabel("Name (empty: one is chosen; the branch is worktree-NAME):"))
+            add(name)
+            add(javax.swing.JLabel("Start from: head (your branch and commits), fresh (the default branch), or any ref:"))
+            add(base)
+        }
+        val chosen = JOptionPane.showConfirmDialog(
+            frame,
+            form,
+            "New chat in worktree",
+            JOptionPane.OK_CANCEL_OPTION,
+            JOptionPane.PLAIN_MESSAGE,
+        )
+        if (chosen != JOptionPane.OK_OPTION) return
+        val options =
+            WorktreeOptions(baseRef = (base.selectedItem as? String)?.trim()?.ifEmpty { null }, name = name.text.trim().ifEmpty { null })
+        openChat(options.name?.let { "⎇ $it" } ?: "Worktree chat", worktree = options)
+    }
+
     /** Opens [channel], a chat running in the shared daemon, in a tab. */
     fun attach(channel: ChannelSummary) {
         client.chatOf(channel.channelId)?.let { open -> panels.firstOrNull { it.chat === open }?.let { return select(it) } }
@@ -262,7 +328,7 @@ class App(
      * A new chat, or a stored session resumed ([resume]), in a new tab; a session already open
      * in a tab selects that tab instead (two live chats on one session would diverge).
      */
-    fun openChat(title: String, resume: String? = null) {
+    fun openChat(title: String, resume: String? = null, worktree: WorktreeOptions? = null) {
         resume?.let(::tabOf)?.let { open ->
             tabs.selectedComponent = open
             open.prompt.text.requestFocusInWindow()
@@ -275,7 +341,7 @@ class App(
         scope.launch {
             try {
                 val chat = if (resume == null) {
-                    client.openChat(NewChannelParams(cwd), panel.listener)
+                    client.openChat(NewChannelParams(cwd, worktree = worktree), panel.listener)
                 } else {
                     client.resumeChat(cwd, resume, listener = panel.listener)
                 }

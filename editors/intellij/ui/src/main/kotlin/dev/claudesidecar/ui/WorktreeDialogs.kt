@@ -1,0 +1,234 @@
+package dev.claudesidecar.ui
+
+import com.google.gson.JsonObject
+import dev.claudesidecar.core.SidecarClient
+import dev.claudesidecar.core.SidecarException
+import dev.claudesidecar.core.protocol.ChannelParams
+import dev.claudesidecar.core.protocol.ChannelSummary
+import dev.claudesidecar.core.protocol.ErrorName
+import dev.claudesidecar.core.protocol.MergeWorktreeParams
+import dev.claudesidecar.core.protocol.MergeWorktreeResult
+import dev.claudesidecar.core.protocol.Methods
+import dev.claudesidecar.core.protocol.RemoveWorktreeParams
+import dev.claudesidecar.core.protocol.RemoveWorktreeResult
+import dev.claudesidecar.core.protocol.Strategy
+import dev.claudesidecar.core.protocol.WorktreeChangesResult
+import dev.claudesidecar.core.protocol.WorktreeFile
+import dev.claudesidecar.core.protocol.WorktreeFileStatus
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.launch
+import java.awt.BorderLayout
+import java.awt.Component
+import java.awt.Dimension
+import javax.swing.DefaultListCellRenderer
+import javax.swing.JComboBox
+import javax.swing.JDialog
+import javax.swing.JLabel
+import javax.swing.JList
+import javax.swing.JOptionPane
+import javax.swing.JPanel
+import javax.swing.JSplitPane
+import javax.swing.JTextField
+import javax.swing.ListSelectionModel
+import javax.swing.SwingUtilities
+
+/**
+ * Review, merge and discard a worktree chat's branch (`claude/worktreeChanges`,
+ * `claude/mergeWorktree`, `claude/removeWorktree`), as dialogs over [owner]. A refusal names
+ * what it is about: the conflicting files, the user's files with uncommitted changes, the
+ * chat still in a turn, the work a discard would lose (then offered again with force).
+ */
+class WorktreeDialogs(
+    private val client: SidecarClient,
+    private val owner: Component,
+    private val scope: CoroutineScope,
+) {
+    /** The review dialog shown last (tests read it). */
+    var reviewDialog: JDialog? = null
+        private set
+
+    /** Shows the changed files of [channel]'s worktree and the diff of the selected one. */
+    fun review(channel: ChannelSummary) {
+        scope.launch {
+            val changes = try {
+                client.request(Methods.WORKTREE_CHANGES, ChannelParams(channel.channelId))
+            } catch (e: SidecarException) {
+                return@launch tell("Cannot review the worktree", e.message.orEmpty(), JOptionPane.ERROR_MESSAGE)
+            }
+            reviewDialog?.dispose()
+            val dialog = JDialog(SwingUtilities.getWindowAncestor(owner), "Review ${changes.worktree.branch}")
+            dialog.contentPane = WorktreeReview(changes)
+            dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
+            dialog.size = Dimension(980, 620)
+            dialog.setLocationRelativeTo(owner)
+            reviewDialog = dialog
+            dialog.isVisible = true
+        }
+    }
+
+    /** Asks for the strategy (and the message of the agent's uncommitted work), then merges. */
+    fun merge(channel: ChannelSummary) {
+        val worktree = channel.worktree ?: return
+        val strategies = JComboBox(Strategy.entries.map { it.wire }.toTypedArray())
+        val message = JTextField(channel.lastPrompt.orEmpty(), 40)
+        val form = Column(6).apply {
+            add(JLabel("Merge ${worktree.branch} into ${worktree.baseBranch ?: worktree.baseRef} (in ${worktree.root})"))
+            add(row(JLabel("Strategy:"), strategies))
+            add(JLabel("Commit message (for what the agent did not commit yet, or the squash):"))
+            add(message)
+        }
+        val chosen = JOptionPane.showConfirmDialog(owner, form, "Merge worktree", JOptionPane.OK_CANCEL_OPTION, JOptionPane.PLAIN_MESSAGE)
+        if (chosen != JOptionPane.OK_OPTION) return
+        val strategy = Strategy.of(strategies.selectedItem as String) ?: Strategy.MERGE
+        scope.launch {
+            val text = try {
+                merged(mergeWorktree(channel, strategy, message.text.ifBlank { null }))
+            } catch (e: SidecarException) {
+                return@launch tell("Not merged", refusal(e), JOptionPane.WARNING_MESSAGE)
+            }
+            tell("Merged", text, JOptionPane.INFORMATION_MESSAGE)
+        }
+    }
+
+    /** Asks to confirm, removes the worktree; when that would lose work, names it and offers force. */
+    fun discard(channel: ChannelSummary) {
+        val worktree = channel.worktree ?: return
+        val sure = JOptionPane.showConfirmDialog(
+            owner,
+            "End the chat and remove its worktree ${worktree.path} and branch ${worktree.branch}?\n" +
+                "Its session stays on disk (resumable).",
+            "Discard worktree",
+            JOptionPane.OK_CANCEL_OPTION,
+            JOptionPane.WARNING_MESSAGE,
+        )
+        if (sure != JOptionPane.OK_OPTION) return
+        scope.launch {
+            try {
+                removeWorktree(channel, force = false)
+            } catch (e: SidecarException) {
+                if (e.error != ErrorName.UNMERGED_WORK) return@launch tell("Not discarded", refusal(e), JOptionPane.ERROR_MESSAGE)
+                val force = JOptionPane.showConfirmDialog(
+                    owner,
+                    refusal(e) + "\n\nDiscard anyway? This work is lost.",
+                    "Discard unmerged work",
+                    JOptionPane.OK_CANCEL_OPTION,
+                    JOptionPane.WARNING_MESSAGE,
+                )
+                if (force != JOptionPane.OK_OPTION) return@launch
+                try {
+                    removeWorktree(channel, force = true)
+                } catch (again: SidecarException) {
+                    tell("Not discarded", refusal(again), JOptionPane.ERROR_MESSAGE)
+                }
+            }
+        }
+    }
+
+    /** `claude/mergeWorktree`. */
+    suspend fun mergeWorktree(channel: ChannelSummary, strategy: Strategy, message: String?): MergeWorktreeResult =
+        client.request(Methods.MERGE_WORKTREE, MergeWorktreeParams(channel.channelId, strategy, message))
+
+    /** `claude/removeWorktree`. */
+    suspend fun removeWorktree(channel: ChannelSummary, force: Boolean): RemoveWorktreeResult =
+        client.request(Methods.REMOVE_WORKTREE, RemoveWorktreeParams(channel.channelId, if (force) true else null))
+
+    private fun tell(title: String, text: String, kind: Int) = JOptionPane.showMessageDialog(owner, text, title, kind)
+
+    companion object {
+        /** What a merge did: "Merged worktree-x into main (squash): 2 files, commit 1a2b3c4." */
+        fun merged(result: MergeWorktreeResult): String =
+            "Merged into ${result.target} (${result.strategy.wire}): ${result.files.size} file(s), now at ${result.commit.take(7)}." +
+                (result.committed?.let { "\nThe agent's uncommitted work was committed first (${it.take(7)})." } ?: "")
+
+        /** Why the daemon refused, with the files or commits it named, one a line. */
+        fun refusal(e: SidecarException): String {
+            val data = e.data as? JsonObject
+            fun list(key: String): List<String> = data?.getAsJsonArray(key)?.map { it.asString }.orEmpty()
+            fun lines(head: String, items: List<String>) = if (items.isEmpty()) "" else "\n\n$head\n" + items.joinToString("\n") { "  $it" }
+            return when (e.error) {
+                ErrorName.MERGE_CONFLICT ->
+                    "Merging conflicts; nothing was changed." + lines("Conflicting files:", list("files")) +
+                        "\n\nResolve them in the worktree (e.g. ask the chat to merge ${data?.get(
+                            "target",
+                        )?.asString ?: "the target"}) and merge again."
+                ErrorName.UNCOMMITTED_CHANGES ->
+                    "Your checkout has uncommitted changes in files the merge would change; nothing was changed." +
+                        lines("Commit or stash these first:", list("files"))
+                ErrorName.CHAT_BUSY -> "The chat is in a turn (${data?.get(
+                    "state",
+                )?.asString ?: "running"}): wait for it to end, or stop it, then merge."
+                ErrorName.UNMERGED_WORK ->
+                    "Removing ${data?.get("branch")?.asString ?: "the branch"} would lose work that was never merged." +
+                        lines("Commits:", list("commits")) + lines("Uncommitted files:", list("uncommittedFiles"))
+                else -> e.message.orEmpty()
+            }
+        }
+    }
+}
+
+/** A worktree's changes: the changed files on the left, the selected file's unified diff on the right. */
+class WorktreeReview(val changes: WorktreeChangesResult) : JPanel(BorderLayout()) {
+    val files = JList(changes.files.toTypedArray()).apply {
+        selectionMode = ListSelectionModel.SINGLE_SELECTION
+        cellRenderer = object : DefaultListCellRenderer() {
+            override fun getListCellRendererComponent(l: JList<*>, value: Any?, i: Int, sel: Boolean, focus: Boolean): Component =
+                super.getListCellRendererComponent(l, label(value as WorktreeFile), i, sel, focus)
+        }
+    }
+    private val right = JPanel(BorderLayout())
+
+    /** The diff shown now (null: none yet, or a file without one). */
+    var diff: DiffView? = null
+        private set
+
+    init {
+        val head = "${changes.worktree.branch} against ${changes.worktree.baseCommit.take(7)}: " +
+            "${changes.files.size} file(s), +${changes.added} −${changes.deleted}" +
+            (if (changes.commits.isEmpty()) "" else ", ${changes.commits.size} commit(s)")
+        add(JLabel(head).apply { border = padding(6, 8, 6, 8) }, BorderLayout.NORTH)
+        val split = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, javax.swing.JScrollPane(files), right).apply { dividerLocation = 300 }
+        add(split, BorderLayout.CENTER)
+        files.addListSelectionListener { if (!it.valueIsAdjusting) show(files.selectedValue) }
+        if (changes.files.isNotEmpty()) files.selectedIndex = 0 else right.add(JLabel("  Nothing changed."), BorderLayout.NORTH)
+    }
+
+    private fun show(file: WorktreeFile?) {
+        right.removeAll()
+        diff = null
+        when {
+            file == null -> {}
+            file.diff != null && hunks(file.diff!!).isNotEmpty() -> DiffView(hunks(file.diff!!), maxVisibleLines = 60).also {
+                diff = it
+                right.add(it, BorderLayout.CENTER)
+            }
+            else -> right.add(JLabel("  " + omitted(file)), BorderLayout.NORTH)
+        }
+        right.revalidate()
+        right.repaint()
+    }
+
+    companion object {
+        /** "A  src/new.ts  +12 −0", "R  old → new", "(uncommitted)" marked. */
+        fun label(file: WorktreeFile): String {
+            val mark = when (file.status) {
+                WorktreeFileStatus.ADDED -> "A"
+                WorktreeFileStatus.DELETED -> "D"
+                WorktreeFileStatus.MODIFIED -> "M"
+                WorktreeFileStatus.RENAMED -> "R"
+            }
+            val name = file.oldPath?.let { "$it → ${file.path}" } ?: file.path
+            val counts = if (file.binary) "binary" else "+${file.added ?: 0} −${file.deleted ?: 0}"
+            return "$mark  $name  $counts" + if (file.uncommitted) "  (uncommitted)" else ""
+        }
+
+        /** The diff from its first hunk on: git's header lines (`diff --git`, `index`, modes) say what the file list says. */
+        fun hunks(diff: String): String = diff.lines().dropWhile { !it.startsWith("@@") }.joinToString("\n")
+
+        private fun omitted(file: WorktreeFile): String = when {
+            file.status == WorktreeFileStatus.RENAMED && file.diff != null -> "Renamed from ${file.oldPath}; the content is the same."
+            file.binary -> "A binary file (${file.size} bytes): no diff."
+            file.omitted != null -> "The diff is not sent whole (${file.omitted!!.wire}): ${file.size} bytes."
+            else -> "No diff."
+        }
+    }
+}
