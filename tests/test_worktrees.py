@@ -138,7 +138,7 @@ async def test_the_same_changes_again_are_not_announced_again(sidecar: Sidecar, 
     )
 
     announced = sidecar.of(channel, "claude/worktreeChanged")
-    assert [len(n.params["files"]) for n in announced] == [1, 2]
+    assert [len(n.params["files"]) for n in announced] == [1, 2], [n.params for n in announced]
     assert last is announced[-1]
 
 

@@ -123,6 +123,7 @@ def test_x_in_the_list_discards_the_worktree_after_saying_what_would_be_lost(
     open_list(repo_editor)
     list_line_with(repo_editor, "on worktree-delta")
 
+    repo_editor.lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
     repo_editor.nvim.input("x")
     repo_editor.wait(lambda: repo_editor.questions(), what="are you sure")
     repo_editor.answer("Discard it")
@@ -130,8 +131,16 @@ def test_x_in_the_list_discards_the_worktree_after_saying_what_would_be_lost(
         lambda: (q := repo_editor.questions()) and q[0]["prompt"], what="what would be lost"
     )
     repo_editor.answer("Discard it anyway")
-    repo_editor.wait(lambda: not worktree.exists(), what="the worktree removed")
+    # The daemon says so once the worktree and then its branch are gone.
+    said = repo_editor.wait(
+        lambda: next(
+            (m for m in repo_editor.lua_as(list[str], "return _G.notes") if "removed" in m), None
+        ),
+        what="the notice that it was removed",
+    )
 
     assert "1 uncommitted file(s) (feature.py)" in lost
+    assert "removed worktree-delta and its worktree" in said and "stays resumable" in said
+    assert not worktree.exists()
     assert "worktree-delta" not in git(workspace, "branch", "--list")
     assert not (workspace / "feature.py").exists()
