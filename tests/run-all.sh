@@ -197,16 +197,16 @@ compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
 [[ -z $compat_cli ]] || early compat compat_install "$compat_cli"
 early pytest bash -c 'bash tests/acp/toolchain.sh acpx >/dev/null'
 
-# Two lanes side by side:
-#  - the Python suites (pytest, then the compatibility run), each about one core's work;
+# Two lanes side by side, each running its suites one after the other:
+#  - the Python suites (pytest, the compatibility run, then the last release's own
+#    cross-release tests against this daemon), CPU-bound: they keep both cores busy;
 #  - the four languages' checks (side by side: they only read the sources), then the VS Code
-#    and Kotlin suites side by side, after their checks (the TypeScript checks run `npm ci`
-#    and tsc, the Kotlin checks compile). Those two wait much of their time on their
-#    editors' UIs (code-server and Chromium, Swing). Then this checkout's clients against the
-#    last release's daemon (tests/cross-release.sh), which runs both clients' core tests
-#    again, on what their suites installed and built, and the last release's own
-#    cross-release tests against this daemon.
-# The summary gives each suite's CPU time beside its wall time (what it costs the others).
+#    and Kotlin suites, each after its checks (the TypeScript checks run `npm ci` and tsc,
+#    the Kotlin checks compile). Those two wait much of their time on their editors' UIs
+#    (code-server and Chromium, Swing): about half the VS Code suite's wall time is idle
+#    CPU, which the Python suites fill. Then this checkout's clients against the last
+#    release's daemon (tests/cross-release.sh), which runs both clients' core tests again, on
+#    what their suites installed and built.
 # No two suites share a port, socket, HOME or build directory, and every test holds under
 # this load (order and overlap are proven through the stand-in model, never by timing).
 declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict, lint-imports)" \
@@ -217,17 +217,18 @@ declare_suite kotlin-checks "Kotlin checks (ktlint, warnings as errors, package 
 declare_suite pytest "Python and Neovim (uv run pytest)" "beside the checks and editor suites"
 declare_suite compat "Python against Claude Code CLI $compat_cli (compatibility)" \
     "beside the editor suites"
-declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Kotlin and Python suites"
-declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the VS Code and Python suites"
+declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Python suites"
+declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Python suites"
 declare_suite cross-release "Cross-release: this checkout's clients against the last release's daemon" \
     "beside the Python suites"
 declare_suite cross-release-back "Cross-release: the last release's clients and requests against this daemon" \
-    "after the other cross-release suite"
+    "beside the editor suites"
 echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
 echo "each suite's output follows whole, in this order, once it has ended."
 (
     run_suite pytest uv run pytest
     run_suite compat compat_suite "$compat_cli"
+    run_suite cross-release-back bash tests/cross-release.sh release
 ) &
 (
     run_suite python-checks static_checks &
@@ -235,14 +236,9 @@ echo "each suite's output follows whole, in this order, once it has ended."
     run_suite typescript-checks typescript_checks &
     run_suite kotlin-checks kotlin_checks &
     wait
-    # Side by side: both wait on their UIs most of the time (the VS Code suite used ~160 s
-    # of CPU in 440 s, the Kotlin one ~110 s in 210 s); separate folders, displays, ports.
-    run_suite vscode vscode_suite &
-    run_suite kotlin kotlin_suite &
-    wait
-    # After both: it runs their core tests again in their folders, on what they built.
+    run_suite vscode vscode_suite
+    run_suite kotlin kotlin_suite
     run_suite cross-release bash tests/cross-release.sh protocol vscode kotlin clients
-    run_suite cross-release-back bash tests/cross-release.sh release
 ) &
 print_suites
 wait
