@@ -180,10 +180,10 @@ class Roster:
         closed, self._closed = sorted(self._closed), set()
         now = asyncio.get_running_loop().time()
         channels = []
-        for channel_id in sorted(dirty, key=_opened_order):
-            summary = self._describe(channel_id)
-            record = self._records.get(channel_id)
-            if summary is None or record is None:
+        # The records are kept in the order the chats opened: oldest first, as
+        # claude/listChannels lists them.
+        for channel_id, record in self._records.items():
+            if channel_id not in dirty or (summary := self._describe(channel_id)) is None:
                 continue
             record.sent_at = now
             channels.append(summary)
@@ -195,12 +195,6 @@ class Roster:
                 watcher(notification)
             except Exception:  # one watcher's failure is not the others'
                 log.exception("a claude/channelsChanged watcher failed")
-
-
-def _opened_order(channel_id: str) -> tuple[int, str]:
-    """Channel ids are ``ch-<n>``: oldest first, as claude/listChannels lists them."""
-    number = channel_id.rpartition("-")[2]
-    return (int(number), channel_id) if number.isdigit() else (0, channel_id)
 
 
 class _Watch:
