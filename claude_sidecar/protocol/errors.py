@@ -343,6 +343,26 @@ class GitFailed(SidecarError):
         )
 
 
+class GitIdentityMissing(SidecarError):
+    """git has no name or email to make a commit with (``user.name``, ``user.email``)."""
+
+    CODE = -32022
+    NAME = "gitIdentityMissing"
+
+    def __init__(self, cwd: str, stderr: str) -> None:
+        fix = (
+            'git config --global user.name "Your Name" && '
+            "git config --global user.email you@example.com"
+        )
+        super().__init__(
+            f"git has no name and email to commit the chat's work with in {cwd}; set them "
+            f"(`{fix}`, or without --global for this repository only), then try again",
+            cwd=cwd,
+            fix=fix,
+            stderr=stderr,
+        )
+
+
 class ChatBusy(SidecarError):
     """A request that needs the chat between turns came while it runs one."""
 
@@ -438,6 +458,7 @@ ERROR_CODES: tuple[type[SidecarError], ...] = (
     MergeConflict,
     UncommittedChanges,
     UnmergedWork,
+    GitIdentityMissing,
 )
 """Every error class, in the order docs/protocol.md lists them."""
 

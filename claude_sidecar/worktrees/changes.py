@@ -40,18 +40,22 @@ _STATUS: dict[str, FileStatus] = {
     "R": "renamed",
 }
 _NO_BLOB = "0" * 40
+# The CLI writes a file atomically: into "<file>.tmp.<8 hex digits>" beside it, then renamed
+# over the file. A count made in between would announce that name as a file of its own, then
+# take it back.
+_IN_FLIGHT = ":(exclude,glob)**/*.tmp." + "[0-9a-f]" * 8
 
 
 async def snapshot(path: str) -> str:
-    """The tree of the files in worktree ``path`` as they are on disk (ignored files left
-    out), written without changing its index."""
+    """The tree of the files in worktree ``path`` as they are on disk (ignored files and
+    the CLI's half-written ones left out), written without changing its index."""
     index = (await git.run(path, "rev-parse", "--path-format=absolute", "--git-path", "index")).text
     with tempfile.TemporaryDirectory(prefix="claude-sidecar-index-") as scratch:
         copy = os.path.join(scratch, "index")
         if os.path.exists(index):
             await anyio.to_thread.run_sync(shutil.copyfile, index, copy)
         env = {"GIT_INDEX_FILE": copy}
-        await git.run(path, "add", "--all", "--", ".", env=env)
+        await git.run(path, "add", "--all", "--", ".", _IN_FLIGHT, env=env)
         return (await git.run(path, "write-tree", env=env)).text
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from claude_sidecar.protocol.errors import GitFailed
+from claude_sidecar.protocol.errors import GitFailed, GitIdentityMissing
 
 # Paths and messages as bytes git would print them to a person: unquoted (core.quotePath)
 # so that paths with non-ASCII names come back as they are, and never a pager or an editor.
@@ -26,6 +26,8 @@ _ENV = {
     "GIT_OPTIONAL_LOCKS": "0",
     "LC_ALL": "C",
 }
+# What git says (LC_ALL=C) when it has no identity to commit with and cannot guess one.
+_NO_IDENTITY = ("Please tell me who you are", "unable to auto-detect email address")
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,16 @@ async def run(
         raise GitFailed(list(args), cwd, f"git could not be started: {e}") from e
     out = Output(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace").strip())
     if check and out.code not in ok:
-        raise GitFailed(list(args), cwd, out.stderr or f"exit code {out.code}")
+        raise failure(list(args), cwd, out.stderr or f"exit code {out.code}")
     return out
+
+
+def failure(args: list[str], cwd: str, stderr: str) -> GitFailed | GitIdentityMissing:
+    """The error for ``git args`` failing in ``cwd`` with ``stderr``: no identity to commit
+    with has its own (the user can fix it), anything else is ``GitFailed``."""
+    if any(words in stderr for words in _NO_IDENTITY):
+        return GitIdentityMissing(cwd, stderr)
+    return GitFailed(args, cwd, stderr)
 
 
 async def rev(cwd: str, ref: str) -> str | None:

@@ -16,7 +16,6 @@ import tempfile
 
 from claude_sidecar.protocol.api import MergeStrategy, MergeWorktreeResult, WorktreeInfo
 from claude_sidecar.protocol.errors import (
-    GitFailed,
     InvalidParams,
     MergeConflict,
     UncommittedChanges,
@@ -139,7 +138,7 @@ async def _rebased(info: WorktreeInfo, target: str, previous: str, tip: str) -> 
                 files = sorted(set(unmerged.fields()))
                 await git.run(place, "cherry-pick", "--abort", check=False)
                 if not files:
-                    raise GitFailed(["cherry-pick", *picks], place, out.stderr)
+                    raise git.failure(["cherry-pick", *picks], place, out.stderr)
                 raise MergeConflict(info.branch, target, "rebase", files)
             return (await git.run(place, "rev-parse", "HEAD")).text
         finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from claude_sidecar.protocol.api import WorktreeInfo, WorktreeOptions
 from claude_sidecar.protocol.errors import (
+    GitIdentityMissing,
     InvalidParams,
     MergeConflict,
     UncommittedChanges,
@@ -182,6 +183,21 @@ async def test_counting_changes_leaves_the_worktree_index_and_branch_as_they_wer
     assert state(info.path) == before
 
 
+async def test_a_file_the_cli_is_writing_atomically_is_not_counted_as_a_file_of_its_own(
+    repo: Path,
+) -> None:
+    info = await made(repo)
+    (Path(info.path) / "src").mkdir()
+    (Path(info.path) / "src" / "new.py").write_text("x\n")
+    # Where the CLI's Write and Edit tools put the content before renaming it over the file.
+    (Path(info.path) / "src" / "new.py.tmp.0a1b2c3d").write_text("x\ny\n")
+    (Path(info.path) / "README.md.tmp.9f8e7d6c").write_text("draft\n")
+
+    files, _, _ = await changes.counted(info)
+
+    assert [f.path for f in files] == ["src/new.py"]
+
+
 async def test_merge_commits_the_agents_work_and_updates_the_users_checkout(repo: Path) -> None:
     info = await made(repo)
     (Path(info.path) / "feature.py").write_text("feature = True\n")
@@ -283,6 +299,31 @@ async def test_the_users_uncommitted_change_to_a_file_the_merge_touches_blocks_i
 
     assert refused.value.data["files"] == ["app.py"]
     assert "app.py" in refused.value.message
+    assert (state(repo), state(info.path)) == (checkout_before, worktree_before)
+
+
+async def test_a_merge_without_a_git_identity_says_how_to_set_one_and_changes_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = await made(repo)
+    (Path(info.path) / "feature.py").write_text("feature = True\n")
+    # A user who never told git who they are: no global or system config, and git told not
+    # to guess a name from the machine's (as on a host whose name has no domain).
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for variable in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "EMAIL"):
+        monkeypatch.delenv(variable, raising=False)
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    git(repo, "config", "user.useConfigOnly", "true")
+    checkout_before, worktree_before = state(repo), state(info.path)
+
+    with pytest.raises(GitIdentityMissing) as refused:
+        await merge.merge(info, "squash", "message")
+
+    assert refused.value.data["cwd"] == info.path
+    assert "git config --global user.email" in refused.value.data["fix"]
+    assert refused.value.data["fix"] in refused.value.message
     assert (state(repo), state(info.path)) == (checkout_before, worktree_before)
 
 

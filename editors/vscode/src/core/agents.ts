@@ -227,7 +227,7 @@ export async function removeWorktree(
 
 /** The files a refused merge or removal names, from the error's data, in words per kind. */
 export function refusalDetails(errorName: string | undefined, data: unknown): string[] {
-  const d = (data ?? {}) as { files?: unknown; commits?: unknown; uncommittedFiles?: unknown };
+  const d = (data ?? {}) as { files?: unknown; commits?: unknown; uncommittedFiles?: unknown; fix?: unknown };
   const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   switch (errorName) {
     case 'mergeConflict':
@@ -239,6 +239,8 @@ export function refusalDetails(errorName: string | undefined, data: unknown): st
         ...list(d.commits).map((c) => `commit ${c}`),
         ...list(d.uncommittedFiles).map((f) => `uncommitted: ${f}`),
       ];
+    case 'gitIdentityMissing':
+      return typeof d.fix === 'string' ? [`in a terminal: ${d.fix}`] : [];
     default:
       return [];
   }

@@ -1479,6 +1479,10 @@ export const ERROR_CODES = {
    */
   gitFailed: -32017,
   /**
+   * git has no name or email to make a commit with (`user.name`, `user.email`).
+   */
+  gitIdentityMissing: -32022,
+  /**
    * A request parameter is missing, has the wrong type, or an invalid value.
    */
   invalidParams: -32602,

@@ -277,9 +277,8 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
   /** A merge refused for a reason the user can act on: said with the files named. */
   private async showRefusal(e: unknown): Promise<boolean> {
     if (!(e instanceof SidecarError)) return false;
-    if (e.errorName !== 'mergeConflict' && e.errorName !== 'uncommittedChanges' && e.errorName !== 'chatBusy') {
-      return false;
-    }
+    const refusals = ['mergeConflict', 'uncommittedChanges', 'chatBusy', 'gitIdentityMissing'];
+    if (!refusals.includes(e.errorName ?? '')) return false;
     const files = refusalDetails(e.errorName, e.data);
     await vscode.window.showErrorMessage(`Claude: nothing was merged. ${e.message}`, {
       modal: true,

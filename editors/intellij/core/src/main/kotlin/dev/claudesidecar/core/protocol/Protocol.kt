@@ -1631,6 +1631,9 @@ enum class ErrorName(
     /** A git command the daemon ran for a worktree failed in a way it did not expect. */
     GIT_FAILED("gitFailed", -32017, listOf("command", "cwd", "stderr")),
 
+    /** git has no name or email to make a commit with (`user.name`, `user.email`). */
+    GIT_IDENTITY_MISSING("gitIdentityMissing", -32022, listOf("cwd", "fix", "stderr")),
+
     /** A request parameter is missing, has the wrong type, or an invalid value. */
     INVALID_PARAMS("invalidParams", -32602, listOf("field")),
 
