@@ -14,6 +14,7 @@ import pytest
 from claude_sidecar.runtime.host import PLATFORM_ENV
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests import env, zygote
 from tests.env import COMPAT_CLI, DAEMON_UNDER_TEST, isolated_env
 from tests.harness import Sidecar, StartSidecar, wait_until_dead
 
@@ -48,6 +49,11 @@ BASIC_SCENARIO = {
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "real_daemon_process: the test looks at the daemon's own process (its children, "
+        "memory, threads, pid): its daemons are started directly, not by tests/zygote",
+    )
     config.addinivalue_line(
         "markers",
         "pinned_cli(reason): checks a fact of the pinned CLI only (its version, a "
@@ -122,6 +128,35 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     test runs a CLI, a daemon and maybe a Neovim)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min((cpus or 1) + 1, 8)
+
+
+@pytest.fixture(scope="session")
+def zygote_socket() -> Iterator[str | None]:
+    """This worker's fork server (tests/zygote), or None where it cannot run: another
+    release's daemon under test, or no pidfd (Linux before 5.3, other systems)."""
+    if DAEMON_UNDER_TEST or not hasattr(os, "pidfd_open") or os.environ.get(NO_ZYGOTE):
+        yield None
+        return
+    with zygote.serving() as socket:
+        yield socket
+
+
+NO_ZYGOTE = "SIDECAR_TEST_NO_ZYGOTE"
+"""Set (to anything): every daemon of the run starts directly, as users start it."""
+
+
+@pytest.fixture(autouse=True)
+def daemons_from_zygote(
+    request: pytest.FixtureRequest, zygote_socket: str | None
+) -> Iterator[None]:
+    """The test's daemons are forked by the fork server, unless it is marked
+    ``real_daemon_process``."""
+    direct = request.node.get_closest_marker("real_daemon_process") is not None
+    env.ZYGOTE = None if direct else zygote_socket
+    try:
+        yield
+    finally:
+        env.ZYGOTE = None
 
 
 @pytest.fixture

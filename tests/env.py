@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from claude_sidecar.runtime.host import PLATFORM_ENV
 
+from tests import zygote
+
 # The compatibility run (tests/run-all.sh) points every daemon at another CLI than the
 # pinned one: a path to its binary.
 COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
@@ -18,11 +20,19 @@ COMPAT_CLI = os.environ.get("SIDECAR_TEST_CLI") or None
 DAEMON_UNDER_TEST = os.environ.get("SIDECAR_TEST_DAEMON") or None
 
 
+ZYGOTE: str | None = None
+"""The socket of this test worker's fork server (tests/zygote), while the running test may
+start its daemons through it (conftest's ``zygote`` fixtures); None: started directly."""
+
+
 def daemon_argv(*args: str) -> list[str]:
     """The command line that runs the daemon under test with ``args``: this checkout's
-    (``python -m claude_sidecar``), or in the cross-release suite another release's."""
+    (``python -m claude_sidecar``, or its stand-in forked by tests/zygote), or in the
+    cross-release suite another release's."""
     if DAEMON_UNDER_TEST:
         return [DAEMON_UNDER_TEST, *args]
+    if ZYGOTE is not None:
+        return zygote.argv(ZYGOTE, *args)
     return [sys.executable, "-m", "claude_sidecar", *args]
 
 

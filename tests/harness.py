@@ -27,6 +27,7 @@ from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from tests import zygote
 from tests.env import daemon_argv
 
 NOTIFICATIONS = tuple(api.NOTIFICATIONS)
@@ -357,16 +358,18 @@ def pid_alive(pid: int) -> bool:
 
 
 def child_pids(pid: int) -> set[int]:
-    """The live processes whose parent is ``pid`` (a daemon's CLIs)."""
-    return set(children_of(pid))
+    """The live processes whose parent is ``pid`` (a daemon's CLIs); for a launcher of
+    tests/zygote, those of the daemon it stands for."""
+    return set(children_of(zygote.daemon_pid(pid)))
 
 
 def descendant_pids(pid: int) -> set[int]:
     """The live processes below ``pid`` (its children, theirs, ...), from one scan of /proc;
-    with tests run in parallel, a process scan must only see its own test's processes."""
+    with tests run in parallel, a process scan must only see its own test's processes. For a
+    launcher of tests/zygote, those below the daemon it stands for."""
     parents = live_children()
     found: set[int] = set()
-    todo = [pid]
+    todo = [zygote.daemon_pid(pid)]
     while todo:
         for child in parents.get(todo.pop(), []):
             if child not in found:

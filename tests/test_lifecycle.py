@@ -205,6 +205,8 @@ async def test_client_closing_stdin_ends_every_cli(
     "the daemon's process handling: every CLI process ends with the daemon"
 )
 @both_platform_paths
+# It kills the daemon's own process.
+@pytest.mark.real_daemon_process
 async def test_a_killed_daemon_takes_its_clis_with_it(
     daemon_env: dict[str, str], workspace: Path, model: ScriptedModel
 ) -> None:

@@ -188,6 +188,8 @@ async def test_no_spare_outlives_the_daemon(sidecar_with: StartSidecar, workspac
 @pytest.mark.same_on_every_cli(
     "the warm pool's policy: which process a chat gets, when spares start and end"
 )
+# It kills the daemon's own process.
+@pytest.mark.real_daemon_process
 async def test_no_spare_outlives_a_killed_daemon(
     sidecar_with: StartSidecar, workspace: Path
 ) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import msgspec
 import pynvim
 
+from tests import zygote
 from tests.env import daemon_argv
 from tests.harness import child_pids
 
@@ -254,9 +255,11 @@ class Editor:
     # ------------------------------------------------------------ processes
 
     def daemon_pid(self) -> int | None:
+        """The daemon's own pid (not its tests/zygote launcher's: killed, the daemon must
+        end as a daemon killed does, before anything sees its launcher end)."""
         pid = self.lua("return require('claude_sidecar.rpc').pid()")
         assert pid is None or isinstance(pid, int), pid
-        return pid
+        return None if pid is None else zygote.daemon_pid(pid)
 
     def quit(self) -> None:
         """:qa! — the plugin shuts the daemon down on VimLeavePre. ``processes`` keeps

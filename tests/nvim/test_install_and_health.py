@@ -225,6 +225,8 @@ def test_the_users_file_changed_shell_autocmd_decides_about_reloading(
 # ------------------------------------------------------------ :checkhealth
 
 
+# It shows the daemon's command line as the user configured it.
+@pytest.mark.real_daemon_process
 def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
     start_editor: Callable[..., Editor],
 ) -> None:

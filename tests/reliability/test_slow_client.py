@@ -41,6 +41,8 @@ def blocked_writing_to_a_pipe(pid: int) -> bool:
     return False
 
 
+# It reads the daemon's memory and where its threads block.
+@pytest.mark.real_daemon_process
 def test_a_client_that_stops_reading_holds_memory_bounded_and_loses_nothing(
     daemon_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:

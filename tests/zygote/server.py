@@ -1,0 +1,225 @@
+"""The fork server: imports the daemon's modules, then forks a daemon per launcher.
+
+``python -m tests.zygote.server SOCKET`` serves until its stdin closes (its test worker
+ended) or SIGTERM. One thread, one ``selectors`` loop: a forked child must not inherit
+another thread's held locks. Per connection: a launcher sends its stdin, stdout and stderr
+(SCM_RIGHTS) with a length-prefixed JSON request ``{argv, env, cwd, umask}``; the server
+forks, answers ``{"pid": N}``, and when the child ends (its pidfd turns readable) sends
+``{"status": WAITSTATUS}``. A launcher that goes away first (killed) takes its child with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+# What the daemon imports for each of its commands, so that a child imports nothing.
+PRELOAD = (
+    "claude_sidecar.commands.main",
+    "claude_sidecar.frontends.server.server",
+    "claude_sidecar.frontends.server.stdio",
+    "claude_sidecar.frontends.daemon.admin",
+    "claude_sidecar.frontends.daemon.bridge",
+    "claude_sidecar.frontends.daemon.place",
+    "claude_sidecar.frontends.daemon.serve",
+    "claude_sidecar.frontends.daemon.upgrade",
+    "claude_sidecar.frontends.acp",
+    "anyio._backends._asyncio",
+)
+
+HEADER = struct.Struct("!I")
+"""The request's length, sent with the three descriptors."""
+
+_OWN_FDS: list[int] = []
+"""The server's descriptors that no socket object owns (closed in each child)."""
+
+
+@dataclass
+class Launch:
+    """One launcher's connection and the child forked for it."""
+
+    connection: socket.socket
+    pid: int
+    pidfd: int
+
+
+def main() -> None:
+    """Serve launchers on the socket named by ``sys.argv[1]``."""
+    for module in PRELOAD:
+        __import__(module)
+    path = sys.argv[1]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, "accept")
+    # The worker that started this server holds its stdin: EOF means the worker is gone.
+    selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
+    stop_r, stop_w = os.pipe()
+    _OWN_FDS.extend((stop_r, stop_w))
+    signal.signal(signal.SIGTERM, lambda *_: os.write(stop_w, b"x"))
+    selector.register(stop_r, selectors.EVENT_READ, "stop")
+    print("ready", flush=True)
+    launches: dict[int, Launch] = {}
+    try:
+        while True:
+            for key, _ in selector.select():
+                what = key.data
+                if what in ("stdin", "stop"):
+                    return
+                if what == "accept":
+                    connection, _ = listener.accept()
+                    launch = _fork(connection, listener, selector, launches)
+                    if launch is not None:
+                        launches[launch.pid] = launch
+                        selector.register(launch.pidfd, selectors.EVENT_READ, ("exit", launch))
+                        selector.register(connection, selectors.EVENT_READ, ("gone", launch))
+                elif what[0] == "exit":
+                    _reap(what[1], selector, launches, report=True)
+                elif what[0] == "gone":
+                    # The launcher died (or misbehaved): its daemon goes with it, as if killed.
+                    launch = what[1]
+                    if launch.pid in launches:
+                        os.kill(launch.pid, signal.SIGKILL)
+                        _reap(launch, selector, launches, report=False)
+    finally:
+        for launch in list(launches.values()):
+            os.kill(launch.pid, signal.SIGKILL)
+            _reap(launch, selector, launches, report=False)
+        listener.close()
+        os.unlink(path)
+
+
+def _fork(
+    connection: socket.socket,
+    listener: socket.socket,
+    selector: selectors.BaseSelector,
+    launches: dict[int, Launch],
+) -> Launch | None:
+    """Read a launcher's request and fork its daemon; None if the request was broken."""
+    try:
+        head, fds, _, _ = socket.recv_fds(connection, HEADER.size, 3)
+        (length,) = HEADER.unpack(head)
+        body = b""
+        while len(body) < length:
+            chunk = connection.recv(length - len(body))
+            if not chunk:
+                raise ConnectionError("the launcher closed mid-request")
+            body += chunk
+        request = json.loads(body)
+    except (OSError, ValueError, struct.error) as e:
+        print(f"zygote: a broken request: {e}", file=sys.stderr, flush=True)
+        connection.close()
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The server's SIGTERM handler must never run in a child (a signal the launcher
+    # forwards at once): blocked across the fork, the child unblocks it once its own
+    # handling is the default, and a SIGTERM that came meanwhile ends it then.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        _become_daemon(request, fds, [listener, connection], selector, launches)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    for fd in fds:
+        os.close(fd)
+    connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    return Launch(connection, pid, os.pidfd_open(pid))
+
+
+def _reap(
+    launch: Launch,
+    selector: selectors.BaseSelector,
+    launches: dict[int, Launch],
+    report: bool,
+) -> None:
+    """Collect an ended child; with ``report``, tell its launcher how it ended."""
+    _, status = os.waitpid(launch.pid, 0)
+    launches.pop(launch.pid, None)
+    for fd in (launch.pidfd, launch.connection):
+        selector.unregister(fd)
+    os.close(launch.pidfd)
+    if report:
+        with contextlib.suppress(OSError):  # the launcher is gone too
+            launch.connection.sendall(json.dumps({"status": status}).encode() + b"\n")
+    launch.connection.close()
+
+
+def _become_daemon(
+    request: dict[str, Any],
+    fds: list[int],
+    sockets: list[socket.socket],
+    selector: selectors.BaseSelector,
+    launches: dict[int, Launch],
+) -> None:
+    """In the forked child: take the launcher's place and run the daemon's ``main``.
+    Never returns: the child's exit is its ``main``'s."""
+    code = 1
+    try:
+        selector.close()
+        for s in sockets:
+            s.close()
+        for launch in launches.values():
+            launch.connection.close()
+            os.close(launch.pidfd)
+        for fd in _OWN_FDS:
+            os.close(fd)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.umask(request["umask"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        # State a fresh process would have made from its own environment and entropy.
+        random.seed()
+        tempfile.tempdir = None
+        from claude_sidecar.runtime import host
+
+        host.HOST = host.Host.detect()
+        import claude_sidecar
+        from claude_sidecar.commands.main import main as daemon_main
+
+        # As `python -m claude_sidecar` would have them.
+        sys.argv = [os.path.join(os.path.dirname(claude_sidecar.__file__), "__main__.py")]
+        sys.argv += request["argv"]
+        sys.path[0] = request["cwd"]
+        try:
+            code = daemon_main(request["argv"])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if not isinstance(e.code, int | None):
+                print(e.code, file=sys.stderr)
+    except BaseException:  # the child's uncaught error, printed as Python would
+        traceback.print_exc()
+        code = 1
+    finally:
+        # What the interpreter's exit would do: atexit (logging's shutdown among them) and
+        # the streams flushed; then out without unwinding into the server's frames.
+        try:
+            import atexit
+
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
