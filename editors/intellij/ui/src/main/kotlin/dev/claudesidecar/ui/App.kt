@@ -40,6 +40,7 @@ import javax.swing.JTabbedPane
 import javax.swing.JToggleButton
 import javax.swing.KeyStroke
 import javax.swing.SwingUtilities
+import javax.swing.UIManager
 import kotlin.io.path.readText
 import kotlin.system.exitProcess
 
@@ -179,6 +180,8 @@ class App(
         chats = channels
         val waiting = channels.count(ChannelRoster::waiting)
         chatsButton.text = if (waiting == 0) "All chats" else "All chats · $waiting waiting"
+        // Explicit colours outlive a theme switch: [setTheme] comes here again.
+        chatsButton.foreground = if (waiting == 0) UIManager.getColor("Button.foreground") else Theme.warning
         chatsButton.toolTipText = if (waiting == 0) null else "$waiting chat${if (waiting == 1) "" else "s"} waiting for you"
         waitNotices.update(channels) { channel -> chatList != null || shows(channel) }
     }
@@ -192,6 +195,8 @@ class App(
         themeSwitch.isSelected = dark
         SwingUtilities.updateComponentTreeUI(frame)
         mismatch.restyle()
+        waitNotices.restyle()
+        chatsChanged(chats) // the count's colour
     }
 
     /** The tab of the chat on [sessionId] (open, or being opened to resume it), if any. */

@@ -4,6 +4,7 @@ import dev.claudesidecar.core.ChannelRoster
 import dev.claudesidecar.core.protocol.ChannelSummary
 import javax.swing.BorderFactory
 import javax.swing.JComponent
+import javax.swing.JTextArea
 
 /**
  * Notices of chats that started waiting for a permission where the user does not see them
@@ -15,15 +16,20 @@ import javax.swing.JComponent
 class WaitNotices(private val onOpen: (ChannelSummary) -> Unit) : Column(4) {
     /** The chats waiting at the last [update]: a chat in it is in a wait told of (or shown) already. */
     private val waiting = HashSet<String>()
-    private val shownNotices = LinkedHashMap<String, JComponent>()
+    private val shownNotices = LinkedHashMap<String, Notice>()
+
+    /** One notice: its panel and its text (coloured anew by [restyle]). */
+    private class Notice(
+        val panel: JComponent,
+        val text: JTextArea,
+    )
 
     /** How many notices were raised so far (each wait of a chat the user did not see: one). */
     var raised = 0
         private set
 
     /** The notices' texts, oldest first. */
-    val texts: List<String> get() = shownNotices.keys.mapNotNull { textOf[it] }
-    private val textOf = HashMap<String, String>()
+    val texts: List<String> get() = shownNotices.values.map { it.text.text }
 
     init {
         isVisible = false
@@ -53,14 +59,10 @@ class WaitNotices(private val onOpen: (ChannelSummary) -> Unit) : Column(4) {
     private fun raise(channel: ChannelSummary) {
         raised += 1
         takeDown(channel.channelId)
-        val text = text(channel)
+        val text = wrappingText(text(channel))
         val notice = Column(2).apply {
             isOpaque = false
-            border = BorderFactory.createCompoundBorder(
-                BorderFactory.createMatteBorder(0, 3, 0, 0, Theme.warning),
-                padding(2, 8, 2, 0),
-            )
-            add(wrappingText(text))
+            add(text)
             add(
                 row(
                     button("Open the chat") {
@@ -71,16 +73,26 @@ class WaitNotices(private val onOpen: (ChannelSummary) -> Unit) : Column(4) {
                 ),
             )
         }
-        shownNotices[channel.channelId] = notice
-        textOf[channel.channelId] = text
+        shownNotices[channel.channelId] = Notice(notice, text).also(::style)
         add(notice)
         relayout()
     }
 
+    /** The notices in the colours of the theme now (after a switch between light and dark). */
+    fun restyle() = shownNotices.values.forEach(::style)
+
+    private fun style(notice: Notice) {
+        notice.panel.border = BorderFactory.createCompoundBorder(
+            BorderFactory.createMatteBorder(0, 3, 0, 0, Theme.warning),
+            padding(2, 8, 2, 0),
+        )
+        notice.text.font = Theme.font
+        notice.text.foreground = Theme.foreground
+    }
+
     private fun takeDown(id: String) {
         val notice = shownNotices.remove(id) ?: return
-        textOf.remove(id)
-        remove(notice)
+        remove(notice.panel)
         relayout()
     }
 

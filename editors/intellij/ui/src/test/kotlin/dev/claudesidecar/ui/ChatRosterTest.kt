@@ -242,6 +242,9 @@ class ChatRosterTest {
                 },
             )
             waitFor("the count", describe = { app.chatsButton.text }) { app.chatsButton.text == "All chats · 1 waiting" }
+            // Painted in the window (the notice has no background of its own).
+            val faint = onEdt { lowContrast(app.frame.rootPane) }.filter { it.startsWith("\"Claude in") || it.startsWith("\"All chats") }
+            assertEquals(emptyList<String>(), faint, "the count and the notice read")
             screenshot(app.frame.rootPane, "app-chat-waiting-notice")
             agent.chat.respondPermission(ask.requestId, PermissionDecision.ALLOW)
             agent.next(Notifications.TURN_ENDED, since)

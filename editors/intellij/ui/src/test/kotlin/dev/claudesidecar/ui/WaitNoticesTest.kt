@@ -1,5 +1,6 @@
 package dev.claudesidecar.ui
 
+import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import com.google.gson.JsonObject
 import dev.claudesidecar.core.protocol.ChannelState
@@ -10,7 +11,11 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import java.awt.BorderLayout
 import javax.swing.JButton
+import javax.swing.JFrame
+import javax.swing.JPanel
+import javax.swing.SwingUtilities
 
 /**
  * The notices of chats that start waiting for the user unseen, fed lists of chats as the
@@ -70,6 +75,31 @@ class WaitNoticesTest {
         notices.update(listOf(chat("ch-1", ChannelState.AWAITING_PERMISSION, "Bash"))) { seen }
 
         assertEquals(0, notices.raised)
+    }
+
+    @Test
+    fun `a notice reads in the dark theme after a switch`() = onEdt {
+        val notices = WaitNotices {}
+        // On a panel that paints its background, as in the app (the notices have none).
+        val window = JPanel(BorderLayout()).apply { add(notices, BorderLayout.NORTH) }
+        val frame = JFrame("notices").apply {
+            contentPane = window
+            setSize(600, 120)
+            isVisible = true
+        }
+        try {
+            notices.update(listOf(chat("ch-1", ChannelState.AWAITING_PERMISSION, "Bash")), unseen)
+            FlatDarkLaf.setup()
+            SwingUtilities.updateComponentTreeUI(frame)
+            notices.restyle()
+            frame.validate()
+
+            assertEquals(listOf("Claude in shop waits for your answer: Bash"), notices.texts)
+            assertEquals(emptyList<String>(), lowContrast(window))
+        } finally {
+            FlatLightLaf.setup()
+            frame.dispose()
+        }
     }
 
     @Test
