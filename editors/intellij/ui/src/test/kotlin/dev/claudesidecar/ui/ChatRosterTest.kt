@@ -35,8 +35,10 @@ import kotlin.io.path.writeText
  * The chat list ("who needs you") against the real daemon and CLI, in a git repository:
  * a chat waiting for a permission comes first and is counted in the heading; a worktree chat
  * shows its branch and what it changed; Review lists its files with the selected file's diff;
- * Merge brings them into the checkout; Discard names the unmerged work it would lose. Under
- * Xvfb; screenshots in target/screenshots.
+ * Merge brings them into the checkout; Discard names the unmerged work it would lose. In the
+ * app: New chat in worktree… names the worktree after the task's first words and sends the
+ * task; All chats counts the chats waiting, and one no tab shows raises a notice once per
+ * wait. Under Xvfb; screenshots in target/screenshots.
  */
 class ChatRosterTest {
     private lateinit var model: Model
