@@ -15,6 +15,8 @@ import java.awt.Toolkit
 import java.lang.management.ManagementFactory
 import java.nio.file.Files
 import java.nio.file.Path
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
 import javax.swing.event.TableModelEvent
 import kotlin.io.path.exists
 import kotlin.io.path.writeText
@@ -27,12 +29,15 @@ import kotlin.io.path.writeText
  *
  * It connects with `-Dsidecar.bench.daemon` (a `claude-sidecar connect` command line), opens
  * with no chat of its own, opens All chats and, once the list shows `-Dsidecar.bench.chats`
- * chats, writes the file `-Dsidecar.bench.ready`. From then until the file
- * `-Dsidecar.bench.done` exists and the list shows every chat idle it times each EDT task
- * (wall time, and the EDT's CPU time: other processes on the cores inflate the first only) and
- * counts the list's updates (a new list of chats) apart from its once-a-second ticks (the
- * "12 s ago" column); the figures go to `-Dsidecar.bench.out` as JSON.
- * `-Dsidecar.bench.trace=true` prints the EDT's tasks over 50 ms.
+ * chats, writes the file `-Dsidecar.bench.ready`. Two windows are measured: until the file
+ * `-Dsidecar.bench.go` exists (the chats idle: the baseline; `-Dsidecar.bench.going` is
+ * written when it is taken), then until `-Dsidecar.bench.done` exists and the list shows
+ * every chat idle (the chats streamed meanwhile). In each: every EDT task timed (wall time,
+ * and the EDT's CPU time: other processes on the cores inflate the first only), how late the
+ * EDT ran a task due every 5 ms ([Ticks], what Neovim's timer measures), the list's updates (a
+ * new list of chats) apart from its once-a-second ticks (the "12 s ago" column). The figures go
+ * to `-Dsidecar.bench.out` as JSON; `-Dsidecar.bench.trace=true` prints the EDT's tasks over
+ * 50 ms.
  *
  * A benchmark, not a test: runs only with `-Dsidecar.bench.overview=true`.
  */
@@ -52,6 +57,16 @@ class OverviewBench {
         val traces = mutableListOf<String>()
 
         fun remove() = pop()
+
+        fun reset() {
+            longest = 0L
+            longestCpu = 0L
+            tasks = 0
+            synchronized(slow) {
+                slow.clear()
+                traces.clear()
+            }
+        }
 
         override fun dispatchEvent(event: AWTEvent) {
             val started = System.nanoTime()
@@ -74,12 +89,52 @@ class OverviewBench {
         }
     }
 
+    /**
+     * How late the EDT runs a task due every 5 ms: as Neovim's 5 ms timer in the bench's other
+     * half, late by as long as the EDT was busy or the JVM waited for a core (the task's due
+     * time is counted from the start, so a late poster counts too).
+     */
+    private class Ticks {
+        private val poster = Executors.newSingleThreadScheduledExecutor()
+        private var started = 0L
+        private var posted = 0L
+
+        @Volatile var latest = 0L
+
+        @Volatile var over50 = 0
+
+        fun start() {
+            started = System.nanoTime()
+            poster.scheduleAtFixedRate({
+                val due = started + posted++ * PERIOD
+                EventQueue.invokeLater {
+                    val late = System.nanoTime() - due
+                    if (late > latest) latest = late
+                    if (late > 50_000_000) over50++
+                }
+            }, 0, PERIOD, TimeUnit.NANOSECONDS)
+        }
+
+        fun reset() {
+            latest = 0L
+            over50 = 0
+        }
+
+        fun stop() = poster.shutdownNow()
+
+        private companion object {
+            const val PERIOD = 5_000_000L
+        }
+    }
+
     private fun property(name: String): String = System.getProperty("sidecar.bench.$name") ?: error("-Dsidecar.bench.$name is not set")
 
     @Test
     fun `All chats open while the daemon's chats stream`() {
         val chats = property("chats").toInt()
         val ready = Path.of(property("ready"))
+        val go = Path.of(property("go"))
+        val going = Path.of(property("going"))
         val done = Path.of(property("done"))
         val out = Path.of(property("out"))
         val cwd = Files.createTempDirectory("bench-overview-swing-")
@@ -100,6 +155,7 @@ class OverviewBench {
             }
         }
         val queue = TimedQueue()
+        val lateness = Ticks()
         try {
             waitFor("All chats offered", timeoutMs = 120_000) { app.chatsButton.isVisible && client.features.value != null }
             onEdt { app.showChatList() }
@@ -113,38 +169,46 @@ class OverviewBench {
                 }
                 Toolkit.getDefaultToolkit().systemEventQueue.push(queue)
             }
-            val started = System.nanoTime()
-            ready.writeText("ready\n")
-            val deadline = started + 600_000_000_000
-            while (!done.exists()) {
-                check(System.nanoTime() < deadline) { "the chats never ended (no ${property("done")})" }
-                Thread.sleep(20)
+            lateness.start()
+            var started = System.nanoTime()
+
+            /** The figures since [started], then counted afresh. On the EDT: its tasks are between windows. */
+            fun window(): Map<String, Any?> = onEdt {
+                val span = (System.nanoTime() - started) / 1e9
+                linkedMapOf<String, Any?>(
+                    "span_s" to span,
+                    "max_stall_ms" to ms(queue.longest),
+                    "max_stall_cpu_ms" to ms(queue.longestCpu),
+                    "stalls_over_50ms" to synchronized(queue.slow) { queue.slow.size },
+                    "edt_tasks" to queue.tasks,
+                    "max_tick_late_ms" to ms(lateness.latest),
+                    "ticks_late_over_50ms" to lateness.over50,
+                    "list_updates" to updates,
+                    "list_updates_per_s" to updates / span,
+                    "list_ticks" to ticks,
+                ).also {
+                    if (TRACE) synchronized(queue.slow) { queue.traces.forEach { println("OverviewBench trace: $it") } }
+                    queue.reset()
+                    lateness.reset()
+                    updates = 0
+                    ticks = 0
+                    started = System.nanoTime()
+                }
             }
+            ready.writeText("ready\n")
+            awaitFile(go)
+            val idle = window()
+            going.writeText("going\n")
+            awaitFile(done)
             waitFor("every chat idle in the list", timeoutMs = 30_000, describe = { "${list.table.rowCount} rows" }) {
                 (0 until list.table.rowCount).all { list.table.getValueAt(it, 0) == "idle" }
             }
-            val span = System.nanoTime() - started
-            val slow = synchronized(queue.slow) { queue.slow.toList() }
-            val figures = linkedMapOf<String, Any?>(
-                "chats" to chats,
-                "span_s" to span / 1e9,
-                "max_stall_ms" to ms(queue.longest),
-                "max_stall_cpu_ms" to ms(queue.longestCpu),
-                "stalls_over_50ms" to slow.size,
-                "edt_tasks" to queue.tasks,
-                "list_updates" to updates,
-                "list_updates_per_s" to updates / (span / 1e9),
-                "list_ticks" to ticks,
-                "waiting_on_button" to onEdt { app.chatsButton.text },
-            )
+            val streaming = window()
+            val figures = linkedMapOf("chats" to chats, "idle" to idle, "streaming" to streaming)
             println("OverviewBench $figures")
-            if (System.getProperty("sidecar.bench.trace") ==
-                "true"
-            ) {
-                synchronized(queue.slow) { queue.traces.forEach { println("OverviewBench trace: $it") } }
-            }
             out.writeText(GsonBuilder().setPrettyPrinting().create().toJson(figures))
         } finally {
+            lateness.stop()
             onEdt {
                 runCatching { queue.remove() }
                 app.chatList?.dispose()
@@ -154,5 +218,19 @@ class OverviewBench {
         }
     }
 
+    /** Waits until the bench's other half writes [file] (10 minutes at most). */
+    private fun awaitFile(file: Path) {
+        val deadline = System.nanoTime() + 600_000_000_000
+        while (!file.exists()) {
+            check(System.nanoTime() < deadline) { "no $file: the bench's other half stopped?" }
+            Thread.sleep(20)
+        }
+    }
+
     private fun ms(nanos: Long): Double = Math.round(nanos / 1e4) / 100.0
+
+    private companion object {
+        /** `-Dsidecar.bench.trace=true`: prints the EDT's tasks over 50 ms of each window. */
+        val TRACE = System.getProperty("sidecar.bench.trace") == "true"
+    }
 }
