@@ -68,6 +68,11 @@ Sections (each module's docstring says exactly how it measures):
     200 deltas/s for 10 s on the shared daemon (synthetic CLI): ``claude/channelsChanged``
     per second and their bytes at the watching client, beside the editor's deltas, and how
     late the overview hears of a chat going running and idle.
+(n) overview_clients.py: the same load watched by each client's list of chats, Neovim with
+    ``:ClaudeAgents`` open and the Swing app with "All chats" open (under Xvfb, built with
+    Maven): the longest main-loop or EDT stall (with the CPU time it used: a stall without
+    CPU waited for a core), the stalls over 50 ms, how often the list was updated and
+    redrawn, each beside a window as long with the chats idle; the two side by side.
 """
 
 from __future__ import annotations
@@ -526,6 +531,7 @@ def sections(
     import long_session
     import memory
     import overview
+    import overview_clients
     import per_line
     import relay
     import shared
@@ -544,6 +550,10 @@ def sections(
         "k": (lambda: shared.measure(quick, log=log), format_k),
         "l": (lambda: long_session.measure(quick, log=log), format_l),
         "m": (lambda: overview.run(8, 200, 5 if quick else 10), overview.format_m),
+        "n": (
+            lambda: overview_clients.run(8, 200, 5 if quick else 10),
+            overview_clients.format_n,
+        ),
     }
 
 
@@ -551,7 +561,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m,n", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]

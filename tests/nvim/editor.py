@@ -51,10 +51,14 @@ vim.ui.select = function(items, opts, on_choice)
     screen = screen() })
 end
 vim.ui.input = function(opts, on_confirm)
-  table.insert(_G.questions, { prompt = opts.prompt, input = true, on_choice = on_confirm })
+  table.insert(_G.questions, { prompt = opts.prompt, input = true, default = opts.default, on_choice = on_confirm })
 end
 function _G.answer(label)
   local q = table.remove(_G.questions, 1)
+  if label == nil then -- cancelled, as <Esc> does
+    q.on_choice(nil)
+    return
+  end
   if q.input then
     q.on_choice(label)
     return
@@ -212,13 +216,15 @@ class Editor:
         )
 
     def questions(self) -> list[dict[str, Any]]:
-        """The vim.ui.select/input prompts waiting for an answer: prompt and labels."""
+        """The vim.ui.select/input prompts waiting for an answer: prompt and labels (a
+        select), or input and the text it starts with, its ``default`` (an input)."""
         return self.lua_as(
             list[dict[str, Any]],
             """
             local out = {}
             for _, q in ipairs(_G.questions) do
-              table.insert(out, { prompt = q.prompt, labels = q.labels or {}, input = q.input or false })
+              table.insert(out, { prompt = q.prompt, labels = q.labels or {}, input = q.input or false,
+                default = q.default or "" })
             end
             return out
         """,
@@ -251,6 +257,10 @@ class Editor:
     def answer(self, label: str) -> None:
         """Answer the oldest waiting question with ``label``."""
         self.lua("_G.answer(...)", label)
+
+    def cancel(self) -> None:
+        """Cancel the oldest waiting question, as <Esc> does (its callback gets nil)."""
+        self.lua("_G.answer(nil)")
 
     # ------------------------------------------------------------ processes
 

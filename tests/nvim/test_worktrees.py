@@ -1,4 +1,5 @@
-"""Chats in git worktrees from Neovim: :ClaudeWorktree starts one, and in :ClaudeAgents `d`
+"""Chats in git worktrees from Neovim: :ClaudeWorktree starts one (without a name it asks the
+chat's task, then a name made from it), and in :ClaudeAgents `d`
 reviews what its agent changed, `m` merges its branch, `x` discards it (real git, daemon and
 CLI; the stand-in model writes a file)."""
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
+from claude_sidecar.scripted.matching import prompt_text
 
 from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.test_agents import agents_lines, open_list
@@ -78,6 +80,55 @@ def test_claude_worktree_starts_a_chat_whose_edits_stay_in_its_worktree(
         return vim.api.nvim_win_call(vim.fn.bufwinid(chat.current().buf), chat.winbar)
     """)
     assert title.startswith("Claude #1 · workspace on worktree-alpha · idle"), title
+
+
+def test_claude_worktree_without_a_name_asks_the_task_then_names_the_worktree_after_it(
+    repo_editor: Editor, workspace: Path, model: ScriptedModel
+) -> None:
+    repo_editor.cmd("ClaudeWorktree")
+    (task,) = repo_editor.questions()
+    repo_editor.answer("Add the feature, please: tests too")
+    (name,) = repo_editor.questions()
+    repo_editor.answer(name["default"])
+    repo_editor.wait_for_turn()
+    info = repo_editor.lua("return require('claude_sidecar.chat').current().info.worktree")
+
+    assert task["input"] and "what should Claude do" in task["prompt"]
+    assert name["input"] and name["default"] == "add-the-feature-please"
+    assert info["branch"] == "worktree-add-the-feature-please"
+    assert Path(info["path"]) == workspace / ".claude" / "worktrees" / "add-the-feature-please"
+    first = model.main_requests[0]  # the turn's first request (its tool's result follows)
+    assert prompt_text(first["messages"]) == "Add the feature, please: tests too"
+    assert (Path(info["path"]) / "feature.py").read_text() == "feature = True\n"
+    assert not (workspace / "feature.py").exists()
+
+
+def test_claude_worktree_names_the_worktree_as_the_user_typed_over_the_default(
+    repo_editor: Editor, workspace: Path
+) -> None:
+    repo_editor.cmd("ClaudeWorktree")
+    repo_editor.answer("add the feature")
+    repo_editor.answer("login-fix")
+    repo_editor.wait_for_turn()
+
+    assert repo_editor.lua(
+        "return require('claude_sidecar.chat').current().info.worktree.branch"
+    ) == ("worktree-login-fix")
+    assert (workspace / ".claude" / "worktrees" / "login-fix" / "feature.py").exists()
+
+
+@pytest.mark.parametrize("cancelled", ["task", "name"])
+def test_cancelling_either_question_of_claude_worktree_starts_no_chat(
+    repo_editor: Editor, workspace: Path, cancelled: str
+) -> None:
+    repo_editor.cmd("ClaudeWorktree")
+    if cancelled == "name":
+        repo_editor.answer("add the feature")
+    repo_editor.cancel()
+
+    assert repo_editor.questions() == []
+    assert repo_editor.lua("return #require('claude_sidecar.chat').chats") == 0
+    assert not (workspace / ".claude" / "worktrees").exists()
 
 
 def test_d_in_the_list_reviews_the_worktree_as_one_diff(

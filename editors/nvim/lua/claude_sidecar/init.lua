@@ -318,9 +318,14 @@ function M.agents()
 end
 
 --- :ClaudeWorktree [name] — a new chat in a git worktree of its own, on a branch of its own.
+--- Without a name it asks for the chat's task first, then a name made from the task.
 function M.worktree(name)
   ensure_setup()
-  local chat = require("claude_sidecar.worktrees").new_chat(name)
+  local worktrees = require("claude_sidecar.worktrees")
+  if not name or name == "" then
+    return worktrees.ask(show_for_typing)
+  end
+  local chat = worktrees.new_chat(name)
   if chat then
     show_for_typing(chat)
   end

@@ -181,6 +181,56 @@ function M.remove(channel)
   end)
 end
 
+--- A worktree's name from a task's first `words` (4) words, the rule every client uses:
+--- lowercased, each run of characters other than a-z and 0-9 one dash, no dash at either end
+--- ("Fix the login form!" -> "fix-the-login-form"); "" when the task has no such word.
+---@param task string
+---@param words integer|nil
+---@return string
+function M.name_from(task, words)
+  local taken = {}
+  for word in task:lower():gmatch("[a-z0-9]+") do
+    if #taken == (words or 4) then
+      break
+    end
+    table.insert(taken, word)
+  end
+  return table.concat(taken, "-")
+end
+
+--- :ClaudeWorktree without a name: asks what the chat should do (its first prompt; empty: none),
+--- then the worktree's name, by default the task's first words (empty: the daemon picks one).
+--- Cancelling either question starts nothing; `opened(chat)` shows the chat that was started.
+---@param opened fun(chat: table)
+function M.ask(opened)
+  if rpc.server() and not protocol.require("worktrees", ":ClaudeWorktree") then
+    return
+  end
+  vim.ui.input({ prompt = "New chat in a worktree: what should Claude do there? " }, function(task)
+    if task == nil then
+      return
+    end
+    task = vim.trim(task)
+    vim.ui.input({
+      prompt = "Worktree name (branch worktree-<name>; empty: the daemon picks one): ",
+      default = M.name_from(task),
+    }, function(name)
+      if name == nil then
+        return
+      end
+      local chat = M.new_chat(vim.trim(name))
+      if not chat then
+        return
+      end
+      if task ~= "" then
+        -- Queued until the channel is open, then sent as the chat's first prompt.
+        require("claude_sidecar.chat").send(chat, task)
+      end
+      opened(chat)
+    end)
+  end)
+end
+
 --- :ClaudeWorktree [name] — a new chat in a worktree of its own (on branch worktree-<name>;
 --- without a name the daemon chooses one), made from the current branch.
 ---@param name string|nil

@@ -2,6 +2,7 @@ package dev.claudesidecar.ui
 
 import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.ChannelRoster
 import dev.claudesidecar.core.ClientOptions
 import dev.claudesidecar.core.CommandLine
 import dev.claudesidecar.core.DaemonMode
@@ -39,6 +40,7 @@ import javax.swing.JTabbedPane
 import javax.swing.JToggleButton
 import javax.swing.KeyStroke
 import javax.swing.SwingUtilities
+import javax.swing.UIManager
 import kotlin.io.path.readText
 import kotlin.system.exitProcess
 
@@ -83,8 +85,17 @@ class App(
     /** Opens the shared daemon's running chats; hidden once the daemon said it serves no `attach`. */
     val attachButton: JButton = button("Attach to running chat…") { showAttachDialog() }
 
-    /** Opens the list of every chat of the daemon; says how many wait for the user. */
+    /** Opens the list of every chat of the daemon; says how many wait for the user ("All chats · 2 waiting"). */
     val chatsButton: JButton = button("All chats") { showChatList() }
+
+    /** Chats that started waiting for a permission where no tab shows them (and the chat list is closed). */
+    val waitNotices = WaitNotices { channel -> attach(channel) }
+
+    /** The daemon's chats are watched (the count on [chatsButton] and [waitNotices] follow them). */
+    private var watchingChats = false
+
+    /** The daemon's chats as last told. */
+    private var chats: List<ChannelSummary> = emptyList()
 
     /** Opens a new chat in a git worktree of its own; shown when the daemon serves `worktrees`. */
     val worktreeButton: JButton = button("New chat in worktree…") { askWorktreeChat() }
@@ -114,6 +125,7 @@ class App(
         val top = Column(0).apply {
             add(toolbar)
             add(mismatch)
+            add(waitNotices)
         }
         val right = JPanel(BorderLayout()).apply {
             add(top, BorderLayout.NORTH)
@@ -125,6 +137,7 @@ class App(
                 attachButton.isVisible = it == null || "attach" in it
                 worktreeButton.isVisible = it != null && SidecarClient.WORKTREES in it
                 chatsButton.isVisible = it == null || SidecarClient.WATCH_CHANNELS in it
+                if (it != null && SidecarClient.WATCH_CHANNELS in it) watchChats()
             }
         }
         // A daemon that answered fits: a mismatch shown before is over.
@@ -147,12 +160,43 @@ class App(
         )
     }
 
+    /**
+     * Watches the daemon's chats from the first daemon on (a later one is watched too: see
+     * [SidecarClient.watchChannels]) for the count of those waiting and the notices.
+     */
+    private fun watchChats() {
+        if (watchingChats) return
+        watchingChats = true
+        scope.launch {
+            try {
+                client.watchChannels().collect(::chatsChanged)
+            } catch (e: SidecarException) {
+                watchingChats = false // taken again with the next daemon
+            }
+        }
+    }
+
+    private fun chatsChanged(channels: List<ChannelSummary>) {
+        chats = channels
+        val waiting = channels.count(ChannelRoster::waiting)
+        chatsButton.text = if (waiting == 0) "All chats" else "All chats · $waiting waiting"
+        // Explicit colours outlive a theme switch: [setTheme] comes here again.
+        chatsButton.foreground = if (waiting == 0) UIManager.getColor("Button.foreground") else Theme.warning
+        chatsButton.toolTipText = if (waiting == 0) null else "$waiting chat${if (waiting == 1) "" else "s"} waiting for you"
+        waitNotices.update(channels) { channel -> chatList != null || shows(channel) }
+    }
+
+    /** Whether a tab of the app shows the chat of [channel]. */
+    fun shows(channel: ChannelSummary): Boolean = client.chatOf(channel.channelId)?.let { chat -> panels.any { it.chat === chat } } == true
+
     /** The light or the dark FlatLaf theme, for the whole window (the chat redraws in its colours). */
     fun setTheme(dark: Boolean) {
         if (dark) FlatDarkLaf.setup() else FlatLightLaf.setup()
         themeSwitch.isSelected = dark
         SwingUtilities.updateComponentTreeUI(frame)
         mismatch.restyle()
+        waitNotices.restyle()
+        chatsChanged(chats) // the count's colour
     }
 
     /** The tab of the chat on [sessionId] (open, or being opened to resume it), if any. */
@@ -258,31 +302,28 @@ class App(
         dialog.pack()
         dialog.setLocationRelativeTo(frame)
         chatList = dialog
+        chatsChanged(chats) // the list shows every waiting chat: their notices go
         dialog.isVisible = true
         panel.start()
     }
 
-    /** Asks for the worktree's name (optional: the daemon picks one) and base, then opens the chat there. */
+    /**
+     * Asks what the chat should do, the worktree's name (by default the task's first words;
+     * empty: the daemon picks one) and its base ([WorktreeChatForm]), then opens the chat there
+     * and sends the task as its first prompt.
+     */
     private fun askWorktreeChat() {
-        val name = javax.swing.JTextField(24)
-        val base = javax.swing.JComboBox(arrayOf("head", "fresh")).apply { isEditable = true }
-        val form = Column(6).apply {
-            add(javax.swing.JLabel("Name (empty: one is chosen; the branch is worktree-NAME):"))
-            add(name)
-            add(javax.swing.JLabel("Start from: head (your branch and commits), fresh (the default branch), or any ref:"))
-            add(base)
-        }
+        val form = WorktreeChatForm()
         val chosen = JOptionPane.showConfirmDialog(
             frame,
             form,
-            "New chat in worktree",
+            WORKTREE_DIALOG_TITLE,
             JOptionPane.OK_CANCEL_OPTION,
             JOptionPane.PLAIN_MESSAGE,
         )
         if (chosen != JOptionPane.OK_OPTION) return
-        val options =
-            WorktreeOptions(baseRef = (base.selectedItem as? String)?.trim()?.ifEmpty { null }, name = name.text.trim().ifEmpty { null })
-        openChat(options.name?.let { "⎇ $it" } ?: "Worktree chat", worktree = options)
+        val request = form.request()
+        openChat(request.worktree.name?.let { "⎇ $it" } ?: "Worktree chat", worktree = request.worktree, firstPrompt = request.firstPrompt)
     }
 
     /** Opens [channel], a chat running in the shared daemon, in a tab. */
@@ -327,8 +368,9 @@ class App(
     /**
      * A new chat, or a stored session resumed ([resume]), in a new tab; a session already open
      * in a tab selects that tab instead (two live chats on one session would diverge).
+     * [firstPrompt] is sent once the chat is open, as if typed.
      */
-    fun openChat(title: String, resume: String? = null, worktree: WorktreeOptions? = null) {
+    fun openChat(title: String, resume: String? = null, worktree: WorktreeOptions? = null, firstPrompt: String? = null) {
         resume?.let(::tabOf)?.let { open ->
             tabs.selectedComponent = open
             open.prompt.text.requestFocusInWindow()
@@ -351,6 +393,7 @@ class App(
                     return@launch
                 }
                 panel.attach(chat)
+                firstPrompt?.let(panel::send)
                 if (tabs.selectedComponent === panel) panel.prompt.text.requestFocusInWindow()
             } catch (e: SidecarException) {
                 resuming.remove(panel)
@@ -415,6 +458,9 @@ class App(
     companion object {
         /** The app's name for the daemon (`clientInfo`, and the shared daemon's list of each chat's editors). */
         const val CLIENT_NAME = "claude-sidecar-app"
+
+        /** The title of "New chat in worktree…"'s dialog. */
+        const val WORKTREE_DIALOG_TITLE = "New chat in worktree"
 
         /** The app's name in the version handshake (the daemon's upgrade message names it). */
         const val PROTOCOL_CLIENT = "swing-app"

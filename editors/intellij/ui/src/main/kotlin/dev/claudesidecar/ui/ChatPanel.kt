@@ -275,7 +275,8 @@ class ChatPanel(
         }
     }
 
-    private fun send(text: String) {
+    /** Sends [text] as the user's prompt, as the prompt's Send does. */
+    fun send(text: String) {
         // The user's own prompt brings the end of the conversation back into sight.
         transcriptView.followEnd()
         host.beforeAgentActs()

@@ -23,7 +23,11 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import java.awt.Window
+import javax.swing.JButton
+import javax.swing.JDialog
 import javax.swing.JFrame
+import javax.swing.SwingUtilities
 import kotlin.io.path.readText
 import kotlin.io.path.writeText
 
@@ -31,8 +35,10 @@ import kotlin.io.path.writeText
  * The chat list ("who needs you") against the real daemon and CLI, in a git repository:
  * a chat waiting for a permission comes first and is counted in the heading; a worktree chat
  * shows its branch and what it changed; Review lists its files with the selected file's diff;
- * Merge brings them into the checkout; Discard names the unmerged work it would lose. Under
- * Xvfb; screenshots in target/screenshots.
+ * Merge brings them into the checkout; Discard names the unmerged work it would lose. In the
+ * app: New chat in worktree… names the worktree after the task's first words and sends the
+ * task; All chats counts the chats waiting, and one no tab shows raises a notice once per
+ * wait. Under Xvfb; screenshots in target/screenshots.
  */
 class ChatRosterTest {
     private lateinit var model: Model
@@ -159,6 +165,96 @@ class ChatRosterTest {
                 app.panels.forEach { it.dispose() }
                 app.frame.dispose()
             }
+        }
+    }
+
+    /** The app on the test's folder, without a chat; [body] runs with it, then its chats' pids are kept and it closes. */
+    private suspend fun withApp(body: suspend (App) -> Unit) {
+        val app = onEdt {
+            FlatLightLaf.setup()
+            App(client, box.cwd).also {
+                it.frame.setSize(1000, 700)
+                it.show(firstChat = false)
+            }
+        }
+        try {
+            body(app)
+        } finally {
+            onEdt {
+                app.chatList?.dispose()
+                app.panels.forEach { p -> p.chat?.pid?.let { synchronized(pids) { pids += it.toLong() } } }
+                app.panels.forEach { it.dispose() }
+                app.frame.dispose()
+            }
+        }
+    }
+
+    @Test fun `New chat in worktree names the worktree after the task's first words and sends the task first`() = test {
+        withApp { app ->
+            waitFor("New chat in worktree… offered") { app.worktreeButton.isVisible }
+            SwingUtilities.invokeLater { app.worktreeButton.doClick() } // its dialog is modal: the test goes on meanwhile
+            var shown: JDialog? = null
+            waitFor("the dialog") {
+                shown =
+                    Window.getWindows().filterIsInstance<JDialog>().firstOrNull { it.isShowing && it.title == App.WORKTREE_DIALOG_TITLE }
+                shown != null
+            }
+            val dialog = shown!!
+            val form = onEdt { find<WorktreeChatForm>(dialog.contentPane).single() }
+            onEdt { form.task.text = "Greet the world, kindly please" }
+            val suggested = onEdt { form.name.text }
+            screenshot(dialog.rootPane, "new-chat-in-worktree")
+            onEdt { find<JButton>(dialog.contentPane).single { it.text == "OK" }.doClick() }
+
+            waitFor("the chat open") { app.panels.size == 1 && app.panels[0].chat != null }
+            val panel = onEdt { app.panels.single() }
+            val chat = panel.chat!!
+            waitFor("the task's permission request", describe = { visibleText(panel) }) { chat.permissionRequests.isNotEmpty() }
+
+            assertEquals("greet-the-world-kindly", suggested)
+            assertEquals("worktree-greet-the-world-kindly", chat.info?.worktree?.branch)
+            assertTrue("Greet the world, kindly please" in onEdt { visibleText(panel) }, "the task shown as the chat's first prompt")
+        }
+    }
+
+    @Test fun `a chat waiting in a tab of the app is counted on All chats but raises no notice`() = test {
+        withApp { app ->
+            onEdt { app.openChat("Greeting", firstPrompt = "greet the world") }
+            waitFor("the chat open") { app.panels.singleOrNull()?.chat != null }
+            val chat = onEdt { app.panels.single().chat!! }
+            waitFor("the permission request") { chat.permissionRequests.isNotEmpty() }
+
+            waitFor("the count", describe = { app.chatsButton.text }) { app.chatsButton.text == "All chats · 1 waiting" }
+            assertEquals(0, onEdt { app.waitNotices.raised }, "the chat's own tab shows its request")
+        }
+    }
+
+    @Test fun `a chat no tab shows raises one notice while it waits, gone once answered`() = test {
+        withApp { app ->
+            val agent = open(WorktreeOptions(name = "greeting"))
+            val since = agent.mark()
+            agent.chat.send("greet the world")
+            val ask = agent.next(Notifications.PERMISSION_REQUEST, since)
+
+            waitFor("the notice", describe = { app.waitNotices.texts.toString() }) { app.waitNotices.texts.isNotEmpty() }
+            assertEquals(
+                listOf("Claude in ⎇ worktree-greeting waits for your answer: ${ask.displayName ?: ask.toolName}"),
+                onEdt {
+                    app.waitNotices.texts
+                },
+            )
+            waitFor("the count", describe = { app.chatsButton.text }) { app.chatsButton.text == "All chats · 1 waiting" }
+            // Painted in the window (the notice has no background of its own).
+            val faint = onEdt { lowContrast(app.frame.rootPane) }.filter { it.startsWith("\"Claude in") || it.startsWith("\"All chats") }
+            assertEquals(emptyList<String>(), faint, "the count and the notice read")
+            screenshot(app.frame.rootPane, "app-chat-waiting-notice")
+            agent.chat.respondPermission(ask.requestId, PermissionDecision.ALLOW)
+            agent.next(Notifications.TURN_ENDED, since)
+
+            waitFor("the notice gone", describe = { app.waitNotices.texts.toString() }) {
+                app.waitNotices.texts.isEmpty() && app.chatsButton.text == "All chats"
+            }
+            assertEquals(1, onEdt { app.waitNotices.raised }, "told once in the whole wait")
         }
     }
 
