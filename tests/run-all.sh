@@ -3,7 +3,7 @@
 # checks (linters, formatters, type checks), Python and Neovim (pytest), the same against an
 # older Claude Code CLI (compatibility), the VS Code client (node), the Kotlin client (Maven),
 # and this checkout against the last release, both ways (tests/cross-release.sh);
-# in two lanes side by side (see the end of this file). Installs what each needs (npm
+# in three lanes side by side (see the end of this file). Installs what each needs (npm
 # packages, the older CLI, acpx on Node 22 (tests/acp/toolchain.sh), code-server, Chromium,
 # luacheck, StyLua, Xvfb, sshd); with CI=true a missing prerequisite fails. The installs that
 # take long on a fresh machine start at once, beside the suites (see "Installs at the start").
@@ -197,16 +197,17 @@ compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
 [[ -z $compat_cli ]] || early compat compat_install "$compat_cli"
 early pytest bash -c 'bash tests/acp/toolchain.sh acpx >/dev/null'
 
-# Two lanes side by side, each running its suites one after the other:
-#  - the Python suites (pytest, the compatibility run, then the last release's own
-#    cross-release tests against this daemon), CPU-bound: they keep both cores busy;
-#  - the four languages' checks (side by side: they only read the sources), then the VS Code
-#    and Kotlin suites, each after its checks (the TypeScript checks run `npm ci` and tsc,
-#    the Kotlin checks compile). Those two wait much of their time on their editors' UIs
-#    (code-server and Chromium, Swing): about half the VS Code suite's wall time is idle
-#    CPU, which the Python suites fill. Then this checkout's clients against the last
-#    release's daemon (tests/cross-release.sh), which runs both clients' core tests again, on
-#    what their suites installed and built.
+# Three lanes side by side, each running its suites one after the other:
+#  - the Python suites (pytest, then the compatibility run), CPU-bound: they keep both
+#    cores busy when the others wait;
+#  - the four languages' checks (side by side: they only read the sources), then two lanes:
+#    the VS Code suite, then this checkout's VS Code client against the last release's
+#    daemon (its core tests again, on what the suite installed and built: after it, as both
+#    build into editors/vscode); and the Kotlin suite, then the Kotlin and Neovim clients
+#    against that daemon, then the release's own clients and requests against this daemon
+#    (tests/cross-release.sh). The editor suites wait much of their time on their UIs
+#    (code-server and Chromium, Swing): ci9 measured the VS Code suite at 161 s of CPU in
+#    442 s, Kotlin's at 112 s in 210 s; one after the other they were the longest lane.
 # No two suites share a port, socket, HOME or build directory, and every test holds under
 # this load (order and overlap are proven through the stand-in model, never by timing).
 declare_suite python-checks "Python static checks (ruff check, ruff format, mypy --strict, lint-imports)" \
@@ -217,18 +218,19 @@ declare_suite kotlin-checks "Kotlin checks (ktlint, warnings as errors, package 
 declare_suite pytest "Python and Neovim (uv run pytest)" "beside the checks and editor suites"
 declare_suite compat "Python against Claude Code CLI $compat_cli (compatibility)" \
     "beside the editor suites"
-declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Python suites"
-declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Python suites"
-declare_suite cross-release "Cross-release: this checkout's clients against the last release's daemon" \
-    "beside the Python suites"
+declare_suite vscode "VS Code client (editors/vscode: npm test)" "beside the Python and Kotlin suites"
+declare_suite kotlin "Kotlin client (editors/intellij: mvn test)" "beside the Python and VS Code suites"
+declare_suite cross-release-vscode "Cross-release: this checkout's VS Code client against the last release's daemon" \
+    "beside the other suites"
+declare_suite cross-release "Cross-release: this checkout's Kotlin and Neovim clients against the last release's daemon" \
+    "beside the other suites"
 declare_suite cross-release-back "Cross-release: the last release's clients and requests against this daemon" \
-    "beside the editor suites"
-echo "The suites run in two lanes side by side (Python; the checks, then VS Code and Kotlin);"
-echo "each suite's output follows whole, in this order, once it has ended."
+    "beside the other suites"
+echo "The suites run in three lanes side by side (Python; the checks, then VS Code; the checks,"
+echo "then Kotlin); each suite's output follows whole, in this order, once it has ended."
 (
     run_suite pytest uv run pytest
     run_suite compat compat_suite "$compat_cli"
-    run_suite cross-release-back bash tests/cross-release.sh release
 ) &
 (
     run_suite python-checks static_checks &
@@ -236,9 +238,16 @@ echo "each suite's output follows whole, in this order, once it has ended."
     run_suite typescript-checks typescript_checks &
     run_suite kotlin-checks kotlin_checks &
     wait
-    run_suite vscode vscode_suite
-    run_suite kotlin kotlin_suite
-    run_suite cross-release bash tests/cross-release.sh protocol vscode kotlin clients
+    (
+        run_suite vscode vscode_suite
+        run_suite cross-release-vscode bash tests/cross-release.sh vscode
+    ) &
+    (
+        run_suite kotlin kotlin_suite
+        run_suite cross-release bash tests/cross-release.sh protocol kotlin clients
+        run_suite cross-release-back bash tests/cross-release.sh release
+    ) &
+    wait
 ) &
 print_suites
 wait
