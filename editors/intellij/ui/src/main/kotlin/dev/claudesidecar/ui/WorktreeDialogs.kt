@@ -160,6 +160,9 @@ class WorktreeDialogs(
                 ErrorName.UNMERGED_WORK ->
                     "Removing ${data?.get("branch")?.asString ?: "the branch"} would lose work that was never merged." +
                         lines("Commits:", list("commits")) + lines("Uncommitted files:", list("uncommittedFiles"))
+                ErrorName.GIT_IDENTITY_MISSING ->
+                    "git has no name and email to commit the chat's work with; nothing was changed." +
+                        lines("Set them in a terminal, then merge again:", listOfNotNull(data?.get("fix")?.asString))
                 else -> e.message.orEmpty()
             }
         }
