@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,8 @@ from acp.schema import (
     RequestPermissionResponse,
     ToolCallUpdate,
 )
+
+from tests.env import daemon_argv
 
 
 @dataclass
@@ -130,11 +131,7 @@ async def acp_agent(
     sees stdin end) and the process must exit. ``log_file``: where the agent logs (else
     stderr)."""
     client = RecordingClient()
-    async with spawn_agent_process(
-        cast(Client, client),
-        sys.executable,
-        "-m",
-        "claude_sidecar",
+    command, *rest = daemon_argv(
         "--log-level",
         "DEBUG",
         *(("--log-file", str(log_file)) if log_file is not None else ()),
@@ -142,6 +139,11 @@ async def acp_agent(
         "--warm-pool",
         "0",
         *args,
+    )
+    async with spawn_agent_process(
+        cast(Client, client),
+        command,
+        *rest,
         env=env,
         # After stdin ends the agent closes its CLIs (each given 2 s), which under load
         # takes longer than the SDK's default 2 s before it terminates the agent (and then

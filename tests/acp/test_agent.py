@@ -385,6 +385,8 @@ async def test_closing_stdin_ends_every_cli_of_every_session(
 
 
 @both_platform_paths
+# It kills the agent's own process.
+@pytest.mark.real_daemon_process
 async def test_a_killed_agent_leaves_no_cli(
     daemon_env: dict[str, str], workspace: Path, model: ScriptedModel
 ) -> None:

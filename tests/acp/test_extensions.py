@@ -96,6 +96,8 @@ async def test_fork_at_a_message_continues_a_copy_through_that_exchange(
     await acp.client.wait(lambda: acp.client.of(forked, "available_commands_update"))
 
 
+# It compares the pid the agent reports with its process's.
+@pytest.mark.real_daemon_process
 async def test_diagnostics_counts_what_the_agent_holds_and_each_sessions_cli(
     acp: Acp, workspace: Path
 ) -> None:
