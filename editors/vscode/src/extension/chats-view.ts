@@ -36,6 +36,8 @@ export interface ChatsHost {
   usesSharedDaemon(): boolean;
   /** Whether a chat tab of this window shows the chat. */
   showsChannel(channelId: string): boolean;
+  /** Closes the chat tabs of this window that show the chat. */
+  closeChannelTabs(channelId: string): void;
   /** Opens the chat in a tab: the one that shows it, else attached. */
   openChannel(channel: ChannelSummary): Promise<void>;
 }
@@ -272,6 +274,7 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
       if (anyway !== 'Discard Anyway') return;
       await removeWorktree(this.host.client, channel.channelId, true);
     }
+    this.host.closeChannelTabs(channel.channelId);
   }
 
   /** A merge refused for a reason the user can act on: said with the files named. */

@@ -541,6 +541,14 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
     await this.resume(state.cwd, state.sessionId, panel, state);
   }
 
+  /** Closes the chat tabs of this window that show the chat `channelId` (its worktree was
+   * discarded: the chat cannot go on there). */
+  closeChannelTabs(channelId: string): void {
+    for (const panel of [...this.panels.values()]) {
+      if (panel.chat.channelId === channelId) panel.panel.dispose();
+    }
+  }
+
   /** Whether a chat tab of this window shows the chat `channelId`. */
   showsChannel(channelId: string): boolean {
     return [...this.panels.values()].some((p) => p.chat.channelId === channelId && !p.chat.closed);
