@@ -166,27 +166,51 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     const [icon, color] = ICONS[look.label];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const at = lastEventAgo(channel, Date.now());
-    const changes = worktree && channel.changes ? changesText(channel.changes) : undefined;
-    item.description = [look.label, changes, at, channel.lastPrompt ?? undefined].filter(Boolean).join(' · ');
-    const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.appendText(
-      `${look.label}${channel.model ? ` · ${channel.model}` : ''}${at ? ` · last event ${at}` : ''}\n\n`,
-    );
-    tooltip.appendText(`${channel.cwd}\n\n`);
-    if (worktree)
-      tooltip.appendText(
-        `branch ${worktree.branch}, from ${worktree.baseBranch ?? worktree.baseRef}${changes ? ` · ${changes}` : ''}\n\n`,
-      );
-    for (const request of channel.pendingPermissions ?? []) {
-      tooltip.appendText(
-        `asks: ${request.displayName || request.toolName}${request.description ? ` — ${request.description}` : ''}\n\n`,
-      );
-    }
-    if (channel.lastPrompt) tooltip.appendText(`> ${channel.lastPrompt}`);
-    item.tooltip = tooltip;
+    const changes = worktree ? (channel.changes?.files ? changesText(channel.changes) : 'no changes yet') : undefined;
+    // The side bar is narrow: the row leads with what tells the chats apart. A waiting chat
+    // says what it asks for; "idle", the resting state, is left to the icon and the tooltip.
+    const asks = (channel.pendingPermissions ?? []).map((r) => r.displayName || r.toolName);
+    const state = look.label === 'waiting' && asks.length ? `waiting: ${asks.join(', ')}` : look.label;
+    const changed = channel.changes?.files ? changes : undefined;
+    item.description = [look.label === 'idle' ? undefined : state, changed, at, channel.lastPrompt ?? undefined]
+      .filter(Boolean)
+      .join(' · ');
+    item.tooltip = this.tooltip(channel, label, look.label, changes, at);
+    item.accessibilityInformation = {
+      label: `${label}, ${[state, changed, at, channel.lastPrompt ?? undefined].filter(Boolean).join(', ')}`,
+    };
     item.contextValue = worktree && this.host.client.features?.has('worktrees') ? 'chat-worktree' : 'chat';
     item.command = { command: 'claudeSidecar.openListedChat', title: 'Open the Chat', arguments: [channel] };
     return item;
+  }
+
+  /** The row's tooltip: the chat's name and state, what it asks, its branch and changes, where it
+   * runs, and its last prompt. */
+  private tooltip(
+    channel: ChannelSummary,
+    label: string,
+    state: StateLook['label'],
+    changes: string | undefined,
+    at: string | undefined,
+  ): vscode.MarkdownString {
+    const tip = new vscode.MarkdownString(undefined, true);
+    const line = (text: string) => tip.appendText(text).appendMarkdown('\n\n');
+    tip.appendMarkdown('**').appendText(label).appendMarkdown('** ');
+    line(`— ${state === 'waiting' ? 'waiting for your answer' : state}`);
+    for (const request of channel.pendingPermissions ?? []) {
+      line(`Asks: ${request.displayName || request.toolName}${request.description ? ` — ${request.description}` : ''}`);
+    }
+    const worktree = channel.worktree ?? undefined;
+    if (worktree) {
+      line(
+        `Branch ${worktree.branch}, from ${worktree.baseBranch ?? worktree.baseRef}${changes ? `: ${changes}` : ''}`,
+      );
+    }
+    line(channel.cwd);
+    const about = [channel.model, at ? `last event ${at}` : undefined].filter(Boolean).join(' · ');
+    if (about) line(about);
+    if (channel.lastPrompt) line(`Last prompt: ${channel.lastPrompt}`);
+    return tip;
   }
 
   /** Review: VS Code's multi-file diff editor over what the worktree chat changed since its base. */

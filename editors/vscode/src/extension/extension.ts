@@ -288,7 +288,7 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
       vscode.window.createWebviewPanel(
         VIEW_TYPE,
         'Claude',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        { viewColumn: chatColumn() ?? vscode.ViewColumn.Beside, preserveFocus: false },
         {
           enableScripts: true,
           retainContextWhenHidden: false,
@@ -757,6 +757,14 @@ function command<A extends unknown[]>(name: string, run: (...args: A) => void | 
       if (pick === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', setting);
     }
   });
+}
+
+/** The column of the chat tab in front, if one is: a new chat opens as a tab beside it there,
+ * not in a column of its own (three chats would be three narrow columns). */
+function chatColumn(): vscode.ViewColumn | undefined {
+  const group = vscode.window.tabGroups.activeTabGroup;
+  const input = group.activeTab?.input;
+  return input instanceof vscode.TabInputWebview && input.viewType.endsWith(VIEW_TYPE) ? group.viewColumn : undefined;
 }
 
 export function activate(context: vscode.ExtensionContext): { extension: Extension } {
