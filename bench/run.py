@@ -68,6 +68,10 @@ Sections (each module's docstring says exactly how it measures):
     200 deltas/s for 10 s on the shared daemon (synthetic CLI): ``claude/channelsChanged``
     per second and their bytes at the watching client, beside the editor's deltas, and how
     late the overview hears of a chat going running and idle.
+(n) overview_vscode.py: the same 8 chats streaming in the VS Code client, in code-server with
+    the Claude Chats view open (and with the Explorer instead): the extension host's
+    lateness of a 10 ms timer (max, p95), the notifications it handled per second, and the
+    window's longest task and timer lateness.
 """
 
 from __future__ import annotations
@@ -526,6 +530,7 @@ def sections(
     import long_session
     import memory
     import overview
+    import overview_vscode
     import per_line
     import relay
     import shared
@@ -544,6 +549,10 @@ def sections(
         "k": (lambda: shared.measure(quick, log=log), format_k),
         "l": (lambda: long_session.measure(quick, log=log), format_l),
         "m": (lambda: overview.run(8, 200, 5 if quick else 10), overview.format_m),
+        "n": (
+            lambda: overview_vscode.run(8, 200, 5 if quick else 10),
+            overview_vscode.format_n,
+        ),
     }
 
 
@@ -551,7 +560,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m,n", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
