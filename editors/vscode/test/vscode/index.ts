@@ -399,6 +399,21 @@ test('a session picked from the list that a chat tab of the window has shows tha
   first.panel.dispose();
 });
 
+test('a new chat opens beside the file in front, and beside the chat in front as a tab of its group', async () => {
+  await vscode.window.showTextDocument(vscode.Uri.file(path.join(workspace(), 'hello.py')), {
+    viewColumn: vscode.ViewColumn.One,
+  });
+  // A panel learns its column from the window a moment after it opens.
+  const column = (panel: ChatPanel) => until(() => panel.panel.viewColumn, 'the chat tab has its column');
+  const first = await newChatPanel();
+  assert.equal(await column(first), vscode.ViewColumn.Two, 'beside the file');
+  const second = await newChatPanel();
+  assert.equal(await column(second), vscode.ViewColumn.Two, 'in the group of the chat that was in front');
+  assert.equal(vscode.window.tabGroups.all.length, 2, 'no third column');
+  second.panel.dispose();
+  first.panel.dispose();
+});
+
 test('closing the chat tab ends its CLI', async () => {
   const panel = await newChatPanel();
   const pid = panel.chat.pid;
