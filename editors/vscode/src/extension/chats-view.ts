@@ -264,14 +264,50 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
       { title: `Bring ${worktree.branch} into ${target}`, ignoreFocusOut: true },
     );
     if (!pick) return;
+    const message = await this.commitMessage(channel, pick.strategy);
+    if (message === null) return;
     try {
-      const result = await mergeWorktree(this.host.client, { channelId: channel.channelId, strategy: pick.strategy });
+      const result = await mergeWorktree(this.host.client, {
+        channelId: channel.channelId,
+        strategy: pick.strategy,
+        ...(message ? { message } : {}),
+      });
       void vscode.window.showInformationMessage(
         `Claude: ${worktree.branch} is in ${result.target} (${pick.label.toLowerCase()}, ${result.files.length} file${result.files.length === 1 ? '' : 's'}).`,
       );
     } catch (e) {
       if (!(await this.showRefusal(e))) throw e;
     }
+  }
+
+  /**
+   * The message of the commit a merge makes of the chat's work, as the user edited it: asked when
+   * the chat left work uncommitted (it becomes a commit) or the merge squashes. Undefined: no
+   * commit of the chat's work is made (the daemon's own merge message then); null: the user
+   * cancelled.
+   */
+  private async commitMessage(
+    channel: ChannelSummary,
+    strategy: MergeWorktreeParams['strategy'],
+  ): Promise<string | undefined | null> {
+    const changes = await worktreeChanges(this.host.client, channel.channelId);
+    const uncommitted = changes.files.filter((f) => f.uncommitted).length;
+    if (!uncommitted && strategy !== 'squash') return undefined;
+    // The daemon's default: the first line of the chat's first prompt (the tab's title).
+    const open = this.host.client.allChats().find((c) => c.channelId === channel.channelId);
+    const first =
+      open?.prompts[0]?.text ?? channel.lastPrompt ?? `Work of the chat in worktree ${changes.worktree.name}`;
+    const message = await vscode.window.showInputBox({
+      title: `The commit message for ${changes.worktree.branch}`,
+      prompt:
+        strategy === 'squash'
+          ? 'The one commit the squash makes of all its changes.'
+          : `The commit of the ${uncommitted} file${uncommitted === 1 ? '' : 's'} the chat left uncommitted.`,
+      value: first.trim().split('\n')[0]?.slice(0, 72) ?? '',
+      ignoreFocusOut: true,
+      validateInput: (text) => (text.trim() ? undefined : 'A commit needs a message.'),
+    });
+    return message === undefined ? null : message.trim();
   }
 
   /** Discard: the worktree, its branch and the chat removed after a confirmation; with work never

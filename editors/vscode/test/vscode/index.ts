@@ -565,8 +565,18 @@ test('Claude Chats: a worktree chat waiting for a permission is counted on the b
   await chat.respondPermission({ requestId: request.params.requestId, decision: 'allow' });
   await ended;
   const listed = await until(
-    () => view.getChildren().find((c) => c.channelId === chat.channelId && c.changes?.files === 1),
-    'the chat listed with its one changed file',
+    // Its counts as they end up (a file the CLI is writing may be counted in between).
+    () =>
+      view
+        .getChildren()
+        .find(
+          (c) =>
+            c.channelId === chat.channelId &&
+            c.changes?.files === 1 &&
+            c.changes.added === 1 &&
+            c.changes.deleted === 1,
+        ),
+    'the chat listed with its one changed file, +1 −1',
   );
   assert.equal(view.badge, undefined);
   const item = view.getTreeItem(listed);
@@ -591,6 +601,8 @@ interface Shown {
   modal?: boolean;
   /** A message's buttons or a picker's items, by their labels. */
   choices: string[];
+  /** The text an input box offered. */
+  value?: string;
 }
 
 type MessageArgs = [string, ...(vscode.MessageOptions | string | vscode.MessageItem)[]];
@@ -598,7 +610,7 @@ type MessageArgs = [string, ...(vscode.MessageOptions | string | vscode.MessageI
 /**
  * Plays the user at VS Code's modals, messages and pickers while `run` runs (they cannot be
  * clicked from a test): each one shown is recorded and answered with the next of `answers`, a
- * button's or an item's label (undefined: dismissed, Escape). A non-modal information message
+ * button's or an item's label, or the text left in an input box (undefined: dismissed, Escape). A non-modal information message
  * is recorded and left unanswered without taking an answer. The window's own functions come
  * back afterwards.
  */
@@ -647,7 +659,7 @@ async function asUser(
     return offered.find((i) => i.label === pick);
   };
   window.showInputBox = (options?: vscode.InputBoxOptions) => {
-    const what: Shown = { kind: 'inputBox', text: options?.prompt ?? '', choices: [] };
+    const what: Shown = { kind: 'inputBox', text: options?.prompt ?? '', choices: [], value: options?.value ?? '' };
     shown.push(what);
     return Promise.resolve(answer(what));
   };
@@ -705,19 +717,43 @@ function gitState(cwd: string): string {
 
 test("Claude Chats: Merge asks for the strategy, then the worktree's branch is in the user's checkout, its file and its commit", async () => {
   const { repo, panel, listed } = await worktreeChat('merge-me', 'greet the world');
-  const shown = await asUser(['Merge'], () => vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed));
+  // The user picks Merge, then edits the commit message offered (the chat's prompt).
+  const shown = await asUser(['Merge', 'Greet the world in hello.py'], () =>
+    vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+  );
   assert.deepEqual(shown, [
     {
       kind: 'quickPick',
       text: 'Bring worktree-merge-me into main',
       choices: ['Merge', 'Squash', 'Rebase'],
     },
+    {
+      kind: 'inputBox',
+      text: 'The commit of the 1 file the chat left uncommitted.',
+      choices: [],
+      value: 'greet the world',
+    },
     { kind: 'information', text: 'Claude: worktree-merge-me is in main (merge, 1 file).', choices: [] },
   ]);
   assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('hello, world')\n");
-  // The chat's uncommitted edit became a commit named after its prompt, fast-forwarded onto main.
-  assert.deepEqual(git(repo, 'log', '--format=%s', 'main').split('\n'), ['greet the world', 'hello']);
+  // The chat's uncommitted edit became a commit with that message, fast-forwarded onto main.
+  assert.deepEqual(git(repo, 'log', '--format=%s', 'main').split('\n'), ['Greet the world in hello.py', 'hello']);
   assert.equal(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean: the merge is all committed");
+  panel.panel.dispose();
+});
+
+test('Claude Chats: a Merge whose commit message the user dismisses merges nothing', async () => {
+  const { repo, panel, listed } = await worktreeChat('not-now', 'greet the world');
+  const before = gitState(repo);
+  const shown = await asUser(['Rebase', undefined], () =>
+    vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+  );
+  assert.deepEqual(
+    shown.map((s) => s.kind),
+    ['quickPick', 'inputBox'],
+  );
+  assert.equal(gitState(repo), before);
+  assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('hello')\n");
   panel.panel.dispose();
 });
 
@@ -727,12 +763,14 @@ test('Claude Chats: a Merge that would touch a file the user changed and did not
   const worktree = listed.worktree?.path;
   assert.ok(worktree);
   const before = { checkout: gitState(repo), worktree: gitState(worktree) };
-  const shown = await asUser(['Squash', undefined], () =>
+  const shown = await asUser(['Squash', 'greet the world', undefined], () =>
     vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
   );
-  assert.equal(shown.length, 2, JSON.stringify(shown));
-  assert.equal(shown[0]?.kind, 'quickPick');
-  const refusal = shown[1];
+  assert.deepEqual(
+    shown.map((s) => s.kind),
+    ['quickPick', 'inputBox', 'error'],
+  );
+  const refusal = shown[2];
   assert.ok(refusal?.kind === 'error' && refusal.modal, `a modal error: ${JSON.stringify(refusal)}`);
   assert.match(refusal.text, /^Claude: nothing was merged\. .*hello\.py/);
   assert.equal(refusal.detail, 'uncommitted in your checkout: hello.py');
@@ -810,11 +848,14 @@ test('Claude Chats: a Merge without a git identity shows the command that sets o
     await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
     const { repo, panel, listed } = await worktreeChat('anonymous', 'greet the world', gitRepository(false));
     const before = gitState(repo);
-    const shown = await asUser(['Merge', undefined], () =>
+    const shown = await asUser(['Merge', 'greet the world', undefined], () =>
       vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
     );
-    assert.equal(shown.length, 2, JSON.stringify(shown));
-    const refusal = shown[1];
+    assert.deepEqual(
+      shown.map((s) => s.kind),
+      ['quickPick', 'inputBox', 'error'],
+    );
+    const refusal = shown[2];
     assert.ok(refusal?.kind === 'error' && refusal.modal, `a modal error: ${JSON.stringify(refusal)}`);
     assert.match(refusal.text, /^Claude: nothing was merged\. git has no name and email/);
     assert.equal(
