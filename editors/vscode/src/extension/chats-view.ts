@@ -343,10 +343,16 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     const refusals = ['mergeConflict', 'uncommittedChanges', 'chatBusy', 'gitIdentityMissing'];
     if (!refusals.includes(e.errorName ?? '')) return false;
     const files = refusalDetails(e.errorName, e.data);
-    await vscode.window.showErrorMessage(`Claude: nothing was merged. ${e.message}`, {
-      modal: true,
-      ...(files.length ? { detail: files.join('\n') } : {}),
-    });
+    // The command that sets a git identity, to paste into a terminal.
+    const fix = e.errorName === 'gitIdentityMissing' ? (e.data as { fix?: unknown } | undefined)?.fix : undefined;
+    const actions = typeof fix === 'string' ? ['Copy Command'] : [];
+    const said = `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}`;
+    const pick = await vscode.window.showErrorMessage(
+      `Claude: nothing was merged. ${said}`,
+      { modal: true, ...(files.length ? { detail: files.join('\n') } : {}) },
+      ...actions,
+    );
+    if (pick === 'Copy Command' && typeof fix === 'string') await vscode.env.clipboard.writeText(fix);
     return true;
   }
 

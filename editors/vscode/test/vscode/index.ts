@@ -831,7 +831,7 @@ test('Claude Chats: Discard of work never merged names what would be lost; Disca
   assert.equal(panel.chat.closed, true, "the chat's tab closed with it");
 });
 
-test('Claude Chats: a Merge without a git identity shows the command that sets one, and merges nothing', async () => {
+test('Claude Chats: a Merge without a git identity shows the command that sets one, Copy Command copies it, and nothing is merged', async () => {
   const config = vscode.workspace.getConfiguration('claudeSidecar');
   const env = config.get<Record<string, string>>('env', {});
   const home = env.HOME;
@@ -848,7 +848,7 @@ test('Claude Chats: a Merge without a git identity shows the command that sets o
     await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
     const { repo, panel, listed } = await worktreeChat('anonymous', 'greet the world', gitRepository(false));
     const before = gitState(repo);
-    const shown = await asUser(['Merge', 'greet the world', undefined], () =>
+    const shown = await asUser(['Merge', 'greet the world', 'Copy Command'], () =>
       vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
     );
     assert.deepEqual(
@@ -857,11 +857,11 @@ test('Claude Chats: a Merge without a git identity shows the command that sets o
     );
     const refusal = shown[2];
     assert.ok(refusal?.kind === 'error' && refusal.modal, `a modal error: ${JSON.stringify(refusal)}`);
-    assert.match(refusal.text, /^Claude: nothing was merged\. git has no name and email/);
-    assert.equal(
-      refusal.detail,
-      'in a terminal: git config --global user.name "Your Name" && git config --global user.email you@example.com',
-    );
+    assert.match(refusal.text, /^Claude: nothing was merged\. Git has no name and email/);
+    const fix = 'git config --global user.name "Your Name" && git config --global user.email you@example.com';
+    assert.equal(refusal.detail, `in a terminal: ${fix}`);
+    assert.deepEqual(refusal.choices, ['Copy Command']);
+    assert.equal(await vscode.env.clipboard.readText(), fix, 'Copy Command put it on the clipboard');
     assert.equal(gitState(repo), before, 'nothing merged');
     panel.panel.dispose();
   } finally {
