@@ -229,23 +229,33 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     } catch (e) {
       // A VS Code without the multi-file diff editor: one diff per file.
       this.host.log.debug(`vscode.changes: ${(e as Error).message}`);
-      for (const [, before, after] of rows) {
-        await vscode.commands.executeCommand('vscode.diff', before, after, `${title}: ${path.basename(after.path)}`, {
+      const nothing = (file: vscode.Uri) => this.host.diffs.uriAt(file, 'none', '');
+      for (const [file, before, after] of rows) {
+        const name = `${title}: ${path.basename(file.path)}`;
+        await vscode.commands.executeCommand('vscode.diff', before ?? nothing(file), after ?? nothing(file), name, {
           preview: false,
         });
       }
     }
   }
 
-  /** One file's row of the multi-file diff: the file, its text at the base commit, its text now. */
-  private async diffRow(worktree: WorktreeInfo, file: WorktreeFile): Promise<[vscode.Uri, vscode.Uri, vscode.Uri]> {
+  /** One file's row of the multi-file diff: the file, its text at the base commit (none: added),
+   * its text now (none: deleted). */
+  private async diffRow(
+    worktree: WorktreeInfo,
+    file: WorktreeFile,
+  ): Promise<[vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined]> {
     const onDisk = vscode.Uri.file(path.join(worktree.path, file.path));
-    const baseText =
+    const before =
       file.status === 'added'
-        ? ''
-        : await gitShow(worktree.path, `${worktree.baseCommit}:${file.oldPath ?? file.path}`);
-    const before = this.host.diffs.uriFor(file.path, 'base', baseText);
-    const after = file.status === 'deleted' ? this.host.diffs.uriFor(file.path, 'deleted', '') : onDisk;
+        ? undefined
+        : this.host.diffs.uriAt(
+            // A renamed file's base is at its old path: the multi-file diff shows the rename.
+            vscode.Uri.file(path.join(worktree.path, file.oldPath ?? file.path)),
+            'base',
+            await gitShow(worktree.path, `${worktree.baseCommit}:${file.oldPath ?? file.path}`),
+          );
+    const after = file.status === 'deleted' ? undefined : onDisk;
     return [onDisk, before, after];
   }
 

@@ -4,12 +4,15 @@
 // chats were started the way a user starts them ("Claude: New Chat in Worktree..." from the
 // palette, the task typed, the worktree's name taken as offered), each in a worktree of its
 // own: two have changed files (new files allowed: permission mode acceptEdits), the third asks
-// to run a command and waits. Also saves the waiting chat's tooltip, hovered, to
-// test-artifacts/chats-view/tooltip.png. Prints what the view's rows say.
+// to run a command and waits. Checks what the rows, the waiting chat's tooltip and a row's
+// inline buttons say, and that Review opens the multi-file diff editor; the tooltip and the
+// review are saved in test-artifacts/chats-view/. The test command runs it as its `ui-chats`
+// step (with --out in test-artifacts: docs/chats-view.png is made by hand).
 //
 //   node test/vscode/chats-view-shot.mjs [--out FILE]
 // Needs `npm run build`, the toolchain (scripts/toolchain.sh) and `uv sync` at the root.
 
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -207,23 +210,42 @@ async function main() {
     await page.mouse.move(700, 790);
     await page.keyboard.press('Escape');
     await sleep(1000);
-    console.log(`rows: ${JSON.stringify(await rows(page), null, 1)}`);
+    const shown = await rows(page);
+    console.log(`rows: ${JSON.stringify(shown, null, 1)}`);
+    // The waiting chat first, saying what it asks; the others in the order they were started,
+    // with what they changed.
+    assert.match(shown[0] ?? '', /^run-the-test-suite\s*waiting: Bash · /);
+    assert.match(shown[1] ?? '', /^validate-the-email-field\s*\+17 −1 in 2 files · /);
+    assert.match(shown[2] ?? '', /^rename-load-config-to\s*\+1 −1 in 1 file · /);
     await screenshot(page, OUT);
     console.log(`saved ${OUT}`);
-    const waiting = page.locator('[id="workbench.view.extension.claudeSidecar"] .monaco-list-row', {
-      hasText: 'run-the-test-suite',
-    });
-    await waiting.first().locator('.label-name').hover();
-    const tooltip = page.locator('.workbench-hover:visible, .monaco-hover:visible', { hasText: 'branch' }).first();
+    const row = (name) =>
+      page.locator('[id="workbench.view.extension.claudeSidecar"] .monaco-list-row', { hasText: name }).first();
+    await row('run-the-test-suite').locator('.label-name').hover();
+    const tooltip = page.locator('.workbench-hover:visible, .monaco-hover:visible', { hasText: 'Branch' }).first();
     await tooltip.waitFor({ timeout: 10_000 });
-    console.log(`tooltip: ${JSON.stringify(await tooltip.innerText())}`);
+    // VS Code writes some of its spaces as no-break spaces.
+    const tip = (await tooltip.innerText()).replace(/[^\S\n]/g, ' ');
+    console.log(`tooltip: ${JSON.stringify(tip)}`);
+    assert.match(tip, /^run-the-test-suite — waiting for your answer/);
+    assert.match(tip, /Asks: Bash — Run the test suite/);
+    assert.match(tip, /Branch worktree-run-the-test-suite, from main: no changes yet/);
+    assert.match(tip, /Last prompt: Run the test suite and fix what fails/);
     await screenshot(page, path.join(ARTIFACTS, 'tooltip.png'));
-    // Its inline buttons, as the pointer over the row shows them.
-    const buttons = await waiting
-      .first()
+    // The inline buttons the pointer over a row shows; Review opens the multi-file diff editor.
+    const changed = row('validate-the-email-field');
+    await changed.hover();
+    const buttons = await changed
       .locator('.action-label')
       .evaluateAll((a) => a.map((e) => e.getAttribute('aria-label')));
-    console.log(`buttons: ${JSON.stringify(buttons)}`);
+    assert.deepEqual(buttons, ['Review Changes', 'Merge...', 'Discard Worktree...']);
+    await changed.locator('.action-label[aria-label="Review Changes"]').click();
+    await page
+      .locator('.tab.active', { hasText: 'worktree-validate-the-email-field vs main (+17 −1)' })
+      .waitFor({ timeout: 15_000 });
+    await page.locator('.multiDiffEntry, .monaco-diff-editor').first().waitFor({ timeout: 15_000 });
+    await screenshot(page, path.join(ARTIFACTS, 'review.png'));
+    console.log('# the Chats view run passed');
   } catch (e) {
     if (page) console.error(`the page then: ${await screenshot(page, path.join(ARTIFACTS, 'failure.png'))}`);
     throw e;
