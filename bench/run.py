@@ -73,6 +73,10 @@ Sections (each module's docstring says exactly how it measures):
     Maven): the longest main-loop or EDT stall (with the CPU time it used: a stall without
     CPU waited for a core), the stalls over 50 ms, how often the list was updated and
     redrawn, each beside a window as long with the chats idle; the two side by side.
+(o) overview_vscode.py: the same 8 chats streaming in the VS Code client, in code-server with
+    the Claude Chats view open (and with the Explorer instead): the extension host's
+    lateness of a 10 ms timer (max, p95), the notifications it handled per second, and the
+    window's longest task and timer lateness.
 """
 
 from __future__ import annotations
@@ -532,6 +536,7 @@ def sections(
     import memory
     import overview
     import overview_clients
+    import overview_vscode
     import per_line
     import relay
     import shared
@@ -553,6 +558,10 @@ def sections(
         "n": (
             lambda: overview_clients.run(8, 200, 5 if quick else 10),
             overview_clients.format_n,
+        ),
+        "o": (
+            lambda: overview_vscode.run(8, 200, 5 if quick else 10),
+            overview_vscode.format_o,
         ),
     }
 

@@ -58,6 +58,11 @@ const STEPS = [
   },
   { name: 'ui', what: 'UI run: palette -> chat -> permission -> diff', cmd: () => [node, 'test/vscode/ui.mjs'] },
   {
+    name: 'ui-chats',
+    what: 'UI run: three worktree chats in the Claude Chats view, its tooltip, Review',
+    cmd: () => [node, 'test/vscode/chats-view-shot.mjs', '--out', 'test-artifacts/chats-view/view.png'],
+  },
+  {
     name: 'ui-shared',
     what: 'UI run, shared daemon: two windows on one chat, reload mid-turn',
     cmd: () => [node, 'test/vscode/ui-shared.mjs'],

@@ -36,6 +36,8 @@ export interface ChatsHost {
   usesSharedDaemon(): boolean;
   /** Whether a chat tab of this window shows the chat. */
   showsChannel(channelId: string): boolean;
+  /** Closes the chat tabs of this window that show the chat. */
+  closeChannelTabs(channelId: string): void;
   /** Opens the chat in a tab: the one that shows it, else attached. */
   openChannel(channel: ChannelSummary): Promise<void>;
 }
@@ -164,27 +166,51 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     const [icon, color] = ICONS[look.label];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const at = lastEventAgo(channel, Date.now());
-    const changes = worktree && channel.changes ? changesText(channel.changes) : undefined;
-    item.description = [look.label, changes, at, channel.lastPrompt ?? undefined].filter(Boolean).join(' · ');
-    const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.appendText(
-      `${look.label}${channel.model ? ` · ${channel.model}` : ''}${at ? ` · last event ${at}` : ''}\n\n`,
-    );
-    tooltip.appendText(`${channel.cwd}\n\n`);
-    if (worktree)
-      tooltip.appendText(
-        `branch ${worktree.branch}, from ${worktree.baseBranch ?? worktree.baseRef}${changes ? ` · ${changes}` : ''}\n\n`,
-      );
-    for (const request of channel.pendingPermissions ?? []) {
-      tooltip.appendText(
-        `asks: ${request.displayName || request.toolName}${request.description ? ` — ${request.description}` : ''}\n\n`,
-      );
-    }
-    if (channel.lastPrompt) tooltip.appendText(`> ${channel.lastPrompt}`);
-    item.tooltip = tooltip;
+    const changes = worktree ? (channel.changes?.files ? changesText(channel.changes) : 'no changes yet') : undefined;
+    // The side bar is narrow: the row leads with what tells the chats apart. A waiting chat
+    // says what it asks for; "idle", the resting state, is left to the icon and the tooltip.
+    const asks = (channel.pendingPermissions ?? []).map((r) => r.displayName || r.toolName);
+    const state = look.label === 'waiting' && asks.length ? `waiting: ${asks.join(', ')}` : look.label;
+    const changed = channel.changes?.files ? changes : undefined;
+    item.description = [look.label === 'idle' ? undefined : state, changed, at, channel.lastPrompt ?? undefined]
+      .filter(Boolean)
+      .join(' · ');
+    item.tooltip = this.tooltip(channel, label, look.label, changes, at);
+    item.accessibilityInformation = {
+      label: `${label}, ${[state, changed, at, channel.lastPrompt ?? undefined].filter(Boolean).join(', ')}`,
+    };
     item.contextValue = worktree && this.host.client.features?.has('worktrees') ? 'chat-worktree' : 'chat';
     item.command = { command: 'claudeSidecar.openListedChat', title: 'Open the Chat', arguments: [channel] };
     return item;
+  }
+
+  /** The row's tooltip: the chat's name and state, what it asks, its branch and changes, where it
+   * runs, and its last prompt. */
+  private tooltip(
+    channel: ChannelSummary,
+    label: string,
+    state: StateLook['label'],
+    changes: string | undefined,
+    at: string | undefined,
+  ): vscode.MarkdownString {
+    const tip = new vscode.MarkdownString(undefined, true);
+    const line = (text: string) => tip.appendText(text).appendMarkdown('\n\n');
+    tip.appendMarkdown('**').appendText(label).appendMarkdown('** ');
+    line(`— ${state === 'waiting' ? 'waiting for your answer' : state}`);
+    for (const request of channel.pendingPermissions ?? []) {
+      line(`Asks: ${request.displayName || request.toolName}${request.description ? ` — ${request.description}` : ''}`);
+    }
+    const worktree = channel.worktree ?? undefined;
+    if (worktree) {
+      line(
+        `Branch ${worktree.branch}, from ${worktree.baseBranch ?? worktree.baseRef}${changes ? `: ${changes}` : ''}`,
+      );
+    }
+    line(channel.cwd);
+    const about = [channel.model, at ? `last event ${at}` : undefined].filter(Boolean).join(' · ');
+    if (about) line(about);
+    if (channel.lastPrompt) line(`Last prompt: ${channel.lastPrompt}`);
+    return tip;
   }
 
   /** Review: VS Code's multi-file diff editor over what the worktree chat changed since its base. */
@@ -203,23 +229,33 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     } catch (e) {
       // A VS Code without the multi-file diff editor: one diff per file.
       this.host.log.debug(`vscode.changes: ${(e as Error).message}`);
-      for (const [, before, after] of rows) {
-        await vscode.commands.executeCommand('vscode.diff', before, after, `${title}: ${path.basename(after.path)}`, {
+      const nothing = (file: vscode.Uri) => this.host.diffs.uriAt(file, 'none', '');
+      for (const [file, before, after] of rows) {
+        const name = `${title}: ${path.basename(file.path)}`;
+        await vscode.commands.executeCommand('vscode.diff', before ?? nothing(file), after ?? nothing(file), name, {
           preview: false,
         });
       }
     }
   }
 
-  /** One file's row of the multi-file diff: the file, its text at the base commit, its text now. */
-  private async diffRow(worktree: WorktreeInfo, file: WorktreeFile): Promise<[vscode.Uri, vscode.Uri, vscode.Uri]> {
+  /** One file's row of the multi-file diff: the file, its text at the base commit (none: added),
+   * its text now (none: deleted). */
+  private async diffRow(
+    worktree: WorktreeInfo,
+    file: WorktreeFile,
+  ): Promise<[vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined]> {
     const onDisk = vscode.Uri.file(path.join(worktree.path, file.path));
-    const baseText =
+    const before =
       file.status === 'added'
-        ? ''
-        : await gitShow(worktree.path, `${worktree.baseCommit}:${file.oldPath ?? file.path}`);
-    const before = this.host.diffs.uriFor(file.path, 'base', baseText);
-    const after = file.status === 'deleted' ? this.host.diffs.uriFor(file.path, 'deleted', '') : onDisk;
+        ? undefined
+        : this.host.diffs.uriAt(
+            // A renamed file's base is at its old path: the multi-file diff shows the rename.
+            vscode.Uri.file(path.join(worktree.path, file.oldPath ?? file.path)),
+            'base',
+            await gitShow(worktree.path, `${worktree.baseCommit}:${file.oldPath ?? file.path}`),
+          );
+    const after = file.status === 'deleted' ? undefined : onDisk;
     return [onDisk, before, after];
   }
 
@@ -238,14 +274,50 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
       { title: `Bring ${worktree.branch} into ${target}`, ignoreFocusOut: true },
     );
     if (!pick) return;
+    const message = await this.commitMessage(channel, pick.strategy);
+    if (message === null) return;
     try {
-      const result = await mergeWorktree(this.host.client, { channelId: channel.channelId, strategy: pick.strategy });
+      const result = await mergeWorktree(this.host.client, {
+        channelId: channel.channelId,
+        strategy: pick.strategy,
+        ...(message ? { message } : {}),
+      });
       void vscode.window.showInformationMessage(
         `Claude: ${worktree.branch} is in ${result.target} (${pick.label.toLowerCase()}, ${result.files.length} file${result.files.length === 1 ? '' : 's'}).`,
       );
     } catch (e) {
       if (!(await this.showRefusal(e))) throw e;
     }
+  }
+
+  /**
+   * The message of the commit a merge makes of the chat's work, as the user edited it: asked when
+   * the chat left work uncommitted (it becomes a commit) or the merge squashes. Undefined: no
+   * commit of the chat's work is made (the daemon's own merge message then); null: the user
+   * cancelled.
+   */
+  private async commitMessage(
+    channel: ChannelSummary,
+    strategy: MergeWorktreeParams['strategy'],
+  ): Promise<string | undefined | null> {
+    const changes = await worktreeChanges(this.host.client, channel.channelId);
+    const uncommitted = changes.files.filter((f) => f.uncommitted).length;
+    if (!uncommitted && strategy !== 'squash') return undefined;
+    // The daemon's default: the first line of the chat's first prompt (the tab's title).
+    const open = this.host.client.allChats().find((c) => c.channelId === channel.channelId);
+    const first =
+      open?.prompts[0]?.text ?? channel.lastPrompt ?? `Work of the chat in worktree ${changes.worktree.name}`;
+    const message = await vscode.window.showInputBox({
+      title: `The commit message for ${changes.worktree.branch}`,
+      prompt:
+        strategy === 'squash'
+          ? 'The one commit the squash makes of all its changes.'
+          : `The commit of the ${uncommitted} file${uncommitted === 1 ? '' : 's'} the chat left uncommitted.`,
+      value: first.trim().split('\n')[0]?.slice(0, 72) ?? '',
+      ignoreFocusOut: true,
+      validateInput: (text) => (text.trim() ? undefined : 'A commit needs a message.'),
+    });
+    return message === undefined ? null : message.trim();
   }
 
   /** Discard: the worktree, its branch and the chat removed after a confirmation; with work never
@@ -272,6 +344,7 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
       if (anyway !== 'Discard Anyway') return;
       await removeWorktree(this.host.client, channel.channelId, true);
     }
+    this.host.closeChannelTabs(channel.channelId);
   }
 
   /** A merge refused for a reason the user can act on: said with the files named. */
@@ -280,10 +353,16 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     const refusals = ['mergeConflict', 'uncommittedChanges', 'chatBusy', 'gitIdentityMissing'];
     if (!refusals.includes(e.errorName ?? '')) return false;
     const files = refusalDetails(e.errorName, e.data);
-    await vscode.window.showErrorMessage(`Claude: nothing was merged. ${e.message}`, {
-      modal: true,
-      ...(files.length ? { detail: files.join('\n') } : {}),
-    });
+    // The command that sets a git identity, to paste into a terminal.
+    const fix = e.errorName === 'gitIdentityMissing' ? (e.data as { fix?: unknown } | undefined)?.fix : undefined;
+    const actions = typeof fix === 'string' ? ['Copy Command'] : [];
+    const said = `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}`;
+    const pick = await vscode.window.showErrorMessage(
+      `Claude: nothing was merged. ${said}`,
+      { modal: true, ...(files.length ? { detail: files.join('\n') } : {}) },
+      ...actions,
+    );
+    if (pick === 'Copy Command' && typeof fix === 'string') await vscode.env.clipboard.writeText(fix);
     return true;
   }
 

@@ -18,12 +18,22 @@ export class DiffContents implements vscode.TextDocumentContentProvider, vscode.
 
   constructor() {
     this.closing = vscode.workspace.onDidCloseTextDocument((d) => {
-      if (d.uri.scheme === DIFF_SCHEME) this.texts.delete(d.uri.path);
+      if (d.uri.scheme === DIFF_SCHEME) this.texts.delete(keyOf(d.uri));
     });
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.path) ?? '';
+    return this.texts.get(keyOf(uri)) ?? '';
+  }
+
+  /**
+   * A URI serving `text` at the path of `file` itself (told apart by its query): a multi-file
+   * diff shows the file as changed, not as renamed from a path of ours.
+   */
+  uriAt(file: vscode.Uri, label: string, text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: file.path, query: `${label}-${this.next++}` });
+    this.texts.set(keyOf(uri), text);
+    return uri;
   }
 
   /** A URI serving `text`, named like `file` (so the editor picks its language). */
@@ -37,6 +47,11 @@ export class DiffContents implements vscode.TextDocumentContentProvider, vscode.
     this.closing.dispose();
     this.texts.clear();
   }
+}
+
+/** Where DiffContents keeps a URI's text: its path, and its query when it has one. */
+function keyOf(uri: vscode.Uri): string {
+  return uri.query ? `${uri.path}?${uri.query}` : uri.path;
 }
 
 /** Opens the before/after of one file update of the chat (by its notification seq) in `column`. */

@@ -288,7 +288,7 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
       vscode.window.createWebviewPanel(
         VIEW_TYPE,
         'Claude',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        { viewColumn: chatColumn() ?? vscode.ViewColumn.Beside, preserveFocus: false },
         {
           enableScripts: true,
           retainContextWhenHidden: false,
@@ -541,6 +541,14 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
     await this.resume(state.cwd, state.sessionId, panel, state);
   }
 
+  /** Closes the chat tabs of this window that show the chat `channelId` (its worktree was
+   * discarded: the chat cannot go on there). */
+  closeChannelTabs(channelId: string): void {
+    for (const panel of [...this.panels.values()]) {
+      if (panel.chat.channelId === channelId) panel.panel.dispose();
+    }
+  }
+
   /** Whether a chat tab of this window shows the chat `channelId`. */
   showsChannel(channelId: string): boolean {
     return [...this.panels.values()].some((p) => p.chat.channelId === channelId && !p.chat.closed);
@@ -749,6 +757,14 @@ function command<A extends unknown[]>(name: string, run: (...args: A) => void | 
       if (pick === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', setting);
     }
   });
+}
+
+/** The column of the chat tab in front, if one is: a new chat opens as a tab beside it there,
+ * not in a column of its own (three chats would be three narrow columns). */
+function chatColumn(): vscode.ViewColumn | undefined {
+  const group = vscode.window.tabGroups.activeTabGroup;
+  const input = group.activeTab?.input;
+  return input instanceof vscode.TabInputWebview && input.viewType.endsWith(VIEW_TYPE) ? group.viewColumn : undefined;
 }
 
 export function activate(context: vscode.ExtensionContext): { extension: Extension } {

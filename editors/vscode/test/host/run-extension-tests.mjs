@@ -69,7 +69,10 @@ export function classifyConsole(rawText) {
  * Run one extension test suite. Returns {exitCode, durationMs, workDir, timedOut}.
  * opts: extension, tests, workspace (dirs/paths), env (extra env for server + extension host),
  *       timeoutS (default 300), screenshotDir, settings (extra user settings), verbose,
- *       keepWorkDir, log (line sink, default console.log), toolchain (from loadToolchain()).
+ *       keepWorkDir, log (line sink, default console.log), toolchain (from loadToolchain()),
+ *       onPage (awaited with the playwright Page before the workbench loads: init scripts,
+ *       exposed functions), beforeClose (awaited with the Page once the exit code arrived,
+ *       before the browser closes: reading what the page measured).
  */
 export async function runExtensionTests(opts) {
   const t0 = Date.now();
@@ -150,6 +153,7 @@ export async function runExtensionTests(opts) {
       if (opts.verbose) log(`[console ${c.level}] ${c.text}`);
       else if (!c.noise && !testsDone) log(c.level === 'INFO' ? c.text : `${c.level} ${c.text}`);
     });
+    if (opts.onPage) await opts.onPage(page);
     page.on('pageerror', (err) => {
       if (opts.verbose) log(`[page error] ${err.message}`);
     });
@@ -168,6 +172,7 @@ export async function runExtensionTests(opts) {
     await page.goto(url);
     exitCode = await Promise.race([exited, timeout, serverDied]);
     if (timedOut) log(`run-extension-tests: TIMEOUT after ${opts.timeoutS ?? 300} s`);
+    if (opts.beforeClose && !timedOut) await opts.beforeClose(page);
     if (opts.screenshotDir) {
       fs.mkdirSync(opts.screenshotDir, { recursive: true });
       const file = path.join(opts.screenshotDir, `extension-tests-${timedOut ? 'timeout' : `exit-${exitCode}`}.png`);

@@ -16,6 +16,7 @@ import type { Chat } from '../../src/core/chat';
 import type { SidecarClient } from '../../src/core/client';
 import { VIEW_TYPE, type ChatPanel, type RestorableState } from '../../src/extension/chat-panel';
 import type { ChatsView } from '../../src/extension/chats-view';
+import type { ChannelSummary } from '../../src/core/protocol.generated';
 
 type Api = {
   extension: {
@@ -398,6 +399,21 @@ test('a session picked from the list that a chat tab of the window has shows tha
   first.panel.dispose();
 });
 
+test('a new chat opens beside the file in front, and beside the chat in front as a tab of its group', async () => {
+  await vscode.window.showTextDocument(vscode.Uri.file(path.join(workspace(), 'hello.py')), {
+    viewColumn: vscode.ViewColumn.One,
+  });
+  // A panel learns its column from the window a moment after it opens.
+  const column = (panel: ChatPanel) => until(() => panel.panel.viewColumn, 'the chat tab has its column');
+  const first = await newChatPanel();
+  assert.equal(await column(first), vscode.ViewColumn.Two, 'beside the file');
+  const second = await newChatPanel();
+  assert.equal(await column(second), vscode.ViewColumn.Two, 'in the group of the chat that was in front');
+  assert.equal(vscode.window.tabGroups.all.length, 2, 'no third column');
+  second.panel.dispose();
+  first.panel.dispose();
+});
+
 test('closing the chat tab ends its CLI', async () => {
   const panel = await newChatPanel();
   const pid = panel.chat.pid;
@@ -506,8 +522,12 @@ test("shared daemon: a reloaded window's chat tab attaches to its chat, still ru
   }
 });
 
-/** A git repository of its own (one commit of hello.py), for chats in worktrees. */
-function gitRepository(): string {
+/**
+ * A git repository of its own (one commit of hello.py, on main), for chats in worktrees. Its
+ * own config holds the committer a merge uses (the sandbox's HOME has no git config), unless
+ * `identity` is false: then it asks for one (user.useConfigOnly) and has none.
+ */
+function gitRepository(identity = true): string {
   const repo = fs.mkdtempSync(path.join(path.dirname(workspace()), 'repo-'));
   fs.writeFileSync(path.join(repo, 'hello.py'), "print('hello')\n");
   const git = (...args: string[]) =>
@@ -515,7 +535,18 @@ function gitRepository(): string {
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-q', '-m', 'hello');
+  if (identity) {
+    git('config', 'user.name', 'Repo Owner');
+    git('config', 'user.email', 'owner@example.com');
+  } else {
+    git('config', 'user.useConfigOnly', 'true');
+  }
   return repo;
+}
+
+/** `git args` in `cwd`, its output trimmed. */
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 }
 
 test('Claude Chats: a worktree chat waiting for a permission is counted on the badge; its changes open in the multi-file diff editor', async () => {
@@ -534,8 +565,18 @@ test('Claude Chats: a worktree chat waiting for a permission is counted on the b
   await chat.respondPermission({ requestId: request.params.requestId, decision: 'allow' });
   await ended;
   const listed = await until(
-    () => view.getChildren().find((c) => c.channelId === chat.channelId && c.changes?.files === 1),
-    'the chat listed with its one changed file',
+    // Its counts as they end up (a file the CLI is writing may be counted in between).
+    () =>
+      view
+        .getChildren()
+        .find(
+          (c) =>
+            c.channelId === chat.channelId &&
+            c.changes?.files === 1 &&
+            c.changes.added === 1 &&
+            c.changes.deleted === 1,
+        ),
+    'the chat listed with its one changed file, +1 −1',
   );
   assert.equal(view.badge, undefined);
   const item = view.getTreeItem(listed);
@@ -548,6 +589,285 @@ test('Claude Chats: a worktree chat waiting for a permission is counted on the b
     'the multi-file diff editor of the worktree',
   );
   panel.panel.dispose();
+});
+
+/** A modal, message or picker the extension showed, as the user saw it. */
+interface Shown {
+  kind: 'quickPick' | 'information' | 'warning' | 'error' | 'inputBox';
+  /** The message, or the picker's title, or the input box's prompt. */
+  text: string;
+  /** A modal's detail. */
+  detail?: string;
+  modal?: boolean;
+  /** A message's buttons or a picker's items, by their labels. */
+  choices: string[];
+  /** The text an input box offered. */
+  value?: string;
+}
+
+type MessageArgs = [string, ...(vscode.MessageOptions | string | vscode.MessageItem)[]];
+
+/**
+ * Plays the user at VS Code's modals, messages and pickers while `run` runs (they cannot be
+ * clicked from a test): each one shown is recorded and answered with the next of `answers`, a
+ * button's or an item's label, or the text left in an input box (undefined: dismissed, Escape). A non-modal information message
+ * is recorded and left unanswered without taking an answer. The window's own functions come
+ * back afterwards.
+ */
+async function asUser(
+  answers: (string | undefined)[],
+  run: (shown: Shown[]) => PromiseLike<unknown>,
+): Promise<Shown[]> {
+  const window = vscode.window as unknown as Record<string, unknown>;
+  const names = ['showQuickPick', 'showInformationMessage', 'showWarningMessage', 'showErrorMessage', 'showInputBox'];
+  const saved = names.map((n) => window[n]);
+  const shown: Shown[] = [];
+  const queue = [...answers];
+  const answer = (what: Shown): string | undefined => {
+    if (!queue.length) throw new Error(`the test has no answer left for ${JSON.stringify(what)}`);
+    const label = queue.shift();
+    if (label !== undefined && what.kind !== 'inputBox' && !what.choices.includes(label)) {
+      throw new Error(`"${label}" is not among the choices of ${JSON.stringify(what)}`);
+    }
+    return label;
+  };
+  const message =
+    (kind: 'information' | 'warning' | 'error') =>
+    (...[text, ...rest]: MessageArgs): Promise<string | vscode.MessageItem | undefined> => {
+      const options = typeof rest[0] === 'object' && !('title' in rest[0]) ? rest[0] : undefined;
+      const items = (options ? rest.slice(1) : rest) as (string | vscode.MessageItem)[];
+      const label = (i: string | vscode.MessageItem) => (typeof i === 'string' ? i : i.title);
+      const what: Shown = { kind, text, choices: items.map(label) };
+      if (options?.modal) what.modal = true;
+      if (options?.detail) what.detail = options.detail;
+      shown.push(what);
+      if (kind === 'information' && !options?.modal) return Promise.resolve(undefined);
+      const pick = answer(what);
+      return Promise.resolve(items.find((i) => label(i) === pick));
+    };
+  window.showInformationMessage = message('information');
+  window.showWarningMessage = message('warning');
+  window.showErrorMessage = message('error');
+  window.showQuickPick = async (
+    items: readonly vscode.QuickPickItem[] | Thenable<readonly vscode.QuickPickItem[]>,
+    options?: vscode.QuickPickOptions,
+  ) => {
+    const offered = await items;
+    const what: Shown = { kind: 'quickPick', text: options?.title ?? '', choices: offered.map((i) => i.label) };
+    shown.push(what);
+    const pick = answer(what);
+    return offered.find((i) => i.label === pick);
+  };
+  window.showInputBox = (options?: vscode.InputBoxOptions) => {
+    const what: Shown = { kind: 'inputBox', text: options?.prompt ?? '', choices: [], value: options?.value ?? '' };
+    shown.push(what);
+    return Promise.resolve(answer(what));
+  };
+  try {
+    await run(shown);
+  } finally {
+    names.forEach((n, i) => (window[n] = saved[i]));
+  }
+  assert.deepEqual(queue, [], 'the user was asked everything the test meant to answer');
+  return shown;
+}
+
+/**
+ * A chat in the worktree `name` of a fresh repository that did one turn: `prompt` "greet the
+ * world" edits hello.py there (its permission allowed), "hello there" only answers. Resolves
+ * once the Chats view lists it with what it changed.
+ */
+async function worktreeChat(
+  name: string,
+  prompt: 'greet the world' | 'hello there',
+  repo = gitRepository(),
+): Promise<{ repo: string; panel: ChatPanel; listed: ChannelSummary }> {
+  const { extension } = await api();
+  const view = extension.chatsView;
+  assert.ok(view, 'the Claude Chats view is made at activation');
+  await vscode.commands.executeCommand('claudeSidecar.chats.focus');
+  const chat = await extension.client.openChat({ cwd: repo, worktree: { name } });
+  const panel = extension.show(chat);
+  const ended = next(panel, isNote('claude/turnEnded'));
+  if (prompt === 'greet the world') {
+    const asked = next(panel, isNote('claude/permissionRequest'));
+    await panel.handle('send', { text: prompt });
+    const request = await asked;
+    assert.ok(request.kind === 'notification' && request.method === 'claude/permissionRequest');
+    await chat.respondPermission({ requestId: request.params.requestId, decision: 'allow' });
+  } else {
+    await panel.handle('send', { text: prompt });
+  }
+  await ended;
+  const files = prompt === 'greet the world' ? 1 : 0;
+  const listed = await until(
+    () =>
+      view
+        .getChildren()
+        .find((c) => c.channelId === chat.channelId && c.state === 'idle' && (c.changes?.files ?? 0) === files),
+    `the chat listed, idle, with ${files} changed file(s)`,
+  );
+  return { repo, panel, listed };
+}
+
+/** What `git status` says of `cwd`, and where its branches point: all a merge could move. */
+function gitState(cwd: string): string {
+  return `${git(cwd, 'status', '--porcelain=v1', '--untracked-files=all')}\n${git(cwd, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads')}`;
+}
+
+test("Claude Chats: Merge asks for the strategy, then the worktree's branch is in the user's checkout, its file and its commit", async () => {
+  const { repo, panel, listed } = await worktreeChat('merge-me', 'greet the world');
+  // The user picks Merge, then edits the commit message offered (the chat's prompt).
+  const shown = await asUser(['Merge', 'Greet the world in hello.py'], () =>
+    vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+  );
+  assert.deepEqual(shown, [
+    {
+      kind: 'quickPick',
+      text: 'Bring worktree-merge-me into main',
+      choices: ['Merge', 'Squash', 'Rebase'],
+    },
+    {
+      kind: 'inputBox',
+      text: 'The commit of the 1 file the chat left uncommitted.',
+      choices: [],
+      value: 'greet the world',
+    },
+    { kind: 'information', text: 'Claude: worktree-merge-me is in main (merge, 1 file).', choices: [] },
+  ]);
+  assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('hello, world')\n");
+  // The chat's uncommitted edit became a commit with that message, fast-forwarded onto main.
+  assert.deepEqual(git(repo, 'log', '--format=%s', 'main').split('\n'), ['Greet the world in hello.py', 'hello']);
+  assert.equal(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean: the merge is all committed");
+  panel.panel.dispose();
+});
+
+test('Claude Chats: a Merge whose commit message the user dismisses merges nothing', async () => {
+  const { repo, panel, listed } = await worktreeChat('not-now', 'greet the world');
+  const before = gitState(repo);
+  const shown = await asUser(['Rebase', undefined], () =>
+    vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+  );
+  assert.deepEqual(
+    shown.map((s) => s.kind),
+    ['quickPick', 'inputBox'],
+  );
+  assert.equal(gitState(repo), before);
+  assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('hello')\n");
+  panel.panel.dispose();
+});
+
+test('Claude Chats: a Merge that would touch a file the user changed and did not commit names that file and changes nothing', async () => {
+  const { repo, panel, listed } = await worktreeChat('blocked', 'greet the world');
+  fs.writeFileSync(path.join(repo, 'hello.py'), "print('my own change')\n");
+  const worktree = listed.worktree?.path;
+  assert.ok(worktree);
+  const before = { checkout: gitState(repo), worktree: gitState(worktree) };
+  const shown = await asUser(['Squash', 'greet the world', undefined], () =>
+    vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+  );
+  assert.deepEqual(
+    shown.map((s) => s.kind),
+    ['quickPick', 'inputBox', 'error'],
+  );
+  const refusal = shown[2];
+  assert.ok(refusal?.kind === 'error' && refusal.modal, `a modal error: ${JSON.stringify(refusal)}`);
+  assert.match(refusal.text, /^Claude: nothing was merged\. .*hello\.py/);
+  assert.equal(refusal.detail, 'uncommitted in your checkout: hello.py');
+  assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('my own change')\n");
+  assert.equal(fs.readFileSync(path.join(worktree, 'hello.py'), 'utf8'), "print('hello, world')\n");
+  assert.deepEqual({ checkout: gitState(repo), worktree: gitState(worktree) }, before);
+  panel.panel.dispose();
+});
+
+test('Claude Chats: Discard, confirmed, ends the chat and removes its worktree and branch', async () => {
+  const { extension } = await api();
+  const { repo, panel, listed } = await worktreeChat('throwaway', 'hello there');
+  const worktree = listed.worktree?.path;
+  assert.ok(worktree && fs.existsSync(worktree));
+  const shown = await asUser(['Discard'], () =>
+    vscode.commands.executeCommand('claudeSidecar.discardWorktree', listed),
+  );
+  assert.deepEqual(shown, [
+    {
+      kind: 'warning',
+      text: 'Discard the worktree throwaway?',
+      modal: true,
+      detail: `The chat ends, and ${worktree} and the branch worktree-throwaway are removed.`,
+      choices: ['Discard'],
+    },
+  ]);
+  assert.equal(fs.existsSync(worktree), false, 'the worktree is gone');
+  assert.equal(git(repo, 'branch', '--list', 'worktree-throwaway'), '', 'and its branch');
+  assert.equal(git(repo, 'worktree', 'list', '--porcelain').includes(worktree), false, 'git forgot it too');
+  await until(
+    () => !extension.chatsView?.getChildren().some((c) => c.channelId === listed.channelId),
+    'the chat leaves the Chats view',
+  );
+  assert.equal(panel.chat.closed, true, "the chat's tab closed with it: its folder is gone");
+});
+
+test('Claude Chats: Discard of work never merged names what would be lost; Discard Anyway removes it', async () => {
+  const { repo, panel, listed } = await worktreeChat('unmerged', 'greet the world');
+  const worktree = listed.worktree?.path;
+  assert.ok(worktree);
+  const shown = await asUser(['Discard', 'Discard Anyway'], () =>
+    vscode.commands.executeCommand('claudeSidecar.discardWorktree', listed),
+  );
+  assert.deepEqual(
+    shown.map((s) => [s.kind, s.modal, s.choices]),
+    [
+      ['warning', true, ['Discard']],
+      ['warning', true, ['Discard Anyway']],
+    ],
+  );
+  const lost = shown[1];
+  assert.ok(lost);
+  assert.equal(lost.text, 'worktree-unmerged has work that was never merged. Discard it anyway?');
+  assert.equal(lost.detail, 'This would be lost:\nuncommitted: hello.py');
+  assert.equal(fs.existsSync(worktree), false, 'the worktree is gone');
+  assert.equal(git(repo, 'branch', '--list', 'worktree-unmerged'), '', 'and its branch');
+  assert.equal(fs.readFileSync(path.join(repo, 'hello.py'), 'utf8'), "print('hello')\n", 'the checkout untouched');
+  assert.equal(panel.chat.closed, true, "the chat's tab closed with it");
+});
+
+test('Claude Chats: a Merge without a git identity shows the command that sets one, Copy Command copies it, and nothing is merged', async () => {
+  const config = vscode.workspace.getConfiguration('claudeSidecar');
+  const env = config.get<Record<string, string>>('env', {});
+  const home = env.HOME;
+  assert.ok(home, 'the settings give the daemon a HOME of its own');
+  // git of the daemon reads no user config (an empty one) and no system config.
+  const empty = path.join(home, 'empty.gitconfig');
+  fs.writeFileSync(empty, '');
+  await config.update(
+    'env',
+    { ...env, GIT_CONFIG_GLOBAL: empty, GIT_CONFIG_NOSYSTEM: '1' },
+    vscode.ConfigurationTarget.Global,
+  );
+  try {
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+    const { repo, panel, listed } = await worktreeChat('anonymous', 'greet the world', gitRepository(false));
+    const before = gitState(repo);
+    const shown = await asUser(['Merge', 'greet the world', 'Copy Command'], () =>
+      vscode.commands.executeCommand('claudeSidecar.mergeWorktree', listed),
+    );
+    assert.deepEqual(
+      shown.map((s) => s.kind),
+      ['quickPick', 'inputBox', 'error'],
+    );
+    const refusal = shown[2];
+    assert.ok(refusal?.kind === 'error' && refusal.modal, `a modal error: ${JSON.stringify(refusal)}`);
+    assert.match(refusal.text, /^Claude: nothing was merged\. Git has no name and email/);
+    const fix = 'git config --global user.name "Your Name" && git config --global user.email you@example.com';
+    assert.equal(refusal.detail, `in a terminal: ${fix}`);
+    assert.deepEqual(refusal.choices, ['Copy Command']);
+    assert.equal(await vscode.env.clipboard.readText(), fix, 'Copy Command put it on the clipboard');
+    assert.equal(gitState(repo), before, 'nothing merged');
+    panel.panel.dispose();
+  } finally {
+    await config.update('env', env, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+  }
 });
 
 /** The entry the extension host calls (extensionTestsPath). */

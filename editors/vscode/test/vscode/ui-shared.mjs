@@ -205,6 +205,8 @@ async function main() {
       const fresh = await newChat(b);
       await send(b, fresh, 'go on');
       const inA = await chatWith(a, SECOND_HALF, 30_000);
+      // In B the new chat is a tab in front of the attached one: the user goes back to it.
+      await b.locator('.tab', { hasText: 'Claude: hello there' }).first().click();
       const inB = await chatWith(b, SECOND_HALF, 30_000);
       for (const chat of [inA, inB]) {
         const text = await chat.locator('.transcript').innerText();

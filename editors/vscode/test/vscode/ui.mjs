@@ -302,8 +302,8 @@ async function main() {
       assert.equal(await page.locator('.tab', { hasText: 'Claude: hello there' }).count(), 1);
     });
     await step('a reload with two chat tabs leaves the user in the one they were in', async () => {
-      // A second chat, in the other editor group; the user goes back to the first chat:
-      // restoring the tabs one by one must not end in the one revived last.
+      // A second chat, a tab beside the first in its group; the user goes back to the first
+      // chat: restoring the tabs one by one must not end in the one revived last.
       await runCommand(page, 'Claude: New Chat');
       await waitFor(async () => (await page.locator('.tab', { hasText: /^Claude$/ }).count()) === 1, 'a new chat tab');
       await waitFor(async () => {
@@ -336,20 +336,25 @@ async function main() {
       const before = await groupOf();
       await screenshot(page, path.join(SHOTS, '9-two-chats-before-reload.png'));
       await reloadWindow(page);
-      // Both chats back: each group shows its chat page.
+      // Both chats back, the one in front with its page drawn.
       await waitFor(
         async () => {
-          let pages = 0;
-          for (const frame of page.frames())
-            pages += await frame
-              .locator('textarea.prompt')
-              .count()
-              .catch(() => 0);
-          return pages === 2;
+          for (const frame of page.frames()) {
+            if (
+              (await frame
+                .locator('textarea.prompt')
+                .count()
+                .catch(() => 0)) &&
+              (await frame.getByText('Greeting changed.').count())
+            )
+              return true;
+          }
+          return false;
         },
-        'both chat pages are shown',
+        'the chat page in front is shown',
         60_000,
       );
+      assert.equal(await page.locator('.tab', { hasText: 'Claude: hello again' }).count(), 1, 'the other one is a tab');
       assert.equal(await groupOf(), before, 'the group the user was in is the active one');
       assert.equal(await activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count(), 1);
       await screenshot(page, path.join(SHOTS, '10-two-chats-after-reload.png'));
