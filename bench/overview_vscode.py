@@ -56,7 +56,11 @@ def run(chats: int = 8, rate: float = 200, seconds: float = 10) -> dict[str, Any
     result: dict[str, Any] = {"chats": chats, "rate": rate, "seconds": seconds, "rounds": {}}
     with tempfile.TemporaryDirectory(prefix="bench-overview-vscode-") as tmp:
         cli = synthetic_cli.wrapper(tmp)
-        rounds = (("view", chats, []), ("explorer", chats, ["--no-view"]), ("one chat", 1, []))
+        rounds: tuple[tuple[str, int, list[str]], ...] = (
+            ("view", chats, []),
+            ("explorer", chats, ["--no-view"]),
+            ("one chat", 1, []),
+        )
         for name, count, extra in rounds:
             editor_vscode.log(f"(o) {count} chat(s) streaming in VS Code: {name} ...")
             load = os.getloadavg()[0]

@@ -1,6 +1,6 @@
 """The benchmark suite: every figure side by side with its peer, measured in the same run.
 
-Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k,l]``
+Run: ``uv run python bench/run.py [--quick] [--only a,b,c,d,e,f,g,h,i,j,k,l,m,n,o]``
 
 Prints one table per section on stdout (progress goes to stderr) and writes everything
 measured, every repeat included, as JSON to ``bench/results/<timestamp>.json`` and
@@ -570,7 +570,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, < 60 s in all")
     parser.add_argument(
-        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m,n", help="sections, e.g. a,b (default all)"
+        "--only", default="a,b,c,d,e,f,g,h,i,j,k,l,m,n,o", help="sections, e.g. a,b (default all)"
     )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
