@@ -268,6 +268,7 @@ def test_plan_approval_and_agent_questions_are_pickers(
         "prompt": "Which color?",
         "input": False,
         "labels": ["Red — warm", "Blue — cold", "Other… — answer in your own words"],
+        "default": "",
     }
     assert "Blue" in repr(model.main_requests[-1]["messages"])
 
