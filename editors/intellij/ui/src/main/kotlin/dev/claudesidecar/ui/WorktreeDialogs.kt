@@ -176,7 +176,7 @@ class WorktreeDialogs(
 
         /** What each strategy makes of the worktree's branch, as the merge form says it. */
         val STRATEGIES = mapOf(
-            Strategy.MERGE.wire to "a merge commit; the agent's commits kept",
+            Strategy.MERGE.wire to "the agent's commits kept, joined by a merge commit when needed",
             Strategy.SQUASH.wire to "one commit with the message below",
             Strategy.REBASE.wire to "the agent's commits replayed on top, no merge commit",
         )
