@@ -122,9 +122,13 @@ class Sandbox(
         put("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     }
 
-    /** A client on the real daemon; no warm pool (each spare costs a CLI) unless [initializationOptions] ask for one. */
+    /**
+     * A client on the real daemon, started in [env] (the sandbox's by default); no warm pool
+     * (each spare costs a CLI) unless [initializationOptions] ask for one.
+     */
     fun client(
         command: List<String> = listOf(Harness.sidecarBin.toString(), "--stdio"),
+        env: Map<String, String?> = this.env,
         editorTools: List<EditorToolBinding> = emptyList(),
         initializationOptions: InitializationOptions = InitializationOptions(warmPool = WarmPoolOptions(size = 0)),
         mode: DaemonMode = DaemonMode.PRIVATE,

@@ -22,11 +22,13 @@ import java.awt.Component
 import java.awt.Dimension
 import javax.swing.DefaultListCellRenderer
 import javax.swing.JComboBox
+import javax.swing.JComponent
 import javax.swing.JDialog
 import javax.swing.JLabel
 import javax.swing.JList
 import javax.swing.JOptionPane
 import javax.swing.JPanel
+import javax.swing.JScrollPane
 import javax.swing.JSplitPane
 import javax.swing.JTextField
 import javax.swing.ListSelectionModel
@@ -69,7 +71,13 @@ class WorktreeDialogs(
     /** Asks for the strategy (and the message of the agent's uncommitted work), then merges. */
     fun merge(channel: ChannelSummary) {
         val worktree = channel.worktree ?: return
-        val strategies = JComboBox(Strategy.entries.map { it.wire }.toTypedArray())
+        val strategies = JComboBox(Strategy.entries.map { it.wire }.toTypedArray()).apply {
+            // git's word, and what it makes of the branch: the words alone do not say.
+            renderer = object : DefaultListCellRenderer() {
+                override fun getListCellRendererComponent(l: JList<*>, value: Any?, i: Int, sel: Boolean, focus: Boolean): Component =
+                    super.getListCellRendererComponent(l, value?.let { "$it — ${STRATEGIES[it]}" }, i, sel, focus)
+            }
+        }
         val message = JTextField(channel.lastPrompt.orEmpty(), 40)
         val form = Column(6).apply {
             add(JLabel("Merge ${worktree.branch} into ${worktree.baseBranch ?: worktree.baseRef} (in ${worktree.root})"))
@@ -77,48 +85,51 @@ class WorktreeDialogs(
             add(JLabel("Commit message (for what the agent did not commit yet, or the squash):"))
             add(message)
         }
-        val chosen = JOptionPane.showConfirmDialog(owner, form, "Merge worktree", JOptionPane.OK_CANCEL_OPTION, JOptionPane.PLAIN_MESSAGE)
-        if (chosen != JOptionPane.OK_OPTION) return
+        // The message is what a user types here: the caret starts in it, and Enter merges.
+        if (ask(MERGE_TITLE, form, JOptionPane.PLAIN_MESSAGE, listOf(MERGE, CANCEL), MERGE, focus = message) != MERGE) return
         val strategy = Strategy.of(strategies.selectedItem as String) ?: Strategy.MERGE
         scope.launch {
             val text = try {
                 merged(mergeWorktree(channel, strategy, message.text.ifBlank { null }))
             } catch (e: SidecarException) {
-                return@launch tell("Not merged", refusal(e), JOptionPane.WARNING_MESSAGE)
+                return@launch tell(NOT_MERGED_TITLE, refusal(e), JOptionPane.WARNING_MESSAGE)
             }
-            tell("Merged", text, JOptionPane.INFORMATION_MESSAGE)
+            tell(MERGED_TITLE, text, JOptionPane.INFORMATION_MESSAGE)
         }
     }
 
     /** Asks to confirm, removes the worktree; when that would lose work, names it and offers force. */
     fun discard(channel: ChannelSummary) {
         val worktree = channel.worktree ?: return
-        val sure = JOptionPane.showConfirmDialog(
-            owner,
-            "End the chat and remove its worktree ${worktree.path} and branch ${worktree.branch}?\n" +
-                "Its session stays on disk (resumable).",
-            "Discard worktree",
-            JOptionPane.OK_CANCEL_OPTION,
+        val sure = ask(
+            DISCARD_TITLE,
+            messageBody(
+                "End the chat and remove its worktree ${worktree.path} and branch ${worktree.branch}?\n" +
+                    "Its session stays on disk (resumable). Work that was never merged is not lost without asking again.",
+            ),
             JOptionPane.WARNING_MESSAGE,
+            listOf(DISCARD, CANCEL),
+            DISCARD,
         )
-        if (sure != JOptionPane.OK_OPTION) return
+        if (sure != DISCARD) return
         scope.launch {
             try {
                 removeWorktree(channel, force = false)
             } catch (e: SidecarException) {
-                if (e.error != ErrorName.UNMERGED_WORK) return@launch tell("Not discarded", refusal(e), JOptionPane.ERROR_MESSAGE)
-                val force = JOptionPane.showConfirmDialog(
-                    owner,
-                    refusal(e) + "\n\nDiscard anyway? This work is lost.",
-                    "Discard unmerged work",
-                    JOptionPane.OK_CANCEL_OPTION,
+                if (e.error != ErrorName.UNMERGED_WORK) return@launch tell(NOT_DISCARDED_TITLE, refusal(e), JOptionPane.ERROR_MESSAGE)
+                // This one loses work: Enter (or a hasty click on the default) keeps it.
+                val force = ask(
+                    DISCARD_UNMERGED_TITLE,
+                    messageBody(refusal(e) + "\n\nDiscard anyway? This work is lost."),
                     JOptionPane.WARNING_MESSAGE,
+                    listOf(DISCARD_ANYWAY, CANCEL),
+                    CANCEL,
                 )
-                if (force != JOptionPane.OK_OPTION) return@launch
+                if (force != DISCARD_ANYWAY) return@launch
                 try {
                     removeWorktree(channel, force = true)
                 } catch (again: SidecarException) {
-                    tell("Not discarded", refusal(again), JOptionPane.ERROR_MESSAGE)
+                    tell(NOT_DISCARDED_TITLE, refusal(again), JOptionPane.ERROR_MESSAGE)
                 }
             }
         }
@@ -132,12 +143,71 @@ class WorktreeDialogs(
     suspend fun removeWorktree(channel: ChannelSummary, force: Boolean): RemoveWorktreeResult =
         client.request(Methods.REMOVE_WORKTREE, RemoveWorktreeParams(channel.channelId, if (force) true else null))
 
-    private fun tell(title: String, text: String, kind: Int) = JOptionPane.showMessageDialog(owner, text, title, kind)
+    private fun tell(title: String, text: String, kind: Int) = JOptionPane.showMessageDialog(owner, messageBody(text), title, kind)
+
+    /**
+     * A modal question over [owner] with [options] as its buttons, [initial] the default one
+     * (Enter); [focus], if any, has the caret. The option chosen, or null when closed.
+     */
+    private fun ask(title: String, body: Any, kind: Int, options: List<String>, initial: String, focus: JComponent? = null): String? {
+        val pane = object : JOptionPane(body, kind, DEFAULT_OPTION, null, options.toTypedArray(), initial) {
+            override fun selectInitialValue() {
+                super.selectInitialValue() // makes [initial] the default button
+                focus?.requestFocusInWindow()
+            }
+        }
+        val dialog = pane.createDialog(owner, title)
+        dialog.isVisible = true
+        dialog.dispose()
+        return pane.value as? String
+    }
 
     companion object {
-        /** What a merge did: "Merged worktree-x into main (squash): 2 files, commit 1a2b3c4." */
+        const val MERGE_TITLE = "Merge worktree"
+        const val MERGED_TITLE = "Merged"
+        const val NOT_MERGED_TITLE = "Not merged"
+        const val DISCARD_TITLE = "Discard worktree"
+        const val DISCARD_UNMERGED_TITLE = "Discard unmerged work"
+        const val NOT_DISCARDED_TITLE = "Not discarded"
+        const val MERGE = "Merge"
+        const val DISCARD = "Discard"
+        const val DISCARD_ANYWAY = "Discard anyway"
+        const val CANCEL = "Cancel"
+
+        /** What each strategy makes of the worktree's branch, as the merge form says it. */
+        val STRATEGIES = mapOf(
+            Strategy.MERGE.wire to "the agent's commits kept, joined by a merge commit when needed",
+            Strategy.SQUASH.wire to "one commit with the message below",
+            Strategy.REBASE.wire to "the agent's commits replayed on top, no merge commit",
+        )
+
+        /** Lines a message shows before it scrolls: a long file list keeps the dialog (and its buttons) on screen. */
+        const val MAX_LINES = 16
+
+        /**
+         * [text] as a dialog shows it: wrapped, selectable (a file name or the command that
+         * sets git's identity can be copied), scrolled past [MAX_LINES] lines.
+         */
+        fun messageBody(text: String): JComponent {
+            val area = wrappingText(text).apply { columns = 60 }
+            // Laid out at its width once, the wrapped text knows its height.
+            area.size = Dimension(area.preferredSize.width, Short.MAX_VALUE.toInt())
+            val wanted = area.preferredSize
+            val most = area.getFontMetrics(area.font).height * MAX_LINES
+            if (wanted.height <= most) return area
+            return JScrollPane(area).apply {
+                border = null
+                isOpaque = false
+                viewport.isOpaque = false
+                horizontalScrollBarPolicy = JScrollPane.HORIZONTAL_SCROLLBAR_NEVER
+                preferredSize = Dimension(wanted.width + verticalScrollBar.preferredSize.width, most)
+            }
+        }
+
+        /** What a merge did: "Merged into main (squash): 2 files changed; main is now at 1a2b3c4." */
         fun merged(result: MergeWorktreeResult): String =
-            "Merged into ${result.target} (${result.strategy.wire}): ${result.files.size} file(s), now at ${result.commit.take(7)}." +
+            "Merged into ${result.target} (${result.strategy.wire}): ${result.files.size} file${if (result.files.size == 1) "" else "s"} " +
+                "changed; ${result.target} is now at ${result.commit.take(7)}." +
                 (result.committed?.let { "\nThe agent's uncommitted work was committed first (${it.take(7)})." } ?: "")
 
         /** Why the daemon refused, with the files or commits it named, one a line. */
@@ -189,7 +259,7 @@ class WorktreeReview(val changes: WorktreeChangesResult) : JPanel(BorderLayout()
             "${changes.files.size} file(s), +${changes.added} −${changes.deleted}" +
             (if (changes.commits.isEmpty()) "" else ", ${changes.commits.size} commit(s)")
         add(JLabel(head).apply { border = padding(6, 8, 6, 8) }, BorderLayout.NORTH)
-        val split = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, javax.swing.JScrollPane(files), right).apply { dividerLocation = 300 }
+        val split = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, JScrollPane(files), right).apply { dividerLocation = 300 }
         add(split, BorderLayout.CENTER)
         files.addListSelectionListener { if (!it.valueIsAdjusting) show(files.selectedValue) }
         if (changes.files.isNotEmpty()) files.selectedIndex = 0 else right.add(JLabel("  Nothing changed."), BorderLayout.NORTH)

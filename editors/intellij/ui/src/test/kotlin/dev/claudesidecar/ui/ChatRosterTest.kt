@@ -5,15 +5,12 @@ import dev.claudesidecar.core.Model
 import dev.claudesidecar.core.Recorder
 import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
-import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.assumeFeature
 import dev.claudesidecar.core.protocol.ChannelSummary
-import dev.claudesidecar.core.protocol.ErrorName
 import dev.claudesidecar.core.protocol.NewChannelParams
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.protocol.PermissionDecision
-import dev.claudesidecar.core.protocol.Strategy
 import dev.claudesidecar.core.protocol.WorktreeOptions
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterEach
@@ -22,21 +19,18 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
-import org.junit.jupiter.api.assertThrows
 import java.awt.Window
 import javax.swing.JButton
 import javax.swing.JDialog
 import javax.swing.JFrame
 import javax.swing.SwingUtilities
-import kotlin.io.path.readText
 import kotlin.io.path.writeText
 
 /**
  * The chat list ("who needs you") against the real daemon and CLI, in a git repository:
  * a chat waiting for a permission comes first and is counted in the heading; a worktree chat
- * shows its branch and what it changed; Review lists its files with the selected file's diff;
- * Merge brings them into the checkout; Discard names the unmerged work it would lose. In the
- * app: New chat in worktree… names the worktree after the task's first words and sends the
+ * shows its branch and what it changed; Review lists its files with the selected file's diff
+ * (Merge… and Discard…: WorktreeDialogsTest). In the app: New chat in worktree… names the worktree after the task's first words and sends the
  * task; All chats counts the chats waiting, and one no tab shows raises a notice once per
  * wait. Under Xvfb; screenshots in target/screenshots.
  */
@@ -295,32 +289,4 @@ class ChatRosterTest {
     }
 
     private fun reviewOpen() = reviewDialog() != null
-
-    @Test fun `merge brings the agent's file into the checkout`() = test {
-        val p = showPanel()
-        val (_, channel) = notesChat(p)
-        val dialogs = WorktreeDialogs(client, p, kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Default))
-
-        val result = dialogs.mergeWorktree(channel, Strategy.SQUASH, "Add notes")
-
-        assertEquals("print('hello, world')\n", box.workspace.resolve("hello.py").readText())
-        assertEquals(listOf("hello.py"), result.files)
-        assertTrue(WorktreeDialogs.merged(result).startsWith("Merged into main (squash): 1 file(s)"), WorktreeDialogs.merged(result))
-    }
-
-    @Test fun `discard without force names the work it would lose, and with force the chat leaves the list`() = test {
-        val p = showPanel()
-        val (_, channel) = notesChat(p)
-        val dialogs = WorktreeDialogs(client, p, kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Default))
-
-        val refused = assertThrows<SidecarException> { runBlocking { dialogs.removeWorktree(channel, force = false) } }
-        assertEquals(ErrorName.UNMERGED_WORK, refused.error)
-        val said = WorktreeDialogs.refusal(refused)
-        assertTrue("Uncommitted files:\n  hello.py" in said, said)
-
-        val removed = dialogs.removeWorktree(channel, force = true)
-        assertEquals(listOf("hello.py"), removed.discardedFiles)
-        waitFor("the chat gone from the list") { p.table.rowCount == 0 }
-        assertEquals("print('hello')\n", box.workspace.resolve("hello.py").readText(), "nothing of the worktree's reached the checkout")
-    }
 }
