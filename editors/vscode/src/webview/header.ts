@@ -62,6 +62,8 @@ export class Header {
   );
   private readonly meterText = h('span', { class: 'meter-text' });
   private readonly cost = h('span', { class: 'cost', title: 'What this chat has cost so far' });
+  /** A chat in a git worktree says so: its branch (the path in the tooltip). */
+  private readonly branch = h('span', { class: 'header-branch' });
   private shown = '';
   /** The context reading the meter shows (undefined: none drawn yet). */
   private context: ContextReading | null | undefined;
@@ -73,7 +75,7 @@ export class Header {
     this.el = h(
       'header',
       { class: 'header' },
-      h('div', { class: 'header-title', text: 'Claude' }),
+      h('div', { class: 'header-title' }, h('span', { text: 'Claude' }), this.branch),
       h('div', { class: 'header-facts' }, this.meter, this.meterText, this.cost),
       h(
         'div',
@@ -141,7 +143,18 @@ export class Header {
       setOptions(this.mode, modes, mode);
     }
     setText(this.cost, state.totals.costUsd ? formatCost(state.totals.costUsd) : '');
+    this.showWorktree(info);
     if (state.totals.context !== this.context) this.setContext(state.totals.context);
+  }
+
+  /** The worktree's branch beside the title (nothing for a chat in the folder itself). */
+  private showWorktree(info: ChannelInfo | null): void {
+    const worktree = info?.worktree;
+    setText(this.branch, worktree ? `⎇ ${worktree.branch}` : '');
+    this.branch.title = worktree
+      ? `This chat works in its own git worktree, ${worktree.path}, on branch ${worktree.branch}` +
+        (worktree.baseBranch ? ` (from ${worktree.baseBranch})` : '')
+      : '';
   }
 
   /** The context meter: the daemon's reading after the last turn (a resumed chat's from its

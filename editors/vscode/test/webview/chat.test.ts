@@ -756,3 +756,29 @@ describe('page state', () => {
     await host.screenshot('restored');
   });
 });
+
+describe('header', () => {
+  it('says a chat in a worktree runs there: its branch beside the title, the path in the tooltip', async () => {
+    const worktree = {
+      name: 'login-form',
+      path: '/home/dev/project/.claude/worktrees/login-form',
+      branch: 'worktree-login-form',
+      baseRef: 'head',
+      baseCommit: '3f6c1a9e2b7d4c8f0a1e5b6d7c8f9a0b1c2d3e4f',
+      baseBranch: 'main',
+      root: '/home/dev/project',
+    };
+    const host = await openPage();
+    await host.reset(initialState(), { ...INFO, worktree });
+    const branch = host.page.locator('.header-branch');
+    assert.equal(await branch.innerText(), '⎇ worktree-login-form');
+    assert.match(
+      (await branch.getAttribute('title')) ?? '',
+      /\.claude\/worktrees\/login-form, on branch worktree-login-form \(from main\)/,
+    );
+    await host.screenshot('worktree-header');
+
+    await host.reset(initialState(), { ...INFO, worktree: null });
+    assert.equal(await branch.innerText(), '', 'a chat in the folder itself names no branch');
+  });
+});
