@@ -341,3 +341,24 @@ async def test_a_worktree_that_cannot_be_made_is_refused_naming_the_field(
     assert (refused.code, refused.data["field"]) == (-32602, field)
     assert said in refused.message
     assert (await sidecar.request("claude/listChannels", {}))["channels"] == []
+
+
+async def test_a_removed_worktrees_chat_resumes_in_the_main_checkout(
+    sidecar: Sidecar, repo: Path
+) -> None:
+    chat = await open_in_worktree(sidecar, repo, name="alpha")
+    await sidecar.turn(chat["channelId"], "write one")
+    await sidecar.request("claude/removeWorktree", {"channelId": chat["channelId"], "force": True})
+
+    listed = await sidecar.request("claude/listSessions", {"cwd": str(repo)})
+    assert [s["sessionId"] for s in listed["sessions"]] == [chat["sessionId"]]
+    resumed = await sidecar.open_channel(
+        cwd=str(repo), resume=chat["sessionId"], permissionMode="acceptEdits"
+    )
+
+    assert resumed["info"]["worktree"] is None
+    transcript = await sidecar.request("claude/getTranscript", {"channelId": resumed["channelId"]})
+    assert any(e.get("text") == "write one" for e in transcript["entries"])
+    turn = await sidecar.turn(resumed["channelId"], "write two")
+    assert turn.result["subtype"] == "success"
+    assert (repo / "shared.txt").read_text() == "two\n"

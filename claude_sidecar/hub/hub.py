@@ -9,7 +9,7 @@ import itertools
 import logging
 import os
 import uuid as uuidlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -779,6 +779,7 @@ class Hub:
                 if other is channel:
                     exit_info = ended
             await merge.remove(info)
+            await self._bring_sessions_home(info, [c.cwd for c in closed])
         return RemoveWorktreeResult(
             path=info.path,
             branch=info.branch,
@@ -788,6 +789,25 @@ class Hub:
             discarded_files=files,
             closed_channels=[c.id for c in closed],
         )
+
+    async def _bring_sessions_home(self, info: WorktreeInfo, cwds: Sequence[str]) -> None:
+        """Move the sessions recorded in a removed worktree (its root and the folders of
+        its chats) to the same folders of the checkout it was made from, so that the
+        checkout lists them and resumes them there: with the worktree gone, nothing would
+        find them (the CLI looks for a session under the folder it runs in, or a worktree
+        that still exists)."""
+        for cwd in dict.fromkeys([info.path, *cwds]):
+            inside = os.path.relpath(cwd, info.path)
+            if inside.startswith(os.pardir):
+                continue
+            home = os.path.normpath(os.path.join(info.root, inside))
+            try:
+                moved = await self.sessions.move_all(cwd, home)
+            except OSError as e:
+                log.warning("could not move the sessions of %s to %s: %s", cwd, home, e)
+                continue
+            if moved:
+                log.info("moved %d session(s) of removed worktree %s to %s", len(moved), cwd, home)
 
     def _in_worktree(self, info: WorktreeInfo) -> tuple[Channel, ...]:
         """The open chats that run in the worktree ``info`` (a fork shares its source's)."""

@@ -33,9 +33,11 @@ _REMINDER_CLOSE = "</system-reminder>"
 # it in a trailing role:"system" message ("Primary working directory: /x");
 # older versions put "Working directory: /x" in the system prompt.  Both are
 # searched, the more specific phrase first.
+# A session resumed in another folder than it was recorded in says both:
+# "Primary working directory: /repo (was /repo/.claude/worktrees/alpha)" (CLI 2.1.330).
 _CWD_PATTERNS = (
-    re.compile(r"Primary working directory: *([^\n]+)"),
-    re.compile(r"(?<![A-Za-z])Working directory: *([^\n]+)"),
+    re.compile(r"Primary working directory: *([^\n]+?)(?: \(was [^\n]*\))?$", re.MULTILINE),
+    re.compile(r"(?<![A-Za-z])Working directory: *([^\n]+?)(?: \(was [^\n]*\))?$", re.MULTILINE),
 )
 # The CLI's compaction requests (/compact, an automatic compaction, a compaction of the
 # recent part only) ask for the summary in a user message with this sentence (CLI 2.1.233
@@ -162,13 +164,14 @@ def _texts(body: dict[str, Any]) -> Iterable[str]:
 
 
 def find_cwd(body: dict[str, Any]) -> str | None:
-    """The working directory the CLI reports in its environment section, if any."""
+    """The working directory the CLI reports in its environment section, if any: the
+    last one stated (a resumed conversation carries the one it was recorded in too, and a
+    chat resumed elsewhere, e.g. from a removed worktree, runs in the latest)."""
     texts = list(_texts(body))
     for pattern in _CWD_PATTERNS:
-        for text in texts:
-            m = pattern.search(text)
-            if m:
-                return m.group(1).strip()
+        found = [m.group(1).strip() for text in texts for m in pattern.finditer(text)]
+        if found:
+            return found[-1]
     return None
 
 

@@ -15,7 +15,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from claude_sidecar.cli.paths import claude_home, find_session_files, session_exists, session_file
+from claude_sidecar.cli.paths import (
+    claude_home,
+    existing_project_dir,
+    find_session_files,
+    project_dir,
+    session_exists,
+    session_file,
+    session_files,
+)
 from claude_sidecar.conversation.stored import unreadable_notice
 from claude_sidecar.protocol.api import Entry, History, SessionPage, SessionSummary
 from claude_sidecar.protocol.errors import SessionNotFound, SidecarError
@@ -90,6 +98,34 @@ class SessionStore:
             return None
 
         return await asyncio.to_thread(find)
+
+    async def move_all(self, source_cwd: str, target_cwd: str) -> builtins.list[str]:
+        """Move every session stored for ``source_cwd`` (each file with its folder of
+        sub-agent transcripts) to where the CLI keeps ``target_cwd``'s: the sessions of a
+        worktree about to disappear, kept where its checkout lists and resumes them. A
+        session the target has already stays where it was. The ids moved."""
+        home, config_dir = self._home()
+
+        def move() -> builtins.list[str]:
+            source = existing_project_dir(home, source_cwd, config_dir)
+            if source is None:
+                return []
+            target = existing_project_dir(home, target_cwd, config_dir) or project_dir(
+                home, target_cwd, config_dir=config_dir
+            )
+            moved: builtins.list[str] = []
+            for path in sorted(session_files(source)):
+                if (target / path.name).exists():
+                    continue
+                target.mkdir(parents=True, exist_ok=True)
+                folder = path.with_suffix("")
+                if folder.is_dir() and not (target / folder.name).exists():
+                    os.replace(folder, target / folder.name)
+                os.replace(path, target / path.name)
+                moved.append(path.stem)
+            return moved
+
+        return await asyncio.to_thread(move)
 
     async def list(self, cwd: str | None, limit: int, cursor: str | None) -> SessionPage:
         """The sessions the CLI stored for ``cwd`` (None: every directory), newest first."""

@@ -111,9 +111,13 @@ async def _both(
     async def keep(index: int, call: Awaitable[git.Output]) -> None:
         outputs[index] = await call
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(keep, 0, first)
-        group.start_soon(keep, 1, second)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(keep, 0, first)
+            group.start_soon(keep, 1, second)
+    except ExceptionGroup as failed:
+        # A git command's own error is what callers handle (the other is cancelled with it).
+        raise failed.exceptions[0] from failed
     return outputs[0], outputs[1]
 
 
