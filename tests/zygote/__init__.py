@@ -20,7 +20,7 @@ What differs from a daemon started directly, and what covers it:
   (``runtime.host.HOST``); the modules read nothing else of it at import.
 Starting the daemon itself (imports, ``python -m``, console scripts) stays covered by the
 tests that start it directly: tests/install, the shared daemon's ``serve`` (and the one
-``connect`` starts), the ACP agent, the demo and doctor, the tests marked
+``connect`` starts), the ACP agent under acpx, the demo and doctor, the tests marked
 ``real_daemon_process``, and the cross-release run's other daemon.
 ``SIDECAR_TEST_NO_ZYGOTE=1`` starts every daemon of a run directly.
 """
