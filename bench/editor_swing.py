@@ -44,29 +44,45 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_SH = ROOT / "editors" / "intellij" / "scripts" / "test.sh"
 
 
-def run(quick: bool = False) -> dict[str, Any]:
-    """Section (i): the panel and the plain text area, same stream, same keys, interleaved."""
+def maven_missing() -> dict[str, Any] | None:
+    """``{"unavailable": why}`` when java or mvn is not installed; None when both are."""
     missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
     if missing:
         return {"unavailable": f"{' and '.join(missing)} not found (OpenJDK 17+, Maven 3.8+)"}
+    return None
+
+
+def bench_command(test: str, *properties: str) -> list[str]:
+    """The command that builds the ui module and runs its bench class ``test`` (through the
+    client's own test.sh: Xvfb when there is no display) with ``-D`` ``properties``."""
+    return [
+        "bash",
+        str(TEST_SH),
+        "-pl",
+        "ui",
+        "-am",
+        f"-Dtest={test}",
+        "-Dsurefire.failIfNoSpecifiedTests=false",
+        # test.sh runs `verify`: not the standalone app's jar tests (failsafe) here.
+        "-DskipITs",
+        *properties,
+    ]
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Section (i): the panel and the plain text area, same stream, same keys, interleaved."""
+    if unavailable := maven_missing():
+        return unavailable
     size, rounds = (20_000, 1) if quick else (60_000, 3)
     with tempfile.TemporaryDirectory(prefix="bench-swing-") as tmp:
         out = Path(tmp) / "swing.json"
-        command = [
-            "bash",
-            str(TEST_SH),
-            "-pl",
-            "ui",
-            "-am",
-            "-Dtest=StreamingBench",
-            "-Dsurefire.failIfNoSpecifiedTests=false",
-            # test.sh runs `verify`: not the standalone app's jar tests (failsafe) here.
-            "-DskipITs",
+        command = bench_command(
+            "StreamingBench",
             "-Dsidecar.bench=true",
             f"-Dsidecar.bench.chars={size}",
             f"-Dsidecar.bench.rounds={rounds}",
             f"-Dsidecar.bench.out={out}",
-        ]
+        )
         print(
             f"(i) Swing panel: {rounds} warm turn(s) of each renderer after a cold one, "
             f"{size:,} characters (editors/intellij/scripts/test.sh, Maven) ...",

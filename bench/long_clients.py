@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import editor_swing
 import editor_vscode
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SH = ROOT / "editors" / "intellij" / "scripts" / "test.sh"
 
 
 def log(message: str) -> None:
@@ -80,27 +79,19 @@ def vscode(sizes: list[int], scroll_s: float) -> dict[str, Any]:
 
 def swing(sizes: list[int]) -> dict[str, Any]:
     """The Swing panel at each size: ``{"sizes": [figures per size]}`` or ``{"unavailable"}``."""
-    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-    if missing:
-        return {"unavailable": f"{' and '.join(missing)} not found (OpenJDK 17+, Maven 3.8+)"}
+    if unavailable := editor_swing.maven_missing():
+        return unavailable
     log(f"(l) Swing: {', '.join(f'{s:,}' for s in sizes)} entries (LongSessionBench, Maven) ...")
     with tempfile.TemporaryDirectory(prefix="bench-long-swing-") as tmp:
         out = Path(tmp) / "long.json"
         done = subprocess.run(
-            [
-                "bash",
-                str(TEST_SH),
-                "-pl",
-                "ui",
-                "-am",
-                "-Dtest=LongSessionBench",
-                "-Dsurefire.failIfNoSpecifiedTests=false",
-                "-DskipITs",
+            editor_swing.bench_command(
+                "LongSessionBench",
                 "-Dsidecar.bench.long=true",
                 f"-Dsidecar.bench.sizes={','.join(map(str, sizes))}",
                 "-Dsidecar.bench.modes=paged",
                 f"-Dsidecar.bench.out={out}",
-            ],
+            ),
             capture_output=True,
             text=True,
             timeout=1800 + len(sizes) * 600,

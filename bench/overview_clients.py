@@ -47,13 +47,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import editor_swing
 import synthetic_cli
 from editor_nvim import PLUGIN, EmbeddedNvim
 from rpc_client import Peer, track
 from shared import CONNECT, SharedRun, _wait_for_socket
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_SH = ROOT / "editors" / "intellij" / "scripts" / "test.sh"
 
 
 def _until(what: str, condition: Callable[[], Any], timeout: float) -> Any:
@@ -231,24 +231,15 @@ def nvim_round(chats: int, rate: float, seconds: float) -> dict[str, Any]:
 
 def swing_round(chats: int, rate: float, seconds: float) -> dict[str, Any]:
     """The Swing app with All chats open while the chats stream (OverviewBench)."""
-    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-    if missing:
-        return {"unavailable": f"{' and '.join(missing)} not found (OpenJDK 17+, Maven 3.8+)"}
+    if unavailable := editor_swing.maven_missing():
+        return unavailable
     streams = Streams(chats)
     files = Path(streams.tmp)
     ready, go, going = files / "ready", files / "go", files / "going"
     done, out = files / "done", files / "swing.json"
     log = files / "maven.log"
-    command = [
-        "bash",
-        str(TEST_SH),
-        "-pl",
-        "ui",
-        "-am",
-        "-Dtest=OverviewBench",
-        "-Dsurefire.failIfNoSpecifiedTests=false",
-        # test.sh runs `verify`: not the standalone app's jar tests (failsafe) here.
-        "-DskipITs",
+    command = editor_swing.bench_command(
+        "OverviewBench",
         "-Dsidecar.bench.overview=true",
         f"-Dsidecar.bench.chats={chats}",
         f"-Dsidecar.bench.daemon={shlex.join(streams.connect)}",
@@ -257,7 +248,7 @@ def swing_round(chats: int, rate: float, seconds: float) -> dict[str, Any]:
         f"-Dsidecar.bench.going={going}",
         f"-Dsidecar.bench.done={done}",
         f"-Dsidecar.bench.out={out}",
-    ]
+    )
     print(
         "(n) Swing app: building with Maven (editors/intellij/scripts/test.sh) ...",
         file=sys.stderr,

@@ -130,6 +130,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min((cpus or 1) + 1, 8)
 
 
+NO_ZYGOTE = "SIDECAR_TEST_NO_ZYGOTE"
+"""Set (to anything): every daemon of the run starts directly, as users start it."""
+
+
 @pytest.fixture(scope="session")
 def zygote_socket() -> Iterator[str | None]:
     """This worker's fork server (tests/zygote), or None where it cannot run: another
@@ -139,10 +143,6 @@ def zygote_socket() -> Iterator[str | None]:
         return
     with zygote.serving() as socket:
         yield socket
-
-
-NO_ZYGOTE = "SIDECAR_TEST_NO_ZYGOTE"
-"""Set (to anything): every daemon of the run starts directly, as users start it."""
 
 
 @pytest.fixture(autouse=True)

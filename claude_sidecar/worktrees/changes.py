@@ -9,10 +9,10 @@ ordinary ``git diff``, with renames found and binary files known to git.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -72,7 +72,9 @@ class _Entry:
 
 async def _entries(path: str, base: str, tree: str) -> list[_Entry]:
     """Every file that differs between ``base`` and ``tree``, with its +/- counts."""
-    raw, numstat = await _both(
+    # Both at once; a failure of either is raised as it is (gather, not a task group's
+    # ExceptionGroup, which callers would not catch as the git error it holds).
+    raw, numstat = await asyncio.gather(
         git.run(path, "diff", "--raw", "-z", "-M", "--no-abbrev", base, tree),
         git.run(path, "diff", "--numstat", "-z", "-M", base, tree),
     )
@@ -100,25 +102,6 @@ async def _entries(path: str, base: str, tree: str) -> list[_Entry]:
             entries[n].added, entries[n].deleted = int(added), int(deleted)
         n += 1
     return entries
-
-
-async def _both(
-    first: Awaitable[git.Output], second: Awaitable[git.Output]
-) -> tuple[git.Output, git.Output]:
-    """Run two git commands at once; their outputs in order."""
-    outputs: dict[int, git.Output] = {}
-
-    async def keep(index: int, call: Awaitable[git.Output]) -> None:
-        outputs[index] = await call
-
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(keep, 0, first)
-            group.start_soon(keep, 1, second)
-    except ExceptionGroup as failed:
-        # A git command's own error is what callers handle (the other is cancelled with it).
-        raise failed.exceptions[0] from failed
-    return outputs[0], outputs[1]
 
 
 async def counted(info: WorktreeInfo) -> tuple[list[WorktreeFileCount], int, int]:

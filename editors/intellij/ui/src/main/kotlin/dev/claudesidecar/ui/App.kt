@@ -20,6 +20,7 @@ import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.swing.Swing
 import java.awt.BorderLayout
+import java.awt.Container
 import java.awt.Dimension
 import java.awt.Toolkit
 import java.awt.event.ActionEvent
@@ -261,22 +262,15 @@ class App(
      */
     fun showAttachDialog() {
         attachDialog?.let { return it.toFront() }
-        val dialog = JDialog(frame, "Attach to a running chat", false)
-        lateinit var list: RunningChatList
-        list = RunningChatList(client) { channel ->
+        lateinit var dialog: JDialog
+        val list = RunningChatList(client) { channel ->
             dialog.dispose()
             attach(channel)
         }
-        dialog.contentPane = list
-        dialog.addWindowListener(object : WindowAdapter() {
-            override fun windowClosed(e: WindowEvent) {
-                list.dispose()
-                attachDialog = null
-            }
-        })
-        dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
-        dialog.pack()
-        dialog.setLocationRelativeTo(frame)
+        dialog = toolWindow("Attach to a running chat", list) {
+            list.dispose()
+            attachDialog = null
+        }
         attachDialog = dialog
         dialog.isVisible = true
         list.load()
@@ -288,23 +282,29 @@ class App(
      */
     fun showChatList() {
         chatList?.let { return it.toFront() }
-        val dialog = JDialog(frame, "Chats", false)
         val panel = ChatRosterPanel(client) { channel -> attach(channel) }
+        val dialog = toolWindow("Chats", panel) {
+            panel.dispose()
+            chatList = null
+        }
         panel.heading.addPropertyChangeListener("text") { dialog.title = panel.heading.text }
-        dialog.contentPane = panel
-        dialog.addWindowListener(object : WindowAdapter() {
-            override fun windowClosed(e: WindowEvent) {
-                panel.dispose()
-                chatList = null
-            }
-        })
-        dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
-        dialog.pack()
-        dialog.setLocationRelativeTo(frame)
         chatList = dialog
         chatsChanged(chats) // the list shows every waiting chat: their notices go
         dialog.isVisible = true
         panel.start()
+    }
+
+    /** A window of the app's own beside its frame (not modal), showing [content]; [closed] runs once it is closed. */
+    private fun toolWindow(title: String, content: Container, closed: () -> Unit): JDialog {
+        val dialog = JDialog(frame, title, false)
+        dialog.contentPane = content
+        dialog.addWindowListener(object : WindowAdapter() {
+            override fun windowClosed(e: WindowEvent) = closed()
+        })
+        dialog.defaultCloseOperation = JDialog.DISPOSE_ON_CLOSE
+        dialog.pack()
+        dialog.setLocationRelativeTo(frame)
+        return dialog
     }
 
     /**

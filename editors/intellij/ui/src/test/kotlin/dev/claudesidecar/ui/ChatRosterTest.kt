@@ -126,14 +126,7 @@ class ChatRosterTest {
     }
 
     @Test fun `in the app, All chats lists a worktree chat opened there, and Open selects its tab`() = test {
-        val app = onEdt {
-            FlatLightLaf.setup()
-            App(client, box.cwd).also {
-                it.frame.setSize(1000, 700)
-                it.show(firstChat = false)
-            }
-        }
-        try {
+        withApp { app ->
             onEdt { app.openChat("Plain") }
             onEdt { app.openChat("⎇ search", worktree = WorktreeOptions(name = "search")) }
             waitFor("both chats open") { app.panels.size == 2 && app.panels.all { it.chat != null } }
@@ -152,13 +145,6 @@ class ChatRosterTest {
 
             assertEquals(1, onEdt { app.tabs.selectedIndex }, "the worktree chat's own tab, not a second copy")
             assertEquals(2, onEdt { app.panels.size })
-        } finally {
-            onEdt {
-                app.chatList?.dispose()
-                app.panels.forEach { p -> p.chat?.pid?.let { synchronized(pids) { pids += it.toLong() } } }
-                app.panels.forEach { it.dispose() }
-                app.frame.dispose()
-            }
         }
     }
 
