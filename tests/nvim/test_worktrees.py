@@ -157,11 +157,20 @@ def test_m_in_the_list_merges_the_branch_into_the_users_checkout(
     open_list(repo_editor)
     list_line_with(repo_editor, "on worktree-gamma")
 
+    repo_editor.lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
     repo_editor.nvim.input("m")
     repo_editor.wait(lambda: repo_editor.questions(), what="the strategy question")
     repo_editor.answer("squash")
-    repo_editor.wait(lambda: (workspace / "feature.py").exists(), what="the merged file")
+    # The notice comes with the daemon's answer; the file alone appears before the squash commits.
+    said = repo_editor.wait(
+        lambda: next(
+            (m for m in repo_editor.lua_as(list[str], "return _G.notes") if "squash of" in m),
+            None,
+        ),
+        what="the notice of the merge",
+    )
 
+    assert "squash of worktree-gamma into main: 1 file, now " in said
     assert (workspace / "feature.py").read_text() == "feature = True\n"
     assert git(workspace, "log", "-1", "--format=%s").strip() == "add the feature"
     assert git(workspace, "status", "--porcelain") == ""
