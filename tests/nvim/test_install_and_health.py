@@ -256,8 +256,8 @@ def test_checkhealth_reports_the_cli_the_daemon_runs_before_and_while_it_runs(
         assert (
             "OK CLI authentication: api_key from ANTHROPIC_API_KEY, API at http://127.0.0.1:"
             in report
-        )
-        assert "ERROR" not in report and "WARNING" not in report
+        ), report
+        assert "ERROR" not in report and "WARNING" not in report, report
     assert "daemon not running" in before
     assert f"OK daemon running, pid {editor.daemon_pid()}" in running
 

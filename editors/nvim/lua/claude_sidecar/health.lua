@@ -2,6 +2,8 @@
 local M = {}
 
 local PROBE_TIMEOUT_MS = 30000
+-- The doctor's own hang guard for `claude auth status` is 25 s, after its Python start.
+local DOCTOR_TIMEOUT_MS = 60000
 
 --- Start `cmd` once, ask it `initialize` (no warm pool: nothing is spawned) and shut it down.
 ---@return table|nil server as rpc.describe_initialize gives it
@@ -93,7 +95,7 @@ local function doctor(cmd)
   if not ok then
     return nil, tostring(job)
   end
-  local done = job:wait(PROBE_TIMEOUT_MS)
+  local done = job:wait(DOCTOR_TIMEOUT_MS)
   local decoded, report = pcall(vim.json.decode, done.stdout or "")
   if not decoded or type(report) ~= "table" then
     return nil,
