@@ -16,13 +16,16 @@ config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with i
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 from pathlib import Path
 
 from claude_sidecar.protocol.api import WorktreeInfo, WorktreeOptions
-from claude_sidecar.protocol.errors import InvalidParams
+from claude_sidecar.protocol.errors import GitFailed, InvalidParams
 from claude_sidecar.worktrees import git
+
+log = logging.getLogger(__name__)
 
 WORKTREES_DIR = Path(".claude", "worktrees")
 BRANCH_PREFIX = "worktree-"
@@ -273,6 +276,58 @@ async def find(cwd: str) -> WorktreeInfo | None:
         base_branch=base_branch,
         root=main.path,
     )
+
+
+def _main_toplevel(cwd: str) -> Path | None:
+    """The top of the checkout ``cwd`` is in, when worktrees of this layout may have been
+    made from it (it holds ``.claude/worktrees``): found on disk, so that a listing of a
+    folder without any worktree costs no git command."""
+    folder = Path(os.path.abspath(cwd))
+    for top in (folder, *folder.parents):
+        if os.path.lexists(top / ".git"):
+            return top if (top / WORKTREES_DIR).is_dir() else None
+    return None
+
+
+async def worktree_folders(cwd: str) -> list[tuple[str, str]]:
+    """The worktrees of this layout made from the main checkout ``cwd`` is in, each as its
+    name and ``cwd``'s counterpart in it (the same subfolder: where a chat opened from
+    ``cwd`` in that worktree runs, and so where the CLI stores its sessions). None when
+    ``cwd`` is not in a main checkout, or no worktree exists (registered with git and on
+    disk)."""
+    top = _main_toplevel(cwd)
+    if top is None:
+        return []
+    try:
+        checkouts = await git.checkouts(str(top))
+    except GitFailed as e:
+        log.info("worktrees of %s not listed: %s", top, e.message)
+        return []
+    main = Path(checkouts[0].path)
+    prefix = os.path.relpath(os.path.realpath(cwd), os.path.realpath(main))
+    if prefix == os.pardir or prefix.startswith(os.pardir + os.sep):
+        return []  # a linked worktree, not the main checkout
+    names = await _recorded_names(str(main))
+    found: list[tuple[str, str]] = []
+    for checkout in checkouts[1:]:
+        path = Path(checkout.path)
+        if path.parent != main / WORKTREES_DIR or not path.is_dir():
+            continue
+        name = names.get(checkout.branch or "", path.name)
+        found.append((name, os.path.normpath(path / prefix)))
+    return found
+
+
+async def _recorded_names(root: str) -> dict[str, str]:
+    """The worktree name the daemon recorded for each branch (``create``), by branch."""
+    out = await git.run(
+        root, "config", "-z", "--get-regexp", rf"^branch\..*\.{_NAME.lower()}$", ok=(0, 1)
+    )
+    names: dict[str, str] = {}
+    for field in out.fields():
+        key, _, value = field.partition("\n")
+        names[key.removeprefix("branch.").removesuffix(f".{_NAME.lower()}")] = value
+    return names
 
 
 async def rebase_onto(info: WorktreeInfo, commit: str) -> WorktreeInfo:
