@@ -10,7 +10,8 @@ The daemon makes the worktree with git itself rather than through ``--worktree``
 CLI's base is only ``fresh`` or ``head`` (its ``worktree.baseRef`` setting; no other
 ref), it silently re-enters a worktree whose name is in use, and it reports neither the
 branch nor the base commit. What the daemon knows of the base is kept in the branch's git
-config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with it).
+config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with it). A base
+of ``fresh`` is origin's default branch as origin has it now: origin is fetched first.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import os
 import secrets
 from pathlib import Path
 
+import anyio
+
 from claude_sidecar.protocol.api import WorktreeInfo, WorktreeOptions
 from claude_sidecar.protocol.errors import GitFailed, InvalidParams
 from claude_sidecar.worktrees import git
@@ -29,6 +32,8 @@ log = logging.getLogger(__name__)
 
 WORKTREES_DIR = Path(".claude", "worktrees")
 BRANCH_PREFIX = "worktree-"
+FETCH_TIMEOUT = 20.0
+"""How long a worktree from ``fresh`` waits for the fetch of origin (seconds)."""
 # The branch's git config keys where the base is kept.
 _NAME, _BASE_REF = "sidecarName", "sidecarBaseRef"
 _BASE_COMMIT, _BASE_BRANCH = "sidecarBaseCommit", "sidecarBaseBranch"
@@ -85,6 +90,14 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
         out = await git.run(repo.toplevel, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1))
         return commit, out.text if out.code == 0 else None
     if base_ref == "fresh":
+        unfetched = await _fetch_origin(repo)
+        if unfetched is not None:
+            log.warning(
+                "worktree from fresh: origin of %s not fetched (%s); starting from origin's "
+                "branches as last fetched",
+                repo.main_root,
+                unfetched,
+            )
         # origin's default branch, as the CLI finds it: origin/HEAD, else main or master.
         out = await git.run(
             repo.toplevel,
@@ -100,9 +113,10 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
             commit = await git.rev(repo.toplevel, f"refs/remotes/{remote}")
             if commit is not None:
                 return commit, await _local_branch(repo, remote.removeprefix("origin/"))
+        why = "" if unfetched is None else f" (fetching origin failed: {unfetched})"
         raise InvalidParams(
             field,
-            "is fresh, but the repository has no origin/<default branch>",
+            f"is fresh, but the repository has no origin/<default branch>{why}",
             "fetch origin first, or start from head or a named ref",
         )
     commit = await git.rev(repo.toplevel, base_ref)
@@ -117,6 +131,19 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
     if await git.rev(repo.toplevel, f"refs/remotes/{base_ref}") is not None:
         return commit, await _local_branch(repo, base_ref.split("/", 1)[-1])
     return commit, None
+
+
+async def _fetch_origin(repo: Repository) -> str | None:
+    """Fetch origin, so that ``fresh`` is origin's default branch as it is now, not as last
+    fetched; at most :data:`FETCH_TIMEOUT`. None when fetched, else why not (offline, no
+    origin, no answer in time: the caller goes on with the refs as they are)."""
+    with anyio.move_on_after(FETCH_TIMEOUT) as waited:
+        out = await git.run(repo.toplevel, "fetch", "--quiet", "origin", check=False)
+    if waited.cancelled_caught:
+        return f"no answer within {FETCH_TIMEOUT:g} s"
+    if out.code != 0:
+        return out.stderr[:300] or f"git fetch exited with {out.code}"
+    return None
 
 
 async def _local_branch(repo: Repository, name: str) -> str | None:
