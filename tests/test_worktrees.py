@@ -12,6 +12,7 @@ import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
 from tests.harness import Sidecar, StartSidecar
+from tests.test_listing_partial import SMALL, long_session
 from tests.worktree_repo import git, make_repo, state
 
 
@@ -362,3 +363,55 @@ async def test_a_removed_worktrees_chat_resumes_in_the_main_checkout(
     turn = await sidecar.turn(resumed["channelId"], "write two")
     assert turn.result["subtype"] == "success"
     assert (repo / "shared.txt").read_text() == "two\n"
+
+
+async def test_the_sessions_of_a_checkouts_worktrees_are_listed_with_it_naming_the_worktree(
+    sidecar: Sidecar, repo: Path
+) -> None:
+    """The CLI stores a worktree chat's session under the worktree's own folder; the
+    picker of the checkout it was made from lists it too, saying which worktree."""
+    in_worktree = await open_in_worktree(sidecar, repo, name="feature/alpha")
+    await sidecar.turn(in_worktree["channelId"], "write one")
+    await sidecar.request("claude/closeChannel", {"channelId": in_worktree["channelId"]})
+    at_home, _ = await sidecar.chat(str(repo), "hello", permissionMode="acceptEdits")
+
+    listed = await sidecar.request("claude/listSessions", {"cwd": str(repo)})
+    inside = await sidecar.request(
+        "claude/listSessions", {"cwd": in_worktree["info"]["worktree"]["path"]}
+    )
+
+    by_id = {s["sessionId"]: s for s in listed["sessions"]}
+    assert set(by_id) == {in_worktree["sessionId"], at_home}
+    assert by_id[in_worktree["sessionId"]]["worktree"] == "feature/alpha"
+    assert by_id[in_worktree["sessionId"]]["cwd"] == in_worktree["info"]["worktree"]["path"]
+    assert "worktree" not in by_id[at_home]
+    assert [s["sessionId"] for s in inside["sessions"]] == [in_worktree["sessionId"]]
+    assert "worktree" not in inside["sessions"][0]
+
+
+@pytest.mark.same_on_every_cli("the daemon reads stored files, no CLI runs")
+async def test_a_worktree_session_listed_partial_from_its_checkout_is_announced_for_the_checkout(
+    sidecar: Sidecar, repo: Path, home: Path
+) -> None:
+    """A worktree made outside the daemon (``git worktree add``, as ``claude --worktree``
+    does) is named by its folder; a long session of it listed with ``allowPartial`` from
+    the main checkout is read in the background and announced for the main checkout."""
+    worktree = repo / ".claude" / "worktrees" / "beta"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-beta", str(worktree))
+    long_id = long_session(home, worktree)
+    params = {"cwd": str(repo), "allowPartial": True}
+
+    first = await sidecar.request("claude/listSessions", params)
+    changed = await sidecar.wait_for(lambda n: n.method == "claude/sessionsChanged")
+    again = await sidecar.request("claude/listSessions", params)
+
+    by_id = {s["sessionId"]: s for s in first["sessions"]}
+    assert (by_id[long_id]["partial"], by_id[long_id]["worktree"]) == (True, "beta")
+    assert by_id[SMALL]["worktree"] == "beta"
+    assert changed.params == {"cwd": str(repo), "sessionIds": [long_id]}
+    assert again == await sidecar.request("claude/listSessions", {"cwd": str(repo)})
+    assert {s["sessionId"]: s.get("worktree") for s in again["sessions"]} == {
+        long_id: "beta",
+        SMALL: "beta",
+    }
+    assert all("partial" not in s for s in again["sessions"])

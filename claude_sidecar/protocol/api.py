@@ -619,6 +619,9 @@ class SessionSummary(Result):
     not yet whole: ``messageCount`` is not known (it is the count of the file's last whole
     read, 0 if none), and a title written only mid-file may be missing; a
     ``claude/sessionsChanged`` follows once it has been read. Omitted when false.
+    ``worktree``: the name of the worktree of the listed folder's checkout
+    (``.claude/worktrees/<name>``) the session was stored in: a chat opened there, listed
+    with the folder it was made from; omitted for the folder's own sessions.
     """
 
     session_id: str
@@ -631,6 +634,7 @@ class SessionSummary(Result):
     cwd: str | None = None
     git_branch: str | None = None
     partial: bool = False
+    worktree: str | None = None
 
 
 class SessionPage(Result):

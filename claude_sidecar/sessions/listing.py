@@ -21,11 +21,13 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
+
+import msgspec
 
 from claude_sidecar.cli.paths import existing_project_dir, project_dirs, session_files
 from claude_sidecar.protocol.api import SessionPage, SessionSummary, is_uuid
@@ -42,6 +44,7 @@ from claude_sidecar.sessions.summary_scan import (
     message_count,
 )
 from claude_sidecar.sessions.summary_scan import tally as tally_of
+from claude_sidecar.worktrees import layout
 
 log = logging.getLogger(__name__)
 
@@ -368,6 +371,7 @@ def list_sessions(
     config_dir: Path | None = None,
     index: Path | None = None,
     budget: Budget | None = None,
+    worktrees: Sequence[tuple[str, str]] = (),
 ) -> SessionPage:
     """The sessions the CLI stored for ``cwd`` (None: for every directory, those that
     recorded theirs), newest (``updatedAt``) first.
@@ -386,33 +390,47 @@ def list_sessions(
     (the files with the least to read first; a file of up to twice
     :data:`.summary_edges.EDGE` always); the other files are summarized from their head
     and tail, ``partial``, and named in ``budget.deferred`` (with an ``index`` only).
+    ``worktrees``: (name, folder) of the worktrees made from ``cwd``'s checkout, each
+    with ``cwd``'s counterpart in it: their sessions are listed too, named by
+    ``worktree`` (a session stored in both places is listed once, its newer copy).
     """
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     after = _decode_cursor(cursor) if cursor is not None else None
+    # Each folder whose sessions are listed, with the worktree it is in (None: cwd's own).
+    directories: list[tuple[Path, str | None]] = []
     if cwd is None:
-        directories = project_dirs(home, config_dir)
+        directories = [(d, None) for d in project_dirs(home, config_dir)]
     else:
-        directory = existing_project_dir(home, cwd, config_dir)
-        directories = [] if directory is None else [directory]
-    summaries: list[SessionSummary] = []
+        for folder, worktree in [(cwd, None), *((f, n) for n, f in worktrees)]:
+            directory = existing_project_dir(home, folder, config_dir)
+            if directory is not None:
+                directories.append((directory, worktree))
+    found: dict[str, SessionSummary] = {}
     with _opened(index) as opened:
-        for directory in directories:
-            paths = session_files(directory)
-            if budget is not None:
-                # The files with the least to read first: as many as can be are exact.
-                paths = sorted(paths, key=_unread(directory, opened))
-            for path in paths:
-                summary = _cached_summary(path, path.stem, opened, budget)
-                if summary is not None and (cwd is not None or summary.cwd is not None):
-                    summaries.append(summary)
-            if opened is not None and opened.usable:
-                try:
-                    opened.prune(directory, set(paths))
-                except sqlite3.Error as e:
-                    log.warning("listing index %s not used: %s", opened.path, e)
-                    opened.usable = False
-    summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)
+        listed = [(path, d, w) for d, w in directories for path in session_files(d)]
+        if budget is not None:
+            # The files with the least to read first: as many as can be are exact.
+            unread = {d: _unread(d, opened) for d, _ in directories}
+            listed.sort(key=lambda item: unread[item[1]](item[0]))
+        for path, _, worktree in listed:
+            summary = _cached_summary(path, path.stem, opened, budget)
+            if summary is None or (cwd is None and summary.cwd is None):
+                continue
+            if worktree is not None:
+                # (The cached summary is the file's, kept as it is.)
+                summary = msgspec.structs.replace(summary, worktree=worktree)
+            kept = found.get(summary.session_id)
+            if kept is None or kept.updated_at < summary.updated_at:
+                found[summary.session_id] = summary
+        if opened is not None and opened.usable:
+            try:
+                for directory, _ in directories:
+                    opened.prune(directory, {p for p, d, _ in listed if d == directory})
+            except sqlite3.Error as e:
+                log.warning("listing index %s not used: %s", opened.path, e)
+                opened.usable = False
+    summaries = sorted(found.values(), key=lambda s: (s.updated_at, s.session_id), reverse=True)
     if after is not None:
         summaries = [s for s in summaries if (s.updated_at, s.session_id) < after]
     page = summaries[:limit]
@@ -430,8 +448,9 @@ async def listed_page(
     index: Path | None,
     budget: Budget | None = None,
 ) -> SessionPage:
-    """``list_sessions`` off the event loop, a bad ``cursor`` refused as the
-    ``claude/listSessions`` param it is."""
+    """``list_sessions`` off the event loop, with the sessions of the worktrees made from
+    ``cwd``'s checkout, a bad ``cursor`` refused as the ``claude/listSessions`` param it is."""
+    worktrees = await layout.worktree_folders(cwd) if cwd is not None else []
     try:
         return await asyncio.to_thread(
             list_sessions,
@@ -442,6 +461,7 @@ async def listed_page(
             config_dir=config_dir,
             index=index,
             budget=budget,
+            worktrees=worktrees,
         )
     except BadCursor as e:
         raise InvalidParams(

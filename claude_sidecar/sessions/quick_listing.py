@@ -37,6 +37,7 @@ from claude_sidecar.sessions.listing import (
     unindexed,
 )
 from claude_sidecar.sessions.summary_index import index_path
+from claude_sidecar.worktrees import layout
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +62,11 @@ class QuickListing:
     def __init__(self, env: Mapping[str, str] | None) -> None:
         self._env = env
         self._background = Background("listing")
-        # Files to read whole, in the order they were asked for, with their folder's cwd.
-        self._queue: dict[Path, str] = {}
-        # Who listed each of them partial.
-        self._waiting: dict[Path, list[Changed]] = {}
+        # Files to read whole, in the order they were asked for.
+        self._queue: dict[Path, None] = {}
+        # Who listed each of them partial, and the folder they listed (a worktree's
+        # session is listed with the worktree's folder and with its main checkout's).
+        self._waiting: dict[Path, list[tuple[Changed, str]]] = {}
         self._reading: asyncio.Task[None] | None = None
 
     def _environ(self) -> Mapping[str, str]:
@@ -90,28 +92,30 @@ class QuickListing:
         return page
 
     def warm(self, cwd: str) -> None:
-        """Read into the index, in the background, the session files of ``cwd`` that it
-        does not hold as they are (so the first listing there is exact at once)."""
+        """Read into the index, in the background, the session files of ``cwd`` (and of the
+        worktrees made from its checkout) that it does not hold as they are (so the first
+        listing there is exact at once)."""
 
         async def find() -> None:
             home, config_dir = claude_home(self._environ())
-            directory = await asyncio.to_thread(existing_project_dir, home, cwd, config_dir)
-            if directory is None:
-                return
-            try:
-                stale = await asyncio.to_thread(unindexed, directory, self.index)
-            except sqlite3.Error as e:
-                log.warning("listing index %s not used: %s", self.index, e)
-                return
-            self._enqueue(cwd, stale, None)
+            worktrees = await layout.worktree_folders(cwd)
+            for folder in [cwd, *(f for _, f in worktrees)]:
+                directory = await asyncio.to_thread(existing_project_dir, home, folder, config_dir)
+                if directory is None:
+                    continue
+                try:
+                    stale = await asyncio.to_thread(unindexed, directory, self.index)
+                except sqlite3.Error as e:
+                    log.warning("listing index %s not used: %s", self.index, e)
+                    return
+                self._enqueue(cwd, stale, None)
 
         self._background.spawn(find(), "warm")
 
     def forget(self, changed: Changed) -> None:
         """Stop telling ``changed`` (its client is gone)."""
         for waiting in self._waiting.values():
-            while changed in waiting:
-                waiting.remove(changed)
+            waiting[:] = [w for w in waiting if w[0] != changed]
 
     def close(self) -> None:
         """Stop reading (the daemon ends); a reader process under way is killed."""
@@ -128,11 +132,11 @@ class QuickListing:
         if not paths:
             return
         for path in paths:
-            self._queue.setdefault(path, cwd)
+            self._queue.setdefault(path)
             if changed is not None:
                 waiting = self._waiting.setdefault(path, [])
-                if changed not in waiting:
-                    waiting.append(changed)
+                if (changed, cwd) not in waiting:
+                    waiting.append((changed, cwd))
         if self._reading is None or self._reading.done():
             self._reading = self._background.spawn(self._read_queue(), "read")
 
@@ -147,8 +151,8 @@ class QuickListing:
                     self._waiting.pop(path, None)  # told nothing: listing again would not help
                 continue
             told: dict[Changed, dict[str, list[str]]] = {}
-            for path, cwd in batch.items():
-                for changed in self._waiting.pop(path, []):
+            for path in batch:
+                for changed, cwd in self._waiting.pop(path, []):
                     told.setdefault(changed, {}).setdefault(cwd, []).append(path.stem)
             for changed, by_cwd in told.items():
                 for cwd, session_ids in by_cwd.items():

@@ -10,22 +10,30 @@ The daemon makes the worktree with git itself rather than through ``--worktree``
 CLI's base is only ``fresh`` or ``head`` (its ``worktree.baseRef`` setting; no other
 ref), it silently re-enters a worktree whose name is in use, and it reports neither the
 branch nor the base commit. What the daemon knows of the base is kept in the branch's git
-config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with it).
+config (``branch.<branch>.sidecarBase*``, which ``git branch -D`` removes with it). A base
+of ``fresh`` is origin's default branch as origin has it now: origin is fetched first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 from pathlib import Path
 
+import anyio
+
 from claude_sidecar.protocol.api import WorktreeInfo, WorktreeOptions
-from claude_sidecar.protocol.errors import InvalidParams
+from claude_sidecar.protocol.errors import GitFailed, InvalidParams
 from claude_sidecar.worktrees import git
+
+log = logging.getLogger(__name__)
 
 WORKTREES_DIR = Path(".claude", "worktrees")
 BRANCH_PREFIX = "worktree-"
+FETCH_TIMEOUT = 20.0
+"""How long a worktree from ``fresh`` waits for the fetch of origin (seconds)."""
 # The branch's git config keys where the base is kept.
 _NAME, _BASE_REF = "sidecarName", "sidecarBaseRef"
 _BASE_COMMIT, _BASE_BRANCH = "sidecarBaseCommit", "sidecarBaseBranch"
@@ -82,6 +90,14 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
         out = await git.run(repo.toplevel, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1))
         return commit, out.text if out.code == 0 else None
     if base_ref == "fresh":
+        unfetched = await _fetch_origin(repo)
+        if unfetched is not None:
+            log.warning(
+                "worktree from fresh: origin of %s not fetched (%s); starting from origin's "
+                "branches as last fetched",
+                repo.main_root,
+                unfetched,
+            )
         # origin's default branch, as the CLI finds it: origin/HEAD, else main or master.
         out = await git.run(
             repo.toplevel,
@@ -97,9 +113,10 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
             commit = await git.rev(repo.toplevel, f"refs/remotes/{remote}")
             if commit is not None:
                 return commit, await _local_branch(repo, remote.removeprefix("origin/"))
+        why = "" if unfetched is None else f" (fetching origin failed: {unfetched})"
         raise InvalidParams(
             field,
-            "is fresh, but the repository has no origin/<default branch>",
+            f"is fresh, but the repository has no origin/<default branch>{why}",
             "fetch origin first, or start from head or a named ref",
         )
     commit = await git.rev(repo.toplevel, base_ref)
@@ -114,6 +131,19 @@ async def _resolve_base(repo: Repository, base_ref: str) -> tuple[str, str | Non
     if await git.rev(repo.toplevel, f"refs/remotes/{base_ref}") is not None:
         return commit, await _local_branch(repo, base_ref.split("/", 1)[-1])
     return commit, None
+
+
+async def _fetch_origin(repo: Repository) -> str | None:
+    """Fetch origin, so that ``fresh`` is origin's default branch as it is now, not as last
+    fetched; at most :data:`FETCH_TIMEOUT`. None when fetched, else why not (offline, no
+    origin, no answer in time: the caller goes on with the refs as they are)."""
+    with anyio.move_on_after(FETCH_TIMEOUT) as waited:
+        out = await git.run(repo.toplevel, "fetch", "--quiet", "origin", check=False)
+    if waited.cancelled_caught:
+        return f"no answer within {FETCH_TIMEOUT:g} s"
+    if out.code != 0:
+        return out.stderr[:300] or f"git fetch exited with {out.code}"
+    return None
 
 
 async def _local_branch(repo: Repository, name: str) -> str | None:
@@ -273,6 +303,58 @@ async def find(cwd: str) -> WorktreeInfo | None:
         base_branch=base_branch,
         root=main.path,
     )
+
+
+def _main_toplevel(cwd: str) -> Path | None:
+    """The top of the checkout ``cwd`` is in, when worktrees of this layout may have been
+    made from it (it holds ``.claude/worktrees``): found on disk, so that a listing of a
+    folder without any worktree costs no git command."""
+    folder = Path(os.path.abspath(cwd))
+    for top in (folder, *folder.parents):
+        if os.path.lexists(top / ".git"):
+            return top if (top / WORKTREES_DIR).is_dir() else None
+    return None
+
+
+async def worktree_folders(cwd: str) -> list[tuple[str, str]]:
+    """The worktrees of this layout made from the main checkout ``cwd`` is in, each as its
+    name and ``cwd``'s counterpart in it (the same subfolder: where a chat opened from
+    ``cwd`` in that worktree runs, and so where the CLI stores its sessions). None when
+    ``cwd`` is not in a main checkout, or no worktree exists (registered with git and on
+    disk)."""
+    top = _main_toplevel(cwd)
+    if top is None:
+        return []
+    try:
+        checkouts = await git.checkouts(str(top))
+    except GitFailed as e:
+        log.info("worktrees of %s not listed: %s", top, e.message)
+        return []
+    main = Path(checkouts[0].path)
+    prefix = os.path.relpath(os.path.realpath(cwd), os.path.realpath(main))
+    if prefix == os.pardir or prefix.startswith(os.pardir + os.sep):
+        return []  # a linked worktree, not the main checkout
+    names = await _recorded_names(str(main))
+    found: list[tuple[str, str]] = []
+    for checkout in checkouts[1:]:
+        path = Path(checkout.path)
+        if path.parent != main / WORKTREES_DIR or not path.is_dir():
+            continue
+        name = names.get(checkout.branch or "", path.name)
+        found.append((name, os.path.normpath(path / prefix)))
+    return found
+
+
+async def _recorded_names(root: str) -> dict[str, str]:
+    """The worktree name the daemon recorded for each branch (``create``), by branch."""
+    out = await git.run(
+        root, "config", "-z", "--get-regexp", rf"^branch\..*\.{_NAME.lower()}$", ok=(0, 1)
+    )
+    names: dict[str, str] = {}
+    for field in out.fields():
+        key, _, value = field.partition("\n")
+        names[key.removeprefix("branch.").removesuffix(f".{_NAME.lower()}")] = value
+    return names
 
 
 async def rebase_onto(info: WorktreeInfo, commit: str) -> WorktreeInfo:

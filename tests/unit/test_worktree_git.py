@@ -101,6 +101,62 @@ async def test_fresh_starts_from_origins_default_branch(repo: Path, tmp_path: Pa
     assert info.base_branch == "main"
 
 
+def cloned_from_a_bare_origin(repo: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A clone of a bare repository made from ``repo``, with ``repo`` able to push to
+    it; the commit of origin/main at the clone."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    git(repo, "remote", "add", "origin", str(bare))
+    return clone, git(clone, "rev-parse", "origin/main").strip()
+
+
+async def test_fresh_fetches_origin_first_and_starts_from_what_was_pushed_since(
+    repo: Path, tmp_path: Path
+) -> None:
+    clone, _ = cloned_from_a_bare_origin(repo, tmp_path)
+    (repo / "later.txt").write_text("pushed after the clone\n")
+    pushed = commit_all(repo, "after the clone")
+    git(repo, "push", "-q", "origin", "main")
+
+    info = await made(clone, base_ref="fresh")
+
+    assert (info.base_commit, info.base_branch) == (pushed, "main")
+    assert (Path(info.path) / "later.txt").exists()
+
+
+async def test_fresh_with_origin_unreachable_starts_from_the_last_fetched_refs_and_logs_why(
+    repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clone, fetched = cloned_from_a_bare_origin(repo, tmp_path)
+    git(clone, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+
+    info = await made(clone, base_ref="fresh")
+
+    assert info.base_commit == fetched
+    (warning,) = [r.getMessage() for r in caplog.records if "not fetched" in r.getMessage()]
+    assert "gone.git" in warning
+
+
+async def test_fresh_waits_for_origin_only_so_long_then_starts_from_the_last_fetched_refs(
+    repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An origin that never answers (its upload-pack reads until git hangs up) is given
+    up after FETCH_TIMEOUT: the fetch is ended and the chat starts all the same."""
+    clone, fetched = cloned_from_a_bare_origin(repo, tmp_path)
+    silent = tmp_path / "silent-upload-pack"
+    silent.write_text("#!/bin/sh\nexec cat >/dev/null\n")
+    silent.chmod(0o755)
+    git(clone, "config", "remote.origin.uploadpack", str(silent))
+    monkeypatch.setattr(layout, "FETCH_TIMEOUT", 0.5)
+
+    info = await made(clone, base_ref="fresh")
+
+    assert info.base_commit == fetched
+    assert any("no answer within 0.5 s" in r.getMessage() for r in caplog.records)
+
+
 async def test_a_folder_outside_any_repository_is_refused_naming_cwd(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -986,6 +986,9 @@ export interface SessionPage {
  * not yet whole: ``messageCount`` is not known (it is the count of the file's last whole
  * read, 0 if none), and a title written only mid-file may be missing; a
  * ``claude/sessionsChanged`` follows once it has been read. Omitted when false.
+ * ``worktree``: the name of the worktree of the listed folder's checkout
+ * (``.claude/worktrees/<name>``) the session was stored in: a chat opened there, listed
+ * with the folder it was made from; omitted for the folder's own sessions.
  */
 export interface SessionSummary {
   createdAt: string;
@@ -998,6 +1001,7 @@ export interface SessionSummary {
   sessionId: string;
   title: string;
   updatedAt: string;
+  worktree?: string | null;
   [k: string]: unknown | undefined;
 }
 /**

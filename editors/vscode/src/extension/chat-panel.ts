@@ -42,6 +42,8 @@ export interface PanelHost {
   allowBypassPermissions(): boolean;
   /** Shared daemon: closing the tab leaves the chat running (claude/detach), not ended. */
   keepsChatsRunning(): boolean;
+  /** Whether one of the extension's quick inputs is open: the page does not take the keyboard from it. */
+  quickInputOpen(): boolean;
 }
 
 type Handlers = { [K in WebviewOp]: (params: WebviewOps[K]['params']) => Promise<WebviewOps[K]['result']> };
@@ -104,10 +106,10 @@ export class ChatPanel implements vscode.Disposable {
     return !this.disposed && this.panel.active && this.pageFocused;
   }
 
-  /** Shows the tab (and focuses the prompt). */
-  reveal(): void {
-    this.panel.reveal();
-    this.post({ type: 'focusPrompt' });
+  /** Shows the tab and focuses the prompt; with `preserveFocus`, shows it only (the keyboard stays where it is). */
+  reveal(preserveFocus = false): void {
+    this.panel.reveal(undefined, preserveFocus);
+    if (!preserveFocus) this.post({ type: 'focusPrompt' });
   }
 
   /** Puts text into the prompt box; `send` sends it at once. */
@@ -174,7 +176,7 @@ export class ChatPanel implements vscode.Disposable {
         });
         // The tab the user is in (a new chat, or the active one restored by a reload):
         // typing goes to the prompt. A tab restored behind it keeps out of the way.
-        if (this.panel.active) this.post({ type: 'focusPrompt' });
+        if (this.panel.active && !this.host.quickInputOpen()) this.post({ type: 'focusPrompt' });
         return;
       case 'received':
         this.feed.received();

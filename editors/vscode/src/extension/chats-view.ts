@@ -23,6 +23,7 @@ import { SidecarError } from '../core/errors';
 import type { ChannelSummary, MergeWorktreeParams, WorktreeFile, WorktreeInfo } from '../core/protocol.generated';
 import type { DiffContents } from './diff-views';
 import type { Logger } from './logger';
+import type { QuickInputs } from './quick-inputs';
 
 export const CHATS_VIEW = 'claudeSidecar.chats';
 
@@ -40,6 +41,8 @@ export interface ChatsHost {
   closeChannelTabs(channelId: string): void;
   /** Opens the chat in a tab: the one that shows it, else attached. */
   openChannel(channel: ChannelSummary): Promise<void>;
+  /** The window's quick inputs open now (a chat tab opening meanwhile leaves them the keyboard). */
+  readonly quickInputs: QuickInputs;
 }
 
 const ICONS: Record<StateLook['label'], [string, string | undefined]> = {
@@ -265,13 +268,15 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     if (!worktree) return;
     const target = worktree.baseBranch ?? worktree.baseRef;
     type Pick = vscode.QuickPickItem & { strategy: MergeWorktreeParams['strategy'] };
-    const pick = await vscode.window.showQuickPick<Pick>(
-      [
-        { label: 'Merge', description: 'fast-forward, else a merge commit', strategy: 'merge' },
-        { label: 'Squash', description: 'one commit with all the changes', strategy: 'squash' },
-        { label: 'Rebase', description: "the branch's commits replayed on top", strategy: 'rebase' },
-      ],
-      { title: `Bring ${worktree.branch} into ${target}`, ignoreFocusOut: true },
+    const pick = await this.host.quickInputs.ask(() =>
+      vscode.window.showQuickPick<Pick>(
+        [
+          { label: 'Merge', description: 'fast-forward, else a merge commit', strategy: 'merge' },
+          { label: 'Squash', description: 'one commit with all the changes', strategy: 'squash' },
+          { label: 'Rebase', description: "the branch's commits replayed on top", strategy: 'rebase' },
+        ],
+        { title: `Bring ${worktree.branch} into ${target}`, ignoreFocusOut: true },
+      ),
     );
     if (!pick) return;
     const message = await this.commitMessage(channel, pick.strategy);
@@ -307,16 +312,18 @@ export class ChatsView implements vscode.TreeDataProvider<ChannelSummary>, vscod
     const open = this.host.client.allChats().find((c) => c.channelId === channel.channelId);
     const first =
       open?.prompts[0]?.text ?? channel.lastPrompt ?? `Work of the chat in worktree ${changes.worktree.name}`;
-    const message = await vscode.window.showInputBox({
-      title: `The commit message for ${changes.worktree.branch}`,
-      prompt:
-        strategy === 'squash'
-          ? 'The one commit the squash makes of all its changes.'
-          : `The commit of the ${uncommitted} file${uncommitted === 1 ? '' : 's'} the chat left uncommitted.`,
-      value: first.trim().split('\n')[0]?.slice(0, 72) ?? '',
-      ignoreFocusOut: true,
-      validateInput: (text) => (text.trim() ? undefined : 'A commit needs a message.'),
-    });
+    const message = await this.host.quickInputs.ask(() =>
+      vscode.window.showInputBox({
+        title: `The commit message for ${changes.worktree.branch}`,
+        prompt:
+          strategy === 'squash'
+            ? 'The one commit the squash makes of all its changes.'
+            : `The commit of the ${uncommitted} file${uncommitted === 1 ? '' : 's'} the chat left uncommitted.`,
+        value: first.trim().split('\n')[0]?.slice(0, 72) ?? '',
+        ignoreFocusOut: true,
+        validateInput: (text) => (text.trim() ? undefined : 'A commit needs a message.'),
+      }),
+    );
     return message === undefined ? null : message.trim();
   }
 

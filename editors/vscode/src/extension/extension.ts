@@ -20,6 +20,7 @@ import { DIFF_SCHEME, DiffContents } from './diff-views';
 import { currentTextEditor, EDITOR_TOOL_HANDLERS, EDITOR_TOOLS, trackLastTextEditor } from './editor-tools';
 import { coreLog, createLogger, type Logger } from './logger';
 import { readSettings, type Settings } from './settings';
+import { QuickInputs } from './quick-inputs';
 import { StatusBar } from './status-bar';
 
 const STATE_WORDS: Record<string, string> = {
@@ -61,6 +62,8 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
   readonly log: Logger = createLogger();
   readonly diffs = new DiffContents();
   private readonly statusBar = new StatusBar();
+  /** The quick inputs open now: a chat tab that opens meanwhile leaves the keyboard in them. */
+  readonly quickInputs = new QuickInputs();
   private readonly panels = new Map<string, ChatPanel>();
   private clientInstance: SidecarClient | undefined;
   private bypassAvailable = false;
@@ -264,6 +267,10 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
     if ((await show(`Claude: ${report.text}`, 'Show Log')) === 'Show Log') this.log.show();
   }
 
+  quickInputOpen(): boolean {
+    return this.quickInputs.showing;
+  }
+
   /** The folder new chats run in: the active editor's workspace folder, else the first one. */
   workspaceFolder(): string {
     const active = currentTextEditor()?.document.uri;
@@ -277,10 +284,13 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
    * each would leave the last one restored in front instead of the one the user had active.
    */
   show(chat: Chat, panel?: vscode.WebviewPanel): ChatPanel {
+    // A chat that opens while the user answers a quick input (a second New Chat in Worktree…
+    // asked while the first chat starts) is shown without taking the keyboard from it.
+    const preserveFocus = this.quickInputs.showing;
     const existing = this.panels.get(chat.id);
     if (existing) {
       this.focused(existing);
-      existing.reveal();
+      existing.reveal(preserveFocus);
       return existing;
     }
     const webviewPanel =
@@ -288,7 +298,7 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
       vscode.window.createWebviewPanel(
         VIEW_TYPE,
         'Claude',
-        { viewColumn: chatColumn() ?? vscode.ViewColumn.Beside, preserveFocus: false },
+        { viewColumn: chatColumn() ?? vscode.ViewColumn.Beside, preserveFocus },
         {
           enableScripts: true,
           retainContextWhenHidden: false,
@@ -317,7 +327,7 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
     });
     if (!panel) {
       this.focused(chatPanel);
-      chatPanel.reveal();
+      chatPanel.reveal(preserveFocus);
     } else if (webviewPanel.active) {
       this.focused(chatPanel);
     } else {
@@ -383,11 +393,14 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
         (e: unknown) => this.log.debug(`sessions of ${cwd}: ${(e as Error).message}`),
       );
     });
-    const pick = await new Promise<SessionItem | undefined>((resolve) => {
-      picker.onDidAccept(() => resolve(picker.selectedItems[0]));
-      picker.onDidHide(() => resolve(undefined));
-      picker.show();
-    });
+    const pick = await this.quickInputs.ask(
+      () =>
+        new Promise<SessionItem | undefined>((resolve) => {
+          picker.onDidAccept(() => resolve(picker.selectedItems[0]));
+          picker.onDidHide(() => resolve(undefined));
+          picker.show();
+        }),
+    );
     refresh.dispose();
     picker.dispose();
     if (!pick) return;
@@ -485,15 +498,17 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
         });
       }
       const here = list.groups.some((g) => g.heading === 'This workspace');
-      return vscode.window.showQuickPick(items, {
-        title:
-          folders.length && !here
-            ? 'Attach to a running Claude chat (none runs in this workspace)'
-            : 'Attach to a running Claude chat',
-        matchOnDescription: true,
-        matchOnDetail: true,
-        ignoreFocusOut: true,
-      });
+      return this.quickInputs.ask(() =>
+        vscode.window.showQuickPick(items, {
+          title:
+            folders.length && !here
+              ? 'Attach to a running Claude chat (none runs in this workspace)'
+              : 'Attach to a running Claude chat',
+          matchOnDescription: true,
+          matchOnDetail: true,
+          ignoreFocusOut: true,
+        }),
+      );
     };
     let pick = await choose(false);
     // Asked for the others: the list again with every chat (none is left out then).
@@ -580,18 +595,22 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
    * worktree's name, by default the task's first words; the task is sent as its first prompt.
    */
   async newChatInWorktree(): Promise<void> {
-    const task = await vscode.window.showInputBox({
-      title: 'New Chat in a Worktree (1/2)',
-      prompt: "What should Claude do there? Sent as the chat's first message; leave empty to only name the worktree.",
-      ignoreFocusOut: true,
-    });
+    const task = await this.quickInputs.ask(() =>
+      vscode.window.showInputBox({
+        title: 'New Chat in a Worktree (1/2)',
+        prompt: "What should Claude do there? Sent as the chat's first message; leave empty to only name the worktree.",
+        ignoreFocusOut: true,
+      }),
+    );
     if (task === undefined) return;
-    const name = await vscode.window.showInputBox({
-      title: 'New Chat in a Worktree (2/2)',
-      prompt: "The worktree's name (its branch is worktree-<name>); empty: the daemon picks one.",
-      value: worktreeNameFrom(task),
-      ignoreFocusOut: true,
-    });
+    const name = await this.quickInputs.ask(() =>
+      vscode.window.showInputBox({
+        title: 'New Chat in a Worktree (2/2)',
+        prompt: "The worktree's name (its branch is worktree-<name>); empty: the daemon picks one.",
+        value: worktreeNameFrom(task),
+        ignoreFocusOut: true,
+      }),
+    );
     if (name === undefined) return;
     const settings = readSettings();
     const chat = await this.withProgress('Starting Claude in a new worktree…', () =>
@@ -660,9 +679,11 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
       void vscode.window.showInformationMessage('This chat has no messages to rewind to.');
       return;
     }
-    const pick = await vscode.window.showQuickPick(
-      prompts.map((p) => ({ label: p.text.split('\n')[0] || '(image)', messageId: p.messageId })),
-      { title: 'Rewind files to before this message', ignoreFocusOut: true },
+    const pick = await this.quickInputs.ask(() =>
+      vscode.window.showQuickPick(
+        prompts.map((p) => ({ label: p.text.split('\n')[0] || '(image)', messageId: p.messageId })),
+        { title: 'Rewind files to before this message', ignoreFocusOut: true },
+      ),
     );
     if (!pick) return;
     const dry = await panel.chat.rewind(pick.messageId, true);

@@ -347,6 +347,44 @@ test('claudeSidecar.chatFocused (the chat keybindings) follows the focus, not th
   assert.equal(extension.chatFocused, false, 'no chat, no chat keybindings');
 });
 
+test("a chat tab that opens while one of the extension's input boxes is open leaves the keyboard in the box", async () => {
+  const { extension } = await api();
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  const file = vscode.Uri.file(path.join(workspace(), 'hello.py'));
+  await vscode.window.showTextDocument(file, { viewColumn: vscode.ViewColumn.One });
+  // The user asks for a second New Chat in Worktree… and is typing its task when the first
+  // chat's tab opens: the box stays open (answered only at the end of the test).
+  const window = vscode.window as unknown as { showInputBox: typeof vscode.window.showInputBox };
+  const saved = window.showInputBox;
+  let answer: (text: string | undefined) => void = () => undefined;
+  let asked = false;
+  window.showInputBox = () => {
+    asked = true;
+    return new Promise<string | undefined>((resolve) => (answer = resolve));
+  };
+  let panel: ChatPanel | undefined;
+  try {
+    const second = vscode.commands.executeCommand('claudeSidecar.newChatInWorktree');
+    await until(() => asked || undefined, 'the input box of the second New Chat in Worktree… shows');
+    await vscode.commands.executeCommand('claudeSidecar.newChat');
+    panel = extension.activePanel();
+    assert.ok(panel, 'the chat opened');
+    const opened = panel;
+    await until(() => (opened.panel.visible && !opened.panel.active) || undefined, 'the chat tab in sight, not active');
+    await until(
+      () => (vscode.window.activeTextEditor?.document.uri.fsPath === file.fsPath ? true : undefined),
+      'the file the box was opened over is still the active editor',
+    );
+    assert.equal(extension.chatFocused, false, 'the chat keybindings are not on: the keyboard is not in the chat');
+    answer(undefined);
+    await second;
+  } finally {
+    window.showInputBox = saved;
+    answer(undefined);
+    panel?.panel.dispose();
+  }
+});
+
 test('a reload brings the chat tabs back without bringing each to the front: the active one stays', async () => {
   const { extension } = await api();
   const first = await newChatPanel();

@@ -77,7 +77,7 @@ class ChatRosterPanel(
     val reviewButton: JButton = button("Review") { selected?.let { dialogs.review(it) } }
     val mergeButton: JButton = button("Merge…") { selected?.let { dialogs.merge(it) } }
     val discardButton: JButton = button("Discard…") { selected?.let { dialogs.discard(it) } }
-    private val dialogs = WorktreeDialogs(client, this, scope)
+    private val dialogs = WorktreeDialogs(client, this, scope).apply { onBusyChanged = ::enableActions }
 
     /** Whether the daemon serves `worktrees` (the worktree actions show only then). */
     private var worktrees = false
@@ -143,12 +143,15 @@ class ChatRosterPanel(
     private fun enableActions() {
         val channel = selected
         openButton.isEnabled = channel != null
+        // While its merge or discard runs, a chat is not merged or discarded again.
+        val busy = channel != null && dialogs.isBusy(channel)
         for (b in listOf(reviewButton, mergeButton, discardButton)) {
             b.isVisible = worktrees
-            b.isEnabled = channel?.worktree != null
+            b.isEnabled = channel?.worktree != null && (b == reviewButton || !busy)
         }
         val tip = if (channel != null && channel.worktree == null) "Only for a chat in a worktree (New chat in worktree…)" else null
         for (b in listOf(reviewButton, mergeButton, discardButton)) b.toolTipText = tip
+        if (busy) for (b in listOf(mergeButton, discardButton)) b.toolTipText = "A merge or discard of this chat is under way"
     }
 
     private class RosterModel : AbstractTableModel() {

@@ -49,6 +49,15 @@ class WorktreeDialogs(
     var reviewDialog: JDialog? = null
         private set
 
+    /** The chats whose merge or discard is under way (by channel id): not offered again until it ends. */
+    private val busy = mutableSetOf<String>()
+
+    /** Told (on the UI thread) when a chat's merge or discard starts or ends: the chat list enables its buttons. */
+    var onBusyChanged: () -> Unit = {}
+
+    /** Whether a merge or discard of [channel]'s worktree is under way. */
+    fun isBusy(channel: ChannelSummary): Boolean = channel.channelId in busy
+
     /** Shows the changed files of [channel]'s worktree and the diff of the selected one. */
     fun review(channel: ChannelSummary) {
         scope.launch {
@@ -87,14 +96,15 @@ class WorktreeDialogs(
         }
         // The message is what a user types here: the caret starts in it, and Enter merges.
         if (ask(MERGE_TITLE, form, JOptionPane.PLAIN_MESSAGE, listOf(MERGE, CANCEL), MERGE, focus = message) != MERGE) return
+        if (isBusy(channel)) return
         val strategy = Strategy.of(strategies.selectedItem as String) ?: Strategy.MERGE
-        scope.launch {
+        launchBusy(channel) {
             val text = try {
                 merged(mergeWorktree(channel, strategy, message.text.ifBlank { null }))
             } catch (e: SidecarException) {
-                return@launch tell(NOT_MERGED_TITLE, refusal(e), JOptionPane.WARNING_MESSAGE)
+                return@launchBusy { tell(NOT_MERGED_TITLE, refusal(e), JOptionPane.WARNING_MESSAGE) }
             }
-            tell(MERGED_TITLE, text, JOptionPane.INFORMATION_MESSAGE)
+            return@launchBusy { tell(MERGED_TITLE, text, JOptionPane.INFORMATION_MESSAGE) }
         }
     }
 
@@ -111,27 +121,57 @@ class WorktreeDialogs(
             listOf(DISCARD, CANCEL),
             DISCARD,
         )
-        if (sure != DISCARD) return
-        scope.launch {
-            try {
+        if (sure != DISCARD || isBusy(channel)) return
+        launchBusy(channel) {
+            val removed = try {
                 removeWorktree(channel, force = false)
             } catch (e: SidecarException) {
-                if (e.error != ErrorName.UNMERGED_WORK) return@launch tell(NOT_DISCARDED_TITLE, refusal(e), JOptionPane.ERROR_MESSAGE)
-                // This one loses work: Enter (or a hasty click on the default) keeps it.
-                val force = ask(
-                    DISCARD_UNMERGED_TITLE,
-                    messageBody(refusal(e) + "\n\nDiscard anyway? This work is lost."),
-                    JOptionPane.WARNING_MESSAGE,
-                    listOf(DISCARD_ANYWAY, CANCEL),
-                    CANCEL,
-                )
-                if (force != DISCARD_ANYWAY) return@launch
-                try {
-                    removeWorktree(channel, force = true)
-                } catch (again: SidecarException) {
-                    tell(NOT_DISCARDED_TITLE, refusal(again), JOptionPane.ERROR_MESSAGE)
+                if (e.error != ErrorName.UNMERGED_WORK) {
+                    return@launchBusy { tell(NOT_DISCARDED_TITLE, refusal(e), JOptionPane.ERROR_MESSAGE) }
                 }
+                return@launchBusy { discardUnmerged(channel, e) }
             }
+            return@launchBusy { tell(DISCARDED_TITLE, discarded(removed), JOptionPane.INFORMATION_MESSAGE) }
+        }
+    }
+
+    /** Names the work removing [channel]'s worktree would lose ([refused]) and, if the user says so, discards it all the same. */
+    private fun discardUnmerged(channel: ChannelSummary, refused: SidecarException) {
+        // This one loses work: Enter (or a hasty click on the default) keeps it.
+        val force = ask(
+            DISCARD_UNMERGED_TITLE,
+            messageBody(refusal(refused) + "\n\nDiscard anyway? This work is lost."),
+            JOptionPane.WARNING_MESSAGE,
+            listOf(DISCARD_ANYWAY, CANCEL),
+            CANCEL,
+        )
+        if (force != DISCARD_ANYWAY || isBusy(channel)) return
+        launchBusy(channel) {
+            val removed = try {
+                removeWorktree(channel, force = true)
+            } catch (again: SidecarException) {
+                return@launchBusy { tell(NOT_DISCARDED_TITLE, refusal(again), JOptionPane.ERROR_MESSAGE) }
+            }
+            return@launchBusy { tell(DISCARDED_TITLE, discarded(removed), JOptionPane.INFORMATION_MESSAGE) }
+        }
+    }
+
+    /**
+     * Runs [request] (a merge or discard of [channel]'s worktree) with the chat marked busy from
+     * now until it answers; then what it returns (the answer shown to the user, a modal dialog)
+     * runs, the chat no longer busy.
+     */
+    private fun launchBusy(channel: ChannelSummary, request: suspend () -> () -> Unit) {
+        busy += channel.channelId
+        onBusyChanged()
+        scope.launch {
+            val answer = try {
+                request()
+            } finally {
+                busy -= channel.channelId
+                onBusyChanged()
+            }
+            answer()
         }
     }
 
@@ -169,6 +209,7 @@ class WorktreeDialogs(
         const val DISCARD_TITLE = "Discard worktree"
         const val DISCARD_UNMERGED_TITLE = "Discard unmerged work"
         const val NOT_DISCARDED_TITLE = "Not discarded"
+        const val DISCARDED_TITLE = "Discarded"
         const val MERGE = "Merge"
         const val DISCARD = "Discard"
         const val DISCARD_ANYWAY = "Discard anyway"
@@ -204,11 +245,27 @@ class WorktreeDialogs(
             }
         }
 
+        /** [count] and [noun], the noun in the plural unless the count is one: "1 file", "2 files". */
+        fun counted(count: Int, noun: String): String = "$count $noun" + if (count == 1) "" else "s"
+
         /** What a merge did: "Merged into main (squash): 2 files changed; main is now at 1a2b3c4." */
         fun merged(result: MergeWorktreeResult): String =
-            "Merged into ${result.target} (${result.strategy.wire}): ${result.files.size} file${if (result.files.size == 1) "" else "s"} " +
+            "Merged into ${result.target} (${result.strategy.wire}): ${counted(result.files.size, "file")} " +
                 "changed; ${result.target} is now at ${result.commit.take(7)}." +
                 (result.committed?.let { "\nThe agent's uncommitted work was committed first (${it.take(7)})." } ?: "")
+
+        /**
+         * What a discard did: "Removed worktree-x and its worktree /repo/.claude/worktrees/x; the
+         * chat ended, its session stays on disk (resumable)." and, when work was thrown away, what.
+         */
+        fun discarded(result: RemoveWorktreeResult): String {
+            val lost = listOfNotNull(
+                result.discardedCommits.size.takeIf { it > 0 }?.let { counted(it, "commit") },
+                result.discardedFiles.size.takeIf { it > 0 }?.let { counted(it, "uncommitted file") },
+            )
+            return "Removed ${result.branch} and its worktree ${result.path}; the chat ended, its session stays on disk (resumable)." +
+                if (lost.isEmpty()) "" else "\nNever merged, now gone: ${lost.joinToString(" and ")}."
+        }
 
         /** Why the daemon refused, with the files or commits it named, one a line. */
         fun refusal(e: SidecarException): String {
@@ -256,8 +313,8 @@ class WorktreeReview(val changes: WorktreeChangesResult) : JPanel(BorderLayout()
 
     init {
         val head = "${changes.worktree.branch} against ${changes.worktree.baseCommit.take(7)}: " +
-            "${changes.files.size} file(s), +${changes.added} −${changes.deleted}" +
-            (if (changes.commits.isEmpty()) "" else ", ${changes.commits.size} commit(s)")
+            "${WorktreeDialogs.counted(changes.files.size, "file")}, +${changes.added} −${changes.deleted}" +
+            (if (changes.commits.isEmpty()) "" else ", ${WorktreeDialogs.counted(changes.commits.size, "commit")}")
         add(JLabel(head).apply { border = padding(6, 8, 6, 8) }, BorderLayout.NORTH)
         val split = JSplitPane(JSplitPane.HORIZONTAL_SPLIT, JScrollPane(files), right).apply { dividerLocation = 300 }
         add(split, BorderLayout.CENTER)

@@ -117,6 +117,12 @@ class WorktreeDialogsTest {
 
     /** Presses Merge…, picks [strategy] and types [message] in its form, and presses Merge; the dialog that answers. */
     private fun mergeThroughDialog(p: ChatRosterPanel, strategy: String, message: String, shot: String? = null): JDialog {
+        submitMergeForm(p, strategy, message, shot)
+        return awaitDialog(WorktreeDialogs.MERGED_TITLE, WorktreeDialogs.NOT_MERGED_TITLE)
+    }
+
+    /** Presses Merge…, picks [strategy] and types [message] in its form, and presses Merge. */
+    private fun submitMergeForm(p: ChatRosterPanel, strategy: String, message: String, shot: String? = null) {
         clickLater(p.mergeButton)
         val form = awaitDialog(WorktreeDialogs.MERGE_TITLE)
         val field = onEdt { find<JTextField>(form.contentPane).single() }
@@ -138,7 +144,73 @@ class WorktreeDialogsTest {
         }
         shot?.let { screenshot(form.rootPane, it) }
         press(form, WorktreeDialogs.MERGE)
-        return awaitDialog(WorktreeDialogs.MERGED_TITLE, WorktreeDialogs.NOT_MERGED_TITLE)
+    }
+
+    /**
+     * Holds the next `git worktree add` of the repository (the daemon's rebase makes one) in its
+     * post-checkout hook until the returned file is written; the other file appears once it is held.
+     */
+    private fun holdNextCheckout(): Pair<Path, Path> {
+        val held = box.root.resolve("checkout-held")
+        val release = box.root.resolve("checkout-released")
+        val hooks = Path.of(git("rev-parse", "--path-format=absolute", "--git-common-dir"), "hooks")
+        hooks.toFile().mkdirs()
+        // Bounded (60 s), so that a test that fails before it releases the hook leaves nothing running.
+        hooks.resolve("post-checkout").writeText(
+            "#!/bin/sh\ntouch '$held'\nfor i in $(seq 1200); do [ -e '$release' ] && exit 0; sleep 0.05; done\n",
+        )
+        hooks.resolve("post-checkout").toFile().setExecutable(true)
+        return held to release
+    }
+
+    @Test fun `Merge and Discard are off while the chat's merge runs, on again once it has answered`() = test { client ->
+        val p = greeted(client)
+        val (held, release) = holdNextCheckout()
+
+        submitMergeForm(p, "rebase", "Greet the world")
+        waitFor("the merge under way, held in git") { held.exists() }
+        val during = onEdt { listOf(p.reviewButton, p.mergeButton, p.discardButton).map { it.isEnabled } }
+        release.writeText("")
+        val answer = awaitDialog(WorktreeDialogs.MERGED_TITLE, WorktreeDialogs.NOT_MERGED_TITLE)
+        val after = onEdt { listOf(p.reviewButton, p.mergeButton, p.discardButton).map { it.isEnabled } }
+        val said = messageOf(answer)
+        press(answer, "OK")
+
+        assertEquals(listOf(true, false, false), during, "Review stays on; Merge… and Discard… off while it runs")
+        assertEquals(WorktreeDialogs.MERGED_TITLE, answer.title, said)
+        assertEquals(listOf(true, true, true), after)
+        assertEquals("print('hello, world')\n", box.workspace.resolve("hello.py").readText())
+    }
+
+    @Test fun `the review's heading counts one file as a file`() = test { client ->
+        val p = greeted(client)
+
+        onEdt { p.reviewButton.doClick() }
+        val review = awaitDialog("Review worktree-greet")
+        val heading = onEdt { find<JLabel>(review.contentPane).first { it.text.startsWith("worktree-greet against ") }.text }
+        onEdt { review.dispose() }
+
+        assertTrue(heading.endsWith(": 1 file, +1 −1"), heading)
+    }
+
+    @Test fun `Discard after a merge asks once and says what it removed`() = test { client ->
+        val p = greeted(client)
+        val worktree = onEdt { p.selected!!.worktree!! }
+        press(mergeThroughDialog(p, "merge", "Greet the world"), "OK")
+
+        clickLater(p.discardButton)
+        press(awaitDialog(WorktreeDialogs.DISCARD_TITLE), WorktreeDialogs.DISCARD)
+        val done = awaitDialog(WorktreeDialogs.DISCARDED_TITLE, WorktreeDialogs.NOT_DISCARDED_TITLE, WorktreeDialogs.DISCARD_UNMERGED_TITLE)
+        val told = messageOf(done)
+        screenshot(done.rootPane, "discarded")
+        press(done, "OK")
+
+        assertEquals(WorktreeDialogs.DISCARDED_TITLE, done.title, told)
+        assertEquals(
+            "Removed ${worktree.branch} and its worktree ${worktree.path}; the chat ended, its session stays on disk (resumable).",
+            told,
+        )
+        assertTrue(!Path.of(worktree.path).exists())
     }
 
     @Test fun `Merge asks for the strategy and message, then brings the agent's change into the checkout`() = test { client ->
@@ -213,7 +285,16 @@ class WorktreeDialogsTest {
         assertEquals(WorktreeDialogs.CANCEL, onEdt { again.rootPane.defaultButton.text }, "Enter keeps the work")
         screenshot(again.rootPane, "discard-unmerged-work")
         press(again, WorktreeDialogs.DISCARD_ANYWAY)
+        val done = awaitDialog(WorktreeDialogs.DISCARDED_TITLE, WorktreeDialogs.NOT_DISCARDED_TITLE)
+        val told = messageOf(done)
+        press(done, "OK")
 
+        assertEquals(WorktreeDialogs.DISCARDED_TITLE, done.title, told)
+        assertEquals(
+            "Removed ${worktree.branch} and its worktree ${worktree.path}; the chat ended, its session stays on disk (resumable).\n" +
+                "Never merged, now gone: 1 uncommitted file.",
+            told,
+        )
         waitFor("the chat gone from the list") { p.table.rowCount == 0 }
         // The list drops the chat as it ends, before its worktree is removed: the removal's
         // end shows only on disk.

@@ -1031,6 +1031,9 @@ data class SessionPage(
  * not yet whole: `messageCount` is not known (it is the count of the file's last whole
  * read, 0 if none), and a title written only mid-file may be missing; a
  * `claude/sessionsChanged` follows once it has been read. Omitted when false.
+ * `worktree`: the name of the worktree of the listed folder's checkout
+ * (`.claude/worktrees/<name>`) the session was stored in: a chat opened there, listed
+ * with the folder it was made from; omitted for the folder's own sessions.
  */
 data class SessionSummary(
     val createdAt: String,
@@ -1044,6 +1047,7 @@ data class SessionSummary(
     val gitBranch: String? = null,
     /** Absent: the daemon's default, `false`. */
     val partial: Boolean? = null,
+    val worktree: String? = null,
 )
 
 /**
