@@ -40,10 +40,14 @@ _STATUS: dict[str, FileStatus] = {
     "R": "renamed",
 }
 _NO_BLOB = "0" * 40
-# The CLI writes a file atomically: into "<file>.tmp.<8 hex digits>" beside it, then renamed
-# over the file. A count made in between would announce that name as a file of its own, then
-# take it back.
-_IN_FLIGHT = ":(exclude,glob)**/*.tmp." + "[0-9a-f]" * 8
+# The CLI writes a file atomically: into "<file>.tmp.<8 hex digits>" (its asynchronous write)
+# or "<file>.tmp.<pid>.<12 hex digits>" (its synchronous one) beside it, then renamed over the
+# file (both names are in its own check for leftovers, CLI 2.1.330). A count made in between
+# would announce that name as a file of its own, then take it back.
+_IN_FLIGHT = (
+    ":(exclude,glob)**/*.tmp." + "[0-9a-f]" * 8,
+    ":(exclude,glob)**/*.tmp.[0-9]*." + "[0-9a-f]" * 12,
+)
 
 
 async def snapshot(path: str) -> str:
@@ -55,7 +59,7 @@ async def snapshot(path: str) -> str:
         if os.path.exists(index):
             await anyio.to_thread.run_sync(shutil.copyfile, index, copy)
         env = {"GIT_INDEX_FILE": copy}
-        await git.run(path, "add", "--all", "--", ".", _IN_FLIGHT, env=env)
+        await git.run(path, "add", "--all", "--", ".", *_IN_FLIGHT, env=env)
         return (await git.run(path, "write-tree", env=env)).text
 
 

@@ -245,9 +245,13 @@ async def test_a_file_the_cli_is_writing_atomically_is_not_counted_as_a_file_of_
     info = await made(repo)
     (Path(info.path) / "src").mkdir()
     (Path(info.path) / "src" / "new.py").write_text("x\n")
-    # Where the CLI's Write and Edit tools put the content before renaming it over the file.
+    # Where the CLI's Write and Edit tools put the content before renaming it over the file:
+    # "<file>.tmp.<8 hex>" (its asynchronous write), "<file>.tmp.<pid>.<12 hex>" (its
+    # synchronous one).
     (Path(info.path) / "src" / "new.py.tmp.0a1b2c3d").write_text("x\ny\n")
     (Path(info.path) / "README.md.tmp.9f8e7d6c").write_text("draft\n")
+    (Path(info.path) / "src" / "new.py.tmp.48213.0a1b2c3d4e5f").write_text("x\nz\n")
+    (Path(info.path) / "notes.txt.tmp.7.ffffffffffff").write_text("new\n")
 
     files, _, _ = await changes.counted(info)
 
