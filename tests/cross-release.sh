@@ -63,19 +63,26 @@ echo "$suite: this checkout ($(git describe --tags --always HEAD), daemon" \
 
 protocol_step() { uv run python -m release protocol; }
 
+# This checkout's VS Code and Kotlin core tests start the release's daemons (and stand-in
+# models) through a fork server of the release's Python, as their own suites start this
+# checkout's (tests/zygote/command.sh); the release's daemon started as users start it is
+# what the clients step and the release's own tests run.
+source tests/zygote/command.sh
+release_command=$release_daemon
+
 vscode_step() (
     cd editors/vscode || exit 1
     command -v npm >/dev/null || missing "npm is not installed (Node 20+)"
     { [[ -d node_modules && ! package-lock.json -nt node_modules/.package-lock.json ]] ||
         npm ci --no-audit --no-fund --loglevel=error; } &&
-        CLAUDE_SIDECAR_BIN=$release_daemon npm test --silent -- protocol build core
+        CLAUDE_SIDECAR_BIN=$release_command npm test --silent -- protocol build core
 )
 
 kotlin_step() (
     cd editors/intellij || exit 1
     # shellcheck source=../editors/intellij/scripts/maven.sh
     source scripts/maven.sh
-    CLAUDE_SIDECAR_BIN=$release_daemon mvn -q -B -Dstyle.color=never test -pl core 2>&1 |
+    CLAUDE_SIDECAR_BIN=$release_command mvn -q -B -Dstyle.color=never test -pl core 2>&1 |
         sed -u 's/\x1b\[[0-9;]*m//g'
     status=${PIPESTATUS[0]}
     tests=0 failures=0
@@ -120,6 +127,10 @@ declare -A what=(
 )
 steps=(protocol vscode kotlin clients release)
 (($# == 0)) || steps=("$@")
+if [[ " ${steps[*]} " == *" vscode "* || " ${steps[*]} " == *" kotlin "* ]]; then
+    fork_server "$repo/$release/src/.venv/bin/python"
+    release_command=${fork_server_bin:-$release_daemon}
+fi
 results=()
 status=0
 for step in "${steps[@]}"; do

@@ -164,11 +164,11 @@ vscode_suite() (
         { [[ -d node_modules && ! package-lock.json -nt node_modules/.package-lock.json ]] ||
             npm ci --no-audit --no-fund --loglevel=error; } &&
         bash scripts/toolchain.sh &&
-        npm test --silent -- --skip=typecheck
+        with_fork_server npm test --silent -- --skip=typecheck
 )
 
 kotlin_suite() (
-    bash editors/intellij/scripts/test.sh
+    with_fork_server bash editors/intellij/scripts/test.sh
 )
 
 static_checks() (
@@ -191,6 +191,12 @@ kotlin_checks() { bash editors/intellij/scripts/lint.sh; }
 uv run --quiet python -m compileall -q -j 0 claude_sidecar tests bench \
     "$(uv run --quiet python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ||
     echo "compileall failed: the suites run, with Python compiling as it imports"
+
+# The editor suites' daemons and stand-in models start through a fork server (tests/zygote),
+# as pytest's do. The UI runs and the cross-release runs' this-checkout daemons start as
+# users start them.
+source tests/zygote/command.sh
+fork_server .venv/bin/python
 
 compat_cli=$(uv run --quiet python -m claude_sidecar.cli.compat)
 # The older CLI, and acpx on Node 22 for the Python suite's ACP test (tests/acp/toolchain.sh).

@@ -4,6 +4,7 @@ a killed launcher takes its daemon with it (tests/zygote)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -96,3 +97,66 @@ def test_a_killed_launcher_takes_its_daemon_with_it(socket: str) -> None:
     while pid_alive(daemon) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid_alive(daemon)
+
+
+@contextlib.contextmanager
+def command_server(folder: Path) -> Iterator[Path]:
+    """A server serving in ``folder`` as tests/zygote/command.sh starts it for the editor
+    suites: a shell's background job, SIGINT and SIGQUIT ignored. Its command's path."""
+    folder.mkdir()
+
+    def as_a_background_job() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+
+    server = subprocess.Popen(
+        [sys.executable, str(zygote.LAUNCHER.with_name("server.py")), "--in", str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        preexec_fn=as_a_background_job,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        assert server.stdout.readline() == b"ready\n"
+        yield folder / "claude-sidecar"
+    finally:
+        server.stdin.close()
+        server.wait(30)
+
+
+def test_the_servers_command_stands_for_the_console_script_until_the_server_ends(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "zygote"
+    with command_server(folder) as command:
+        scenario = tmp_path / "broken.json"
+        scenario.write_text("not a scenario")
+        ours = run([str(command), "--version"], None, None)
+        model = run([str(command), "scripted-model", "--scenario", str(scenario)], None, None)
+        theirs = run([sys.executable, "-m", "claude_sidecar", "--version"], None, None)
+
+    assert (ours.returncode, ours.stdout) == (0, theirs.stdout)
+    assert model.returncode != 0 and "broken.json" in model.stderr, model.stderr
+    assert not folder.exists()
+
+
+def test_a_daemon_of_a_server_started_as_a_background_job_still_ends_on_sigint(
+    tmp_path: Path,
+) -> None:
+    # The editor suites stop their stand-in model with SIGINT: a child that kept the
+    # server's ignored SIGINT ran on, and the suite waited for it.
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"rules": []}))
+    with command_server(tmp_path / "zygote") as command:
+        model = subprocess.Popen(
+            [str(command), "scripted-model", "--scenario", str(scenario), "--port", "0"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert model.stderr is not None
+        listening = model.stderr.readline()
+        model.send_signal(signal.SIGINT)
+        ended = model.wait(30)
+
+    assert "listening on http://" in listening
+    assert ended != 0  # interrupted, not left running

@@ -22,7 +22,9 @@ Starting the daemon itself (imports, ``python -m``, console scripts) stays cover
 tests that start it directly: tests/install, the shared daemon's ``serve`` (and the one
 ``connect`` starts), the ACP agent under acpx, the demo and doctor, the tests marked
 ``real_daemon_process``, and the cross-release run's other daemon.
-``SIDECAR_TEST_NO_ZYGOTE=1`` starts every daemon of a run directly.
+``SIDECAR_TEST_NO_ZYGOTE=1`` starts every daemon of a run directly. The editor suites' tests
+(VS Code, Kotlin) get their daemons from a server of their own (``command.sh``, started by
+tests/run-all.sh and tests/cross-release.sh), through ``CLAUDE_SIDECAR_BIN``.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ def serving() -> Iterator[str]:
     # A short folder: a Unix socket's path has at most 107 bytes.
     with tempfile.TemporaryDirectory(prefix="zygote-", dir="/tmp") as folder:
         socket = str(Path(folder) / "s")
-        (Path(folder) / "pids").mkdir()
         server = subprocess.Popen(
             [sys.executable, "-m", "tests.zygote.server", socket],
             cwd=_ROOT,

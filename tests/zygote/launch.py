@@ -34,8 +34,19 @@ def main() -> None:
     server.connect(path)
     umask = os.umask(0)
     os.umask(umask)
+    # A daemon started directly keeps the SIGINT and SIGQUIT its parent ignored (a shell's
+    # background job has both ignored): the child is told, whatever the server inherited.
+    ignored = [
+        sig for sig in (signal.SIGINT, signal.SIGQUIT) if signal.getsignal(sig) == signal.SIG_IGN
+    ]
     body = json.dumps(
-        {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask}
+        {
+            "argv": argv,
+            "env": dict(os.environ),
+            "cwd": os.getcwd(),
+            "umask": umask,
+            "ignored": [int(sig) for sig in ignored],
+        }
     ).encode()
     socket.send_fds(server, [struct.pack("!I", len(body))], [0, 1, 2])
     server.sendall(body)

@@ -1,9 +1,15 @@
 """The fork server: imports the daemon's modules, then forks a daemon per launcher.
 
 ``python -m tests.zygote.server SOCKET`` serves until its stdin closes (its test worker
-ended) or SIGTERM. One thread, one ``selectors`` loop: a forked child must not inherit
-another thread's held locks. Per connection: a launcher sends its stdin, stdout and stderr
-(SCM_RIGHTS) with a length-prefixed JSON request ``{argv, env, cwd, umask}``; the server
+ended) or SIGTERM. ``python tests/zygote/server.py --in FOLDER`` (any Python whose
+``claude_sidecar`` it is to preload: another release's too) serves on ``FOLDER/s`` and
+writes ``FOLDER/claude-sidecar``, an executable that runs the launcher on that socket: a
+stand-in for the console script, for the tests in other languages (command.sh);
+the folder is removed when the server ends.
+
+One thread, one ``selectors`` loop: a forked child must not inherit another thread's held
+locks. Per connection: a launcher sends its stdin, stdout and stderr
+(SCM_RIGHTS) with a length-prefixed JSON request ``{argv, env, cwd, umask, ignored}``; the server
 forks, answers ``{"pid": N}``, and when the child ends (its pidfd turns readable) sends
 ``{"status": WAITSTATUS}``. A launcher that goes away first (killed) takes its child with it.
 """
@@ -15,6 +21,7 @@ import json
 import os
 import random
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -35,6 +42,7 @@ PRELOAD = (
     "claude_sidecar.frontends.daemon.serve",
     "claude_sidecar.frontends.daemon.upgrade",
     "claude_sidecar.frontends.acp",
+    "claude_sidecar.scripted.server",
     "anyio._backends._asyncio",
 )
 
@@ -55,13 +63,27 @@ class Launch:
 
 
 def main() -> None:
-    """Serve launchers on the socket named by ``sys.argv[1]``."""
+    """Serve launchers on the socket named by ``sys.argv[1]`` (or in ``--in FOLDER``)."""
     for module in PRELOAD:
         __import__(module)
-    path = sys.argv[1]
+    folder = sys.argv[2] if sys.argv[1] == "--in" else None
+    path = os.path.join(folder, "s") if folder else sys.argv[1]
+    # Where launchers record the daemon each stands for (tests.zygote.daemon_pid).
+    os.makedirs(os.path.join(os.path.dirname(path), "pids"), exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
+    if folder:
+        _write_command(os.path.join(folder, "claude-sidecar"), path)
+    try:
+        _serve(listener, path)
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(listener: socket.socket, path: str) -> None:
+    """Fork a daemon per launcher that connects to ``listener`` (bound at ``path``)."""
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
     # The worker that started this server holds its stdin: EOF means the worker is gone.
@@ -99,6 +121,18 @@ def main() -> None:
             _reap(launch, selector, launches, report=False)
         listener.close()
         os.unlink(path)
+
+
+def _write_command(command: str, path: str) -> None:
+    """An executable at ``command`` that starts a daemon through this server, as the
+    ``claude-sidecar`` console script would start one (written whole, then renamed: a
+    suite that finds it can run it)."""
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
+    script = f'#!/bin/sh\nexec "{sys.executable}" -I -S "{launcher}" "{path}" "$@"\n'
+    with open(command + ".new", "w") as f:
+        f.write(script)
+    os.chmod(command + ".new", 0o755)
+    os.rename(command + ".new", command)
 
 
 def _fork(
@@ -182,6 +216,14 @@ def _become_daemon(
         for fd in fds:
             if fd > 2:
                 os.close(fd)
+        # SIGINT and SIGQUIT as a fresh Python started by the launcher would have them, not
+        # as the server inherited them (ignored, when a shell started it in the background).
+        ignored = set(request.get("ignored", ()))
+        sigint = signal.SIG_IGN if signal.SIGINT in ignored else signal.default_int_handler
+        signal.signal(signal.SIGINT, sigint)
+        signal.signal(
+            signal.SIGQUIT, signal.SIG_IGN if signal.SIGQUIT in ignored else signal.SIG_DFL
+        )
         os.chdir(request["cwd"])
         os.umask(request["umask"])
         os.environ.clear()

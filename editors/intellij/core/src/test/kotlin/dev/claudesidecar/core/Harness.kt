@@ -42,9 +42,19 @@ object Harness {
         dir ?: error("cannot find the repository root (pyproject.toml) above ${Path.of("").toAbsolutePath()}")
     }
 
-    /** The daemon executable of the repository's virtualenv (`uv sync` makes it). */
+    /** The daemon executable of the repository's virtualenv (`uv sync` makes it), or the one
+     * CLAUDE_SIDECAR_BIN names: another release's, or the test command's fork server's stand-in
+     * (tests/zygote/command.sh), which starts the same daemon without its imports. */
     val sidecarBin: Path by lazy {
-        val bin = System.getenv("CLAUDE_SIDECAR_BIN")?.let(Path::of) ?: repoRoot.resolve(".venv/bin/claude-sidecar")
+        val bin = System.getenv("CLAUDE_SIDECAR_BIN")?.let(Path::of) ?: consoleScript
+        check(bin.exists()) { "$bin is missing: run `uv sync` in $repoRoot first" }
+        bin
+    }
+
+    /** The `claude-sidecar` console script as `uv sync` installs it: for the tests of how the app
+     * finds and starts the daemon a user installed. */
+    val consoleScript: Path by lazy {
+        val bin = repoRoot.resolve(".venv/bin/claude-sidecar")
         check(bin.exists()) { "$bin is missing: run `uv sync` in $repoRoot first" }
         bin
     }

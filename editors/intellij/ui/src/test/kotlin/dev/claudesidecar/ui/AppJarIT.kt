@@ -118,7 +118,7 @@ class AppJarIT {
     @Test
     @Order(3)
     fun `started with java -jar, it runs claude-sidecar from PATH and shows a chat whose prompt has the focus`() {
-        val bin = Harness.sidecarBin
+        val bin = Harness.consoleScript
         check(bin.name == "claude-sidecar") { "the app looks for claude-sidecar on PATH; $bin is named otherwise" }
         launch(path = "${bin.parent}:${System.getenv("PATH")}")
 

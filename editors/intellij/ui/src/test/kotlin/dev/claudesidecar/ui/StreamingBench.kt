@@ -85,7 +85,7 @@ class StreamingBench {
                 // Deltas coalesced as the IDE plugin asks for them (ClaudeService).
                 val client = sandbox.client(
                     command =
-                    listOf(Harness.sidecarBin.resolveSibling("python").toString(), SEND_CLOCK.toString(), stamps.toString(), "--") +
+                    listOf(Harness.consoleScript.resolveSibling("python").toString(), SEND_CLOCK.toString(), stamps.toString(), "--") +
                         listOf(Harness.sidecarBin.toString(), "--stdio"),
                     initializationOptions = InitializationOptions(coalesceDeltasMs = 16, warmPool = WarmPoolOptions(size = 0)),
                 )
