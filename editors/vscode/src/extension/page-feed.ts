@@ -16,6 +16,10 @@
 // through one by one, the turn's end last, seconds late. Held back, the events gather into
 // the next batch instead, which goes when the page caught up; the end of a turn still goes
 // at once, behind at most IN_FLIGHT batches.
+//
+// A text or thinking entry that finished streaming comes once more whole (claude/entry):
+// when its text is the one the page has from the entry's deltas, it goes without it
+// (`textKept`): a 60 KB answer's text is not sent again in the message with the turn's end.
 
 import type { ChatEvent } from '../core/chat-state';
 import type { DeltaNotification } from '../core/protocol.generated';
@@ -47,6 +51,9 @@ export class PageFeed {
   private lastFlush = -Infinity;
   /** Batches posted that the page has not said it received. */
   private unreceived = 0;
+  /** The text the page has (with the events given so far) of each text or thinking entry
+   * that streams, by entry id: its entry's, then its deltas'. */
+  private readonly streamed = new Map<string, string>();
 
   constructor(
     private readonly post: (message: HostMessage) => void,
@@ -56,6 +63,7 @@ export class PageFeed {
 
   /** One event the host applied, its state's `rev` then. */
   event(event: ChatEvent, rev: number): void {
+    const kept = this.follow(event);
     const last = this.pending.at(-1);
     if (last && isDelta(last.event) && isDelta(event) && sameBlock(last.event.params, event.params)) {
       // A new object: the event itself is the chat's listeners' too.
@@ -63,7 +71,7 @@ export class PageFeed {
       last.event = { ...last.event, params };
       last.rev = rev;
     } else {
-      this.pending.push({ event, rev });
+      this.pending.push(kept ? { event: kept, rev, textKept: true } : { event, rev });
     }
     if (ends(event)) {
       this.flush();
@@ -88,6 +96,35 @@ export class PageFeed {
     }, wait);
   }
 
+  /**
+   * Follows the texts that stream (as the page's copy of the state will have them) and
+   * returns the event without its text when it is a finished entry whose text the page has.
+   */
+  private follow(event: ChatEvent): ChatEvent | undefined {
+    if (isDelta(event)) {
+      const id = event.params.entryId ?? '';
+      const text = this.streamed.get(id);
+      if (text !== undefined) this.streamed.set(id, text + event.params.text);
+      return undefined;
+    }
+    if (event.kind === 'snapshot' || event.kind === 'olderPage') {
+      // Entries replaced wholesale: what streams is no longer known here (its end goes whole).
+      this.streamed.clear();
+      return undefined;
+    }
+    if (event.kind !== 'notification' || event.method !== 'claude/entry') return undefined;
+    const entry = event.params.entry;
+    if (entry.kind !== 'text' && entry.kind !== 'thinking') return undefined;
+    if (entry.streaming) {
+      this.streamed.set(entry.id, entry.text);
+      return undefined;
+    }
+    const had = this.streamed.get(entry.id);
+    this.streamed.delete(entry.id);
+    if (had !== entry.text || !had) return undefined;
+    return { ...event, params: { ...event.params, entry: { ...entry, text: '' } } };
+  }
+
   /** Any other message: the events before it go first. */
   send(message: HostMessage): void {
     this.flush();
@@ -96,6 +133,7 @@ export class PageFeed {
 
   /** The whole state: the events waiting are in it already. */
   reset(message: Extract<HostMessage, { type: 'reset' }>): void {
+    // The texts streaming are in the state it carries; no longer followed (their ends go whole).
     this.drop();
     // A new page (or one that starts over): nothing is on its way to it.
     this.unreceived = 0;
@@ -119,6 +157,7 @@ export class PageFeed {
     this.cancel?.();
     this.cancel = undefined;
     this.pending = [];
+    this.streamed.clear();
   }
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import { FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
-import type { HostMessage, RevEvent } from '../../src/shared/webview-messages';
+import { eventAsApplied, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
 
 /** A feed whose timer runs when the test says, with the host's state it feeds from. */
@@ -81,8 +81,9 @@ function pageState(messages: HostMessage[]): ChatState {
   for (const m of messages) {
     if (m.type === 'reset') state = structuredClone(m.state);
     if (m.type !== 'events') continue;
-    for (const { event, rev } of m.events) {
-      state.rev = rev - 1;
+    for (const sent of m.events) {
+      const event = eventAsApplied(state, sent);
+      state.rev = sent.rev - 1;
       reduce(state, event);
     }
   }
@@ -171,6 +172,53 @@ describe("the host's feed of a chat page", () => {
       f.posted.map((m) => m.type),
       ['events', 'focusPrompt'],
     );
+  });
+
+  test('sends an answer that finished streaming without its text when the page has that text from its deltas', () => {
+    const f = feed();
+    f.apply(textEntry('t1', 'The ', 1));
+    f.apply(delta('t1', 'whole ', 2));
+    f.pass(FRAME_MS);
+    f.apply(delta('t1', 'answer.', 3));
+    f.apply(textEntry('t1', 'The whole answer.', 4, false));
+    f.apply(turnEnded(5));
+    const finished = f.sent().at(-2)!;
+    assert.equal(finished.textKept, true);
+    assert.deepEqual(finished.event, textEntry('t1', '', 4, false), 'the text is not sent again');
+    assert.deepEqual(pageState(f.posted), f.state, "the page's copy has the whole answer");
+  });
+
+  test('sends a finished answer whole when its text is not the one its deltas made', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'The whole', 2));
+    f.apply(textEntry('t1', 'The whole answer.', 3, false));
+    f.pass(FRAME_MS);
+    const finished = f.sent().at(-1)!;
+    assert.equal(finished.textKept, undefined);
+    assert.deepEqual(finished.event, textEntry('t1', 'The whole answer.', 3, false));
+    assert.deepEqual(pageState(f.posted), f.state);
+  });
+
+  test('sends a finished answer whole after the page got the whole state while it streamed', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'The whole ', 2));
+    f.pass(FRAME_MS);
+    f.feed.reset({
+      type: 'reset',
+      state: structuredClone(f.state),
+      info: null,
+      workspaceFolders: [],
+      allowBypassPermissions: false,
+    });
+    f.apply(delta('t1', 'answer.', 3));
+    f.apply(textEntry('t1', 'The whole answer.', 4, false));
+    f.pass(FRAME_MS);
+    const finished = f.sent().at(-1)!;
+    assert.equal(finished.textKept, undefined);
+    assert.deepEqual(finished.event, textEntry('t1', 'The whole answer.', 4, false));
+    assert.deepEqual(pageState(f.posted), f.state);
   });
 
   test('drops the events waiting when the page gets the whole state (they are in it)', () => {
