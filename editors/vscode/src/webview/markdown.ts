@@ -10,7 +10,8 @@
 // block being written would be highlighted again on every frame). When the answer is
 // complete only that tail is rendered once more: the whole is never rendered twice. More
 // new text than a frame should take (SLICE_CHARS: a page that fell behind, a chat opened with
-// long answers) is drawn its end first, the part before it a slice a frame.
+// long answers) is drawn a slice a frame; in an answer that streams, its end first (the view
+// follows it), the part before it after.
 
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
@@ -133,9 +134,9 @@ export function stableCutFrom(text: string, from: number, least: number): number
 /**
  * The most new text drawn in one frame (about 15 ms of a frame's work in all: parsing,
  * styling and laying it out). More comes at once when the page fell behind (the host then
- * sends what gathered as one batch) or when a chat opens with long answers: the end of it
- * is drawn first (what the user looks at: the view follows the end), the rest above it a
- * slice a frame, between which the page takes the user's keys.
+ * sends what gathered as one batch: the end of an answer that streams is drawn first, what
+ * the user looks at) or when a chat opens with long answers: it is drawn a slice a frame,
+ * between which the page takes the user's keys.
  */
 export const SLICE_CHARS = 6_000;
 
@@ -178,11 +179,12 @@ export class MarkdownView {
 
   /**
    * Shows `text` (a streaming one's unfinished tail without highlighting). With `slice`
-   * (SLICE_CHARS for an answer), at most about that much new text is drawn: its end first
-   * when there is more, the part before it a slice a call (false until all of it is drawn:
-   * the caller calls again, in the next frame, for the rest).
+   * (SLICE_CHARS for an answer), at most about that much new text is drawn a call, in order,
+   * or with `endFirst` (an answer the user saw streaming: the view follows its end) its end
+   * first and the part before it after; false until all of it is drawn (the caller calls
+   * again, in the next frame, for the rest).
    */
-  set(text: string, streaming: boolean, slice = Infinity): boolean {
+  set(text: string, streaming: boolean, slice = Infinity, endFirst = false): boolean {
     if (text === this.shown && this.complete === !streaming && this.whole) return true;
     this.shown = text;
     this.complete = !streaming;
@@ -200,7 +202,9 @@ export class MarkdownView {
       // Too much for one frame: its end first (the view follows the end), the part before it
       // left as a gap (drawn in the next frames). Not when what the tail shows reaches past
       // the end's start (one block longer than a slice being written): it would show twice.
-      const end = stableCutFrom(text, from, text.length - slice);
+      // A text drawn anew (a chat opened, a chunk of the chat back in view) goes in order:
+      // the place of what follows it in the page is known only once it is drawn.
+      const end = endFirst ? stableCutFrom(text, from, text.length - slice) : from;
       if (end > from && end >= this.drawnTo) {
         this.leaveGap(text, end);
         budget = 0;
