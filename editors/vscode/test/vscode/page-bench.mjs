@@ -14,8 +14,9 @@
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
 //   that drew the answer's end and its footer; when the extension host posted turnEnded to
 //   the page (its feed stamps each message: the host's share) and when it reached the page;
-//   endFrames: the page's animation frames from then until the end was drawn (with --trace,
-//   marks named 'bench: ...' show where each batch and the end reached the page);
+//   endFrames: the page's animation frames from then until the end was drawn;
+//   endMessageBytes: the size of the message that brought turnEnded (as JSON); with --trace,
+//   marks named 'bench: ...' show where each batch and the end reached the page;
 // - the messages the page got from the host while it streamed, and each one's way from the
 //   host's postMessage to the page (both wall clocks of this machine);
 // - the CPU time of each process of the path from the prompt's send to the end on screen
@@ -177,8 +178,9 @@ function instrument() {
       if (!ended) return;
       if (!Number.isNaN(bench.endAt)) return;
       bench.endAt = performance.now();
-      // When the extension host posted it (this build's feed stamps its messages).
+      // When the extension host posted it (this build's feed stamps its messages), and its size.
       bench.postedAt = data.postedAt ?? NaN;
+      bench.endBytes = JSON.stringify(data).length;
       // The page's frames from then until its end is drawn (its share, in frames: what the
       // machine's load does not change).
       bench.endFrames = 0;
@@ -443,6 +445,7 @@ async function oneRun(page, sentLog, profile) {
         keyEchoMaxMs: echoes.at(-1) ?? null,
         keys: echoes.length,
         endFrames: bench.endFrames,
+        endMessageBytes: bench.endBytes,
         events: bench.events,
         messages: bench.messages,
         ...(bench.transits.length
