@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
+import { END_WAIT_MS, FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
 import { eventAsApplied, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
 
@@ -73,6 +73,24 @@ const turnEnded = (seq: number): ChatEvent => ({
     totalCostUsd: 0.01,
     usage: { inputTokens: 1, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
   },
+});
+
+/** A turn's footer (its `turn` entry), which the daemon sends after claude/turnEnded. */
+const footer = (seq: number): ChatEvent => ({
+  kind: 'notification',
+  method: 'claude/entry',
+  params: {
+    channelId: 'ch-1',
+    seq,
+    entry: { kind: 'turn', id: 'turn:u1', outcome: 'success', durationMs: 10, permissionWaitMs: 0, costUsd: 0 },
+  },
+});
+
+/** The channel idle again: the last of a turn's end. */
+const idle = (seq: number): ChatEvent => ({
+  kind: 'notification',
+  method: 'claude/status',
+  params: { channelId: 'ch-1', seq, state: 'idle', sessionId: 's1' },
 });
 
 /** What the page does with the messages (src/webview/main.ts): each event at the host's rev. */
@@ -151,17 +169,36 @@ describe("the host's feed of a chat page", () => {
     }
   });
 
-  test('sends the end of a turn at once, with the events before it', () => {
+  test("sends a turn's end, its footer and idle in one message, at once when idle comes", () => {
     const f = feed();
     f.apply(textEntry('t1', '', 1));
     f.apply(delta('t1', 'done', 2));
     f.apply(turnEnded(3));
+    f.apply(footer(4));
+    f.apply(idle(5));
     assert.equal(f.posted.length, 1, 'no timer had to run');
     assert.deepEqual(
       f.sent().map((e) => e.event),
-      [textEntry('t1', '', 1), delta('t1', 'done', 2), turnEnded(3)],
+      [textEntry('t1', '', 1), delta('t1', 'done', 2), turnEnded(3), footer(4), idle(5)],
     );
     assert.equal(f.armed().length, 0, 'nothing left waiting');
+  });
+
+  test("sends a turn's end that idle does not follow at the next turn of the event loop", () => {
+    const f = feed();
+    f.apply(delta('t1', 'done', 1));
+    f.apply(turnEnded(2));
+    f.apply(footer(3));
+    assert.equal(f.posted.length, 0, 'the rest of the end may come in the same read');
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [END_WAIT_MS],
+    );
+    f.pass(END_WAIT_MS);
+    assert.deepEqual(
+      f.sent().map((e) => e.event),
+      [delta('t1', 'done', 1), turnEnded(2), footer(3)],
+    );
   });
 
   test('sends the events waiting before any other message', () => {
@@ -182,6 +219,7 @@ describe("the host's feed of a chat page", () => {
     f.apply(delta('t1', 'answer.', 3));
     f.apply(textEntry('t1', 'The whole answer.', 4, false));
     f.apply(turnEnded(5));
+    f.pass(END_WAIT_MS);
     const finished = f.sent().at(-2)!;
     assert.equal(finished.textKept, true);
     assert.deepEqual(finished.event, textEntry('t1', '', 4, false), 'the text is not sent again');
@@ -285,7 +323,7 @@ describe("the host's feed of a chat page", () => {
     assert.deepEqual(pageState(f.posted), f.state);
   });
 
-  test('sends the end of a turn at once, even while the page has not received the batches before it', () => {
+  test('sends the end of a turn without waiting for the page, even while it has not received the batches before it', () => {
     const f = feed();
     for (let seq = 1; seq <= IN_FLIGHT; seq++) {
       f.apply(delta('t1', String(seq), seq));
@@ -293,6 +331,12 @@ describe("the host's feed of a chat page", () => {
     }
     f.apply(delta('t1', 'last', 10));
     f.apply(turnEnded(11));
+    f.feed.received(); // the page got a batch meanwhile: the end does not wait PATIENCE_MS for more
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [END_WAIT_MS],
+    );
+    f.pass(END_WAIT_MS);
     assert.equal(f.posted.length, IN_FLIGHT + 1);
     assert.deepEqual(
       f
@@ -301,6 +345,8 @@ describe("the host's feed of a chat page", () => {
         .map((e) => e.event),
       [delta('t1', 'last', 10), turnEnded(11)],
     );
+    f.apply(idle(12));
+    assert.equal(f.posted.length, IN_FLIGHT + 2, 'idle goes at once too');
   });
 
   test('sends anyway after PATIENCE_MS when the page says nothing (a page that is gone)', () => {
