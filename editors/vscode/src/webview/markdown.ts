@@ -197,7 +197,6 @@ export class MarkdownView {
       this.drawnTo = 0;
     }
     const from = this.frozenText.length;
-    let budget = slice;
     if (text.length - from > slice) {
       // Too much for one frame: its end first (the view follows the end), the part before it
       // left as a gap (drawn in the next frames). Not when what the tail shows reaches past
@@ -207,7 +206,6 @@ export class MarkdownView {
       const end = endFirst ? stableCutFrom(text, from, text.length - slice) : from;
       if (end > from && end >= this.drawnTo) {
         this.leaveGap(text, end);
-        budget = 0;
       } else {
         const cut = stableCut(text.slice(0, from + slice), from);
         if (cut > from) {
@@ -229,11 +227,11 @@ export class MarkdownView {
       if (cut > before) this.freeze(text, cut);
     }
     const tail = text.slice(this.frozenText.length);
-    const drew = this.showLive(tail, streaming);
+    const drew = this.showLive(tail, streaming) || this.frozenText.length > before;
     this.drawnTo = text.length;
-    // What the end left of this frame's share goes to the gaps.
-    budget -= this.frozenText.length - before + (drew ? tail.length : 0);
-    if (this.gaps.length && budget > 0) this.fillGap(text, budget);
+    // A gap is drawn in a call that drew nothing at the end: the frame that shows the end
+    // (the turn's, or the newest text) draws that alone.
+    if (this.gaps.length && !drew) this.fillGap(text, slice);
     this.whole = this.gaps.length === 0;
     return this.whole;
   }
