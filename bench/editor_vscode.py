@@ -28,7 +28,9 @@ Measured in the page, per run (each bench's header says exactly how):
   prompt, median and max over the keys typed before ``claude/turnEnded`` reached the page;
 - **end on screen**: from the daemon's send of ``claude/turnEnded`` to the frame after the
   one that drew the answer's end and its footer; and when ``turnEnded`` reached the page
-  (in VS Code also when the extension host posted it: the host's share);
+  (in VS Code also when the extension host posted it: the host's share, the page's frames
+  from its arrival until the end was drawn and the size of the message that brought it:
+  figures the machine's load does not change);
 - **CPU**: the page thread's CPU time from the first notification to the end on screen (in
   VS Code: the renderer thread's, which the workbench shares, from the prompt's send), and
   the part of it in style and layout (thread time: what the machine's other load does not
@@ -77,6 +79,8 @@ FIGURES = {
     "endOnScreenMs": "end_on_screen_ms",
     "endArrivedMs": "end_arrived_ms",
     "endPostedMs": "end_posted_ms",
+    "endFrames": "end_frames",
+    "endMessageBytes": "end_message_bytes",
     "messages": "messages",
     "threadCpuMs": "thread_cpu_ms",
     "layoutCpuMs": "layout_cpu_ms",

@@ -388,6 +388,8 @@ def format_h(h: dict[str, Any]) -> str:
         ("end on screen after the daemon's turnEnded, ms", "end_on_screen_ms", "< 100"),
         ("  the extension host posted turnEnded after, ms", "end_posted_ms", ""),
         ("  turnEnded reached the page after, ms", "end_arrived_ms", ""),
+        ("  the page's frames from then until the end was drawn", "end_frames", ""),
+        ("  the message that brought turnEnded, bytes", "end_message_bytes", ""),
         ("messages the page got while it streamed", "messages", ""),
         ("keys typed while streaming", "keys", ""),
         ("UI-thread CPU, first notification to end on screen, ms", "thread_cpu_ms", ""),

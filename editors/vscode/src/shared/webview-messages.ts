@@ -19,12 +19,29 @@ import type {
   SessionSummary,
 } from '../core/protocol.generated';
 import type { ChatEvent, ChatState } from '../core/chat-state';
+import { positionOf } from '../core/transcript';
 
 /** An event and the host state's `rev` once it was applied: the page's copy takes the same
  * rev, so the two states stay equal even where consecutive deltas were joined into one. */
 export interface RevEvent {
   event: ChatEvent;
   rev: number;
+  /** The event is a text or thinking entry that finished streaming with the very text the
+   * page has of it already (its deltas'): it comes with an empty text, and the page keeps
+   * its own (eventAsApplied). A long answer's whole text then does not go to the page a
+   * second time, in the message that carries the turn's end. */
+  textKept?: true;
+}
+
+/** The event of a RevEvent as the host applied it: a kept text is the one of `state`, the page's copy. */
+export function eventAsApplied(state: ChatState, { event, textKept }: RevEvent): ChatEvent {
+  if (!textKept || event.kind !== 'notification' || event.method !== 'claude/entry') return event;
+  const entry = event.params.entry;
+  const had = state.entries[positionOf(state, entry.id) ?? -1];
+  if ((entry.kind !== 'text' && entry.kind !== 'thinking') || (had?.kind !== 'text' && had?.kind !== 'thinking')) {
+    return event;
+  }
+  return { ...event, params: { ...event.params, entry: { ...entry, text: had.text } } };
 }
 
 /** What the host sends the webview. */

@@ -64,6 +64,8 @@ class TextView implements EntryView {
   private entry: TextEntry;
   /** The rest of the text is to be drawn in the next frame. */
   private unfinished = false;
+  /** The view showed the answer streaming: the user follows its end, drawn first when much comes at once. */
+  private streamed = false;
 
   constructor(
     entry: TextEntry,
@@ -78,9 +80,11 @@ class TextView implements EntryView {
     if (entry.kind !== 'text') return;
     this.entry = entry;
     const streaming = entry.streaming === true;
+    this.streamed ||= streaming;
     // A long text (a chat opened with long answers, or a page that fell behind) a slice a
-    // frame, so that no frame takes long and the keys typed meanwhile are drawn.
-    const whole = this.markdown.set(entry.text, streaming, SLICE_CHARS);
+    // frame, so that no frame takes long and the keys typed meanwhile are drawn; the end of
+    // an answer that streams first (a turn's end that comes with a backlog is seen at once).
+    const whole = this.markdown.set(entry.text, streaming, SLICE_CHARS, this.streamed);
     if (!whole && !this.unfinished) {
       this.unfinished = true;
       this.ctx.nextFrame(() => {

@@ -5,7 +5,7 @@
 import './style.css';
 import type { ChannelInfo } from '../core/protocol.generated';
 import { initialState, reduce, type ChatState } from '../core/chat-state';
-import type { HostMessage } from '../shared/webview-messages';
+import { eventAsApplied, type HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
 import { errorText, type ViewContext } from './context';
 import { h } from './dom';
@@ -112,9 +112,10 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'events':
       host.received();
-      for (const { event, rev } of message.events) {
+      for (const sent of message.events) {
+        const event = eventAsApplied(state, sent);
         // The host's rev after this event: the page's copy stays the host's state.
-        state.rev = rev - 1;
+        state.rev = sent.rev - 1;
         reduce(state, event);
         // The daemon's conversation replaced the chat's (an attach): drawn anew.
         if (event.kind === 'snapshot') {

@@ -9,7 +9,9 @@
 // place is re-rendered, at most once per frame, and without highlighting (a long code
 // block being written would be highlighted again on every frame). When the answer is
 // complete only that tail is rendered once more: the whole is never rendered twice. More
-// new text than a frame should take (SLICE_CHARS) is drawn a slice a frame.
+// new text than a frame should take (SLICE_CHARS: a page that fell behind, a chat opened with
+// long answers) is drawn a slice a frame; in an answer that streams, its end first (the view
+// follows it), the part before it after.
 
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
@@ -77,13 +79,12 @@ export function warmUp(): void {
 const CONTINUES = /^(?:[ \t]|[-+*][ \t]|\d{1,9}[.)][ \t])/;
 
 /**
- * Where the text can be cut so that the part before never renders differently: before a
- * line that follows a blank line outside a code fence and cannot continue the block above
- * (see CONTINUES), at or after `from` (which is such a place). The last line, which may
+ * The places after `from` (which is one) where the text can be cut so that the part before
+ * never renders differently, in order: before a line that follows a blank line outside a
+ * code fence and cannot continue the block above (see CONTINUES). The last line, which may
  * still grow, is never cut before.
  */
-export function stableCut(text: string, from: number): number {
-  let cut = from;
+function* stableCuts(text: string, from: number): Generator<number> {
   let fence: string | null = null;
   let afterBlank = false;
   let at = from;
@@ -91,7 +92,7 @@ export function stableCut(text: string, from: number): number {
     const end = text.indexOf('\n', at);
     if (end < 0) break; // the last line may still grow
     const line = text.slice(at, end);
-    if (fence === null && afterBlank && line.trim() !== '' && !CONTINUES.test(line)) cut = at;
+    if (fence === null && afterBlank && line.trim() !== '' && !CONTINUES.test(line)) yield at;
     const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
     if (marker && (fence === null || (marker[0] === fence[0] && marker.length >= fence.length))) {
       fence = fence === null ? marker : null;
@@ -99,24 +100,67 @@ export function stableCut(text: string, from: number): number {
     afterBlank = fence === null && line.trim() === '';
     at = end + 1;
   }
+}
+
+/** The stable cuts after `from` (which is one) and before `below`, in order. */
+function* cutsBefore(text: string, from: number, below: number): Generator<number> {
+  for (const at of stableCuts(text, from)) {
+    if (at >= below) return;
+    yield at;
+  }
+}
+
+/** The last stable cut of the text at or after `from` (which is one): see stableCuts. */
+export function stableCut(text: string, from: number): number {
+  let cut = from;
+  for (const at of stableCuts(text, from)) cut = at;
+  return cut;
+}
+
+/**
+ * The first stable cut after `from` (which is one) at or after `least`; when there is none,
+ * the last one before it (a block that starts before `least` and is longer than what is left
+ * of the text: it cannot be cut), `from` when there is none at all.
+ */
+export function stableCutFrom(text: string, from: number, least: number): number {
+  let cut = from;
+  for (const at of stableCuts(text, from)) {
+    cut = at;
+    if (at >= least) break;
+  }
   return cut;
 }
 
 /**
  * The most new text drawn in one frame (about 15 ms of a frame's work in all: parsing,
  * styling and laying it out). More comes at once when the page fell behind (the host then
- * sends what gathered as one batch) or when a chat opens with long answers: it is drawn a
- * slice a frame, between which the page takes the user's keys.
+ * sends what gathered as one batch: the end of an answer that streams is drawn first, what
+ * the user looks at) or when a chat opens with long answers: it is drawn a slice a frame,
+ * between which the page takes the user's keys.
  */
 export const SLICE_CHARS = 6_000;
+
+/** A part of the text not drawn yet, before the end drawn: it shows what the page had drawn
+ * of it before (nothing goes away) until it is drawn, a slice a frame from its start. */
+interface Gap {
+  from: number;
+  readonly to: number;
+  /** The end of what it shows of its text (from `from`: the tail drawn before; `from`: none). */
+  shown: number;
+  readonly el: HTMLElement;
+}
 
 /** One markdown block on the page, cheap to update while its text streams. */
 export class MarkdownView {
   readonly el: HTMLElement;
   private readonly frozen: HTMLElement;
   private readonly live: HTMLElement;
-  /** The start of the text that `frozen` shows, rendered once and kept. */
+  /** The start of the text that `frozen` holds, rendered once and kept (gaps still to draw in it). */
   private frozenText = '';
+  /** The parts of `frozenText` not drawn yet, in order. */
+  private gaps: Gap[] = [];
+  /** What `live` shows (the text after `frozenText`, and whether streaming). */
+  private liveShown: string | null = null;
   private shown: string | null = null;
   private complete = false;
   /** Whether `shown` is drawn whole (not only its first slices). */
@@ -135,10 +179,12 @@ export class MarkdownView {
 
   /**
    * Shows `text` (a streaming one's unfinished tail without highlighting). With `slice`
-   * (SLICE_CHARS for an answer), at most that much new text is drawn: false when only a
-   * slice was, and the caller calls again, in the next frame, for the rest.
+   * (SLICE_CHARS for an answer), at most about that much new text is drawn a call, in order,
+   * or with `endFirst` (an answer the user saw streaming: the view follows its end) its end
+   * first and the part before it after; false until all of it is drawn (the caller calls
+   * again, in the next frame, for the rest).
    */
-  set(text: string, streaming: boolean, slice = Infinity): boolean {
+  set(text: string, streaming: boolean, slice = Infinity, endFirst = false): boolean {
     if (text === this.shown && this.complete === !streaming && this.whole) return true;
     this.shown = text;
     this.complete = !streaming;
@@ -146,45 +192,106 @@ export class MarkdownView {
     if (!text.startsWith(this.frozenText)) {
       this.frozen.replaceChildren();
       this.frozenText = '';
+      this.gaps = [];
+      this.liveShown = null;
       this.drawnTo = 0;
     }
     const from = this.frozenText.length;
     if (text.length - from > slice) {
-      // Too much for one frame: the finished blocks of the next slice only, the rest later.
-      const cut = stableCut(text.slice(0, from + slice), from);
-      if (cut > from) {
-        this.freeze(text, cut);
-        // The tail keeps what it showed past the slice (drawn as a streaming tail is), so
-        // nothing on screen goes away until the slices reach it.
-        this.drawnTo = Math.max(this.drawnTo, cut);
-        this.live.innerHTML = this.drawnTo > cut ? plain.render(text.slice(cut, this.drawnTo)) : '';
-        this.live.classList.toggle('streaming', streaming);
-        this.whole = false;
-        return false;
+      // Too much for one frame: its end first (the view follows the end), the part before it
+      // left as a gap (drawn in the next frames). Not when what the tail shows reaches past
+      // the end's start (one block longer than a slice being written): it would show twice.
+      // A text drawn anew (a chat opened, a chunk of the chat back in view) goes in order:
+      // the place of what follows it in the page is known only once it is drawn.
+      const end = endFirst ? stableCutFrom(text, from, text.length - slice) : from;
+      if (end > from && end >= this.drawnTo) {
+        this.leaveGap(text, end);
+      } else {
+        const cut = stableCut(text.slice(0, from + slice), from);
+        if (cut > from) {
+          // The finished blocks of the next slice only, the rest later; the tail keeps what it
+          // showed past the slice (drawn as a streaming tail is), so nothing on screen goes
+          // away until the slices reach it.
+          this.freeze(text, cut);
+          this.drawnTo = Math.max(this.drawnTo, cut);
+          this.showLive(text.slice(cut, this.drawnTo), true);
+          this.whole = false;
+          return false;
+        }
+        // One block longer than a slice (a long code block): it cannot be cut, drawn as it is.
       }
-      // One block longer than a slice (a long code block): it cannot be cut, drawn as it is.
     }
+    const before = this.frozenText.length;
     if (streaming) {
-      const cut = stableCut(text, from);
-      if (cut > from) this.freeze(text, cut);
+      const cut = stableCut(text, before);
+      if (cut > before) this.freeze(text, cut);
     }
     const tail = text.slice(this.frozenText.length);
-    this.live.innerHTML = (streaming ? plain : md).render(tail);
+    const drew = this.showLive(tail, streaming) || this.frozenText.length > before;
+    this.drawnTo = text.length;
+    // A gap is drawn in a call that drew nothing at the end: the frame that shows the end
+    // (the turn's, or the newest text) draws that alone.
+    if (this.gaps.length && !drew) this.fillGap(text, slice);
+    this.whole = this.gaps.length === 0;
+    return this.whole;
+  }
+
+  /** Sets the tail, only when it changed (a call that draws a gap leaves it): whether it did. */
+  private showLive(tail: string, streaming: boolean): boolean {
+    const key = `${streaming ? 's' : 'c'}${tail}`;
+    if (key === this.liveShown) return false;
+    this.liveShown = key;
+    this.live.innerHTML = tail ? (streaming ? plain : md).render(tail) : '';
     // The cursor's class is on the tail, not on the entry: a class that changes on an
     // ancestor of the whole answer restyles all of it (thousands of elements when it ends).
     this.live.classList.toggle('streaming', streaming);
-    this.drawnTo = text.length;
-    this.whole = true;
     return true;
+  }
+
+  /** Leaves the text from the frozen part's end to `end` (a stable cut) as a gap, showing what
+   * the tail showed of it until it is drawn. */
+  private leaveGap(text: string, end: number): void {
+    const el = document.createElement('div');
+    el.className = 'md-gap';
+    el.append(...this.live.childNodes);
+    this.liveShown = null;
+    this.frozen.append(el);
+    const from = this.frozenText.length;
+    this.gaps.push({ from, to: end, shown: Math.max(from, this.drawnTo), el });
+    this.frozenText = text.slice(0, end);
+  }
+
+  /** Draws about `budget` characters of the first gap from its start (at least what it showed
+   * of its text, which then goes: nothing is shown twice). */
+  private fillGap(text: string, budget: number): void {
+    const gap = this.gaps[0]!;
+    const cuts = [...cutsBefore(text, gap.from, gap.to), gap.to];
+    let end = cuts[0]!;
+    for (const cut of cuts) {
+      if (cut > gap.from + budget && end >= gap.shown) break;
+      end = cut;
+    }
+    gap.el.before(this.chunk(text.slice(gap.from, end)));
+    gap.el.replaceChildren();
+    gap.from = gap.shown = end;
+    if (gap.from === gap.to) {
+      gap.el.remove();
+      this.gaps.shift();
+    }
   }
 
   /** Draws the text from the frozen part's end to `cut` (a stable cut) as a chunk of its own, kept. */
   private freeze(text: string, cut: number): void {
+    this.frozen.append(this.chunk(text.slice(this.frozenText.length, cut)));
+    this.frozenText = text.slice(0, cut);
+  }
+
+  /** A finished piece of the text, rendered once. */
+  private chunk(text: string): HTMLElement {
     // A chunk of its own: once off screen, the page skips its layout (style.css).
     const chunk = document.createElement('div');
     chunk.className = 'md-chunk';
-    chunk.innerHTML = md.render(text.slice(this.frozenText.length, cut));
-    this.frozen.append(chunk);
-    this.frozenText = text.slice(0, cut);
+    chunk.innerHTML = md.render(text);
+    return chunk;
   }
 }

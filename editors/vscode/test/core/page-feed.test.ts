@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
-import type { HostMessage, RevEvent } from '../../src/shared/webview-messages';
+import { END_WAIT_MS, FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
+import { eventAsApplied, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
 
 /** A feed whose timer runs when the test says, with the host's state it feeds from. */
@@ -75,14 +75,33 @@ const turnEnded = (seq: number): ChatEvent => ({
   },
 });
 
+/** A turn's footer (its `turn` entry), which the daemon sends after claude/turnEnded. */
+const footer = (seq: number): ChatEvent => ({
+  kind: 'notification',
+  method: 'claude/entry',
+  params: {
+    channelId: 'ch-1',
+    seq,
+    entry: { kind: 'turn', id: 'turn:u1', outcome: 'success', durationMs: 10, permissionWaitMs: 0, costUsd: 0 },
+  },
+});
+
+/** The channel idle again: the last of a turn's end. */
+const idle = (seq: number): ChatEvent => ({
+  kind: 'notification',
+  method: 'claude/status',
+  params: { channelId: 'ch-1', seq, state: 'idle', sessionId: 's1' },
+});
+
 /** What the page does with the messages (src/webview/main.ts): each event at the host's rev. */
 function pageState(messages: HostMessage[]): ChatState {
   let state = initialState();
   for (const m of messages) {
     if (m.type === 'reset') state = structuredClone(m.state);
     if (m.type !== 'events') continue;
-    for (const { event, rev } of m.events) {
-      state.rev = rev - 1;
+    for (const sent of m.events) {
+      const event = eventAsApplied(state, sent);
+      state.rev = sent.rev - 1;
       reduce(state, event);
     }
   }
@@ -150,17 +169,36 @@ describe("the host's feed of a chat page", () => {
     }
   });
 
-  test('sends the end of a turn at once, with the events before it', () => {
+  test("sends a turn's end, its footer and idle in one message, at once when idle comes", () => {
     const f = feed();
     f.apply(textEntry('t1', '', 1));
     f.apply(delta('t1', 'done', 2));
     f.apply(turnEnded(3));
+    f.apply(footer(4));
+    f.apply(idle(5));
     assert.equal(f.posted.length, 1, 'no timer had to run');
     assert.deepEqual(
       f.sent().map((e) => e.event),
-      [textEntry('t1', '', 1), delta('t1', 'done', 2), turnEnded(3)],
+      [textEntry('t1', '', 1), delta('t1', 'done', 2), turnEnded(3), footer(4), idle(5)],
     );
     assert.equal(f.armed().length, 0, 'nothing left waiting');
+  });
+
+  test("sends a turn's end that idle does not follow at the next turn of the event loop", () => {
+    const f = feed();
+    f.apply(delta('t1', 'done', 1));
+    f.apply(turnEnded(2));
+    f.apply(footer(3));
+    assert.equal(f.posted.length, 0, 'the rest of the end may come in the same read');
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [END_WAIT_MS],
+    );
+    f.pass(END_WAIT_MS);
+    assert.deepEqual(
+      f.sent().map((e) => e.event),
+      [delta('t1', 'done', 1), turnEnded(2), footer(3)],
+    );
   });
 
   test('sends the events waiting before any other message', () => {
@@ -171,6 +209,54 @@ describe("the host's feed of a chat page", () => {
       f.posted.map((m) => m.type),
       ['events', 'focusPrompt'],
     );
+  });
+
+  test('sends an answer that finished streaming without its text when the page has that text from its deltas', () => {
+    const f = feed();
+    f.apply(textEntry('t1', 'The ', 1));
+    f.apply(delta('t1', 'whole ', 2));
+    f.pass(FRAME_MS);
+    f.apply(delta('t1', 'answer.', 3));
+    f.apply(textEntry('t1', 'The whole answer.', 4, false));
+    f.apply(turnEnded(5));
+    f.pass(END_WAIT_MS);
+    const finished = f.sent().at(-2)!;
+    assert.equal(finished.textKept, true);
+    assert.deepEqual(finished.event, textEntry('t1', '', 4, false), 'the text is not sent again');
+    assert.deepEqual(pageState(f.posted), f.state, "the page's copy has the whole answer");
+  });
+
+  test('sends a finished answer whole when its text is not the one its deltas made', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'The whole', 2));
+    f.apply(textEntry('t1', 'The whole answer.', 3, false));
+    f.pass(FRAME_MS);
+    const finished = f.sent().at(-1)!;
+    assert.equal(finished.textKept, undefined);
+    assert.deepEqual(finished.event, textEntry('t1', 'The whole answer.', 3, false));
+    assert.deepEqual(pageState(f.posted), f.state);
+  });
+
+  test('sends a finished answer whole after the page got the whole state while it streamed', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.apply(delta('t1', 'The whole ', 2));
+    f.pass(FRAME_MS);
+    f.feed.reset({
+      type: 'reset',
+      state: structuredClone(f.state),
+      info: null,
+      workspaceFolders: [],
+      allowBypassPermissions: false,
+    });
+    f.apply(delta('t1', 'answer.', 3));
+    f.apply(textEntry('t1', 'The whole answer.', 4, false));
+    f.pass(FRAME_MS);
+    const finished = f.sent().at(-1)!;
+    assert.equal(finished.textKept, undefined);
+    assert.deepEqual(finished.event, textEntry('t1', 'The whole answer.', 4, false));
+    assert.deepEqual(pageState(f.posted), f.state);
   });
 
   test('drops the events waiting when the page gets the whole state (they are in it)', () => {
@@ -237,7 +323,7 @@ describe("the host's feed of a chat page", () => {
     assert.deepEqual(pageState(f.posted), f.state);
   });
 
-  test('sends the end of a turn at once, even while the page has not received the batches before it', () => {
+  test('sends the end of a turn without waiting for the page, even while it has not received the batches before it', () => {
     const f = feed();
     for (let seq = 1; seq <= IN_FLIGHT; seq++) {
       f.apply(delta('t1', String(seq), seq));
@@ -245,6 +331,12 @@ describe("the host's feed of a chat page", () => {
     }
     f.apply(delta('t1', 'last', 10));
     f.apply(turnEnded(11));
+    f.feed.received(); // the page got a batch meanwhile: the end does not wait PATIENCE_MS for more
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [END_WAIT_MS],
+    );
+    f.pass(END_WAIT_MS);
     assert.equal(f.posted.length, IN_FLIGHT + 1);
     assert.deepEqual(
       f
@@ -253,6 +345,8 @@ describe("the host's feed of a chat page", () => {
         .map((e) => e.event),
       [delta('t1', 'last', 10), turnEnded(11)],
     );
+    f.apply(idle(12));
+    assert.equal(f.posted.length, IN_FLIGHT + 2, 'idle goes at once too');
   });
 
   test('sends anyway after PATIENCE_MS when the page says nothing (a page that is gone)', () => {

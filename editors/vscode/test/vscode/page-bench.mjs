@@ -14,6 +14,9 @@
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
 //   that drew the answer's end and its footer; when the extension host posted turnEnded to
 //   the page (its feed stamps each message: the host's share) and when it reached the page;
+//   endFrames: the page's animation frames from then until the end was drawn;
+//   endMessageBytes: the size of the message that brought turnEnded (as JSON); with --trace,
+//   marks named 'bench: ...' show where each batch and the end reached the page;
 // - the messages the page got from the host while it streamed, and each one's way from the
 //   host's postMessage to the page (both wall clocks of this machine);
 // - the CPU time of each process of the path from the prompt's send to the end on screen
@@ -114,8 +117,9 @@ async function chatFrame(page, timeoutMs = 60_000) {
 
 /** The probes of the page's thread, as in test/webview/streaming.bench.ts, and the end's arrival and drawing. */
 function instrument() {
-  const bench = { tasks: [], late: [], echoes: [], longestGap: 0, running: true, lastKeyAt: NaN };
+  const bench = { tasks: [], late: [], echoes: [], longestGap: 0, running: true, lastKeyAt: NaN, endFrames: NaN };
   Object.assign(bench, { messages: 0, events: 0, endAt: NaN, drawnAt: NaN, sentAt: NaN, transits: [] });
+  Object.assign(bench, { footerAt: NaN, footerPostedAt: NaN });
   window.__bench = bench;
   // A task's name says whose it was: 'self' (the page's), or a frame around it ('cross-origin-ancestor': VS Code's workbench on the same thread).
   bench.taskNames = {};
@@ -161,15 +165,33 @@ function instrument() {
       bench.events += events.length;
       // How long it took from the host's postMessage to here (both wall clocks of this machine).
       if (data.postedAt) bench.transits.push(performance.timeOrigin + performance.now() - data.postedAt);
-      if (!events.some((e) => e.kind === 'notification' && e.method === 'claude/turnEnded')) return;
+      const ended = events.some((e) => e.kind === 'notification' && e.method === 'claude/turnEnded');
+      // The turn's footer (its entry comes after claude/turnEnded): when the host posted it and when it came.
+      if (
+        events.some((e) => e.kind === 'notification' && e.method === 'claude/entry' && e.params.entry.kind === 'turn')
+      ) {
+        bench.footerAt = performance.now();
+        bench.footerPostedAt = data.postedAt ?? NaN;
+      }
+      // In a trace (--trace): where each batch, and the turn's end, reached the page.
+      performance.mark(ended ? 'bench: turnEnded reached the page' : 'bench: events reached the page');
+      if (!ended) return;
       if (!Number.isNaN(bench.endAt)) return;
       bench.endAt = performance.now();
-      // When the extension host posted it (this build's feed stamps its messages).
+      // When the extension host posted it (this build's feed stamps its messages), and its size.
       bench.postedAt = data.postedAt ?? NaN;
+      bench.endBytes = JSON.stringify(data).length;
+      // The page's frames from then until its end is drawn (its share, in frames: what the
+      // machine's load does not change).
+      bench.endFrames = 0;
       const check = () => {
+        bench.endFrames++;
         const text = document.querySelector('.entry.text:not(.streaming)')?.textContent ?? '';
         if (text.trim().endsWith('THE END.') && document.querySelector('.entry.turn')) {
-          requestAnimationFrame(() => (bench.drawnAt = performance.now()));
+          requestAnimationFrame(() => {
+            bench.drawnAt = performance.now();
+            performance.mark('bench: end drawn');
+          });
         } else requestAnimationFrame(check);
       };
       requestAnimationFrame(check);
@@ -412,6 +434,8 @@ async function oneRun(page, sentLog, profile) {
       endAt: bench.endAt,
       drawnAt: bench.drawnAt,
       postedAt: bench.postedAt,
+      footerAt: bench.footerAt,
+      footerPostedAt: bench.footerPostedAt,
       figures: {
         longestTaskMs: Math.max(0, ...bench.tasks),
         longestTaskBy: bench.taskNames,
@@ -420,6 +444,8 @@ async function oneRun(page, sentLog, profile) {
         keyEchoMedianMs: echoes.length ? echoes[Math.floor(echoes.length / 2)] : null,
         keyEchoMaxMs: echoes.at(-1) ?? null,
         keys: echoes.length,
+        endFrames: bench.endFrames,
+        endMessageBytes: bench.endBytes,
         events: bench.events,
         messages: bench.messages,
         ...(bench.transits.length
@@ -441,6 +467,9 @@ async function oneRun(page, sentLog, profile) {
     endArrivedMs: seen.origin + seen.endAt - sent,
     // The extension host's share: from the daemon's send to its postMessage to the page.
     ...(Number.isFinite(seen.postedAt) ? { endPostedMs: seen.postedAt - sent } : {}),
+    // The turn's footer, which the end on screen waits for: when the host posted it, when it came.
+    ...(Number.isFinite(seen.footerPostedAt) ? { footerPostedMs: seen.footerPostedAt - sent } : {}),
+    ...(Number.isFinite(seen.footerAt) ? { footerArrivedMs: seen.origin + seen.footerAt - sent } : {}),
     threadCpuMs: cpuAfter.task - cpuBefore.task,
     scriptCpuMs: cpuAfter.script - cpuBefore.script,
     layoutCpuMs: cpuAfter.layout - cpuBefore.layout,

@@ -143,6 +143,66 @@ describe('an answer drawn as it streams', () => {
     await host.page.close();
   });
 
+  it('draws the end of a streaming answer first when more than a slice comes at once, the part before it a slice a frame', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    const host = await openPage();
+    await host.reset(asked());
+    const start = 'Intro paragraph.\n\n';
+    await host.events([textEntry('', true), delta(start)]);
+    // The page fell behind: the rest of the answer so far comes as one batch.
+    await host.events([delta(long)]);
+    const parts = () => host.page.$$eval('.entry.text .markdown h1', (headings) => headings.map((h) => h.textContent));
+    const length = () => host.page.evaluate(() => document.querySelector('.entry.text .markdown')!.textContent.length);
+    assert.ok((await parts()).includes('Part 60'), 'the newest part is on screen in the first frame');
+    let shown = await length();
+    for (let frames = 0; (await host.page.locator('.md-gap').count()) > 0 && frames < 100; frames++) {
+      await host.frame();
+      assert.deepEqual(
+        (await parts()).filter((p) => p === 'Part 60'),
+        ['Part 60'],
+        'the end stays, drawn once',
+      );
+      const now = await length();
+      assert.ok(now >= shown, `the answer shrank from ${shown} to ${now} characters`);
+      assert.ok(now - shown <= SLICE_CHARS, `a frame drew ${now - shown} characters`);
+      shown = now;
+    }
+    assert.equal(await host.page.locator('.md-gap').count(), 0, 'the part before the end was drawn');
+    await host.events([textEntry(start + long, false)]);
+    assert.equal(await answerHtml(host), await wholeHtml(host, start + long));
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
+  it("draws a turn's end that comes with a backlog in the next frame, once, and the backlog above it in slices", async () => {
+    const long = Array.from({ length: 30 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    const host = await openPage();
+    await host.reset(asked());
+    const start = 'Intro paragraph.\n\nA paragraph still being writ';
+    await host.events([textEntry('', true), delta(start)]);
+    const text = () => host.page.evaluate(() => document.querySelector('.entry.text .markdown')!.textContent);
+    // The page fell behind: the rest of the answer and the turn's end come as one batch.
+    const rest = `ten.\n\n${long}`;
+    await host.events([delta(rest), textEntry(start + rest, false)]);
+    let before = await text();
+    const ends = (shown: string) => shown.split('Part 30').length - 1;
+    assert.equal(ends(before), 1, 'the end is drawn in the first frame after the turn ended');
+    assert.match(before, /still being writ/, 'what was on screen stays');
+    const expected = await wholeHtml(host, start + rest);
+    for (let frames = 0; (await answerHtml(host)) !== expected && frames < 100; frames++) {
+      await host.frame();
+      const now = await text();
+      assert.equal(ends(now), 1, `frame ${frames}: the end drawn once`);
+      assert.ok(now.length >= before.length, `the answer shrank from ${before.length} to ${now.length} characters`);
+      assert.ok(now.length - before.length <= SLICE_CHARS, `a frame drew ${now.length - before.length} characters`);
+      before = now;
+    }
+    assert.equal(await answerHtml(host), expected);
+    assert.equal(await host.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
   it('shows the cursor after the tail while it streams, and only there', async () => {
     const host = await openPage();
     await host.reset(asked());
