@@ -69,6 +69,8 @@ export type ChatEvent =
       channelId: string;
       sessionId: string;
       cwd: string;
+      /** Where its CLI runs: `cwd`, or for a chat in a git worktree the same folder there. */
+      folder?: string;
       costUsd?: number;
       context?: ContextReading | null;
     }
@@ -112,6 +114,9 @@ export interface ChatState extends Transcript {
   channelId: string | null;
   sessionId: string | null;
   cwd: string | null;
+  /** The folder the chat's CLI runs in, which the paths it names are shown relative to: `cwd`,
+   * or for a chat in a git worktree the same folder in the worktree. */
+  folder: string | null;
   /** Shared daemon: the connection dropped; the chat is re-attached once it is made again. */
   reconnecting: boolean;
   /** Paged conversations (feature transcriptPaging): whether older entries than the first
@@ -133,6 +138,7 @@ export function initialState(): ChatState {
     channelId: null,
     sessionId: null,
     cwd: null,
+    folder: null,
     reconnecting: false,
     older: { more: false, loading: false },
     rev: 0,
@@ -174,7 +180,12 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
     }
     case 'bound':
       if (state.channelId && state.channelId !== event.channelId) state.pending = {};
-      Object.assign(state, { channelId: event.channelId, sessionId: event.sessionId, cwd: event.cwd });
+      Object.assign(state, {
+        channelId: event.channelId,
+        sessionId: event.sessionId,
+        cwd: event.cwd,
+        folder: event.folder ?? event.cwd,
+      });
       if (event.costUsd !== undefined) state.totals.costUsd = event.costUsd;
       if (event.context !== undefined) state.totals.context = event.context;
       break;

@@ -22,9 +22,24 @@ import type {
   SetPermissionModeParams,
   StatusNotification,
   TextBlock,
+  WorktreeInfo,
 } from './protocol.generated';
 import { initialState, reduce, type ChannelNotifications, type ChatEvent, type ChatState } from './chat-state';
 import type { Entry } from './transcript';
+
+/**
+ * The folder a chat asked for in `cwd` runs in: `cwd` itself, or for a chat in git worktree
+ * `worktree` the same folder in the worktree (the daemon runs it there: a chat opened from a
+ * checkout's subfolder runs in that subfolder of its worktree).
+ */
+export function runsIn(cwd: string, worktree: WorktreeInfo | null | undefined): string {
+  if (!worktree) return cwd;
+  const inside = (folder: string, top: string) =>
+    folder === top || folder.startsWith(top.endsWith('/') ? top : `${top}/`);
+  if (inside(cwd, worktree.path)) return cwd;
+  if (inside(cwd, worktree.root)) return worktree.path + cwd.slice(worktree.root.replace(/\/+$/, '').length);
+  return worktree.path;
+}
 
 /** The first entry of the conversation among `entries` (queued prompts are not in it). */
 function firstEntry(entries: readonly Entry[]): Entry | undefined {
@@ -120,6 +135,12 @@ export class Chat {
     return this.channelParams.cwd;
   }
 
+  /** The folder the chat's CLI runs in: `cwd`, or for a chat in a git worktree the same
+   * folder in the worktree (what a path the agent names, or the user types, is relative to). */
+  get folder(): string {
+    return runsIn(this.cwd, this.info?.worktree);
+  }
+
   /**
    * What opens the chat's next channel (a daemon restart, a dropped chat reopened, a fork):
    * the parameters it was opened with, in the permission mode it runs in now, which the user
@@ -165,6 +186,7 @@ export class Chat {
       channelId,
       sessionId,
       cwd: this.cwd,
+      folder: this.folder,
       ...(info ? { costUsd: info.totalCostUsd, context: info.context } : {}),
     });
     this.infoEmitter.fire(info);

@@ -226,7 +226,7 @@ export class ChatPanel implements vscode.Disposable {
       return null;
     },
     openFile: async ({ path: file, line }) => {
-      const absolute = path.isAbsolute(file) ? file : path.join(this.chat.cwd, file);
+      const absolute = path.isAbsolute(file) ? file : path.join(this.chat.folder, file);
       const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
       await vscode.window.showTextDocument(vscode.Uri.file(absolute), {
         selection: new vscode.Range(position, position),
@@ -249,7 +249,7 @@ export class ChatPanel implements vscode.Disposable {
       return null;
     },
     rewind: async ({ messageId, dryRun }) => this.chat.rewind(messageId, dryRun),
-    completeFiles: async ({ query }) => ({ paths: await completeFiles(this.chat.cwd, query) }),
+    completeFiles: async ({ query }) => ({ paths: await completeFiles(this.chat.folder, query) }),
     showSessions: async () => {
       await this.host.showSessions();
       return null;

@@ -206,7 +206,7 @@ class RestoredFileView implements EntryView {
 
   constructor(entry: RestoredFileEntry, ctx: ViewContext) {
     const update = fileUpdate(ctx, entry.seq);
-    const path = update ? shortPath(relativePath(update.path, ctx.state().cwd)) : '';
+    const path = update ? shortPath(relativePath(update.path, ctx.state().folder)) : '';
     this.el = h(
       'div',
       { class: 'entry file-update' },

@@ -88,7 +88,7 @@ function card(request: PermissionRequestNotification, ctx: ViewContext): HTMLEle
 type Send = (params: Omit<Answer, 'requestId'>) => Promise<void>;
 
 function toolCard(el: HTMLElement, request: PermissionRequestNotification, ctx: ViewContext, answer: Send): void {
-  const cwd = ctx.state().cwd;
+  const cwd = ctx.state().folder;
   const name = request.displayName || toolLabel(request.toolName);
   const target = keyArgument({ name: request.toolName, input: request.input, partialInput: '' }, cwd);
   el.append(

@@ -15,7 +15,7 @@ export async function rewindFiles(ctx: ViewContext, messageId: string): Promise<
     ctx.toast(`Cannot rewind: ${(e as Error).message}`, 'error');
     return;
   }
-  const cwd = ctx.state().cwd;
+  const cwd = ctx.state().folder;
   const opener = document.activeElement as HTMLElement | null;
   const close = () => {
     overlay.remove();

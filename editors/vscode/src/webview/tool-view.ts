@@ -158,7 +158,7 @@ export class ToolView implements EntryView {
   update(entry: Entry): void {
     if (entry.kind !== 'tool') return;
     this.entry = entry;
-    const cwd = this.ctx.state().cwd;
+    const cwd = this.ctx.state().folder;
     const status = STATUS[entry.status];
     const arg = entry.input ? keyArgument(entry, cwd) : entry.partialInput ? '…' : '';
     this.el.dataset.status = entry.status;
@@ -197,7 +197,7 @@ export class ToolView implements EntryView {
     const key = JSON.stringify([updates.map((u) => u.seq), saved.map((d) => d.path), counts]);
     if (key === this.shownFiles) return;
     this.shownFiles = key;
-    const cwd = this.ctx.state().cwd;
+    const cwd = this.ctx.state().folder;
     const head = (path: string, stats: DiffStats | null, ...rest: HTMLElement[]) =>
       h(
         'div',

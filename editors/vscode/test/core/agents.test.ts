@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import { ago, ChatRoster, sortedChats, worktreeNameFrom, type WaitingRequest } from '../../src/core/agents';
+import { runsIn } from '../../src/core/chat';
 import type { SidecarClient } from '../../src/core/client';
 import type { ChannelSummary } from '../../src/core/protocol.generated';
 import {
@@ -186,4 +187,21 @@ test('ages read in the largest whole unit', () => {
 test("a worktree's name defaults to the prompt's first words, lower case and hyphenated", () => {
   assert.equal(worktreeNameFrom('Fix the login form, please: it breaks'), 'fix-the-login-form');
   assert.equal(worktreeNameFrom('  !!  '), '');
+});
+
+test("a worktree chat runs in its folder's place in the worktree, what its paths are shown from", () => {
+  const worktree = {
+    name: 'login-fix',
+    path: '/repo/.claude/worktrees/login-fix',
+    branch: 'worktree-login-fix',
+    baseRef: 'head',
+    baseCommit: 'abc',
+    baseBranch: 'main',
+    root: '/repo',
+  };
+  assert.equal(runsIn('/repo', worktree), '/repo/.claude/worktrees/login-fix');
+  assert.equal(runsIn('/repo/web/app', worktree), '/repo/.claude/worktrees/login-fix/web/app');
+  assert.equal(runsIn('/repo/.claude/worktrees/login-fix/web', worktree), '/repo/.claude/worktrees/login-fix/web');
+  assert.equal(runsIn('/repository', worktree), '/repo/.claude/worktrees/login-fix', 'a name that only starts alike');
+  assert.equal(runsIn('/repo', null), '/repo');
 });

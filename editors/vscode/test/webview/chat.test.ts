@@ -427,6 +427,28 @@ describe('entries as they say', () => {
     await host.screenshot('attached-mid-turn');
   });
 
+  it("names a worktree chat's files from its worktree, not under .claude/worktrees/<name>", async () => {
+    const worktree = '/home/dev/project/.claude/worktrees/login-fix';
+    const file = `${worktree}/src/auth/session.py`;
+    const host = await openWith(
+      stateOf([
+        { ...BOUND, folder: worktree },
+        entryEvent({
+          kind: 'tool',
+          id: 'toolu_w',
+          name: 'Write',
+          status: 'done',
+          input: { file_path: file, content: 'x = 1\n' },
+          files: [{ path: file, added: 1, removed: 0 }],
+        }),
+      ]),
+    );
+    const write = host.page.locator('.entry.tool', { hasText: 'Write' });
+    assert.match(await write.locator('.tool-head').innerText(), /Write\s+src\/auth\/session\.py/);
+    assert.match(await write.locator('.tool-files').innerText(), /^src\/auth\/session\.py/);
+    assert.equal(await write.locator('.tool-files .file-path').getAttribute('title'), file, 'the whole path on hover');
+  });
+
   it('shows a reloaded chat from its stored entries: decisions, results, +N -M without a diff', async () => {
     const host = await openWith(
       stateOf([
