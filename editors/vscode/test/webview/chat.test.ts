@@ -803,4 +803,40 @@ describe('header', () => {
     await host.reset(initialState(), { ...INFO, worktree: null });
     assert.equal(await branch.innerText(), '', 'a chat in the folder itself names no branch');
   });
+
+  it('keeps the title, the branch, the context meter and the buttons apart in a narrow column', async () => {
+    const worktree = {
+      name: 'login-form',
+      path: '/home/dev/project/.claude/worktrees/login-form',
+      branch: 'worktree-login-form-and-the-session-timeout',
+      baseRef: 'head',
+      baseCommit: '3f6c1a9e2b7d4c8f0a1e5b6d7c8f9a0b1c2d3e4f',
+      baseBranch: 'main',
+      root: '/home/dev/project',
+    };
+    const state = initialState();
+    state.totals.costUsd = 1.23;
+    state.totals.context = { maxTokens: 200_000, percentage: 42, totalTokens: 84_000 };
+    const boxes = async (host: ScriptedHost) => {
+      const parts = ['.header-title > span:first-child', '.header-branch', '.header-facts', '.header-actions'];
+      return Promise.all(parts.map(async (part) => [part, await host.page.locator(part).boundingBox()] as const));
+    };
+    for (const width of [240, 320, 420]) {
+      const host = await openPage({ width, height: 500 });
+      await host.reset(state, { ...INFO, worktree });
+      const placed = await boxes(host);
+      for (const [i, [a, boxA]] of placed.entries()) {
+        assert.ok(boxA && boxA.x >= 0 && boxA.x + boxA.width <= width + 0.5, `${a} within the ${width} px page`);
+        for (const [b, boxB] of placed.slice(i + 1)) {
+          const apart =
+            boxA.x + boxA.width <= boxB!.x + 0.5 ||
+            boxB!.x + boxB!.width <= boxA.x + 0.5 ||
+            boxA.y + boxA.height <= boxB!.y + 0.5 ||
+            boxB!.y + boxB!.height <= boxA.y + 0.5;
+          assert.ok(apart, `${a} and ${b} overlap at ${width} px: ${JSON.stringify([boxA, boxB])}`);
+        }
+      }
+      if (width === 240) await host.screenshot('narrow-header');
+    }
+  });
 });
