@@ -202,6 +202,7 @@ def _become_daemon(
     """In the forked child: take the launcher's place and run the daemon's ``main``.
     Never returns: the child's exit is its ``main``'s."""
     code = 1
+    interrupted = False
     try:
         selector.close()
         for s in sockets:
@@ -247,6 +248,10 @@ def _become_daemon(
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             if not isinstance(e.code, int | None):
                 print(e.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        # As Python ends on an uncaught KeyboardInterrupt: its traceback, then SIGINT itself.
+        traceback.print_exc()
+        interrupted = True
     except BaseException:  # the child's uncaught error, printed as Python would
         traceback.print_exc()
         code = 1
@@ -260,6 +265,9 @@ def _become_daemon(
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            if interrupted:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
             os._exit(code)
 
 
