@@ -100,9 +100,10 @@ def test_a_killed_launcher_takes_its_daemon_with_it(socket: str) -> None:
 
 
 @contextlib.contextmanager
-def command_server(folder: Path) -> Iterator[Path]:
+def command_server(folder: Path) -> Iterator[tuple[Path, int]]:
     """A server serving in ``folder`` as tests/zygote/command.sh starts it for the editor
-    suites: a shell's background job, SIGINT and SIGQUIT ignored. Its command's path."""
+    suites: a shell's background job, SIGINT and SIGQUIT ignored. Its command's path and
+    its pid."""
     folder.mkdir()
 
     def as_a_background_job() -> None:
@@ -118,7 +119,7 @@ def command_server(folder: Path) -> Iterator[Path]:
     assert server.stdin is not None and server.stdout is not None
     try:
         assert server.stdout.readline() == b"ready\n"
-        yield folder / "claude-sidecar"
+        yield folder / "claude-sidecar", server.pid
     finally:
         server.stdin.close()
         server.wait(30)
@@ -128,7 +129,7 @@ def test_the_servers_command_stands_for_the_console_script_until_the_server_ends
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "zygote"
-    with command_server(folder) as command:
+    with command_server(folder) as (command, _):
         scenario = tmp_path / "broken.json"
         scenario.write_text("not a scenario")
         ours = run([str(command), "--version"], None, None)
@@ -162,7 +163,7 @@ def test_a_daemon_of_a_server_started_as_a_background_job_still_ends_on_sigint(
         model.send_signal(signal.SIGINT)
         return listening, model.wait(30)
 
-    with command_server(tmp_path / "zygote") as command:
+    with command_server(tmp_path / "zygote") as (command, _):
         listening, ended = interrupted([str(command)])
 
     assert "listening on http://" in listening

@@ -108,11 +108,13 @@ def _serve(listener: socket.socket, path: str) -> None:
                         selector.register(launch.pidfd, selectors.EVENT_READ, ("exit", launch))
                         selector.register(connection, selectors.EVENT_READ, ("gone", launch))
                 elif what[0] == "exit":
-                    _reap(what[1], selector, launches, report=True)
+                    # (Unless its launcher's end, in the same select, reaped it already.)
+                    if launches.get(what[1].pid) is what[1]:
+                        _reap(what[1], selector, launches, report=True)
                 elif what[0] == "gone":
                     # The launcher died (or misbehaved): its daemon goes with it, as if killed.
                     launch = what[1]
-                    if launch.pid in launches:
+                    if launches.get(launch.pid) is launch:
                         os.kill(launch.pid, signal.SIGKILL)
                         _reap(launch, selector, launches, report=False)
     finally:
