@@ -256,6 +256,7 @@ echo "then Kotlin); each suite's output follows whole, in this order, once it ha
     wait
 ) &
 print_suites
+fork_server_stop
 wait
 
 echo

@@ -16,6 +16,12 @@ fork_server() { # PYTHON
     done
     echo "the fork server did not start: the daemons start directly" >&2
 }
+# `fork_server_stop`: closes the server's stdin here, so that it ends once the subshells that
+# hold it have (bash's `wait` without arguments waits for a process substitution too).
+fork_server_stop() {
+    [[ -z ${fork_server_stdin:-} ]] || exec {fork_server_stdin}>&-
+    fork_server_stdin=
+}
 # `with_fork_server COMMAND...`: COMMAND with CLAUDE_SIDECAR_BIN naming the stand-in (both
 # editor harnesses read it), or as it is when there is none.
 with_fork_server() {
