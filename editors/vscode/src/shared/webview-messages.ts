@@ -19,6 +19,15 @@ import type {
   SessionSummary,
 } from '../core/protocol.generated';
 import type { ChatEvent, ChatState } from '../core/chat-state';
+import type { Entry } from '../core/transcript';
+
+/**
+ * The entries a `reset` carries whole: the last ones (what a page opened at its end draws
+ * first). The others go by id alone (transcript.ts, withFarEntries) and the page asks for
+ * those it draws (`entries`): a page made anew for a long chat decodes a few chunks, not the
+ * whole chat.
+ */
+export const WHOLE_AT_RESET = 100;
 
 /** An event and the host state's `rev` once it was applied: the page's copy takes the same
  * rev, so the two states stay equal even where consecutive deltas were joined into one. */
@@ -29,7 +38,8 @@ export interface RevEvent {
 
 /** What the host sends the webview. */
 export type HostMessage =
-  /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart). */
+  /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart): its last
+   * WHOLE_AT_RESET entries whole, the others by id alone. */
   | {
       type: 'reset';
       state: ChatState;
@@ -83,6 +93,9 @@ export interface WebviewOps {
   /** Open a new chat panel. */
   newChat: { params: Record<string, never>; result: null };
   listSessions: { params: Record<string, never>; result: { sessions: SessionSummary[] } };
+  /** The entries `ids` as the host has them now (those the page keeps by id alone and draws
+   * again); an id the host does not have is left out. */
+  entries: { params: { ids: string[] }; result: { entries: Entry[] } };
   /** Read the page of entries before the oldest shown (the chat's events bring it). */
   loadOlder: { params: Record<string, never>; result: { loaded: number; hasMore: boolean } };
 }
