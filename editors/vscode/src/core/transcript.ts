@@ -75,13 +75,24 @@ export function parentOf(entry: HeldEntry): string | undefined {
   return entry.kind === 'restoredFile' ? undefined : (entry.parentId ?? undefined);
 }
 
+/** The kinds as the script's own constants: an entry's `kind` came through a structured clone,
+ * a string of its own for every entry, which a far entry would keep (100,000 of them). */
+const KINDS: { readonly [K in Entry['kind']]: K } = {
+  prompt: 'prompt',
+  text: 'text',
+  thinking: 'thinking',
+  tool: 'tool',
+  notice: 'notice',
+  turn: 'turn',
+  restoredFile: 'restoredFile',
+};
+
 /** The entry held by id alone. */
 export function farOf(entry: HeldEntry): FarEntry {
   if (entry.kind === 'far') return entry;
+  const of = KINDS[entry.kind];
   const parentId = parentOf(entry);
-  return parentId === undefined
-    ? { kind: 'far', id: entry.id, of: entry.kind }
-    : { kind: 'far', id: entry.id, of: entry.kind, parentId };
+  return parentId === undefined ? { kind: 'far', id: entry.id, of } : { kind: 'far', id: entry.id, of, parentId };
 }
 
 /** Keeps the entries `ids` by id alone (their contents go); returns how many were let go. */
