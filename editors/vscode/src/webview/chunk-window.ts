@@ -88,7 +88,7 @@ export class ChunkWindow {
   /** Chunks not drawn whose entries changed: their box's height is set anew. */
   private readonly unsized = new Set<Chunk>();
   /** Chunks not drawn that may hold entries whole (placed in them, or asked for): let go of
-   * in the next fit unless they are drawn then. */
+   * in a fit that finds them far from the view (as drawn chunks are dropped). */
   private readonly loose = new Set<Chunk>();
   /** Chunks were added or their entries changed since the last fit. */
   private changed = false;
@@ -222,8 +222,8 @@ export class ChunkWindow {
    * Draws the chunks near the view that are not (the nearest first, for BUDGET_MS at most:
    * the rest in the next frame) and drops those drawn far from it, except the last (what
    * streams in shows at once) and one holding the focus or the selection; folds the sections
-   * far from it that have none drawn; lets go of the entries of the chunks not drawn but
-   * those near it. The entry in view stays where it is on screen.
+   * far from it that have none drawn; lets go of the entries of the chunks not drawn far
+   * from it. The entry in view stays where it is on screen.
    */
   fit(): void {
     cancelAnimationFrame(this.frame);
@@ -247,6 +247,12 @@ export class ChunkWindow {
         .filter((s) => s !== last.section)
         .map((item) => ({ item, box: item.el.getBoundingClientRect() }))
         .filter(({ box }) => far(box));
+      // Chunks not drawn that hold entries whole, far from the view (or out of the page, their
+      // section folded): let go of. Nearer, they are kept, as drawn chunks are: a page read
+      // above is not let go of and asked for again as the user goes on up.
+      const releasing = [...this.loose].filter(
+        (c) => !c.drawn && (!c.el.isConnected || far(c.el.getBoundingClientRect())),
+      );
       const reach = this.sectionsBetween(view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
       for (const { item, box } of dropping) this.undraw(item, box.height);
       for (const { item } of folding) if (!item.chunks.some((c) => c.drawn)) this.fold(item);
@@ -272,9 +278,8 @@ export class ChunkWindow {
         this.loose.delete(chunk);
         this.painter.draw(chunk);
       }
-      const kept = new Set(near.map((n) => n.item));
-      for (const chunk of this.loose) {
-        if (chunk.drawn || kept.has(chunk)) continue;
+      for (const chunk of releasing) {
+        if (chunk.drawn) continue;
         this.loose.delete(chunk);
         this.painter.release(chunk);
       }

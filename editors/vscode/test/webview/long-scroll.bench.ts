@@ -5,7 +5,8 @@
 // (as the extension does) until the first entry is read, and prints the page's longest task
 // while opening and while scrolling, the renderer's CPU time (script, style and layout), the
 // JS heap (after a full GC) and the entry elements in the page at the end, and the longest
-// V8 major GC pause on the page's thread (from a trace of the scroll). `--dist DIR`: another
+// V8 major GC pause and animation frame on the page's thread (from a trace of the scroll; wall
+// and CPU: on a busy machine the wall time is mostly waiting for a core). `--dist DIR`: another
 // build's webview.js and webview.css; `--trace FILE`: that trace kept, for DevTools; `--heap
 // FILE`: a heap snapshot at the end, for DevTools' Memory tab.
 //
@@ -49,18 +50,20 @@ interface TraceEvent {
   pid: number;
   tid: number;
   dur?: number;
+  /** Thread (CPU) time: on a busy machine `dur` is mostly waiting for a core. */
+  tdur?: number;
   args?: { name?: string };
 }
 
-/** The longest of the events named `names` on the page's main thread, in ms. */
-function longestOnMainThread(trace: string, names: string[]): number {
+/** The longest of the events named `names` on the page's main thread, in ms (wall, or `cpu`: thread time). */
+function longestOnMainThread(trace: string, names: string[], cpu = false): number {
   const parsed = JSON.parse(trace) as { traceEvents: TraceEvent[] } | TraceEvent[];
   const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
   const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
   if (!main) return 0;
   const durations = events
     .filter((e) => e.ph === 'X' && names.includes(e.name) && e.pid === main.pid && e.tid === main.tid)
-    .map((e) => (e.dur ?? 0) / 1000);
+    .map((e) => ((cpu ? e.tdur : e.dur) ?? 0) / 1000);
   return Math.round(Math.max(0, ...durations) * 10) / 10;
 }
 
@@ -145,6 +148,8 @@ async function main(): Promise<void> {
         heapMB: Math.round((after.JSHeapUsedSize ?? 0) / 1e6),
         heapAfterGcMB: Math.round((collected.JSHeapUsedSize ?? 0) / 1e6),
         longestMajorGcMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR']),
+        longestMajorGcCpuMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR'], true),
+        longestFrameCpuMs: longestOnMainThread(trace, ['FireAnimationFrame'], true),
         longestGcStepMs: longestOnMainThread(trace, ['V8.GCIncrementalMarking', 'V8.GCScavenger', 'MinorGC']),
         entryElements: await host.page.locator('.entry').count(),
         errors: host.errors,
