@@ -90,6 +90,8 @@ export class ChunkWindow {
   /** Chunks not drawn that may hold entries whole (placed in them, or asked for): let go of
    * in a fit that finds them far from the view (as drawn chunks are dropped). */
   private readonly loose = new Set<Chunk>();
+  /** The chunks made for the last page read above (`insert`). */
+  private arriving = new Set<Chunk>();
   /** Chunks were added or their entries changed since the last fit. */
   private changed = false;
   private measuredPx = 0;
@@ -117,6 +119,7 @@ export class ChunkWindow {
     this.unfolded.clear();
     this.unsized.clear();
     this.loose.clear();
+    this.arriving = new Set();
     this.list.replaceChildren();
   }
 
@@ -146,6 +149,7 @@ export class ChunkWindow {
     const target = next?.section ?? this.sections.at(-1);
     const made = Array.from({ length: Math.ceil(count / CHUNK) }, () => this.make(target!));
     if (!made.length) return made;
+    this.arriving = new Set(made);
     this.chunks.splice(next ? this.chunks.indexOf(next) : this.chunks.length, 0, ...made);
     const within = next && next !== target!.chunks[0];
     if (target && (within || target.chunks.length + made.length <= SECTION)) {
@@ -250,9 +254,14 @@ export class ChunkWindow {
       // Chunks not drawn that hold entries whole, far from the view (or out of the page, their
       // section folded): let go of. Nearer, they are kept, as drawn chunks are: a page read
       // above is not let go of and asked for again as the user goes on up.
-      const releasing = [...this.loose].filter(
-        (c) => !c.drawn && (!c.el.isConnected || far(c.el.getBoundingClientRect())),
-      );
+      // The chunks of the last page read above are kept while they are above the view: the
+      // user on the way up draws them next.
+      const releasing = [...this.loose].filter((c) => {
+        if (c.drawn) return false;
+        if (!c.el.isConnected) return !this.arriving.has(c);
+        const box = c.el.getBoundingClientRect();
+        return far(box) && !(this.arriving.has(c) && box.bottom <= view.top);
+      });
       const reach = this.sectionsBetween(view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
       for (const { item, box } of dropping) this.undraw(item, box.height);
       for (const { item } of folding) if (!item.chunks.some((c) => c.drawn)) this.fold(item);

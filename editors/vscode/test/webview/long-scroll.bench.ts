@@ -152,6 +152,7 @@ async function main(): Promise<void> {
         longestFrameCpuMs: longestOnMainThread(trace, ['FireAnimationFrame'], true),
         longestGcStepMs: longestOnMainThread(trace, ['V8.GCIncrementalMarking', 'V8.GCScavenger', 'MinorGC']),
         entryElements: await host.page.locator('.entry').count(),
+        entriesAskedAgain: host.entriesAsked,
         errors: host.errors,
       }),
     );
