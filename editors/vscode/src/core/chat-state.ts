@@ -174,7 +174,7 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
         text: event.text,
       };
       const turn = event.beforeTurn ? runningTurnPrompt(state) : undefined;
-      if (turn) insertBefore(state, notice, turn.id);
+      if (turn) insertBefore(state, notice, turn);
       else upsert(state, notice);
       break;
     }

@@ -23,9 +23,26 @@ export interface RestoredFileEntry {
 
 export type Entry = ConversationEntry | RestoredFileEntry;
 
+/**
+ * An entry a copy of the store keeps by id alone: the page's, for the entries far from what
+ * it draws (a decoded entry of a 100,000-entry chat held for nothing costs the page's GC its
+ * pauses: issue 43). Its kind and the Agent/Task call it was made under place it; what it
+ * shows is the host's (entriesOf), asked for again when it is drawn.
+ */
+export interface FarEntry {
+  kind: 'far';
+  id: string;
+  /** The kind of the entry it stands for. */
+  of: Entry['kind'];
+  parentId?: string;
+}
+
+/** An entry as a store holds it: whole, or by id alone (only a page's copy). */
+export type HeldEntry = Entry | FarEntry;
+
 export interface Transcript {
   /** The conversation in the order each entry was first seen (queued prompts aside). */
-  entries: Entry[];
+  entries: HeldEntry[];
   /** Prompts sent while a turn runs, listed after the entries until the CLI takes them up. */
   queued: PromptEntry[];
   /** Entry id -> its position in `entries` less `shift` (positionOf): a page placed above
@@ -46,6 +63,84 @@ export interface Transcript {
 export function positionOf(store: Transcript, id: string): number | undefined {
   const at = store.at[id];
   return at === undefined ? undefined : at + store.shift;
+}
+
+/** The kind of what an entry held stands for. */
+export function kindOf(entry: HeldEntry): Entry['kind'] {
+  return entry.kind === 'far' ? entry.of : entry.kind;
+}
+
+/** The Agent/Task call an entry held was made under (a sub-agent's entries), if any. */
+export function parentOf(entry: HeldEntry): string | undefined {
+  return entry.kind === 'restoredFile' ? undefined : (entry.parentId ?? undefined);
+}
+
+/** The kinds as the script's own constants: an entry's `kind` came through a structured clone,
+ * a string of its own for every entry, which a far entry would keep (100,000 of them). */
+const KINDS: { readonly [K in Entry['kind']]: K } = {
+  prompt: 'prompt',
+  text: 'text',
+  thinking: 'thinking',
+  tool: 'tool',
+  notice: 'notice',
+  turn: 'turn',
+  restoredFile: 'restoredFile',
+};
+
+/** The entry held by id alone. */
+export function farOf(entry: HeldEntry): FarEntry {
+  if (entry.kind === 'far') return entry;
+  const of = KINDS[entry.kind];
+  const parentId = parentOf(entry);
+  return parentId === undefined ? { kind: 'far', id: entry.id, of } : { kind: 'far', id: entry.id, of, parentId };
+}
+
+/** Keeps the entries `ids` by id alone (their contents go); returns how many were let go. */
+export function release(store: Transcript, ids: Iterable<string>): number {
+  let count = 0;
+  for (const id of ids) {
+    const at = positionOf(store, id);
+    const entry = at === undefined ? undefined : store.entries[at];
+    if (!entry || entry.kind === 'far') continue;
+    store.entries[at!] = farOf(entry);
+    count++;
+  }
+  return count;
+}
+
+/** The entries of `ids` the store holds whole (the host's answer to a page drawing them again). */
+export function entriesOf(store: Transcript, ids: readonly string[]): Entry[] {
+  const found: Entry[] = [];
+  for (const id of ids) {
+    const entry = store.entries[positionOf(store, id) ?? -1];
+    if (entry && entry.kind !== 'far') found.push(entry);
+  }
+  return found;
+}
+
+/**
+ * Puts the whole entries `incoming` in place of those the store keeps by id alone (an entry
+ * held whole is as current already: what changed it came before them); returns the ids filled.
+ */
+export function fill(store: Transcript, incoming: readonly Entry[]): string[] {
+  const filled: string[] = [];
+  for (const entry of incoming) {
+    const at = positionOf(store, entry.id);
+    if (at === undefined || store.entries[at]!.kind !== 'far') continue;
+    store.entries[at] = { ...entry };
+    filled.push(entry.id);
+  }
+  return filled;
+}
+
+/**
+ * A copy of the store for a page that starts (reset): its last `keep` entries whole, the
+ * others by id alone (the page asks for those it draws); the rest of it shared, not copied.
+ */
+export function withFarEntries<T extends Transcript>(store: T, keep: number): T {
+  const from = Math.max(0, store.entries.length - keep);
+  if (!from) return store;
+  return { ...store, entries: store.entries.map((e, i) => (i < from ? farOf(e) : e)) };
 }
 
 /** Notes that the entry `id` changed now: its rev, and the view's list of changed ids. */
@@ -92,7 +187,7 @@ export function insertBefore(store: Transcript, incoming: Entry, beforeId: strin
  * (a page placed at the top costs its own length, whatever the store holds), or the entries
  * after it (a notice near the end).
  */
-function insertAt(store: Transcript, at: number, added: Entry[]): void {
+function insertAt(store: Transcript, at: number, added: HeldEntry[]): void {
   store.entries.splice(at, 0, ...added);
   const end = at + added.length;
   const above = at < store.entries.length - end;
@@ -103,14 +198,15 @@ function insertAt(store: Transcript, at: number, added: Entry[]): void {
 }
 
 /**
- * The prompt of the turn still running: the last prompt of the main conversation (not a
- * sub-agent's) with no turn footer after it; none when the last turn ended.
+ * The id of the prompt of the turn still running: the last prompt of the main conversation
+ * (not a sub-agent's) with no turn footer after it; none when the last turn ended.
  */
-export function runningTurnPrompt(store: Transcript): PromptEntry | undefined {
+export function runningTurnPrompt(store: Transcript): string | undefined {
   for (let i = store.entries.length - 1; i >= 0; i--) {
     const entry = store.entries[i]!;
-    if (entry.kind === 'turn') return undefined;
-    if (entry.kind === 'prompt' && !entry.parentId) return entry;
+    const kind = kindOf(entry);
+    if (kind === 'turn') return undefined;
+    if (kind === 'prompt' && parentOf(entry) === undefined) return entry.id;
   }
   return undefined;
 }
@@ -141,8 +237,8 @@ export function touch(store: Transcript, id: string): void {
 export function mergeTail(store: Transcript, incoming: readonly Entry[]): Entry[] {
   const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
   const ids = new Set(page.map((e) => e.id));
-  const before: Entry[] = [];
-  const following = new Map<string, Entry[]>();
+  const before: HeldEntry[] = [];
+  const following = new Map<string, HeldEntry[]>();
   let anchor: string | undefined;
   for (const entry of store.entries) {
     if (ids.has(entry.id)) anchor = entry.id;
@@ -202,7 +298,7 @@ export const reindexed = { count: 0 };
  * order, and empties the list of them: what a view has to redraw, however many entries it
  * drew before. Every entry when the store keeps no list (`changed`).
  */
-export function takeChanged(store: Transcript): Entry[] {
+export function takeChanged(store: Transcript): HeldEntry[] {
   const ids = store.changed;
   if (!ids) return store.entries;
   store.changed = [];
@@ -215,6 +311,6 @@ export function takeChanged(store: Transcript): Entry[] {
 }
 
 /** The entries in the order a view lists them: the conversation, then the queued prompts. */
-export function listed(store: Transcript): Entry[] {
+export function listed(store: Transcript): HeldEntry[] {
   return [...store.entries, ...store.queued];
 }

@@ -10,7 +10,14 @@ import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
 import type { SetModelParams, SetPermissionModeParams } from '../core/protocol.generated';
 import type { SidecarClient } from '../core/client';
-import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../shared/webview-messages';
+import { entriesOf, withFarEntries } from '../core/transcript';
+import {
+  WHOLE_AT_RESET,
+  type HostMessage,
+  type WebviewMessage,
+  type WebviewOp,
+  type WebviewOps,
+} from '../shared/webview-messages';
 import { webviewHtml } from '../webview/index.html';
 import { closeDiffsOf, openFileUpdate, reviewPendingEdit, type DiffContents } from './diff-views';
 import type { Logger } from './logger';
@@ -169,7 +176,8 @@ export class ChatPanel implements vscode.Disposable {
         this.ready = true;
         this.post({
           type: 'reset',
-          state: this.chat.state,
+          // The page asks for the entries it draws: a long chat is not decoded there whole.
+          state: withFarEntries(this.chat.state, WHOLE_AT_RESET),
           info: this.chat.info,
           workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
           allowBypassPermissions: this.host.allowBypassPermissions(),
@@ -260,6 +268,7 @@ export class ChatPanel implements vscode.Disposable {
     },
     listSessions: async () => ({ sessions: await this.host.client.listSessions(this.chat.cwd) }),
     loadOlder: async () => this.chat.loadOlder(),
+    entries: ({ ids }) => Promise.resolve({ entries: entriesOf(this.chat.state, ids) }),
   };
 }
 

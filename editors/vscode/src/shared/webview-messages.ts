@@ -18,8 +18,16 @@ import type {
   RewindFilesResult,
   SessionSummary,
 } from '../core/protocol.generated';
-import type { ChatEvent, ChatState } from '../core/chat-state';
-import { positionOf } from '../core/transcript';
+import { reduce, type ChatEvent, type ChatState } from '../core/chat-state';
+import { positionOf, release, type Entry } from '../core/transcript';
+
+/**
+ * The entries a `reset` carries whole: the last ones (what a page opened at its end draws
+ * first). The others go by id alone (transcript.ts, withFarEntries) and the page asks for
+ * those it draws (`entries`): a page made anew for a long chat decodes a few chunks, not the
+ * whole chat.
+ */
+export const WHOLE_AT_RESET = 100;
 
 /** An event and the host state's `rev` once it was applied: the page's copy takes the same
  * rev, so the two states stay equal even where consecutive deltas were joined into one. */
@@ -31,6 +39,23 @@ export interface RevEvent {
    * its own (eventAsApplied). A long answer's whole text then does not go to the page a
    * second time, in the message that carries the turn's end. */
   textKept?: true;
+}
+
+/**
+ * Applies `sent` to the page's copy `state` as the host applied it to its own (a kept text is
+ * the page's own); returns the event as applied. An entry the page holds by id alone (far from
+ * the view) stays so: its kept text is not the page's to fill in, the host has it whole and
+ * gives it when the page draws it again.
+ */
+export function applyOnPage(state: ChatState, sent: RevEvent): ChatEvent {
+  const event = eventAsApplied(state, sent);
+  const id = event.kind === 'notification' && event.method === 'claude/entry' ? event.params.entry.id : undefined;
+  const far = sent.textKept && id !== undefined && state.entries[positionOf(state, id) ?? -1]?.kind === 'far';
+  // The host's rev after this event: the page's copy stays the host's state.
+  state.rev = sent.rev - 1;
+  reduce(state, event);
+  if (far) release(state, [id]);
+  return event;
 }
 
 /** The event of a RevEvent as the host applied it: a kept text is the one of `state`, the page's copy. */
@@ -46,7 +71,8 @@ export function eventAsApplied(state: ChatState, { event, textKept }: RevEvent):
 
 /** What the host sends the webview. */
 export type HostMessage =
-  /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart). */
+  /** The whole chat, after `ready` or when the host rebuilt it (a daemon restart): its last
+   * WHOLE_AT_RESET entries whole, the others by id alone. */
   | {
       type: 'reset';
       state: ChatState;
@@ -100,6 +126,9 @@ export interface WebviewOps {
   /** Open a new chat panel. */
   newChat: { params: Record<string, never>; result: null };
   listSessions: { params: Record<string, never>; result: { sessions: SessionSummary[] } };
+  /** The entries `ids` as the host has them now (those the page keeps by id alone and draws
+   * again); an id the host does not have is left out. */
+  entries: { params: { ids: string[] }; result: { entries: Entry[] } };
   /** Read the page of entries before the oldest shown (the chat's events bring it). */
   loadOlder: { params: Record<string, never>; result: { loaded: number; hasMore: boolean } };
 }

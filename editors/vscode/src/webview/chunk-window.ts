@@ -8,6 +8,12 @@
 // 100,000 entries), not with the entries: the sections and chunks in reach are found by
 // halving. Chunks are drawn a few per frame (the nearest first) and whatever is drawn or put
 // above the view, the entry in view stays where it is on screen.
+//
+// A chunk not drawn holds no entry whole either: out of reach, its entries are let go
+// (ChunkPainter.release: the page keeps their ids, the chunk its height) and a chunk whose
+// entries are not all held is drawn once the painter has them again (`ready`, asked of the
+// host). So the page's heap, and the V8 GC pauses that grow with it, hold a few chunks'
+// entries, not the chat's (issue 43: 52 ms major GC pauses at 100,000 entries held).
 
 /** Entries per chunk (a sub-agent's entries go in their Agent/Task call's chunk beyond it). */
 export const CHUNK = 25;
@@ -46,12 +52,17 @@ interface Section {
   folded: boolean;
 }
 
-/** Makes and forgets the views of a chunk's entries (the transcript's). */
+/** Makes and forgets the views of a chunk's entries (the transcript's), and holds the entries. */
 export interface ChunkPainter {
-  /** Draws the views of the chunk's entries into its element (empty). */
+  /** Draws the views of the chunk's entries into its element (empty); only once `ready`. */
   draw(chunk: Chunk): void;
   /** Forgets the views of the chunk's entries: their elements are dropped. */
   drop(chunk: Chunk): void;
+  /** Whether the chunk's entries are held whole, to be drawn; if not, they are asked for and
+   * the window is told (`loosen`) when they came. */
+  ready(chunk: Chunk): boolean;
+  /** Lets go of the chunk's entries (not drawn, out of reach): only their ids are kept. */
+  release(chunk: Chunk): void;
 }
 
 /** An element on screen and where its top was. */
@@ -76,6 +87,11 @@ export class ChunkWindow {
   private readonly unfolded = new Set<Section>();
   /** Chunks not drawn whose entries changed: their box's height is set anew. */
   private readonly unsized = new Set<Chunk>();
+  /** Chunks not drawn that may hold entries whole (placed in them, or asked for): let go of
+   * in a fit that finds them far from the view (as drawn chunks are dropped). */
+  private readonly loose = new Set<Chunk>();
+  /** The chunks made for the last page read above (`insert`). */
+  private arriving = new Set<Chunk>();
   /** Chunks were added or their entries changed since the last fit. */
   private changed = false;
   private measuredPx = 0;
@@ -102,6 +118,8 @@ export class ChunkWindow {
     this.drawn.clear();
     this.unfolded.clear();
     this.unsized.clear();
+    this.loose.clear();
+    this.arriving = new Set();
     this.list.replaceChildren();
   }
 
@@ -131,6 +149,7 @@ export class ChunkWindow {
     const target = next?.section ?? this.sections.at(-1);
     const made = Array.from({ length: Math.ceil(count / CHUNK) }, () => this.make(target!));
     if (!made.length) return made;
+    this.arriving = new Set(made);
     this.chunks.splice(next ? this.chunks.indexOf(next) : this.chunks.length, 0, ...made);
     const within = next && next !== target!.chunks[0];
     if (target && (within || target.chunks.length + made.length <= SECTION)) {
@@ -162,6 +181,7 @@ export class ChunkWindow {
     this.placed.set(id, chunk);
     chunk.ids.add(id);
     this.touched(chunk);
+    if (!chunk.drawn) this.loose.add(chunk);
     if (!was) return undefined;
     was.ids.delete(id);
     this.touched(was);
@@ -169,9 +189,22 @@ export class ChunkWindow {
     return was;
   }
 
-  /** Draws a drawn chunk's entries anew (they changed places), the view staying where it is. */
+  /** Notes that a chunk not drawn holds entries whole (they were asked for, or changed): drawn
+   * in the next fit if it is in reach, else they are let go. */
+  loosen(chunk: Chunk): void {
+    if (chunk.drawn) return;
+    this.loose.add(chunk);
+    this.changed = true;
+  }
+
+  /** Draws a drawn chunk's entries anew (they changed places), the view staying where it is;
+   * one whose entries are not all held is a box until they come. */
   redraw(chunk: Chunk): void {
     if (!chunk.drawn || !chunk.el.isConnected) return;
+    if (!this.painter.ready(chunk)) {
+      this.keepingView(() => this.undraw(chunk, chunk.el.getBoundingClientRect().height, false));
+      return;
+    }
     this.keepingView(() => {
       this.painter.drop(chunk);
       chunk.el.replaceChildren();
@@ -193,7 +226,8 @@ export class ChunkWindow {
    * Draws the chunks near the view that are not (the nearest first, for BUDGET_MS at most:
    * the rest in the next frame) and drops those drawn far from it, except the last (what
    * streams in shows at once) and one holding the focus or the selection; folds the sections
-   * far from it that have none drawn. The entry in view stays where it is on screen.
+   * far from it that have none drawn; lets go of the entries of the chunks not drawn far
+   * from it. The entry in view stays where it is on screen.
    */
   fit(): void {
     cancelAnimationFrame(this.frame);
@@ -217,6 +251,17 @@ export class ChunkWindow {
         .filter((s) => s !== last.section)
         .map((item) => ({ item, box: item.el.getBoundingClientRect() }))
         .filter(({ box }) => far(box));
+      // Chunks not drawn that hold entries whole, far from the view (or out of the page, their
+      // section folded): let go of. Nearer, they are kept, as drawn chunks are: a page read
+      // above is not let go of and asked for again as the user goes on up.
+      // The chunks of the last page read above are kept while they are above the view: the
+      // user on the way up draws them next.
+      const releasing = [...this.loose].filter((c) => {
+        if (c.drawn) return false;
+        if (!c.el.isConnected) return !this.arriving.has(c);
+        const box = c.el.getBoundingClientRect();
+        return far(box) && !(this.arriving.has(c) && box.bottom <= view.top);
+      });
       const reach = this.sectionsBetween(view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
       for (const { item, box } of dropping) this.undraw(item, box.height);
       for (const { item } of folding) if (!item.chunks.some((c) => c.drawn)) this.fold(item);
@@ -232,12 +277,20 @@ export class ChunkWindow {
           this.schedule();
           break;
         }
+        // Its entries are on their way from the host: drawn in the fit after they come.
+        if (!this.painter.ready(chunk)) continue;
         this.unfold(chunk.section);
         chunk.el.style.height = '';
         chunk.el.classList.remove('undrawn');
         chunk.drawn = true;
         this.drawn.add(chunk);
+        this.loose.delete(chunk);
         this.painter.draw(chunk);
+      }
+      for (const chunk of releasing) {
+        if (chunk.drawn) continue;
+        this.loose.delete(chunk);
+        this.painter.release(chunk);
       }
     });
   }
@@ -296,6 +349,7 @@ export class ChunkWindow {
     if (chunk.drawn) this.painter.drop(chunk);
     this.drawn.delete(chunk);
     this.unsized.delete(chunk);
+    this.loose.delete(chunk);
     this.chunks.splice(this.chunks.indexOf(chunk), 1);
     const section = chunk.section;
     section.chunks.splice(section.chunks.indexOf(chunk), 1);
@@ -309,8 +363,12 @@ export class ChunkWindow {
     section.el.remove();
   }
 
-  private undraw(chunk: Chunk, height: number): void {
+  /** Makes a drawn chunk a box of `height` px; its entries are let go, or (`release` false:
+   * they are asked for to draw it anew) kept until the next fit. */
+  private undraw(chunk: Chunk, height: number, release = true): void {
     this.painter.drop(chunk);
+    if (release) this.painter.release(chunk);
+    else this.loose.add(chunk);
     chunk.el.replaceChildren();
     chunk.el.classList.add('undrawn');
     chunk.drawn = false;

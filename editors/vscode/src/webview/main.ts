@@ -4,8 +4,8 @@
 
 import './style.css';
 import type { ChannelInfo } from '../core/protocol.generated';
-import { initialState, reduce, type ChatState } from '../core/chat-state';
-import { eventAsApplied, type HostMessage } from '../shared/webview-messages';
+import { initialState, type ChatState } from '../core/chat-state';
+import { applyOnPage, type HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
 import { errorText, type ViewContext } from './context';
 import { h } from './dom';
@@ -113,10 +113,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'events':
       host.received();
       for (const sent of message.events) {
-        const event = eventAsApplied(state, sent);
-        // The host's rev after this event: the page's copy stays the host's state.
-        state.rev = sent.rev - 1;
-        reduce(state, event);
+        const event = applyOnPage(state, sent);
         // The daemon's conversation replaced the chat's (an attach): drawn anew.
         if (event.kind === 'snapshot') {
           olderIds = [];

@@ -12,10 +12,15 @@
 // user was looking at staying where it was on screen. The entries are placed in chunks
 // (chunk-window.ts), of which only those near the view are drawn: the DOM holds a few
 // chunks' entries however many were read, and a chunk coming back into view is drawn again
-// from the chat state (a block the user opened stays open: the page state remembers it).
+// (a block the user opened stays open: the page state remembers it).
+//
+// The page's copy of the chat state holds whole only the entries of the chunks near the view
+// (and those of a page just read, until it is placed): the others it keeps by id alone
+// (transcript.ts, FarEntry), and asks the host for them (`entries`) when their chunk comes
+// back into reach. The host sends its state that way too (a reset: the last entries whole).
 
 import type { ChatState } from '../core/chat-state';
-import { positionOf, takeChanged, type Entry } from '../core/transcript';
+import { fill, parentOf, positionOf, release, takeChanged, type HeldEntry } from '../core/transcript';
 import { CHUNK, ChunkWindow, type Chunk } from './chunk-window';
 import { errorText, type ViewContext } from './context';
 import { h } from './dom';
@@ -27,11 +32,6 @@ const END_SLACK = 24;
 
 /** The page before is asked for when fewer than this many screens are left above the view. */
 const SCREENS_LEFT_ABOVE = 1;
-
-/** The Agent/Task call an entry was made under (a sub-agent's entries), if any. */
-function parentOf(entry: Entry): string | undefined {
-  return entry.kind === 'restoredFile' ? undefined : (entry.parentId ?? undefined);
-}
 
 export class TranscriptView {
   readonly el: HTMLElement;
@@ -60,6 +60,13 @@ export class TranscriptView {
   private readonly moved = new Set<Chunk>();
   /** The page asked for the page before, and has no answer yet. */
   private asking = false;
+  /** Entries kept by id alone that a chunk in reach needs: asked for together, once a frame. */
+  private readonly wanted = new Set<string>();
+  /** Entries asked for, not answered yet. */
+  private readonly fetching = new Set<string>();
+  /** Entries the host did not give when asked (the chat moved on, or the request failed):
+   * their chunk is drawn without them rather than asked for again every frame. */
+  private readonly unavailable = new Set<string>();
 
   constructor(private readonly ctx: ViewContext) {
     this.olderRow.hidden = true;
@@ -69,6 +76,8 @@ export class TranscriptView {
       drop: (chunk) => {
         for (const id of chunk.ids) this.views.delete(id);
       },
+      ready: (chunk) => this.ready(chunk),
+      release: (chunk) => void release(this.ctx.state(), chunk.ids),
     });
     this.el.addEventListener(
       'scroll',
@@ -93,6 +102,8 @@ export class TranscriptView {
     this.orphans.clear();
     this.moved.clear();
     this.chunks.clear();
+    this.wanted.clear();
+    this.unavailable.clear();
     this.queuedKey = '';
     // Every entry is placed: from here on the state lists the entries that change (a state
     // from the host has no list: the page's own copy starts it).
@@ -124,10 +135,11 @@ export class TranscriptView {
 
   /** Updates the views of `entries` (in the conversation's order) whose rev moved, and places
    * the new ones (drawn at once in a chunk drawn; one not drawn draws them from the state). */
-  private draw(state: ChatState, entries: readonly Entry[]): void {
+  private draw(state: ChatState, entries: readonly HeldEntry[]): void {
     const fresh = entries.filter((e) => !this.chunks.chunkOf(e.id));
     const nextOf = this.nextPlaced(state, fresh);
     for (const entry of entries) {
+      if (entry.kind === 'far') continue; // a chunk not drawn: asked for when it is
       const rev = state.revs[entry.id] ?? 0;
       const known = this.views.get(entry.id);
       if (known) {
@@ -137,7 +149,12 @@ export class TranscriptView {
         }
         continue;
       }
-      if (!nextOf.has(entry.id)) continue; // placed in a chunk not drawn
+      if (!nextOf.has(entry.id)) {
+        // Placed in a chunk not drawn, and now held whole (it changed): let go of unless drawn.
+        const chunk = this.chunks.chunkOf(entry.id);
+        if (chunk) this.chunks.loosen(chunk);
+        continue;
+      }
       const next = nextOf.get(entry.id);
       const chunk = this.place(entry, next);
       if (!chunk.drawn || this.moved.has(chunk)) continue;
@@ -168,7 +185,7 @@ export class TranscriptView {
     this.showOlder(state);
     const inPage = new Set(page);
     const entries = page.map((id) => state.entries[position(id)]!);
-    const nested = (entry: Entry) => {
+    const nested = (entry: HeldEntry) => {
       const parentId = parentOf(entry);
       return parentId !== undefined && (inPage.has(parentId) || this.chunks.chunkOf(parentId) !== undefined);
     };
@@ -205,7 +222,7 @@ export class TranscriptView {
    * call is not placed yet), else that of the entry placed after it (`next`), else the end.
    * The entries that waited for it (it is their call) move into its chunk.
    */
-  private place(entry: Entry, next: Entry | undefined): Chunk {
+  private place(entry: HeldEntry, next: HeldEntry | undefined): Chunk {
     const parentId = parentOf(entry);
     const parentChunk = parentId === undefined ? undefined : this.chunks.chunkOf(parentId);
     if (parentId !== undefined && !parentChunk) {
@@ -220,7 +237,7 @@ export class TranscriptView {
 
   /** Puts entry `entry` in `chunk` (out of the one it was in: its view goes), and the entries
    * that waited for it there; notes the drawn chunks whose entries moved. */
-  private move(entry: Entry, chunk: Chunk): void {
+  private move(entry: HeldEntry, chunk: Chunk): void {
     const was = this.chunks.put(entry.id, chunk);
     if (was) {
       this.views.delete(entry.id);
@@ -253,10 +270,57 @@ export class TranscriptView {
       .sort((a, b) => a.at - b.at);
     for (const { id, at } of placed) {
       const entry = state.entries[at]!;
+      if (entry.kind === 'far') continue; // the host no longer has it (unavailable)
       const view = entryView(entry, this.ctx);
       this.views.set(id, { view, rev: state.revs[id] ?? 0 });
       (this.nestedIn(parentOf(entry), chunk) ?? chunk.el).append(view.el);
     }
+  }
+
+  /**
+   * Whether the entries of `chunk` are held whole, to be drawn; those kept by id alone are
+   * asked for (with those of the other chunks in reach, in one request) and the chunk is
+   * drawn in the frame after they came.
+   */
+  private ready(chunk: Chunk): boolean {
+    const state = this.ctx.state();
+    let ready = true;
+    for (const id of chunk.ids) {
+      if (state.entries[positionOf(state, id) ?? -1]?.kind !== 'far' || this.unavailable.has(id)) continue;
+      ready = false;
+      if (this.fetching.has(id)) continue;
+      if (!this.wanted.size) queueMicrotask(() => this.fetchWanted());
+      this.wanted.add(id);
+    }
+    return ready;
+  }
+
+  /** Asks the host for the entries wanted; places them in the state as they come. */
+  private fetchWanted(): void {
+    const ids = [...this.wanted];
+    this.wanted.clear();
+    if (!ids.length) return;
+    for (const id of ids) this.fetching.add(id);
+    this.ctx
+      .request('entries', { ids })
+      .then(({ entries }) => {
+        const state = this.ctx.state();
+        fill(state, entries);
+        const got = new Set(entries.map((e) => e.id));
+        for (const id of ids) {
+          if (!got.has(id) && state.entries[positionOf(state, id) ?? -1]?.kind === 'far') this.unavailable.add(id);
+          const chunk = this.chunks.chunkOf(id);
+          if (chunk) this.chunks.loosen(chunk);
+        }
+      })
+      .catch((e: unknown) => {
+        for (const id of ids) this.unavailable.add(id);
+        this.ctx.toast(`Messages: ${errorText(e)}`, 'error');
+      })
+      .finally(() => {
+        for (const id of ids) this.fetching.delete(id);
+        this.chunks.schedule();
+      });
   }
 
   /** The view of Agent/Task call `parentId` that its entries go into, when the call is drawn in `chunk`. */
@@ -270,8 +334,8 @@ export class TranscriptView {
    * it that is placed (undefined: none, it goes at the end). Walked from the last: each looks
    * one entry ahead, so a batch costs its own length.
    */
-  private nextPlaced(state: ChatState, fresh: readonly Entry[]): Map<string, Entry | undefined> {
-    const next = new Map<string, Entry | undefined>();
+  private nextPlaced(state: ChatState, fresh: readonly HeldEntry[]): Map<string, HeldEntry | undefined> {
+    const next = new Map<string, HeldEntry | undefined>();
     const ids = new Set(fresh.map((e) => e.id));
     for (let k = fresh.length - 1; k >= 0; k--) {
       const id = fresh[k]!.id;
@@ -282,7 +346,7 @@ export class TranscriptView {
   }
 
   /** The first entry after `id` that is neither in the page nor a sub-agent's of an entry of it. */
-  private after(state: ChatState, id: string, inPage: ReadonlySet<string>): Entry | undefined {
+  private after(state: ChatState, id: string, inPage: ReadonlySet<string>): HeldEntry | undefined {
     for (let i = (positionOf(state, id) ?? state.entries.length) + 1; i < state.entries.length; i++) {
       const entry = state.entries[i]!;
       const parentId = parentOf(entry);

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import { END_WAIT_MS, FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
-import { eventAsApplied, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
+import { applyOnPage, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
+import { entriesOf, fill, release } from '../../src/core/transcript';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
 
 /** A feed whose timer runs when the test says, with the host's state it feeds from. */
@@ -99,11 +100,7 @@ function pageState(messages: HostMessage[]): ChatState {
   for (const m of messages) {
     if (m.type === 'reset') state = structuredClone(m.state);
     if (m.type !== 'events') continue;
-    for (const sent of m.events) {
-      const event = eventAsApplied(state, sent);
-      state.rev = sent.rev - 1;
-      reduce(state, event);
-    }
+    for (const sent of m.events) applyOnPage(state, sent);
   }
   return state;
 }
@@ -224,6 +221,26 @@ describe("the host's feed of a chat page", () => {
     assert.equal(finished.textKept, true);
     assert.deepEqual(finished.event, textEntry('t1', '', 4, false), 'the text is not sent again');
     assert.deepEqual(pageState(f.posted), f.state, "the page's copy has the whole answer");
+  });
+
+  test('keeps an answer the page let go of while it streamed by id alone when it finishes with its text kept', () => {
+    const f = feed();
+    f.apply(textEntry('t1', 'The ', 1));
+    f.apply(delta('t1', 'whole ', 2));
+    f.pass(FRAME_MS);
+    // The user scrolled far up meanwhile: the page keeps the streaming answer by id alone.
+    const page = pageState(f.posted);
+    release(page, ['t1']);
+    const seen = f.posted.length;
+    f.apply(delta('t1', 'answer.', 3));
+    f.apply(textEntry('t1', 'The whole answer.', 4, false));
+    f.apply(turnEnded(5));
+    f.pass(END_WAIT_MS);
+    for (const m of f.posted.slice(seen)) if (m.type === 'events') for (const sent of m.events) applyOnPage(page, sent);
+
+    assert.equal(page.entries.find((e) => e.id === 't1')?.kind, 'far', 'not an answer with an empty text');
+    fill(page, entriesOf(f.state, ['t1'])); // what the page asks the host for when it draws it
+    assert.deepEqual(page, f.state);
   });
 
   test('sends a finished answer whole when its text is not the one its deltas made', () => {

@@ -12,7 +12,7 @@ import type { ChatEvent } from '../../src/core/chat-state';
 import { DaemonConnection } from '../../src/core/connection';
 import type { DaemonStarter, SidecarClient } from '../../src/core/client';
 import { SidecarError } from '../../src/core/errors';
-import type { Entry } from '../../src/core/transcript';
+import type { HeldEntry } from '../../src/core/transcript';
 import {
   assertAllGone,
   client,
@@ -122,17 +122,17 @@ function until(chat: Chat, ready: (chat: Chat) => boolean, what: string, timeout
 }
 
 function texts(chat: Chat): string[] {
-  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'text' ? [e.text] : []));
+  return chat.state.entries.flatMap((e: HeldEntry) => (e.kind === 'text' ? [e.text] : []));
 }
 
 /** The ids of the chat's entries the daemon sent (not the client's own notices). */
 function daemonEntries(chat: Chat): string[] {
-  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'notice' && e.subtype === 'client' ? [] : [e.id]));
+  return chat.state.entries.flatMap((e: HeldEntry) => (e.kind === 'notice' && e.subtype === 'client' ? [] : [e.id]));
 }
 
 /** The client's own notices in the chat. */
 function notices(chat: Chat): string[] {
-  return chat.state.entries.flatMap((e: Entry) => (e.kind === 'notice' && e.subtype === 'client' ? [e.text] : []));
+  return chat.state.entries.flatMap((e: HeldEntry) => (e.kind === 'notice' && e.subtype === 'client' ? [e.text] : []));
 }
 
 const streaming = (chat: Chat) => texts(chat).includes(HELD);

@@ -6,7 +6,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PermissionRequestNotification } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { listed, positionOf, reindexed, takeChanged, type ConversationEntry } from '../../src/core/transcript';
+import {
+  entriesOf,
+  fill,
+  listed,
+  positionOf,
+  reindexed,
+  release,
+  takeChanged,
+  withFarEntries,
+  type ConversationEntry,
+} from '../../src/core/transcript';
 import { goldenEntries, hostEvents, indexOf, notifications, streamNames } from './fixtures';
 
 function play(events: ChatEvent[], state: ChatState = initialState()): ChatState {
@@ -315,6 +325,70 @@ describe('the host and the page', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(host)), host, 'the state is plain JSON');
     play(events.slice(middle), host);
     play(events.slice(middle), page);
+    assert.deepEqual(page, host);
+  });
+});
+
+describe('a page that keeps entries by id alone (far from its view)', () => {
+  const chat = (): ChatState =>
+    play([
+      entry(prompt('p1', 'first')),
+      entry(text('m1', 'answer one')),
+      entry({ kind: 'tool', id: 't1', name: 'Agent', status: 'done', input: {} }),
+      entry(text('s1', 'a sub-agent says', { parentId: 't1' })),
+      entry({ kind: 'turn', id: 'turn:p1', outcome: 'success', durationMs: 1, costUsd: 0, permissionWaitMs: 0 }),
+      entry(prompt('p2', 'second')),
+      entry(text('m2', 'answer two')),
+    ]);
+
+  it('keeps the ids, kinds and Agent calls of the entries it lets go, in their places', () => {
+    const state = chat();
+    assert.equal(release(state, ['m1', 's1', 'nope']), 2);
+    assert.deepEqual(state.entries[1], { kind: 'far', id: 'm1', of: 'text' });
+    assert.deepEqual(state.entries[3], { kind: 'far', id: 's1', of: 'text', parentId: 't1' });
+    assert.deepEqual(ids(state), ['p1', 'm1', 't1', 's1', 'turn:p1', 'p2', 'm2']);
+  });
+
+  it('gets back from the host the entries it let go, as the host has them now', () => {
+    const host = chat();
+    const page = structuredClone(host);
+    release(page, ['m1', 'm2']);
+    assert.deepEqual(entriesOf(page, ['m1', 'p2']), [prompt('p2', 'second')], 'none of those it let go');
+    assert.deepEqual(fill(page, entriesOf(host, ['m1', 'm2', 'gone'])), ['m1', 'm2']);
+    assert.deepEqual(page, host);
+  });
+
+  it('is sent by the host with its last entries whole and the rest by id alone', () => {
+    const host = chat();
+    const sent = withFarEntries(host, 2);
+    assert.deepEqual(
+      sent.entries.map((e) => e.kind),
+      ['far', 'far', 'far', 'far', 'far', 'prompt', 'text'],
+    );
+    assert.equal(host.entries[0]!.kind, 'prompt', "the host's own state keeps them whole");
+    assert.equal(withFarEntries(host, 100), host, 'a chat shorter than that goes as it is');
+  });
+
+  it('gives the state of the host once it got back the entries it let go, whatever events came meanwhile', () => {
+    const host = play([status('running')], chat());
+    const page = withFarEntries(structuredClone(host), 0);
+    const events: ChatEvent[] = [
+      delta('m2', ' and more'),
+      entry(text('m1', 'answer one, edited')),
+      { kind: 'notice', level: 'warn', text: 'about the running turn', beforeTurn: true },
+      { kind: 'olderPage', entries: [prompt('p0', 'zeroth')], beforeId: 'p1', hasOlder: false },
+      entry(text('m3', 'new')),
+    ];
+    play(events, host);
+    play(events, page);
+    assert.deepEqual(ids(page), ids(host), 'every entry in the same place (the notice before the prompt let go)');
+    fill(
+      page,
+      entriesOf(
+        host,
+        page.entries.filter((e) => e.kind === 'far').map((e) => e.id),
+      ),
+    );
     assert.deepEqual(page, host);
   });
 });

@@ -4,12 +4,16 @@
 // last N entries); the bench scrolls to the top, answers each loadOlder with the page before
 // (as the extension does) until the first entry is read, and prints the page's longest task
 // while opening and while scrolling, the renderer's CPU time (script, style and layout), the
-// JS heap and the entry elements in the page at the end. `--dist DIR`: another build's
-// webview.js and webview.css; `--trace FILE`: a trace of the scroll, for DevTools.
+// JS heap (after a full GC) and the entry elements in the page at the end, and the longest
+// V8 major GC pause and animation frame on the page's thread (from a trace of the scroll; wall
+// and CPU: on a busy machine the wall time is mostly waiting for a core). `--dist DIR`: another
+// build's webview.js and webview.css; `--trace FILE`: that trace kept, for DevTools; `--heap
+// FILE`: a heap snapshot at the end, for DevTools' Memory tab.
 //
-//   node esbuild.mjs && node out/test/webview/long-scroll.bench.cjs [--entries 20000] [--page 100] [--open N] [--dist DIR] [--trace FILE]
+//   node esbuild.mjs && node out/test/webview/long-scroll.bench.cjs [--entries 20000] [--page 100] [--open N] [--dist DIR] [--trace FILE] [--heap FILE]
 
 import fs from 'node:fs';
+import type { CDPSession } from 'playwright-core';
 import { initialState, reduce, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry } from '../../src/core/transcript';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
@@ -40,6 +44,37 @@ function exchange(i: number): ConversationEntry[] {
 const exchanges = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, k) => exchange(from + k)).flat();
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  /** Thread (CPU) time: on a busy machine `dur` is mostly waiting for a core. */
+  tdur?: number;
+  args?: { name?: string };
+}
+
+/** The longest of the events named `names` on the page's main thread, in ms (wall, or `cpu`: thread time). */
+function longestOnMainThread(trace: string, names: string[], cpu = false): number {
+  const parsed = JSON.parse(trace) as { traceEvents: TraceEvent[] } | TraceEvent[];
+  const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  if (!main) return 0;
+  const durations = events
+    .filter((e) => e.ph === 'X' && names.includes(e.name) && e.pid === main.pid && e.tid === main.tid)
+    .map((e) => ((cpu ? e.tdur : e.dur) ?? 0) / 1000);
+  return Math.round(Math.max(0, ...durations) * 10) / 10;
+}
+
+/** Writes a heap snapshot of the page to `file` (DevTools' Memory tab opens it). */
+async function writeHeapSnapshot(cdp: CDPSession, file: string): Promise<void> {
+  const out = fs.openSync(file, 'w');
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => fs.writeSync(out, chunk));
+  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  fs.closeSync(out);
+}
+
 async function main(): Promise<void> {
   const total = Math.ceil(option('--entries', 20_000) / 4);
   const perPage = Math.max(1, Math.floor(option('--page', 100) / 4));
@@ -69,7 +104,7 @@ async function main(): Promise<void> {
     const metrics = async () =>
       Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
     const traceTo = process.argv.indexOf('--trace');
-    if (traceTo >= 0) await browser.startTracing(host.page, { categories: ['devtools.timeline', 'v8'] });
+    await browser.startTracing(host.page, { categories: ['devtools.timeline', 'v8', 'disabled-by-default-v8.gc'] });
     const before = await metrics();
     const started = Date.now();
     const longest: number[] = [];
@@ -93,7 +128,12 @@ async function main(): Promise<void> {
       }
     }
     const after = await metrics();
-    if (traceTo >= 0) fs.writeFileSync(process.argv[traceTo + 1]!, (await browser.stopTracing()).toString());
+    const trace = (await browser.stopTracing()).toString();
+    if (traceTo >= 0) fs.writeFileSync(process.argv[traceTo + 1]!, trace);
+    await cdp.send('HeapProfiler.collectGarbage');
+    const collected = await metrics();
+    const heapTo = process.argv.indexOf('--heap');
+    if (heapTo >= 0) await writeHeapSnapshot(cdp, process.argv[heapTo + 1]!);
     const tasks = await host.page.evaluate(() => (window as unknown as { __tasks: number[] }).__tasks);
     const ms = (name: string) => Math.round(((after[name] ?? 0) - (before[name] ?? 0)) * 1000);
     console.log(
@@ -106,7 +146,13 @@ async function main(): Promise<void> {
         scriptMs: ms('ScriptDuration'),
         styleLayoutMs: ms('RecalcStyleDuration') + ms('LayoutDuration'),
         heapMB: Math.round((after.JSHeapUsedSize ?? 0) / 1e6),
+        heapAfterGcMB: Math.round((collected.JSHeapUsedSize ?? 0) / 1e6),
+        longestMajorGcMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR']),
+        longestMajorGcCpuMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR'], true),
+        longestFrameCpuMs: longestOnMainThread(trace, ['FireAnimationFrame'], true),
+        longestGcStepMs: longestOnMainThread(trace, ['V8.GCIncrementalMarking', 'V8.GCScavenger', 'MinorGC']),
         entryElements: await host.page.locator('.entry').count(),
+        entriesAskedAgain: host.entriesAsked,
         errors: host.errors,
       }),
     );

@@ -2,7 +2,9 @@
 // so far, asks the host for the page before as the user nears the top (one request at a
 // time, none once the first entry is shown) and draws it above without moving what the user
 // looks at. The DOM holds the entries of a few chunks near the view however many were read:
-// what is in it is checked a screen at a time, from the top to the end.
+// what is in it is checked a screen at a time, from the top to the end. So does the page's
+// heap: the entries far from the view are kept by id alone and asked for again from the host
+// when they come back (checked in a heap snapshot of the page).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -126,6 +128,40 @@ async function scrollTo(host: ScriptedHost, top: number): Promise<void> {
 
 async function loadOlderRequests(host: ScriptedHost): Promise<number> {
   return (await host.posted()).filter((m) => m.type === 'request' && m.op === 'loadOlder').length;
+}
+
+/**
+ * The answers of exchanges (their text, whole: "Answer N.\n\nIt has…") the page's heap holds,
+ * read from a heap snapshot (taken after a full GC): the text entries it keeps whole. The
+ * DOM holds the paragraphs of those drawn apart, never the whole text.
+ */
+async function answersHeld(host: ScriptedHost): Promise<number> {
+  const cdp = await host.page.context().newCDPSession(host.page);
+  const chunks: string[] = [];
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => chunks.push(chunk));
+  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  await cdp.detach();
+  const snapshot = JSON.parse(chunks.join('')) as { strings: string[] };
+  return new Set(snapshot.strings.filter((s) => /^Answer \d+\.\n\nIt has a second paragraph/.test(s))).size;
+}
+
+/** Each entry drawn on the way from the top to the end, a screen at a time: its markup, by its text. */
+async function markupOnTheWay(host: ScriptedHost): Promise<Map<string, string>> {
+  const markup = new Map<string, string>();
+  for (let top = 0; ;) {
+    await scrollTo(host, top);
+    const drawnNow = await host.page
+      .locator('.entries .chunk > .entry')
+      .evaluateAll((els) =>
+        els.map((e) => [e.querySelector('.user-text, .markdown p')?.textContent.trim() ?? '', e.outerHTML] as const),
+      );
+    for (const [text, html] of drawnNow) markup.set(text, html);
+    const box = await host.page
+      .locator('.transcript')
+      .evaluate((el) => ({ top: el.scrollTop, height: el.clientHeight, end: el.scrollHeight }));
+    if (box.top + box.height >= box.end - 1) return markup;
+    top = box.top + box.height;
+  }
 }
 
 /** Where the entry with `text` is on screen (its top, px from the viewport's top). */
@@ -261,6 +297,36 @@ describe('a long chat, a page at a time', () => {
     assert.ok(Math.max(...counts) <= 4 * CHUNK, `entry elements after each page: ${counts.join(' ')}`);
     const early = Math.max(...counts.slice(0, 3));
     assert.ok(counts.at(-1)! <= early, `no more after 2,000 entries than after 300: ${counts.join(' ')}`);
+  });
+
+  it('holds whole the entries of a few chunks after the user scrolled to the first of 10,000', async () => {
+    const host = await openWith(lastPage(true, 4951, 5000));
+    await scrollToFirst(host, 4951, 250);
+    await scrollTo(host, 0);
+    assert.deepEqual((await drawn(host)).slice(0, 2), ['Question 1', 'Answer 1.']);
+    const held = await answersHeld(host);
+    // Those of the chunks drawn (within three screens of the view) and of the last.
+    assert.ok(held * 2 <= 5 * CHUNK, `answers held whole: ${held} of 5000`);
+  });
+
+  it('draws a chunk it let go of again as it was, once the host gave its entries back', async () => {
+    const host = await openWith(lastPage(true, 151, 200));
+    await scrollToFirst(host, 151, 50);
+    const first = await markupOnTheWay(host);
+    const asked = host.entriesAsked;
+    const again = await markupOnTheWay(host);
+    assert.ok(host.entriesAsked - asked >= 300, `entries asked for again: ${host.entriesAsked - asked}`);
+    assert.equal(first.size, 400, 'every entry drawn on the way');
+    assert.deepEqual(again, first);
+  });
+
+  it('opens a long chat sent with its last entries whole and asks only for those it draws', async () => {
+    const host = await openWith(lastPage(false, 1, 5000));
+    assert.ok(host.entriesAsked <= 2 * CHUNK, `entries asked for: ${host.entriesAsked}`);
+    assert.ok((await answersHeld(host)) * 2 <= 5 * CHUNK);
+    assert.equal((await drawn(host)).at(-1), 'Answer 5000.');
+    await scrollTo(host, 0);
+    assert.deepEqual((await drawn(host)).slice(0, 2), ['Question 1', 'Answer 1.']);
   });
 
   it('draws a page of many entries read at once only where the user looks', async () => {

@@ -2,7 +2,9 @@
 // dist/webview.js + dist/webview.css, under its CSP) served from 127.0.0.1, with a stub
 // acquireVsCodeApi that records what the page posts and keeps setState in sessionStorage
 // (so it survives a reload as VS Code's does); the test sends HostMessages and answers
-// the page's requests.
+// the page's requests. As the extension does, it sends a reset with the last entries whole
+// (the others by id alone) and answers the page's `entries` requests from its own copy of
+// the state (at each `frame`).
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,7 +14,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ChannelInfo } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import { PageFeed } from '../../src/extension/page-feed';
-import type { HostMessage, WebviewMessage, WebviewOp, WebviewOps } from '../../src/shared/webview-messages';
+import { entriesOf, withFarEntries } from '../../src/core/transcript';
+import {
+  WHOLE_AT_RESET,
+  type HostMessage,
+  type WebviewMessage,
+  type WebviewOp,
+  type WebviewOps,
+} from '../../src/shared/webview-messages';
 import { webviewHtml } from '../../src/webview/index.html';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -193,9 +202,20 @@ export class ScriptedHost {
     await this.page.evaluate((m) => window.postMessage(m, '*'), message as unknown as Record<string, unknown>);
   }
 
+  /** The entries the page asked for (`entries` requests), since it opened. */
+  entriesAsked = 0;
+  /** The page's messages looked through for `entries` requests. */
+  private entriesSeen = 0;
+
   async reset(state: ChatState, info: ChannelInfo | null = INFO, allowBypassPermissions = false): Promise<void> {
     this.state = structuredClone(state);
-    this.feed.reset({ type: 'reset', state, info, workspaceFolders: ['/home/dev/project'], allowBypassPermissions });
+    this.feed.reset({
+      type: 'reset',
+      state: withFarEntries(state, WHOLE_AT_RESET),
+      info,
+      workspaceFolders: ['/home/dev/project'],
+      allowBypassPermissions,
+    });
     await this.sent();
     await this.frame();
   }
@@ -212,11 +232,34 @@ export class ScriptedHost {
     await Promise.all(this.sending.splice(0));
   }
 
-  /** Waits until the page has drawn what it was sent (one animation frame after the messages). */
+  /** Waits until the page has drawn what it was sent (one animation frame after the messages),
+   * and what it drew once the entries it asked for came (answered from the host's state). */
   async frame(): Promise<void> {
-    await this.page.evaluate(
-      () => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 0)),
-    );
+    for (let round = 0; ; round++) {
+      await this.page.evaluate(
+        () => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 0)),
+      );
+      // The messages posted since the last look (a long scroll posts thousands).
+      const [asked, seen] = await this.page.evaluate((from) => {
+        const posted = (window as unknown as { __posted: WebviewMessage[] }).__posted;
+        const fresh = posted
+          .slice(from)
+          .filter((m): m is Extract<Request, { op: 'entries' }> => m.type === 'request' && m.op === 'entries');
+        return [fresh, posted.length] as const;
+      }, this.entriesSeen);
+      this.entriesSeen = seen;
+      if (!asked.length) return;
+      if (round > 50) throw new Error('the page keeps asking for entries');
+      for (const request of asked) {
+        this.answered.add(request.id);
+        this.entriesAsked += request.params.ids.length;
+        await this.send({
+          type: 'response',
+          id: request.id,
+          result: { entries: entriesOf(this.state, request.params.ids) },
+        });
+      }
+    }
   }
 
   async posted(): Promise<WebviewMessage[]> {
