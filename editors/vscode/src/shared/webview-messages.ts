@@ -36,37 +36,36 @@ export interface RevEvent {
   rev: number;
   /** The event is a text or thinking entry that finished streaming with the very text the
    * page has of it already (its deltas'): it comes with an empty text, and the page keeps
-   * its own (eventAsApplied). A long answer's whole text then does not go to the page a
+   * its own (applyOnPage). A long answer's whole text then does not go to the page a
    * second time, in the message that carries the turn's end. */
   textKept?: true;
 }
 
 /**
- * Applies `sent` to the page's copy `state` as the host applied it to its own (a kept text is
- * the page's own); returns the event as applied. An entry the page holds by id alone (far from
- * the view) stays so: its kept text is not the page's to fill in, the host has it whole and
+ * Applies `sent` to the page's copy `state` as the host applied it to its own; returns the
+ * event as applied. A kept text is the page's own; an entry the page holds by id alone (far
+ * from the view) stays so: its text is not the page's to fill in, the host has it whole and
  * gives it when the page draws it again.
  */
 export function applyOnPage(state: ChatState, sent: RevEvent): ChatEvent {
-  const event = eventAsApplied(state, sent);
-  const id = event.kind === 'notification' && event.method === 'claude/entry' ? event.params.entry.id : undefined;
-  const far = sent.textKept && id !== undefined && state.entries[positionOf(state, id) ?? -1]?.kind === 'far';
+  let event = sent.event;
+  let far: string | undefined;
+  if (sent.textKept && event.kind === 'notification' && event.method === 'claude/entry') {
+    const entry = event.params.entry;
+    const had = state.entries[positionOf(state, entry.id) ?? -1];
+    if (had?.kind === 'far') far = entry.id;
+    else if (
+      (entry.kind === 'text' || entry.kind === 'thinking') &&
+      (had?.kind === 'text' || had?.kind === 'thinking')
+    ) {
+      event = { ...event, params: { ...event.params, entry: { ...entry, text: had.text } } };
+    }
+  }
   // The host's rev after this event: the page's copy stays the host's state.
   state.rev = sent.rev - 1;
   reduce(state, event);
-  if (far) release(state, [id]);
+  if (far) release(state, [far]);
   return event;
-}
-
-/** The event of a RevEvent as the host applied it: a kept text is the one of `state`, the page's copy. */
-export function eventAsApplied(state: ChatState, { event, textKept }: RevEvent): ChatEvent {
-  if (!textKept || event.kind !== 'notification' || event.method !== 'claude/entry') return event;
-  const entry = event.params.entry;
-  const had = state.entries[positionOf(state, entry.id) ?? -1];
-  if ((entry.kind !== 'text' && entry.kind !== 'thinking') || (had?.kind !== 'text' && had?.kind !== 'thinking')) {
-    return event;
-  }
-  return { ...event, params: { ...event.params, entry: { ...entry, text: had.text } } };
 }
 
 /** What the host sends the webview. */
