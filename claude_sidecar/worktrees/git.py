@@ -1,9 +1,9 @@
 """Running ``git``: one subprocess per call (anyio), its output typed.
 
 Every other module of the package goes through ``run``, so that how git is called (no
-pager, no prompts, a plain C locale for the messages read back, no hooks' stdin) is
-decided in one place, and a failure becomes ``GitFailed`` naming the command and git's
-own words.
+pager, no prompts, not on the daemon's terminal, a plain C locale for the messages read
+back, no hooks' stdin) is decided in one place, and a failure becomes ``GitFailed``
+naming the command and git's own words.
 """
 
 from __future__ import annotations
@@ -67,6 +67,11 @@ async def run(
             check=False,
             env={**os.environ, **_ENV, **(env or {})},
             stdin=None if stdin is not None else subprocess.DEVNULL,
+            # Outside the daemon's session, so without its controlling terminal (a daemon
+            # started by an editor in a terminal has one): ssh under a fetch cannot ask for
+            # a passphrase or a host key there, over the editor's screen, and wait for an
+            # answer nobody sees; it fails at once instead. (Ignored on Windows.)
+            start_new_session=True,
         )
     except OSError as e:
         raise GitFailed(list(args), cwd, f"git could not be started: {e}") from e

@@ -4,6 +4,8 @@ them (merge, squash, rebase), conflicts and the user's uncommitted changes, remo
 from __future__ import annotations
 
 import os
+import pty
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,54 @@ async def test_fresh_waits_for_origin_only_so_long_then_starts_from_the_last_fet
 
     assert info.base_commit == fetched
     assert any("no answer within 0.5 s" in r.getMessage() for r in caplog.records)
+
+
+_FETCH_ON_A_TERMINAL = """
+import asyncio, sys
+from claude_sidecar.protocol.api import WorktreeOptions
+from claude_sidecar.worktrees import layout
+info, _ = asyncio.run(layout.create(sys.argv[1], WorktreeOptions(name="t", base_ref="fresh")))
+print("made", info.base_commit)
+"""
+
+
+def test_fresh_over_ssh_cannot_prompt_on_the_terminal_the_daemon_was_started_from(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A daemon started by an editor in a terminal has that terminal as its controlling
+    one. ssh under ``git fetch`` (a passphrase, an unknown host key) must not reach it:
+    it would write over the editor's screen and wait for an answer nobody sees."""
+    clone, fetched = cloned_from_a_bare_origin(repo, tmp_path)
+    seen = tmp_path / "ssh-saw"
+    ssh = tmp_path / "ssh"
+    ssh.write_text(
+        "#!/bin/sh\n"
+        f"if (exec 3</dev/tty) 2>/dev/null; then echo terminal > {seen}; "
+        f"else echo none > {seen}; fi\n"
+        "exit 255\n"
+    )
+    ssh.chmod(0o755)
+    git(clone, "remote", "set-url", "origin", "ssh://git@example.invalid/repo.git")
+    git(clone, "config", "core.sshCommand", str(ssh))
+
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: a session of its own with the pty as its terminal
+        os.execv(sys.executable, [sys.executable, "-c", _FETCH_ON_A_TERMINAL, str(clone)])
+    said = b""
+    while True:
+        try:
+            chunk = os.read(terminal, 4096)
+        except OSError:  # EIO: the child and its terminal are gone
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.close(terminal)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0, said.decode(errors="replace")
+    assert f"made {fetched}" in said.decode(errors="replace")
+    assert seen.read_text() == "none\n", "ssh could open the daemon's terminal"
 
 
 async def test_a_folder_outside_any_repository_is_refused_naming_cwd(tmp_path: Path) -> None:
