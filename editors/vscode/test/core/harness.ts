@@ -209,10 +209,12 @@ export async function requireFeature(
   feature: string,
   cleanUp: () => Promise<void> | void,
 ): Promise<boolean> {
-  await sidecar.daemon();
+  const daemon = await sidecar.daemon();
   if (sidecar.features?.has(feature)) return true;
+  // Named by the version it gives: the path is a fork server's stand-in in the test command.
+  const version = daemon.initializeResult?.serverInfo.version ?? `at ${sidecarBin()}`;
   await cleanUp();
-  t.skip(`the daemon under test (${sidecarBin()}) does not serve ${feature}`);
+  t.skip(`the daemon under test (claude-sidecar ${version}) does not serve ${feature}`);
   return false;
 }
 
