@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from typing import Any, Protocol
 
 import pytest
 
+from tests import zygote
+from tests.env import daemon_argv
 from tests.harness import Sidecar, descendant_pids, wait_until_dead
 
 
@@ -41,20 +42,22 @@ class SharedDaemon:
 
     async def start(self, *args: str) -> None:
         """Start the daemon and wait until its socket answers."""
+        # Forked by the test worker's fork server unless the test is marked
+        # real_daemon_process (tests/zygote): its start-up is what tests/install and
+        # those tests cover.
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "claude_sidecar",
-            "--log-level",
-            "DEBUG",
-            "serve",
-            "--socket",
-            str(self.socket),
-            # No spares unless a test asks (they would double the suite's CPU load), and
-            # a daemon that outlives its test by at most a minute if teardown fails.
-            "--warm-pool=0",
-            "--linger=60",
-            *args,
+            *daemon_argv(
+                "--log-level",
+                "DEBUG",
+                "serve",
+                "--socket",
+                str(self.socket),
+                # No spares unless a test asks (they would double the suite's CPU load), and
+                # a daemon that outlives its test by at most a minute if teardown fails.
+                "--warm-pool=0",
+                "--linger=60",
+                *args,
+            ),
             env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
         )
@@ -74,6 +77,12 @@ class SharedDaemon:
         self.clients.append(client)
         await client.start({"clientName": name, **(options or {})})
         return client
+
+    @property
+    def pid(self) -> int:
+        """The daemon's own pid (for a tests/zygote launcher, the child it stands for)."""
+        assert self.process is not None, "the daemon was not started"
+        return zygote.daemon_pid(self.process.pid)
 
     def note_cli_pids(self) -> None:
         """Remember the daemon's CLIs now, to check at the end that none survives it."""

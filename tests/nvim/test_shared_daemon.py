@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests.env import daemon_argv
 from tests.harness import descendant_pids, wait_until_dead
 from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.long_chat import (
@@ -72,10 +73,11 @@ def start_shared(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[StartSh
         path = directory / "daemon.sock"
         with (tmp_path / "daemon.log").open("ab") as log:
             daemon = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "claude_sidecar", "--log-level", "DEBUG", "serve"),
-                    *("--socket", str(path), "--warm-pool=0", "--linger=60", *args),
-                ],
+                # Forked by the fork server (tests/zygote) unless marked real_daemon_process.
+                daemon_argv(
+                    *("--log-level", "DEBUG", "serve", "--socket", str(path)),
+                    *("--warm-pool=0", "--linger=60", *args),
+                ),
                 env=daemon_env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -19,8 +19,9 @@ What differs from a daemon started directly, and what covers it:
 - What the daemon computes from its environment at import is computed again in the child
   (``runtime.host.HOST``); the modules read nothing else of it at import.
 Starting the daemon itself (imports, ``python -m``, console scripts) stays covered by the
-tests that start it directly: tests/install, the shared daemon's ``serve`` (and the one
-``connect`` starts), the ACP agent under acpx, the demo and doctor, the tests marked
+tests that start it directly: tests/install, the shared daemon's ``serve`` that
+``connect`` starts and those of tests/daemon's socket and upgrade tests (the fixtures'
+``serve`` is forked), the ACP agent under acpx, the demo and doctor, the tests marked
 ``real_daemon_process``, and the cross-release run's other daemon.
 ``SIDECAR_TEST_NO_ZYGOTE=1`` starts every daemon of a run directly. The editor suites' tests
 (VS Code, Kotlin) get their daemons from a server of their own (``command.sh``, started by
