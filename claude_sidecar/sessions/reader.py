@@ -25,6 +25,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -38,6 +39,7 @@ from claude_sidecar.conversation.paging import (
     session_scope,
 )
 from claude_sidecar.conversation.stored import unreadable_notice
+from claude_sidecar.protocol import encoded
 from claude_sidecar.protocol.api import ContextReading, Entry, History
 from claude_sidecar.protocol.errors import SessionNotFound
 from claude_sidecar.sessions.footers import Footer
@@ -268,46 +270,54 @@ class StoredPages:
         return History(session_id, [], warnings, shown, page.has_more, page.next_cursor)
 
 
-_encode = msgspec.json.Encoder().encode
-
-
-class EncodedHistory(msgspec.Struct, rename="camel", omit_defaults=False):
-    """``History`` (the same JSON) with its messages and entries encoded as they were
-    read: a whole session's answer is never held decoded."""
-
-    session_id: str
-    messages: list[msgspec.Raw]
-    warnings: list[str]
-    entries: list[msgspec.Raw]
-    has_more: bool = False
-    next_cursor: str | None = None
-
-
-def whole_history(path: Path, session_id: str, footers: Sequence[Footer]) -> EncodedHistory:
+def whole_history(path: Path, session_id: str, footers: Sequence[Footer]) -> WholeHistory:
     """``claude/getHistory``'s whole answer for the session at ``path``, read from the end
     an exchange at a time, each one encoded before the next is read. Blocking."""
     reader = TailReader(path, footers)
-    entries: list[list[msgspec.Raw]] = []
-    messages: list[list[msgspec.Raw]] = []
+    # Newest first, an exchange's entries (and messages) encoded and joined per exchange:
+    # one bytes object each, not one object per entry (a 100k-entry session's answer is
+    # ~30 MB; per entry, the objects around it took as much again).
+    entries: list[bytes] = []
+    messages: list[bytes] = []
     try:
         while (exchange := reader.older()) is not None:
-            entries.append([msgspec.Raw(_encode(e)) for e in exchange])
-            messages.append([msgspec.Raw(_encode(m)) for m in reader.messages])
+            entries.append(encoded.run(exchange))
+            messages.append(encoded.run(reader.messages))
     finally:
         reader.close()
-    return EncodedHistory(
-        session_id,
-        [m for part in reversed(messages) for m in part],
-        reader.warnings,
-        [e for part in reversed(entries) for e in part],
-    )
+    return WholeHistory(session_id, messages, reader.warnings, entries)
+
+
+@dataclass
+class WholeHistory:
+    """A session's whole ``History``, its messages and entries encoded as they were read
+    (runs of elements, newest first): never held decoded."""
+
+    session_id: str
+    messages: list[bytes]
+    warnings: list[str]
+    entries: list[bytes]
+
+    def answer(self) -> encoded.EncodedJson:
+        """The ``History`` JSON (the same fields, in its order), in pieces."""
+        return encoded.obj(
+            [
+                ("sessionId", self.session_id),
+                ("messages", encoded.array_of_runs(self.messages)),
+                ("warnings", self.warnings),
+                ("entries", encoded.array_of_runs(self.entries)),
+                ("hasMore", False),
+                ("nextCursor", None),
+            ]
+        )
 
 
 async def read_whole_history(
     store: SessionStore, session_id: str, cwd: str, before: str | None
-) -> EncodedHistory:
+) -> encoded.EncodedJson:
     """``claude/getHistory`` without ``limit``: every message, and every entry (before
-    ``before``, when given). ``SessionNotFound`` when there is no such session."""
+    ``before``, when given), as JSON in pieces. ``SessionNotFound`` when there is no such
+    session."""
     path = await store.file(cwd, session_id)
     if path is None:
         raise SessionNotFound(session_id, cwd)
@@ -318,8 +328,8 @@ async def read_whole_history(
         raise SessionNotFound(session_id, cwd) from e
     if before is not None:
         page = await history_page(store, session_id, cwd, before, None)
-        whole.entries = [msgspec.Raw(_encode(e)) for e in page.entries]
-    return whole
+        whole.entries = [encoded.run(page.entries)]
+    return whole.answer()
 
 
 _PAGES = StoredPages()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from claude_sidecar.frontends.server.jsonrpc import Requests, SidecarProtocol
+from claude_sidecar.protocol import encoded
 from claude_sidecar.protocol.errors import InvalidParams
 from lsprotocol.converters import get_converter
 from pygls.io_ import run_async
@@ -28,6 +29,7 @@ class Frames:
     def __init__(self) -> None:
         self._in = asyncio.StreamReader()
         self.out: list[dict[str, Any]] = []
+        self.frames: list[bytes] = []
         self._sent = asyncio.Event()
 
     def feed(self, message: dict[str, Any]) -> None:
@@ -46,6 +48,7 @@ class Frames:
 
     # pygls's Writer, and Requests' send
     def write(self, data: bytes) -> None:
+        self.frames.append(data)
         _, _, body = data.partition(b"\r\n\r\n")
         self.out.append(json.loads(body))
         self._sent.set()
@@ -89,6 +92,28 @@ async def test_params_reach_the_handler_as_plain_json_nested_objects_included() 
 
     (answer,) = await frames.sent(1)
     assert answer == {"jsonrpc": "2.0", "id": 7, "result": {"echo": params}}
+    frames.end()
+    await serving
+
+
+async def test_a_result_encoded_in_pieces_is_answered_as_that_json_with_its_length() -> None:
+    """A whole session's history is answered from the pieces it was encoded in."""
+    runs = encoded.array_of_runs([b"3,4", b"", b"2", b"1"])  # newest first, one run empty
+    result = encoded.obj([("runs", runs), ("näme", "wörd"), ("none", None)])
+
+    async def pieces(params: Any) -> Any:
+        return result
+
+    frames = Frames()
+    _, serving = serve(frames, {"x/pieces": pieces})
+
+    frames.feed({"jsonrpc": "2.0", "id": 9, "method": "x/pieces"})
+
+    (answer,) = await frames.sent(1)
+    assert answer["result"] == {"runs": [1, 2, 3, 4], "näme": "wörd", "none": None}
+    header, body = frames.frames[0].split(b"\r\n\r\n")
+    assert header == b"Content-Length: %d" % len(body)
+    assert answer == {"jsonrpc": "2.0", "id": 9, "result": json.loads(result.joined())}
     frames.end()
     await serving
 

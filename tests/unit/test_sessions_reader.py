@@ -103,7 +103,7 @@ async def test_the_whole_history_read_from_the_end_is_the_history_read_whole(
     whole = await read_whole_history(store, session_id, CWD, None)
 
     history = await store.history(session_id, CWD)
-    assert msgspec.json.decode(msgspec.json.encode(whole)) == msgspec.to_builtins(history)
+    assert msgspec.json.decode(whole.joined()) == msgspec.to_builtins(history)
 
 
 async def test_a_history_cursor_finds_its_entry_again_after_the_session_grew(

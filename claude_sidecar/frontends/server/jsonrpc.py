@@ -41,6 +41,7 @@ from pygls.exceptions import (
 from pygls.protocol import JsonRPCProtocol
 from pygls.server import JsonRPCServer
 
+from claude_sidecar.protocol.encoded import EncodedJson
 from claude_sidecar.protocol.errors import SidecarError
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,16 @@ class _Refusal(msgspec.Struct):
 def _frame(message: msgspec.Struct) -> bytes:
     body = _encoder.encode(message)
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _answer(msg_id: str | int, result: Any) -> bytes:
+    """The framed answer to request ``msg_id``. A result already encoded in pieces (a
+    whole session's history) is framed with one copy of them, not joined first."""
+    if not isinstance(result, EncodedJson):
+        return _frame(_Answer("2.0", msg_id, result))
+    head = b'{"jsonrpc":"2.0","id":%s,"result":' % _encoder.encode(msg_id)
+    size = len(head) + result.size + 1
+    return b"".join([b"Content-Length: %d\r\n\r\n%s" % (size, head), *result.pieces, b"}"])
 
 
 class Requests:
@@ -170,7 +181,7 @@ class Requests:
         except Exception:
             self.refuse(msg_id, _failure(msg_id, method))
             return
-        self._send(_frame(_Answer("2.0", msg_id, result)))
+        self._send(_answer(msg_id, result))
 
     async def _serve(
         self, msg_id: str | int, method: str, handler: Callable[[Any], Awaitable[Any]], params: Any
@@ -180,7 +191,7 @@ class Requests:
         except (Exception, asyncio.CancelledError):
             self.refuse(msg_id, _failure(msg_id, method))
             return
-        self._send(_frame(_Answer("2.0", msg_id, result)))
+        self._send(_answer(msg_id, result))
 
     @staticmethod
     async def _notify(method: str, handler: Handler, params: Any) -> None:
