@@ -242,9 +242,12 @@ export class MarkdownView {
     if (key === this.liveShown) return false;
     this.liveShown = key;
     this.live.innerHTML = tail ? (streaming ? plain : md).render(tail) : '';
-    // The cursor's class is on the tail, not on the entry: a class that changes on an
-    // ancestor of the whole answer restyles all of it (thousands of elements when it ends).
-    this.live.classList.toggle('streaming', streaming);
+    // The cursor's class is on the tail, not on the entry, and named for it alone: the
+    // cursor's rule (`.md-tail.cursor > :last-child::after`) makes a change of its class
+    // restyle all of the element's subtree, so that class must never change on an ancestor of
+    // the whole answer (the entry's `streaming` did, thousands of elements in the frame that
+    // drew the turn's end).
+    this.live.classList.toggle('cursor', streaming);
     return true;
   }
 

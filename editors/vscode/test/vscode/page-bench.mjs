@@ -10,7 +10,9 @@
 // - the longest task of the page's thread ('longtask': 50 ms or more, else 0), the longest
 //   stall (a 10 ms timer's lateness) and the longest gap between animation frames;
 // - key echo: a key every 25 ms from the prompt's send to claude/turnEnded, from the key
-//   event's time stamp to the end of the frame that draws it; median and max;
+//   event's time stamp to the end of the frame that draws it; median and max; and the median
+//   of 40 keys typed just before the prompt is sent (idleEchoMedianMs: no answer streaming,
+//   the same page and load);
 // - end on screen: from the daemon's send of claude/turnEnded to the frame after the one
 //   that drew the answer's end and its footer; when the extension host posted turnEnded to
 //   the page (its feed stamps each message: the host's share) and when it reached the page;
@@ -21,9 +23,19 @@
 //   host's postMessage to the page (both wall clocks of this machine);
 // - the CPU time of each process of the path from the prompt's send to the end on screen
 //   (/proc: the renderer process, the browser's others, code-server, its extension host, the
-//   relay, the daemon and the CLI it started for the chat, that one with its start-up);
+//   relay, the daemon and the CLI it started for the chat, that one with its start-up), and
+//   the time their threads waited for a core meanwhile (<role>WaitMs: schedstat's run delay,
+//   summed over threads);
+// - the renderer's main thread (the workbench's and the page's: one thread) from the daemon's
+//   send of turnEnded until it reached the page: its time on a core (endMainRanMs: the work
+//   queued before the message) and waiting for one (endMainWaitedMs), sampled with each key;
+//   the same over the whole answer (mainRanMs, mainWaitedMs);
 //   --no-typing runs without keys; --profile prints where the longest busy stretch went,
 //   --trace the longest tasks and steps, --save DIR keeps each run's profile and trace;
+// - with --trace, in the renderer main thread's CPU time (which the machine's load does not
+//   stretch): its longest task while the answer streamed (longestTaskCpuMs), and from
+//   turnEnded's arrival until the end was drawn its CPU (endCpuMs), the page's frames' share
+//   (endFramesCpuMs) and the elements restyled (endRestyledElements);
 // - the renderer thread's CPU time from the prompt's send to the end on screen (thread time),
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
@@ -64,6 +76,8 @@ import { sandbox, startModel } from './run.mjs';
 
 const RELAY = path.join(VSCODE_DIR, 'test', 'webview', 'timestamp-relay.mjs');
 const KEY_EVERY_MS = 25;
+/** Keys typed before the prompt is sent, for the echo with no answer streaming. */
+const IDLE_KEYS = 40;
 /** --no-typing: no keys while it streams (the figures of a user who reads; key echo then none). */
 const typing = !process.argv.includes('--no-typing');
 /** Where --profile and --trace also write what they took (a .cpuprofile and a trace JSON per run, for DevTools). */
@@ -213,7 +227,30 @@ function processRole(cmdline) {
   return 'other';
 }
 
-/** The CPU time (user and system, ms) of every process under this one, summed by role (Linux /proc). */
+/** A thread's time on a core and waiting on the run queue for one (ms; Linux /proc schedstat), or null. */
+function schedstat(file) {
+  try {
+    const [ran, waited] = fs.readFileSync(file, 'utf8').split(' ').map(Number);
+    return { ran: ran / 1e6, waited: waited / 1e6 };
+  } catch {
+    return null; // gone meanwhile, or a kernel without schedstats
+  }
+}
+
+/** The time a process's threads waited for a core so far (ms, summed over its threads). */
+function processWait(pid) {
+  let waited = 0;
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`))
+      waited += schedstat(`/proc/${pid}/task/${tid}/schedstat`)?.waited ?? 0;
+  } catch {
+    // gone meanwhile
+  }
+  return waited;
+}
+
+/** The CPU time (user and system, ms) of every process under this one, and the time its threads
+ * waited for a core (schedstat's run delay), by pid with its role (Linux /proc). */
 function processCpu() {
   const tick = 10; // USER_HZ is 100 on Linux
   const procs = new Map();
@@ -237,15 +274,45 @@ function processCpu() {
   };
   const byPid = new Map();
   for (const [pid, p] of procs)
-    if (pid !== process.pid && mine(pid)) byPid.set(pid, { role: processRole(p.cmdline), ms: p.ms });
+    if (pid !== process.pid && mine(pid))
+      byPid.set(pid, { role: processRole(p.cmdline), ms: p.ms, waited: processWait(pid) });
   return byPid;
 }
 
-/** CPU ms by role between two processCpu() readings (a process started meanwhile counts whole). */
+/** CPU ms and ms waiting for a core by role between two processCpu() readings (a process started
+ * meanwhile counts whole). */
 function cpuSpent(before, after) {
   const spent = {};
-  for (const [pid, { role, ms }] of after) spent[role] = (spent[role] ?? 0) + ms - (before.get(pid)?.ms ?? 0);
+  for (const [pid, { role, ms, waited }] of after) {
+    spent[`${role}CpuMs`] = (spent[`${role}CpuMs`] ?? 0) + ms - (before.get(pid)?.ms ?? 0);
+    spent[`${role}WaitMs`] = (spent[`${role}WaitMs`] ?? 0) + waited - (before.get(pid)?.waited ?? 0);
+  }
   return spent;
+}
+
+/** The renderers' main threads (their tid is their pid): what ran the workbench and the page. */
+function rendererMains(processes) {
+  return [...processes].filter(([, p]) => p.role === 'renderer').map(([pid]) => `/proc/${pid}/task/${pid}/schedstat`);
+}
+
+/** The renderers' main threads' time on a core and waiting for one so far (ms), at this wall time. */
+function sampleMains(files) {
+  let ran = 0;
+  let waited = 0;
+  for (const file of files) {
+    const s = schedstat(file);
+    ran += s?.ran ?? 0;
+    waited += s?.waited ?? 0;
+  }
+  return { at: performance.timeOrigin + performance.now(), ran, waited };
+}
+
+/** A sampled value at wall time `at`, linear between the samples around it. */
+function sampledAt(samples, at, key) {
+  const after = samples.findIndex((s) => s.at >= at);
+  if (after <= 0) return samples[after < 0 ? samples.length - 1 : 0][key];
+  const [a, b] = [samples[after - 1], samples[after]];
+  return a[key] + ((b[key] - a[key]) * (at - a.at)) / (b.at - a.at);
 }
 
 /** The renderer thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
@@ -365,6 +432,37 @@ function longestTraceEvents(trace) {
   );
 }
 
+/**
+ * What a trace says of the renderer's main thread, in CPU time (what the machine's load does
+ * not stretch, as it does a task's time): its longest task while the answer streamed (the
+ * workbench's or the page's), and from turnEnded's arrival in the page until the end was
+ * drawn: its CPU, the page's frames' share (onFrame) and the elements restyled.
+ */
+function traceFigures(trace) {
+  const events = trace.traceEvents ?? trace;
+  const mark = (name) => events.find((e) => e.name === name)?.ts;
+  const [first, arrived, drawn] = [
+    mark('bench: events reached the page'),
+    mark('bench: turnEnded reached the page'),
+    mark('bench: end drawn'),
+  ];
+  const main = events.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  if (!main || !arrived || !drawn) return {};
+  const onMain = events.filter((e) => e.ph === 'X' && e.pid === main.pid && e.tid === main.tid);
+  const cpu = (list) => list.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
+  const tasks = onMain.filter((e) => e.name === 'RunTask');
+  const within = (from, to) => (e) => e.ts >= from && e.ts <= to;
+  const endEvents = onMain.filter(within(arrived, drawn));
+  return {
+    longestTaskCpuMs: Math.max(0, ...tasks.filter(within(first ?? arrived, drawn)).map((e) => (e.tdur ?? 0) / 1000)),
+    endCpuMs: cpu(endEvents.filter((e) => e.name === 'RunTask')),
+    endFramesCpuMs: cpu(endEvents.filter((e) => e.name === 'FunctionCall' && e.args?.data?.functionName === 'onFrame')),
+    endRestyledElements: endEvents
+      .filter((e) => e.name === 'UpdateLayoutTree')
+      .reduce((sum, e) => sum + (e.args?.elementCount ?? 0), 0),
+  };
+}
+
 async function oneRun(page, sentLog, profile) {
   await runCommand(page, 'Claude: New Chat');
   const chat = await chatFrame(page);
@@ -373,6 +471,16 @@ async function oneRun(page, sentLog, profile) {
   await page.keyboard.type('write the long answer');
   await sleep(1000);
   await chat.evaluate(instrument);
+  // Key echo with no answer streaming, just before (the same page, load and keys): the
+  // floor of VS Code's own way from a key to its frame on this machine at this moment.
+  const idleFrom = await chat.evaluate(() => performance.now());
+  if (typing) {
+    for (let i = 0; i < IDLE_KEYS; i++) {
+      await page.keyboard.press('abcdefghij'[i % 10]);
+      await sleep(KEY_EVERY_MS);
+    }
+    await sleep(200);
+  }
   let cdp = null;
   if (profile) {
     cdp = await page
@@ -399,6 +507,8 @@ async function oneRun(page, sentLog, profile) {
   }
   fs.writeFileSync(sentLog, '');
   const processesBefore = processCpu();
+  const mains = rendererMains(processesBefore);
+  const samples = [sampleMains(mains)];
   await page.keyboard.press('Enter');
   await chat.evaluate(() => (window.__bench.sentAt = performance.now()));
   const deadline = Date.now() + 120_000;
@@ -406,8 +516,10 @@ async function oneRun(page, sentLog, profile) {
     if (!Number.isNaN(await chat.evaluate(() => window.__bench.endAt))) break;
     if (Date.now() > deadline) throw new Error('the turn did not end within 120 s');
     if (typing) await page.keyboard.press('abcdefghij'[i % 10]);
+    samples.push(sampleMains(mains));
     await sleep(KEY_EVERY_MS);
   }
+  samples.push(sampleMains(mains));
   await chat.waitForFunction(() => !Number.isNaN(window.__bench.drawnAt), null, { timeout: 30_000 });
   const cpuAfter = await cpuTimes(metrics);
   const processes = cpuSpent(processesBefore, processCpu());
@@ -417,16 +529,22 @@ async function oneRun(page, sentLog, profile) {
     console.error(longestBusy(taken));
     if (saveDir) fs.writeFileSync(path.join(saveDir, `profile-${Date.now()}.cpuprofile`), JSON.stringify(taken));
   }
+  let traced = {};
   if (tracing) {
     const trace = (await page.context().browser().stopTracing()).toString();
     if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-${Date.now()}.json`), trace);
     console.error(longestTraceEvents(JSON.parse(trace)));
+    traced = traceFigures(JSON.parse(trace));
   }
-  const seen = await chat.evaluate(() => {
+  const seen = await chat.evaluate((idleFrom) => {
     const bench = window.__bench;
     bench.running = false;
     const echoes = bench.echoes
       .filter(([typedAt]) => typedAt > bench.sentAt && typedAt < bench.endAt)
+      .map(([, echo]) => echo)
+      .sort((a, b) => a - b);
+    const idleEchoes = bench.echoes
+      .filter(([typedAt]) => typedAt > idleFrom && typedAt < bench.sentAt)
       .map(([, echo]) => echo)
       .sort((a, b) => a - b);
     return {
@@ -444,6 +562,7 @@ async function oneRun(page, sentLog, profile) {
         keyEchoMedianMs: echoes.length ? echoes[Math.floor(echoes.length / 2)] : null,
         keyEchoMaxMs: echoes.at(-1) ?? null,
         keys: echoes.length,
+        idleEchoMedianMs: idleEchoes.length ? idleEchoes[Math.floor(idleEchoes.length / 2)] : null,
         endFrames: bench.endFrames,
         endMessageBytes: bench.endBytes,
         events: bench.events,
@@ -457,7 +576,7 @@ async function oneRun(page, sentLog, profile) {
           : {}),
       },
     };
-  });
+  }, idleFrom);
   const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0]);
   if (!Number.isFinite(sent)) throw new Error(`the relay noted no claude/turnEnded in ${sentLog}`);
   // Both wall clocks of this machine (performance.timeOrigin + now in each process).
@@ -470,10 +589,18 @@ async function oneRun(page, sentLog, profile) {
     // The turn's footer, which the end on screen waits for: when the host posted it, when it came.
     ...(Number.isFinite(seen.footerPostedAt) ? { footerPostedMs: seen.footerPostedAt - sent } : {}),
     ...(Number.isFinite(seen.footerAt) ? { footerArrivedMs: seen.origin + seen.footerAt - sent } : {}),
+    // The renderer's main thread from the daemon's send of turnEnded until it reached the page:
+    // its time on a core and waiting for one (schedstat, sampled with each key).
+    endMainRanMs: sampledAt(samples, seen.origin + seen.endAt, 'ran') - sampledAt(samples, sent, 'ran'),
+    endMainWaitedMs: sampledAt(samples, seen.origin + seen.endAt, 'waited') - sampledAt(samples, sent, 'waited'),
+    // The same over the whole answer, from the prompt's send until turnEnded reached the page.
+    mainRanMs: samples.at(-1).ran - samples[0].ran,
+    mainWaitedMs: samples.at(-1).waited - samples[0].waited,
     threadCpuMs: cpuAfter.task - cpuBefore.task,
     scriptCpuMs: cpuAfter.script - cpuBefore.script,
     layoutCpuMs: cpuAfter.layout - cpuBefore.layout,
-    ...Object.fromEntries(Object.entries(processes).map(([role, ms]) => [`${role}CpuMs`, ms])),
+    ...processes,
+    ...traced,
   };
 }
 

@@ -89,7 +89,7 @@ describe('an answer drawn as it streams', () => {
       assert.ok(frozen > 5, 'finished blocks were set aside as it streamed');
       await streamed.events([textEntry(ANSWER, false)]);
       assert.equal(await answerHtml(streamed), await wholeHtml(streamed, ANSWER));
-      assert.equal(await streamed.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
+      assert.equal(await streamed.page.locator('.md-tail.cursor').count(), 0, 'no cursor once it ended');
       assert.deepEqual(streamed.errors, []);
       await streamed.page.close();
     });
@@ -198,7 +198,36 @@ describe('an answer drawn as it streams', () => {
       before = now;
     }
     assert.equal(await answerHtml(host), expected);
-    assert.equal(await host.page.locator('.md-tail.streaming').count(), 0, 'no cursor once it ended');
+    assert.equal(await host.page.locator('.md-tail.cursor').count(), 0, 'no cursor once it ended');
+    assert.deepEqual(host.errors, []);
+    await host.page.close();
+  });
+
+  it("restyles the answer's tail when it ends, not the whole answer", async () => {
+    const long = Array.from({ length: 20 }, (_, i) => ANSWER.replace('# Plan', `# Part ${i + 1}`)).join('\n\n');
+    const host = await openPage();
+    await host.reset(asked());
+    await host.events([textEntry('', true), delta(long)]);
+    for (let frames = 0; (await host.page.locator('.md-gap').count()) > 0 && frames < 100; frames++) {
+      await host.frame();
+    }
+    const elements = await host.page.locator('.entry.text *').count();
+    // The browser's own count of the elements each style recalculation visited (its trace).
+    const browser = host.page.context().browser()!;
+    await browser.startTracing(host.page, { categories: ['devtools.timeline'] });
+    await host.events([textEntry(long, false)]);
+    const trace = JSON.parse((await browser.stopTracing()).toString()) as {
+      traceEvents: { name: string; args?: { elementCount?: number } }[];
+    };
+    const restyled = trace.traceEvents
+      .filter((e) => e.name === 'UpdateLayoutTree')
+      .map((e) => e.args?.elementCount ?? 0);
+    assert.ok(restyled.length > 0, 'the end was drawn while the trace ran');
+    assert.ok(
+      Math.max(...restyled) < elements / 10,
+      `a style recalculation visited ${Math.max(...restyled)} elements of the answer's ${elements}`,
+    );
+    assert.equal(await host.page.locator('.entry.text.streaming').count(), 0, 'the entry no longer streams');
     assert.deepEqual(host.errors, []);
     await host.page.close();
   });
@@ -207,7 +236,7 @@ describe('an answer drawn as it streams', () => {
     const host = await openPage();
     await host.reset(asked());
     await host.events([textEntry('', true), delta('Done.\n\nStill writing\n')]);
-    const tail = host.page.locator('.entry.text .md-tail.streaming');
+    const tail = host.page.locator('.entry.text .md-tail.cursor');
     assert.equal(await tail.count(), 1);
     assert.equal((await tail.textContent())?.trim(), 'Still writing', 'the finished paragraph is not in the tail');
     await host.page.close();
