@@ -53,12 +53,13 @@ end
 ---@param text string
 ---@param room integer
 ---@return string
-function M.one_line(text, room)
+local function one_line(text, room)
   local first = text:match("^[^\n]*")
   if first == text and vim.fn.strdisplaywidth(first) <= room then
     return text
   end
-  local cut = first
+  -- As many characters as cells, then fewer while wide ones make it wider.
+  local cut = vim.fn.strcharpart(first, 0, room - 1)
   while cut ~= "" and vim.fn.strdisplaywidth(cut) > room - 1 do
     cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
   end
@@ -103,7 +104,7 @@ local function show_pending()
   end
   local head = "claude-sidecar: " .. (#records > 1 and string.format("(+%d more) ", #records - 1) or "")
   local room = math.max(vim.v.echospace - vim.fn.strdisplaywidth(head), 10)
-  vim.notify(head .. M.one_line(shown.text, room), shown.level, { title = "claude-sidecar" })
+  vim.notify(head .. one_line(shown.text, room), shown.level, { title = "claude-sidecar" })
 end
 
 local function emit(level, fmt, ...)
