@@ -138,6 +138,12 @@ class EmbeddedNvim:
 
     def request(self, method: str, *args: Any) -> Any:
         """Call ``method`` and wait for its result."""
+        answered, result = self._call(method, args, 60)
+        if not answered:
+            raise TimeoutError(f"nvim did not answer {method}{self._stuck()}")
+        return result
+
+    def _call(self, method: str, args: tuple[Any, ...], timeout: float) -> tuple[bool, Any]:
         with self._lock:
             self._ids += 1
             msgid = self._ids
@@ -146,12 +152,20 @@ class EmbeddedNvim:
             assert self.proc.stdin is not None
             self.proc.stdin.write(msgpack.packb([0, msgid, method, list(args)]))
             self.proc.stdin.flush()
-        if not done.wait(60):
-            raise TimeoutError(f"nvim did not answer {method}")
+        if not done.wait(timeout):
+            return False, None
         error, result = box
         if error:
             raise RuntimeError(f"{method}: {error}")
-        return result
+        return True, result
+
+    def _stuck(self) -> str:
+        """What Neovim is doing when it does not answer: its mode (nvim_get_mode is answered
+        even while it waits at a prompt: ``blocking``, e.g. a message longer than the command
+        line waits for Enter) and the screen's last rows."""
+        answered, mode = self._call("nvim_get_mode", (), 10)
+        screen = "\n".join("".join(row).rstrip() for row in self.rows[-4:])
+        return f"; its mode: {mode if answered else 'no answer'}; the screen ends:\n{screen}"
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.request("nvim_exec_lua", code, list(args))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 from array import array
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,12 +57,41 @@ def fingerprint(f: BinaryIO, offset: int) -> bytes:
     return hashlib.blake2b(head + b"\0" + tail, digest_size=16).digest()
 
 
+LOCK_WAIT = 10.0
+"""Seconds a connection waits for another one's lock on the index before it gives up."""
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch ``db`` to write-ahead logging, waiting for another connection switching it.
+
+    Two connections switching a new index at once (a daemon's first listing and the
+    workspace's indexing at initialize, or the reader process) are a deadlock to SQLite,
+    which fails one of them at once ("database is locked") instead of letting the busy
+    timeout wait: that one tries again until the other has switched (then it is a no-op).
+    """
+    deadline = time.monotonic() + LOCK_WAIT
+    wait = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if e.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        _pause(wait)
+        wait = min(wait * 2, 0.1)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=10)
+    db = sqlite3.connect(path, timeout=LOCK_WAIT)
     try:
         # A cache: no syncing to disk (a listing never waits on the disk); what a crash
         # loses or breaks is read again from the session files.
-        db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous=OFF")
         db.executescript(_SCHEMA)
     except sqlite3.Error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.protocol.api import SessionSummary
-from claude_sidecar.sessions import listing, summary_scan
+from claude_sidecar.sessions import listing, summary_index, summary_scan
 from claude_sidecar.sessions.history import render_conversation
 from claude_sidecar.sessions.listing import list_sessions, prompt_title
 from claude_sidecar.sessions.render import Renderer
@@ -352,6 +353,34 @@ def test_an_index_that_cannot_be_used_only_costs_a_whole_read(
     with caplog.at_level(logging.WARNING):
         assert listed(tmp_path, tmp_path / "cache" / "index.sqlite") == whole_file_summary(path)
     assert "listing index" in caplog.text
+
+
+def test_a_new_index_another_connection_is_switching_to_wal_is_waited_for_not_given_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = install(tmp_path, "".join(lines_of(COMPACTED)))
+    index = tmp_path / "index.sqlite"
+    # Another connection (the workspace's indexing, the reader process) holds the new file's
+    # lock as it switches it to WAL: SQLite fails this one's switch at once, a deadlock to it.
+    other = sqlite3.connect(index, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    waits: list[float] = []
+
+    def other_done(seconds: float) -> None:
+        waits.append(seconds)
+        if other.in_transaction:
+            other.execute("COMMIT")
+
+    monkeypatch.setattr(summary_index, "_pause", other_done)
+
+    with caplog.at_level(logging.WARNING):
+        assert listed(tmp_path, index) == whole_file_summary(path)
+    assert "listing index" not in caplog.text
+    assert len(waits) == 1
+    other.close()
+    read = record_reads(monkeypatch)
+    assert listed(tmp_path, index) == whole_file_summary(path)
+    assert read == []  # the first listing used the index
 
 
 def test_an_index_file_that_is_not_a_database_is_started_again(

@@ -224,7 +224,11 @@ function M.check()
   if log_file then
     health.info("log file: " .. log_file)
   else
-    health.info("no log_file: warnings and errors (the daemon's too) are shown as messages")
+    health.info("no log_file: warnings and errors (the daemon's too) are shown as messages, one line each")
+    local recent = require("claude_sidecar.log").recent()
+    if #recent > 0 then
+      health.info("the last of them, whole:\n" .. table.concat(recent, "\n"))
+    end
   end
 end
 
