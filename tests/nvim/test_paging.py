@@ -75,6 +75,38 @@ def test_gg_again_and_again_reads_every_page_once_up_to_the_first_prompt(
     assert all(p["limit"] == PAGE for p in pages)
 
 
+def older_marks(editor: Editor) -> list[tuple[int, str]]:
+    """Every mark of the chat's "earlier entries" namespace: its row and its virtual line."""
+    return editor.lua_as(
+        list[tuple[int, str]],
+        """
+        local c = require("claude_sidecar.chat").current()
+        local ns = vim.api.nvim_get_namespaces()["claude_sidecar.older"]
+        local out = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })) do
+          table.insert(out, { m[2], m[4].virt_lines[1][1][1] })
+        end
+        return out
+        """,
+    )
+
+
+def test_pages_read_above_leave_one_earlier_entries_line_under_the_title(
+    start_editor: StartEditor, home: Path, workspace: Path
+) -> None:
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE})
+    resume(editor)
+    focus_transcript(editor)
+
+    for _ in range(2):
+        held = len(shown_ids(editor))
+        editor.nvim.input("gg")
+        editor.wait(partial(page_read, editor, held), what="the page before")
+
+        assert older_marks(editor) == [(0, "… earlier entries not shown: gg or [[ loads them")]
+
+
 def cursor(editor: Editor) -> tuple[int, int, str]:
     """The current window's cursor line, its top line, and the text under the cursor."""
     return editor.lua_as(

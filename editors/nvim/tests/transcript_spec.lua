@@ -142,7 +142,35 @@ local specs = {
       end, t.entries),
       { "p1", "p2", "p3", "m3", "nvim:1" }
     )
-    eq({ t.at.p1, t.at.p3, t.at["nvim:1"] }, { 1, 3, 5 })
+    local function index(id)
+      return select(2, transcript.get(t, id))
+    end
+    eq({ index("p1"), index("p3"), index("nvim:1") }, { 1, 3, 5 })
+  end,
+
+  ["an older page is placed without writing again where each entry held is"] = function()
+    local t = transcript.from_entries({ prompt("p3"), { kind = "text", id = "m3", text = "three" } })
+    local held = vim.deepcopy(t.at)
+    local at = t.at
+    local writes = 0
+    setmetatable(at, {
+      __newindex = function(tbl, k, v)
+        writes = writes + 1
+        rawset(tbl, k, v)
+      end,
+    })
+    -- New keys only reach __newindex: the held ones are compared after.
+    transcript.prepend(t, { prompt("p1"), prompt("p2") })
+
+    eq(t.at == at, true)
+    eq(writes, 2) -- the page's two entries only
+    eq({ t.at.p3, t.at.m3 }, { held.p3, held.m3 })
+    -- Found at their new places, and changed there.
+    transcript.append(t, { entryId = "m3", text = ", and more" })
+    eq(t.entries[4].text, "three, and more")
+    eq(transcript.upsert(t, { kind = "text", id = "m3", text = "again" }), 4)
+    eq(transcript.upsert(t, { kind = "text", id = "m4", text = "four" }), 5)
+    eq(select(2, transcript.get(t, "m4")), 5)
   end,
 
   ["an entry taken for a new one before its page was read moves into the page"] = function()
@@ -161,7 +189,7 @@ local specs = {
       { "p1", "toolu_1", "p2", "m2", "m3" }
     )
     eq(t.entries[2].status, "done")
-    eq(t.at.m3, 5)
+    eq(select(2, transcript.get(t, "m3")), 5)
     -- Entries from where the tool was held are drawn again.
     eq({ placed, moved }, { 2, 5 })
   end,

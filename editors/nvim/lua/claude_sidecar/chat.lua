@@ -226,7 +226,8 @@ local function show_older(chat)
   if not vim.api.nvim_buf_is_valid(chat.buf) then
     return
   end
-  vim.api.nvim_buf_clear_namespace(chat.buf, older_ns, 0, -1)
+  -- Its mark is on the title's line: clearing only there does not walk every mark of the buffer.
+  vim.api.nvim_buf_clear_namespace(chat.buf, older_ns, 0, 1)
   local older = chat.older
   if not older or not older.cursor then
     return
@@ -295,12 +296,14 @@ local function prepend(chat, entries)
   if placed == 0 or not vim.api.nvim_buf_is_valid(chat.buf) then
     return
   end
-  local shown = chat.starts
-  chat.starts = {}
+  -- The rows of the entries shown move down in place (a new table per page of a 100k-entry
+  -- chat was as much garbage for Lua's collector to walk each time).
+  local shown = #chat.starts
+  table.move(chat.starts, 1, shown, placed + 1)
   local lines, hls, new_folds, line = draw(chat, 1, placed, 1)
   local added = line - 1
-  for i, start in ipairs(shown) do
-    chat.starts[placed + i] = start + added
+  for i = placed + 1, placed + shown do
+    chat.starts[i] = chat.starts[i] + added
   end
   chat.entries_end = chat.entries_end + added
   for _, range in ipairs(chat.folds) do

@@ -18,7 +18,9 @@ local M = {}
 
 ---@class claude_sidecar.Transcript
 ---@field entries table[] the entries in order
----@field at table<string, integer> entry id -> its index in `entries`
+---@field at table<string, integer> entry id -> its place: its index in `entries` is place - `base`
+---@field base integer what a place is more than its index (an older page drawn above lowers it):
+---  placing a page before the entries keeps every place held, so none is written again
 ---@field queued table[] prompts the CLI has not taken up yet, oldest first
 ---@field expanded table<string, boolean> tool entries whose whole result is shown (<Tab>)
 ---@field answers table<string, claude_sidecar.Answer> tool id -> how the user answered its request here
@@ -31,6 +33,7 @@ function M.new()
   return {
     entries = {},
     at = {},
+    base = 0,
     queued = {},
     expanded = {},
     answers = {},
@@ -42,8 +45,14 @@ end
 
 local function place(t, entry)
   table.insert(t.entries, entry)
-  t.at[entry.id] = #t.entries
+  t.at[entry.id] = t.base + #t.entries
   return #t.entries
+end
+
+--- The index in `entries` of the entry with id `id` (nil if none is placed).
+local function index_of(t, id)
+  local at = t.at[id or ""]
+  return at and at - t.base
 end
 
 local function unqueue(t, id)
@@ -93,7 +102,7 @@ end
 --- Apply one entry (claude/entry's `entry`); returns the first index whose lines change
 --- (#entries + 1: only the queued prompts after the entries).
 function M.upsert(t, entry)
-  local index = t.at[entry.id]
+  local index = index_of(t, entry.id)
   if index then
     t.entries[index] = entry
     return math.min(index, one_interrupt_mark(t, index) or index)
@@ -115,7 +124,7 @@ end
 
 --- Apply one claude/delta; returns the index of the entry it appended to (nil if none).
 function M.append(t, params)
-  local index = t.at[params.entryId or ""]
+  local index = index_of(t, params.entryId)
   local entry = index and t.entries[index]
   if not entry then
     return nil
@@ -151,31 +160,42 @@ end
 ---@return integer placed
 ---@return integer|nil moved
 function M.prepend(t, entries)
-  local page, left = {}, {}
+  local page = {}
   local moved = nil
   for _, entry in ipairs(entries or {}) do
     if not entry.queued then
-      local index = t.at[entry.id]
+      local index = index_of(t, entry.id)
       if index then
-        left[index] = true
         moved = math.min(moved or index, index)
       end
       table.insert(page, entry)
     end
   end
-  if #page == 0 then
+  local placed = #page
+  if placed == 0 then
     return 0, nil
   end
-  local placed = #page
-  for i, entry in ipairs(t.entries) do
-    if not left[i] then
-      table.insert(page, entry)
+  if moved then
+    -- Rare (an entry changed before its page was read): the entries held are placed again.
+    local held = t.entries
+    t.entries, t.at, t.base = page, {}, 0
+    for i, entry in ipairs(page) do
+      t.at[entry.id] = i
     end
-  end
-  t.entries = page
-  t.at = {}
-  for i, entry in ipairs(page) do
-    t.at[entry.id] = i
+    for _, entry in ipairs(held) do
+      if not t.at[entry.id] then
+        place(t, entry)
+      end
+    end
+  else
+    -- The entries held move down in the array; their places (and `at`) stay as they are, so
+    -- a page costs the same however many entries are held.
+    table.move(t.entries, 1, #t.entries, placed + 1)
+    t.base = t.base - placed
+    for i, entry in ipairs(page) do
+      t.entries[i] = entry
+      t.at[entry.id] = t.base + i
+    end
   end
   for i = 1, placed do
     one_interrupt_mark(t, i)
@@ -185,7 +205,7 @@ end
 
 --- The entry with id `id` (nil if none is placed).
 function M.get(t, id)
-  local index = t.at[id or ""]
+  local index = index_of(t, id)
   return index and t.entries[index], index
 end
 
