@@ -54,6 +54,7 @@ class EntryRenderingTest {
         events.forEach { panel.listener.onEvent(it) }
         settle()
         onEdt { frame.validate() }
+        settle() // views the layout brought into the window
     }
 
     private fun live(name: String) = feed(Fixtures.notifications(name))

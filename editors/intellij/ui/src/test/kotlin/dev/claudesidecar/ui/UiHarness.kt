@@ -39,11 +39,20 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
     error("timed out waiting for $what; ${onEdt(describe)}")
 }
 
-/** Waits until every answer has appended the markdown it parses on another thread, and is laid out. */
+/**
+ * Waits until every answer has appended the markdown it parses on another thread, and is laid
+ * out. In rounds: the transcript makes views in EDT tasks of their own after the one that
+ * applied a batch (its window follows the layout), and a view made then starts rendering only
+ * there; one round could end in between (ci26 read a chat before its last answer was drawn).
+ */
 fun settle() {
-    waitFor("the answers to render") { AnswerView.rendering == 0 }
-    onEdt { }
+    repeat(SETTLE_ROUNDS) {
+        waitFor("the answers to render") { AnswerView.rendering == 0 }
+        onEdt { }
+    }
 }
+
+private const val SETTLE_ROUNDS = 3
 
 /**
  * Turns the mouse wheel up over [pane] by [notches], as the user does: the event goes through
