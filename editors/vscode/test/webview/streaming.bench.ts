@@ -302,15 +302,23 @@ async function run(
   const cpuBefore = await cpuTimes(metrics);
   const typing = { on: true };
   await host.page.exposeFunction('__benchEnded', () => (typing.on = false));
+  // What the extension's feed posts (src/extension/page-feed.ts): a batch's events in one
+  // `events` message, each with the host's rev after it; the peer's messages have a type of
+  // their own, one per event, which the page ignores.
+  const posts = peer
+    ? batches.map((batch) => batch.map((event) => ({ type: 'bench-peer', event })))
+    : batches.map((batch): HostMessage[] => [
+        { type: 'events', events: batch.map((event) => ({ event, rev: reduce(state, event).rev })) },
+      ]);
   const streamed = host.page.evaluate(
-    async ({ batches, gapMs, type }) => {
+    async ({ posts, gapMs }) => {
       const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-      for (const batch of batches.slice(0, -1)) {
-        for (const event of batch) window.postMessage({ type, event }, '*');
+      for (const batch of posts.slice(0, -1)) {
+        for (const message of batch) window.postMessage(message, '*');
         await sleep(gapMs);
       }
       const sentEnd = performance.now();
-      for (const event of batches.at(-1)!) window.postMessage({ type, event }, '*');
+      for (const message of posts.at(-1)!) window.postMessage(message, '*');
       void (window as unknown as { __benchEnded(): Promise<void> }).__benchEnded();
       // On screen: drawn, and the frame after it has started.
       const drawn = await new Promise<number>((resolve) => {
@@ -324,8 +332,7 @@ async function run(
       });
       return { sentEnd, drawn };
     },
-    // The peer's messages have a type of their own: the page ignores them.
-    { batches, gapMs: streamMs / (batches.length - 2), type: peer ? 'bench-peer' : 'event' },
+    { posts, gapMs: streamMs / (batches.length - 2) },
   );
   // The user goes on typing while it streams, a key every 25 ms (each waits for the page to take it).
   for (let i = 0; typing.on; i++) {
