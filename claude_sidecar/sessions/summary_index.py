@@ -62,6 +62,8 @@ LOCK_WAIT = 10.0
 
 
 def _pause(seconds: float) -> None:
+    """The wait between two tries of :func:`_use_wal` (a seam: the test lets the other
+    connection finish its switch here, instead of sleeping)."""
     time.sleep(seconds)
 
 
