@@ -57,7 +57,7 @@ local function settle(item, text, withdrawn)
   item.chat.t.answers[item.tool_id] = text and { text = text, withdrawn = withdrawn }
   local _, index = transcript.get(item.chat.t, item.tool_id)
   if index then
-    chat_module().refresh(item.chat, index)
+    chat_module().refresh(item.chat, index, index) -- only its lines change
   end
 end
 
