@@ -17,7 +17,9 @@
 //   that drew the answer's end and its footer; when the extension host posted turnEnded to
 //   the page (its feed stamps each message: the host's share) and when it reached the page;
 //   endFrames: the page's animation frames from then until the end was drawn;
-//   endMessageBytes: the size of the message that brought turnEnded (as JSON); with --trace,
+//   endMessageBytes: the size of the message that brought turnEnded (as JSON); answerOnScreenMs:
+//   from the prompt's send to the same frame (what the user waits for the whole answer: a build
+//   that only held the CLI back would draw the end sooner after turnEnded, the answer later); with --trace,
 //   marks named 'bench: ...' show where each batch and the end reached the page;
 // - the messages the page got from the host while it streamed, and each one's way from the
 //   host's postMessage to the page (both wall clocks of this machine);
@@ -551,6 +553,7 @@ async function oneRun(page, sentLog, profile) {
       origin: performance.timeOrigin,
       endAt: bench.endAt,
       drawnAt: bench.drawnAt,
+      sentAt: bench.sentAt,
       postedAt: bench.postedAt,
       footerAt: bench.footerAt,
       footerPostedAt: bench.footerPostedAt,
@@ -583,6 +586,8 @@ async function oneRun(page, sentLog, profile) {
   return {
     ...seen.figures,
     endOnScreenMs: seen.origin + seen.drawnAt - sent,
+    // What the user waits for the whole answer: from the prompt's send until its end is on screen.
+    answerOnScreenMs: seen.drawnAt - seen.sentAt,
     endArrivedMs: seen.origin + seen.endAt - sent,
     // The extension host's share: from the daemon's send to its postMessage to the page.
     ...(Number.isFinite(seen.postedAt) ? { endPostedMs: seen.postedAt - sent } : {}),
@@ -890,6 +895,7 @@ async function main() {
   try {
     for (const extension of extensions) {
       const box = sandbox(model.url);
+      if (process.env.BENCH_CLI) box.settings['claudeSidecar.env'].CLAUDE_SIDECAR_CLI = process.env.BENCH_CLI;
       const sentLog = path.join(box.root, 'turn-ended.log');
       const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
       box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];

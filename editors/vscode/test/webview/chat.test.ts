@@ -86,6 +86,44 @@ describe('streaming', () => {
     await host.screenshot('answer');
     assert.deepEqual(host.errors, []);
   });
+
+  it('animates what runs (spinner, thinking, a running tool) at no more than 10 frames a second', async () => {
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        {
+          kind: 'notification',
+          method: 'claude/status',
+          params: { channelId: 'ch-1', seq: 1, state: 'running', sessionId: 's-1' },
+        },
+        entryEvent({ kind: 'thinking', id: 'm:0', text: 'Weighing it', streaming: true }),
+        entryEvent({ kind: 'tool', id: 't1', name: 'Bash', status: 'running', input: { command: 'make' } }),
+        entryEvent({ kind: 'text', id: 'm:2', text: 'Working on it', streaming: true }),
+      ]),
+    );
+    // Each endless animation's changes a second: steps(n) between each two keyframes makes n;
+    // any other timing function changes the frame at every frame the compositor draws.
+    const animations = await host.page.evaluate(() =>
+      document.getAnimations().map((animation) => {
+        const effect = animation.effect as KeyframeEffect;
+        const { duration, iterations } = effect.getComputedTiming();
+        const segments = effect.getKeyframes().slice(0, -1);
+        const steps = segments.map((k) => Number(/^steps\((\d+)/.exec(k.easing ?? '')?.[1] ?? Infinity));
+        return {
+          name: (animation as CSSAnimation).animationName,
+          endless: iterations === Infinity,
+          perSecond: steps.reduce((a, b) => a + b, 0) / (Number(duration) / 1000),
+        };
+      }),
+    );
+    const names = animations.map((a) => a.name).sort();
+    assert.deepEqual(names, ['blink', 'pulse', 'pulse', 'spin'], 'the cursor, thinking, the tool and the spinner move');
+    for (const animation of animations) {
+      assert.ok(animation.endless, `${animation.name} repeats while the turn runs`);
+      assert.ok(animation.perSecond <= 10, `${animation.name} changes ${animation.perSecond} times a second`);
+    }
+    assert.deepEqual(host.errors, []);
+  });
 });
 
 describe('permissions', () => {
