@@ -42,7 +42,7 @@
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...]
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...] [--cli PATH]
 //
 // With --long 1000,10000 it measures long sessions instead (issue 43's curve): for each size a
 // session grown by bench/grow_session.py (tests/long_session.py: a real session's turns
@@ -895,7 +895,9 @@ async function main() {
   try {
     for (const extension of extensions) {
       const box = sandbox(model.url);
-      if (process.env.BENCH_CLI) box.settings['claudeSidecar.env'].CLAUDE_SIDECAR_CLI = process.env.BENCH_CLI;
+      // --cli PATH: the chats run that CLI (a wrapper that changes how the CLI is scheduled, an older one).
+      const cli = process.argv.includes('--cli') ? path.resolve(process.argv[process.argv.indexOf('--cli') + 1]) : null;
+      if (cli) box.settings['claudeSidecar.env'].CLAUDE_SIDECAR_CLI = cli;
       const sentLog = path.join(box.root, 'turn-ended.log');
       const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
       box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];
