@@ -108,7 +108,7 @@ describe('streaming', () => {
         const effect = animation.effect as KeyframeEffect;
         const { duration, iterations } = effect.getComputedTiming();
         const segments = effect.getKeyframes().slice(0, -1);
-        const steps = segments.map((k) => Number(/^steps\((\d+)/.exec(k.easing ?? '')?.[1] ?? Infinity));
+        const steps = segments.map((k) => Number(/^steps\((\d+)/.exec(k.easing)?.[1] ?? Infinity));
         return {
           name: (animation as CSSAnimation).animationName,
           endless: iterations === Infinity,
