@@ -13,17 +13,17 @@
 // long answers) is drawn a slice a frame; in an answer that streams, its end first (the view
 // follows it), the part before it after.
 
-import hljs from 'highlight.js/lib/common';
 import MarkdownIt from 'markdown-it';
+import { highlight, languageNamed } from './highlight';
 
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
   highlight: (code, lang) => {
-    const language = lang && hljs.getLanguage(lang) ? lang : null;
+    const language = lang ? languageNamed(lang) : undefined;
     // Only a named language: guessing one (highlightAuto) costs too much.
-    return language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : '';
+    return language ? highlight(code, language) : '';
   },
 });
 /** The same rules without highlighting, for the tail of a text that still streams. */
@@ -58,18 +58,21 @@ export function renderMarkdown(text: string): string {
 const COMMON_LANGUAGES = ['python', 'typescript', 'javascript', 'bash', 'json', 'rust', 'go', 'java'];
 
 /**
- * Renders a little of everything once, one language at a time while the page is idle: the
- * first render compiles markdown-it's and highlight.js's code and each language's grammar,
- * which would otherwise land in the first frames of the first answer.
+ * Does once, a step per idle callback, what the first render of each kind would: compiles
+ * markdown-it's code and each common language's grammar, which would otherwise land in the
+ * first frames of the first answer. Steps that small because the page shares its thread with
+ * VS Code's workbench: one step rendering markdown and a language took up to 37 ms of it as a
+ * long chat opened (issue 43).
  */
 export function warmUp(): void {
-  const languages = [...COMMON_LANGUAGES];
+  const steps: (() => void)[] = [
+    () => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n'),
+    () => plain.render('x\n\n```\ny\n```\n'),
+    ...COMMON_LANGUAGES.map((lang) => () => highlight('let x = 1', languageNamed(lang)!)),
+  ];
   const next = () => {
-    const language = languages.shift();
-    if (!language) return;
-    md.render(`# x\n\n- *a* [b](c) \`d\`\n\n| e |\n|---|\n| f |\n\n\`\`\`${language}\nlet x = 1\n\`\`\`\n`);
-    plain.render('x\n\n```\ny\n```\n');
-    requestIdleCallback(next);
+    steps.shift()?.();
+    if (steps.length) requestIdleCallback(next);
   };
   requestIdleCallback(next);
 }

@@ -61,7 +61,8 @@
 // - --whole adds a run of each build with claudeSidecar.pageEntries 0 (the whole transcript
 //   at once, as before paging); an older build is given with --extension.
 //
-// - --trace: the longest tasks and steps while it scrolls (--save DIR keeps the trace).
+// - --trace: the longest tasks and steps while it opens and while it scrolls (--save DIR keeps
+//   the traces), and the thread's longest task in each, in its CPU time (longestTaskCpu*Ms).
 //
 //   node test/vscode/page-bench.mjs --long 1000,10000 [--runs 1] [--whole] [--trace] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
@@ -465,6 +466,15 @@ function traceFigures(trace) {
   };
 }
 
+/** The longest task of the renderer's main thread in a trace, in its thread (CPU) time, ms. */
+function longestTaskCpu(trace) {
+  const events = trace.traceEvents ?? trace;
+  const main = events.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  if (!main) return NaN;
+  const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && e.pid === main.pid && e.tid === main.tid);
+  return Math.max(0, ...tasks.map((e) => (e.tdur ?? 0) / 1000));
+}
+
 async function oneRun(page, sentLog, profile) {
   await runCommand(page, 'Claude: New Chat');
   const chat = await chatFrame(page);
@@ -682,6 +692,12 @@ async function longRun(page, sentLog, scrollCapMs) {
   const metrics = await page.context().newCDPSession(page);
   await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
   const cpuPicked = await cpuTimes(metrics);
+  const tracing = process.argv.includes('--trace');
+  // The tasks (RunTask) with their thread time: the longest task in CPU, which the load does not stretch.
+  const traceCategories = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8'];
+  // --profile: the traces hold the JS's samples too (where a task's script went, in DevTools).
+  if (process.argv.includes('--profile')) traceCategories.push('disabled-by-default-v8.cpu_profiler');
+  if (tracing) await page.context().browser().startTracing(page, { categories: traceCategories });
   fs.writeFileSync(sentLog, '');
   const pickedAt = wallNow();
   await row.click();
@@ -692,12 +708,13 @@ async function longRun(page, sentLog, scrollCapMs) {
   const drawnAt = opened.origin + opened.drawnAt;
   await sleep(500); // the tasks that follow the first frame (the rest of the page's first layout)
   const cpuOpened = await cpuTimes(metrics);
-  const tracing = process.argv.includes('--trace');
+  const traced = {};
   if (tracing) {
-    await page
-      .context()
-      .browser()
-      .startTracing(page, { categories: ['devtools.timeline', 'v8'] });
+    const trace = (await page.context().browser().stopTracing()).toString();
+    if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-open-${Date.now()}.json`), trace);
+    console.error(`opening:\n${longestTraceEvents(JSON.parse(trace))}`);
+    traced.longestTaskCpuOpeningMs = longestTaskCpu(JSON.parse(trace));
+    await page.context().browser().startTracing(page, { categories: traceCategories });
   }
   const scrollFrom = wallNow();
   let pages = 0;
@@ -734,7 +751,8 @@ async function longRun(page, sentLog, scrollCapMs) {
   if (tracing) {
     const trace = (await page.context().browser().stopTracing()).toString();
     if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-scroll-${Date.now()}.json`), trace);
-    console.error(longestTraceEvents(JSON.parse(trace)));
+    console.error(`scrolling:\n${longestTraceEvents(JSON.parse(trace))}`);
+    traced.longestTaskCpuScrollingMs = longestTaskCpu(JSON.parse(trace));
   }
   const entries = await chat.evaluate(
     () => document.querySelectorAll('.entries > .entry, .entries .chunk > .entry').length,
@@ -761,6 +779,7 @@ async function longRun(page, sentLog, scrollCapMs) {
     pagesSeenLoading: pages,
     entriesDrawn: entries,
     scrollCapped: capped ? 1 : 0,
+    ...traced,
   };
 }
 
