@@ -21,6 +21,7 @@ import javax.swing.BorderFactory
 import javax.swing.JComponent
 import javax.swing.JLabel
 import javax.swing.JPanel
+import javax.swing.JTextArea
 
 /** What entry views need from the chat around them. */
 interface ViewContext {
@@ -117,10 +118,12 @@ class ThinkingView(
     private val opened: OpenedEntries,
 ) : EntryView {
     private var entry = ThinkingEntry(id = "", text = "")
-    private val body = wrappingText("", Theme.smallFont, Theme.muted).apply {
-        isVisible = false
-        border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(2, 8, 2, 0))
-    }
+
+    /**
+     * The thought's text, made when first opened: a text area costs a millisecond or so to make,
+     * and a long chat scrolled through makes a view per thought it passes, nearly all closed.
+     */
+    private var body: JTextArea? = null
     private val toggle = linkButton("") {
         opened.toggle(key)
         update(entry)
@@ -130,28 +133,35 @@ class ThinkingView(
     }
     override val component: JComponent = Column(4).apply {
         add(row(toggle, gap = 0))
-        add(body)
     }
 
     override fun update(entry: Entry) {
         this.entry = entry as ThinkingEntry
         val expanded = opened.isOpen(key)
         toggle.text = (if (expanded) "▾ " else "▸ ") + if (entry.streaming == true) "Thinking…" else "Thought"
-        body.isVisible = expanded
-        if (expanded && body.text != entry.text) body.text = entry.text
+        val body = body ?: if (expanded) openedBody() else null
+        body?.isVisible = expanded
+        if (expanded && body != null && body.text != entry.text) body.text = entry.text
         component.revalidate()
+    }
+
+    private fun openedBody(): JTextArea = wrappingText("", Theme.smallFont, Theme.muted).apply {
+        border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 2, 0, 0, Theme.border), padding(2, 8, 2, 0))
+        body = this
+        component.add(this)
     }
 }
 
 /** How a turn ended: its outcome (when it did not simply finish), time, and cost; an error on a line of its own. */
 class TurnFooter : EntryView {
     private val facts = mutedLabel("")
-    private val error = wrappingText("", Theme.smallFont, Theme.error)
+
+    /** The error of a failed turn, made when one is shown (most turns have none: no text area for them). */
+    private var error: JTextArea? = null
     override val component: JComponent = JPanel(BorderLayout()).apply {
         isOpaque = false
         border = BorderFactory.createCompoundBorder(BorderFactory.createMatteBorder(0, 0, 1, 0, Theme.border), padding(0, 0, 6, 0))
         add(facts, BorderLayout.WEST)
-        add(error, BorderLayout.SOUTH)
     }
 
     override fun update(entry: Entry) {
@@ -169,8 +179,14 @@ class TurnFooter : EntryView {
             if (entry.costUsd > 0) add(String.format(Locale.ROOT, "$%.4f", entry.costUsd))
         }.joinToString("  ·  ")
         val failed = outcome == TurnOutcome.ERROR || outcome == null
+        val error = error ?: if (failed) wrappingText("", Theme.smallFont, Theme.error).also(::showError) else return
         error.isVisible = failed
         error.text = if (failed) entry.error ?: "The turn failed" else ""
+    }
+
+    private fun showError(area: JTextArea) {
+        error = area
+        component.add(area, BorderLayout.SOUTH)
     }
 
     private fun duration(ms: Int) = when {

@@ -18,6 +18,7 @@ import javax.swing.BorderFactory
 import javax.swing.JComponent
 import javax.swing.JLabel
 import javax.swing.JPanel
+import javax.swing.JTextArea
 
 /**
  * A tool use as one compact line: status, name, the argument that says what it does (file,
@@ -46,11 +47,11 @@ class ToolRow(
     }
     private val stats = mutedLabel("")
 
-    /** Why a denied or failed call did not run: the user's reason or the error, always shown. */
-    private val why = wrappingText("", Theme.smallFont, Theme.error).apply {
-        isVisible = false
-        border = padding(2, 20, 0, 0)
-    }
+    /**
+     * Why a denied or failed call did not run: the user's reason or the error, always shown.
+     * Made for the first reason (most calls have none: no text area for them in a long chat).
+     */
+    private var why: JTextArea? = null
     private val details = Column(6).apply {
         isVisible = false
         border = padding(4, 20, 2, 0)
@@ -89,7 +90,6 @@ class ToolRow(
             }
         })
         component.add(header)
-        component.add(why)
         component.add(details)
         component.add(children)
     }
@@ -119,14 +119,22 @@ class ToolRow(
                 else -> null
             }
         }
-        why.isVisible = reason != null
-        why.text = reason ?: ""
+        val why = why ?: reason?.let { wrappingText("", Theme.smallFont, Theme.error).also(::showWhy) }
+        why?.isVisible = reason != null
+        why?.text = reason ?: ""
         val expanded = opened.isOpen(key)
         details.isVisible = expanded
         chevron.text = if (expanded) "▾" else "▸"
         if (expanded) fillDetails(entry)
         component.revalidate()
         component.repaint()
+    }
+
+    /** Puts [area], the reason's text, under the header (above the details). */
+    private fun showWhy(area: JTextArea) {
+        area.border = padding(2, 20, 0, 0)
+        why = area
+        component.add(area, 1)
     }
 
     /** How the permission request went, in words (null when nobody was asked). */

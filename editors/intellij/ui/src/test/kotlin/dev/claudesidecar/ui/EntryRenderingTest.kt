@@ -4,13 +4,19 @@ import com.formdev.flatlaf.FlatLightLaf
 import dev.claudesidecar.core.ChatEvent
 import dev.claudesidecar.core.protocol.Entry
 import dev.claudesidecar.core.protocol.EntryNotification
+import dev.claudesidecar.core.protocol.EntryToolResult
+import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.NoticeLevel
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ProtocolJson
 import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.ThinkingEntry
+import dev.claudesidecar.core.protocol.ToolEntry
+import dev.claudesidecar.core.protocol.ToolStatus
 import dev.claudesidecar.core.protocol.TurnEntry
+import dev.claudesidecar.core.protocol.TurnOutcome
 import dev.claudesidecar.core.transcript.Fixtures
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -19,6 +25,7 @@ import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import javax.swing.JFrame
 import javax.swing.JScrollPane
+import javax.swing.JTextArea
 import javax.swing.SwingUtilities
 
 /**
@@ -97,6 +104,30 @@ class EntryRenderingTest {
 
     private fun row(name: String): ToolRow = onEdt {
         allComponents(panel).mapNotNull { EntryView.of(it) as? ToolRow }.first { visibleText(it.component).startsWith("▸\n✓\n$name") }
+    }
+
+    @Test
+    fun `a closed thought, a call that ran and a turn that succeeded make no text area until one has text to show`() = onEdt {
+        // A long chat scrolled through makes a view for each entry it passes: a text area each
+        // (a millisecond or so to make) for text nobody sees would be most of that cost.
+        val context = object : ViewContext {
+            override val cwd: String? = null
+            override fun fileUpdates(key: String) = emptyList<FileUpdatedNotification>()
+        }
+        val opened = OpenedEntries()
+        val thought = entryView("t", ThinkingEntry(id = "t", text = "Let me look"), context, opened)
+        val call = entryView("c", ToolEntry(id = "c", name = "Read", status = ToolStatus.DONE), context, opened)
+        val footer = entryView("f", TurnEntry(0.0, 1200, "f", TurnOutcome.SUCCESS, 0), context, opened)
+        for (view in listOf(thought, call, footer)) {
+            assertEquals(emptyList<JTextArea>(), find<JTextArea>(view.component), "no text area in ${view::class.simpleName}")
+        }
+        opened.toggle("t")
+        thought.update(ThinkingEntry(id = "t", text = "Let me look"))
+        assertEquals(listOf("Let me look"), find<JTextArea>(thought.component).filter { it.isVisible }.map { it.text })
+        call.update(ToolEntry(id = "c", name = "Read", status = ToolStatus.FAILED, result = EntryToolResult(text = "no such file")))
+        assertEquals(listOf("Failed: no such file"), find<JTextArea>(call.component).filter { it.isVisible }.map { it.text })
+        footer.update(TurnEntry(0.0, 1200, "f", TurnOutcome.ERROR, 0, error = "overloaded"))
+        assertEquals(listOf("overloaded"), find<JTextArea>(footer.component).filter { it.isVisible }.map { it.text })
     }
 
     @Test

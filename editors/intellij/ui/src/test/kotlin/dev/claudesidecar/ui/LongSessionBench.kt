@@ -31,7 +31,7 @@ import kotlin.io.path.writeText
  * A benchmark, not a test: runs only with `-Dsidecar.bench.long=true`; `-Dsidecar.bench.sizes`
  * (`1000,10000`) names the entry counts, `-Dsidecar.bench.modes` (`paged,whole`) the panels,
  * `-Dsidecar.bench.out` a JSON file for the figures, `-Dsidecar.bench.trace=true` prints the
- * EDT's tasks over 50 ms:
+ * EDT's tasks over 50 ms (with the GC and blocked time in each):
  *
  *     xvfb-run -a mvn -q -B test -pl core,ui -Dtest=LongSessionBench -Dsidecar.bench.long=true -Dsurefire.failIfNoSpecifiedTests=false
  */
@@ -40,9 +40,39 @@ class LongSessionBench {
     private val sizes = (System.getProperty("sidecar.bench.sizes") ?: "1000,10000").split(",").map { it.trim().toInt() }
     private val modes = (System.getProperty("sidecar.bench.modes") ?: "paged,whole").split(",").map { it.trim() }
 
-    /** Times every task the EDT runs (wall time and the EDT's CPU time), the longest since [reset]. */
+    /**
+     * Times every task the EDT runs (wall time and the EDT's CPU time), the longest since [reset];
+     * of the tasks over 50 ms, also the time the JVM's collectors took meanwhile and the time the
+     * EDT was blocked on a monitor or waited: what is left of the wall time beyond these is the
+     * EDT ready to run but not running (other processes on the cores).
+     */
     private class TimedQueue : EventQueue() {
-        private val cpu = ManagementFactory.getThreadMXBean()
+        private val cpu = ManagementFactory.getThreadMXBean().apply {
+            if (isThreadContentionMonitoringSupported) isThreadContentionMonitoringEnabled = true
+        }
+        private val collectors = ManagementFactory.getGarbageCollectorMXBeans()
+
+        private fun gcMs() = collectors.sumOf { it.collectionTime.coerceAtLeast(0) }
+
+        /** The EDT's time blocked on monitors and waiting so far (ms; 0 where the JVM does not measure it). */
+        private fun offCpuMs(): Long {
+            val info = cpu.getThreadInfo(Thread.currentThread().id) ?: return 0
+            return info.blockedTime.coerceAtLeast(0) + info.waitedTime.coerceAtLeast(0)
+        }
+
+        /** Of the tasks over 50 ms since [reset]: how many, and their wall, CPU, GC and blocked or waiting time (ms). */
+        @Volatile var slowCount = 0
+
+        @Volatile var slowWall = 0L
+
+        @Volatile var slowCpu = 0L
+
+        @Volatile var slowGc = 0L
+
+        @Volatile var slowBlocked = 0L
+
+        /** The EDT's CPU time in all tasks since [reset] (ns): the work, whatever the load. */
+        @Volatile var totalCpu = 0L
 
         @Volatile var longest = 0L
 
@@ -59,6 +89,12 @@ class LongSessionBench {
         fun reset() {
             longest = 0L
             longestCpu = 0L
+            slowCount = 0
+            slowWall = 0L
+            slowCpu = 0L
+            slowGc = 0L
+            slowBlocked = 0L
+            totalCpu = 0L
             synchronized(slow) { slow.clear() }
         }
 
@@ -67,6 +103,8 @@ class LongSessionBench {
         override fun dispatchEvent(event: AWTEvent) {
             val started = System.nanoTime()
             val startedCpu = cpu.currentThreadCpuTime
+            val startedGc = gcMs()
+            val startedOff = offCpuMs()
             try {
                 super.dispatchEvent(event)
             } finally {
@@ -74,8 +112,19 @@ class LongSessionBench {
                 val tookCpu = cpu.currentThreadCpuTime - startedCpu
                 if (took > longest) longest = took
                 if (tookCpu > longestCpu) longestCpu = tookCpu
+                totalCpu += tookCpu
                 if (took > 50_000_000) {
-                    synchronized(slow) { slow += "${took / 1_000_000} ms (CPU ${tookCpu / 1_000_000} ms): ${event.toString().take(160)}" }
+                    val gc = gcMs() - startedGc
+                    val blocked = offCpuMs() - startedOff
+                    slowCount++
+                    slowWall += took / 1_000_000
+                    slowCpu += tookCpu / 1_000_000
+                    slowGc += gc
+                    slowBlocked += blocked
+                    synchronized(slow) {
+                        slow += "${took / 1_000_000} ms (CPU ${tookCpu / 1_000_000} ms, GC $gc ms, blocked or waiting $blocked ms): " +
+                            event.toString().take(160)
+                    }
                 }
             }
             val check = until
@@ -160,6 +209,14 @@ class LongSessionBench {
             val topStall = queue.longest
             val topStallCpu = queue.longestCpu
             val topSlow = synchronized(queue.slow) { queue.slow.toList() }
+            val topCpu = queue.totalCpu
+            val topOver50 = linkedMapOf(
+                "tasks" to queue.slowCount,
+                "wall_ms" to queue.slowWall,
+                "cpu_ms" to queue.slowCpu,
+                "gc_ms" to queue.slowGc,
+                "blocked_or_waiting_ms" to queue.slowBlocked,
+            )
             val entries = onEdt { panel.transcript.entries.size }
             val drawn = onEdt { panel.transcriptView.viewCount }
             runBlocking { chat.close() }
@@ -172,6 +229,9 @@ class LongSessionBench {
                 "wheel_turns" to turns,
                 "to_top_max_stall_ms" to ms(topStall),
                 "to_top_max_stall_cpu_ms" to ms(topStallCpu),
+                "to_top_edt_cpu_ms" to ms(topCpu),
+                // The tasks over 50 ms while scrolling: where their wall time went.
+                "to_top_over_50ms" to topOver50,
                 "entries_loaded" to entries,
                 "views_at_top" to drawn,
             ).also {
