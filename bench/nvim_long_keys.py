@@ -38,40 +38,19 @@ from pathlib import Path
 from typing import Any
 
 import editor_nvim
-from nvim_pages import PAGE, one_copy
+from nvim_pages import PAGE, PRELUDE, one_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.env import isolated_env  # noqa: E402
 
-_SETUP = r"""
-local plugin, copy, page_entries = ...
-vim.opt.rtp:prepend(plugin)
-vim.cmd("runtime plugin/claude_sidecar.lua")
-vim.o.swapfile = false
-require("claude_sidecar").setup({
-  warm_pool = 0, start_insert = false, page_entries = page_entries,
-})
-local chat_mod = require("claude_sidecar.chat")
-local serial = 0
--- A page of `page_entries` entries: copies of the session's turns with ids of their own; in
--- every tenth copy the tool's output is 20 lines long (8 shown: <Tab> shows the rest).
-local function page()
-  local out = {}
-  while #out < page_entries do
-    serial = serial + 1
-    for _, e in ipairs(copy) do
-      local x = vim.deepcopy(e)
-      x.id = x.id .. "#" .. serial
-      if serial % 10 == 0 and x.kind == "tool" and x.result then
-        x.result.text = table.concat(vim.fn.range(1, 20), "\n")
-      end
-      table.insert(out, x)
-    end
-  end
-  return out
-end
+LONG_EVERY = 10
+"""Every how many copies of the turns a tool's output is 20 lines long (<Tab> shows the rest)."""
+
+_SETUP = (
+    PRELUDE
+    + r"""
 local ready = nil
 require("claude_sidecar.rpc").request = function(method, params, callback)
   if method == "claude/getTranscript" and params.before then
@@ -92,10 +71,6 @@ vim.api.nvim_set_current_win(win)
 vim.api.nvim_win_set_cursor(0, { 1, 0 })
 vim.cmd("redraw")
 
-local function cpu()
-  local r = vim.uv.getrusage()
-  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
-end
 --- fn() and a :redraw after it: {ms in fn, ms in the redraw, cpu ms of both}.
 local function timed(fn)
   local c0, t0 = cpu(), vim.uv.hrtime()
@@ -204,6 +179,7 @@ _G.bench_keys = function(keys, at, n)
   end)
 end
 """
+)
 
 KEYS = ("]]", "[[", "<Tab>")
 PLACES = {"top": 0.02, "middle": 0.5, "end": 0.98}
@@ -233,7 +209,7 @@ def measure(
     out: dict[str, Any] = {"plugin": str(plugin), "at": {}}
     try:
         editor.request("nvim_ui_attach", 120, 50, {"ext_linegrid": True, "rgb": True})
-        editor.lua(_SETUP, str(plugin), one_copy(), PAGE)
+        editor.lua(_SETUP, str(plugin), one_copy(), PAGE, LONG_EVERY)
         count = 0
         for mark in marks:
             while count < mark:

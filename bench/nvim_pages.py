@@ -40,8 +40,8 @@ from tests.repeated_session import ENTRIES_PER_COPY, write_long_session  # noqa:
 
 PAGE = 100
 
-_SETUP = r"""
-local plugin, copy, page_entries = ...
+PRELUDE = r"""
+local plugin, copy, page_entries, long_every = ...
 vim.opt.rtp:prepend(plugin)
 vim.cmd("runtime plugin/claude_sidecar.lua")
 vim.o.swapfile = false
@@ -49,9 +49,9 @@ require("claude_sidecar").setup({
   warm_pool = 0, start_insert = false, page_entries = page_entries,
 })
 local chat_mod = require("claude_sidecar.chat")
-local transcript = require("claude_sidecar.transcript")
 local serial = 0
--- A page of `page_entries` entries: copies of the session's turns with ids of their own.
+-- A page of `page_entries` entries: copies of the session's turns with ids of their own; with
+-- `long_every`, in every such copy the tool's output is 20 lines long (<Tab> shows the rest).
 local function page()
   local out = {}
   while #out < page_entries do
@@ -59,11 +59,28 @@ local function page()
     for _, e in ipairs(copy) do
       local x = vim.deepcopy(e)
       x.id = x.id .. "#" .. serial
+      if long_every and serial % long_every == 0 and x.kind == "tool" and x.result then
+        x.result.text = table.concat(vim.fn.range(1, 20), "\n")
+      end
       table.insert(out, x)
     end
   end
   return out
 end
+-- This process's CPU time so far (ms): what the machine's load does not add to.
+local function cpu()
+  local r = vim.uv.getrusage()
+  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
+end
+"""
+"""The plugin set up in an embedded Neovim (arguments: the plugin's path, one copy of the
+session's entries, entries per page, every how many copies a tool's output is long or nil),
+with ``page()`` and ``cpu()`` for the Lua that follows it (nvim_long_keys.py uses it too)."""
+
+_SETUP = (
+    PRELUDE
+    + r"""
+local transcript = require("claude_sidecar.transcript")
 local ready = nil
 require("claude_sidecar.rpc").request = function(method, params, callback)
   if method == "claude/getTranscript" and params.before then
@@ -82,10 +99,6 @@ vim.api.nvim_win_set_cursor(0, { 1, 0 })
 vim.cmd("redraw")
 _G.bench_page = function()
   ready = page()
-  local function cpu()
-    local r = vim.uv.getrusage()
-    return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
-  end
   local c0, t0 = cpu(), vim.uv.hrtime()
   chat_mod.load_older(chat)
   local t1 = vim.uv.hrtime()
@@ -94,6 +107,7 @@ _G.bench_page = function()
   return { (t1 - t0) / 1e6, (t2 - t1) / 1e6, c2 - c0, vim.api.nvim_buf_line_count(chat.buf) }
 end
 """
+)
 
 
 def one_copy() -> list[dict[str, Any]]:
