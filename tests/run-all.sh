@@ -20,6 +20,7 @@ if ! command -v uv >/dev/null 2>&1; then
 fi
 
 summary=()
+failed=()
 status=0
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -72,6 +73,7 @@ print_suites() {
             summary+=("PASS  ${names[n]} ($seconds s$note)")
         else
             summary+=("FAIL  ${names[n]} ($seconds s$note)")
+            failed+=("$n")
             status=1
         fi
     done
@@ -262,4 +264,12 @@ wait
 echo
 echo "##### all suites"
 printf '%s\n' "${summary[@]}"
+# Where a run's output is read from its end (CI shows its last part), the lines that say why a
+# suite failed come last, not only in the middle of its log above.
+for n in "${failed[@]}"; do
+    echo
+    echo "##### why it failed: ${names[n]} (its failure lines; the whole log is above)"
+    grep -a -E -m 40 '^(not ok|FAIL|FAILED|ERROR|E   )|\[ERROR\]|✖|AssertionError|Error:|Timeout|timed out' \
+        "$logs/$n.log" | cut -c 1-400
+done
 exit $status

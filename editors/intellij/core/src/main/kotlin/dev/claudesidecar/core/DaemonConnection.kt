@@ -250,15 +250,21 @@ class DaemonConnection private constructor(
     }
 
     private fun drainStderr() {
-        process.errorStream.bufferedReader().useLines { lines ->
-            for (line in lines) {
-                if (line.isBlank()) continue
-                synchronized(stderrTail) {
-                    stderrTail.addLast(line)
-                    while (stderrTail.size > STDERR_TAIL_LINES) stderrTail.removeFirst()
+        try {
+            process.errorStream.bufferedReader().useLines { lines ->
+                for (line in lines) {
+                    if (line.isBlank()) continue
+                    synchronized(stderrTail) {
+                        stderrTail.addLast(line)
+                        while (stderrTail.size > STDERR_TAIL_LINES) stderrTail.removeFirst()
+                    }
+                    log.log(SidecarLogger.daemonLineLevel(line), "daemon: $line")
                 }
-                log.log(SidecarLogger.daemonLineLevel(line), "daemon: $line")
             }
+        } catch (e: IOException) {
+            // Process.destroy() closes the pipe under a read in progress ("Stream closed"): the
+            // daemon is being stopped, and what it wrote before is already in the tail.
+            if (alive && !stopping) log.log(Level.WARN, "daemon stderr: ${e.message}")
         }
     }
 

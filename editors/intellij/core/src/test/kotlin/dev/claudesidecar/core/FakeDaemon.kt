@@ -13,11 +13,15 @@ import kotlin.io.path.readLines
  * object with `result` or `error`), every other request with null, and writes each message
  * it got to a file, one JSON line each. A few lines of the venv's Python: no daemon, no CLI.
  */
-class FakeDaemon(answer: String) {
+class FakeDaemon(
+    answer: String,
+    chattyStderr: Boolean = false,
+) {
     private val record: Path = Files.createTempDirectory("sidecar-fake-").resolve("received.jsonl")
 
-    /** The command that runs it. */
-    val command: List<String> = listOf(Harness.repoRoot.resolve(".venv/bin/python").toString(), "-c", SCRIPT, answer, record.toString())
+    /** The command that runs it; with `chattyStderr` it also writes log lines to stderr without end. */
+    val command: List<String> =
+        listOf(Harness.repoRoot.resolve(".venv/bin/python").toString(), "-c", SCRIPT, answer, record.toString(), chattyStderr.toString())
 
     /** The messages it got so far, in order. */
     fun received(): List<JsonObject> =
@@ -60,8 +64,13 @@ class FakeDaemon(answer: String) {
 
         private val SCRIPT =
             """
-            import json, sys
+            import json, sys, threading
             answer, record = json.loads(sys.argv[1]), sys.argv[2]
+            def chatter():
+                while True:
+                    sys.stderr.write("INFO a daemon log line\n" * 100)
+            if sys.argv[3] == "true":
+                threading.Thread(target=chatter, daemon=True).start()
             stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
             while True:
                 headers = {}

@@ -90,6 +90,25 @@ class HandshakeTest {
             }
         }
 
+        @Test fun `a daemon killed while it writes to stderr ends the reader of its stderr quietly`() = test {
+            val chatty = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES), chattyStderr = true)
+            val daemon = DaemonConnection.start(DaemonOptions(command = chatty.command, logger = SidecarLogger.NONE), NO_HANDLERS)
+            val reader = Thread.getAllStackTraces().keys.single { it.name == "claude-sidecar-stderr-${daemon.pid}" }
+            val died = Collections.synchronizedList(mutableListOf<Throwable>())
+            val before = reader.uncaughtExceptionHandler
+            // Process.destroyForcibly() closes the pipe while the reader still has lines to read
+            // ("Stream closed" on its next read).
+            reader.uncaughtExceptionHandler = Thread.UncaughtExceptionHandler { _, e -> died.add(e) }
+            try {
+                daemon.kill()
+                reader.join(10_000)
+                assertFalse(reader.isAlive, "the stderr reader still runs after the kill")
+                assertEquals(emptyList<Throwable>(), died.toList())
+            } finally {
+                reader.uncaughtExceptionHandler = before
+            }
+        }
+
         @Test fun `a daemon too new for the client is one error saying to upgrade the client, with nothing to copy`() {
             val fix = "update the claude-sidecar plugin (Settings > Plugins, or install the newer plugin jar), then restart the IDE"
             val e = rejected(FakeDaemon.mismatch("client", fix))
