@@ -54,6 +54,14 @@ async def open_in_worktree(sidecar: Sidecar, repo: Path, **worktree: Any) -> dic
     )
 
 
+GIT_WORK = pytest.mark.same_on_every_cli(
+    "git and the daemon's reading of the worktree: the CLI only writes a file with a tool there,"
+    " which the compatibility run checks in the tests left in it"
+)
+"""For the tests whose outcome is the daemon's git work (merges, removals, change counts)."""
+
+
+@GIT_WORK
 async def test_the_daemon_lists_the_worktrees_feature(sidecar: Sidecar) -> None:
     assert "worktrees" in sidecar.features["features"]
 
@@ -102,6 +110,7 @@ async def test_a_write_is_announced_as_worktree_changed_and_listed_with_its_diff
     assert info["worktree"] == chat["info"]["worktree"]
 
 
+@GIT_WORK
 async def test_the_overview_shows_what_a_worktree_chat_changed_as_it_changes(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -123,6 +132,7 @@ async def test_the_overview_shows_what_a_worktree_chat_changed_as_it_changes(
     assert listed[0]["changes"] == summary["changes"]
 
 
+@GIT_WORK
 async def test_the_same_changes_again_are_not_announced_again(sidecar: Sidecar, repo: Path) -> None:
     chat = await open_in_worktree(sidecar, repo, name="alpha")
     channel = chat["channelId"]
@@ -143,6 +153,7 @@ async def test_the_same_changes_again_are_not_announced_again(sidecar: Sidecar, 
     assert last is announced[-1]
 
 
+@GIT_WORK
 async def test_merge_brings_the_chats_work_into_the_users_checkout(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -161,6 +172,7 @@ async def test_merge_brings_the_chats_work_into_the_users_checkout(
     assert (await sidecar.request("claude/worktreeChanges", {"channelId": channel}))["files"] == []
 
 
+@GIT_WORK
 async def test_a_merge_is_refused_while_the_chat_waits_in_a_turn(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -186,6 +198,7 @@ async def test_a_merge_is_refused_while_the_chat_waits_in_a_turn(
     await sidecar.wait_for(lambda n: n.channel == channel and n.method == "claude/turnEnded")
 
 
+@GIT_WORK
 async def test_a_conflicting_merge_is_answered_with_the_files_and_changes_nothing(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -206,6 +219,7 @@ async def test_a_conflicting_merge_is_answered_with_the_files_and_changes_nothin
     assert (state(repo), state(worktree)) == (checkout_before, worktree_before)
 
 
+@GIT_WORK
 async def test_the_users_uncommitted_change_blocks_a_merge_naming_the_file(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -221,6 +235,7 @@ async def test_the_users_uncommitted_change_blocks_a_merge_naming_the_file(
     assert (repo / "feature.py").read_text() == "the user's draft\n"
 
 
+@GIT_WORK
 async def test_remove_refuses_unmerged_work_without_force_and_removes_it_with_force(
     sidecar: Sidecar, repo: Path
 ) -> None:
@@ -244,6 +259,7 @@ async def test_remove_refuses_unmerged_work_without_force_and_removes_it_with_fo
     assert (await sidecar.request("claude/listChannels", {}))["channels"] == []
 
 
+@GIT_WORK
 async def test_a_merged_worktree_is_removed_without_force(sidecar: Sidecar, repo: Path) -> None:
     chat = await open_in_worktree(sidecar, repo, name="alpha")
     channel = chat["channelId"]
@@ -327,6 +343,7 @@ async def test_the_worktree_of_a_chat_whose_cli_cannot_start_is_removed_again(
         ("repo", {"name": "a..b"}, "worktree.name", "is not a worktree name"),
     ],
 )
+@GIT_WORK
 async def test_a_worktree_that_cannot_be_made_is_refused_naming_the_field(
     sidecar: Sidecar, repo: Path, tmp_path: Path, where: str, worktree: Any, field: str, said: str
 ) -> None:
