@@ -262,4 +262,44 @@ return {
     chat_mod.show(chat)
     eq(window_folds(vim.fn.bufwinid(chat.buf)), expected)
   end,
+
+  ["a tool's result coming in rewrites only that tool's lines"] = function()
+    local entries = exchanges(8)
+    local chat, channel_id = attached(entries)
+    local index = second_tool(chat)
+    local running = vim.deepcopy(chat.t.entries[index])
+    running.status, running.result = "running", nil
+    chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = running })
+    local first, after = chat.starts[index], chat.starts[index + 1]
+
+    local done = vim.deepcopy(running)
+    done.status, done.result = "done", { text = "one\ntwo\nthree" }
+    local seen = changes(chat.buf, function()
+      chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = done })
+    end)
+
+    eq(seen, { { first, after, chat.starts[index + 1] } })
+    assert(chat.starts[index + 1] > after, "the result's lines are drawn")
+    local after_update = drawn(chat)
+    chat_mod.refresh(chat, 1)
+    eq(after_update, drawn(chat))
+  end,
+
+  ["an entry changed in place that hides another (its footer now saying the interrupt) redraws both"] = function()
+    local entries = exchanges(2)
+    local chat, channel_id = attached(entries)
+    local notice = { kind = "notice", id = "late-notice", subtype = "interrupted", text = "interrupted" }
+    chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = { kind = "prompt", id = "late", text = "go" } })
+    chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = notice })
+    local footer = { kind = "turn", id = "late-turn", outcome = "running", durationMs = 1 }
+    chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = footer })
+
+    footer = vim.tbl_extend("force", footer, { outcome = "interrupted" })
+    chat_mod.dispatch("claude/entry", { channelId = channel_id, entry = footer })
+
+    assert(chat.t.said_by_footer["late-notice"], "the footer says the interrupt")
+    local after_update = drawn(chat)
+    chat_mod.refresh(chat, 1)
+    eq(after_update, drawn(chat))
+  end,
 }

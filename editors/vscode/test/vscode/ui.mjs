@@ -54,6 +54,19 @@ async function waitFor(probe, what, timeoutMs = 15_000) {
   }
 }
 
+/** Waits until `read()` gives `expected` (what the page shows may come a moment after the rest of
+ * it: a restored chat's pickers and header follow its transcript), then asserts it, so a value
+ * that never comes fails with the last one read. */
+async function settlesOn(read, expected, what, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await read();
+  while (last !== expected && Date.now() < deadline) {
+    await sleep(200);
+    last = await read();
+  }
+  assert.equal(last, expected, what);
+}
+
 /** "Developer: Reload Window", as a user runs it, and waits for the workbench to be back. */
 async function reloadWindow(page) {
   const reloaded = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 30_000 });
@@ -242,10 +255,9 @@ async function main() {
       // The pickers settle on the chat's values: under load a claude/status sent before the
       // model's answer can reach the page after the pick and show the old model until the
       // status after the answer comes (seen once at load 13). A value that never comes fails.
-      await waitFor(async () => (await picked('Model')) === 'Sonnet', 'the model picker showing Sonnet');
-      assert.equal(await picked('Model'), 'Sonnet');
-      assert.equal(await picked('Effort'), 'high effort');
-      assert.equal(await picked('Permission mode'), 'Plan mode');
+      await settlesOn(() => picked('Model'), 'Sonnet', 'the model picker');
+      await settlesOn(() => picked('Effort'), 'high effort', 'the effort picker');
+      await settlesOn(() => picked('Permission mode'), 'Plan mode', 'the permission mode picker');
     });
     await step(
       'the chat tab comes back with its conversation, mode, model, effort, cost and meter after the window reloads',
@@ -261,15 +273,15 @@ async function main() {
         await reloadWindow(page);
         chat = await chatFrame(page, 60_000);
         await chat.getByText('Greeting changed.').first().waitFor({ timeout: 30_000 });
-        assert.equal(await picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
-        assert.equal(await picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
-        assert.equal(
-          await picked('Permission mode'),
+        await settlesOn(() => picked('Model'), 'Sonnet', "the model picker comes back with the chat's model");
+        await settlesOn(() => picked('Effort'), 'high effort', "the effort picker comes back with the chat's effort");
+        await settlesOn(
+          () => picked('Permission mode'),
           'Plan mode',
           "the mode picker comes back with the chat's mode, not the setting's",
         );
-        assert.equal(
-          await chat.locator('.header-facts').innerText(),
+        await settlesOn(
+          () => chat.locator('.header-facts').innerText(),
           live,
           'the meter and cost come back as they were',
         );
@@ -354,9 +366,18 @@ async function main() {
         'the chat page in front is shown',
         60_000,
       );
-      assert.equal(await page.locator('.tab', { hasText: 'Claude: hello again' }).count(), 1, 'the other one is a tab');
-      assert.equal(await groupOf(), before, 'the group the user was in is the active one');
-      assert.equal(await activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count(), 1);
+      // The workbench brings the tabs back, then the focus, at its own pace.
+      await settlesOn(
+        () => page.locator('.tab', { hasText: 'Claude: hello again' }).count(),
+        1,
+        'the other one is a tab',
+      );
+      await settlesOn(groupOf, before, 'the group the user was in is the active one');
+      await settlesOn(
+        () => activeGroup.locator('.tab.active', { hasText: 'Claude: hello there' }).count(),
+        1,
+        'the chat the user was in is the active tab',
+      );
       await screenshot(page, path.join(SHOTS, '10-two-chats-after-reload.png'));
     });
     console.log(`# UI run passed; screenshots in ${path.relative(process.cwd(), SHOTS)}`);
