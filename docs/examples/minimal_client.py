@@ -17,7 +17,7 @@ class Client:
         self.daemon = Popen(DAEMON, stdin=PIPE, stdout=PIPE, start_new_session=True)
         assert self.daemon.stdin and self.daemon.stdout
         self.stdin, self.stdout = self.daemon.stdin, self.daemon.stdout
-        self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.inbox: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()  # Ctrl-C-safe
         self.last_id, self.answers = 0, dict[int, dict[str, Any]]()  # responses by request id
         self.entries: dict[str, dict[str, Any]] = {}  # the conversation, by entry id
         self.ended: dict[str, Any] = {}  # claude/turnEnded, once the turn is over

@@ -42,7 +42,7 @@
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--json] [--extension DIR ...] [--cli PATH]
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH]
 //
 // With --long 1000,10000 it measures long sessions instead (issue 43's curve): for each size a
 // session grown by bench/grow_session.py (tests/long_session.py: a real session's turns
@@ -906,7 +906,9 @@ async function main() {
       rules: [{ match: '(?i)long', steps: [[{ text }]] }],
       default: [[{ text: 'ok' }]],
       chunk: 20,
-      delay: 0,
+      // --delay-ms N: the stand-in waits N ms before each 20-character delta (a paced stream;
+      // default 0, full speed, as issue 43's figures were measured).
+      delay: option('--delay-ms', 0) / 1000,
     }),
   );
   const model = await startModel(scenario);
