@@ -2,10 +2,11 @@
 // is a structured clone, a trip through VS Code's IPC and a task on the page's thread; a fast
 // answer posted event by event makes the page fall behind (its turnEnded late by up to
 // seconds while the user types: issue 43). So the chat's events wait here and go as one
-// `events` message at most once per frame: the first event after a quiet frame goes at the
-// next turn of the event loop, the end of a turn (claude/turnEnded, the turn's footer, then
-// idle) as soon as it is whole, in one message, and consecutive deltas of one block go as
-// one delta (their text joined). Every event keeps its place and the host's `rev` after it,
+// `events` message at most once per frame (streamed text alone, coming slowly, at most every
+// TEXT_FRAME_MS): the first event after a quiet frame goes at the next turn of the event
+// loop, the end of a turn (claude/turnEnded, the turn's footer, then idle) as soon as it is
+// whole, in one message, and consecutive deltas of one block go as one delta (their text
+// joined). Every event keeps its place and the host's `rev` after it,
 // so the page's copy of the state is the host's (chat-state.ts). Any other message first
 // sends the events before it, in order; a `reset` drops them instead (the state it carries
 // already has them). No `vscode` import: the page bench drives it too.
@@ -27,6 +28,20 @@ import type { HostMessage, RevEvent } from '../shared/webview-messages';
 
 /** A frame at 60 Hz: the page draws at most this often, so events need not come faster. */
 export const FRAME_MS = 16;
+
+/**
+ * Streamed text alone, coming slowly (less than TEXT_BATCH_CHARS waiting), goes at most this
+ * often: text read as it streams looks the same at 20 updates a second, and each batch the page
+ * draws costs the window's thread and the browser's compositor a frame. In code-server, a 60 KB
+ * answer paced over 11 s (page bench --delay-ms 3, no typing) took the renderer 8.0 s and the
+ * browser 5.3 s of CPU at a batch a frame; at most every 50 ms, 5.3 s and 3.6 s, the end on
+ * screen 134 -> 73 ms after turnEnded.
+ */
+export const TEXT_FRAME_MS = 50;
+
+/** Streamed text waiting past which the stream counts as fast: it goes at the frame's pace
+ * (a fast answer's batches then come as before, the page drawing them as they come). */
+export const TEXT_BATCH_CHARS = 400;
 
 /** Batches the page may have on their way to it (posted, not yet `received`). */
 export const IN_FLIGHT = 2;
@@ -63,6 +78,8 @@ export class PageFeed {
   private unreceived = 0;
   /** A turn's end is waiting (END_WAIT_MS, whatever is on its way to the page). */
   private endDue = false;
+  /** The timer armed is at the pace of slow text (TEXT_FRAME_MS): anything else sooner. */
+  private textPaced = false;
   /** The text the page has (with the events given so far) of each text or thinking entry
    * that streams, by entry id: its entry's, then its deltas'. */
   private readonly streamed = new Map<string, string>();
@@ -94,7 +111,8 @@ export class PageFeed {
       this.arm();
       return;
     }
-    if (!this.cancel) this.arm();
+    // Armed for slow text: more text, or another event, may not wait that long.
+    if (!this.cancel || (this.textPaced && !this.slowTextOnly())) this.arm();
   }
 
   /** The page got a batch: the events waiting may go (at the frame's pace). */
@@ -103,14 +121,18 @@ export class PageFeed {
     if (this.pending.length) this.arm();
   }
 
-  /** Sends the events waiting when the frame is over, or, while the page has IN_FLIGHT batches on their way, when it gets one (PATIENCE_MS at most). */
+  /** Sends the events waiting when the frame is over (TEXT_FRAME_MS after the last batch for
+   * slow text alone), or, while the page has IN_FLIGHT batches on their way, when it gets one
+   * (PATIENCE_MS at most). */
   private arm(): void {
     this.cancel?.();
+    const paced = !this.endDue && this.unreceived < IN_FLIGHT;
+    this.textPaced = paced && this.slowTextOnly();
     const wait = this.endDue
       ? END_WAIT_MS
-      : this.unreceived >= IN_FLIGHT
+      : !paced
         ? PATIENCE_MS
-        : Math.max(0, this.lastFlush + FRAME_MS - this.now());
+        : Math.max(0, this.lastFlush + (this.textPaced ? TEXT_FRAME_MS : FRAME_MS) - this.now());
     this.cancel = this.schedule(() => {
       this.cancel = undefined;
       this.flush();
@@ -146,6 +168,16 @@ export class PageFeed {
     return { ...event, params: { ...event.params, entry: { ...entry, text: '' } } };
   }
 
+  /** Only deltas wait, with less than TEXT_BATCH_CHARS of text in all (a slow stream's). */
+  private slowTextOnly(): boolean {
+    let chars = 0;
+    for (const { event } of this.pending) {
+      if (!isDelta(event)) return false;
+      chars += event.params.text.length;
+    }
+    return chars < TEXT_BATCH_CHARS;
+  }
+
   /** Any other message: the events before it go first. */
   send(message: HostMessage): void {
     this.flush();
@@ -166,6 +198,7 @@ export class PageFeed {
     this.cancel?.();
     this.cancel = undefined;
     this.endDue = false;
+    this.textPaced = false;
     if (!this.pending.length) return;
     const events = this.pending;
     this.pending = [];
@@ -179,6 +212,7 @@ export class PageFeed {
     this.cancel?.();
     this.cancel = undefined;
     this.endDue = false;
+    this.textPaced = false;
     this.pending = [];
     this.streamed.clear();
   }

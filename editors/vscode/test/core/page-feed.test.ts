@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-import { END_WAIT_MS, FRAME_MS, IN_FLIGHT, PageFeed, PATIENCE_MS } from '../../src/extension/page-feed';
+import {
+  END_WAIT_MS,
+  FRAME_MS,
+  IN_FLIGHT,
+  PageFeed,
+  PATIENCE_MS,
+  TEXT_BATCH_CHARS,
+  TEXT_FRAME_MS,
+} from '../../src/extension/page-feed';
 import { applyOnPage, type HostMessage, type RevEvent } from '../../src/shared/webview-messages';
 import { entriesOf, fill, release } from '../../src/core/transcript';
 import { hostEvents, streamNames, type StreamName } from './fixtures';
@@ -303,14 +311,54 @@ describe("the host's feed of a chat page", () => {
       [0],
     );
     f.pass(4);
-    f.apply(delta('t1', 'a', 2));
+    f.apply(textEntry('t2', '', 2));
     assert.deepEqual(
       f.armed().map((t) => t.ms),
       [FRAME_MS],
       'the rest of the frame the last message began',
     );
-    f.apply(delta('t1', 'b', 3));
+    f.apply(textEntry('t3', '', 3));
     assert.equal(f.armed().length, 1, 'one timer per frame');
+  });
+
+  test("sends a slow stream's text alone at most every TEXT_FRAME_MS", () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.pass(0);
+    f.apply(delta('t1', 'a', 2));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [TEXT_FRAME_MS],
+    );
+    f.apply(delta('t1', 'b', 3));
+    assert.equal(f.armed().length, 1, 'one timer for the text');
+    f.pass(TEXT_FRAME_MS);
+    assert.equal(f.posted.length, 2);
+    assert.deepEqual(pageState(f.posted), f.state);
+  });
+
+  test('sends streamed text at the frame once TEXT_BATCH_CHARS of it wait (a fast stream)', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.pass(0);
+    f.apply(delta('t1', 'a', 2));
+    f.apply(delta('t1', 'b'.repeat(TEXT_BATCH_CHARS), 3));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [FRAME_MS],
+    );
+  });
+
+  test('sends slow text at the frame once another event waits with it', () => {
+    const f = feed();
+    f.apply(textEntry('t1', '', 1));
+    f.pass(0);
+    f.apply(delta('t1', 'a', 2));
+    f.apply(textEntry('t2', '', 3));
+    assert.deepEqual(
+      f.armed().map((t) => t.ms),
+      [FRAME_MS],
+    );
   });
 
   test('holds the events while the page has not received IN_FLIGHT batches, then sends them as one', () => {
@@ -392,12 +440,12 @@ describe("the host's feed of a chat page", () => {
       workspaceFolders: [],
       allowBypassPermissions: false,
     });
-    f.pass(FRAME_MS);
+    f.pass(TEXT_FRAME_MS); // the pace of slow text over too
     f.apply(delta('t1', 'after', 10));
     assert.deepEqual(
       f.armed().map((t) => t.ms),
       [0],
-      'the next event goes at the frame',
+      'the next event goes at once, not held for the page',
     );
   });
 });
