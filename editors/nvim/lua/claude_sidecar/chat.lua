@@ -1205,13 +1205,12 @@ end
 
 function handlers.entry(chat, params)
   local entry = params.entry
-  local old = transcript.get(chat.t, entry.id)
+  local old, at = transcript.get(chat.t, entry.id)
   if not old and entry.parentId and chat.older and chat.older.cursor and not transcript.get(chat.t, entry.parentId) then
     -- What a sub-agent started before the entries shown did: its page shows it when read.
     return require("claude_sidecar.permissions").entry_changed(chat, entry)
   end
   local entry_count = #chat.t.entries
-  local at = old and select(2, transcript.get(chat.t, entry.id))
   local index = transcript.upsert(chat.t, entry)
   -- The end of a stream repeats the text that streamed in: nothing to draw again.
   local same = old and old.kind == "text" and entry.kind == "text" and old.text == entry.text

@@ -321,11 +321,17 @@ describe("the host's feed of a chat page", () => {
     assert.equal(f.armed().length, 1, 'one timer per frame');
   });
 
-  test("sends a slow stream's text alone at most every TEXT_FRAME_MS", () => {
+  /** A feed that sent an answer's entry, then got the first little piece of its text. */
+  function streamingSlowly() {
     const f = feed();
     f.apply(textEntry('t1', '', 1));
     f.pass(0);
     f.apply(delta('t1', 'a', 2));
+    return f;
+  }
+
+  test("sends a slow stream's text alone at most every TEXT_FRAME_MS", () => {
+    const f = streamingSlowly();
     assert.deepEqual(
       f.armed().map((t) => t.ms),
       [TEXT_FRAME_MS],
@@ -338,10 +344,7 @@ describe("the host's feed of a chat page", () => {
   });
 
   test('sends streamed text at the frame once TEXT_BATCH_CHARS of it wait (a fast stream)', () => {
-    const f = feed();
-    f.apply(textEntry('t1', '', 1));
-    f.pass(0);
-    f.apply(delta('t1', 'a', 2));
+    const f = streamingSlowly();
     f.apply(delta('t1', 'b'.repeat(TEXT_BATCH_CHARS), 3));
     assert.deepEqual(
       f.armed().map((t) => t.ms),
@@ -350,10 +353,7 @@ describe("the host's feed of a chat page", () => {
   });
 
   test('sends slow text at the frame once another event waits with it', () => {
-    const f = feed();
-    f.apply(textEntry('t1', '', 1));
-    f.pass(0);
-    f.apply(delta('t1', 'a', 2));
+    const f = streamingSlowly();
     f.apply(textEntry('t2', '', 3));
     assert.deepEqual(
       f.armed().map((t) => t.ms),
