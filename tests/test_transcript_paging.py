@@ -4,18 +4,22 @@ files of tests/data/sessions)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.harness import Sidecar
+from tests.env import COMPAT_CLI
+from tests.harness import Sidecar, StartSidecar
 from tests.repeated_session import write_long_session
 
 DATA = Path(__file__).parent / "data" / "sessions"
+HELD_CLI = Path(__file__).parent / "fixtures" / "held-cli.sh"
 # Real CLI sessions (see tests/data/sessions/README.md), each with what paging must keep
 # in place.
 SUBAGENT = "f0cd8d40-d1f2-45cf-9c9b-dd440c68021f"  # parallel Writes, a background sub-agent
@@ -117,6 +121,34 @@ async def test_a_resumed_chat_pages_its_stored_conversation(
     assert len(whole["entries"]) > 3
     assert (whole["hasMore"], whole["nextCursor"]) == (False, None)
     assert walked == [whole["entries"], whole["entries"]]
+
+
+async def test_a_resumed_chats_last_page_is_read_from_its_history_while_its_cli_starts(
+    sidecar_with: StartSidecar, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # A client shows a resumed chat at once (a 100k-entry session's CLI takes seconds to
+    # start): getHistory's last page, then the channel's, which must be the same entries.
+    install(home, workspace, SUBAGENT)
+    go = tmp_path / "go"
+    sidecar = await sidecar_with(
+        {},
+        CLAUDE_SIDECAR_CLI=str(HELD_CLI),
+        CLAUDE_SIDECAR_HELD_CLI=COMPAT_CLI or find_cli(),
+        CLAUDE_SIDECAR_HOLD=str(go),
+    )
+    opening = asyncio.ensure_future(sidecar.open_channel(cwd=str(workspace), resume=SUBAGENT))
+
+    history = await sidecar.request(
+        "claude/getHistory", {"sessionId": SUBAGENT, "cwd": str(workspace), "limit": 3}
+    )
+    held = not opening.done()
+    go.touch()
+    channel = (await opening)["channelId"]
+    page = await sidecar.request("claude/getTranscript", {"channelId": channel, "limit": 3})
+
+    assert held, "getHistory answered only after the CLI was let start"
+    assert history["hasMore"] and page["hasMore"]
+    assert page["entries"] == history["entries"]
 
 
 async def test_a_chat_with_a_compaction_a_clear_and_a_fork_pages_every_entry_once(
