@@ -21,6 +21,9 @@ load for the three):
   conversation to draw). With ``transcriptPaging`` in initialize's ``features`` the
   daemon pages, and the request asks for the last ``PAGE`` entries (``limit``); without, it
   is the whole transcript. The table says which;
+- **getHistory beside the resume**: with paging, ``claude/getHistory`` of the last page sent
+  in the same write as that ``claude/newChannel`` (as a client showing the chat while its CLI
+  starts does), until its answer arrived;
 - **getHistory**: ``claude/getHistory`` of the session, until its answer arrived, and the
   answer's size;
 - **listing**: ``claude/listSessions`` of the folder (100 sessions, ``limit`` 100), with every
@@ -30,9 +33,10 @@ load for the three):
   resume and its transcript, and VmHWM (its peak) at the end;
 - **Neovim** (when nvim is there): the plugin in an embedded Neovim with this module as its
   UI, as in (g) (editor_nvim.py), its own daemon in the same HOME: ``:ClaudeSessions``, the
-  picker choosing the grown session at once, until the first flush that shows the line the
-  chat draws after a resumed conversation's last entry (``MARKER``), and the longest
-  main-loop stall meanwhile (a 5 ms timer's lateness).
+  picker choosing the grown session at once, until the first flush that shows the
+  conversation's last entry (``END``: the client draws it while the CLI starts), until the
+  first that shows the line the chat draws once its channel is open (``MARKER``), and the
+  longest main-loop stall meanwhile (a 5 ms timer's lateness).
 
 Times are from this process writing the request to the read that completed the answer's
 frame (before it is decoded here). The last column is the growth from the smallest size to
@@ -101,6 +105,32 @@ def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, i
             return (arrived - started) * 1000, len(body), message["result"]
 
 
+def timed_beside(
+    daemon: Daemon, first: tuple[str, dict[str, Any]], second: tuple[str, dict[str, Any]]
+) -> tuple[tuple[float, Any], tuple[float, Any]]:
+    """Two requests sent in one write, as a client opening a resumed chat sends them: (ms
+    until its answer, its result) of each."""
+    ids, data = [], b""
+    for method, params in (first, second):
+        request_id, frame = daemon.request_frame(method, params)
+        ids.append(request_id)
+        data += frame
+    answers: dict[int, tuple[float, Any]] = {}
+    started = time.perf_counter()
+    daemon.write(data)
+    while len(answers) < 2:
+        chunk = daemon.read_chunk(600)
+        arrived = time.perf_counter()
+        for body in daemon.framer.feed(chunk):
+            message = json.loads(body)
+            if message.get("id") not in ids or "method" in message:
+                continue
+            if "error" in message:
+                raise RuntimeError(f"{message['id']}: {message['error']}")
+            answers[message["id"]] = ((arrived - started) * 1000, message["result"])
+    return answers[ids[0]], answers[ids[1]]
+
+
 def _mib(kib: int) -> float:
     return kib / 1024
 
@@ -130,17 +160,26 @@ def _through_daemon(
         paging = PAGING_FEATURE in features
         idle = proc_status(daemon.pid)
         floor, resume_ms, page_ms, page_bytes, page_entries, rss_after = [], [], [], [], [], []
+        beside_ms: list[float] = []
         for _ in range(repeats):
             # Each resume right after the CLI alone on the same file: both under the same load.
             floor.append(_cli_alone(cli, env, seed.cwd, grown.session_id))
-            took, _, channel = timed(
-                daemon,
+            opening = (
                 "claude/newChannel",
                 {"cwd": seed.cwd, "resume": grown.session_id, "permissionMode": "acceptEdits"},
             )
-            params: dict[str, Any] = {"channelId": channel["channelId"]}
+            params: dict[str, Any] = {}
             if paging:
                 params["limit"] = PAGE
+                # As a client showing the chat while its CLI starts: getHistory's last page.
+                history = {"sessionId": grown.session_id, "cwd": seed.cwd, "limit": PAGE}
+                (took, channel), (early, _) = timed_beside(
+                    daemon, opening, ("claude/getHistory", history)
+                )
+                beside_ms.append(early)
+            else:
+                took, _, channel = timed(daemon, *opening)
+            params["channelId"] = channel["channelId"]
             page_took, size, transcript = timed(daemon, "claude/getTranscript", params)
             rss_after.append(proc_status(daemon.pid)["VmRSS"])
             resume_ms.append(took)
@@ -179,6 +218,7 @@ def _through_daemon(
         "last_page_ms": page_ms,
         "last_page_bytes": page_bytes,
         "last_page_entries": page_entries,
+        "history_beside_ms": beside_ms,
         "history_ms": history_ms,
         "history_bytes": history_bytes,
         "history_entries": history_entries,
@@ -193,7 +233,9 @@ def _through_daemon(
 
 
 MARKER = "the conversation goes on from here"
-"""What the Neovim chat draws after a resumed session's last entry."""
+"""What the Neovim chat draws after a resumed session's last entry, once its channel is open."""
+END = "The notes now say `edited line`."
+"""The grown session's last entry (the seed's Edit exchange ends it)."""
 
 _PICK = r"""
 local session_id = ...
@@ -214,19 +256,21 @@ vim.cmd("ClaudeSessions")
 
 
 class _ResumingNvim(editor_nvim.EmbeddedNvim):
-    """The embedded Neovim of (g), noting the first flush that shows ``MARKER``."""
+    """The embedded Neovim of (g), noting the first flush that shows ``END`` and the first
+    that shows ``MARKER``."""
 
     def __init__(self, nvim: str, cwd: Path, env: dict[str, str]) -> None:
+        self.end_drawn: float | None = None
         self.marker_drawn: float | None = None
         super().__init__(nvim, cwd, env)
 
     def _redraw(self, batches: list[Any], now: float) -> None:
         super()._redraw(batches, now)
-        if (
-            self.marker_drawn is None
-            and any(batch[0] == "flush" for batch in batches)
-            and any(MARKER in "".join(row) for row in self.rows)
-        ):
+        if not any(batch[0] == "flush" for batch in batches):
+            return
+        if self.end_drawn is None and any(END in "".join(row) for row in self.rows):
+            self.end_drawn = now
+        if self.marker_drawn is None and any(MARKER in "".join(row) for row in self.rows):
             self.marker_drawn = now
 
 
@@ -234,7 +278,8 @@ def neovim_resume(
     nvim: str, env: dict[str, str], cwd: str, session_id: str, scroll_s: float
 ) -> dict[str, Any]:
     """The Neovim client resuming ``session_id`` from :ClaudeSessions: ms from the pick to
-    the flush that shows the end of the conversation, and the longest main-loop stall
+    the flush that shows the end of the conversation and to the one that shows the chat
+    open, and the longest main-loop stall
     meanwhile (a 5 ms timer's lateness, as in (g)); then the chat scrolled to its top
     (``_scroll_to_top``)."""
     editor = _ResumingNvim(nvim, Path(cwd), env)
@@ -244,7 +289,7 @@ def neovim_resume(
         editor.lua(editor_nvim._SETUP, str(editor_nvim.PLUGIN), daemon, False)
         editor.lua(_PICK, session_id)
         deadline = time.monotonic() + 600
-        while editor.marker_drawn is None:
+        while editor.marker_drawn is None or editor.end_drawn is None:
             if editor.lua("return _G.bench.missing") is not None:
                 raise RuntimeError(":ClaudeSessions did not offer the grown session")
             if time.monotonic() > deadline:
@@ -253,7 +298,8 @@ def neovim_resume(
         late = [float(x) for x in editor.lua("return _G.bench.late")]
         picked = float(editor.lua("return _G.bench.picked_at"))
         opened = {
-            "on_screen_ms": (editor.marker_drawn - picked) * 1000,
+            "on_screen_ms": (editor.end_drawn - picked) * 1000,
+            "open_ms": (editor.marker_drawn - picked) * 1000,
             "max_stall_ms": max(late, default=0.0),
             "buffer_lines": int(
                 editor.lua("return vim.api.nvim_buf_line_count(_G.bench_chat().buf)")
@@ -485,6 +531,10 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         ),
         row("  its getTranscript answer, KB", lambda s: _median(s["last_page_bytes"]) / 1e3),
         row("  entries in it", lambda s: _median(s["last_page_entries"])),
+        row(
+            "daemon: getHistory's last page beside the resume, ms",
+            lambda s: _median(s["history_beside_ms"]) if s["history_beside_ms"] else None,
+        ),
         row("daemon: getHistory, ms", lambda s: _median(s["history_ms"])),
         row("  its answer, KB", lambda s: _median(s["history_bytes"]) / 1e3),
         row("daemon: listSessions of 100, cold, ms", lambda s: _median(s["listing_cold_ms"]), 1),
@@ -503,6 +553,7 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             "Neovim: :ClaudeSessions pick until the end on screen, ms",
             lambda s: _neovim(s, "on_screen_ms"),
         ),
+        row("  until the chat is open (its resumed line), ms", lambda s: _neovim(s, "open_ms")),
         row("  longest main-loop stall meanwhile, ms", lambda s: _neovim(s, "max_stall_ms")),
         row("  chat buffer lines", lambda s: _neovim(s, "buffer_lines")),
         row(

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
+from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.runtime.host import PLATFORM_ENV
 
 from tests import zygote
@@ -34,6 +36,26 @@ def daemon_argv(*args: str) -> list[str]:
     if ZYGOTE is not None:
         return zygote.argv(ZYGOTE, *args)
     return [sys.executable, "-m", "claude_sidecar", *args]
+
+
+HELD_CLI = Path(__file__).parent / "fixtures" / "held-cli.sh"
+
+
+class HeldCliEnv(TypedDict):
+    CLAUDE_SIDECAR_CLI: str
+    CLAUDE_SIDECAR_HELD_CLI: str
+    CLAUDE_SIDECAR_HOLD: str
+
+
+def held_cli_env(go: Path) -> HeldCliEnv:
+    """Variables that start a daemon's resumed chats on a CLI held until the file ``go``
+    exists (tests/fixtures/held-cli.sh): what a client does while a long session's CLI
+    starts, shown without sleeps. Other chats start at once; the CLI is the one under test."""
+    return HeldCliEnv(
+        CLAUDE_SIDECAR_CLI=str(HELD_CLI),
+        CLAUDE_SIDECAR_HELD_CLI=COMPAT_CLI or find_cli(),
+        CLAUDE_SIDECAR_HOLD=str(go),
+    )
 
 
 API_KEY = "sk-ant-test-dummy"

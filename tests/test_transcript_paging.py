@@ -10,16 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_sidecar.cli.discovery import find_cli
 from claude_sidecar.cli.paths import project_dir
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.env import COMPAT_CLI
+from tests.env import held_cli_env
 from tests.harness import Sidecar, StartSidecar
 from tests.repeated_session import write_long_session
 
 DATA = Path(__file__).parent / "data" / "sessions"
-HELD_CLI = Path(__file__).parent / "fixtures" / "held-cli.sh"
 # Real CLI sessions (see tests/data/sessions/README.md), each with what paging must keep
 # in place.
 SUBAGENT = "f0cd8d40-d1f2-45cf-9c9b-dd440c68021f"  # parallel Writes, a background sub-agent
@@ -130,12 +128,7 @@ async def test_a_resumed_chats_last_page_is_read_from_its_history_while_its_cli_
     # start): getHistory's last page, then the channel's, which must be the same entries.
     install(home, workspace, SUBAGENT)
     go = tmp_path / "go"
-    sidecar = await sidecar_with(
-        {},
-        CLAUDE_SIDECAR_CLI=str(HELD_CLI),
-        CLAUDE_SIDECAR_HELD_CLI=COMPAT_CLI or find_cli(),
-        CLAUDE_SIDECAR_HOLD=str(go),
-    )
+    sidecar = await sidecar_with({}, **held_cli_env(go))
     opening = asyncio.ensure_future(sidecar.open_channel(cwd=str(workspace), resume=SUBAGENT))
 
     history = await sidecar.request(

@@ -15,12 +15,12 @@ from tests.nvim.editor import Editor, StartEditor
 
 @pytest.fixture
 def start_editor(daemon_env: dict[str, str], workspace: Path) -> Iterator[StartEditor]:
-    """Start Neovims (in the workspace); on teardown each quits and its daemon's
-    processes must be gone."""
+    """Start Neovims (in the workspace; their daemons with ``env`` added to ``daemon_env``);
+    on teardown each quits and its daemon's processes must be gone."""
     editors: list[Editor] = []
 
-    def start(options: dict[str, Any] | None = None) -> Editor:
-        editor = Editor(daemon_env, workspace, options)
+    def start(options: dict[str, Any] | None = None, **env: str) -> Editor:
+        editor = Editor({**daemon_env, **env}, workspace, options)
         editors.append(editor)
         return editor
 

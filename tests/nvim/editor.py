@@ -85,9 +85,10 @@ def nvim_binary() -> str:
 
 
 class StartEditor(Protocol):
-    """The ``start_editor`` fixture: a Neovim in the workspace with these plugin options."""
+    """The ``start_editor`` fixture: a Neovim in the workspace with these plugin options (its
+    daemon with these variables added to its environment)."""
 
-    def __call__(self, options: dict[str, Any] | None = None) -> Editor: ...
+    def __call__(self, options: dict[str, Any] | None = None, **env: str) -> Editor: ...
 
 
 class Editor:

@@ -23,14 +23,14 @@ def store_long_session(home: Path, workspace: Path) -> int:
 
 
 def record_transcript_requests(editor: Editor) -> None:
-    """Keep the params of each claude/getTranscript and claude/attach the plugin sends in
-    _G.reads."""
+    """Keep the params of each claude/getTranscript, claude/getHistory and claude/attach the
+    plugin sends in _G.reads."""
     editor.lua("""
         _G.reads = {}
         local rpc = require("claude_sidecar.rpc")
         local request = rpc.request
         rpc.request = function(method, params, callback)
-          if method == "claude/getTranscript" or method == "claude/attach" then
+          if method == "claude/getTranscript" or method == "claude/getHistory" or method == "claude/attach" then
             table.insert(_G.reads, { method = method, params = vim.deepcopy(params) })
           end
           return request(method, params, callback)

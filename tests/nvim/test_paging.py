@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
+from tests.env import held_cli_env
 from tests.nvim.editor import Editor, StartEditor
 from tests.nvim.long_chat import (
     PAGE,
@@ -370,3 +371,104 @@ def test_a_paged_chat_whose_daemon_died_goes_on_and_still_reads_its_older_pages(
 
     assert editor.daemon_pid() not in (None, first_daemon)
     assert shown_ids(editor) == daemon_ids(editor)[-len(shown_ids(editor)) :]
+
+
+def resume_held(start_editor: StartEditor, home: Path, workspace: Path, go: Path) -> Editor:
+    """A Neovim resuming the long session from :ClaudeSessions with its CLI held (until
+    ``go`` exists): returned once the chat draws its last page, the channel not open."""
+    store_long_session(home, workspace)
+    editor = start_editor({"page_entries": PAGE}, **held_cli_env(go))
+    record_transcript_requests(editor)
+    editor.cmd("ClaudeSessions")
+    editor.wait(lambda: editor.questions(), what="the session list")
+    editor.answer(editor.questions()[0]["labels"][0])
+    editor.wait(lambda: len(shown_ids(editor)) >= PAGE, what="the last page while the CLI starts")
+    return editor
+
+
+def record_changed_rows(editor: Editor) -> None:
+    """Keep in _G.changed the first row of each change to the chat buffer from now on."""
+    editor.lua("""
+        _G.changed = {}
+        local c = require("claude_sidecar.chat").current()
+        vim.api.nvim_buf_attach(c.buf, false, {
+          on_lines = function(_, _, _, first) table.insert(_G.changed, first) end,
+        })
+    """)
+
+
+def test_a_resumed_chat_shows_its_last_page_while_its_cli_starts(
+    start_editor: StartEditor, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    editor = resume_held(start_editor, home, workspace, go)
+
+    shown = shown_ids(editor)
+    channel, state = editor.chat("channel_id"), editor.chat("state")
+    older = older_line(editor)
+    go.touch()
+    editor.wait(lambda: editor.chat("channel_id"), what="the channel")
+
+    assert (channel, state) == (None, "starting"), "drawn before the CLI answered"
+    assert shown == daemon_ids(editor)[-PAGE:]
+    assert older == "… earlier entries not shown: gg or [[ loads them"
+
+
+def test_a_resumed_chat_whose_channel_page_is_the_preview_is_not_drawn_again(
+    start_editor: StartEditor, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    editor = resume_held(start_editor, home, workspace, go)
+    drawn = editor.chat_lines()
+    record_changed_rows(editor)
+
+    go.touch()
+    editor.wait(
+        lambda: editor.chat_lines()[-1] == "═══ resumed: the conversation goes on from here ═══",
+        what="the resumed chat",
+    )
+
+    assert editor.chat_lines()[: len(drawn)] == drawn
+    changed = editor.lua_as(list[int], "return _G.changed")
+    assert changed and min(changed) >= len(drawn) - 1, "only the marker's lines were written"
+
+
+def test_a_prompt_sent_while_a_resumed_chat_starts_waits_in_view_and_is_sent_once(
+    start_editor: StartEditor, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    editor = resume_held(start_editor, home, workspace, go)
+
+    editor.type_prompt("one more thing")
+    editor.wait(
+        lambda: "  ⧗ waiting: sent once Claude has started" in editor.chat_lines(),
+        what="the waiting prompt",
+    )
+    waiting = editor.chat_lines()[-3:]
+    go.touch()
+    editor.wait(lambda: "A scripted answer." in editor.chat_lines(), what="the answer")
+
+    assert waiting == ["", "> one more thing", "  ⧗ waiting: sent once Claude has started"]
+    assert editor.chat_lines().count("> one more thing") == 1
+    assert "  ⧗ waiting: sent once Claude has started" not in editor.chat_lines()
+
+
+def test_gg_while_a_resumed_chat_starts_reads_its_stored_pages_and_none_twice(
+    start_editor: StartEditor, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    editor = resume_held(start_editor, home, workspace, go)
+    focus_transcript(editor)
+
+    editor.nvim.input("gg")
+    editor.wait(partial(page_read, editor, PAGE), what="the page before, from the session")
+    opened_with = len(shown_ids(editor))
+    go.touch()
+    editor.wait(lambda: editor.chat("channel_id"), what="the channel")
+    while older_line(editor) is not None:
+        held = len(shown_ids(editor))
+        editor.nvim.input("gg")
+        editor.wait(partial(page_read, editor, held), what="the page before")
+
+    assert opened_with == 2 * PAGE
+    assert shown_ids(editor) == daemon_ids(editor), "every entry once, in order"

@@ -28,7 +28,9 @@ local M = {}
 ---  them as they are
 ---@field fold_base integer what the key of an entry's folds is more than its index (a page
 ---  drawn above lowers it: the folds held keep their keys, none is moved)
----@field outbox string[] prompts waiting for the channel to open
+---@field outbox {text: string, id: string}[] prompts waiting for the channel to open (shown queued)
+---@field preview {entries: table[]|nil}|nil a resumed chat's last page being read from its stored
+---  session while its CLI starts (claude/getHistory): `entries` as read, once drawn
 ---@field opening boolean
 ---@field sending integer claude/sendMessage requests not answered yet
 ---@field retry table|nil the retry the CLI waits for (claude/status `retry`)
@@ -42,8 +44,10 @@ local M = {}
 ---@field held {method: string, params: table}[]|nil notifications kept back while claude/attach is answered
 ---@field reconnecting boolean|nil the shared daemon's connection dropped: the chat waits to be re-attached
 ---@field interrupting boolean|nil claude/interrupt was sent for the running turn, which has not ended yet
----@field older {cursor: string|nil, loading: boolean|nil}|nil the entries before those shown: the
----  nextCursor that reads their last page (nil: the first entry is shown), and whether it is being read
+---@field older {cursor: string|nil, loading: boolean|nil, session: string|nil}|nil the entries before
+---  those shown: the nextCursor that reads their last page (nil: the first entry is shown), whether it
+---  is being read, and the stored session whose claude/getHistory gave the cursor (nil: the channel's
+---  claude/getTranscript did)
 
 ---@type claude_sidecar.Chat[]
 M.chats = {}
@@ -54,6 +58,7 @@ local early = {} ---@type table<string, {method: string, params: table}[]>
 local ignored = {} ---@type table<string, boolean>
 local current = nil ---@type claude_sidecar.Chat|nil
 local count = 0
+local preview, drop_outbox -- defined with the channels below
 
 --- The chat the user is working with, if any.
 function M.current()
@@ -217,7 +222,7 @@ function M.refresh(chat, from, to)
       chat.starts[i], chat.folds[i + chat.fold_base] = nil, nil
     end
     for _, q in ipairs(chat.t.queued) do
-      local queued = render.queued(q.text)
+      local queued = render.queued(q.text, q.starting)
       for k = 2, #queued do
         table.insert(hls, { line + k - 1, "ClaudeSidecarNotice" })
       end
@@ -378,13 +383,17 @@ end
 --- is shown) and draw it above them.
 function M.load_older(chat)
   local older = chat.older
-  if not older or not older.cursor or older.loading or not chat.channel_id then
+  if not older or not older.cursor or older.loading or not (older.session or chat.channel_id) then
     return
   end
   older.loading = true
   show_older(chat)
-  local params = { channelId = chat.channel_id, before = older.cursor, limit = config.options.page_entries }
-  rpc.request("claude/getTranscript", params, function(err, result)
+  local method, params = "claude/getTranscript", { channelId = chat.channel_id }
+  if older.session then
+    method, params = "claude/getHistory", { sessionId = older.session, cwd = chat.cwd }
+  end
+  params.before, params.limit = older.cursor, config.options.page_entries
+  rpc.request(method, params, function(err, result)
     older.loading = false
     if chat.older ~= older or chat.closed then
       return -- the chat was shown afresh meanwhile: this page is of what it showed before
@@ -903,8 +912,8 @@ local function attach(chat, channel_id, session_id)
   end
   local outbox = chat.outbox
   chat.outbox = {}
-  for _, text in ipairs(outbox) do
-    M.send(chat, text)
+  for _, prompt in ipairs(outbox) do
+    M.send(chat, prompt.text, prompt.id)
   end
 end
 
@@ -914,6 +923,46 @@ local function take_totals(chat, info)
   chat.t.cost_usd = info.totalCostUsd or 0
   chat.context = require("claude_sidecar.meter").reading(info.context)
   M.redraw_status()
+end
+
+--- Show a resumed chat's last page while its CLI starts: read from the stored session
+--- (claude/getHistory), which takes milliseconds at any length, where the CLI takes seconds to
+--- load a long session before claude/newChannel answers. The channel's own first page is the
+--- same entries; open_channel draws it only if it differs.
+function preview(chat, session_id)
+  local params = M.page_params({ sessionId = session_id, cwd = chat.cwd })
+  if not params.limit then
+    return -- a daemon that does not page would send the whole session twice
+  end
+  local shown = {}
+  chat.preview = shown
+  rpc.request("claude/getHistory", params, function(err, result)
+    if chat.preview ~= shown or chat.closed then
+      return -- the channel opened first (its page is drawn), or the chat was closed
+    elseif err then
+      log.debug("no preview of session %s: %s", session_id, errors.describe(err))
+      return
+    end
+    -- Kept apart from the entries drawn, which updates change in place.
+    shown.entries = vim.deepcopy(result.entries)
+    local queued = chat.t.queued -- prompts sent meanwhile
+    chat.t = transcript.from_entries(result.entries)
+    chat.t.queued = queued
+    M.refresh(chat, 1)
+    M.set_older(chat, result)
+    chat.older.session = session_id
+  end)
+end
+
+--- The channel did not open: the prompts waiting for it are not sent (shown as such).
+function drop_outbox(chat)
+  for _, waiting in ipairs(chat.outbox) do
+    transcript.upsert(chat.t, { kind = "prompt", id = waiting.id, text = waiting.text })
+    M.add_notice(chat, "not sent: " .. waiting.text)
+  end
+  chat.outbox = {}
+  chat.t.queued = {}
+  M.refresh(chat, 1)
 end
 
 --- Show the chat a claude/newChannel `resume` found open in the daemon (its `attached`, which
@@ -958,16 +1007,18 @@ function M.open_channel(chat, params, method, marker)
   chat.state = "starting"
   show_state(chat)
   params = vim.tbl_extend("keep", params or {}, { cwd = chat.cwd })
+  if marker and not method and params.resume and #chat.t.entries == 0 then
+    preview(chat, params.resume)
+  end
   rpc.request(method or "claude/newChannel", params, function(err, result)
     chat.opening = false
+    local shown = chat.preview
+    chat.preview = nil
     if err then
       chat.state = "failed"
       show_state(chat)
       M.add_notice(chat, "could not start Claude: " .. errors.describe(err))
-      for _, text in ipairs(chat.outbox) do
-        log.warn("not sent: %s", text)
-      end
-      chat.outbox = {}
+      drop_outbox(chat)
       return
     end
     if chat.closed then
@@ -992,12 +1043,17 @@ function M.open_channel(chat, params, method, marker)
     rpc.request("claude/getTranscript", page, function(terr, transcript_result)
       if terr then
         M.add_notice(chat, "could not show the conversation so far: " .. errors.describe(terr))
-      else
-        chat.t = transcript.from_entries(transcript_result.entries)
       end
       take_totals(chat, result.info)
-      M.refresh(chat, 1)
-      M.set_older(chat, transcript_result)
+      if terr or not (shown and shown.entries and vim.deep_equal(shown.entries, transcript_result.entries)) then
+        if not terr then
+          chat.t = transcript.from_entries(transcript_result.entries)
+        end
+        M.refresh(chat, 1)
+        M.set_older(chat, transcript_result)
+      end
+      -- Else the preview shows this very page: nothing is drawn again, and its older pages go on
+      -- from the stored session (getHistory's cursor reads the same entries the channel's would).
       M.add_marker(chat, marker)
       attach(chat, result.channelId, result.sessionId)
     end)
@@ -1116,12 +1172,16 @@ end
 
 --- Send a prompt; queued while the channel opens, and a dead channel is resumed first.
 --- While a turn runs it is shown as queued, below the answer, until the CLI takes it up.
-function M.send(chat, text)
+---@param id string|nil the prompt's uuid (one it was shown with while the channel opened)
+function M.send(chat, text, id)
   if text:match("^%s*$") then
     return
   end
   if not chat.channel_id then
-    table.insert(chat.outbox, text)
+    -- Shown at once as waiting, where the channel will put it.
+    local waiting = { text = text, id = new_uuid() }
+    table.insert(chat.outbox, waiting)
+    M.refresh(chat, transcript.upsert(chat.t, { kind = "prompt", id = waiting.id, text = text, queued = true, starting = true }))
     if not chat.opening then
       -- A chat showing only its last pages is shown again from the new channel's last page:
       -- the cursor of its older entries belonged to the channel that is gone.
@@ -1135,7 +1195,7 @@ function M.send(chat, text)
     end
     return
   end
-  local message_id = new_uuid()
+  local message_id = id or new_uuid()
   -- Shown at once; the daemon's claude/entry for it (same id) follows.
   M.refresh(chat, transcript.upsert(chat.t, { kind = "prompt", id = message_id, text = text, queued = busy(chat) }))
   chat.sending = chat.sending + 1

@@ -292,14 +292,19 @@ function M.entry(entry, opts, ui)
   return lines, meta
 end
 
---- Lines of a prompt waiting for the CLI to take it up (shown below the transcript).
+--- Lines of a prompt waiting for the CLI to take it up (shown below the transcript); with
+--- `starting`, sent while the chat's CLI starts (it is sent once the chat is open).
 ---@return string[] lines
-function M.queued(text)
+function M.queued(text, starting)
   local lines = { "" }
   for _, line in ipairs(split(text)) do
     table.insert(lines, "> " .. line)
   end
-  table.insert(lines, "  ⧗ queued: Claude reads it when the current step is done")
+  table.insert(
+    lines,
+    starting and "  ⧗ waiting: sent once Claude has started"
+      or "  ⧗ queued: Claude reads it when the current step is done"
+  )
   return lines
 end
 
