@@ -144,6 +144,28 @@ async def test_a_resumed_chats_last_page_is_read_from_its_history_while_its_cli_
     assert page["entries"] == history["entries"]
 
 
+async def test_a_resume_that_joins_an_open_chat_answers_with_its_last_page(
+    sidecar: Sidecar, home: Path, workspace: Path
+) -> None:
+    install(home, workspace, SUBAGENT)
+    channel = await sidecar.new_channel(str(workspace), resume=SUBAGENT)
+
+    again = await sidecar.request(
+        "claude/newChannel", {"cwd": str(workspace), "resume": SUBAGENT, "limit": 3}
+    )
+    joined = again["attached"]
+    page = await sidecar.request("claude/getTranscript", {"channelId": channel, "limit": 3})
+    older = await walk(
+        sidecar, "claude/getTranscript", {"channelId": channel}, 3, joined["nextCursor"]
+    )
+    whole = await sidecar.request("claude/getTranscript", {"channelId": channel})
+
+    assert again["channelId"] == channel
+    assert joined["entries"] == page["entries"]
+    assert (joined["hasMore"], joined["nextCursor"]) == (True, page["nextCursor"])
+    assert older + joined["entries"] == whole["entries"], "the cursor pages on to the start"
+
+
 async def test_a_chat_with_a_compaction_a_clear_and_a_fork_pages_every_entry_once(
     sidecar: Sidecar, model: ScriptedModel, workspace: Path
 ) -> None:

@@ -24,6 +24,8 @@ DeltaKind = Literal["text", "thinking", "toolInput"]
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+PageSize = Annotated[int, msgspec.Meta(ge=1)]
+"""How many entries a page of a conversation holds at most (``limit``)."""
 
 
 class Params(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defaults=True):
@@ -195,7 +197,8 @@ FEATURES: dict[str, str] = {
     "fork": "claude/forkSession: without it a client hides branching a conversation",
     "transcriptPaging": (
         "the `before`/`limit` params and `hasMore`/`nextCursor` results of "
-        "claude/getTranscript, claude/getHistory and claude/attach: without it a client "
+        "claude/getTranscript, claude/getHistory and claude/attach, and the `limit` of "
+        "claude/newChannel (its `attached` answer's last page): without it a client "
         "asks for the whole conversation at once"
     ),
     "partialListing": (
@@ -323,6 +326,9 @@ class NewChannelParams(Params):
     setting_sources: list[SettingSource] | None = None
     output_style: NonEmpty | None = None
     worktree: WorktreeOptions | None = None
+    # An `attached` answer's last page only (claude/attach's `limit`): a chat of 100k
+    # entries joined whole was every entry read, decoded and sent.
+    limit: PageSize | None = None
 
     def __post_init__(self) -> None:
         _require_directory("cwd", self.cwd)
@@ -553,10 +559,6 @@ class StoredSessionParams(Params):
     def __post_init__(self) -> None:
         _require_uuid("sessionId", self.session_id)
         _require_recorded_cwd(self.cwd)
-
-
-PageSize = Annotated[int, msgspec.Meta(ge=1)]
-"""How many entries a page of a conversation holds at most (``limit``)."""
 
 
 class GetHistoryParams(StoredSessionParams):

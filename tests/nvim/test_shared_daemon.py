@@ -505,6 +505,7 @@ def test_a_long_chat_still_running_in_the_daemon_opens_at_its_last_page(
     before.quit()  # the chat stays open in the daemon
 
     after = on_shared_paging(start_editor, shared)
+    record_transcript_requests(after)
     after.cmd("ClaudeSessions")
     question = after.wait(lambda: after.questions(), what="the stored sessions")[0]
     after.answer(question["labels"][0])
@@ -514,6 +515,8 @@ def test_a_long_chat_still_running_in_the_daemon_opens_at_its_last_page(
         what="the running chat shown",
     )
 
+    # newChannel's answer brought the page (its `limit`): no transcript read after it.
+    assert [r["method"] for r in reads(after)] == ["claude/getHistory"]
     assert after.chat("channel_id", 1) == "ch-1"
     assert shown_ids(after) == daemon_ids(after)[-PAGE:]
     assert older_line(after) == "… earlier entries not shown: gg or [[ loads them"

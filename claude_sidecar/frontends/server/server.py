@@ -371,17 +371,19 @@ async def new_channel(ls: SidecarServer, p: api.NewChannelParams) -> api.Result:
     running = await ls.hub.holder(p.resume) if p.resume is not None else None
     if running is not None:
         # Two CLIs on one session file would diverge: join the chat that has it.
-        return msgspec.structs.replace(_opened(running), attached=await _joined(ls, running))
+        joined = await _joined(ls, running, p.limit)
+        return msgspec.structs.replace(_opened(running), attached=joined)
     return _opened_by(ls, await ls.hub.new_channel(p, client=ls.client))
 
 
-async def _joined(ls: SidecarServer, channel: Channel) -> api.AttachResult:
-    """``claude/attach`` without afterSeq for the shared daemon; over --stdio the client
-    already gets the chat's notifications, so the same snapshot without subscribing."""
-    await channel.conversation.reach(channel_scope(channel.id), None, None)
+async def _joined(ls: SidecarServer, channel: Channel, limit: int | None) -> api.AttachResult:
+    """``claude/attach`` without afterSeq (with ``limit``: the last page) for the shared
+    daemon; over --stdio the client already gets the chat's notifications, so the same
+    snapshot without subscribing. Only the page is read of a resumed session's file."""
+    await channel.conversation.reach(channel_scope(channel.id), None, limit)
     if ls.shared is not None:
-        return ls.shared.attach(channel.id, None, None)
-    return attach_answer(channel, settled_seq(channel.feed))
+        return ls.shared.attach(channel.id, None, limit)
+    return attach_answer(channel, settled_seq(channel.feed), limit=limit)
 
 
 async def send_message(ls: SidecarServer, p: api.SendMessageParams) -> api.Result:

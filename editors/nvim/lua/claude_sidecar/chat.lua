@@ -965,34 +965,13 @@ function drop_outbox(chat)
   M.refresh(chat, 1)
 end
 
---- Show the chat a claude/newChannel `resume` found open in the daemon (its `attached`, which
---- has every entry): a long one from its last page, as claude/getTranscript gives it.
+--- Show the chat a claude/newChannel `resume` found open in the daemon (its `attached`): a
+--- long one from its last page (open_channel asked for the `limit` of a page).
 local function show_attached(chat, result)
-  local snapshot = result.attached
-  local function show(shown)
-    M.show_snapshot(chat, shown)
-    M.add_marker(chat, "this session was still running in the daemon: attached to it")
-    M.update_state(chat)
-    attach(chat, result.channelId, result.sessionId)
-  end
-  local page = M.page_params({ channelId = result.channelId })
-  if not page.limit or #(snapshot.entries or {}) <= page.limit then
-    return show(snapshot)
-  end
-  rpc.request("claude/getTranscript", page, function(err, last)
-    if chat.closed then
-      return
-    elseif err then
-      return show(snapshot)
-    end
-    -- Notifications numbered up to the page's seq are in it: attach() drops them.
-    show(vim.tbl_extend("force", snapshot, {
-      entries = last.entries,
-      seq = last.seq,
-      hasMore = last.hasMore,
-      nextCursor = last.nextCursor,
-    }))
-  end)
+  M.show_snapshot(chat, result.attached)
+  M.add_marker(chat, "this session was still running in the daemon: attached to it")
+  M.update_state(chat)
+  attach(chat, result.channelId, result.sessionId)
 end
 
 --- Open a channel for a chat: new, or resuming `resume` (a session id), or a fork
@@ -1007,8 +986,12 @@ function M.open_channel(chat, params, method, marker)
   chat.state = "starting"
   show_state(chat)
   params = vim.tbl_extend("keep", params or {}, { cwd = chat.cwd })
-  if marker and not method and params.resume and #chat.t.entries == 0 then
-    preview(chat, params.resume)
+  if not method and params.resume then
+    -- A chat of the daemon that has the session open answers with its last page only.
+    M.page_params(params)
+    if marker and #chat.t.entries == 0 then
+      preview(chat, params.resume)
+    end
   end
   rpc.request(method or "claude/newChannel", params, function(err, result)
     chat.opening = false
@@ -1181,7 +1164,10 @@ function M.send(chat, text, id)
     -- Shown at once as waiting, where the channel will put it.
     local waiting = { text = text, id = new_uuid() }
     table.insert(chat.outbox, waiting)
-    M.refresh(chat, transcript.upsert(chat.t, { kind = "prompt", id = waiting.id, text = text, queued = true, starting = true }))
+    M.refresh(
+      chat,
+      transcript.upsert(chat.t, { kind = "prompt", id = waiting.id, text = text, queued = true, starting = true })
+    )
     if not chat.opening then
       -- A chat showing only its last pages is shown again from the new channel's last page:
       -- the cursor of its older entries belonged to the channel that is gone.

@@ -780,6 +780,7 @@ export interface NewChannelParams {
     [k: string]: string | undefined;
   } | null;
   fallbackModel?: string | null;
+  limit?: number | null;
   maxBudgetUsd?: number | null;
   maxThinkingTokens?: number | null;
   maxTurns?: number | null;

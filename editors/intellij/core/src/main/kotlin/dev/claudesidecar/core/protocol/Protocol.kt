@@ -810,6 +810,7 @@ data class NewChannelParams(
     val effort: Effort? = null,
     val env: Map<String, String>? = null,
     val fallbackModel: String? = null,
+    val limit: Int? = null,
     val maxBudgetUsd: Double? = null,
     val maxThinkingTokens: Int? = null,
     val maxTurns: Int? = null,
