@@ -177,7 +177,11 @@ export class SidecarClient {
           // Only while the channel is on its way: once open, its own page is the chat's.
           if (chat.channelId || chat.closed) return;
           chat.showStored(page);
-          onStored?.(chat);
+          try {
+            onStored?.(chat);
+          } catch (e) {
+            this.options.log?.('warn', `showing the stored last page of ${sessionId}: ${(e as Error).message}`);
+          }
         },
         (e: unknown) => this.options.log?.('info', `the stored last page of ${sessionId}: ${(e as Error).message}`),
       );
