@@ -78,7 +78,8 @@ interface Early {
 /**
  * Resumes the stored session with its CLI held; `meanwhile` runs on the chat when it shows
  * its stored page (the CLI still held), then the CLI is let start. Resolves with the chat
- * open and what it was at that moment.
+ * open and what it was at that moment. (A chat that never shows its stored page stays held
+ * until the test lets it start otherwise, or the daemon gives up on the CLI.)
  */
 async function resumeHeld(meanwhile: (chat: Chat) => void = () => undefined): Promise<{ early?: Early; chat: Chat }> {
   let early: Early | undefined;
@@ -94,8 +95,6 @@ async function resumeHeld(meanwhile: (chat: Chat) => void = () => undefined): Pr
     meanwhile(shown);
     release();
   });
-  // A chat that never showed its stored page was never let start: let it now (held no longer).
-  release();
   return { early, chat };
 }
 

@@ -126,14 +126,14 @@ async function statusText(host: ScriptedHost): Promise<string> {
     .evaluate((el) => ((el as HTMLElement).hidden ? '' : (el.querySelector('.status-text')?.textContent ?? '')));
 }
 
-/** The ids the page's copy of the last `count` conversation entries drawn stand for (their texts). */
+/** The texts of the conversation's entries drawn, top to bottom. */
 async function drawnTexts(host: ScriptedHost): Promise<string[]> {
   return host.page
     .locator('.entries .chunk > .entry')
     .evaluateAll((els) => els.map((e) => e.querySelector('.user-text, .markdown p')?.textContent.trim() ?? ''));
 }
 
-/** The texts an entry of the chat is drawn with (as drawnTexts reads them). */
+/** The text an entry of the chat is drawn with, as drawnTexts reads it. */
 function textOf(entry: Chat['state']['entries'][number]): string {
   if (entry.kind === 'prompt' || entry.kind === 'text') return entry.text.split('\n\n')[0]!.trim();
   return '';
