@@ -153,6 +153,37 @@ describe('a resumed chat while its CLI starts', () => {
     assert.equal(last?.kind === 'text' && last.text, GREETING);
   });
 
+  test("replaces its stored page with the channel's when they differ", async (t) => {
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
+    const daemon = await sidecar.daemon();
+    const request = daemon.request.bind(daemon);
+    // The stored page as of a session that changed since (its first entry gone, one entry
+    // the session no longer has at its end).
+    daemon.request = (method: Parameters<typeof request>[0], params: never) => {
+      const answer = request(method, params);
+      if (method !== 'claude/getHistory') return answer;
+      return answer.then((page) => ({
+        ...(page as object),
+        entries: [
+          ...(page as { entries: unknown[] }).entries.slice(1),
+          { kind: 'text', id: 'msg_gone:0', text: 'a text the session no longer has' },
+        ],
+      })) as typeof answer;
+    };
+    const { early, chat } = await resumeHeld();
+    assert.ok(early);
+    assert.ok(early.ids.includes('msg_gone:0'), 'the stored page was shown');
+    assert.deepEqual(
+      chat.state.entries.map((e) => e.id),
+      (await daemonIds(chat.channelId!)).slice(-PAGE),
+      "the channel's page alone",
+    );
+    assert.ok(
+      early.events.events.some((e) => e.kind === 'snapshot'),
+      'shown afresh',
+    );
+  });
+
   test('opens as before when its stored page cannot be read', async (t) => {
     if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const daemon = await sidecar.daemon();
