@@ -566,7 +566,10 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         row("  reached the first prompt (1 yes)", lambda s: _neovim(s, "scroll_reached_top")),
         row("  chat buffer lines at the end", lambda s: _neovim(s, "scroll_buffer_lines")),
         client_row(
-            "vscode", "VS Code: resume answered until the end on screen, ms", "openFromAnswerMs"
+            "vscode", "VS Code: session picked until the end on screen, ms", "openFromPickMs"
+        ),
+        client_row(
+            "vscode", "  resume answered until then, ms (< 0: drawn before it)", "openFromAnswerMs"
         ),
         client_row("vscode", "  longest renderer task meanwhile, ms", "longestTaskOpeningMs"),
         client_row("vscode", "  scrolled to the first prompt, s", "scrollToTopMs", 1 / 1000),

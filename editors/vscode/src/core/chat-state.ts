@@ -52,6 +52,13 @@ export type ChatEvent =
    * page. `hasOlder`, when set: whether older entries than the first of them are left to
    * read (a last page; absent: what the chat knew of that stays). */
   | { kind: 'transcript'; entries: ConversationEntry[]; hasOlder?: boolean }
+  /** A resumed chat whose channel is still opening (its CLI reads the whole session first):
+   * the session's last page as stored (claude/getHistory, read from the file's end), shown
+   * until the channel's own page comes; the chat is starting. Its session and folder are
+   * known already (a page reloaded meanwhile restores the chat from them). */
+  | { kind: 'stored'; entries: ConversationEntry[]; hasOlder: boolean; sessionId: string; cwd: string }
+  /** The chat's channel could not be opened (`text` says why): it is no longer starting. */
+  | { kind: 'openFailed'; text: string }
   /** A page of older entries is being read (claude/getTranscript with `before`). */
   | { kind: 'olderLoading' }
   /** The page of older entries read: placed just before the entry `beforeId` (the first of
@@ -156,6 +163,18 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       // Current as of the last notification applied: each entry replaces what the chat has of it.
       for (const entry of mergeTail(state, event.entries)) decided(state, entry);
       if (event.hasOlder !== undefined) state.older = { more: event.hasOlder, loading: false };
+      break;
+    case 'stored':
+      for (const entry of mergeTail(state, event.entries)) decided(state, entry);
+      state.older = { more: event.hasOlder, loading: false };
+      if (state.status.state === 'new') state.status.state = 'starting';
+      state.sessionId ??= event.sessionId;
+      state.cwd ??= event.cwd;
+      state.folder ??= event.cwd;
+      break;
+    case 'openFailed':
+      if (state.status.state === 'starting') state.status.state = 'new';
+      upsert(state, { kind: 'notice', id: `client:${state.rev}`, subtype: 'client', level: 'error', text: event.text });
       break;
     case 'olderLoading':
       state.older = { ...state.older, loading: true };

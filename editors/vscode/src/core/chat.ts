@@ -46,6 +46,19 @@ function firstEntry(entries: readonly Entry[]): Entry | undefined {
   return entries.find((e) => !(e.kind === 'prompt' && e.queued));
 }
 
+/** Whether two JSON values are equal: the same keys (in any order) with equal values. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  return keysA.every(
+    (k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
+}
+
 /** The contents of one file update, kept out of ChatState (which goes to the webview). */
 export interface FileContents {
   path: string;
@@ -111,6 +124,12 @@ export class Chat {
   private pages = 0;
   /** The page of older entries on its way: asked once, whoever asks again gets its answer. */
   private olderRead: Promise<OlderPage> | undefined;
+  /** A resumed chat's first channel on its way (newChannel, then its transcript): what a
+   * message sent or an older page asked for meanwhile waits for. */
+  private opening: Promise<void> | undefined;
+  /** The stored last page the chat shows while its channel opens (showStored), until the
+   * channel's own last page comes. */
+  private storedPage: Pick<TranscriptPage, 'entries' | 'hasMore'> | undefined;
 
   constructor(
     /** Stable within this client: `chat-1`, `chat-2`, ... */
@@ -212,6 +231,8 @@ export class Chat {
     result: Pick<AttachResult, 'channelId' | 'seq' | 'entries' | 'pendingPermissions'> &
       Partial<Pick<AttachResult, 'hasMore' | 'nextCursor'>>,
   ): void {
+    // What was shown goes, a stored last page too.
+    this.storedPage = undefined;
     const hasOlder = this.takeCursor(result.entries ?? [], result);
     this.channelSeq = result.seq;
     this.lastSeq = this.seqOffset + result.seq;
@@ -230,6 +251,40 @@ export class Chat {
   }
 
   /**
+   * The chat's channel is on its way (`opening` settles once the chat is served by it, its
+   * transcript taken): messages sent and older pages asked for until then wait for it, and
+   * fail with its error.
+   */
+  opensWith(opening: Promise<void>): void {
+    this.opening = opening;
+    opening.then(
+      () => {
+        if (this.opening === opening) this.opening = undefined;
+      },
+      (e: unknown) => {
+        this.storedPage = undefined;
+        this.apply({ kind: 'openFailed', text: `Could not open the session: ${(e as Error).message}` });
+      },
+    );
+  }
+
+  /**
+   * Shows a resumed session's last page as stored (claude/getHistory) while its channel
+   * opens; once the channel's last page comes (loadTranscript), it is kept as shown when it
+   * is the same page, and replaces it when not.
+   */
+  showStored(page: Pick<TranscriptPage, 'entries' | 'hasMore'>): void {
+    this.storedPage = page;
+    this.apply({
+      kind: 'stored',
+      entries: page.entries,
+      hasOlder: page.hasMore,
+      sessionId: this.channelParams.resume ?? '',
+      cwd: this.cwd,
+    });
+  }
+
+  /**
    * Shows only the last page of a chat whose whole conversation came in an attach answer
    * (claude/newChannel's `attached`), when the daemon pages and the answer is longer than a
    * page: the older entries are read as the user scrolls up.
@@ -240,11 +295,14 @@ export class Chat {
     if (!limit || !channelId || this.state.entries.length <= limit) return;
     const page = await (await this.daemon()).request('claude/getTranscript', { channelId, limit });
     if (channelId !== this.channelId) return;
-    // Current as of now: the requests still waiting are the chat's (notifications kept them so).
-    const pendingPermissions = [...this.permissionRequests.values()].map(
+    this.applySnapshot({ ...page, seq: this.channelSeq, pendingPermissions: this.pendingNow() });
+  }
+
+  /** The permission requests waiting now, as an attach answer lists them (notifications kept them current). */
+  private pendingNow(): AttachResult['pendingPermissions'] {
+    return [...this.permissionRequests.values()].map(
       ({ channelId: _channel, seq: _seq, autoDecision: _auto, ...request }) => request,
     );
-    this.applySnapshot({ ...page, seq: this.channelSeq, pendingPermissions });
   }
 
   /** Keeps what a last page (or the whole conversation) says of older entries; returns whether there are any. */
@@ -270,10 +328,19 @@ export class Chat {
   }
 
   private async readOlder(): Promise<OlderPage> {
+    if (this.opening) {
+      // Shown from its stored last page while its channel opens: the older pages are read
+      // from the channel's transcript, with its cursor, once the channel has it.
+      this.apply({ kind: 'olderLoading' });
+      await this.opening.catch(() => undefined);
+    }
     const limit = this.pageLimit();
     const channelId = this.channelId;
     // Between channels (a daemon restart) nothing is read; the user's next scroll asks again.
     if (!limit || !channelId || this.closed || !this.state.older.more) {
+      if (this.state.older.loading) {
+        this.apply({ kind: 'olderPage', entries: [], beforeId: null, hasOlder: this.state.older.more });
+      }
       return { loaded: 0, hasMore: this.state.older.more };
     }
     const pages = this.pages;
@@ -422,6 +489,19 @@ export class Chat {
       await this.daemon()
     ).request('claude/getTranscript', limit ? { channelId, limit } : { channelId });
     if (channelId !== this.channelId) return;
+    const stored = this.storedPage;
+    this.storedPage = undefined;
+    if (stored && stored.hasMore === transcript.hasMore && sameJson(stored.entries, transcript.entries)) {
+      // The page shows these very entries (read from the session file while the CLI
+      // started): nothing is drawn again, only the cursor becomes the channel's.
+      this.takeCursor(transcript.entries, transcript);
+      return;
+    }
+    if (stored) {
+      // The session changed meanwhile: the channel's page replaces the stored one.
+      this.applySnapshot({ ...transcript, seq: this.channelSeq, pendingPermissions: this.pendingNow() });
+      return;
+    }
     const hasOlder = this.takeCursor(transcript.entries, transcript);
     this.apply({ kind: 'transcript', entries: transcript.entries, hasOlder });
   }
@@ -446,8 +526,10 @@ export class Chat {
     }
   }
 
-  /** Sends a user message; resolves with its id once the daemon queued it. */
+  /** Sends a user message; resolves with its id once the daemon queued it. A message sent
+   * while the chat's channel opens is sent once it is open. */
   async send(text: string, images: ImageBlock[] = []): Promise<string> {
+    if (this.opening) await this.opening;
     const channelId = this.requireChannel();
     const content: (TextBlock | ImageBlock)[] | undefined = images.length
       ? [...images, { type: 'text', text }]

@@ -147,8 +147,19 @@ export class SidecarClient {
     return chat;
   }
 
-  /** Resumes a stored session in a new chat, which shows the conversation so far. */
-  async resumeChat(cwd: string, sessionId: string, params: Partial<NewChannelParams> = {}): Promise<Chat> {
+  /**
+   * Resumes a stored session in a new chat, which shows the conversation so far. When the
+   * daemon pages, the session's last page is read from its file (claude/getHistory, sent
+   * with the newChannel) while the CLI starts, which takes seconds for a long session: the
+   * chat shows it at once and is handed to `onStored` before the channel is open. Messages
+   * sent meanwhile go once it is. Resolves once the channel serves the chat.
+   */
+  async resumeChat(
+    cwd: string,
+    sessionId: string,
+    params: Partial<NewChannelParams> = {},
+    onStored?: (chat: Chat) => void,
+  ): Promise<Chat> {
     const chat = new Chat(
       `chat-${this.nextChat++}`,
       { ...params, cwd, resume: sessionId },
@@ -157,7 +168,41 @@ export class SidecarClient {
       () => this.pageLimit(),
     );
     chat.hasConversation = true;
-    const attached = await this.bindChannel(chat, chat.channelParams, await this.daemon());
+    chat.sessionId = sessionId;
+    const daemon = await this.daemon();
+    const limit = this.pageLimit();
+    if (limit) {
+      void daemon.request('claude/getHistory', { sessionId, cwd, limit }).then(
+        (page) => {
+          // Only while the channel is on its way: once open, its own page is the chat's.
+          if (chat.channelId || chat.closed) return;
+          chat.showStored(page);
+          try {
+            onStored?.(chat);
+          } catch (e) {
+            this.options.log?.('warn', `showing the stored last page of ${sessionId}: ${(e as Error).message}`);
+          }
+        },
+        (e: unknown) => this.options.log?.('info', `the stored last page of ${sessionId}: ${(e as Error).message}`),
+      );
+    }
+    const opening = this.openResumed(chat, daemon);
+    chat.opensWith(opening);
+    await opening;
+    if (!chat.closed) this.chatEmitter.fire(chat);
+    return chat;
+  }
+
+  /** Opens the resumed chat's channel and takes its conversation so far (see resumeChat). */
+  private async openResumed(chat: Chat, daemon: DaemonConnection): Promise<void> {
+    const attached = await this.bindChannel(chat, chat.channelParams, daemon);
+    if (chat.closed) {
+      // Its tab was closed while the channel opened: the channel goes too.
+      await this.closeChat(chat, chat.keptRunning);
+      return;
+    }
+    // Routed to from now on: a message sent while it opened goes once it is open.
+    this.chats.set(chat.id, chat);
     if (attached) {
       // The answer had the whole conversation: a long one is shown from its last page.
       await chat.showLastPage();
@@ -170,9 +215,6 @@ export class SidecarClient {
       // A resumed channel starts with the stored session's entries, served by its transcript.
       await chat.loadTranscript();
     }
-    this.chats.set(chat.id, chat);
-    this.chatEmitter.fire(chat);
-    return chat;
   }
 
   /**

@@ -91,6 +91,7 @@ export class ChatPanel implements vscode.Disposable {
         if (this.ready && !this.disposed) this.feed.event(event, chat.state.rev);
         if (
           event.kind === 'transcript' ||
+          event.kind === 'stored' ||
           event.kind === 'snapshot' ||
           (event.kind === 'notification' && event.method === 'claude/entry' && event.params.entry.kind === 'prompt')
         ) {

@@ -433,13 +433,22 @@ class Extension implements PanelHost, ChatsHost, vscode.Disposable {
     // permission mode: a chat the user put in plan mode must not come back free to edit files.
     const model = restored.model;
     const effort = restored.effort as NewChannelParams['effort'];
+    // Shown as soon as its stored last page is read (the CLI of a long session takes seconds
+    // to start): the tab opens on the chat's end, starting.
     const chat = await this.withProgress('Resuming the session…', () =>
-      this.client.resumeChat(cwd, sessionId, {
-        permissionMode: restoredMode(restored.permissionMode, settings),
-        ...(model ? { model } : {}),
-        ...(effort ? { effort } : {}),
-      }),
+      this.client.resumeChat(
+        cwd,
+        sessionId,
+        {
+          permissionMode: restoredMode(restored.permissionMode, settings),
+          ...(model ? { model } : {}),
+          ...(effort ? { effort } : {}),
+        },
+        (early) => this.show(early, panel),
+      ),
     );
+    // Its tab was closed while it opened; or it is shown already, where the user may have moved on.
+    if (chat.closed || this.panels.has(chat.id)) return;
     this.show(chat, panel);
   }
 

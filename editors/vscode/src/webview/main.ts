@@ -120,7 +120,11 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
           transcript.rebuild(state);
         }
         if (event.kind === 'olderPage') olderIds.push(...event.entries.map((e) => e.id));
-        if (event.kind === 'bound' || (event.kind === 'notification' && event.method === 'claude/status')) {
+        if (
+          event.kind === 'bound' ||
+          event.kind === 'stored' ||
+          (event.kind === 'notification' && event.method === 'claude/status')
+        ) {
           remember();
         }
         if (event.kind === 'notification' && event.method === 'claude/fileUpdated') {

@@ -321,3 +321,26 @@ function answers(socket: string): Promise<boolean> {
     probe.once('error', () => resolve(false));
   });
 }
+
+/** The real CLI the daemon runs in the sandbox (claude_sidecar.cli.discovery.find_cli with its environment). */
+export function realCli(box: Sandbox): string {
+  const python = path.join(repoRoot(), '.venv', 'bin', 'python');
+  const script = 'from claude_sidecar.cli.discovery import find_cli; print(find_cli())';
+  return execFileSync(python, ['-c', script], { cwd: repoRoot(), env: box.env, encoding: 'utf8' }).trim();
+}
+
+/**
+ * Makes the sandbox's daemon hold the CLI of every resume (tests/fixtures/held-cli.sh: it
+ * waits for a file) until the returned function is called: what a resumed chat shows while
+ * its CLI starts is checked without sleeps. `cli`: the CLI held (default: the real one).
+ * Call it before the client starts its daemon.
+ */
+export function holdResumes(box: Sandbox, cli = realCli(box)): () => void {
+  const go = path.join(box.root, 'go');
+  Object.assign(box.env, {
+    CLAUDE_SIDECAR_CLI: path.join(repoRoot(), 'tests', 'fixtures', 'held-cli.sh'),
+    CLAUDE_SIDECAR_HELD_CLI: cli,
+    CLAUDE_SIDECAR_HOLD: go,
+  });
+  return () => fs.writeFileSync(go, '');
+}

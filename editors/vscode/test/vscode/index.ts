@@ -437,6 +437,67 @@ test('a session picked from the list that a chat tab of the window has shows tha
   first.panel.dispose();
 });
 
+/** The repository's root (the folder with pyproject.toml), above this test's bundle. */
+function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'pyproject.toml'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`no pyproject.toml above ${__dirname}`);
+    dir = up;
+  }
+  return dir;
+}
+
+test("a resumed session's tab opens on its stored last page while its CLI starts, and is the chat's tab once open", async () => {
+  const { extension } = await api();
+  const first = await newChatPanel();
+  await turn(first, 'hello there');
+  const { cwd, sessionId } = first.chat;
+  assert.ok(sessionId);
+  first.panel.dispose();
+  const config = vscode.workspace.getConfiguration('claudeSidecar');
+  const env = config.get<Record<string, string>>('env', {});
+  const root = repoRoot();
+  // The daemon's CLI held while it resumes (tests/fixtures/held-cli.sh) until the file `go` exists.
+  const cli = execFileSync(
+    path.join(root, '.venv', 'bin', 'python'),
+    ['-c', 'from claude_sidecar.cli.discovery import find_cli; print(find_cli())'],
+    { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? '' }, encoding: 'utf8' },
+  ).trim();
+  const go = path.join(env.HOME ?? root, `go-${Date.now()}`);
+  const held = {
+    ...env,
+    CLAUDE_SIDECAR_CLI: path.join(root, 'tests', 'fixtures', 'held-cli.sh'),
+    CLAUDE_SIDECAR_HELD_CLI: cli,
+    CLAUDE_SIDECAR_HOLD: go,
+  };
+  await config.update('env', held, vscode.ConfigurationTarget.Global);
+  try {
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+    const resumed = extension.openSession(cwd, sessionId);
+    const early = await until(() => {
+      const panel = extension.activePanel();
+      return panel && panel !== first && panel.chat.state.entries.length ? panel : undefined;
+    }, 'a chat tab on the stored page');
+    assert.equal(early.chat.channelId, undefined, 'shown before its channel is open');
+    assert.equal(early.chat.state.status.state, 'starting');
+    assert.ok(early.chat.state.entries.some((e) => e.kind === 'prompt' && e.text === 'hello there'));
+    fs.writeFileSync(go, '');
+    await resumed;
+    assert.ok(early.chat.channelId, 'open once the CLI started');
+    assert.equal(extension.activePanel(), early, 'the same tab');
+    const chatTabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputWebview).length;
+    assert.equal(chatTabs, 1, 'no second tab');
+    early.panel.dispose();
+  } finally {
+    fs.writeFileSync(go, '');
+    await config.update('env', env, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('claudeSidecar.restartDaemon');
+  }
+});
+
 test('a new chat opens beside the file in front, and beside the chat in front as a tab of its group', async () => {
   await vscode.window.showTextDocument(vscode.Uri.file(path.join(workspace(), 'hello.py')), {
     viewColumn: vscode.ViewColumn.One,

@@ -49,8 +49,10 @@
 // repeated) in a HOME of its own, resumed through "Claude: Resume a Past Session..." and
 // timed in VS Code's webview host frame (its frames share the renderer thread):
 //
-// - open: from the daemon's send of claude/newChannel's answer (the relay notes it) until the
-//   frame after the one that shows the conversation's last entry (and from the pick itself);
+// - open: from the user's pick of the session (openFromPickMs) until the frame after the one
+//   that shows the conversation's last entry, and from the daemon's send of claude/newChannel's
+//   answer (openFromAnswerMs, the relay notes it; negative when the end is drawn before it, from
+//   the stored last page while the CLI starts); answeredFromPickMs: the pick to that answer;
 // - the longest task of the thread while opening, and then while the chat is scrolled to its
 //   top (set to 0 again and again, as a user dragging the scroll bar up, until no earlier
 //   page is left; at most --scroll-s seconds, default 120), that scroll's time, and the
@@ -702,10 +704,19 @@ async function longRun(page, sentLog, scrollCapMs) {
   const pickedAt = wallNow();
   await row.click();
   const { pre, chat } = await longFrames(page);
-  const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0]);
-  if (!Number.isFinite(sent)) throw new Error(`the relay noted no claude/newChannel answer in ${sentLog}`);
   const opened = await pre.evaluate(() => ({ origin: window.__long.origin, drawnAt: window.__long.drawnAt }));
   const drawnAt = opened.origin + opened.drawnAt;
+  // A build that shows the stored last page while the CLI starts draws the end before the
+  // resume's answer: the scroll starts once the chat's channel is open (the answer sent, the
+  // page no longer saying it starts), as a user who scrolls up once Claude is ready.
+  const sent = await answerSent(sentLog);
+  await chat.waitForFunction(
+    () => document.querySelector('.status-line .status-text')?.textContent !== 'Starting Claude…',
+    null,
+    {
+      timeout: 120_000,
+    },
+  );
   await sleep(500); // the tasks that follow the first frame (the rest of the page's first layout)
   const cpuOpened = await cpuTimes(metrics);
   const traced = {};
@@ -769,6 +780,7 @@ async function longRun(page, sentLog, scrollCapMs) {
   return {
     openFromAnswerMs: drawnAt - sent,
     openFromPickMs: drawnAt - pickedAt,
+    answeredFromPickMs: sent - pickedAt,
     longestTaskOpeningMs: longest(pickedAt, scrollFrom),
     longestPageTaskOpeningMs: longestPage(pickedAt, scrollFrom),
     threadCpuOpeningMs: cpuOpened.task - cpuPicked.task,
@@ -781,6 +793,17 @@ async function longRun(page, sentLog, scrollCapMs) {
     scrollCapped: capped ? 1 : 0,
     ...traced,
   };
+}
+
+/** When the daemon sent the resume's claude/newChannel answer, as the relay noted it in `sentLog` (it may come after the end is drawn). */
+async function answerSent(sentLog, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const sent = Number(fs.readFileSync(sentLog, 'utf8').trim().split('\n')[0] || NaN);
+    if (Number.isFinite(sent)) return sent;
+    if (Date.now() > deadline) throw new Error(`the relay noted no claude/newChannel answer in ${sentLog}`);
+    await sleep(20);
+  }
 }
 
 /** Grows the long session of `entries` entries for a sandbox (bench/grow_session.py). */
