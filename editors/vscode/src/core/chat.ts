@@ -284,20 +284,6 @@ export class Chat {
     });
   }
 
-  /**
-   * Shows only the last page of a chat whose whole conversation came in an attach answer
-   * (claude/newChannel's `attached`), when the daemon pages and the answer is longer than a
-   * page: the older entries are read as the user scrolls up.
-   */
-  async showLastPage(): Promise<void> {
-    const limit = this.pageLimit();
-    const channelId = this.channelId;
-    if (!limit || !channelId || this.state.entries.length <= limit) return;
-    const page = await (await this.daemon()).request('claude/getTranscript', { channelId, limit });
-    if (channelId !== this.channelId) return;
-    this.applySnapshot({ ...page, seq: this.channelSeq, pendingPermissions: this.pendingNow() });
-  }
-
   /** The permission requests waiting now, as an attach answer lists them (notifications kept them current). */
   private pendingNow(): AttachResult['pendingPermissions'] {
     return [...this.permissionRequests.values()].map(

@@ -204,8 +204,7 @@ export class SidecarClient {
     // Routed to from now on: a message sent while it opened goes once it is open.
     this.chats.set(chat.id, chat);
     if (attached) {
-      // The answer had the whole conversation: a long one is shown from its last page.
-      await chat.showLastPage();
+      // The answer had the conversation (a long one's last page: bindChannel's `limit`).
       chat.apply({
         kind: 'notice',
         level: 'info',
@@ -563,7 +562,9 @@ export class SidecarClient {
   /** Opens a channel for the chat; true when the shared daemon attached it to the running
    * chat that holds `params.resume` (its conversation is shown from the answer). */
   private async bindChannel(chat: Chat, params: NewChannelParams, daemon: DaemonConnection): Promise<boolean> {
-    const result = await daemon.request('claude/newChannel', params);
+    // A resume that joins a running chat answers with its last page (the newChannel's `limit`).
+    const asked = params.resume ? { ...params, ...this.limitParam() } : params;
+    const result = await daemon.request('claude/newChannel', asked);
     this.bound(chat, result.channelId, result.sessionId, result.info, result.pid, result.attached ?? undefined);
     if (result.attached) await this.refreshSummary(chat, daemon);
     return Boolean(result.attached);
@@ -708,7 +709,7 @@ export class SidecarClient {
     return limit > 0 && this.features?.has('transcriptPaging') ? limit : undefined;
   }
 
-  /** claude/attach's `limit`, when the daemon pages. */
+  /** claude/attach's (and a resuming claude/newChannel's) `limit`, when the daemon pages. */
   private limitParam(): { limit?: number } {
     const limit = this.pageLimit();
     return limit ? { limit } : {};

@@ -158,6 +158,23 @@ describe('a long chat, a page at a time', () => {
     assert.deepEqual(ids, await daemonIds(chat.channelId!));
   });
 
+  test('resuming a long chat the daemon has open shows the last page its answer brought, then pages back', async (t) => {
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
+    const first = await sidecar.resumeChat(box.workspace, sessionId);
+    const reads = countTranscriptReads(await sidecar.daemon());
+
+    const joined = await sidecar.resumeChat(box.workspace, sessionId);
+    const shown = joined.state.entries.filter((e) => !e.id.startsWith('client:')).length;
+    const readForIt = reads();
+    while ((await joined.loadOlder()).hasMore);
+
+    assert.equal(joined.channelId, first.channelId, 'attached to the open chat');
+    assert.equal(shown, PAGE);
+    assert.equal(readForIt, 0, 'no transcript read: the answer held the page');
+    const ids = joined.state.entries.map((e) => e.id).filter((id) => !id.startsWith('client:'));
+    assert.deepEqual(ids, await daemonIds(joined.channelId!));
+  });
+
   test('with paging off a resumed chat shows every entry at once (as with a daemon without paging)', async () => {
     await sidecar.dispose();
     sidecar = client(box, { pageEntries: 0 });
