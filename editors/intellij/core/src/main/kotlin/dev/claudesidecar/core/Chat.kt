@@ -38,6 +38,7 @@ import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.withContext
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
+import dev.claudesidecar.core.protocol.History as HistoryData
 import dev.claudesidecar.core.protocol.Transcript as TranscriptData
 
 /** A user prompt of the chat: where a fork or a rewind can start. */
@@ -323,6 +324,7 @@ class Chat internal constructor(
         when (event) {
             is ChatEvent.UserMessage -> promptList += Prompt(event.messageId, event.text)
             is ChatEvent.History -> addPrompts(event.history.entries)
+            is ChatEvent.Preview -> addPrompts(event.page.entries)
             is ChatEvent.Transcript -> addPrompts(event.transcript.entries)
             is ChatEvent.OlderEntries -> addPrompts(event.page.entries, inFront = true)
             else -> Unit
@@ -353,6 +355,15 @@ class Chat internal constructor(
         shownAfresh++
         olderCursor = cursor.takeIf { hasMore }
         hasOlder = olderCursor != null
+    }
+
+    /**
+     * Shows [page], the stored last page of the session this chat resumes, unless the channel
+     * opened meanwhile (its transcript is on its way) or the chat was closed.
+     */
+    internal fun preview(page: HistoryData) {
+        if (channelId != null || closed) return
+        emit(ChatEvent.Preview(page, cwd))
     }
 
     internal fun bind(daemon: DaemonConnection, channelId: String, sessionId: String, info: ChannelInfo?, pid: Int) {

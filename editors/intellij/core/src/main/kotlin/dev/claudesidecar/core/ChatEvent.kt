@@ -41,6 +41,20 @@ sealed interface ChatEvent {
     data class History(val history: HistoryData) : ChatEvent
 
     /**
+     * A resumed chat's last page as its session file has it (`claude/getHistory` with the
+     * chat's page size), delivered while its channel starts, before [Bound]: a long session's
+     * CLI takes seconds to start, its stored end a few milliseconds to read. [cwd] is the
+     * chat's folder. The channel's [Transcript] follows once it opens: the same entries when
+     * the session did not change meanwhile (a view then draws nothing again), else it replaces
+     * this page (so does the snapshot of a running chat the shared daemon attached the resume
+     * to). Only when the daemon pages (feature `transcriptPaging`); never for a fork.
+     */
+    data class Preview(
+        val page: HistoryData,
+        val cwd: String,
+    ) : ChatEvent
+
+    /**
      * The conversation of the chat's channel as the daemon keeps it (`claude/getTranscript`),
      * current as of its `seq`: a resumed or forked chat's conversation so far (its channel
      * starts with it), or what a view needs when it comes to a channel that already ran.

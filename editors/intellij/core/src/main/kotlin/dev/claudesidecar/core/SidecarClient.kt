@@ -11,6 +11,7 @@ import dev.claudesidecar.core.protocol.ChannelSummary
 import dev.claudesidecar.core.protocol.ChannelsChangedNotification
 import dev.claudesidecar.core.protocol.EditorTool
 import dev.claudesidecar.core.protocol.ForkSessionParams
+import dev.claudesidecar.core.protocol.GetHistoryParams
 import dev.claudesidecar.core.protocol.ListChannelsParams
 import dev.claudesidecar.core.protocol.ListSessionsParams
 import dev.claudesidecar.core.protocol.Method
@@ -22,12 +23,15 @@ import dev.claudesidecar.core.protocol.SessionsChangedNotification
 import dev.claudesidecar.core.protocol.WatchChannelsParams
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.async
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.MutableSharedFlow
 import kotlinx.coroutines.flow.MutableStateFlow
@@ -195,8 +199,10 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /**
      * Resumes a stored session in a new chat: [ChatEvent.Bound], then its conversation so far
      * ([ChatEvent.Transcript]: the channel starts with the stored session's entries); [listener]
-     * gets both. On the shared daemon, a session a running chat holds is not started twice:
-     * the chat is attached to it (its conversation and pending permission requests, then a
+     * gets both. A daemon that pages also reads the session's last page from its file while
+     * the CLI starts (seconds for a long session): [ChatEvent.Preview] comes first with it. On
+     * the shared daemon, a session a running chat holds is not started twice: the chat is
+     * attached to it (its conversation and pending permission requests, then a
      * [ChatEvent.Notice] saying so).
      */
     suspend fun resumeChat(
@@ -207,7 +213,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     ): Chat {
         val chat = newChat(params.copy(cwd = cwd, resume = sessionId), listener)
         chat.hasConversation = true
-        val attached = bindChannel(chat, daemon(), chat.channelParams)
+        val daemon = daemon()
+        val preview = pageLimit(daemon)?.let { limit -> GetHistoryParams(cwd = cwd, sessionId = sessionId, limit = limit) }
+        val attached = bindChannel(chat, daemon, chat.channelParams, preview)
         if (!attached) chat.reloadTranscript()
         register(chat)
         return chat
@@ -408,9 +416,20 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     /**
      * Opens [chat]'s channel on [daemon] with [params]; true when the shared daemon attached it
      * to the running chat that holds the session of `params.resume` instead (shown from its answer).
+     * With [preview], that stored page is read while the channel opens and shown if it comes first.
      */
-    private suspend fun bindChannel(chat: Chat, daemon: DaemonConnection, params: NewChannelParams): Boolean {
-        val result = daemon.request(Methods.NEW_CHANNEL, params)
+    private suspend fun bindChannel(
+        chat: Chat,
+        daemon: DaemonConnection,
+        params: NewChannelParams,
+        preview: GetHistoryParams? = null,
+    ): Boolean {
+        val result = coroutineScope {
+            // Undispatched: newChannel is written first (its CLI starts at once), getHistory right after it.
+            val opening = async(start = CoroutineStart.UNDISPATCHED) { daemon.request(Methods.NEW_CHANNEL, params) }
+            if (preview != null) scope.launch(start = CoroutineStart.UNDISPATCHED) { showPreview(chat, daemon, preview) }
+            opening.await()
+        }
         val attached = result.attached
         onEventThread {
             bound(chat, daemon, result.channelId, result.sessionId, result.info, result.pid, attached)
@@ -426,6 +445,16 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         }
         if (attached != null) assumeStatus(chat, daemon, attached.seq)
         return attached != null
+    }
+
+    /** Reads the stored page [params] and shows it in [chat] unless its channel opened first; a failure only costs the wait. */
+    private suspend fun showPreview(chat: Chat, daemon: DaemonConnection, params: GetHistoryParams) {
+        val page = try {
+            daemon.request(Methods.GET_HISTORY, params)
+        } catch (e: SidecarException) {
+            return log(Level.WARN, "the stored end of ${chat.id} (${params.sessionId}): ${e.message}; shown once its channel opens")
+        }
+        onEventThread { chat.preview(page) }
     }
 
     /**

@@ -12,6 +12,7 @@ import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.id
 import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Assumptions
 import java.io.IOException
@@ -185,6 +186,25 @@ class Sandbox(
         val output = process.inputStream.bufferedReader().readText()
         check(process.waitFor() == 0) { "writing the long session failed: $output" }
         return sessionId
+    }
+
+    /**
+     * [env] with the daemon's CLI held on a resume until [go] exists (tests/fixtures/held-cli.sh):
+     * what a client does while a resumed session's CLI starts, shown without sleeps. The held
+     * CLI is the one the daemon runs here (its `initialize` says which).
+     */
+    fun heldResumeEnv(go: Path): Map<String, String?> {
+        val probe = client()
+        val cli = try {
+            runBlocking { probe.daemon().initializeResult.capabilities.experimental.claudeSidecar.cli.path }
+        } finally {
+            probe.close()
+        }
+        return env + mapOf(
+            "CLAUDE_SIDECAR_CLI" to Harness.repoRoot.resolve("tests/fixtures/held-cli.sh").toString(),
+            "CLAUDE_SIDECAR_HELD_CLI" to checkNotNull(cli) { "the daemon names no CLI" },
+            "CLAUDE_SIDECAR_HOLD" to go.toString(),
+        )
     }
 
     override fun close() {

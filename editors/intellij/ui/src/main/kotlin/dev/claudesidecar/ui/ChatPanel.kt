@@ -74,6 +74,12 @@ class ChatPanel(
     /** The view asked for older entries before the chat was attached: read once it is. */
     private var olderWanted = false
 
+    /**
+     * Prompts sent before the chat was attached (a resumed chat shows its stored end while its
+     * CLI starts, and the user may type at once): sent in order once it is. EDT only.
+     */
+    private val promptsWaiting = mutableListOf<String>()
+
     /** Whether streamed text still waits to be drawn ([TranscriptView.drawPending]). EDT only. */
     internal val drawPending: Boolean get() = transcriptView.drawPending
 
@@ -176,10 +182,16 @@ class ChatPanel(
         repaint()
     }
 
-    /** The chat to act on (its events come through [listener]). */
+    /** The chat to act on (its events come through [listener]); prompts sent before go now. */
     fun attach(chat: Chat) {
         this.chat = chat
         prompt.sendButton.isEnabled = true
+        if (promptsWaiting.isNotEmpty()) {
+            val prompts = promptsWaiting.toList()
+            promptsWaiting.clear()
+            // One after the other: the daemon queues them in the order they were typed.
+            request("sending") { for (text in prompts) send(text) }
+        }
         showState()
         if (olderWanted) {
             olderWanted = false
@@ -205,9 +217,11 @@ class ChatPanel(
      */
     private fun onEvents(batch: List<ChatEvent>) {
         val cwd = chatState.cwd
+        val drawnBefore = transcript.keysInOrder.any()
         transcriptView.show(chatState.apply(batch))
-        // A history comes before the chat's folder is known: its paths are drawn again relative to it.
-        if (chatState.cwd != cwd) transcriptView.restyle()
+        // A history comes before the chat's folder is known: its paths are drawn again relative to
+        // it. (Entries drawn first in this batch, such as a resumed chat's stored page, had it.)
+        if (chatState.cwd != cwd && drawnBefore) transcriptView.restyle()
         val focusInDock = dock.hasFocusedDescendant()
         // The dock's scroll pane is a validate root: the panel around it lays out anew.
         if (dock.show(chatState.pending)) {
@@ -215,6 +229,8 @@ class ChatPanel(
             // The answered card took the focus with it: the typing goes to the prompt (or the next card).
             if (focusInDock && !dock.hasFocusedDescendant()) tabFromPrompt()
         }
+        // A resumed chat's stored end is on screen while its channel starts: the user can write.
+        if (batch.any { it is ChatEvent.Preview }) prompt.sendButton.isEnabled = true
         showState()
         for (event in batch) {
             if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) {
@@ -248,7 +264,7 @@ class ChatPanel(
         val status = chatState.status
         header.show(chat?.info, status.model, status.permissionMode)
         chat?.let { header.showTotals(it.context, it.totalCostUsd) }
-        this.status.show(status)
+        this.status.show(status, promptsWaiting.size)
         if (status.reconnecting != reconnecting) {
             reconnecting = status.reconnecting
             header.showReconnecting(reconnecting)
@@ -275,11 +291,16 @@ class ChatPanel(
         }
     }
 
-    /** Sends [text] as the user's prompt, as the prompt's Send does. */
+    /** Sends [text] as the user's prompt, as the prompt's Send does; before [attach], once attached. */
     fun send(text: String) {
         // The user's own prompt brings the end of the conversation back into sight.
         transcriptView.followEnd()
         host.beforeAgentActs()
+        if (chat == null) {
+            promptsWaiting += text
+            showState()
+            return
+        }
         request("sending") { send(text) }
     }
 

@@ -9,6 +9,7 @@ import javax.swing.Timer
 class StatusLine : JLabel(" ") {
     private var runningSince = 0L
     private var status = ChatStatus()
+    private var promptsWaiting = 0
     private val ticker = Timer(1000) { render() }
 
     init {
@@ -22,12 +23,14 @@ class StatusLine : JLabel(" ") {
         render()
     }
 
-    fun show(status: ChatStatus) {
+    /** Shows [status]; [promptsWaiting]: prompts sent while the chat starts, sent once it has. */
+    fun show(status: ChatStatus, promptsWaiting: Int = 0) {
         val running = status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION
         if (running && runningSince == 0L) runningSince = System.currentTimeMillis()
         if (!running) runningSince = 0L
         if (running) ticker.start() else ticker.stop()
         this.status = status
+        this.promptsWaiting = promptsWaiting
         render()
     }
 
@@ -42,6 +45,9 @@ class StatusLine : JLabel(" ") {
             }
             status.state == ChannelState.RUNNING -> "Claude is working…$elapsed  ·  Esc to stop" to Theme.muted
             status.state == ChannelState.AWAITING_PERMISSION -> "Waiting for your answer" to Theme.warning
+            status.state == ChannelState.STARTING && promptsWaiting > 0 ->
+                "Starting…  ·  ${if (promptsWaiting == 1) "your message is" else "$promptsWaiting messages are"} sent once it has" to
+                    Theme.muted
             status.state == ChannelState.STARTING -> "Starting…" to Theme.muted
             status.state == ChannelState.EXITED -> {
                 val exit = status.exit

@@ -85,6 +85,9 @@ class TranscriptView(
     internal var entriesPlaced = 0L
     internal var entriesMarked = 0L
 
+    /** How many times an entry's view was made or drawn anew (a test checks a page equal to the one shown draws nothing). */
+    internal var entriesDrawn = 0L
+
     /** The slots whose views are in the column: an index range of [slots] (empty: none). */
     private var made = IntRange.EMPTY
 
@@ -180,6 +183,7 @@ class TranscriptView(
             } else {
                 streaming -= key
                 view.update(entry)
+                entriesDrawn++
                 drawn += key
             }
         }
@@ -355,6 +359,7 @@ class TranscriptView(
     private fun viewOf(key: String): EntryView? {
         views[key]?.let { return it }
         val entry = transcript.entry(key) ?: return null
+        entriesDrawn++
         return entryView(key, entry, context, opened).also { view ->
             views[key] = view
             saidElsewhere[key]?.let { (view as? InterruptMark)?.saidElsewhere = it }
@@ -744,6 +749,7 @@ class TranscriptView(
         for (key in streaming.toList().also { streaming.clear() }) {
             val entry = transcript.entry(key) ?: continue
             views[key]?.update(entry)
+            entriesDrawn++
         }
         // A text's own changes repaint what they touch, and a moved or resized view repaints
         // its place: repainting the whole column would paint every visible line each time.

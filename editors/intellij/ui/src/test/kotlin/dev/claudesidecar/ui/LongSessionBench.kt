@@ -21,8 +21,11 @@ import kotlin.io.path.writeText
  * the first entry, per session size, paged and windowed (the panel as it is) against the
  * whole transcript drawn at once (the panel before paging: `pageEntries` beyond the session's
  * length, every entry drawn). The real daemon and CLI resume a session grown by
- * tests/repeated_session.py (7 entries a copy). Scrolling to the top turns the mouse wheel
- * (through the event queue, as the user does) until the first entry is in sight.
+ * tests/repeated_session.py (7 entries a copy). The clock starts when the resume is asked for
+ * (the user's pick): with a paging daemon the end is on screen from the session's stored last
+ * page, read while the CLI starts (`resume_answered_ms` is when the chat opened). Scrolling to
+ * the top turns the mouse wheel (through the event queue, as the user does) until the first
+ * entry is in sight.
  *
  * The JVM's first chat (opened before the figures, not measured) loads and compiles the
  * panel's classes. Stalls are wall time (what the user waits) and the EDT's CPU time (other

@@ -272,6 +272,18 @@ class TranscriptPagingTest {
         assertEquals(1, Regex("Interrupted").findAll(text).count(), "said by the footer only: $text")
     }
 
+    @Test
+    fun `the last page again with an entry changed meanwhile draws that entry as it is now`() {
+        showLastPage()
+        val last = ALL.last() as TextEntry
+        val changed = page(ALL.size).let {
+            it.copy(entries = it.entries.dropLast(1) + last.copy(text = "answer changed meanwhile"), seq = 2)
+        }
+        apply(ChatEvent.Transcript(changed))
+        settle()
+        assertTrue(onEdt { visibleText(view.scrollPane) }.contains("answer changed meanwhile"), "the entry as it is now")
+    }
+
     private companion object {
         const val PAGE = 50
         const val WHOLE_UP_TO = 40

@@ -44,13 +44,26 @@ class ChatState {
         return change
     }
 
+    /**
+     * Whether the chat shows its session's stored last page while its channel starts
+     * ([ChatEvent.Preview]; [Transcript.previewing]).
+     */
+    val previewing: Boolean get() = transcript.previewing
+
     /** Applies one event of the chat, in order; returns what changed in [transcript]. */
     fun apply(event: ChatEvent): TranscriptChange {
         val change = transcript.apply(event)
         when (event) {
+            is ChatEvent.Preview -> {
+                // Known before the channel: the stored page's paths are drawn relative to it once.
+                cwd = event.cwd
+                status = status.copy(state = ChannelState.STARTING)
+            }
             is ChatEvent.Bound -> {
                 pendingMap.clear() // the old channel's requests died with it
                 cwd = event.cwd
+                // newChannel answers once the CLI is ready: started, whatever status follows.
+                if (status.state == ChannelState.STARTING) status = status.copy(state = ChannelState.IDLE)
             }
             is ChatEvent.Connection -> status = status.copy(reconnecting = event.reconnecting)
             is ChatEvent.Transcript -> event.pendingPermissions?.let { requests ->

@@ -43,6 +43,13 @@ class Transcript {
     var hasOlder = false
         private set
 
+    /**
+     * Whether the entries are a resumed chat's stored last page ([ChatEvent.Preview]) shown
+     * while its channel starts: the channel's transcript replaces them when it comes.
+     */
+    var previewing = false
+        private set
+
     /** The entries in order, queued prompts last. */
     val entries: List<Entry> get() = order.map(placed::getValue) + queuedMap.values
 
@@ -70,13 +77,20 @@ class Transcript {
                 putFirst(event.history.entries)
                 for (warning in event.history.warnings) notice(NoticeLevel.WARN, "history: $warning")
             }
+            is ChatEvent.Preview -> {
+                putFirst(event.page.entries)
+                hasOlder = event.page.hasMore
+                previewing = true
+            }
             is ChatEvent.Transcript -> {
                 val page = event.transcript
-                // The last page of a longer conversation: what is shown of the rest went before it.
-                if (page.hasMore) dropOlderThan(page.entries, page.seq)
+                // The last page of a longer conversation (what is shown of the rest went before
+                // it), or the channel's page after the stored one: what it lacks is not there.
+                if (page.hasMore || previewing) dropOlderThan(page.entries, page.seq)
                 putFirst(page.entries, page.seq)
                 snapshotSeq = page.seq
                 hasOlder = page.hasMore
+                previewing = false
             }
             is ChatEvent.OlderEntries -> {
                 putOlder(event.page.entries, event.page.seq)
@@ -87,7 +101,8 @@ class Transcript {
                 // A new channel numbers its notifications from 1 again (a new daemon's may have the old one's id).
                 snapshotSeq = 0
                 changedAt.clear()
-                hasOlder = false
+                // The stored page shown still has older entries: the channel's page, next, says so again.
+                if (!previewing) hasOlder = false
             }
             is ChatEvent.UserMessage -> Unit // its prompt entry comes from the daemon
             is ChatEvent.Connection -> Unit // the chat's status (ChatState) shows it
@@ -127,9 +142,9 @@ class Transcript {
         return null
     }
 
-    private fun upsert(entry: Entry, seq: Int = 0) {
+    /** Puts [entry] in (at the end when new); [was] is what the transcript held under its key. An equal entry is no change. */
+    private fun upsert(entry: Entry, seq: Int = 0, was: Entry? = entry(entry.id())) {
         val key = entry.id()
-        val known = entry(key) != null
         if (entry is PromptEntry && entry.queued == true) {
             queuedMap[key] = entry
         } else {
@@ -137,7 +152,10 @@ class Transcript {
             if (queuedMap.remove(key) != null) change.reordered = true
             if (placed.put(key, entry) == null) order.addLast(key)
         }
-        if (known) change.updated += key else change.added += key
+        when {
+            was == null -> change.added += key
+            was != entry -> change.updated += key
+        }
         if (seq > 0) changedAt[key] = seq
     }
 
@@ -157,6 +175,8 @@ class Transcript {
     /**
      * Puts [entries] (a stored history, or a channel's transcript as of [seq]) in front of those
      * kept, replacing those with the same id, except one a notification after [seq] changed.
+     * Entries kept as they were, in the order they were, are no change (a channel's page equal
+     * to the stored one shown while it started draws nothing again).
      */
     private fun putFirst(entries: List<Entry>, seq: Int? = null) {
         val keptOrder = order.toList()
@@ -167,13 +187,13 @@ class Transcript {
             val id = entry.orUnknown()?.id() ?: continue
             val newer = seq != null && (changedAt[id] ?: 0) > seq
             if (!newer) {
-                upsert(entry)
+                upsert(entry, was = kept[id] ?: queuedMap[id])
             } else {
                 kept[id]?.let { if (placed.put(id, it) == null) order.addLast(id) }
             }
         }
         for (id in keptOrder) if (placed.putIfAbsent(id, kept.getValue(id)) == null) order.addLast(id)
-        change.reordered = true
+        if (order != keptOrder) change.reordered = true
     }
 
     /**

@@ -1,0 +1,167 @@
+package dev.claudesidecar.ui
+
+import com.formdev.flatlaf.FlatLightLaf
+import dev.claudesidecar.core.Model
+import dev.claudesidecar.core.Sandbox
+import dev.claudesidecar.core.SidecarClient
+import dev.claudesidecar.core.assertAllGone
+import dev.claudesidecar.core.assumeFeature
+import dev.claudesidecar.core.protocol.Methods
+import dev.claudesidecar.core.protocol.PromptEntry
+import dev.claudesidecar.core.protocol.TextEntry
+import dev.claudesidecar.core.protocol.TranscriptParams
+import dev.claudesidecar.core.transcript.id
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.BeforeAll
+import org.junit.jupiter.api.BeforeEach
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestInstance
+import java.awt.Component
+import java.nio.file.Path
+import kotlin.io.path.createFile
+
+/**
+ * A stored session picked in the app shows its end at once, while its CLI starts (seconds for
+ * a long session): the session's last page as stored, the status saying the chat starts, the
+ * prompt usable. Once the chat opens, its channel's page (the same entries) draws nothing
+ * again. The real daemon and CLI against the stand-in model, the CLI held on `--resume`
+ * (tests/fixtures/held-cli.sh) until the test creates [go]: what is checked before happens
+ * while the chat has not opened, however slow the machine. A stored session of [COPIES]
+ * copies of a short real one (84 entries), pages of [PAGE]; under Xvfb.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ResumeWhileStartingTest {
+    private lateinit var model: Model
+    private lateinit var box: Sandbox
+    private lateinit var client: SidecarClient
+    private lateinit var app: App
+    private lateinit var go: Path
+
+    private val panel: ChatPanel get() = onEdt { app.selectedPanel!! }
+    private val view: TranscriptView get() = panel.transcriptView
+
+    @BeforeAll fun startModel() {
+        model = Model.start()
+    }
+
+    @AfterAll fun stopModel() = model.close()
+
+    @BeforeEach fun openApp() {
+        box = Sandbox(model)
+        go = box.root.resolve("go")
+        client = box.client(env = box.heldResumeEnv(go), pageEntries = PAGE)
+        runBlocking { assumeFeature(client, SidecarClient.TRANSCRIPT_PAGING) }
+        app = onEdt {
+            FlatLightLaf.setup()
+            App(client, box.cwd).apply {
+                frame.setSize(760, 700)
+                show(firstChat = false)
+            }
+        }
+    }
+
+    @AfterEach fun closeApp() {
+        val pids = listOfNotNull(client.runningDaemon?.pid) + onEdt { app.panels.mapNotNull { it.chat?.pid?.toLong() } }
+        client.close()
+        onEdt { app.frame.dispose() }
+        assertAllGone(pids)
+        box.close()
+    }
+
+    /** Picks the long stored session, as a double-click in the session list does; waits until its end is on screen. */
+    private fun resumeHeld() {
+        val sessionId = box.storeLongSession(COPIES)
+        onEdt { app.openChat("Resumed", resume = sessionId) }
+        waitFor("the stored end on screen", timeoutMs = 30_000, describe = { visibleText(panel) }) {
+            val keys = panel.transcript.keys
+            keys.isNotEmpty() && view.inSight(keys.last())
+        }
+        settle()
+    }
+
+    /** Lets the resume's CLI start; waits until the chat is open and its channel's page applied. */
+    private fun release() {
+        go.createFile()
+        waitFor("the chat to open", describe = { visibleText(panel) }) { panel.chat != null && !panel.chatState.previewing }
+        settle()
+    }
+
+    /** The entry views in the transcript's column, top to bottom. */
+    private fun entryViews(): List<Component> = onEdt { allComponents(view.scrollPane.viewport.view).filter { EntryView.of(it) != null } }
+
+    @Test fun `a picked session's end is on screen before its chat opens, the status saying it starts`() {
+        resumeHeld()
+        onEdt {
+            assertNull(panel.chat, "the chat has not opened")
+            assertEquals(PAGE, panel.transcript.keys.size, "the last page")
+            assertTrue(panel.transcript.hasOlder, "older entries to read")
+            assertEquals("Starting…", panel.status.text)
+            assertTrue(panel.prompt.sendButton.isEnabled, "the prompt can be sent")
+        }
+    }
+
+    @Test fun `once the chat opens nothing is drawn again and the view stays where it was`() {
+        resumeHeld()
+        val views = entryViews()
+        val (drawn, position) = onEdt { view.entriesDrawn to view.scrollPane.viewport.viewPosition }
+        release()
+        onEdt {
+            assertEquals(drawn, view.entriesDrawn, "no entry drawn again")
+            assertEquals(position, view.scrollPane.viewport.viewPosition, "the view did not move")
+            assertTrue(view.inSight(panel.transcript.keys.last()), "the end in sight")
+        }
+        assertTrue(views.zip(entryViews()).all { (before, after) -> before === after } && views.size == entryViews().size, "the same views")
+    }
+
+    @Test fun `a prompt sent while the chat starts is sent once it opens`() {
+        resumeHeld()
+        onEdt {
+            panel.prompt.text.text = WAITING_PROMPT
+            panel.prompt.sendButton.doClick()
+        }
+        onEdt {
+            assertEquals("", panel.prompt.text.text, "taken from the prompt")
+            assertTrue(panel.status.text.contains("your message is sent once it has"), panel.status.text)
+        }
+        release()
+        waitFor("the answer after the prompt", describe = { visibleText(panel) }) {
+            val entries = panel.transcript.entries
+            val prompt = entries.indexOfLast { it is PromptEntry && it.text == WAITING_PROMPT }
+            prompt >= 0 && entries.drop(prompt).any { it is TextEntry && it.text == "Hello from the stand-in model." }
+        }
+        assertEquals(1, onEdt { panel.transcript.entries.count { it is PromptEntry && it.text == WAITING_PROMPT } }, "sent once")
+    }
+
+    @Test fun `scrolling up while the chat starts reads the page before once it opens, each entry once, the view held`() {
+        resumeHeld()
+        repeat(20) {
+            if (onEdt { view.scrollPane.viewport.viewPosition.y } > 0) wheelUp(view.scrollPane, 50)
+            settle()
+        }
+        waitFor("the view to ask for the page before") { view.loadingOlder }
+        val (top, offset) = onEdt {
+            val viewport = view.scrollPane.viewport
+            val c = entryViews().first { it.y + it.height > viewport.viewPosition.y }
+            c to c.y - viewport.viewPosition.y
+        }
+        release()
+        waitFor("the page before", describe = { visibleText(panel) }) { panel.transcript.keys.size == 2 * PAGE && !view.loadingOlder }
+        settle()
+        val chat = onEdt { panel.chat!! }
+        val all = runBlocking { client.request(Methods.GET_TRANSCRIPT, TranscriptParams(chat.channelId!!)).entries.map { it.id() } }
+        assertEquals(all.takeLast(2 * PAGE), onEdt { panel.transcript.entries.map { it.id() } }, "each entry once, in order")
+        onEdt { assertEquals(offset, top.y - view.scrollPane.viewport.viewPosition.y, "what was at the top stays there") }
+    }
+
+    private companion object {
+        /** Taller than two screens: the view asks for no older page by itself. */
+        const val PAGE = 40
+        const val COPIES = 12
+        const val WAITING_PROMPT = "hello, written while the chat started"
+    }
+}
