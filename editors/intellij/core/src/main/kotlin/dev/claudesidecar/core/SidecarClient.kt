@@ -426,7 +426,9 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
     ): Boolean {
         val result = coroutineScope {
             // Undispatched: newChannel is written first (its CLI starts at once), getHistory right after it.
-            val opening = async(start = CoroutineStart.UNDISPATCHED) { daemon.request(Methods.NEW_CHANNEL, params) }
+            // A resume that joins a running chat answers with its last page (the request's `limit`).
+            val asked = if (params.resume != null) params.copy(limit = pageLimit(daemon)) else params
+            val opening = async(start = CoroutineStart.UNDISPATCHED) { daemon.request(Methods.NEW_CHANNEL, asked) }
             if (preview != null) scope.launch(start = CoroutineStart.UNDISPATCHED) { showPreview(chat, daemon, preview) }
             opening.await()
         }

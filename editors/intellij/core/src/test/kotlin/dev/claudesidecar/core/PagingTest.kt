@@ -128,6 +128,18 @@ class PagingTest {
         assertEquals(COPIES * 2 + 1, prompts, "two prompts a copy, then the turn's")
     }
 
+    @Test fun `a resume joining a long chat the daemon has open shows the last page its answer brought, then pages back`() = test {
+        val sessionId = box.storeLongSession(COPIES)
+        val opened = Recorder(client, pids).start { client.resumeChat(box.cwd, sessionId, listener = it) }
+        val joined = Recorder(client, pids).start { client.resumeChat(box.cwd, sessionId, listener = it) }
+        val all = everything(opened.chat)
+        assertEquals(opened.chat.channelId, joined.chat.channelId, "attached to the open chat")
+        val page = joined.events().filterIsInstance<ChatEvent.Transcript>().last().transcript
+        assertEquals(all.takeLast(PAGE), page.entries.map { it.id() }, "the newChannel answer's last page")
+        loadToTheTop(joined.chat)
+        assertEquals(all, shown(joined).filterNot { it.startsWith("client:") }, "every entry once")
+    }
+
     @Test fun `a long chat attached in another editor shows its last page, and older pages read to the top give every entry once`() = test {
         client.close()
         SharedDaemon(box).use { daemon ->
