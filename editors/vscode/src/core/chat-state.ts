@@ -20,7 +20,9 @@ import type {
 } from './protocol.generated';
 import {
   appendDelta,
+  dropQueued,
   insertBefore,
+  isWaitingPrompt,
   mergeTail,
   placePage,
   runningTurnPrompt,
@@ -29,6 +31,7 @@ import {
   type ConversationEntry,
   type Entry,
   type Transcript,
+  type WaitingPrompt,
 } from './transcript';
 
 export type NoticeLevel = 'info' | 'warn' | 'error';
@@ -59,6 +62,11 @@ export type ChatEvent =
   | { kind: 'stored'; entries: ConversationEntry[]; hasOlder: boolean; sessionId: string; cwd: string }
   /** The chat's channel could not be opened (`text` says why): it is no longer starting. */
   | { kind: 'openFailed'; text: string }
+  /** A prompt sent while the chat's channel opens (a resumed chat's CLI starting): shown at
+   * once, waiting (WaitingPrompt), and sent with `id` as its uuid once the channel is open. */
+  | { kind: 'waiting'; id: string; text: string; imageCount?: number }
+  /** The waiting prompt `id` could not be sent (its channel did not open): a notice says so instead. */
+  | { kind: 'notSent'; id: string }
   /** A page of older entries is being read (claude/getTranscript with `before`). */
   | { kind: 'olderLoading' }
   /** The page of older entries read: placed just before the entry `beforeId` (the first of
@@ -176,6 +184,20 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       if (state.status.state === 'starting') state.status.state = 'new';
       upsert(state, { kind: 'notice', id: `client:${state.rev}`, subtype: 'client', level: 'error', text: event.text });
       break;
+    case 'waiting': {
+      const { kind: _kind, ...prompt } = event;
+      const waiting: WaitingPrompt = { ...prompt, kind: 'prompt', queued: true, waitingForStart: true };
+      upsert(state, waiting);
+      break;
+    }
+    case 'notSent': {
+      const prompt = dropQueued(state, event.id);
+      if (prompt) {
+        const text = `Not sent: ${prompt.text}`;
+        upsert(state, { kind: 'notice', id: `client:${state.rev}`, subtype: 'client', level: 'error', text });
+      }
+      break;
+    }
     case 'olderLoading':
       state.older = { ...state.older, loading: true };
       break;
@@ -210,7 +232,15 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       break;
     case 'snapshot':
       // The daemon's conversation replaces what the chat showed (it may have missed any part of it).
-      Object.assign(state, { entries: [], queued: [], at: {}, shift: 0, revs: {}, pending: {} });
+      // Prompts waiting to be sent are not the daemon's yet: they stay.
+      Object.assign(state, {
+        entries: [],
+        queued: state.queued.filter(isWaitingPrompt),
+        at: {},
+        shift: 0,
+        revs: {},
+        pending: {},
+      });
       for (const entry of event.entries) onEntry(state, entry);
       state.older = { more: event.hasOlder ?? false, loading: false };
       for (const request of event.pending) {

@@ -2,6 +2,7 @@
 // serve it (a daemon restart gives it a new channel on the same session), its transcript
 // state, and the claude/* requests that act on it.
 
+import { randomUUID } from 'node:crypto';
 import { Emitter, type Event } from 'vscode-jsonrpc/node';
 import type { DaemonConnection } from './connection';
 import { SidecarError } from './errors';
@@ -18,6 +19,7 @@ import type {
   PermissionRequestNotification,
   RespondPermissionParams,
   RewindFilesResult,
+  SendMessageParams,
   SetModelParams,
   SetPermissionModeParams,
   StatusNotification,
@@ -513,20 +515,31 @@ export class Chat {
   }
 
   /** Sends a user message; resolves with its id once the daemon queued it. A message sent
-   * while the chat's channel opens is sent once it is open. */
+   * while the chat's channel opens is shown at once, waiting, and sent once it is open. */
   async send(text: string, images: ImageBlock[] = []): Promise<string> {
-    if (this.opening) await this.opening;
-    const channelId = this.requireChannel();
-    const content: (TextBlock | ImageBlock)[] | undefined = images.length
-      ? [...images, { type: 'text', text }]
-      : undefined;
-    const daemon = await this.daemon();
-    const { messageId } = await daemon.request(
-      'claude/sendMessage',
-      content ? { channelId, content } : { channelId, text },
-    );
-    this.hasConversation = true;
-    return messageId;
+    // Its id is the client's, given to the daemon as the message's uuid: the daemon's entry
+    // for it then replaces the one shown (the same id) instead of adding a second.
+    const waitingId = this.opening ? randomUUID() : undefined;
+    if (waitingId) {
+      this.apply({ kind: 'waiting', id: waitingId, text, ...(images.length ? { imageCount: images.length } : {}) });
+    }
+    try {
+      if (this.opening) await this.opening;
+      const channelId = this.requireChannel();
+      const content: (TextBlock | ImageBlock)[] | undefined = images.length
+        ? [...images, { type: 'text', text }]
+        : undefined;
+      const params: SendMessageParams = content ? { channelId, content } : { channelId, text };
+      if (waitingId) params.uuid = waitingId;
+      const daemon = await this.daemon();
+      const { messageId } = await daemon.request('claude/sendMessage', params);
+      this.hasConversation = true;
+      return messageId;
+    } catch (e) {
+      // Not left "waiting": the user sees it did not go.
+      if (waitingId) this.apply({ kind: 'notSent', id: waitingId });
+      throw e;
+    }
   }
 
   async interrupt(): Promise<void> {

@@ -143,6 +143,28 @@ export function withFarEntries<T extends Transcript>(store: T, keep: number): T 
   return { ...store, entries: store.entries.map((e, i) => (i < from ? farOf(e) : e)) };
 }
 
+/**
+ * A prompt the client shows before it could send it (sent while a resumed chat's channel
+ * opens): listed with the queued prompts, marked as waiting for Claude to start, until the
+ * daemon's entry for it (the same id: it is sent with it as its `uuid`) replaces it.
+ */
+export interface WaitingPrompt extends PromptEntry {
+  queued: true;
+  waitingForStart: true;
+}
+
+export function isWaitingPrompt(entry: HeldEntry): entry is WaitingPrompt {
+  return entry.kind === 'prompt' && entry.queued === true && entry.waitingForStart === true;
+}
+
+/** Takes the queued prompt `id` out of the store; returns it (undefined: the store lists no such prompt). */
+export function dropQueued(store: Transcript, id: string): PromptEntry | undefined {
+  const at = store.queued.findIndex((q) => q.id === id);
+  if (at < 0) return undefined;
+  delete store.revs[id];
+  return store.queued.splice(at, 1)[0];
+}
+
 /** Notes that the entry `id` changed now: its rev, and the view's list of changed ids. */
 function changed(store: Transcript, id: string): void {
   store.revs[id] = store.rev;

@@ -1,14 +1,15 @@
 // One view per kind of transcript entry (tool calls are in tool-view.ts). Each view keeps
 // its element and updates it in place when its entry changes.
 
-import type {
-  Entry,
-  NoticeEntry,
-  PromptEntry,
-  RestoredFileEntry,
-  TextEntry,
-  ThinkingEntry,
-  TurnEntry,
+import {
+  isWaitingPrompt,
+  type Entry,
+  type NoticeEntry,
+  type PromptEntry,
+  type RestoredFileEntry,
+  type TextEntry,
+  type ThinkingEntry,
+  type TurnEntry,
 } from '../core/transcript';
 import { attempt, fileUpdate, type ViewContext } from './context';
 import { diffView } from './diff-view';
@@ -47,7 +48,14 @@ class PromptView implements EntryView {
         entry.parentId ? h('div', { class: 'label', text: 'Task given to the agent' }) : null,
         h('div', { class: 'user-text', text: entry.text }),
         images ? h('div', { class: 'note', text: `🖼 ${images} image${images > 1 ? 's' : ''}` }) : null,
-        entry.queued ? h('div', { class: 'note', text: 'Queued: sent when Claude is ready' }) : null,
+        entry.queued
+          ? h('div', {
+              class: 'note',
+              text: isWaitingPrompt(entry)
+                ? 'Waiting: sent once Claude has started'
+                : 'Queued: sent when Claude is ready',
+            })
+          : null,
       ),
       actions,
     );

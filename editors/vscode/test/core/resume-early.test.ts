@@ -12,6 +12,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import type { Chat } from '../../src/core/chat';
 import type { SidecarClient } from '../../src/core/client';
 import type { ChatEvent } from '../../src/core/chat-state';
+import { isWaitingPrompt } from '../../src/core/transcript';
 import {
   client,
   holdResumes,
@@ -30,6 +31,8 @@ import { GREETING, SCENARIO } from './scenario';
 const PAGE = 20;
 const COPIES = 12;
 const ENTRIES = COPIES * 7;
+/** A message typed while the CLI starts (the stand-in model greets it), unlike any prompt of the stored session. */
+const TYPED = 'hello while Claude starts';
 
 let model: Model;
 let box: Sandbox;
@@ -153,6 +156,39 @@ describe('a resumed chat while its CLI starts', () => {
     assert.equal(last?.kind === 'text' && last.text, GREETING);
   });
 
+  test("shows a message typed meanwhile at once, waiting, then the daemon's entry for it in its place", async (t) => {
+    if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
+    let sent: Promise<string> | undefined;
+    let shownAtOnce: Chat['state']['queued'] = [];
+    const { early, chat } = await resumeHeld((shown) => {
+      sent = shown.send(TYPED);
+      shownAtOnce = structuredClone(shown.state.queued);
+    });
+    assert.ok(early);
+    assert.equal(shownAtOnce.length, 1, 'shown before the CLI was let start');
+    const waiting = shownAtOnce[0]!;
+    assert.equal(waiting.text, TYPED);
+    assert.ok(isWaitingPrompt(waiting), 'marked as waiting for Claude to start');
+    const messageId = await sent!;
+    assert.equal(messageId, waiting.id, 'sent with the id it was shown with');
+    await early.events.next('claude/turnEnded', (p) => (p.messageIds ?? []).includes(messageId), { since: 0 });
+    const daemonsEntry = early.events.events.some(
+      (e) => e.kind === 'notification' && e.method === 'claude/entry' && e.params.entry.id === messageId,
+    );
+    assert.ok(daemonsEntry, "the daemon's entry for it came");
+    const listed = [...chat.state.entries, ...chat.state.queued];
+    const prompts = listed.filter((e) => e.kind === 'prompt' && e.text === TYPED);
+    assert.deepEqual(
+      prompts.map((e) => e.id),
+      [messageId],
+      'listed once',
+    );
+    assert.ok(!isWaitingPrompt(prompts[0]!), 'no longer waiting');
+    const answer = listed.findLastIndex((e) => e.kind === 'text');
+    assert.ok(answer > listed.indexOf(prompts[0]!), 'answered after it');
+    assert.equal(listed[answer]?.kind === 'text' && listed[answer].text, GREETING);
+  });
+
   test("replaces its stored page with the channel's when they differ", async (t) => {
     if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     const daemon = await sidecar.daemon();
@@ -215,17 +251,22 @@ describe('a resumed chat while its CLI starts', () => {
     if (!(await requireFeature(t, sidecar, 'transcriptPaging', cleanUp))) return;
     let sent: Promise<string> | undefined;
     let shown: Chat | undefined;
+    let waitingAtOnce = 0;
     const opened = resumeHeld((chat) => {
       shown = chat;
       sent = chat.send('hello there');
       sent.catch(() => undefined);
+      waitingAtOnce = chat.state.queued.filter(isWaitingPrompt).length;
     });
     await assert.rejects(opened, /failed to start/);
     await assert.rejects(sent!, /failed to start/, 'the message typed meanwhile fails with it');
     assert.ok(shown, 'the stored page was shown');
-    const notice = shown.state.entries.at(-1);
-    assert.match(notice?.kind === 'notice' ? notice.text : '', /Could not open the session: .*failed to start/);
+    assert.equal(waitingAtOnce, 1, 'the message was shown waiting');
+    const [why, notSent] = shown.state.entries.slice(-2);
+    assert.match(why?.kind === 'notice' ? why.text : '', /Could not open the session: .*failed to start/);
+    assert.equal(notSent?.kind === 'notice' && notSent.text, 'Not sent: hello there', 'the message is shown not sent');
+    assert.deepEqual(shown.state.queued, [], 'no longer waiting');
     assert.equal(shown.state.status.state, 'new', 'no longer starting');
-    assert.equal(shown.state.entries.length, PAGE + 1, 'the stored page stays');
+    assert.equal(shown.state.entries.length, PAGE + 2, 'the stored page stays');
   });
 });

@@ -9,6 +9,7 @@ import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/
 import {
   entriesOf,
   fill,
+  isWaitingPrompt,
   listed,
   positionOf,
   reindexed,
@@ -312,6 +313,52 @@ describe("the client's notices", () => {
     assert.deepEqual(
       listed(state).map((e) => e.kind),
       ['notice', 'prompt', 'prompt'],
+    );
+  });
+});
+
+describe('a prompt sent while the channel opens', () => {
+  const waiting: ChatEvent = { kind: 'waiting', id: 'p1', text: 'first' };
+
+  it("is listed at once, waiting, and the daemon's entry for it (the same id) takes its place", () => {
+    const state = play([entry(text('m:0', 'stored')), waiting]);
+    assert.deepEqual(
+      listed(state).map((e) => [e.id, isWaitingPrompt(e)]),
+      [
+        ['m:0', false],
+        ['p1', true],
+      ],
+    );
+    play([entry(prompt('p1', 'first', { queued: true })), entry(prompt('p1', 'first'))], state);
+    assert.deepEqual(
+      listed(state).map((e) => [e.id, isWaitingPrompt(e)]),
+      [
+        ['m:0', false],
+        ['p1', false],
+      ],
+    );
+  });
+
+  it('stays when the chat is shown afresh before it is sent', () => {
+    const state = play([
+      waiting,
+      { kind: 'snapshot', channelId: 'ch-1', seq: 3, entries: [text('m:1', 'the channel page')], pending: [] },
+    ]);
+    assert.deepEqual(
+      listed(state).map((e) => [e.id, isWaitingPrompt(e)]),
+      [
+        ['m:1', false],
+        ['p1', true],
+      ],
+    );
+  });
+
+  it('not sent, is a notice saying so', () => {
+    const state = play([entry(text('m:0', 'stored')), waiting, { kind: 'notSent', id: 'p1' }]);
+    assert.deepEqual(state.queued, []);
+    assert.deepEqual(
+      listed(state).map((e) => (e.kind === 'notice' ? e.text : e.id)),
+      ['m:0', 'Not sent: first'],
     );
   });
 });

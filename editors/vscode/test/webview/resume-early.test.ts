@@ -33,6 +33,8 @@ import type { ScriptedHost } from './scripted-host';
  * than the view, older pages left to read. */
 const PAGE = 100;
 const COPIES = 40;
+/** A prompt typed while the CLI starts (the stand-in model greets it), unlike any of the stored session. */
+const TYPED = 'hello while Claude starts';
 
 const openPage = chatPages();
 let model: Model;
@@ -198,6 +200,42 @@ describe('a resumed chat in the page while its CLI starts', () => {
       changes: (window as unknown as { __changes: string[] }).__changes,
     }));
     assert.deepEqual(after, { scrollTop, entries, changes: [] });
+  });
+
+  test('shows a prompt typed while the chat starts at once, waiting, then the sent one in its place', async () => {
+    const host = await openPage();
+    const { chat, opened } = await resumeHeld();
+    await showIn(host, chat);
+    await drawn(host);
+    await host.page.locator('textarea.prompt').fill(TYPED);
+    await host.page.locator('textarea.prompt').press('Enter');
+    const waiting = host.page.locator('.entry.user.queued', { hasText: TYPED });
+    await waiting.waitFor({ timeout: 10_000 });
+    assert.equal(chat.channelId, undefined, 'shown before the channel was open');
+    assert.equal(await waiting.locator('.note').textContent(), 'Waiting: sent once Claude has started');
+    // From now on, how many times the prompt is drawn, after every change to the page.
+    await host.page.evaluate((typed) => {
+      const drawnTimes = () =>
+        [...document.querySelectorAll('.entry.user .user-text')].filter((e) => e.textContent === typed).length;
+      const counts = new Set<number>();
+      (window as unknown as { __counts: Set<number> }).__counts = counts;
+      new MutationObserver(() => counts.add(drawnTimes())).observe(document.querySelector('.transcript')!, {
+        childList: true,
+        subtree: true,
+      });
+    }, TYPED);
+    release();
+    await opened;
+    await host.page.waitForFunction(
+      (greeting) => [...document.querySelectorAll('.entry .markdown p')].some((p) => p.textContent.trim() === greeting),
+      GREETING,
+      { timeout: 60_000 },
+    );
+    await drawn(host);
+    assert.deepEqual(await drawnTexts(host).then((texts) => texts.filter(Boolean).slice(-2)), [TYPED, GREETING]);
+    assert.equal(await host.page.locator('.entry.user.queued').count(), 0, 'no longer waiting');
+    const counts = await host.page.evaluate(() => [...(window as unknown as { __counts: Set<number> }).__counts]);
+    assert.deepEqual(counts, [1], 'drawn once all along: never twice, never gone');
   });
 
   test('sends a prompt typed while the chat starts once its channel is open', async () => {
