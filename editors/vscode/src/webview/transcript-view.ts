@@ -77,7 +77,7 @@ export class TranscriptView {
         for (const id of chunk.ids) this.views.delete(id);
       },
       ready: (chunk) => this.ready(chunk),
-      release: (chunk) => void release(this.ctx.state(), chunk.ids),
+      release: (chunk) => this.letGo(chunk),
     });
     this.el.addEventListener(
       'scroll',
@@ -108,6 +108,7 @@ export class TranscriptView {
     // Every entry is placed: from here on the state lists the entries that change (a state
     // from the host has no list: the page's own copy starts it).
     state.changed = [];
+    state.revs = heldRevs(state);
     for (const entry of state.entries) this.place(entry, undefined);
     this.moved.clear();
     this.chunks.sizeBoxes();
@@ -278,6 +279,20 @@ export class TranscriptView {
   }
 
   /**
+   * Keeps the entries of a chunk out of reach by id alone, without their revs: a rev tells a
+   * view whether to redraw, and no view shows them (drawn again, a view starts from rev 0 and
+   * any change after that still moves it). A rev per entry read is a 100,000-key dictionary
+   * (~3 MB) at 100,000 entries, held for nothing and marked by every major GC (issue 43).
+   */
+  private letGo(chunk: Chunk): void {
+    const state = this.ctx.state();
+    // A chunk whose entries were kept by id alone already (placed so at a reset) has no revs
+    // left to drop: rebuild kept none for them.
+    if (!release(state, chunk.ids)) return;
+    for (const id of chunk.ids) delete state.revs[id];
+  }
+
+  /**
    * Whether the entries of `chunk` are held whole, to be drawn; those kept by id alone are
    * asked for (with those of the other chunks in reach, in one request) and the chunk is
    * drawn in the frame after they came.
@@ -377,4 +392,17 @@ export class TranscriptView {
   scrollToEnd(): void {
     this.el.scrollTop = this.el.scrollHeight;
   }
+}
+
+/** The revs of the entries a state holds whole and of its queued prompts: those kept by id
+ * alone need none (TranscriptView.letGo), though a state from the host has one for each. */
+function heldRevs(state: ChatState): Record<string, number> {
+  const revs: Record<string, number> = {};
+  for (const list of [state.entries, state.queued]) {
+    for (const entry of list) {
+      const rev = state.revs[entry.id];
+      if (entry.kind !== 'far' && rev !== undefined) revs[entry.id] = rev;
+    }
+  }
+  return revs;
 }

@@ -5,8 +5,10 @@
 // (as the extension does) until the first entry is read, and prints the page's longest task
 // while opening and while scrolling, the renderer's CPU time (script, style and layout), the
 // JS heap (after a full GC) and the entry elements in the page at the end, and the longest
-// V8 major GC pause and animation frame on the page's thread (from a trace of the scroll; wall
-// and CPU: on a busy machine the wall time is mostly waiting for a core). `--dist DIR`: another
+// V8 major GC pause (and the part of one that is Blink's weak processing, CppGC.AtomicWeak: in
+// code-server most of the pause, the workbench's) and animation frame on the page's thread
+// (from a trace of the scroll; wall and CPU: on a busy machine the wall time is mostly
+// waiting for a core). `--dist DIR`: another
 // build's webview.js and webview.css; `--trace FILE`: that trace kept, for DevTools; `--heap
 // FILE`: a heap snapshot at the end, for DevTools' Memory tab.
 //
@@ -104,7 +106,10 @@ async function main(): Promise<void> {
     const metrics = async () =>
       Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
     const traceTo = process.argv.indexOf('--trace');
-    await browser.startTracing(host.page, { categories: ['devtools.timeline', 'v8', 'disabled-by-default-v8.gc'] });
+    // cppgc: Blink's heap (the DOM), whose weak processing is part of each major GC's pause.
+    await browser.startTracing(host.page, {
+      categories: ['devtools.timeline', 'v8', 'disabled-by-default-v8.gc', 'cppgc', 'disabled-by-default-cppgc'],
+    });
     const before = await metrics();
     const started = Date.now();
     const longest: number[] = [];
@@ -150,6 +155,8 @@ async function main(): Promise<void> {
         longestMajorGcMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR']),
         longestMajorGcCpuMs: longestOnMainThread(trace, ['V8.GC_MARK_COMPACTOR'], true),
         longestFrameCpuMs: longestOnMainThread(trace, ['FireAnimationFrame'], true),
+        // The part of a major GC's pause that is Blink's weak processing (the DOM's).
+        longestCppgcWeakCpuMs: longestOnMainThread(trace, ['CppGC.AtomicWeak'], true),
         longestGcStepMs: longestOnMainThread(trace, ['V8.GCIncrementalMarking', 'V8.GCScavenger', 'MinorGC']),
         entryElements: await host.page.locator('.entry').count(),
         entriesAskedAgain: host.entriesAsked,

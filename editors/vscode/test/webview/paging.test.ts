@@ -130,19 +130,71 @@ async function loadOlderRequests(host: ScriptedHost): Promise<number> {
   return (await host.posted()).filter((m) => m.type === 'request' && m.op === 'loadOlder').length;
 }
 
-/**
- * The answers of exchanges (their text, whole: "Answer N.\n\nIt has…") the page's heap holds,
- * read from a heap snapshot (taken after a full GC): the text entries it keeps whole. The
- * DOM holds the paragraphs of those drawn apart, never the whole text.
- */
-async function answersHeld(host: ScriptedHost): Promise<number> {
+/** A heap snapshot of the page (taken after a full GC), as DevTools' Memory tab reads it. */
+interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } };
+  nodes: number[];
+  edges: number[];
+  strings: string[];
+}
+
+async function heapSnapshot(host: ScriptedHost): Promise<HeapSnapshot> {
   const cdp = await host.page.context().newCDPSession(host.page);
   const chunks: string[] = [];
   cdp.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => chunks.push(chunk));
   await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
   await cdp.detach();
-  const snapshot = JSON.parse(chunks.join('')) as { strings: string[] };
-  return new Set(snapshot.strings.filter((s) => /^Answer \d+\.\n\nIt has a second paragraph/.test(s))).size;
+  return JSON.parse(chunks.join('')) as HeapSnapshot;
+}
+
+/**
+ * The answers of exchanges (their text, whole: "Answer N.\n\nIt has…") the page's heap holds:
+ * the text entries it keeps whole. The DOM holds the paragraphs of those drawn apart, never
+ * the whole text.
+ */
+function answersHeld(heap: HeapSnapshot): number {
+  return new Set(heap.strings.filter((s) => /^Answer \d+\.\n\nIt has a second paragraph/.test(s))).size;
+}
+
+/**
+ * The bytes of the page's chat state's `revs` (entry id -> rev) for its keys: the size of the
+ * dictionary behind it, found as the object that has `revs`, `at` and `shift`. (A heap snapshot
+ * lists no small numbers, so the keys are not counted one by one.)
+ */
+function revsBytes(heap: HeapSnapshot): number {
+  const { meta } = heap.snapshot;
+  const [nodeFields, edgeFields] = [meta.node_fields.length, meta.edge_fields.length];
+  const [edgeCount, selfSize] = [meta.node_fields.indexOf('edge_count'), meta.node_fields.indexOf('self_size')];
+  const [edgeType, edgeName, edgeTo] = [
+    meta.edge_fields.indexOf('type'),
+    meta.edge_fields.indexOf('name_or_index'),
+    meta.edge_fields.indexOf('to_node'),
+  ];
+  const edgeTypes = meta.edge_types[0];
+  // Each node's first edge: the edges are listed node after node.
+  const firstEdge = new Map<number, number>();
+  for (let node = 0, edge = 0; node < heap.nodes.length; node += nodeFields) {
+    firstEdge.set(node, edge);
+    edge += heap.nodes[node + edgeCount]! * edgeFields;
+  }
+  /** A node's property and internal edges, by name (-> the node they lead to). */
+  const edgesOf = (node: number): Map<string, number> => {
+    const named = new Map<string, number>();
+    for (let k = 0, edge = firstEdge.get(node)!; k < heap.nodes[node + edgeCount]!; k++, edge += edgeFields) {
+      const type = edgeTypes[heap.edges[edge + edgeType]!];
+      if (type === 'property' || type === 'internal') {
+        named.set(heap.strings[heap.edges[edge + edgeName]!]!, heap.edges[edge + edgeTo]!);
+      }
+    }
+    return named;
+  };
+  for (const node of firstEdge.keys()) {
+    const named = edgesOf(node);
+    if (!['revs', 'at', 'entries', 'queued'].every((name) => named.has(name))) continue;
+    const properties = edgesOf(named.get('revs')!).get('properties');
+    return properties === undefined ? 0 : heap.nodes[properties + selfSize]!;
+  }
+  throw new Error('no chat state in the heap snapshot');
 }
 
 /** Each entry drawn on the way from the top to the end, a screen at a time: its markup, by its text. */
@@ -304,9 +356,12 @@ describe('a long chat, a page at a time', () => {
     await scrollToFirst(host, 4951, 250);
     await scrollTo(host, 0);
     assert.deepEqual((await drawn(host)).slice(0, 2), ['Question 1', 'Answer 1.']);
-    const held = await answersHeld(host);
+    const heap = await heapSnapshot(host);
+    const held = answersHeld(heap);
     // Those of the chunks drawn (within three screens of the view) and of the last.
     assert.ok(held * 2 <= 5 * CHUNK, `answers held whole: ${held} of 5000`);
+    // Nor a rev for each of the 10,000 entries (a dictionary of ~10,000 keys: ~240 KB and more).
+    assert.ok(revsBytes(heap) < 32 * 1024, `revs: ${revsBytes(heap)} bytes`);
   });
 
   it('draws a chunk it let go of again as it was, once the host gave its entries back', async () => {
@@ -320,10 +375,37 @@ describe('a long chat, a page at a time', () => {
     assert.deepEqual(again, first);
   });
 
+  it('draws a change to an entry it let go of and drew again (it keeps no rev for it meanwhile)', async () => {
+    const host = await openWith(lastPage(true, 151, 200));
+    await scrollToFirst(host, 151, 50);
+    // Exchange 100's chunk was let go of on the way up; a screen at a time down, it is drawn again.
+    const asked = host.entriesAsked;
+    for (let top = 0, screens = 0; !(await drawn(host)).includes('Answer 100.'); screens++) {
+      assert.ok(screens < 100, 'exchange 100 is drawn on the way down');
+      await scrollTo(host, top);
+      await host.frame();
+      top += await host.page.locator('.transcript').evaluate((el) => el.clientHeight);
+    }
+    assert.ok(host.entriesAsked > asked, 'its entries were asked for again');
+    const text = 'Answer 100, changed.\n\nIt has a second paragraph, so that it takes some room.';
+    await host.events([
+      {
+        kind: 'notification',
+        method: 'claude/entry',
+        params: { channelId: 'ch-1', seq: 1, entry: { kind: 'text', id: 'm100:0', text } },
+      },
+    ]);
+    const texts = await drawn(host);
+    assert.ok(texts.includes('Answer 100, changed.') && !texts.includes('Answer 100.'), texts.join(', '));
+  });
+
   it('opens a long chat sent with its last entries whole and asks only for those it draws', async () => {
     const host = await openWith(lastPage(false, 1, 5000));
     assert.ok(host.entriesAsked <= 2 * CHUNK, `entries asked for: ${host.entriesAsked}`);
-    assert.ok((await answersHeld(host)) * 2 <= 5 * CHUNK);
+    const heap = await heapSnapshot(host);
+    assert.ok(answersHeld(heap) * 2 <= 5 * CHUNK);
+    // The host's state has a rev for each of the 10,000 entries; the page keeps those it holds whole.
+    assert.ok(revsBytes(heap) < 32 * 1024, `revs: ${revsBytes(heap)} bytes`);
     assert.equal((await drawn(host)).at(-1), 'Answer 5000.');
     await scrollTo(host, 0);
     assert.deepEqual((await drawn(host)).slice(0, 2), ['Question 1', 'Answer 1.']);
