@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,18 @@ returns its result; raises ``TimeoutError`` after the given seconds, or the clie
 
 AskEditor = Callable[[str, dict[str, Any], float], Awaitable[Any]]
 """``AskClient`` for one channel: (tool, arguments, timeout)."""
+
+_MCP_MODULES = ("mcp.server.lowlevel", "mcp.shared.memory", "mcp.shared.message", "mcp_types")
+
+
+async def load_mcp() -> None:
+    """Import the mcp package in a worker thread (at once if it is imported already): its
+    module bodies take ~0.9 s of CPU here, which, run where the first channel's server was
+    made, held the event loop: every request of every client waited, and that channel's CLI
+    started that much later."""
+    if all(name in sys.modules for name in _MCP_MODULES):
+        return
+    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in _MCP_MODULES])
 
 
 def tool_names(tools: Sequence[EditorTool]) -> list[str]:
@@ -83,7 +97,8 @@ class EditorToolServer:
         self._ask = ask
         self._timeout = timeout
         # Imported here: the mcp package costs the daemon's start-up time and memory
-        # (~0.4 s, tens of MB), and only clients that declare editor tools need it.
+        # (~0.9 s, tens of MB), and only clients that declare editor tools need it; the hub
+        # has it loaded off the event loop first (load_mcp).
         from mcp.server.lowlevel import Server
 
         self._server = Server(

@@ -117,6 +117,9 @@ class Hub:
         self.options = options
         self.rules = Rules(options.auto_allow_tools)
         self.pool.options = options.warm_pool
+        if options.editor_tools:
+            # Loaded while the user picks a chat, not when the first one opens.
+            self._background.spawn(editor_tools.load_mcp(), "load-mcp")
         if options.warm_pool.cwd is not None:
             self.pool.prepare(NewChannelParams(cwd=options.warm_pool.cwd))
             self.listing.warm(options.warm_pool.cwd)
@@ -483,6 +486,7 @@ class Hub:
                 # channel.id, not channel_id: a spare from the pool gets its id later.
                 return await ask(channel.id, tool, arguments, timeout)
 
+            await editor_tools.load_mcp()
             tools = EditorToolServer(declared, ask_for_channel, client.editor_tool_timeout)
             sdk_servers = {editor_tools.SERVER_NAME: editor_tools.tool_names(declared)}
         rules = self.rules if client is self.options else Rules(client.auto_allow_tools)
