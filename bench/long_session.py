@@ -87,38 +87,22 @@ SCROLL_S = 120.0
 CLIENTS = ("nvim", "vscode", "swing")
 
 
-def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, int, Any]:
-    """Send a request; (ms until its answer's frame was read, the frame's body in bytes,
-    the result). Notifications read meanwhile are dropped."""
-    request_id, data = daemon.request_frame(method, params)
-    started = time.perf_counter()
-    daemon.write(data)
-    while True:
-        chunk = daemon.read_chunk(600)
-        arrived = time.perf_counter()
-        for body in daemon.framer.feed(chunk):
-            message = json.loads(body)
-            if message.get("id") != request_id or "method" in message:
-                continue
-            if "error" in message:
-                raise RuntimeError(f"{method}: {message['error']}")
-            return (arrived - started) * 1000, len(body), message["result"]
+Request = tuple[str, dict[str, Any]]
 
 
-def timed_beside(
-    daemon: Daemon, first: tuple[str, dict[str, Any]], second: tuple[str, dict[str, Any]]
-) -> tuple[tuple[float, Any], tuple[float, Any]]:
-    """Two requests sent in one write, as a client opening a resumed chat sends them: (ms
-    until its answer, its result) of each."""
+def timed_together(daemon: Daemon, *requests: Request) -> list[tuple[float, int, Any]]:
+    """Send the requests in one write (as a client opening a resumed chat sends newChannel
+    and getHistory); for each, in order: (ms until its answer's frame was read, the frame's
+    body in bytes, the result). Notifications read meanwhile are dropped."""
     ids, data = [], b""
-    for method, params in (first, second):
+    for method, params in requests:
         request_id, frame = daemon.request_frame(method, params)
         ids.append(request_id)
         data += frame
-    answers: dict[int, tuple[float, Any]] = {}
+    answers: dict[int, tuple[float, int, Any]] = {}
     started = time.perf_counter()
     daemon.write(data)
-    while len(answers) < 2:
+    while len(answers) < len(ids):
         chunk = daemon.read_chunk(600)
         arrived = time.perf_counter()
         for body in daemon.framer.feed(chunk):
@@ -126,9 +110,15 @@ def timed_beside(
             if message.get("id") not in ids or "method" in message:
                 continue
             if "error" in message:
-                raise RuntimeError(f"{message['id']}: {message['error']}")
-            answers[message["id"]] = ((arrived - started) * 1000, message["result"])
-    return answers[ids[0]], answers[ids[1]]
+                method = requests[ids.index(message["id"])][0]
+                raise RuntimeError(f"{method}: {message['error']}")
+            answers[message["id"]] = ((arrived - started) * 1000, len(body), message["result"])
+    return [answers[request_id] for request_id in ids]
+
+
+def timed(daemon: Daemon, method: str, params: dict[str, Any]) -> tuple[float, int, Any]:
+    """One request: see ``timed_together``."""
+    return timed_together(daemon, (method, params))[0]
 
 
 def _mib(kib: int) -> float:
@@ -173,7 +163,7 @@ def _through_daemon(
                 params["limit"] = PAGE
                 # As a client showing the chat while its CLI starts: getHistory's last page.
                 history = {"sessionId": grown.session_id, "cwd": seed.cwd, "limit": PAGE}
-                (took, channel), (early, _) = timed_beside(
+                (took, _, channel), (early, _, _) = timed_together(
                     daemon, opening, ("claude/getHistory", history)
                 )
                 beside_ms.append(early)
