@@ -17,6 +17,7 @@ import dev.claudesidecar.core.protocol.WorktreeOptions
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.swing.Swing
 import java.awt.BorderLayout
@@ -424,12 +425,27 @@ class App(
     }
 
     private fun quit() {
-        frame.isVisible = false
+        close()
         // Closing ends the daemon (shutdown, then kill after the grace period): off the EDT.
         Thread {
             runCatching { client.close() }
             exitProcess(0)
         }.start()
+    }
+
+    /**
+     * Ends the window and the app's work in it. What was under way (a chat opening, a list
+     * loading) stops here and reports nothing: a chat that was opening while the daemon goes
+     * is no error to show (it showed a modal message box over a window being closed, which
+     * then held every input of the process). EDT only; the daemon is the client's to close.
+     */
+    fun close() {
+        scope.cancel()
+        attachDialog?.dispose()
+        chatList?.dispose()
+        sessions.dispose()
+        panels.forEach { it.dispose() }
+        frame.dispose()
     }
 
     /** What the command line asks for. */

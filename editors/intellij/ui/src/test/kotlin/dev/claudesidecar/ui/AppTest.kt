@@ -104,10 +104,10 @@ class AppTest {
                     }
                 }
             }
+            if (::app.isInitialized) onEdt { app.close() }
             client.close()
             assertAllGone(pids.toList())
         }
-        if (::app.isInitialized) onEdt { app.frame.dispose() }
         if (::sandbox.isInitialized) sandbox.close()
         if (::model.isInitialized) model.close()
     }

@@ -43,11 +43,7 @@ class AttachChatTest {
 
     @AfterEach fun tearDown() {
         try {
-            onEdt {
-                app?.attachDialog?.dispose()
-                app?.panels?.forEach { it.dispose() }
-                app?.frame?.dispose()
-            }
+            onEdt { app?.close() }
             app?.panels?.mapNotNull { it.chat?.pid?.toLong() }?.let { synchronized(pids) { pids += it } }
             clients.forEach { it.close() }
             daemon?.close()

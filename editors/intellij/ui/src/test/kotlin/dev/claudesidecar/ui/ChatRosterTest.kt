@@ -161,10 +161,8 @@ class ChatRosterTest {
             body(app)
         } finally {
             onEdt {
-                app.chatList?.dispose()
                 app.panels.forEach { p -> p.chat?.pid?.let { synchronized(pids) { pids += it.toLong() } } }
-                app.panels.forEach { it.dispose() }
-                app.frame.dispose()
+                app.close()
             }
         }
     }

@@ -25,7 +25,7 @@ class HandshakeAppTest {
     private var app: App? = null
 
     @AfterEach fun tearDown() {
-        onEdt { app?.frame?.dispose() }
+        onEdt { app?.close() }
         client?.close()
     }
 

@@ -211,8 +211,7 @@ class OverviewBench {
             lateness.stop()
             onEdt {
                 runCatching { queue.remove() }
-                app.chatList?.dispose()
-                app.frame.dispose()
+                app.close()
             }
             client.close()
         }

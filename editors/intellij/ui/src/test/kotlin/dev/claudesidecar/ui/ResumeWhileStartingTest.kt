@@ -6,6 +6,7 @@ import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.assumeFeature
+import dev.claudesidecar.core.protocol.ListChannelsParams
 import dev.claudesidecar.core.protocol.Methods
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import java.awt.Component
+import java.awt.Dialog
+import java.awt.Window
 import java.nio.file.Path
 import kotlin.io.path.createFile
 
@@ -67,8 +70,8 @@ class ResumeWhileStartingTest {
 
     @AfterEach fun closeApp() {
         val pids = listOfNotNull(client.runningDaemon?.pid) + onEdt { app.panels.mapNotNull { it.chat?.pid?.toLong() } }
+        onEdt { app.close() }
         client.close()
-        onEdt { app.frame.dispose() }
         assertAllGone(pids)
         box.close()
     }
@@ -156,6 +159,20 @@ class ResumeWhileStartingTest {
         val all = runBlocking { client.request(Methods.GET_TRANSCRIPT, TranscriptParams(chat.channelId!!)).entries.map { it.id() } }
         assertEquals(all.takeLast(2 * PAGE), onEdt { panel.transcript.entries.map { it.id() } }, "each entry once, in order")
         onEdt { assertEquals(offset, top.y - view.scrollPane.viewport.viewPosition.y, "what was at the top stays there") }
+    }
+
+    @Test fun `closing the app while a chat starts shows no message box`() {
+        resumeHeld()
+        fun channels() = runBlocking { client.request(Methods.LIST_CHANNELS, ListChannelsParams()) }.channels
+        val held = ProcessHandle.of(channels().single().pid.toLong()).get()
+        onEdt { app.close() }
+        // The resume fails now, the CLI gone before it started: an app still at work would say so.
+        held.destroy()
+        waitFor("the daemon to drop the chat that could not start") { channels().isEmpty() }
+        // The failed resume was answered before that list (one connection, in order); what it
+        // queued on the EDT has run after two more turns.
+        repeat(2) { onEdt { } }
+        assertEquals(emptyList<String>(), onEdt { Window.getWindows().filter { it.isShowing }.map { (it as? Dialog)?.title ?: it.name } })
     }
 
     private companion object {
