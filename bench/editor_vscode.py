@@ -16,7 +16,10 @@ left it. A key is typed into the prompt every 25 ms while it streams. Two set-up
 - **in VS Code** (``test/vscode/page-bench.mjs``, when the extension's toolchain is
   installed: ``editors/vscode/scripts/toolchain.sh``): the extension in code-server's VS
   Code, its real extension host and webview messaging, the page on the workbench's renderer
-  thread, in headless Chromium. This is where issue 43's figures were taken.
+  thread, in headless Chromium. This is where issue 43's figures were taken. Its peer, in
+  the same run: the same extension and feed with the page replaced by
+  ``test/webview/peer-page.ts`` (each delta appended as a text node, the end followed, no
+  markdown): what drawing the stream costs in VS Code's webview on this machine at least.
 
 Measured in the page, per run (each bench's header says exactly how):
 
@@ -156,9 +159,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     if toolchain is None:
         result["in_vscode_unavailable"] = "no VS Code toolchain (scripts/toolchain.sh)"
         return result
-    log(f"(h) the same in VS Code (code-server): {runs} run(s) ...")
+    log(f"(h) the same in VS Code (code-server): {runs} run(s), and its peer ...")
     done = subprocess.run(
-        ["node", str(IN_VSCODE), "--json", *sizes],
+        ["node", str(IN_VSCODE), "--json", "--peer", *sizes],
         cwd=VSCODE,
         check=True,
         stdout=subprocess.PIPE,
@@ -167,7 +170,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         env={**os.environ, "VSCODE_TOOLCHAIN_DIR": str(toolchain)},
     )
     in_vscode = json.loads(done.stdout.strip().splitlines()[-1])
-    repeats["vscode"] = _figures(in_vscode["builds"][0]["runs"])
+    for build in in_vscode["builds"]:
+        name = "vscode_peer" if build["extension"] == "peer" else "vscode"
+        repeats[name] = _figures(build["runs"])
     return result
 
 

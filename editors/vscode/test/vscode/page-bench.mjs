@@ -42,7 +42,12 @@
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH]
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH] [--peer]
+//
+// With --peer, the peer runs after the builds, in the same run: the same extension with its
+// page replaced by test/webview/peer-page.ts (each delta appended as a text node, the end
+// followed; no markdown): the practical limit of drawing the stream in VS Code's webview on
+// this machine, which the machine's load moves as it moves the page's figures.
 //
 // With --long 1000,10000 it measures long sessions instead (issue 43's curve): for each size a
 // session grown by bench/grow_session.py (tests/long_session.py: a real session's turns
@@ -622,6 +627,27 @@ async function oneRun(page, sentLog, profile) {
 }
 
 /** What code-server needs of a build: its manifest, bundles and icons (not node_modules). */
+/** The extension with its page replaced by the peer (test/webview/peer-page.ts), in a folder of its own. */
+function peerExtension() {
+  const to = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-peer-'));
+  for (const part of ['package.json', 'media', path.join('dist', 'extension.js')]) {
+    fs.cpSync(path.join(VSCODE_DIR, part), path.join(to, part), { recursive: true });
+  }
+  execFileSync(
+    path.join(VSCODE_DIR, 'node_modules', '.bin', 'esbuild'),
+    [
+      path.join(VSCODE_DIR, 'test', 'webview', 'peer-page.ts'),
+      '--bundle',
+      '--format=iife',
+      '--log-level=warning',
+      `--outfile=${path.join(to, 'dist', 'webview.js')}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  fs.writeFileSync(path.join(to, 'dist', 'webview.css'), '');
+  return to;
+}
+
 function slimCopy(dir) {
   const to = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-ext-'));
   for (const part of ['package.json', 'dist', 'media']) {
@@ -920,6 +946,8 @@ async function main() {
   const say = json ? console.error : console.log;
   const extensions = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--extension' ? [path.resolve(a)] : []));
   if (!extensions.length) extensions.push(VSCODE_DIR);
+  const peer = process.argv.includes('--peer') ? peerExtension() : null;
+  if (peer) extensions.push(peer);
   const text = answer(chars);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-'));
   const scenario = path.join(dir, 'scenario.json');
@@ -962,9 +990,10 @@ async function main() {
         fs.rmSync(slim, { recursive: true, force: true });
         fs.rmSync(box.root, { recursive: true, force: true });
       }
-      results.push({ extension, runs: figures });
+      results.push({ extension: extension === peer ? 'peer' : extension, runs: figures });
     }
   } finally {
+    if (peer) fs.rmSync(peer, { recursive: true, force: true });
     model.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
