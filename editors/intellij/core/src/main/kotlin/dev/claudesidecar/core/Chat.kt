@@ -165,14 +165,19 @@ class Chat internal constructor(
         return AutoCloseable { listeners -= listener }
     }
 
-    /** Sends a user message (with images: `image` blocks, then the text); returns its `messageId` once queued. */
-    suspend fun send(text: String, images: List<ImageBlock> = emptyList()): String {
+    /**
+     * Sends a user message (with images: `image` blocks, then the text); returns its `messageId`
+     * once queued. With [uuid], the prompt's entry has that id (a prompt shown before the chat
+     * opened is replaced in place by the daemon's).
+     */
+    suspend fun send(text: String, images: List<ImageBlock> = emptyList(), uuid: String? = null): String {
         val (daemon, channelId) = client.channelOf(this)
         val params = if (images.isEmpty()) {
-            SendMessageParams(channelId = channelId, text = text)
+            SendMessageParams(channelId = channelId, text = text, uuid = uuid)
         } else {
             SendMessageParams(
                 channelId = channelId,
+                uuid = uuid,
                 content = buildList<ContentBlock> {
                     addAll(images)
                     add(TextBlock(text))

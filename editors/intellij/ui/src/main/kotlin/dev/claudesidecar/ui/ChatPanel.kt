@@ -63,6 +63,7 @@ class ChatPanel(
 
     private val context = object : ViewContext {
         override val cwd: String? get() = chatState.cwd
+        override fun waitsForStart(key: String): Boolean = promptsWaiting.any { it.id == key }
         override fun fileUpdates(key: String): List<FileUpdatedNotification> = chatState.fileUpdates(key)
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
@@ -78,7 +79,13 @@ class ChatPanel(
      * Prompts sent before the chat was attached (a resumed chat shows its stored end while its
      * CLI starts, and the user may type at once): sent in order once it is. EDT only.
      */
-    private val promptsWaiting = mutableListOf<String>()
+    private val promptsWaiting = mutableListOf<WaitingPrompt>()
+
+    /** A prompt sent before the chat was attached: shown under the conversation as [id], sent with it as its uuid. */
+    private data class WaitingPrompt(
+        val id: String,
+        val text: String,
+    )
 
     /** Whether streamed text still waits to be drawn ([TranscriptView.drawPending]). EDT only. */
     internal val drawPending: Boolean get() = transcriptView.drawPending
@@ -189,8 +196,9 @@ class ChatPanel(
         if (promptsWaiting.isNotEmpty()) {
             val prompts = promptsWaiting.toList()
             promptsWaiting.clear()
-            // One after the other: the daemon queues them in the order they were typed.
-            request("sending") { for (text in prompts) send(text) }
+            // One after the other: the daemon queues them in the order they were typed; each
+            // prompt's entry takes the place of the one shown while it waited (same id).
+            request("sending") { for ((id, text) in prompts) send(text, uuid = id) }
         }
         showState()
         if (olderWanted) {
@@ -297,7 +305,9 @@ class ChatPanel(
         transcriptView.followEnd()
         host.beforeAgentActs()
         if (chat == null) {
-            promptsWaiting += text
+            val id = java.util.UUID.randomUUID().toString()
+            promptsWaiting += WaitingPrompt(id, text)
+            transcriptView.show(chatState.waiting(id, text))
             showState()
             return
         }

@@ -32,6 +32,9 @@ interface ViewContext {
 
     /** Shows a file update (by `seq`) in the host's diff viewer; null when the host has none. */
     val openFileUpdate: ((Int) -> Unit)? get() = null
+
+    /** Whether the prompt [key] waits for the chat to start (sent before its channel opened). */
+    fun waitsForStart(key: String): Boolean = false
 }
 
 /** A link that opens the file update [seq] in the host's diff viewer, or null when the host has none. */
@@ -69,7 +72,7 @@ interface InterruptMark {
  */
 fun entryView(key: String, entry: Entry, context: ViewContext, opened: OpenedEntries): EntryView {
     val view = when (entry) {
-        is PromptEntry -> UserView()
+        is PromptEntry -> UserView(key, context)
         is TextEntry -> AnswerView()
         is ThinkingEntry -> ThinkingView(key, opened)
         is ToolEntry -> ToolRow(key, context, opened)
@@ -81,11 +84,17 @@ fun entryView(key: String, entry: Entry, context: ViewContext, opened: OpenedEnt
     return view
 }
 
-/** The user's prompt (or the one a sub-agent was given): a tinted, rounded box; "Queued" while it waits. */
-class UserView : EntryView {
+/**
+ * The user's prompt (or the one a sub-agent was given): a tinted, rounded box; "Queued" while it
+ * waits for the turn running, "Waiting" while it waits for the chat to start.
+ */
+class UserView(
+    private val key: String,
+    private val context: ViewContext,
+) : EntryView {
     private val text = wrappingText("")
     private val images = mutedLabel("")
-    private val queued = mutedLabel("Queued: sent when Claude is done")
+    private val queued = mutedLabel(QUEUED)
     override val component: JComponent = object : Column(2) {
         override fun paintComponent(g: Graphics) {
             val g2 = g.create() as Graphics2D
@@ -108,7 +117,13 @@ class UserView : EntryView {
         images.isVisible = count > 0
         images.text = if (count == 1) "1 image" else "$count images"
         queued.isVisible = entry.queued == true
+        queued.text = if (context.waitsForStart(key)) WAITING else QUEUED
         component.revalidate()
+    }
+
+    companion object {
+        const val QUEUED = "Queued: sent when Claude is done"
+        const val WAITING = "Waiting: sent once Claude has started"
     }
 }
 

@@ -131,6 +131,10 @@ class ResumeWhileStartingTest {
             assertEquals("", panel.prompt.text.text, "taken from the prompt")
             assertTrue(panel.status.text.contains("your message is sent once it has"), panel.status.text)
         }
+        settle()
+        val shown = visibleText(panel)
+        assertTrue("$WAITING_PROMPT\n${UserView.WAITING}" in shown, "shown under the conversation, waiting: $shown")
+        screenshot(panel, "resume-prompt-waiting")
         release()
         waitFor("the answer after the prompt", describe = { visibleText(panel) }) {
             val entries = panel.transcript.entries
@@ -138,6 +142,7 @@ class ResumeWhileStartingTest {
             prompt >= 0 && entries.drop(prompt).any { it is TextEntry && it.text == "Hello from the stand-in model." }
         }
         assertEquals(1, onEdt { panel.transcript.entries.count { it is PromptEntry && it.text == WAITING_PROMPT } }, "sent once")
+        waitFor("the prompt no longer said to wait", describe = { visibleText(panel) }) { UserView.WAITING !in visibleText(panel) }
     }
 
     @Test fun `scrolling up while the chat starts reads the page before once it opens, each entry once, the view held`() {

@@ -50,6 +50,9 @@ class ChatState {
      */
     val previewing: Boolean get() = transcript.previewing
 
+    /** Shows a prompt sent before the chat's channel opened ([Transcript.waiting]). */
+    fun waiting(id: String, text: String): TranscriptChange = transcript.waiting(id, text)
+
     /** Applies one event of the chat, in order; returns what changed in [transcript]. */
     fun apply(event: ChatEvent): TranscriptChange {
         val change = transcript.apply(event)

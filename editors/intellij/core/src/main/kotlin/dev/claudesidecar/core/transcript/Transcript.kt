@@ -111,6 +111,18 @@ class Transcript {
     }
 
     /**
+     * Shows a prompt the user sent before the chat's channel opened, as queued, under the
+     * conversation; it is sent with [id] as its uuid once the channel opens, and the daemon's
+     * entry of that id takes its place. A channel's page does not drop it (queued prompts are
+     * not the page's).
+     */
+    fun waiting(id: String, text: String): TranscriptChange {
+        change = TranscriptChange()
+        upsert(PromptEntry(id = id, text = text, queued = true))
+        return change
+    }
+
+    /**
      * Adds a notice of this client's at the end (with [beforeTurn], before the prompt of the
      * turn still running, if one is), as part of the change the last [apply] returned; returns
      * its key.
