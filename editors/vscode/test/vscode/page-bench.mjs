@@ -626,7 +626,6 @@ async function oneRun(page, sentLog, profile) {
   };
 }
 
-/** What code-server needs of a build: its manifest, bundles and icons (not node_modules). */
 /** The extension with its page replaced by the peer (test/webview/peer-page.ts), in a folder of its own. */
 function peerExtension() {
   const to = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-peer-'));
@@ -648,6 +647,7 @@ function peerExtension() {
   return to;
 }
 
+/** What code-server needs of a build: its manifest, bundles and icons (not node_modules). */
 function slimCopy(dir) {
   const to = fs.mkdtempSync(path.join(os.tmpdir(), 'page-bench-ext-'));
   for (const part of ['package.json', 'dist', 'media']) {
