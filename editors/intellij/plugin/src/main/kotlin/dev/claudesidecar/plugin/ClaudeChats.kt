@@ -164,7 +164,7 @@ object ClaudeChats {
         panel.onTurnEnded = { sessionsList(window)?.load() }
         val content = ContentFactory.getInstance().createContent(panel, title.take(24), false)
         content.isCloseable = true
-        panel.onReconnecting = { content.displayName = panel.tabTitle(title.take(24)) }
+        panel.onTitleChanged = { content.displayName = panel.tabTitle(title.take(24)) }
         content.putUserData(RESUMING, resuming)
         val closed = AtomicBoolean(false)
         content.setDisposer {
@@ -193,7 +193,14 @@ object ClaudeChats {
                 throw e
             } catch (e: Exception) {
                 Notify.error(project, "Cannot open the chat", e)
-                if (!closed.get() && !project.isDisposed) window.contentManager.removeContent(content, true)
+                if (closed.get() || project.isDisposed) return@launch
+                // The stored page and the prompts written while it started stay, marked not sent; an empty tab goes.
+                if (panel.worthKeeping) {
+                    content.putUserData(RESUMING, null) // resuming the session again opens a new tab
+                    panel.openFailed(e.message ?: e.toString())
+                } else {
+                    window.contentManager.removeContent(content, true)
+                }
             }
         }
         return panel

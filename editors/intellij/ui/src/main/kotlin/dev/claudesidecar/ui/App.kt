@@ -216,8 +216,9 @@ class App(
         tabs.remove(panel)
         resuming.remove(panel)
         panel.dispose()
+        // A chat still opening is closed once it comes; one that could not open never comes.
         when {
-            chat == null -> closedEarly += panel
+            chat == null -> if (panel.chatState.status.openFailure == null) closedEarly += panel
             end -> scope.launch { runCatching { chat.close() } }
             else -> scope.launch { runCatching { chat.detach() } }
         }
@@ -356,7 +357,7 @@ class App(
         tabs.addTab(shown, panel)
         tabs.setToolTipTextAt(tabs.tabCount - 1, title)
         tabs.selectedComponent = panel
-        panel.onReconnecting = {
+        panel.onTitleChanged = {
             val index = tabs.indexOfComponent(panel)
             if (index >= 0) tabs.setTitleAt(index, panel.tabTitle(shown))
         }
@@ -399,8 +400,14 @@ class App(
             } catch (e: SidecarException) {
                 resuming.remove(panel)
                 if (closedEarly.remove(panel)) return@launch
-                tabs.remove(panel)
-                failed(e, "Cannot open the chat")
+                if (!panel.worthKeeping) {
+                    tabs.remove(panel)
+                    return@launch failed(e, "Cannot open the chat")
+                }
+                // The tab keeps the stored page and the prompts written meanwhile, and says why
+                // (no message box: the tab shows it); a daemon that does not fit is the banner too.
+                panel.openFailed(messageOf(e))
+                if (e.mismatch != null) failed(e, "Cannot open the chat")
             }
         }
     }

@@ -64,6 +64,7 @@ class ChatPanel(
     private val context = object : ViewContext {
         override val cwd: String? get() = chatState.cwd
         override fun waitsForStart(key: String): Boolean = promptsWaiting.any { it.id == key }
+        override fun notSentBecause(key: String): String? = chatState.notSentBecause(key)
         override fun fileUpdates(key: String): List<FileUpdatedNotification> = chatState.fileUpdates(key)
         override val openFileUpdate: ((Int) -> Unit)? =
             if (host.opensFileUpdates) { seq -> chat?.let { host.openFileUpdate(it, seq) } } else null
@@ -124,17 +125,48 @@ class ChatPanel(
     var onTurnEnded: () -> Unit = {}
 
     /**
-     * Called on the EDT when the chat starts ([reconnecting] true) or stops reconnecting to the
-     * shared daemon: a host titles the chat's tab again with [tabTitle].
+     * Called on the EDT when [tabTitle] changes: the chat starts or stops reconnecting to the
+     * shared daemon, or it could not open ([openFailed]). A host titles the chat's tab again.
      */
-    var onReconnecting: (Boolean) -> Unit = {}
+    var onTitleChanged: () -> Unit = {}
 
     /** Shared daemon: the connection dropped and the chat is being attached again. EDT only. */
     var reconnecting = false
         private set
 
-    /** [title] as the chat's tab shows it: marked while the chat is [reconnecting]. */
-    fun tabTitle(title: String): String = if (reconnecting) "$title $RECONNECTING_MARK" else title
+    /** [title] as the chat's tab shows it: marked while the chat is [reconnecting], or once it could not open. */
+    fun tabTitle(title: String): String = when {
+        chatState.status.openFailure != null -> "$title $NOT_OPEN_MARK"
+        reconnecting -> "$title $RECONNECTING_MARK"
+        else -> title
+    }
+
+    /**
+     * Whether closing the panel would lose what it shows: a resumed session's stored page, or
+     * prompts the user wrote while the chat started. A host keeps such a panel when its chat
+     * cannot open ([openFailed]); an empty one may go.
+     */
+    val worthKeeping: Boolean get() = chatState.previewing || promptsWaiting.isNotEmpty()
+
+    /**
+     * The chat could not open, for [reason]: the panel keeps what it shows and says why at the
+     * end of the conversation; each prompt waiting for the chat stays, marked "Not sent" with
+     * the reason (its text there to copy); sending is off for good, and the tab is marked.
+     */
+    fun openFailed(reason: String) {
+        val notSent = promptsWaiting.map { it.id }
+        promptsWaiting.clear()
+        transcriptView.show(chatState.openFailed(reason, notSent))
+        prompt.sendButton.isEnabled = false
+        prompt.sendButton.toolTipText = StatusLine.NOT_OPEN
+        // The view waited for the page before the stored one: no chat will read it.
+        if (olderWanted) {
+            olderWanted = false
+            transcriptView.olderSettled(read = false)
+        }
+        showState()
+        onTitleChanged()
+    }
 
     /** False until the panel is built: Swing calls [updateUI] from JPanel's constructor too. */
     private var built = false
@@ -237,8 +269,9 @@ class ChatPanel(
             // The answered card took the focus with it: the typing goes to the prompt (or the next card).
             if (focusInDock && !dock.hasFocusedDescendant()) tabFromPrompt()
         }
-        // A resumed chat's stored end is on screen while its channel starts: the user can write.
-        if (batch.any { it is ChatEvent.Preview }) prompt.sendButton.isEnabled = true
+        // A resumed chat's stored end is on screen while its channel starts: the user can write
+        // (unless the chat could not open meanwhile).
+        if (batch.any { it is ChatEvent.Preview } && chatState.status.openFailure == null) prompt.sendButton.isEnabled = true
         showState()
         for (event in batch) {
             if (event is ChatEvent.Notification && event.method == Notifications.TURN_ENDED.name) {
@@ -276,7 +309,7 @@ class ChatPanel(
         if (status.reconnecting != reconnecting) {
             reconnecting = status.reconnecting
             header.showReconnecting(reconnecting)
-            onReconnecting(reconnecting)
+            onTitleChanged()
         }
         prompt.running(status.state == ChannelState.RUNNING || status.state == ChannelState.AWAITING_PERMISSION)
     }
@@ -284,7 +317,8 @@ class ChatPanel(
     /** Reads the page of the conversation before the entries shown (the view asks, one page at a time). */
     private fun loadOlder() {
         val chat = chat ?: run {
-            olderWanted = true
+            // Read once the chat is attached; a chat that could not open reads none.
+            if (chatState.status.openFailure != null) transcriptView.olderSettled(read = false) else olderWanted = true
             return
         }
         scope.launch {
@@ -299,8 +333,12 @@ class ChatPanel(
         }
     }
 
-    /** Sends [text] as the user's prompt, as the prompt's Send does; before [attach], once attached. */
+    /**
+     * Sends [text] as the user's prompt, as the prompt's Send does; before [attach], once
+     * attached. A chat that could not open sends nothing: the text goes into the prompt, kept.
+     */
     fun send(text: String) {
+        if (chatState.status.openFailure != null) return insertPrompt(text)
         // The user's own prompt brings the end of the conversation back into sight.
         transcriptView.followEnd()
         host.beforeAgentActs()
@@ -317,6 +355,9 @@ class ChatPanel(
     companion object {
         /** Added to a chat's tab title while it reconnects ([tabTitle]). */
         const val RECONNECTING_MARK = "(reconnecting…)"
+
+        /** Added to a chat's tab title once it could not open ([tabTitle]). */
+        const val NOT_OPEN_MARK = "(not open)"
     }
 
     /** Runs a request of the chat; a failure shows as a notice in the transcript. */

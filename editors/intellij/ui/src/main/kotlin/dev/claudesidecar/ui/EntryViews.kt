@@ -35,6 +35,9 @@ interface ViewContext {
 
     /** Whether the prompt [key] waits for the chat to start (sent before its channel opened). */
     fun waitsForStart(key: String): Boolean = false
+
+    /** Why the prompt [key] was not sent (it waited for a chat that could not open), or null. */
+    fun notSentBecause(key: String): String? = null
 }
 
 /** A link that opens the file update [seq] in the host's diff viewer, or null when the host has none. */
@@ -86,7 +89,8 @@ fun entryView(key: String, entry: Entry, context: ViewContext, opened: OpenedEnt
 
 /**
  * The user's prompt (or the one a sub-agent was given): a tinted, rounded box; "Queued" while it
- * waits for the turn running, "Waiting" while it waits for the chat to start.
+ * waits for the turn running, "Waiting" while it waits for the chat to start, "Not sent" and why
+ * when the chat could not open (the prompt's text stays, to select and copy).
  */
 class UserView(
     private val key: String,
@@ -95,6 +99,9 @@ class UserView(
     private val text = wrappingText("")
     private val images = mutedLabel("")
     private val queued = mutedLabel(QUEUED)
+
+    /** "Not sent: why", wrapped and selectable: the reason can be long (a CLI's last words). */
+    private val notSent = wrappingText("", Theme.smallFont, Theme.error).apply { isVisible = false }
     override val component: JComponent = object : Column(2) {
         override fun paintComponent(g: Graphics) {
             val g2 = g.create() as Graphics2D
@@ -108,6 +115,7 @@ class UserView(
         add(text)
         add(images)
         add(queued)
+        add(notSent)
     }
 
     override fun update(entry: Entry) {
@@ -118,12 +126,18 @@ class UserView(
         images.text = if (count == 1) "1 image" else "$count images"
         queued.isVisible = entry.queued == true
         queued.text = if (context.waitsForStart(key)) WAITING else QUEUED
+        val why = context.notSentBecause(key)
+        notSent.isVisible = why != null
+        if (why != null) notSent.text = "$NOT_SENT$why"
         component.revalidate()
     }
 
     companion object {
         const val QUEUED = "Queued: sent when Claude is done"
         const val WAITING = "Waiting: sent once Claude has started"
+
+        /** How a prompt the chat never took says so; the reason follows. */
+        const val NOT_SENT = "Not sent: "
     }
 }
 

@@ -38,6 +38,7 @@ class StatusLine : JLabel(" ") {
         val elapsed = if (runningSince > 0) " ${(System.currentTimeMillis() - runningSince) / 1000} s" else ""
         val retry = status.retry
         val (message, colour) = when {
+            status.openFailure != null -> NOT_OPEN to Theme.error
             status.reconnecting -> "Reconnecting to the shared daemon…  ·  the chat goes on there" to Theme.warning
             retry != null -> {
                 val attempt = "attempt ${retry.attempt} of ${retry.maxRetries}"
@@ -61,5 +62,10 @@ class StatusLine : JLabel(" ") {
         text = message
         foreground = colour
         toolTipText = message.takeIf { it.isNotBlank() }
+    }
+
+    companion object {
+        /** What the line says once the chat could not open (the reason is in the conversation). */
+        const val NOT_OPEN = "The chat did not open: this tab sends nothing"
     }
 }

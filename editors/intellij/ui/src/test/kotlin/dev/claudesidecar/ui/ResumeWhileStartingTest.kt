@@ -6,16 +6,20 @@ import dev.claudesidecar.core.Sandbox
 import dev.claudesidecar.core.SidecarClient
 import dev.claudesidecar.core.assertAllGone
 import dev.claudesidecar.core.assumeFeature
+import dev.claudesidecar.core.protocol.GetHistoryParams
 import dev.claudesidecar.core.protocol.ListChannelsParams
 import dev.claudesidecar.core.protocol.Methods
+import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.TextEntry
 import dev.claudesidecar.core.protocol.TranscriptParams
+import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.id
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
@@ -26,6 +30,7 @@ import java.awt.Component
 import java.awt.Dialog
 import java.awt.Window
 import java.nio.file.Path
+import javax.swing.JTextArea
 import kotlin.io.path.createFile
 
 /**
@@ -34,7 +39,8 @@ import kotlin.io.path.createFile
  * prompt usable. Once the chat opens, its channel's page (the same entries) draws nothing
  * again. The real daemon and CLI against the stand-in model, the CLI held on `--resume`
  * (tests/fixtures/held-cli.sh) until the test creates [go]: what is checked before happens
- * while the chat has not opened, however slow the machine. A stored session of [COPIES]
+ * while the chat has not opened, however slow the machine; the test ends the held CLI to make
+ * the resume fail (the tab then keeps what it showed). A stored session of [COPIES]
  * copies of a short real one (84 entries), pages of [PAGE]; under Xvfb.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -76,8 +82,11 @@ class ResumeWhileStartingTest {
         box.close()
     }
 
-    /** Picks the long stored session, as a double-click in the session list does; waits until its end is on screen. */
-    private fun resumeHeld() {
+    /**
+     * Picks the long stored session, as a double-click in the session list does; waits until
+     * its end is on screen. Returns the session's id.
+     */
+    private fun resumeHeld(): String {
         val sessionId = box.storeLongSession(COPIES)
         onEdt { app.openChat("Resumed", resume = sessionId) }
         waitFor("the stored end on screen", timeoutMs = 30_000, describe = { visibleText(panel) }) {
@@ -85,7 +94,34 @@ class ResumeWhileStartingTest {
             keys.isNotEmpty() && view.inSight(keys.last())
         }
         settle()
+        return sessionId
     }
+
+    /** The daemon's chats. */
+    private fun channels() = runBlocking { client.request(Methods.LIST_CHANNELS, ListChannelsParams()) }.channels
+
+    /**
+     * Ends the held resume's CLI before it started: the daemon's `claude/newChannel` for it
+     * fails (as a CLI that cannot resume the session does); waits until [resumed] has heard
+     * (it says it could not open, or its tab went).
+     */
+    private fun failResume(resumed: ChatPanel) {
+        ProcessHandle.of(channels().single().pid.toLong()).get().destroy()
+        waitFor("the resume to fail", describe = { visibleText(resumed) }) {
+            resumed.chatState.status.openFailure != null || resumed !in app.panels
+        }
+        settle()
+    }
+
+    /** Writes [text] in the prompt and sends it, as a user does. */
+    private fun sendInPrompt(text: String) = onEdt {
+        panel.prompt.text.text = text
+        panel.prompt.sendButton.doClick()
+    }
+
+    /** The windows showing other than the app's own (a message box would be one). */
+    private fun otherWindowsShowing(): List<String> =
+        onEdt { Window.getWindows().filter { it.isShowing && it !== app.frame }.map { (it as? Dialog)?.title ?: it.name } }
 
     /** Lets the resume's CLI start; waits until the chat is open and its channel's page applied. */
     private fun release() {
@@ -123,10 +159,7 @@ class ResumeWhileStartingTest {
 
     @Test fun `a prompt sent while the chat starts is sent once it opens`() {
         resumeHeld()
-        onEdt {
-            panel.prompt.text.text = WAITING_PROMPT
-            panel.prompt.sendButton.doClick()
-        }
+        sendInPrompt(WAITING_PROMPT)
         onEdt {
             assertEquals("", panel.prompt.text.text, "taken from the prompt")
             assertTrue(panel.status.text.contains("your message is sent once it has"), panel.status.text)
@@ -166,9 +199,56 @@ class ResumeWhileStartingTest {
         onEdt { assertEquals(offset, top.y - view.scrollPane.viewport.viewPosition.y, "what was at the top stays there") }
     }
 
+    @Test fun `a prompt sent while the chat starts stays in its tab, not sent and saying why, when the chat cannot open`() {
+        val sessionId = resumeHeld()
+        val resumed = panel
+        sendInPrompt(WAITING_PROMPT)
+        settle()
+        failResume(resumed)
+        onEdt {
+            assertEquals(listOf(resumed), app.panels, "the tab stays")
+            assertEquals("Resumed ${ChatPanel.NOT_OPEN_MARK}", app.tabs.getTitleAt(0))
+            assertFalse(resumed.prompt.sendButton.isEnabled, "nothing more is sent from it")
+            assertEquals(StatusLine.NOT_OPEN, resumed.status.text)
+            assertEquals(PAGE + 2, resumed.transcript.keys.size, "the stored page, then the reason and the prompt")
+        }
+        val reason = onEdt { resumed.chatState.status.openFailure!! }
+        assertTrue(reason.isNotBlank(), "a reason")
+        val shown = visibleText(resumed)
+        val reasonThenPrompt = "${ChatState.OPEN_FAILED_PREFIX}$reason\n$WAITING_PROMPT\n${UserView.NOT_SENT}$reason"
+        assertTrue(reasonThenPrompt in shown, "the reason, then the prompt not sent: $shown")
+        assertFalse(UserView.WAITING in shown, "no longer said to wait: $shown")
+        onEdt {
+            val text = find<JTextArea>(view.scrollPane.viewport.view).single { it.text == WAITING_PROMPT }
+            text.selectAll()
+            assertEquals(WAITING_PROMPT, text.selectedText, "the prompt's text can be selected and copied")
+        }
+        sendInPrompt("written after")
+        onEdt { assertEquals("written after", resumed.prompt.text.text, "Send does nothing: the text stays") }
+        assertEquals(emptyList<String>(), otherWindowsShowing(), "the tab says why: no message box")
+        screenshot(resumed, "resume-failed-prompt-not-sent")
+        // Nothing went to the daemon: no chat there, the session holds no such prompt.
+        waitFor("the daemon to drop the chat that could not start") { channels().isEmpty() }
+        val history = runBlocking { client.request(Methods.GET_HISTORY, GetHistoryParams(box.cwd, sessionId)) }
+        assertTrue(history.entries.none { it is PromptEntry && it.text == WAITING_PROMPT }, "not in the session")
+    }
+
+    @Test fun `a picked session whose chat cannot open keeps its stored end in its tab and says why`() {
+        resumeHeld()
+        val resumed = panel
+        failResume(resumed)
+        onEdt {
+            assertEquals(listOf(resumed), app.panels, "the tab stays")
+            assertEquals(PAGE + 1, resumed.transcript.keys.size, "the stored page, then the reason")
+            val notice = resumed.transcript.entries.last() as NoticeEntry
+            assertEquals("${ChatState.OPEN_FAILED_PREFIX}${resumed.chatState.status.openFailure}", notice.text)
+            assertFalse(resumed.prompt.sendButton.isEnabled, "nothing is sent from it")
+        }
+        assertEquals(emptyList<String>(), otherWindowsShowing(), "the tab says why: no message box")
+    }
+
     @Test fun `closing the app while a chat starts shows no message box`() {
         resumeHeld()
-        fun channels() = runBlocking { client.request(Methods.LIST_CHANNELS, ListChannelsParams()) }.channels
         val held = ProcessHandle.of(channels().single().pid.toLong()).get()
         onEdt { app.close() }
         // The resume fails now, the CLI gone before it started: an app still at work would say so.

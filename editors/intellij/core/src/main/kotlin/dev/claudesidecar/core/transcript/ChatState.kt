@@ -22,6 +22,9 @@ class ChatState {
     private val pendingMap = LinkedHashMap<String, PermissionRequestNotification>()
     private val fileMap = HashMap<String, MutableList<FileUpdatedNotification>>()
 
+    /** The prompts shown [waiting] when the chat's channel could not open ([openFailed]). */
+    private val notSentKeys = HashSet<String>()
+
     /** Pending permission requests by `requestId`, oldest first (never the auto-allowed ones). */
     val pending: Map<String, PermissionRequestNotification> get() = pendingMap
 
@@ -52,6 +55,20 @@ class ChatState {
 
     /** Shows a prompt sent before the chat's channel opened ([Transcript.waiting]). */
     fun waiting(id: String, text: String): TranscriptChange = transcript.waiting(id, text)
+
+    /**
+     * The chat's channel could not open, for [reason]: the status says so ([ChatStatus.openFailure]),
+     * the conversation ends with the reason, and the prompts [notSent] (shown [waiting]) stay,
+     * marked as not sent ([notSentBecause]). Returns what changed in [transcript].
+     */
+    fun openFailed(reason: String, notSent: Collection<String>): TranscriptChange {
+        status = status.copy(openFailure = reason)
+        notSentKeys += notSent
+        return transcript.openFailed("$OPEN_FAILED_PREFIX$reason", notSent)
+    }
+
+    /** Why the prompt [key] was not sent (the chat could not open), or null when nothing kept it from going. */
+    fun notSentBecause(key: String): String? = status.openFailure?.takeIf { key in notSentKeys }
 
     /** Applies one event of the chat, in order; returns what changed in [transcript]. */
     fun apply(event: ChatEvent): TranscriptChange {
@@ -96,5 +113,10 @@ class ChatState {
             if (permission.requestId != null && permission.decision.orUnknown() != AskState.PENDING) pendingMap.remove(permission.requestId)
         }
         return change
+    }
+
+    companion object {
+        /** How the notice of a chat that could not open starts; the reason follows. */
+        const val OPEN_FAILED_PREFIX = "Could not open the chat: "
     }
 }

@@ -14,4 +14,6 @@ data class ChatStatus(
     val exit: ExitInfo? = null,
     /** Shared daemon: the connection dropped and is being made again. */
     val reconnecting: Boolean = false,
+    /** Why the chat's channel could not open ([ChatState.openFailed]): it takes no messages. Null while it may. */
+    val openFailure: String? = null,
 )

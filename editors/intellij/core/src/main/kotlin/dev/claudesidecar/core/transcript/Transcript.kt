@@ -123,6 +123,18 @@ class Transcript {
     }
 
     /**
+     * The chat's channel did not open: a notice of [text] says so at the end, and each prompt
+     * of [notSent] (shown [waiting]) stays, after it, as a prompt no longer queued: it will not
+     * be sent, and its text is still there to take again.
+     */
+    fun openFailed(text: String, notSent: Collection<String>): TranscriptChange {
+        change = TranscriptChange()
+        notice(NoticeLevel.ERROR, text)
+        for (id in notSent) (queuedMap[id] as? PromptEntry)?.let { upsert(it.copy(queued = null)) }
+        return change
+    }
+
+    /**
      * Adds a notice of this client's at the end (with [beforeTurn], before the prompt of the
      * turn still running, if one is), as part of the change the last [apply] returned; returns
      * its key.

@@ -13,6 +13,7 @@ import dev.claudesidecar.core.protocol.FileUpdatedNotification
 import dev.claudesidecar.core.protocol.NoticeEntry
 import dev.claudesidecar.core.protocol.PermissionCancelledNotification
 import dev.claudesidecar.core.protocol.PermissionRequestNotification
+import dev.claudesidecar.core.protocol.PromptEntry
 import dev.claudesidecar.core.protocol.ToolEntry
 import dev.claudesidecar.core.protocol.ToolStatus
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -101,6 +102,33 @@ class ChatStateTest {
         assertEquals("m1", t.status.model)
         assertEquals("plan", t.status.permissionMode)
         assertFalse(t.status.state == null)
+    }
+
+    @Test
+    fun `a chat that cannot open ends with the reason, its waiting prompts after it, not sent and no longer queued`() {
+        val t = play(entry(PromptEntry(id = "p1", text = "stored")))
+        t.waiting("w1", "first")
+        t.waiting("w2", "second")
+        val change = t.openFailed("the CLI exited", listOf("w1", "w2"))
+        val entries = t.transcript.entries
+        assertEquals(listOf("p1", "w1", "w2"), entries.filterIsInstance<PromptEntry>().map { it.id })
+        assertEquals("${ChatState.OPEN_FAILED_PREFIX}the CLI exited", (entries[1] as NoticeEntry).text, "the reason before the prompts")
+        assertTrue(entries.filterIsInstance<PromptEntry>().none { it.queued == true }, "none queued: nothing will send them")
+        assertEquals(listOf("first", "second"), entries.drop(2).map { (it as PromptEntry).text }, "their text kept, in order")
+        assertEquals("the CLI exited", t.notSentBecause("w1"))
+        assertEquals(null, t.notSentBecause("p1"), "a prompt of the conversation was not refused")
+        assertEquals("the CLI exited", t.status.openFailure)
+        assertEquals(setOf(entries[1].let { (it as NoticeEntry).id }), change.added, "the notice is new")
+        assertEquals(setOf("w1", "w2"), change.updated, "the prompts are drawn again")
+        assertTrue(change.reordered, "the prompts moved out of the queue")
+    }
+
+    @Test
+    fun `a prompt waiting for a chat not refused is not marked not sent`() {
+        val t = ChatState()
+        t.waiting("w1", "first")
+        assertEquals(null, t.notSentBecause("w1"))
+        assertEquals(null, t.status.openFailure)
     }
 
     @Test
