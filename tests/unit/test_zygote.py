@@ -7,7 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
+import socket as socket_module
+import struct
 import subprocess
 import sys
 import time
@@ -170,3 +173,39 @@ def test_a_daemon_of_a_server_started_as_a_background_job_still_ends_on_sigint(
     # Ended (not left running): the model's own end of an interrupt, or by the signal
     # itself when it came before the model was ready for it, as a direct start ends.
     assert ended in (0, -signal.SIGINT)
+
+
+def test_a_launcher_gone_before_it_learns_the_pid_ends_its_daemon_and_not_the_server(
+    tmp_path: Path,
+) -> None:
+    # A launcher killed right after its request (a test ending as its daemon starts) once
+    # ended the server with a BrokenPipeError: every later daemon of that suite failed.
+    with command_server(tmp_path / "zygote") as (command, server):
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        body = json.dumps(
+            {"argv": ["--stdio"], "env": dict(os.environ), "cwd": str(tmp_path), "umask": 0o22}
+        ).encode()
+        # Stopped, the server reads the request only once the launcher is gone: the order
+        # the race produced, on cue.
+        os.kill(server, signal.SIGSTOP)
+        try:
+            with socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM) as s:
+                s.connect(str(command.with_name("s")))
+                socket_module.send_fds(s, [struct.pack("!I", len(body))], [stdin_r, stdout_w, 2])
+                s.sendall(body)
+        finally:
+            os.kill(server, signal.SIGCONT)
+        os.close(stdin_r)
+        os.close(stdout_w)
+
+        # The daemon held the only other end of its stdout: an end of file says it is gone
+        # (its stdin, still open here, would have kept it running).
+        ready, _, _ = select.select([stdout_r], [], [], 30)
+        assert ready, "the daemon of the launcher that went is still running"
+        assert os.read(stdout_r, 1) == b""
+        served = run([str(command), "--version"], None, None)
+        os.close(stdin_w)
+        os.close(stdout_r)
+
+    assert served.returncode == 0, served.stderr

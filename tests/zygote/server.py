@@ -172,7 +172,17 @@ def _fork(
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     for fd in fds:
         os.close(fd)
-    connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    try:
+        connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    except OSError:
+        # The launcher went before it learnt its daemon's pid (killed right after it
+        # started): its daemon goes with it, as when it goes later ("gone"), and the server
+        # serves on. A BrokenPipeError here once ended the server mid-run (ci44: every
+        # later daemon of that editor suite failed to start).
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        connection.close()
+        return None
     return Launch(connection, pid, os.pidfd_open(pid))
 
 
