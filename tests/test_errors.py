@@ -128,7 +128,7 @@ async def test_a_cli_that_dies_at_start_up_is_reported_with_its_stderr(
 
     assert error.code == -32005
     assert error.data["name"] == "cliStartFailed"
-    assert "exit code 3" in error.message
+    assert error.data["reason"] == "it exited during start-up (exit code 3)"
     assert "fatal: cannot read settings" in error.data["stderrTail"]
     assert listed == {"channels": []}
     assert daemon.notes == [], "a channel that never started is never announced"

@@ -246,7 +246,9 @@ async def test_a_cli_killed_mid_turn_ends_the_turn_with_cli_exited(
     await sidecar.wait_for_state(channel, "exited")
 
     assert ended["outcome"] == "error" and ended["error"]["kind"] == "cliExited"
-    assert "signal 9" in ended["error"]["message"]
+    assert (
+        ended["error"]["message"] == "the CLI exited during the turn (killed by SIGKILL, signal 9)"
+    )
 
 
 async def test_status_shows_the_clis_retry_and_clears_it_when_the_model_answers(

@@ -25,6 +25,7 @@ from claude_sidecar.protocol.api import (
     TurnOutcome,
     TurnUsage,
 )
+from claude_sidecar.protocol.errors import process_end
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +268,7 @@ class TurnTracker:
             outcome = "error"
             error = TurnError(
                 kind="cliExited",
-                message=f"the CLI exited during the turn (exit code {code}, signal {signal})",
+                message=f"the CLI exited during the turn ({process_end(code, signal)})",
             )
         return TurnEnded(
             outcome,

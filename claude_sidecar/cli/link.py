@@ -27,6 +27,7 @@ from claude_sidecar.protocol.errors import (
     CliStartFailed,
     ControlRequestFailed,
     ControlRequestTimeout,
+    process_end,
 )
 from claude_sidecar.runtime.background import Background
 
@@ -116,8 +117,7 @@ class CliLink:
             answer = await self.control("initialize", START_TIMEOUT, hooks=self._hooks)
         except ChannelExited as e:
             reason = (
-                f"it exited during start-up (exit code {e.data['exitCode']}, "
-                f"signal {e.data['signal']})"
+                f"it exited during start-up ({process_end(e.data['exitCode'], e.data['signal'])})"
             )
             raise CliStartFailed(reason, process.stderr_tail()) from e
         except (ControlRequestTimeout, ControlRequestFailed) as e:

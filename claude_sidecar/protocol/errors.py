@@ -7,8 +7,23 @@ table ``ERROR_CODES`` below is the single source for that section.
 
 from __future__ import annotations
 
+import signal as signals
 from pathlib import Path
 from typing import Any
+
+
+def process_end(exit_code: int | None, signal: int | None) -> str:
+    """How a process ended, as a message says it: ``exit code 1``, ``killed by SIGKILL,
+    signal 9``; users read it, so the half that does not apply is left out, not ``None``."""
+    if signal is not None:
+        try:
+            name = signals.Signals(signal).name
+        except ValueError:
+            return f"killed by signal {signal}"
+        return f"killed by {name}, signal {signal}"
+    if exit_code is not None:
+        return f"exit code {exit_code}"
+    return "its exit status unknown"
 
 
 class SidecarError(Exception):
@@ -74,7 +89,7 @@ class ChannelExited(SidecarError):
 
     def __init__(self, channel_id: str, exit_code: int | None, signal: int | None) -> None:
         super().__init__(
-            f"channel `{channel_id}` has exited (exit code {exit_code}, signal {signal}); "
+            f"channel `{channel_id}` has exited ({process_end(exit_code, signal)}); "
             "send it a message (claude/sendMessage restarts it with its session) or close "
             "it with claude/closeChannel",
             channelId=channel_id,
