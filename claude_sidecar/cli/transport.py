@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from claude_sidecar.cli import priority
 from claude_sidecar.cli.watchdog import watchdog
 from claude_sidecar.runtime import host
 
@@ -165,6 +166,7 @@ class Transport:
             limit=READ_CHUNK,
         )
         log.info("spawned pid %d: %s", process.pid, argv[0])
+        priority.lower(process.pid)
         return cls(process, watched=not guarded)
 
     @property

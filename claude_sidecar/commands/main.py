@@ -8,6 +8,8 @@ import os
 import sys
 
 from claude_sidecar import __version__
+from claude_sidecar.cli import priority
+from claude_sidecar.cli.priority import DEFAULT_NICE
 
 DESCRIPTION = """\
 claude-sidecar embeds the Claude Code agent in editors. An editor plugin starts it
@@ -63,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--cli", metavar="PATH", help="path of the Claude Code CLI binary")
     parser.add_argument(
+        "--cli-nice",
+        metavar="N",
+        type=int,
+        choices=range(20),
+        default=DEFAULT_NICE,
+        help="the CLIs' CPU niceness, their tools' too: below the editor's, so that a busy "
+        f"machine draws the answer as it streams (0-19; 0: the daemon's; default: {DEFAULT_NICE})",
+    )
+    parser.add_argument(
         "--log-file", metavar="PATH", help="append logs to this file instead of stderr"
     )
     parser.add_argument(
@@ -90,6 +101,14 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="start a spare CLI in DIR at initialize, so that the first session/new there "
         "takes it (default: the directory the agent runs in; none when that is /)",
+    )
+    acp.add_argument(
+        "--cli-nice",
+        metavar="N",
+        type=int,
+        choices=range(20),
+        default=argparse.SUPPRESS,
+        help="see claude-sidecar --cli-nice",
     )
     acp.add_argument(
         "--allow-dangerously-skip-permissions",
@@ -162,6 +181,14 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
         )
+        command.add_argument(
+            "--cli-nice",
+            metavar="N",
+            type=int,
+            choices=range(20),
+            default=argparse.SUPPRESS,
+            help="see claude-sidecar --cli-nice",
+        )
     connect.add_argument(
         "--daemon-log",
         metavar="PATH",
@@ -219,6 +246,14 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
         )
+        command.add_argument(
+            "--cli-nice",
+            metavar="N",
+            type=int,
+            choices=range(20),
+            default=argparse.SUPPRESS,
+            help="see claude-sidecar --cli-nice",
+        )
     schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
     schema.add_argument(
         "--output",
@@ -252,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``claude-sidecar`` console script and ``python -m claude_sidecar``."""
     args = _parser().parse_args(argv)
     _configure_logging(args.log_level, args.log_file)
+    priority.configure(args.cli_nice)
     if args.command == "demo":
         from claude_sidecar.commands.demo import run_demo
 
@@ -345,6 +381,7 @@ def _shared_daemon(args: argparse.Namespace) -> int:
                 f"--client-buffer={args.client_buffer:g}",
                 f"--client-stall={args.client_stall:g}",
                 f"--warm-pool={args.warm_pool}",
+                f"--cli-nice={args.cli_nice}",
             ]
             if args.cli:
                 serve_args.append(f"--cli={args.cli}")
