@@ -195,6 +195,15 @@ uv run --quiet python -m compileall -q -j 0 claude_sidecar tests bench \
     "$(uv run --quiet python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ||
     echo "compileall failed: the suites run, with Python compiling as it imports"
 
+# The daemon starts its CLIs at nice 10, below the editor (claude_sidecar/cli/priority.py).
+# Here every process is a test: a CLI below the other lanes' work waited behind it, and the
+# VS Code extension tests, whose CLIs then got a tenth of a busy core's share, went past
+# their 300 s (ci45). The editor suites' daemons (and the last release's, which ignores it)
+# start theirs at the daemon's own priority; the Python suite's daemons do not see this
+# variable (tests/env.py isolated_env) and run as users run, as tests/test_cli_priority.py
+# checks.
+export CLAUDE_SIDECAR_CLI_NICE=0
+
 # The editor suites' daemons and stand-in models start through a fork server (tests/zygote),
 # as pytest's do. The UI runs and the cross-release runs' this-checkout daemons start as
 # users start them.

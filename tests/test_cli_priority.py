@@ -1,16 +1,17 @@
 """A chat's CLI, and the tools it runs, run below the editor's CPU priority (nice 10 unless
-``--cli-nice`` says otherwise), so that the editor draws the answer as it streams on a busy
-machine (claude_sidecar.cli.priority). Linux's own path sets the CLI's autogroup too; the
-portable one (macOS) sets the process group's niceness alone."""
+``--cli-nice`` or ``CLAUDE_SIDECAR_CLI_NICE`` says otherwise), so that the editor draws the
+answer as it streams on a busy machine (claude_sidecar.cli.priority). Linux's own path sets
+the CLI's autogroup too; the portable one (macOS) sets the process group's niceness alone."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 from claude_sidecar.scripted import ScriptedModel, load_scenario
 
-from tests.env import both_platform_paths
+from tests.env import both_platform_paths, daemon_argv
 from tests.harness import Sidecar, StartSidecar
 
 pytestmark = pytest.mark.same_on_every_cli("the daemon's own scheduling of the CLI process")
@@ -72,3 +73,31 @@ async def test_cli_nice_sets_the_clis_niceness_and_0_leaves_the_daemons(
 
     assert (thread_niceness(lowest_pid), autogroup_niceness(lowest_pid)) == ({19}, 19)
     assert (thread_niceness(daemons_pid), autogroup_niceness(daemons_pid)) == ({0}, 0)
+
+
+async def test_the_environment_sets_the_niceness_when_no_flag_does(
+    sidecar_with: StartSidecar, workspace: Path
+) -> None:
+    # Editors start the daemon with arguments of their own: CLAUDE_SIDECAR_CLI_NICE reaches
+    # it through their environment.
+    daemon = await sidecar_with({}, CLAUDE_SIDECAR_CLI_NICE="3")
+
+    pid = (await daemon.open_channel(cwd=str(workspace)))["pid"]
+
+    assert (thread_niceness(pid), autogroup_niceness(pid)) == ({3}, 3)
+
+
+def test_a_niceness_out_of_range_in_the_environment_stops_the_daemon_naming_it(
+    daemon_env: dict[str, str],
+) -> None:
+    started = subprocess.run(
+        daemon_argv("--stdio"),
+        env={**daemon_env, "CLAUDE_SIDECAR_CLI_NICE": "20"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert started.returncode == 2
+    assert "CLAUDE_SIDECAR_CLI_NICE is '20': expected a niceness from 0 to 19" in started.stderr

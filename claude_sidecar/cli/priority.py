@@ -23,6 +23,7 @@ import errno
 import functools
 import logging
 import os
+from collections.abc import Mapping
 
 from claude_sidecar.runtime import host
 
@@ -31,11 +32,26 @@ log = logging.getLogger(__name__)
 DEFAULT_NICE = 10
 """The niceness CLIs start at unless the daemon is told otherwise (``--cli-nice``)."""
 
+NICE_ENV = "CLAUDE_SIDECAR_CLI_NICE"
+"""The niceness when ``--cli-nice`` is not given: for an editor that starts the daemon with
+arguments of its own (and for test suites, whose every process is a test)."""
+
 _AUTOGROUP_SWITCH = "/proc/sys/kernel/sched_autogroup_enabled"
 _AUTOGROUP_TRIES = 30
 _AUTOGROUP_RETRY_S = 0.11
 
 _nice = DEFAULT_NICE
+
+
+def nice_from(environ: Mapping[str, str]) -> int:
+    """The niceness ``environ`` asks for (``CLAUDE_SIDECAR_CLI_NICE``), else DEFAULT_NICE;
+    ValueError naming the variable for anything but 0-19."""
+    value = environ.get(NICE_ENV)
+    if value is None:
+        return DEFAULT_NICE
+    if not value.strip().isdigit() or not 0 <= int(value) <= 19:
+        raise ValueError(f"{NICE_ENV} is {value!r}: expected a niceness from 0 to 19")
+    return int(value)
 
 
 def configure(nice: int) -> None:

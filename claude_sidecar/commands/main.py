@@ -9,7 +9,7 @@ import sys
 
 from claude_sidecar import __version__
 from claude_sidecar.cli import priority
-from claude_sidecar.cli.priority import DEFAULT_NICE
+from claude_sidecar.cli.priority import DEFAULT_NICE, NICE_ENV
 
 DESCRIPTION = """\
 claude-sidecar embeds the Claude Code agent in editors. An editor plugin starts it
@@ -69,9 +69,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         type=int,
         choices=range(20),
-        default=DEFAULT_NICE,
+        default=None,
         help="the CLIs' CPU niceness, their tools' too: below the editor's, so that a busy "
-        f"machine draws the answer as it streams (0-19; 0: the daemon's; default: {DEFAULT_NICE})",
+        f"machine draws the answer as it streams (0-19; 0: the daemon's; default: ${NICE_ENV}, "
+        f"else {DEFAULT_NICE})",
     )
     parser.add_argument(
         "--log-file", metavar="PATH", help="append logs to this file instead of stderr"
@@ -285,8 +286,14 @@ def _directory(value: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``claude-sidecar`` console script and ``python -m claude_sidecar``."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     _configure_logging(args.log_level, args.log_file)
+    if args.cli_nice is None:
+        try:
+            args.cli_nice = priority.nice_from(os.environ)
+        except ValueError as e:
+            parser.error(str(e))
     priority.configure(args.cli_nice)
     if args.command == "demo":
         from claude_sidecar.commands.demo import run_demo
