@@ -62,11 +62,6 @@ def configure(nice: int) -> None:
     _nice = nice
 
 
-def configured() -> int:
-    """The niceness CLIs start at."""
-    return _nice
-
-
 def lower(pid: int) -> None:
     """Lower the CLI just started as ``pid`` (its process group's leader and its session's)
     to the configured niceness. A CLI that cannot be lowered runs as it is (logged)."""
