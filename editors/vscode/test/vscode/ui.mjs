@@ -104,14 +104,28 @@ async function useTheme(page, chat, theme) {
   await waitFor(async () => (await shown()) !== before, `the chat in the ${theme} theme`);
 }
 
+/** The chat's texts below WCAG AA contrast once the theme's colours settled: VS Code may send
+ * a theme's colours to the page in more than one message (ci48 read the warning text of Light
+ * Modern mixed with a colour not yet updated: 4.27). Read again for up to 10 s while any text
+ * is low; a colour that stays low is still reported. */
+async function settledContrast(chat) {
+  const deadline = Date.now() + 10_000;
+  let low = await lowContrast(chat);
+  while (low.length && Date.now() < deadline) {
+    await sleep(250);
+    low = await lowContrast(chat);
+  }
+  return low;
+}
+
 /** Checks that every text of the chat reads well (WCAG AA) in Dark Modern (the run's theme) and
  * in each of `themes` (screenshot `<shot>-<theme>.png` each), then goes back to Dark Modern. */
 async function readableInThemes(page, chat, shot, themes) {
-  assert.deepEqual(await lowContrast(chat), [], 'texts below WCAG AA contrast in Dark Modern');
+  assert.deepEqual(await settledContrast(chat), [], 'texts below WCAG AA contrast in Dark Modern');
   try {
     for (const theme of themes) {
       await useTheme(page, chat, theme);
-      assert.deepEqual(await lowContrast(chat), [], `texts below WCAG AA contrast in ${theme}`);
+      assert.deepEqual(await settledContrast(chat), [], `texts below WCAG AA contrast in ${theme}`);
       await screenshot(page, `${shot}-${theme.toLowerCase().replaceAll(' ', '-')}.png`);
     }
   } finally {
