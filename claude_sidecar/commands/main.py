@@ -64,11 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         help="serve JSON-RPC on stdin/stdout (the mode editor plugins use)",
     )
     parser.add_argument("--cli", metavar="PATH", help="path of the Claude Code CLI binary")
-    parser.add_argument(
-        "--cli-nice",
-        metavar="N",
-        type=int,
-        choices=range(20),
+    _add_cli_nice(
+        parser,
         default=None,
         help="the CLIs' CPU niceness, their tools' too: below the editor's, so that a busy "
         f"machine draws the answer as it streams (0-19; 0: the daemon's; default: ${NICE_ENV}, "
@@ -103,14 +100,7 @@ def _parser() -> argparse.ArgumentParser:
         help="start a spare CLI in DIR at initialize, so that the first session/new there "
         "takes it (default: the directory the agent runs in; none when that is /)",
     )
-    acp.add_argument(
-        "--cli-nice",
-        metavar="N",
-        type=int,
-        choices=range(20),
-        default=argparse.SUPPRESS,
-        help="see claude-sidecar --cli-nice",
-    )
+    _add_cli_nice(acp)
     acp.add_argument(
         "--allow-dangerously-skip-permissions",
         action="store_true",
@@ -182,14 +172,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
         )
-        command.add_argument(
-            "--cli-nice",
-            metavar="N",
-            type=int,
-            choices=range(20),
-            default=argparse.SUPPRESS,
-            help="see claude-sidecar --cli-nice",
-        )
+        _add_cli_nice(command)
     connect.add_argument(
         "--daemon-log",
         metavar="PATH",
@@ -247,14 +230,6 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--cli", metavar="PATH", default=argparse.SUPPRESS, help="path of the CLI binary"
         )
-        command.add_argument(
-            "--cli-nice",
-            metavar="N",
-            type=int,
-            choices=range(20),
-            default=argparse.SUPPRESS,
-            help="see claude-sidecar --cli-nice",
-        )
     schema = sub.add_parser("schema", help="print the JSON Schema of the claude/* protocol")
     schema.add_argument(
         "--output",
@@ -273,6 +248,18 @@ def _configure_logging(level: str, log_file: str | None) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # pygls logs every message body at INFO; that is noise and costs time per delta.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def _add_cli_nice(
+    parser: argparse.ArgumentParser,
+    default: object = argparse.SUPPRESS,
+    help: str = "see claude-sidecar --cli-nice",
+) -> None:
+    """``--cli-nice N`` on ``parser``: the top level's, and the commands that start CLIs
+    (given after the command, it overrides the top level's; unset, it leaves it)."""
+    parser.add_argument(
+        "--cli-nice", metavar="N", type=int, choices=range(20), default=default, help=help
+    )
 
 
 def _directory(value: str) -> str:
