@@ -15,11 +15,15 @@ left it. A key is typed into the prompt every 25 ms while it streams. Two set-up
   a stream on that page).
 - **in VS Code** (``test/vscode/page-bench.mjs``, when the extension's toolchain is
   installed: ``editors/vscode/scripts/toolchain.sh``): the extension in code-server's VS
-  Code, its real extension host and webview messaging, the page on the workbench's renderer
-  thread, in headless Chromium. This is where issue 43's figures were taken. Its peer, in
-  the same run: the same extension and feed with the page replaced by
-  ``test/webview/peer-page.ts`` (each delta appended as a text node, the end followed, no
-  markdown): what drawing the stream costs in VS Code's webview on this machine at least.
+  Code, its real extension host and webview messaging, in headless Chromium, twice: as
+  code-server serves webviews (from the workbench's own origin: the page runs on the
+  workbench's renderer thread; where issue 43's figures were taken), and on a site of their
+  own (``--webview-site``), as VS Code desktop (a ``vscode-webview://`` origin per webview)
+  and vscode.dev (``*.vscode-cdn.net``) serve them: Chromium's site isolation then runs the
+  page in a renderer process of its own, its thread not the workbench's. Its peer, in each:
+  the same extension and feed with the page replaced by ``test/webview/peer-page.ts`` (each
+  delta appended as a text node, the end followed, no markdown): what drawing the stream
+  costs in VS Code's webview on this machine at least.
 
 Measured in the page, per run (each bench's header says exactly how):
 
@@ -35,7 +39,8 @@ Measured in the page, per run (each bench's header says exactly how):
   from its arrival until the end was drawn and the size of the message that brought it:
   figures the machine's load does not change);
 - **CPU**: the page thread's CPU time from the first notification to the end on screen (in
-  VS Code: the renderer thread's, which the workbench shares, from the prompt's send), and
+  VS Code: the page's renderer thread's, which the workbench shares in code-server, from
+  the prompt's send), and
   the part of it in style and layout (thread time: what the machine's other load does not
   inflate as it does the times above); in VS Code also the CPU time of the extension host,
   the renderer process (all its threads) and the browser's other processes (its software
@@ -159,20 +164,25 @@ def run(quick: bool = False) -> dict[str, Any]:
     if toolchain is None:
         result["in_vscode_unavailable"] = "no VS Code toolchain (scripts/toolchain.sh)"
         return result
-    log(f"(h) the same in VS Code (code-server): {runs} run(s), and its peer ...")
-    done = subprocess.run(
-        ["node", str(IN_VSCODE), "--json", "--peer", *sizes],
-        cwd=VSCODE,
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-        timeout=900,
-        env={**os.environ, "VSCODE_TOOLCHAIN_DIR": str(toolchain)},
-    )
-    in_vscode = json.loads(done.stdout.strip().splitlines()[-1])
-    for build in in_vscode["builds"]:
-        name = "vscode_peer" if build["extension"] == "peer" else "vscode"
-        repeats[name] = _figures(build["runs"])
+    # code-server's webviews share the workbench's renderer thread; VS Code desktop's and
+    # vscode.dev's run in a renderer of their own (a site of their own): both, in turn.
+    for where, flags in (("vscode", []), ("vscode_site", ["--webview-site"])):
+        own = ", webviews on a site of their own" if flags else ""
+        log(f"(h) the same in VS Code (code-server{own}): {runs} run(s), and its peer ...")
+        done = subprocess.run(
+            ["node", str(IN_VSCODE), "--json", "--peer", *flags, *sizes],
+            cwd=VSCODE,
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=900,
+            env={**os.environ, "VSCODE_TOOLCHAIN_DIR": str(toolchain)},
+        )
+        in_vscode = json.loads(done.stdout.strip().splitlines()[-1])
+        for build in in_vscode["builds"]:
+            repeats[f"{where}_peer" if build["extension"] == "peer" else where] = _figures(
+                build["runs"]
+            )
     return result
 
 

@@ -11,7 +11,9 @@ headers say exactly what is timed; in short:
 - **VS Code** (code-server's VS Code in headless Chromium): from the daemon's send of the
   resume's answer to the frame that shows the last entry; the renderer thread's longest task
   while opening, then while the chat is scrolled to its top (the scroll bar set to 0 again and
-  again, a page at a time, at most ``scroll_s``).
+  again, a page at a time, at most ``scroll_s``); as code-server serves webviews (the page on
+  the workbench's thread), then on a site of their own (the page on a thread of its own, as
+  in VS Code desktop and vscode.dev).
 - **Swing** (under Xvfb): from the resume to the paint that shows the last entry; the EDT's
   longest task (wall and CPU) while opening, then while the mouse wheel turns up to the first
   entry.
@@ -47,13 +49,17 @@ def _in_order(rows: list[dict[str, Any]], sizes: list[int]) -> list[dict[str, An
     return rows
 
 
-def vscode(sizes: list[int], scroll_s: float) -> dict[str, Any]:
-    """The VS Code page at each size: ``{"sizes": [figures per size]}`` or ``{"unavailable"}``."""
+def vscode(sizes: list[int], scroll_s: float, own_site: bool = False) -> dict[str, Any]:
+    """The VS Code page at each size: ``{"sizes": [figures per size]}`` or ``{"unavailable"}``;
+    ``own_site``: the webviews on a site of their own (their own renderer thread, as VS Code
+    desktop and vscode.dev run them; code-server's share the workbench's)."""
     unavailable = editor_vscode.prepare()
     toolchain = editor_vscode._toolchain()
     if unavailable or toolchain is None:
         return {"unavailable": unavailable or "no VS Code toolchain (scripts/toolchain.sh)"}
-    log(f"(l) VS Code: {', '.join(f'{s:,}' for s in sizes)} entries (page-bench.mjs --long) ...")
+    where = ", webviews on a site of their own" if own_site else ""
+    listed = ", ".join(f"{s:,}" for s in sizes)
+    log(f"(l) VS Code{where}: {listed} entries (page-bench.mjs --long) ...")
     done = subprocess.run(
         [
             "node",
@@ -65,6 +71,7 @@ def vscode(sizes: list[int], scroll_s: float) -> dict[str, Any]:
             "--scroll-s",
             str(int(scroll_s)),
             "--json",
+            *(["--webview-site"] if own_site else []),
         ],
         cwd=editor_vscode.VSCODE,
         check=True,

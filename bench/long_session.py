@@ -429,6 +429,9 @@ def measure(
         "vscode": long_clients.vscode(asked, scroll_s)
         if "vscode" in clients
         else {"unavailable": "not asked for"},
+        "vscode_site": long_clients.vscode(asked, scroll_s, own_site=True)
+        if "vscode" in clients
+        else {"unavailable": "not asked for"},
         "swing": long_clients.swing(asked)
         if "swing" in clients
         else {"unavailable": "not asked for"},
@@ -475,7 +478,11 @@ def title(result: dict[str, Any]) -> str:
     )
     missing = "".join(
         f"; {client}: {result[key]['unavailable']}"
-        for client, key in (("VS Code", "vscode"), ("Swing", "swing"))
+        for client, key in (
+            ("VS Code", "vscode"),
+            ("VS Code, webviews on their own site", "vscode_site"),
+            ("Swing", "swing"),
+        )
         if "unavailable" in result.get(key, {})
     )
     return (
@@ -565,6 +572,14 @@ def table(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         client_row("vscode", "  scrolled to the first prompt, s", "scrollToTopMs", 1 / 1000),
         client_row("vscode", "  longest renderer task meanwhile, ms", "longestTaskScrollingMs"),
         client_row("vscode", "  stopped by the time limit (1 yes)", "scrollCapped"),
+        client_row(
+            "vscode_site",
+            "VS Code, webviews on their own site: picked until the end on screen, ms",
+            "openFromPickMs",
+        ),
+        client_row("vscode_site", "  longest page task meanwhile, ms", "longestTaskOpeningMs"),
+        client_row("vscode_site", "  scrolled to the first prompt, s", "scrollToTopMs", 1 / 1000),
+        client_row("vscode_site", "  longest page task meanwhile, ms", "longestTaskScrollingMs"),
         client_row("swing", "Swing: resume until the end on screen, ms", "last_entry_on_screen_ms"),
         client_row("swing", "  longest EDT task meanwhile, ms", "open_max_stall_ms"),
         client_row("swing", "  wheel turned to the first prompt, s", "to_top_ms", 1 / 1000),

@@ -395,7 +395,7 @@ def format_h(h: dict[str, Any]) -> str:
         ("UI-thread CPU, first notification to end on screen, ms", "thread_cpu_ms", ""),
         ("  of which style and layout, ms", "layout_cpu_ms", ""),
         ("extension host CPU, prompt to end on screen, ms", "extension_host_cpu_ms", ""),
-        ("renderer process CPU (all threads), ms", "renderer_cpu_ms", ""),
+        ("renderer processes CPU (all threads, the workbench's too), ms", "renderer_cpu_ms", ""),
         ("browser's other processes CPU (compositor), ms", "browser_cpu_ms", ""),
     ]
     rows = [
@@ -405,6 +405,8 @@ def format_h(h: dict[str, Any]) -> str:
             num(median("peer", key), 1),
             num(median("vscode", key), 1),
             num(median("vscode_peer", key), 1),
+            num(median("vscode_site", key), 1),
+            num(median("vscode_site_peer", key), 1),
             target,
         ]
         for label, key, target in metrics
@@ -415,8 +417,10 @@ def format_h(h: dict[str, Any]) -> str:
         f"real daemon and CLI, timed from the daemon's send "
         f"(median of {len(h['repeats']['page'])}); "
         f"page: headless Chromium fed by the extension's client; peer: each delta appended as a "
-        f"text node; in VS Code: code-server, its peer the same in VS Code's webview{note}",
-        ["", "page", "peer", "in VS Code", "its peer", "target"],
+        f"text node; in VS Code: code-server, its peer the same in VS Code's webview; own site: "
+        f"the webviews on a site of their own (their own renderer, as VS Code desktop and "
+        f"vscode.dev run them){note}",
+        ["", "page", "peer", "in VS Code", "its peer", "own site", "its peer", "target"],
         rows,
     )
 

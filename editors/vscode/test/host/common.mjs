@@ -92,9 +92,9 @@ export function loadPlaywright(tc) {
   return require(tc.PLAYWRIGHT_CORE);
 }
 
-export async function launchChromium(tc, { headless = true } = {}) {
+export async function launchChromium(tc, { headless = true, args = [] } = {}) {
   const { chromium } = loadPlaywright(tc);
-  return chromium.launch({ executablePath: tc.CHROMIUM, headless, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: tc.CHROMIUM, headless, args: [...CHROMIUM_ARGS, ...args] });
 }
 
 export function freePort() {

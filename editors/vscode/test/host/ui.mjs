@@ -120,14 +120,19 @@ export async function startCodeServer(opts = {}) {
  */
 export async function openWorkbench(
   url,
-  { toolchain, timeoutMs = 60000, viewport = { width: 1280, height: 800 } } = {},
+  { toolchain, timeoutMs = 60000, viewport = { width: 1280, height: 800 }, webviewSite = false } = {},
 ) {
   const tc = toolchain || loadToolchain();
-  const browser = await launchChromium(tc);
+  // A page the bench serves (webviewSite) has no address: Chromium's local network access
+  // checks would then refuse its connections to code-server on this machine.
+  const browser = await launchChromium(tc, {
+    args: webviewSite ? ['--disable-features=LocalNetworkAccessChecks'] : [],
+  });
   try {
     const page = await browser.newPage({ viewport });
     page.consoleLines = [];
     page.on('console', (m) => page.consoleLines.push(`${m.type()}: ${m.text()}`));
+    if (webviewSite) await serveWebviewsCrossSite(page, url);
     await page.goto(url);
     await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: timeoutMs });
     await page.waitForSelector('.monaco-workbench .part.activitybar, .monaco-workbench .activitybar', {
@@ -138,6 +143,42 @@ export async function openWorkbench(
     await browser.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Serves the workbench's webviews from a site of their own (`localhost` where the workbench
+ * is on 127.0.0.1), as VS Code desktop (a `vscode-webview://` origin per webview) and
+ * vscode.dev (`*.vscode-cdn.net`) do; code-server serves them from its own origin. Chromium
+ * then runs them in a renderer process of their own (site isolation): their thread is not
+ * the workbench's, as in those. code-server gives the webviews' address in the workbench
+ * page's configuration (webviewEndpoint, relative to the page): the page is rewritten with
+ * the same path on the other site.
+ */
+async function serveWebviewsCrossSite(page, url) {
+  const workbench = new URL(url);
+  // A host of its own per webview, as vscode.dev's: its page checks that its name is the hash
+  // VS Code puts for {{uuid}} (Chromium takes any *.localhost for this machine).
+  const other = `${workbench.protocol}//{{uuid}}.localhost:${workbench.port}`;
+  const others = `${workbench.protocol}//*.localhost:${workbench.port}`;
+  await page.route(
+    (u) => u.origin === workbench.origin && (u.pathname === '/' || u.pathname === workbench.pathname),
+    async (route) => {
+      const response = await route.fetch();
+      const html = await response.text();
+      const rewritten = html.replace(
+        /(webviewEndpoint&quot;:&quot;)\/?(?!https?:)/,
+        (_, key) => `${key}${other}${workbench.pathname.replace(/\/?$/, '/')}`,
+      );
+      if (rewritten === html) throw new Error('the workbench page gives no webviewEndpoint to rewrite');
+      // Its policy lets it frame its own origin and vscode-cdn.net's (vscode.dev's webviews): the other site too.
+      const headers = { ...response.headers() };
+      const policy = headers['content-security-policy'];
+      if (policy) {
+        headers['content-security-policy'] = policy.replace(/(frame-src|child-src) /g, `$1 ${others} `);
+      }
+      await route.fulfill({ response, body: rewritten, headers });
+    },
+  );
 }
 
 export async function closeWorkbench(page) {

@@ -6,7 +6,10 @@
 // own: two have changed files (new files allowed: permission mode acceptEdits), the third asks
 // to run a command and waits. Checks what the rows, the waiting chat's tooltip and a row's
 // inline buttons say, and that Review opens the multi-file diff editor; the tooltip and the
-// review are saved in test-artifacts/chats-view/. The test command runs it as its `ui-chats`
+// review are saved in test-artifacts/chats-view/. The webviews are served from a site of their
+// own, each page in a renderer process of its own, as VS Code desktop and vscode.dev run them
+// (code-server's way, the workbench's origin and thread, is the other UI runs'). The test
+// command runs it as its `ui-chats`
 // step (with --out in test-artifacts: docs/chats-view.png is made by hand).
 //
 //   node test/vscode/chats-view-shot.mjs [--out FILE]
@@ -180,8 +183,16 @@ async function main() {
       workspace: box.workspace,
       settings: { ...box.settings, 'claudeSidecar.permissionMode': 'acceptEdits' },
     });
-    page = await openWorkbench(server.url);
+    // The webviews on a site of their own, as VS Code desktop and vscode.dev serve them (the
+    // other UI runs take code-server's way: on the workbench's origin and thread).
+    page = await openWorkbench(server.url, { webviewSite: true });
     for (const { task } of TASKS) await newChatInWorktree(page, task);
+    // The chat page in view (the others' tabs are hidden: VS Code lets their pages go) runs in
+    // a renderer process of its own: an out-of-process frame on its site.
+    const cdp = await page.context().newCDPSession(page);
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const ownRenderer = targetInfos.filter((t) => t.type === 'iframe' && /^http:\/\/[a-z0-9]+\.localhost:/.test(t.url));
+    assert.equal(ownRenderer.length, 1, 'the chat page in view runs in a renderer of its own');
     // The badge on the icon takes the pointer's events: the click goes to the icon through it.
     await page.locator('.activitybar [aria-label^="Claude Chats"]').first().click({ force: true });
     const deadline = Date.now() + 60_000;

@@ -42,12 +42,20 @@
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH] [--peer]
+//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH] [--peer] [--webview-site]
 //
 // With --peer, the peer runs after the builds, in the same run: the same extension with its
 // page replaced by test/webview/peer-page.ts (each delta appended as a text node, the end
 // followed; no markdown): the practical limit of drawing the stream in VS Code's webview on
 // this machine, which the machine's load moves as it moves the page's figures.
+//
+// With --webview-site the workbench serves its webviews from a site of their own (each on a
+// *.localhost host: host/ui.mjs openWorkbench's webviewSite), as VS Code desktop (a
+// vscode-webview:// origin per webview) and vscode.dev (*.vscode-cdn.net) do; code-server
+// serves them from the workbench's own origin. Chromium's site isolation then runs the page in
+// a renderer process of its own: its thread is not the workbench's, and the figures of the
+// thread (CPU, tasks in a trace) are the page's renderer's alone; the processes' CPU by role
+// sums both renderers.
 //
 // With --long 1000,10000 it measures long sessions instead (issue 43's curve): for each size a
 // session grown by bench/grow_session.py (tests/long_session.py: a real session's turns
@@ -325,6 +333,37 @@ function sampledAt(samples, at, key) {
   return a[key] + ((b[key] - a[key]) * (at - a.at)) / (b.at - a.at);
 }
 
+/**
+ * A CDP session on the renderer that runs `frame`: the frame's own when it runs in a process
+ * of its own (--webview-site: an out-of-process frame, or the frame holding it), else the
+ * page's (code-server's webviews share the workbench's renderer).
+ */
+async function sessionFor(page, frame) {
+  for (let at = frame; at; at = at.parentFrame()) {
+    const session = await page
+      .context()
+      .newCDPSession(at)
+      .catch(() => null);
+    if (session) return session;
+  }
+  return page.context().newCDPSession(page);
+}
+
+/** The main thread (pid, tid) in a trace of the renderer that ran the chat page's script
+ * (dist/webview.js): the workbench's too unless the webviews run on a site of their own. */
+function pageMain(events) {
+  const mains = events.filter((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  const ranPage = (m) =>
+    events.some(
+      (e) =>
+        e.pid === m.pid &&
+        e.tid === m.tid &&
+        (e.name === 'EvaluateScript' || e.name === 'FunctionCall') &&
+        /\/dist\/webview\.js/.test(e.args?.data?.url ?? ''),
+    );
+  return mains.find(ranPage) ?? mains[0];
+}
+
 /** The renderer thread's CPU time so far (Performance.getMetrics in thread time), in ms. */
 async function cpuTimes(cdp) {
   const { metrics } = await cdp.send('Performance.getMetrics');
@@ -456,7 +495,7 @@ function traceFigures(trace) {
     mark('bench: turnEnded reached the page'),
     mark('bench: end drawn'),
   ];
-  const main = events.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  const main = pageMain(events);
   if (!main || !arrived || !drawn) return {};
   const onMain = events.filter((e) => e.ph === 'X' && e.pid === main.pid && e.tid === main.tid);
   const cpu = (list) => list.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
@@ -476,7 +515,7 @@ function traceFigures(trace) {
 /** The longest task of the renderer's main thread in a trace, in its thread (CPU) time, ms. */
 function longestTaskCpu(trace) {
   const events = trace.traceEvents ?? trace;
-  const main = events.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  const main = pageMain(events);
   if (!main) return NaN;
   const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && e.pid === main.pid && e.tid === main.tid);
   return Math.max(0, ...tasks.map((e) => (e.tdur ?? 0) / 1000));
@@ -502,17 +541,14 @@ async function oneRun(page, sentLog, profile) {
   }
   let cdp = null;
   if (profile) {
-    cdp = await page
-      .context()
-      .newCDPSession(chat)
-      .catch(() => page.context().newCDPSession(page));
+    cdp = await sessionFor(page, chat);
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await cdp.send('Profiler.start');
   }
   // The renderer thread's CPU time (VS Code's workbench and the page share it): the work
   // itself, which the machine's other load does not inflate as it does the times.
-  const metrics = await page.context().newCDPSession(page);
+  const metrics = await sessionFor(page, chat);
   await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
   const cpuBefore = await cpuTimes(metrics);
   const tracing = process.argv.includes('--trace');
@@ -709,6 +745,9 @@ async function longFrames(page, timeoutMs = 120_000) {
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
+/** --webview-site: the webviews on a site of their own (openWorkbench's webviewSite). */
+const webviewSite = process.argv.includes('--webview-site');
+
 /** One resume of the long session: times and long tasks (see the header). */
 async function longRun(page, sentLog, scrollCapMs) {
   await runCommand(page, 'View: Close All Editors');
@@ -716,8 +755,10 @@ async function longRun(page, sentLog, scrollCapMs) {
   const row = page.locator('.quick-input-widget .monaco-list-row').first();
   await row.waitFor({ timeout: 60_000 });
   // The renderer thread's CPU time (the workbench's and the page's: one thread), which the
-  // machine's other load does not inflate as it does the times.
-  const metrics = await page.context().newCDPSession(page);
+  // machine's other load does not inflate as it does the times. With --webview-site the
+  // page's renderer starts with its webview: its thread is timed from when the page shows the
+  // end (no opening figure).
+  let metrics = await page.context().newCDPSession(page);
   await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
   const cpuPicked = await cpuTimes(metrics);
   const tracing = process.argv.includes('--trace');
@@ -744,7 +785,13 @@ async function longRun(page, sentLog, scrollCapMs) {
     },
   );
   await sleep(500); // the tasks that follow the first frame (the rest of the page's first layout)
-  const cpuOpened = await cpuTimes(metrics);
+  let cpuOpened = await cpuTimes(metrics);
+  const opening = webviewSite ? {} : { threadCpuOpeningMs: cpuOpened.task - cpuPicked.task };
+  if (webviewSite) {
+    metrics = await sessionFor(page, chat);
+    await metrics.send('Performance.enable', { timeDomain: 'threadTicks' });
+    cpuOpened = await cpuTimes(metrics);
+  }
   const traced = {};
   if (tracing) {
     const trace = (await page.context().browser().stopTracing()).toString();
@@ -809,7 +856,7 @@ async function longRun(page, sentLog, scrollCapMs) {
     answeredFromPickMs: sent - pickedAt,
     longestTaskOpeningMs: longest(pickedAt, scrollFrom),
     longestPageTaskOpeningMs: longestPage(pickedAt, scrollFrom),
-    threadCpuOpeningMs: cpuOpened.task - cpuPicked.task,
+    ...opening,
     scrollToTopMs: scrolledAt - scrollFrom,
     threadCpuScrollingMs: cpuScrolled.task - cpuOpened.task,
     longestTaskScrollingMs: longest(scrollFrom, scrolledAt + 500),
@@ -893,7 +940,7 @@ async function longMain(sizes) {
               workspace: box.workspace,
               settings: { ...box.settings, ...variant.settings },
             });
-            page = await openWorkbench(server.url);
+            page = await openWorkbench(server.url, { webviewSite });
             await page.addInitScript(longInstrument);
             for (let r = 0; r < runs; r++) {
               figures.push(await longRun(page, sentLog, scrollCapMs));
@@ -979,7 +1026,7 @@ async function main() {
       const figures = [];
       try {
         server = await startCodeServer({ extensionDir: slim, workspace: box.workspace, settings: box.settings });
-        page = await openWorkbench(server.url);
+        page = await openWorkbench(server.url, { webviewSite });
         for (let r = 0; r < runs; r++) {
           figures.push(await oneRun(page, sentLog, process.argv.includes('--profile')));
           say(`${extension} run ${r + 1}: ${JSON.stringify(figures.at(-1))}`);
