@@ -29,7 +29,8 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { webview: 'src/webview/main.ts' },
+    // The page's script, and highlight.js apart (src/webview/highlight-script.ts: loaded beside it).
+    entryPoints: { webview: 'src/webview/main.ts', highlight: 'src/webview/highlight-script.ts' },
     outdir: 'dist',
     platform: 'browser',
     format: 'iife',

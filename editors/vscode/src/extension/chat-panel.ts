@@ -153,6 +153,7 @@ export class ChatPanel implements vscode.Disposable {
     const nonce = randomBytes(16).toString('hex');
     return webviewHtml({
       scriptUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      highlightUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'highlight.js')).toString(),
       styleUri: this.panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
       cspSource: this.panel.webview.cspSource,
       nonce,

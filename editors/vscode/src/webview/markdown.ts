@@ -1,6 +1,6 @@
 // Markdown of answers and plans: markdown-it (raw HTML off: the model's text is never
-// markup), code blocks highlighted with highlight.js and given a language label and a
-// copy button.
+// markup), code blocks highlighted with highlight.js (dist/highlight.js, loaded beside the
+// page's script: ./highlighter) and given a language label and a copy button.
 //
 // An answer that streams is rendered in pieces that are never rendered again: the part
 // before a place where markdown cannot join across (a blank line outside a code fence
@@ -14,16 +14,18 @@
 // follows it), the part before it after.
 
 import MarkdownIt from 'markdown-it';
-import { highlight, languageNamed } from './highlight';
+import { highlighter, whenHighlighter } from './highlighter';
 
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
   highlight: (code, lang) => {
-    const language = lang ? languageNamed(lang) : undefined;
+    // Until dist/highlight.js has run, without colours (colourDrawnCode colours them then).
+    const h = highlighter();
+    const language = lang && h ? h.languageNamed(lang) : undefined;
     // Only a named language: guessing one (highlightAuto) costs too much.
-    return language ? highlight(code, language) : '';
+    return language ? h!.highlight(code, language) : '';
   },
 });
 /** The same rules without highlighting, for the tail of a text that still streams. */
@@ -54,6 +56,20 @@ export function renderMarkdown(text: string): string {
   return md.render(text);
 }
 
+/**
+ * Colours the code blocks drawn under `root` before the highlighter came (each names its
+ * language in its class, as markdown-it writes it); what is drawn later is coloured as it is
+ * rendered.
+ */
+export function colourDrawnCode(root: ParentNode): void {
+  const h = highlighter();
+  if (!h) return;
+  for (const code of root.querySelectorAll<HTMLElement>('.code-block pre > code[class^="language-"]')) {
+    const name = h.languageNamed(code.className.slice('language-'.length).split(' ')[0]!);
+    if (name && !code.firstElementChild) code.innerHTML = h.highlight(code.textContent, name);
+  }
+}
+
 /** Languages answers use most: their grammars are compiled on first use. */
 const COMMON_LANGUAGES = ['python', 'typescript', 'javascript', 'bash', 'json', 'rust', 'go', 'java'];
 
@@ -68,13 +84,18 @@ export function warmUp(): void {
   const steps: (() => void)[] = [
     () => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n'),
     () => plain.render('x\n\n```\ny\n```\n'),
-    ...COMMON_LANGUAGES.map((lang) => () => highlight('let x = 1', languageNamed(lang)!)),
   ];
   const next = () => {
     steps.shift()?.();
     if (steps.length) requestIdleCallback(next);
   };
   requestIdleCallback(next);
+  // The languages once the highlighter is here (after the steps above, or at its arrival).
+  whenHighlighter((h) => {
+    const idle = !steps.length;
+    steps.push(...COMMON_LANGUAGES.map((lang) => () => h.highlight('let x = 1', h.languageNamed(lang)!)));
+    if (idle) requestIdleCallback(next);
+  });
 }
 
 /** A line that may continue the block above it across a blank line: indented (a list

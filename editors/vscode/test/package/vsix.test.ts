@@ -250,6 +250,7 @@ describe('the .vsix as the Marketplace and Open VSX take it', () => {
       'extension/media/claude.svg', // the chat tab's icon
       `extension/${path.posix.normalize(manifest.main)}`,
       'extension/dist/webview.js',
+      'extension/dist/highlight.js',
       'extension/dist/webview.css',
     ]);
     assert.deepEqual([...files.keys()].filter((f) => !allowed.has(f)).sort(), [], 'nothing else is packed');

@@ -680,6 +680,8 @@ function peerExtension() {
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   fs.writeFileSync(path.join(to, 'dist', 'webview.css'), '');
+  // The page's HTML loads dist/highlight.js too: the peer highlights nothing.
+  fs.writeFileSync(path.join(to, 'dist', 'highlight.js'), '');
   return to;
 }
 

@@ -1,14 +1,17 @@
 // The chat page in a headless browser, for a webview test file.
 
 import { after, before } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
 /**
  * A page server and a browser for a test file: started before its tests, closed after them.
  * Returns what opens the chat page in a new tab of that browser.
  */
-export function chatPages(): (viewport?: { width: number; height: number }) => Promise<ScriptedHost> {
+export function chatPages(): (
+  viewport?: { width: number; height: number },
+  prepare?: (page: Page) => Promise<void>,
+) => Promise<ScriptedHost> {
   const server = new PageServer();
   let browser: Browser | undefined;
   before(async () => {
@@ -19,8 +22,10 @@ export function chatPages(): (viewport?: { width: number; height: number }) => P
     await browser?.close();
     await server.stop();
   });
-  return async (viewport) => {
+  return async (viewport, prepare) => {
     if (!browser) throw new Error('the browser is not running (chatPages() hooks run before the tests)');
-    return viewport ? ScriptedHost.open(browser, server, viewport) : ScriptedHost.open(browser, server);
+    return viewport
+      ? ScriptedHost.open(browser, server, viewport, prepare)
+      : ScriptedHost.open(browser, server, undefined, prepare);
   };
 }

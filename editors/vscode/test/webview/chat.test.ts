@@ -87,6 +87,25 @@ describe('streaming', () => {
     assert.deepEqual(host.errors, []);
   });
 
+  it('colours the code drawn before highlight.js came once it has run', async () => {
+    // dist/highlight.js held back until the answer is drawn (a page may draw before it runs).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const host = await openPage(undefined, async (page) => {
+      await page.route('**/highlight.js', async (route) => {
+        await held;
+        await route.continue();
+      });
+    });
+    await host.reset(stateOf(withContext(hostEvents('streamed-thinking'))));
+    const page = host.page;
+    assert.match(await page.locator('.code-block pre > code').first().innerText(), /def /);
+    assert.equal(await page.locator('.code-block .hljs-keyword').count(), 0, 'no colours before it ran');
+    release();
+    assert.equal(await page.locator('.code-block .hljs-keyword').first().innerText(), 'def');
+    assert.deepEqual(host.errors, []);
+  });
+
   it('animates what runs (spinner, thinking, a running tool) at no more than 10 frames a second', async () => {
     const host = await openWith(
       stateOf([

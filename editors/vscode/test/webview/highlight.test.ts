@@ -8,6 +8,8 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import hljs from 'highlight.js/lib/core';
 import type { HLJSApi, LanguageFn } from 'highlight.js';
+// The page loads dist/highlight.js beside its script; here it is imported (it hands markdown its highlighter).
+import '../../src/webview/highlight-script';
 import { renderMarkdown } from '../../src/webview/markdown';
 import { LANGUAGES } from '../../src/webview/highlight';
 

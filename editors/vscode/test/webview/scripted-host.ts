@@ -110,6 +110,7 @@ export class PageServer {
 
   async start(): Promise<void> {
     const dist = this.dist;
+    // highlight.js apart from the page's script since issue 43 (a build before it has none).
     for (const file of ['webview.js', 'webview.css']) {
       if (!fs.existsSync(path.join(dist, file))) throw new Error(`dist/${file} is missing: run npm run build first`);
     }
@@ -119,6 +120,7 @@ export class PageServer {
       if (req.url === '/' || req.url?.startsWith('/?')) {
         const html = webviewHtml({
           scriptUri: `${origin}/webview.js`,
+          highlightUri: `${origin}/highlight.js`,
           styleUri: `${origin}/webview.css`,
           cspSource: origin,
           nonce,
@@ -129,9 +131,13 @@ export class PageServer {
         res.writeHead(200, { 'content-type': 'text/html' }).end(html);
       } else if (req.url === '/stub.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' }).end(STUB);
-      } else if (req.url === '/webview.js' || req.url === '/webview.css') {
-        const type = req.url.endsWith('.js') ? 'text/javascript' : 'text/css';
-        res.writeHead(200, { 'content-type': type }).end(fs.readFileSync(path.join(dist, req.url.slice(1))));
+      } else if (
+        ['/webview.js', '/highlight.js', '/webview.css'].includes(req.url ?? '') &&
+        fs.existsSync(path.join(dist, req.url!.slice(1)))
+      ) {
+        const file = req.url!.slice(1);
+        const type = file.endsWith('.js') ? 'text/javascript' : 'text/css';
+        res.writeHead(200, { 'content-type': type }).end(fs.readFileSync(path.join(dist, file)));
       } else if (req.url === '/favicon.ico') {
         res.writeHead(204).end(); // asked by Chromium itself, not by the page
       } else {
@@ -186,14 +192,18 @@ export class ScriptedHost {
     });
   }
 
+  /** `prepare`: what the test does to the page before it loads (routes, say). */
   static async open(
     browser: Browser,
     server: PageServer,
     viewport = { width: 560, height: 820 },
+    prepare?: (page: Page) => Promise<void>,
   ): Promise<ScriptedHost> {
     const page = await browser.newPage({ viewport });
     const host = new ScriptedHost(page);
-    await page.goto(server.url);
+    await prepare?.(page);
+    // Not the load event: it waits for dist/highlight.js, which the page does not (a test may hold it).
+    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
     await host.waitForPosted((m) => m.type === 'ready');
     return host;
   }
