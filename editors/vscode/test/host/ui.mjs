@@ -181,6 +181,15 @@ async function serveWebviewsCrossSite(page, url) {
   );
 }
 
+/** The webviews that run in a renderer process of their own (out-of-process frames on the
+ * site openWorkbench's webviewSite serves them from): their CDP targets. */
+export async function webviewRenderers(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const { targetInfos } = await cdp.send('Target.getTargets');
+  await cdp.detach();
+  return targetInfos.filter((t) => t.type === 'iframe' && /^https?:\/\/[a-z0-9]+\.localhost:/.test(t.url));
+}
+
 export async function closeWorkbench(page) {
   await page
     ?.context()

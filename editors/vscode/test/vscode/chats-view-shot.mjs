@@ -21,7 +21,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
-import { closeWorkbench, openWorkbench, runCommand, screenshot, startCodeServer } from '../host/ui.mjs';
+import {
+  closeWorkbench,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  startCodeServer,
+  webviewRenderers,
+} from '../host/ui.mjs';
 import { sandbox, startModel } from './run.mjs';
 
 const OUT = process.argv.includes('--out')
@@ -189,10 +196,7 @@ async function main() {
     for (const { task } of TASKS) await newChatInWorktree(page, task);
     // The chat page in view (the others' tabs are hidden: VS Code lets their pages go) runs in
     // a renderer process of its own: an out-of-process frame on its site.
-    const cdp = await page.context().newCDPSession(page);
-    const { targetInfos } = await cdp.send('Target.getTargets');
-    const ownRenderer = targetInfos.filter((t) => t.type === 'iframe' && /^http:\/\/[a-z0-9]+\.localhost:/.test(t.url));
-    assert.equal(ownRenderer.length, 1, 'the chat page in view runs in a renderer of its own');
+    assert.equal((await webviewRenderers(page)).length, 1, 'the chat page in view runs in a renderer of its own');
     // The badge on the icon takes the pointer's events: the click goes to the icon through it.
     await page.locator('.activitybar [aria-label^="Claude Chats"]').first().click({ force: true });
     const deadline = Date.now() + 60_000;

@@ -94,6 +94,8 @@ import { sandbox, startModel } from './run.mjs';
 
 const RELAY = path.join(VSCODE_DIR, 'test', 'webview', 'timestamp-relay.mjs');
 const KEY_EVERY_MS = 25;
+/** --webview-site: the webviews on a site of their own (openWorkbench's webviewSite). */
+const webviewSite = process.argv.includes('--webview-site');
 /** Keys typed before the prompt is sent, for the echo with no answer streaming. */
 const IDLE_KEYS = 40;
 /** --no-typing: no keys while it streams (the figures of a user who reads; key echo then none). */
@@ -746,9 +748,6 @@ async function longFrames(page, timeoutMs = 120_000) {
 }
 
 const wallNow = () => performance.timeOrigin + performance.now();
-
-/** --webview-site: the webviews on a site of their own (openWorkbench's webviewSite). */
-const webviewSite = process.argv.includes('--webview-site');
 
 /** One resume of the long session: times and long tasks (see the header). */
 async function longRun(page, sentLog, scrollCapMs) {

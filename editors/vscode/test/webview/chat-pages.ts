@@ -24,8 +24,6 @@ export function chatPages(): (
   });
   return async (viewport, prepare) => {
     if (!browser) throw new Error('the browser is not running (chatPages() hooks run before the tests)');
-    return viewport
-      ? ScriptedHost.open(browser, server, viewport, prepare)
-      : ScriptedHost.open(browser, server, undefined, prepare);
+    return ScriptedHost.open(browser, server, viewport, prepare);
   };
 }
