@@ -102,6 +102,7 @@ const IDLE_KEYS = 40;
 const typing = !process.argv.includes('--no-typing');
 /** Where --profile and --trace also write what they took (a .cpuprofile and a trace JSON per run, for DevTools). */
 const saveDir = process.argv.includes('--save') ? process.argv[process.argv.indexOf('--save') + 1] : null;
+if (saveDir) fs.mkdirSync(saveDir, { recursive: true });
 const END = 'That is the whole answer. THE END.';
 
 function option(name, fallback) {
