@@ -16,17 +16,22 @@
 import MarkdownIt from 'markdown-it';
 import { highlighter, whenHighlighter } from './highlighter';
 
+/**
+ * `code` highlighted as the language `lang` names; undefined for no language we have, or
+ * until dist/highlight.js has run (colourDrawnCode colours such blocks then). Only a named
+ * language: guessing one (highlightAuto) costs too much.
+ */
+function coloured(code: string, lang: string): string | undefined {
+  const h = highlighter();
+  const language = h && lang ? h.languageNamed(lang) : undefined;
+  return h && language ? h.highlight(code, language) : undefined;
+}
+
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
-  highlight: (code, lang) => {
-    // Until dist/highlight.js has run, without colours (colourDrawnCode colours them then).
-    const h = highlighter();
-    const language = lang && h ? h.languageNamed(lang) : undefined;
-    // Only a named language: guessing one (highlightAuto) costs too much.
-    return language ? h!.highlight(code, language) : '';
-  },
+  highlight: (code, lang) => coloured(code, lang) ?? '',
 });
 /** The same rules without highlighting, for the tail of a text that still streams. */
 const plain = new MarkdownIt({ html: false, linkify: true, breaks: false });
@@ -62,11 +67,11 @@ export function renderMarkdown(text: string): string {
  * rendered.
  */
 export function colourDrawnCode(root: ParentNode): void {
-  const h = highlighter();
-  if (!h) return;
+  if (!highlighter()) return;
   for (const code of root.querySelectorAll<HTMLElement>('.code-block pre > code[class^="language-"]')) {
-    const name = h.languageNamed(code.className.slice('language-'.length).split(' ')[0]!);
-    if (name && !code.firstElementChild) code.innerHTML = h.highlight(code.textContent, name);
+    if (code.firstElementChild) continue; // coloured as it was rendered
+    const html = coloured(code.textContent, code.className.slice('language-'.length).split(' ')[0]!);
+    if (html !== undefined) code.innerHTML = html;
   }
 }
 
