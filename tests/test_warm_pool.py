@@ -232,3 +232,22 @@ async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_
     assert opened["pid"] == spare and result["subtype"] == "success"
     assert sidecar.text(opened["channelId"]) == "Hello from the stand-in model!"
     assert len(list(home.glob(".claude/projects/*/*.jsonl"))) == 1
+
+
+async def test_closing_the_daemon_ends_a_spare_still_priming_without_waiting_for_it(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "daemon.log"
+    model.hold_token_counts()  # the spare's priming waits for its count until the test ends
+    sidecar = await sidecar_with(
+        {"warmPool": {"cwd": str(workspace), "primeContext": True}}, args=("--log-file", str(log))
+    )
+    (spare,) = await spares(sidecar)
+    assert await asyncio.to_thread(model.wait_for_token_counts, 1, 60), "no priming began"
+
+    await sidecar.stop()
+
+    assert await wait_until_dead([spare]) == []
+    # Had shutdown waited for the priming, it would have ended by its timeout, not by us.
+    assert "priming spare" not in log.read_text()
+    assert "warm pool: closing a spare CLI (the daemon is closing)" in log.read_text()

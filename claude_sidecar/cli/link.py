@@ -114,6 +114,15 @@ class CliLink:
         self._writer = self.background.spawn(self._write_loop(), "writer", self._crashed)
         self.background.spawn(self._read_loop(), "reader", self._crashed)
         try:
+            return await self._initialize(launch, process)
+        except asyncio.CancelledError:
+            # Nobody waits for this CLI any more (a request cancelled, a spare dropped as
+            # the daemon closes): it must not outlive its start, nor keep its waiter.
+            await self.abandon()
+            raise
+
+    async def _initialize(self, launch: LaunchSpec, process: CliProcess) -> wire.InitializeReply:
+        try:
             answer = await self.control("initialize", START_TIMEOUT, hooks=self._hooks)
         except ChannelExited as e:
             reason = (
@@ -157,6 +166,16 @@ class CliLink:
             except TimeoutError:
                 log.warning("channel %s: the CLI is not reading its input", self._name())
             await self._process.shutdown(grace=grace)
+            await self._exited.wait()
+        self.background.cancel()
+        assert self.exit is not None
+        return self.exit
+
+    async def abandon(self) -> ExitInfo:
+        """SIGKILL the CLI and wait for its end: for a CLI nobody will use (its start was
+        cancelled), where a graceful close would wait for work no one wants any more."""
+        if self._process is not None:
+            self.kill_now()
             await self._exited.wait()
         self.background.cancel()
         assert self.exit is not None

@@ -418,6 +418,10 @@ class Hub:
                     spare.pid,
                     e.message,
                 )
+            except asyncio.CancelledError:
+                # Dropped while priming (the daemon closes): its model call is not waited for.
+                await spare.abandon()
+                raise
         return spare
 
     async def restart(self, channel_id: str) -> Channel:

@@ -149,11 +149,14 @@ class WarmPool:
 
     @staticmethod
     async def _close(starting: asyncio.Task[Channel]) -> None:
-        try:
-            channel = await starting
-        except Exception:
+        if not starting.done():
+            # Not waited for: a spare may be priming, a model call that can take long
+            # (closing the daemon would wait for it). Its start ends its CLI when cancelled.
+            starting.cancel()
+        await asyncio.wait({starting})
+        if starting.cancelled() or starting.exception() is not None:
             return
-        await channel.close(grace=2.0)
+        await starting.result().close(grace=2.0)
 
     async def close(self) -> None:
         """Close every spare (those still starting too) and wait until they are gone."""

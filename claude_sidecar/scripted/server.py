@@ -157,7 +157,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         if path == "/v1/messages/count_tokens":
-            self.server.model._count_tokens()
+            if not self.server.model._count_tokens():
+                self.close_connection = True  # the model stopped while the count was held
+                return
             # ~4 characters per token, same estimate as the replies' usage.
             self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
             return
@@ -315,6 +317,7 @@ class ScriptedModel:
         self._prompts: list[str] = []
         self._arrived = threading.Condition(self._lock)
         self._token_counts = 0
+        self._counts_held = False
         # Requests seen per (rule, step, prompt) of steps whose error has `times`.
         self._failed: dict[tuple[str | None, int, str], int] = {}
         self._connections: set[socket.socket] = set()
@@ -449,10 +452,21 @@ class ScriptedModel:
             self._prompts.append(prompt)
             self._arrived.notify_all()
 
-    def _count_tokens(self) -> None:
+    def hold_token_counts(self, held: bool = True) -> None:
+        """Hold every ``count_tokens`` answer until called with ``held=False`` (or the model
+        stops): a test keeps a CLI busy counting its context, e.g. a priming spare."""
+        with self._arrived:
+            self._counts_held = held
+            self._arrived.notify_all()
+
+    def _count_tokens(self) -> bool:
+        """Count one ``count_tokens`` request and wait while they are held: False if the
+        model stopped meanwhile (no answer then)."""
         with self._arrived:
             self._token_counts += 1
             self._arrived.notify_all()
+            self._arrived.wait_for(lambda: self._stopping.is_set() or not self._counts_held)
+            return not self._stopping.is_set()
 
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. between phases of a test), also for

@@ -5,7 +5,9 @@ It answers control requests (refusing `set_model` to "refuse-me"); with $FAKE_CL
 set it streams that many text deltas per user message (then creates the file named by
 $FAKE_CLI_STREAMED, if set); with $FAKE_CLI_HANG it hangs on the first user message
 (ignoring SIGTERM); otherwise on each user message prints the lines of the file named by
-$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. `--version`
+$FAKE_CLI_LINES (bytes, verbatim, so they can be garbage), then a `result`. With
+$FAKE_CLI_SILENT_START it never answers `initialize`: it writes its pid to the file that
+names instead (a start that does not end until someone gives up on it). `--version`
 prints $FAKE_CLI_VERSION. Only the standard library: it runs under any python3.
 """
 
@@ -31,7 +33,17 @@ SESSION = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--sess
 
 for line in sys.stdin:
     message = json.loads(line)
-    if message["type"] == "control_request" and message["request"].get("model") == "refuse-me":
+    if (
+        message["type"] == "control_request"
+        and message["request"].get("subtype") == "initialize"
+        and os.environ.get("FAKE_CLI_SILENT_START")
+    ):
+        # Written whole or not at all: the test reads it as soon as it exists.
+        pid_file = os.environ["FAKE_CLI_SILENT_START"]
+        with open(pid_file + ".tmp", "w") as started:
+            started.write(str(os.getpid()))
+        os.replace(pid_file + ".tmp", pid_file)
+    elif message["type"] == "control_request" and message["request"].get("model") == "refuse-me":
         emit(
             {
                 "type": "control_response",

@@ -130,6 +130,44 @@ def test_count_tokens(model: ScriptedModel) -> None:
     assert not model.wait_for_token_counts(2, timeout=0.01), "no second count came"
 
 
+def count_in_thread(model: ScriptedModel) -> tuple[threading.Thread, list[Any]]:
+    """A ``count_tokens`` request made on a thread; its status (or error) lands in the list."""
+    outcome: list[Any] = []
+
+    def count() -> None:
+        try:
+            outcome.append(post(connect(model), body("x" * 40), "/v1/messages/count_tokens").status)
+        except (OSError, http.client.HTTPException) as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=count, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_held_count_tokens_is_answered_once_released(model: ScriptedModel) -> None:
+    model.hold_token_counts()
+    thread, outcome = count_in_thread(model)
+    assert model.wait_for_token_counts(1, timeout=30)
+    assert outcome == [], "answered while held"
+
+    model.hold_token_counts(False)
+
+    thread.join(timeout=30)
+    assert outcome == [200]
+
+
+def test_stopping_the_model_ends_a_held_count_tokens_unanswered(model: ScriptedModel) -> None:
+    model.hold_token_counts()
+    thread, outcome = count_in_thread(model)
+    assert model.wait_for_token_counts(1, timeout=30)
+
+    model.stop()
+
+    thread.join(timeout=30)
+    assert len(outcome) == 1 and isinstance(outcome[0], (OSError, http.client.HTTPException))
+
+
 def test_stream_is_chunked_sse_on_a_keep_alive_connection(model: ScriptedModel) -> None:
     conn = connect(model)
     for _ in range(2):  # the second request reuses the same connection
