@@ -251,3 +251,23 @@ async def test_closing_the_daemon_ends_a_spare_still_priming_without_waiting_for
     # Had shutdown waited for the priming, it would have ended by its timeout, not by us.
     assert "priming spare" not in log.read_text()
     assert "warm pool: closing a spare CLI (the daemon is closing)" in log.read_text()
+
+
+async def test_a_new_chat_takes_a_spare_still_priming_without_waiting_for_its_model_call(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "daemon.log"
+    model.hold_token_counts()  # the spare's priming waits for its count until released
+    sidecar = await sidecar_with(
+        {"warmPool": {"cwd": str(workspace), "primeContext": True}}, args=("--log-file", str(log))
+    )
+    (spare,) = await spares(sidecar)
+    assert await asyncio.to_thread(model.wait_for_token_counts, 1, 60), "no priming began"
+
+    opened = await sidecar.open_channel(cwd=str(workspace))
+    result = (await sidecar.turn(opened["channelId"], "hello")).result
+
+    assert opened["pid"] == spare and result["subtype"] == "success"
+    # Had the chat waited for the priming, it would have got the spare once that timed out.
+    assert "priming spare" not in log.read_text()
+    model.hold_token_counts(False)

@@ -195,13 +195,6 @@ class Channel:
             await self._editor_tools.close()
         return ended
 
-    async def abandon(self) -> ExitInfo:
-        """SIGKILL a CLI no one will use (a spare dropped while it primes) and wait for it."""
-        ended = await self.link.abandon()
-        if self._editor_tools is not None:
-            await self._editor_tools.close()
-        return ended
-
     def kill_now(self) -> None:
         """SIGKILL the CLI's process group; used when the daemon itself is going away."""
         self.link.kill_now()

@@ -92,7 +92,7 @@ class Hub:
         self._channels: dict[str, Channel] = {}
         self._ids = itertools.count(1)
         self._spare_ids = itertools.count(1)
-        self.pool = WarmPool(self._start_spare, self._launch_key)
+        self.pool = WarmPool(self._start_spare, self._launch_key, self._prime_spare)
         self._background = Background("hub")
         self._restarts: dict[str, asyncio.Future[Channel]] = {}
         # Session id (lower case) -> the resume of it under way, done once the channel is
@@ -403,26 +403,23 @@ class Hub:
         spare_id = f"spare-{next(self._spare_ids)}"
         # A spare's events go nowhere: it is quiet until its first message anyway, and
         # the chat that takes it gets its own feed.
-        spare = await self._start(
+        return await self._start(
             spare_id, options, str(uuidlib.uuid4()), NOWHERE, register=False, client=client
         )
-        if self.pool.options.prime_context:
-            # The CLI's /context: it builds the system prompt, tool schemas and attachments
-            # (and counts their tokens), the work a first turn otherwise does while the
-            # user waits. It writes no session.
-            try:
-                await spare.control("get_context_usage", PRIME_TIMEOUT)
-            except SidecarError as e:
-                log.info(
-                    "warm pool: priming spare pid %d failed (%s); using it anyway",
-                    spare.pid,
-                    e.message,
-                )
-            except asyncio.CancelledError:
-                # Dropped while priming (the daemon closes): its model call is not waited for.
-                await spare.abandon()
-                raise
-        return spare
+
+    @staticmethod
+    async def _prime_spare(spare: Channel) -> None:
+        # The CLI's /context: it builds the system prompt, tool schemas and attachments
+        # (and counts their tokens), the work a first turn otherwise does while the user
+        # waits. It writes no session.
+        try:
+            await spare.control("get_context_usage", PRIME_TIMEOUT)
+        except SidecarError as e:
+            log.info(
+                "warm pool: priming spare pid %d failed (%s); it serves as it is",
+                spare.pid,
+                e.message,
+            )
 
     async def restart(self, channel_id: str) -> Channel:
         """Start a new CLI for a channel whose CLI died, resuming its session.

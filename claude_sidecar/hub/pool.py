@@ -6,8 +6,10 @@ in that directory takes an initialized process instead of waiting for one. Model
 permission mode are left out of the match: the daemon applies them to the spare by
 control request. A spare is also started for one client's launch settings (its CLI, its
 editor tools, its rules: the shared daemon serves several clients) and serves only a client
-with the same. Spares are bounded (``size``), closed when idle for ``idle_seconds`` and
-closed with the daemon; a spare that dies is simply dropped.
+with the same. With ``primeContext`` a started spare also builds its context ahead (a model
+call); a chat takes it without waiting for that. Spares are bounded (``size``), closed when
+idle for ``idle_seconds`` and closed with the daemon, which waits for neither a spare's start
+nor its priming; a spare that dies is simply dropped.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ Spawn = Callable[[NewChannelParams, InitializationOptions | None], Coroutine[Any
 """Starts a CLI for the given options and client (None: the daemon's defaults) and returns
 its channel once it is initialized."""
 
+Prime = Callable[[Channel], Coroutine[Any, Any, None]]
+"""Has a started spare do ahead what its first turn would (``primeContext``); logs a failure."""
+
 LaunchKey = Callable[[InitializationOptions | None], Hashable]
 """What of a client's settings a spare is started with (equal keys: a spare serves both)."""
 
@@ -52,19 +57,23 @@ def spare_options(options: NewChannelParams) -> NewChannelParams:
 class _Spare:
     key: tuple[bytes, Hashable]
     starting: asyncio.Task[Channel]
+    priming: asyncio.Task[None] | None = None
     reaper: asyncio.TimerHandle | None = None
 
 
 class WarmPool:
     """Spare initialized CLIs, keyed by the options they were started with."""
 
-    def __init__(self, spawn: Spawn, launch_key: LaunchKey) -> None:
+    def __init__(self, spawn: Spawn, launch_key: LaunchKey, prime: Prime) -> None:
         self._spawn = spawn
         self._launch_key = launch_key
+        self._prime = prime
         # initializationOptions.warmPool; replaced by the server at initialize.
         self.options = WarmPoolOptions()
         self._spares: list[_Spare] = []
         self._background = Background("warm pool")
+        # Apart: closing the daemon cancels them (a taken spare's too) instead of waiting.
+        self._primings = Background("warm pool")
         self._closed = False
 
     def _key(
@@ -106,6 +115,8 @@ class WarmPool:
             return
         if spare in self._spares:
             log.info("warm pool: spare CLI pid %d ready", task.result().pid)
+            if self.options.prime_context:
+                spare.priming = self._primings.spawn(self._prime(task.result()), "prime")
             spare.reaper = asyncio.get_running_loop().call_later(
                 self.options.idle_seconds, self._reap, spare
             )
@@ -118,8 +129,8 @@ class WarmPool:
     async def take(
         self, options: NewChannelParams, client: InitializationOptions | None = None
     ) -> Channel | None:
-        """A started spare for ``options`` of ``client`` (waiting for one still starting),
-        or None."""
+        """A started spare for ``options`` of ``client`` (waiting for one still starting,
+        not for its priming: the CLI goes on with that beside the chat's first turn), or None."""
         key = self._key(options, client)
         if key is None:
             return None
@@ -144,6 +155,8 @@ class WarmPool:
     def _discard(self, spare: _Spare, reason: str) -> None:
         if spare.reaper is not None:
             spare.reaper.cancel()
+        if spare.priming is not None:
+            spare.priming.cancel()
         log.info("warm pool: closing a spare CLI (%s)", reason)
         self._background.spawn(self._close(spare.starting), "close-spare")
 
@@ -164,6 +177,8 @@ class WarmPool:
         spares, self._spares = self._spares, []
         for spare in spares:
             self._discard(spare, "the daemon is closing")
+        self._primings.cancel()
+        await self._primings.wait()
         await self._background.wait()
 
     def kill_now(self) -> None:
