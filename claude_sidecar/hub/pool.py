@@ -163,8 +163,8 @@ class WarmPool:
     @staticmethod
     async def _close(starting: asyncio.Task[Channel]) -> None:
         if not starting.done():
-            # Not waited for: a spare may be priming, a model call that can take long
-            # (closing the daemon would wait for it). Its start ends its CLI when cancelled.
+            # Not waited for (closing the daemon would wait for a CLI slow to answer
+            # `initialize`): a start cancelled ends its CLI.
             starting.cancel()
         await asyncio.wait({starting})
         if starting.cancelled() or starting.exception() is not None:
