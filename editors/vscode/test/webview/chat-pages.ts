@@ -1,12 +1,14 @@
 // The chat page in a headless browser, for a webview test file.
 
-import { after, before } from 'node:test';
+import { after, afterEach, before } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
 /**
  * A page server and a browser for a test file: started before its tests, closed after them.
- * Returns what opens the chat page in a new tab of that browser.
+ * Returns what opens the chat page in a new tab of that browser; each tab is closed after its
+ * test (left open, a file's tabs each went on drawing frames and holding their chats: a
+ * paging test's has 10,000 entries).
  */
 export function chatPages(): (
   viewport?: { width: number; height: number },
@@ -14,9 +16,13 @@ export function chatPages(): (
 ) => Promise<ScriptedHost> {
   const server = new PageServer();
   let browser: Browser | undefined;
+  const opened: ScriptedHost[] = [];
   before(async () => {
     await server.start();
     browser = await launch();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((host) => host.page.close()));
   });
   after(async () => {
     await browser?.close();
@@ -24,6 +30,8 @@ export function chatPages(): (
   });
   return async (viewport, prepare) => {
     if (!browser) throw new Error('the browser is not running (chatPages() hooks run before the tests)');
-    return ScriptedHost.open(browser, server, viewport, prepare);
+    const host = await ScriptedHost.open(browser, server, viewport, prepare);
+    opened.push(host);
+    return host;
   };
 }
