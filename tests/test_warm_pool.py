@@ -234,16 +234,25 @@ async def test_a_primed_spare_has_built_its_context_and_writes_no_session_until_
     assert len(list(home.glob(".claude/projects/*/*.jsonl"))) == 1
 
 
-async def test_closing_the_daemon_ends_a_spare_still_priming_without_waiting_for_it(
-    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
-) -> None:
-    log = tmp_path / "daemon.log"
-    model.hold_token_counts()  # the spare's priming waits for its count until the test ends
+async def priming_spare(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, log: Path
+) -> tuple[Sidecar, int]:
+    """A daemon logging into ``log`` whose spare is priming: its ``count_tokens`` calls are
+    held (``model.hold_token_counts(False)`` releases them). Returns it and the spare's pid."""
+    model.hold_token_counts()
     sidecar = await sidecar_with(
         {"warmPool": {"cwd": str(workspace), "primeContext": True}}, args=("--log-file", str(log))
     )
     (spare,) = await spares(sidecar)
     assert await asyncio.to_thread(model.wait_for_token_counts, 1, 60), "no priming began"
+    return sidecar, spare
+
+
+async def test_closing_the_daemon_ends_a_spare_still_priming_without_waiting_for_it(
+    sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "daemon.log"
+    sidecar, spare = await priming_spare(sidecar_with, model, workspace, log)
 
     await sidecar.stop()
 
@@ -257,12 +266,7 @@ async def test_a_new_chat_takes_a_spare_still_priming_without_waiting_for_its_mo
     sidecar_with: StartSidecar, model: ScriptedModel, workspace: Path, tmp_path: Path
 ) -> None:
     log = tmp_path / "daemon.log"
-    model.hold_token_counts()  # the spare's priming waits for its count until released
-    sidecar = await sidecar_with(
-        {"warmPool": {"cwd": str(workspace), "primeContext": True}}, args=("--log-file", str(log))
-    )
-    (spare,) = await spares(sidecar)
-    assert await asyncio.to_thread(model.wait_for_token_counts, 1, 60), "no priming began"
+    sidecar, spare = await priming_spare(sidecar_with, model, workspace, log)
 
     opened = await sidecar.open_channel(cwd=str(workspace))
 
