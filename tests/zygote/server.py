@@ -17,6 +17,7 @@ forks, answers ``{"pid": N}``, and when the child ends (its pidfd turns readable
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import random
@@ -45,6 +46,11 @@ PRELOAD = (
     "claude_sidecar.scripted.server",
     "anyio._backends._asyncio",
 )
+# What a daemon imports later, where a release has it: the mcp package, which each daemon
+# whose client declares editor tools imported at its first chat (claude_sidecar.channel.
+# editor_tools.load_mcp: ~0.5 s of CPU per daemon, as much as its CLI's start; every
+# Neovim test paid it).
+PRELOAD_IF_PRESENT = ("mcp.server.lowlevel", "mcp.shared.memory", "mcp.shared.message", "mcp_types")
 
 HEADER = struct.Struct("!I")
 """The request's length, sent with the three descriptors."""
@@ -66,6 +72,15 @@ def main() -> None:
     """Serve launchers on the socket named by ``sys.argv[1]`` (or in ``--in FOLDER``)."""
     for module in PRELOAD:
         __import__(module)
+    for module in PRELOAD_IF_PRESENT:
+        with contextlib.suppress(ImportError):
+            __import__(module)
+    # Out of the collector's sight, as each daemon puts its imports when it starts serving
+    # (claude_sidecar.runtime.heap.settle_after_imports): its first full collection then
+    # walks only its own objects, not every preloaded one (writing to each: a copy of the
+    # server's pages in every child).
+    gc.collect()
+    gc.freeze()
     folder = sys.argv[2] if sys.argv[1] == "--in" else None
     path = os.path.join(folder, "s") if folder else sys.argv[1]
     # Where launchers record the daemon each stands for (tests.zygote.daemon_pid).
