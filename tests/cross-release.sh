@@ -63,10 +63,13 @@ echo "$suite: this checkout ($(git describe --tags --always HEAD), daemon" \
 
 protocol_step() { uv run python -m release protocol; }
 
-# This checkout's VS Code and Kotlin core tests start the release's daemons (and stand-in
+# This checkout's clients (VS Code, Kotlin, Neovim) start the release's daemons (and stand-in
 # models) through a fork server of the release's Python, as their own suites start this
-# checkout's (tests/zygote/command.sh); the release's daemon started as users start it is
-# what the clients step and the release's own tests run.
+# checkout's (tests/zygote/command.sh): a daemon started directly spent ~0.8 s of CPU
+# importing, as much as the CLI it runs. The release's own tests start this checkout's
+# daemon as users start it: they know no fork server, and one of them kills the daemon by
+# the pid its client has, which would be the fork server's launcher's (the daemon then ended
+# as on a closed stdin, withdrawing its requests itself).
 source tests/zygote/command.sh
 release_command=$release_daemon
 
@@ -102,7 +105,7 @@ kotlin_step() (
 marked_files() { grep -rl --include='test_*.py' 'cross_release' tests | sort; }
 clients_step() { # the clients among them: the Neovim plugin's tests and the quick start's
     mapfile -t files < <(marked_files | grep -E '^tests/(nvim/|test_client_quickstart)')
-    SIDECAR_TEST_DAEMON=$release_daemon uv run pytest -p no:cacheprovider "${files[@]}"
+    SIDECAR_TEST_DAEMON=$release_command uv run pytest -p no:cacheprovider "${files[@]}"
 }
 # The release's tests whose behaviour changed on purpose since (tests/cross-release-changes.txt).
 changed_on_purpose() { sed -nE "s/^$1 ([^ ]+)  .*/\1/p" tests/cross-release-changes.txt; }
@@ -127,7 +130,7 @@ declare -A what=(
 )
 steps=(protocol vscode kotlin clients release)
 (($# == 0)) || steps=("$@")
-if [[ " ${steps[*]} " == *" vscode "* || " ${steps[*]} " == *" kotlin "* ]]; then
+if [[ " ${steps[*]} " =~ \ (vscode|kotlin|clients)\  ]]; then
     fork_server "$repo/$release/src/.venv/bin/python"
     release_command=${fork_server_bin:-$release_daemon}
 fi
