@@ -46,6 +46,13 @@ AskEditor = Callable[[str, dict[str, Any], float], Awaitable[Any]]
 _MCP_MODULES = ("mcp.server.lowlevel", "mcp.shared.memory", "mcp.shared.message", "mcp_types")
 
 
+def import_mcp() -> None:
+    """Import the modules of the mcp package the editor's server uses (a process that forks
+    daemons imports them once for all: tests/zygote)."""
+    for name in _MCP_MODULES:
+        importlib.import_module(name)
+
+
 async def load_mcp() -> None:
     """Import the mcp package in a worker thread (at once if it is imported already): its
     module bodies take ~0.9 s of CPU here, which, run where the first channel's server was
@@ -53,7 +60,7 @@ async def load_mcp() -> None:
     started that much later."""
     if all(name in sys.modules for name in _MCP_MODULES):
         return
-    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in _MCP_MODULES])
+    await asyncio.to_thread(import_mcp)
 
 
 def tool_names(tools: Sequence[EditorTool]) -> list[str]:

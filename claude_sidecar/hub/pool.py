@@ -73,7 +73,7 @@ class WarmPool:
         self._spares: list[_Spare] = []
         self._background = Background("warm pool")
         # Apart: closing the daemon cancels them (a taken spare's too) instead of waiting.
-        self._primings = Background("warm pool")
+        self._primings = Background("warm pool priming")
         self._closed = False
 
     def _key(

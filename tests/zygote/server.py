@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import random
@@ -46,11 +47,10 @@ PRELOAD = (
     "claude_sidecar.scripted.server",
     "anyio._backends._asyncio",
 )
-# What a daemon imports later, where a release has it: the mcp package, which each daemon
-# whose client declares editor tools imported at its first chat (claude_sidecar.channel.
-# editor_tools.load_mcp: ~0.5 s of CPU per daemon, as much as its CLI's start; every
-# Neovim test paid it).
-PRELOAD_IF_PRESENT = ("mcp.server.lowlevel", "mcp.shared.memory", "mcp.shared.message", "mcp_types")
+# What a daemon imports later: the mcp package, which each daemon whose client declares
+# editor tools imported at its first chat (~0.5 s of CPU per daemon, as much as its CLI's
+# start; every Neovim test paid it). An older release's daemon has no such function.
+IMPORT_LATER = ("claude_sidecar.channel.editor_tools", "import_mcp")
 
 HEADER = struct.Struct("!I")
 """The request's length, sent with the three descriptors."""
@@ -72,9 +72,9 @@ def main() -> None:
     """Serve launchers on the socket named by ``sys.argv[1]`` (or in ``--in FOLDER``)."""
     for module in PRELOAD:
         __import__(module)
-    for module in PRELOAD_IF_PRESENT:
-        with contextlib.suppress(ImportError):
-            __import__(module)
+    module, function = IMPORT_LATER
+    with contextlib.suppress(ImportError):
+        getattr(importlib.import_module(module), function, lambda: None)()
     # Out of the collector's sight, as each daemon puts its imports when it starts serving
     # (claude_sidecar.runtime.heap.settle_after_imports): its first full collection then
     # walks only its own objects, not every preloaded one (writing to each: a copy of the
