@@ -15,7 +15,7 @@ import dev.claudesidecar.core.protocol.TurnEntry
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
-import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
@@ -214,10 +214,13 @@ class AttachChatTest {
     fun `with a private daemon attach says that it needs the shared one`() {
         val client = client(DaemonMode.PRIVATE, "app")
         val app = openApp(client)
+        // The window's session list starts the private daemon; the dialog must start none of its own.
+        waitFor("the session list's daemon") { client.runningDaemon != null }
+        val started = client.runningDaemon
         click(app.frame.rootPane, "Attach to running chat…")
         waitFor("the message", describe = { dialogText(app) }) { "needs the shared daemon" in dialogText(app) }
         assertTrue(onEdt { find<RunningChatList>(app.attachDialog!!.contentPane).single().list.model.size == 0 })
-        assertNull(client.runningDaemon, "no daemon started for nothing")
+        assertSame(started, client.runningDaemon, "no daemon started for nothing")
         onEdt { app.attachDialog!!.rootPane.let { it.setSize(it.preferredSize) } }
         screenshot(app.attachDialog!!.rootPane, "attach-3-private-daemon")
     }

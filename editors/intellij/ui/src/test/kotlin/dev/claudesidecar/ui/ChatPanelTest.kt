@@ -140,7 +140,8 @@ class ChatPanelTest {
         assertTrue(cardText.contains("Allow Edit?") && cardText.contains("hello.py"), cardText)
         assertTrue(cardText.contains("-print('hello')") && cardText.contains("+print('hello, world')"), "the diff lines: $cardText")
         assertTrue(cardText.contains("Allow all edits for this session"), "allow always from the suggestions: $cardText")
-        assertTrue(text().contains("Waiting for your answer"), "the status line says it waits")
+        // The card comes with the permission request, the status line with the channel's state: two notifications.
+        waitFor("the status line to say it waits", describe = ::text) { text().contains("Waiting for your answer") }
         screenshot(panel, "2-permission")
 
         onEdt { find<javax.swing.JButton>(card).first { it.text == "Allow" }.doClick() }
