@@ -11,8 +11,7 @@ import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
-import { whenHighlighter } from './highlighter';
-import { colourDrawnCode, warmUp } from './markdown';
+import { warmUp } from './markdown';
 import { PermissionDock } from './permission-card';
 import { rewindFiles } from './rewind-dialog';
 import { StatusLine } from './status-line';
@@ -202,5 +201,3 @@ setInterval(trackFocus, 250);
 host.ready();
 trackFocus();
 warmUp();
-// Code drawn before dist/highlight.js ran (it loads beside this script) is coloured when it has.
-whenHighlighter(() => requestAnimationFrame(() => colourDrawnCode(document)));

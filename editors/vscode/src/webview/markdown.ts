@@ -1,12 +1,12 @@
 // Markdown of answers and plans: markdown-it (raw HTML off: the model's text is never
-// markup), code blocks highlighted with highlight.js (dist/highlight.js, loaded beside the
-// page's script: ./highlighter) and given a language label and a copy button.
+// markup); code blocks are given a language label and a copy button, and are coloured apart
+// from the markup, while near the view (./code-colours).
 //
 // An answer that streams is rendered in pieces that are never rendered again: the part
 // before a place where markdown cannot join across (a blank line outside a code fence
 // followed by a line that starts a new block) renders the same alone as in the whole, so
 // it is rendered once into a "frozen" chunk and kept; only the tail after the last such
-// place is re-rendered, at most once per frame, and without highlighting (a long code
+// place is re-rendered, at most once per frame, and its code is not coloured (a long code
 // block being written would be highlighted again on every frame). When the answer is
 // complete only that tail is rendered once more: the whole is never rendered twice. More
 // new text than a frame should take (SLICE_CHARS: a page that fell behind, a chat opened with
@@ -14,65 +14,32 @@
 // follows it), the part before it after.
 
 import MarkdownIt from 'markdown-it';
-import { highlighter, whenHighlighter } from './highlighter';
+import { watchCode } from './code-colours';
+import { whenHighlighter } from './highlighter';
 
-/**
- * `code` highlighted as the language `lang` names; undefined for no language we have, or
- * until dist/highlight.js has run (colourDrawnCode colours such blocks then). Only a named
- * language: guessing one (highlightAuto) costs too much.
- */
-function coloured(code: string, lang: string): string | undefined {
-  const h = highlighter();
-  const language = h && lang ? h.languageNamed(lang) : undefined;
-  return h && language ? h.highlight(code, language) : undefined;
-}
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
-const md = new MarkdownIt({
-  html: false,
-  linkify: true,
-  breaks: false,
-  highlight: (code, lang) => coloured(code, lang) ?? '',
-});
-/** The same rules without highlighting, for the tail of a text that still streams. */
-const plain = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const defaultFence = md.renderer.rules.fence!;
+md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+  const lang = md.utils.escapeHtml(tokens[idx]?.info.trim().split(/\s+/)[0] ?? '');
+  return (
+    `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>` +
+    '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>' +
+    `${defaultFence(tokens, idx, options, env, self)}</div>`
+  );
+};
 
-for (const it of [md, plain]) {
-  const defaultFence = it.renderer.rules.fence!;
-  it.renderer.rules.fence = (tokens, idx, options, env, self) => {
-    const lang = it.utils.escapeHtml(tokens[idx]?.info.trim().split(/\s+/)[0] ?? '');
-    return (
-      `<div class="code-block"><div class="code-head"><span class="code-lang">${lang}</span>` +
-      '<button type="button" class="copy-code" title="Copy code" aria-label="Copy code">Copy</button></div>' +
-      `${defaultFence(tokens, idx, options, env, self)}</div>`
-    );
-  };
-
-  // Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
-  const defaultLinkOpen =
-    it.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
-  it.renderer.rules.link_open = (tokens, idx, options, env, self) => {
-    const token = tokens[idx];
-    token?.attrSet('title', token.attrGet('href') ?? '');
-    return defaultLinkOpen(tokens, idx, options, env, self);
-  };
-}
+// Every link shows where it goes on hover (main.ts opens file links in an editor; VS Code opens web links).
+const defaultLinkOpen =
+  md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+  const token = tokens[idx];
+  token?.attrSet('title', token.attrGet('href') ?? '');
+  return defaultLinkOpen(tokens, idx, options, env, self);
+};
 
 export function renderMarkdown(text: string): string {
   return md.render(text);
-}
-
-/**
- * Colours the code blocks drawn under `root` before the highlighter came (each names its
- * language in its class, as markdown-it writes it); what is drawn later is coloured as it is
- * rendered.
- */
-export function colourDrawnCode(root: ParentNode): void {
-  if (!highlighter()) return;
-  for (const code of root.querySelectorAll<HTMLElement>('.code-block pre > code[class^="language-"]')) {
-    if (code.firstElementChild) continue; // coloured as it was rendered
-    const html = coloured(code.textContent, code.className.slice('language-'.length).split(' ')[0]!);
-    if (html !== undefined) code.innerHTML = html;
-  }
 }
 
 /** Languages answers use most: their grammars are compiled on first use. */
@@ -86,10 +53,7 @@ const COMMON_LANGUAGES = ['python', 'typescript', 'javascript', 'bash', 'json', 
  * long chat opened (issue 43).
  */
 export function warmUp(): void {
-  const steps: (() => void)[] = [
-    () => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n'),
-    () => plain.render('x\n\n```\ny\n```\n'),
-  ];
+  const steps: (() => void)[] = [() => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n')];
   const next = () => {
     steps.shift()?.();
     if (steps.length) requestIdleCallback(next);
@@ -270,7 +234,8 @@ export class MarkdownView {
     const key = `${streaming ? 's' : 'c'}${tail}`;
     if (key === this.liveShown) return false;
     this.liveShown = key;
-    this.live.innerHTML = tail ? (streaming ? plain : md).render(tail) : '';
+    this.live.innerHTML = tail ? md.render(tail) : '';
+    if (!streaming) watchCode(this.live);
     // The cursor's class is on the tail, not on the entry, and named for it alone: the
     // cursor's rule (`.md-tail.cursor > :last-child::after`) makes a change of its class
     // restyle all of the element's subtree, so that class must never change on an ancestor of
@@ -324,6 +289,7 @@ export class MarkdownView {
     const chunk = document.createElement('div');
     chunk.className = 'md-chunk';
     chunk.innerHTML = md.render(text);
+    watchCode(chunk);
     return chunk;
   }
 }

@@ -1,6 +1,7 @@
 // Text contrast of a page as a reader sees it: every visible element's own text, its colour
 // against the background it is painted on (semi-transparent layers blended down to the
-// page), checked against WCAG 2.x (4.5:1 for body text, 3:1 for large text).
+// page), checked against WCAG 2.x (4.5:1 for body text, 3:1 for large text); code coloured
+// through CSS custom highlights by each highlight's colours.
 //
 //   const low = await lowContrast(frame);   // [] when every text reads well
 //
@@ -41,7 +42,33 @@ export async function lowContrast(frame, root = 'body') {
       return rgb;
     };
     const found = [];
-    for (const el of document.querySelector(selector).querySelectorAll('*')) {
+    const root = document.querySelector(selector);
+    // Code coloured with ranges (the CSS Custom Highlight API: no element per token): each
+    // highlight's colours (the element's own where it sets none) on each element its ranges
+    // are in, once per element.
+    for (const [name, highlight] of CSS.highlights ?? []) {
+      const checked = new Set();
+      for (const range of highlight) {
+        const el = range.startContainer.parentElement;
+        if (!el || checked.has(el) || !root.contains(el)) continue;
+        checked.add(el);
+        if (!el.checkVisibility?.({ opacityProperty: true, visibilityProperty: true })) continue;
+        const own = getComputedStyle(el, `::highlight(${name})`);
+        const bg = over(parse(own.backgroundColor), backdrop(el));
+        const fg = over(parse(own.color), bg);
+        const value = ratio(fg, bg);
+        if (value < 4.5) {
+          const text = range.startContainer.data.slice(range.startOffset, range.endOffset).trim();
+          found.push({
+            text: `${text.slice(0, 50)} (${name})`,
+            ratio: Math.round(value * 100) / 100,
+            fg: fg.map(Math.round),
+            bg: bg.map(Math.round),
+          });
+        }
+      }
+    }
+    for (const el of root.querySelectorAll('*')) {
       const own = [...el.childNodes]
         .filter((n) => n.nodeType === Node.TEXT_NODE)
         .map((n) => n.textContent.trim())

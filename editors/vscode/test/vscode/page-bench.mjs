@@ -33,7 +33,8 @@
 //   queued before the message) and waiting for one (endMainWaitedMs), sampled with each key;
 //   the same over the whole answer (mainRanMs, mainWaitedMs);
 //   --no-typing runs without keys; --profile prints where the longest busy stretch went,
-//   --trace the longest tasks and steps, --save DIR keeps each run's profile and trace;
+//   --trace the longest tasks and steps, --trace-idle a trace of the keys typed before the send
+//   (every thread's frame steps), --save DIR keeps each run's profile and traces;
 // - with --trace, in the renderer main thread's CPU time (which the machine's load does not
 //   stretch): its longest task while the answer streamed (longestTaskCpuMs), and from
 //   turnEnded's arrival until the end was drawn its CPU (endCpuMs), the page's frames' share
@@ -524,6 +525,19 @@ function longestTaskCpu(trace) {
   return Math.max(0, ...tasks.map((e) => (e.tdur ?? 0) / 1000));
 }
 
+/** What --trace-idle records: the timeline, and the compositor's and the frame scheduler's steps. */
+const IDLE_TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'devtools.timeline.frame',
+  'disabled-by-default-devtools.timeline.frame',
+  'blink.user_timing',
+  'cc',
+  'input',
+  'benchmark',
+  'toplevel',
+];
+
 async function oneRun(page, sentLog, profile) {
   await runCommand(page, 'Claude: New Chat');
   const chat = await chatFrame(page);
@@ -535,12 +549,24 @@ async function oneRun(page, sentLog, profile) {
   // Key echo with no answer streaming, just before (the same page, load and keys): the
   // floor of VS Code's own way from a key to its frame on this machine at this moment.
   const idleFrom = await chat.evaluate(() => performance.now());
+  // --trace-idle: a trace of these keys alone, every thread's frame steps (kept with --save).
+  const tracingIdle = typing && process.argv.includes('--trace-idle');
+  if (tracingIdle) {
+    await page
+      .context()
+      .browser()
+      .startTracing(page, { categories: [...IDLE_TRACE_CATEGORIES] });
+  }
   if (typing) {
     for (let i = 0; i < IDLE_KEYS; i++) {
       await page.keyboard.press('abcdefghij'[i % 10]);
       await sleep(KEY_EVERY_MS);
     }
     await sleep(200);
+  }
+  if (tracingIdle) {
+    const trace = (await page.context().browser().stopTracing()).toString();
+    if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-idle-${Date.now()}.json`), trace);
   }
   let cdp = null;
   if (profile) {

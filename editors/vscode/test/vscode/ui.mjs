@@ -222,7 +222,12 @@ async function main() {
       await page.keyboard.press('Enter');
       const block = chat.locator('.code-block').first();
       await block.waitFor({ timeout: 30_000 });
-      await block.locator('.hljs-keyword').first().waitFor({ timeout: 15_000 });
+      // Coloured with ranges of its text (CSS custom highlights), not elements.
+      await chat.waitForFunction(
+        (el) => [...(CSS.highlights.get('code-keyword') ?? [])].some((r) => el.contains(r.startContainer)),
+        await block.elementHandle(),
+        { timeout: 15_000 },
+      );
       assert.match(await block.innerText(), /class Greeter/);
     });
     await step(

@@ -44,6 +44,24 @@ const untilAsked = (events: ChatEvent[]) =>
     (e) => e.kind === 'notification' && e.method === 'claude/status' && e.params.state === 'awaitingPermission',
   ) + 1;
 
+/** The page's coloured code: each highlight's name and the text of each of its ranges, in the
+ * order of the page (src/webview/code-colours.ts colours code with ranges, not elements). */
+async function colouredCode(page: ScriptedHost['page']): Promise<[string, string][]> {
+  return page.evaluate(() => {
+    const found: [string, string, Range][] = [];
+    for (const [name, highlight] of CSS.highlights) {
+      for (const r of highlight) {
+        const range = document.createRange();
+        range.setStart(r.startContainer, r.startOffset);
+        range.setEnd(r.endContainer, r.endOffset);
+        found.push([name, range.toString(), range]);
+      }
+    }
+    found.sort((a, b) => a[2].compareBoundaryPoints(Range.START_TO_START, b[2]));
+    return found.map(([name, text]): [string, string] => [name, text]);
+  });
+}
+
 async function openWith(state: ChatState, viewport?: { width: number; height: number }): Promise<ScriptedHost> {
   const host = await openPage(viewport);
   await host.reset(state);
@@ -78,7 +96,9 @@ describe('streaming', () => {
     await host.screenshot('streaming');
 
     await host.events(events.slice(midText));
-    assert.equal(await page.locator('.code-block .hljs-keyword').first().innerText(), 'def');
+    await page.waitForFunction(() => CSS.highlights.get('code-keyword')?.size);
+    assert.deepEqual((await colouredCode(page))[0], ['code-keyword', 'def']);
+    assert.equal(await page.locator('.code-block code span').count(), 0, 'coloured with ranges, not elements');
     assert.equal(await page.locator('.code-block .copy-code').count(), 1);
     assert.match(await page.locator('.entry.turn').innerText(), /Done · .* · \$0\.06/);
     assert.match(await page.locator('.header').innerText(), /12% context/);
@@ -100,9 +120,10 @@ describe('streaming', () => {
     await host.reset(stateOf(withContext(hostEvents('streamed-thinking'))));
     const page = host.page;
     assert.match(await page.locator('.code-block pre > code').first().innerText(), /def /);
-    assert.equal(await page.locator('.code-block .hljs-keyword').count(), 0, 'no colours before it ran');
+    assert.deepEqual(await colouredCode(page), [], 'no colours before it ran');
     release();
-    assert.equal(await page.locator('.code-block .hljs-keyword').first().innerText(), 'def');
+    await page.waitForFunction(() => CSS.highlights.get('code-keyword')?.size);
+    assert.deepEqual((await colouredCode(page))[0], ['code-keyword', 'def']);
     assert.deepEqual(host.errors, []);
   });
 
@@ -538,6 +559,49 @@ describe('entries as they say', () => {
     assert.match(await write.locator('.tool-body').innerText(), /Result\nFile written/i);
     assert.equal(await write.locator('.badge').innerText(), 'allowed');
     assert.match(await host.page.locator('.entry.text .note').innerText(), /Interrupted/);
+  });
+});
+
+describe('code blocks', () => {
+  /** An answer of `count` Python blocks, each with a function named step_<i>. */
+  const steps = (count: number) =>
+    Array.from(
+      { length: count },
+      (_, i) => `Step ${i}:\n\n\`\`\`python\ndef step_${i}(x):\n    return x + ${i}\n\`\`\`\n\n`,
+    ).join('');
+  /** The functions whose names the page colours now. */
+  const colouredSteps = async (host: ScriptedHost) =>
+    (await colouredCode(host.page)).filter(([name]) => name === 'code-function').map(([, text]) => text);
+
+  it('colours only the blocks near the view: the first again once scrolled back to, the last no more', async () => {
+    const count = 60;
+    const host = await openWith(
+      stateOf([
+        BOUND,
+        entryEvent({ kind: 'prompt', id: 'u1', text: 'Write the steps' }),
+        entryEvent({ kind: 'text', id: 'm1:0', text: steps(count) }),
+      ]),
+    );
+    const page = host.page;
+    // The view follows the end: the last block is coloured, the first is far above.
+    await page.waitForFunction(() => CSS.highlights.get('code-function')?.size);
+    await host.frame();
+    let shown = await colouredSteps(host);
+    assert.ok(shown.includes(`step_${count - 1}`), `the last block is coloured: ${shown.join(' ')}`);
+    assert.ok(!shown.includes('step_0') && shown.length < count / 3, `only blocks near the end: ${shown.join(' ')}`);
+    assert.equal(await page.locator('.code-block code span').count(), 0, 'no element per token');
+
+    await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
+    await page.waitForFunction(() => {
+      const first = document.querySelector('.code-block code');
+      return [...(CSS.highlights.get('code-function') ?? [])].some((r) => first?.contains(r.startContainer));
+    });
+    await host.frame();
+    shown = await colouredSteps(host);
+    assert.ok(shown.includes('step_0'), `the first block is coloured once in view: ${shown.join(' ')}`);
+    assert.ok(!shown.includes(`step_${count - 1}`), `the last one let its colours go: ${shown.join(' ')}`);
+    await host.screenshot('code-colours-top');
+    assert.deepEqual(host.errors, []);
   });
 });
 

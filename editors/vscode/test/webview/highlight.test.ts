@@ -1,6 +1,7 @@
 // Code blocks are highlighted with highlight.js's common languages, each registered the first
 // time a block names it: a page that opens registers none (issue 43), and a block highlights
-// as it did with every common language registered up front (highlight.js/lib/common).
+// as it did with every common language registered up front (highlight.js/lib/common). The
+// page colours the runs read back from highlight.js's HTML (src/webview/code-tokens.ts).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -8,10 +9,10 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import hljs from 'highlight.js/lib/core';
 import type { HLJSApi, LanguageFn } from 'highlight.js';
-// The page loads dist/highlight.js beside its script; here it is imported (it hands markdown its highlighter).
+// dist/highlight.js's entry, as the page loads it beside its script.
 import '../../src/webview/highlight-script';
-import { renderMarkdown } from '../../src/webview/markdown';
-import { LANGUAGES } from '../../src/webview/highlight';
+import { highlight, languageNamed, LANGUAGES } from '../../src/webview/highlight';
+import { codeRuns, type CodeKind } from '../../src/webview/code-tokens';
 
 /** What the page's script registered as it was evaluated (before any test rendered anything). */
 const registeredAtLoad = hljs.listLanguages();
@@ -28,9 +29,9 @@ function common(): HLJSApi {
   return all;
 }
 
-/** The HTML of a code block of `lang` (its code: `code` and its line's end) as `reference` highlights it. */
+/** The HTML of `code` as `reference` highlights it as `lang`. */
 function expected(reference: HLJSApi, code: string, lang: string): string {
-  return reference.highlight(`${code}\n`, { language: lang, ignoreIllegals: true }).value;
+  return reference.highlight(code, { language: lang, ignoreIllegals: true }).value;
 }
 
 describe('code highlighting', () => {
@@ -48,11 +49,10 @@ describe('code highlighting', () => {
   });
 
   it('highlights the code a language embeds (a script in HTML) the first time a block names that language', () => {
-    const reference = common();
     const code = '<script>const x = 1;</script>\n<style>a { color: red; }</style>';
-    const html = renderMarkdown(`\`\`\`html\n${code}\n\`\`\`\n`);
-    assert.ok(html.includes(expected(reference, code, 'html')));
-    assert.match(html, /hljs-keyword">const</);
+    const html = highlight(code, languageNamed('html')!);
+    assert.equal(html, expected(common(), code, 'html'));
+    assert.deepEqual(coloured(code, html, 'keyword'), ['const', 'a']);
   });
 
   it('highlights a block as with every common language registered, by any of its names', () => {
@@ -60,9 +60,50 @@ describe('code highlighting', () => {
     const code = 'let x = "a" + 1 // comment\n<div class="a">b</div>';
     for (const name of reference.listLanguages()) {
       for (const lang of [name, ...(reference.getLanguage(name)!.aliases ?? [])]) {
-        const html = renderMarkdown(`\`\`\`${lang}\n${code}\n\`\`\`\n`);
-        assert.ok(html.includes(expected(reference, code, lang)), lang);
+        assert.equal(highlight(code, languageNamed(lang)!), expected(reference, code, lang), lang);
       }
     }
+  });
+});
+
+/** The texts of `code` that highlight.js's `html` colours as `kind`. */
+function coloured(code: string, html: string, kind: CodeKind): string[] {
+  const { runs, length } = codeRuns(html);
+  assert.equal(length, code.length, 'the runs cover the text');
+  return runs.filter((r) => r.kind === kind).map((r) => code.slice(r.start, r.end));
+}
+
+describe('code runs from highlight.js', () => {
+  it('gives each coloured token of a block with its offsets in the text', () => {
+    const code = 'def f(x: int) -> str:\n    return "<%s>" % x  # a & b\n';
+    const html = highlight(code, languageNamed('python')!);
+    assert.deepEqual(coloured(code, html, 'keyword'), ['def', 'int', 'str', 'return']);
+    assert.deepEqual(coloured(code, html, 'function'), ['f']);
+    assert.deepEqual(coloured(code, html, 'string'), ['"<%s>"']);
+    assert.deepEqual(coloured(code, html, 'comment'), ['# a & b']);
+  });
+
+  it("gives a span without a colour of its own its parent's, and a nested one its own", () => {
+    const html =
+      '<span class="hljs-params">(a: <span class="hljs-built_in">int</span><span class="hljs-punctuation">,</span> b)</span>';
+    assert.deepEqual(codeRuns(html).runs, [
+      { start: 0, end: 4, kind: 'variable' },
+      { start: 4, end: 7, kind: 'keyword' },
+      { start: 7, end: 11, kind: 'variable' },
+    ]);
+  });
+
+  it('tells a class title from a function title', () => {
+    const code = 'class Greeter(Base):\n    def greet(self): pass\n';
+    const html = highlight(code, languageNamed('python')!);
+    assert.deepEqual(coloured(code, html, 'type'), ['Greeter', 'Base']);
+    assert.deepEqual(coloured(code, html, 'function'), ['greet']);
+  });
+
+  it('counts an escaped character as one, so the offsets match the text', () => {
+    assert.deepEqual(codeRuns('a &lt; <span class="hljs-string">&quot;&amp;&#x27;&quot;</span>'), {
+      runs: [{ start: 4, end: 8, kind: 'string' }],
+      length: 8,
+    });
   });
 });

@@ -7,8 +7,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
-// The page loads dist/highlight.js beside its script; here it is imported (markdown then highlights as the page does).
-import '../../src/webview/highlight-script';
 import { renderMarkdown, SLICE_CHARS } from '../../src/webview/markdown';
 import { chatPages } from './chat-pages';
 import type { ScriptedHost } from './scripted-host';
