@@ -89,6 +89,9 @@ export class Header {
       ),
     );
     this.setContext(null);
+    // The number format's first use loads the locale's number data, ~30 ms of the thread: while
+    // the page is idle, not in the frame that draws the first turn's end.
+    requestIdleCallback(() => tokenCount(0));
   }
 
   private currentModel(info: ChannelInfo | null, state: ChatState): ModelInfo | undefined {
@@ -168,7 +171,7 @@ export class Header {
     this.meter.classList.toggle('high', percent >= 80);
     this.meterText.textContent = usage ? `${Math.round(percent)}% context` : '';
     this.meterText.title = usage
-      ? `${usage.totalTokens.toLocaleString()} of ${usage.maxTokens.toLocaleString()} tokens`
+      ? `${tokenCount(usage.totalTokens)} of ${tokenCount(usage.maxTokens)} tokens`
       : '';
   }
 
@@ -185,4 +188,12 @@ export class Header {
       () => busy(false),
     );
   }
+}
+
+let counts: Intl.NumberFormat | undefined;
+
+/** A count of tokens as the user's locale writes numbers ("23,400"). */
+function tokenCount(n: number): string {
+  counts ??= new Intl.NumberFormat();
+  return counts.format(n);
 }
