@@ -170,9 +170,7 @@ export class Header {
     this.meter.setAttribute('aria-valuenow', String(Math.round(percent)));
     this.meter.classList.toggle('high', percent >= 80);
     this.meterText.textContent = usage ? `${Math.round(percent)}% context` : '';
-    this.meterText.title = usage
-      ? `${tokenCount(usage.totalTokens)} of ${tokenCount(usage.maxTokens)} tokens`
-      : '';
+    this.meterText.title = usage ? `${tokenCount(usage.totalTokens)} of ${tokenCount(usage.maxTokens)} tokens` : '';
   }
 
   /** Asks for the model (and effort); the pickers wait for the answer (the host has the channel's
