@@ -43,7 +43,7 @@
 //   and the parts of it in script and in style and layout: VS Code's workbench shares the
 //   thread, so this is the page's work and the workbench's around it (messages included).
 //
-//   node test/vscode/page-bench.mjs [--runs 3] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH] [--peer] [--webview-site]
+//   node test/vscode/page-bench.mjs [--runs 3] [--rounds 1] [--chars 60000] [--delay-ms 0] [--json] [--extension DIR ...] [--cli PATH] [--peer] [--webview-site]
 //
 // With --peer, the peer runs after the builds, in the same run: the same extension with its
 // page replaced by test/webview/peer-page.ts (each delta appended as a text node, the end
@@ -1038,40 +1038,49 @@ async function main() {
     }),
   );
   const model = await startModel(scenario);
-  const results = [];
+  // --rounds N: the builds take turns N times (each its `runs` runs a turn), so that a phase
+  // of the machine's load falls on all of them, not on the one measured then.
+  const rounds = option('--rounds', 1);
+  const byBuild = new Map(extensions.map((extension) => [extension, []]));
   try {
-    for (const extension of extensions) {
-      const box = sandbox(model.url);
-      // --cli PATH: the chats run that CLI (a wrapper that changes how the CLI is scheduled, an older one).
-      const cli = process.argv.includes('--cli') ? path.resolve(process.argv[process.argv.indexOf('--cli') + 1]) : null;
-      if (cli) box.settings['claudeSidecar.env'].CLAUDE_SIDECAR_CLI = cli;
-      const sentLog = path.join(box.root, 'turn-ended.log');
-      const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
-      box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];
-      const slim = slimCopy(extension);
-      let server;
-      let page;
-      const figures = [];
-      try {
-        server = await startCodeServer({ extensionDir: slim, workspace: box.workspace, settings: box.settings });
-        page = await openWorkbench(server.url, { webviewSite });
-        for (let r = 0; r < runs; r++) {
-          figures.push(await oneRun(page, sentLog, process.argv.includes('--profile')));
-          say(`${extension} run ${r + 1}: ${JSON.stringify(figures.at(-1))}`);
+    for (let round = 0; round < rounds; round++)
+      for (const extension of extensions) {
+        const box = sandbox(model.url);
+        // --cli PATH: the chats run that CLI (a wrapper that changes how the CLI is scheduled, an older one).
+        const cli = process.argv.includes('--cli')
+          ? path.resolve(process.argv[process.argv.indexOf('--cli') + 1])
+          : null;
+        if (cli) box.settings['claudeSidecar.env'].CLAUDE_SIDECAR_CLI = cli;
+        const sentLog = path.join(box.root, 'turn-ended.log');
+        const [sidecar, ...args] = box.settings['claudeSidecar.daemonCommand'];
+        box.settings['claudeSidecar.daemonCommand'] = [process.execPath, RELAY, sentLog, sidecar, ...args];
+        const slim = slimCopy(extension);
+        let server;
+        let page;
+        const figures = byBuild.get(extension);
+        try {
+          server = await startCodeServer({ extensionDir: slim, workspace: box.workspace, settings: box.settings });
+          page = await openWorkbench(server.url, { webviewSite });
+          for (let r = 0; r < runs; r++) {
+            figures.push(await oneRun(page, sentLog, process.argv.includes('--profile')));
+            say(`${extension} run ${figures.length}: ${JSON.stringify(figures.at(-1))}`);
+          }
+        } finally {
+          await closeWorkbench(page);
+          await server?.stop();
+          fs.rmSync(slim, { recursive: true, force: true });
+          fs.rmSync(box.root, { recursive: true, force: true });
         }
-      } finally {
-        await closeWorkbench(page);
-        await server?.stop();
-        fs.rmSync(slim, { recursive: true, force: true });
-        fs.rmSync(box.root, { recursive: true, force: true });
       }
-      results.push({ extension: extension === peer ? 'peer' : extension, runs: figures });
-    }
   } finally {
     if (peer) fs.rmSync(peer, { recursive: true, force: true });
     model.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  const results = extensions.map((extension) => ({
+    extension: extension === peer ? 'peer' : extension,
+    runs: byBuild.get(extension),
+  }));
   if (json) {
     console.log(
       JSON.stringify({ answerChars: text.length, keyEveryMs: typing ? KEY_EVERY_MS : null, builds: results }),
