@@ -6,9 +6,9 @@
 //
 // Only blocks near the view hold ranges: an IntersectionObserver colours a block as it comes
 // into reach and lets its ranges go when it leaves, so that what the browser keeps in step
-// with the page stays small however long the chat. A block is coloured the frame after it
-// is first drawn (the observer's answer comes after a frame); a streaming answer's tail is
-// never watched (it is drawn again every frame: ./markdown).
+// with the page stays small however long the chat. A block in reach is coloured when the
+// page is next idle (at the latest IDLE_TIMEOUT_MS after); a streaming answer's tail is never
+// watched (it is drawn again every frame: ./markdown).
 
 import { CODE_KINDS, codeRuns, type CodeKind, type CodeRun } from './code-tokens';
 import { highlighter, whenHighlighter } from './highlighter';
@@ -18,6 +18,9 @@ const CODE_SELECTOR = '.code-block pre > code[class^="language-"]';
 
 /** How far out of view a block is coloured ahead (scroll containers' margin, where supported). */
 const AHEAD = '400px 0px';
+
+/** A block in view is coloured within this long, idle or not. */
+const IDLE_TIMEOUT_MS = 250;
 
 /** Every so many blocks watched, those no longer in the page are let go. */
 const SWEEP_EVERY = 64;
@@ -33,8 +36,10 @@ const runsOf = new WeakMap<Element, CodeRun[]>();
 /** The blocks observed, and whether each was in the page at an observer's answer: one that
  * was and is no longer is let go (a view may be drawn before it is placed). */
 const watched = new Map<Element, boolean>();
-/** Blocks in reach before highlight.js came. */
+/** Blocks in reach not coloured yet: coloured while the page is idle (or before highlight.js came). */
 const waiting = new Set<Element>();
+/** An idle callback is asked for. */
+let idle = 0;
 let observer: IntersectionObserver | undefined;
 let sinceSweep = 0;
 
@@ -44,10 +49,7 @@ function start(): IntersectionObserver {
     highlights.set(kind, highlight);
     CSS.highlights.set(`code-${kind}`, highlight);
   }
-  whenHighlighter(() => {
-    for (const code of waiting) if (code.isConnected) colour(code);
-    waiting.clear();
-  });
+  whenHighlighter(() => colourWhenIdle());
   // scrollMargin (Chromium 120+) widens the transcript's clip too, not only the viewport's.
   const options = { scrollMargin: AHEAD } as IntersectionObserverInit;
   return new IntersectionObserver((entries) => {
@@ -57,10 +59,32 @@ function start(): IntersectionObserver {
         continue;
       }
       watched.set(target, true);
-      if (isIntersecting) colour(target);
-      else uncolour(target);
+      if (!isIntersecting) uncolour(target);
+      else if (!held.has(target)) waiting.add(target);
     }
+    colourWhenIdle();
   }, options);
+}
+
+/**
+ * Colours the blocks waiting, one at a time while the page is idle: a block highlighted as
+ * it comes into view took its ~1 ms from a frame or a key, and during a fast answer most
+ * blocks pass the view before the page is idle (they are then not coloured at all).
+ */
+function colourWhenIdle(): void {
+  if (idle || !waiting.size || !highlighter()) return;
+  idle = requestIdleCallback(
+    (deadline) => {
+      idle = 0;
+      for (const code of waiting) {
+        if (deadline.timeRemaining() < 1 && !deadline.didTimeout) break;
+        waiting.delete(code);
+        if (code.isConnected) colour(code);
+      }
+      colourWhenIdle();
+    },
+    { timeout: IDLE_TIMEOUT_MS },
+  );
 }
 
 /** Colours the code blocks under `root` while they are near the view, from now on. */
@@ -80,12 +104,8 @@ export function watchCode(root: ParentNode): void {
 }
 
 function colour(code: Element): void {
-  if (held.has(code)) return;
   const h = highlighter();
-  if (!h) {
-    waiting.add(code);
-    return;
-  }
+  if (held.has(code) || !h) return;
   const name = h.languageNamed(/(?:^| )language-(\S+)/.exec(code.className)?.[1] ?? '');
   let runs = runsOf.get(code);
   if (!runs) {
