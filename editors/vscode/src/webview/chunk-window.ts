@@ -63,6 +63,9 @@ export interface ChunkPainter {
   ready(chunk: Chunk): boolean;
   /** Lets go of the chunk's entries (not drawn, out of reach): only their ids are kept. */
   release(chunk: Chunk): void;
+  /** The view follows the end (its owner scrolls it there after each change): nothing in
+   * view is kept in place. */
+  following(): boolean;
 }
 
 /** An element on screen and where its top was. */
@@ -300,6 +303,13 @@ export class ChunkWindow {
    * entry in view stays where it was on screen.
    */
   keepingView(change: () => void): void {
+    // Following the end, measuring an entry in view before and after the change forced two
+    // layouts of what was just drawn (a frame of a streaming answer), for nothing.
+    if (this.painter.following()) {
+      change();
+      this.sizeBoxes();
+      return;
+    }
     const anchor = this.anchor();
     change();
     this.sizeBoxes();

@@ -78,6 +78,7 @@ export class TranscriptView {
       },
       ready: (chunk) => this.ready(chunk),
       release: (chunk) => this.letGo(chunk),
+      following: () => this.following,
     });
     this.el.addEventListener(
       'scroll',
