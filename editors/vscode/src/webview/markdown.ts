@@ -154,6 +154,8 @@ export class MarkdownView {
   private gaps: Gap[] = [];
   /** What `live` shows (the text after `frozenText`, and whether streaming). */
   private liveShown: string | null = null;
+  /** The HTML `live` was drawn from ('' when it holds other nodes: a gap took them). */
+  private liveHtml = '';
   private shown: string | null = null;
   private complete = false;
   /** Whether `shown` is drawn whole (not only its first slices). */
@@ -187,6 +189,7 @@ export class MarkdownView {
       this.frozenText = '';
       this.gaps = [];
       this.liveShown = null;
+      this.liveHtml = '';
       this.drawnTo = 0;
     }
     const from = this.frozenText.length;
@@ -234,7 +237,9 @@ export class MarkdownView {
     const key = `${streaming ? 's' : 'c'}${tail}`;
     if (key === this.liveShown) return false;
     this.liveShown = key;
-    this.live.innerHTML = tail ? md.render(tail) : '';
+    const html = tail ? md.render(tail) : '';
+    if (!grewInPlace(this.live, this.liveHtml, html)) this.live.innerHTML = html;
+    this.liveHtml = html;
     if (!streaming) watchCode(this.live);
     // The cursor's class is on the tail, not on the entry, and named for it alone: the
     // cursor's rule (`.md-tail.cursor > :last-child::after`) makes a change of its class
@@ -252,6 +257,7 @@ export class MarkdownView {
     el.className = 'md-gap';
     el.append(...this.live.childNodes);
     this.liveShown = null;
+    this.liveHtml = '';
     this.frozen.append(el);
     const from = this.frozenText.length;
     this.gaps.push({ from, to: end, shown: Math.max(from, this.drawnTo), el });
@@ -292,4 +298,52 @@ export class MarkdownView {
     watchCode(chunk);
     return chunk;
   }
+}
+
+/** The closing tags (and the line ends between them) that end rendered markdown. */
+const CLOSING = /(?:<\/[a-z][a-z0-9]*>\s*)*$/;
+
+/** What markdown-it escapes in text (always whole: a text it wrote never ends inside one). */
+const ESCAPED = /&(amp|lt|gt|quot);/g;
+const UNESCAPED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"' };
+
+/**
+ * Draws `html` into `el`, which shows `before`, by growing its last text alone when `html` is
+ * `before` with more text at the end of it and no new markup (a streaming paragraph or code
+ * block, most frames): the tail's elements are not made, styled and laid out again. False when
+ * it cannot (the caller sets the whole HTML).
+ */
+function grewInPlace(el: HTMLElement, before: string, html: string): boolean {
+  if (!before || html.length <= before.length) return false;
+  const closing = CLOSING.exec(before)![0];
+  const textStart = before.lastIndexOf('>', before.length - closing.length - 1) + 1;
+  const kept = before.slice(0, before.length - closing.length);
+  if (!html.startsWith(kept) || !html.endsWith(closing)) return false;
+  const added = html.slice(kept.length, html.length - closing.length);
+  if (added.includes('<')) return false;
+  const text = lastText(el);
+  const shown = unescaped(before.slice(textStart, kept.length));
+  if (!text || text.data !== shown) return false;
+  text.appendData(unescaped(added));
+  return true;
+}
+
+function unescaped(html: string): string {
+  return html.replace(ESCAPED, (_, name: string) => UNESCAPED[name]!);
+}
+
+/** The last text of `el` that is not the line end between two blocks. */
+function lastText(el: Node): Text | null {
+  let node = el.lastChild;
+  while (node) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      if ((node as Text).data.trim() || !node.previousSibling) return node as Text;
+      node = node.previousSibling;
+    } else if (node.nodeType === Node.ELEMENT_NODE && node.lastChild) {
+      node = node.lastChild;
+    } else {
+      return null;
+    }
+  }
+  return null;
 }

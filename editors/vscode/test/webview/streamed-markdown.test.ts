@@ -90,6 +90,33 @@ async function framesDrawing(host: ScriptedHost): Promise<() => Promise<number>>
 }
 
 describe('an answer drawn as it streams', () => {
+  it('shows at every step what the text so far renders to (its last text grown in place where it can)', async () => {
+    const streamed = await openPage();
+    await streamed.reset(asked());
+    await streamed.events([textEntry('', true)]);
+    const next = random(4);
+    // How often the tail's first element was the one seen after the step before (its text grown
+    // in place, no element made again).
+    let grown = 0;
+    for (let at = 0; at < ANSWER.length;) {
+      const size = 1 + Math.floor(next() * 12);
+      at += size;
+      await streamed.events([delta(ANSWER.slice(at - size, at))]);
+      const text = ANSWER.slice(0, at);
+      assert.equal(await answerHtml(streamed), await wholeHtml(streamed, text), `after ${at} characters`);
+      grown += await streamed.page.evaluate(() => {
+        const seen = ((window as unknown as { __seen?: WeakSet<Element> }).__seen ??= new WeakSet());
+        const first = document.querySelector('.md-tail > *');
+        const kept = first !== null && seen.has(first);
+        if (first) seen.add(first);
+        return kept ? 1 : 0;
+      });
+    }
+    assert.ok(grown > 20, `the tail's elements were kept as its text grew (${grown} times)`);
+    assert.deepEqual(streamed.errors, []);
+    await streamed.page.close();
+  });
+
   for (const seed of [1, 2, 3]) {
     it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
       const streamed = await openPage();
