@@ -62,10 +62,9 @@ function kindOf(classes: string): CodeKind | undefined {
   return undefined;
 }
 
-/** The characters highlight.js escapes (its escapeHTML). */
-const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', '#x27': "'", '#39': "'" };
-
-const PIECE = /<span class="([^"]*)">|<\/span>|&(amp|lt|gt|quot|#x27|#39);|[^<&]+/g;
+/** A span's start or end, a character highlight.js escapes (its escapeHTML: one character
+ * each), or text. */
+const PIECE = /<span class="([^"]*)">|<\/span>|(&(?:amp|lt|gt|quot|#x27|#39);)|[^<&]+/g;
 
 /**
  * The coloured runs of highlight.js's `html` in order, adjacent runs of one colour joined, and
@@ -86,7 +85,7 @@ export function codeRuns(html: string): { runs: CodeRun[]; length: number } {
       open.pop();
       continue;
     }
-    const length = entity !== undefined ? ENTITIES[entity]!.length : piece.length;
+    const length = entity !== undefined ? 1 : piece.length;
     const kind = open.at(-1);
     if (kind) {
       const last = runs.at(-1);
