@@ -17,11 +17,18 @@ def user_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo(user_config: Path) -> subprocess.CompletedProcess[str]:
+def temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's temporary folder (TMPDIR): what it leaves there is checked."""
+    return tmp_path_factory.mktemp("tmp")
+
+
+@pytest.fixture(scope="module")
+def demo(user_config: Path, temp_dir: Path) -> subprocess.CompletedProcess[str]:
     """One run of the demo, shared by the tests below (it takes a few seconds), by a user
     with Claude settings of their own: a config dir, a key and a provider."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
     env.update(
+        TMPDIR=str(temp_dir),
         CLAUDE_CONFIG_DIR=str(user_config),
         ANTHROPIC_API_KEY="sk-ant-the-users-own",
         ANTHROPIC_BASE_URL="http://127.0.0.1:9",
@@ -85,3 +92,12 @@ def test_demo_leaves_the_users_claude_settings_and_config_dir_alone(
 ) -> None:
     assert demo.returncode == 0, demo.stderr[-2000:]
     assert list(user_config.iterdir()) == [], "the demo wrote into the user's config dir"
+
+
+def test_demo_keeps_the_workspace_it_names_and_removes_the_cli_home(
+    demo: subprocess.CompletedProcess[str], temp_dir: Path
+) -> None:
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    left = sorted(p.name for p in temp_dir.glob("claude-sidecar-demo-*"))
+    assert len(left) == 1 and not left[0].startswith("claude-sidecar-demo-home-"), left
+    assert f"{temp_dir / left[0] / 'haiku.txt'} now reads" in demo.stdout

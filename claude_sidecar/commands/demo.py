@@ -288,9 +288,16 @@ def run_demo(cli_path: str | None = None, prompt: str | None = None) -> int:
     scripted_log = logging.getLogger("claude_sidecar.scripted")
     if scripted_log.getEffectiveLevel() > logging.DEBUG:
         scripted_log.setLevel(logging.WARNING)
-    home = tempfile.mkdtemp(prefix="claude-sidecar-demo-home-")
+    # The workspace stays for the user to look at (its path is printed below); the CLI's HOME
+    # (the stand-in's settings, the session) is of no use once the demo ended: each run left
+    # one in the temporary folder.
     workspace = tempfile.mkdtemp(prefix="claude-sidecar-demo-")
-    with ScriptedModel(load_scenario(DEMO_SCENARIO_PATH)) as model:
+    with (
+        tempfile.TemporaryDirectory(
+            prefix="claude-sidecar-demo-home-", ignore_cleanup_errors=True
+        ) as home,
+        ScriptedModel(load_scenario(DEMO_SCENARIO_PATH)) as model,
+    ):
         code = asyncio.run(
             _play((prompt,) if prompt else DEFAULT_PROMPTS, model.url, workspace, home, cli_path)
         )
