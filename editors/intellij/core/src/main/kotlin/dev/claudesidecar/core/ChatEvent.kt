@@ -82,6 +82,15 @@ sealed interface ChatEvent {
     data class OlderEntries(val page: TranscriptData) : ChatEvent
 
     /**
+     * A page of a stored session from before the entries shown, oldest first, read with
+     * `claude/getHistory` (`before`: [Transcript.storedCursor][dev.claudesidecar.core.transcript.Transcript.storedCursor]):
+     * it goes in front of them. For a view of a session that no channel reads: a resumed
+     * chat that could not open keeps its stored end, and scrolling up reads what is before it
+     * ([SidecarClient.storedPage]). Its `hasMore` says whether still older entries exist.
+     */
+    data class OlderHistory(val page: HistoryData) : ChatEvent
+
+    /**
      * Something the client says about the chat: the daemon died and was restarted, the chat
      * resumed, ... With [beforeTurn], something said of the turn still running as a whole (an
      * attach mid-turn): shown before that turn's prompt, not under its answer.

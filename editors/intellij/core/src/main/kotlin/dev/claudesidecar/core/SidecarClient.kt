@@ -51,6 +51,7 @@ import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
+import dev.claudesidecar.core.protocol.History as HistoryData
 
 /**
  * The daemon's life as the client sees it; every change is logged and emitted ([SidecarClient.state]).
@@ -220,6 +221,15 @@ class SidecarClient(private val options: ClientOptions) : AutoCloseable {
         register(chat)
         return chat
     }
+
+    /**
+     * The page of the stored session [sessionId] (in [cwd]) before [before] (a `nextCursor` of
+     * its `claude/getHistory`, as [Transcript.storedCursor][dev.claudesidecar.core.transcript.Transcript.storedCursor]
+     * gives it), [ClientOptions.pageEntries] entries: for a view that shows the session with
+     * no chat to read it (a resumed chat that could not open), delivered as [ChatEvent.OlderHistory].
+     */
+    suspend fun storedPage(cwd: String, sessionId: String, before: String): HistoryData =
+        daemon().request(Methods.GET_HISTORY, GetHistoryParams(cwd = cwd, sessionId = sessionId, before = before, limit = pageEntries))
 
     /**
      * Shared daemon: every chat running in it, whoever started it (`claude/listChannels`, with

@@ -197,7 +197,10 @@ object ClaudeChats {
                 // The stored page and the prompts written while it started stay, marked not sent; an empty tab goes.
                 if (panel.worthKeeping) {
                     content.putUserData(RESUMING, null) // resuming the session again opens a new tab
-                    panel.openFailed(e.message ?: e.toString())
+                    panel.openFailed(
+                        e.message ?: e.toString(),
+                        resuming?.let { sessionId -> { before -> service.client.storedPage(service.cwd, sessionId, before) } },
+                    )
                 } else {
                     window.contentManager.removeContent(content, true)
                 }

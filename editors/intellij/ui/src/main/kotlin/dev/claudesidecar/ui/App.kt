@@ -406,7 +406,7 @@ class App(
                 }
                 // The tab keeps the stored page and the prompts written meanwhile, and says why
                 // (no message box: the tab shows it); a daemon that does not fit is the banner too.
-                panel.openFailed(messageOf(e))
+                panel.openFailed(messageOf(e), resume?.let { sessionId -> { before -> client.storedPage(cwd, sessionId, before) } })
                 if (e.mismatch != null) failed(e, "Cannot open the chat")
             }
         }

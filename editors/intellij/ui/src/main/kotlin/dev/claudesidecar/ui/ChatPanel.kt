@@ -7,6 +7,7 @@ import dev.claudesidecar.core.SidecarException
 import dev.claudesidecar.core.SignInNeeded
 import dev.claudesidecar.core.protocol.ChannelState
 import dev.claudesidecar.core.protocol.FileUpdatedNotification
+import dev.claudesidecar.core.protocol.History
 import dev.claudesidecar.core.protocol.Notifications
 import dev.claudesidecar.core.transcript.ChatState
 import dev.claudesidecar.core.transcript.Transcript
@@ -75,6 +76,9 @@ class ChatPanel(
 
     /** The view asked for older entries before the chat was attached: read once it is. */
     private var olderWanted = false
+
+    /** Reads the page of the stored session before a cursor, for a chat that could not open ([openFailed]). */
+    private var readStored: (suspend (before: String) -> History)? = null
 
     /**
      * Prompts sent before the chat was attached (a resumed chat shows its stored end while its
@@ -152,17 +156,20 @@ class ChatPanel(
      * The chat could not open, for [reason]: the panel keeps what it shows and says why at the
      * end of the conversation; each prompt waiting for the chat stays, marked "Not sent" with
      * the reason (its text there to copy); sending is off for good, and the tab is marked.
+     * With [readStored] (a resumed session's: `{ before -> client.storedPage(cwd, sessionId, before) }`),
+     * scrolling up still reads the stored session's earlier messages.
      */
-    fun openFailed(reason: String) {
+    fun openFailed(reason: String, readStored: (suspend (before: String) -> History)? = null) {
         val notSent = promptsWaiting.map { it.id }
         promptsWaiting.clear()
+        this.readStored = readStored
         transcriptView.show(chatState.openFailed(reason, notSent))
         prompt.sendButton.isEnabled = false
         prompt.sendButton.toolTipText = StatusLine.NOT_OPEN
-        // The view waited for the page before the stored one: no chat will read it.
+        // The view waited for the page before the stored one: no chat will read it; the stored session may.
         if (olderWanted) {
             olderWanted = false
-            transcriptView.olderSettled(read = false)
+            loadOlder()
         }
         showState()
         onTitleChanged()
@@ -317,8 +324,8 @@ class ChatPanel(
     /** Reads the page of the conversation before the entries shown (the view asks, one page at a time). */
     private fun loadOlder() {
         val chat = chat ?: run {
-            // Read once the chat is attached; a chat that could not open reads none.
-            if (chatState.status.openFailure != null) transcriptView.olderSettled(read = false) else olderWanted = true
+            // Read once the chat is attached; a chat that could not open reads the stored session's.
+            if (chatState.status.openFailure != null) loadOlderStored() else olderWanted = true
             return
         }
         scope.launch {
@@ -329,6 +336,24 @@ class ChatPanel(
                 events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not show the earlier messages: ${e.message}"))
             } finally {
                 transcriptView.olderSettled(read)
+            }
+        }
+    }
+
+    /** A chat that could not open: reads the stored session's page before the entries shown, if it has one. */
+    private fun loadOlderStored() {
+        val read = readStored
+        val before = transcript.storedCursor
+        if (read == null || before == null) return transcriptView.olderSettled(read = false)
+        scope.launch {
+            var done = false
+            try {
+                events.offer(ChatEvent.OlderHistory(read(before)))
+                done = true
+            } catch (e: SidecarException) {
+                events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not show the earlier messages: ${e.message}"))
+            } finally {
+                transcriptView.olderSettled(done)
             }
         }
     }

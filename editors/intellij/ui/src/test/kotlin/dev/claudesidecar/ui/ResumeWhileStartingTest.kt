@@ -247,6 +247,25 @@ class ResumeWhileStartingTest {
         assertEquals(emptyList<String>(), otherWindowsShowing(), "the tab says why: no message box")
     }
 
+    @Test fun `a chat that cannot open reads its earlier messages from the stored session as the user scrolls up, each once`() {
+        val sessionId = resumeHeld()
+        val resumed = panel
+        failResume(resumed)
+        for (turn in 1..200) {
+            if (onEdt { !resumed.transcript.hasOlder && !view.loadingOlder }) break
+            wheelUp(view.scrollPane, 50)
+            settle()
+        }
+        waitFor("the stored session's first entry", describe = { visibleText(resumed) }) {
+            onEdt { !resumed.transcript.hasOlder && !view.loadingOlder }
+        }
+        val stored = runBlocking { client.request(Methods.GET_HISTORY, GetHistoryParams(box.cwd, sessionId)) }.entries.map { it.id() }
+        assertTrue(stored.size > 2 * PAGE, "a session of more than two pages: ${stored.size} entries")
+        val shown = onEdt { resumed.transcript.entries.filter { it !is NoticeEntry }.map { it.id() } }
+        assertEquals(stored, shown, "each entry once, in order")
+        assertTrue(onEdt { resumed.transcript.entries.last() } is NoticeEntry, "the reason still last")
+    }
+
     @Test fun `closing the app while a chat starts shows no message box`() {
         resumeHeld()
         val held = ProcessHandle.of(channels().single().pid.toLong()).get()

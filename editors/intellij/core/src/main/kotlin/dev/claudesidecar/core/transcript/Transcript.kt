@@ -50,6 +50,14 @@ class Transcript {
     var previewing = false
         private set
 
+    /**
+     * The `before` of the stored session's page older than the entries shown, while they are
+     * its pages ([ChatEvent.Preview], [ChatEvent.OlderHistory]) and it has one; null once a
+     * channel's page took their place (the channel pages its own: [Chat.loadOlder][dev.claudesidecar.core.Chat.loadOlder]).
+     */
+    var storedCursor: String? = null
+        private set
+
     /** The entries in order, queued prompts last. */
     val entries: List<Entry> get() = order.map(placed::getValue) + queuedMap.values
 
@@ -80,6 +88,7 @@ class Transcript {
             is ChatEvent.Preview -> {
                 putFirst(event.page.entries)
                 hasOlder = event.page.hasMore
+                storedCursor = event.page.nextCursor.takeIf { event.page.hasMore }
                 previewing = true
             }
             is ChatEvent.Transcript -> {
@@ -91,10 +100,17 @@ class Transcript {
                 snapshotSeq = page.seq
                 hasOlder = page.hasMore
                 previewing = false
+                storedCursor = null
             }
             is ChatEvent.OlderEntries -> {
                 putOlder(event.page.entries, event.page.seq)
                 hasOlder = event.page.hasMore
+            }
+            is ChatEvent.OlderHistory -> {
+                // No channel numbers its entries: none changed after the page was read.
+                putOlder(event.page.entries, 0)
+                hasOlder = event.page.hasMore
+                storedCursor = event.page.nextCursor.takeIf { event.page.hasMore }
             }
             is ChatEvent.Notice -> notice(NoticeLevel.valueOf(event.level.name), event.text, beforeTurn = event.beforeTurn)
             is ChatEvent.Bound -> {

@@ -256,6 +256,40 @@ class TranscriptTest {
         assertEquals(listOf("p1", "p2", "m:2"), ids(t))
     }
 
+    private fun stored(entries: List<Entry>, cursor: String?) = History(
+        entries = entries,
+        hasMore = cursor != null,
+        messages = emptyList(),
+        sessionId = "s",
+        warnings = emptyList(),
+        nextCursor = cursor,
+    )
+
+    @Test
+    fun `a stored page shown before its channel says where the page before it is, until the channel's page replaces it`() {
+        val t = Transcript()
+        t.apply(ChatEvent.Preview(stored(listOf(prompt("p3"), text("m:3", "three")), cursor = "c3"), cwd = "/w"))
+        assertEquals("c3", t.storedCursor)
+        assertTrue(t.hasOlder)
+        t.apply(ChatEvent.Transcript(page(listOf(prompt("p3"), text("m:3", "three")), hasMore = true)))
+        assertEquals(null, t.storedCursor, "the channel pages its own")
+    }
+
+    @Test
+    fun `an older stored page goes in front of the stored page shown, and says where the next one is`() {
+        val t = Transcript()
+        t.apply(ChatEvent.Preview(stored(listOf(prompt("p3"), text("m:3", "three")), cursor = "c3"), cwd = "/w"))
+        t.openFailed("the CLI ended", emptyList())
+        val change = t.apply(ChatEvent.OlderHistory(stored(listOf(prompt("p2"), text("m:2", "two")), cursor = "c2")))
+        assertEquals(listOf("p2", "m:2"), change.inFront, "the page, in order, in front")
+        assertEquals("c2", t.storedCursor)
+        assertTrue(t.hasOlder)
+        t.apply(ChatEvent.OlderHistory(stored(listOf(prompt("p1")), cursor = null)))
+        assertEquals(listOf("p1", "p2", "m:2", "p3", "m:3"), ids(t).filter { !it.startsWith("client") })
+        assertEquals(null, t.storedCursor)
+        assertTrue(!t.hasOlder, "the first entry is shown")
+    }
+
     @Test
     fun `the client's own notices are entries of subtype client`() {
         val t = play(ChatEvent.Notice(ChatEvent.Notice.Level.WARN, "the daemon stopped; restarting it."))
