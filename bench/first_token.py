@@ -67,13 +67,16 @@ class DaemonClient:
         log_level: str = "WARNING",
         log_file: str | None = None,
     ) -> None:
-        """Start the daemon with the CLI pointed at ``model_url``, and initialize it."""
+        """Start the daemon with the CLI pointed at ``model_url``, and initialize it. Its CLIs
+        run at the daemon's priority (``--cli-nice 0``), as the SDK's peer runs its own."""
         logging = ["--log-level", log_level, *(["--log-file", log_file] if log_file else [])]
         await self.client.start_io(
             sys.executable,
             "-m",
             "claude_sidecar",
             "--stdio",
+            "--cli-nice",
+            "0",
             *logging,
             env=daemon_env(model_url, tempfile.mkdtemp(prefix="bench-home-")),
         )

@@ -255,7 +255,12 @@ class Peer:
 
 class Daemon(Peer):
     """``python -m claude_sidecar --stdio`` started directly (no ``uv`` in between), so
-    ``pid`` is the daemon's own Python process."""
+    ``pid`` is the daemon's own Python process.
+
+    Its CLIs run at ``cli_nice`` 0, the daemon's own priority, as the peers' do (the SDK,
+    the msgspec relay and the CLI started alone run theirs at the default one): at the
+    daemon's default of 10 they would lose to the peers' under load, a difference of the
+    scheduler, not of the relay measured. None: the daemon's default."""
 
     def __init__(
         self,
@@ -264,10 +269,13 @@ class Daemon(Peer):
         env: Mapping[str, str] | None = None,
         stderr_path: str | None = None,
         log_level: str = "WARNING",
+        cli_nice: int | None = 0,
     ) -> None:
         argv = [sys.executable, "-m", "claude_sidecar", "--stdio", "--log-level", log_level]
         if cli:
             argv += ["--cli", cli]
+        if cli_nice is not None:
+            argv += ["--cli-nice", str(cli_nice)]
         super().__init__(argv, env=env, stderr_path=stderr_path)
 
     def initialize(self, options: dict[str, Any] | None = None) -> Any:
