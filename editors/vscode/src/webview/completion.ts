@@ -1,7 +1,7 @@
 // The popup list of the prompt's completions (@ files, / commands): arrow keys move,
 // Enter or Tab picks, Escape closes. The prompt keeps the focus (aria-activedescendant).
 
-import { h } from './dom';
+import { h, setHidden } from './dom';
 
 export interface CompletionItem {
   label: string;
@@ -56,7 +56,7 @@ export class CompletionPopup {
   }
 
   close(): void {
-    this.el.hidden = true;
+    setHidden(this.el, true);
     this.items = [];
     this.input.removeAttribute('aria-activedescendant');
   }

@@ -18,6 +18,17 @@ export function setText(el: HTMLElement, text: string): void {
   if (el.textContent !== text) el.textContent = text;
 }
 
+/** Hides or shows an element, only when that changes: the same `hidden` written again still
+ * restyles it (a style recalculation of its own, when a key or a scroll reads the layout). */
+export function setHidden(el: HTMLElement, hidden: boolean): void {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
+
+/** Sets a `data-` attribute only when its value changes (as setHidden: a rule may match it). */
+export function setData(el: HTMLElement, key: string, value: string): void {
+  if (el.dataset[key] !== value) el.dataset[key] = value;
+}
+
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props: Props = {},

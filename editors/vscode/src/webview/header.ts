@@ -5,7 +5,7 @@
 import type { ChannelInfo, ContextReading, ModelInfo } from '../core/protocol.generated';
 import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
-import { formatCost, h, iconButton, setText } from './dom';
+import { formatCost, h, iconButton, setHidden, setText } from './dom';
 
 const MODES: { value: string; label: string }[] = [
   { value: 'default', label: 'Ask before edits' },
@@ -133,7 +133,7 @@ export class Header {
       this.modelsOffered = options.length > 0;
       this.model.disabled = !this.modelsOffered || this.model.getAttribute('aria-busy') === 'true';
       const levels = current?.supportedEffortLevels ?? [];
-      this.effort.hidden = !levels.length;
+      setHidden(this.effort, !levels.length);
       setOptions(
         this.effort,
         [{ value: '', label: 'Default effort' }, ...levels.map((l) => ({ value: l, label: `${l} effort` }))],
@@ -154,10 +154,11 @@ export class Header {
   private showWorktree(info: ChannelInfo | null): void {
     const worktree = info?.worktree;
     setText(this.branch, worktree ? `⎇ ${worktree.branch}` : '');
-    this.branch.title = worktree
+    const title = worktree
       ? `This chat works in its own git worktree, ${worktree.path}, on branch ${worktree.branch}` +
         (worktree.baseBranch ? ` (from ${worktree.baseBranch})` : '')
       : '';
+    if (this.branch.title !== title) this.branch.title = title;
   }
 
   /** The context meter: the daemon's reading after the last turn (a resumed chat's from its
@@ -165,7 +166,7 @@ export class Header {
   private setContext(usage: ContextReading | null): void {
     this.context = usage;
     const percent = usage ? Math.min(100, Math.max(0, usage.percentage)) : 0;
-    this.meter.hidden = !usage;
+    setHidden(this.meter, !usage);
     this.meterBar.style.width = `${percent}%`;
     this.meter.setAttribute('aria-valuenow', String(Math.round(percent)));
     this.meter.classList.toggle('high', percent >= 80);

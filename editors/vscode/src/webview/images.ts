@@ -3,7 +3,7 @@
 // a message, rather than failing the whole message later.
 
 import type { ImageBlock } from '../core/protocol.generated';
-import { h, iconButton } from './dom';
+import { h, iconButton, setHidden } from './dom';
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const TYPES: ImageBlock['mediaType'][] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
@@ -64,7 +64,7 @@ export class ImageTray {
   }
 
   private render(): void {
-    this.el.hidden = !this.images.length;
+    setHidden(this.el, !this.images.length);
     this.el.replaceChildren(
       ...this.images.map((image, i) => {
         const img = h('img', {

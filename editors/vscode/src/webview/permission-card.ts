@@ -8,7 +8,7 @@ import type { ChatState } from '../core/chat-state';
 import type { WebviewOps } from '../shared/webview-messages';
 import { errorText, type ViewContext } from './context';
 import { diffView } from './diff-view';
-import { button, h, relativePath } from './dom';
+import { button, h, relativePath, setHidden } from './dom';
 import { MarkdownView } from './markdown';
 import { keyArgument, toolLabel } from './tool-view';
 
@@ -306,7 +306,7 @@ export class PermissionDock {
       this.cards.set(request.requestId, el);
       this.el.append(el);
     }
-    this.el.hidden = this.cards.size === 0;
+    setHidden(this.el, this.cards.size === 0);
   }
 
   clear(): void {

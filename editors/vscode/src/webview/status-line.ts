@@ -3,7 +3,7 @@
 
 import type { ChatState } from '../core/chat-state';
 import { attempt, type ViewContext } from './context';
-import { button, h, setText } from './dom';
+import { button, h, setData, setHidden, setText } from './dom';
 
 const REASONS: Record<string, string> = {
   overloaded: 'API overloaded',
@@ -41,8 +41,8 @@ export class StatusLine {
 
   update(state: ChatState): void {
     const { status } = state;
-    this.el.dataset.state = status.state;
-    this.stop.hidden = !this.running;
+    setData(this.el, 'state', status.state);
+    setHidden(this.stop, !this.running);
     const retry = status.retry;
     const retryKey = retry ? `${retry.attempt}/${retry.retryInMs}` : '';
     if (retryKey !== this.retryKey) {
@@ -64,13 +64,13 @@ export class StatusLine {
       }
     }
     if (retry) {
-      this.el.dataset.state = 'retrying';
+      setData(this.el, 'state', 'retrying');
       return;
     }
     if (state.reconnecting) {
       setText(this.text, 'Reconnecting to the shared daemon… (the chat keeps running there)');
-      this.el.dataset.state = 'reconnecting';
-      this.el.hidden = false;
+      setData(this.el, 'state', 'reconnecting');
+      setHidden(this.el, false);
       return;
     }
     const exit = status.exit;
@@ -83,6 +83,6 @@ export class StatusLine {
       exited: `Claude exited${exit ? ` (code ${exit.code ?? '–'}${exit.signal ? `, signal ${exit.signal}` : ''})` : ''}: the next message restarts it`,
     }[status.state];
     setText(this.text, text);
-    this.el.hidden = !text;
+    setHidden(this.el, !text);
   }
 }

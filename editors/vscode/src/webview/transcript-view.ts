@@ -23,7 +23,7 @@ import type { ChatState } from '../core/chat-state';
 import { fill, parentOf, positionOf, release, takeChanged, type HeldEntry } from '../core/transcript';
 import { CHUNK, ChunkWindow, type Chunk } from './chunk-window';
 import { errorText, type ViewContext } from './context';
-import { h } from './dom';
+import { h, setHidden } from './dom';
 import type { EntryView } from './entry-view';
 import { entryView } from './entry-views';
 
@@ -129,7 +129,7 @@ export class TranscriptView {
       this.queuedKey = queuedKey;
       this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
     }
-    this.empty.hidden = state.entries.length > 0 || state.queued.length > 0;
+    setHidden(this.empty, state.entries.length > 0 || state.queued.length > 0);
     this.showOlder(state);
     if (this.following) this.scrollToEnd();
     this.loadOlderNearTop();
@@ -213,7 +213,7 @@ export class TranscriptView {
   /** The row above the entries as the state says: older entries left, a page of them on its way. */
   private showOlder(state: ChatState): void {
     const { more, loading } = state.older;
-    this.olderRow.hidden = !more && !loading;
+    setHidden(this.olderRow, !more && !loading);
     const text = loading ? 'Loading earlier messages…' : 'Earlier messages: scroll up to load them';
     if (this.olderRow.textContent !== text) this.olderRow.textContent = text;
     this.olderRow.classList.toggle('loading', loading);

@@ -117,6 +117,29 @@ describe('an answer drawn as it streams', () => {
     await streamed.page.close();
   });
 
+  it('writes no attribute of the page around the answer again with the value it had, frame after frame', async () => {
+    // The same value written again still restyles its element: a style recalculation of its
+    // own in each frame of a stream (the status line, the empty row, the permission dock).
+    const streamed = await openPage();
+    await streamed.reset(asked());
+    await streamed.events([textEntry('', true)]);
+    await streamed.page.evaluate(() => {
+      const again: string[] = [];
+      (window as unknown as { __again: string[] }).__again = again;
+      new MutationObserver((records) => {
+        for (const record of records) {
+          const el = record.target as Element;
+          if (el.closest('.entry.text') || el.getAttribute(record.attributeName!) !== record.oldValue) continue;
+          again.push(`${el.tagName.toLowerCase()}.${el.className} ${record.attributeName}`);
+        }
+      }).observe(document.body, { attributes: true, attributeOldValue: true, subtree: true });
+    });
+    for (let at = 0; at < ANSWER.length; at += 40) await streamed.events([delta(ANSWER.slice(at, at + 40))]);
+    const again = await streamed.page.evaluate(() => (window as unknown as { __again: string[] }).__again);
+    assert.deepEqual([...new Set(again)], []);
+    await streamed.page.close();
+  });
+
   for (const seed of [1, 2, 3]) {
     it(`ends as the same DOM as the whole answer drawn at once (chunks of random sizes, seed ${seed})`, async () => {
       const streamed = await openPage();
