@@ -251,8 +251,10 @@ class ResumeWhileStartingTest {
         val sessionId = resumeHeld()
         val resumed = panel
         failResume(resumed)
+        // A turn of the wheel at a time, each once the page asked for before it (if any) came.
         for (turn in 1..200) {
-            if (onEdt { !resumed.transcript.hasOlder && !view.loadingOlder }) break
+            waitFor("the page asked for", describe = { visibleText(resumed) }) { onEdt { !view.loadingOlder } }
+            if (onEdt { !resumed.transcript.hasOlder }) break
             wheelUp(view.scrollPane, 50)
             settle()
         }
