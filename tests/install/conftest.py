@@ -123,11 +123,14 @@ def scratch(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Scratch:
     Pythons and pip cache are kept (asked before HOME moves)."""
     root = tmp_path_factory.mktemp("user")
     assert not root.is_relative_to(ROOT)
-    home, bin_dir = root / "home", root / "bin"
+    home, bin_dir, tmp = root / "home", root / "bin", root / "tmp"
     home.mkdir()
+    tmp.mkdir()
     env = user_env()
     env.update(
         HOME=str(home),
+        # Its own temporary folder: what the demo leaves for the user to look at stays in it.
+        TMPDIR=str(tmp),
         UV_CACHE_DIR=_ask([uv, "cache", "dir"]),
         UV_PYTHON_INSTALL_DIR=_ask([uv, "python", "dir"]),
         UV_TOOL_DIR=str(root / "uv-tools"),

@@ -53,6 +53,10 @@ def stock_env(home: Path, bin_dir: Path, *, with_uv: bool = False) -> dict[str, 
         if name.startswith(("UV_", "VIRTUAL_ENV", "PYTHON", "SIDECAR_TEST")):
             del env[name]
     env["PATH"] = os.pathsep.join(path)
+    # Its own temporary folder beside HOME: what the demo leaves for the user stays in it.
+    tmp = home.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
     if real_uv:
         # The packages uv already fetched, as on a machine where uv ran before; a fresh
         # machine fetches them from PyPI (uv's own download of uv is never cached).
