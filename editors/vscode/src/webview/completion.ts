@@ -51,7 +51,7 @@ export class CompletionPopup {
         return row;
       }),
     );
-    this.el.hidden = false;
+    setHidden(this.el, false);
     this.highlight();
   }
 

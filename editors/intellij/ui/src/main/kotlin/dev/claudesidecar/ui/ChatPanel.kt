@@ -323,33 +323,28 @@ class ChatPanel(
 
     /** Reads the page of the conversation before the entries shown (the view asks, one page at a time). */
     private fun loadOlder() {
-        val chat = chat ?: run {
-            // Read once the chat is attached; a chat that could not open reads the stored session's.
-            if (chatState.status.openFailure != null) loadOlderStored() else olderWanted = true
-            return
-        }
-        scope.launch {
-            var read = false
-            try {
-                read = chat.loadOlder()
-            } catch (e: SidecarException) {
-                events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not show the earlier messages: ${e.message}"))
-            } finally {
-                transcriptView.olderSettled(read)
+        val chat = chat
+        val read = readStored
+        val before = transcript.storedCursor
+        when {
+            chat != null -> readOlder { chat.loadOlder() }
+            // Read once the chat is attached.
+            chatState.status.openFailure == null -> olderWanted = true
+            // A chat that could not open: the stored session's page before the entries shown, if it has one.
+            read == null || before == null -> transcriptView.olderSettled(read = false)
+            else -> readOlder {
+                events.offer(ChatEvent.OlderHistory(read(before)))
+                true
             }
         }
     }
 
-    /** A chat that could not open: reads the stored session's page before the entries shown, if it has one. */
-    private fun loadOlderStored() {
-        val read = readStored
-        val before = transcript.storedCursor
-        if (read == null || before == null) return transcriptView.olderSettled(read = false)
+    /** Runs [read] (whether a page was read); a failure is said in the transcript; the view hears when it ended. */
+    private fun readOlder(read: suspend () -> Boolean) {
         scope.launch {
             var done = false
             try {
-                events.offer(ChatEvent.OlderHistory(read(before)))
-                done = true
+                done = read()
             } catch (e: SidecarException) {
                 events.offer(ChatEvent.Notice(ChatEvent.Notice.Level.ERROR, "Could not show the earlier messages: ${e.message}"))
             } finally {
