@@ -29,8 +29,8 @@ const builds = [
   },
   {
     ...common,
-    // The page's script, and highlight.js apart (src/webview/highlight-script.ts: loaded beside it).
-    entryPoints: { webview: 'src/webview/main.ts', highlight: 'src/webview/highlight-script.ts' },
+    // The page's script, and highlight.js apart (src/webview/highlight-worker.ts: the page runs it as a worker).
+    entryPoints: { webview: 'src/webview/main.ts', highlight: 'src/webview/highlight-worker.ts' },
     outdir: 'dist',
     platform: 'browser',
     format: 'iife',

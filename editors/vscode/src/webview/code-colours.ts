@@ -6,12 +6,13 @@
 //
 // Only blocks near the view hold ranges: an IntersectionObserver colours a block as it comes
 // into reach and lets its ranges go when it leaves, so that what the browser keeps in step
-// with the page stays small however long the chat. A block in reach is coloured when the
-// page is next idle (at the latest IDLE_TIMEOUT_MS after); a streaming answer's tail is never
-// watched (it is drawn again every frame: ./markdown).
+// with the page stays small however long the chat. A block in reach is sent to the
+// highlighter (a worker: ./highlighter) when the page is next idle (at the latest
+// IDLE_TIMEOUT_MS after) and coloured when its runs come back, if it is still in reach; a
+// streaming answer's tail is never watched (it is drawn again every frame: ./markdown).
 
-import { CODE_KINDS, codeRuns, type CodeKind, type CodeRun } from './code-tokens';
-import { highlighter, whenHighlighter } from './highlighter';
+import { CODE_KINDS, type CodeKind, type CodeRun } from './code-tokens';
+import { highlightCode, highlighterRunning, whenHighlighterRuns } from './highlighter';
 
 /** The code blocks of rendered markdown (markdown-it names the language in the class). */
 const CODE_SELECTOR = '.code-block pre > code[class^="language-"]';
@@ -36,8 +37,12 @@ const runsOf = new WeakMap<Element, CodeRun[]>();
 /** The blocks observed, and whether each was in the page at an observer's answer: one that
  * was and is no longer is let go (a view may be drawn before it is placed). */
 const watched = new Map<Element, boolean>();
-/** Blocks in reach not coloured yet: coloured while the page is idle (or before highlight.js came). */
+/** Blocks in reach not coloured yet: sent to the highlighter while the page is idle (once it runs). */
 const waiting = new Set<Element>();
+/** Blocks in reach (the observer's last word), coloured or not. */
+const inReach = new Set<Element>();
+/** Blocks sent to the highlighter whose runs have not come back. */
+const asked = new Set<Element>();
 /** An idle callback is asked for. */
 let idle = 0;
 let observer: IntersectionObserver | undefined;
@@ -49,7 +54,7 @@ function start(): IntersectionObserver {
     highlights.set(kind, highlight);
     CSS.highlights.set(`code-${kind}`, highlight);
   }
-  whenHighlighter(() => colourWhenIdle());
+  whenHighlighterRuns(() => colourWhenIdle());
   // scrollMargin (Chromium 120+) widens the transcript's clip too, not only the viewport's.
   const options = { scrollMargin: AHEAD } as IntersectionObserverInit;
   return new IntersectionObserver((entries) => {
@@ -60,19 +65,22 @@ function start(): IntersectionObserver {
       }
       watched.set(target, true);
       if (!isIntersecting) uncolour(target);
-      else if (!held.has(target)) waiting.add(target);
+      else {
+        inReach.add(target);
+        if (!held.has(target)) waiting.add(target);
+      }
     }
     colourWhenIdle();
   }, options);
 }
 
 /**
- * Colours the blocks waiting, one at a time while the page is idle: a block highlighted as
- * it comes into view took its ~1 ms from a frame or a key, and during a fast answer most
- * blocks pass the view before the page is idle (they are then not coloured at all).
+ * Colours the blocks waiting while the page is idle: a block coloured as it comes into view
+ * took its ranges' time from a frame or a key, and during a fast answer most blocks pass the
+ * view before the page is idle (they are then not coloured at all).
  */
 function colourWhenIdle(): void {
-  if (idle || !waiting.size || !highlighter()) return;
+  if (idle || !waiting.size || !highlighterRunning()) return;
   idle = requestIdleCallback(
     (deadline) => {
       idle = 0;
@@ -103,19 +111,24 @@ export function watchCode(root: ParentNode): void {
   }
 }
 
+/** Colours a block in reach: with the runs it had, else once the highlighter gives them. */
 function colour(code: Element): void {
-  const h = highlighter();
-  if (held.has(code) || !h) return;
-  const name = h.languageNamed(/(?:^| )language-(\S+)/.exec(code.className)?.[1] ?? '');
-  let runs = runsOf.get(code);
-  if (!runs) {
-    const text = code.textContent;
-    const read = name ? codeRuns(h.highlight(text, name)) : { runs: [], length: text.length };
-    // Anything but the text and its spans would have moved the offsets: no colours rather than wrong ones.
-    runs = read.length === text.length ? read.runs : [];
-    runsOf.set(code, runs);
+  if (held.has(code) || asked.has(code)) return;
+  const runs = runsOf.get(code);
+  if (runs) {
+    held.set(code, runs.length ? ranges(code, runs) : []);
+    return;
   }
-  held.set(code, runs.length ? ranges(code, runs) : []);
+  asked.add(code);
+  const lang = /(?:^| )language-(\S+)/.exec(code.className)?.[1] ?? '';
+  highlightCode(code.textContent, lang, (given) => {
+    asked.delete(code);
+    runsOf.set(code, given);
+    // Out of reach (or out of the page) since it was asked for: coloured when it comes back.
+    if (inReach.has(code) && code.isConnected && !held.has(code)) {
+      held.set(code, given.length ? ranges(code, given) : []);
+    }
+  });
 }
 
 /** The runs as ranges of the block's text nodes (one, unless the HTML parser split a long text). */
@@ -145,6 +158,7 @@ function ranges(code: Element, runs: readonly CodeRun[]): [Highlight, StaticRang
 
 function uncolour(code: Element): void {
   waiting.delete(code);
+  inReach.delete(code);
   for (const [highlight, range] of held.get(code) ?? []) highlight.delete(range);
   held.delete(code);
 }

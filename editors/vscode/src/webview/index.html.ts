@@ -1,7 +1,7 @@
 // The chat page's HTML. The host serves dist/webview.js, dist/highlight.js and
 // dist/webview.css from the extension; the page loads nothing else (no network, no inline
-// script). highlight.js is an async script of its own: it runs in a task of its own as soon as
-// it is in, before or after the page's script (./highlighter).
+// script). highlight.js is the code highlighter's worker: the page's script fetches it (its
+// address in the app element's data-highlighter) and starts it from a blob (./highlighter).
 
 export interface WebviewHtmlParams {
   /** webview.asWebviewUri of dist/webview.js */
@@ -26,6 +26,9 @@ export function webviewHtml({ scriptUri, highlightUri, styleUri, cspSource, nonc
     `style-src ${cspSource} 'unsafe-inline'`,
     `script-src 'nonce-${nonce}'`,
     `font-src ${cspSource}`,
+    // The highlighter's script, fetched and run as a worker from a blob (./highlighter).
+    `connect-src ${cspSource}`,
+    'worker-src blob:',
   ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -37,8 +40,7 @@ export function webviewHtml({ scriptUri, highlightUri, styleUri, cspSource, nonc
 <title>Claude</title>
 </head>
 <body>
-<div id="app"></div>
-<script nonce="${escapeAttr(nonce)}" async src="${escapeAttr(highlightUri)}"></script>
+<div id="app" data-highlighter="${escapeAttr(highlightUri)}"></div>
 <script nonce="${escapeAttr(nonce)}" src="${escapeAttr(scriptUri)}"></script>
 </body>
 </html>

@@ -11,6 +11,7 @@ import { errorText, type ViewContext } from './context';
 import { h } from './dom';
 import { Header } from './header';
 import { Host } from './host';
+import { startHighlighter } from './highlighter';
 import { warmUp } from './markdown';
 import { PermissionDock } from './permission-card';
 import { rewindFiles } from './rewind-dialog';
@@ -52,9 +53,10 @@ const status = new StatusLine(ctx);
 const permissions = new PermissionDock(ctx);
 const composer = new Composer(ctx, () => status.interrupt(), header.pickers);
 
-document
-  .getElementById('app')!
-  .append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
+const app = document.getElementById('app')!;
+app.append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
+// Before the first chat is drawn: its code is coloured as soon as the worker answers.
+if (app.dataset.highlighter) startHighlighter(app.dataset.highlighter);
 
 /** The entries of pages of older entries applied since the last frame: drawn above the others. */
 let olderIds: string[] = [];

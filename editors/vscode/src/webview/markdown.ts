@@ -15,7 +15,6 @@
 
 import MarkdownIt from 'markdown-it';
 import { watchCode } from './code-colours';
-import { whenHighlighter } from './highlighter';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -42,29 +41,13 @@ export function renderMarkdown(text: string): string {
   return md.render(text);
 }
 
-/** Languages answers use most: their grammars are compiled on first use. */
-const COMMON_LANGUAGES = ['python', 'typescript', 'javascript', 'bash', 'json', 'rust', 'go', 'java'];
-
 /**
- * Does once, a step per idle callback, what the first render of each kind would: compiles
- * markdown-it's code and each common language's grammar, which would otherwise land in the
- * first frames of the first answer. Steps that small because the page shares its thread with
- * VS Code's workbench: one step rendering markdown and a language took up to 37 ms of it as a
- * long chat opened (issue 43).
+ * Does, while the page is idle, what the first render would: compiles markdown-it's code,
+ * which would otherwise land in the first frames of the first answer. (The languages'
+ * grammars compile in the highlighter's worker: ./highlighter.)
  */
 export function warmUp(): void {
-  const steps: (() => void)[] = [() => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n')];
-  const next = () => {
-    steps.shift()?.();
-    if (steps.length) requestIdleCallback(next);
-  };
-  requestIdleCallback(next);
-  // The languages once the highlighter is here (after the steps above, or at its arrival).
-  whenHighlighter((h) => {
-    const idle = !steps.length;
-    steps.push(...COMMON_LANGUAGES.map((lang) => () => h.highlight('let x = 1', h.languageNamed(lang)!)));
-    if (idle) requestIdleCallback(next);
-  });
+  requestIdleCallback(() => md.render('# x\n\n- *a* [b](c) `d`\n\n| e |\n|---|\n| f |\n\n```\ny\n```\n'));
 }
 
 /** A line that may continue the block above it across a blank line: indented (a list

@@ -127,6 +127,27 @@ describe('streaming', () => {
     assert.deepEqual(host.errors, []);
   });
 
+  it("highlights code off the page's thread: a highlighter that never answers again leaves the page typing", async () => {
+    // dist/highlight.js swapped for a worker that answers its first request (the first
+    // keyword) and then never returns: a grammar whose compiling never ends. Run in the
+    // page, it would hold the page's thread from the first message the page got.
+    const spinning =
+      "addEventListener('message', (e) => { postMessage({ id: e.data.id, runs: [{ start: 0, end: 3, kind: 'keyword' }] }); for (;;); });";
+    const host = await openPage(undefined, async (page) => {
+      await page.route('**/highlight.js', (route) => route.fulfill({ contentType: 'text/javascript', body: spinning }));
+    });
+    await host.reset(stateOf(withContext(hostEvents('streamed-thinking'))));
+    const page = host.page;
+    // The worker had the block and spins now.
+    await page.waitForFunction(() => CSS.highlights.get('code-keyword')?.size);
+    assert.deepEqual((await colouredCode(page))[0], ['code-keyword', 'def']);
+    const prompt = page.locator('textarea.prompt');
+    await prompt.fill('still typing');
+    assert.equal(await prompt.inputValue(), 'still typing');
+    await host.frame();
+    assert.deepEqual(host.errors, []);
+  });
+
   it('animates what runs (spinner, thinking, a running tool) at no more than 10 frames a second', async () => {
     const host = await openWith(
       stateOf([

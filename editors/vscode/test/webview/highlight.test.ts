@@ -1,7 +1,8 @@
 // Code blocks are highlighted with highlight.js's common languages, each registered the first
-// time a block names it: a page that opens registers none (issue 43), and a block highlights
-// as it did with every common language registered up front (highlight.js/lib/common). The
-// page colours the runs read back from highlight.js's HTML (src/webview/code-tokens.ts).
+// time a block names it: a highlighter that starts registers none (issue 43), and a block
+// highlights as it did with every common language registered up front (highlight.js/lib/common).
+// The page colours the runs read back from highlight.js's HTML (src/webview/code-tokens.ts),
+// which the highlighter's worker answers (src/webview/highlight-worker.ts).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,12 +10,12 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import hljs from 'highlight.js/lib/core';
 import type { HLJSApi, LanguageFn } from 'highlight.js';
-// dist/highlight.js's entry, as the page loads it beside its script.
-import '../../src/webview/highlight-script';
+// dist/highlight.js's entry, the worker the page starts.
+import { answer } from '../../src/webview/highlight-worker';
 import { highlight, languageNamed, LANGUAGES } from '../../src/webview/highlight';
 import { codeRuns, type CodeKind } from '../../src/webview/code-tokens';
 
-/** What the page's script registered as it was evaluated (before any test rendered anything). */
+/** What the worker's script registered as it was evaluated (before any test highlighted anything). */
 const registeredAtLoad = hljs.listLanguages();
 
 const require = createRequire(__filename);
@@ -35,8 +36,18 @@ function expected(reference: HLJSApi, code: string, lang: string): string {
 }
 
 describe('code highlighting', () => {
-  it('registers no language as the page is loaded', () => {
+  it('registers no language as the highlighter starts', () => {
     assert.deepEqual(registeredAtLoad, []);
+  });
+
+  it("answers a block's request with its runs, by any name of its language, and with none for a language it does not know", () => {
+    const code = 'def f(x):\n    return x  # done\n';
+    const runs = codeRuns(highlight(code, languageNamed('python')!)).runs;
+    assert.ok(runs.length > 0);
+    assert.deepEqual(answer({ id: 7, code, lang: 'py' }), { id: 7, runs });
+    assert.deepEqual(answer({ id: 8, code, lang: 'PYTHON' }), { id: 8, runs });
+    assert.deepEqual(answer({ id: 9, code, lang: 'no-such-language' }), { id: 9, runs: [] });
+    assert.deepEqual(answer({ id: 10, code, lang: '' }), { id: 10, runs: [] });
   });
 
   it("knows highlight.js's common languages by every name they have", () => {
