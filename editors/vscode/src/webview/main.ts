@@ -55,8 +55,10 @@ const composer = new Composer(ctx, () => status.interrupt(), header.pickers);
 
 const app = document.getElementById('app')!;
 app.append(header.el, transcript.el, h('div', { class: 'bottom' }, status.el, permissions.el, composer.el), toasts);
-// Before the first chat is drawn: its code is coloured as soon as the worker answers.
-if (app.dataset.highlighter) startHighlighter(app.dataset.highlighter);
+// Once the page is first idle (its first chat drawn): starting the worker and evaluating
+// highlight.js took CPU from the first frames on a busy machine, for colours that can wait.
+const highlighterUri = app.dataset.highlighter;
+if (highlighterUri) requestIdleCallback(() => startHighlighter(highlighterUri), { timeout: 2000 });
 
 /** The entries of pages of older entries applied since the last frame: drawn above the others. */
 let olderIds: string[] = [];
