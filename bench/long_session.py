@@ -50,6 +50,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -426,13 +427,15 @@ def measure(
     shutil.rmtree(tmp, ignore_errors=True)  # kept, with the daemon's logs, when one failed
     asked = list(sizes)
     return {
-        "vscode": long_clients.vscode(asked, scroll_s)
+        "vscode": _client("VS Code", lambda: long_clients.vscode(asked, scroll_s), log)
         if "vscode" in clients
         else {"unavailable": "not asked for"},
-        "vscode_site": long_clients.vscode(asked, scroll_s, own_site=True)
+        "vscode_site": _client(
+            "VS Code (own site)", lambda: long_clients.vscode(asked, scroll_s, own_site=True), log
+        )
         if "vscode" in clients
         else {"unavailable": "not asked for"},
-        "swing": long_clients.swing(asked)
+        "swing": _client("Swing", lambda: long_clients.swing(asked), log)
         if "swing" in clients
         else {"unavailable": "not asked for"},
         "repeats": repeats,
@@ -442,6 +445,27 @@ def measure(
         "seed_entries_per_repeat": seed.turn_entries,
         "sizes": results,
     }
+
+
+def _client(
+    name: str, bench: Callable[[], dict[str, Any]], log: Callable[[str], None]
+) -> dict[str, Any]:
+    """A client's figures, or why it has none: a client's bench that fails leaves the
+    daemon's and the other clients' figures measured so far in the table."""
+    try:
+        return bench()
+    except (subprocess.SubprocessError, RuntimeError, OSError, ValueError) as e:
+        log(f"(l) {name}: its bench failed: {e}")
+        return {"unavailable": f"its bench failed ({type(e).__name__}: the log says why)"}
+
+
+def failed_clients(result: dict[str, Any]) -> list[str]:
+    """The clients whose bench failed in ``result``."""
+    return [
+        name
+        for name in ("vscode", "vscode_site", "swing")
+        if str(result[name].get("unavailable", "")).startswith("its bench failed")
+    ]
 
 
 def _median(value: Any) -> float:
@@ -610,7 +634,7 @@ def main() -> int:
     out = Path(__file__).with_name("results")
     out.mkdir(exist_ok=True)
     (out / "long_session.json").write_text(json.dumps(result, indent=1))
-    return 0
+    return 1 if failed_clients(result) else 0
 
 
 if __name__ == "__main__":

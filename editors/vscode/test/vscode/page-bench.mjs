@@ -907,16 +907,14 @@ async function answerSent(sentLog, timeoutMs = 120_000) {
   }
 }
 
-/** Grows the long session of `entries` entries for a sandbox (bench/grow_session.py). */
+/** Grows the long session of `entries` entries for a sandbox (bench/grow_session.py), with the
+ * project's Python (`uv sync` at the root made it, as it made the daemon the bench runs). */
 function growSession(box, entries) {
+  const root = path.join(VSCODE_DIR, '..', '..');
   const out = execFileSync(
-    'uv',
+    path.join(root, '.venv', 'bin', 'python'),
     [
-      'run',
-      '--project',
-      path.join(VSCODE_DIR, '..', '..'),
-      'python',
-      path.join(VSCODE_DIR, '..', '..', 'bench', 'grow_session.py'),
+      path.join(root, 'bench', 'grow_session.py'),
       '--home',
       box.home,
       '--workspace',
