@@ -78,7 +78,8 @@
 //   at once, as before paging); an older build is given with --extension.
 //
 // - --trace: the longest tasks and steps while it opens and while it scrolls (--save DIR keeps
-//   the traces), and the thread's longest task in each, in its CPU time (longestTaskCpu*Ms).
+//   the traces), and the thread's longest task in each, in its CPU time (longestTaskCpu*Ms);
+//   --heap FILE: a heap snapshot of the page's renderer once scrolled (FILE.<time>.heapsnapshot).
 //
 //   node test/vscode/page-bench.mjs --long 1000,10000 [--runs 1] [--whole] [--trace] [--extension DIR ...]
 // Needs `npm run build` (or, per --extension, a folder with package.json and dist/), the
@@ -351,6 +352,17 @@ async function sessionFor(page, frame) {
     if (session) return session;
   }
   return page.context().newCDPSession(page);
+}
+
+/** A heap snapshot of the renderer `cdp` is attached to (the page's, or with the workbench's
+ * thread, both), written to `file` for DevTools' Memory tab. */
+async function writeHeapSnapshot(cdp, file) {
+  const out = fs.openSync(file, 'w');
+  const write = ({ chunk }) => fs.writeSync(out, chunk);
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', write);
+  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  cdp.off('HeapProfiler.addHeapSnapshotChunk', write);
+  fs.closeSync(out);
 }
 
 /** The main thread (pid, tid) in a trace of the renderer that ran the chat page's script
@@ -860,6 +872,8 @@ async function longRun(page, sentLog, scrollCapMs) {
   const scrolledAt = wallNow();
   await sleep(500);
   const cpuScrolled = await cpuTimes(metrics);
+  const heapFile = process.argv.includes('--heap') ? process.argv[process.argv.indexOf('--heap') + 1] : undefined;
+  if (heapFile) await writeHeapSnapshot(metrics, `${heapFile}.${Date.now()}.heapsnapshot`);
   if (tracing) {
     const trace = (await page.context().browser().stopTracing()).toString();
     if (saveDir) fs.writeFileSync(path.join(saveDir, `trace-scroll-${Date.now()}.json`), trace);
