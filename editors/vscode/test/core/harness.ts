@@ -35,7 +35,8 @@ export interface Model {
   stop(): Promise<void>;
 }
 
-/** Starts `claude-sidecar scripted-model` with a scenario (see docs/scripted-model.md). */
+/** Starts `claude-sidecar scripted-model` with a scenario (see docs/scripted-model.md), written
+ * into `dir`: a folder of the model's own, removed when it stops. */
 export async function startModel(scenario: unknown, dir: string): Promise<Model> {
   const file = path.join(dir, 'scenario.json');
   fs.writeFileSync(file, JSON.stringify(scenario));
@@ -58,12 +59,13 @@ export async function startModel(scenario: unknown, dir: string): Promise<Model>
   });
   return {
     url,
+    // Its folder goes with it (each test file left one in the temporary folder).
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGINT');
-      }),
+      }).then(() => fs.rmSync(dir, { recursive: true, force: true })),
   };
 }
 

@@ -70,10 +70,13 @@ object Harness {
 class Model private constructor(
     private val process: Process,
     val url: String,
+    /** The folder of its scenario, its own: removed once it has stopped (each test class left one in the temporary folder). */
+    private val dir: Path,
 ) : AutoCloseable {
     override fun close() {
         process.destroy()
         if (!process.waitFor(5, TimeUnit.SECONDS)) process.destroyForcibly().waitFor()
+        dir.toFile().deleteRecursively()
     }
 
     companion object {
@@ -101,10 +104,11 @@ class Model private constructor(
                 seen.appendLine(line)
                 Regex("""listening on (http://\S+)""").find(line)?.let { match ->
                     Thread { reader.useLines { it.forEach { } } }.apply { isDaemon = true }.start()
-                    return Model(process, match.groupValues[1])
+                    return Model(process, match.groupValues[1], dir)
                 }
             }
-            process.destroyForcibly()
+            process.destroyForcibly().waitFor()
+            dir.toFile().deleteRecursively()
             error("the stand-in model did not start: $seen")
         }
     }
