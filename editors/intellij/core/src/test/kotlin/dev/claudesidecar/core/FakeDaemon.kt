@@ -17,7 +17,12 @@ class FakeDaemon(
     answer: String,
     chattyStderr: Boolean = false,
 ) {
-    private val record: Path = Files.createTempDirectory("sidecar-fake-").resolve("received.jsonl")
+    private val record: Path = Files.createTempDirectory("sidecar-fake-").let { dir ->
+        // Removed as the test JVM exits, the file before its folder: nothing closes a fake daemon
+        // (each run of the suites left some 35 folders in the temporary folder).
+        dir.toFile().deleteOnExit()
+        dir.resolve("received.jsonl").also { it.toFile().deleteOnExit() }
+    }
 
     /** The command that runs it; with `chattyStderr` it also writes log lines to stderr without end. */
     val command: List<String> =
