@@ -11,18 +11,15 @@ import kotlin.io.path.readLines
 /**
  * A stand-in daemon for the handshake and odd-answer tests: answers `initialize` with [answer] (a JSON
  * object with `result` or `error`), every other request with null, and writes each message
- * it got to a file, one JSON line each. A few lines of the venv's Python: no daemon, no CLI.
+ * it got to a file in [folder], one JSON line each. A few lines of the venv's Python: no daemon, no CLI.
+ * The test owns [folder] (a JUnit `@TempDir`, removed after the test): a fake daemon is never closed.
  */
 class FakeDaemon(
     answer: String,
+    folder: Path,
     chattyStderr: Boolean = false,
 ) {
-    private val record: Path = Files.createTempDirectory("sidecar-fake-").let { dir ->
-        // Removed as the test JVM exits, the file before its folder: nothing closes a fake daemon
-        // (each run of the suites left some 35 folders in the temporary folder).
-        dir.toFile().deleteOnExit()
-        dir.resolve("received.jsonl").also { it.toFile().deleteOnExit() }
-    }
+    private val record: Path = Files.createTempFile(folder, "received-", ".jsonl")
 
     /** The command that runs it; with `chattyStderr` it also writes log lines to stderr without end. */
     val command: List<String> =

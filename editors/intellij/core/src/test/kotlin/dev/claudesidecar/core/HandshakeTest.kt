@@ -27,6 +27,8 @@ import org.junit.jupiter.api.Nested
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.api.io.TempDir
+import java.nio.file.Path
 import java.util.Collections
 import kotlin.time.Duration.Companion.seconds
 
@@ -39,6 +41,9 @@ import kotlin.time.Duration.Companion.seconds
  */
 @DisplayName("the version handshake")
 class HandshakeTest {
+    /** Where the stand-in daemons write what they got; removed after each test. */
+    @TempDir lateinit var records: Path
+
     private fun test(body: suspend () -> Unit) = runBlocking { withTimeout(60.seconds) { body() } }
 
     /** A client of [daemon] (a stand-in), in [mode], logging to [logger]. */
@@ -47,7 +52,7 @@ class HandshakeTest {
 
     /** The error a client of a stand-in daemon that answers `initialize` with [error] gets. */
     private fun rejected(error: String): SidecarException {
-        val client = client(FakeDaemon("""{"error": $error}"""))
+        val client = client(FakeDaemon("""{"error": $error}""", records))
         return client.use { assertThrows<SidecarException> { runBlocking { it.daemon() } } }
     }
 
@@ -55,7 +60,7 @@ class HandshakeTest {
     @DisplayName("against a stand-in daemon")
     inner class StandIn {
         @Test fun `initialize carries the protocol the client speaks, the oldest daemon protocol it needs, its name and version`() = test {
-            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES))
+            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES), records)
             val daemon = DaemonConnection.start(
                 DaemonOptions(
                     command = fake.command,
@@ -77,7 +82,10 @@ class HandshakeTest {
         }
 
         @Test fun `a request the daemon answers with no result fails with the method named, not a crash`() = test {
-            val daemon = DaemonConnection.start(DaemonOptions(command = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES)).command), NO_HANDLERS)
+            val daemon = DaemonConnection.start(
+                DaemonOptions(command = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES), records).command),
+                NO_HANDLERS,
+            )
             try {
                 val e =
                     assertThrows<SidecarException> {
@@ -91,7 +99,7 @@ class HandshakeTest {
         }
 
         @Test fun `a daemon killed while it writes to stderr ends the reader of its stderr quietly`() = test {
-            val chatty = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES), chattyStderr = true)
+            val chatty = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES), records, chattyStderr = true)
             val daemon = DaemonConnection.start(DaemonOptions(command = chatty.command, logger = SidecarLogger.NONE), NO_HANDLERS)
             val reader = Thread.getAllStackTraces().keys.single { it.name == "claude-sidecar-stderr-${daemon.pid}" }
             val died = Collections.synchronizedList(mutableListOf<Throwable>())
@@ -162,7 +170,7 @@ class HandshakeTest {
         }
 
         @Test fun `a feature the daemon does not list is not offered - attaching says so without asking the daemon`() = test {
-            val fake = FakeDaemon(FakeDaemon.answer(listOf("editorTools", "fork", "rewind")))
+            val fake = FakeDaemon(FakeDaemon.answer(listOf("editorTools", "fork", "rewind")), records)
             client(fake, DaemonMode.SHARED).use { client ->
                 assertNull(client.features.value, "unknown before a daemon answered")
                 client.daemon()
@@ -176,7 +184,7 @@ class HandshakeTest {
 
         @Test fun `initializationOptions the daemon ignored are logged once, at warning, by name`() = test {
             val lines = Collections.synchronizedList(mutableListOf<Pair<SidecarLogger.Level, String>>())
-            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES, ignored = listOf("initializationOptions.newerThing")))
+            val fake = FakeDaemon(FakeDaemon.answer(FEATURE_NAMES, ignored = listOf("initializationOptions.newerThing")), records)
             client(fake, logger = { level, message -> lines += level to message }).use { it.daemon() }
             val warnings = lines.filter { (level, m) -> level == SidecarLogger.Level.WARN && "initializationOptions.newerThing" in m }
             assertEquals(1, warnings.size, lines.toString())

@@ -10,8 +10,10 @@ import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.io.TempDir
 import java.awt.Window
 import java.nio.file.Files
+import java.nio.file.Path
 import javax.swing.JButton
 import javax.swing.JDialog
 
@@ -24,13 +26,16 @@ class HandshakeAppTest {
     private var client: SidecarClient? = null
     private var app: App? = null
 
+    /** The app's working folder and what the stand-in daemon got; removed after each test. */
+    @TempDir lateinit var folder: Path
+
     @AfterEach fun tearDown() {
         onEdt { app?.close() }
         client?.close()
     }
 
     private fun openApp(fake: FakeDaemon, firstChat: Boolean): App {
-        val options = App.Options(command = fake.command, cwd = Files.createTempDirectory("sidecar-app-").toString())
+        val options = App.Options(command = fake.command, cwd = Files.createDirectories(folder.resolve("workspace")).toString())
         val client = SidecarClient(ClientOptions(daemon = options.daemonOptions(Harness.logger))).also { client = it }
         return onEdt {
             FlatLightLaf.setup()
@@ -44,7 +49,7 @@ class HandshakeAppTest {
     @Test
     fun `a daemon too old for the app is one banner with the fix and a button that copies it, and no chat tab`() {
         val fix = "uv tool upgrade claude-sidecar"
-        val fake = FakeDaemon("""{"error": ${FakeDaemon.mismatch("daemon", fix, client = App.PROTOCOL_CLIENT)}}""")
+        val fake = FakeDaemon("""{"error": ${FakeDaemon.mismatch("daemon", fix, client = App.PROTOCOL_CLIENT)}}""", folder)
         val app = openApp(fake, firstChat = true)
 
         waitFor("the banner", describe = { onEdt { visibleText(app.frame.rootPane) } }) { onEdt { app.mismatch.isShowing } }
@@ -64,7 +69,7 @@ class HandshakeAppTest {
 
     @Test
     fun `attach to running chat is hidden once the daemon says it serves no attach`() {
-        val app = openApp(FakeDaemon(FakeDaemon.answer(listOf("editorTools", "fork", "rewind"))), firstChat = false)
+        val app = openApp(FakeDaemon(FakeDaemon.answer(listOf("editorTools", "fork", "rewind")), folder), firstChat = false)
         assertTrue(onEdt { app.attachButton.isShowing }, "shown while no daemon has said")
 
         runBlocking { client!!.daemon() }
@@ -74,7 +79,7 @@ class HandshakeAppTest {
 
     @Test
     fun `the button stays when the daemon serves attach`() {
-        val app = openApp(FakeDaemon(FakeDaemon.answer(listOf("attach", "editorTools", "fork", "rewind"))), firstChat = false)
+        val app = openApp(FakeDaemon(FakeDaemon.answer(listOf("attach", "editorTools", "fork", "rewind")), folder), firstChat = false)
 
         runBlocking { client!!.daemon() }
 
