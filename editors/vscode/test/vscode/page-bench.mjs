@@ -91,6 +91,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { exitForPrerequisite, PrerequisiteError, sleep, VSCODE_DIR } from '../host/common.mjs';
+import { writeHeapSnapshot } from '../host/heap-snapshot.mjs';
 import { closeWorkbench, openWorkbench, runCommand, startCodeServer } from '../host/ui.mjs';
 import { sandbox, startModel } from './run.mjs';
 
@@ -352,17 +353,6 @@ async function sessionFor(page, frame) {
     if (session) return session;
   }
   return page.context().newCDPSession(page);
-}
-
-/** A heap snapshot of the renderer `cdp` is attached to (the page's, or with the workbench's
- * thread, both), written to `file` for DevTools' Memory tab. */
-async function writeHeapSnapshot(cdp, file) {
-  const out = fs.openSync(file, 'w');
-  const write = ({ chunk }) => fs.writeSync(out, chunk);
-  cdp.on('HeapProfiler.addHeapSnapshotChunk', write);
-  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  cdp.off('HeapProfiler.addHeapSnapshotChunk', write);
-  fs.closeSync(out);
 }
 
 /** The main thread (pid, tid) in a trace of the renderer that ran the chat page's script

@@ -15,8 +15,8 @@
 //   node esbuild.mjs && node out/test/webview/long-scroll.bench.cjs [--entries 20000] [--page 100] [--open N] [--dist DIR] [--trace FILE] [--heap FILE]
 
 import fs from 'node:fs';
-import type { CDPSession } from 'playwright-core';
 import { initialState, reduce, type ChatState } from '../../src/core/chat-state';
+import { writeHeapSnapshot } from '../host/heap-snapshot.mjs';
 import type { ConversationEntry } from '../../src/core/transcript';
 import { launch, PageServer, ScriptedHost } from './scripted-host';
 
@@ -67,14 +67,6 @@ function longestOnMainThread(trace: string, names: string[], cpu = false): numbe
     .filter((e) => e.ph === 'X' && names.includes(e.name) && e.pid === main.pid && e.tid === main.tid)
     .map((e) => ((cpu ? e.tdur : e.dur) ?? 0) / 1000);
   return Math.round(Math.max(0, ...durations) * 10) / 10;
-}
-
-/** Writes a heap snapshot of the page to `file` (DevTools' Memory tab opens it). */
-async function writeHeapSnapshot(cdp: CDPSession, file: string): Promise<void> {
-  const out = fs.openSync(file, 'w');
-  cdp.on('HeapProfiler.addHeapSnapshotChunk', ({ chunk }) => fs.writeSync(out, chunk));
-  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  fs.closeSync(out);
 }
 
 async function main(): Promise<void> {
