@@ -99,7 +99,9 @@ class MarkdownParagraphs(private val styles: MarkdownStyles) {
             )
             is TableBlock -> paragraph(
                 styles.paragraph(place.indent, MarkdownStyles.PARAGRAPH_BELOW, place.quoteBar),
-                listOf(StyledRun(" ", SimpleAttributeSet.EMPTY) { Markdown.tableView(node) }),
+                Markdown.tableDocument(node, styles.tableCss).let { table ->
+                    listOf(StyledRun(" ", SimpleAttributeSet.EMPTY) { Markdown.tableView(table) })
+                },
             )
             is LinkReferenceDefinition -> Unit
             else -> blocks(node, place)

@@ -54,6 +54,9 @@ class MarkdownStyles {
     private val mono = Theme.monoFamily
     private val metrics: FontMetrics = JLabel().getFontMetrics(Theme.font)
 
+    /** A table's style sheet (CSS): tables are HTML panes ([Markdown.tableDocument]). */
+    val tableCss: String = Markdown.tableCss()
+
     /** The width of [text] in the body font: a list marker's hanging indent. */
     fun width(text: String): Float = metrics.stringWidth(text).toFloat()
 

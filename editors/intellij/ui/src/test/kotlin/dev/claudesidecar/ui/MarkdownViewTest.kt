@@ -5,6 +5,7 @@ import com.formdev.flatlaf.FlatLightLaf
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNotNull
+import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
@@ -17,6 +18,8 @@ import javax.swing.JScrollPane
 import javax.swing.text.AttributeSet
 import javax.swing.text.Element
 import javax.swing.text.StyleConstants
+import javax.swing.text.html.HTMLDocument
+import kotlin.concurrent.thread
 
 /** Markdown rendered into one styled document: each block looks as it should, and appending equals rendering whole. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -162,6 +165,23 @@ class MarkdownViewTest {
         val table = find<JEditorPane>(view).single { it !== view }
         assertTrue(table.text.contains("<table"), table.text)
         assertTrue(table.document.getText(0, table.document.length).contains("parse"))
+    }
+
+    @Test
+    fun `a table is parsed once with its paragraphs off the EDT and shows in the theme's font`() {
+        val styles = onEdt { MarkdownStyles() }
+        var paragraphs: List<StyledParagraph> = emptyList()
+        // As the answer view makes them: on a thread of its own, the EDT free meanwhile.
+        thread(name = "markdown") { paragraphs = MarkdownParagraphs(styles).render(sample) }.join()
+        val run = paragraphs.flatMap { it.runs }.single { it.component != null }
+        val table = onEdt { run.component!!() as JEditorPane }
+        val document = table.document as HTMLDocument
+        assertTrue(document.getText(0, document.length).contains("parse"), "the table's cells were parsed")
+        // Parsed with the paragraphs, not when the EDT makes its pane: another pane shows the same document.
+        assertSame(document, onEdt { (run.component!!() as JEditorPane).document })
+        val body = onEdt { document.styleSheet.getFont(document.styleSheet.getRule("body")) }
+        assertEquals(Theme.font.family, body.family)
+        assertEquals(Theme.font.size, body.size)
     }
 
     @Test
