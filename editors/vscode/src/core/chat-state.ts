@@ -7,6 +7,7 @@
 // and returns it; the state is plain JSON so it survives postMessage's structured clone.
 // Pure TypeScript: no DOM, no vscode, no Node APIs.
 
+import { IdMap } from './id-map';
 import type {
   ClaudeNotifications,
   ContextReading,
@@ -143,9 +144,9 @@ export function initialState(): ChatState {
   return {
     entries: [],
     queued: [],
-    at: {},
+    at: new IdMap(),
     shift: 0,
-    revs: {},
+    revs: new IdMap(),
     status: { state: 'new', model: null, permissionMode: null, retry: null, exit: null },
     pending: {},
     totals: { costUsd: 0, lastTurnUsage: null, context: null },
@@ -236,9 +237,9 @@ export function reduce(state: ChatState, event: ChatEvent): ChatState {
       Object.assign(state, {
         entries: [],
         queued: state.queued.filter(isWaitingPrompt),
-        at: {},
+        at: new IdMap(),
         shift: 0,
-        revs: {},
+        revs: new IdMap(),
         pending: {},
       });
       for (const entry of event.entries) onEntry(state, entry);

@@ -3,11 +3,12 @@
 // replaces the entry with its id or adds it in the order first seen, `claude/delta` appends
 // to its `entryId`, and queued prompts are listed last until the CLI takes them up.
 //
-// It MUTATES the store (a delta costs O(delta)), which is plain JSON so that a copy
-// survives postMessage's structured clone. Pure TypeScript: no DOM, no vscode, no Node APIs.
-// What else the chat keeps (status, permission requests, cost, file updates) and the events
+// It MUTATES the store (a delta costs O(delta)). Its entries are plain JSON, its indexes
+// are not: a page gets the store as toMessage gives it. Pure TypeScript: no DOM, no vscode,
+// no Node APIs. What else the chat keeps (status, permission requests, cost, file updates) and the events
 // that change it are in chat-state.ts.
 
+import { IdMap, IdSet } from './id-map';
 import type { DeltaNotification, EntryNotification, PromptEntry } from './protocol.generated';
 
 /** An entry of the daemon's conversation. */
@@ -46,12 +47,14 @@ export interface Transcript {
   /** Prompts sent while a turn runs, listed after the entries until the CLI takes them up. */
   queued: PromptEntry[];
   /** Entry id -> its position in `entries` less `shift` (positionOf): a page placed above
-   * moves every entry after it by adding to `shift`, not by writing each one's anew. */
-  at: Record<string, number>;
+   * moves every entry after it by adding to `shift`, not by writing each one's anew. An
+   * IdMap, as every index of ids here: an object's keys, a Map's or a Set's go into V8's
+   * string table, which each major GC of the page walks (id-map.ts). */
+  at: IdMap<number>;
   /** What to add to `at` for an entry's position. */
   shift: number;
   /** Entry id -> `rev` when it last changed: a view redraws the entries newer than it drew. */
-  revs: Record<string, number>;
+  revs: IdMap<number>;
   /** The store's revision now (its owner bumps it for every event). */
   rev: number;
   /** The ids of the entries changed (or added) since a view last took them, when a view keeps
@@ -61,7 +64,7 @@ export interface Transcript {
 
 /** The position of the entry `id` in `entries`; undefined when the store lacks it. */
 export function positionOf(store: Transcript, id: string): number | undefined {
-  const at = store.at[id];
+  const at = store.at.get(id);
   return at === undefined ? undefined : at + store.shift;
 }
 
@@ -134,13 +137,26 @@ export function fill(store: Transcript, incoming: readonly Entry[]): string[] {
 }
 
 /**
- * A copy of the store for a page that starts (reset): its last `keep` entries whole, the
- * others by id alone (the page asks for those it draws); the rest of it shared, not copied.
+ * A store as a message carries it to a page (VS Code's webview messaging is JSON: no Map):
+ * its last `keep` entries whole and the others by id alone (the page asks for those it draws:
+ * a long chat is not decoded there whole), its revs as pairs, and no index (the page makes
+ * its own: `fromMessage`).
  */
-export function withFarEntries<T extends Transcript>(store: T, keep: number): T {
+export type SentTranscript<T extends Transcript> = Omit<T, 'at' | 'shift' | 'revs'> & { revs: [string, number][] };
+
+/** `store` as a message carries it (SentTranscript), its last `keep` entries whole. */
+export function toMessage<T extends Transcript>(store: T, keep: number): SentTranscript<T> {
+  const { at, shift, revs, ...rest } = store;
   const from = Math.max(0, store.entries.length - keep);
-  if (!from) return store;
-  return { ...store, entries: store.entries.map((e, i) => (i < from ? farOf(e) : e)) };
+  const entries = from ? store.entries.map((e, i) => (i < from ? farOf(e) : e)) : store.entries;
+  return { ...rest, entries, revs: [...revs] };
+}
+
+/** The store a message carried (toMessage), its index made again. */
+export function fromMessage<T extends Transcript>(sent: SentTranscript<T>): T {
+  const store = { ...sent, at: new IdMap(), shift: 0, revs: new IdMap(sent.revs) } as unknown as T;
+  reindex(store);
+  return store;
 }
 
 /**
@@ -161,13 +177,13 @@ export function isWaitingPrompt(entry: HeldEntry): entry is WaitingPrompt {
 export function dropQueued(store: Transcript, id: string): PromptEntry | undefined {
   const at = store.queued.findIndex((q) => q.id === id);
   if (at < 0) return undefined;
-  delete store.revs[id];
+  store.revs.delete(id);
   return store.queued.splice(at, 1)[0];
 }
 
 /** Notes that the entry `id` changed now: its rev, and the view's list of changed ids. */
 function changed(store: Transcript, id: string): void {
-  store.revs[id] = store.rev;
+  store.revs.set(id, store.rev);
   store.changed?.push(id);
 }
 
@@ -187,7 +203,7 @@ export function upsert(store: Transcript, incoming: Entry): void {
   if (at !== undefined) {
     store.entries[at] = entry;
   } else {
-    store.at[entry.id] = store.entries.length - store.shift;
+    store.at.set(entry.id, store.entries.length - store.shift);
     store.entries.push(entry);
   }
 }
@@ -195,7 +211,7 @@ export function upsert(store: Transcript, incoming: Entry): void {
 /** Adds `incoming` (a new id) just before the entry `beforeId` (the entries after it move down one). */
 export function insertBefore(store: Transcript, incoming: Entry, beforeId: string): void {
   const at = positionOf(store, beforeId);
-  if (at === undefined || incoming.id in store.at) {
+  if (at === undefined || store.at.has(incoming.id)) {
     upsert(store, incoming);
     return;
   }
@@ -215,7 +231,7 @@ function insertAt(store: Transcript, at: number, added: HeldEntry[]): void {
   const above = at < store.entries.length - end;
   if (above) store.shift += added.length;
   const [from, to] = above ? [0, end] : [at, store.entries.length];
-  for (let i = from; i < to; i++) store.at[store.entries[i]!.id] = i - store.shift;
+  for (let i = from; i < to; i++) store.at.set(store.entries[i]!.id, i - store.shift);
   reindexed.count += to - from;
 }
 
@@ -244,7 +260,7 @@ export function appendDelta(store: Transcript, delta: DeltaNotification): void {
 
 /** Marks an entry as changed (something it shows changed outside it, e.g. its diff came). */
 export function touch(store: Transcript, id: string): void {
-  if (id in store.at) changed(store, id);
+  if (store.at.has(id)) changed(store, id);
 }
 
 /**
@@ -258,9 +274,9 @@ export function touch(store: Transcript, id: string): void {
  */
 export function mergeTail(store: Transcript, incoming: readonly Entry[]): Entry[] {
   const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
-  const ids = new Set(page.map((e) => e.id));
+  const ids = new IdSet(page.map((e) => e.id));
   const before: HeldEntry[] = [];
-  const following = new Map<string, HeldEntry[]>();
+  const following = new IdMap<HeldEntry[]>();
   let anchor: string | undefined;
   for (const entry of store.entries) {
     if (ids.has(entry.id)) anchor = entry.id;
@@ -290,12 +306,12 @@ export function placePage(store: Transcript, incoming: readonly Entry[], beforeI
   const page = incoming.filter((e) => !(e.kind === 'prompt' && e.queued)).map((e) => ({ ...e }));
   if (!page.length) return page;
   for (const entry of page) changed(store, entry.id);
-  if (!page.some((e) => e.id in store.at)) {
+  if (!page.some((e) => store.at.has(e.id))) {
     // The usual page: new entries only, placed without a look at the entries after them.
     insertAt(store, beforeId === null ? 0 : (positionOf(store, beforeId) ?? 0), page);
     return page;
   }
-  const ids = new Set(page.map((e) => e.id));
+  const ids = new IdSet(page.map((e) => e.id));
   const kept = store.entries.filter((e) => !ids.has(e.id));
   const found = beforeId === null ? -1 : kept.findIndex((e) => e.id === beforeId);
   kept.splice(Math.max(found, 0), 0, ...page);
@@ -306,9 +322,9 @@ export function placePage(store: Transcript, incoming: readonly Entry[], beforeI
 
 /** Sets `at` anew (the entries moved). */
 function reindex(store: Transcript): void {
-  store.at = {};
+  store.at = new IdMap();
   store.shift = 0;
-  for (let i = 0; i < store.entries.length; i++) store.at[store.entries[i]!.id] = i;
+  for (let i = 0; i < store.entries.length; i++) store.at.set(store.entries[i]!.id, i);
   reindexed.count += store.entries.length;
 }
 

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { Chat } from '../core/chat';
 import type { SetModelParams, SetPermissionModeParams } from '../core/protocol.generated';
 import type { SidecarClient } from '../core/client';
-import { entriesOf, withFarEntries } from '../core/transcript';
+import { entriesOf, toMessage } from '../core/transcript';
 import {
   WHOLE_AT_RESET,
   type HostMessage,
@@ -179,7 +179,7 @@ export class ChatPanel implements vscode.Disposable {
         this.post({
           type: 'reset',
           // The page asks for the entries it draws: a long chat is not decoded there whole.
-          state: withFarEntries(this.chat.state, WHOLE_AT_RESET),
+          state: toMessage(this.chat.state, WHOLE_AT_RESET),
           info: this.chat.info,
           workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
           allowBypassPermissions: this.host.allowBypassPermissions(),

@@ -19,11 +19,11 @@ import type {
   SessionSummary,
 } from '../core/protocol.generated';
 import { reduce, type ChatEvent, type ChatState } from '../core/chat-state';
-import { positionOf, release, type Entry } from '../core/transcript';
+import { positionOf, release, type Entry, type SentTranscript } from '../core/transcript';
 
 /**
  * The entries a `reset` carries whole: the last ones (what a page opened at its end draws
- * first). The others go by id alone (transcript.ts, withFarEntries) and the page asks for
+ * first). The others go by id alone (transcript.ts, toMessage) and the page asks for
  * those it draws (`entries`): a page made anew for a long chat decodes a few chunks, not the
  * whole chat.
  */
@@ -74,7 +74,7 @@ export type HostMessage =
    * WHOLE_AT_RESET entries whole, the others by id alone. */
   | {
       type: 'reset';
-      state: ChatState;
+      state: SentTranscript<ChatState>;
       info: ChannelInfo | null;
       workspaceFolders: string[];
       /** The user opted in to bypassPermissions (claudeSidecar.allowDangerouslySkipPermissions). */

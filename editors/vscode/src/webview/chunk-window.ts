@@ -15,6 +15,8 @@
 // host). So the page's heap, and the V8 GC pauses that grow with it, hold a few chunks'
 // entries, not the chat's (issue 43: 52 ms major GC pauses at 100,000 entries held).
 
+import { IdMap, IdSet } from '../core/id-map';
+
 /** Entries per chunk (a sub-agent's entries go in their Agent/Task call's chunk beyond it). */
 export const CHUNK = 25;
 
@@ -35,7 +37,7 @@ const ENTRY_PX = 80;
 export interface Chunk {
   readonly el: HTMLElement;
   /** The entries placed in it: its own and those of the sub-agents nested in them. */
-  readonly ids: Set<string>;
+  readonly ids: IdSet;
   /** Its entries' views are in it; else it is an empty box of `box` px. */
   drawn: boolean;
   /** Its height when last drawn, while its entries stayed the same; undefined: estimated. */
@@ -84,7 +86,7 @@ export class ChunkWindow {
   /** Every chunk, in the list's order. */
   private chunks: Chunk[] = [];
   private sections: Section[] = [];
-  private readonly placed = new Map<string, Chunk>();
+  private readonly placed = new IdMap<Chunk>();
   private readonly byElement = new WeakMap<Element, Chunk>();
   private readonly drawn = new Set<Chunk>();
   private readonly unfolded = new Set<Section>();
@@ -336,7 +338,7 @@ export class ChunkWindow {
   private make(section: Section): Chunk {
     const el = document.createElement('div');
     el.className = 'chunk undrawn';
-    const chunk: Chunk = { el, ids: new Set(), drawn: false, height: undefined, box: 0, section };
+    const chunk: Chunk = { el, ids: new IdSet(), drawn: false, height: undefined, box: 0, section };
     this.byElement.set(el, chunk);
     this.touched(chunk);
     return chunk;

@@ -5,6 +5,7 @@
 import './style.css';
 import type { ChannelInfo } from '../core/protocol.generated';
 import { initialState, type ChatState } from '../core/chat-state';
+import { fromMessage } from '../core/transcript';
 import { applyOnPage, type HostMessage } from '../shared/webview-messages';
 import { Composer } from './composer';
 import { errorText, type ViewContext } from './context';
@@ -104,7 +105,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const message = event.data;
   switch (message.type) {
     case 'reset':
-      state = message.state;
+      state = fromMessage(message.state);
       info = message.info;
       header.allowBypassPermissions = message.allowBypassPermissions;
       permissions.clear();

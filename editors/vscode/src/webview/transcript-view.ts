@@ -19,6 +19,7 @@
 // (transcript.ts, FarEntry), and asks the host for them (`entries`) when their chunk comes
 // back into reach. The host sends its state that way too (a reset: the last entries whole).
 
+import { IdMap, IdSet } from '../core/id-map';
 import type { ChatState } from '../core/chat-state';
 import { fill, parentOf, positionOf, release, takeChanged, type HeldEntry } from '../core/transcript';
 import { CHUNK, ChunkWindow, type Chunk } from './chunk-window';
@@ -50,23 +51,23 @@ export class TranscriptView {
     h('div', { class: 'empty-hint', text: 'Type @ to mention a file, / for commands. Paste or drop images.' }),
   );
   /** The views of the entries drawn (those of the chunks drawn), by entry id, with the rev each shows. */
-  private readonly views = new Map<string, { view: EntryView; rev: number }>();
+  private readonly views = new IdMap<{ view: EntryView; rev: number }>();
   private readonly chunks: ChunkWindow;
   private queuedKey = '';
   private following = true;
   /** Entries placed in the list because their Agent/Task call is in a page not read yet, by that call's id. */
-  private readonly orphans = new Map<string, string[]>();
+  private readonly orphans = new IdMap<string[]>();
   /** Drawn chunks whose entries changed places: drawn anew once the change is placed. */
   private readonly moved = new Set<Chunk>();
   /** The page asked for the page before, and has no answer yet. */
   private asking = false;
   /** Entries kept by id alone that a chunk in reach needs: asked for together, once a frame. */
-  private readonly wanted = new Set<string>();
+  private readonly wanted = new IdSet();
   /** Entries asked for, not answered yet. */
-  private readonly fetching = new Set<string>();
+  private readonly fetching = new IdSet();
   /** Entries the host did not give when asked (the chat moved on, or the request failed):
    * their chunk is drawn without them rather than asked for again every frame. */
-  private readonly unavailable = new Set<string>();
+  private readonly unavailable = new IdSet();
 
   constructor(private readonly ctx: ViewContext) {
     this.olderRow.hidden = true;
@@ -124,7 +125,7 @@ export class TranscriptView {
   update(state: ChatState): void {
     this.draw(state, takeChanged(state));
     this.chunks.settle();
-    const queuedKey = state.queued.map((q) => `${q.id}@${state.revs[q.id] ?? 0}`).join(',');
+    const queuedKey = state.queued.map((q) => `${q.id}@${state.revs.get(q.id) ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
       this.queuedKey = queuedKey;
       this.queued.replaceChildren(...state.queued.map((q) => entryView(q, this.ctx).el));
@@ -142,7 +143,7 @@ export class TranscriptView {
     const nextOf = this.nextPlaced(state, fresh);
     for (const entry of entries) {
       if (entry.kind === 'far') continue; // a chunk not drawn: asked for when it is
-      const rev = state.revs[entry.id] ?? 0;
+      const rev = state.revs.get(entry.id) ?? 0;
       const known = this.views.get(entry.id);
       if (known) {
         if (known.rev !== rev) {
@@ -182,10 +183,10 @@ export class TranscriptView {
    */
   placeOlder(state: ChatState, ids: readonly string[]): void {
     const position = (id: string) => positionOf(state, id) ?? -1;
-    const page = ids.filter((id) => id in state.at).sort((a, b) => position(a) - position(b));
+    const page = ids.filter((id) => state.at.has(id)).sort((a, b) => position(a) - position(b));
     if (!page.length) return;
     this.showOlder(state);
-    const inPage = new Set(page);
+    const inPage = new IdSet(page);
     const entries = page.map((id) => state.entries[position(id)]!);
     const nested = (entry: HeldEntry) => {
       const parentId = parentOf(entry);
@@ -274,7 +275,7 @@ export class TranscriptView {
       const entry = state.entries[at]!;
       if (entry.kind === 'far') continue; // the host no longer has it (unavailable)
       const view = entryView(entry, this.ctx);
-      this.views.set(id, { view, rev: state.revs[id] ?? 0 });
+      this.views.set(id, { view, rev: state.revs.get(id) ?? 0 });
       (this.nestedIn(parentOf(entry), chunk) ?? chunk.el).append(view.el);
     }
   }
@@ -290,7 +291,7 @@ export class TranscriptView {
     // A chunk whose entries were kept by id alone already (placed so at a reset) has no revs
     // left to drop: rebuild kept none for them.
     if (!release(state, chunk.ids)) return;
-    for (const id of chunk.ids) delete state.revs[id];
+    for (const id of chunk.ids) state.revs.delete(id);
   }
 
   /**
@@ -322,7 +323,7 @@ export class TranscriptView {
       .then(({ entries }) => {
         const state = this.ctx.state();
         fill(state, entries);
-        const got = new Set(entries.map((e) => e.id));
+        const got = new IdSet(entries.map((e) => e.id));
         for (const id of ids) {
           if (!got.has(id) && state.entries[positionOf(state, id) ?? -1]?.kind === 'far') this.unavailable.add(id);
           const chunk = this.chunks.chunkOf(id);
@@ -350,9 +351,9 @@ export class TranscriptView {
    * it that is placed (undefined: none, it goes at the end). Walked from the last: each looks
    * one entry ahead, so a batch costs its own length.
    */
-  private nextPlaced(state: ChatState, fresh: readonly HeldEntry[]): Map<string, HeldEntry | undefined> {
-    const next = new Map<string, HeldEntry | undefined>();
-    const ids = new Set(fresh.map((e) => e.id));
+  private nextPlaced(state: ChatState, fresh: readonly HeldEntry[]): IdMap<HeldEntry | undefined> {
+    const next = new IdMap<HeldEntry | undefined>();
+    const ids = new IdSet(fresh.map((e) => e.id));
     for (let k = fresh.length - 1; k >= 0; k--) {
       const id = fresh[k]!.id;
       const after = state.entries[(positionOf(state, id) ?? state.entries.length) + 1];
@@ -362,7 +363,7 @@ export class TranscriptView {
   }
 
   /** The first entry after `id` that is neither in the page nor a sub-agent's of an entry of it. */
-  private after(state: ChatState, id: string, inPage: ReadonlySet<string>): HeldEntry | undefined {
+  private after(state: ChatState, id: string, inPage: IdSet): HeldEntry | undefined {
     for (let i = (positionOf(state, id) ?? state.entries.length) + 1; i < state.entries.length; i++) {
       const entry = state.entries[i]!;
       const parentId = parentOf(entry);
@@ -397,12 +398,12 @@ export class TranscriptView {
 
 /** The revs of the entries a state holds whole and of its queued prompts: those kept by id
  * alone need none (TranscriptView.letGo), though a state from the host has one for each. */
-function heldRevs(state: ChatState): Record<string, number> {
-  const revs: Record<string, number> = {};
+function heldRevs(state: ChatState): IdMap<number> {
+  const revs = new IdMap<number>();
   for (const list of [state.entries, state.queued]) {
     for (const entry of list) {
-      const rev = state.revs[entry.id];
-      if (entry.kind !== 'far' && rev !== undefined) revs[entry.id] = rev;
+      const rev = state.revs.get(entry.id);
+      if (entry.kind !== 'far' && rev !== undefined) revs.set(entry.id, rev);
     }
   }
   return revs;

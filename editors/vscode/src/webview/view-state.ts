@@ -5,6 +5,7 @@
 // webview API's setState; the host reads `sessionId`, `cwd`, `model`, `effort` and
 // `permissionMode` of the same object to restore the panel's chat after a reload.
 
+import { IdSet } from '../core/id-map';
 import type { Host } from './host';
 
 export interface PageState {
@@ -54,6 +55,9 @@ export function blockKey(kind: string, id: string | number): string {
 
 export class ViewState {
   private state: PageState;
+  /** The tool uses with saved diffs: looked up for every tool call drawn, which a lookup in
+   * `diffs` (an object) would put in V8's string table (core/id-map.ts). */
+  private withDiffs: IdSet;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly host: Host) {
@@ -69,6 +73,7 @@ export class ViewState {
       ...(typeof saved?.permissionMode === 'string' ? { permissionMode: saved.permissionMode } : {}),
       diffs: savedDiffs(saved?.diffs),
     };
+    this.withDiffs = new IdSet(Object.keys(this.state.diffs));
   }
 
   get current(): Readonly<PageState> {
@@ -80,7 +85,7 @@ export class ViewState {
   }
 
   update(change: Partial<PageState>): void {
-    Object.assign(this.state, change);
+    this.assign(change);
     // Typing and scrolling change it many times a second: save at most every 300 ms.
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
@@ -90,15 +95,20 @@ export class ViewState {
 
   /** Changes and saves at once: what the host reads back after a reload (the chat, its model). */
   save(change: Partial<PageState>): void {
-    Object.assign(this.state, change);
+    this.assign(change);
     clearTimeout(this.timer);
     this.timer = undefined;
     this.host.setState(this.state);
   }
 
+  private assign(change: Partial<PageState>): void {
+    Object.assign(this.state, change);
+    if (change.diffs) this.withDiffs = new IdSet(Object.keys(change.diffs));
+  }
+
   /** The saved diffs of one tool use. */
   diffsOf(toolUseId: string): SavedDiff[] {
-    return this.state.diffs[toolUseId] ?? [];
+    return this.withDiffs.has(toolUseId) ? (this.state.diffs[toolUseId] ?? []) : [];
   }
 
   /**

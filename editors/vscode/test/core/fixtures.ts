@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChannelNotifications, ChatEvent, NotificationEvent } from '../../src/core/chat-state';
-import type { Entry } from '../../src/core/transcript';
+import { positionOf, type Entry, type Transcript } from '../../src/core/transcript';
 
 /** The repository's tests/data/streams, from the bundled test in out/test/<dir>/. */
 const STREAMS = path.resolve(__dirname, '../../../../../tests/data/streams');
@@ -67,4 +67,13 @@ export function indexOf(events: ChatEvent[], match: (e: ChatEvent) => boolean): 
   const at = events.findIndex(match);
   if (at < 0) throw new Error('no such event in the stream');
   return at;
+}
+
+/** `state` with its index (`at` and `shift`: each copy of a chat makes its own) as each entry's
+ * position: what two copies must agree on. */
+export function withPositions<T extends Transcript>(
+  state: T,
+): Omit<T, 'at' | 'shift'> & { positions: (number | undefined)[] } {
+  const { at, shift, ...rest } = state;
+  return { ...rest, positions: state.entries.map((e) => positionOf(state, e.id)) };
 }

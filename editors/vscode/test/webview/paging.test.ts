@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import type { ConversationEntry } from '../../src/core/transcript';
+import { IdMap } from '../../src/core/id-map';
 import { CHUNK } from '../../src/webview/chunk-window';
 import { chatPages } from './chat-pages';
 import type { ScriptedHost } from './scripted-host';
@@ -157,9 +158,9 @@ function answersHeld(heap: HeapSnapshot): number {
 }
 
 /**
- * The bytes of the page's chat state's `revs` (entry id -> rev) for its keys: the size of the
- * dictionary behind it, found as the object that has `revs`, `at` and `shift`. (A heap snapshot
- * lists no small numbers, so the keys are not counted one by one.)
+ * The bytes of the page's chat state's `revs` (an IdMap, entry id -> rev) for its keys: the
+ * size of the hash table behind it, found as the object that has `revs`, `at` and `shift`. (A heap
+ * snapshot lists no small numbers, so the keys are not counted one by one.)
  */
 function revsBytes(heap: HeapSnapshot): number {
   const { meta } = heap.snapshot;
@@ -191,10 +192,35 @@ function revsBytes(heap: HeapSnapshot): number {
   for (const node of firstEdge.keys()) {
     const named = edgesOf(node);
     if (!['revs', 'at', 'entries', 'queued'].every((name) => named.has(name))) continue;
-    const properties = edgesOf(named.get('revs')!).get('properties');
-    return properties === undefined ? 0 : heap.nodes[properties + selfSize]!;
+    // An IdMap: its buckets (a Map), and their hash table.
+    const buckets = edgesOf(named.get('revs')!).get('buckets');
+    const table = buckets === undefined ? undefined : edgesOf(buckets).get('table');
+    if (table === undefined) throw new Error("the chat state's revs have no hash table: not an IdMap?");
+    return heap.nodes[table + selfSize]!;
   }
   throw new Error('no chat state in the heap snapshot');
+}
+
+/**
+ * The strings of the heap's string table (V8's internalized strings, which every major GC
+ * walks as roots) that `id` matches: a string becomes one as a Map's key, a Set's member or an
+ * object's property name.
+ */
+function internalized(heap: HeapSnapshot, id: RegExp): number {
+  const { meta } = heap.snapshot;
+  const [nodeFields, edgeFields] = [meta.node_fields.length, meta.edge_fields.length];
+  const [nodeName, edgeCount] = [meta.node_fields.indexOf('name'), meta.node_fields.indexOf('edge_count')];
+  const edgeTo = meta.edge_fields.indexOf('to_node');
+  const children = (node: number): number[] => {
+    let edge = 0;
+    for (let n = 0; n < node; n += nodeFields) edge += heap.nodes[n + edgeCount]! * edgeFields;
+    return Array.from({ length: heap.nodes[node + edgeCount]! }, (_, k) => heap.edges[edge + k * edgeFields + edgeTo]!);
+  };
+  const named = (nodes: number[], name: string) => nodes.find((n) => heap.strings[heap.nodes[n + nodeName]!] === name);
+  const roots = named(children(0), '(GC roots)');
+  const table = roots === undefined ? undefined : named(children(roots), '(Internalized strings)');
+  if (table === undefined) throw new Error('no string table in the heap snapshot');
+  return children(table).filter((n) => id.test(heap.strings[heap.nodes[n + nodeName]!]!)).length;
 }
 
 /** Each entry drawn on the way from the top to the end, a screen at a time: its markup, by its text. */
@@ -360,8 +386,11 @@ describe('a long chat, a page at a time', () => {
     const held = answersHeld(heap);
     // Those of the chunks drawn (within three screens of the view) and of the last.
     assert.ok(held * 2 <= 5 * CHUNK, `answers held whole: ${held} of 5000`);
-    // Nor a rev for each of the 10,000 entries (a dictionary of ~10,000 keys: ~240 KB and more).
+    // Nor a rev for each of the 10,000 entries (a table of ~10,000 keys: ~240 KB and more).
     assert.ok(revsBytes(heap) < 32 * 1024, `revs: ${revsBytes(heap)} bytes`);
+    // Nor the ids of the entries read in V8's string table (the page's index: issue 43).
+    const ids = internalized(heap, /^(p\d+|m\d+:0)$/);
+    assert.ok(ids < 500, `entry ids in the string table: ${ids} of 10,000`);
   });
 
   it('draws a chunk it let go of again as it was, once the host gave its entries back', async () => {
@@ -480,7 +509,7 @@ describe('a long chat, a page at a time', () => {
     });
     // The tool call at the top: in front of the first exchange.
     state.entries.unshift(state.entries.pop()!);
-    state.at = Object.fromEntries(state.entries.map((e, i) => [e.id, i]));
+    state.at = new IdMap(state.entries.map((e, i) => [e.id, i]));
     state.shift = 0;
     const host = await openWith(state);
     await scrollTo(host, 0);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Chat } from '../../src/core/chat';
 import type { SidecarClient } from '../../src/core/client';
-import { entriesOf, withFarEntries } from '../../src/core/transcript';
+import { entriesOf, toMessage } from '../../src/core/transcript';
 import { PageFeed } from '../../src/extension/page-feed';
 import { WHOLE_AT_RESET, type WebviewMessage } from '../../src/shared/webview-messages';
 import {
@@ -93,7 +93,7 @@ async function showIn(host: ScriptedHost, chat: Chat): Promise<void> {
   });
   feed.reset({
     type: 'reset',
-    state: withFarEntries(chat.state, WHOLE_AT_RESET),
+    state: toMessage(chat.state, WHOLE_AT_RESET),
     info: chat.info,
     workspaceFolders: [box.workspace],
     allowBypassPermissions: false,

@@ -14,7 +14,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { ChannelInfo } from '../../src/core/protocol.generated';
 import { initialState, reduce, type ChatEvent, type ChatState } from '../../src/core/chat-state';
 import { PageFeed } from '../../src/extension/page-feed';
-import { entriesOf, withFarEntries } from '../../src/core/transcript';
+import { entriesOf, fromMessage, toMessage } from '../../src/core/transcript';
 import {
   WHOLE_AT_RESET,
   type HostMessage,
@@ -217,10 +217,10 @@ export class ScriptedHost {
   private entriesSeen = 0;
 
   async reset(state: ChatState, info: ChannelInfo | null = INFO, allowBypassPermissions = false): Promise<void> {
-    this.state = structuredClone(state);
+    this.state = fromMessage(structuredClone(toMessage(state, Infinity)));
     this.feed.reset({
       type: 'reset',
-      state: withFarEntries(state, WHOLE_AT_RESET),
+      state: toMessage(state, WHOLE_AT_RESET),
       info,
       workspaceFolders: ['/home/dev/project'],
       allowBypassPermissions,

@@ -41,6 +41,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { ChatEvent } from '../../src/core/chat-state';
 import { initialState, reduce } from '../../src/core/chat-state';
 import { PageFeed } from '../../src/extension/page-feed';
+import { toMessage } from '../../src/core/transcript';
 import type { HostMessage } from '../../src/shared/webview-messages';
 import { client, sandbox, sidecarBin, startModel, type Model } from '../core/harness';
 import { INFO, launch, PageServer, ScriptedHost } from './scripted-host';
@@ -420,7 +421,7 @@ async function runDaemon(
     const feed = new PageFeed(deliver);
     feed.reset({
       type: 'reset',
-      state: chat.state,
+      state: toMessage(chat.state, Infinity),
       info: chat.info ?? INFO,
       workspaceFolders: [],
       allowBypassPermissions: false,
