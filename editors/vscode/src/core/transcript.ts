@@ -5,8 +5,8 @@
 //
 // It MUTATES the store (a delta costs O(delta)). Its entries are plain JSON, its indexes
 // are not: a page gets the store as toMessage gives it. Pure TypeScript: no DOM, no vscode,
-// no Node APIs. What else the chat keeps (status, permission requests, cost, file updates) and the events
-// that change it are in chat-state.ts.
+// no Node APIs. What else the chat keeps (status, permission requests, cost, file updates)
+// and the events that change it are in chat-state.ts.
 
 import { IdMap, IdSet } from './id-map';
 import type { DeltaNotification, EntryNotification, PromptEntry } from './protocol.generated';
