@@ -80,10 +80,6 @@ export class IdMap<V> implements Iterable<[string, V]> {
     for (const first of this.buckets.values())
       for (let slot: Slot<V> | undefined = first; slot; slot = slot.next) yield [slot.id, slot.value];
   }
-
-  *keys(): IterableIterator<string> {
-    for (const [id] of this) yield id;
-  }
 }
 
 /** A Set of entry ids (the subset of Set's methods the chat uses). */

@@ -61,7 +61,7 @@ describe('IdMap', () => {
     }
     assert.equal(map.size, expected.size);
     assert.deepEqual(new Map(map), expected);
-    assert.deepEqual(new Set(map.keys()), new Set(expected.keys()));
+    assert.deepEqual(new Set([...map].map(([id]) => id)), new Set(expected.keys()));
     map.clear();
     assert.equal(map.size, 0);
     assert.equal([...map].length, 0);

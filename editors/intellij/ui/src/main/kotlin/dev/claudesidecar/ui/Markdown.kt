@@ -97,7 +97,7 @@ object Markdown {
         cachedSheet?.let { (cachedCss, sheet) -> if (cachedCss == css) return sheet }
         return StyleSheet().apply {
             addStyleSheet(HTMLEditorKit().styleSheet) // Swing's defaults (tables)
-            css.lines().forEach(::addRule)
+            addRule(css)
         }.also { cachedSheet = css to it }
     }
 }
