@@ -85,7 +85,7 @@ kotlin_step() (
     cd editors/intellij || exit 1
     # shellcheck source=../editors/intellij/scripts/maven.sh
     source scripts/maven.sh
-    CLAUDE_SIDECAR_BIN=$release_command mvn -q -B -Dstyle.color=never test -pl core 2>&1 |
+    CLAUDE_SIDECAR_BIN=$release_command mvn -q -B -Dstyle.color=never "$test_jvm" test -pl core 2>&1 |
         sed -u 's/\x1b\[[0-9;]*m//g'
     status=${PIPESTATUS[0]}
     tests=0 failures=0

@@ -19,7 +19,7 @@ cd "$here"
 files=$(find core/src ui/src plugin/src plugin/*.gradle.kts -name '*.kt' -o -name '*.kts' | wc -l)
 # Maven's colour codes leak through -B with the Kotlin plugin: strip them.
 # The package check is two JUnit classes of core: only they run (ui has none of them).
-mvn -q -B -Dstyle.color=never test -Dtest='PackageCyclesTest,PackageGraphTest' -Dsurefire.failIfNoSpecifiedTests=false \
+mvn -q -B -Dstyle.color=never "$test_jvm" test -Dtest='PackageCyclesTest,PackageGraphTest' -Dsurefire.failIfNoSpecifiedTests=false \
   spotless:check "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 status=${PIPESTATUS[0]}
 if [[ $status -eq 0 ]]; then

@@ -32,7 +32,7 @@ rm -rf "$here"/*/target/{surefire,failsafe}-reports  # the summary counts this r
 # standalone app's jar (ui/target/app/claude-sidecar-ui-VERSION.jar), which the *IT tests
 # (failsafe) start with `java -jar`.
 # Maven's colour codes leak through -B with the Kotlin plugin: strip them.
-${run[@]+"${run[@]}"} mvn -q -B -Dstyle.color=never verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+${run[@]+"${run[@]}"} mvn -q -B -Dstyle.color=never "$test_jvm" verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
 status=${PIPESTATUS[0]}
 
 tests=0 failures=0
