@@ -6,6 +6,7 @@ import importlib.util
 import os
 import re
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,11 @@ from claude_sidecar.scripted import ScriptedModel, load_scenario
 from tests import env, zygote
 from tests.env import COMPAT_CLI, DAEMON_UNDER_TEST, isolated_env
 from tests.harness import Sidecar, StartSidecar, wait_until_dead
+
+# pytest rewrites the asserts of each test module as it imports it and keeps the result only
+# where Python writes bytecode: with PYTHONDONTWRITEBYTECODE set (as on this project's
+# machines) every worker of every run rewrote and compiled each module again, ~6 s of CPU.
+sys.dont_write_bytecode = False
 
 
 def cli_under_test() -> tuple[str, str]:

@@ -50,9 +50,21 @@ from claude_sidecar.protocol.errors import (
 from claude_sidecar.sessions.reader import history_page, read_whole_history
 
 if TYPE_CHECKING:
+    from cattrs import Converter
+
     from claude_sidecar.frontends.server.sharing import Sharing
 
 log = logging.getLogger(__name__)
+
+
+# One converter for the process, made as this module loads: lsprotocol registers its hooks
+# on each new one (~47 ms of CPU), which every connection to a shared daemon paid; a daemon
+# forked from a process that imported this module (the tests' fork server) gets it made.
+_CONVERTER = get_converter()
+
+
+def _converter() -> Converter:
+    return _CONVERTER
 
 
 class SidecarServer(JsonRPCServer):
@@ -74,7 +86,7 @@ class SidecarServer(JsonRPCServer):
         shared: Sharing | None = None,
     ) -> None:
         # lsprotocol's converter only structures the answers to the daemon's own requests.
-        super().__init__(protocol_cls=SidecarProtocol, converter_factory=get_converter)
+        super().__init__(protocol_cls=SidecarProtocol, converter_factory=_converter)
         # This connection's share of the shared daemon (None: a private daemon).
         self.shared = shared
         if shared is None:
