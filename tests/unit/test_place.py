@@ -32,13 +32,15 @@ def short_tmp() -> Iterator[Path]:
 
 
 @pytest.fixture
-def tmpdir_of_length(tmp_path: Path) -> Callable[[int], str]:
-    """Makes a TMPDIR that makes the default socket path ``total`` bytes long."""
+def tmpdir_of_length(short_tmp: Path) -> Callable[[int], str]:
+    """Makes a TMPDIR that makes the default socket path ``total`` bytes long: padded under
+    a short directory, as pytest's own (its run number, the test's name) can be too long."""
 
     def make(total: int) -> str:
         tail = len(f"/{USER_DIR}/daemon.sock")
-        pad = total - tail - len(str(tmp_path)) - 1
-        made = tmp_path / ("t" * pad)
+        pad = total - tail - len(str(short_tmp)) - 1
+        assert pad > 0, f"{short_tmp} leaves no room for a path of {total} bytes"
+        made = short_tmp / ("t" * pad)
         made.mkdir(exist_ok=True)
         return str(made)
 
