@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import re
@@ -20,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cattrs import Converter
 from claude_sidecar.protocol import api
 from claude_sidecar.runtime.processes import children_of, live_children
 from lsprotocol import types
@@ -105,14 +105,10 @@ class Turn:
         return json_object(result)
 
 
-_CONVERTER = get_converter()
-
-
-def _shared_converter() -> Converter:
-    """The worker's one LSP converter for every test's client: cattrs generates a type's
-    (un)structure code the first time a converter meets it, ~50 ms of CPU per test with a
-    converter of its own."""
-    return _CONVERTER
+# The worker's one LSP converter, for every test's client: cattrs generates a type's
+# (un)structure code the first time a converter meets it, ~50 ms of CPU per test with a
+# converter of its own.
+_shared_converter = functools.cache(get_converter)
 
 
 class Sidecar:

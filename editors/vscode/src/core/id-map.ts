@@ -82,6 +82,11 @@ export class IdMap<V> implements Iterable<[string, V]> {
   }
 }
 
+/** Whether an IdSet bucket (an id, or the ids of one hash) holds `id`. */
+function holds(bucket: string | string[] | undefined, id: string): boolean {
+  return bucket === id || (typeof bucket === 'object' && bucket.includes(id));
+}
+
 /** A Set of entry ids (the subset of Set's methods the chat uses). */
 export class IdSet implements Iterable<string> {
   /** By hash: the id, or the ids of that hash (rare). */
@@ -97,15 +102,14 @@ export class IdSet implements Iterable<string> {
   }
 
   has(id: string): boolean {
-    const bucket = this.buckets.get(idHash(id));
-    return bucket === id || (typeof bucket === 'object' && bucket.includes(id));
+    return holds(this.buckets.get(idHash(id)), id);
   }
 
   add(id: string): this {
     const key = idHash(id);
     const bucket = this.buckets.get(key);
     if (bucket === undefined) this.buckets.set(key, id);
-    else if (bucket === id || (typeof bucket === 'object' && bucket.includes(id))) return this;
+    else if (holds(bucket, id)) return this;
     else if (typeof bucket === 'string') this.buckets.set(key, [bucket, id]);
     else bucket.push(id);
     this.count++;
