@@ -40,7 +40,7 @@ class AnswerView :
     /** Where the pane's tail starts (after the finished part), and the markdown it shows. */
     private var tailStart = 0
     private var tailShown = ""
-    private val styles = MarkdownStyles()
+    private val styles = MarkdownStyles.current()
 
     /** Finished segments not appended yet, in order, each with its paragraphs being made. */
     private val waiting = ArrayDeque<Segment>()
@@ -196,7 +196,7 @@ class AnswerView :
          * as the first chat opened; now the first table alone, ~45 ms of CPU, goes over 50 ms).
          */
         fun warmUp() {
-            if (warm.compareAndSet(false, true)) warmUp(MarkdownStyles(), WARM_UP_ROUNDS)
+            if (warm.compareAndSet(false, true)) warmUp(MarkdownStyles.current(), WARM_UP_ROUNDS)
         }
 
         /** One round of [warmUp], then the next ([rounds] in all), each block in a task of its own. */

@@ -1,6 +1,7 @@
 package dev.claudesidecar.ui
 
 import java.awt.Color
+import java.awt.Font
 import java.awt.FontMetrics
 import javax.swing.JLabel
 import javax.swing.text.AttributeSet
@@ -41,18 +42,22 @@ enum class MarkdownAttribute {
 /**
  * How rendered markdown looks in the look and feel in use when it was made (fonts, colours,
  * spacing): the attribute sets [MarkdownParagraphs] gives its paragraphs and runs. A theme
- * switch makes new views, and with them new styles.
+ * switch makes new views, and with them new styles ([current] gives the look's own). Read-only
+ * once made: views on the EDT and renders on the markdown thread share one.
  */
-class MarkdownStyles {
-    val family: String = Theme.font.family
-    val size: Int = Theme.font.size
-    val foreground: Color = Theme.foreground
+class MarkdownStyles private constructor(private val look: Look) {
+    /** Styles of the look and feel in use now (tests make their own; views share [current]). */
+    constructor() : this(Look.now())
+
+    val family: String = look.font.family
+    val size: Int = look.font.size
+    val foreground: Color = look.foreground
     private val muted = Theme.muted
-    private val accent = Theme.accent
+    private val accent = look.accent
     private val codeBackground = Theme.codeBackground
-    private val border = Theme.border
+    private val border = look.border
     private val mono = Theme.monoFamily
-    private val metrics: FontMetrics = JLabel().getFontMetrics(Theme.font)
+    private val metrics: FontMetrics = JLabel().getFontMetrics(look.font)
 
     /** A table's style sheet (CSS): tables are HTML panes ([Markdown.tableDocument]). */
     val tableCss: String = Markdown.tableCss()
@@ -126,7 +131,38 @@ class MarkdownStyles {
         addAttribute(MarkdownAttribute.LINK, destination)
     }
 
+    /**
+     * What the styles are made from: the look and feel's font and colours (the others derive
+     * from these). Equal looks give equal styles.
+     */
+    private data class Look(
+        val font: Font,
+        val foreground: Color,
+        val background: Color,
+        val accent: Color,
+        val border: Color,
+    ) {
+        companion object {
+            fun now() = Look(Theme.font, Theme.foreground, Theme.background, Theme.accent, Theme.border)
+        }
+    }
+
     companion object {
+        @Volatile
+        private var shared: MarkdownStyles? = null
+
+        /**
+         * The styles of the look and feel in use, made again only when it changed. Each entry
+         * drawn used to make its own (twice for an answer): a label for its font metrics, the
+         * table CSS, the readable-colour search; a tenth of the EDT's time while a long chat
+         * scrolled.
+         */
+        fun current(): MarkdownStyles {
+            val look = Look.now()
+            shared?.takeIf { it.look == look }?.let { return it }
+            return MarkdownStyles(look).also { shared = it }
+        }
+
         const val PARAGRAPH_BELOW = 6
         const val TIGHT_ITEM_BELOW = 2
         const val HEADING_ABOVE = 8

@@ -10,6 +10,7 @@ import java.awt.Shape
 import java.awt.event.MouseAdapter
 import java.awt.event.MouseEvent
 import java.net.URI
+import javax.swing.Action
 import javax.swing.JTextPane
 import javax.swing.SizeRequirements
 import javax.swing.text.AbstractDocument
@@ -41,7 +42,7 @@ class MarkdownView internal constructor(
 ) : JTextPane() {
     constructor() : this(fittingRows = true)
 
-    private val styles = MarkdownStyles()
+    private val styles = MarkdownStyles.current()
 
     /**
      * Font metrics by font. Swing's text views ask the component for a font's metrics each time
@@ -189,6 +190,14 @@ class MarkdownView internal constructor(
         }
 
         override fun getViewFactory(): ViewFactory = factory
+
+        // Swing merges the kit's actions with its superclass's into a new table at each call
+        // (twice per pane made); they are the same stateless actions for every pane.
+        override fun getActions(): Array<Action> = ACTIONS.clone()
+
+        private companion object {
+            val ACTIONS: Array<Action> = StyledEditorKit().actions
+        }
     }
 
     /**

@@ -49,6 +49,9 @@ class TranscriptView(
     /** Up to this many entries (at the top level) every one is drawn (a benchmark of drawing all sets it very high). */
     internal var wholeUpTo: Int = wholeUpTo
 
+    /** How long (ns) a task makes views beyond the first before it leaves the rest to the next (a test sets 0: one view a task). */
+    internal var makeBudgetNs: Long = MAKE_BUDGET_NS
+
     /** A top-level entry of the transcript (with what is nested in it): its view when made, and its height. */
     private class Slot(val key: String) {
         var view: EntryView? = null
@@ -490,7 +493,8 @@ class TranscriptView(
                     want
                 }
                 for (i in made) if (i !in wanted) dropSlot(i)
-                val next = makeAround(range(viewTop, viewTop + screen), wanted)
+                val sight = range(viewTop, viewTop + screen)
+                val next = makeAround(sight, wanted, startOf(sight))
                 for (i in made) if (i !in next) dropSlot(i)
                 made = next
                 partly = next != wanted
@@ -511,26 +515,52 @@ class TranscriptView(
     }
 
     /**
-     * Makes the views of the slots in [sight], then outward from it, below and above in turn,
-     * up to [wanted]: slots with a view always, slots without one while the task has taken
-     * less than [MAKE_BUDGET_NS] (a wheel turn that jumps screens would otherwise make some
-     * hundred views in one task). Returns the slots that have their views now, in one run.
+     * Makes views outward from the slot [start]: first those of the slots in [sight], then the
+     * others up to [wanted], below and above in turn. Slots with a view are taken always, slots
+     * without one while the task has taken less than [makeBudgetNs]: a wheel turn that jumps
+     * screens, or a chat opened on a cold JVM, draws what the user looks at over a few tasks
+     * (from the entry held in place, or the end) instead of holding the EDT until all is made.
+     * Returns the slots that have their views now, in one run.
      */
-    private fun makeAround(sight: IntRange, wanted: IntRange): IntRange {
-        val deadline = System.nanoTime() + MAKE_BUDGET_NS
-        var first = sight.first.coerceIn(wanted)
-        var last = sight.last.coerceIn(first, wanted.last)
-        for (i in first..last) ensureMade(slots[i])
+    private fun makeAround(sight: IntRange, wanted: IntRange, start: Int): IntRange {
+        val deadline = System.nanoTime() + makeBudgetNs
+        var fresh = false
+
+        // A slot with a view is taken always; one without, while there is time (the first of a task always).
+        fun take(i: Int): Boolean {
+            if (slots[i].view == null) {
+                if (fresh && System.nanoTime() > deadline) return false
+                fresh = true
+            }
+            ensureMade(slots[i])
+            return true
+        }
+        var first = start.coerceIn(wanted)
+        var last = first
+        take(first)
         var downward = true
-        while (true) {
-            val late = System.nanoTime() > deadline
-            val up = first > wanted.first && (!late || slots[first - 1].view != null)
-            val down = last < wanted.last && (!late || slots[last + 1].view != null)
-            if (!up && !down) break
-            if (down && (downward || !up)) ensureMade(slots[++last]) else ensureMade(slots[--first])
-            downward = !downward
+        for (bound in listOf(sight, wanted)) {
+            var up = true
+            var down = true
+            while (up || down) {
+                up = up && first > bound.first && first > wanted.first
+                down = down && last < bound.last && last < wanted.last
+                if (down && (downward || !up)) {
+                    if (take(last + 1)) last++ else down = false
+                } else if (up) {
+                    if (take(first - 1)) first-- else up = false
+                }
+                downward = !downward
+            }
         }
         return first..last
+    }
+
+    /** The slot the views are made from: the end while following, else the anchor entry when in [sight]. */
+    private fun startOf(sight: IntRange): Int {
+        if (following) return sight.last
+        val anchor = anchorKey?.let(slotOf::get)?.let(::indexOf)
+        return if (anchor != null && anchor in sight) anchor else sight.first
     }
 
     private fun dropSlot(index: Int) {
@@ -649,8 +679,10 @@ class TranscriptView(
     private fun queueWindow() {
         if (windowQueued) return
         windowQueued = true
+        windowsQueued++
         SwingUtilities.invokeLater {
             windowQueued = false
+            windowsQueued--
             if (needsWindow()) updateWindow() else nearTop()
         }
     }
@@ -806,6 +838,10 @@ class TranscriptView(
 
     companion object {
         const val STREAM_RENDER_MS = 60
+
+        /** How many transcript views have an update of their window queued (EDT only): tests wait for none. */
+        internal var windowsQueued = 0
+            private set
 
         /** What an empty chat says. */
         const val EMPTY_HINT =

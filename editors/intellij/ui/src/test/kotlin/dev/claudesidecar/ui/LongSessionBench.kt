@@ -125,7 +125,10 @@ class LongSessionBench {
                     slowGc += gc
                     slowBlocked += blocked
                     synchronized(slow) {
-                        slow += "${took / 1_000_000} ms (CPU ${tookCpu / 1_000_000} ms, GC $gc ms, blocked or waiting $blocked ms): " +
+                        // The time of day it started: a flight recording's samples of it are found by it.
+                        val at = java.time.LocalTime.now().minusNanos(System.nanoTime() - started)
+                        slow +=
+                            "at $at, ${took / 1_000_000} ms (CPU ${tookCpu / 1_000_000} ms, GC $gc ms, blocked or waiting $blocked ms): " +
                             event.toString().take(160)
                     }
                 }

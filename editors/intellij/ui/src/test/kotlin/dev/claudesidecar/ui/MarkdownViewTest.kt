@@ -4,7 +4,9 @@ import com.formdev.flatlaf.FlatDarkLaf
 import com.formdev.flatlaf.FlatLightLaf
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertNotEquals
 import org.junit.jupiter.api.Assertions.assertNotNull
+import org.junit.jupiter.api.Assertions.assertNotSame
 import org.junit.jupiter.api.Assertions.assertSame
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.BeforeAll
@@ -270,6 +272,28 @@ class MarkdownViewTest {
             }
         } finally {
             onEdt { frame.dispose() }
+        }
+    }
+
+    @Test
+    fun `views share the styles of the look in use until the theme changes`() = onEdt {
+        try {
+            FlatLightLaf.setup() // another test may have left the dark one
+            val light = MarkdownStyles.current()
+            assertSame(light, MarkdownStyles.current(), "made once for the look, not per view")
+            FlatDarkLaf.setup()
+            val dark = MarkdownStyles.current()
+            assertNotSame(light, dark)
+            assertEquals(Theme.foreground, dark.foreground)
+            assertNotEquals(light.foreground, dark.foreground)
+            // A view made now draws in the dark look's colours.
+            val text = MarkdownView().apply { markdown = "dark" }
+            val run = text.styledDocument.getCharacterElement(0).attributes
+            assertEquals(Theme.foreground, text.styledDocument.getForeground(run))
+            FlatLightLaf.setup()
+            assertEquals(light.foreground, MarkdownStyles.current().foreground)
+        } finally {
+            FlatLightLaf.setup()
         }
     }
 

@@ -123,6 +123,25 @@ class TranscriptPagingTest {
     }
 
     @Test
+    fun `a page shown draws the last entry in its first task, then the rest of the screen task by task`() {
+        onEdt { view.makeBudgetNs = 0 } // no time for a second view in a task
+        onEdt {
+            view.show(transcript.apply(ChatEvent.Transcript(page(ALL.size))))
+            assertEquals(1, view.viewCount, "one view made in the task that showed the page")
+            assertTrue(view.inSight(ALL.last().id()), "the last entry in sight")
+        }
+        settle()
+        onEdt {
+            val viewport = view.scrollPane.viewport
+            val drawn = (viewport.view as java.awt.Container).components.filter { EntryView.of(it) != null }
+            assertTrue(drawn.first().y <= viewport.viewPosition.y, "the screen drawn to its top, and above")
+            assertTrue(view.inSight(ALL.last().id()), "the end still in sight")
+        }
+        val drawn = drawnKeys()
+        assertEquals(ALL.takeLast(drawn.size).map { label(it) }, drawn, "the last entries, in order, each once")
+    }
+
+    @Test
     fun `scrolling near the top asks for the page before once, and says that it loads`() {
         showLastPage()
         toTheTop()

@@ -41,13 +41,16 @@ fun waitFor(what: String, timeoutMs: Long = 60_000, describe: () -> String = { "
 
 /**
  * Waits until every answer has appended the markdown it parses on another thread, and is laid
- * out. In rounds: the transcript makes views in EDT tasks of their own after the one that
- * applied a batch (its window follows the layout), and a view made then starts rendering only
- * there; one round could end in between (ci26 read a chat before its last answer was drawn).
+ * out, and every transcript has made the views its window wants. In rounds: the transcript
+ * makes views in EDT tasks of their own after the one that applied a batch (its window follows
+ * the layout, a few views per task), and a view made then starts rendering only there; one
+ * round could end in between (ci26 read a chat before its last answer was drawn).
  */
 fun settle() {
     repeat(SETTLE_ROUNDS) {
-        waitFor("the answers to render") { AnswerView.rendering == 0 }
+        waitFor("the answers to render and the transcripts' views to be made") {
+            AnswerView.rendering == 0 && TranscriptView.windowsQueued == 0
+        }
         onEdt { }
     }
 }
