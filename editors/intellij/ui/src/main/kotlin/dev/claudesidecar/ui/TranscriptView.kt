@@ -34,7 +34,9 @@ import javax.swing.Timer
  * one spacer above and one below, as tall as their entries were drawn (or, never drawn, are
  * guessed to be). Views are made as the user scrolls to them and dropped once they are
  * [KEEP_SCREENS] screens away, so a layout costs the same at a hundred entries and at a
- * hundred thousand. What the user looks at stays in place while views are made or grow above
+ * hundred thousand. Either way a task makes the views of what is on screen first and only
+ * as many as [MAKE_BUDGET_NS] allows, the rest in the tasks after it: no task makes a
+ * screenful of views at once. What the user looks at stays in place while views are made or grow above
  * it and while older pages go in front: the first entry in sight keeps its distance from the
  * top of the view. When the chat has older entries than those loaded (the daemon pages its
  * conversation), scrolling within a screen of the top asks [loadOlder] for the page before,
@@ -457,7 +459,7 @@ class TranscriptView(
      * Makes the views of the slots on screen and [MARGIN_SCREENS] screens around it, drops those
      * further than [KEEP_SCREENS] screens, lays the column out at once and puts the anchor entry
      * back where it was on screen (or the end, while following). Every slot is made while
-     * there are at most [wholeUpTo].
+     * there are at most [wholeUpTo]. Views the task had no time for are made in the next.
      */
     private fun updateWindow() {
         if (adjusting) return
@@ -469,17 +471,15 @@ class TranscriptView(
             if (slots.isEmpty()) {
                 made = IntRange.EMPTY
                 arrangeColumn()
-            } else if (slots.size <= wholeUpTo || innerWidth() == 0) {
-                // Few entries (or nothing laid out yet: no width to measure at) are all drawn.
-                if (slots.size <= wholeUpTo) {
-                    for (slot in slots) ensureMade(slot)
-                    made = slots.indices
-                } else {
-                    val from = (slots.size - FIRST_SLOTS).coerceAtLeast(0)
-                    for (i in from until slots.size) ensureMade(slots[i])
-                    for (i in made) if (i < from) dropSlot(i)
-                    made = from until slots.size
-                }
+            } else if (innerWidth() == 0) {
+                // Nothing laid out yet (no width to measure at): the last entries (all of a short chat), from the end.
+                val from = if (slots.size <= wholeUpTo) 0 else (slots.size - FIRST_SLOTS).coerceAtLeast(0)
+                val wanted = from until slots.size
+                for (i in made) if (i < from) dropSlot(i)
+                val next = makeAround(wanted, wanted, slots.lastIndex)
+                for (i in made) if (i !in next) dropSlot(i)
+                made = next
+                partly = next != wanted
                 arrangeColumn()
             } else {
                 measure()
@@ -487,7 +487,10 @@ class TranscriptView(
                 val viewTop = if (following) (total - screen).coerceAtLeast(0) else anchorTop() ?: viewport.viewPosition.y
                 val want = range(viewTop - screen * MARGIN_SCREENS, viewTop + screen * (1 + MARGIN_SCREENS))
                 val keep = range(viewTop - screen * KEEP_SCREENS, viewTop + screen * (1 + KEEP_SCREENS))
-                val wanted = if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
+                val wanted = if (slots.size <= wholeUpTo) {
+                    // Few entries are all drawn (in a few tasks: the screen first).
+                    slots.indices
+                } else if (!made.isEmpty() && made.first <= want.last + 1 && want.first <= made.last + 1) {
                     minOf(want.first, made.first.coerceAtLeast(keep.first))..maxOf(want.last, made.last.coerceAtMost(keep.last))
                 } else {
                     want

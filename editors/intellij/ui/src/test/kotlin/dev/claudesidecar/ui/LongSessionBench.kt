@@ -34,7 +34,7 @@ import kotlin.io.path.writeText
  * A benchmark, not a test: runs only with `-Dsidecar.bench.long=true`; `-Dsidecar.bench.sizes`
  * (`1000,10000`) names the entry counts, `-Dsidecar.bench.modes` (`paged,whole`) the panels,
  * `-Dsidecar.bench.out` a JSON file for the figures, `-Dsidecar.bench.trace=true` prints the
- * EDT's tasks over 50 ms (with the GC and blocked time in each):
+ * EDT's tasks over 50 ms or 20 ms of CPU (with the GC and blocked time in each):
  *
  *     xvfb-run -a mvn -q -B test -pl core,ui -Dtest=LongSessionBench -Dsidecar.bench.long=true -Dsurefire.failIfNoSpecifiedTests=false
  */
@@ -81,7 +81,7 @@ class LongSessionBench {
 
         @Volatile var longestCpu = 0L
 
-        /** The tasks over 50 ms since [reset]: wall and CPU time, what they ran. */
+        /** The tasks over 50 ms (traced: or over 20 ms of CPU) since [reset]: wall and CPU time, what they ran. */
         val slow = mutableListOf<String>()
 
         /** Checked after every task: when it first holds, the time is noted. */
@@ -116,14 +116,17 @@ class LongSessionBench {
                 if (took > longest) longest = took
                 if (tookCpu > longestCpu) longestCpu = tookCpu
                 totalCpu += tookCpu
-                if (took > 50_000_000) {
+                val over = took > 50_000_000
+                if (over || (TRACE && tookCpu > TRACE_CPU_NS)) {
                     val gc = gcMs() - startedGc
                     val blocked = offCpuMs() - startedOff
-                    slowCount++
-                    slowWall += took / 1_000_000
-                    slowCpu += tookCpu / 1_000_000
-                    slowGc += gc
-                    slowBlocked += blocked
+                    if (over) {
+                        slowCount++
+                        slowWall += took / 1_000_000
+                        slowCpu += tookCpu / 1_000_000
+                        slowGc += gc
+                        slowBlocked += blocked
+                    }
                     synchronized(slow) {
                         // The time of day it started: a flight recording's samples of it are found by it.
                         val at = java.time.LocalTime.now().minusNanos(System.nanoTime() - started)
@@ -259,8 +262,11 @@ class LongSessionBench {
     private fun ms(nanos: Long): Double = Math.round(nanos / 1e4) / 100.0
 
     private companion object {
-        /** `-Dsidecar.bench.trace=true`: prints the EDT's tasks over 50 ms while opening and scrolling. */
+        /** `-Dsidecar.bench.trace=true`: prints the EDT's tasks over 50 ms (or over [TRACE_CPU_NS] of CPU) while opening and scrolling. */
         val TRACE = System.getProperty("sidecar.bench.trace") == "true"
+
+        /** A task that took this much of the EDT's CPU (ns) is traced whatever its wall time: the work, not the load. */
+        const val TRACE_CPU_NS = 20_000_000L
 
         /** The session of the unmeasured first chat: 105 entries, paged in two pages. */
         const val WARM_UP_COPIES = 15

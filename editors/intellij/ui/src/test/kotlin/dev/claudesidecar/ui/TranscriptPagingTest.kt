@@ -142,6 +142,21 @@ class TranscriptPagingTest {
     }
 
     @Test
+    fun `a short chat, drawn whole, draws its last entry in the first task and every entry once the tasks after it ran`() {
+        val short = ALL.takeLast(WHOLE_UP_TO - 10)
+        onEdt {
+            view.makeBudgetNs = 0
+            val whole = TranscriptData("ch-1", entries = short, hasMore = false, seq = 1, nextCursor = null)
+            view.show(transcript.apply(ChatEvent.Transcript(whole)))
+            assertEquals(1, view.viewCount, "one view made in the task that showed the chat")
+            assertTrue(view.inSight(short.last().id()), "the last entry in sight")
+        }
+        settle()
+        assertEquals(short.map { label(it) }, drawnKeys(), "every entry drawn, in order, each once")
+        assertTrue(onEdt { view.inSight(short.last().id()) }, "the end still in sight")
+    }
+
+    @Test
     fun `scrolling near the top asks for the page before once, and says that it loads`() {
         showLastPage()
         toTheTop()
