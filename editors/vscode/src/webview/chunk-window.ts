@@ -222,9 +222,10 @@ export class ChunkWindow {
     this.frame ||= requestAnimationFrame(() => this.fit());
   }
 
-  /** Fits the chunks drawn to the view now if chunks were added or their entries changed. */
-  settle(): void {
-    if (this.changed) this.fit();
+  /** Fits the chunks drawn to the view now if chunks were added or their entries changed;
+   * whether it drew any. */
+  settle(): boolean {
+    return this.changed && this.fit() > 0;
   }
 
   /**
@@ -232,14 +233,15 @@ export class ChunkWindow {
    * the rest in the next frame) and drops those drawn far from it, except the last (what
    * streams in shows at once) and one holding the focus or the selection; folds the sections
    * far from it that have none drawn; lets go of the entries of the chunks not drawn far
-   * from it. The entry in view stays where it is on screen.
+   * from it. The entry in view stays where it is on screen. Returns how many it drew.
    */
-  fit(): void {
+  fit(): number {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
     this.changed = false;
     const last = this.chunks.at(-1);
-    if (!last) return;
+    if (!last) return 0;
+    let drew = 0;
     this.keepingView(() => {
       this.sizeBoxes();
       const view = this.scroller.getBoundingClientRect();
@@ -291,6 +293,7 @@ export class ChunkWindow {
         this.drawn.add(chunk);
         this.loose.delete(chunk);
         this.painter.draw(chunk);
+        drew++;
       }
       for (const chunk of releasing) {
         if (chunk.drawn) continue;
@@ -298,6 +301,7 @@ export class ChunkWindow {
         this.painter.release(chunk);
       }
     });
+    return drew;
   }
 
   /**

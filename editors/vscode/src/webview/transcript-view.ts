@@ -93,9 +93,14 @@ export class TranscriptView {
     );
     // Entries drawn take their height after the frame they were added in (a long answer a
     // slice a frame): the end stays in view while the user follows it.
-    new ResizeObserver(() => {
-      if (this.following) this.scrollToEnd();
-    }).observe(this.list);
+    const resized = new ResizeObserver(() => {
+      if (!this.following) return;
+      this.scrollToEnd();
+      // At the end and still near the top (a page shorter than the view): the page before.
+      this.loadOlderNearTop();
+    });
+    resized.observe(this.list);
+    resized.observe(this.queued);
   }
 
   /** Drops every view and places the state anew; draws the chunks at the saved scroll position. */
@@ -124,7 +129,7 @@ export class TranscriptView {
   /** Draws what changed since the last update (the entries the state lists as changed). */
   update(state: ChatState): void {
     this.draw(state, takeChanged(state));
-    this.chunks.settle();
+    const drewChunks = this.chunks.settle();
     const queuedKey = state.queued.map((q) => `${q.id}@${state.revs.get(q.id) ?? 0}`).join(',');
     if (queuedKey !== this.queuedKey) {
       this.queuedKey = queuedKey;
@@ -132,7 +137,15 @@ export class TranscriptView {
     }
     setHidden(this.empty, state.entries.length > 0 || state.queued.length > 0);
     this.showOlder(state);
-    if (this.following) this.scrollToEnd();
+    if (this.following) {
+      // Chunks drawn whole (a chat opening, pages coming into view): the view goes to the end
+      // once the frame has laid them out (the ResizeObserver). Scrolling there now laid them
+      // out inside this task: a chat opening drew ~20 ms, then laid out ~25 ms, in one task.
+      // A streaming answer's update scrolls at once: what it adds is small, and the frame then
+      // finds the layout done.
+      if (drewChunks) return;
+      this.scrollToEnd();
+    }
     this.loadOlderNearTop();
   }
 
