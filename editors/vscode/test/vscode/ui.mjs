@@ -222,10 +222,15 @@ async function main() {
       await page.keyboard.press('Enter');
       const block = chat.locator('.code-block').first();
       await block.waitFor({ timeout: 30_000 });
-      // Coloured with ranges of its text (CSS custom highlights), not elements.
+      // Coloured with ranges of its text (CSS custom highlights), not elements. The block is
+      // looked up each time: while the answer streams, its unfinished part (the block with it)
+      // is drawn anew, and a handle taken then would name an element no longer shown (ci88).
       await chat.waitForFunction(
-        (el) => [...(CSS.highlights.get('code-keyword') ?? [])].some((r) => el.contains(r.startContainer)),
-        await block.elementHandle(),
+        () => {
+          const el = document.querySelector('.code-block');
+          return !!el && [...(CSS.highlights.get('code-keyword') ?? [])].some((r) => el.contains(r.startContainer));
+        },
+        null,
         { timeout: 15_000 },
       );
       assert.match(await block.innerText(), /class Greeter/);

@@ -122,6 +122,7 @@ class AttachChatTest {
         waitFor("the rest of the answer, live", describe = { visibleText(panel) }) {
             visibleText(panel).let { REST in it } && panel.transcript.entries.count { it is TurnEntry } >= 2
         }
+        settle() // the views around the end: made a few per task after it
         val shown = visibleText(panel)
         assertEquals(1, Regex(HELD).findAll(shown).count(), "the answer so far shown once: $shown")
         assertEquals(1, Regex(REST).findAll(shown).count(), shown)

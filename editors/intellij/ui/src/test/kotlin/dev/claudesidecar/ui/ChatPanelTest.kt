@@ -252,6 +252,7 @@ class ChatPanelTest {
             waitFor("the history", describe = {
                 visibleText(resumedPanel)
             }) { visibleText(resumedPanel).contains("Understood, I left it as it is.") }
+            settle() // the views of the entries above the last: made in the tasks after it
             val shown = onEdt { visibleText(resumedPanel) }
             for (said in listOf("Please explain hello.py", "Greeting changed.", "+1 −1", "Blue it is.", "Denied: Keep it lower case.")) {
                 assertTrue(shown.contains(said), "$said in: $shown")
