@@ -95,9 +95,11 @@ export class TranscriptView {
     // slice a frame): the end stays in view while the user follows it.
     const resized = new ResizeObserver(() => {
       if (!this.following) return;
+      const top = this.el.scrollTop;
       this.scrollToEnd();
-      // At the end and still near the top (a page shorter than the view): the page before.
-      this.loadOlderNearTop();
+      // Not moved (a page shorter than the view): no scroll event asks whether the view is
+      // near the top, and the page before may be wanted.
+      if (this.el.scrollTop === top) this.loadOlderNearTop();
     });
     resized.observe(this.list);
     resized.observe(this.queued);

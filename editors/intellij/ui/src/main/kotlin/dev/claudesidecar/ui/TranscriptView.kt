@@ -475,11 +475,7 @@ class TranscriptView(
                 // Nothing laid out yet (no width to measure at): the last entries (all of a short chat), from the end.
                 val from = if (slots.size <= wholeUpTo) 0 else (slots.size - FIRST_SLOTS).coerceAtLeast(0)
                 val wanted = from until slots.size
-                for (i in made) if (i < from) dropSlot(i)
-                val next = makeAround(wanted, wanted, slots.lastIndex)
-                for (i in made) if (i !in next) dropSlot(i)
-                made = next
-                partly = next != wanted
+                partly = fill(wanted, wanted, slots.lastIndex)
                 arrangeColumn()
             } else {
                 measure()
@@ -495,12 +491,8 @@ class TranscriptView(
                 } else {
                     want
                 }
-                for (i in made) if (i !in wanted) dropSlot(i)
                 val sight = range(viewTop, viewTop + screen)
-                val next = makeAround(sight, wanted, startOf(sight))
-                for (i in made) if (i !in next) dropSlot(i)
-                made = next
-                partly = next != wanted
+                partly = fill(sight, wanted, startOf(sight))
                 arrangeColumn()
             }
             scrollPane.validate()
@@ -515,6 +507,18 @@ class TranscriptView(
         // The views left to make around the screen: in the next task (what the user looks at is drawn).
         if (partly) queueWindow()
         nearTop()
+    }
+
+    /**
+     * Makes [made] the slots around [start] within [wanted] ([makeAround]), dropping the views
+     * of the others; whether some of [wanted] were left for the next task.
+     */
+    private fun fill(sight: IntRange, wanted: IntRange, start: Int): Boolean {
+        for (i in made) if (i !in wanted) dropSlot(i)
+        val next = makeAround(sight, wanted, start)
+        for (i in made) if (i !in next) dropSlot(i)
+        made = next
+        return next != wanted
     }
 
     /**
