@@ -6,8 +6,10 @@
 // is one box of their heights (its chunks' boxes out of the page), so what a frame costs the
 // page and the browser grows with the chunks drawn (a few) and the sections (a hundred at
 // 100,000 entries), not with the entries: the sections and chunks in reach are found by
-// halving. Chunks are drawn a few per frame (the nearest first) and whatever is drawn or put
-// above the view, the entry in view stays where it is on screen.
+// halving. Chunks are drawn a few per frame (the nearest first), a chunk whose entries take
+// longer than a frame's budget over several frames (its first entries first: `partly`), and
+// whatever is drawn or put above the view, the entry in view stays where it is on screen. The
+// last chunk is always drawn whole: what streams in, and the end a chat opens at, show at once.
 //
 // A chunk not drawn holds no entry whole either: out of reach, its entries are let go
 // (ChunkPainter.release: the page keeps their ids, the chunk its height) and a chunk whose
@@ -28,8 +30,18 @@ const DRAW_SCREENS = 1;
 /** drawn ones farther than this many are dropped (between the two they stay as they are). */
 const KEEP_SCREENS = 3;
 
-/** A frame draws chunks for this long at most (at least one). */
-const BUDGET_MS = 12;
+/** A frame draws entries for this long at most (at least one). What it draws costs about as
+ * much again in style, layout and paint, and on two busy cores the frame's task waits for a core
+ * about as long as it runs: chunks drawn whole (25 entries each, 12 ms) made tasks of 25-45 ms
+ * of CPU, 75-120 ms long, as a long chat was scrolled (issue 43). */
+const BUDGET_MS = 5;
+
+/** The budget in force: the tests set `sidecarDrawBudgetMs` (0: an entry per frame) to see a
+ * chunk drawn in parts whatever the machine's speed. */
+function budgetMs(): number {
+  const set = (globalThis as { sidecarDrawBudgetMs?: unknown }).sidecarDrawBudgetMs;
+  return typeof set === 'number' ? set : BUDGET_MS;
+}
 
 /** What a chunk's entry takes, in px, until chunks were measured. */
 const ENTRY_PX = 80;
@@ -40,6 +52,8 @@ export interface Chunk {
   readonly ids: IdSet;
   /** Its entries' views are in it; else it is an empty box of `box` px. */
   drawn: boolean;
+  /** Drawn, but only its first entries so far: the others are drawn in the next frames. */
+  partly: boolean;
   /** Its height when last drawn, while its entries stayed the same; undefined: estimated. */
   height: number | undefined;
   /** The height of its box while it is not drawn. */
@@ -56,8 +70,9 @@ interface Section {
 
 /** Makes and forgets the views of a chunk's entries (the transcript's), and holds the entries. */
 export interface ChunkPainter {
-  /** Draws the views of the chunk's entries into its element (empty); only once `ready`. */
-  draw(chunk: Chunk): void;
+  /** Draws the views of the chunk's entries not drawn yet into its element, in order, until
+   * `until` (performance.now(); at least one); only once `ready`. Whether all are drawn. */
+  draw(chunk: Chunk, until: number): boolean;
   /** Forgets the views of the chunk's entries: their elements are dropped. */
   drop(chunk: Chunk): void;
   /** Whether the chunk's entries are held whole, to be drawn; if not, they are asked for and
@@ -99,6 +114,9 @@ export class ChunkWindow {
   private arriving = new Set<Chunk>();
   /** Chunks were added or their entries changed since the last fit. */
   private changed = false;
+  /** The entry the last change kept in place, where it was, and the scroll that kept it there. */
+  private held: Anchor | undefined;
+  private heldAt = NaN;
   private measuredPx = 0;
   private measuredEntries = 0;
   private frame = 0;
@@ -125,6 +143,7 @@ export class ChunkWindow {
     this.unsized.clear();
     this.loose.clear();
     this.arriving = new Set();
+    this.held = undefined;
     this.list.replaceChildren();
   }
 
@@ -213,13 +232,18 @@ export class ChunkWindow {
     this.keepingView(() => {
       this.painter.drop(chunk);
       chunk.el.replaceChildren();
-      this.painter.draw(chunk);
+      this.painter.draw(chunk, Infinity);
+      chunk.partly = false;
     });
   }
 
   /** Fits the chunks drawn to the view in the next frame (the user scrolled). */
   schedule(): void {
-    this.frame ||= requestAnimationFrame(() => this.fit());
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => this.fit());
+    // Chunks near the view are still to be drawn (or dropped): assistive technology waits
+    // for the list's new entries, and the tests for the page to have drawn what is near the view.
+    this.list.setAttribute('aria-busy', 'true');
   }
 
   /** Fits the chunks drawn to the view now if chunks were added or their entries changed;
@@ -229,8 +253,8 @@ export class ChunkWindow {
   }
 
   /**
-   * Draws the chunks near the view that are not (the nearest first, for BUDGET_MS at most:
-   * the rest in the next frame) and drops those drawn far from it, except the last (what
+   * Draws the chunks near the view that are not, or are drawn in part (the nearest first, for
+   * BUDGET_MS at most: the rest in the next frame), and drops those drawn far from it, except the last (what
    * streams in shows at once) and one holding the focus or the selection; folds the sections
    * far from it that have none drawn; lets go of the entries of the chunks not drawn far
    * from it. The entry in view stays where it is on screen. Returns how many it drew.
@@ -238,6 +262,7 @@ export class ChunkWindow {
   fit(): number {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
+    this.list.removeAttribute('aria-busy');
     this.changed = false;
     const last = this.chunks.at(-1);
     if (!last) return 0;
@@ -277,23 +302,34 @@ export class ChunkWindow {
       if (!near.some((n) => n.item === last)) near.push({ item: last, box: last.el.getBoundingClientRect() });
       const middle = (view.top + view.bottom) / 2;
       const distance = (box: DOMRect) => Math.max(0, box.top - middle, middle - box.bottom);
-      const drawing = near.filter((n) => !n.item.drawn).sort((a, b) => distance(a.box) - distance(b.box));
-      const started = performance.now();
+      // Those drawn in part go on being drawn, in reach or not (not far: they are not dropped).
+      const partly = [...this.drawn]
+        .filter((c) => c.partly && !near.some((n) => n.item === c))
+        .map((item) => ({ item, box: item.el.getBoundingClientRect() }));
+      const drawing = [...near.filter((n) => !n.item.drawn || n.item.partly), ...partly].sort(
+        (a, b) => distance(a.box) - distance(b.box),
+      );
+      const until = performance.now() + budgetMs();
       for (const { item: chunk } of drawing) {
-        if (chunk !== drawing[0]!.item && performance.now() - started > BUDGET_MS) {
+        if (chunk !== drawing[0]!.item && performance.now() > until) {
           this.schedule();
           break;
         }
-        // Its entries are on their way from the host: drawn in the fit after they come.
-        if (!this.painter.ready(chunk)) continue;
-        this.unfold(chunk.section);
-        chunk.el.style.height = '';
-        chunk.el.classList.remove('undrawn');
-        chunk.drawn = true;
-        this.drawn.add(chunk);
-        this.loose.delete(chunk);
-        this.painter.draw(chunk);
+        if (!chunk.drawn) {
+          // Its entries are on their way from the host: drawn in the fit after they come.
+          if (!this.painter.ready(chunk)) continue;
+          this.unfold(chunk.section);
+          chunk.el.style.height = '';
+          chunk.el.classList.remove('undrawn');
+          chunk.drawn = true;
+          this.drawn.add(chunk);
+          this.loose.delete(chunk);
+        }
         drew++;
+        chunk.partly = !this.painter.draw(chunk, chunk === last ? Infinity : until);
+        if (!chunk.partly) continue;
+        this.schedule();
+        break;
       }
       for (const chunk of releasing) {
         if (chunk.drawn) continue;
@@ -312,16 +348,24 @@ export class ChunkWindow {
     // Following the end, measuring an entry in view before and after the change forced two
     // layouts of what was just drawn (a frame of a streaming answer), for nothing.
     if (this.painter.following()) {
+      this.held = undefined;
       change();
       this.sizeBoxes();
       return;
     }
-    const anchor = this.anchor();
+    // The view did not move since the last change kept it: the same entry is kept where it
+    // was then. Scrolls go by whole pixels: measured anew each time, the half pixels of a
+    // chunk drawn over many frames added up (6 px over a chunk drawn an entry a frame).
+    const held = this.held?.el.isConnected && this.scroller.scrollTop === this.heldAt ? this.held : undefined;
+    const anchor = held ?? this.anchor();
     change();
     this.sizeBoxes();
+    this.held = undefined;
     if (!anchor?.el.isConnected) return;
     const moved = anchor.el.getBoundingClientRect().top - anchor.top;
     if (moved) this.scroller.scrollTop += moved;
+    this.held = anchor;
+    this.heldAt = this.scroller.scrollTop;
   }
 
   /** Sets the boxes of the chunks not drawn whose entries changed to their estimated height
@@ -342,7 +386,7 @@ export class ChunkWindow {
   private make(section: Section): Chunk {
     const el = document.createElement('div');
     el.className = 'chunk undrawn';
-    const chunk: Chunk = { el, ids: new IdSet(), drawn: false, height: undefined, box: 0, section };
+    const chunk: Chunk = { el, ids: new IdSet(), drawn: false, partly: false, height: undefined, box: 0, section };
     this.byElement.set(el, chunk);
     this.touched(chunk);
     return chunk;
@@ -379,8 +423,8 @@ export class ChunkWindow {
     section.el.remove();
   }
 
-  /** Makes a drawn chunk a box of `height` px; its entries are let go, or (`release` false:
-   * they are asked for to draw it anew) kept until the next fit. */
+  /** Makes a drawn chunk a box of `height` px (estimated if it was drawn in part); its entries
+   * are let go, or (`release` false: they are asked for to draw it anew) kept until the next fit. */
   private undraw(chunk: Chunk, height: number, release = true): void {
     this.painter.drop(chunk);
     if (release) this.painter.release(chunk);
@@ -388,10 +432,16 @@ export class ChunkWindow {
     chunk.el.replaceChildren();
     chunk.el.classList.add('undrawn');
     chunk.drawn = false;
+    this.drawn.delete(chunk);
+    if (chunk.partly) {
+      chunk.partly = false;
+      chunk.height = undefined;
+      this.unsized.add(chunk);
+      return;
+    }
     chunk.height = height;
     chunk.box = height;
     chunk.el.style.height = `${height}px`;
-    this.drawn.delete(chunk);
     this.measuredPx += height;
     this.measuredEntries += chunk.ids.size;
   }

@@ -73,7 +73,7 @@ export class TranscriptView {
     this.olderRow.hidden = true;
     this.el = h('div', { class: 'transcript' }, this.olderRow, this.empty, this.list, this.queued);
     this.chunks = new ChunkWindow(this.list, this.el, {
-      draw: (chunk) => this.drawChunk(chunk),
+      draw: (chunk, until) => this.drawChunk(chunk, until),
       drop: (chunk) => {
         for (const id of chunk.ids) this.views.delete(id);
       },
@@ -175,7 +175,8 @@ export class TranscriptView {
       }
       const next = nextOf.get(entry.id);
       const chunk = this.place(entry, next);
-      if (!chunk.drawn || this.moved.has(chunk)) continue;
+      // A chunk drawn in part draws it in its turn (after those before it, in order).
+      if (!chunk.drawn || chunk.partly || this.moved.has(chunk)) continue;
       if (next) {
         // Before an entry placed (a notice before the running turn): rare, the chunk is drawn anew.
         this.moved.add(chunk);
@@ -279,20 +280,28 @@ export class TranscriptView {
     this.moved.clear();
   }
 
-  /** Draws the views of a chunk's entries, in the conversation's order, each into its call's view or the chunk. */
-  private drawChunk(chunk: Chunk): void {
+  /**
+   * Draws the views of a chunk's entries not drawn yet, in the conversation's order, each into
+   * its call's view or the chunk, until `until` (at least one); whether all are drawn.
+   */
+  private drawChunk(chunk: Chunk, until: number): boolean {
     const state = this.ctx.state();
     const placed = [...chunk.ids]
+      .filter((id) => !this.views.has(id))
       .map((id) => ({ id, at: positionOf(state, id) ?? -1 }))
       .filter((p) => p.at >= 0)
       .sort((a, b) => a.at - b.at);
+    let drew = false;
     for (const { id, at } of placed) {
       const entry = state.entries[at]!;
       if (entry.kind === 'far') continue; // the host no longer has it (unavailable)
+      if (drew && performance.now() > until) return false;
       const view = entryView(entry, this.ctx);
       this.views.set(id, { view, rev: state.revs.get(id) ?? 0 });
       (this.nestedIn(parentOf(entry), chunk) ?? chunk.el).append(view.el);
+      drew = true;
     }
+    return true;
   }
 
   /**

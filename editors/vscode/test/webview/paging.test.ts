@@ -127,6 +127,42 @@ async function scrollTo(host: ScriptedHost, top: number): Promise<void> {
   await host.frame();
 }
 
+/**
+ * Scrolls up a screen at a time from the end to the top, then down again, checking at each
+ * stop that the first entry in view is where the scroll put it once the page has fitted the
+ * chunks (drawn, dropped, drawn in parts). Returns the first entry drawn at each stop.
+ */
+async function stopsInPlace(host: ScriptedHost): Promise<string[]> {
+  // The browser's own scroll anchoring off (it does not act at the very top, where pages
+  // are put): the page keeps the view itself.
+  await host.page.addStyleTag({ content: '.transcript { overflow-anchor: none; }' });
+  const height = await host.page.locator('.transcript').evaluate((el) => el.clientHeight);
+  const firstDrawn: string[] = [];
+  const end = await host.page.locator('.transcript').evaluate((el) => el.scrollTop);
+  const stops = Array.from({ length: Math.ceil(end / height) }, (_, k) => end - (k + 1) * height);
+  for (const y of [...stops, ...stops.reverse()]) {
+    const before = await host.page.locator('.transcript').evaluate((el, y) => {
+      el.scrollTop = Math.max(0, y);
+      el.dispatchEvent(new Event('scroll'));
+      const view = el.getBoundingClientRect().top;
+      const first = [...el.querySelectorAll('.entries .chunk > .entry')].find(
+        (e) => e.getBoundingClientRect().bottom > view,
+      )!;
+      return { text: first.textContent, top: Math.round(first.getBoundingClientRect().top) };
+    }, y);
+    await host.frame();
+    await host.frame();
+    const after = await host.page
+      .locator('.entries .chunk > .entry', { hasText: before.text })
+      .first()
+      .evaluate((el) => Math.round(el.getBoundingClientRect().top));
+    // Within a pixel: the scroll position is whole pixels, the entries' tops are not.
+    assert.ok(Math.abs(after - before.top) <= 1, `${before.text} stays where it was: ${before.top}, ${after}`);
+    firstDrawn.push((await drawn(host))[0]!);
+  }
+  return firstDrawn;
+}
+
 async function loadOlderRequests(host: ScriptedHost): Promise<number> {
   return (await host.posted()).filter((m) => m.type === 'request' && m.op === 'loadOlder').length;
 }
@@ -461,39 +497,36 @@ describe('a long chat, a page at a time', () => {
 
   it('keeps the entry in view in place as chunks far from it are dropped and drawn again', async () => {
     const host = await openWith(lastPage(false, 1, 200));
-    // The browser's own scroll anchoring off (it does not act at the very top, where pages
-    // are put): the page keeps the view itself.
-    await host.page.addStyleTag({ content: '.transcript { overflow-anchor: none; }' });
-    const height = await host.page.locator('.transcript').evaluate((el) => el.clientHeight);
-    const firstDrawn: string[] = [];
-    // Up a screen at a time from the end to the top, then down again: at each stop, the
-    // first entry in view is where the scroll put it once the page has fitted the chunks.
-    const end = await host.page.locator('.transcript').evaluate((el) => el.scrollTop);
-    const stops = Array.from({ length: Math.ceil(end / height) }, (_, k) => end - (k + 1) * height);
-    for (const y of [...stops, ...stops.reverse()]) {
-      const before = await host.page.locator('.transcript').evaluate((el, y) => {
-        el.scrollTop = Math.max(0, y);
-        el.dispatchEvent(new Event('scroll'));
-        const view = el.getBoundingClientRect().top;
-        const first = [...el.querySelectorAll('.entries .chunk > .entry')].find(
-          (e) => e.getBoundingClientRect().bottom > view,
-        )!;
-        return { text: first.textContent, top: Math.round(first.getBoundingClientRect().top) };
-      }, y);
-      await host.frame();
-      await host.frame();
-      const after = await host.page
-        .locator('.entries .chunk > .entry', { hasText: before.text })
-        .first()
-        .evaluate((el) => Math.round(el.getBoundingClientRect().top));
-      // Within a pixel: the scroll position is whole pixels, the entries' tops are not.
-      assert.ok(Math.abs(after - before.top) <= 1, `${before.text} stays where it was: ${before.top}, ${after}`);
-      firstDrawn.push((await drawn(host))[0]!);
-    }
+    const firstDrawn = await stopsInPlace(host);
     assert.ok(
       firstDrawn[0] !== 'Question 1' && firstDrawn.includes('Question 1') && firstDrawn.at(-1) !== 'Question 1',
       `chunks were dropped and drawn on the way: ${firstDrawn.join(', ')}`,
     );
+  });
+
+  it('draws a chunk an entry per frame when its entries take longer than a frame, the entry in view staying put', async () => {
+    const host = await openPage();
+    // A budget of 0: each frame draws one entry beyond the last chunk, whatever the machine's speed.
+    await host.page.evaluate(() => {
+      (window as { sidecarDrawBudgetMs?: number }).sidecarDrawBudgetMs = 0;
+      // The entries each script run adds outside the last chunk (a mutation observer's batch).
+      const batches: number[] = [];
+      (window as { entryBatches?: number[] }).entryBatches = batches;
+      new MutationObserver((records) => {
+        const last = [...document.querySelectorAll('.entries .chunk')].at(-1);
+        const added = records
+          .flatMap((r) => [...r.addedNodes])
+          .filter((n) => n instanceof Element && n.matches('.entry') && n.closest('.chunk') !== last).length;
+        if (added) batches.push(added);
+      }).observe(document.querySelector('.entries')!, { childList: true, subtree: true });
+    });
+    await host.reset(lastPage(false, 1, 200));
+    await stopsInPlace(host);
+    const batches = await host.page.evaluate(() => (window as { entryBatches?: number[] }).entryBatches!);
+    assert.equal(Math.max(...batches), 1, `entries drawn per script run: ${batches.join(' ')}`);
+    // Every entry above the last chunk's 25 was drawn on the way up, one at a time.
+    assert.ok(batches.length >= 400 - CHUNK, `entries drawn: ${batches.length}`);
+    await showsEveryEntry(host, textsOf(1, 200));
   });
 
   it('shows a chunk that comes back into view with its entries, a block opened still open', async () => {

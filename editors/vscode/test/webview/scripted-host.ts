@@ -242,7 +242,8 @@ export class ScriptedHost {
   }
 
   /** Waits until the page has drawn what it was sent (one animation frame after the messages),
-   * and what it drew once the entries it asked for came (answered from the host's state). */
+   * what it drew once the entries it asked for came (answered from the host's state), and
+   * the chunks near the view it draws over several frames. */
   async frame(): Promise<void> {
     for (let round = 0; ; round++) {
       await this.page.evaluate(
@@ -257,8 +258,10 @@ export class ScriptedHost {
         return [fresh, posted.length] as const;
       }, this.entriesSeen);
       this.entriesSeen = seen;
-      if (!asked.length) return;
-      if (round > 50) throw new Error('the page keeps asking for entries');
+      // Chunks near the view left to draw (a chunk drawn a few entries a frame): the next frames draw them.
+      const busy = await this.page.evaluate(() => document.querySelector('.entries[aria-busy="true"]') !== null);
+      if (!asked.length && !busy) return;
+      if (round > 500) throw new Error('the page keeps asking for entries, or drawing a chunk');
       for (const request of asked) {
         this.answered.add(request.id);
         this.entriesAsked += request.params.ids.length;
