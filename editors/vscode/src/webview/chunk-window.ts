@@ -237,6 +237,11 @@ export class ChunkWindow {
     });
   }
 
+  /** Chunks near the view are left to draw (or far ones to drop): a fit is due in the next frame. */
+  get busy(): boolean {
+    return this.frame !== 0;
+  }
+
   /** Fits the chunks drawn to the view in the next frame (the user scrolled). */
   schedule(): void {
     if (this.frame) return;
@@ -254,10 +259,11 @@ export class ChunkWindow {
 
   /**
    * Draws the chunks near the view that are not, or are drawn in part (the nearest first, for
-   * BUDGET_MS at most: the rest in the next frame), and drops those drawn far from it, except the last (what
-   * streams in shows at once) and one holding the focus or the selection; folds the sections
-   * far from it that have none drawn; lets go of the entries of the chunks not drawn far
-   * from it. The entry in view stays where it is on screen. Returns how many it drew.
+   * BUDGET_MS at most: the rest in the next frame), and drops those drawn far from it (in what
+   * is left of it), except the last (what streams in shows at once) and one holding the focus
+   * or the selection; folds the sections far from it that have none drawn; lets go of the
+   * entries of the chunks not drawn far from it. The entry in view stays where it is on
+   * screen. Returns how many chunks it drew in.
    */
   fit(): number {
     cancelAnimationFrame(this.frame);
@@ -295,23 +301,24 @@ export class ChunkWindow {
         return far(box) && !(this.arriving.has(c) && box.bottom <= view.top);
       });
       const reach = this.sectionsBetween(view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
-      for (const { item, box } of dropping) this.undraw(item, box.height);
-      for (const { item } of folding) if (!item.chunks.some((c) => c.drawn)) this.fold(item);
+      // The chunks near the view are found before any is dropped: with no section to unfold,
+      // the layout read above serves (dropping first made the page lay out again).
       for (const { item } of reach) this.unfold(item);
       const near = this.chunksBetween(reach, view.top - DRAW_SCREENS * screen, view.bottom + DRAW_SCREENS * screen);
       if (!near.some((n) => n.item === last)) near.push({ item: last, box: last.el.getBoundingClientRect() });
       const middle = (view.top + view.bottom) / 2;
       const distance = (box: DOMRect) => Math.max(0, box.top - middle, middle - box.bottom);
-      // Those drawn in part go on being drawn, in reach or not (not far: they are not dropped).
+      // Those drawn in part go on being drawn, in reach or not (unless far: dropped).
+      const dropped = new Set(dropping.map((d) => d.item));
       const partly = [...this.drawn]
-        .filter((c) => c.partly && !near.some((n) => n.item === c))
+        .filter((c) => c.partly && !dropped.has(c) && !near.some((n) => n.item === c))
         .map((item) => ({ item, box: item.el.getBoundingClientRect() }));
       const drawing = [...near.filter((n) => !n.item.drawn || n.item.partly), ...partly].sort(
         (a, b) => distance(a.box) - distance(b.box),
       );
       const until = performance.now() + budgetMs();
       for (const { item: chunk } of drawing) {
-        if (chunk !== drawing[0]!.item && performance.now() > until) {
+        if (chunk !== drawing[0]!.item && performance.now() >= until) {
           this.schedule();
           break;
         }
@@ -331,6 +338,16 @@ export class ChunkWindow {
         this.schedule();
         break;
       }
+      // Far chunks are dropped in what is left of the budget, one at least: taking apart a
+      // chunk's elements costs about what making them did, and these are screens away.
+      for (const [k, { item, box }] of dropping.entries()) {
+        if (k > 0 && performance.now() >= until) {
+          this.schedule();
+          break;
+        }
+        this.undraw(item, box.height);
+      }
+      for (const { item } of folding) if (!item.chunks.some((c) => c.drawn)) this.fold(item);
       for (const chunk of releasing) {
         if (chunk.drawn) continue;
         this.loose.delete(chunk);

@@ -61,6 +61,8 @@ export class TranscriptView {
   private readonly moved = new Set<Chunk>();
   /** The page asked for the page before, and has no answer yet. */
   private asking = false;
+  /** A frame is to look again whether the view is near the top (the chunks near it were being drawn). */
+  private topCheck = 0;
   /** Entries kept by id alone that a chunk in reach needs: asked for together, once a frame. */
   private readonly wanted = new IdSet();
   /** Entries asked for, not answered yet. */
@@ -295,7 +297,7 @@ export class TranscriptView {
     for (const { id, at } of placed) {
       const entry = state.entries[at]!;
       if (entry.kind === 'far') continue; // the host no longer has it (unavailable)
-      if (drew && performance.now() > until) return false;
+      if (drew && performance.now() >= until) return false;
       const view = entryView(entry, this.ctx);
       this.views.set(id, { view, rev: state.revs.get(id) ?? 0 });
       (this.nestedIn(parentOf(entry), chunk) ?? chunk.el).append(view.el);
@@ -401,6 +403,15 @@ export class TranscriptView {
   private loadOlderNearTop(): void {
     const { more, loading } = this.ctx.state().older;
     if (!more || loading || this.asking) return;
+    if (this.following && this.chunks.busy) {
+      // A chat opening at its end draws the chunks above it a few entries a frame: it is near
+      // its top until they are. (A user scrolling up is not kept waiting for the page before.)
+      this.topCheck ||= requestAnimationFrame(() => {
+        this.topCheck = 0;
+        this.loadOlderNearTop();
+      });
+      return;
+    }
     if (this.el.scrollTop > this.el.clientHeight * SCREENS_LEFT_ABOVE) return;
     this.asking = true;
     this.ctx
