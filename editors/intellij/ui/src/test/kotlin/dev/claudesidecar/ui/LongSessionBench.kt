@@ -32,7 +32,8 @@ import kotlin.io.path.writeText
  * processes on the cores inflate the first, not the second).
  *
  * A benchmark, not a test: runs only with `-Dsidecar.bench.long=true`; `-Dsidecar.bench.sizes`
- * (`1000,10000`) names the entry counts, `-Dsidecar.bench.modes` (`paged,whole`) the panels,
+ * (`56,1000,10000`: a short chat too, which the panel drew whole in one task unseen while the
+ * sizes began at 1,000) names the entry counts, `-Dsidecar.bench.modes` (`paged,whole`) the panels,
  * `-Dsidecar.bench.out` a JSON file for the figures, `-Dsidecar.bench.trace=true` prints the
  * EDT's tasks over 50 ms or 20 ms of CPU (with the GC and blocked time in each):
  *
@@ -40,7 +41,7 @@ import kotlin.io.path.writeText
  */
 @EnabledIfSystemProperty(named = "sidecar.bench.long", matches = "true")
 class LongSessionBench {
-    private val sizes = (System.getProperty("sidecar.bench.sizes") ?: "1000,10000").split(",").map { it.trim().toInt() }
+    private val sizes = (System.getProperty("sidecar.bench.sizes") ?: "56,1000,10000").split(",").map { it.trim().toInt() }
     private val modes = (System.getProperty("sidecar.bench.modes") ?: "paged,whole").split(",").map { it.trim() }
 
     /**
