@@ -232,8 +232,7 @@ export class ChunkWindow {
     this.keepingView(() => {
       this.painter.drop(chunk);
       chunk.el.replaceChildren();
-      this.painter.draw(chunk, Infinity);
-      chunk.partly = false;
+      chunk.partly = !this.painter.draw(chunk, Infinity);
     });
   }
 

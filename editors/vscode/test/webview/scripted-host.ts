@@ -249,17 +249,16 @@ export class ScriptedHost {
       await this.page.evaluate(
         () => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => resolve(null)), 0)),
       );
-      // The messages posted since the last look (a long scroll posts thousands).
-      const [asked, seen] = await this.page.evaluate((from) => {
+      // The messages posted since the last look (a long scroll posts thousands), and whether
+      // chunks near the view are left to draw (a chunk drawn a few entries a frame).
+      const [asked, seen, busy] = await this.page.evaluate((from) => {
         const posted = (window as unknown as { __posted: WebviewMessage[] }).__posted;
         const fresh = posted
           .slice(from)
           .filter((m): m is Extract<Request, { op: 'entries' }> => m.type === 'request' && m.op === 'entries');
-        return [fresh, posted.length] as const;
+        return [fresh, posted.length, document.querySelector('.entries[aria-busy="true"]') !== null] as const;
       }, this.entriesSeen);
       this.entriesSeen = seen;
-      // Chunks near the view left to draw (a chunk drawn a few entries a frame): the next frames draw them.
-      const busy = await this.page.evaluate(() => document.querySelector('.entries[aria-busy="true"]') !== null);
       if (!asked.length && !busy) return;
       if (round > 500) throw new Error('the page keeps asking for entries, or drawing a chunk');
       for (const request of asked) {
